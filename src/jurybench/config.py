@@ -1,0 +1,33 @@
+"""Configuration precedence: command-line flag, then ``JURYBENCH_*`` environment, then defaults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_DB = "jurybench.duckdb"
+DEFAULT_DATA = "../shared/datasets"
+
+
+def db_path(flag: str | Path | None = None) -> Path:
+    """The judgment store: ``--db``, else ``JURYBENCH_DB``, else ``./jurybench.duckdb``."""
+    return Path(flag or os.environ.get("JURYBENCH_DB") or DEFAULT_DB)
+
+
+def data_path(flag: str | Path | None = None) -> Path:
+    """Reference datasets: ``--data``, else ``JURYBENCH_DATA``, else ``../shared/datasets``."""
+    return Path(flag or os.environ.get("JURYBENCH_DATA") or DEFAULT_DATA)
+
+
+def project_root() -> Path:
+    """The folder holding ``rubrics/`` and ``calibration/`` (``JURYBENCH_HOME`` or the cwd)."""
+    return Path(os.environ.get("JURYBENCH_HOME") or Path.cwd())
+
+
+def rubric_dirs() -> list[Path]:
+    """Where rubric names are looked up: the project's ``rubrics/``, then the shipped ones."""
+    dirs = [project_root() / "rubrics"]
+    shipped = Path(__file__).resolve().parents[2] / "rubrics"
+    if shipped not in dirs:
+        dirs.append(shipped)
+    return dirs

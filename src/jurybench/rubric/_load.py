@@ -1,0 +1,134 @@
+"""Load rubric YAML files into validated models, with errors that name the file and line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import TypeAdapter, ValidationError
+
+from jurybench.config import rubric_dirs
+from jurybench.errors import JurybenchError
+from jurybench.rubric._model import KINDS, PairwiseRubric, PointwiseRubric, PreferenceRubric, Rubric
+
+AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
+_ADAPTER: TypeAdapter[AnyRubric] = TypeAdapter(Rubric)
+
+
+def resolve_rubric_path(name_or_path: str | Path) -> Path:
+    """A path as given, or a name looked up as ``<name>.yaml`` in the rubric folders."""
+    candidate = Path(name_or_path)
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        if not candidate.exists():
+            raise JurybenchError(f"rubric file {candidate} does not exist.")
+        return candidate
+    for folder in rubric_dirs():
+        for suffix in (".yaml", ".yml"):
+            path = folder / f"{name_or_path}{suffix}"
+            if path.exists():
+                return path
+    available = sorted({p.stem for d in rubric_dirs() if d.is_dir() for p in d.glob("*.y*ml")})
+    raise JurybenchError(
+        f"no rubric named '{name_or_path}'.",
+        hint=f"Available: {', '.join(available) or '(none)'}; or pass a path to a YAML file.",
+    )
+
+
+def load_rubric(name_or_path: str | Path) -> AnyRubric:
+    """Read and validate a rubric by name (from ``rubrics/``) or path."""
+    path = resolve_rubric_path(name_or_path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise JurybenchError(
+            f"{path} line {line}: not valid UTF-8.", hint="Save the file as UTF-8."
+        ) from None
+    return parse_rubric(text, source=str(path))
+
+
+def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
+    """Validate rubric YAML text; errors name ``source``, the line and the field."""
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise JurybenchError(
+            f"{source}{line}: malformed YAML ({problem}).", hint="Fix the YAML syntax."
+        ) from None
+    if not isinstance(data, dict):
+        raise JurybenchError(f"{source}: a rubric must be a YAML mapping with a 'kind' key.")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise JurybenchError(
+            f"{source}{_line_of(root, ('kind',))}, field 'kind': {kind!r} is not a rubric kind.",
+            hint=f"Valid kinds: {', '.join(KINDS)}.",
+        )
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        # The discriminated union puts the kind first in the location.
+        if loc and loc[0] == kind:
+            loc = loc[1:]
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        message = err["msg"]
+        if err["type"] == "extra_forbidden":
+            model = _model_at(kind, loc[:-1])
+            valid = ", ".join(sorted(model.model_fields)) if model else "see docs/rubrics.md"
+            message = f"unknown key; valid keys here: {valid}"
+        elif err["type"] == "literal_error":
+            message = f"{message} (got {err.get('input')!r})"
+        raise JurybenchError(
+            f"{source}{_line_of(root, loc)}, field '{field}': {message}.",
+            hint="See docs/rubrics.md for the rubric format.",
+        ) from None
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
+    """' line N' for the YAML node at ``loc`` (or its nearest existing parent)."""
+    node = root
+    best = node
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for key, value in node.value:
+                if str(key.value) == str(part):
+                    nxt = key if part == loc[-1] else value
+                    break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            node = node.value[part] if part < len(node.value) else None
+        else:
+            node = None
+        if node is None:
+            break
+        best = node
+    return f" line {best.start_mark.line + 1}" if best is not None else ""
+
+
+def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
+    """The pydantic model that validates the mapping at ``loc`` (for listing valid keys)."""
+    from jurybench.rubric import _model as m
+
+    model: type[Any] | None = {
+        "pointwise": m.PointwiseRubric,
+        "pairwise": m.PairwiseRubric,
+        "preference": m.PreferenceRubric,
+    }[kind]
+    nested = {
+        "criteria": m.Criterion,
+        "categories": m.Category,
+        "templates": m.Template,
+        "scale": m.Scale,
+        "verdict_rules": m.VerdictRule,
+    }
+    for part in loc:
+        if isinstance(part, str) and part in nested:
+            model = nested[part]
+    return model

@@ -1,0 +1,235 @@
+"""Rubric files as validated data.
+
+A rubric is YAML validated by these pydantic models: unknown keys and bad
+values are errors that name the valid choices. Its content hash (over the
+validated, canonical form, so comments and key order do not matter) is stored
+with every judgment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME_RE = r"^[a-z][a-z0-9_]*$"
+
+# Placeholders a template may use, by rubric family. ``meta.<field>`` reads a
+# metadata field of the item (of item A for pairwise rubrics).
+POINTWISE_FIELDS = frozenset(
+    {"prompt", "response", "reference", "language", "model", "criteria", "answer_format"}
+)
+PAIRWISE_FIELDS = frozenset(
+    {"prompt", "response_a", "response_b", "reference", "language", "categories", "answer_format"}
+)
+PLACEHOLDER_RE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_.]*)\}(?!\})")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Template(_Strict):
+    """The messages sent to a juror, for one language."""
+
+    system: str = ""
+    user: str
+
+
+class Scale(_Strict):
+    """An integer scale ``min..max``."""
+
+    min: int
+    max: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Scale:
+        if self.max <= self.min:
+            raise ValueError(f"scale max ({self.max}) must be greater than min ({self.min})")
+        return self
+
+
+class Criterion(_Strict):
+    """One pointwise criterion; every level of its scale has an anchor description."""
+
+    name: Annotated[str, Field(pattern=NAME_RE)]
+    description: str
+    scale: Scale
+    anchors: dict[int, str]
+
+    @model_validator(mode="after")
+    def _anchors_cover_scale(self) -> Criterion:
+        levels = set(range(self.scale.min, self.scale.max + 1))
+        missing = sorted(levels - set(self.anchors))
+        extra = sorted(set(self.anchors) - levels)
+        if missing or extra:
+            raise ValueError(
+                f"criterion '{self.name}': anchors must cover levels "
+                f"{self.scale.min}..{self.scale.max} exactly"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; outside the scale {extra}" if extra else "")
+            )
+        return self
+
+
+class Category(_Strict):
+    """One pairwise category, scored ``-k..k`` as 'how much more in A than in B'."""
+
+    name: Annotated[str, Field(pattern=NAME_RE)]
+    description: str
+    group: str | None = None
+
+
+class VerdictRule(_Strict):
+    """A pattern that, when found in a free-text answer, decides the verdict."""
+
+    verdict: Literal["A", "B", "tie"]
+    pattern: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"pattern {value!r} is not a valid regular expression: {exc}") from exc
+        return value
+
+
+class _RubricBase(_Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
+    version: str = "1"
+    description: str = ""
+    rationale: bool = Field(
+        default=True, description="ask the juror for a short rationale beside its scores"
+    )
+    default_language: str = "en"
+    language_fallback: bool = Field(
+        default=False,
+        description="use the default language's template for items in a language with none",
+    )
+    templates: dict[str, Template]
+
+    placeholder_fields: ClassVar[frozenset[str]] = POINTWISE_FIELDS
+
+    @model_validator(mode="after")
+    def _check_templates(self) -> _RubricBase:
+        if self.default_language not in self.templates:
+            raise ValueError(
+                f"default_language '{self.default_language}' has no template; "
+                f"templates exist for {sorted(self.templates)}"
+            )
+        for language, template in self.templates.items():
+            for part in ("system", "user"):
+                for field in PLACEHOLDER_RE.findall(getattr(template, part)):
+                    if field.startswith("meta.") and len(field) > 5:
+                        continue
+                    if field not in self.placeholder_fields:
+                        raise ValueError(
+                            f"template '{language}' {part}: unknown placeholder {{{field}}}; "
+                            f"valid: {', '.join('{' + f + '}' for f in sorted(self.placeholder_fields))} "
+                            "or {meta.<field>}"
+                        )
+        return self
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 over the canonical JSON of the validated rubric."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def template_for(self, language: str | None) -> Template:
+        """The template for ``language``; falls back to the default only if allowed."""
+        if language is None or language == "":
+            return self.templates[self.default_language]
+        if language in self.templates:
+            return self.templates[language]
+        if self.language_fallback:
+            return self.templates[self.default_language]
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(
+            f"rubric '{self.name}' has no template for language '{language}' "
+            f"(it has {sorted(self.templates)}).",
+            hint="Add a template for it, or set language_fallback: true in the rubric.",
+        )
+
+
+class PointwiseRubric(_RubricBase):
+    """Each response scored on one or more criteria, each an integer scale."""
+
+    kind: Literal["pointwise"]
+    criteria: list[Criterion] = Field(min_length=1)
+
+    @field_validator("criteria")
+    @classmethod
+    def _unique(cls, value: list[Criterion]) -> list[Criterion]:
+        _check_unique([c.name for c in value], "criterion")
+        return value
+
+    @property
+    def dimensions(self) -> list[str]:
+        return [c.name for c in self.criteria]
+
+
+class PairwiseRubric(_RubricBase):
+    """Two responses compared on categories, each scored ``-k..k``."""
+
+    kind: Literal["pairwise"]
+    k: int = Field(ge=1, le=10, description="the scale runs from -k to k")
+    categories: list[Category] = Field(min_length=1)
+
+    placeholder_fields: ClassVar[frozenset[str]] = PAIRWISE_FIELDS
+
+    @field_validator("categories")
+    @classmethod
+    def _unique(cls, value: list[Category]) -> list[Category]:
+        _check_unique([c.name for c in value], "category")
+        return value
+
+    @property
+    def dimensions(self) -> list[str]:
+        return [c.name for c in self.categories]
+
+
+class PreferenceRubric(_RubricBase):
+    """Which of two responses is better: A or B (optionally a tie).
+
+    Stored like a pairwise rubric with one category, ``preference``, scored
+    +1 (A), -1 (B) or 0 (tie), so the symmetrized score is defined the same way.
+    ``verdict_rules`` are named, ordered rule sets for free-text answers: the
+    first rule whose pattern occurs anywhere in the answer decides.
+    """
+
+    kind: Literal["preference"]
+    allow_tie: bool = False
+    verdict_rules: dict[str, list[VerdictRule]] = Field(default_factory=dict)
+
+    placeholder_fields: ClassVar[frozenset[str]] = PAIRWISE_FIELDS
+
+    @property
+    def dimensions(self) -> list[str]:
+        return ["preference"]
+
+
+Rubric = Annotated[PointwiseRubric | PairwiseRubric | PreferenceRubric, Field(discriminator="kind")]
+
+# Later kinds ('classification' with a closed label set, 'inventory' with keyed
+# questionnaire items) join this union; the store already keys judgments by
+# rubric kind, so they need no schema change.
+KINDS = ("pointwise", "pairwise", "preference")
+
+
+def is_pairwise(rubric: Any) -> bool:
+    return getattr(rubric, "kind", None) in ("pairwise", "preference")
+
+
+def _check_unique(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} '{name}' is listed twice")
+        seen.add(name)

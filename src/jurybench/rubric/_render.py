@@ -1,0 +1,99 @@
+"""Render a rubric's template for one item (pointwise) or one pair in one order (pairwise)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.rubric._model import (
+    PLACEHOLDER_RE,
+    PairwiseRubric,
+    PointwiseRubric,
+    PreferenceRubric,
+)
+from jurybench.rubric._schema import answer_format
+
+AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
+Messages = list[dict[str, str]]
+
+
+def criteria_block(rubric: AnyRubric) -> str:
+    """The rubric's criteria or categories as prompt text."""
+    if isinstance(rubric, PointwiseRubric):
+        out = []
+        for c in rubric.criteria:
+            anchors = "\n".join(f"  {level}: {text}" for level, text in sorted(c.anchors.items()))
+            out.append(f"{c.name} ({c.scale.min}..{c.scale.max}): {c.description}\n{anchors}")
+        return "\n\n".join(out)
+    if isinstance(rubric, PairwiseRubric):
+        return "\n".join(f"- {c.name}: {c.description}" for c in rubric.categories)
+    return ""
+
+
+def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
+    def sub(match: Any) -> str:
+        name = match.group(1)
+        if name.startswith("meta."):
+            key = name[5:]
+            if key not in meta or meta[key] is None:
+                raise JurybenchError(
+                    f"{subject}: the rubric template uses {{{name}}} but the item has no "
+                    f"metadata field '{key}'.",
+                    hint="Add the column to the items file, or remove the placeholder.",
+                )
+            return str(meta[key])
+        value = values.get(name)
+        return "" if value is None else str(value)
+
+    rendered = PLACEHOLDER_RE.sub(sub, text)
+    return rendered.replace("{{", "{").replace("}}", "}")
+
+
+def render_pointwise(rubric: PointwiseRubric, item: Mapping[str, Any]) -> Messages:
+    """Messages asking a juror to score one item on every criterion."""
+    template = rubric.template_for(item.get("language"))
+    values = {
+        "prompt": item.get("prompt"),
+        "response": item.get("response"),
+        "reference": item.get("reference"),
+        "language": item.get("language"),
+        "model": item.get("model"),
+        "criteria": criteria_block(rubric),
+        "answer_format": answer_format(rubric),
+    }
+    return _messages(template.system, template.user, values, item, f"item {item.get('item_id')}")
+
+
+def render_pairwise(
+    rubric: PairwiseRubric | PreferenceRubric,
+    pair: Mapping[str, Any],
+    order: str,
+) -> Messages:
+    """Messages comparing a pair, with A shown first (order 'AB') or B first ('BA')."""
+    first, second = ("a", "b") if order == "AB" else ("b", "a")
+    values = {
+        "prompt": pair.get("prompt"),
+        "response_a": pair.get(f"response_{first}"),
+        "response_b": pair.get(f"response_{second}"),
+        "reference": pair.get("reference"),
+        "language": pair.get("language"),
+        "categories": criteria_block(rubric),
+        "answer_format": answer_format(rubric),
+    }
+    template = rubric.template_for(pair.get("language"))
+    return _messages(template.system, template.user, values, pair, f"pair {pair.get('pair_id')}")
+
+
+def _messages(
+    system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str
+) -> Messages:
+    meta = subject.get("metadata") or {}
+    user_text = _fill(user, values, meta, label)
+    if "{answer_format}" not in user and "{answer_format}" not in system:
+        user_text = user_text.rstrip() + "\n\n" + str(values["answer_format"])
+    messages: Messages = []
+    if system.strip():
+        messages.append({"role": "system", "content": _fill(system, values, meta, label)})
+    messages.append({"role": "user", "content": user_text})
+    return messages

@@ -1,0 +1,71 @@
+"""The response schema a juror must answer in, generated from the rubric."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from jurybench.rubric._model import PairwiseRubric, PointwiseRubric, PreferenceRubric
+
+AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+@cache
+def _response_model_cached(rubric_hash: str, rubric_json: str) -> type[BaseModel]:
+    from pydantic import TypeAdapter
+
+    from jurybench.rubric._model import Rubric
+
+    rubric: AnyRubric = TypeAdapter(Rubric).validate_json(rubric_json)
+    fields: dict[str, Any] = {}
+    if isinstance(rubric, PointwiseRubric):
+        for c in rubric.criteria:
+            fields[c.name] = (int, Field(ge=c.scale.min, le=c.scale.max, description=c.description))
+    elif isinstance(rubric, PairwiseRubric):
+        for cat in rubric.categories:
+            fields[cat.name] = (
+                int,
+                Field(ge=-rubric.k, le=rubric.k, description=f"how much more {cat.name} in A"),
+            )
+    else:
+        choices = ("A", "B", "tie") if rubric.allow_tie else ("A", "B")
+        fields["verdict"] = (Literal[choices], Field(description="the better response"))
+    if rubric.rationale:
+        fields["rationale"] = (str | None, Field(default=None, description="one or two sentences"))
+    return create_model(f"Answer_{rubric_hash[:12]}", __base__=_Answer, **fields)
+
+
+def response_model(rubric: AnyRubric) -> type[BaseModel]:
+    """A pydantic model with a constrained integer field per criterion or category."""
+    return _response_model_cached(rubric.content_hash, rubric.model_dump_json())
+
+
+def answer_format(rubric: AnyRubric) -> str:
+    """Instructions for the JSON answer, appended to the prompt unless it places them itself."""
+    example: dict[str, Any] = {}
+    if isinstance(rubric, PointwiseRubric):
+        lines = [f'- "{c.name}": integer {c.scale.min}..{c.scale.max}' for c in rubric.criteria]
+        example = {c.name: c.scale.min for c in rubric.criteria}
+    elif isinstance(rubric, PairwiseRubric):
+        lines = [f'- "{c.name}": integer -{rubric.k}..{rubric.k}' for c in rubric.categories]
+        example = {c.name: 0 for c in rubric.categories}
+    else:
+        allowed = '"A", "B" or "tie"' if rubric.allow_tie else '"A" or "B"'
+        lines = [f'- "verdict": {allowed}']
+        example = {"verdict": "A"}
+    if rubric.rationale:
+        lines.append('- "rationale": a short string')
+        example["rationale"] = "..."
+    return (
+        "Reply with a single JSON object and nothing else, with these keys:\n"
+        + "\n".join(lines)
+        + "\nFor example: "
+        + json.dumps(example)
+    )
