@@ -1,0 +1,519 @@
+"""The scoring engine: a rubric, a jury and a set of subjects in; stored judgments out.
+
+Work is planned as one task per (juror, subject, order, sample). Each task has a
+content-addressed key; tasks whose key is already answered in the store are
+reused without a call, so re-running a finished or interrupted run is free.
+Answers are written in small batched transactions as they arrive, so stopping
+the process loses at most the answers of the last half second, never a
+committed one, and Ctrl-C flushes before it exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+import signal
+import time
+import uuid
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.store._db import first_row
+from jurybench.jury._backends import (
+    Backend,
+    Completion,
+    LiteLLMBackend,
+    PermanentError,
+    ReplayBackend,
+    Slot,
+    TransientError,
+    make_backend,
+)
+from jurybench.jury._juror import JurorSpec
+from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
+from jurybench.jury._store_io import (
+    done_call_keys,
+    load_subjects,
+    register_jurors,
+    register_rubric,
+    write_batch,
+)
+from jurybench.rubric import AnyRubric, PreferenceRubric, is_pairwise, render_pairwise, render_pointwise
+
+REASK = (
+    "Your previous answer could not be used ({reason}). Reply again with only the JSON "
+    "object described above."
+)
+
+
+@dataclass
+class Task:
+    call_key: str
+    juror: JurorSpec
+    subject_id: str
+    order: str
+    sample_index: int
+    messages: list[dict[str, str]]
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    n_tasks: int
+    n_cached: int
+    n_called: int
+    status_counts: Counter[str] = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    n_costed: int = 0
+    elapsed_s: float = 0.0
+    interrupted: bool = False
+
+    def summary(self) -> str:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(self.status_counts.items()))
+        cost = f"${self.cost_usd:.4f}" if self.n_costed else "cost unknown"
+        return (
+            f"run {self.run_id}: {self.n_tasks} judgments requested, {self.n_cached} from cache, "
+            f"{self.n_called} called ({counts or 'none'}); {cost}; {self.elapsed_s:.1f}s"
+        )
+
+
+def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int) -> str:
+    raw = f"{rubric_hash}\x1f{juror_key}\x1f{subject_id}\x1f{order}\x1f{sample}"
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]]) -> list[Task]:
+    """Every (juror, subject, order, sample); pairwise subjects in both orders."""
+    tasks = []
+    pairwise = is_pairwise(rubric)
+    rubric_hash = rubric.content_hash
+    for subject in subjects:
+        if pairwise:
+            assert not isinstance(rubric, type(None))
+            sid = subject["pair_id"]
+            rendered = [(o, render_pairwise(rubric, subject, o)) for o in ("AB", "BA")]  # type: ignore[arg-type]
+        else:
+            sid = subject["item_id"]
+            rendered = [("", render_pointwise(rubric, subject))]  # type: ignore[arg-type]
+        for juror in jurors:
+            for order, messages in rendered:
+                for sample in range(juror.samples):
+                    key = call_key(rubric_hash, juror.key, sid, order, sample)
+                    tasks.append(Task(key, juror, sid, order, sample, messages))
+    return tasks
+
+
+def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
+    if not jurors:
+        raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
+    keys = Counter(j.key for j in jurors)
+    for juror in jurors:
+        if keys[juror.key] > 1:
+            raise JurybenchError(
+                f"juror '{juror.display_name}' is listed twice with the same parameters.",
+                hint="Use samples=N to ask one juror several times.",
+            )
+        rules = juror.params.get("verdicts")
+        if rules is not None:
+            if not isinstance(rubric, PreferenceRubric):
+                raise JurybenchError(
+                    f"juror '{juror.display_name}': verdicts= applies to preference rubrics only."
+                )
+            if rules not in rubric.verdict_rules:
+                raise JurybenchError(
+                    f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule "
+                    f"set '{rules}'.",
+                    hint=f"Valid: {', '.join(sorted(rubric.verdict_rules)) or 'none defined'}.",
+                )
+        structured = juror.params.get("structured", "json")
+        if structured not in ("json", "instructor"):
+            raise JurybenchError(
+                f"juror '{juror.display_name}': structured={structured!r} is not valid.",
+                hint="Valid: json, instructor.",
+            )
+
+
+class _Progress:
+    """A rich progress bar: done / total, ETA, calls per second, cost, invalid count."""
+
+    def __init__(self, total: int, cached: int, enabled: bool) -> None:
+        self.enabled = enabled and total > 0
+        self.counts: Counter[str] = Counter()
+        self.cost = 0.0
+        self.started = time.perf_counter()
+        if not self.enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[rate]:.1f} calls/s"),
+            TextColumn("${task.fields[cost]:.4f}"),
+            TextColumn("invalid {task.fields[invalid]} · refusal {task.fields[refusal]} · error {task.fields[error]}"),
+            transient=False,
+        )
+        self.task_id = self.progress.add_task(
+            "judging", total=total, completed=cached, rate=0.0, cost=0.0, invalid=0, refusal=0, error=0
+        )
+        self.progress.start()
+
+    def advance(self, status: str, cost: float | None) -> None:
+        self.counts[status] += 1
+        if cost:
+            self.cost += cost
+        if not self.enabled:
+            return
+        done = sum(self.counts.values())
+        rate = done / max(time.perf_counter() - self.started, 1e-9)
+        self.progress.update(
+            self.task_id,
+            advance=1,
+            rate=rate,
+            cost=self.cost,
+            invalid=self.counts["invalid"],
+            refusal=self.counts["refusal"],
+            error=self.counts["error"],
+        )
+
+    def stop(self) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+
+class _Writer:
+    """Buffers results and writes them in batched transactions."""
+
+    def __init__(self, con: Any, run_id: str, rubric: AnyRubric, batch: int = 500, every_s: float = 0.5) -> None:
+        self.con = con
+        self.run_id = run_id
+        self.rubric_hash = rubric.content_hash
+        self.pairwise = is_pairwise(rubric)
+        self.dimensions = rubric.dimensions
+        self.batch = batch
+        self.every_s = every_s
+        self.calls: list[dict[str, Any]] = []
+        self.judgments: list[dict[str, Any]] = []
+        self.cached: list[str] = []
+        self.last_flush = time.monotonic()
+
+    def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+        self.calls.append(call)
+        if outcome is not None:
+            for dim in self.dimensions:
+                score = outcome.scores.get(dim) if outcome.scores else None
+                self.judgments.append(
+                    {
+                        "call_key": task.call_key,
+                        "rubric_hash": self.rubric_hash,
+                        "juror_key": task.juror.key,
+                        "subject_id": task.subject_id,
+                        "presented_order": task.order or None,
+                        "sample_index": task.sample_index,
+                        "dimension": dim,
+                        "score": score,
+                        "status": outcome.status,
+                        "reason": outcome.reason,
+                        "rationale": outcome.rationale,
+                    }
+                )
+        if len(self.calls) >= self.batch or time.monotonic() - self.last_flush >= self.every_s:
+            self.flush()
+
+    def add_cached(self, keys: list[str]) -> None:
+        self.cached.extend(keys)
+
+    def flush(self) -> None:
+        if self.calls or self.cached:
+            write_batch(self.con, self.run_id, self.calls, self.judgments, self.cached, self.pairwise)
+        self.calls, self.judgments, self.cached = [], [], []
+        self.last_flush = time.monotonic()
+
+
+class _RateLimiter:
+    """Spaces requests to at most ``rpm`` per minute (None: no limit)."""
+
+    def __init__(self, rpm: float | None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+@dataclass
+class EngineOptions:
+    concurrency: int = 16
+    retries: int = 4
+    retry_base_s: float = 1.0
+    retry_max_s: float = 60.0
+    progress: bool = True
+    on_result: Callable[[Task, str], None] | None = None
+
+
+async def _run_task(
+    task: Task,
+    backend: Backend,
+    rubric: AnyRubric,
+    limiter: _RateLimiter,
+    options: EngineOptions,
+    rng: random.Random,
+) -> tuple[dict[str, Any], Outcome | None]:
+    spec = task.juror
+    slot = Slot(task.subject_id, task.order, task.sample_index)
+    retries = int(spec.option("retries", options.retries))
+    default_reasks = 0 if isinstance(backend, ReplayBackend) else 1
+    parse_retries = int(spec.option("parse_retries", default_reasks))
+    timeout = float(spec.option("timeout", 60))
+    verdicts = spec.params.get("verdicts")
+    use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
+    messages = task.messages
+    attempts = 0
+    failures = 0
+    tokens_in = tokens_out = 0
+    cost: float | None = None
+    latency = 0.0
+    completion: Completion | None = None
+    outcome: Outcome | None = None
+    status, reason = "error", None
+    while True:
+        await limiter.wait()
+        try:
+            if use_instructor:
+                assert isinstance(backend, LiteLLMBackend)
+                completion, answer, failure, n = await backend.complete_with_instructor(messages, slot, parse_retries)
+                attempts += n
+                outcome = (
+                    _outcome_from_answer(rubric, answer)
+                    if answer is not None
+                    else Outcome("invalid", None, None, failure)
+                )
+            elif isinstance(backend, LiteLLMBackend):
+                completion = await backend.complete(messages, slot)
+            else:
+                completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
+        except (TransientError, asyncio.TimeoutError) as exc:
+            failures += 1
+            reason = str(exc) or "request timed out"
+            if failures > retries:
+                status = "error"
+                reason = f"gave up after {failures} tries: {reason}"
+                break
+            delay = min(options.retry_max_s, options.retry_base_s * 2 ** (failures - 1))
+            await asyncio.sleep(delay + rng.uniform(0, delay))
+            continue
+        except PermanentError as exc:
+            status, reason = "error", str(exc)
+            break
+        if not use_instructor:
+            attempts += 1
+        tokens_in += completion.prompt_tokens or 0
+        tokens_out += completion.completion_tokens or 0
+        latency += completion.latency_ms or 0.0
+        if completion.cost_usd is not None:
+            cost = (cost or 0.0) + completion.cost_usd
+        if not use_instructor:
+            outcome = parse_answer(rubric, completion.text, completion.finish_reason, verdicts)
+            if outcome.status == "invalid" and attempts <= parse_retries:
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": completion.text},
+                    {"role": "user", "content": REASK.format(reason=outcome.reason)},
+                ]
+                continue
+        assert outcome is not None
+        status = "ok" if outcome.status == "valid" else outcome.status
+        reason = outcome.reason
+        break
+    call = {
+        "call_key": task.call_key,
+        "rubric_hash": rubric.content_hash,
+        "juror_key": spec.key,
+        "subject_kind": "pair" if task.order else "item",
+        "subject_id": task.subject_id,
+        "presented_order": task.order or None,
+        "sample_index": task.sample_index,
+        "messages": json.dumps(messages, ensure_ascii=False),
+        "response_text": completion.text if completion else None,
+        "finish_reason": completion.finish_reason if completion else None,
+        "status": status,
+        "reason": reason,
+        "attempts": attempts,
+        "prompt_tokens": tokens_in if completion else None,
+        "completion_tokens": tokens_out if completion else None,
+        "cost_usd": cost,
+        "latency_ms": latency if completion else None,
+        "run_id": None,
+    }
+    return call, (outcome if status != "error" else None)
+
+
+async def _execute(
+    con: Any,
+    run_id: str,
+    rubric: AnyRubric,
+    tasks: list[Task],
+    backends: dict[str, Backend],
+    writer: _Writer,
+    progress: _Progress,
+    options: EngineOptions,
+) -> None:
+    by_provider: dict[str, deque[Task]] = defaultdict(deque)
+    for task in tasks:
+        by_provider[task.juror.provider].append(task)
+    limiters = {key: _RateLimiter(spec.option("rpm", None)) for key, spec in
+                {t.juror.key: t.juror for t in tasks}.items()}
+    rng = random.Random()
+
+    async def worker(queue: deque[Task]) -> None:
+        while queue:
+            task = queue.popleft()
+            call, outcome = await _run_task(
+                task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng
+            )
+            call["run_id"] = run_id
+            writer.add(task, call, outcome)
+            progress.advance(call["status"], call["cost_usd"])
+            if options.on_result:
+                options.on_result(task, call["status"])
+
+    async def flusher() -> None:
+        while True:
+            await asyncio.sleep(writer.every_s)
+            writer.flush()
+
+    workers = []
+    for queue in by_provider.values():
+        juror = queue[0].juror
+        n = int(juror.option("concurrency", options.concurrency))
+        workers += [asyncio.create_task(worker(queue)) for _ in range(max(1, n))]
+    flush_task = asyncio.create_task(flusher())
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        flush_task.cancel()
+        for w in workers:
+            w.cancel()
+        writer.flush()
+
+
+def score(
+    con: Any,
+    rubric: AnyRubric,
+    jurors: list[JurorSpec],
+    *,
+    where: str | None = None,
+    run_id: str | None = None,
+    options: EngineOptions | None = None,
+) -> RunResult:
+    """Judge every selected subject with every juror; returns what was done.
+
+    Pairwise and preference rubrics judge every pair in both orders. Answers
+    already in the store (same rubric, juror, subject, order, sample) are
+    reused without a call.
+    """
+    options = options or EngineOptions()
+    validate_jurors(rubric, jurors)
+    subjects = load_subjects(con, rubric, where)
+    if not subjects:
+        kind = "pairs" if is_pairwise(rubric) else "items"
+        raise JurybenchError(
+            f"no {kind} to judge{f' where {where}' if where else ''}.",
+            hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
+        )
+    backends = {j.key: make_backend(j, rubric, con) for j in jurors}
+    tasks = plan_tasks(rubric, jurors, subjects)
+    run_id = _open_run(con, run_id, rubric, jurors, where, len(subjects))
+    started = time.perf_counter()
+    done = done_call_keys(con, [t.call_key for t in tasks])
+    todo = [t for t in tasks if t.call_key not in done]
+    writer = _Writer(con, run_id, rubric)
+    writer.add_cached([t.call_key for t in tasks if t.call_key in done])
+    writer.flush()
+    progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
+    result = RunResult(run_id, len(tasks), len(tasks) - len(todo), len(todo))
+    interrupted = False
+    try:
+        _run_async(_execute(con, run_id, rubric, todo, backends, writer, progress, options))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        interrupted = True
+        raise
+    finally:
+        progress.stop()
+        result.status_counts = progress.counts
+        result.cost_usd = progress.cost
+        result.n_costed = 1 if progress.cost else 0
+        result.elapsed_s = time.perf_counter() - started
+        result.interrupted = interrupted
+        result.n_called = sum(progress.counts.values())
+        con.execute(
+            "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+            ["interrupted" if interrupted else "finished", datetime.now(UTC).replace(tzinfo=None), run_id],
+        )
+    return result
+
+
+def _run_async(coro: Any) -> None:
+    """asyncio.run, with SIGTERM treated like Ctrl-C so stored work is flushed."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        current = asyncio.current_task()
+        try:
+            loop.add_signal_handler(signal.SIGTERM, lambda: current and current.cancel())
+        except (NotImplementedError, RuntimeError):
+            pass
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise KeyboardInterrupt from None
+
+    asyncio.run(main())
+
+
+def _open_run(
+    con: Any, run_id: str | None, rubric: AnyRubric, jurors: list[JurorSpec], where: str | None, n: int
+) -> str:
+    register_rubric(con, rubric)
+    register_jurors(con, jurors)
+    juror_keys = json.dumps(sorted(j.key for j in jurors))
+    if run_id:
+        row = first_row(con, "SELECT rubric_hash, jurors FROM runs WHERE run_id = ?", [run_id])
+        if row:
+            if row[0] != rubric.content_hash or json.dumps(sorted(json.loads(row[1]))) != juror_keys:
+                raise JurybenchError(
+                    f"run '{run_id}' exists with another rubric or jury.",
+                    hint="Choose a new --run name, or repeat the original rubric and jurors to resume.",
+                )
+            con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
+            return run_id
+    else:
+        run_id = datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status) "
+        "VALUES (?, ?, ?, ?, ?, ?, 'running')",
+        [run_id, rubric.content_hash, "pairwise" if is_pairwise(rubric) else "pointwise", juror_keys, where, n],
+    )
+    return run_id

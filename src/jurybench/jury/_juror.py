@@ -1,0 +1,147 @@
+"""Juror specifications: a model string plus parameters, parsed from the CLI or a jury file.
+
+Parameters split in two: those that can change the answer (temperature,
+max_tokens, seed, top_p, the verdict rules used to read free text, ...) are part
+of the juror's identity and of every cache key; operational ones (concurrency,
+timeout, retries, endpoint, key) are not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+# Operational settings: they never change what a juror answers.
+OPERATIONAL = {
+    "name": "display name",
+    "samples": "answers per subject (sample_index 0..n-1)",
+    "concurrency": "parallel requests for this juror's provider",
+    "rpm": "requests per minute cap for this juror",
+    "timeout": "seconds per request",
+    "retries": "retries on rate limits, 5xx, timeouts",
+    "parse_retries": "re-asks after an answer that fails validation",
+    "api_base": "endpoint URL",
+    "api_key": "credential (never stored)",
+}
+# Answer-changing settings with a fixed meaning; anything else is passed to the
+# provider as-is and also counts as answer-changing.
+ANSWERING = {
+    "temperature": "sampling temperature",
+    "max_tokens": "completion token limit",
+    "seed": "provider sampling seed",
+    "top_p": "nucleus sampling",
+    "verdicts": "name of the rubric's free-text verdict rule set (instead of JSON)",
+    "structured": "json (default: JSON mode done by jurybench) or instructor",
+    "response_format": "auto, json_object or none (what to ask the provider for)",
+    # fake juror knobs
+    "invalid_rate": "fake: share of unparseable answers",
+    "refusal_rate": "fake: share of refusals",
+    "error_rate": "fake: share of transient errors (exercise retries)",
+    "position_bias": "fake: added to pairwise scores for the first-shown response",
+    "latency_ms": "fake: simulated latency per call",
+}
+_SECRET = {"api_key"}
+
+
+@dataclass(frozen=True)
+class JurorSpec:
+    model: str
+    params: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+    samples: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.model
+
+    @property
+    def provider(self) -> str:
+        return self.model.split("/", 1)[0] if "/" in self.model else self.model
+
+    @property
+    def key(self) -> str:
+        canonical = json.dumps({"model": self.model, "params": self.params}, sort_keys=True)
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    def option(self, name: str, default: Any) -> Any:
+        return self.options.get(name, default)
+
+
+def _coerce(value: str) -> Any:
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value
+
+
+def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
+    if "model" not in data or not isinstance(data["model"], str) or not data["model"]:
+        raise JurybenchError(f"{where}: a juror needs a 'model' (e.g. openai/gpt-4o-mini).")
+    params: dict[str, Any] = {}
+    options: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "model":
+            continue
+        if key in OPERATIONAL:
+            options[key] = value
+        else:
+            params[key] = value
+    samples = options.pop("samples", 1)
+    if not isinstance(samples, int) or samples < 1:
+        raise JurybenchError(f"{where}: samples must be a whole number >= 1 (got {samples!r}).")
+    name = str(options.pop("name", ""))
+    return JurorSpec(model=data["model"], params=params, name=name, samples=samples, options=options)
+
+
+def parse_juror(text: str) -> JurorSpec:
+    """``MODEL[,key=value...]``, e.g. ``openai/gpt-4o-mini,temperature=0,samples=3,name=mini``."""
+    model, *rest = [part.strip() for part in text.split(",")]
+    data: dict[str, Any] = {"model": model}
+    for part in rest:
+        if "=" not in part:
+            raise JurybenchError(
+                f"--juror '{text}': '{part}' is not key=value.",
+                hint="Write MODEL,key=value,... e.g. openai/gpt-4o-mini,temperature=0,samples=3.",
+            )
+        key, value = part.split("=", 1)
+        data[key.strip()] = _coerce(value.strip())
+    return juror_from_mapping(data, where=f"--juror '{text}'")
+
+
+def load_jury_file(path: str | Path) -> list[JurorSpec]:
+    """A YAML file with ``jurors:``, a list of mappings with ``model`` and parameters."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise JurybenchError(f"{path}: no such jury file.")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise JurybenchError(f"{path}{line}: malformed YAML.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jurors"), list):
+        raise JurybenchError(f"{path}: expected a mapping with a 'jurors' list.")
+    return [
+        juror_from_mapping(entry, where=f"{path} juror {i + 1}")
+        if isinstance(entry, dict)
+        else juror_from_mapping({"model": entry}, where=f"{path} juror {i + 1}")
+        for i, entry in enumerate(data["jurors"])
+    ]
+
+
+def stored_params(spec: JurorSpec) -> dict[str, Any]:
+    """What the jurors table records: answer-changing params, never secrets."""
+    return {k: v for k, v in spec.params.items() if k not in _SECRET}

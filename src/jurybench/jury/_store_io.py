@@ -1,0 +1,137 @@
+"""What the engine reads from and writes to the judgment store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jurybench.jury._juror import JurorSpec, stored_params
+from jurybench.rubric import AnyRubric, is_pairwise
+
+CALL_COLUMNS = [
+    ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
+    ("subject_kind", "string"), ("subject_id", "string"), ("presented_order", "string"),
+    ("sample_index", "int32"), ("messages", "string"), ("response_text", "string"),
+    ("finish_reason", "string"), ("status", "string"), ("reason", "string"),
+    ("attempts", "int32"), ("prompt_tokens", "int64"), ("completion_tokens", "int64"),
+    ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"),
+]  # fmt: skip
+JUDGMENT_COLUMNS = [
+    ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
+    ("subject_id", "string"), ("presented_order", "string"), ("sample_index", "int32"),
+    ("dimension", "string"), ("score", "int32"), ("status", "string"), ("reason", "string"),
+    ("rationale", "string"),
+]  # fmt: skip
+
+
+def register_rubric(con: Any, rubric: AnyRubric) -> None:
+    con.execute(
+        "INSERT OR IGNORE INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, ?, ?, ?)",
+        [rubric.content_hash, rubric.name, rubric.version, rubric.kind, rubric.model_dump_json()],
+    )
+
+
+def register_jurors(con: Any, jurors: list[JurorSpec]) -> None:
+    for spec in jurors:
+        con.execute(
+            "INSERT OR IGNORE INTO jurors (juror_key, name, model, params) VALUES (?, ?, ?, ?)",
+            [spec.key, spec.display_name, spec.model, json.dumps(stored_params(spec), sort_keys=True)],
+        )
+
+
+def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[str, Any]]:
+    """Items (pointwise) or pairs with both texts (pairwise), filtered by a SQL predicate."""
+    if is_pairwise(rubric):
+        base = """
+            SELECT p.pair_id, p.dataset, p.item_a, p.item_b, a.prompt, a.reference, a.language,
+                   a.response AS response_a, b.response AS response_b,
+                   a.model AS model_a, b.model AS model_b,
+                   coalesce(p.metadata, a.metadata) AS metadata
+            FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
+        order = "pair_id"
+    else:
+        base = "SELECT * FROM items"
+        order = "item_id"
+    sql = f"SELECT * FROM ({base}) AS subjects"
+    if where:
+        sql += f" WHERE {where}"
+    sql += f" ORDER BY {order}"
+    import duckdb
+
+    from jurybench.errors import JurybenchError
+
+    try:
+        cursor = con.execute(sql)
+    except duckdb.Error as exc:
+        raise JurybenchError(
+            f"--where {where!r}: {str(exc).splitlines()[0]}",
+            hint="Write a SQL predicate over the subject columns, e.g. \"dataset = 'x'\".",
+        ) from None
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:
+        if isinstance(row.get("metadata"), str):
+            row["metadata"] = json.loads(row["metadata"])
+    return rows
+
+
+def done_call_keys(con: Any, keys: list[str]) -> set[str]:
+    """Keys already answered (valid, invalid or refusal); errors are tried again."""
+    import pyarrow as pa
+
+    if not keys:
+        return set()
+    con.register("wanted_keys", pa.table({"call_key": keys}))
+    try:
+        rows = con.execute(
+            "SELECT c.call_key FROM calls c JOIN wanted_keys w USING (call_key) "
+            "WHERE c.status IN ('ok', 'invalid', 'refusal')"
+        ).fetchall()
+    finally:
+        con.unregister("wanted_keys")
+    return {r[0] for r in rows}
+
+
+def write_batch(
+    con: Any,
+    run_id: str,
+    calls: list[dict[str, Any]],
+    judgments: list[dict[str, Any]],
+    cached_keys: list[str],
+    pairwise: bool,
+) -> None:
+    """One transaction: calls, their judgment rows, and the run's membership rows."""
+    import pyarrow as pa
+
+    def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> Any:
+        schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+        return pa.Table.from_pylist(rows, schema=schema)
+
+    subject, dim = ("pair_id", "category") if pairwise else ("item_id", "criterion")
+    target = "pairwise_judgments" if pairwise else "pointwise_judgments"
+    order_col = "presented_order, " if pairwise else ""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if calls:
+            con.register("new_calls", table(calls, CALL_COLUMNS))
+            con.execute("INSERT OR REPLACE INTO calls SELECT *, current_timestamp FROM new_calls")
+            con.unregister("new_calls")
+        if judgments:
+            con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
+            con.execute(
+                f"""INSERT OR REPLACE INTO {target}
+                    (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
+                     {dim}, score, status, reason, rationale)
+                    SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
+                           dimension, score, status, reason, rationale FROM new_judgments"""
+            )
+            con.unregister("new_judgments")
+        keys = [c["call_key"] for c in calls] + cached_keys
+        if keys:
+            con.register("new_members", pa.table({"run_id": [run_id] * len(keys), "call_key": keys}))
+            con.execute("INSERT OR IGNORE INTO run_calls SELECT run_id, call_key FROM new_members")
+            con.unregister("new_members")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

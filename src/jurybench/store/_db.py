@@ -1,0 +1,100 @@
+"""Open the judgment store and bring its schema up to date."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from jurybench.config import db_path
+from jurybench.errors import JurybenchError
+from jurybench.store._migrations import MIGRATIONS
+
+
+def connect(path: str | Path | None = None, *, read_only: bool = False) -> Any:
+    """A DuckDB connection to the store, migrated to the latest schema unless read-only."""
+    import duckdb
+
+    target = db_path(path)
+    if read_only and str(target) != ":memory:" and not target.exists():
+        raise JurybenchError(
+            f"no judgment store at {target}.",
+            hint="Import items or run 'jurybench score' first, or pass --db.",
+        )
+    try:
+        con = duckdb.connect(str(target), read_only=read_only)
+    except duckdb.IOException as exc:
+        first = str(exc).splitlines()[0]
+        raise JurybenchError(
+            f"cannot open {target}: {first}",
+            hint="DuckDB allows one writing process per file; wait for it or use another --db.",
+        ) from None
+    if not read_only:
+        migrate(con)
+    else:
+        pending = pending_migrations(con)
+        if pending:
+            con.close()
+            raise JurybenchError(
+                f"{target} needs migrations {', '.join(pending)}.",
+                hint="Open it once with a writing command (e.g. 'jurybench migrate').",
+            )
+    return con
+
+
+def pending_migrations(con: Any) -> list[str]:
+    exists = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'"
+    ).fetchall()[0][0]
+    done: set[str] = set()
+    if exists:
+        done = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+def migrate(con: Any) -> list[str]:
+    """Apply pending migrations in order, each in a transaction; returns their names."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS migrations "
+        "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    applied = []
+    pending = set(pending_migrations(con))
+    for name, fn in MIGRATIONS:
+        if name not in pending:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            fn(con)
+            con.execute("INSERT INTO migrations (name) VALUES (?)", [name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(name)
+    return applied
+
+
+@contextmanager
+def transaction(con: Any) -> Iterator[Any]:
+    """All-or-nothing: commit on success, roll back on any exception."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    else:
+        con.execute("COMMIT")
+
+
+def first_row(con: Any, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
+    """The first row of a query, reading the result to the end (DuckDB 2 needs that)."""
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0] if rows else None
+
+
+def scalar(con: Any, sql: str, params: list[Any] | None = None) -> Any:
+    row = first_row(con, sql, params)
+    return row[0] if row else None

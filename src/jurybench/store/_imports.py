@@ -1,0 +1,193 @@
+"""Import items and pairs: validated first, then written in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.store._db import first_row, scalar, transaction
+from jurybench.store._read import Row, read_rows, require_columns, text_field
+
+ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
+PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    inserted: int
+    unchanged: int
+
+    def __str__(self) -> str:
+        return f"{self.inserted} inserted, {self.unchanged} already present"
+
+
+def import_items(
+    con: Any,
+    path: str | Path,
+    *,
+    fmt: str | None = None,
+    treatment_columns: Sequence[str] = (),
+    dataset: str | None = None,
+) -> ImportResult:
+    """Import generations; columns beyond the known ones go to ``metadata``."""
+    path = Path(path)
+    rows = read_rows(path, fmt)
+    require_columns(path, rows, ("item_id", "response"))
+    records = []
+    for number, row in rows:
+        record = _item_record(path, number, row, treatment_columns)
+        record["dataset"] = dataset or row.get("dataset")
+        record["source_file"] = str(path)
+        records.append((number, record))
+    return write_items(con, records, source=str(path))
+
+
+def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "item_id": text_field(path, number, row, "item_id", required=True),
+        "response": text_field(path, number, row, "response", required=True),
+    }
+    for field in ("prompt", "reference", "model", "language"):
+        record[field] = text_field(path, number, row, field, required=False)
+    missing = [c for c in treatment_columns if c not in row]
+    if missing:
+        raise JurybenchError(
+            f"{path}: treatment column(s) {', '.join(missing)} not in the file.",
+            hint="Check --treatment against the file's header.",
+        )
+    treatment = {c: row[c] for c in treatment_columns}
+    known = set(ITEM_COLUMNS) | set(treatment_columns) | {"dataset", "metadata"}
+    metadata = {k: v for k, v in row.items() if k not in known and v is not None}
+    if isinstance(row.get("metadata"), dict):
+        metadata.update(row["metadata"])
+    record["treatment"] = json.dumps(treatment, sort_keys=True, default=str) if treatment else None
+    record["metadata"] = json.dumps(metadata, sort_keys=True, default=str) if metadata else None
+    return record
+
+
+def write_items(con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str) -> ImportResult:
+    """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
+    import pandas as pd
+
+    _check_duplicates(source, records, "item_id")
+    frame = pd.DataFrame([r for _, r in records])
+    for column in ("prompt", "reference", "model", "language", "treatment", "metadata", "dataset", "source_file"):
+        if column not in frame:
+            frame[column] = None
+    frame = frame.astype(object).where(frame.notna(), None)
+    with transaction(con):
+        con.register("incoming_items", frame)
+        try:
+            conflict = first_row(
+                con,
+                """SELECT n.item_id FROM incoming_items n JOIN items i USING (item_id)
+                   WHERE n.response IS DISTINCT FROM i.response
+                      OR n.prompt IS DISTINCT FROM i.prompt
+                      OR n.model IS DISTINCT FROM i.model
+                      OR n.language IS DISTINCT FROM i.language
+                   LIMIT 1"""
+            )
+            if conflict:
+                number = next(n for n, r in records if r["item_id"] == conflict[0])
+                raise JurybenchError(
+                    f"{source} row {number}, field 'item_id': '{conflict[0]}' already exists "
+                    "with a different prompt, response, model or language.",
+                    hint="Give the new item another id, or import into a fresh --db.",
+                )
+            before = scalar(con, "SELECT count(*) FROM items")
+            con.execute(
+                """INSERT INTO items (item_id, prompt, response, reference, model, language,
+                                      treatment, metadata, dataset, source_file)
+                   SELECT item_id, prompt, response, reference, model, language,
+                          treatment::JSON, metadata::JSON, dataset, source_file
+                   FROM incoming_items
+                   WHERE item_id NOT IN (SELECT item_id FROM items)"""
+            )
+            after = scalar(con, "SELECT count(*) FROM items")
+        finally:
+            con.unregister("incoming_items")
+    return ImportResult(inserted=after - before, unchanged=len(records) - (after - before))
+
+
+def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset: str | None = None) -> ImportResult:
+    """Import pairs of existing items (columns pair_id, item_a, item_b)."""
+    path = Path(path)
+    rows = read_rows(path, fmt)
+    require_columns(path, rows, PAIR_COLUMNS)
+    records = []
+    for number, row in rows:
+        record = {c: text_field(path, number, row, c, required=True) for c in PAIR_COLUMNS}
+        if record["item_a"] == record["item_b"]:
+            raise JurybenchError(
+                f"{path} row {number}, field 'item_b': a pair needs two different items.",
+            )
+        extra = {k: v for k, v in row.items() if k not in PAIR_COLUMNS and v is not None}
+        record["metadata"] = json.dumps(extra, sort_keys=True, default=str) if extra else None
+        record["dataset"] = dataset
+        record["source_file"] = str(path)
+        records.append((number, record))
+    return write_pairs(con, records, source=str(path))
+
+
+def write_pairs(con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str) -> ImportResult:
+    import pandas as pd
+
+    _check_duplicates(source, records, "pair_id")
+    frame = pd.DataFrame([r for _, r in records]).astype(object)
+    frame = frame.where(frame.notna(), None)
+    with transaction(con):
+        con.register("incoming_pairs", frame)
+        try:
+            unknown = first_row(
+                con,
+                """SELECT n.pair_id, CASE WHEN a.item_id IS NULL THEN 'item_a' ELSE 'item_b' END,
+                          CASE WHEN a.item_id IS NULL THEN n.item_a ELSE n.item_b END
+                   FROM incoming_pairs n
+                   LEFT JOIN items a ON a.item_id = n.item_a
+                   LEFT JOIN items b ON b.item_id = n.item_b
+                   WHERE a.item_id IS NULL OR b.item_id IS NULL LIMIT 1"""
+            )
+            if unknown:
+                number = next(n for n, r in records if r["pair_id"] == unknown[0])
+                raise JurybenchError(
+                    f"{source} row {number}, field '{unknown[1]}': no item '{unknown[2]}' in the store.",
+                    hint="Import the items first ('jurybench items import').",
+                )
+            conflict = first_row(
+                con,
+                """SELECT n.pair_id FROM incoming_pairs n JOIN pairs p USING (pair_id)
+                   WHERE n.item_a <> p.item_a OR n.item_b <> p.item_b LIMIT 1"""
+            )
+            if conflict:
+                number = next(n for n, r in records if r["pair_id"] == conflict[0])
+                raise JurybenchError(
+                    f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists "
+                    "with other items.",
+                )
+            before = scalar(con, "SELECT count(*) FROM pairs")
+            con.execute(
+                """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
+                   SELECT pair_id, item_a, item_b, dataset, metadata::JSON, source_file
+                   FROM incoming_pairs WHERE pair_id NOT IN (SELECT pair_id FROM pairs)"""
+            )
+            after = scalar(con, "SELECT count(*) FROM pairs")
+        finally:
+            con.unregister("incoming_pairs")
+    return ImportResult(inserted=after - before, unchanged=len(records) - (after - before))
+
+
+def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], key: str) -> None:
+    seen: dict[str, int] = {}
+    for number, record in records:
+        value = record[key]
+        if value in seen:
+            raise JurybenchError(
+                f"{source} row {number}, field '{key}': duplicate id '{value}' "
+                f"(first at row {seen[value]}).",
+                hint="Ids must be unique within a file.",
+            )
+        seen[value] = number

@@ -1,0 +1,133 @@
+"""Read tabular files (CSV, JSONL, Parquet) as rows with their line numbers.
+
+Errors name the file, the row (1-based data row; for CSV/JSONL also the line)
+and the field, and say how to fix it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+Row = dict[str, Any]
+FORMATS = ("csv", "jsonl", "parquet")
+
+
+def file_format(path: Path, explicit: str | None = None) -> str:
+    fmt = explicit or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
+        path.suffix.lower()
+    )
+    if fmt not in FORMATS:
+        raise JurybenchError(
+            f"{path}: cannot tell the file format from '{path.suffix}'.",
+            hint="Use .csv, .jsonl or .parquet, or pass --format csv|jsonl|parquet.",
+        )
+    return fmt
+
+
+def read_rows(path: str | Path, fmt: str | None = None) -> list[tuple[int, Row]]:
+    """Rows as (line number, mapping); line numbers count the header line for CSV."""
+    path = Path(path)
+    if not path.exists():
+        raise JurybenchError(f"{path}: no such file.")
+    kind = file_format(path, fmt)
+    if kind == "parquet":
+        return _read_parquet(path)
+    raw = path.read_bytes()
+    text = _decode(path, raw)
+    if kind == "csv":
+        return _read_csv(path, text)
+    return _read_jsonl(path, text)
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise JurybenchError(
+            f"{path} line {line}: bytes that are not valid UTF-8 (at byte {exc.start}).",
+            hint="Re-save the file as UTF-8.",
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames:
+        raise JurybenchError(f"{path}: the file is empty; a header row is needed.")
+    rows = []
+    for row in reader:
+        extra = row.pop(None, None)  # type: ignore[call-overload]
+        if extra:
+            raise JurybenchError(
+                f"{path} line {reader.line_num}: more fields than the header has.",
+                hint="Quote values that contain commas.",
+            )
+        rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}))
+    return rows
+
+
+def _read_jsonl(path: Path, text: str) -> list[tuple[int, Row]]:
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise JurybenchError(
+                f"{path} line {number}: not valid JSON ({exc.msg}).",
+                hint="Each line must be one JSON object.",
+            ) from None
+        if not isinstance(value, dict):
+            raise JurybenchError(f"{path} line {number}: expected a JSON object per line.")
+        rows.append((number, value))
+    return rows
+
+
+def _read_parquet(path: Path) -> list[tuple[int, Row]]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise JurybenchError(f"{path}: not a readable Parquet file ({exc}).") from None
+    return [(i + 1, row) for i, row in enumerate(table.to_pylist())]
+
+
+def require_columns(path: Path, rows: list[tuple[int, Row]], required: tuple[str, ...]) -> None:
+    """Columns every row must be able to have (JSONL rows may omit a key: that row fails later)."""
+    if not rows:
+        raise JurybenchError(f"{path}: no data rows.", hint="The file has a header but no rows.")
+    present: set[str] = set()
+    for _, row in rows:
+        present |= set(row)
+    missing = [c for c in required if c not in present]
+    if missing:
+        raise JurybenchError(
+            f"{path}: missing column(s) {', '.join(missing)}.",
+            hint=f"The file needs {', '.join(required)}; it has {', '.join(sorted(present))}.",
+        )
+
+
+def text_field(path: Path, number: int, row: Row, field: str, *, required: bool) -> str | None:
+    value = row.get(field)
+    if value is None or (isinstance(value, str) and value.strip() == ""):
+        if required:
+            raise JurybenchError(
+                f"{path} row {number}, field '{field}': missing value.",
+                hint=f"Every row needs a non-empty '{field}'.",
+            )
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise JurybenchError(
+            f"{path} row {number}, field '{field}': expected text, got {type(value).__name__}.",
+            hint=f"Make '{field}' a string.",
+        )
+    return str(value)
