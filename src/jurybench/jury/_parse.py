@@ -88,8 +88,9 @@ def _outcome_from_answer(rubric: AnyRubric, values: dict[str, Any]) -> Outcome:
 def parse_with_rules(rubric: AnyRubric, rule_set: str, text: str, finish_reason: str | None) -> Outcome:
     """Free-text verdicts: the first rule (in order) whose pattern occurs decides."""
     assert isinstance(rubric, PreferenceRubric)
+    stripped = text.strip()  # surrounding whitespace carries no meaning; anchors see the text
     for rule in rubric.verdict_rules[rule_set]:
-        if re.search(rule.pattern, text):
+        if re.search(rule.pattern, stripped):
             if rule.verdict == "tie" and not rubric.allow_tie:
                 return Outcome("invalid", None, None, "a tie, which the rubric does not allow")
             return Outcome("valid", {"preference": PREFERENCE_SCORE[rule.verdict]}, None, None)

@@ -135,3 +135,30 @@ def write_batch(
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:
+    """Copy a juror's raw answers in a run into ``recordings`` under ``source``."""
+    from jurybench.errors import JurybenchError
+    from jurybench.store._db import scalar
+
+    found = scalar(
+        con,
+        """SELECT count(*) FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors j USING (juror_key)
+           WHERE rc.run_id = ? AND j.name = ? AND c.response_text IS NOT NULL""",
+        [run_id, juror_name],
+    )
+    if not found:
+        raise JurybenchError(
+            f"run '{run_id}' has no answers from a juror named '{juror_name}'.",
+            hint="See 'jurybench sql \"SELECT DISTINCT run_id, juror FROM run_summary\"'.",
+        )
+    con.execute(
+        """INSERT OR REPLACE INTO recordings
+           SELECT ?, c.subject_id, coalesce(c.presented_order, ''), c.sample_index,
+                  c.response_text, c.finish_reason
+           FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors j USING (juror_key)
+           WHERE rc.run_id = ? AND j.name = ? AND c.response_text IS NOT NULL""",
+        [source, run_id, juror_name],
+    ).fetchall()
+    return int(found)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,9 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
     return record
 
 
-def write_items(con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str) -> ImportResult:
+def write_items(
+    con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str, in_transaction: bool = False
+) -> ImportResult:
     """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
     import pandas as pd
 
@@ -79,7 +82,7 @@ def write_items(con: Any, records: list[tuple[int, dict[str, Any]]], *, source: 
         if column not in frame:
             frame[column] = None
     frame = frame.astype(object).where(frame.notna(), None)
-    with transaction(con):
+    with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_items", frame)
         try:
             conflict = first_row(
@@ -133,13 +136,15 @@ def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset:
     return write_pairs(con, records, source=str(path))
 
 
-def write_pairs(con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str) -> ImportResult:
+def write_pairs(
+    con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str, in_transaction: bool = False
+) -> ImportResult:
     import pandas as pd
 
     _check_duplicates(source, records, "pair_id")
     frame = pd.DataFrame([r for _, r in records]).astype(object)
     frame = frame.where(frame.notna(), None)
-    with transaction(con):
+    with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_pairs", frame)
         try:
             unknown = first_row(

@@ -287,7 +287,7 @@ def _views_v1(con: Any) -> None:
     con.execute(
         """
         CREATE VIEW juror_order_bias AS
-        SELECT s.rubric_hash, s.juror_key, ju.name AS juror,
+        SELECT s.rubric_hash, s.juror_key, ju.name AS juror, ju.model,
                count(*) FILTER (WHERE s.status = 'valid') AS n_valid,
                count(*) FILTER (WHERE s.status <> 'valid') AS n_excluded,
                avg(CASE WHEN sign(s.score_ab) <> sign(-s.score_ba) THEN 1.0 ELSE 0.0 END)
@@ -300,7 +300,7 @@ def _views_v1(con: Any) -> None:
     con.execute(
         """
         CREATE VIEW juror_position_stats AS
-        SELECT j.rubric_hash, j.juror_key, ju.name AS juror,
+        SELECT j.rubric_hash, j.juror_key, ju.name AS juror, ju.model,
                count(*) FILTER (WHERE j.status = 'valid') AS n_valid,
                count(*) FILTER (WHERE j.status <> 'valid') AS n_excluded,
                avg(CASE WHEN j.score > 0 THEN 1.0 ELSE 0.0 END)
@@ -356,7 +356,7 @@ def _views_v1(con: Any) -> None:
     con.execute(
         """
         CREATE VIEW run_summary AS
-        SELECT rc.run_id, ju.name AS juror, c.juror_key,
+        SELECT rc.run_id, ju.name AS juror, ju.model, c.juror_key,
                count(*) AS n_calls,
                count(*) FILTER (WHERE c.status = 'ok') AS n_ok,
                count(*) FILTER (WHERE c.status = 'invalid') AS n_invalid,

@@ -1,0 +1,167 @@
+"""Pairwise preference verdicts against human labels, per juror and for the jury.
+
+Figures per juror (over the pairs of a run that have a human reference):
+
+- ``correct_ab``: the verdict with A shown first picks the human-preferred response;
+- ``correct_ba``: the same with B shown first;
+- ``both_correct``: correct in both orders;
+- ``consistent``: both orders give the same outcome, where an answer with no verdict
+  in both orders also counts as the same outcome (LLMBar's ``equal``);
+- ``consistent_valid``: both orders name the same winner (A or B);
+- ``invalid_ab`` / ``invalid_ba``: answers with no usable verdict (invalid or refusal).
+
+The jury votes per pair and order: each juror with a valid verdict votes A or B
+(a juror's tie verdict is a vote for neither); the majority wins, equal votes are
+a ``tie`` and no valid votes an ``abstain``; both are counted and never correct.
+A juror sampled several times contributes the sign of its mean valid score.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.store._db import first_row
+
+FIGURES = ("correct_ab", "correct_ba", "both_correct", "consistent", "consistent_valid")
+
+
+@dataclass
+class PreferenceRow:
+    juror: str
+    n_pairs: int
+    model: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
+        out.update(self.counts)
+        for name in FIGURES:
+            out[f"{name}_rate"] = self.counts.get(name, 0) / self.n_pairs if self.n_pairs else None
+        return out
+
+
+@dataclass
+class PreferenceReport:
+    run_id: str
+    reference: str
+    n_pairs: int
+    n_without_reference: int
+    n_reference_ties: int
+    jurors: list[PreferenceRow]
+    jury: PreferenceRow
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "reference": self.reference,
+            "n_pairs": self.n_pairs,
+            "n_without_reference": self.n_without_reference,
+            "n_reference_ties": self.n_reference_ties,
+            "jurors": [row.as_dict() for row in self.jurors],
+            "jury": self.jury.as_dict(),
+        }
+
+
+def _winner(order: str, mean_score: float | None) -> str | None:
+    """'A', 'B', 'tie' or None (no valid verdict), in the items' own naming."""
+    if mean_score is None:
+        return None
+    if mean_score == 0:
+        return "tie"
+    first_wins = mean_score > 0
+    if order == "AB":
+        return "A" if first_wins else "B"
+    return "B" if first_wins else "A"
+
+
+def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) -> PreferenceReport:
+    """Per-juror and majority-vote jury figures of a preference run against human labels."""
+    run = first_row(
+        con,
+        "SELECT r.rubric_hash, ru.kind FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE run_id = ?",
+        [run_id],
+    )
+    if run is None:
+        known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 5").fetchall()]
+        raise JurybenchError(f"no run '{run_id}'.", hint=f"Recent runs: {', '.join(known) or 'none'}.")
+    if run[1] != "preference":
+        raise JurybenchError(
+            f"run '{run_id}' used a {run[1]} rubric; this report needs a preference rubric (A/B)."
+        )
+    label_filter = "AND annotator = ?" if annotator else ""
+    params: list[Any] = [annotator] if annotator else []
+    references = {
+        pid: value
+        for pid, value in con.execute(
+            f"""SELECT subject_id, sign(avg(sign(value))) FROM human_labels
+                WHERE criterion = 'preference' {label_filter} GROUP BY subject_id""",
+            params,
+        ).fetchall()
+    }
+    verdict_rows = con.execute(
+        """SELECT ju.name, ju.model, j.juror_key, j.pair_id, j.presented_order,
+                  avg(j.score) FILTER (WHERE j.status = 'valid')
+           FROM pairwise_judgments j
+           JOIN run_calls rc USING (call_key)
+           JOIN jurors ju USING (juror_key)
+           WHERE rc.run_id = ?
+           GROUP BY ALL""",
+        [run_id],
+    ).fetchall()
+    names: dict[str, str] = {}
+    models: dict[str, str] = {}
+    verdicts: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
+    pairs: set[str] = set()
+    for name, model, key, pid, order, mean in verdict_rows:
+        names[key] = name
+        models[key] = model
+        verdicts[(key, pid)][order] = _winner(order, mean)
+        pairs.add(pid)
+    gold = {pid: ("A" if references[pid] > 0 else "B") for pid in pairs if references.get(pid)}
+    scored = sorted(gold)
+    juror_rows = []
+    for key in sorted(names, key=lambda k: names[k]):
+        counts: Counter[str] = Counter()
+        for pid in scored:
+            v = verdicts[(key, pid)]
+            ab, ba = v.get("AB"), v.get("BA")
+            _tally(counts, ab, ba, gold[pid])
+        juror_rows.append(PreferenceRow(names[key], len(scored), models[key], dict(counts)))
+    jury_counts: Counter[str] = Counter()
+    for pid in scored:
+        decided = {}
+        for order in ("AB", "BA"):
+            votes = Counter(verdicts[(key, pid)].get(order) for key in names)
+            a, b = votes["A"], votes["B"]
+            valid = a + b + votes["tie"]
+            if valid == 0:
+                decided[order] = None
+                jury_counts[f"abstain_{order.lower()}"] += 1
+            elif a == b:
+                decided[order] = "tie"
+                jury_counts[f"tie_{order.lower()}"] += 1
+            else:
+                decided[order] = "A" if a > b else "B"
+        _tally(jury_counts, decided["AB"], decided["BA"], gold[pid])
+    return PreferenceReport(
+        run_id=run_id,
+        reference=annotator or "majority of human labels",
+        n_pairs=len(scored),
+        n_without_reference=len(pairs - set(references)),
+        n_reference_ties=sum(1 for pid in pairs if references.get(pid) == 0),
+        jurors=juror_rows,
+        jury=PreferenceRow("jury (majority vote)", len(scored), "", dict(jury_counts)),
+    )
+
+
+def _tally(counts: Counter[str], ab: str | None, ba: str | None, gold: str) -> None:
+    counts["correct_ab"] += ab == gold
+    counts["correct_ba"] += ba == gold
+    counts["both_correct"] += ab == gold and ba == gold
+    counts["consistent"] += ab == ba
+    counts["consistent_valid"] += ab == ba and ab in ("A", "B")
+    counts["invalid_ab"] += ab is None
+    counts["invalid_ba"] += ba is None

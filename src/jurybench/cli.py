@@ -1,0 +1,378 @@
+"""The command line: each command opens the store and calls one library function.
+
+Heavy modules (litellm, pandas, duckdb, scipy) are imported inside commands so
+``jurybench --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurybench.errors import JurybenchError
+
+app = typer.Typer(
+    name="jurybench",
+    help="Judge generations with a jury of LLMs, keep every judgment in DuckDB, query it with SQL.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+items_app = typer.Typer(help="Import generations to be judged.", no_args_is_help=True)
+pairs_app = typer.Typer(help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
+rubrics_app = typer.Typer(help="List, show and check rubric files.", no_args_is_help=True)
+datasets_app = typer.Typer(help="Import reference datasets (LLMBar) and the offline example set.", no_args_is_help=True)
+report_app = typer.Typer(help="Figures over stored judgments.", no_args_is_help=True)
+recordings_app = typer.Typer(help="Recorded completions served by replay/<source> jurors.", no_args_is_help=True)
+app.add_typer(items_app, name="items")
+app.add_typer(pairs_app, name="pairs")
+app.add_typer(rubrics_app, name="rubrics")
+app.add_typer(datasets_app, name="datasets")
+app.add_typer(report_app, name="report")
+app.add_typer(recordings_app, name="recordings")
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb)."),
+]
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, json or parquet.")]
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def _connect(db: Path | None, *, read_only: bool = False) -> Any:
+    from jurybench.store import connect
+
+    return connect(db, read_only=read_only)
+
+
+def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
+    if fmt not in allowed:
+        raise JurybenchError(f"--format {fmt!r} is not valid.", hint=f"Valid: {', '.join(allowed)}.")
+
+
+@app.command()
+def migrate(db: DbOption = None) -> None:
+    """Create the store or bring its schema up to date."""
+    from jurybench.store import connect, migrate as apply
+
+    con = connect(db)
+    applied = apply(con)
+    names = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY name").fetchall()]
+    typer.echo(f"schema current: {', '.join(names)}" + (f" (applied {', '.join(applied)})" if applied else ""))
+
+
+@items_app.command("import")
+def items_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with item_id and response.")],
+    treatment: Annotated[str, typer.Option(help="Comma-separated columns holding treatment attributes.")] = "",
+    dataset: Annotated[str | None, typer.Option(help="Dataset name stored with every item.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet (default: by suffix).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import generations: item_id, response, and optionally prompt, reference, model, language.
+
+    Other columns are kept as metadata. The import is all-or-nothing, and
+    importing the same file again changes nothing.
+    """
+    from jurybench.store import import_items
+
+    con = _connect(db)
+    columns = [c.strip() for c in treatment.split(",") if c.strip()]
+    result = import_items(con, file, fmt=fmt, treatment_columns=columns, dataset=dataset)
+    typer.echo(f"items from {file}: {result}")
+
+
+@pairs_app.command("import")
+def pairs_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with pair_id, item_a, item_b.")],
+    dataset: Annotated[str | None, typer.Option(help="Dataset name stored with every pair.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import pairs of already imported items (A = item_a, B = item_b)."""
+    from jurybench.store import import_pairs
+
+    con = _connect(db)
+    typer.echo(f"pairs from {file}: {import_pairs(con, file, fmt=fmt, dataset=dataset)}")
+
+
+@rubrics_app.command("list")
+def rubrics_list() -> None:
+    """Rubrics found in ./rubrics and the shipped ones."""
+    from jurybench.config import rubric_dirs
+    from jurybench.rubric import load_rubric
+
+    seen: set[str] = set()
+    for folder in rubric_dirs():
+        for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+            if path.stem in seen:
+                continue
+            seen.add(path.stem)
+            rubric = load_rubric(path)
+            typer.echo(f"{path.stem:20s} {rubric.kind:11s} {len(rubric.dimensions):3d} dims  {rubric.content_hash[:12]}  {path}")
+
+
+@rubrics_app.command("show")
+def rubrics_show(
+    name: Annotated[str, typer.Argument(help="Rubric name or YAML path.")],
+    language: Annotated[str | None, typer.Option(help="Show the template for this language.")] = None,
+) -> None:
+    """Validate a rubric and print its hash, dimensions and answer schema."""
+    from jurybench.rubric import answer_format, load_rubric, response_model
+
+    rubric = load_rubric(name)
+    typer.echo(f"{rubric.name} v{rubric.version} ({rubric.kind}) hash {rubric.content_hash}")
+    typer.echo(f"dimensions: {', '.join(rubric.dimensions)}")
+    typer.echo(f"languages: {', '.join(sorted(rubric.templates))}")
+    typer.echo(json.dumps(response_model(rubric).model_json_schema(), indent=2))
+    if language:
+        template = rubric.template_for(language)
+        typer.echo(template.system)
+        typer.echo(template.user)
+    typer.echo(answer_format(rubric))
+
+
+@rubrics_app.command("check")
+def rubrics_check(paths: Annotated[list[Path], typer.Argument(help="Rubric YAML files.")]) -> None:
+    """Validate rubric files; exit 2 at the first invalid one."""
+    from jurybench.rubric import load_rubric
+
+    for path in paths:
+        rubric = load_rubric(path)
+        typer.echo(f"ok {path}: {rubric.kind}, {len(rubric.dimensions)} dims, hash {rubric.content_hash[:12]}")
+
+
+@app.command()
+def score(
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="Rubric name (rubrics/<name>.yaml) or path.")],
+    juror: Annotated[
+        list[str] | None,
+        typer.Option("--juror", "-j", help="MODEL[,key=value...]; repeat for a jury. e.g. openai/gpt-4o-mini,temperature=0,samples=3"),
+    ] = None,
+    jury: Annotated[Path | None, typer.Option(help="YAML file with a 'jurors' list (added to --juror).")] = None,
+    where: Annotated[str | None, typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".")] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Parallel requests per provider.")] = 16,
+    retries: Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")] = 4,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    db: DbOption = None,
+) -> None:
+    """Judge items (pointwise) or pairs in both orders (pairwise) with a jury.
+
+    Judgments already stored for the same rubric, juror, subject, order and
+    sample are reused, so re-running a finished or interrupted run makes no
+    call for them.
+    """
+    from jurybench.jury import EngineOptions, load_jury_file, parse_juror
+    from jurybench.jury import score as run_score
+    from jurybench.rubric import load_rubric
+
+    spec_rubric = load_rubric(rubric)
+    jurors = [parse_juror(text) for text in juror or []]
+    if jury:
+        jurors += load_jury_file(jury)
+    con = _connect(db)
+    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
+    result = run_score(con, spec_rubric, jurors, where=where, run_id=run, options=options)
+    typer.echo(result.summary())
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query over the store's tables and views.")],
+    fmt: FormatOption = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Query the store (read-only). JSON output is an array of row objects."""
+    from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
+
+    _check_format(fmt, ("table", "csv", "json", "parquet"))
+    con = _connect(db, read_only=True)
+    if fmt == "parquet":
+        if output is None:
+            raise JurybenchError("--format parquet needs --output FILE.parquet.")
+        n = to_parquet(con, query, output)
+        typer.echo(f"{n} rows written to {output}")
+        return
+    names, rows = run_query(con, query)
+    if fmt == "table":
+        if output:
+            raise JurybenchError("--output is for csv, json and parquet.")
+        _console().print(rich_table(names, rows))
+        return
+    text = to_json(names, rows) if fmt == "json" else to_csv(names, rows)
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        typer.echo(f"{len(rows)} rows written to {output}")
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+
+
+@app.command()
+def schema(fmt: FormatOption = "markdown") -> None:
+    """Print the store's tables and views (markdown or json), from a freshly migrated database."""
+    from jurybench.store._schema_doc import schema_json, schema_markdown
+
+    _check_format(fmt, ("markdown", "json"))
+    typer.echo(schema_markdown() if fmt == "markdown" else schema_json())
+
+
+@datasets_app.command("import")
+def datasets_import(
+    name: Annotated[str, typer.Argument(help="Dataset: llmbar.")],
+    data: Annotated[Path | None, typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets).")] = None,
+    subset: Annotated[list[str] | None, typer.Option(help="Subsets to import (default: all).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import a reference dataset's pairs, gold labels and recorded judge completions."""
+    from jurybench.config import data_path
+    from jurybench.datasets import LLMBAR_SUBSETS, import_llmbar
+
+    if name != "llmbar":
+        raise JurybenchError(f"unknown dataset '{name}'.", hint="Available: llmbar.")
+    subsets = tuple(subset or LLMBAR_SUBSETS)
+    for s in subsets:
+        if s not in LLMBAR_SUBSETS:
+            raise JurybenchError(f"unknown LLMBar subset '{s}'.", hint=f"Valid: {', '.join(LLMBAR_SUBSETS)}.")
+    con = _connect(db)
+    typer.echo(f"llmbar: {import_llmbar(con, data_path(data), subsets)}")
+
+
+@datasets_app.command("example")
+def datasets_example(
+    out: Annotated[Path, typer.Option(help="Folder to write items.csv and pairs.csv into.")] = Path("example-data"),
+) -> None:
+    """Write the small offline example set (our own texts) used when no real data is present."""
+    from jurybench.datasets.example import write_example
+
+    for path in write_example(out):
+        typer.echo(f"wrote {path}")
+
+
+@datasets_app.command("llmbar-check")
+def datasets_llmbar_check(
+    run: Annotated[str, typer.Option("--run", help="A run of an LLMBar replay jury.")],
+    subset: Annotated[str, typer.Option(help="Natural or MT-Bench.")],
+    strategy: Annotated[str, typer.Option(help="Vanilla, Vanilla_NoRules or CoT.")],
+    data: Annotated[Path | None, typer.Option(help="Folder holding llmbar/.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Compare a replay run's per-juror figures with LLMBar's statistics.json; exit 1 on a mismatch."""
+    from jurybench.config import data_path
+    from jurybench.datasets.llmbar import compare_with_upstream
+
+    con = _connect(db, read_only=True)
+    lines, ok = compare_with_upstream(con, run, data_path(data), subset, strategy)
+    for line in lines:
+        typer.echo(line)
+    if not ok:
+        raise typer.Exit(1)
+
+
+@report_app.command("preference")
+def report_preference(
+    run: Annotated[str, typer.Option("--run", help="Run id of a preference (A/B) run.")],
+    annotator: Annotated[str | None, typer.Option(help="Compare with this annotator only (default: human majority).")] = None,
+    fmt: FormatOption = "table",
+    db: DbOption = None,
+) -> None:
+    """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
+    from jurybench.annotations import preference_accuracy
+
+    _check_format(fmt, ("table", "json"))
+    con = _connect(db, read_only=True)
+    report = preference_accuracy(con, run, annotator=annotator)
+    if fmt == "json":
+        typer.echo(json.dumps(report.as_dict(), indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{run}: verdicts vs {report.reference} ({report.n_pairs} pairs)")
+    for col in ("juror", "correct AB", "correct BA", "both", "consistent", "consistent (valid)", "no verdict AB/BA", "jury ties AB/BA"):
+        table.add_column(col, justify="left" if col == "juror" else "right")
+
+    def cell(counts: dict[str, int], key: str) -> str:
+        n = report.n_pairs or 1
+        return f"{counts.get(key, 0)} ({100 * counts.get(key, 0) / n:.1f}%)"
+
+    for row in [*report.jurors, report.jury]:
+        c = row.counts
+        table.add_row(
+            row.juror,
+            cell(c, "correct_ab"),
+            cell(c, "correct_ba"),
+            cell(c, "both_correct"),
+            cell(c, "consistent"),
+            cell(c, "consistent_valid"),
+            f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
+            f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
+        )
+    _console().print(table)
+    if report.n_without_reference or report.n_reference_ties:
+        typer.echo(
+            f"left out: {report.n_without_reference} pairs without a human label, "
+            f"{report.n_reference_ties} where humans tie"
+        )
+
+
+@recordings_app.command("from-run")
+def recordings_from_run(
+    run: Annotated[str, typer.Option("--run", help="The run whose raw answers to record.")],
+    juror: Annotated[str, typer.Option(help="Juror name in that run.")],
+    source: Annotated[str, typer.Option(help="Name for the recording set (serve it as replay/<source>).")],
+    db: DbOption = None,
+) -> None:
+    """Save a juror's raw answers from a run so the run can be re-executed offline."""
+    from jurybench.jury._store_io import record_run
+
+    con = _connect(db)
+    typer.echo(f"{record_run(con, run, juror, source)} completions recorded as replay/{source}")
+
+
+@recordings_app.command("list")
+def recordings_list(db: DbOption = None) -> None:
+    """Recording sources and how many completions each holds."""
+    con = _connect(db, read_only=True)
+    for source, n in con.execute("SELECT source, count(*) FROM recordings GROUP BY 1 ORDER BY 1").fetchall():
+        typer.echo(f"replay/{source}\t{n}")
+
+
+def main() -> None:
+    """Entry point: one line and exit 2 for user errors, 130 on Ctrl-C."""
+    try:
+        app(standalone_mode=False)
+    except JurybenchError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: judgments answered so far are stored; run again to resume.", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.UsageError):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""First-class imports of public reference datasets, read at run time from the data folder."""
+
+from jurybench.datasets.llmbar import LLMBAR_SUBSETS, import_llmbar
+
+__all__ = ["LLMBAR_SUBSETS", "import_llmbar"]

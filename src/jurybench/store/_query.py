@@ -1,0 +1,88 @@
+"""Run SQL against the store and render results: rich table, CSV, JSON or Parquet."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
+
+
+def run_query(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    import duckdb
+
+    try:
+        cursor = con.execute(sql)
+    except duckdb.Error as exc:
+        raise JurybenchError(f"SQL error: {str(exc).splitlines()[0]}", hint="See docs/schema.md for tables and views.") from None
+    if cursor.description is None:
+        return [], []
+    names = [d[0] for d in cursor.description]
+    return names, cursor.fetchall()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+def to_json(names: list[str], rows: list[tuple[Any, ...]]) -> str:
+    """An array of row objects."""
+    return json.dumps(
+        [{n: _jsonable(v) for n, v in zip(names, row, strict=True)} for row in rows],
+        ensure_ascii=False,
+        indent=2,
+        default=str,
+    )
+
+
+def to_csv(names: list[str], rows: list[tuple[Any, ...]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(names)
+    for row in rows:
+        writer.writerow(["" if v is None else _jsonable(v) for v in row])
+    return out.getvalue()
+
+
+def to_parquet(con: Any, sql: str, output: Path) -> int:
+    import duckdb
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        table = con.execute(sql).to_arrow_table()
+    except duckdb.Error as exc:
+        raise JurybenchError(f"SQL error: {str(exc).splitlines()[0]}") from None
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, output)
+    return int(table.num_rows)
+
+
+def rich_table(names: list[str], rows: list[tuple[Any, ...]], title: str | None = None) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for name in names:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*["NULL" if v is None else _fmt(v) for v in row])
+    return table
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
