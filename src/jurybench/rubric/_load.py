@@ -71,7 +71,9 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        # A misspelt key yields both "unknown key" and "field required": the first explains both.
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        err = errors[0]
         loc = tuple(err["loc"])
         # The discriminated union puts the kind first in the location.
         if loc and loc[0] == kind:

@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("JURYBENCH_DATA") or REPO.parent / "shared" / "datasets")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test gets its own store and home; the fake juror queues start empty."""
+    monkeypatch.setenv("JURYBENCH_HOME", str(tmp_path))
+    monkeypatch.setenv("JURYBENCH_DB", str(tmp_path / "test.duckdb"))
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from jurybench.jury import FakeBackend
+
+    FakeBackend.clear()
+    yield
+    FakeBackend.clear()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "test.duckdb"
+
+
+@pytest.fixture
+def con(db_path: Path) -> Iterator[Any]:
+    from jurybench.store import connect
+
+    connection = connect(db_path)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    if not (DATA / "llmbar" / "Natural" / "dataset.json").exists():
+        pytest.skip(f"reference datasets not found at {DATA} (set JURYBENCH_DATA)")
+    return DATA
+
+
+@dataclass
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str) -> CliResult:
+    """Run the CLI in-process through its real entry point (exit codes included)."""
+    from jurybench.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old_argv = sys.argv
+    sys.argv = ["jurybench", *args]
+    code = 0
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = old_argv
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+ITEMS_CSV = """item_id,prompt,response,model,language,gender
+i1,Write about a cat,A cat sat.,m1,en,f
+i2,Write about a dog,A dog ran.,m2,en,m
+i3,Write about a fox,A fox hid.,m1,en,f
+"""
+PAIRS_CSV = "pair_id,item_a,item_b\np1,i1,i2\np2,i1,i3\n"
+
+
+@pytest.fixture
+def small_store(con: Any, tmp_path: Path) -> Any:
+    from jurybench.store import import_items, import_pairs
+
+    import_items(con, write(tmp_path / "items.csv", ITEMS_CSV), treatment_columns=["gender"])
+    import_pairs(con, write(tmp_path / "pairs.csv", PAIRS_CSV))
+    return con
