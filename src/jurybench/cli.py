@@ -350,7 +350,13 @@ def recordings_list(db: DbOption = None) -> None:
 def main() -> None:
     """Entry point: one line and exit 2 for user errors, 130 on Ctrl-C."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode typer returns exit codes instead of exiting; it turns
+        # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
+        code = app(standalone_mode=False)
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:
+            sys.exit(code)
     except JurybenchError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -149,14 +149,15 @@ class LiteLLMBackend:
         from jurybench.rubric import response_model
 
         client = instructor.from_litellm(self.litellm.acompletion, mode=instructor.Mode.JSON)
-        kwargs = {k: v for k, v in self.kwargs.items() if k != "response_format"}
+        # instructor owns max_retries (its re-asks); the engine still retries transport errors.
+        kwargs = {k: v for k, v in self.kwargs.items() if k not in ("response_format", "max_retries")}
         start = time.perf_counter()
         try:
             answer, raw = await client.chat.completions.create_with_completion(
                 model=self.spec.model,
                 messages=messages,
                 response_model=response_model(self.rubric),
-                max_retries=retries + 1,
+                max_retries=retries,  # re-asks after the first attempt
                 **kwargs,
             )
         except self._transient as exc:

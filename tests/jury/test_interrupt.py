@@ -1,0 +1,64 @@
+"""Killing a run mid-way keeps every committed judgment; re-running finishes the rest."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import write
+
+
+def _cli(db: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "jurybench.cli", *args, "--db", str(db)]
+
+
+def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None:
+    db = tmp_path / "run.duckdb"
+    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(40))
+    items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    juror = "fake/slow,latency_ms=100,concurrency=2"
+    cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)  # ~2 calls per 100 ms once started; 40 calls need ~2 s after start-up
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    if proc.returncode == 0:
+        # The machine was fast enough to finish before the signal: nothing to resume.
+        return
+    assert proc.returncode == 130, err
+    assert "interrupted: judgments answered so far are stored" in err
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+    match = re.search(r"40 judgments requested, (\d+) from cache, (\d+) called", out)
+    assert match, out
+    cached, called = int(match.group(1)), int(match.group(2))
+    assert cached > 0 and called > 0 and cached + called == 40
+    status = subprocess.run(
+        _cli(db, "sql", "SELECT status, count(*) AS n FROM runs GROUP BY ALL", "--format", "csv"),
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "finished,1" in status
+
+
+def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
+    db = tmp_path / "run.duckdb"
+    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(40))
+    items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", "fake/slow,latency_ms=200,concurrency=1", "--no-progress")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    out = subprocess.run(
+        _cli(db, "sql", "SELECT count(*) AS n FROM calls", "--format", "csv"), env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert 0 < int(out.split()[-1]) < 40

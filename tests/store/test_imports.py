@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.errors import JurybenchError
+from jurybench.store import import_items, import_pairs
+from tests.conftest import ITEMS_CSV, write
+
+
+def _count(con: Any, table: str) -> int:
+    return int(con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
+
+
+def test_csv_import_keeps_treatment_and_metadata(con: Any, tmp_path: Path) -> None:
+    path = write(tmp_path / "items.csv", ITEMS_CSV.replace("gender\n", "gender,extra\n").replace(",f\n", ",f,x\n", 1))
+    result = import_items(con, path, treatment_columns=["gender"], dataset="d")
+    assert (result.inserted, result.unchanged) == (3, 0)
+    row = con.execute("SELECT treatment, metadata, dataset, language FROM items WHERE item_id = 'i1'").fetchall()[0]
+    assert json.loads(row[0]) == {"gender": "f"} and json.loads(row[1]) == {"extra": "x"}
+    assert row[2:] == ("d", "en")
+
+
+def test_reimport_is_idempotent_and_conflicts_are_refused(con: Any, tmp_path: Path) -> None:
+    path = write(tmp_path / "items.csv", ITEMS_CSV)
+    import_items(con, path)
+    again = import_items(con, path)
+    assert (again.inserted, again.unchanged) == (0, 3)
+    changed = write(tmp_path / "changed.csv", ITEMS_CSV.replace("A dog ran.", "A dog slept."))
+    with pytest.raises(JurybenchError, match=r"changed.csv row 3, field 'item_id': 'i2' already exists"):
+        import_items(con, changed)
+
+
+def test_jsonl_and_parquet(con: Any, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    jsonl = write(tmp_path / "a.jsonl", '{"item_id": "j1", "response": "r", "metadata": {"k": 1}}\n\n{"item_id": "j2", "response": "s"}\n')
+    assert import_items(con, jsonl).inserted == 2
+    pq.write_table(pa.table({"item_id": ["p1"], "response": ["t"], "language": ["ko"]}), tmp_path / "b.parquet")
+    assert import_items(con, tmp_path / "b.parquet").inserted == 1
+    assert json.loads(con.execute("SELECT metadata FROM items WHERE item_id = 'j1'").fetchall()[0][0]) == {"k": 1}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("missing.csv", "item_id,prompt\ni1,p\n", r"missing.csv: missing column\(s\) response"),
+        ("dup.csv", "item_id,response\na,x\nb,y\na,z\n", r"dup.csv row 4, field 'item_id': duplicate id 'a' \(first at row 2\)"),
+        ("empty.csv", "item_id,response\na,x\nb,\n", r"empty.csv row 3, field 'response': missing value"),
+        ("bytes.csv", b"item_id,response\na,x\nb,caf\xe9\n", r"bytes.csv line 3: bytes that are not valid UTF-8"),
+        ("types.jsonl", '{"item_id": "a", "response": "x"}\n{"item_id": "b", "response": {"t": 1}}\n', r"types.jsonl row 2, field 'response': expected text, got dict"),
+        ("broken.jsonl", '{"item_id": "a", "response": "x"}\n{"item_id": \n', r"broken.jsonl line 2: not valid JSON"),
+        ("wide.csv", "item_id,response\na,x,extra\n", r"wide.csv line 2: more fields than the header has"),
+        ("data.txt", "x", r"data.txt: cannot tell the file format"),
+    ],
+)
+def test_bad_item_files_write_nothing(con: Any, tmp_path: Path, name: str, content: str | bytes, message: str) -> None:
+    path = write(tmp_path / name, content)
+    with pytest.raises(JurybenchError, match=message):
+        import_items(con, path)
+    assert _count(con, "items") == 0
+
+
+def test_pairs_need_known_items_and_are_transactional(con: Any, tmp_path: Path) -> None:
+    import_items(con, write(tmp_path / "items.csv", ITEMS_CSV))
+    bad = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b\np1,i1,i2\np2,i1,zz\n")
+    with pytest.raises(JurybenchError, match=r"pairs.csv row 3, field 'item_b': no item 'zz' in the store"):
+        import_pairs(con, bad)
+    assert _count(con, "pairs") == 0
+    same = write(tmp_path / "same.csv", "pair_id,item_a,item_b\np1,i1,i1\n")
+    with pytest.raises(JurybenchError, match="a pair needs two different items"):
+        import_pairs(con, same)
+    good = write(tmp_path / "good.csv", "pair_id,item_a,item_b\np1,i1,i2\n")
+    assert import_pairs(con, good).inserted == 1
