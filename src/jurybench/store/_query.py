@@ -62,7 +62,7 @@ def to_parquet(con: Any, sql: str, output: Path) -> int:
 
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        table = con.execute(sql).to_arrow_table()
+        table = con.sql(sql).to_arrow_table()
     except duckdb.Error as exc:
         raise JurybenchError(f"SQL error: {str(exc).splitlines()[0]}") from None
     import pyarrow.parquet as pq

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ITEMS_CSV, PAIRS_CSV, REPO, run_cli, write
+
+
+def _prepare(tmp_path: Path) -> None:
+    assert run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), "--treatment", "gender").exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "pairs.csv", PAIRS_CSV))).exit_code == 0
+
+
+def test_help_is_fast_and_imports_nothing_heavy() -> None:
+    code = (
+        "import sys\nfrom jurybench.cli import main\nsys.argv=['jurybench','--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy=[m for m in ('litellm','pandas','scipy','duckdb','instructor','sklearn') if m in sys.modules]\n"
+        "print('HEAVY', heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out
+    assert "score" in out and "sql" in out
+
+
+def test_every_command_has_help() -> None:
+    for args in (["score"], ["sql"], ["schema"], ["migrate"], ["items", "import"], ["pairs", "import"],
+                 ["rubrics", "list"], ["rubrics", "show"], ["rubrics", "check"], ["datasets", "import"],
+                 ["datasets", "example"], ["datasets", "llmbar-check"], ["report", "preference"],
+                 ["recordings", "from-run"], ["recordings", "list"]):  # fmt: skip
+        result = run_cli(*args, "--help")
+        assert result.exit_code == 0, args
+        assert "Usage" in result.stdout
+
+
+def test_score_then_sql_in_every_format(tmp_path: Path) -> None:
+    _prepare(tmp_path)
+    result = run_cli("score", "--rubric", "story-quality", "--juror", "fake/a", "--juror", "fake/b,samples=2", "--run", "r1", "--no-progress")
+    assert result.exit_code == 0, result.stderr
+    assert "run r1: 9 judgments requested, 0 from cache, 9 called (ok 9)" in result.stdout
+    query = "SELECT juror, n_calls FROM run_summary WHERE run_id = 'r1' ORDER BY juror"
+    as_json = json.loads(run_cli("sql", query, "--format", "json").stdout)
+    assert as_json == [{"juror": "fake/a", "n_calls": 3}, {"juror": "fake/b", "n_calls": 6}]
+    assert run_cli("sql", query, "--format", "csv").stdout == "juror,n_calls\nfake/a,3\nfake/b,6\n"
+    table = run_cli("sql", query).stdout
+    assert "fake/a" in table and "n_calls" in table
+    out = tmp_path / "o.parquet"
+    assert run_cli("sql", query, "--format", "parquet", "-o", str(out)).exit_code == 0
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).to_pylist() == as_json
+
+
+def test_pairwise_score_and_preference_report_cli(tmp_path: Path) -> None:
+    _prepare(tmp_path)
+    result = run_cli("score", "-r", "preference", "-j", "fake/x", "-j", "fake/y", "-j", "fake/z", "--run", "p", "--no-progress")
+    assert "run p: 12 judgments requested" in result.stdout
+    # No human labels yet: every pair is left out.
+    report = json.loads(run_cli("report", "preference", "--run", "p", "--format", "json").stdout)
+    assert report["n_pairs"] == 0 and report["n_without_reference"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "--rubric", "nope", "--juror", "fake/a"], "error: no rubric named 'nope'. Available:"),
+        (["score", "--rubric", "story-quality", "--juror", "fake/a,temperature"], "is not key=value"),
+        (["score", "--rubric", "story-quality", "--juror", "madeup/model"], "unknown juror model 'madeup/model'"),
+        (["sql", "SELECT * FROM nowhere"], "error: SQL error: Catalog Error"),
+        (["sql", "SELECT 1", "--format", "xml"], "--format 'xml' is not valid"),
+        (["items", "import", "missing.csv"], "missing.csv: no such file."),
+        (["report", "preference", "--run", "nope"], "error: no run 'nope'."),
+        (["datasets", "import", "mnist"], "unknown dataset 'mnist'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    _prepare(tmp_path)
+    result = run_cli(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_import_writes_nothing(tmp_path: Path) -> None:
+    bad = write(tmp_path / "bad.csv", b"item_id,response\na,ok\nb,\xff\xfe\n")
+    result = run_cli("items", "import", str(bad))
+    assert result.exit_code == 2 and "bad.csv line 3: bytes that are not valid UTF-8" in result.stderr
+    assert run_cli("sql", "SELECT count(*) AS n FROM items", "--format", "csv").stdout == "n\n0\n"
+
+
+def test_bad_rubric_file_via_check(tmp_path: Path) -> None:
+    bad = write(tmp_path / "r.yaml", "name: r\nkind: pointwise\ncriteria: []\ntemplates: {en: {user: '{response}'}}\n")
+    result = run_cli("rubrics", "check", str(bad))
+    assert result.exit_code == 2
+    assert "r.yaml line 3, field 'criteria': List should have at least 1 item" in result.stderr
+    ok = run_cli("rubrics", "check", str(REPO / "rubrics" / "persuasion.yaml"))
+    assert ok.exit_code == 0 and "pairwise, 19 dims" in ok.stdout
+
+
+def test_schema_command_matches_docs() -> None:
+    result = run_cli("schema")
+    assert result.stdout.strip() == (REPO / "docs" / "schema.md").read_text(encoding="utf-8").strip()
+
+
+def test_readme_documents_every_top_level_command() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for command in ("score", "sql", "schema", "migrate", "items import", "pairs import", "rubrics",
+                    "datasets import llmbar", "report preference", "recordings"):  # fmt: skip
+        assert f"jurybench {command}" in readme, command
+    assert "make demo" in readme and "make test" in readme
