@@ -11,7 +11,16 @@ from tests.conftest import ITEMS_CSV, PAIRS_CSV, REPO, run_cli, write
 
 
 def _prepare(tmp_path: Path) -> None:
-    assert run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), "--treatment", "gender").exit_code == 0
+    assert (
+        run_cli(
+            "items",
+            "import",
+            str(write(tmp_path / "items.csv", ITEMS_CSV)),
+            "--treatment",
+            "gender",
+        ).exit_code
+        == 0
+    )
     assert run_cli("pairs", "import", str(write(tmp_path / "pairs.csv", PAIRS_CSV))).exit_code == 0
 
 
@@ -39,7 +48,18 @@ def test_every_command_has_help() -> None:
 
 def test_score_then_sql_in_every_format(tmp_path: Path) -> None:
     _prepare(tmp_path)
-    result = run_cli("score", "--rubric", "story-quality", "--juror", "fake/a", "--juror", "fake/b,samples=2", "--run", "r1", "--no-progress")
+    result = run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        "fake/a",
+        "--juror",
+        "fake/b,samples=2",
+        "--run",
+        "r1",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.stderr
     assert "run r1: 9 judgments requested, 0 from cache, 9 called (ok 9)" in result.stdout
     query = "SELECT juror, n_calls FROM run_summary WHERE run_id = 'r1' ORDER BY juror"
@@ -57,7 +77,20 @@ def test_score_then_sql_in_every_format(tmp_path: Path) -> None:
 
 def test_pairwise_score_and_preference_report_cli(tmp_path: Path) -> None:
     _prepare(tmp_path)
-    result = run_cli("score", "-r", "preference", "-j", "fake/x", "-j", "fake/y", "-j", "fake/z", "--run", "p", "--no-progress")
+    result = run_cli(
+        "score",
+        "-r",
+        "preference",
+        "-j",
+        "fake/x",
+        "-j",
+        "fake/y",
+        "-j",
+        "fake/z",
+        "--run",
+        "p",
+        "--no-progress",
+    )
     assert "run p: 12 judgments requested" in result.stdout
     # No human labels yet: every pair is left out.
     report = json.loads(run_cli("report", "preference", "--run", "p", "--format", "json").stdout)
@@ -67,9 +100,18 @@ def test_pairwise_score_and_preference_report_cli(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["score", "--rubric", "nope", "--juror", "fake/a"], "error: no rubric named 'nope'. Available:"),
-        (["score", "--rubric", "story-quality", "--juror", "fake/a,temperature"], "is not key=value"),
-        (["score", "--rubric", "story-quality", "--juror", "madeup/model"], "unknown juror model 'madeup/model'"),
+        (
+            ["score", "--rubric", "nope", "--juror", "fake/a"],
+            "error: no rubric named 'nope'. Available:",
+        ),
+        (
+            ["score", "--rubric", "story-quality", "--juror", "fake/a,temperature"],
+            "is not key=value",
+        ),
+        (
+            ["score", "--rubric", "story-quality", "--juror", "madeup/model"],
+            "unknown juror model 'madeup/model'",
+        ),
         (["sql", "SELECT * FROM nowhere"], "error: SQL error: Catalog Error"),
         (["sql", "SELECT 1", "--format", "xml"], "--format 'xml' is not valid"),
         (["items", "import", "missing.csv"], "missing.csv: no such file."),
@@ -94,7 +136,10 @@ def test_bad_import_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_bad_rubric_file_via_check(tmp_path: Path) -> None:
-    bad = write(tmp_path / "r.yaml", "name: r\nkind: pointwise\ncriteria: []\ntemplates: {en: {user: '{response}'}}\n")
+    bad = write(
+        tmp_path / "r.yaml",
+        "name: r\nkind: pointwise\ncriteria: []\ntemplates: {en: {user: '{response}'}}\n",
+    )
     result = run_cli("rubrics", "check", str(bad))
     assert result.exit_code == 2
     assert "r.yaml line 3, field 'criteria': List should have at least 1 item" in result.stderr

@@ -62,7 +62,8 @@ def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
 @app.command()
 def migrate(db: DbOption = None) -> None:
     """Create the store or bring its schema up to date."""
-    from jurybench.store import connect, migrate as apply
+    from jurybench.store import connect
+    from jurybench.store import migrate as apply
 
     con = connect(db)
     applied = apply(con)
@@ -118,7 +119,10 @@ def rubrics_list() -> None:
                 continue
             seen.add(path.stem)
             rubric = load_rubric(path)
-            typer.echo(f"{path.stem:20s} {rubric.kind:11s} {len(rubric.dimensions):3d} dims  {rubric.content_hash[:12]}  {path}")
+            typer.echo(
+                f"{path.stem:20s} {rubric.kind:11s} {len(rubric.dimensions):3d} dims  "
+                f"{rubric.content_hash[:12]}  {path}"
+            )
 
 
 @rubrics_app.command("show")
@@ -156,10 +160,17 @@ def score(
     rubric: Annotated[str, typer.Option("--rubric", "-r", help="Rubric name (rubrics/<name>.yaml) or path.")],
     juror: Annotated[
         list[str] | None,
-        typer.Option("--juror", "-j", help="MODEL[,key=value...]; repeat for a jury. e.g. openai/gpt-4o-mini,temperature=0,samples=3"),
+        typer.Option(
+            "--juror",
+            "-j",
+            help="MODEL[,key=value...]; repeat for a jury. e.g. openai/gpt-4o-mini,temperature=0,samples=3",
+        ),
     ] = None,
     jury: Annotated[Path | None, typer.Option(help="YAML file with a 'jurors' list (added to --juror).")] = None,
-    where: Annotated[str | None, typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".")] = None,
+    where: Annotated[
+        str | None,
+        typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\"."),
+    ] = None,
     run: Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")] = None,
     concurrency: Annotated[int, typer.Option(help="Parallel requests per provider.")] = 16,
     retries: Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")] = 4,
@@ -190,7 +201,10 @@ def score(
 def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the store's tables and views.")],
     fmt: FormatOption = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file (required for parquet).")] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (required for parquet)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Query the store (read-only). JSON output is an array of row objects."""
@@ -230,7 +244,10 @@ def schema(fmt: FormatOption = "markdown") -> None:
 @datasets_app.command("import")
 def datasets_import(
     name: Annotated[str, typer.Argument(help="Dataset: llmbar.")],
-    data: Annotated[Path | None, typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets).")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets)."),
+    ] = None,
     subset: Annotated[list[str] | None, typer.Option(help="Subsets to import (default: all).")] = None,
     db: DbOption = None,
 ) -> None:
@@ -282,7 +299,9 @@ def datasets_llmbar_check(
 @report_app.command("preference")
 def report_preference(
     run: Annotated[str, typer.Option("--run", help="Run id of a preference (A/B) run.")],
-    annotator: Annotated[str | None, typer.Option(help="Compare with this annotator only (default: human majority).")] = None,
+    annotator: Annotated[
+        str | None, typer.Option(help="Compare with this annotator only (default: human majority).")
+    ] = None,
     fmt: FormatOption = "table",
     db: DbOption = None,
 ) -> None:
@@ -298,7 +317,16 @@ def report_preference(
     from rich.table import Table
 
     table = Table(title=f"{run}: verdicts vs {report.reference} ({report.n_pairs} pairs)")
-    for col in ("juror", "correct AB", "correct BA", "both", "consistent", "consistent (valid)", "no verdict AB/BA", "jury ties AB/BA"):
+    for col in (
+        "juror",
+        "correct AB",
+        "correct BA",
+        "both",
+        "consistent",
+        "consistent (valid)",
+        "no verdict AB/BA",
+        "jury ties AB/BA",
+    ):
         table.add_column(col, justify="left" if col == "juror" else "right")
 
     def cell(counts: dict[str, int], key: str) -> str:

@@ -61,7 +61,9 @@ def test_replayed_figures_equal_upstream_statistics(
     assert lines[-1] == f"{len(jurors)} judges checked against statistics.json: all match"
     # Spot-check one figure by reading statistics.json directly.
     gpt4 = upstream_counts(data_dir, subset, "GPT-4", strategy)
-    stats = json.loads((data_dir / "llmbar" / subset / "evaluators" / "GPT-4" / strategy / "statistics.json").read_text())
+    stats = json.loads(
+        (data_dir / "llmbar" / subset / "evaluators" / "GPT-4" / strategy / "statistics.json").read_text()
+    )
     assert gpt4["correct_ab"] == int(re.match(r"(\d+) /", stats["correct_False"]).group(1))  # type: ignore[union-attr]
 
 

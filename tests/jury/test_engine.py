@@ -11,7 +11,14 @@ from jurybench.jury._juror import JurorSpec
 from jurybench.rubric import load_rubric
 
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)
-FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
+FULL = {
+    "relevance": 5,
+    "coherence": 4,
+    "empathy": 3,
+    "surprise": 2,
+    "engagement": 1,
+    "complexity": 3,
+}
 
 
 def _rows(con: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -20,7 +27,13 @@ def _rows(con: Any, sql: str) -> list[tuple[Any, ...]]:
 
 def test_invalid_answer_is_reasked_then_stored_valid(small_store: Any) -> None:
     FakeBackend.enqueue("q", "not json", json.dumps(FULL))
-    result = score(small_store, load_rubric("story-quality"), [parse_juror("fake/q")], where="item_id = 'i1'", options=QUIET)
+    result = score(
+        small_store,
+        load_rubric("story-quality"),
+        [parse_juror("fake/q")],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     assert result.status_counts == {"ok": 1}
     attempts, status, text = _rows(small_store, "SELECT attempts, status, response_text FROM calls")[0]
     assert (attempts, status, text) == (2, "ok", json.dumps(FULL))
@@ -30,20 +43,35 @@ def test_invalid_answer_is_reasked_then_stored_valid(small_store: Any) -> None:
 
 def test_answer_still_invalid_after_reasks_is_stored_as_invalid(small_store: Any) -> None:
     FakeBackend.enqueue("q", "nope", '{"relevance": 9}')
-    score(small_store, load_rubric("story-quality"), [parse_juror("fake/q,parse_retries=1")], where="item_id = 'i1'", options=QUIET)
+    score(
+        small_store,
+        load_rubric("story-quality"),
+        [parse_juror("fake/q,parse_retries=1")],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     call = _rows(small_store, "SELECT status, reason, response_text, attempts FROM calls")[0]
     assert call[0] == "invalid" and call[1].startswith("relevance: Input should be less than or equal to 5")
     assert call[2:] == ('{"relevance": 9}', 2)
     rows = _rows(small_store, "SELECT DISTINCT score, status, reason IS NOT NULL FROM pointwise_judgments")
     assert rows == [(None, "invalid", True)]
     # Aggregates exclude it and say so.
-    jury = _rows(small_store, "SELECT jury_mean, n_jurors_valid, n_invalid FROM jury_pointwise WHERE criterion = 'relevance'")
+    jury = _rows(
+        small_store,
+        "SELECT jury_mean, n_jurors_valid, n_invalid FROM jury_pointwise WHERE criterion = 'relevance'",
+    )
     assert jury == [(None, 0, 1)]
 
 
 def test_refusal_is_stored_as_refusal(small_store: Any) -> None:
     FakeBackend.enqueue("r", "I'm sorry, but I can't help with that.")
-    score(small_store, load_rubric("story-quality"), [parse_juror("fake/r")], where="item_id = 'i1'", options=QUIET)
+    score(
+        small_store,
+        load_rubric("story-quality"),
+        [parse_juror("fake/r")],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     assert _rows(small_store, "SELECT status, reason FROM calls") == [("refusal", "the juror declined to answer")]
 
 
@@ -53,9 +81,22 @@ def test_pairwise_both_orders_and_hand_worked_symmetrized_score(small_store: Any
     # Order AB: logos +2 (A shown first has more). Order BA: logos -1 (B, shown first, has
     # less than A). Symmetrized: epsilon = (2 - (-1)) / 2 = 1.5, i.e. A has more logos.
     # ethos: AB +1, BA +1 -> epsilon 0 and the preferred item flips with the order.
-    FakeBackend.enqueue("p", json.dumps({**zero, "logos": 2, "ethos": 1}), json.dumps({**zero, "logos": -1, "ethos": 1}))
-    score(small_store, rubric, [parse_juror("fake/p,concurrency=1")], where="pair_id = 'p1'", options=QUIET)
-    orders = _rows(small_store, "SELECT presented_order, score FROM pairwise_judgments WHERE category = 'logos' ORDER BY 1")
+    FakeBackend.enqueue(
+        "p",
+        json.dumps({**zero, "logos": 2, "ethos": 1}),
+        json.dumps({**zero, "logos": -1, "ethos": 1}),
+    )
+    score(
+        small_store,
+        rubric,
+        [parse_juror("fake/p,concurrency=1")],
+        where="pair_id = 'p1'",
+        options=QUIET,
+    )
+    orders = _rows(
+        small_store,
+        "SELECT presented_order, score FROM pairwise_judgments WHERE category = 'logos' ORDER BY 1",
+    )
     assert orders == [("AB", 2), ("BA", -1)]
     eps = dict(_rows(small_store, "SELECT category, epsilon FROM pairwise_symmetrized"))
     assert eps["logos"] == 1.5 and eps["ethos"] == 0.0 and eps["pathos"] == 0.0
@@ -94,7 +135,13 @@ def test_juror_identity_counts_answer_changing_params_only() -> None:
 def test_transient_errors_are_retried_then_recorded_as_errors(small_store: Any) -> None:
     rubric = load_rubric("story-quality")
     # error_rate=1: every attempt fails; 2 retries -> 3 tries, stored as an error.
-    score(small_store, rubric, [parse_juror("fake/e,error_rate=1,retries=2")], where="item_id = 'i1'", options=QUIET)
+    score(
+        small_store,
+        rubric,
+        [parse_juror("fake/e,error_rate=1,retries=2")],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     status, reason = _rows(small_store, "SELECT status, reason FROM calls")[0]
     assert status == "error" and reason.startswith("gave up after 3 tries")
     assert _rows(small_store, "SELECT count(*) FROM pointwise_judgments") == [(0,)]
@@ -102,17 +149,34 @@ def test_transient_errors_are_retried_then_recorded_as_errors(small_store: Any) 
 
 def test_errors_are_tried_again_on_rerun(small_store: Any) -> None:
     rubric = load_rubric("story-quality")
-    score(small_store, rubric, [JurorSpec("fake/e", params={"error_rate": 1.0}, options={"retries": 0})], where="item_id = 'i1'", options=QUIET)
+    score(
+        small_store,
+        rubric,
+        [JurorSpec("fake/e", params={"error_rate": 1.0}, options={"retries": 0})],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     assert _rows(small_store, "SELECT status FROM calls") == [("error",)]
     # Same juror key, but the queue now answers: the error call is replaced by a valid one.
     FakeBackend.enqueue("e", json.dumps(FULL))
-    again = score(small_store, rubric, [JurorSpec("fake/e", params={"error_rate": 1.0}, options={"retries": 0})], where="item_id = 'i1'", options=QUIET)
+    again = score(
+        small_store,
+        rubric,
+        [JurorSpec("fake/e", params={"error_rate": 1.0}, options={"retries": 0})],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     assert again.n_cached == 0 and again.status_counts == {"ok": 1}
     assert _rows(small_store, "SELECT status FROM calls") == [("ok",)]
 
 
 def test_fake_juror_with_some_transient_errors_recovers(small_store: Any) -> None:
-    result = score(small_store, load_rubric("story-quality"), [parse_juror("fake/f,error_rate=0.5,retries=10")], options=QUIET)
+    result = score(
+        small_store,
+        load_rubric("story-quality"),
+        [parse_juror("fake/f,error_rate=0.5,retries=10")],
+        options=QUIET,
+    )
     assert result.status_counts == {"ok": 3}
 
 
@@ -128,15 +192,25 @@ def test_bad_jury_and_selection_are_user_errors(small_store: Any) -> None:
         score(small_store, rubric, [parse_juror("fake/a")], where="nonsense ==", options=QUIET)
     with pytest.raises(JurybenchError, match="verdicts= applies to preference rubrics only"):
         score(small_store, rubric, [parse_juror("fake/a,verdicts=verdict_line")], options=QUIET)
-    with pytest.raises(JurybenchError, match="no verdict rule set 'x'.*Valid: letter, stated_winner, verdict_line"):
-        score(small_store, load_rubric("preference"), [parse_juror("fake/a,verdicts=x")], options=QUIET)
+    with pytest.raises(JurybenchError, match=r"no verdict rule set 'x'.*Valid: letter, stated_winner, verdict_line"):
+        score(
+            small_store,
+            load_rubric("preference"),
+            [parse_juror("fake/a,verdicts=x")],
+            options=QUIET,
+        )
     with pytest.raises(JurybenchError, match="no recordings named 'missing'"):
         score(small_store, rubric, [parse_juror("replay/missing")], options=QUIET)
 
 
 def test_unknown_litellm_model_is_refused(small_store: Any) -> None:
     with pytest.raises(JurybenchError, match="unknown juror model 'nosuchprovider/x'"):
-        score(small_store, load_rubric("story-quality"), [parse_juror("nosuchprovider/x")], options=QUIET)
+        score(
+            small_store,
+            load_rubric("story-quality"),
+            [parse_juror("nosuchprovider/x")],
+            options=QUIET,
+        )
     assert _rows(small_store, "SELECT count(*) FROM runs") == [(0,)]
 
 

@@ -52,13 +52,25 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
     items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
     env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
     subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
-    cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", "fake/slow,latency_ms=200,concurrency=1", "--no-progress")
+    cmd = _cli(
+        db,
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        "fake/slow,latency_ms=200,concurrency=1",
+        "--no-progress",
+    )
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2.5)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     out = subprocess.run(
-        _cli(db, "sql", "SELECT count(*) AS n FROM calls", "--format", "csv"), env=env, capture_output=True, text=True, check=True
+        _cli(db, "sql", "SELECT count(*) AS n FROM calls", "--format", "csv"),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert 0 < int(out.split()[-1]) < 40

@@ -10,7 +10,14 @@ from jurybench.rubric import load_rubric
 from jurybench.testing import StubServer
 
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)
-FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
+FULL = {
+    "relevance": 5,
+    "coherence": 4,
+    "empathy": 3,
+    "surprise": 2,
+    "engagement": 1,
+    "complexity": 3,
+}
 
 
 def _juror(stub: StubServer, extra: str = "") -> Any:
@@ -34,7 +41,13 @@ def test_litellm_juror_scores_and_records_tokens(small_store: Any) -> None:
 def test_rate_limit_and_server_error_are_retried(small_store: Any) -> None:
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.extend([(429, "slow down"), (503, "busy")])
-        result = score(small_store, load_rubric("story-quality"), [_juror(stub, ",concurrency=1")], where="item_id = 'i1'", options=QUIET)
+        result = score(
+            small_store,
+            load_rubric("story-quality"),
+            [_juror(stub, ",concurrency=1")],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         assert result.status_counts == {"ok": 1}
         assert len(stub.requests) == 3
 
@@ -42,7 +55,13 @@ def test_rate_limit_and_server_error_are_retried(small_store: Any) -> None:
 def test_auth_error_is_not_retried_and_is_stored_as_error(small_store: Any) -> None:
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.append((401, "bad key"))
-        score(small_store, load_rubric("story-quality"), [_juror(stub)], where="item_id = 'i1'", options=QUIET)
+        score(
+            small_store,
+            load_rubric("story-quality"),
+            [_juror(stub)],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         assert len(stub.requests) == 1
     status, reason = small_store.execute("SELECT status, reason FROM calls").fetchall()[0]
     assert status == "error" and "AuthenticationError" in reason
@@ -51,7 +70,13 @@ def test_auth_error_is_not_retried_and_is_stored_as_error(small_store: Any) -> N
 def test_invalid_answer_is_reasked_with_the_reason(small_store: Any) -> None:
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.append((200, '{"relevance": 11}'))
-        score(small_store, load_rubric("story-quality"), [_juror(stub)], where="item_id = 'i1'", options=QUIET)
+        score(
+            small_store,
+            load_rubric("story-quality"),
+            [_juror(stub)],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         assert len(stub.requests) == 2
         reask = stub.requests[1]["messages"]
         assert reask[-2] == {"role": "assistant", "content": '{"relevance": 11}'}
@@ -60,7 +85,13 @@ def test_invalid_answer_is_reasked_with_the_reason(small_store: Any) -> None:
 
 def test_instructor_driver_validates_through_instructor(small_store: Any) -> None:
     with StubServer(json.dumps(FULL)) as stub:
-        result = score(small_store, load_rubric("story-quality"), [_juror(stub, ",structured=instructor")], where="item_id = 'i1'", options=QUIET)
+        result = score(
+            small_store,
+            load_rubric("story-quality"),
+            [_juror(stub, ",structured=instructor")],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         assert result.status_counts == {"ok": 1}
     scores = dict(small_store.execute("SELECT criterion, score FROM pointwise_judgments").fetchall())
     assert scores == FULL
@@ -68,7 +99,13 @@ def test_instructor_driver_validates_through_instructor(small_store: Any) -> Non
 
 def test_instructor_driver_stores_invalid_after_retries(small_store: Any) -> None:
     with StubServer('{"relevance": 0}') as stub:
-        score(small_store, load_rubric("story-quality"), [_juror(stub, ",structured=instructor,parse_retries=1")], where="item_id = 'i1'", options=QUIET)
+        score(
+            small_store,
+            load_rubric("story-quality"),
+            [_juror(stub, ",structured=instructor,parse_retries=1")],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         assert len(stub.requests) == 2
     status, text = small_store.execute("SELECT status, response_text FROM calls").fetchall()[0]
     assert (status, text) == ("invalid", '{"relevance": 0}')

@@ -13,13 +13,22 @@ def test_valid_json_in_prose_or_fences() -> None:
     for text in (FULL, f"Here you go:\n```json\n{FULL}\n```", f"Scores: {FULL} -- done"):
         outcome = parse_answer(QUALITY, text, "stop", None)
         assert outcome.status == "valid"
-        assert outcome.scores == {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
+        assert outcome.scores == {
+            "relevance": 5,
+            "coherence": 4,
+            "empathy": 3,
+            "surprise": 2,
+            "engagement": 1,
+            "complexity": 3,
+        }
 
 
 def test_out_of_scale_is_invalid_never_clipped() -> None:
     outcome = parse_answer(QUALITY, FULL.replace('"relevance": 5', '"relevance": 7'), "stop", None)
     assert outcome.status == "invalid" and outcome.scores is None
-    assert outcome.reason is not None and outcome.reason.startswith("relevance: Input should be less than or equal to 5")
+    assert outcome.reason is not None and outcome.reason.startswith(
+        "relevance: Input should be less than or equal to 5"
+    )
 
 
 def test_missing_field_and_no_json_are_invalid() -> None:

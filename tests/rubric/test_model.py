@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import load_rubric, parse_rubric, response_model
@@ -33,7 +34,14 @@ def test_shipped_persuasion_rubric_has_the_19_categories_in_order() -> None:
 
 def test_shipped_quality_and_preference_rubrics() -> None:
     quality = load_rubric("story-quality")
-    assert quality.dimensions == ["relevance", "coherence", "empathy", "surprise", "engagement", "complexity"]
+    assert quality.dimensions == [
+        "relevance",
+        "coherence",
+        "empathy",
+        "surprise",
+        "engagement",
+        "complexity",
+    ]
     assert all(c.scale.min == 1 and c.scale.max == 5 for c in quality.criteria)
     pref = load_rubric("preference")
     assert pref.kind == "preference" and not pref.allow_tie
@@ -92,7 +100,7 @@ def test_non_utf8_rubric_file(tmp_path: Path) -> None:
 
 
 def test_unknown_rubric_name_lists_available() -> None:
-    with pytest.raises(JurybenchError, match="Available: .*persuasion.*preference.*story-quality"):
+    with pytest.raises(JurybenchError, match=r"Available: .*persuasion.*preference.*story-quality"):
         load_rubric("nope")
 
 
@@ -110,9 +118,9 @@ def test_response_model_constrains_each_criterion() -> None:
     model = response_model(parse_rubric(POINTWISE))
     assert model.model_validate({"clarity": 3}).clarity == 3  # type: ignore[attr-defined]
     for bad in (0, 4, "high"):
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):
             model.model_validate({"clarity": bad})
     pairwise = response_model(load_rubric("persuasion"))
     assert pairwise.model_validate({c: 0 for c in load_rubric("persuasion").dimensions})
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         pairwise.model_validate({**{c: 0 for c in load_rubric("persuasion").dimensions}, "logos": -4})

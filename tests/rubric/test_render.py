@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import pytest
+
 from jurybench.errors import JurybenchError
 from jurybench.rubric import load_rubric, parse_rubric, render_pairwise, render_pointwise
 
-import pytest
-
-PAIR = {"pair_id": "p1", "prompt": "Do X", "response_a": "alpha text", "response_b": "beta text", "language": "en"}
+PAIR = {
+    "pair_id": "p1",
+    "prompt": "Do X",
+    "response_a": "alpha text",
+    "response_b": "beta text",
+    "language": "en",
+}
 
 
 def test_pairwise_orders_swap_the_shown_responses() -> None:
@@ -39,5 +45,5 @@ templates:
     user = messages[1]["content"]
     assert user.startswith("For kids: Hello\nclarity (1..2): how clear\n  1: muddled\n  2: clear")
     assert user.count("Reply with a single JSON object") == 1
-    with pytest.raises(JurybenchError, match="item i1: .* no metadata field 'audience'"):
+    with pytest.raises(JurybenchError, match=r"item i1: .* no metadata field 'audience'"):
         render_pointwise(rubric, {"item_id": "i1", "response": "Hello"})

@@ -16,7 +16,10 @@ def _count(con: Any, table: str) -> int:
 
 
 def test_csv_import_keeps_treatment_and_metadata(con: Any, tmp_path: Path) -> None:
-    path = write(tmp_path / "items.csv", ITEMS_CSV.replace("gender\n", "gender,extra\n").replace(",f\n", ",f,x\n", 1))
+    path = write(
+        tmp_path / "items.csv",
+        ITEMS_CSV.replace("gender\n", "gender,extra\n").replace(",f\n", ",f,x\n", 1),
+    )
     result = import_items(con, path, treatment_columns=["gender"], dataset="d")
     assert (result.inserted, result.unchanged) == (3, 0)
     row = con.execute("SELECT treatment, metadata, dataset, language FROM items WHERE item_id = 'i1'").fetchall()[0]
@@ -38,7 +41,10 @@ def test_jsonl_and_parquet(con: Any, tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    jsonl = write(tmp_path / "a.jsonl", '{"item_id": "j1", "response": "r", "metadata": {"k": 1}}\n\n{"item_id": "j2", "response": "s"}\n')
+    jsonl = write(
+        tmp_path / "a.jsonl",
+        '{"item_id": "j1", "response": "r", "metadata": {"k": 1}}\n\n{"item_id": "j2", "response": "s"}\n',
+    )
     assert import_items(con, jsonl).inserted == 2
     pq.write_table(pa.table({"item_id": ["p1"], "response": ["t"], "language": ["ko"]}), tmp_path / "b.parquet")
     assert import_items(con, tmp_path / "b.parquet").inserted == 1
@@ -49,12 +55,36 @@ def test_jsonl_and_parquet(con: Any, tmp_path: Path) -> None:
     ("name", "content", "message"),
     [
         ("missing.csv", "item_id,prompt\ni1,p\n", r"missing.csv: missing column\(s\) response"),
-        ("dup.csv", "item_id,response\na,x\nb,y\na,z\n", r"dup.csv row 4, field 'item_id': duplicate id 'a' \(first at row 2\)"),
-        ("empty.csv", "item_id,response\na,x\nb,\n", r"empty.csv row 3, field 'response': missing value"),
-        ("bytes.csv", b"item_id,response\na,x\nb,caf\xe9\n", r"bytes.csv line 3: bytes that are not valid UTF-8"),
-        ("types.jsonl", '{"item_id": "a", "response": "x"}\n{"item_id": "b", "response": {"t": 1}}\n', r"types.jsonl row 2, field 'response': expected text, got dict"),
-        ("broken.jsonl", '{"item_id": "a", "response": "x"}\n{"item_id": \n', r"broken.jsonl line 2: not valid JSON"),
-        ("wide.csv", "item_id,response\na,x,extra\n", r"wide.csv line 2: more fields than the header has"),
+        (
+            "dup.csv",
+            "item_id,response\na,x\nb,y\na,z\n",
+            r"dup.csv row 4, field 'item_id': duplicate id 'a' \(first at row 2\)",
+        ),
+        (
+            "empty.csv",
+            "item_id,response\na,x\nb,\n",
+            r"empty.csv row 3, field 'response': missing value",
+        ),
+        (
+            "bytes.csv",
+            b"item_id,response\na,x\nb,caf\xe9\n",
+            r"bytes.csv line 3: bytes that are not valid UTF-8",
+        ),
+        (
+            "types.jsonl",
+            '{"item_id": "a", "response": "x"}\n{"item_id": "b", "response": {"t": 1}}\n',
+            r"types.jsonl row 2, field 'response': expected text, got dict",
+        ),
+        (
+            "broken.jsonl",
+            '{"item_id": "a", "response": "x"}\n{"item_id": \n',
+            r"broken.jsonl line 2: not valid JSON",
+        ),
+        (
+            "wide.csv",
+            "item_id,response\na,x,extra\n",
+            r"wide.csv line 2: more fields than the header has",
+        ),
         ("data.txt", "x", r"data.txt: cannot tell the file format"),
     ],
 )

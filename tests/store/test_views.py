@@ -14,9 +14,7 @@ def _judge(con: Any, rows: list[tuple[Any, ...]]) -> None:
         rows,
     )
     con.executemany("INSERT INTO run_calls VALUES ('r', ?)", [(r[0],) for r in rows])
-    con.executemany(
-        "INSERT OR IGNORE INTO jurors VALUES (?, ?, 'fake/x', '{}')", [(r[1], r[1]) for r in rows]
-    )
+    con.executemany("INSERT OR IGNORE INTO jurors VALUES (?, ?, 'fake/x', '{}')", [(r[1], r[1]) for r in rows])
 
 
 def test_jury_pointwise_means_of_juror_means_excluding_invalid(con: Any) -> None:

@@ -88,9 +88,7 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
         known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 5").fetchall()]
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Recent runs: {', '.join(known) or 'none'}.")
     if run[1] != "preference":
-        raise JurybenchError(
-            f"run '{run_id}' used a {run[1]} rubric; this report needs a preference rubric (A/B)."
-        )
+        raise JurybenchError(f"run '{run_id}' used a {run[1]} rubric; this report needs a preference rubric (A/B).")
     label_filter = "AND annotator = ?" if annotator else ""
     params: list[Any] = [annotator] if annotator else []
     references = {
@@ -132,7 +130,7 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
         juror_rows.append(PreferenceRow(names[key], len(scored), models[key], dict(counts)))
     jury_counts: Counter[str] = Counter()
     for pid in scored:
-        decided = {}
+        decided: dict[str, str | None] = {}
         for order in ("AB", "BA"):
             votes = Counter(verdicts[(key, pid)].get(order) for key in names)
             a, b = votes["A"], votes["B"]

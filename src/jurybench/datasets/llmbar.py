@@ -118,7 +118,9 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
             )
             label = inst.get("label")
             if label not in (1, 2):
-                raise JurybenchError(f"{dataset_file} entry {index + 1}, field 'label': expected 1 or 2, got {label!r}.")
+                raise JurybenchError(
+                    f"{dataset_file} entry {index + 1}, field 'label': expected 1 or 2, got {label!r}."
+                )
             labels.append(
                 {
                     "subject_kind": "pair",
@@ -136,9 +138,7 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
             sources.add(source)
             entries = _load_json(result_file)
             if len(entries) != len(instances):
-                raise JurybenchError(
-                    f"{result_file}: {len(entries)} entries but dataset.json has {len(instances)}."
-                )
+                raise JurybenchError(f"{result_file}: {len(entries)} entries but dataset.json has {len(instances)}.")
             for index, entry in enumerate(entries):
                 if entry.get("input") != instances[index]["input"]:
                     raise JurybenchError(f"{result_file} entry {index + 1}: input differs from dataset.json.")
@@ -160,7 +160,8 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
         write_pairs(con, pair_records, source=str(folder), in_transaction=True)
         con.register("new_labels", pa.Table.from_pylist(labels))
         con.execute(
-            "INSERT OR IGNORE INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file) "
+            "INSERT OR IGNORE INTO human_labels "
+            "(subject_kind, subject_id, criterion, annotator, value, label, source_file) "
             "SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file FROM new_labels"
         )
         con.unregister("new_labels")
@@ -169,7 +170,6 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
         con.unregister("new_recordings")
     n_rec = scalar(con, "SELECT count(*) FROM recordings WHERE source LIKE 'llmbar:%'")
     return LLMBarImport(len(pair_records), len(labels), int(n_rec), sorted(sources))
-
 
 
 UPSTREAM_FIGURES = {
@@ -187,9 +187,7 @@ def upstream_counts(data: Path, subset: str, judge: str, strategy: str) -> dict[
     return {ours: int(str(stats[theirs]).split("/")[0]) for theirs, ours in UPSTREAM_FIGURES.items()}
 
 
-def compare_with_upstream(
-    con: Any, run_id: str, data: Path, subset: str, strategy: str
-) -> tuple[list[str], bool]:
+def compare_with_upstream(con: Any, run_id: str, data: Path, subset: str, strategy: str) -> tuple[list[str], bool]:
     """Lines comparing each replayed judge's figures with statistics.json, and whether all match."""
     from jurybench.annotations import preference_accuracy
 
@@ -209,11 +207,15 @@ def compare_with_upstream(
         ok = got == expected
         all_ok &= ok
         checked += 1
-        detail = ", ".join(f"{k} {got[k]}" + ("" if got[k] == expected[k] else f" (upstream {expected[k]})") for k in expected)
+        detail = ", ".join(
+            f"{k} {got[k]}" + ("" if got[k] == expected[k] else f" (upstream {expected[k]})") for k in expected
+        )
         lines.append(f"{'match' if ok else 'MISMATCH'} {judge}/{strategy}: {detail}")
     if checked == 0:
         lines.append(f"no replayed LLMBar {strategy} jurors in run {run_id}")
         all_ok = False
     else:
-        lines.append(f"{checked} judges checked against statistics.json: {'all match' if all_ok else 'mismatches above'}")
+        lines.append(
+            f"{checked} judges checked against statistics.json: {'all match' if all_ok else 'mismatches above'}"
+        )
     return lines, all_ok

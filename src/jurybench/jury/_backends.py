@@ -15,7 +15,7 @@ import random
 import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from jurybench.errors import JurybenchError
 from jurybench.jury._juror import JurorSpec
@@ -71,9 +71,7 @@ class LiteLLMBackend:
         self.litellm = import_litellm()
         self.spec = spec
         self.kwargs: dict[str, Any] = {
-            k: v
-            for k, v in spec.params.items()
-            if k not in ("verdicts", "structured", "response_format")
+            k: v for k, v in spec.params.items() if k not in ("verdicts", "structured", "response_format")
         }
         for key in ("api_base", "api_key"):
             if key in spec.options:
@@ -81,9 +79,9 @@ class LiteLLMBackend:
         self.kwargs["timeout"] = float(spec.option("timeout", 60))
         self.kwargs["max_retries"] = 0  # the engine retries, with backoff and jitter
         fmt = spec.params.get("response_format", "auto")
-        if not spec.params.get("verdicts") and fmt != "none":
-            if fmt == "json_object" or (fmt == "auto" and self._supports_json(spec.model)):
-                self.kwargs["response_format"] = {"type": "json_object"}
+        wants_json = fmt == "json_object" or (fmt == "auto" and self._supports_json(spec.model))
+        if not spec.params.get("verdicts") and fmt != "none" and wants_json:
+            self.kwargs["response_format"] = {"type": "json_object"}
         self._transient = tuple(
             getattr(self.litellm, name)
             for name in (
@@ -108,12 +106,10 @@ class LiteLLMBackend:
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         start = time.perf_counter()
         try:
-            response = await self.litellm.acompletion(
-                model=self.spec.model, messages=messages, **self.kwargs
-            )
+            response = await self.litellm.acompletion(model=self.spec.model, messages=messages, **self.kwargs)
         except self._transient as exc:
             raise TransientError(_first_line(exc)) from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise TransientError("request timed out") from None
         except Exception as exc:
             status = getattr(exc, "status_code", None)
@@ -148,7 +144,7 @@ class LiteLLMBackend:
 
         from jurybench.rubric import response_model
 
-        client = instructor.from_litellm(self.litellm.acompletion, mode=instructor.Mode.JSON)
+        client: Any = instructor.from_litellm(self.litellm.acompletion, mode=instructor.Mode.JSON)
         # instructor owns max_retries (its re-asks); the engine still retries transport errors.
         kwargs = {k: v for k, v in self.kwargs.items() if k not in ("response_format", "max_retries")}
         start = time.perf_counter()
@@ -179,7 +175,7 @@ class FakeBackend:
     refusals and transient errors, and an optional first-position bias.
     """
 
-    _queues: dict[str, deque[str]] = defaultdict(deque)
+    _queues: ClassVar[dict[str, deque[str]]] = defaultdict(deque)
 
     @classmethod
     def enqueue(cls, name: str, *answers: str) -> None:
@@ -232,9 +228,7 @@ class FakeBackend:
         rubric = self.rubric
         bias = self.position_bias
         if isinstance(rubric, PointwiseRubric):
-            answer: dict[str, Any] = {
-                c.name: rng.randint(c.scale.min, c.scale.max) for c in rubric.criteria
-            }
+            answer: dict[str, Any] = {c.name: rng.randint(c.scale.min, c.scale.max) for c in rubric.criteria}
         elif isinstance(rubric, PairwiseRubric):
             answer = {}
             for c in rubric.categories:

@@ -11,6 +11,7 @@ committed one, and Ctrl-C flushes before it exits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import random
@@ -24,7 +25,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import first_row
 from jurybench.jury._backends import (
     Backend,
     Completion,
@@ -44,12 +44,16 @@ from jurybench.jury._store_io import (
     register_rubric,
     write_batch,
 )
-from jurybench.rubric import AnyRubric, PreferenceRubric, is_pairwise, render_pairwise, render_pointwise
-
-REASK = (
-    "Your previous answer could not be used ({reason}). Reply again with only the JSON "
-    "object described above."
+from jurybench.rubric import (
+    AnyRubric,
+    PreferenceRubric,
+    is_pairwise,
+    render_pairwise,
+    render_pointwise,
 )
+from jurybench.store._db import first_row
+
+REASK = "Your previous answer could not be used ({reason}). Reply again with only the JSON object described above."
 
 
 @dataclass
@@ -95,7 +99,6 @@ def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[s
     rubric_hash = rubric.content_hash
     for subject in subjects:
         if pairwise:
-            assert not isinstance(rubric, type(None))
             sid = subject["pair_id"]
             rendered = [(o, render_pairwise(rubric, subject, o)) for o in ("AB", "BA")]  # type: ignore[arg-type]
         else:
@@ -122,13 +125,10 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
         rules = juror.params.get("verdicts")
         if rules is not None:
             if not isinstance(rubric, PreferenceRubric):
-                raise JurybenchError(
-                    f"juror '{juror.display_name}': verdicts= applies to preference rubrics only."
-                )
+                raise JurybenchError(f"juror '{juror.display_name}': verdicts= applies to preference rubrics only.")
             if rules not in rubric.verdict_rules:
                 raise JurybenchError(
-                    f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule "
-                    f"set '{rules}'.",
+                    f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule set '{rules}'.",
                     hint=f"Valid: {', '.join(sorted(rubric.verdict_rules)) or 'none defined'}.",
                 )
         structured = juror.params.get("structured", "json")
@@ -168,7 +168,14 @@ class _Progress:
             transient=False,
         )
         self.task_id = self.progress.add_task(
-            "judging", total=total, completed=cached, rate=0.0, cost=0.0, invalid=0, refusal=0, error=0
+            "judging",
+            total=total,
+            completed=cached,
+            rate=0.0,
+            cost=0.0,
+            invalid=0,
+            refusal=0,
+            error=0,
         )
         self.progress.start()
 
@@ -314,7 +321,7 @@ async def _run_task(
                 completion = await backend.complete(messages, slot)
             else:
                 completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
-        except (TransientError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, TransientError) as exc:
             failures += 1
             reason = str(exc) or "request timed out"
             if failures > retries:
@@ -383,8 +390,9 @@ async def _execute(
     by_provider: dict[str, deque[Task]] = defaultdict(deque)
     for task in tasks:
         by_provider[task.juror.provider].append(task)
-    limiters = {key: _RateLimiter(spec.option("rpm", None)) for key, spec in
-                {t.juror.key: t.juror for t in tasks}.items()}
+    limiters = {
+        key: _RateLimiter(spec.option("rpm", None)) for key, spec in {t.juror.key: t.juror for t in tasks}.items()
+    }
     rng = random.Random()
 
     async def worker(queue: deque[Task]) -> None:
@@ -470,7 +478,11 @@ def score(
         result.n_called = sum(progress.counts.values())
         con.execute(
             "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-            ["interrupted" if interrupted else "finished", datetime.now(UTC).replace(tzinfo=None), run_id],
+            [
+                "interrupted" if interrupted else "finished",
+                datetime.now(UTC).replace(tzinfo=None),
+                run_id,
+            ],
         )
     return result
 
@@ -481,10 +493,8 @@ def _run_async(coro: Any) -> None:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on Windows / off-main thread
             loop.add_signal_handler(signal.SIGTERM, lambda: current and current.cancel())
-        except (NotImplementedError, RuntimeError):
-            pass
         try:
             await coro
         except asyncio.CancelledError:
@@ -494,7 +504,12 @@ def _run_async(coro: Any) -> None:
 
 
 def _open_run(
-    con: Any, run_id: str | None, rubric: AnyRubric, jurors: list[JurorSpec], where: str | None, n: int
+    con: Any,
+    run_id: str | None,
+    rubric: AnyRubric,
+    jurors: list[JurorSpec],
+    where: str | None,
+    n: int,
 ) -> str:
     register_rubric(con, rubric)
     register_jurors(con, jurors)
@@ -514,6 +529,13 @@ def _open_run(
     con.execute(
         "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status) "
         "VALUES (?, ?, ?, ?, ?, ?, 'running')",
-        [run_id, rubric.content_hash, "pairwise" if is_pairwise(rubric) else "pointwise", juror_keys, where, n],
+        [
+            run_id,
+            rubric.content_hash,
+            "pairwise" if is_pairwise(rubric) else "pointwise",
+            juror_keys,
+            where,
+            n,
+        ],
     )
     return run_id

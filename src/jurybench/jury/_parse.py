@@ -97,9 +97,7 @@ def parse_with_rules(rubric: AnyRubric, rule_set: str, text: str, finish_reason:
     return _refusal_or_invalid(text, finish_reason, f"no '{rule_set}' verdict rule matched")
 
 
-def parse_answer(
-    rubric: AnyRubric, text: str, finish_reason: str | None, verdict_rules: str | None
-) -> Outcome:
+def parse_answer(rubric: AnyRubric, text: str, finish_reason: str | None, verdict_rules: str | None) -> Outcome:
     if verdict_rules:
         return parse_with_rules(rubric, verdict_rules, text, finish_reason)
     return parse_structured(rubric, text, finish_reason)

@@ -35,7 +35,12 @@ def register_jurors(con: Any, jurors: list[JurorSpec]) -> None:
     for spec in jurors:
         con.execute(
             "INSERT OR IGNORE INTO jurors (juror_key, name, model, params) VALUES (?, ?, ?, ?)",
-            [spec.key, spec.display_name, spec.model, json.dumps(stored_params(spec), sort_keys=True)],
+            [
+                spec.key,
+                spec.display_name,
+                spec.model,
+                json.dumps(stored_params(spec), sort_keys=True),
+            ],
         )
 
 

@@ -42,9 +42,7 @@ def load_rubric(name_or_path: str | Path) -> AnyRubric:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise JurybenchError(
-            f"{path} line {line}: not valid UTF-8.", hint="Save the file as UTF-8."
-        ) from None
+        raise JurybenchError(f"{path} line {line}: not valid UTF-8.", hint="Save the file as UTF-8.") from None
     return parse_rubric(text, source=str(path))
 
 
@@ -57,9 +55,7 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise JurybenchError(
-            f"{source}{line}: malformed YAML ({problem}).", hint="Fix the YAML syntax."
-        ) from None
+        raise JurybenchError(f"{source}{line}: malformed YAML ({problem}).", hint="Fix the YAML syntax.") from None
     if not isinstance(data, dict):
         raise JurybenchError(f"{source}: a rubric must be a YAML mapping with a 'kind' key.")
     kind = data.get("kind")

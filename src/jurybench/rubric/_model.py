@@ -19,9 +19,7 @@ NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 # Placeholders a template may use, by rubric family. ``meta.<field>`` reads a
 # metadata field of the item (of item A for pairwise rubrics).
-POINTWISE_FIELDS = frozenset(
-    {"prompt", "response", "reference", "language", "model", "criteria", "answer_format"}
-)
+POINTWISE_FIELDS = frozenset({"prompt", "response", "reference", "language", "model", "criteria", "answer_format"})
 PAIRWISE_FIELDS = frozenset(
     {"prompt", "response_a", "response_b", "reference", "language", "categories", "answer_format"}
 )
@@ -103,9 +101,7 @@ class _RubricBase(_Strict):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
     version: str = "1"
     description: str = ""
-    rationale: bool = Field(
-        default=True, description="ask the juror for a short rationale beside its scores"
-    )
+    rationale: bool = Field(default=True, description="ask the juror for a short rationale beside its scores")
     default_language: str = "en"
     language_fallback: bool = Field(
         default=False,
@@ -152,8 +148,7 @@ class _RubricBase(_Strict):
         from jurybench.errors import JurybenchError
 
         raise JurybenchError(
-            f"rubric '{self.name}' has no template for language '{language}' "
-            f"(it has {sorted(self.templates)}).",
+            f"rubric '{self.name}' has no template for language '{language}' (it has {sorted(self.templates)}).",
             hint="Add a template for it, or set language_fallback: true in the rubric.",
         )
 

@@ -38,8 +38,7 @@ def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject
             key = name[5:]
             if key not in meta or meta[key] is None:
                 raise JurybenchError(
-                    f"{subject}: the rubric template uses {{{name}}} but the item has no "
-                    f"metadata field '{key}'.",
+                    f"{subject}: the rubric template uses {{{name}}} but the item has no metadata field '{key}'.",
                     hint="Add the column to the items file, or remove the placeholder.",
                 )
             return str(meta[key])
@@ -85,9 +84,7 @@ def render_pairwise(
     return _messages(template.system, template.user, values, pair, f"pair {pair.get('pair_id')}")
 
 
-def _messages(
-    system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str
-) -> Messages:
+def _messages(system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str) -> Messages:
     meta = subject.get("metadata") or {}
     user_text = _fill(user, values, meta, label)
     if "{answer_format}" not in user and "{answer_format}" not in system:

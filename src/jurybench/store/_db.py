@@ -44,9 +44,9 @@ def connect(path: str | Path | None = None, *, read_only: bool = False) -> Any:
 
 
 def pending_migrations(con: Any) -> list[str]:
-    exists = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'"
-    ).fetchall()[0][0]
+    exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'").fetchall()[
+        0
+    ][0]
     done: set[str] = set()
     if exists:
         done = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}

@@ -71,14 +71,27 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
 
 
 def write_items(
-    con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str, in_transaction: bool = False
+    con: Any,
+    records: list[tuple[int, dict[str, Any]]],
+    *,
+    source: str,
+    in_transaction: bool = False,
 ) -> ImportResult:
     """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
     import pandas as pd
 
     _check_duplicates(source, records, "item_id")
     frame = pd.DataFrame([r for _, r in records])
-    for column in ("prompt", "reference", "model", "language", "treatment", "metadata", "dataset", "source_file"):
+    for column in (
+        "prompt",
+        "reference",
+        "model",
+        "language",
+        "treatment",
+        "metadata",
+        "dataset",
+        "source_file",
+    ):
         if column not in frame:
             frame[column] = None
     frame = frame.astype(object).where(frame.notna(), None)
@@ -92,7 +105,7 @@ def write_items(
                       OR n.prompt IS DISTINCT FROM i.prompt
                       OR n.model IS DISTINCT FROM i.model
                       OR n.language IS DISTINCT FROM i.language
-                   LIMIT 1"""
+                   LIMIT 1""",
             )
             if conflict:
                 number = next(n for n, r in records if r["item_id"] == conflict[0])
@@ -137,7 +150,11 @@ def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset:
 
 
 def write_pairs(
-    con: Any, records: list[tuple[int, dict[str, Any]]], *, source: str, in_transaction: bool = False
+    con: Any,
+    records: list[tuple[int, dict[str, Any]]],
+    *,
+    source: str,
+    in_transaction: bool = False,
 ) -> ImportResult:
     import pandas as pd
 
@@ -154,7 +171,7 @@ def write_pairs(
                    FROM incoming_pairs n
                    LEFT JOIN items a ON a.item_id = n.item_a
                    LEFT JOIN items b ON b.item_id = n.item_b
-                   WHERE a.item_id IS NULL OR b.item_id IS NULL LIMIT 1"""
+                   WHERE a.item_id IS NULL OR b.item_id IS NULL LIMIT 1""",
             )
             if unknown:
                 number = next(n for n, r in records if r["pair_id"] == unknown[0])
@@ -165,13 +182,12 @@ def write_pairs(
             conflict = first_row(
                 con,
                 """SELECT n.pair_id FROM incoming_pairs n JOIN pairs p USING (pair_id)
-                   WHERE n.item_a <> p.item_a OR n.item_b <> p.item_b LIMIT 1"""
+                   WHERE n.item_a <> p.item_a OR n.item_b <> p.item_b LIMIT 1""",
             )
             if conflict:
                 number = next(n for n, r in records if r["pair_id"] == conflict[0])
                 raise JurybenchError(
-                    f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists "
-                    "with other items.",
+                    f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists with other items.",
                 )
             before = scalar(con, "SELECT count(*) FROM pairs")
             con.execute(
@@ -191,8 +207,7 @@ def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], ke
         value = record[key]
         if value in seen:
             raise JurybenchError(
-                f"{source} row {number}, field '{key}': duplicate id '{value}' "
-                f"(first at row {seen[value]}).",
+                f"{source} row {number}, field '{key}': duplicate id '{value}' (first at row {seen[value]}).",
                 hint="Ids must be unique within a file.",
             )
         seen[value] = number

@@ -40,12 +40,16 @@ def m001_initial(con: Any) -> None:
             first_seen TIMESTAMP NOT NULL DEFAULT current_timestamp
         )"""
     )
-    _comment(con, "rubrics", {
-        "": "Every rubric a judgment was made with, keyed by content hash.",
-        "rubric_hash": "sha256 of the validated rubric in canonical JSON",
-        "kind": "pointwise, pairwise or preference",
-        "body": "the validated rubric as JSON",
-    })
+    _comment(
+        con,
+        "rubrics",
+        {
+            "": "Every rubric a judgment was made with, keyed by content hash.",
+            "rubric_hash": "sha256 of the validated rubric in canonical JSON",
+            "kind": "pointwise, pairwise or preference",
+            "body": "the validated rubric as JSON",
+        },
+    )
     con.execute(
         """
         CREATE TABLE jurors (
@@ -55,13 +59,17 @@ def m001_initial(con: Any) -> None:
             params JSON NOT NULL
         )"""
     )
-    _comment(con, "jurors", {
-        "": "A juror is a model string with the parameters that change its answers.",
-        "juror_key": "sha256 of model and answer-changing params (temperature, seed, ...)",
-        "name": "display name (defaults to the model string)",
-        "model": "litellm model string, or fake/<name>, replay/<source>",
-        "params": "the answer-changing parameters as JSON",
-    })
+    _comment(
+        con,
+        "jurors",
+        {
+            "": "A juror is a model string with the parameters that change its answers.",
+            "juror_key": "sha256 of model and answer-changing params (temperature, seed, ...)",
+            "name": "display name (defaults to the model string)",
+            "model": "litellm model string, or fake/<name>, replay/<source>",
+            "params": "the answer-changing parameters as JSON",
+        },
+    )
     con.execute(
         """
         CREATE TABLE items (
@@ -78,17 +86,21 @@ def m001_initial(con: Any) -> None:
             imported_at TIMESTAMP NOT NULL DEFAULT current_timestamp
         )"""
     )
-    _comment(con, "items", {
-        "": "Generations to be judged: one response to one prompt.",
-        "prompt": "the instruction or premise the response answers",
-        "response": "the generated text being judged",
-        "reference": "an optional reference answer",
-        "model": "the model that produced the response",
-        "language": "language code choosing the rubric template (en, ko, zh, ...)",
-        "treatment": "treatment attributes as a JSON object (e.g. recipient gender)",
-        "metadata": "any other columns of the imported file, as a JSON object",
-        "dataset": "name of the dataset the item came from",
-    })
+    _comment(
+        con,
+        "items",
+        {
+            "": "Generations to be judged: one response to one prompt.",
+            "prompt": "the instruction or premise the response answers",
+            "response": "the generated text being judged",
+            "reference": "an optional reference answer",
+            "model": "the model that produced the response",
+            "language": "language code choosing the rubric template (en, ko, zh, ...)",
+            "treatment": "treatment attributes as a JSON object (e.g. recipient gender)",
+            "metadata": "any other columns of the imported file, as a JSON object",
+            "dataset": "name of the dataset the item came from",
+        },
+    )
     con.execute(
         """
         CREATE TABLE pairs (
@@ -101,11 +113,15 @@ def m001_initial(con: Any) -> None:
             imported_at TIMESTAMP NOT NULL DEFAULT current_timestamp
         )"""
     )
-    _comment(con, "pairs", {
-        "": "Two items compared by pairwise rubrics; A and B name the items, not positions.",
-        "item_a": "item_id of response A",
-        "item_b": "item_id of response B",
-    })
+    _comment(
+        con,
+        "pairs",
+        {
+            "": "Two items compared by pairwise rubrics; A and B name the items, not positions.",
+            "item_a": "item_id of response A",
+            "item_b": "item_id of response B",
+        },
+    )
     con.execute(
         """
         CREATE TABLE runs (
@@ -120,13 +136,17 @@ def m001_initial(con: Any) -> None:
             finished_at TIMESTAMP
         )"""
     )
-    _comment(con, "runs", {
-        "": "One scoring job: a rubric, a jury and a set of items or pairs.",
-        "mode": "pointwise or pairwise",
-        "jurors": "JSON list of juror_key",
-        "selection": "the filter that chose the subjects (SQL predicate or glob)",
-        "status": "running, finished or interrupted",
-    })
+    _comment(
+        con,
+        "runs",
+        {
+            "": "One scoring job: a rubric, a jury and a set of items or pairs.",
+            "mode": "pointwise or pairwise",
+            "jurors": "JSON list of juror_key",
+            "selection": "the filter that chose the subjects (SQL predicate or glob)",
+            "status": "running, finished or interrupted",
+        },
+    )
     con.execute(
         """
         CREATE TABLE calls (
@@ -151,20 +171,24 @@ def m001_initial(con: Any) -> None:
             created_at TIMESTAMP NOT NULL DEFAULT current_timestamp
         )"""
     )
-    _comment(con, "calls", {
-        "": "Every request to a juror and its raw answer; the cache of the engine.",
-        "call_key": "sha256 of (rubric hash, juror key, subject, order, sample index)",
-        "subject_kind": "item (pointwise) or pair (pairwise)",
-        "presented_order": "AB (A shown first) or BA; NULL for pointwise",
-        "sample_index": "0..n-1 when a juror is sampled n times",
-        "messages": "the rendered request messages",
-        "response_text": "the raw completion text, as returned",
-        "status": "ok, invalid (unparseable), refusal, or error (no answer; retried on re-run)",
-        "reason": "why a call is invalid, a refusal or an error",
-        "attempts": "requests made, including re-asks after invalid answers",
-        "cost_usd": "cost reported by litellm's price table; NULL where unknown",
-        "run_id": "the run that made the call (later runs reuse it from the cache)",
-    })
+    _comment(
+        con,
+        "calls",
+        {
+            "": "Every request to a juror and its raw answer; the cache of the engine.",
+            "call_key": "sha256 of (rubric hash, juror key, subject, order, sample index)",
+            "subject_kind": "item (pointwise) or pair (pairwise)",
+            "presented_order": "AB (A shown first) or BA; NULL for pointwise",
+            "sample_index": "0..n-1 when a juror is sampled n times",
+            "messages": "the rendered request messages",
+            "response_text": "the raw completion text, as returned",
+            "status": "ok, invalid (unparseable), refusal, or error (no answer; retried on re-run)",
+            "reason": "why a call is invalid, a refusal or an error",
+            "attempts": "requests made, including re-asks after invalid answers",
+            "cost_usd": "cost reported by litellm's price table; NULL where unknown",
+            "run_id": "the run that made the call (later runs reuse it from the cache)",
+        },
+    )
     con.execute(
         """
         CREATE TABLE run_calls (
@@ -226,13 +250,17 @@ def m001_initial(con: Any) -> None:
             PRIMARY KEY (subject_id, criterion, annotator)
         )"""
     )
-    _comment(con, "human_labels", {
-        "": "Human annotations: scores on items, preferences or category scores on pairs.",
-        "subject_kind": "item or pair",
-        "criterion": "criterion or category name; 'preference' for A/B preferences",
-        "value": "numeric label (a score; for preferences +1 = A, -1 = B, 0 = tie)",
-        "label": "the label as given (e.g. A, B, tie)",
-    })
+    _comment(
+        con,
+        "human_labels",
+        {
+            "": "Human annotations: scores on items, preferences or category scores on pairs.",
+            "subject_kind": "item or pair",
+            "criterion": "criterion or category name; 'preference' for A/B preferences",
+            "value": "numeric label (a score; for preferences +1 = A, -1 = B, 0 = tie)",
+            "label": "the label as given (e.g. A, B, tie)",
+        },
+    )
     con.execute(
         """
         CREATE TABLE recordings (
@@ -245,10 +273,14 @@ def m001_initial(con: Any) -> None:
             PRIMARY KEY (source, subject_id, presented_order, sample_index)
         )"""
     )
-    _comment(con, "recordings", {
-        "": "Recorded raw completions served by replay/<source> jurors.",
-        "presented_order": "AB or BA for pairs; empty string for items",
-    })
+    _comment(
+        con,
+        "recordings",
+        {
+            "": "Recorded raw completions served by replay/<source> jurors.",
+            "presented_order": "AB or BA for pairs; empty string for items",
+        },
+    )
     _views_v1(con)
 
 

@@ -21,7 +21,10 @@ def run_query(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     try:
         cursor = con.execute(sql)
     except duckdb.Error as exc:
-        raise JurybenchError(f"SQL error: {str(exc).splitlines()[0]}", hint="See docs/schema.md for tables and views.") from None
+        raise JurybenchError(
+            f"SQL error: {str(exc).splitlines()[0]}",
+            hint="See docs/schema.md for tables and views.",
+        ) from None
     if cursor.description is None:
         return [], []
     names = [d[0] for d in cursor.description]

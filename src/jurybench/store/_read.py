@@ -19,9 +19,12 @@ FORMATS = ("csv", "jsonl", "parquet")
 
 
 def file_format(path: Path, explicit: str | None = None) -> str:
-    fmt = explicit or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}.get(
-        path.suffix.lower()
-    )
+    fmt = explicit or {
+        ".csv": "csv",
+        ".jsonl": "jsonl",
+        ".ndjson": "jsonl",
+        ".parquet": "parquet",
+    }.get(path.suffix.lower())
     if fmt not in FORMATS:
         raise JurybenchError(
             f"{path}: cannot tell the file format from '{path.suffix}'.",
@@ -63,7 +66,7 @@ def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
         raise JurybenchError(f"{path}: the file is empty; a header row is needed.")
     rows = []
     for row in reader:
-        extra = row.pop(None, None)  # type: ignore[call-overload]
+        extra = row.pop(None, None)
         if extra:
             raise JurybenchError(
                 f"{path} line {reader.line_num}: more fields than the header has.",

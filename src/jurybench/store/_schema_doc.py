@@ -17,9 +17,7 @@ def describe_schema() -> list[dict[str, Any]]:
         tables = con.execute(
             "SELECT table_name, comment FROM duckdb_tables() WHERE NOT internal ORDER BY table_name"
         ).fetchall()
-        views = con.execute(
-            "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
-        ).fetchall()
+        views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name").fetchall()
         out: list[dict[str, Any]] = []
         for name, comment in tables:
             columns = con.execute(
@@ -33,8 +31,7 @@ def describe_schema() -> list[dict[str, Any]]:
                     "kind": "table",
                     "doc": comment or ("Applied migrations." if name == "migrations" else ""),
                     "columns": [
-                        {"name": c[0], "type": c[1], "nullable": bool(c[2]), "doc": c[3] or ""}
-                        for c in columns
+                        {"name": c[0], "type": c[1], "nullable": bool(c[2]), "doc": c[3] or ""} for c in columns
                     ],
                 }
             )

@@ -25,7 +25,13 @@ def _completion(model: str, content: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
         "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
     }
 
@@ -38,7 +44,9 @@ def make_app(default_content: str, script: deque[tuple[int, str]], requests: lis
         requests.append(body)
         status, content = script.popleft() if script else (200, default_content)
         if status != 200:
-            return web.json_response({"error": {"message": content, "type": "stub_error", "code": status}}, status=status)
+            return web.json_response(
+                {"error": {"message": content, "type": "stub_error", "code": status}}, status=status
+            )
         return web.json_response(_completion(body.get("model", "stub"), content))
 
     app = web.Application()
