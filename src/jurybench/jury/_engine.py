@@ -4,7 +4,7 @@ Work is planned as one task per (juror, subject, order, sample). Each task has a
 content-addressed key; tasks whose key is already answered in the store are
 reused without a call, so re-running a finished or interrupted run is free.
 Answers are written in small batched transactions as they arrive, so stopping
-the process loses at most the answers of the last half second, never a
+the process loses at most the answers of the last second, never a
 committed one, and Ctrl-C flushes before it exits.
 """
 
@@ -38,6 +38,7 @@ from jurybench.jury._backends import (
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
 from jurybench.jury._store_io import (
+    clear_stale_calls,
     done_call_keys,
     load_subjects,
     register_jurors,
@@ -205,7 +206,7 @@ class _Progress:
 class _Writer:
     """Buffers results and writes them in batched transactions."""
 
-    def __init__(self, con: Any, run_id: str, rubric: AnyRubric, batch: int = 500, every_s: float = 0.5) -> None:
+    def __init__(self, con: Any, run_id: str, rubric: AnyRubric, batch: int = 1000, every_s: float = 1.0) -> None:
         self.con = con
         self.run_id = run_id
         self.rubric_hash = rubric.content_hash
@@ -457,6 +458,7 @@ def score(
     started = time.perf_counter()
     done = done_call_keys(con, [t.call_key for t in tasks])
     todo = [t for t in tasks if t.call_key not in done]
+    clear_stale_calls(con, [t.call_key for t in todo])
     writer = _Writer(con, run_id, rubric)
     writer.add_cached([t.call_key for t in tasks if t.call_key in done])
     writer.flush()

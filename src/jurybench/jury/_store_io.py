@@ -97,6 +97,30 @@ def done_call_keys(con: Any, keys: list[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
+def clear_stale_calls(con: Any, keys: list[str]) -> int:
+    """Remove earlier failed attempts (status error) of calls about to be made again.
+
+    Answered calls are never in ``keys`` (they are served from the cache), so only
+    error rows go; doing it once up front lets every batch use plain inserts.
+    """
+    import pyarrow as pa
+
+    if not keys:
+        return 0
+    con.register("stale_keys", pa.table({"call_key": keys}))
+    try:
+        con.execute("BEGIN TRANSACTION")
+        for table in ("pointwise_judgments", "pairwise_judgments", "calls"):
+            con.execute(f"DELETE FROM {table} WHERE call_key IN (SELECT call_key FROM stale_keys)")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("stale_keys")
+    return len(keys)
+
+
 def write_batch(
     con: Any,
     run_id: str,
@@ -119,12 +143,12 @@ def write_batch(
     try:
         if calls:
             con.register("new_calls", table(calls, CALL_COLUMNS))
-            con.execute("INSERT OR REPLACE INTO calls SELECT *, current_timestamp FROM new_calls")
+            con.execute("INSERT INTO calls SELECT *, current_timestamp FROM new_calls")
             con.unregister("new_calls")
         if judgments:
             con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
             con.execute(
-                f"""INSERT OR REPLACE INTO {target}
+                f"""INSERT INTO {target}
                     (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
                      {dim}, score, status, reason, rationale)
                     SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,

@@ -1,0 +1,222 @@
+"""jurybench benchmarks: ratios measured side by side in one run (make bench).
+
+1. Engine throughput: N pointwise judgment requests through `jurybench.jury.score` at
+   concurrency 64 against a loopback OpenAI-compatible stub (its own process), versus
+   the same requests made with bare `litellm.acompletion` in a plain asyncio loop.
+   Target: engine / bare >= 0.9. Also: the instructor driver versus bare on a smaller N.
+2. Store: 1,000,000 judgment rows inserted with the engine's batched Arrow path,
+   versus row-by-row inserts (measured on fewer rows, reported per row).
+3. CLI start: `jurybench --help` versus `python -c pass`.
+
+Results are printed and written to bench/out/results.json. Timings are wall-clock on
+a shared machine: read the ratios, not the absolute numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+ANSWER = {"relevance": 4, "coherence": 3, "empathy": 2, "surprise": 5, "engagement": 3, "complexity": 1}
+
+
+def start_stub(port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jurybench.testing.stub", "--port", str(port), "--content", json.dumps(ANSWER)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    import socket
+
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("stub did not start")
+
+
+def make_store(n: int, path: Path) -> Any:
+    from jurybench.store import connect, import_items
+
+    items = path.with_suffix(".csv")
+    with items.open("w", encoding="utf-8") as fh:
+        fh.write("item_id,prompt,response\n")
+        for i in range(n):
+            fh.write(f"b{i:06d},Write a short story number {i}.,Once upon a time there was story {i}.\n")
+    con = connect(path)
+    import_items(con, items)
+    return con
+
+
+async def bare_litellm(messages: list[list[dict[str, str]]], api_base: str, concurrency: int) -> float:
+    import litellm
+
+    sem = asyncio.Semaphore(concurrency)
+    kwargs = {
+        "model": "openai/bench-judge",
+        "api_base": api_base,
+        "api_key": "x",
+        "temperature": 0,
+        "timeout": 60.0,
+        "max_retries": 0,
+        "response_format": {"type": "json_object"},
+    }
+
+    async def one(m: list[dict[str, str]]) -> None:
+        async with sem:
+            await litellm.acompletion(messages=m, **kwargs)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(m) for m in messages))
+    return time.perf_counter() - start
+
+
+def engine_run(con: Any, api_base: str, concurrency: int, extra: str = "", where: str | None = None) -> float:
+    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.rubric import load_rubric
+
+    juror = parse_juror(f"openai/bench-judge,api_base={api_base},api_key=x,temperature=0,retries=0{extra}")
+    start = time.perf_counter()
+    result = score(con, load_rubric("story-quality"), [juror], where=where, options=EngineOptions(concurrency=concurrency, progress=False))
+    elapsed = time.perf_counter() - start
+    assert result.status_counts.get("ok") == result.n_called, result.summary()
+    return elapsed
+
+
+def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
+    from jurybench.rubric import load_rubric, render_pointwise
+
+    port = 18765
+    stub = start_stub(port)
+    api_base = f"http://127.0.0.1:{port}/v1"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            con = make_store(n, Path(tmp) / "engine.duckdb")
+            rubric = load_rubric("story-quality")
+            rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
+            names = [d[0] for d in con.description]
+            messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
+            asyncio.run(bare_litellm(messages[:300], api_base, concurrency))  # warm-up
+            bare_s = asyncio.run(bare_litellm(messages, api_base, concurrency))
+            engine_s = engine_run(con, api_base, concurrency)
+            calls = con.execute("SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM calls").fetchall()[0]
+            sub = messages[:n_instructor]
+            bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
+            instructor_s = engine_run(
+                con, api_base, concurrency, ",structured=instructor", where=f"item_id < 'b{n_instructor:06d}'"
+            )
+    finally:
+        stub.terminate()
+        stub.wait()
+    return {
+        "requests": n,
+        "concurrency": concurrency,
+        "bare_litellm_calls_per_s": n / bare_s,
+        "engine_calls_per_s": n / engine_s,
+        "engine_over_bare": bare_s / engine_s,
+        "target_engine_over_bare": 0.9,
+        "stored_calls": calls[0],
+        "stored_ok": calls[1],
+        "instructor_requests": n_instructor,
+        "instructor_driver_over_bare": bare_small_s / instructor_s,
+    }
+
+
+def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
+    from jurybench.jury._store_io import write_batch
+    from jurybench.store import connect
+
+    def judgment(i: int) -> dict[str, Any]:
+        return {
+            "call_key": f"k{i // 6:08d}", "rubric_hash": "h", "juror_key": "j", "subject_id": f"i{i // 6}",
+            "presented_order": None, "sample_index": 0, "dimension": f"c{i % 6}", "score": i % 5 + 1,
+            "status": "valid", "reason": None, "rationale": None,
+        }  # fmt: skip
+
+    with tempfile.TemporaryDirectory() as tmp:
+        con = connect(Path(tmp) / "store.duckdb")
+        batch = 100_000
+        start = time.perf_counter()
+        for lo in range(0, n_rows, batch):
+            write_batch(con, "r", [], [judgment(i) for i in range(lo, min(n_rows, lo + batch))], [], False)
+        batched_s = time.perf_counter() - start
+        stored = con.execute("SELECT count(*) FROM pointwise_judgments").fetchall()[0][0]
+        slow = connect(Path(tmp) / "slow.duckdb")
+        start = time.perf_counter()
+        for i in range(n_slow):
+            j = judgment(i)
+            slow.execute(
+                "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [j["call_key"], j["rubric_hash"], j["juror_key"], j["subject_id"], 0, j["dimension"], j["score"], j["status"]],
+            )
+        row_s = time.perf_counter() - start
+    return {
+        "rows": n_rows,
+        "stored": stored,
+        "batched_seconds": batched_s,
+        "batched_rows_per_s": n_rows / batched_s,
+        "row_by_row_rows_measured": n_slow,
+        "row_by_row_rows_per_s": n_slow / row_s,
+        "batched_over_row_by_row": (n_rows / batched_s) / (n_slow / row_s),
+    }
+
+
+def bench_cli(repeats: int) -> dict[str, Any]:
+    exe = Path(sys.executable).parent / "jurybench"
+    cli, bare = [], []
+    for _ in range(repeats):
+        for cmd, sink in (([str(exe), "--help"], cli), ([sys.executable, "-c", "pass"], bare)):
+            start = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            sink.append(time.perf_counter() - start)
+    return {
+        "help_median_s": statistics.median(cli),
+        "python_pass_median_s": statistics.median(bare),
+        "help_over_python": statistics.median(cli) / statistics.median(bare),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="jurybench benchmarks")
+    parser.add_argument("--requests", type=int, default=10_000)
+    parser.add_argument("--instructor-requests", type=int, default=2_000)
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    args = parser.parse_args()
+    if args.quick:
+        args.requests, args.instructor_requests, args.rows = 600, 200, 50_000
+    results = {
+        "cli_start": bench_cli(5),
+        "store_insert": bench_store(args.rows, 2_000),
+        "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
+    }
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(results, indent=2))
+    e, s, c = results["engine_throughput"], results["store_insert"], results["cli_start"]
+    print(f"engine: {e['engine_calls_per_s']:.0f} calls/s vs bare litellm {e['bare_litellm_calls_per_s']:.0f} "
+          f"-> ratio {e['engine_over_bare']:.2f} (target >= 0.9); {e['stored_ok']}/{e['stored_calls']} stored ok")  # fmt: skip
+    print(f"instructor driver / bare litellm: {e['instructor_driver_over_bare']:.2f} ({e['instructor_requests']} requests)")
+    print(f"store: {s['rows']:,} rows in {s['batched_seconds']:.1f}s = {s['batched_rows_per_s']:,.0f} rows/s "
+          f"(row-by-row {s['row_by_row_rows_per_s']:,.0f} rows/s; x{s['batched_over_row_by_row']:.0f})")  # fmt: skip
+    print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
+          f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
