@@ -92,7 +92,13 @@ def engine_run(con: Any, api_base: str, concurrency: int, extra: str = "", where
 
     juror = parse_juror(f"openai/bench-judge,api_base={api_base},api_key=x,temperature=0,retries=0{extra}")
     start = time.perf_counter()
-    result = score(con, load_rubric("story-quality"), [juror], where=where, options=EngineOptions(concurrency=concurrency, progress=False))
+    result = score(
+        con,
+        load_rubric("story-quality"),
+        [juror],
+        where=where,
+        options=EngineOptions(concurrency=concurrency, progress=False),
+    )
     elapsed = time.perf_counter() - start
     assert result.status_counts.get("ok") == result.n_called, result.summary()
     return elapsed
@@ -112,8 +118,14 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
             names = [d[0] for d in con.description]
             messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
             asyncio.run(bare_litellm(messages[:300], api_base, concurrency))  # warm-up
-            bare_s = asyncio.run(bare_litellm(messages, api_base, concurrency))
-            engine_s = engine_run(con, api_base, concurrency)
+            # Interleaved halves (bare, engine, bare, engine) so drift on a shared machine
+            # affects both sides alike; each side makes all n requests.
+            half = n // 2
+            split = f"b{half:06d}"
+            bare_s = asyncio.run(bare_litellm(messages[:half], api_base, concurrency))
+            engine_s = engine_run(con, api_base, concurrency, where=f"item_id < '{split}'")
+            bare_s += asyncio.run(bare_litellm(messages[half:], api_base, concurrency))
+            engine_s += engine_run(con, api_base, concurrency, where=f"item_id >= '{split}'")
             calls = con.execute("SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM calls").fetchall()[0]
             sub = messages[:n_instructor]
             bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
@@ -163,7 +175,16 @@ def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
             slow.execute(
                 "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [j["call_key"], j["rubric_hash"], j["juror_key"], j["subject_id"], 0, j["dimension"], j["score"], j["status"]],
+                [
+                    j["call_key"],
+                    j["rubric_hash"],
+                    j["juror_key"],
+                    j["subject_id"],
+                    0,
+                    j["dimension"],
+                    j["score"],
+                    j["status"],
+                ],
             )
         row_s = time.perf_counter() - start
     return {
@@ -211,7 +232,9 @@ def main() -> None:
     e, s, c = results["engine_throughput"], results["store_insert"], results["cli_start"]
     print(f"engine: {e['engine_calls_per_s']:.0f} calls/s vs bare litellm {e['bare_litellm_calls_per_s']:.0f} "
           f"-> ratio {e['engine_over_bare']:.2f} (target >= 0.9); {e['stored_ok']}/{e['stored_calls']} stored ok")  # fmt: skip
-    print(f"instructor driver / bare litellm: {e['instructor_driver_over_bare']:.2f} ({e['instructor_requests']} requests)")
+    print(
+        f"instructor driver / bare litellm: {e['instructor_driver_over_bare']:.2f} ({e['instructor_requests']} requests)"
+    )
     print(f"store: {s['rows']:,} rows in {s['batched_seconds']:.1f}s = {s['batched_rows_per_s']:,.0f} rows/s "
           f"(row-by-row {s['row_by_row_rows_per_s']:,.0f} rows/s; x{s['batched_over_row_by_row']:.0f})")  # fmt: skip
     print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "

@@ -50,3 +50,21 @@ def test_symmetrized_needs_both_orders_valid(con: Any) -> None:
     )
     rows = con.execute("SELECT pair_id, epsilon, status FROM pairwise_symmetrized ORDER BY 1").fetchall()
     assert rows == [("p1", 1.0, "valid"), ("p2", None, "invalid"), ("p3", None, "missing_order")]
+
+
+def test_jury_pairwise_averages_juror_epsilons(con: Any) -> None:
+    # Juror j1: epsilon (2 - (-2)) / 2 = 2; juror j2: (1 - 1) / 2 = 0; juror j3: BA invalid.
+    # Jury mean = (2 + 0) / 2 = 1 over 2 valid jurors, 1 excluded.
+    rows = [
+        ("a1", "j1", "AB", 2, "valid"), ("a2", "j1", "BA", -2, "valid"),
+        ("b1", "j2", "AB", 1, "valid"), ("b2", "j2", "BA", 1, "valid"),
+        ("c1", "j3", "AB", 1, "valid"), ("c2", "j3", "BA", None, "invalid"),
+    ]  # fmt: skip
+    con.executemany(
+        "INSERT INTO pairwise_judgments (call_key, rubric_hash, juror_key, pair_id, presented_order, sample_index, category, score, status) "
+        "VALUES (?, 'h', ?, 'p1', ?, 0, 'logos', ?, ?)",
+        rows,
+    )
+    con.executemany("INSERT INTO run_calls VALUES ('r', ?)", [(r[0],) for r in rows])
+    got = con.execute("SELECT jury_epsilon, n_jurors_valid, n_jurors, n_excluded FROM jury_pairwise").fetchall()
+    assert got == [(1.0, 2, 3, 1)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ class JurorSpec:
     def provider(self) -> str:
         return self.model.split("/", 1)[0] if "/" in self.model else self.model
 
-    @property
+    @cached_property
     def key(self) -> str:
         canonical = json.dumps({"model": self.model, "params": self.params}, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()

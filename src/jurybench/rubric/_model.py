@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -131,9 +132,9 @@ class _RubricBase(_Strict):
                         )
         return self
 
-    @property
+    @cached_property
     def content_hash(self) -> str:
-        """sha256 over the canonical JSON of the validated rubric."""
+        """sha256 over the canonical JSON of the validated rubric (computed once; rubrics are frozen)."""
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 

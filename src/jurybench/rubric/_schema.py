@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -17,13 +16,10 @@ class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-@cache
-def _response_model_cached(rubric_hash: str, rubric_json: str) -> type[BaseModel]:
-    from pydantic import TypeAdapter
+_MODELS: dict[str, type[BaseModel]] = {}
 
-    from jurybench.rubric._model import Rubric
 
-    rubric: AnyRubric = TypeAdapter(Rubric).validate_json(rubric_json)
+def _build_response_model(rubric: AnyRubric) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     if isinstance(rubric, PointwiseRubric):
         for c in rubric.criteria:
@@ -39,12 +35,16 @@ def _response_model_cached(rubric_hash: str, rubric_json: str) -> type[BaseModel
         fields["verdict"] = (Literal[choices], Field(description="the better response"))
     if rubric.rationale:
         fields["rationale"] = (str | None, Field(default=None, description="one or two sentences"))
-    return create_model(f"Answer_{rubric_hash[:12]}", __base__=_Answer, **fields)
+    model: type[BaseModel] = create_model(f"Answer_{rubric.content_hash[:12]}", __base__=_Answer, **fields)
+    return model
 
 
 def response_model(rubric: AnyRubric) -> type[BaseModel]:
-    """A pydantic model with a constrained integer field per criterion or category."""
-    return _response_model_cached(rubric.content_hash, rubric.model_dump_json())
+    """A pydantic model with a constrained integer field per criterion or category (built once per rubric)."""
+    model = _MODELS.get(rubric.content_hash)
+    if model is None:
+        model = _MODELS[rubric.content_hash] = _build_response_model(rubric)
+    return model
 
 
 def answer_format(rubric: AnyRubric) -> str:
