@@ -164,7 +164,7 @@ class _Progress:
             MofNCompleteColumn(),
             TimeRemainingColumn(),
             TextColumn("{task.fields[rate]:.1f} calls/s"),
-            TextColumn("${task.fields[cost]:.4f}"),
+            TextColumn("{task.fields[cost]}"),
             TextColumn("invalid {task.fields[invalid]} · refusal {task.fields[refusal]} · error {task.fields[error]}"),
             transient=False,
         )
@@ -192,7 +192,7 @@ class _Progress:
             self.task_id,
             advance=1,
             rate=rate,
-            cost=self.cost,
+            cost=f"${self.cost:.4f}" if self.cost else "cost n/a",
             invalid=self.counts["invalid"],
             refusal=self.counts["refusal"],
             error=self.counts["error"],
