@@ -34,6 +34,13 @@ app.add_typer(rubrics_app, name="rubrics")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(report_app, name="report")
 app.add_typer(recordings_app, name="recordings")
+annotations_app = typer.Typer(help="Import human annotations.", no_args_is_help=True)
+calibrate_app = typer.Typer(
+    help="Fit juror weights against human labels (jurybench calibrate --run R), or apply a calibration.",
+    invoke_without_command=True,
+)
+app.add_typer(annotations_app, name="annotations")
+app.add_typer(calibrate_app, name="calibrate")
 
 DbOption = Annotated[
     Path | None,
@@ -243,7 +250,7 @@ def schema(fmt: FormatOption = "markdown") -> None:
 
 @datasets_app.command("import")
 def datasets_import(
-    name: Annotated[str, typer.Argument(help="Dataset: llmbar.")],
+    name: Annotated[str, typer.Argument(help="Dataset: llmbar or hanna.")],
     data: Annotated[
         Path | None,
         typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets)."),
@@ -255,8 +262,13 @@ def datasets_import(
     from jurybench.config import data_path
     from jurybench.datasets import LLMBAR_SUBSETS, import_llmbar
 
+    if name == "hanna":
+        from jurybench.datasets import import_hanna
+
+        typer.echo(f"hanna: {import_hanna(_connect(db), data_path(data))}")
+        return
     if name != "llmbar":
-        raise JurybenchError(f"unknown dataset '{name}'.", hint="Available: llmbar.")
+        raise JurybenchError(f"unknown dataset '{name}'.", hint="Available: llmbar, hanna.")
     subsets = tuple(subset or LLMBAR_SUBSETS)
     for s in subsets:
         if s not in LLMBAR_SUBSETS:
@@ -373,6 +385,183 @@ def recordings_list(db: DbOption = None) -> None:
     con = _connect(db, read_only=True)
     for source, n in con.execute("SELECT source, count(*) FROM recordings GROUP BY 1 ORDER BY 1").fetchall():
         typer.echo(f"replay/{source}\t{n}")
+
+
+def _pairs(text: str, option: str) -> dict[str, str]:
+    out = {}
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        if "=" not in part:
+            raise JurybenchError(
+                f"{option} '{part}' is not target=column.", hint=f"e.g. {option} item_id=story,value=score"
+            )
+        target, source = part.split("=", 1)
+        out[target.strip()] = source.strip()
+    return out
+
+
+@annotations_app.command("import")
+def annotations_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with human labels.")],
+    rubric: Annotated[
+        str, typer.Option("--rubric", "-r", help="The rubric the annotators used (checks criteria and scales).")
+    ],
+    layout: Annotated[str, typer.Option(help="auto, long, wide-criterion or wide-annotator.")] = "auto",
+    map_: Annotated[str, typer.Option("--map", help="Rename columns: item_id=story,annotator=rater,value=score.")] = "",
+    annotator_columns: Annotated[
+        str, typer.Option(help="Wide-annotator files: comma-separated annotator columns.")
+    ] = "",
+    criterion: Annotated[str | None, typer.Option(help="Wide-annotator files: the criterion they rate.")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite stored labels that differ.")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human labels: pointwise scores, A/B/tie preferences or pairwise category scores.
+
+    Validated against the rubric's criteria and scales, all or nothing; importing the
+    same file again changes nothing.
+    """
+    from jurybench.annotations import import_annotations
+    from jurybench.rubric import load_rubric
+
+    spec = load_rubric(rubric)
+    columns = [c.strip() for c in annotator_columns.split(",") if c.strip()]
+    result = import_annotations(
+        _connect(db), file, spec, fmt=fmt, layout=layout, mapping=_pairs(map_, "--map"),
+        annotator_columns=columns, criterion=criterion, replace=replace,
+    )  # fmt: skip
+    typer.echo(f"annotations from {file}: {result}")
+
+
+@app.command()
+def agreement(
+    run: Annotated[str, typer.Option("--run", help="A pointwise run whose items have human labels.")],
+    criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
+    boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    fmt: FormatOption = "table",
+    db: DbOption = None,
+) -> None:
+    """Human agreement (alpha, Fleiss' kappa, Spearman), the human ceiling, and each juror and the jury vs humans."""
+    from jurybench.annotations import agreement_report, to_jsonable
+
+    _check_format(fmt, ("table", "json"))
+    report = agreement_report(_connect(db, read_only=True), run, criteria=criterion, n_boot=boot, seed=seed)
+    if fmt == "json":
+        typer.echo(json.dumps(to_jsonable(report), indent=2))
+        return
+    from rich.table import Table
+
+    console = _console()
+    for block in report:
+        h = block["humans"]
+        console.print(
+            f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, {block['n_annotators']} annotators; "
+            f"alpha interval {h['alpha_interval']}, ordinal {h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, "
+            f"mean pairwise Spearman {h['mean_pairwise_spearman']}"
+        )
+        table = Table(show_lines=False)
+        for col in ("vs human mean", "pearson [95% CI]", "spearman", "kendall", "MAE", "exact", "within 1",
+                    "jury - juror pearson [95% CI]"):  # fmt: skip
+            table.add_column(col)
+        for row in [*block["jurors"], block["jury"]]:
+            diff = row.get("jury_minus_juror_pearson")
+            table.add_row(
+                row["juror"], str(row["pearson_ci"]), f"{row['spearman']:.3f}", f"{row['kendall']:.3f}",
+                f"{row['mae']:.3f}", f"{row['exact']:.3f}", f"{row['within_one']:.3f}", str(diff) if diff else "",
+            )  # fmt: skip
+        ceiling = block["human_ceiling"]["mean"]
+        table.add_row(
+            "human ceiling (one vs rest)", f"{ceiling['pearson']:.3f}", f"{ceiling['spearman']:.3f}",
+            f"{ceiling['kendall']:.3f}", f"{ceiling['mae']:.3f}", f"{ceiling['exact']:.3f}", f"{ceiling['within_one']:.3f}", "",
+        )  # fmt: skip
+        console.print(table)
+        verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
+        console.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
+
+
+@calibrate_app.callback()
+def calibrate(
+    ctx: typer.Context,
+    run: Annotated[str | None, typer.Option("--run", help="Run with human labels to fit on.")] = None,
+    name: Annotated[str | None, typer.Option(help="Calibration name (file calibration/<name>.json).")] = None,
+    criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
+    covariate: Annotated[list[str] | None, typer.Option(help="language, length or meta.<field> (repeatable).")] = None,
+    method: Annotated[
+        list[str] | None, typer.Option(help="Variants to compare: ols, ridge, nnls, cross (default all).")
+    ] = None,
+    group_by: Annotated[str, typer.Option(help="Split groups: prompt, item or meta.<field>.")] = "prompt",
+    test_size: Annotated[float, typer.Option(help="Share of groups held out for testing.")] = 0.2,
+    folds: Annotated[int, typer.Option(help="Grouped k-fold cross-validation inside the training split.")] = 10,
+    seed: Annotated[int, typer.Option(help="Split and bootstrap seed.")] = 0,
+    boot: Annotated[int, typer.Option(help="Bootstrap resamples for weight CIs.")] = 200,
+    out: Annotated[Path | None, typer.Option(help="Folder for the calibration file (default ./calibration).")] = None,
+    fmt: FormatOption = "table",
+    db: DbOption = None,
+) -> None:
+    """Fit per-criterion juror weights by least squares against the human mean, validated on held-out prompts."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if run is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+    from jurybench.calibration import fit_calibration
+
+    _check_format(fmt, ("table", "json"))
+    artifact, path = fit_calibration(
+        _connect(db), run, name=name, criteria=criterion, covariates=covariate, methods=method, group_by=group_by,
+        test_size=test_size, folds=folds, seed=seed, n_boot=boot, out_dir=out,
+    )  # fmt: skip
+    if fmt == "json":
+        typer.echo(json.dumps(artifact, indent=2, default=str))
+        return
+    _print_calibration(artifact)
+    typer.echo(f"calibration written to {path}")
+
+
+def _print_calibration(artifact: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    console = _console()
+    for criterion, spec in artifact["criteria"].items():
+        report = spec["report"]
+        if artifact["kind"] == "preference":
+            console.print(f"[bold]preference[/bold]: held-out accuracy over {report['n_test']} pairs")
+            for who, acc in report["held_out_accuracy"].items():
+                console.print(f"  {who}: {acc:.3f}")
+            console.print(f"  weights: {', '.join(f'{k} {v:.3f}' for k, v in spec['weights'].items())}")
+            continue
+        table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
+                      f"{report['n_groups']} groups; winner {report['winner']} (lowest CV RMSE)")  # fmt: skip
+        for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
+            table.add_column(col)
+        for label, entry in [*(("calibrated " + m, v) for m, v in report["variants"].items()),
+                             *(("rescaled " + b, v) for b, v in report["baselines"].items())]:  # fmt: skip
+            t = entry["test"]
+            table.add_row(label, f"{t['rmse']:.4f}", f"{t['mae']:.4f}", f"{t['r2']:.3f}", f"{t['pearson']:.3f}",
+                          f"{t['spearman']:.3f}", f"{t['kendall']:.3f}", f"{entry['cv_rmse_mean']:.4f}")  # fmt: skip
+        console.print(table)
+        ci = spec.get("coefficient_ci", {})
+        weights = ", ".join(
+            f"{k} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
+            for k, v in spec["weights"].items()
+        )
+        console.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")
+
+
+@calibrate_app.command("apply")
+def calibrate_apply(
+    calibration: Annotated[Path, typer.Argument(help="A calibration JSON (or its name under calibration/).")],
+    run: Annotated[str, typer.Option("--run", help="The run to score with it.")],
+    db: DbOption = None,
+) -> None:
+    """Write calibrated scores for a run (table calibrated_scores, view calibrated_items)."""
+    from jurybench.calibration import apply_calibration
+
+    result = apply_calibration(_connect(db), calibration, run)
+    typer.echo(
+        f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
+        f"({result['imputed']} juror votes imputed)"
+    )
 
 
 def main() -> None:

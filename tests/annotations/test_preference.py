@@ -40,7 +40,13 @@ def test_figures_by_hand(small_store: Any) -> None:
     assert (rx["correct_ab"], rx["correct_ba"], rx["both_correct"], rx["consistent"]) == (2, 1, 1, 1)
     ry = preference_accuracy(small_store, "ry").jurors[0].counts
     # p2 BA has no verdict: counted as invalid, never correct, never consistent.
-    assert (ry["correct_ab"], ry["correct_ba"], ry["both_correct"], ry["consistent"], ry["invalid_ba"]) == (1, 1, 1, 1, 1)
+    assert (ry["correct_ab"], ry["correct_ba"], ry["both_correct"], ry["consistent"], ry["invalid_ba"]) == (
+        1,
+        1,
+        1,
+        1,
+        1,
+    )
 
 
 def test_jury_majority_counts_ties(small_store: Any) -> None:
@@ -49,7 +55,13 @@ def test_jury_majority_counts_ties(small_store: Any) -> None:
     # Two jurors: p1 both say first-shown in AB -> A wins 2-0; in BA, x says "A"(=item B), y "B"(=item A): tie.
     FakeBackend.enqueue("x", A, A, A, A)
     FakeBackend.enqueue("y", A, B, B, B)
-    score(small_store, load_rubric("preference"), [parse_juror("fake/x"), parse_juror("fake/y")], run_id="j", options=EngineOptions(progress=False, concurrency=1))
+    score(
+        small_store,
+        load_rubric("preference"),
+        [parse_juror("fake/x"), parse_juror("fake/y")],
+        run_id="j",
+        options=EngineOptions(progress=False, concurrency=1),
+    )
     report = preference_accuracy(small_store, "j")
     jury = report.jury.counts
     assert report.n_pairs == 2

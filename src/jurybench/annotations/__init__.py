@@ -1,5 +1,37 @@
 """Human annotations and agreement between jurors, the jury and humans."""
 
+from jurybench.annotations._agreement import (
+    Estimate,
+    bootstrap,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    leave_one_annotator_out,
+    mean_pairwise_spearman,
+    score_agreement,
+)
+from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
+from jurybench.annotations._import import AnnotationImport, import_annotations
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
+from jurybench.annotations._report import agreement_report, criterion_agreement, to_jsonable
 
-__all__ = ["PreferenceReport", "preference_accuracy"]
+__all__ = [
+    "AnnotationImport",
+    "Estimate",
+    "PointwiseData",
+    "PreferenceReport",
+    "agreement_report",
+    "bootstrap",
+    "cohen_kappa",
+    "criterion_agreement",
+    "fleiss_kappa",
+    "import_annotations",
+    "krippendorff_alpha",
+    "leave_one_annotator_out",
+    "mean_pairwise_spearman",
+    "pointwise_data",
+    "preference_accuracy",
+    "run_rubric",
+    "score_agreement",
+    "to_jsonable",
+]

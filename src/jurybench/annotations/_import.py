@@ -1,0 +1,250 @@
+"""Import human annotations, validated against a rubric, all or nothing.
+
+Layouts:
+
+- **long**: one row per (subject, annotator, criterion) with a ``value`` column;
+- **wide by criterion**: one row per (subject, annotator), one column per rubric
+  criterion (or category);
+- **wide by annotator**: one row per subject, one column per annotator, for a single
+  ``criterion`` (``annotator_columns`` names them).
+
+The subject column is ``item_id`` for pointwise rubrics and ``pair_id`` for pairwise
+and preference rubrics; ``mapping`` renames file columns to these names. Values must lie
+on the rubric's scale (pointwise ``min..max``; pairwise ``-k..k``; preference ``A``, ``B``
+or ``tie``, or +1/-1/0). Importing the same file again changes nothing; a different value
+for an existing (subject, criterion, annotator) is an error unless ``replace``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
+from jurybench.store._db import first_row, transaction
+from jurybench.store._read import Row, read_rows
+
+PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
+
+
+@dataclass(frozen=True)
+class AnnotationImport:
+    inserted: int
+    unchanged: int
+    replaced: int
+    annotators: int
+    subjects: int
+
+    def __str__(self) -> str:
+        return (
+            f"{self.inserted} labels inserted, {self.unchanged} already present, {self.replaced} replaced "
+            f"({self.annotators} annotators, {self.subjects} subjects)"
+        )
+
+
+def _rename(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> list[tuple[int, Row]]:
+    if not mapping:
+        return rows
+    inverse = {source: target for target, source in mapping.items()}
+    return [(n, {inverse.get(k, k): v for k, v in row.items()}) for n, row in rows]
+
+
+def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[float, str]:
+    """The numeric label and its text, or an error naming the valid range."""
+    text = "" if raw is None else str(raw).strip()
+    if text == "":
+        raise JurybenchError(f"{where}: missing value.", hint="Every label needs a value.")
+    if isinstance(rubric, PreferenceRubric):
+        value = PREFERENCE_VALUES.get(text.lower())
+        if value is None or (value == 0 and not rubric.allow_tie and text.lower() == "tie"):
+            allowed = "A, B or tie (or 1, -1, 0)" if rubric.allow_tie else "A or B (or 1, -1)"
+            raise JurybenchError(f"{where}: {text!r} is not a preference.", hint=f"Use {allowed}.")
+        return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
+    try:
+        value = float(text)
+    except ValueError:
+        raise JurybenchError(f"{where}: {text!r} is not a number.") from None
+    if isinstance(rubric, PointwiseRubric):
+        scale = next(c.scale for c in rubric.criteria if c.name == criterion)
+        low, high = scale.min, scale.max
+    else:
+        assert isinstance(rubric, PairwiseRubric)
+        low, high = -rubric.k, rubric.k
+    if not (low <= value <= high) or math.isnan(value):
+        raise JurybenchError(
+            f"{where}: {text} is outside the rubric's scale {low}..{high} for '{criterion}'.",
+            hint="Fix the value, or check that --rubric is the rubric the annotators used.",
+        )
+    return value, text
+
+
+def import_annotations(
+    con: Any,
+    path: str | Path,
+    rubric: AnyRubric,
+    *,
+    fmt: str | None = None,
+    layout: str = "auto",
+    mapping: Mapping[str, str] | None = None,
+    annotator_columns: Sequence[str] = (),
+    criterion: str | None = None,
+    replace: bool = False,
+) -> AnnotationImport:
+    """Validate every row, then write all labels in one transaction."""
+    import pyarrow as pa
+
+    path = Path(path)
+    rows = _rename(read_rows(path, fmt), mapping or {})
+    if not rows:
+        raise JurybenchError(f"{path}: no data rows.")
+    subject_col = "pair_id" if is_pairwise(rubric) else "item_id"
+    subject_kind = "pair" if is_pairwise(rubric) else "item"
+    columns: set[str] = set()
+    for _, row in rows:
+        columns |= set(row)
+    dims = rubric.dimensions
+    if layout == "auto":
+        if annotator_columns:
+            layout = "wide-annotator"
+        elif {"criterion", "value"} <= columns:
+            layout = "long"
+        elif any(d in columns for d in dims):
+            layout = "wide-criterion"
+        else:
+            raise JurybenchError(
+                f"{path}: cannot tell the layout from the columns {', '.join(sorted(columns))}.",
+                hint=f"Long files need criterion and value columns; wide files one column per criterion "
+                f"({', '.join(dims)}) or --annotator-columns; rename columns with --map.",
+            )
+    required = {
+        "long": (subject_col, "annotator", "criterion", "value"),
+        "wide-criterion": (subject_col, "annotator"),
+        "wide-annotator": (subject_col, *annotator_columns),
+    }.get(layout)
+    if required is None:
+        raise JurybenchError(
+            f"layout {layout!r} is not valid.", hint="Valid: auto, long, wide-criterion, wide-annotator."
+        )
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise JurybenchError(
+            f"{path}: missing column(s) {', '.join(missing)} for a {layout} file.",
+            hint=f"Found {', '.join(sorted(columns))}; rename with --map {missing[0]}=<your column>.",
+        )
+    if layout == "wide-annotator":
+        if criterion is None and len(dims) == 1:
+            criterion = dims[0]
+        if criterion not in dims:
+            raise JurybenchError(
+                f"--criterion {criterion!r} is not in rubric '{rubric.name}'.", hint=f"Valid: {', '.join(dims)}."
+            )
+
+    labels: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str, str], int] = {}
+
+    def add(number: int, subject: Any, annotator: Any, crit: Any, raw: Any, field: str) -> None:
+        where = f"{path} row {number}, field '{field}'"
+        if subject is None or str(subject).strip() == "":
+            raise JurybenchError(f"{path} row {number}, field '{subject_col}': missing value.")
+        if annotator is None or str(annotator).strip() == "":
+            raise JurybenchError(f"{path} row {number}, field 'annotator': missing value.")
+        if crit not in dims:
+            raise JurybenchError(
+                f"{path} row {number}, field 'criterion': {crit!r} is not in rubric '{rubric.name}'.",
+                hint=f"Valid: {', '.join(dims)}.",
+            )
+        value, text = _value(rubric, str(crit), raw, where)
+        key = (str(subject), str(crit), str(annotator))
+        if key in seen:
+            raise JurybenchError(
+                f"{path} row {number}: duplicate label for {subject_col} {key[0]!r}, criterion {key[1]!r}, "
+                f"annotator {key[2]!r} (first at row {seen[key]}).",
+                hint="Each annotator labels each subject and criterion once.",
+            )
+        seen[key] = number
+        labels.append(
+            {
+                "subject_kind": subject_kind,
+                "subject_id": key[0],
+                "criterion": key[1],
+                "annotator": key[2],
+                "value": value,
+                "label": text,
+                "source_file": str(path),
+                "row": number,
+            }
+        )
+
+    for number, row in rows:
+        subject = row.get(subject_col)
+        if layout == "long":
+            add(number, subject, row.get("annotator"), row.get("criterion"), row.get("value"), "value")
+        elif layout == "wide-criterion":
+            for dim in dims:
+                if dim in row and row[dim] is not None and str(row[dim]).strip() != "":
+                    add(number, subject, row.get("annotator"), dim, row[dim], dim)
+        else:
+            for column in annotator_columns:
+                if row.get(column) is not None and str(row[column]).strip() != "":
+                    add(number, subject, column, criterion, row[column], column)
+
+    table = pa.Table.from_pylist(labels)
+    subject_table = "pairs" if is_pairwise(rubric) else "items"
+    with transaction(con):
+        con.register("incoming_labels", table)
+        try:
+            unknown = first_row(
+                con,
+                f"""SELECT n.subject_id, n.row FROM incoming_labels n
+                    LEFT JOIN {subject_table} s ON s.{subject_col} = n.subject_id
+                    WHERE s.{subject_col} IS NULL ORDER BY n.row LIMIT 1""",
+            )
+            if unknown:
+                raise JurybenchError(
+                    f"{path} row {unknown[1]}, field '{subject_col}': no {subject_kind} {unknown[0]!r} in the store.",
+                    hint=f"Import the {subject_table} first, or fix the id (rename columns with --map).",
+                )
+            conflict = first_row(
+                con,
+                """SELECT n.subject_id, n.criterion, n.annotator, n.row, h.value, n.value
+                   FROM incoming_labels n JOIN human_labels h USING (subject_id, criterion, annotator)
+                   WHERE h.value IS DISTINCT FROM n.value ORDER BY n.row LIMIT 1""",
+            )
+            n_conflicts = 0
+            if conflict and not replace:
+                raise JurybenchError(
+                    f"{path} row {conflict[3]}: annotator {conflict[2]!r} already gave {conflict[1]!r} of "
+                    f"{conflict[0]!r} the value {conflict[4]:g}, not {conflict[5]:g}.",
+                    hint="Pass --replace to overwrite stored labels.",
+                )
+            if conflict:
+                n_conflicts = con.execute(
+                    """SELECT count(*) FROM incoming_labels n JOIN human_labels h USING (subject_id, criterion, annotator)
+                       WHERE h.value IS DISTINCT FROM n.value"""
+                ).fetchall()[0][0]
+                con.execute(
+                    """DELETE FROM human_labels h USING incoming_labels n
+                       WHERE h.subject_id = n.subject_id AND h.criterion = n.criterion
+                         AND h.annotator = n.annotator AND h.value IS DISTINCT FROM n.value"""
+                )
+            before = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
+            con.execute(
+                """INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file)
+                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file
+                   FROM incoming_labels ON CONFLICT DO NOTHING"""
+            )
+            after = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
+        finally:
+            con.unregister("incoming_labels")
+    inserted = after - before
+    return AnnotationImport(
+        inserted=inserted - n_conflicts,
+        unchanged=len(labels) - inserted,
+        replaced=n_conflicts,
+        annotators=len({label["annotator"] for label in labels}),
+        subjects=len({label["subject_id"] for label in labels}),
+    )

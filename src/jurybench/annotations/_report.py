@@ -1,0 +1,95 @@
+"""Agreement reports over the store: humans among themselves, jurors and the jury against humans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jurybench.annotations._agreement import (
+    bootstrap,
+    fleiss_kappa,
+    krippendorff_alpha,
+    leave_one_annotator_out,
+    mean_pairwise_spearman,
+    score_agreement,
+)
+from jurybench.annotations._data import PointwiseData, pointwise_data
+
+
+def _pearson(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
+    keep = ~np.isnan(x) & ~np.isnan(y)
+    if keep.sum() < 3 or np.std(x[keep]) == 0 or np.std(y[keep]) == 0:
+        return float("nan")
+    return float(np.corrcoef(x[keep], y[keep])[0, 1])
+
+
+def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Human reliability, the human ceiling, and each juror and the jury against the human mean."""
+    human, target = data.human, data.human_mean
+    n = len(data.items)
+    humans = {
+        "alpha_interval": bootstrap(
+            lambda idx: krippendorff_alpha(human[idx], "interval"), n, n_boot=n_boot, seed=seed
+        ),
+        "alpha_ordinal": bootstrap(lambda idx: krippendorff_alpha(human[idx], "ordinal"), n, n_boot=n_boot, seed=seed),
+        "fleiss_kappa": bootstrap(lambda idx: fleiss_kappa(human[idx]), n, n_boot=n_boot, seed=seed),
+        "mean_pairwise_spearman": bootstrap(
+            lambda idx: mean_pairwise_spearman(human[idx]), n, n_boot=min(n_boot, 200), seed=seed
+        ),
+    }
+    ceiling = leave_one_annotator_out(human)
+    ceiling_mean = {k: float(np.nanmean([c[k] for c in ceiling])) for k in ceiling[0]} if ceiling else {}
+    jury = data.jury_mean
+
+    def pearson_of(scores: np.ndarray[Any, Any]) -> Any:
+        return lambda idx: _pearson(scores[idx], target[idx])
+
+    def jury_gain_over(scores: np.ndarray[Any, Any]) -> Any:
+        return lambda idx: _pearson(jury[idx], target[idx]) - _pearson(scores[idx], target[idx])
+
+    rows: list[dict[str, Any]] = []
+    for j, name in enumerate(data.jurors):
+        scores = data.juror_scores[:, j]
+        metrics: dict[str, Any] = dict(score_agreement(scores, target))
+        # The same seed gives every juror the same resamples, so the differences are paired.
+        metrics["pearson_ci"] = bootstrap(pearson_of(scores), n, n_boot=n_boot, seed=seed)
+        metrics["jury_minus_juror_pearson"] = bootstrap(jury_gain_over(scores), n, n_boot=n_boot, seed=seed)
+        metrics["n_missing"] = float(np.isnan(scores).sum())
+        rows.append({"juror": name, **metrics})
+    jury_metrics: dict[str, Any] = dict(score_agreement(jury, target))
+    jury_metrics["pearson_ci"] = bootstrap(pearson_of(jury), n, n_boot=n_boot, seed=seed)
+    ranked = [r for r in rows if not np.isnan(float(r["pearson"]))]
+    best = max(ranked, key=lambda r: float(r["pearson"])) if ranked else None
+    return {
+        "criterion": data.criterion,
+        "n_items": n,
+        "n_annotators": len(data.annotators),
+        "humans": humans,
+        "human_ceiling": {"per_annotator": dict(zip(data.annotators, ceiling, strict=True)), "mean": ceiling_mean},
+        "jurors": rows,
+        "jury": {"juror": "jury (mean)", **jury_metrics},
+        "best_juror": best["juror"] if best else None,
+        "jury_beats_best_juror": (bool(best["jury_minus_juror_pearson"].low > 0) if best is not None else False),
+    }
+
+
+def agreement_report(
+    con: Any, run_id: str, *, criteria: list[str] | None = None, n_boot: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One agreement block per criterion of a pointwise run."""
+    return [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
+
+
+def to_jsonable(value: Any) -> Any:
+    from jurybench.annotations._agreement import Estimate
+
+    if isinstance(value, Estimate):
+        return value.as_dict()
+    if isinstance(value, dict):
+        return {k: to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value

@@ -1,0 +1,246 @@
+"""Fit calibrations from a run, save them as files, apply them to other runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jurybench.annotations._data import run_rubric
+from jurybench.calibration._data import calibration_data, covariate_columns, item_attributes
+from jurybench.calibration._fit import METHODS, fit_criterion, impute
+from jurybench.config import project_root
+from jurybench.errors import JurybenchError
+from jurybench.store._db import transaction
+
+FORMAT = "jurybench.calibration/1"
+MISSING_RULE = (
+    "a juror with no valid score for a subject is given that juror's mean score on the training split; "
+    "imputed cells are counted in the report and in calibrated_scores.n_imputed"
+)
+
+
+def _jurors_of(con: Any, keys: list[str]) -> list[dict[str, Any]]:
+    rows = {r[0]: r for r in con.execute("SELECT juror_key, name, model, params FROM jurors").fetchall()}
+    return [{"key": k, "name": rows[k][1], "model": rows[k][2], "params": json.loads(rows[k][3])} for k in keys]
+
+
+def fit_calibration(
+    con: Any,
+    run_id: str,
+    *,
+    name: str | None = None,
+    criteria: list[str] | None = None,
+    covariates: list[str] | None = None,
+    methods: list[str] | None = None,
+    group_by: str = "prompt",
+    test_size: float = 0.2,
+    folds: int = 10,
+    seed: int = 0,
+    n_boot: int = 200,
+    out_dir: Path | None = None,
+) -> tuple[dict[str, Any], Path]:
+    """Fit per-criterion juror weights on a pointwise run with human labels; write the artifact."""
+    rubric = run_rubric(con, run_id)
+    if rubric.kind == "preference":
+        return fit_preference_calibration(
+            con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed, out_dir=out_dir
+        )
+    methods = methods or list(METHODS)
+    for m in methods:
+        if m not in METHODS:
+            raise JurybenchError(f"method {m!r} is not valid.", hint=f"Valid: {', '.join(METHODS)}.")
+    if not 0 < test_size < 1:
+        raise JurybenchError(f"--test-size {test_size} must lie strictly between 0 and 1.")
+    covariates = covariates or []
+    blocks, levels = calibration_data(con, run_id, criteria=criteria, group_by=group_by, covariates=covariates)
+    # The cross-criterion variant uses every juror's score on every criterion of the same items.
+    all_blocks, _ = (
+        calibration_data(con, run_id, criteria=None, group_by=group_by, covariates=[])
+        if "cross" in methods
+        else ([], {})
+    )
+    results = {}
+    for block in blocks:
+        cross, cross_names = None, None
+        if all_blocks:
+            cross_cols, cross_names = [], []
+            for other in all_blocks:
+                index = {item: i for i, item in enumerate(other.items)}
+                rows = [index.get(item) for item in block.items]
+                for j, juror in enumerate(other.jurors):
+                    cross_cols.append(np.array([other.scores[r, j] if r is not None else np.nan for r in rows]))
+                    cross_names.append(f"{other.criterion}:{juror}")
+            cross = np.column_stack(cross_cols)
+        results[block.criterion] = fit_criterion(
+            block, cross_features=cross, cross_names=cross_names, methods=methods, test_size=test_size,
+            folds=folds, seed=seed, n_boot=n_boot,
+        )  # fmt: skip
+    juror_keys = blocks[0].juror_keys
+    artifact = {
+        "format": FORMAT,
+        "kind": "pointwise",
+        "name": name or f"{run_id}-{rubric.name}",
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "rubric": {"name": rubric.name, "hash": rubric.content_hash},
+        "source_run": run_id,
+        "jurors": _jurors_of(con, juror_keys),
+        "covariates": covariates,
+        "covariate_levels": levels,
+        "split": {"seed": seed, "test_size": test_size, "group_by": group_by, "folds": folds, "bootstrap": n_boot},
+        "missing_rule": MISSING_RULE,
+        "training_data_hash": hashlib.sha256(
+            "".join(results[c]["training_data_hash"] for c in sorted(results)).encode()
+        ).hexdigest(),
+        "criteria": {
+            c: {"method": r["winner"], **{k: v for k, v in r["variants"][r["winner"]].items()}, "report": r}
+            for c, r in results.items()
+        },
+    }
+    return artifact, save_artifact(con, artifact, out_dir)
+
+
+def save_artifact(con: Any, artifact: dict[str, Any], out_dir: Path | None) -> Path:
+    folder = out_dir or project_root() / "calibration"
+    folder.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(_clean(artifact), indent=2, sort_keys=False) + "\n"
+    path = folder / f"{artifact['name']}.json"
+    path.write_text(text, encoding="utf-8")
+    register_artifact(con, artifact, path, text)
+    return path
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def register_artifact(con: Any, artifact: dict[str, Any], path: Path, text: str) -> str:
+    calibration_id = hashlib.sha256(text.encode()).hexdigest()
+    con.execute(
+        "INSERT OR IGNORE INTO calibrations (calibration_id, name, rubric_hash, kind, path, body) VALUES (?, ?, ?, ?, ?, ?)",
+        [calibration_id, artifact["name"], artifact["rubric"]["hash"], artifact["kind"], str(path), text],
+    )
+    return calibration_id
+
+
+def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
+    if not path.exists():
+        candidate = project_root() / "calibration" / f"{path}.json"
+        if candidate.exists():
+            path = candidate
+        else:
+            raise JurybenchError(f"no calibration file {path}.", hint="Pass the JSON written by 'jurybench calibrate'.")
+    text = path.read_text(encoding="utf-8")
+    try:
+        artifact = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JurybenchError(f"{path} line {exc.lineno}: not valid JSON ({exc.msg}).") from None
+    if not isinstance(artifact, dict) or artifact.get("format") != FORMAT:
+        raise JurybenchError(f"{path}: not a jurybench calibration (format {FORMAT}).")
+    return artifact, text
+
+
+def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
+    """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates."""
+    import pyarrow as pa
+
+    artifact, text = load_artifact(path)
+    rubric = run_rubric(con, run_id)
+    if rubric.content_hash != artifact["rubric"]["hash"]:
+        raise JurybenchError(
+            f"calibration '{artifact['name']}' was fitted for rubric {artifact['rubric']['name']} "
+            f"({artifact['rubric']['hash'][:12]}); run '{run_id}' used {rubric.name} ({rubric.content_hash[:12]}).",
+            hint="Apply it to runs scored with the same rubric file.",
+        )
+    run_jurors = {r[0] for r in con.execute(
+        "SELECT DISTINCT c.juror_key FROM calls c JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?", [run_id]
+    ).fetchall()}  # fmt: skip
+    missing = [j for j in artifact["jurors"] if j["key"] not in run_jurors]
+    if missing:
+        raise JurybenchError(
+            f"run '{run_id}' lacks juror(s) {', '.join(j['name'] for j in missing)} of calibration '{artifact['name']}'.",
+            hint="Score the run with the same jurors and parameters the calibration was fitted on.",
+        )
+    if artifact["kind"] == "preference":
+        from jurybench.calibration._preference import apply_preference
+
+        return apply_preference(con, artifact, text, path, run_id)
+    key_to_name = {j["key"]: j["name"] for j in artifact["jurors"]}
+    rows = con.execute(
+        """SELECT j.item_id, j.criterion, j.juror_key, avg(j.score) FILTER (WHERE j.status = 'valid')
+           FROM pointwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = ? GROUP BY ALL""",
+        [run_id],
+    ).fetchall()
+    items = sorted({r[0] for r in rows})
+    attrs = item_attributes(con, items)
+    try:
+        cov, _ = covariate_columns(attrs, items, artifact["covariates"], artifact.get("covariate_levels"))
+    except JurybenchError as exc:
+        raise JurybenchError(f"run '{run_id}' is missing a covariate of the calibration: {exc.message}") from None
+    index = {item: i for i, item in enumerate(items)}
+    per_crit: dict[str, dict[str, np.ndarray[Any, Any]]] = {}
+    for item, criterion, key, value in rows:
+        if key in key_to_name:
+            block = per_crit.setdefault(criterion, {})
+            col = block.setdefault(key_to_name[key], np.full(len(items), np.nan))
+            if value is not None:
+                col[index[item]] = value
+    out = []
+    for criterion, spec in artifact["criteria"].items():
+        names = spec["feature_names"]
+        columns = []
+        for feature in names:
+            if feature in cov:
+                columns.append(cov[feature])
+            elif ":" in feature:  # cross-criterion feature "criterion:juror"
+                crit, juror = feature.split(":", 1)
+                columns.append(per_crit.get(crit, {}).get(juror, np.full(len(items), np.nan)))
+            else:
+                columns.append(per_crit.get(criterion, {}).get(feature, np.full(len(items), np.nan)))
+        matrix = np.column_stack(columns)
+        means = np.array([spec["train_means"][n] for n in names])
+        filled, n_missing = impute(matrix, means)
+        weights = np.array([spec["weights"][n] for n in names])
+        scores = filled @ weights + spec["intercept"]
+        out += [{"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
+                for item, s, m in zip(items, scores, n_missing, strict=True)]  # fmt: skip
+    calibration_id = hashlib.sha256(text.encode()).hexdigest()
+    with transaction(con):
+        register_artifact(con, artifact, path, text)
+        con.execute("DELETE FROM calibrated_scores WHERE run_id = ? AND calibration_id = ?", [run_id, calibration_id])
+        con.register("new_scores", pa.Table.from_pylist(out))
+        con.execute(
+            """INSERT INTO calibrated_scores (run_id, calibration_id, subject_id, criterion, score, probability, n_imputed)
+               SELECT ?, ?, subject_id, criterion, score, NULL, n_imputed FROM new_scores""",
+            [run_id, calibration_id],
+        )
+        con.unregister("new_scores")
+    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(out),
+            "imputed": int(sum(r["n_imputed"] for r in out))}  # fmt: skip
+
+
+def fit_preference_calibration(
+    con: Any,
+    run_id: str,
+    *,
+    name: str | None,
+    group_by: str,
+    test_size: float,
+    seed: int,
+    out_dir: Path | None,
+) -> tuple[dict[str, Any], Path]:
+    from jurybench.calibration._preference import fit_preference
+
+    artifact = fit_preference(con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed)
+    artifact["jurors"] = _jurors_of(con, artifact.pop("juror_keys"))
+    return artifact, save_artifact(con, artifact, out_dir)

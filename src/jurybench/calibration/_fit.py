@@ -1,0 +1,254 @@
+"""Least-squares juror weights, validated honestly.
+
+Per criterion: S(x) = sum_j w_j J_j(x) + sum_k v_k z_k(x) + b, fitted by least squares
+against the mean human label on a seeded train split grouped by prompt (no prompt on
+both sides), evaluated on the held-out test split, and by grouped k-fold cross-validation inside the training split
+(which alone chooses the winning variant: the test split informs no choice).
+
+Missing or invalid juror votes: a juror with no valid score for an item gets that
+juror's mean score on the training split (so the fit neither drops the item nor sees
+the test data); the number of imputed cells is reported and stored per scored item.
+
+Variants: ``ols``, ``ridge`` (alpha chosen by inner CV), ``nnls`` (non-negative weights)
+and ``cross`` (every juror's score on every criterion as features, ridge). Baselines on
+the same split: each juror alone and the unweighted jury mean and median, each linearly
+rescaled on the training split. The variant with the lowest cross-validated RMSE wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from jurybench.calibration._data import Array, CalibrationData
+from jurybench.errors import JurybenchError
+
+METHODS = ("ols", "ridge", "nnls", "cross")
+
+
+def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
+    from scipy.stats import kendalltau, pearsonr, spearmanr
+
+    err = pred - truth
+    mse = float(np.mean(err**2))
+    ss_tot = float(np.sum((truth - truth.mean()) ** 2))
+    return {
+        "n": float(len(truth)),
+        "mae": float(np.mean(np.abs(err))),
+        "mse": mse,
+        "rmse": float(np.sqrt(mse)),
+        "r2": 1 - float(np.sum(err**2)) / ss_tot if ss_tot > 0 else float("nan"),
+        "pearson": float(pearsonr(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
+        "spearman": float(spearmanr(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
+        "kendall": float(kendalltau(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
+    }
+
+
+def _estimator(method: str) -> Any:
+    from sklearn.linear_model import LinearRegression, RidgeCV
+
+    if method == "ols":
+        return LinearRegression()
+    if method == "nnls":
+        return LinearRegression(positive=True)
+    if method in ("ridge", "cross"):
+        return RidgeCV(alphas=np.logspace(-3, 3, 13))
+    raise JurybenchError(f"method {method!r} is not valid.", hint=f"Valid: auto, {', '.join(METHODS)}.")
+
+
+def impute(scores: Array, means: Array) -> tuple[Array, Array]:
+    """Fill missing juror scores with the given per-juror means; also return counts per row."""
+    missing = np.isnan(scores)
+    filled = np.where(missing, means[None, :], scores)
+    return filled, missing.sum(axis=1)
+
+
+@dataclass
+class Design:
+    """Feature matrix builder for one variant, remembering training means for imputation."""
+
+    method: str
+    names: list[str]
+
+    def matrix(self, scores: Array, covariates: Array, means: Array) -> tuple[Array, Array]:
+        filled, n_missing = impute(scores, means)
+        return np.hstack([filled, covariates]) if covariates.size else filled, n_missing
+
+
+def _split(groups: list[str], test_size: float, seed: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    from sklearn.model_selection import GroupShuffleSplit
+
+    splitter = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
+    train, test = next(splitter.split(np.zeros(len(groups)), groups=groups))
+    return train, test
+
+
+def _folds(groups: list[str], k: int, seed: int) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+    from sklearn.model_selection import GroupKFold
+
+    n_groups = len(set(groups))
+    if n_groups < k:
+        raise JurybenchError(f"{k}-fold cross-validation needs at least {k} groups; there are {n_groups}.")
+    try:
+        splitter = GroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    except TypeError:  # scikit-learn < 1.6 has no shuffling GroupKFold
+        splitter = GroupKFold(n_splits=k)
+    return list(splitter.split(np.zeros(len(groups)), groups=groups))
+
+
+def _fit_predict(method: str, features: Array, target: Array, train: Any, test: Any) -> tuple[Any, Array, Array, Array]:
+    """Fit on train rows (imputing with train means) and predict test rows."""
+    means = np.nanmean(features[train], axis=0)
+    means = np.where(np.isnan(means), np.nanmean(features), means)
+    x_train, _ = impute(features[train], means)
+    x_test, _ = impute(features[test], means)
+    model = _estimator(method).fit(x_train, target[train])
+    return model, model.predict(x_test), means, x_train
+
+
+def fit_criterion(
+    data: CalibrationData,
+    *,
+    cross_features: Array | None,
+    cross_names: list[str] | None,
+    methods: list[str],
+    test_size: float,
+    folds: int,
+    seed: int,
+    n_boot: int,
+) -> dict[str, Any]:
+    """Fit and validate every variant and baseline for one criterion."""
+    cov_names = list(data.covariates)
+    cov = np.column_stack([data.covariates[c] for c in cov_names]) if cov_names else np.empty((len(data.items), 0))
+    juror_features = np.hstack([data.scores, cov])
+    names = [*data.jurors, *cov_names]
+    train, test = _split(data.groups, test_size, seed)
+    if len(train) < len(names) + 2 or len(test) < 3:
+        raise JurybenchError(
+            f"criterion '{data.criterion}': too few items ({len(data.items)}) to fit {len(names)} weights and test them."
+        )
+    y = data.target
+    # Cross-validation (for choosing the variant) runs inside the training split only, so
+    # the held-out test split plays no part in any choice.
+    train_groups = [data.groups[i] for i in train]
+    folds_idx = [(train[a], train[b]) for a, b in _folds(train_groups, folds, seed)]
+    variants: dict[str, Any] = {}
+    for method in methods:
+        if method == "cross":
+            if cross_features is None or cross_names is None:
+                continue
+            features, feature_names = np.hstack([cross_features, cov]), [*cross_names, *cov_names]
+        else:
+            features, feature_names = juror_features, names
+        model, pred, means, x_train = _fit_predict(method, features, y, train, test)
+        cv_rmse = []
+        for f_train, f_test in folds_idx:
+            _, f_pred, _, _ = _fit_predict(method, features, y, f_train, f_test)
+            cv_rmse.append(float(np.sqrt(np.mean((f_pred - y[f_test]) ** 2))))
+        coefs = {n: float(w) for n, w in zip(feature_names, model.coef_, strict=True)}
+        ci = _bootstrap_coefficients(
+            method, x_train, y[train], [data.groups[i] for i in train], feature_names, n_boot, seed,
+            float(getattr(model, "alpha_", 0.0)),
+        )  # fmt: skip
+        se = _ols_standard_errors(x_train, y[train], model, feature_names) if method == "ols" else {}
+        variants[method] = {
+            "weights": coefs,
+            "intercept": float(model.intercept_),
+            "alpha": float(getattr(model, "alpha_", 0.0)),
+            "feature_names": feature_names,
+            "train_means": {n: float(m) for n, m in zip(feature_names, means, strict=True)},
+            "coefficient_ci": ci,
+            "standard_errors": se,
+            "test": regression_metrics(pred, y[test]),
+            "cv_rmse_mean": float(np.mean(cv_rmse)),
+            "cv_rmse_sd": float(np.std(cv_rmse, ddof=1)),
+            "imputed_train": int(np.isnan(features[train]).sum()),
+            "imputed_test": int(np.isnan(features[test]).sum()),
+        }
+    baselines = _baselines(data, y, train, test, folds_idx)
+    winner = min(variants, key=lambda m: variants[m]["cv_rmse_mean"])
+    return {
+        "criterion": data.criterion,
+        "n_items": len(data.items),
+        "n_train": len(train),
+        "n_test": len(test),
+        "n_groups": len(set(data.groups)),
+        "variants": variants,
+        "baselines": baselines,
+        "winner": winner,
+        "training_data_hash": data.digest(),
+    }
+
+
+def _rescaled(x: Array, y: Array, train: Any, test: Any) -> Array:
+    keep = ~np.isnan(x[train])
+    slope, intercept = np.polyfit(x[train][keep], y[train][keep], 1)
+    filled = np.where(np.isnan(x), np.nanmean(x[train]), x)
+    return np.asarray(intercept + slope * filled[test], dtype=float)
+
+
+def _baselines(data: CalibrationData, y: Array, train: Any, test: Any, folds_idx: list[Any]) -> dict[str, Any]:
+    candidates: dict[str, Array] = {name: data.scores[:, j] for j, name in enumerate(data.jurors)}
+    with np.errstate(all="ignore"):
+        candidates["jury mean"] = np.nanmean(data.scores, axis=1)
+        candidates["jury median"] = np.nanmedian(data.scores, axis=1)
+    out = {}
+    for name, x in candidates.items():
+        pred = _rescaled(x, y, train, test)
+        cv = [float(np.sqrt(np.mean((_rescaled(x, y, a, b) - y[b]) ** 2))) for a, b in folds_idx]
+        out[name] = {"test": regression_metrics(pred, y[test]), "cv_rmse_mean": float(np.mean(cv))}
+    return out
+
+
+def _closed_form(method: str, x: Array, y: Array, alpha: float) -> Array:
+    """Weights then intercept, as the sklearn estimators fit them (centred, intercept unpenalised)."""
+    x_mean, y_mean = x.mean(axis=0), y.mean()
+    xc, yc = x - x_mean, y - y_mean
+    if method == "nnls":
+        from scipy.optimize import nnls
+
+        w = nnls(xc, yc)[0]
+    elif method in ("ridge", "cross"):
+        w = np.linalg.solve(xc.T @ xc + alpha * np.eye(x.shape[1]), xc.T @ yc)
+    else:
+        w = np.linalg.lstsq(xc, yc, rcond=None)[0]
+    return np.append(w, y_mean - x_mean @ w)
+
+
+def _bootstrap_coefficients(
+    method: str, x: Array, y: Array, groups: list[str], names: list[str], n_boot: int, seed: int, alpha: float = 0.0
+) -> dict[str, dict[str, float]]:
+    """Percentile 95% CIs of the weights, resampling training prompts (groups) with replacement.
+
+    Ridge variants keep the penalty chosen on the full training split.
+    """
+    if n_boot <= 0:
+        return {}
+    rng = np.random.default_rng(seed)
+    unique = np.array(sorted(set(groups)))
+    index: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        index.setdefault(g, []).append(i)
+    draws = []
+    for _ in range(n_boot):
+        chosen = rng.choice(unique, size=len(unique), replace=True)
+        rows = np.concatenate([index[g] for g in chosen])
+        draws.append(_closed_form(method, x[rows], y[rows], alpha))
+    arr = np.array(draws)
+    low, high = np.percentile(arr, [2.5, 97.5], axis=0)
+    return {
+        n: {"low": float(lo), "high": float(hi)} for n, lo, hi in zip([*names, "intercept"], low, high, strict=True)
+    }
+
+
+def _ols_standard_errors(x: Array, y: Array, model: Any, names: list[str]) -> dict[str, float]:
+    """Classical OLS standard errors: sigma^2 (X'X)^-1 with an intercept column."""
+    design = np.hstack([np.ones((len(x), 1)), x])
+    resid = y - model.predict(x)
+    dof = len(y) - design.shape[1]
+    sigma2 = float(resid @ resid) / dof
+    cov = sigma2 * np.linalg.pinv(design.T @ design)
+    se = np.sqrt(np.diag(cov))
+    return {"intercept": float(se[0]), **{n: float(s) for n, s in zip(names, se[1:], strict=True)}}
