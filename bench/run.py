@@ -7,6 +7,8 @@
 2. Store: 1,000,000 judgment rows inserted with the engine's batched Arrow path,
    versus row-by-row inserts (measured on fewer rows, reported per row).
 3. CLI start: `jurybench --help` versus `python -c pass`.
+4. Calibration: 10-fold cross-validated fits for HANNA's 6 criteria x 5 jurors x 1,056
+   items (target well under 2 s), beside the time to load the data from the store.
 
 Results are printed and written to bench/out/results.json. Timings are wall-clock on
 a shared machine: read the ratios, not the absolute numbers.
@@ -198,6 +200,48 @@ def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
     }
 
 
+def bench_calibration() -> dict[str, Any]:
+    """HANNA: 6 criteria x 5 jurors x 1,056 items, 10-fold grouped CV (load time reported beside)."""
+    from jurybench.calibration._data import calibration_data
+    from jurybench.calibration._fit import fit_criterion
+    from jurybench.config import data_path
+    from jurybench.datasets import import_hanna
+    from jurybench.store import connect
+
+    data = data_path(None)
+    if not (data / "hanna" / "hanna_metric_scores_llm.csv").exists():
+        return {"skipped": f"no HANNA data under {data}"}
+    with tempfile.TemporaryDirectory() as tmp:
+        con = connect(Path(tmp) / "hanna.duckdb")
+        start = time.perf_counter()
+        import_hanna(con, data)
+        import_s = time.perf_counter() - start
+        start = time.perf_counter()
+        blocks, _ = calibration_data(con, "hanna", criteria=None, group_by="meta.prompt_id", covariates=[])
+        load_s = time.perf_counter() - start
+        timings = {}
+        # Warm-up: the first fit pays for importing scikit-learn and scipy.stats.
+        fit_criterion(
+            blocks[0], cross_features=None, cross_names=None, methods=["ols"], test_size=0.2, folds=10, seed=0, n_boot=0
+        )
+        for methods in (["ols"], ["ols", "ridge", "nnls"]):
+            start = time.perf_counter()
+            for block in blocks:
+                fit_criterion(block, cross_features=None, cross_names=None, methods=methods, test_size=0.2,
+                              folds=10, seed=0, n_boot=0)  # fmt: skip
+            timings["+".join(methods)] = time.perf_counter() - start
+    return {
+        "items": len(blocks[0].items),
+        "jurors": len(blocks[0].jurors),
+        "criteria": len(blocks),
+        "import_seconds": import_s,
+        "load_seconds": load_s,
+        "fit_10fold_ols_seconds": timings["ols"],
+        "fit_10fold_three_variants_seconds": timings["ols+ridge+nnls"],
+        "target_seconds": 2.0,
+    }
+
+
 def bench_cli(repeats: int) -> dict[str, Any]:
     exe = Path(sys.executable).parent / "jurybench"
     cli, bare = [], []
@@ -226,6 +270,7 @@ def main() -> None:
         "cli_start": bench_cli(5),
         "store_insert": bench_store(args.rows, 2_000),
         "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
+        "calibration": bench_calibration(),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -237,6 +282,13 @@ def main() -> None:
     )
     print(f"store: {s['rows']:,} rows in {s['batched_seconds']:.1f}s = {s['batched_rows_per_s']:,.0f} rows/s "
           f"(row-by-row {s['row_by_row_rows_per_s']:,.0f} rows/s; x{s['batched_over_row_by_row']:.0f})")  # fmt: skip
+    k = results["calibration"]
+    if "skipped" in k:
+        print(f"calibration: {k['skipped']}")
+    else:
+        print(f"calibration: {k['criteria']} criteria x {k['jurors']} jurors x {k['items']} items, 10-fold CV: "
+              f"OLS {k['fit_10fold_ols_seconds']:.2f}s, OLS+ridge+NNLS {k['fit_10fold_three_variants_seconds']:.2f}s "
+              f"(target < 2s); loading from DuckDB {k['load_seconds']:.2f}s, import {k['import_seconds']:.2f}s")  # fmt: skip
     print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
           f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
 

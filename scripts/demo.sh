@@ -25,9 +25,22 @@ if [ -f "$DATA/llmbar/Natural/dataset.json" ]; then
   jurybench score --rubric preference --jury juries/llmbar-natural-cot.yaml \
     --where "dataset = 'llmbar-Natural'" --run llmbar-natural-cot --no-progress
   jurybench sql "SELECT juror, n_valid, round(flip_rate, 3) AS flip_rate FROM juror_order_bias ORDER BY flip_rate"
+  echo "== LLMBar: a calibrated A/B jury (logistic regression on symmetrized verdicts, held-out pairs)"
+  jurybench calibrate --run llmbar-mtbench-vanilla-norules --group-by item --name llmbar-mtbench --out "$OUT/calibration"
 else
   echo "== No LLMBar data at $DATA/llmbar: running on the offline example set only."
   echo "   To get the real data, put LLMBar's files under DIR/llmbar/ and run: JURYBENCH_DATA=DIR make demo"
+fi
+
+if [ -f "$DATA/hanna/hanna_metric_scores_llm.csv" ]; then
+  echo "== HANNA: 1,056 stories, three human raters, five LLM jurors; agreement and a calibrated jury"
+  jurybench datasets import hanna --data "$DATA"
+  jurybench agreement --run hanna --boot 200
+  jurybench calibrate --run hanna --group-by meta.prompt_id --name hanna --out "$OUT/calibration"
+  jurybench calibrate apply "$OUT/calibration/hanna.json" --run hanna
+  jurybench sql "SELECT criterion, round(avg(score), 3) AS mean_calibrated, round(avg(n_imputed), 3) AS imputed_per_item FROM calibrated_scores WHERE run_id = 'hanna' GROUP BY 1 ORDER BY 1"
+else
+  echo "== No HANNA data at $DATA/hanna: skipping agreement and calibration on real ratings."
 fi
 
 echo "== Offline example set with fake jurors (pointwise story-quality, pairwise persuasion)"

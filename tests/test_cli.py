@@ -40,7 +40,8 @@ def test_every_command_has_help() -> None:
     for args in (["score"], ["sql"], ["schema"], ["migrate"], ["items", "import"], ["pairs", "import"],
                  ["rubrics", "list"], ["rubrics", "show"], ["rubrics", "check"], ["datasets", "import"],
                  ["datasets", "example"], ["datasets", "llmbar-check"], ["report", "preference"],
-                 ["recordings", "from-run"], ["recordings", "list"]):  # fmt: skip
+                 ["recordings", "from-run"], ["recordings", "list"], ["annotations", "import"],
+                 ["agreement"], ["calibrate"], ["calibrate", "apply"]):  # fmt: skip
         result = run_cli(*args, "--help")
         assert result.exit_code == 0, args
         assert "Usage" in result.stdout
@@ -155,6 +156,78 @@ def test_schema_command_matches_docs() -> None:
 def test_readme_documents_every_top_level_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for command in ("score", "sql", "schema", "migrate", "items import", "pairs import", "rubrics",
-                    "datasets import llmbar", "report preference", "recordings"):  # fmt: skip
+                    "datasets import llmbar", "report preference", "recordings", "annotations import",
+                    "agreement", "calibrate", "calibrate apply", "datasets import hanna"):  # fmt: skip
         assert f"jurybench {command}" in readme, command
     assert "make demo" in readme and "make test" in readme
+
+
+def test_annotations_agreement_and_calibration_cli(tmp_path: Path) -> None:
+    rows = "\n".join(f"s{p}-{k},prompt {p},story {p}-{k},sys{k},en" for p in range(30) for k in range(4))
+    assert (
+        run_cli(
+            "items", "import", str(write(tmp_path / "i.csv", "item_id,prompt,response,model,language\n" + rows + "\n"))
+        ).exit_code
+        == 0
+    )
+    assert (
+        run_cli(
+            "score",
+            "-r",
+            "story-quality",
+            "-j",
+            "fake/a",
+            "-j",
+            "fake/b",
+            "-j",
+            "fake/c",
+            "--run",
+            "r",
+            "--no-progress",
+        ).exit_code
+        == 0
+    )
+    # Human labels: the mean of jurors a and b, plus a little per-annotator noise.
+    import numpy as np
+
+    from jurybench.store import connect
+
+    con = connect(tmp_path / "test.duckdb")
+    scores = con.execute(
+        "SELECT item_id, criterion, juror, score FROM pointwise_scores WHERE criterion = 'relevance'"
+    ).fetchall()
+    con.close()
+    by_item: dict[str, dict[str, float]] = {}
+    for item, _, juror, value in scores:
+        by_item.setdefault(item, {})[juror] = value
+    rng = np.random.default_rng(0)
+    lines = ["item_id,annotator,relevance"]
+    for item, s in sorted(by_item.items()):
+        for a in ("h1", "h2"):
+            lines.append(f"{item},{a},{min(5, max(1, round((s['fake/a'] + s['fake/b']) / 2 + rng.normal(0, 0.4))))}")
+    labels = write(tmp_path / "labels.csv", "\n".join(lines) + "\n")
+    imported = run_cli("annotations", "import", str(labels), "--rubric", "story-quality")
+    assert imported.exit_code == 0 and "240 labels inserted" in imported.stdout
+    again = run_cli("annotations", "import", str(labels), "--rubric", "story-quality")
+    assert "0 labels inserted, 240 already present" in again.stdout
+    agree = json.loads(run_cli("agreement", "--run", "r", "--boot", "50", "--format", "json").stdout)
+    assert agree[0]["criterion"] == "relevance" and agree[0]["n_items"] == 120
+    assert agree[0]["jury"]["pearson"] > 0.5
+    out = tmp_path / "cal"
+    fitted = run_cli("calibrate", "--run", "r", "--name", "demo", "--boot", "20", "--folds", "5", "--out", str(out))
+    assert fitted.exit_code == 0, fitted.stderr
+    assert "winner" in fitted.stdout and (out / "demo.json").exists()
+    artifact = json.loads((out / "demo.json").read_text())
+    weights = artifact["criteria"]["relevance"]["weights"]
+    if artifact["criteria"]["relevance"]["method"] != "cross":
+        assert weights["fake/c"] < weights["fake/a"] and weights["fake/c"] < weights["fake/b"]
+    applied = run_cli("calibrate", "apply", str(out / "demo.json"), "--run", "r")
+    assert applied.exit_code == 0 and "120 calibrated scores written" in applied.stdout
+    bad = run_cli(
+        "annotations",
+        "import",
+        str(write(tmp_path / "bad.csv", "item_id,annotator,relevance\ns0-0,h9,7\n")),
+        "--rubric",
+        "story-quality",
+    )
+    assert bad.exit_code == 2 and "bad.csv row 2, field 'relevance': 7 is outside the rubric's scale 1..5" in bad.stderr

@@ -124,3 +124,9 @@ def test_response_model_constrains_each_criterion() -> None:
     assert pairwise.model_validate({c: 0 for c in load_rubric("persuasion").dimensions})
     with pytest.raises(ValidationError):
         pairwise.model_validate({**{c: 0 for c in load_rubric("persuasion").dimensions}, "logos": -4})
+
+
+def test_a_changed_copy_gets_its_own_hash() -> None:
+    rubric = load_rubric("story-quality")
+    assert rubric.model_copy(update={"version": "2"}).content_hash != rubric.content_hash
+    assert rubric.model_copy().content_hash == rubric.content_hash

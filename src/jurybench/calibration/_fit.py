@@ -33,6 +33,7 @@ def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
 
     err = pred - truth
     mse = float(np.mean(err**2))
+    varied = np.std(pred) > 0 and np.std(truth) > 0
     ss_tot = float(np.sum((truth - truth.mean()) ** 2))
     return {
         "n": float(len(truth)),
@@ -40,9 +41,9 @@ def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
         "mse": mse,
         "rmse": float(np.sqrt(mse)),
         "r2": 1 - float(np.sum(err**2)) / ss_tot if ss_tot > 0 else float("nan"),
-        "pearson": float(pearsonr(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
-        "spearman": float(spearmanr(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
-        "kendall": float(kendalltau(pred, truth).statistic) if np.std(pred) > 0 else float("nan"),
+        "pearson": float(pearsonr(pred, truth).statistic) if varied else float("nan"),
+        "spearman": float(spearmanr(pred, truth).statistic) if varied else float("nan"),
+        "kendall": float(kendalltau(pred, truth).statistic) if varied else float("nan"),
     }
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -137,6 +138,12 @@ class _RubricBase(_Strict):
         """sha256 over the canonical JSON of the validated rubric (computed once; rubrics are frozen)."""
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; the cached content hash is dropped so a changed copy gets its own."""
+        copy = super().model_copy(update=update, deep=deep)
+        copy.__dict__.pop("content_hash", None)
+        return copy
 
     def template_for(self, language: str | None) -> Template:
         """The template for ``language``; falls back to the default only if allowed."""

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.annotations import import_annotations
+from jurybench.errors import JurybenchError
+from jurybench.rubric import load_rubric
+from tests.conftest import write
+
+QUALITY = load_rubric("story-quality")
+
+
+def _labels(con: Any) -> list[tuple[Any, ...]]:
+    return con.execute("SELECT subject_id, criterion, annotator, value FROM human_labels ORDER BY 1, 2, 3").fetchall()
+
+
+def test_long_wide_and_annotator_columns(small_store: Any, tmp_path: Path) -> None:
+    long = write(tmp_path / "long.csv", "item_id,annotator,criterion,value\ni1,ann1,relevance,4\ni2,ann1,relevance,2\n")
+    assert import_annotations(small_store, long, QUALITY).inserted == 2
+    wide = write(tmp_path / "wide.csv", "story,rater,relevance,coherence\ni1,ann2,5,3\ni3,ann2,1,\n")
+    result = import_annotations(small_store, wide, QUALITY, mapping={"item_id": "story", "annotator": "rater"})
+    assert (result.inserted, result.annotators, result.subjects) == (3, 1, 2)
+    by_annotator = write(tmp_path / "ann.csv", "item_id,alice,bob\ni1,3,4\ni2,2,\n")
+    result = import_annotations(
+        small_store, by_annotator, QUALITY, annotator_columns=["alice", "bob"], criterion="empathy"
+    )
+    assert result.inserted == 3
+    assert ("i1", "empathy", "bob", 4.0) in _labels(small_store)
+    # Idempotent.
+    again = import_annotations(small_store, long, QUALITY)
+    assert (again.inserted, again.unchanged) == (0, 2)
+
+
+def test_preferences_and_pairwise_scores(small_store: Any, tmp_path: Path) -> None:
+    prefs = write(tmp_path / "p.csv", "pair_id,annotator,criterion,value\np1,h,preference,A\np2,h,preference,b\n")
+    import_annotations(small_store, prefs, load_rubric("preference"))
+    got = small_store.execute("SELECT subject_id, value, label FROM human_labels ORDER BY 1").fetchall()
+    assert got == [("p1", 1.0, "A"), ("p2", -1.0, "B")]
+    tie = write(tmp_path / "t.csv", "pair_id,annotator,criterion,value\np1,g,preference,tie\n")
+    with pytest.raises(JurybenchError, match=r"'tie' is not a preference.*A or B"):
+        import_annotations(small_store, tie, load_rubric("preference"))
+    cats = write(tmp_path / "c.csv", "pair_id,annotator,logos,ethos\np1,h,3,-2\n")
+    assert import_annotations(small_store, cats, load_rubric("persuasion")).inserted == 2
+    bad = write(tmp_path / "c2.csv", "pair_id,annotator,logos\np2,h,4\n")
+    with pytest.raises(JurybenchError, match=r"c2.csv row 2, field 'logos': 4 is outside the rubric's scale -3..3"):
+        import_annotations(small_store, bad, load_rubric("persuasion"))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("item_id,annotator,criterion,value\ni1,a,relevance,4\ni2,a,relevance,9\n",
+         r"row 3, field 'value': 9 is outside the rubric's scale 1..5 for 'relevance'"),
+        ("item_id,annotator,criterion,value\ni1,a,relevance,4\nzz,a,relevance,3\n", r"row 3, field 'item_id': no item 'zz' in the store"),
+        ("item_id,annotator,criterion,value\ni1,a,relevance,4\ni1,a,relevance,5\n", r"row 3: duplicate label .* \(first at row 2\)"),
+        ("item_id,annotator,criterion,value\ni1,,relevance,4\n", r"row 2, field 'annotator': missing value"),
+        ("item_id,annotator,criterion,value\ni1,a,wit,4\n", r"row 2, field 'criterion': 'wit' is not in rubric 'story-quality'"),
+        ("item_id,annotator,criterion,value\ni1,a,relevance,high\n", r"row 2, field 'value': 'high' is not a number"),
+        ("item_id,annotator,criterion\ni1,a,relevance\n", r"cannot tell the layout"),
+        ("story,annotator,criterion,value\ni1,a,relevance,4\n", r"missing column\(s\) item_id for a long file.*--map item_id="),
+    ],
+)  # fmt: skip
+def test_bad_annotation_files_write_nothing(small_store: Any, tmp_path: Path, content: str, message: str) -> None:
+    path = write(tmp_path / "labels.csv", content)
+    with pytest.raises(JurybenchError, match=message):
+        import_annotations(small_store, path, QUALITY)
+    assert _labels(small_store) == []
+
+
+def test_non_utf8_and_conflicts(small_store: Any, tmp_path: Path) -> None:
+    path = write(tmp_path / "b.csv", b"item_id,annotator,criterion,value\ni1,\xe9,relevance,4\n")
+    with pytest.raises(JurybenchError, match=r"b.csv line 2: bytes that are not valid UTF-8"):
+        import_annotations(small_store, path, QUALITY)
+    first = write(tmp_path / "one.csv", "item_id,annotator,criterion,value\ni1,a,relevance,4\n")
+    import_annotations(small_store, first, QUALITY)
+    changed = write(tmp_path / "two.csv", "item_id,annotator,criterion,value\ni1,a,relevance,2\n")
+    with pytest.raises(JurybenchError, match=r"already gave 'relevance' of 'i1' the value 4, not 2.*--replace"):
+        import_annotations(small_store, changed, QUALITY)
+    result = import_annotations(small_store, changed, QUALITY, replace=True)
+    assert (result.replaced, _labels(small_store)) == (1, [("i1", "relevance", "a", 2.0)])

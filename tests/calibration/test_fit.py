@@ -1,0 +1,175 @@
+"""Calibration on simulated runs with planted weights (no real data needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jurybench.calibration import apply_calibration, fit_calibration
+from jurybench.calibration._fit import _split
+from jurybench.errors import JurybenchError
+from jurybench.jury._engine import call_key
+from jurybench.jury._juror import JurorSpec
+from jurybench.jury._store_io import register_jurors, register_rubric
+from jurybench.rubric import load_rubric
+
+RUBRIC = load_rubric("story-quality")
+PLANTED = {"relevance": ([0.6, 0.3, 0.0], 0.4)}  # weights of jurors j0, j1, j2 and the intercept
+
+
+def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5, seed: int = 1,
+             missing: int = 0, jurors: tuple[str, ...] = ("j0", "j1", "j2")) -> list[JurorSpec]:  # fmt: skip
+    """Items in prompt groups; juror scores random; the human mean follows the planted weights."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    specs = [JurorSpec(model=f"fake/{name}", name=name) for name in jurors]
+    register_rubric(con, RUBRIC)
+    register_jurors(con, specs)
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, ?, 'pointwise', ?, 'finished')",
+        [run_id, RUBRIC.content_hash, json.dumps(sorted(s.key for s in specs))],
+    )
+    items, calls, judgments, labels = [], [], [], []
+    weights, intercept = PLANTED["relevance"]
+    for p in range(n_prompts):
+        for k in range(per_prompt):
+            item = f"{run_id}-p{p:03d}-{k}"
+            items.append({"item_id": item, "prompt": f"prompt {p}", "response": "x" * int(rng.integers(10, 500)),
+                          "language": "en" if k % 2 else "ko"})  # fmt: skip
+            scores = rng.uniform(1, 5, len(specs))
+            for crit in RUBRIC.dimensions:
+                target = float(np.dot(weights, scores[:3]) + intercept + rng.normal(scale=0.15))
+                for a in range(3):
+                    labels.append({"subject_id": item, "criterion": crit, "annotator": f"h{a}", "value": target})
+            for j, spec in enumerate(specs):
+                key = call_key(RUBRIC.content_hash, spec.key, item, "", 0)
+                calls.append({"call_key": key, "juror_key": spec.key, "subject_id": item})
+                gone = missing and j == 0 and rng.random() < missing / 100
+                for crit in RUBRIC.dimensions:
+                    judgments.append({"call_key": key, "juror_key": spec.key, "item_id": item, "criterion": crit,
+                                      "score": None if gone else float(scores[j]), "status": "invalid" if gone else "valid"})  # fmt: skip
+    for name, rows in (("i", items), ("c", calls), ("j", judgments), ("h", labels)):
+        con.register(name, pa.Table.from_pylist(rows))
+    con.execute("INSERT INTO items (item_id, prompt, response, language) SELECT * FROM i")
+    con.execute(
+        "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, status, attempts) "
+        "SELECT call_key, ?, juror_key, 'item', subject_id, 0, '[]', 'ok', 1 FROM c",
+        [RUBRIC.content_hash],
+    )
+    con.execute(
+        "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status) "
+        "SELECT call_key, ?, juror_key, item_id, 0, criterion, score, status FROM j",
+        [RUBRIC.content_hash],
+    )
+    con.execute("INSERT INTO run_calls SELECT ?, call_key FROM c", [run_id])
+    con.execute(
+        "INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value) "
+        "SELECT 'item', subject_id, criterion, annotator, value FROM h"
+    )
+    return specs
+
+
+def test_planted_weights_are_recovered_within_their_cis(con: Any, tmp_path: Path) -> None:
+    simulate(con, "sim")
+    artifact, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=300, out_dir=tmp_path)
+    spec = artifact["criteria"]["relevance"]
+    weights, intercept = PLANTED["relevance"]
+    for name, w in zip(("j0", "j1", "j2"), weights, strict=True):
+        ci = spec["coefficient_ci"][name]
+        assert ci["low"] <= w <= ci["high"], (name, spec["weights"][name], ci)
+        assert spec["weights"][name] == pytest.approx(w, abs=0.03)
+    assert spec["intercept"] == pytest.approx(intercept, abs=0.15)
+    # Noise sd 0.15 is the floor: held-out RMSE near it, far below any single juror.
+    report = spec["report"]
+    assert report["variants"]["ols"]["test"]["rmse"] == pytest.approx(0.15, abs=0.05)
+    assert all(
+        report["variants"]["ols"]["test"]["rmse"] < report["baselines"][j]["test"]["rmse"] for j in ("j0", "j1", "j2")
+    )
+    saved = json.loads(path.read_text())
+    assert saved["split"] == {"seed": 0, "test_size": 0.2, "group_by": "prompt", "folds": 10, "bootstrap": 300}
+    assert saved["rubric"]["hash"] == RUBRIC.content_hash and len(saved["training_data_hash"]) == 64
+    assert [j["name"] for j in saved["jurors"]] == ["j0", "j1", "j2"] and saved["created_at"]
+
+
+def test_split_is_grouped_and_seeded() -> None:
+    groups = [f"g{i // 4}" for i in range(200)]
+    train, test = _split(groups, 0.2, seed=3)
+    assert not {groups[i] for i in train} & {groups[i] for i in test}
+    assert len({groups[i] for i in test}) == 10
+    again = _split(groups, 0.2, seed=3)
+    assert (again[0] == train).all() and not (_split(groups, 0.2, seed=4)[1] == test).all()
+
+
+def test_test_split_informs_no_choice(con: Any, tmp_path: Path) -> None:
+    simulate(con, "sim")
+    first, _ = fit_calibration(con, "sim", criteria=["relevance"], n_boot=0, out_dir=tmp_path)
+    test_items = set(first["criteria"]["relevance"]["report"]["n_test"] * [""])  # size only
+    # Scramble the human labels of the held-out prompts: weights and winner must not move.
+    from jurybench.calibration._data import calibration_data
+
+    block = calibration_data(con, "sim", criteria=["relevance"], group_by="prompt", covariates=[])[0][0]
+    _, test = _split(block.groups, 0.2, 0)
+    held = [block.items[i] for i in test]
+    con.executemany(
+        "UPDATE human_labels SET value = 3 WHERE subject_id = ? AND criterion = 'relevance'", [[i] for i in held]
+    )
+    second, _ = fit_calibration(con, "sim", criteria=["relevance"], n_boot=0, out_dir=tmp_path)
+    a, b = first["criteria"]["relevance"], second["criteria"]["relevance"]
+    assert a["method"] == b["method"] and a["weights"] == pytest.approx(b["weights"])
+    assert a["report"]["variants"]["ols"]["test"]["rmse"] != b["report"]["variants"]["ols"]["test"]["rmse"]
+    assert test_items is not None
+
+
+def test_missing_votes_are_imputed_and_counted(con: Any, tmp_path: Path) -> None:
+    simulate(con, "sim", missing=20)
+    artifact, _ = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
+    ols = artifact["criteria"]["relevance"]["report"]["variants"]["ols"]
+    assert ols["imputed_train"] + ols["imputed_test"] > 20
+    assert "training split" in artifact["missing_rule"]
+
+
+def test_apply_writes_scores_equal_to_the_formula(con: Any, tmp_path: Path) -> None:
+    simulate(con, "sim")
+    artifact, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols", "nnls"], n_boot=0,
+                                     covariates=["language", "length"], out_dir=tmp_path)  # fmt: skip
+    simulate(con, "new", seed=9)  # same jurors, new items
+    result = apply_calibration(con, path, "new")
+    assert result["rows"] == 300 and result["imputed"] == 0
+    spec = artifact["criteria"]["relevance"]
+    item, score = con.execute(
+        "SELECT subject_id, score FROM calibrated_scores WHERE run_id = 'new' ORDER BY subject_id LIMIT 1"
+    ).fetchall()[0]
+    juror = dict(con.execute(
+        "SELECT ju.name, j.score FROM pointwise_judgments j JOIN jurors ju USING (juror_key) WHERE item_id = ? AND criterion = 'relevance'",
+        [item],
+    ).fetchall())  # fmt: skip
+    lang, length = con.execute("SELECT language, length(response) FROM items WHERE item_id = ?", [item]).fetchall()[0]
+    features = {**juror, "language=ko": float(lang == "ko"), "length_kchars": length / 1000}
+    expected = spec["intercept"] + sum(spec["weights"][k] * features[k] for k in spec["feature_names"])
+    assert score == pytest.approx(expected, abs=1e-9)
+    assert con.execute("SELECT count(*) FROM calibrated_items WHERE run_id = 'new'").fetchall()[0][0] == 300
+
+
+def test_apply_refuses_other_jurors_rubric_or_covariates(con: Any, tmp_path: Path) -> None:
+    simulate(con, "sim")
+    _, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
+    simulate(con, "other", seed=4, jurors=("j0", "j1", "k9"))
+    with pytest.raises(JurybenchError, match=r"run 'other' lacks juror\(s\) j2 of calibration"):
+        apply_calibration(con, path, "other")
+    changed = RUBRIC.model_copy(update={"version": "2"})
+    register_rubric(con, changed)
+    con.execute("UPDATE runs SET rubric_hash = ? WHERE run_id = 'other'", [changed.content_hash])
+    with pytest.raises(JurybenchError, match=r"was fitted for rubric story-quality .* run 'other' used"):
+        apply_calibration(con, path, "other")
+    with pytest.raises(JurybenchError, match="no calibration file"):
+        apply_calibration(con, tmp_path / "absent.json", "sim")
+    _, meta_path = fit_calibration(con, "sim", name="with-meta", criteria=["relevance"], methods=["ols"], n_boot=0,
+                                   covariates=["length"], out_dir=tmp_path)  # fmt: skip
+    assert json.loads(meta_path.read_text())["covariates"] == ["length"]
+    with pytest.raises(JurybenchError, match=r"covariate 'meta.age': every item needs a numeric metadata field"):
+        fit_calibration(con, "sim", criteria=["relevance"], covariates=["meta.age"], n_boot=0, out_dir=tmp_path)

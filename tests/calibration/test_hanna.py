@@ -1,0 +1,56 @@
+"""HANNA's real ratings (reads ../shared/datasets/hanna): the calibrated jury beats every juror."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.annotations import agreement_report
+from jurybench.calibration import apply_calibration, fit_calibration
+from jurybench.datasets import import_hanna
+from tests.conftest import DATA
+
+CRITERIA = ["relevance", "coherence", "empathy", "surprise", "engagement", "complexity"]
+
+
+@pytest.fixture
+def hanna(con: Any) -> Any:
+    if not (DATA / "hanna" / "hanna_metric_scores_llm.csv").exists():
+        pytest.skip(f"HANNA not found under {DATA} (set JURYBENCH_DATA)")
+    result = import_hanna(con, DATA)
+    assert (result.stories, result.labels, result.judgments) == (1056, 1056 * 3 * 6, 1056 * 5 * 4 * 6)
+    return con
+
+
+def test_calibrated_jury_beats_every_rescaled_juror_on_all_criteria(hanna: Any, tmp_path: Path) -> None:
+    artifact, path = fit_calibration(hanna, "hanna", group_by="meta.prompt_id", n_boot=50, out_dir=tmp_path)
+    assert set(artifact["criteria"]) == set(CRITERIA)
+    for criterion in CRITERIA:
+        spec = artifact["criteria"][criterion]
+        report = spec["report"]
+        # 96 prompts, 20% held out as whole prompts: 19 or 20 prompts x 11 systems.
+        assert report["n_groups"] == 96 and report["n_test"] in (19 * 11, 20 * 11)
+        calibrated = report["variants"][spec["method"]]["test"]["rmse"]
+        for juror in ("Beluga-13B", "OrcaPlatypus-13B", "Mistral-7B", "Llama-13B", "ChatGPT"):
+            single = report["baselines"][juror]["test"]["rmse"]
+            assert calibrated < single, (criterion, spec["method"], calibrated, juror, single)
+    applied = apply_calibration(hanna, path, "hanna")
+    assert applied["rows"] == 1056 * 6
+
+
+def test_agreement_figures_on_hanna(hanna: Any) -> None:
+    report = {r["criterion"]: r for r in agreement_report(hanna, "hanna", criteria=["complexity"], n_boot=50)}
+    block = report["complexity"]
+    assert block["n_items"] == 1056 and block["n_annotators"] == 3
+    # HANNA's raters agree weakly; the LLM jury tracks the human mean far better than one rater does.
+    assert 0.2 < block["humans"]["alpha_interval"].value < 0.35
+    assert block["jury"]["pearson"] > block["human_ceiling"]["mean"]["pearson"]
+    assert {r["juror"] for r in block["jurors"]} == {
+        "Beluga-13B",
+        "OrcaPlatypus-13B",
+        "Mistral-7B",
+        "Llama-13B",
+        "ChatGPT",
+    }
