@@ -1,0 +1,99 @@
+"""Disparity across groups (e.g. languages) for classification tasks.
+
+Accuracy counts invalid outputs as wrong (total-instance accuracy); the invalid rate is
+reported beside it. Groups whose invalid rate exceeds a threshold can be left out.
+Inequity is the Gini coefficient of per-group accuracy:
+G = 2 * sum_i i * x_(i) / (n * sum x) - (n + 1) / n over values sorted ascending (i = 1..n).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+def gini(values: Array) -> float:
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    total = x.sum()
+    if n == 0 or total == 0:
+        return float("nan")
+    return float(2 * np.sum(np.arange(1, n + 1) * x) / (n * total) - (n + 1) / n)
+
+
+def accuracy_table(
+    group: list[str], category: list[str], correct: Array, invalid: Array
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Per group and category (and '*' = all categories): n, accuracy, invalid rate."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    g_arr, c_arr = np.asarray(group), np.asarray(category)
+    correct = np.asarray(correct, dtype=bool) & ~np.asarray(invalid, dtype=bool)
+    invalid = np.asarray(invalid, dtype=bool)
+    for g in sorted(set(group)):
+        in_g = g_arr == g
+        out[g] = {}
+        for c in ["*", *sorted(set(category))]:
+            mask = in_g if c == "*" else in_g & (c_arr == c)
+            n = int(mask.sum())
+            out[g][c] = {"n": float(n), "accuracy": float(correct[mask].mean()) if n else float("nan"),
+                         "invalid_rate": float(invalid[mask].mean()) if n else float("nan")}  # fmt: skip
+    return out
+
+
+def disparity(
+    group: list[str],
+    category: list[str],
+    correct: Array,
+    invalid: Array,
+    *,
+    max_invalid_rate: float | None = 0.10,
+    reference: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Accuracy by group x category, Gini inequity with a bootstrap CI, max-min gaps, reference premium."""
+    table = accuracy_table(group, category, correct, invalid)
+    excluded = sorted(
+        g for g, t in table.items() if max_invalid_rate is not None and t["*"]["invalid_rate"] > max_invalid_rate
+    )
+    kept = [g for g in table if g not in excluded]
+    accuracies = np.array([table[g]["*"]["accuracy"] for g in kept])
+    categories = sorted(set(category))
+    gaps = {}
+    for c in categories:
+        vals = [table[g][c]["accuracy"] for g in kept if table[g][c]["n"] > 0]
+        gaps[c] = float(max(vals) - min(vals)) if vals else float("nan")
+    # Bootstrap: resample instances within each kept group.
+    rng = np.random.default_rng(seed)
+    g_arr = np.asarray(group)
+    ok = np.asarray(correct, dtype=bool) & ~np.asarray(invalid, dtype=bool)
+    per_group = [ok[g_arr == g].astype(float) for g in kept]
+    draws = np.empty(n_boot)
+    for b in range(n_boot):
+        draws[b] = gini(np.array([v[rng.integers(0, len(v), len(v))].mean() for v in per_group]))
+    low, high = np.nanpercentile(draws, [2.5, 97.5]) if len(kept) > 1 else (float("nan"), float("nan"))
+    result: dict[str, Any] = {
+        "groups": kept,
+        "excluded_for_invalid_rate": excluded,
+        "max_invalid_rate": max_invalid_rate,
+        "accuracy": table,
+        "gini": gini(accuracies),
+        "gini_ci": [float(low), float(high)],
+        "max_min_gap": gaps,
+        "mean_gap": float(np.nanmean(list(gaps.values()))) if gaps else float("nan"),
+        "max_gap": float(np.nanmax(list(gaps.values()))) if gaps else float("nan"),
+    }
+    if reference is not None:
+        if reference not in table:
+            from jurybench.errors import JurybenchError
+
+            raise JurybenchError(
+                f"reference group {reference!r} is not in the data.", hint=f"Groups: {', '.join(table)}."
+            )
+        result["reference"] = reference
+        result["reference_premium"] = float(table[reference]["*"]["accuracy"] - np.mean(accuracies))
+    return result

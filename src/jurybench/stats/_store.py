@@ -1,0 +1,430 @@
+"""Statistics over the store: read judgments for a run (filtered and grouped with SQL),
+call the pure functions, and record every result with its parameters and seed."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jurybench.errors import JurybenchError
+from jurybench.stats import _disparity, _effects, _pairwise, _pointwise
+
+PAIRWISE_BASE = """
+WITH members AS (
+    SELECT DISTINCT j.rubric_hash, j.juror_key, j.pair_id
+    FROM pairwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = $run
+)
+SELECT s.*, ju.name AS juror, ju.model AS juror_model, p.dataset, p.item_a, p.item_b,
+       a.model AS model_a, b.model AS model_b, a.language, a.prompt,
+       a.treatment AS treatment_a, b.treatment AS treatment_b, p.metadata AS pair_metadata
+FROM pairwise_symmetrized s
+JOIN members USING (rubric_hash, juror_key, pair_id)
+JOIN jurors ju USING (juror_key)
+JOIN pairs p USING (pair_id)
+JOIN items a ON a.item_id = p.item_a
+JOIN items b ON b.item_id = p.item_b
+"""
+
+POINTWISE_BASE = """
+SELECT j.item_id, j.criterion, j.score, j.status, j.sample_index, ju.name AS juror, ju.model AS juror_model,
+       i.model, i.language, i.prompt, i.dataset, i.treatment, i.metadata
+FROM pointwise_judgments j
+JOIN run_calls rc USING (call_key)
+JOIN jurors ju USING (juror_key)
+JOIN items i USING (item_id)
+WHERE rc.run_id = $run
+"""
+
+
+def _query(con: Any, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
+    import duckdb
+
+    try:
+        return list(con.execute(sql, params).fetchall())
+    except duckdb.Error as exc:
+        raise JurybenchError(
+            f"{what}: {str(exc).splitlines()[0]}",
+            hint="--where takes a SQL predicate and --by a SQL expression over the columns listed in docs/statistics.md.",
+        ) from None
+
+
+def _check_run(con: Any, run_id: str) -> None:
+    if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
+        known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 8").fetchall()]
+        raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
+
+
+def epsilon_matrices(
+    con: Any, run_id: str, *, where: str | None, by: str | None
+) -> tuple[dict[str, np.ndarray[Any, Any]], list[str], dict[str, list[str]]]:
+    """Per group: pairs x categories of the jury's symmetrized score (mean over jurors and samples)."""
+    _check_run(con, run_id)
+    group = by or "'all'"
+    sql = (
+        f"SELECT CAST(({group}) AS VARCHAR) AS grp, pair_id, category, avg(epsilon) FROM ({PAIRWISE_BASE}) base "
+        f"WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
+    )
+    rows = _query(con, sql, {"run": run_id}, "reading symmetrized scores")
+    if not rows:
+        raise JurybenchError(
+            f"run '{run_id}' has no valid symmetrized pairwise scores{f' where {where}' if where else ''}."
+        )
+    categories = sorted({r[2] for r in rows})
+    cat_index = {c: j for j, c in enumerate(categories)}
+    by_group: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for grp, pair, cat, eps in rows:
+        by_group[str(grp)][pair][cat] = eps
+    matrices, pair_ids = {}, {}
+    for grp, pairs in sorted(by_group.items()):
+        ids = sorted(pairs)
+        m = np.full((len(ids), len(categories)), np.nan)
+        for i, pid in enumerate(ids):
+            for cat, value in pairs[pid].items():
+                m[i, cat_index[cat]] = value
+        matrices[grp], pair_ids[grp] = m, ids
+    return matrices, categories, pair_ids
+
+
+def stat_directional(
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, zero_method: str = "wilcox"
+) -> dict[str, Any]:
+    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by)
+    return {
+        "groups": {
+            g: {
+                "n_pairs": int(m.shape[0]),
+                "no_difference_share": _pairwise.no_difference_share(m),
+                "categories": _pairwise.directional_differences(m, categories, zero_method=zero_method),
+            }
+            for g, m in matrices.items()
+        }
+    }
+
+
+def stat_gap(
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by)
+    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed)
+    return {"categories": categories, "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix}
+
+
+def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
+    _check_run(con, run_id)
+    group = by or "juror"
+    sql = (
+        f"SELECT CAST(({group}) AS VARCHAR), score_ab, score_ba, status FROM ({PAIRWISE_BASE}) base "
+        f"WHERE ({where or 'TRUE'})"
+    )
+    rows = _query(con, sql, {"run": run_id}, "reading pairwise scores")
+    by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for grp, ab, ba, status in rows:
+        if status == "valid":
+            by_group[str(grp)].append((ab, ba))
+    out = {}
+    for grp, values in sorted(by_group.items()):
+        arr = np.array(values, dtype=float)
+        out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
+    matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by if by else None)
+    return {
+        "positional_consistency": out,
+        "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},
+    }
+
+
+def stat_robustness(con: Any, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
+    first = stat_directional(con, run_id, where=where)["groups"]["all"]["categories"]
+    second = stat_directional(con, other_run, where=where)["groups"]["all"]["categories"]
+    d1 = {r["category"]: r["D"] for r in first}
+    d2 = {r["category"]: r["D"] for r in second}
+    common = sorted(set(d1) & set(d2))
+    return {
+        "categories": common,
+        **_pairwise.robustness(np.array([d1[c] for c in common]), np.array([d2[c] for c in common])),
+    }
+
+
+def item_scores(
+    con: Any, run_id: str, *, where: str | None, by: str | None, extra: str | None = None
+) -> list[tuple[Any, ...]]:
+    """(group, item, criterion, [extra], jury mean score) over valid judgments."""
+    _check_run(con, run_id)
+    group = by or "model"
+    extra_sel = f", CAST(({extra}) AS VARCHAR)" if extra else ""
+    sql = (
+        f"SELECT CAST(({group}) AS VARCHAR), item_id, criterion{extra_sel}, avg(score) FROM ({POINTWISE_BASE}) base "
+        f"WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
+    )
+    rows = _query(con, sql, {"run": run_id}, "reading pointwise scores")
+    if not rows:
+        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+    return rows
+
+
+def stat_friedman(
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, block: str = "prompt"
+) -> dict[str, Any]:
+    rows = item_scores(con, run_id, where=where, by=by, extra=block)
+    out = {}
+    for criterion in sorted({r[2] for r in rows}):
+        cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        for grp, _, crit, blk, score in rows:
+            if crit == criterion:
+                cells[blk][grp].append(score)
+        models = sorted({g for b in cells.values() for g in b})
+        if len(models) < 3:
+            raise JurybenchError(f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)}).")
+        matrix = np.array(
+            [[np.mean(cells[b][m]) if cells[b].get(m) else np.nan for m in models] for b in sorted(cells)]
+        )
+        out[criterion] = _pointwise.friedman_posthoc(matrix, models)
+    return {"block": block, "criteria": out}
+
+
+def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for grp, _, crit, score in rows:
+        values[crit][grp].append(score)
+    return {c: {g: np.array(v, dtype=float) for g, v in gs.items()} for c, gs in values.items()}
+
+
+def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
+               baseline_file: Path | None = None) -> dict[str, Any]:  # fmt: skip
+    """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
+    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    baselines = _read_baselines(baseline_file) if baseline_file else {}
+    if baseline is None and not baselines:
+        raise JurybenchError("ttest needs --baseline VALUE or --baseline-file FILE (group,value).")
+    out: dict[str, Any] = {}
+    for crit, groups in sorted(values.items()):
+        out[crit] = {}
+        for grp, x in sorted(groups.items()):
+            b = baselines.get(grp, baselines.get(f"{grp}|{crit}", baseline))
+            if b is not None:
+                out[crit][grp] = _pointwise.one_sample_t(x, float(b))
+    return {"criteria": out}
+
+
+def stat_compare(
+    con: Any, run_id: str, *, test: str, groups: tuple[str, str], where: str | None = None, by: str | None = None
+) -> dict[str, Any]:
+    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    out: dict[str, Any] = {}
+    for crit, by_group in sorted(values.items()):
+        missing = [g for g in groups if g not in by_group]
+        if missing:
+            raise JurybenchError(f"group {missing[0]!r} has no scores.", hint=f"Groups: {', '.join(sorted(by_group))}.")
+        a, b = by_group[groups[0]], by_group[groups[1]]
+        out[crit] = _pointwise.welch_t(a, b) if test == "welch" else _pointwise.mann_whitney(a, b)
+    return {"groups": list(groups), "test": test, "criteria": out}
+
+
+def stat_kendall(
+    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None
+) -> dict[str, Any]:
+    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    reference = _read_baselines(baseline_file)
+    out = {}
+    for crit, by_group in sorted(values.items()):
+        common = sorted(set(by_group) & set(reference))
+        if len(common) < 3:
+            raise JurybenchError(
+                f"Kendall tau needs at least 3 groups present in {baseline_file}; found {len(common)}."
+            )
+        out[crit] = {**_pointwise.kendall_rankings(np.array([by_group[g].mean() for g in common]),
+                                                   np.array([reference[g] for g in common])), "groups": common}  # fmt: skip
+    return {"criteria": out}
+
+
+def _read_baselines(path: Path) -> dict[str, float]:
+    from jurybench.store._read import read_rows
+
+    rows = read_rows(path)
+    out = {}
+    for number, row in rows:
+        if "group" not in row or "value" not in row:
+            raise JurybenchError(f"{path}: needs columns group and value (and optionally criterion).")
+        try:
+            value = float(row["value"])
+        except (TypeError, ValueError):
+            raise JurybenchError(f"{path} row {number}, field 'value': {row['value']!r} is not a number.") from None
+        key = str(row["group"]) + (f"|{row['criterion']}" if row.get("criterion") else "")
+        out[key] = value
+    return out
+
+
+def stat_cohens_d(
+    con: Any,
+    run_id: str,
+    *,
+    arm: str,
+    arms: tuple[str, str],
+    where: str | None = None,
+    by: str | None = None,
+    baseline_file: Path | None = None,
+    factor_file: Path | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    thresholds: _effects.AnchorThresholds | None = None,
+) -> dict[str, Any]:
+    """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
+    anchored to human baselines (file: criterion,d_human[,cell]) and factors (criterion,factor)."""
+    thresholds = thresholds or _effects.AnchorThresholds()
+    rows = item_scores(con, run_id, where=where, by=by or "'all'", extra=arm)
+    factors = _read_factors(factor_file) if factor_file else {}
+    data: dict[str, dict[str, dict[str, dict[str, float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(dict))
+    )
+    for cell, item, crit, arm_value, score in rows:
+        data[cell][arm_value][item][crit] = score
+        if crit in factors:
+            data[cell][arm_value][item].setdefault(f"factor:{factors[crit]}", np.nan)
+    baselines = _read_d_baselines(baseline_file) if baseline_file else {}
+    out: dict[str, Any] = {}
+    for cell, by_arm in sorted(data.items()):
+        missing = [a for a in arms if a not in by_arm]
+        if missing:
+            raise JurybenchError(
+                f"cell {cell!r}: no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(by_arm))}."
+            )
+        criteria = sorted({c for a in arms for item in by_arm[a].values() for c in item if not c.startswith("factor:")})
+        names = criteria + sorted({f"factor:{f}" for f in set(factors.values())})
+
+        def matrix(arm_name: str, names: list[str] = names, by_arm: Any = by_arm) -> np.ndarray[Any, Any]:
+            items = by_arm[arm_name]
+            m = np.full((len(items), len(names)), np.nan)
+            for i, scores in enumerate(items.values()):
+                for j, n in enumerate(names):
+                    if n.startswith("factor:"):
+                        members = [scores[c] for c, f in factors.items() if f"factor:{f}" == n and c in scores]
+                        m[i, j] = float(np.mean(members)) if members else np.nan
+                    elif n in scores:
+                        m[i, j] = scores[n]
+            return np.asarray(m[~np.isnan(m).any(axis=1)], dtype=float)
+
+        a1, a2 = matrix(arms[0]), matrix(arms[1])
+        if len(a1) < 2 or len(a2) < 2:
+            raise JurybenchError(
+                f"cell {cell!r}: each arm needs at least 2 complete items (got {len(a1)} and {len(a2)})."
+            )
+        d = _effects.cohens_d_cells(a1, a2, n_boot=n_boot, seed=seed)
+        cell_out: dict[str, Any] = {"n": [len(a1), len(a2)], "effects": {}}
+        for j, n in enumerate(names):
+            entry: dict[str, Any] = {form: {"value": float(d[form]["value"][j]), "ci_low": float(d[form]["low"][j]),
+                                            "ci_high": float(d[form]["high"][j])} for form in _effects.FORMS}  # fmt: skip
+            entry["mean_within_arm_sd"] = _effects.mean_within_group_sd({arms[0]: a1[:, j], arms[1]: a2[:, j]})
+            human = baselines.get((cell, n), baselines.get(("", n)))
+            if human is not None:
+                f = entry["d_avg"]
+                entry["anchor"] = _effects.anchor(f["value"], f["ci_low"], f["ci_high"], human, thresholds)
+            cell_out["effects"][n] = entry
+        for factor in sorted(set(factors.values())):
+            key = f"factor:{factor}"
+            anchor = cell_out["effects"].get(key, {}).get("anchor")
+            subs = [
+                cell_out["effects"][c]["anchor"]
+                for c, f in factors.items()
+                if f == factor and "anchor" in cell_out["effects"].get(c, {})
+            ]
+            if anchor and subs:
+                anchor["pattern"] = _effects.factor_pattern(anchor, subs, thresholds)
+        out[cell] = cell_out
+    return {"arm": arm, "arms": list(arms), "thresholds": vars(thresholds), "cells": out}
+
+
+def _read_factors(path: Path) -> dict[str, str]:
+    from jurybench.store._read import read_rows
+
+    out = {}
+    for number, row in read_rows(path):
+        if not row.get("criterion") or not row.get("factor"):
+            raise JurybenchError(f"{path} row {number}: needs criterion and factor.")
+        out[str(row["criterion"])] = str(row["factor"])
+    return out
+
+
+def _read_d_baselines(path: Path) -> dict[tuple[str, str], float]:
+    from jurybench.store._read import read_rows
+
+    out = {}
+    for number, row in read_rows(path):
+        if "criterion" not in row or "d_human" not in row:
+            raise JurybenchError(f"{path}: needs columns criterion and d_human (and optionally cell).")
+        try:
+            out[(str(row.get("cell") or ""), str(row["criterion"]))] = float(row["d_human"])
+        except (TypeError, ValueError):
+            raise JurybenchError(f"{path} row {number}, field 'd_human': {row['d_human']!r} is not a number.") from None
+    return out
+
+
+def stat_disparity(
+    con: Any,
+    *,
+    sql: str | None = None,
+    file: Path | None = None,
+    max_invalid_rate: float | None = 0.10,
+    reference: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Classification disparity from a query or file with columns grp, category, correct, invalid."""
+    if (sql is None) == (file is None):
+        raise JurybenchError(
+            "disparity needs exactly one of --sql QUERY or --file FILE (columns grp, category, correct, invalid)."
+        )
+    if sql is not None:
+        import duckdb
+
+        try:
+            cursor = con.execute(sql)
+        except duckdb.Error as exc:
+            raise JurybenchError(f"--sql: {str(exc).splitlines()[0]}") from None
+        names = [d[0] for d in cursor.description]
+        records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    else:
+        from jurybench.store._read import read_rows
+
+        assert file is not None
+        records = [r for _, r in read_rows(file)]
+    required = {"grp", "category", "correct", "invalid"}
+    if not records or not required <= set(records[0]):
+        raise JurybenchError(f"disparity input needs columns {', '.join(sorted(required))}.")
+
+    def truthy(v: Any) -> bool:
+        return str(v).strip().lower() in ("1", "true", "t", "yes")
+
+    return _disparity.disparity(
+        [str(r["grp"]) for r in records], [str(r["category"]) for r in records],
+        np.array([truthy(r["correct"]) for r in records]), np.array([truthy(r["invalid"]) for r in records]),
+        max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed,
+    )  # fmt: skip
+
+
+def record_result(
+    con: Any, name: str, run_id: str | None, params: dict[str, Any], seed: int | None, result: dict[str, Any]
+) -> str:
+    result_id = uuid.uuid4().hex
+    con.execute(
+        "INSERT INTO stats_results (result_id, name, run_id, params, seed, result) VALUES (?, ?, ?, ?, ?, ?)",
+        [result_id, name, run_id, json.dumps(params, default=str), seed, json.dumps(_jsonable(result))],
+    )
+    return result_id
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, float | np.floating):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
