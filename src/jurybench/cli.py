@@ -40,6 +40,16 @@ calibrate_app = typer.Typer(
     invoke_without_command=True,
 )
 app.add_typer(annotations_app, name="annotations")
+
+
+def _register_stats() -> None:
+    from jurybench.cli_stats import plot, stats_app
+
+    app.add_typer(stats_app, name="stats")
+    app.command("plot")(plot)
+
+
+_register_stats()
 app.add_typer(calibrate_app, name="calibrate")
 
 DbOption = Annotated[

@@ -1,0 +1,280 @@
+"""`jurybench stats ...` and `jurybench plot ...`: thin commands over jurybench.stats."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurybench.errors import JurybenchError
+
+stats_app = typer.Typer(
+    help="Statistics over stored judgments (results are recorded in stats_results).", no_args_is_help=True
+)
+
+Run = Annotated[str, typer.Option("--run", help="Run id.")]
+Where = Annotated[str | None, typer.Option(help="SQL predicate over the statistic's columns (docs/statistics.md).")]
+By = Annotated[
+    str | None, typer.Option(help="SQL expression to group by, e.g. model_a, language, treatment_a->>'gender'.")
+]
+Boot = Annotated[int, typer.Option(help="Bootstrap resamples.")]
+Seed = Annotated[int, typer.Option(help="Random seed.")]
+Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
+Db = Annotated[Path | None, typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb).")]
+
+
+def _emit(
+    name: str,
+    run_id: str | None,
+    params: dict[str, Any],
+    seed: int | None,
+    result: dict[str, Any],
+    fmt: str,
+    db: Path | None,
+) -> None:
+    from jurybench.stats._store import _jsonable, record_result
+    from jurybench.store import connect
+
+    if fmt not in ("table", "json", "csv"):
+        raise JurybenchError(f"--format {fmt!r} is not valid.", hint="Valid: table, json, csv.")
+    con = connect(db)
+    result_id = record_result(con, name, run_id, params, seed, result)
+    if fmt == "json":
+        typer.echo(
+            json.dumps({"result_id": result_id, "name": name, "params": params, "result": _jsonable(result)}, indent=2)
+        )
+        return
+    from jurybench.report import flatten
+    from jurybench.store._query import rich_table, to_csv
+
+    columns, rows = flatten(name, result)
+    if fmt == "csv":
+        typer.echo(to_csv(columns, [tuple(r) for r in rows]), nl=False)
+        return
+    from rich.console import Console
+
+    Console().print(rich_table(columns, [tuple(r) for r in rows], title=f"{name} ({run_id or 'query'})"))
+    typer.echo(f"recorded as stats_results.result_id = {result_id}")
+
+
+def _con(db: Path | None) -> Any:
+    from jurybench.store import connect
+
+    return connect(db)
+
+
+def _two(text: str, option: str) -> tuple[str, str]:
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) != 2:
+        raise JurybenchError(f"{option} needs two comma-separated values, got {text!r}.")
+    return parts[0], parts[1]
+
+
+def _compute(name: str, **kw: Any) -> tuple[dict[str, Any], str | None, int | None]:
+    from jurybench.stats import _store as s
+
+    con = _con(kw.pop("db"))
+    run = kw.get("run")
+    seed = kw.get("seed")
+    calls: dict[str, Callable[..., dict[str, Any]]] = {
+        "directional": lambda: s.stat_directional(con, run, where=kw["where"], by=kw["by"], zero_method=kw["zero_method"]),
+        "gap": lambda: s.stat_gap(con, run, where=kw["where"], by=kw["by"], n_boot=kw["boot"], seed=seed),
+        "cohens-d": lambda: s.stat_cohens_d(
+            con, run, arm=kw["arm"], arms=_two(kw["arms"], "--arms"), where=kw["where"], by=kw["by"],
+            baseline_file=kw["baseline_file"], factor_file=kw["factor_file"], n_boot=kw["boot"], seed=seed,
+            thresholds=__import__("jurybench.stats", fromlist=["AnchorThresholds"]).AnchorThresholds(kw["min_gap"], kw["reorganization_gap"]),
+        ),
+        "friedman": lambda: s.stat_friedman(con, run, where=kw["where"], by=kw["by"], block=kw["block"]),
+        "disparity": lambda: s.stat_disparity(
+            con, sql=kw["sql"], file=kw["file"], max_invalid_rate=None if kw["max_invalid_rate"] < 0 else kw["max_invalid_rate"],
+            reference=kw["reference"], n_boot=kw["boot"], seed=seed,
+        ),
+    }  # fmt: skip
+    con_result = calls[name]()
+    con.close()
+    return con_result, run, seed
+
+
+@stats_app.command("directional")
+def directional(run: Run, where: Where = None, by: By = None,
+                zero_method: Annotated[str, typer.Option(help="Zero differences: wilcox (drop), pratt or zsplit.")] = "wilcox",
+                fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
+    if zero_method not in ("wilcox", "pratt", "zsplit"):
+        raise JurybenchError(f"--zero-method {zero_method!r} is not valid.", hint="Valid: wilcox, pratt, zsplit.")
+    result, _, _ = _compute("directional", run=run, where=where, by=by, zero_method=zero_method, db=db)
+    _emit("directional", run, {"run": run, "where": where, "by": by, "zero_method": zero_method}, None, result, fmt, db)
+
+
+@stats_app.command("gap")
+def gap(
+    run: Run, where: Where = None, by: By = None, boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None
+) -> None:
+    """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
+    result, _, _ = _compute("gap", run=run, where=where, by=by, boot=boot, seed=seed, db=db)
+    _emit("gap", run, {"run": run, "where": where, "by": by, "boot": boot}, seed, result, fmt, db)
+
+
+@stats_app.command("consistency")
+def consistency(run: Run, where: Where = None, by: By = None, fmt: Fmt = "table", db: Db = None) -> None:
+    """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
+    from jurybench.stats._store import stat_consistency
+
+    result = stat_consistency(_con(db), run, where=where, by=by)
+    _emit("consistency", run, {"run": run, "where": where, "by": by}, None, result, fmt, db)
+
+
+@stats_app.command("robustness")
+def robustness(run: Run, other_run: Annotated[str, typer.Option(help="The run to compare D vectors with.")],
+               where: Where = None, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
+    from jurybench.stats._store import stat_robustness
+
+    result = stat_robustness(_con(db), run, other_run=other_run, where=where)
+    _emit("robustness", run, {"run": run, "other_run": other_run, "where": where}, None, result, fmt, db)
+
+
+@stats_app.command("friedman")
+def friedman(run: Run, where: Where = None,
+             by: Annotated[str, typer.Option(help="The compared groups (SQL expression).")] = "model",
+             block: Annotated[str, typer.Option(help="Blocks (SQL expression).")] = "prompt",
+             fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
+    result, _, _ = _compute("friedman", run=run, where=where, by=by, block=block, db=db)
+    _emit("friedman", run, {"run": run, "where": where, "by": by, "block": block}, None, result, fmt, db)
+
+
+@stats_app.command("ttest")
+def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
+          baseline: Annotated[float | None, typer.Option(help="Human baseline value for every group.")] = None,
+          baseline_file: Annotated[Path | None, typer.Option(help="CSV group,value[,criterion] of per-group baselines.")] = None,
+          fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """One-sample t-test of each group's mean score against a human baseline."""
+    from jurybench.stats._store import stat_ttest
+
+    result = stat_ttest(_con(db), run, where=where, by=by, baseline=baseline, baseline_file=baseline_file)
+    _emit(
+        "ttest",
+        run,
+        {"run": run, "where": where, "by": by, "baseline": baseline, "baseline_file": baseline_file},
+        None,
+        result,
+        fmt,
+        db,
+    )
+
+
+def _compare(test: str, run: str, groups: str, where: str | None, by: str, fmt: str, db: Path | None) -> None:
+    from jurybench.stats._store import stat_compare
+
+    result = stat_compare(_con(db), run, test=test, groups=_two(groups, "--groups"), where=where, by=by)
+    _emit(test, run, {"run": run, "where": where, "by": by, "groups": groups}, None, result, fmt, db)
+
+
+@stats_app.command("welch")
+def welch(run: Run, groups: Annotated[str, typer.Option(help="Two groups: a,b.")], where: Where = None,
+          by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Welch two-sample t-test between two groups."""
+    _compare("welch", run, groups, where, by, fmt, db)
+
+
+@stats_app.command("mannwhitney")
+def mannwhitney(run: Run, groups: Annotated[str, typer.Option(help="Two groups: a,b.")], where: Where = None,
+                by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Mann-Whitney U test between two groups."""
+    _compare("mannwhitney", run, groups, where, by, fmt, db)
+
+
+@stats_app.command("kendall")
+def kendall(run: Run, baseline_file: Annotated[Path, typer.Option(help="CSV group,value: the reference ranking.")],
+            where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
+            fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Kendall tau between the groups' mean scores and a reference ranking."""
+    from jurybench.stats._store import stat_kendall
+
+    result = stat_kendall(_con(db), run, baseline_file=baseline_file, where=where, by=by)
+    _emit("kendall", run, {"run": run, "where": where, "by": by, "baseline_file": baseline_file}, None, result, fmt, db)
+
+
+CohensArm = Annotated[str, typer.Option(help="SQL expression naming the arm of an item, e.g. treatment->>'gender'.")]
+CohensArms = Annotated[str, typer.Option(help="The two arms compared: first,second (d = first - second).")]
+
+
+@stats_app.command("cohens-d")
+def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by: By = None,
+             baseline_file: Annotated[Path | None, typer.Option(help="CSV criterion,d_human[,cell]: human effect sizes.")] = None,
+             factor_file: Annotated[Path | None, typer.Option(help="CSV criterion,factor: sub-scales of each factor.")] = None,
+             min_gap: Annotated[float, typer.Option(help="Smallest |d - d_human| that counts as deviating.")] = 0.0,
+             reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
+             boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
+    result, _, _ = _compute("cohens-d", run=run, arm=arm, arms=arms, where=where, by=by, baseline_file=baseline_file,
+                            factor_file=factor_file, min_gap=min_gap, reorganization_gap=reorganization_gap, boot=boot,
+                            seed=seed, db=db)  # fmt: skip
+    params = {"run": run, "arm": arm, "arms": arms, "where": where, "by": by, "baseline_file": baseline_file,
+              "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot}  # fmt: skip
+    _emit("cohens-d", run, params, seed, result, fmt, db)
+
+
+@stats_app.command("disparity")
+def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp, category, correct, invalid.")] = None,
+              file: Annotated[Path | None, typer.Option(help="CSV/JSONL/Parquet with grp, category, correct, invalid.")] = None,
+              max_invalid_rate: Annotated[float, typer.Option(help="Leave out groups above this invalid rate (negative: keep all).")] = 0.10,
+              reference: Annotated[str | None, typer.Option(help="Reference group for the premium (e.g. en).")] = None,
+              boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium."""
+    result, _, _ = _compute("disparity", sql=sql, file=file, max_invalid_rate=max_invalid_rate, reference=reference,
+                            boot=boot, seed=seed, db=db)  # fmt: skip
+    params = {"sql": sql, "file": file, "max_invalid_rate": max_invalid_rate, "reference": reference, "boot": boot}
+    _emit("disparity", None, params, seed, result, fmt, db)
+
+
+@stats_app.command("results")
+def results(name: Annotated[str | None, typer.Option(help="Only this statistic.")] = None, db: Db = None) -> None:
+    """Recorded statistics: id, name, run, seed, parameters, time."""
+    from jurybench.store import connect
+
+    con = connect(db, read_only=True)
+    rows = con.execute(
+        "SELECT result_id, name, run_id, seed, params, created_at FROM stats_results "
+        + ("WHERE name = ? " if name else "")
+        + "ORDER BY created_at",
+        [name] if name else [],
+    ).fetchall()
+    for r in rows:
+        typer.echo("\t".join("" if v is None else str(v) for v in r))
+
+
+def plot(
+    name: Annotated[str, typer.Argument(help="directional, gap, posthoc, cohens-d or disparity.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The .png or .svg to write.")],
+    result_id: Annotated[
+        str | None, typer.Option("--result", help="A stored stats_results id (default: the latest of that statistic).")
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Significance level for colouring.")] = 0.05,
+    db: Db = None,
+) -> None:
+    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc (friedman or gap p-values), cohens-d, disparity."""
+    from jurybench.report import PLOTS, draw
+    from jurybench.store import connect
+
+    if name not in PLOTS:
+        raise JurybenchError(f"unknown plot {name!r}.", hint=f"Valid: {', '.join(PLOTS)}.")
+    source = {"posthoc": ("friedman", "gap")}.get(name, (name,))
+    con = connect(db, read_only=True)
+    if result_id:
+        rows = con.execute("SELECT name, result FROM stats_results WHERE result_id = ?", [result_id]).fetchall()
+    else:
+        marks = ", ".join("?" for _ in source)
+        rows = con.execute(
+            f"SELECT name, result FROM stats_results WHERE name IN ({marks}) ORDER BY created_at DESC LIMIT 1",
+            list(source),
+        ).fetchall()
+    if not rows or rows[0][0] not in source:
+        raise JurybenchError(f"no stored {' or '.join(source)} result{f' with id {result_id}' if result_id else ''}.",
+                             hint=f"Run 'jurybench stats {source[0]} ...' first.")  # fmt: skip
+    path = draw(name, json.loads(rows[0][1]), output, alpha=alpha)
+    typer.echo(f"wrote {path}")

@@ -1,0 +1,161 @@
+"""Plots of statistics results (matplotlib, drawn off-screen)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05) -> Path:
+    """Draw ``result`` of statistic ``name`` to ``output`` (.png or .svg)."""
+    from jurybench.errors import JurybenchError
+
+    if output.suffix.lower() not in (".png", ".svg"):
+        raise JurybenchError(f"{output}: plots are written as .png or .svg.")
+    plt = _pyplot()
+    fig = {
+        "directional": _directional,
+        "gap": _gap,
+        "posthoc": _posthoc,
+        "cohens-d": _cohens_d,
+        "disparity": _disparity,
+    }[name](plt, result, alpha)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(output, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return output
+
+
+def _directional(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    groups = result["groups"]
+    fig, axes = plt.subplots(
+        1,
+        len(groups),
+        figsize=(5 * len(groups), 0.35 * max(len(b["categories"]) for b in groups.values()) + 1.5),
+        squeeze=False,
+        sharey=True,
+    )
+    for ax, (group, block) in zip(axes[0], groups.items(), strict=True):
+        cats = [r["category"] for r in block["categories"]]
+        values = [r["D"] for r in block["categories"]]
+        colors = []
+        for r in block["categories"]:
+            significant = r["p_holm"] is not None and r["p_holm"] == r["p_holm"] and r["p_holm"] < alpha
+            colors.append(("#c0392b" if r["D"] > 0 else "#2471a3") if significant else "#bbbbbb")
+        ax.barh(cats, values, color=colors)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.invert_yaxis()
+        ax.set_title(f"{group} (n={block['n_pairs']})")
+        ax.set_xlabel("D = mean symmetrized score (A - B)")
+    fig.suptitle(f"Directional differences; coloured: Holm p < {alpha} (red: more in A, blue: more in B)")
+    return fig
+
+
+def _gap(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    gaps = sorted(result["gaps"], key=lambda g: g["gap"])
+    fig, ax = plt.subplots(figsize=(6, 0.4 * len(gaps) + 1.5))
+    names = [g["group"] for g in gaps]
+    values = [g["gap"] for g in gaps]
+    err = [[g["gap"] - g["ci_low"] for g in gaps], [g["ci_high"] - g["gap"] for g in gaps]]
+    ax.errorbar(values, names, xerr=err, fmt="o", color="#2c3e50", capsize=3)
+    ax.set_xlabel("treatment gap G = sum |D_j| (95% bootstrap CI)")
+    ax.set_title("Treatment gap by group")
+    return fig
+
+
+def _posthoc(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    import numpy as np
+
+    if "bootstrap_p" in result:
+        matrices = {"bootstrap p (G_a = G_b)": result["bootstrap_p"]}
+    else:
+        matrices = {f"{c}: Holm post-hoc p": r["posthoc_holm"] for c, r in result["criteria"].items()}
+    size = max(4.0, 0.55 * max(len(m) for m in matrices.values()) + 1.5)
+    fig, axes = plt.subplots(1, len(matrices), figsize=(size * len(matrices), size), squeeze=False)
+    for ax, (title, m) in zip(axes[0], matrices.items(), strict=True):
+        names = list(m)
+        grid = np.array([[m[a][b] for b in names] for a in names])
+        im = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis_r")
+        ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
+        ax.set_yticks(range(len(names)), names)
+        for i in range(len(names)):
+            for j in range(len(names)):
+                p = grid[i, j]
+                label = "<.001" if p < 0.001 else (f"{p:.3f}" if p < 0.01 else f"{p:.2f}").lstrip("0")
+                # viridis_r: small p is light (black text), large p dark (white text).
+                ax.text(
+                    j, i, label, ha="center", va="center", fontsize=6, color="white" if grid[i, j] > 0.5 else "black"
+                )
+        ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.8)
+    return fig
+
+
+def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    cells = result["cells"]
+    effects = sorted({e for c in cells.values() for e in c["effects"]})
+    fig, ax = plt.subplots(figsize=(7, 0.35 * len(effects) * len(cells) + 1.5))
+    y = 0
+    labels = []
+    colors = {
+        "concordance": "#27ae60",
+        "suppression": "#2471a3",
+        "amplification": "#c0392b",
+        "reorganization": "#8e44ad",
+    }
+    for cell, block in cells.items():
+        for effect in effects:
+            e = block["effects"].get(effect)
+            if e is None:
+                continue
+            d = e["d_avg"]
+            anchor = e.get("anchor")
+            color = colors.get(anchor["pattern"], "#2c3e50") if anchor else "#2c3e50"
+            ax.errorbar(
+                d["value"],
+                y,
+                xerr=[[d["value"] - d["ci_low"]], [d["ci_high"] - d["value"]]],
+                fmt="o",
+                color=color,
+                capsize=2,
+            )
+            if anchor:
+                ax.plot(anchor["d_human"], y, marker="|", color="black", markersize=12)
+            labels.append(f"{cell} · {effect}")
+            y += 1
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.axvline(0, color="grey", linewidth=0.6)
+    ax.invert_yaxis()
+    ax.set_xlabel("Cohen's d (M1 - M2)/((SD1 + SD2)/2), 95% CI; | = human baseline")
+    ax.set_title(
+        "Effects by cell; colour = pattern (green concordance, blue suppression, red amplification, purple reorganization)",
+        fontsize=8,
+    )
+    return fig
+
+
+def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    groups = result["groups"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(groups), len(result["max_min_gap"])) + 2))
+    acc = [result["accuracy"][g]["*"]["accuracy"] for g in groups]
+    left.barh(groups, acc, color="#2c3e50")
+    left.set_xlim(0, 1)
+    left.set_title(
+        f"Accuracy (invalid = wrong); Gini {result['gini']:.3f} [{result['gini_ci'][0]:.3f}, {result['gini_ci'][1]:.3f}]",
+        fontsize=9,
+    )
+    cats = sorted(result["max_min_gap"])
+    right.barh(cats, [result["max_min_gap"][c] for c in cats], color="#c0392b")
+    right.set_title(f"Max - min accuracy gap across groups (mean {result['mean_gap']:.3f})", fontsize=9)
+    return fig

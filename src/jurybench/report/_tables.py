@@ -1,0 +1,68 @@
+"""Flatten statistics results into rows for tables and CSV."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _fmt(v: Any) -> Any:
+    return round(v, 6) if isinstance(v, float) else v
+
+
+def flatten(name: str, result: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """Column names and rows for a statistic's result."""
+    rows: list[list[Any]] = []
+    if name == "directional":
+        cols = ["group", "category", "n", "n_zero", "D", "wilcoxon_statistic", "p", "p_holm", "p_bh"]
+        for g, block in result["groups"].items():
+            rows += [[g, *(r[c] for c in cols[1:])] for r in block["categories"]]
+    elif name == "gap":
+        cols = ["group", "gap", "ci_low", "ci_high", "n_pairs", *(f"p_vs_{g['group']}" for g in result["gaps"])]
+        for g in result["gaps"]:
+            rows.append([g["group"], g["gap"], g["ci_low"], g["ci_high"], g["n_pairs"],
+                         *(result["bootstrap_p"][g["group"]][o["group"]] for o in result["gaps"])])  # fmt: skip
+    elif name == "consistency":
+        cols = ["group", "n", "consistency", "both_zero", "no_difference_share"]
+        for g, r in result["positional_consistency"].items():
+            rows.append([g, r["n"], r["consistency"], r["both_zero"], result["no_difference_share"].get(g)])
+    elif name == "robustness":
+        cols = ["n", "spearman", "p"]
+        rows.append([result["n"], result["spearman"], result["p"]])
+    elif name == "friedman":
+        cols = ["criterion", "n_blocks", "chi2", "p", "group", "mean", "mean_rank", "posthoc_holm"]
+        for crit, r in result["criteria"].items():
+            for g in r["means"]:
+                post = "; ".join(f"{o}:{p:.3g}" for o, p in r["posthoc_holm"][g].items() if o != g)
+                rows.append([crit, r["n_blocks"], r["chi2"], r["p"], g, r["means"][g], r["mean_rank"][g], post])
+    elif name in ("ttest", "welch", "mannwhitney", "kendall"):
+        keys: list[str] = []
+        for crit, r in result["criteria"].items():
+            entries = r.items() if name == "ttest" else [("", r)]
+            for grp, values in entries:
+                flat = {k: v for k, v in values.items() if not isinstance(v, list)}
+                keys = keys or list(flat)
+                rows.append([crit, grp, *(flat[k] for k in keys)])
+        cols = ["criterion", "group", *keys]
+    elif name == "cohens-d":
+        cols = ["cell", "effect", "n_arm1", "n_arm2", "d_avg", "d_avg_low", "d_avg_high", "d_pooled", "d_pooled_low",
+                "d_pooled_high", "raw", "raw_low", "raw_high", "mean_within_arm_sd", "d_human", "ratio", "baseline_in_ci", "pattern"]  # fmt: skip
+        for cell, block in result["cells"].items():
+            for effect, e in block["effects"].items():
+                a = e.get("anchor", {})
+                rows.append([cell, effect, *block["n"],
+                             *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
+                             e["mean_within_arm_sd"], a.get("d_human"), a.get("ratio"), a.get("baseline_in_ci"), a.get("pattern")])  # fmt: skip
+    elif name == "disparity":
+        categories = sorted(result["max_min_gap"])
+        cols = ["group", "accuracy", "invalid_rate", *(f"acc_{c}" for c in categories)]
+        for g, t in result["accuracy"].items():
+            rows.append([g + (" (excluded)" if g in result["excluded_for_invalid_rate"] else ""), t["*"]["accuracy"],
+                         t["*"]["invalid_rate"], *(t[c]["accuracy"] for c in categories)])  # fmt: skip
+        rows.append(["max-min gap", None, None, *(result["max_min_gap"][c] for c in categories)])
+        rows.append([f"gini {result['gini']:.4f} [{result['gini_ci'][0]:.4f}, {result['gini_ci'][1]:.4f}]; "
+                     f"mean gap {result['mean_gap']:.4f}; max gap {result['max_gap']:.4f}"
+                     + (f"; {result['reference']} premium {result['reference_premium']:+.4f}" if "reference" in result else ""),
+                     None, None, *([None] * len(categories))])  # fmt: skip
+    else:
+        raise ValueError(name)
+    return cols, [[_fmt(v) for v in row] for row in rows]
