@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -73,31 +72,6 @@ def _two(text: str, option: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
-def _compute(name: str, **kw: Any) -> tuple[dict[str, Any], str | None, int | None]:
-    from jurybench.stats import _store as s
-
-    con = _con(kw.pop("db"))
-    run = kw.get("run")
-    seed = kw.get("seed")
-    calls: dict[str, Callable[..., dict[str, Any]]] = {
-        "directional": lambda: s.stat_directional(con, run, where=kw["where"], by=kw["by"], zero_method=kw["zero_method"]),
-        "gap": lambda: s.stat_gap(con, run, where=kw["where"], by=kw["by"], n_boot=kw["boot"], seed=seed),
-        "cohens-d": lambda: s.stat_cohens_d(
-            con, run, arm=kw["arm"], arms=_two(kw["arms"], "--arms"), where=kw["where"], by=kw["by"],
-            baseline_file=kw["baseline_file"], factor_file=kw["factor_file"], n_boot=kw["boot"], seed=seed,
-            thresholds=__import__("jurybench.stats", fromlist=["AnchorThresholds"]).AnchorThresholds(kw["min_gap"], kw["reorganization_gap"]),
-        ),
-        "friedman": lambda: s.stat_friedman(con, run, where=kw["where"], by=kw["by"], block=kw["block"]),
-        "disparity": lambda: s.stat_disparity(
-            con, sql=kw["sql"], file=kw["file"], max_invalid_rate=None if kw["max_invalid_rate"] < 0 else kw["max_invalid_rate"],
-            reference=kw["reference"], n_boot=kw["boot"], seed=seed,
-        ),
-    }  # fmt: skip
-    con_result = calls[name]()
-    con.close()
-    return con_result, run, seed
-
-
 @stats_app.command("directional")
 def directional(run: Run, where: Where = None, by: By = None,
                 zero_method: Annotated[str, typer.Option(help="Zero differences: wilcox (drop), pratt or zsplit.")] = "wilcox",
@@ -105,7 +79,9 @@ def directional(run: Run, where: Where = None, by: By = None,
     """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
     if zero_method not in ("wilcox", "pratt", "zsplit"):
         raise JurybenchError(f"--zero-method {zero_method!r} is not valid.", hint="Valid: wilcox, pratt, zsplit.")
-    result, _, _ = _compute("directional", run=run, where=where, by=by, zero_method=zero_method, db=db)
+    from jurybench.stats._store import stat_directional
+
+    result = stat_directional(_con(db), run, where=where, by=by, zero_method=zero_method)
     _emit("directional", run, {"run": run, "where": where, "by": by, "zero_method": zero_method}, None, result, fmt, db)
 
 
@@ -114,7 +90,9 @@ def gap(
     run: Run, where: Where = None, by: By = None, boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None
 ) -> None:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
-    result, _, _ = _compute("gap", run=run, where=where, by=by, boot=boot, seed=seed, db=db)
+    from jurybench.stats._store import stat_gap
+
+    result = stat_gap(_con(db), run, where=where, by=by, n_boot=boot, seed=seed)
     _emit("gap", run, {"run": run, "where": where, "by": by, "boot": boot}, seed, result, fmt, db)
 
 
@@ -143,7 +121,9 @@ def friedman(run: Run, where: Where = None,
              block: Annotated[str, typer.Option(help="Blocks (SQL expression).")] = "prompt",
              fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
-    result, _, _ = _compute("friedman", run=run, where=where, by=by, block=block, db=db)
+    from jurybench.stats._store import stat_friedman
+
+    result = stat_friedman(_con(db), run, where=where, by=by, block=block)
     _emit("friedman", run, {"run": run, "where": where, "by": by, "block": block}, None, result, fmt, db)
 
 
@@ -211,9 +191,13 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
              reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
              boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
-    result, _, _ = _compute("cohens-d", run=run, arm=arm, arms=arms, where=where, by=by, baseline_file=baseline_file,
-                            factor_file=factor_file, min_gap=min_gap, reorganization_gap=reorganization_gap, boot=boot,
-                            seed=seed, db=db)  # fmt: skip
+    from jurybench.stats import AnchorThresholds
+    from jurybench.stats._store import stat_cohens_d
+
+    result = stat_cohens_d(
+        _con(db), run, arm=arm, arms=_two(arms, "--arms"), where=where, by=by, baseline_file=baseline_file,
+        factor_file=factor_file, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
+    )  # fmt: skip
     params = {"run": run, "arm": arm, "arms": arms, "where": where, "by": by, "baseline_file": baseline_file,
               "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot}  # fmt: skip
     _emit("cohens-d", run, params, seed, result, fmt, db)
@@ -226,8 +210,12 @@ def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp,
               reference: Annotated[str | None, typer.Option(help="Reference group for the premium (e.g. en).")] = None,
               boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium."""
-    result, _, _ = _compute("disparity", sql=sql, file=file, max_invalid_rate=max_invalid_rate, reference=reference,
-                            boot=boot, seed=seed, db=db)  # fmt: skip
+    from jurybench.stats._store import stat_disparity
+
+    result = stat_disparity(
+        _con(db), sql=sql, file=file, max_invalid_rate=None if max_invalid_rate < 0 else max_invalid_rate,
+        reference=reference, n_boot=boot, seed=seed,
+    )  # fmt: skip
     params = {"sql": sql, "file": file, "max_invalid_rate": max_invalid_rate, "reference": reference, "boot": boot}
     _emit("disparity", None, params, seed, result, fmt, db)
 
