@@ -43,7 +43,11 @@ def _emit(
     result_id = record_result(con, name, run_id, params, seed, result)
     if fmt == "json":
         typer.echo(
-            json.dumps({"result_id": result_id, "name": name, "params": params, "result": _jsonable(result)}, indent=2)
+            json.dumps(
+                {"result_id": result_id, "name": name, "params": params, "result": _jsonable(result)},
+                indent=2,
+                default=str,
+            )
         )
         return
     from jurybench.report import flatten

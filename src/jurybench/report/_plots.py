@@ -67,8 +67,10 @@ def _gap(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     fig, ax = plt.subplots(figsize=(6, 0.4 * len(gaps) + 1.5))
     names = [g["group"] for g in gaps]
     values = [g["gap"] for g in gaps]
-    err = [[g["gap"] - g["ci_low"] for g in gaps], [g["ci_high"] - g["gap"] for g in gaps]]
-    ax.errorbar(values, names, xerr=err, fmt="o", color="#2c3e50", capsize=3)
+    # The percentile CI of a sum of |means| need not contain the point estimate (|.| biases
+    # replicates upward), so the interval is drawn as a segment, not as error lengths.
+    ax.hlines(names, [g["ci_low"] for g in gaps], [g["ci_high"] for g in gaps], color="#7f8c8d", linewidth=2)
+    ax.plot(values, names, "o", color="#2c3e50")
     ax.set_xlabel("treatment gap G = sum |D_j| (95% bootstrap CI)")
     ax.set_title("Treatment gap by group")
     return fig
@@ -122,14 +124,8 @@ def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
             d = e["d_avg"]
             anchor = e.get("anchor")
             color = colors.get(anchor["pattern"], "#2c3e50") if anchor else "#2c3e50"
-            ax.errorbar(
-                d["value"],
-                y,
-                xerr=[[d["value"] - d["ci_low"]], [d["ci_high"] - d["value"]]],
-                fmt="o",
-                color=color,
-                capsize=2,
-            )
+            ax.hlines(y, d["ci_low"], d["ci_high"], color=color, linewidth=2)
+            ax.plot(d["value"], y, "o", color=color)
             if anchor:
                 ax.plot(anchor["d_human"], y, marker="|", color="black", markersize=12)
             labels.append(f"{cell} · {effect}")

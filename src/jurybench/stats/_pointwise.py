@@ -8,13 +8,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jurybench.stats._multiple import holm
+from jurybench.stats._pairwise import wilcoxon_method
 
 Array = NDArray[np.float64]
 
 
 def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
     """Friedman test across models (columns) with blocks = prompts (rows, complete only),
-    then pairwise Wilcoxon signed-rank tests, Holm-corrected, as a p-value matrix."""
+    then pairwise Wilcoxon signed-rank tests (null distribution as in
+    :func:`jurybench.stats._pairwise.wilcoxon_method`), Holm-corrected, as a p-value matrix."""
     from scipy.stats import friedmanchisquare, wilcoxon
 
     complete = scores[~np.isnan(scores).any(axis=1)]
@@ -23,7 +25,7 @@ def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
     for i in range(len(models)):
         for j in range(i + 1, len(models)):
             d = complete[:, i] - complete[:, j]
-            raw.append(float(wilcoxon(d).pvalue) if np.any(d != 0) else 1.0)
+            raw.append(float(wilcoxon(d, method=wilcoxon_method(d)).pvalue) if np.any(d != 0) else 1.0)
             pairs.append((i, j))
     adjusted = holm(raw)
     matrix = {a: dict.fromkeys(models, 1.0) for a in models}

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jurybench.stats import (
+    AnchorThresholds,
+    anchor,
+    cohens_d,
+    cohens_d_cells,
+    factor_pattern,
+    item_level_spearman,
+    mean_within_group_sd,
+)
+
+
+def test_three_forms_by_hand() -> None:
+    # a: M 2, SD 1; b: M 4, SD 2; d_avg = -2 / 1.5; pooled SD = sqrt((2*1 + 2*4) / 4) = sqrt(2.5)
+    d = cohens_d(np.array([1.0, 2, 3]), np.array([2.0, 4, 6]))
+    assert d["d_avg"] == pytest.approx(-2 / 1.5)
+    assert d["d_pooled"] == pytest.approx(-2 / np.sqrt(2.5))
+    assert d["raw"] == pytest.approx(-2.0)
+
+
+def test_cells_point_values_equal_the_single_cell_formula() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(50, 3)), rng.normal(0.5, 1.5, size=(60, 3))
+    got = cohens_d_cells(a, b, n_boot=200, seed=1)
+    for c in range(3):
+        single = cohens_d(a[:, c], b[:, c])
+        for form in ("d_avg", "d_pooled", "raw"):
+            assert got[form]["value"][c] == pytest.approx(single[form])
+            assert got[form]["low"][c] < got[form]["value"][c] < got[form]["high"][c]
+
+
+def test_planted_d_is_recovered_within_its_ci_and_coverage_is_near_95() -> None:
+    # Two normal arms, SD 1 each, means 0.5 apart: every form of d is 0.5.
+    covered = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        a, b = rng.normal(0.5, 1, size=(400, 1)), rng.normal(0.0, 1, size=(400, 1))
+        got = cohens_d_cells(a, b, n_boot=400, seed=seed)["d_avg"]
+        covered += got["low"][0] <= 0.5 <= got["high"][0]
+    assert covered / 60 >= 0.85
+
+
+def test_anchor_patterns() -> None:
+    assert anchor(0.45, 0.30, 0.60, 0.5)["pattern"] == "concordance"
+    assert anchor(0.10, 0.00, 0.20, 0.5)["pattern"] == "suppression"
+    reversed_effect = anchor(-0.3, -0.4, -0.2, 0.5)
+    assert reversed_effect["pattern"] == "suppression" and reversed_effect["reversed"]
+    assert anchor(0.9, 0.8, 1.0, 0.5)["pattern"] == "amplification"
+    # Negative baselines: "above" means further from zero in the baseline's direction.
+    assert anchor(-0.9, -1.0, -0.8, -0.5)["pattern"] == "amplification"
+    assert anchor(-0.1, -0.2, 0.0, -0.5)["pattern"] == "suppression"
+    got = anchor(0.6, 0.55, 0.65, 0.5)
+    assert got["ratio"] == pytest.approx(1.2) and not got["baseline_in_ci"]
+    assert anchor(0.6, 0.55, 0.65, 0.5, AnchorThresholds(min_gap=0.2))["pattern"] == "concordance"
+
+
+def test_reorganization() -> None:
+    factor = anchor(0.5, 0.3, 0.7, 0.5)
+    subs = [{"d": 0.9, "d_human": 0.5}, {"d": 0.1, "d_human": 0.5}, {"d": 0.5, "d_human": 0.5}]
+    assert factor_pattern(factor, subs) == "reorganization"
+    assert factor_pattern(factor, subs, AnchorThresholds(reorganization_gap=0.5)) == "concordance"
+    assert factor_pattern(anchor(0.1, 0.0, 0.2, 0.5), subs) == "suppression"
+
+
+def test_item_level_spearman_and_within_sd() -> None:
+    got = item_level_spearman(
+        {"en": np.array([1.0, 2, 3, 4]), "ko": np.array([2.0, 1, 4, 3]), "zh": np.array([4.0, 3, 2, 1])}
+    )
+    by = {(r["first"], r["second"]): r for r in got}
+    assert by[("en", "ko")]["spearman"] == pytest.approx(0.6) and by[("en", "zh")]["spearman"] == pytest.approx(-1.0)
+    # SDs (ddof 1): [1, 2, 3] -> 1; [2, 4, 6] -> 2; mean 1.5
+    assert mean_within_group_sd({"a": np.array([1.0, 2, 3]), "b": np.array([2.0, 4, 6])}) == pytest.approx(1.5)

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import wilcoxon
+
+from jurybench.stats import (
+    bootstrap_gaps,
+    directional_differences,
+    gap,
+    no_difference_share,
+    positional_consistency,
+    robustness,
+    treatment_gaps,
+)
+from jurybench.stats._pairwise import bootstrap_gaps_loop, wilcoxon_method
+
+
+def test_directional_matches_scipy_and_hand_means() -> None:
+    eps = np.array([[1.0, 0.0], [1.5, -0.5], [0.5, 0.0], [2.0, 0.5], [0.0, -1.0], [1.0, np.nan]])
+    rows = directional_differences(eps, ["logos", "ethos"])
+    # logos D = (1 + 1.5 + .5 + 2 + 0 + 1) / 6 = 1.0; ethos D over 5 valid = (0 - .5 + 0 + .5 - 1) / 5 = -0.2
+    assert rows[0]["D"] == pytest.approx(1.0) and rows[1]["D"] == pytest.approx(-0.2)
+    assert (rows[0]["n"], rows[0]["n_zero"], rows[1]["n"], rows[1]["n_zero"]) == (6, 1, 5, 2)
+    # logos has ties (1, 1) and a zero: the tie-corrected normal approximation is used.
+    assert wilcoxon_method(eps[:, 0]) == "approx"
+    expected = wilcoxon(eps[:, 0], zero_method="wilcox", method="approx").pvalue
+    assert rows[0]["p"] == pytest.approx(expected)
+    zsplit = directional_differences(eps, ["logos", "ethos"], zero_method="zsplit")
+    assert zsplit[0]["p"] == pytest.approx(wilcoxon(eps[:, 0], zero_method="zsplit", method="approx").pvalue)
+    # No ties or zeros and n <= 50: the exact distribution, as scipy's default gives.
+    clean = np.array([[0.3], [-1.2], [2.5], [0.7], [1.9], [-0.4], [1.1]])
+    assert wilcoxon_method(clean[:, 0]) == "exact"
+    assert directional_differences(clean, ["c"])[0]["p"] == pytest.approx(wilcoxon(clean[:, 0]).pvalue)
+    # Holm over two tests: min(1, 2 * p) for the smaller p.
+    assert rows[0]["p_holm"] == pytest.approx(min(1.0, 2 * min(rows[0]["p"], rows[1]["p"])))
+
+
+def test_all_zero_category_has_no_test() -> None:
+    rows = directional_differences(np.zeros((5, 1)), ["x"])
+    assert np.isnan(rows[0]["p"]) and rows[0]["D"] == 0
+
+
+def test_gap_by_hand() -> None:
+    # D = [(1 + 2 + 0) / 3, (-1 + 0 - 2) / 3] = [1, -1]; G = |1| + |-1| = 2
+    assert gap(np.array([[1.0, -1.0], [2.0, 0.0], [0.0, -2.0]])) == pytest.approx(2.0)
+
+
+def test_vectorised_bootstrap_equals_the_loop() -> None:
+    rng = np.random.default_rng(1)
+    eps = rng.normal(0.3, 1, size=(40, 5))
+    eps[3, 2] = np.nan
+    fast = bootstrap_gaps(eps, n_boot=300, seed=5)
+    slow = bootstrap_gaps_loop(eps, n_boot=300, seed=5)
+    assert fast == pytest.approx(slow, abs=1e-12)
+
+
+def test_planted_gap_is_recovered_and_tested() -> None:
+    rng = np.random.default_rng(2)
+    strong = rng.normal(0.8, 1, size=(150, 19))  # true G = 19 * 0.8 = 15.2
+    weak = rng.normal(0.1, 1, size=(150, 19))
+    results, p = treatment_gaps({"strong": strong, "weak": weak}, n_boot=2000, seed=0)
+    by = {r.group: r for r in results}
+    assert by["strong"].ci_low < 15.2 < by["strong"].ci_high
+    assert p["strong"]["weak"] < 0.001 and p["weak"]["strong"] < 0.001 and p["strong"]["strong"] == 1.0
+
+
+def test_null_p_values_look_uniform() -> None:
+    """Under H0 (epsilon symmetric about 0) the Wilcoxon p-values are roughly uniform."""
+    ps = []
+    for seed in range(300):
+        eps = np.random.default_rng(seed).normal(0, 1, size=(40, 1))
+        ps.append(directional_differences(eps, ["c"])[0]["p"])
+    ps = np.array(ps)
+    assert 0.02 <= np.mean(ps < 0.05) <= 0.09
+    assert 0.4 <= np.mean(ps < 0.5) <= 0.6
+
+
+def test_positional_consistency_and_no_difference_by_hand() -> None:
+    # consistent when sign(ab) == sign(-ba): (2,-1) yes, (1,1) no, (0,0) yes (tie both), (-1,2) yes
+    got = positional_consistency(np.array([2.0, 1, 0, -1, np.nan]), np.array([-1.0, 1, 0, 2, 1]))
+    assert got == {"n": 4.0, "consistency": 0.75, "both_zero": 0.25}
+    assert no_difference_share(np.array([[0.0, 0.0], [0.0, 1.0], [0.0, np.nan], [0.0, 0.0]])) == pytest.approx(2 / 3)
+
+
+def test_robustness_is_spearman() -> None:
+    got = robustness(np.array([1.0, 2, 3, 4]), np.array([10.0, 30, 20, 40]))
+    assert got["spearman"] == pytest.approx(0.8)
