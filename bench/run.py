@@ -7,7 +7,11 @@
 2. Store: 1,000,000 judgment rows inserted with the engine's batched Arrow path,
    versus row-by-row inserts (measured on fewer rows, reported per row).
 3. CLI start: `jurybench --help` versus `python -c pass`.
-4. Calibration: 10-fold cross-validated fits for HANNA's 6 criteria x 5 jurors x 1,056
+4. Statistics: G_T bootstrap (13 models x 19 categories x 150 pairs) and Cohen's d with
+   bootstrap CIs (24 cells x 30 sub-scales x 400 runs per arm), vectorised versus
+   per-resample loops; and Cohen's d over 1,920,000 ratings read straight from DuckDB
+   (time and peak memory, in a separate process).
+5. Calibration: 10-fold cross-validated fits for HANNA's 6 criteria x 5 jurors x 1,056
    items (target well under 2 s), beside the time to load the data from the store.
 
 Results are printed and written to bench/out/results.json. Timings are wall-clock on
@@ -242,6 +246,19 @@ def bench_calibration() -> dict[str, Any]:
     }
 
 
+def bench_statistics(quick: bool) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import stats_bench
+
+    out: dict[str, Any] = {"gap_bootstrap": stats_bench.bench_gap(), "cohens_d_bootstrap": stats_bench.bench_cohens_d()}
+    # The store benchmark runs in its own process so its peak memory is its own.
+    code = "import sys, json; sys.path.insert(0, 'bench'); import stats_bench; "
+    code += f"print(json.dumps(stats_bench.bench_store_ratings({40 if quick else 400})))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    out["ratings_from_duckdb"] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
 def bench_cli(repeats: int) -> dict[str, Any]:
     exe = Path(sys.executable).parent / "jurybench"
     cli, bare = [], []
@@ -271,6 +288,7 @@ def main() -> None:
         "store_insert": bench_store(args.rows, 2_000),
         "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
         "calibration": bench_calibration(),
+        **bench_statistics(args.quick),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -289,6 +307,13 @@ def main() -> None:
         print(f"calibration: {k['criteria']} criteria x {k['jurors']} jurors x {k['items']} items, 10-fold CV: "
               f"OLS {k['fit_10fold_ols_seconds']:.2f}s, OLS+ridge+NNLS {k['fit_10fold_three_variants_seconds']:.2f}s "
               f"(target < 2s); loading from DuckDB {k['load_seconds']:.2f}s, import {k['import_seconds']:.2f}s")  # fmt: skip
+    g, d, r = results["gap_bootstrap"], results["cohens_d_bootstrap"], results["ratings_from_duckdb"]
+    print(f"G_T bootstrap (13 x 19 x 150, B=2000): {g['vectorised_seconds']:.2f}s vectorised vs {g['loop_seconds']:.2f}s loop "
+          f"(x{g['speedup']:.1f}; target < 1s)")  # fmt: skip
+    print(f"Cohen's d bootstrap (24 cells x 30 sub-scales x 400 runs/arm, B=2000): {d['vectorised_seconds']:.2f}s vs "
+          f"~{d['loop_seconds_extrapolated']:.0f}s loop (x{d['speedup']:.0f}; target < 3s)")  # fmt: skip
+    print(f"{r['ratings']:,} ratings in DuckDB: Cohen's d for {r['cells']} cells x {r['effects_per_cell']} effects "
+          f"in {r['cohens_d_seconds']:.1f}s (insert {r['insert_seconds']:.1f}s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
     print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
           f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
 

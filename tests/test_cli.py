@@ -41,7 +41,9 @@ def test_every_command_has_help() -> None:
                  ["rubrics", "list"], ["rubrics", "show"], ["rubrics", "check"], ["datasets", "import"],
                  ["datasets", "example"], ["datasets", "llmbar-check"], ["report", "preference"],
                  ["recordings", "from-run"], ["recordings", "list"], ["annotations", "import"],
-                 ["agreement"], ["calibrate"], ["calibrate", "apply"]):  # fmt: skip
+                 ["agreement"], ["calibrate"], ["calibrate", "apply"], ["plot"],
+                 *(["stats", n] for n in ("directional", "gap", "consistency", "robustness", "friedman", "ttest",
+                                          "welch", "mannwhitney", "kendall", "cohens-d", "disparity", "results"))):  # fmt: skip
         result = run_cli(*args, "--help")
         assert result.exit_code == 0, args
         assert "Usage" in result.stdout
@@ -157,7 +159,9 @@ def test_readme_documents_every_top_level_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for command in ("score", "sql", "schema", "migrate", "items import", "pairs import", "rubrics",
                     "datasets import llmbar", "report preference", "recordings", "annotations import",
-                    "agreement", "calibrate", "calibrate apply", "datasets import hanna"):  # fmt: skip
+                    "agreement", "calibrate", "calibrate apply", "datasets import hanna", "stats directional",
+                    "stats gap", "stats consistency", "stats friedman", "stats ttest", "stats cohens-d",
+                    "stats disparity", "stats results", "plot"):  # fmt: skip
         assert f"jurybench {command}" in readme, command
     assert "make demo" in readme and "make test" in readme
 

@@ -112,6 +112,13 @@ def test_disparity_and_results_and_plots(study: Path) -> None:
     out = _json("stats", "disparity", "--file", str(study / "cls.csv"), "--reference", "en", "--boot", "200")
     assert out["result"]["excluded_for_invalid_rate"] == ["sw"]
     assert out["result"]["gini"] == pytest.approx(0.0)
+    multi = ["model,grp,category,correct,invalid"] + [f"{m},{g},joy,{int((i + k) % 4 != 0)},0"
+                                                       for k, m in enumerate(("mA", "mB")) for g in ("en", "ko", "sw") for i in range(8 + 4 * k * (g == "en"))]  # fmt: skip
+    write(study / "multi.csv", "\n".join(multi) + "\n")
+    per_model = _json("stats", "disparity", "--file", str(study / "multi.csv"), "--boot", "100")
+    assert set(per_model["result"]["models"]) == {"mA", "mB"}
+    assert run_cli("plot", "disparity", "-o", str(study / "per-model.png")).exit_code == 0
+    run_cli("stats", "disparity", "--file", str(study / "cls.csv"), "--reference", "en", "--boot", "200")
     run_cli("stats", "directional", "--run", "pers", "--by", "model_a")
     run_cli("stats", "gap", "--run", "pers", "--by", "model_a", "--boot", "200")
     run_cli("stats", "friedman", "--run", "qual")

@@ -152,7 +152,6 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
 
 def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
     """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates."""
-    import pyarrow as pa
 
     artifact, text = load_artifact(path)
     rubric = run_rubric(con, run_id)
@@ -214,19 +213,30 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
         scores = filled @ weights + spec["intercept"]
         out += [{"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
                 for item, s, m in zip(items, scores, n_missing, strict=True)]  # fmt: skip
+    return write_calibrated_scores(con, artifact, text, path, run_id, out)
+
+
+def write_calibrated_scores(
+    con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Replace a run's scores under this calibration in one transaction (rows: subject_id,
+    criterion, score, n_imputed and, for preference calibrations, probability)."""
+    import pyarrow as pa
+
     calibration_id = hashlib.sha256(text.encode()).hexdigest()
+    table = pa.Table.from_pylist([{"probability": None, **r} for r in rows])
     with transaction(con):
         register_artifact(con, artifact, path, text)
         con.execute("DELETE FROM calibrated_scores WHERE run_id = ? AND calibration_id = ?", [run_id, calibration_id])
-        con.register("new_scores", pa.Table.from_pylist(out))
+        con.register("new_scores", table)
         con.execute(
             """INSERT INTO calibrated_scores (run_id, calibration_id, subject_id, criterion, score, probability, n_imputed)
-               SELECT ?, ?, subject_id, criterion, score, NULL, n_imputed FROM new_scores""",
+               SELECT ?, ?, subject_id, criterion, score, probability::DOUBLE, n_imputed FROM new_scores""",
             [run_id, calibration_id],
         )
         con.unregister("new_scores")
-    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(out),
-            "imputed": int(sum(r["n_imputed"] for r in out))}  # fmt: skip
+    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(rows),
+            "imputed": int(sum(r["n_imputed"] for r in rows))}  # fmt: skip
 
 
 def fit_preference_calibration(

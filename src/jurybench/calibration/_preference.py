@@ -20,7 +20,6 @@ import numpy as np
 from jurybench.annotations._data import run_rubric
 from jurybench.calibration._data import group_of, item_attributes
 from jurybench.errors import JurybenchError
-from jurybench.store._db import transaction
 
 
 def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
@@ -108,9 +107,7 @@ def fit_preference(
 
 
 def apply_preference(con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
-    import pyarrow as pa
-
-    from jurybench.calibration._api import register_artifact
+    from jurybench.calibration._api import write_calibrated_scores
 
     pairs, jurors, _, eps = _epsilons(con, run_id)
     spec = artifact["criteria"]["preference"]
@@ -121,16 +118,4 @@ def apply_preference(con: Any, artifact: dict[str, Any], text: str, path: Path, 
     prob = 1 / (1 + np.exp(-z))
     rows = [{"subject_id": p, "criterion": "preference", "score": 1.0 if q >= 0.5 else -1.0, "probability": float(q),
              "n_imputed": int(m)} for p, q, m in zip(pairs, prob, n_missing, strict=True)]  # fmt: skip
-    calibration_id = hashlib.sha256(text.encode()).hexdigest()
-    with transaction(con):
-        register_artifact(con, artifact, path, text)
-        con.execute("DELETE FROM calibrated_scores WHERE run_id = ? AND calibration_id = ?", [run_id, calibration_id])
-        con.register("new_scores", pa.Table.from_pylist(rows))
-        con.execute(
-            """INSERT INTO calibrated_scores (run_id, calibration_id, subject_id, criterion, score, probability, n_imputed)
-               SELECT ?, ?, subject_id, criterion, score, probability, n_imputed FROM new_scores""",
-            [run_id, calibration_id],
-        )
-        con.unregister("new_scores")
-    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(rows),
-            "imputed": int(n_missing.sum())}  # fmt: skip
+    return write_calibrated_scores(con, artifact, text, path, run_id, rows)

@@ -61,17 +61,14 @@ def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[s
     if where:
         sql += f" WHERE {where}"
     sql += f" ORDER BY {order}"
-    import duckdb
+    from jurybench.store._db import execute_user_sql
 
-    from jurybench.errors import JurybenchError
-
-    try:
-        cursor = con.execute(sql)
-    except duckdb.Error as exc:
-        raise JurybenchError(
-            f"--where {where!r}: {str(exc).splitlines()[0]}",
-            hint="Write a SQL predicate over the subject columns, e.g. \"dataset = 'x'\".",
-        ) from None
+    cursor = execute_user_sql(
+        con,
+        sql,
+        what=f"--where {where!r}",
+        hint="Write a SQL predicate over the subject columns, e.g. \"dataset = 'x'\".",
+    )
     names = [d[0] for d in cursor.description]
     rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     for row in rows:

@@ -142,6 +142,8 @@ def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
 
 
 def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    if "models" in result:
+        return _disparity_by_model(plt, result["models"])
     groups = result["groups"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(groups), len(result["max_min_gap"])) + 2))
     acc = [result["accuracy"][g]["*"]["accuracy"] for g in groups]
@@ -154,4 +156,25 @@ def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     cats = sorted(result["max_min_gap"])
     right.barh(cats, [result["max_min_gap"][c] for c in cats], color="#c0392b")
     right.set_title(f"Max - min accuracy gap across groups (mean {result['mean_gap']:.3f})", fontsize=9)
+    return fig
+
+
+def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
+    names = list(models)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.4 * len(names) + 2), sharey=True)
+    gini = [models[m]["gini"] for m in names]
+    left.hlines(
+        names,
+        [models[m]["gini_ci"][0] for m in names],
+        [models[m]["gini_ci"][1] for m in names],
+        color="#7f8c8d",
+        linewidth=2,
+    )
+    left.plot(gini, names, "o", color="#2c3e50")
+    left.set_title("Inequity: Gini of per-group accuracy (95% CI)", fontsize=9)
+    y = range(len(names))
+    right.barh([i - 0.2 for i in y], [models[m]["mean_gap"] for m in names], height=0.4, label="mean", color="#e67e22")
+    right.barh([i + 0.2 for i in y], [models[m]["max_gap"] for m in names], height=0.4, label="max", color="#c0392b")
+    right.set_title("Max - min accuracy gap across groups, over categories", fontsize=9)
+    right.legend(fontsize=8)
     return fig

@@ -52,6 +52,21 @@ def flatten(name: str, result: dict[str, Any]) -> tuple[list[str], list[list[Any
                 rows.append([cell, effect, *block["n"],
                              *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
                              e["mean_within_arm_sd"], a.get("d_human"), a.get("ratio"), a.get("baseline_in_ci"), a.get("pattern")])  # fmt: skip
+    elif name == "disparity" and "models" in result:
+        cols = [
+            "model",
+            "groups",
+            "excluded",
+            "gini",
+            "gini_low",
+            "gini_high",
+            "mean_gap",
+            "max_gap",
+            "reference_premium",
+        ]
+        for model, r in result["models"].items():
+            rows.append([model, " ".join(r["groups"]), " ".join(r["excluded_for_invalid_rate"]), r["gini"], *r["gini_ci"],
+                         r["mean_gap"], r["max_gap"], r.get("reference_premium")])  # fmt: skip
     elif name == "disparity":
         categories = sorted(result["max_min_gap"])
         cols = ["group", "accuracy", "invalid_rate", *(f"acc_{c}" for c in categories)]

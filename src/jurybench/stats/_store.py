@@ -13,6 +13,7 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects, _pairwise, _pointwise
+from jurybench.store._db import execute_user_sql
 
 PAIRWISE_BASE = """
 WITH members AS (
@@ -41,16 +42,11 @@ WHERE rc.run_id = $run
 """
 
 
-def _query(con: Any, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
-    import duckdb
+STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
 
-    try:
-        return list(con.execute(sql, params).fetchall())
-    except duckdb.Error as exc:
-        raise JurybenchError(
-            f"{what}: {str(exc).splitlines()[0]}",
-            hint="--where takes a SQL predicate and --by a SQL expression over the columns listed in docs/statistics.md.",
-        ) from None
+
+def _query(con: Any, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
+    return list(execute_user_sql(con, sql, params, what=what, hint=STATS_HINT).fetchall())
 
 
 def _check_run(con: Any, run_id: str) -> None:
@@ -166,6 +162,20 @@ def item_scores(
     return rows
 
 
+def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extra: str) -> Any:
+    """The same rows as :func:`item_scores` as a DataFrame: grp, item_id, criterion, extra, score."""
+    _check_run(con, run_id)
+    group = by or "model"
+    sql = (
+        f"SELECT CAST(({group}) AS VARCHAR) AS grp, item_id, criterion, CAST(({extra}) AS VARCHAR) AS extra, "
+        f"avg(score) AS score FROM ({POINTWISE_BASE}) base WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
+    )
+    frame = execute_user_sql(con, sql, {"run": run_id}, what="reading pointwise scores", hint=STATS_HINT).df()
+    if frame.empty:
+        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+    return frame
+
+
 def stat_friedman(
     con: Any, run_id: str, *, where: str | None = None, by: str | None = None, block: str = "prompt"
 ) -> dict[str, Any]:
@@ -275,36 +285,33 @@ def stat_cohens_d(
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
     anchored to human baselines (file: criterion,d_human[,cell]) and factors (criterion,factor)."""
     thresholds = thresholds or _effects.AnchorThresholds()
-    rows = item_scores(con, run_id, where=where, by=by or "'all'", extra=arm)
+    frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm)
     factors = _read_factors(factor_file) if factor_file else {}
-    data: dict[str, dict[str, dict[str, dict[str, float]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(dict))
-    )
-    for cell, item, crit, arm_value, score in rows:
-        data[cell][arm_value][item][crit] = score
-        if crit in factors:
-            data[cell][arm_value][item].setdefault(f"factor:{factors[crit]}", np.nan)
     baselines = _read_d_baselines(baseline_file) if baseline_file else {}
+    factor_names = sorted(set(factors.values()))
     out: dict[str, Any] = {}
-    for cell, by_arm in sorted(data.items()):
-        missing = [a for a in arms if a not in by_arm]
+    for cell, cell_frame in frame.groupby("grp", sort=True):
+        present = set(cell_frame["extra"].unique())
+        missing = [a for a in arms if a not in present]
         if missing:
             raise JurybenchError(
-                f"cell {cell!r}: no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(by_arm))}."
+                f"cell {cell!r}: no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(present))}."
             )
-        criteria = sorted({c for a in arms for item in by_arm[a].values() for c in item if not c.startswith("factor:")})
-        names = criteria + sorted({f"factor:{f}" for f in set(factors.values())})
+        criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arms), "criterion"].unique())
+        names = criteria + [f"factor:{f}" for f in factor_names]
 
-        def matrix(arm_name: str, names: list[str] = names, by_arm: Any = by_arm) -> np.ndarray[Any, Any]:
-            items = by_arm[arm_name]
-            m = np.full((len(items), len(names)), np.nan)
-            for i, scores in enumerate(items.values()):
-                for j, n in enumerate(names):
-                    if n.startswith("factor:"):
-                        members = [scores[c] for c, f in factors.items() if f"factor:{f}" == n and c in scores]
-                        m[i, j] = float(np.mean(members)) if members else np.nan
-                    elif n in scores:
-                        m[i, j] = scores[n]
+        def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria) -> np.ndarray[Any, Any]:
+            wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
+                index="item_id", columns="criterion", values="score"
+            )
+            wide = wide.reindex(columns=criteria)
+            columns = [wide.to_numpy(dtype=float)]
+            for factor in factor_names:
+                members = [c for c, f in factors.items() if f == factor and c in wide.columns]
+                with np.errstate(all="ignore"):
+                    columns.append(np.nanmean(wide[members].to_numpy(dtype=float), axis=1, keepdims=True) if members
+                                   else np.full((len(wide), 1), np.nan))  # fmt: skip
+            m = np.hstack(columns)
             return np.asarray(m[~np.isnan(m).any(axis=1)], dtype=float)
 
         a1, a2 = matrix(arms[0]), matrix(arms[1])
@@ -372,18 +379,14 @@ def stat_disparity(
     n_boot: int = 2000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Classification disparity from a query or file with columns grp, category, correct, invalid."""
+    """Classification disparity from a query or file with columns grp, category, correct, invalid
+    (and optionally model: then one result per model)."""
     if (sql is None) == (file is None):
         raise JurybenchError(
             "disparity needs exactly one of --sql QUERY or --file FILE (columns grp, category, correct, invalid)."
         )
     if sql is not None:
-        import duckdb
-
-        try:
-            cursor = con.execute(sql)
-        except duckdb.Error as exc:
-            raise JurybenchError(f"--sql: {str(exc).splitlines()[0]}") from None
+        cursor = execute_user_sql(con, sql, what="--sql")
         names = [d[0] for d in cursor.description]
         records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
     else:
@@ -398,11 +401,19 @@ def stat_disparity(
     def truthy(v: Any) -> bool:
         return str(v).strip().lower() in ("1", "true", "t", "yes")
 
-    return _disparity.disparity(
-        [str(r["grp"]) for r in records], [str(r["category"]) for r in records],
-        np.array([truthy(r["correct"]) for r in records]), np.array([truthy(r["invalid"]) for r in records]),
-        max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed,
-    )  # fmt: skip
+    def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return _disparity.disparity(
+            [str(r["grp"]) for r in rows], [str(r["category"]) for r in rows],
+            np.array([truthy(r["correct"]) for r in rows]), np.array([truthy(r["invalid"]) for r in rows]),
+            max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed,
+        )  # fmt: skip
+
+    if "model" not in records[0]:
+        return one(records)
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_model[str(r["model"])].append(r)
+    return {"models": {m: one(rows) for m, rows in sorted(by_model.items())}}
 
 
 def record_result(

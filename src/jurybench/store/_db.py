@@ -98,3 +98,13 @@ def first_row(con: Any, sql: str, params: list[Any] | None = None) -> tuple[Any,
 def scalar(con: Any, sql: str, params: list[Any] | None = None) -> Any:
     row = first_row(con, sql, params)
     return row[0] if row else None
+
+
+def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
+    """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
+    import duckdb
+
+    try:
+        return con.execute(sql, params) if params is not None else con.execute(sql)
+    except duckdb.Error as exc:
+        raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None

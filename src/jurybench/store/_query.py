@@ -11,20 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.store._db import execute_user_sql
 
 OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
 
 
 def run_query(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    import duckdb
-
-    try:
-        cursor = con.execute(sql)
-    except duckdb.Error as exc:
-        raise JurybenchError(
-            f"SQL error: {str(exc).splitlines()[0]}",
-            hint="See docs/schema.md for tables and views.",
-        ) from None
+    cursor = execute_user_sql(con, sql, what="SQL error", hint="See docs/schema.md for tables and views.")
     if cursor.description is None:
         return [], []
     names = [d[0] for d in cursor.description]
@@ -65,7 +58,7 @@ def to_parquet(con: Any, sql: str, output: Path) -> int:
 
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
-        table = con.sql(sql).to_arrow_table()
+        table = con.sql(sql).to_arrow_table()  # con.sql: Arrow without the DB-API copy
     except duckdb.Error as exc:
         raise JurybenchError(f"SQL error: {str(exc).splitlines()[0]}") from None
     import pyarrow.parquet as pq
