@@ -43,7 +43,7 @@ def test_every_command_has_help() -> None:
                  ["recordings", "from-run"], ["recordings", "list"], ["annotations", "import"],
                  ["agreement"], ["calibrate"], ["calibrate", "apply"], ["plot"],
                  *(["stats", n] for n in ("directional", "gap", "consistency", "robustness", "friedman", "ttest",
-                                          "welch", "mannwhitney", "kendall", "cohens-d", "disparity", "results"))):  # fmt: skip
+                                          "welch", "mannwhitney", "kendall", "cohens-d", "item-spearman", "disparity", "results"))):  # fmt: skip
         result = run_cli(*args, "--help")
         assert result.exit_code == 0, args
         assert "Usage" in result.stdout

@@ -364,6 +364,7 @@ def report_preference(
             cell(c, "both_correct"),
             cell(c, "consistent"),
             cell(c, "consistent_valid"),
+            f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
             f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
             f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
         )

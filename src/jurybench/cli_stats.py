@@ -207,6 +207,21 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
     _emit("cohens-d", run, params, seed, result, fmt, db)
 
 
+@stats_app.command("item-spearman")
+def item_spearman(run: Run, arm: CohensArm, arms: CohensArms,
+                  by: Annotated[str, typer.Option(help="The conditions compared, e.g. language.")],
+                  key_file: Annotated[Path | None, typer.Option(help="CSV criterion,key (+1/-1) for reverse-keyed items.")] = None,
+                  where: Where = None, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Spearman correlation between conditions of per-item keyed differences between the arms, with p-values."""
+    from jurybench.stats._store import stat_item_spearman
+
+    result = stat_item_spearman(
+        _con(db), run, arm=arm, arms=_two(arms, "--arms"), by=by, where=where, key_file=key_file
+    )
+    params = {"run": run, "arm": arm, "arms": arms, "by": by, "key_file": key_file, "where": where}
+    _emit("item-spearman", run, params, None, result, fmt, db)
+
+
 @stats_app.command("disparity")
 def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp, category, correct, invalid.")] = None,
               file: Annotated[Path | None, typer.Option(help="CSV/JSONL/Parquet with grp, category, correct, invalid.")] = None,

@@ -38,6 +38,10 @@ def test_figures_by_hand(small_store: Any) -> None:
     score(small_store, load_rubric("preference"), [parse_juror("fake/y")], run_id="ry", options=QUIET)
     rx = preference_accuracy(small_store, "rx").jurors[0].counts
     assert (rx["correct_ab"], rx["correct_ba"], rx["both_correct"], rx["consistent"]) == (2, 1, 1, 1)
+    # AB verdicts A, B vs gold A, B: perfect agreement, kappa 1. BA verdicts B, B vs gold A, B:
+    # p_o = 1/2, p_e = (0 * 1/2) + (1 * 1/2) = 1/2, kappa = 0.
+    kappas = preference_accuracy(small_store, "rx").jurors[0].kappa
+    assert kappas == {"kappa_ab": pytest.approx(1.0), "kappa_ba": pytest.approx(0.0)}
     ry = preference_accuracy(small_store, "ry").jurors[0].counts
     # p2 BA has no verdict: counted as invalid, never correct, never consistent.
     assert (ry["correct_ab"], ry["correct_ba"], ry["both_correct"], ry["consistent"], ry["invalid_ba"]) == (

@@ -105,6 +105,28 @@ def test_cohens_d_with_baselines_and_factors(study: Path) -> None:
     assert "anchor" not in effects["coherence"]
 
 
+def test_item_level_spearman(study: Path) -> None:
+    write(study / "keys.csv", "criterion,key\nsurprise,-1\n")
+    out = _json("stats", "item-spearman", "--run", "qual", "--arm", "treatment->>'gender'", "--arms", "f,m",
+                "--by", "metadata->>'region'", "--key-file", str(study / "keys.csv"))  # fmt: skip
+    result = out["result"]
+    assert result["conditions"] == ["north", "south"] and len(result["items"]) == 6
+    assert len(result["correlations"]) == 1 and -1 <= result["correlations"][0]["spearman"] <= 1
+    # Recompute one keyed difference from the store: surprise is reverse-keyed.
+    from jurybench.store import connect
+
+    con = connect(study / "test.duckdb")
+    rows = con.execute(
+        """SELECT i.treatment->>'gender', avg(s) FROM (
+               SELECT item_id, avg(score) AS s FROM pointwise_judgments WHERE criterion = 'surprise' GROUP BY 1
+           ) JOIN items i USING (item_id) WHERE i.metadata->>'region' = 'north' GROUP BY 1"""
+    ).fetchall()
+    con.close()
+    means = dict(rows)
+    index = result["items"].index("surprise")
+    assert result["keyed_differences"]["north"][index] == pytest.approx(-(means["f"] - means["m"]))
+
+
 def test_disparity_and_results_and_plots(study: Path) -> None:
     rows = ["grp,category,correct,invalid"] + [f"{g},{c},{int(i % 3 != 0)},{int(g == 'sw' and i % 4 == 0)}"
                                                  for g in ("en", "ko", "sw") for c in ("joy", "anger") for i in range(12)]  # fmt: skip

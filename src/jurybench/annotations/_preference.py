@@ -8,7 +8,9 @@ Figures per juror (over the pairs of a run that have a human reference):
 - ``consistent``: both orders give the same outcome, where an answer with no verdict
   in both orders also counts as the same outcome (LLMBar's ``equal``);
 - ``consistent_valid``: both orders name the same winner (A or B);
-- ``invalid_ab`` / ``invalid_ba``: answers with no usable verdict (invalid or refusal).
+- ``invalid_ab`` / ``invalid_ba``: answers with no usable verdict (invalid or refusal);
+- ``kappa_ab`` / ``kappa_ba``: Cohen's kappa between the verdicts and the human reference
+  in each order (no verdict counts as a category of its own).
 
 The jury votes per pair and order: each juror with a valid verdict votes A or B
 (a juror's tie verdict is a vote for neither); the majority wins, equal votes are
@@ -35,9 +37,12 @@ class PreferenceRow:
     model: str = ""
     counts: dict[str, int] = field(default_factory=dict)
 
+    kappa: dict[str, float] = field(default_factory=dict)
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
         out.update(self.counts)
+        out.update(self.kappa)
         for name in FIGURES:
             out[f"{name}_rate"] = self.counts.get(name, 0) / self.n_pairs if self.n_pairs else None
         return out
@@ -127,8 +132,11 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
             v = verdicts[(key, pid)]
             ab, ba = v.get("AB"), v.get("BA")
             _tally(counts, ab, ba, gold[pid])
-        juror_rows.append(PreferenceRow(names[key], len(scored), models[key], dict(counts)))
+        row = PreferenceRow(names[key], len(scored), models[key], dict(counts))
+        row.kappa = _kappas({pid: verdicts[(key, pid)] for pid in scored}, gold)
+        juror_rows.append(row)
     jury_counts: Counter[str] = Counter()
+    jury_verdicts: dict[str, dict[str, str | None]] = {}
     for pid in scored:
         decided: dict[str, str | None] = {}
         for order in ("AB", "BA"):
@@ -144,6 +152,7 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
             else:
                 decided[order] = "A" if a > b else "B"
         _tally(jury_counts, decided["AB"], decided["BA"], gold[pid])
+        jury_verdicts[pid] = decided
     return PreferenceReport(
         run_id=run_id,
         reference=annotator or "majority of human labels",
@@ -151,8 +160,21 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
         n_without_reference=len(pairs - set(references)),
         n_reference_ties=sum(1 for pid in pairs if references.get(pid) == 0),
         jurors=juror_rows,
-        jury=PreferenceRow("jury (majority vote)", len(scored), "", dict(jury_counts)),
+        jury=PreferenceRow("jury (majority vote)", len(scored), "", dict(jury_counts), _kappas(jury_verdicts, gold)),
     )
+
+
+def _kappas(verdicts: dict[str, dict[str, str | None]], gold: dict[str, str]) -> dict[str, float]:
+    import numpy as np
+
+    from jurybench.annotations._agreement import cohen_kappa
+
+    pids = sorted(gold)
+    truth = np.array([gold[p] for p in pids])
+    return {
+        f"kappa_{order.lower()}": cohen_kappa(np.array([str(verdicts[p].get(order)) for p in pids]), truth)
+        for order in ("AB", "BA")
+    } if pids else {}  # fmt: skip
 
 
 def _tally(counts: Counter[str], ab: str | None, ba: str | None, gold: str) -> None:

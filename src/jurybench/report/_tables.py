@@ -52,6 +52,9 @@ def flatten(name: str, result: dict[str, Any]) -> tuple[list[str], list[list[Any
                 rows.append([cell, effect, *block["n"],
                              *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
                              e["mean_within_arm_sd"], a.get("d_human"), a.get("ratio"), a.get("baseline_in_ci"), a.get("pattern")])  # fmt: skip
+    elif name == "item-spearman":
+        cols = ["first", "second", "n_items", "spearman", "p"]
+        rows = [[r[c] for c in cols] for r in result["correlations"]]
     elif name == "disparity" and "models" in result:
         cols = [
             "model",

@@ -344,6 +344,43 @@ def stat_cohens_d(
     return {"arm": arm, "arms": list(arms), "thresholds": vars(thresholds), "cells": out}
 
 
+def stat_item_spearman(
+    con: Any,
+    run_id: str,
+    *,
+    arm: str,
+    arms: tuple[str, str],
+    by: str,
+    where: str | None = None,
+    key_file: Path | None = None,
+) -> dict[str, Any]:
+    """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
+    (times its key, +1 or -1, from criterion,key); Spearman between conditions over items."""
+    frame = item_frame(con, run_id, where=where, by=by, extra=arm)
+    keys = {}
+    if key_file is not None:
+        from jurybench.store._read import read_rows
+
+        for number, row in read_rows(key_file):
+            try:
+                keys[str(row["criterion"])] = float(row["key"])
+            except (KeyError, TypeError, ValueError):
+                raise JurybenchError(f"{key_file} row {number}: needs criterion and a numeric key (1 or -1).") from None
+    means = frame[frame["extra"].isin(arms)].groupby(["grp", "criterion", "extra"])["score"].mean().unstack("extra")
+    missing = [a for a in arms if a not in means.columns]
+    if missing:
+        raise JurybenchError(
+            f"no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(frame['extra'].unique()))}."
+        )
+    diff = (means[arms[0]] - means[arms[1]]).unstack("grp")
+    if diff.shape[1] < 2:
+        raise JurybenchError(f"item-level Spearman needs at least 2 conditions from --by; found {diff.shape[1]}.")
+    factor = np.array([keys.get(c, 1.0) for c in diff.index])
+    keyed = {str(g): diff[g].to_numpy(dtype=float) * factor for g in diff.columns}
+    return {"conditions": list(keyed), "items": [str(i) for i in diff.index],
+            "keyed_differences": keyed, "correlations": _effects.item_level_spearman(keyed)}  # fmt: skip
+
+
 def _read_factors(path: Path) -> dict[str, str]:
     from jurybench.store._read import read_rows
 
