@@ -83,6 +83,9 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
+# A valid story-quality answer, used by several engine tests.
+FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
+
 ITEMS_CSV = """item_id,prompt,response,model,language,gender
 i1,Write about a cat,A cat sat.,m1,en,f
 i2,Write about a dog,A dog ran.,m2,en,m

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import json
+
 from jurybench.jury import parse_answer
 from jurybench.jury._parse import extract_json, parse_with_rules
 from jurybench.rubric import load_rubric
+from tests.conftest import FULL as FULL_ANSWER
 
 QUALITY = load_rubric("story-quality")
 PREF = load_rubric("preference")
-FULL = '{"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}'
+FULL = json.dumps(FULL_ANSWER)
 
 
 def test_valid_json_in_prose_or_fences() -> None:

@@ -38,14 +38,13 @@ class CalibrationData:
 def item_attributes(con: Any, items: list[str]) -> dict[str, dict[str, Any]]:
     import pyarrow as pa
 
-    con.register("wanted_items", pa.table({"item_id": items}))
-    try:
+    from jurybench.store._db import registered
+
+    with registered(con, "wanted_items", pa.table({"item_id": items})):
         rows = con.execute(
             "SELECT i.item_id, i.prompt, i.language, length(i.response), i.metadata FROM items i "
             "JOIN wanted_items USING (item_id)"
         ).fetchall()
-    finally:
-        con.unregister("wanted_items")
     return {
         r[0]: {"prompt": r[1], "language": r[2], "length": r[3], "metadata": json.loads(r[4]) if r[4] else {}}
         for r in rows

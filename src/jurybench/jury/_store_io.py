@@ -83,14 +83,13 @@ def done_call_keys(con: Any, keys: list[str]) -> set[str]:
 
     if not keys:
         return set()
-    con.register("wanted_keys", pa.table({"call_key": keys}))
-    try:
+    from jurybench.store._db import registered
+
+    with registered(con, "wanted_keys", pa.table({"call_key": keys})):
         rows = con.execute(
             "SELECT c.call_key FROM calls c JOIN wanted_keys w USING (call_key) "
             "WHERE c.status IN ('ok', 'invalid', 'refusal')"
         ).fetchall()
-    finally:
-        con.unregister("wanted_keys")
     return {r[0] for r in rows}
 
 

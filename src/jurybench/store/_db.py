@@ -108,3 +108,13 @@ def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint:
         return con.execute(sql, params) if params is not None else con.execute(sql)
     except duckdb.Error as exc:
         raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None
+
+
+@contextmanager
+def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
+    """Expose an Arrow table or DataFrame to SQL as ``name`` for the duration of the block."""
+    con.register(name, table)
+    try:
+        yield con
+    finally:
+        con.unregister(name)
