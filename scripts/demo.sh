@@ -54,4 +54,14 @@ jurybench score --rubric persuasion --where "dataset = 'example'" --run example-
 jurybench sql "SELECT juror, n_calls, n_ok, n_invalid, n_refusal FROM run_summary WHERE run_id = 'example-quality'"
 jurybench sql "SELECT criterion, round(avg(jury_mean), 2) AS jury_mean, sum(n_invalid) AS invalid, sum(n_refusal) AS refusals FROM jury_pointwise WHERE run_id = 'example-quality' GROUP BY 1 ORDER BY 1"
 jurybench sql "SELECT juror, round(flip_rate, 2) AS flip_rate FROM juror_order_bias ORDER BY juror" --format csv
+echo "== Statistics over the store (recorded in stats_results) and plots in $OUT/plots"
+jurybench stats directional --run example-persuasion --format csv | head -6
+jurybench stats gap --run example-persuasion --by juror --boot 500
+jurybench stats consistency --run example-persuasion
+jurybench plot directional -o "$OUT/plots/directional.png"
+jurybench plot gap -o "$OUT/plots/gap.png"
+if [ -f "$DATA/hanna/hanna_metric_scores_llm.csv" ]; then
+  jurybench stats friedman --run hanna --by model --block "metadata->>'prompt_id'" --where "criterion = 'coherence'" --format csv | head -4
+  jurybench plot posthoc -o "$OUT/plots/friedman-posthoc.png"
+fi
 echo "== Done. The store is $JURYBENCH_DB; try: jurybench sql \"SELECT * FROM run_summary\" --db $JURYBENCH_DB"
