@@ -52,6 +52,8 @@ def test_pairwise_statistics(study: Path) -> None:
     assert gap["params"]["boot"] == 300
     consistency = _json("stats", "consistency", "--run", "pers")
     assert set(consistency["result"]["positional_consistency"]) == {"fake/a", "fake/b"}
+    shares = consistency["result"]["no_difference_share"]
+    assert set(shares) == {"fake/a", "fake/b"} and all(0 <= v <= 1 for v in shares.values())
     filtered = _json(
         "stats",
         "directional",

@@ -126,7 +126,7 @@ def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str
     for grp, values in sorted(by_group.items()):
         arr = np.array(values, dtype=float)
         out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
-    matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by if by else None)
+    matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=group)
     return {
         "positional_consistency": out,
         "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},
