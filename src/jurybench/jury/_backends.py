@@ -128,7 +128,7 @@ class LiteLLMBackend:
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
-            cost_usd=float(cost) if cost else None,
+            cost_usd=float(cost) if cost is not None else None,  # 0.0 is a real (free) cost
             latency_ms=(time.perf_counter() - start) * 1000,
         )
 
