@@ -55,17 +55,27 @@ def _check_run(con: Any, run_id: str) -> None:
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
 
 
+def _pairwise_rows(
+    con: Any, run_id: str, *, group: str, columns: str, where: str | None, valid_only: bool, tail: str = ""
+) -> list[tuple[Any, ...]]:
+    """(group, *columns) rows of the run's pairwise scores, filtered by --where."""
+    _check_run(con, run_id)
+    status = "status = 'valid' AND " if valid_only else ""
+    sql = (
+        f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base "
+        f"WHERE {status}({where or 'TRUE'}) {tail}"
+    )
+    return _query(con, sql, {"run": run_id}, "reading symmetrized scores" if valid_only else "reading pairwise scores")
+
+
 def epsilon_matrices(
     con: Any, run_id: str, *, where: str | None, by: str | None
 ) -> tuple[dict[str, np.ndarray[Any, Any]], list[str], dict[str, list[str]]]:
     """Per group: pairs x categories of the jury's symmetrized score (mean over jurors and samples)."""
-    _check_run(con, run_id)
-    group = by or "'all'"
-    sql = (
-        f"SELECT CAST(({group}) AS VARCHAR) AS grp, pair_id, category, avg(epsilon) FROM ({PAIRWISE_BASE}) base "
-        f"WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
-    )
-    rows = _query(con, sql, {"run": run_id}, "reading symmetrized scores")
+    rows = _pairwise_rows(
+        con, run_id, group=by or "'all'", columns="pair_id, category, avg(epsilon)", where=where,
+        valid_only=True, tail="GROUP BY ALL",
+    )  # fmt: skip
     if not rows:
         raise JurybenchError(
             f"run '{run_id}' has no valid symmetrized pairwise scores{f' where {where}' if where else ''}."
@@ -111,13 +121,8 @@ def stat_gap(
 
 
 def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
-    _check_run(con, run_id)
     group = by or "juror"
-    sql = (
-        f"SELECT CAST(({group}) AS VARCHAR), score_ab, score_ba, status FROM ({PAIRWISE_BASE}) base "
-        f"WHERE ({where or 'TRUE'})"
-    )
-    rows = _query(con, sql, {"run": run_id}, "reading pairwise scores")
+    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where, valid_only=False)
     by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for grp, ab, ba, status in rows:
         if status == "valid":
