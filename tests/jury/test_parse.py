@@ -69,3 +69,29 @@ def test_verdict_line_rule_needs_the_verdict_at_a_line_start() -> None:
 
 def test_extract_json_prefers_whole_text() -> None:
     assert extract_json(' {"a": 1} ') == {"a": 1}
+
+
+def test_only_json_integers_within_the_scale_are_valid() -> None:
+    # Strict: a boolean, a numeric string, a float (even 4.0) or null is not an integer answer.
+    for bad, why in (
+        ("true", "relevance: Input should be a valid integer"),
+        ('"4"', "relevance: Input should be a valid integer"),
+        ("4.0", "relevance: Input should be a valid integer"),
+        ("4.5", "relevance: Input should be a valid integer"),
+        ("null", "relevance: Input should be a valid integer"),
+    ):
+        text = FULL.replace('"relevance": 5', f'"relevance": {bad}')
+        outcome = parse_answer(QUALITY, text, "stop", None)
+        assert outcome.status == "invalid", bad
+        assert outcome.scores is None
+        assert outcome.reason is not None and outcome.reason.startswith(why), (bad, outcome.reason)
+    assert parse_answer(QUALITY, FULL, "stop", None).status == "valid"
+
+
+def test_preference_verdict_must_be_an_exact_string() -> None:
+    assert parse_answer(PREF, '{"verdict": "A"}', "stop", None).scores == {"preference": 1}
+    for bad in ('{"verdict": "a"}', '{"verdict": 1}', '{"verdict": true}', '{"verdict": ["A"]}'):
+        assert parse_answer(PREF, bad, "stop", None).status == "invalid", bad
+    # A rationale, where the rubric asks for one, must be a string.
+    with_number = json.dumps({**FULL_ANSWER, "rationale": 3})
+    assert parse_answer(QUALITY, with_number, "stop", None).reason == "rationale: Input should be a valid string"

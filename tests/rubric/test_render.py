@@ -47,3 +47,39 @@ templates:
     assert user.count("Reply with a single JSON object") == 1
     with pytest.raises(JurybenchError, match=r"item i1: .* no metadata field 'audience'"):
         render_pointwise(rubric, {"item_id": "i1", "response": "Hello"})
+
+
+def test_item_text_reaches_the_model_byte_for_byte() -> None:
+    # Braces in item text are data: "{{x}}", "}}" and "{response}" must not be unescaped or filled.
+    tricky = "Use {{name}} and }} and {response} and {{ {meta.x} }}\n\ttabs ✓"
+    item = {"item_id": "i1", "prompt": "p {{x}}", "response": tricky, "language": "en"}
+    user = render_pointwise(load_rubric("story-quality"), item)[-1]["content"]
+    assert tricky in user and "p {{x}}" in user
+    pair = {**PAIR, "response_a": tricky, "response_b": "}}{{"}
+    ab = render_pairwise(load_rubric("persuasion"), pair, "AB")[-1]["content"]
+    assert tricky in ab and "}}{{" in ab
+
+
+def test_template_escapes_still_render_as_single_braces() -> None:
+    text = """
+name: braces
+kind: pointwise
+templates:
+  en:
+    user: "Answer like {{\\"a\\": 1}} for {response}. {answer_format}"
+criteria:
+  - name: a
+    description: d
+    scale: {min: 1, max: 2}
+    anchors: {1: low, 2: high}
+"""
+    rubric = parse_rubric(text)
+    user = render_pointwise(rubric, {"item_id": "i", "response": "R {{r}}"})[-1]["content"]
+    assert user.startswith('Answer like {"a": 1} for R {{r}}.')
+
+
+def test_persuasion_judges_texts_in_any_language() -> None:
+    rubric = load_rubric("persuasion")
+    for language in ("da", "de", "ja", "zh"):
+        messages = render_pairwise(rubric, {**PAIR, "language": language}, "AB")
+        assert "alpha text" in messages[-1]["content"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,8 +32,17 @@ def criteria_block(rubric: AnyRubric) -> str:
     return ""
 
 
+# One pass over the template: "{{" and "}}" are the template's own escapes, "{name}" a
+# placeholder. Values are inserted as they are and never scanned again, so item text
+# reaches the juror byte for byte, braces included.
+_TOKEN_RE = re.compile(r"\{\{|\}\}|" + PLACEHOLDER_RE.pattern)
+
+
 def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
     def sub(match: Any) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
         name = match.group(1)
         if name.startswith("meta."):
             key = name[5:]
@@ -45,8 +55,7 @@ def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject
         value = values.get(name)
         return "" if value is None else str(value)
 
-    rendered = PLACEHOLDER_RE.sub(sub, text)
-    return rendered.replace("{{", "{").replace("}}", "}")
+    return _TOKEN_RE.sub(sub, text)
 
 
 def render_pointwise(rubric: PointwiseRubric, item: Mapping[str, Any]) -> Messages:

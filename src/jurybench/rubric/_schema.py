@@ -13,7 +13,8 @@ AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # strict: a JSON integer is the only valid score (no true -> 1, "4" -> 4, 4.0 -> 4).
+    model_config = ConfigDict(extra="ignore", strict=True)
 
 
 _MODELS: dict[str, type[BaseModel]] = {}
