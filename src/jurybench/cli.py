@@ -212,6 +212,13 @@ def score(
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
     result = run_score(con, spec_rubric, jurors, where=where, run_id=run, options=options)
     typer.echo(result.summary())
+    report = result.error_report()
+    if report:
+        from jurybench.jury import EXIT_CALL_ERRORS
+
+        for line in report:
+            typer.echo(line, err=True)
+        raise typer.Exit(EXIT_CALL_ERRORS)
 
 
 @app.command()

@@ -106,3 +106,41 @@ def test_pairs_need_known_items_and_are_transactional(con: Any, tmp_path: Path) 
         import_pairs(con, same)
     good = write(tmp_path / "good.csv", "pair_id,item_a,item_b\np1,i1,i2\n")
     assert import_pairs(con, good).inserted == 1
+
+
+def test_unclosed_quote_is_rejected_with_its_row(con: Any, tmp_path: Path) -> None:
+    # Row 3 (line 3) opens a quote that never closes: the rest of the file would become one response.
+    text = 'item_id,response\ni1,fine\ni2,"never closed\ni3,third\ni4,fourth\n'
+    with pytest.raises(JurybenchError, match=r"bad.csv line 3: a quoted field opened here never closes"):
+        import_items(con, write(tmp_path / "bad.csv", text))
+    stray = 'item_id,response\ni1,fine\ni2,"closed" too early\n'
+    with pytest.raises(JurybenchError, match=r"stray.csv line 3: text after a closing quote"):
+        import_items(con, write(tmp_path / "stray.csv", stray))
+    assert _count(con, "items") == 0
+
+
+def test_quoted_newlines_are_still_fine(con: Any, tmp_path: Path) -> None:
+    text = 'item_id,response\ni1,"two\nlines, and ""quotes"""\ni2,x\n'
+    assert import_items(con, write(tmp_path / "ok.csv", text)).inserted == 2
+    assert con.execute("SELECT response FROM items WHERE item_id = 'i1'").fetchall() == [('two\nlines, and "quotes"',)]
+
+
+def test_reimport_with_another_dataset_updates_it_and_says_so(con: Any, tmp_path: Path) -> None:
+    path = write(tmp_path / "items.csv", ITEMS_CSV)
+    import_items(con, path, dataset="first")
+    again = import_items(con, path, dataset="second")
+    assert (again.inserted, again.unchanged, again.updated) == (0, 0, 3)
+    assert "3 updated (dataset)" in str(again)
+    assert con.execute("SELECT DISTINCT dataset FROM items").fetchall() == [("second",)]
+    # Without --dataset the stored name stays (the file has no dataset column).
+    assert import_items(con, path).unchanged == 3
+
+
+def test_pairs_take_dataset_like_items(con: Any, tmp_path: Path) -> None:
+    import_items(con, write(tmp_path / "items.csv", ITEMS_CSV))
+    pairs = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b,dataset,topic\np1,i1,i2,from-file,t\n")
+    import_pairs(con, pairs)
+    row = con.execute("SELECT dataset, metadata FROM pairs").fetchall()[0]
+    assert row[0] == "from-file" and json.loads(row[1]) == {"topic": "t"}
+    assert import_pairs(con, pairs, dataset="flag").updated == 1
+    assert con.execute("SELECT dataset FROM pairs").fetchall() == [("flag",)]

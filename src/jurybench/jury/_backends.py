@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._juror import JurorSpec
+from jurybench.jury._juror import (
+    ANSWERING,
+    EXTRA_PREFIX,
+    FAKE_KNOBS,
+    OPERATIONAL,
+    READING,
+    SAMPLING,
+    JurorSpec,
+)
 from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
 
 Messages = list[dict[str, str]]
@@ -48,7 +56,17 @@ class TransientError(Exception):
 
 
 class PermanentError(Exception):
-    """Retrying will not help: bad credentials, unknown model, bad request, no recording."""
+    """Retrying will not help for this request: bad request, no recording, context too long."""
+
+
+class JurorUnusable(PermanentError):
+    """Retrying will not help for any request of this juror: bad or missing credentials,
+    access denied, unknown model, nothing listening at the endpoint. The engine stops
+    calling the juror; ``advice`` says what to set."""
+
+    def __init__(self, message: str, advice: str) -> None:
+        super().__init__(message)
+        self.advice = advice
 
 
 class Backend(Protocol):
@@ -71,7 +89,7 @@ class LiteLLMBackend:
         self.litellm = import_litellm()
         self.spec = spec
         self.kwargs: dict[str, Any] = {
-            k: v for k, v in spec.params.items() if k not in ("verdicts", "structured", "response_format")
+            k.removeprefix(EXTRA_PREFIX): v for k, v in spec.params.items() if k not in READING
         }
         for key in ("api_base", "api_key"):
             if key in spec.options:
@@ -107,16 +125,56 @@ class LiteLLMBackend:
         start = time.perf_counter()
         try:
             response = await self.litellm.acompletion(model=self.spec.model, messages=messages, **self.kwargs)
-        except self._transient as exc:
-            raise TransientError(_first_line(exc)) from None
         except TimeoutError:
             raise TransientError("request timed out") from None
         except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if isinstance(status, int) and (status >= 500 or status == 429):
-                raise TransientError(_first_line(exc)) from None
-            raise PermanentError(_first_line(exc)) from None
+            raise self.classify(exc) from None
         return self._completion(response, start)
+
+    def classify(self, exc: BaseException) -> Exception:
+        """A litellm exception as TransientError, PermanentError or JurorUnusable.
+
+        litellm wraps some permanent conditions in retryable types (a refused
+        connection and missing credentials both arrive as InternalServerError), so
+        the cause chain is read before the type.
+        """
+        chain = _cause_chain(exc)
+        texts = " ".join(str(e) for e in chain)
+        status = getattr(exc, "status_code", None)
+        env = self._key_variable()
+        if any(isinstance(e, ConnectionRefusedError) for e in chain):
+            where = self.spec.options.get("api_base") or "the provider's endpoint"
+            return JurorUnusable(
+                f"connection refused at {where}",
+                "start the server, or fix the juror's api_base",
+            )
+        if "Missing credentials" in texts or "api_key client option must be set" in texts:
+            return JurorUnusable("no API key", f"set {env} or pass api_key=... in the juror")
+        names = {type(e).__name__ for e in chain}
+        if status == 401 or "AuthenticationError" in names:
+            return JurorUnusable(
+                f"authentication failed ({_first_line(exc)})", f"check {env} or the juror's api_key"
+            )
+        if status == 403 or "PermissionDeniedError" in names:
+            return JurorUnusable(f"access denied ({_first_line(exc)})", "check the key's permissions for this model")
+        if status == 404 or "NotFoundError" in names:
+            return JurorUnusable(
+                f"the provider does not know model '{self.spec.model}' ({_first_line(exc)})",
+                "check the model name (provider/model)",
+            )
+        if isinstance(exc, self._transient) or (isinstance(status, int) and (status >= 500 or status == 429)):
+            return TransientError(_first_line(exc))
+        return PermanentError(_first_line(exc))
+
+    def _key_variable(self) -> str:
+        try:
+            missing = self.litellm.validate_environment(model=self.spec.model).get("missing_keys") or []
+        except Exception:
+            missing = []
+        keys = [k for k in missing if "KEY" in k or "TOKEN" in k]
+        if keys:
+            return " / ".join(keys)
+        return f"{self.spec.provider.upper()}_API_KEY"
 
     def _completion(self, response: Any, start: float) -> Completion:
         choice = response.choices[0]
@@ -156,12 +214,10 @@ class LiteLLMBackend:
                 max_retries=retries,  # re-asks after the first attempt
                 **kwargs,
             )
-        except self._transient as exc:
-            raise TransientError(_first_line(exc)) from None
         except Exception as exc:
             last = getattr(exc, "last_completion", None)
             if last is None:
-                raise PermanentError(_first_line(exc)) from None
+                raise self.classify(exc) from None
             attempts = int(getattr(exc, "n_attempts", retries + 1))
             return self._completion(last, start), None, _first_line(exc), attempts
         return self._completion(raw, start), answer.model_dump(), None, 1
@@ -197,6 +253,8 @@ class FakeBackend:
         self.position_bias = float(p.get("position_bias", 0.0))
         self.latency = float(p.get("latency_ms", 0.0)) / 1000
         self.seed = p.get("seed", 0)
+        # Sampling settings change a real juror's answers, so they change the fake's too.
+        self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
         self.calls: dict[Slot, int] = defaultdict(int)
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
@@ -207,7 +265,7 @@ class FakeBackend:
             return Completion(text=queue.popleft(), finish_reason="stop", prompt_tokens=0, completion_tokens=0)
         attempt = self.calls[slot]
         self.calls[slot] += 1
-        rng = random.Random(_seed_of(self.name, self.seed, slot, messages[-1]["content"], attempt))
+        rng = random.Random(_seed_of(self.name, self.seed, slot, messages[-1]["content"], attempt, *self.sampling))
         if rng.random() < self.error_rate:
             raise TransientError("fake transient error (error_rate)")
         roll = rng.random()
@@ -254,10 +312,9 @@ class ReplayBackend:
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         found = self.recordings.get((slot.subject_id, slot.order, slot.sample_index))
         if found is None:
-            raise PermanentError(
-                f"replay/{self.source} has no recording for {slot.subject_id} "
-                f"order {slot.order or '-'} sample {slot.sample_index}"
-            )
+            # The subject, order and sample are in the call row; the reason stays the same
+            # for every missing recording so that failures group in the summary.
+            raise PermanentError(f"replay/{self.source} has no recording for this subject, order and sample")
         text, finish = found
         return Completion(text=text, finish_reason=finish, latency_ms=0.0)
 
@@ -265,6 +322,15 @@ class ReplayBackend:
 def _seed_of(*parts: Any) -> int:
     digest = hashlib.sha256(repr(parts).encode()).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 20:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
 
 
 def _first_line(exc: BaseException) -> str:
@@ -305,3 +371,76 @@ def check_litellm_model(model: str) -> None:
             hint="Use provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
             "ollama/llama3, hosted_vllm/<name>; or fake/<name>, replay/<source>.",
         ) from None
+
+
+# Provider parameters that would break one-answer-per-request parsing, with the way to get the same.
+UNSUPPORTED = {
+    "n": "use samples=N",
+    "stream": "answers are read whole",
+    "stream_options": "answers are read whole",
+    "tools": "jurors answer in JSON or free text",
+    "tool_choice": "jurors answer in JSON or free text",
+    "functions": "jurors answer in JSON or free text",
+    "function_call": "jurors answer in JSON or free text",
+    "parallel_tool_calls": "jurors answer in JSON or free text",
+    "max_retries": "use retries=N (the engine retries with backoff)",
+}
+
+
+def check_juror(spec: JurorSpec) -> None:
+    """Refuse misspelt or unsupported parameters and a missing API key before any call."""
+    label = f"juror '{spec.display_name}'"
+    if spec.model.startswith(("fake/", "replay/")):
+        kind = spec.model.split("/", 1)[0]
+        allowed = READING | SAMPLING | FAKE_KNOBS if kind == "fake" else frozenset({"verdicts", "structured"})
+        for key in spec.params:
+            if key.startswith(EXTRA_PREFIX):
+                raise JurybenchError(
+                    f"{label}: extra.<key> parameters are for litellm jurors; {kind}/ jurors take none.",
+                    hint=f"Valid parameters here: {', '.join(sorted(allowed | set(OPERATIONAL)))}.",
+                )
+            if key not in allowed:
+                _unknown(label, key, allowed)
+        return
+    litellm = import_litellm()
+    check_litellm_model(spec.model)
+    try:
+        provider_params = set(litellm.get_supported_openai_params(model=spec.model) or [])
+    except Exception:
+        provider_params = set()
+    for key in spec.params:
+        if key.startswith(EXTRA_PREFIX):
+            if len(key) == len(EXTRA_PREFIX):
+                raise JurybenchError(f"{label}: 'extra.' needs a parameter name, e.g. extra.repetition_penalty=1.1.")
+            continue
+        if key in UNSUPPORTED:
+            raise JurybenchError(f"{label}: parameter '{key}' is not supported by jurybench.", hint=UNSUPPORTED[key] + ".")
+        if key in READING:
+            continue
+        if key not in provider_params:
+            _unknown(label, key, (provider_params - set(UNSUPPORTED)) | READING, provider=spec.provider)
+    if "api_key" not in spec.options:
+        try:
+            missing = litellm.validate_environment(model=spec.model).get("missing_keys") or []
+        except Exception:
+            missing = []
+        keys = [k for k in missing if "KEY" in k or "TOKEN" in k]
+        if keys:
+            raise JurybenchError(
+                f"{label}: no API key for {spec.provider}.",
+                hint=f"Set {' or '.join(keys)} in the environment, or pass api_key=... in the juror.",
+            )
+
+
+def _unknown(label: str, key: str, allowed: frozenset[str] | set[str], provider: str | None = None) -> None:
+    import difflib
+
+    known = sorted(set(allowed) | set(OPERATIONAL))
+    close = difflib.get_close_matches(key, known + sorted(ANSWERING), n=1)
+    guess = f" (did you mean '{close[0]}'?)" if close else ""
+    where = f" for provider '{provider}'" if provider else ""
+    raise JurybenchError(
+        f"{label}: unknown parameter '{key}'{guess}{where}.",
+        hint=f"Valid: {', '.join(known)}"
+        + ("; pass other provider parameters as extra.<key>=value." if provider else "."),
+    )

@@ -28,11 +28,13 @@ from jurybench.errors import JurybenchError
 from jurybench.jury._backends import (
     Backend,
     Completion,
+    JurorUnusable,
     LiteLLMBackend,
     PermanentError,
     ReplayBackend,
     Slot,
     TransientError,
+    check_juror,
     make_backend,
 )
 from jurybench.jury._juror import JurorSpec
@@ -67,6 +69,11 @@ class Task:
     messages: list[dict[str, str]]
 
 
+# Exit code of ``jurybench score`` when the run ended but some calls ended in error
+# (or were not made because their juror was unusable): re-running retries them.
+EXIT_CALL_ERRORS = 3
+
+
 @dataclass
 class RunResult:
     run_id: str
@@ -78,14 +85,40 @@ class RunResult:
     n_costed: int = 0
     elapsed_s: float = 0.0
     interrupted: bool = False
+    n_skipped: int = 0
+    # display name -> one line saying why the juror is unusable and what to set
+    fatal: dict[str, str] = field(default_factory=dict)
+    # (juror display name, reason) -> number of calls that ended in error for it
+    error_reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
+    status: str = "running"
+
+    @property
+    def n_errors(self) -> int:
+        return self.status_counts.get("error", 0)
 
     def summary(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.status_counts.items()))
         cost = f"${self.cost_usd:.4f}" if self.n_costed else "cost unknown"
+        skipped = f", {self.n_skipped} not made (juror unusable)" if self.n_skipped else ""
         return (
             f"run {self.run_id}: {self.n_tasks} judgments requested, {self.n_cached} from cache, "
-            f"{self.n_called} called ({counts or 'none'}); {cost}; {self.elapsed_s:.1f}s"
+            f"{self.n_called} called ({counts or 'none'}){skipped}; {cost}; {self.elapsed_s:.1f}s; {self.status}"
         )
+
+    def error_report(self) -> list[str]:
+        """Lines for stderr when calls failed: the count, each unusable juror, reasons with counts."""
+        failed = self.n_errors + self.n_skipped
+        if not failed:
+            return []
+        total = self.n_tasks - self.n_cached
+        lines = [
+            f"{failed} of {total} calls ended in error (run '{self.run_id}' marked {self.status}); "
+            "fix the cause and run the same command again to retry only those."
+        ]
+        lines += [f"  {message}" for message in self.fatal.values()]
+        for (juror, reason), n in self.error_reasons.most_common():
+            lines.append(f"  {n} × {juror}: {reason}")
+        return lines
 
 
 def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int) -> str:
@@ -118,6 +151,7 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
         raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
     keys = Counter(j.key for j in jurors)
     for juror in jurors:
+        check_juror(juror)
         if keys[juror.key] > 1:
             raise JurybenchError(
                 f"juror '{juror.display_name}' is listed twice with the same parameters.",
@@ -146,6 +180,8 @@ class _Progress:
     def __init__(self, total: int, cached: int, enabled: bool) -> None:
         self.enabled = enabled and total > 0
         self.counts: Counter[str] = Counter()
+        self.errors: Counter[tuple[str, str]] = Counter()
+        self.skipped = 0
         self.cost = 0.0
         self.started = time.perf_counter()
         if not self.enabled:
@@ -197,6 +233,12 @@ class _Progress:
             refusal=self.counts["refusal"],
             error=self.counts["error"],
         )
+
+    def skip(self) -> None:
+        """A task not attempted because its juror is unusable."""
+        self.skipped += 1
+        if self.enabled:
+            self.progress.update(self.task_id, advance=1)
 
     def stop(self) -> None:
         if self.enabled:
@@ -288,6 +330,7 @@ async def _run_task(
     limiter: _RateLimiter,
     options: EngineOptions,
     rng: random.Random,
+    unusable: dict[str, str],
 ) -> tuple[dict[str, Any], Outcome | None]:
     spec = task.juror
     slot = Slot(task.subject_id, task.order, task.sample_index)
@@ -298,7 +341,8 @@ async def _run_task(
     verdicts = spec.params.get("verdicts")
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
     messages = task.messages
-    attempts = 0
+    attempts = 0  # every request made: retries after errors and re-asks included
+    reasks = 0
     failures = 0
     tokens_in = tokens_out = 0
     cost: float | None = None
@@ -311,17 +355,24 @@ async def _run_task(
         try:
             if use_instructor:
                 assert isinstance(backend, LiteLLMBackend)
+                attempts += 1  # counted here in case the request fails; instructor reports its own total
                 completion, answer, failure, n = await backend.complete_with_instructor(messages, slot, parse_retries)
-                attempts += n
+                attempts += n - 1
                 outcome = (
                     _outcome_from_answer(rubric, answer)
                     if answer is not None
                     else Outcome("invalid", None, None, failure)
                 )
             elif isinstance(backend, LiteLLMBackend):
+                attempts += 1
                 completion = await backend.complete(messages, slot)
             else:
+                attempts += 1
                 completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
+        except JurorUnusable as exc:
+            status, reason = "error", str(exc)
+            unusable.setdefault(spec.key, f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}.")
+            break
         except (TimeoutError, TransientError) as exc:
             failures += 1
             reason = str(exc) or "request timed out"
@@ -335,8 +386,6 @@ async def _run_task(
         except PermanentError as exc:
             status, reason = "error", str(exc)
             break
-        if not use_instructor:
-            attempts += 1
         tokens_in += completion.prompt_tokens or 0
         tokens_out += completion.completion_tokens or 0
         latency += completion.latency_ms or 0.0
@@ -344,7 +393,8 @@ async def _run_task(
             cost = (cost or 0.0) + completion.cost_usd
         if not use_instructor:
             outcome = parse_answer(rubric, completion.text, completion.finish_reason, verdicts)
-            if outcome.status == "invalid" and attempts <= parse_retries:
+            reasks += outcome.status == "invalid"
+            if outcome.status == "invalid" and reasks <= parse_retries:
                 messages = [
                     *messages,
                     {"role": "assistant", "content": completion.text},
@@ -387,6 +437,7 @@ async def _execute(
     writer: _Writer,
     progress: _Progress,
     options: EngineOptions,
+    unusable: dict[str, str],
 ) -> None:
     by_provider: dict[str, deque[Task]] = defaultdict(deque)
     for task in tasks:
@@ -399,12 +450,17 @@ async def _execute(
     async def worker(queue: deque[Task]) -> None:
         while queue:
             task = queue.popleft()
+            if task.juror.key in unusable:
+                progress.skip()
+                continue
             call, outcome = await _run_task(
-                task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng
+                task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng, unusable
             )
             call["run_id"] = run_id
             writer.add(task, call, outcome)
             progress.advance(call["status"], call["cost_usd"])
+            if call["status"] == "error":
+                progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
             if options.on_result:
                 options.on_result(task, call["status"])
 
@@ -465,8 +521,9 @@ def score(
     progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
     result = RunResult(run_id, len(tasks), len(tasks) - len(todo), len(todo))
     interrupted = False
+    unusable: dict[str, str] = {}
     try:
-        _run_async(_execute(con, run_id, rubric, todo, backends, writer, progress, options))
+        _run_async(_execute(con, run_id, rubric, todo, backends, writer, progress, options, unusable))
     except (KeyboardInterrupt, asyncio.CancelledError):
         interrupted = True
         raise
@@ -478,15 +535,27 @@ def score(
         result.elapsed_s = time.perf_counter() - started
         result.interrupted = interrupted
         result.n_called = sum(progress.counts.values())
+        result.n_skipped = progress.skipped
+        result.error_reasons = progress.errors
+        names = {j.key: j.display_name for j in jurors}
+        result.fatal = {names[key]: message for key, message in unusable.items()}
+        result.status = run_status(result)
         con.execute(
             "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-            [
-                "interrupted" if interrupted else "finished",
-                datetime.now(UTC).replace(tzinfo=None),
-                run_id,
-            ],
+            [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
         )
     return result
+
+
+def run_status(result: RunResult) -> str:
+    """interrupted; failed (no call of this run was answered); finished_with_errors; finished."""
+    if result.interrupted:
+        return "interrupted"
+    failed = result.n_errors + result.n_skipped
+    if not failed:
+        return "finished"
+    answered = result.n_cached + result.n_called - result.n_errors
+    return "failed" if answered == 0 else "finished_with_errors"
 
 
 def _run_async(coro: Any) -> None:

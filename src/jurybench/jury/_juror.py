@@ -28,9 +28,11 @@ OPERATIONAL = {
     "parse_retries": "re-asks after an answer that fails validation",
     "api_base": "endpoint URL",
     "api_key": "credential (never stored)",
+    "weight": "the juror's weight when the jury aggregates with 'weighted'",
 }
-# Answer-changing settings with a fixed meaning; anything else is passed to the
-# provider as-is and also counts as answer-changing.
+# Answer-changing settings with a fixed meaning. Other provider parameters are
+# accepted when litellm lists them for the juror's provider, and anything else only
+# as ``extra.<key>`` (sent to the provider as ``key``); all of them are answer-changing.
 ANSWERING = {
     "temperature": "sampling temperature",
     "max_tokens": "completion token limit",
@@ -47,6 +49,10 @@ ANSWERING = {
     "latency_ms": "fake: simulated latency per call",
 }
 _SECRET = {"api_key"}
+SAMPLING = frozenset({"temperature", "max_tokens", "seed", "top_p"})
+READING = frozenset({"verdicts", "structured", "response_format"})
+FAKE_KNOBS = frozenset({"invalid_rate", "refusal_rate", "error_rate", "position_bias", "latency_ms"})
+EXTRA_PREFIX = "extra."
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,11 @@ PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
 class ImportResult:
     inserted: int
     unchanged: int
+    updated: int = 0  # stored rows whose dataset name was changed by this import
 
     def __str__(self) -> str:
-        return f"{self.inserted} inserted, {self.unchanged} already present"
+        text = f"{self.inserted} inserted, {self.unchanged} already present"
+        return text + (f", {self.updated} updated (dataset)" if self.updated else "")
 
 
 def import_items(
@@ -105,15 +107,20 @@ def write_items(
                       OR n.prompt IS DISTINCT FROM i.prompt
                       OR n.model IS DISTINCT FROM i.model
                       OR n.language IS DISTINCT FROM i.language
+                      OR n.reference IS DISTINCT FROM i.reference
+                      OR n.treatment::JSON IS DISTINCT FROM i.treatment
+                      OR n.metadata::JSON IS DISTINCT FROM i.metadata
                    LIMIT 1""",
             )
             if conflict:
                 number = next(n for n, r in records if r["item_id"] == conflict[0])
                 raise JurybenchError(
-                    f"{source} row {number}, field 'item_id': '{conflict[0]}' already exists "
-                    "with a different prompt, response, model or language.",
+                    f"{source} row {number}, field 'item_id': '{conflict[0]}' already exists with a different "
+                    "prompt, response, reference, model, language, treatment or metadata.",
                     hint="Give the new item another id, or import into a fresh --db.",
                 )
+            # The dataset is a label, not content: a new name replaces the stored one (and is reported).
+            updated = _update_dataset(con, "items", "item_id", "incoming_items")
             before = scalar(con, "SELECT count(*) FROM items")
             con.execute(
                 """INSERT INTO items (item_id, prompt, response, reference, model, language,
@@ -126,7 +133,17 @@ def write_items(
             after = scalar(con, "SELECT count(*) FROM items")
         finally:
             con.unregister("incoming_items")
-    return ImportResult(inserted=after - before, unchanged=len(records) - (after - before))
+    inserted = after - before
+    return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
+
+
+def _update_dataset(con: Any, table: str, key: str, incoming: str) -> int:
+    changed = f"""FROM {incoming} n WHERE n.{key} = {table}.{key}
+                 AND n.dataset IS NOT NULL AND n.dataset IS DISTINCT FROM {table}.dataset"""
+    n = int(scalar(con, f"SELECT count(*) FROM {table} WHERE EXISTS (SELECT 1 {changed})"))
+    if n:
+        con.execute(f"UPDATE {table} SET dataset = n.dataset {changed}")
+    return n
 
 
 def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset: str | None = None) -> ImportResult:
@@ -141,9 +158,9 @@ def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset:
             raise JurybenchError(
                 f"{path} row {number}, field 'item_b': a pair needs two different items.",
             )
-        extra = {k: v for k, v in row.items() if k not in PAIR_COLUMNS and v is not None}
+        extra = {k: v for k, v in row.items() if k not in (*PAIR_COLUMNS, "dataset") and v is not None}
         record["metadata"] = json.dumps(extra, sort_keys=True, default=str) if extra else None
-        record["dataset"] = dataset
+        record["dataset"] = dataset or text_field(path, number, row, "dataset", required=False)
         record["source_file"] = str(path)
         records.append((number, record))
     return write_pairs(con, records, source=str(path))
@@ -189,6 +206,7 @@ def write_pairs(
                 raise JurybenchError(
                     f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists with other items.",
                 )
+            updated = _update_dataset(con, "pairs", "pair_id", "incoming_pairs")
             before = scalar(con, "SELECT count(*) FROM pairs")
             con.execute(
                 """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
@@ -198,7 +216,8 @@ def write_pairs(
             after = scalar(con, "SELECT count(*) FROM pairs")
         finally:
             con.unregister("incoming_pairs")
-    return ImportResult(inserted=after - before, unchanged=len(records) - (after - before))
+    inserted = after - before
+    return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
 def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], key: str) -> None:

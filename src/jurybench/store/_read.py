@@ -61,11 +61,24 @@ def _decode(path: Path, raw: bytes) -> str:
 
 
 def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
+    # strict: a quote that never closes, or text after a closing quote, is an error
+    # instead of silently swallowing the following rows into one field.
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        fieldnames = reader.fieldnames
+    except csv.Error as exc:
+        raise _csv_error(path, 1, exc) from None
+    if not fieldnames:
         raise JurybenchError(f"{path}: the file is empty; a header row is needed.")
     rows = []
-    for row in reader:
+    while True:
+        start = reader.line_num + 1  # the line this record starts on
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise _csv_error(path, start, exc) from None
         extra = row.pop(None, None)
         if extra:
             raise JurybenchError(
@@ -74,6 +87,21 @@ def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
             )
         rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}))
     return rows
+
+
+def _csv_error(path: Path, line: int, exc: csv.Error) -> JurybenchError:
+    message = str(exc)
+    if "unexpected end of data" in message:
+        return JurybenchError(
+            f"{path} line {line}: a quoted field opened here never closes (it would swallow every row after it).",
+            hint='Close the quote, or double quotes inside a quoted value ("").',
+        )
+    if "expected after" in message:
+        return JurybenchError(
+            f"{path} line {line}: text after a closing quote ({message}).",
+            hint='Quote the whole value and double the quotes inside it, e.g. "say ""hi"" now".',
+        )
+    return JurybenchError(f"{path} line {line}: malformed CSV ({message}).", hint="Check the quoting on that line.")
 
 
 def _read_jsonl(path: Path, text: str) -> list[tuple[int, Row]]:
