@@ -208,9 +208,11 @@ def score(
     jurors = [parse_juror(text) for text in juror or []]
     if jury:
         jurors += load_jury_file(jury)
-    con = _connect(db)
+    from jurybench.config import db_path
+
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
-    result = run_score(con, spec_rubric, jurors, where=where, run_id=run, options=options)
+    # By path: the engine releases the file between flushes so other processes can read it.
+    result = run_score(db_path(db), spec_rubric, jurors, where=where, run_id=run, options=options)
     typer.echo(result.summary())
     report = result.error_report()
     if report:

@@ -39,6 +39,7 @@ def _emit(
 
     if fmt not in ("table", "json", "csv"):
         raise JurybenchError(f"--format {fmt!r} is not valid.", hint="Valid: table, json, csv.")
+    _close_readers()
     con = connect(db)
     result_id = record_result(con, name, run_id, params, seed, result)
     if fmt == "json":
@@ -63,10 +64,22 @@ def _emit(
     typer.echo(f"recorded as stats_results.result_id = {result_id}")
 
 
+# Statistics read through a hardened read-only connection (user --where/--by/--sql never
+# touch a writable one); it is closed before the result is recorded with a writable one.
+_READERS: list[Any] = []
+
+
 def _con(db: Path | None) -> Any:
     from jurybench.store import connect
 
-    return connect(db)
+    con = connect(db, read_only=True)
+    _READERS.append(con)
+    return con
+
+
+def _close_readers() -> None:
+    while _READERS:
+        _READERS.pop().close()
 
 
 def _two(text: str, option: str) -> tuple[str, str]:

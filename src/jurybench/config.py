@@ -14,6 +14,14 @@ def db_path(flag: str | Path | None = None) -> Path:
     return Path(flag or os.environ.get("JURYBENCH_DB") or DEFAULT_DB)
 
 
+def lock_wait_s() -> float:
+    """Seconds to wait for a store another process holds: ``JURYBENCH_WAIT``, else 10."""
+    try:
+        return float(os.environ.get("JURYBENCH_WAIT") or 10)
+    except ValueError:
+        return 10.0
+
+
 def data_path(flag: str | Path | None = None) -> Path:
     """Reference datasets: ``--data``, else ``JURYBENCH_DATA``, else ``../shared/datasets``."""
     return Path(flag or os.environ.get("JURYBENCH_DATA") or DEFAULT_DATA)

@@ -19,9 +19,10 @@ import signal
 import time
 import uuid
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
@@ -55,6 +56,7 @@ from jurybench.rubric import (
     render_pointwise,
 )
 from jurybench.store._db import first_row
+from jurybench.store._safe import StoreBusy
 
 REASK = "Your previous answer could not be used ({reason}). Reply again with only the JSON object described above."
 
@@ -72,6 +74,7 @@ class Task:
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
 # (or were not made because their juror was unusable): re-running retries them.
 EXIT_CALL_ERRORS = 3
+FINAL_FLUSH_WAIT_S = 600.0
 
 
 @dataclass
@@ -245,11 +248,46 @@ class _Progress:
             self.progress.stop()
 
 
-class _Writer:
-    """Buffers results and writes them in batched transactions."""
+class _Held:
+    """A connection the caller opened and keeps: used as it is for the whole run."""
 
-    def __init__(self, con: Any, run_id: str, rubric: AnyRubric, batch: int = 1000, every_s: float = 1.0) -> None:
+    def __init__(self, con: Any) -> None:
         self.con = con
+
+    @contextlib.contextmanager
+    def open(self, wait_s: float) -> Iterator[Any]:
+        yield self.con
+
+
+class _Released:
+    """The store by path: opened for each flush and released in between, so that other
+    processes (``jurybench sql``, reports) can read it while a run goes on."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextlib.contextmanager
+    def open(self, wait_s: float) -> Iterator[Any]:
+        from jurybench.store import connect
+
+        con = connect(self.path, wait_s=wait_s)
+        try:
+            yield con
+        finally:
+            con.close()
+
+
+class _Writer:
+    """Buffers results and writes them in batched transactions.
+
+    With a store opened by path, a flush that finds the file held by a reader keeps
+    its rows buffered and tries again at the next flush; the last flush waits.
+    """
+
+    def __init__(
+        self, access: _Held | _Released, run_id: str, rubric: AnyRubric, batch: int = 1000, every_s: float = 1.0
+    ) -> None:
+        self.access = access
         self.run_id = run_id
         self.rubric_hash = rubric.content_hash
         self.pairwise = is_pairwise(rubric)
@@ -287,11 +325,22 @@ class _Writer:
     def add_cached(self, keys: list[str]) -> None:
         self.cached.extend(keys)
 
-    def flush(self) -> None:
-        if self.calls or self.cached:
-            write_batch(self.con, self.run_id, self.calls, self.judgments, self.cached, self.pairwise)
-        self.calls, self.judgments, self.cached = [], [], []
+    def flush(self, con: Any | None = None) -> None:
         self.last_flush = time.monotonic()
+        if not (self.calls or self.cached):
+            return
+        if con is not None:
+            self._write(con)
+            return
+        try:
+            with self.access.open(wait_s=0.05) as opened:
+                self._write(opened)
+        except StoreBusy:
+            pass  # a reader holds the file for now: keep the rows and try at the next flush
+
+    def _write(self, con: Any) -> None:
+        write_batch(con, self.run_id, self.calls, self.judgments, self.cached, self.pairwise)
+        self.calls, self.judgments, self.cached = [], [], []
 
 
 class _RateLimiter:
@@ -429,7 +478,6 @@ async def _run_task(
 
 
 async def _execute(
-    con: Any,
     run_id: str,
     rubric: AnyRubric,
     tasks: list[Task],
@@ -481,11 +529,10 @@ async def _execute(
         flush_task.cancel()
         for w in workers:
             w.cancel()
-        writer.flush()
 
 
 def score(
-    con: Any,
+    store: Any,
     rubric: AnyRubric,
     jurors: list[JurorSpec],
     *,
@@ -495,35 +542,41 @@ def score(
 ) -> RunResult:
     """Judge every selected subject with every juror; returns what was done.
 
-    Pairwise and preference rubrics judge every pair in both orders. Answers
-    already in the store (same rubric, juror, subject, order, sample) are
-    reused without a call.
+    ``store`` is a DuckDB connection (held for the whole run) or the store's path
+    (opened for each flush and released in between, so other processes can read
+    while the run goes on). Pairwise and preference rubrics judge every pair in
+    both orders. Answers already in the store (same rubric, juror, subject, order,
+    sample) are reused without a call.
     """
+    from jurybench.config import lock_wait_s
+
     options = options or EngineOptions()
+    access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
     validate_jurors(rubric, jurors)
-    subjects = load_subjects(con, rubric, where)
-    if not subjects:
-        kind = "pairs" if is_pairwise(rubric) else "items"
-        raise JurybenchError(
-            f"no {kind} to judge{f' where {where}' if where else ''}.",
-            hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
-        )
-    backends = {j.key: make_backend(j, rubric, con) for j in jurors}
-    tasks = plan_tasks(rubric, jurors, subjects)
-    run_id = _open_run(con, run_id, rubric, jurors, where, len(subjects))
+    with access.open(wait_s=lock_wait_s()) as con:
+        subjects = load_subjects(con, rubric, where)
+        if not subjects:
+            kind = "pairs" if is_pairwise(rubric) else "items"
+            raise JurybenchError(
+                f"no {kind} to judge{f' where {where}' if where else ''}.",
+                hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
+            )
+        backends = {j.key: make_backend(j, rubric, con) for j in jurors}
+        tasks = plan_tasks(rubric, jurors, subjects)
+        run_id = _open_run(con, run_id, rubric, jurors, where, len(subjects))
+        done = done_call_keys(con, [t.call_key for t in tasks])
+        todo = [t for t in tasks if t.call_key not in done]
+        clear_stale_calls(con, [t.call_key for t in todo])
+        writer = _Writer(access, run_id, rubric)
+        writer.add_cached([t.call_key for t in tasks if t.call_key in done])
+        writer.flush(con)
     started = time.perf_counter()
-    done = done_call_keys(con, [t.call_key for t in tasks])
-    todo = [t for t in tasks if t.call_key not in done]
-    clear_stale_calls(con, [t.call_key for t in todo])
-    writer = _Writer(con, run_id, rubric)
-    writer.add_cached([t.call_key for t in tasks if t.call_key in done])
-    writer.flush()
     progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
     result = RunResult(run_id, len(tasks), len(tasks) - len(todo), len(todo))
     interrupted = False
     unusable: dict[str, str] = {}
     try:
-        _run_async(_execute(con, run_id, rubric, todo, backends, writer, progress, options, unusable))
+        _run_async(_execute(run_id, rubric, todo, backends, writer, progress, options, unusable))
     except (KeyboardInterrupt, asyncio.CancelledError):
         interrupted = True
         raise
@@ -540,10 +593,13 @@ def score(
         names = {j.key: j.display_name for j in jurors}
         result.fatal = {names[key]: message for key, message in unusable.items()}
         result.status = run_status(result)
-        con.execute(
-            "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-            [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
-        )
+        # The last flush waits for readers as long as it must: answers are never dropped.
+        with access.open(wait_s=FINAL_FLUSH_WAIT_S) as con:
+            writer.flush(con)
+            con.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
+            )
     return result
 
 

@@ -45,32 +45,28 @@ def register_jurors(con: Any, jurors: list[JurorSpec]) -> None:
 
 
 def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[str, Any]]:
-    """Items (pointwise) or pairs with both texts (pairwise), filtered by a SQL predicate."""
+    """Items (pointwise) or pairs with both texts (pairwise), filtered by a SQL predicate.
+
+    The predicate is parsed as one expression and evaluated in a sandbox holding only
+    the candidate rows, never on the store's (writable) connection.
+    """
+    from jurybench.store._safe import select_rows
+
     if is_pairwise(rubric):
         base = """
             SELECT p.pair_id, p.dataset, p.item_a, p.item_b, a.prompt, a.reference, a.language,
                    a.response AS response_a, b.response AS response_b,
                    a.model AS model_a, b.model AS model_b,
-                   coalesce(p.metadata, a.metadata) AS metadata
+                   a.treatment AS treatment_a, b.treatment AS treatment_b,
+                   coalesce(p.metadata, a.metadata)::VARCHAR AS metadata
             FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
         order = "pair_id"
     else:
-        base = "SELECT * FROM items"
+        base = """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
+                         metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items"""
         order = "item_id"
-    sql = f"SELECT * FROM ({base}) AS subjects"
-    if where:
-        sql += f" WHERE {where}"
-    sql += f" ORDER BY {order}"
-    from jurybench.store._db import execute_user_sql
-
-    cursor = execute_user_sql(
-        con,
-        sql,
-        what=f"--where {where!r}",
-        hint="Write a SQL predicate over the subject columns, e.g. \"dataset = 'x'\".",
-    )
-    names = [d[0] for d in cursor.description]
-    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    table = con.sql(base).to_arrow_table()
+    rows = select_rows(table, where, option="--where", order_by=order)
     for row in rows:
         if isinstance(row.get("metadata"), str):
             row["metadata"] = json.loads(row["metadata"])

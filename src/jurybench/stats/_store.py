@@ -14,6 +14,7 @@ import numpy as np
 from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects, _pairwise, _pointwise
 from jurybench.store._db import execute_user_sql
+from jurybench.store._safe import check_query, expression
 
 PAIRWISE_BASE = """
 WITH members AS (
@@ -49,6 +50,13 @@ def _query(con: Any, sql: str, params: dict[str, Any], what: str) -> list[tuple[
     return list(execute_user_sql(con, sql, params, what=what, hint=STATS_HINT).fetchall())
 
 
+def _fragments(group: str, where: str | None, extra: str | None = None) -> tuple[str, str | None]:
+    """User --by / --where (and --arm / --block) parsed as single expressions, never statements."""
+    if extra is not None:
+        expression(extra, option="--arm/--block")
+    return expression(group, option="--by"), (expression(where, option="--where") if where else None)
+
+
 def _check_run(con: Any, run_id: str) -> None:
     if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
         known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 8").fetchall()]
@@ -60,6 +68,7 @@ def _pairwise_rows(
 ) -> list[tuple[Any, ...]]:
     """(group, *columns) rows of the run's pairwise scores, filtered by --where."""
     _check_run(con, run_id)
+    group, where = _fragments(group, where)
     status = "status = 'valid' AND " if valid_only else ""
     sql = (
         f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base "
@@ -155,7 +164,7 @@ def item_scores(
 ) -> list[tuple[Any, ...]]:
     """(group, item, criterion, [extra], jury mean score) over valid judgments."""
     _check_run(con, run_id)
-    group = by or "model"
+    group, where = _fragments(by or "model", where, extra)
     extra_sel = f", CAST(({extra}) AS VARCHAR)" if extra else ""
     sql = (
         f"SELECT CAST(({group}) AS VARCHAR), item_id, criterion{extra_sel}, avg(score) FROM ({POINTWISE_BASE}) base "
@@ -170,7 +179,7 @@ def item_scores(
 def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extra: str) -> Any:
     """The same rows as :func:`item_scores` as a DataFrame: grp, item_id, criterion, extra, score."""
     _check_run(con, run_id)
-    group = by or "model"
+    group, where = _fragments(by or "model", where, extra)
     sql = (
         f"SELECT CAST(({group}) AS VARCHAR) AS grp, item_id, criterion, CAST(({extra}) AS VARCHAR) AS extra, "
         f"avg(score) AS score FROM ({POINTWISE_BASE}) base WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
@@ -428,6 +437,7 @@ def stat_disparity(
             "disparity needs exactly one of --sql QUERY or --file FILE (columns grp, category, correct, invalid)."
         )
     if sql is not None:
+        check_query(con, sql, what="--sql")
         cursor = execute_user_sql(con, sql, what="--sql")
         names = [d[0] for d in cursor.description]
         records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]

@@ -7,29 +7,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jurybench.config import db_path
+from jurybench.config import db_path, lock_wait_s
 from jurybench.errors import JurybenchError
 from jurybench.store._migrations import MIGRATIONS
+from jurybench.store._safe import HARDENED, open_with_retry
 
 
-def connect(path: str | Path | None = None, *, read_only: bool = False) -> Any:
-    """A DuckDB connection to the store, migrated to the latest schema unless read-only."""
-    import duckdb
+def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None) -> Any:
+    """A DuckDB connection to the store, migrated to the latest schema unless read-only.
 
+    Read-only connections are hardened for user SQL: no file or network access, no
+    extensions, configuration locked. Either kind waits up to ``wait_s`` seconds
+    (default: $JURYBENCH_WAIT or 10) while another process holds the file, which
+    'jurybench score' does only for the moment of each flush.
+    """
     target = db_path(path)
     if read_only and str(target) != ":memory:" and not target.exists():
         raise JurybenchError(
             f"no judgment store at {target}.",
             hint="Import items or run 'jurybench score' first, or pass --db.",
         )
-    try:
-        con = duckdb.connect(str(target), read_only=read_only)
-    except duckdb.IOException as exc:
-        first = str(exc).splitlines()[0]
-        raise JurybenchError(
-            f"cannot open {target}: {first}",
-            hint="DuckDB allows one writing process per file; wait for it or use another --db.",
-        ) from None
+    wait = wait_s if wait_s is not None else lock_wait_s()
+    con = open_with_retry(target, read_only=read_only, config=dict(HARDENED) if read_only else None, wait_s=wait)
     if not read_only:
         migrate(con)
     else:

@@ -12,11 +12,14 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import execute_user_sql
+from jurybench.store._safe import check_query
 
 OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
 
 
 def run_query(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """One read-only SELECT; anything else is refused before it runs."""
+    check_query(con, sql)
     cursor = execute_user_sql(con, sql, what="SQL error", hint="See docs/schema.md for tables and views.")
     if cursor.description is None:
         return [], []
@@ -56,6 +59,7 @@ def to_csv(names: list[str], rows: list[tuple[Any, ...]]) -> str:
 def to_parquet(con: Any, sql: str, output: Path) -> int:
     import duckdb
 
+    check_query(con, sql)
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
         table = con.sql(sql).to_arrow_table()  # con.sql: Arrow without the DB-API copy

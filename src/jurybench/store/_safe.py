@@ -1,0 +1,126 @@
+"""User SQL without escape: read-only connections, one statement, expressions on a sandbox.
+
+Three kinds of user SQL reach the store:
+
+- whole queries (``jurybench sql``, ``stats disparity --sql``): run on a read-only
+  connection with external access disabled (no files, URLs, ATTACH targets or
+  extensions), the configuration locked, and exactly one SELECT (or EXPLAIN)
+  statement accepted;
+- expressions (``--where``, ``--by``, ``--arm``, ``--block``): parsed as one SQL
+  expression, never spliced as a statement;
+- selections made while writing (``score --where``): the candidate rows are copied
+  into an in-memory sandbox that holds nothing else, and the predicate runs there.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+# Settings of every connection that runs user SQL.
+HARDENED = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+LOCK_HINT = (
+    "Another process is writing to the store. 'jurybench score' releases it between flushes, "
+    "so retry, or raise --wait."
+)
+
+
+class StoreBusy(JurybenchError):
+    """Another process held the store's file for longer than we were willing to wait."""
+
+
+def is_lock_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return "Could not set lock" in text or "Conflicting lock" in text
+
+
+def open_with_retry(target: Path, *, read_only: bool, config: dict[str, Any] | None, wait_s: float) -> Any:
+    """duckdb.connect, retrying for up to ``wait_s`` while another process holds the file's lock."""
+    import duckdb
+
+    deadline = time.monotonic() + wait_s
+    delay = 0.02
+    while True:
+        try:
+            return duckdb.connect(str(target), read_only=read_only, config=config or {})
+        except duckdb.IOException as exc:
+            first = str(exc).splitlines()[0]
+            if not is_lock_error(exc):
+                raise JurybenchError(f"cannot open {target}: {first}") from None
+            if time.monotonic() >= deadline:
+                raise StoreBusy(f"cannot open {target}: {first}", hint=LOCK_HINT) from None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.25)
+
+
+def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
+    """Exactly one SELECT (or EXPLAIN) statement, or a user error."""
+    import duckdb
+
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}") from None
+    if len(statements) != 1:
+        raise JurybenchError(
+            f"{what}: give one statement, not {len(statements)}.", hint="Remove the ';' and what follows it."
+        )
+    kind = statements[0].type
+    if kind not in (duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN):
+        raise JurybenchError(
+            f"{what}: the store is read here; only a single SELECT query is allowed (got {kind.name}).",
+            hint="Write a SELECT over the tables and views in docs/schema.md.",
+        )
+
+
+def expression(text: str, *, option: str) -> str:
+    """``text`` parsed as exactly one SQL expression, returned in canonical form."""
+    import duckdb
+
+    try:
+        parsed = duckdb.SQLExpression(text)
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        raise JurybenchError(
+            f"{option} {text!r} is not one SQL expression ({first}).",
+            hint=f"{option} takes an expression such as \"dataset = 'x'\", never a statement.",
+        ) from None
+    return str(parsed)
+
+
+def sandbox() -> Any:
+    """An empty in-memory connection with the hardened settings."""
+    import duckdb
+
+    return duckdb.connect(":memory:", config=dict(HARDENED))
+
+
+def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
+    """Rows of an Arrow table matching a user predicate, evaluated in a sandbox that holds only them."""
+    import duckdb
+
+    where = expression(predicate, option=option) if predicate else "TRUE"
+    con = sandbox()
+    try:
+        con.register("subjects", table)
+        sql = f"SELECT * FROM subjects WHERE ({where}) ORDER BY {order_by}"
+        check_query(con, sql, what=option)
+        try:
+            cursor = con.execute(sql)
+        except duckdb.Error as exc:
+            raise JurybenchError(
+                f"{option} {predicate!r}: {str(exc).splitlines()[0]}",
+                hint="Write an expression over the subject's columns, e.g. \"dataset = 'x'\".",
+            ) from None
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
