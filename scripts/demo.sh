@@ -56,7 +56,7 @@ jurybench sql "SELECT criterion, round(avg(jury_mean), 2) AS jury_mean, sum(n_in
 jurybench sql "SELECT juror, round(flip_rate, 2) AS flip_rate FROM juror_order_bias ORDER BY juror" --format csv
 echo "== Statistics over the store (recorded in stats_results) and plots in $OUT/plots"
 jurybench stats directional --run example-persuasion --format csv | head -6
-jurybench stats gap --run example-persuasion --by juror --boot 500
+jurybench stats gap --run example-persuasion --level juror --boot 500
 jurybench stats consistency --run example-persuasion
 jurybench plot directional -o "$OUT/plots/directional.png"
 jurybench plot gap -o "$OUT/plots/gap.png"

@@ -223,8 +223,9 @@ def test_annotations_agreement_and_calibration_cli(tmp_path: Path) -> None:
     assert "winner" in fitted.stdout and (out / "demo.json").exists()
     artifact = json.loads((out / "demo.json").read_text())
     weights = artifact["criteria"]["relevance"]["weights"]
+    key = {j["label"]: j["key"] for j in artifact["jurors"]}  # weights are keyed by juror identity
     if artifact["criteria"]["relevance"]["method"] != "cross":
-        assert weights["fake/c"] < weights["fake/a"] and weights["fake/c"] < weights["fake/b"]
+        assert weights[key["fake/c"]] < weights[key["fake/a"]] and weights[key["fake/c"]] < weights[key["fake/b"]]
     applied = run_cli("calibrate", "apply", str(out / "demo.json"), "--run", "r")
     assert applied.exit_code == 0 and "120 calibrated scores written" in applied.stdout
     bad = run_cli(

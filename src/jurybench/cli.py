@@ -183,7 +183,25 @@ def score(
             help="MODEL[,key=value...]; repeat for a jury. e.g. openai/gpt-4o-mini,temperature=0,samples=3",
         ),
     ] = None,
-    jury: Annotated[Path | None, typer.Option(help="YAML file with a 'jurors' list (added to --juror).")] = None,
+    jury: Annotated[
+        Path | None,
+        typer.Option(help="YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration."),
+    ] = None,
+    aggregate: Annotated[
+        str | None,
+        typer.Option(
+            "--aggregate",
+            help="Jury rule: mean (of juror means), median, weighted, majority or calibrated "
+            "(default: the jury file's, else majority for preference rubrics and mean otherwise).",
+        ),
+    ] = None,
+    quorum: Annotated[
+        int | None, typer.Option(help="Jurors with a valid score an item needs for a jury score (default 1).")
+    ] = None,
+    tie: Annotated[str | None, typer.Option(help="Majority with equal votes: tie (0) or abstain (no verdict).")] = None,
+    calibration: Annotated[
+        Path | None, typer.Option(help="Calibration file for --aggregate calibrated (applied when the run ends).")
+    ] = None,
     where: Annotated[
         str | None,
         typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\"."),
@@ -200,19 +218,23 @@ def score(
     sample are reused, so re-running a finished or interrupted run makes no
     call for them.
     """
-    from jurybench.jury import EngineOptions, load_jury_file, parse_juror
+    from dataclasses import replace
+
+    from jurybench.jury import EngineOptions, Jury, load_jury_file, parse_juror
     from jurybench.jury import score as run_score
     from jurybench.rubric import load_rubric
 
     spec_rubric = load_rubric(rubric)
-    jurors = [parse_juror(text) for text in juror or []]
-    if jury:
-        jurors += load_jury_file(jury)
+    panel = load_jury_file(jury) if jury else Jury(())
+    panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
+    overrides = {"aggregation": aggregate, "quorum": quorum, "tie": tie,
+                 "calibration": str(calibration) if calibration else None}  # fmt: skip
+    panel = replace(panel, **{k: v for k, v in overrides.items() if v is not None})
     from jurybench.config import db_path
 
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
     # By path: the engine releases the file between flushes so other processes can read it.
-    result = run_score(db_path(db), spec_rubric, jurors, where=where, run_id=run, options=options)
+    result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     typer.echo(result.summary())
     report = result.error_report()
     if report:
@@ -495,6 +517,11 @@ def agreement(
             f"{ceiling['kendall']:.3f}", f"{ceiling['mae']:.3f}", f"{ceiling['exact']:.3f}", f"{ceiling['within_one']:.3f}", "",
         )  # fmt: skip
         console.print(table)
+        rule = block["jury_rule"]
+        console.print(
+            f"jury: {rule['aggregation']}, quorum {rule['quorum']}; jurors expected {rule['n_jurors_expected']}, "
+            f"present {rule['mean_jurors_present']:.2f} per item on average; {rule['items_below_quorum']} items below quorum"
+        )
         verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
         console.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
 
@@ -542,13 +569,19 @@ def _print_calibration(artifact: dict[str, Any]) -> None:
     from rich.table import Table
 
     console = _console()
+    labels = {j["key"]: j.get("label", j["name"]) for j in artifact["jurors"]}
+
+    def feature_label(feature: str) -> str:
+        crit, _, key = feature.rpartition(":")
+        return f"{crit}:{labels.get(key, key)}" if crit else labels.get(feature, feature)
+
     for criterion, spec in artifact["criteria"].items():
         report = spec["report"]
         if artifact["kind"] == "preference":
             console.print(f"[bold]preference[/bold]: held-out accuracy over {report['n_test']} pairs")
             for who, acc in report["held_out_accuracy"].items():
                 console.print(f"  {who}: {acc:.3f}")
-            console.print(f"  weights: {', '.join(f'{k} {v:.3f}' for k, v in spec['weights'].items())}")
+            console.print(f"  weights: {', '.join(f'{feature_label(k)} {v:.3f}' for k, v in spec['weights'].items())}")
             continue
         table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
                       f"{report['n_groups']} groups; winner {report['winner']} (lowest CV RMSE)")  # fmt: skip
@@ -562,7 +595,7 @@ def _print_calibration(artifact: dict[str, Any]) -> None:
         console.print(table)
         ci = spec.get("coefficient_ci", {})
         weights = ", ".join(
-            f"{k} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
+            f"{feature_label(k)} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
             for k, v in spec["weights"].items()
         )
         console.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")

@@ -20,6 +20,10 @@ By = Annotated[
     str | None, typer.Option(help="SQL expression to group by, e.g. model_a, language, treatment_a->>'gender'.")
 ]
 Boot = Annotated[int, typer.Option(help="Bootstrap resamples.")]
+Level = Annotated[
+    str,
+    typer.Option(help="jury: the run's jury score (its rule; subjects below quorum left out); juror: each juror alone."),
+]
 Seed = Annotated[int, typer.Option(help="Random seed.")]
 Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 Db = Annotated[Path | None, typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb).")]
@@ -92,25 +96,25 @@ def _two(text: str, option: str) -> tuple[str, str]:
 @stats_app.command("directional")
 def directional(run: Run, where: Where = None, by: By = None,
                 zero_method: Annotated[str, typer.Option(help="Zero differences: wilcox (drop), pratt or zsplit.")] = "wilcox",
-                fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+                fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
     if zero_method not in ("wilcox", "pratt", "zsplit"):
         raise JurybenchError(f"--zero-method {zero_method!r} is not valid.", hint="Valid: wilcox, pratt, zsplit.")
     from jurybench.stats._store import stat_directional
 
-    result = stat_directional(_con(db), run, where=where, by=by, zero_method=zero_method)
-    _emit("directional", run, {"run": run, "where": where, "by": by, "zero_method": zero_method}, None, result, fmt, db)
+    result = stat_directional(_con(db), run, where=where, by=by, zero_method=zero_method, level=level)
+    _emit("directional", run, {"run": run, "where": where, "by": by, "zero_method": zero_method, "level": level}, None, result, fmt, db)
 
 
 @stats_app.command("gap")
 def gap(
-    run: Run, where: Where = None, by: By = None, boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None
+    run: Run, where: Where = None, by: By = None, boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None
 ) -> None:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
     from jurybench.stats._store import stat_gap
 
-    result = stat_gap(_con(db), run, where=where, by=by, n_boot=boot, seed=seed)
-    _emit("gap", run, {"run": run, "where": where, "by": by, "boot": boot}, seed, result, fmt, db)
+    result = stat_gap(_con(db), run, where=where, by=by, n_boot=boot, seed=seed, level=level)
+    _emit("gap", run, {"run": run, "where": where, "by": by, "boot": boot, "level": level}, seed, result, fmt, db)
 
 
 @stats_app.command("consistency")
@@ -136,27 +140,27 @@ def robustness(run: Run, other_run: Annotated[str, typer.Option(help="The run to
 def friedman(run: Run, where: Where = None,
              by: Annotated[str, typer.Option(help="The compared groups (SQL expression).")] = "model",
              block: Annotated[str, typer.Option(help="Blocks (SQL expression).")] = "prompt",
-             fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+             fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
     from jurybench.stats._store import stat_friedman
 
-    result = stat_friedman(_con(db), run, where=where, by=by, block=block)
-    _emit("friedman", run, {"run": run, "where": where, "by": by, "block": block}, None, result, fmt, db)
+    result = stat_friedman(_con(db), run, where=where, by=by, block=block, level=level)
+    _emit("friedman", run, {"run": run, "where": where, "by": by, "block": block, "level": level}, None, result, fmt, db)
 
 
 @stats_app.command("ttest")
 def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
           baseline: Annotated[float | None, typer.Option(help="Human baseline value for every group.")] = None,
           baseline_file: Annotated[Path | None, typer.Option(help="CSV group,value[,criterion] of per-group baselines.")] = None,
-          fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+          fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """One-sample t-test of each group's mean score against a human baseline."""
     from jurybench.stats._store import stat_ttest
 
-    result = stat_ttest(_con(db), run, where=where, by=by, baseline=baseline, baseline_file=baseline_file)
+    result = stat_ttest(_con(db), run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, level=level)
     _emit(
         "ttest",
         run,
-        {"run": run, "where": where, "by": by, "baseline": baseline, "baseline_file": baseline_file},
+        {"run": run, "where": where, "by": by, "baseline": baseline, "baseline_file": baseline_file, "level": level},
         None,
         result,
         fmt,
@@ -164,36 +168,37 @@ def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="G
     )
 
 
-def _compare(test: str, run: str, groups: str, where: str | None, by: str, fmt: str, db: Path | None) -> None:
+def _compare(test: str, run: str, groups: str, where: str | None, by: str, fmt: str, db: Path | None,
+             level: str = "jury") -> None:  # fmt: skip
     from jurybench.stats._store import stat_compare
 
-    result = stat_compare(_con(db), run, test=test, groups=_two(groups, "--groups"), where=where, by=by)
-    _emit(test, run, {"run": run, "where": where, "by": by, "groups": groups}, None, result, fmt, db)
+    result = stat_compare(_con(db), run, test=test, groups=_two(groups, "--groups"), where=where, by=by, level=level)
+    _emit(test, run, {"run": run, "where": where, "by": by, "groups": groups, "level": level}, None, result, fmt, db)
 
 
 @stats_app.command("welch")
 def welch(run: Run, groups: Annotated[str, typer.Option(help="Two groups: a,b.")], where: Where = None,
-          by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+          by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Welch two-sample t-test between two groups."""
-    _compare("welch", run, groups, where, by, fmt, db)
+    _compare("welch", run, groups, where, by, fmt, db, level)
 
 
 @stats_app.command("mannwhitney")
 def mannwhitney(run: Run, groups: Annotated[str, typer.Option(help="Two groups: a,b.")], where: Where = None,
-                by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+                by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model", fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Mann-Whitney U test between two groups."""
-    _compare("mannwhitney", run, groups, where, by, fmt, db)
+    _compare("mannwhitney", run, groups, where, by, fmt, db, level)
 
 
 @stats_app.command("kendall")
 def kendall(run: Run, baseline_file: Annotated[Path, typer.Option(help="CSV group,value: the reference ranking.")],
             where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
-            fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+            fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Kendall tau between the groups' mean scores and a reference ranking."""
     from jurybench.stats._store import stat_kendall
 
-    result = stat_kendall(_con(db), run, baseline_file=baseline_file, where=where, by=by)
-    _emit("kendall", run, {"run": run, "where": where, "by": by, "baseline_file": baseline_file}, None, result, fmt, db)
+    result = stat_kendall(_con(db), run, baseline_file=baseline_file, where=where, by=by, level=level)
+    _emit("kendall", run, {"run": run, "where": where, "by": by, "baseline_file": baseline_file, "level": level}, None, result, fmt, db)
 
 
 CohensArm = Annotated[str, typer.Option(help="SQL expression naming the arm of an item, e.g. treatment->>'gender'.")]
@@ -206,7 +211,7 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
              factor_file: Annotated[Path | None, typer.Option(help="CSV criterion,factor: sub-scales of each factor.")] = None,
              min_gap: Annotated[float, typer.Option(help="Smallest |d - d_human| that counts as deviating.")] = 0.0,
              reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
-             boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+             boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
     from jurybench.stats import AnchorThresholds
     from jurybench.stats._store import stat_cohens_d
@@ -214,9 +219,11 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
     result = stat_cohens_d(
         _con(db), run, arm=arm, arms=_two(arms, "--arms"), where=where, by=by, baseline_file=baseline_file,
         factor_file=factor_file, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
+        level=level,
     )  # fmt: skip
     params = {"run": run, "arm": arm, "arms": arms, "where": where, "by": by, "baseline_file": baseline_file,
-              "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot}  # fmt: skip
+              "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot,
+              "level": level}  # fmt: skip
     _emit("cohens-d", run, params, seed, result, fmt, db)
 
 
@@ -224,14 +231,14 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
 def item_spearman(run: Run, arm: CohensArm, arms: CohensArms,
                   by: Annotated[str, typer.Option(help="The conditions compared, e.g. language.")],
                   key_file: Annotated[Path | None, typer.Option(help="CSV criterion,key (+1/-1) for reverse-keyed items.")] = None,
-                  where: Where = None, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+                  where: Where = None, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Spearman correlation between conditions of per-item keyed differences between the arms, with p-values."""
     from jurybench.stats._store import stat_item_spearman
 
     result = stat_item_spearman(
-        _con(db), run, arm=arm, arms=_two(arms, "--arms"), by=by, where=where, key_file=key_file
+        _con(db), run, arm=arm, arms=_two(arms, "--arms"), by=by, where=where, key_file=key_file, level=level
     )
-    params = {"run": run, "arm": arm, "arms": arms, "by": by, "key_file": key_file, "where": where}
+    params = {"run": run, "arm": arm, "arms": arms, "by": by, "key_file": key_file, "where": where, "level": level}
     _emit("item-spearman", run, params, None, result, fmt, db)
 
 

@@ -13,6 +13,7 @@ from jurybench.calibration import apply_calibration, fit_calibration
 from jurybench.calibration._fit import _split
 from jurybench.errors import JurybenchError
 from jurybench.jury._engine import call_key
+from jurybench.jury import Jury, register_jury
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._store_io import register_jurors, register_rubric
 from jurybench.rubric import load_rubric
@@ -34,6 +35,7 @@ def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5,
         "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, ?, 'pointwise', ?, 'finished')",
         [run_id, RUBRIC.content_hash, json.dumps(sorted(s.key for s in specs))],
     )
+    register_jury(con, run_id, Jury(tuple(specs), aggregation="mean"))
     items, calls, judgments, labels = [], [], [], []
     weights, intercept = PLANTED["relevance"]
     for p in range(n_prompts):
@@ -75,11 +77,11 @@ def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5,
 
 
 def test_planted_weights_are_recovered_within_their_cis(con: Any, tmp_path: Path) -> None:
-    simulate(con, "sim")
+    specs = simulate(con, "sim")
     artifact, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=300, out_dir=tmp_path)
     spec = artifact["criteria"]["relevance"]
     weights, intercept = PLANTED["relevance"]
-    for name, w in zip(("j0", "j1", "j2"), weights, strict=True):
+    for name, w in zip([s.key for s in specs], weights, strict=True):
         ci = spec["coefficient_ci"][name]
         assert ci["low"] <= w <= ci["high"], (name, spec["weights"][name], ci)
         assert spec["weights"][name] == pytest.approx(w, abs=0.03)
@@ -145,7 +147,7 @@ def test_apply_writes_scores_equal_to_the_formula(con: Any, tmp_path: Path) -> N
         "SELECT subject_id, score FROM calibrated_scores WHERE run_id = 'new' ORDER BY subject_id LIMIT 1"
     ).fetchall()[0]
     juror = dict(con.execute(
-        "SELECT ju.name, j.score FROM pointwise_judgments j JOIN jurors ju USING (juror_key) WHERE item_id = ? AND criterion = 'relevance'",
+        "SELECT j.juror_key, j.score FROM pointwise_judgments j WHERE item_id = ? AND criterion = 'relevance'",
         [item],
     ).fetchall())  # fmt: skip
     lang, length = con.execute("SELECT language, length(response) FROM items WHERE item_id = ?", [item]).fetchall()[0]
@@ -173,3 +175,23 @@ def test_apply_refuses_other_jurors_rubric_or_covariates(con: Any, tmp_path: Pat
     assert json.loads(meta_path.read_text())["covariates"] == ["length"]
     with pytest.raises(JurybenchError, match=r"covariate 'meta.age': every item needs a numeric metadata field"):
         fit_calibration(con, "sim", criteria=["relevance"], covariates=["meta.age"], n_boot=0, out_dir=tmp_path)
+
+
+def test_weights_are_keyed_by_juror_identity_not_display_name(con: Any, tmp_path: Path) -> None:
+    # The same model at two temperatures shares the display name 'fake/x': two jurors, two weights.
+
+    specs = simulate(con, "sim")
+    twins = [JurorSpec("fake/x", params={"temperature": t}) for t in (0.2, 0.9)]
+    assert twins[0].display_name == twins[1].display_name and twins[0].key != twins[1].key
+    register_jurors(con, twins)
+    for spec, twin in zip(specs[:2], twins, strict=True):
+        con.execute("UPDATE pointwise_judgments SET juror_key = ? WHERE juror_key = ?", [twin.key, spec.key])
+        con.execute("UPDATE calls SET juror_key = ? WHERE juror_key = ?", [twin.key, spec.key])
+    register_jury(con, "sim", Jury((*twins, specs[2]), aggregation="mean"))
+    artifact, _ = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
+    weights = artifact["criteria"]["relevance"]["weights"]
+    # Planted 0.6 and 0.3 stay apart under the twins' own keys.
+    assert weights[twins[0].key] == pytest.approx(0.6, abs=0.03)
+    assert weights[twins[1].key] == pytest.approx(0.3, abs=0.03)
+    labels = [j["label"] for j in artifact["jurors"]]
+    assert labels == ["fake/x [temperature=0.2]", "fake/x [temperature=0.9]", "j2"]

@@ -55,10 +55,10 @@ def test_replayed_figures_equal_upstream_statistics(
         options=EngineOptions(progress=False),
     )
     n_pairs = 100 if subset == "Natural" else 200
-    assert result.n_tasks == len(jurors) * n_pairs * 2
+    assert result.n_tasks == len(jurors.jurors) * n_pairs * 2
     lines, ok = compare_with_upstream(llmbar_store, jury, data_dir, subset, strategy)
     assert ok, "\n".join(lines)
-    assert lines[-1] == f"{len(jurors)} judges checked against statistics.json: all match"
+    assert lines[-1] == f"{len(jurors.jurors)} judges checked against statistics.json: all match"
     # Spot-check one figure by reading statistics.json directly.
     gpt4 = upstream_counts(data_dir, subset, "GPT-4", strategy)
     stats = json.loads(

@@ -58,9 +58,10 @@ def test_answer_still_invalid_after_reasks_is_stored_as_invalid(small_store: Any
     # Aggregates exclude it and say so.
     jury = _rows(
         small_store,
-        "SELECT jury_mean, n_jurors_valid, n_invalid FROM jury_pointwise WHERE criterion = 'relevance'",
+        "SELECT jury_score, n_jurors_present, n_jurors_expected, below_quorum, n_invalid FROM jury_pointwise "
+        "WHERE criterion = 'relevance'",
     )
-    assert jury == [(None, 0, 1)]
+    assert jury == [(None, 0, 1, True, 1)]
 
 
 def test_refusal_is_stored_as_refusal(small_store: Any) -> None:

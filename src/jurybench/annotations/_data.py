@@ -27,7 +27,10 @@ def run_rubric(con: Any, run_id: str) -> AnyRubric:
 
 @dataclass
 class PointwiseData:
-    """One criterion: items x jurors (mean of valid samples, NaN if none) and items x annotators."""
+    """One criterion: items x jurors (mean of valid samples, NaN if none), the jury's score by
+    the run's rule (NaN below quorum) and items x annotators.
+
+    ``jurors`` are labels unique within the run; ``juror_keys`` the jurors' identities."""
 
     criterion: str
     items: list[str]
@@ -36,20 +39,26 @@ class PointwiseData:
     juror_scores: np.ndarray[Any, np.dtype[np.float64]]
     annotators: list[str]
     human: np.ndarray[Any, np.dtype[np.float64]]
+    jury: np.ndarray[Any, np.dtype[np.float64]]
+    jurors_present: np.ndarray[Any, np.dtype[np.float64]]
+    rule: dict[str, Any]
 
     @property
     def human_mean(self) -> np.ndarray[Any, np.dtype[np.float64]]:
         with np.errstate(all="ignore"):
             return np.asarray(np.nanmean(self.human, axis=1), dtype=float)
 
-    @property
-    def jury_mean(self) -> np.ndarray[Any, np.dtype[np.float64]]:
-        with np.errstate(all="ignore"):
-            return np.asarray(np.nanmean(self.juror_scores, axis=1), dtype=float)
+    def jury_summary(self) -> dict[str, Any]:
+        """The jury rule with n_jurors expected vs present and the items below quorum."""
+        below = int(np.sum(self.jurors_present < self.rule["quorum"]))
+        return {**self.rule, "mean_jurors_present": float(np.mean(self.jurors_present)) if len(self.items) else 0.0,
+                "items_below_quorum": below}  # fmt: skip
 
 
 def pointwise_data(con: Any, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
     """Per criterion, the run's items that have at least one human label."""
+    from jurybench.jury._jury import jury_rule, run_panel
+
     rubric = run_rubric(con, run_id)
     if rubric.kind != "pointwise":
         raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; this needs a pointwise run.")
@@ -60,38 +69,45 @@ def pointwise_data(con: Any, run_id: str, criteria: list[str] | None = None) -> 
             f"criterion {unknown[0]!r} is not in rubric '{rubric.name}'.",
             hint=f"Valid: {', '.join(rubric.dimensions)}.",
         )
+    panel = run_panel(con, run_id)
+    rule = jury_rule(con, run_id)
     juror_rows = con.execute(
-        """SELECT j.item_id, j.criterion, ju.name, j.juror_key, avg(j.score) FILTER (WHERE j.status = 'valid')
-           FROM pointwise_judgments j JOIN run_calls rc USING (call_key) JOIN jurors ju USING (juror_key)
-           WHERE rc.run_id = ? GROUP BY ALL""",
-        [run_id],
+        "SELECT item_id, criterion, juror_key, juror_score FROM juror_pointwise WHERE run_id = ?", [run_id]
+    ).fetchall()
+    jury_rows = con.execute(
+        "SELECT item_id, criterion, jury_score, n_jurors_present FROM jury_pointwise WHERE run_id = ?", [run_id]
     ).fetchall()
     human_rows = con.execute(
         """SELECT h.subject_id, h.criterion, h.annotator, h.value FROM human_labels h
-           WHERE h.subject_kind = 'item' AND h.subject_id IN
-             (SELECT DISTINCT j.item_id FROM pointwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?)""",
+           WHERE h.subject_kind = 'item' AND h.subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)""",
         [run_id],
     ).fetchall()
+    juror_index = {seat.key: j for j, seat in enumerate(panel)}
     out = []
     for criterion in wanted:
         humans = [r for r in human_rows if r[1] == criterion]
         items = sorted({r[0] for r in humans})
         if not items:
             continue
-        jurors = sorted({(r[2], r[3]) for r in juror_rows if r[1] == criterion})
         item_index = {item: i for i, item in enumerate(items)}
-        juror_index = {key: j for j, (_, key) in enumerate(jurors)}
-        scores = np.full((len(items), len(jurors)), np.nan)
-        for item, crit, _, key, value in juror_rows:
-            if crit == criterion and item in item_index and value is not None:
+        scores = np.full((len(items), len(panel)), np.nan)
+        for item, crit, key, value in juror_rows:
+            if crit == criterion and item in item_index and value is not None and key in juror_index:
                 scores[item_index[item], juror_index[key]] = value
+        jury = np.full(len(items), np.nan)
+        present = np.zeros(len(items))
+        for item, crit, value, n_present in jury_rows:
+            if crit == criterion and item in item_index:
+                jury[item_index[item]] = np.nan if value is None else value
+                present[item_index[item]] = n_present
         annotators = sorted({r[2] for r in humans})
         annotator_index = {a: k for k, a in enumerate(annotators)}
         human = np.full((len(items), len(annotators)), np.nan)
         for item, _, annotator, value in humans:
             human[item_index[item], annotator_index[annotator]] = value
         out.append(
-            PointwiseData(criterion, items, [n for n, _ in jurors], [k for _, k in jurors], scores, annotators, human)
+            PointwiseData(criterion, items, [s.label for s in panel], [s.key for s in panel], scores, annotators,
+                          human, jury, present, rule)  # fmt: skip
         )
     if not out:
         raise JurybenchError(

@@ -12,10 +12,12 @@ Figures per juror (over the pairs of a run that have a human reference):
 - ``kappa_ab`` / ``kappa_ba``: Cohen's kappa between the verdicts and the human reference
   in each order (no verdict counts as a category of its own).
 
-The jury votes per pair and order: each juror with a valid verdict votes A or B
-(a juror's tie verdict is a vote for neither); the majority wins, equal votes are
-a ``tie`` and no valid votes an ``abstain``; both are counted and never correct.
-A juror sampled several times contributes the sign of its mean valid score.
+The jury's verdict per pair and order is the run's jury rule (view
+``jury_pairwise_orders``; for LLMBar juries the majority vote: each juror with a valid
+verdict votes by the sign of its mean valid score, a juror's tie votes for neither, equal
+votes follow the tie rule). A ``tie`` and ``abstain`` (no verdict: below quorum or an
+abstained tie) are counted and never correct; the report carries the rule, the jurors
+expected and present, and the pairs below quorum.
 """
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ class PreferenceReport:
     n_reference_ties: int
     jurors: list[PreferenceRow]
     jury: PreferenceRow
+    jury_rule: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "jury_rule": self.jury_rule,
             "run_id": self.run_id,
             "reference": self.reference,
             "n_pairs": self.n_pairs,
@@ -104,55 +108,46 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
             params,
         ).fetchall()
     }
-    verdict_rows = con.execute(
-        """SELECT ju.name, ju.model, j.juror_key, j.pair_id, j.presented_order,
-                  avg(j.score) FILTER (WHERE j.status = 'valid')
-           FROM pairwise_judgments j
-           JOIN run_calls rc USING (call_key)
-           JOIN jurors ju USING (juror_key)
-           WHERE rc.run_id = ?
-           GROUP BY ALL""",
-        [run_id],
-    ).fetchall()
-    names: dict[str, str] = {}
-    models: dict[str, str] = {}
+    from jurybench.jury._jury import jury_rule, run_panel
+
+    panel = run_panel(con, run_id)
+    rule = jury_rule(con, run_id)
     verdicts: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
     pairs: set[str] = set()
-    for name, model, key, pid, order, mean in verdict_rows:
-        names[key] = name
-        models[key] = model
-        verdicts[(key, pid)][order] = _winner(order, mean)
+    for key, pid, ab, ba in con.execute(
+        "SELECT juror_key, pair_id, juror_score_ab, juror_score_ba FROM juror_pairwise WHERE run_id = ?", [run_id]
+    ).fetchall():
+        verdicts[(key, pid)] = {"AB": _winner("AB", ab), "BA": _winner("BA", ba)}
         pairs.add(pid)
     gold = {pid: ("A" if references[pid] > 0 else "B") for pid in pairs if references.get(pid)}
     scored = sorted(gold)
     juror_rows = []
-    for key in sorted(names, key=lambda k: names[k]):
+    for seat in sorted(panel, key=lambda s: s.label):
         counts: Counter[str] = Counter()
         for pid in scored:
-            v = verdicts[(key, pid)]
-            ab, ba = v.get("AB"), v.get("BA")
-            _tally(counts, ab, ba, gold[pid])
-        row = PreferenceRow(names[key], len(scored), models[key], dict(counts))
-        row.kappa = _kappas({pid: verdicts[(key, pid)] for pid in scored}, gold)
+            v = verdicts[(seat.key, pid)]
+            _tally(counts, v.get("AB"), v.get("BA"), gold[pid])
+        row = PreferenceRow(seat.label, len(scored), seat.model, dict(counts))
+        row.kappa = _kappas({pid: verdicts[(seat.key, pid)] for pid in scored}, gold)
         juror_rows.append(row)
     jury_counts: Counter[str] = Counter()
-    jury_verdicts: dict[str, dict[str, str | None]] = {}
+    jury_verdicts: dict[str, dict[str, str | None]] = defaultdict(dict)
+    below_quorum = 0
+    for pid, order, score, is_below in con.execute(
+        "SELECT pair_id, presented_order, jury_score, below_quorum FROM jury_pairwise_orders WHERE run_id = ?",
+        [run_id],
+    ).fetchall():
+        if pid not in gold:
+            continue
+        jury_verdicts[pid][order] = _winner(order, score)
+        below_quorum += bool(is_below)
+        if score is None:
+            jury_counts[f"abstain_{order.lower()}"] += 1
+        elif score == 0:
+            jury_counts[f"tie_{order.lower()}"] += 1
     for pid in scored:
-        decided: dict[str, str | None] = {}
-        for order in ("AB", "BA"):
-            votes = Counter(verdicts[(key, pid)].get(order) for key in names)
-            a, b = votes["A"], votes["B"]
-            valid = a + b + votes["tie"]
-            if valid == 0:
-                decided[order] = None
-                jury_counts[f"abstain_{order.lower()}"] += 1
-            elif a == b:
-                decided[order] = "tie"
-                jury_counts[f"tie_{order.lower()}"] += 1
-            else:
-                decided[order] = "A" if a > b else "B"
-        _tally(jury_counts, decided["AB"], decided["BA"], gold[pid])
-        jury_verdicts[pid] = decided
+        decided = jury_verdicts[pid]
+        _tally(jury_counts, decided.get("AB"), decided.get("BA"), gold[pid])
     return PreferenceReport(
         run_id=run_id,
         reference=annotator or "majority of human labels",
@@ -160,7 +155,10 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
         n_without_reference=len(pairs - set(references)),
         n_reference_ties=sum(1 for pid in pairs if references.get(pid) == 0),
         jurors=juror_rows,
-        jury=PreferenceRow("jury (majority vote)", len(scored), "", dict(jury_counts), _kappas(jury_verdicts, gold)),
+        jury=PreferenceRow(
+            f"jury ({rule['aggregation']})", len(scored), "", dict(jury_counts), _kappas(jury_verdicts, gold)
+        ),
+        jury_rule={**rule, "pair_orders_below_quorum": below_quorum},
     )
 
 

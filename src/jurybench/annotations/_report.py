@@ -40,7 +40,7 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     }
     ceiling = leave_one_annotator_out(human)
     ceiling_mean = {k: float(np.nanmean([c[k] for c in ceiling])) for k in ceiling[0]} if ceiling else {}
-    jury = data.jury_mean
+    jury = data.jury  # the run's jury rule, NaN below quorum
 
     def pearson_of(scores: np.ndarray[Any, Any]) -> Any:
         return lambda idx: _pearson(scores[idx], target[idx])
@@ -68,7 +68,8 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
         "humans": humans,
         "human_ceiling": {"per_annotator": dict(zip(data.annotators, ceiling, strict=True)), "mean": ceiling_mean},
         "jurors": rows,
-        "jury": {"juror": "jury (mean)", **jury_metrics},
+        "jury": {"juror": f"jury ({data.rule['aggregation']})", **jury_metrics},
+        "jury_rule": data.jury_summary(),
         "best_juror": best["juror"] if best else None,
         "jury_beats_best_juror": (bool(best["jury_minus_juror_pearson"].low > 0) if best is not None else False),
     }

@@ -17,16 +17,20 @@ from jurybench.config import project_root
 from jurybench.errors import JurybenchError
 from jurybench.store._db import transaction
 
-FORMAT = "jurybench.calibration/1"
+# /2: weights keyed by juror_key (identity), with labels for display.
+FORMAT = "jurybench.calibration/2"
 MISSING_RULE = (
     "a juror with no valid score for a subject is given that juror's mean score on the training split; "
     "imputed cells are counted in the report and in calibrated_scores.n_imputed"
 )
 
 
-def _jurors_of(con: Any, keys: list[str]) -> list[dict[str, Any]]:
+def _jurors_of(con: Any, keys: list[str], labels: list[str]) -> list[dict[str, Any]]:
     rows = {r[0]: r for r in con.execute("SELECT juror_key, name, model, params FROM jurors").fetchall()}
-    return [{"key": k, "name": rows[k][1], "model": rows[k][2], "params": json.loads(rows[k][3])} for k in keys]
+    return [
+        {"key": k, "label": label, "name": rows[k][1], "model": rows[k][2], "params": json.loads(rows[k][3])}
+        for k, label in zip(keys, labels, strict=True)
+    ]
 
 
 def fit_calibration(
@@ -72,9 +76,9 @@ def fit_calibration(
             for other in all_blocks:
                 index = {item: i for i, item in enumerate(other.items)}
                 rows = [index.get(item) for item in block.items]
-                for j, juror in enumerate(other.jurors):
+                for j, key in enumerate(other.juror_keys):
                     cross_cols.append(np.array([other.scores[r, j] if r is not None else np.nan for r in rows]))
-                    cross_names.append(f"{other.criterion}:{juror}")
+                    cross_names.append(f"{other.criterion}:{key}")
             cross = np.column_stack(cross_cols)
         results[block.criterion] = fit_criterion(
             block, cross_features=cross, cross_names=cross_names, methods=methods, test_size=test_size,
@@ -88,7 +92,7 @@ def fit_calibration(
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rubric": {"name": rubric.name, "hash": rubric.content_hash},
         "source_run": run_id,
-        "jurors": _jurors_of(con, juror_keys),
+        "jurors": _jurors_of(con, juror_keys, blocks[0].jurors),
         "covariates": covariates,
         "covariate_levels": levels,
         "split": {"seed": seed, "test_size": test_size, "group_by": group_by, "folds": folds, "bootstrap": n_boot},
@@ -174,7 +178,7 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
         from jurybench.calibration._preference import apply_preference
 
         return apply_preference(con, artifact, text, path, run_id)
-    key_to_name = {j["key"]: j["name"] for j in artifact["jurors"]}
+    keys = {j["key"] for j in artifact["jurors"]}
     rows = con.execute(
         """SELECT j.item_id, j.criterion, j.juror_key, avg(j.score) FILTER (WHERE j.status = 'valid')
            FROM pointwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = ? GROUP BY ALL""",
@@ -189,9 +193,9 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
     index = {item: i for i, item in enumerate(items)}
     per_crit: dict[str, dict[str, np.ndarray[Any, Any]]] = {}
     for item, criterion, key, value in rows:
-        if key in key_to_name:
+        if key in keys:
             block = per_crit.setdefault(criterion, {})
-            col = block.setdefault(key_to_name[key], np.full(len(items), np.nan))
+            col = block.setdefault(key, np.full(len(items), np.nan))
             if value is not None:
                 col[index[item]] = value
     out = []
@@ -201,9 +205,9 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
         for feature in names:
             if feature in cov:
                 columns.append(cov[feature])
-            elif ":" in feature:  # cross-criterion feature "criterion:juror"
-                crit, juror = feature.split(":", 1)
-                columns.append(per_crit.get(crit, {}).get(juror, np.full(len(items), np.nan)))
+            elif ":" in feature:  # cross-criterion feature "criterion:juror_key"
+                crit, key = feature.split(":", 1)
+                columns.append(per_crit.get(crit, {}).get(key, np.full(len(items), np.nan)))
             else:
                 columns.append(per_crit.get(criterion, {}).get(feature, np.full(len(items), np.nan)))
         matrix = np.column_stack(columns)
@@ -252,5 +256,5 @@ def fit_preference_calibration(
     from jurybench.calibration._preference import fit_preference
 
     artifact = fit_preference(con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed)
-    artifact["jurors"] = _jurors_of(con, artifact.pop("juror_keys"))
+    artifact["jurors"] = _jurors_of(con, artifact.pop("juror_keys"), artifact.pop("juror_labels"))
     return artifact, save_artifact(con, artifact, out_dir)

@@ -26,6 +26,8 @@ class CalibrationData:
     target: Array  # mean human label per item
     groups: list[str]
     covariates: dict[str, Array] = field(default_factory=dict)
+    jury: Array | None = None  # the run's jury score (its rule), a baseline
+    rule: str = "mean"
 
     def digest(self) -> str:
         payload = json.dumps(
@@ -112,7 +114,7 @@ def calibration_data(
         out.append(
             CalibrationData(
                 block.criterion, block.items, block.jurors, block.juror_keys, block.juror_scores, block.human_mean,
-                groups, cov,
+                groups, cov, block.jury, str(block.rule["aggregation"]),
             )
         )  # fmt: skip
     return out, levels

@@ -11,8 +11,9 @@ the test data); the number of imputed cells is reported and stored per scored it
 
 Variants: ``ols``, ``ridge`` (alpha chosen by inner CV), ``nnls`` (non-negative weights)
 and ``cross`` (every juror's score on every criterion as features, ridge). Baselines on
-the same split: each juror alone and the unweighted jury mean and median, each linearly
-rescaled on the training split. The variant with the lowest cross-validated RMSE wins.
+the same split: each juror alone and the run's jury (its own aggregation rule), each
+linearly rescaled on the training split. Juror weights are keyed by the juror's identity
+(juror_key), never by its display name. The variant with the lowest cross-validated RMSE wins.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def fit_criterion(
     cov_names = list(data.covariates)
     cov = np.column_stack([data.covariates[c] for c in cov_names]) if cov_names else np.empty((len(data.items), 0))
     juror_features = np.hstack([data.scores, cov])
-    names = [*data.jurors, *cov_names]
+    names = [*data.juror_keys, *cov_names]
     train, test = _split(data.groups, test_size, seed)
     if len(train) < len(names) + 2 or len(test) < 3:
         raise JurybenchError(
@@ -192,9 +193,8 @@ def _rescaled(x: Array, y: Array, train: Any, test: Any) -> Array:
 
 def _baselines(data: CalibrationData, y: Array, train: Any, test: Any, folds_idx: list[Any]) -> dict[str, Any]:
     candidates: dict[str, Array] = {name: data.scores[:, j] for j, name in enumerate(data.jurors)}
-    with np.errstate(all="ignore"):
-        candidates["jury mean"] = np.nanmean(data.scores, axis=1)
-        candidates["jury median"] = np.nanmedian(data.scores, axis=1)
+    if data.jury is not None:
+        candidates[f"jury ({data.rule})"] = data.jury
     out = {}
     for name, x in candidates.items():
         pred = _rescaled(x, y, train, test)

@@ -1,10 +1,11 @@
 """A calibrated jury for A/B preferences: logistic regression on the jurors' symmetrized scores.
 
 Features per pair: each juror's mean symmetrized score epsilon (over samples; +1 means
-the juror prefers A in both orders, 0 an order-dependent or tied verdict). A juror with
-no valid epsilon for a pair gets 0 (no preference), counted. Target: the human majority
-(pairs where humans tie are left out). Held-out accuracy is compared with each juror
-alone (sign of epsilon; 0 counts as wrong) and the jurors' majority vote.
+the juror prefers A in both orders, 0 an order-dependent or tied verdict), keyed by the
+juror's identity. A juror with no valid epsilon for a pair gets 0 (no preference),
+counted. Target: the human majority (pairs where humans tie are left out). Held-out
+accuracy is compared with each juror alone and with the run's own jury (its rule, from
+the jury_pairwise view); a verdict of 0 or none counts as wrong.
 """
 
 from __future__ import annotations
@@ -23,25 +24,40 @@ from jurybench.errors import JurybenchError
 
 
 def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
+    """Pairs, juror labels, juror keys and the pairs x jurors matrix of symmetrized scores."""
+    from jurybench.jury._jury import run_panel
+
+    panel = run_panel(con, run_id)
     rows = con.execute(
-        """WITH run_pairs AS (
-               SELECT DISTINCT j.rubric_hash, j.juror_key, j.pair_id
-               FROM pairwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?)
-           SELECT s.pair_id, ju.name, s.juror_key, avg(s.epsilon)
-           FROM pairwise_symmetrized s JOIN run_pairs USING (rubric_hash, juror_key, pair_id)
-           JOIN jurors ju USING (juror_key)
-           WHERE s.category = 'preference' GROUP BY ALL""",
+        "SELECT pair_id, juror_key, juror_epsilon FROM juror_pairwise WHERE run_id = ? AND category = 'preference'",
         [run_id],
     ).fetchall()
     pairs = sorted({r[0] for r in rows})
-    jurors = sorted({(r[1], r[2]) for r in rows})
     p_index = {p: i for i, p in enumerate(pairs)}
-    j_index = {k: j for j, (_, k) in enumerate(jurors)}
-    eps = np.full((len(pairs), len(jurors)), np.nan)
-    for pair, _, key, value in rows:
-        if value is not None:
+    j_index = {seat.key: j for j, seat in enumerate(panel)}
+    eps = np.full((len(pairs), len(panel)), np.nan)
+    for pair, key, value in rows:
+        if value is not None and key in j_index:
             eps[p_index[pair], j_index[key]] = value
-    return pairs, [n for n, _ in jurors], [k for _, k in jurors], eps
+    return pairs, [s.label for s in panel], [s.key for s in panel], eps
+
+
+def _jury_verdicts(con: Any, run_id: str) -> tuple[str, dict[str, float | None]]:
+    """The run's jury score per pair by its own rule (NULL below quorum or on an abstained tie)."""
+    from jurybench.jury._jury import jury_rule
+
+    rows = con.execute(
+        "SELECT pair_id, jury_score FROM jury_pairwise WHERE run_id = ? AND category = 'preference'", [run_id]
+    ).fetchall()
+    return str(jury_rule(con, run_id)["aggregation"]), dict(rows)
+
+
+def verdict_accuracy(scores: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
+    """Share of pairs where the sign of a score names the human-preferred response (truth 1 = A,
+    0 = B); a score of 0 (tie) or NaN (no verdict) is wrong."""
+    called = np.where(np.isnan(scores), 0.0, np.sign(scores))
+    right = np.where(truth == 1, called > 0, called < 0)
+    return float(np.mean(right))
 
 
 def fit_preference(
@@ -72,18 +88,20 @@ def fit_preference(
     model = LogisticRegression(C=1.0).fit(x[train], y[train])
     held = {"calibrated jury": float(np.mean(model.predict(x[test]) == y[test]))}
     for j, juror in enumerate(jurors):
-        held[juror] = float(np.mean(np.where(x[test, j] == 0, -1, (x[test, j] > 0).astype(int)) == y[test]))
-    votes = np.sign(x[test]).sum(axis=1)
-    held["majority vote"] = float(np.mean(np.where(votes == 0, -1, (votes > 0).astype(int)) == y[test]))
+        held[juror] = verdict_accuracy(x_raw[test, j], y[test])
+    rule, jury = _jury_verdicts(con, run_id)
+    jury_scores = np.array([np.nan if jury.get(pairs[i]) is None else jury[pairs[i]] for i in test], dtype=float)
+    held[f"jury ({rule})"] = verdict_accuracy(jury_scores, y[test])
     digest = hashlib.sha256(json.dumps([pairs, np.round(x, 6).tolist(), y.tolist()]).encode()).hexdigest()
     return {
-        "format": "jurybench.calibration/1",
+        "format": "jurybench.calibration/2",
         "kind": "preference",
         "name": name or f"{run_id}-{rubric.name}",
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "rubric": {"name": rubric.name, "hash": rubric.content_hash},
         "source_run": run_id,
         "juror_keys": keys,
+        "juror_labels": jurors,
         "covariates": [],
         "split": {"seed": seed, "test_size": test_size, "group_by": group_by},
         "missing_rule": "a juror with no valid symmetrized score for a pair contributes 0 (no preference)",
@@ -91,8 +109,8 @@ def fit_preference(
         "criteria": {
             "preference": {
                 "method": "logistic",
-                "feature_names": jurors,
-                "weights": {j: float(w) for j, w in zip(jurors, model.coef_[0], strict=True)},
+                "feature_names": keys,
+                "weights": {k: float(w) for k, w in zip(keys, model.coef_[0], strict=True)},
                 "intercept": float(model.intercept_[0]),
                 "report": {
                     "n_pairs": len(pairs),
@@ -109,9 +127,9 @@ def fit_preference(
 def apply_preference(con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
     from jurybench.calibration._api import write_calibrated_scores
 
-    pairs, jurors, _, eps = _epsilons(con, run_id)
+    pairs, _, keys, eps = _epsilons(con, run_id)
     spec = artifact["criteria"]["preference"]
-    columns = [eps[:, jurors.index(n)] if n in jurors else np.full(len(pairs), np.nan) for n in spec["feature_names"]]
+    columns = [eps[:, keys.index(k)] if k in keys else np.full(len(pairs), np.nan) for k in spec["feature_names"]]
     x = np.column_stack(columns)
     n_missing = np.isnan(x).sum(axis=1)
     z = np.nan_to_num(x, nan=0.0) @ np.array([spec["weights"][n] for n in spec["feature_names"]]) + spec["intercept"]

@@ -108,6 +108,7 @@ def import_hanna(con: Any, data: Path) -> HannaImport:
 
     from jurybench.jury._engine import call_key
     from jurybench.jury._juror import JurorSpec
+    from jurybench.jury._jury import Jury, register_jury
     from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.rubric import load_rubric
 
@@ -170,6 +171,7 @@ def import_hanna(con: Any, data: Path) -> HannaImport:
             "VALUES (?, ?, 'pointwise', ?, 'imported from HANNA', ?, 'finished')",
             [RUN_ID, rubric.content_hash, juror_keys, len(items)],
         )
+        register_jury(con, RUN_ID, Jury(tuple(jurors.values())).resolved(rubric))
         for name, rows in (("new_labels", labels), ("new_calls", calls), ("new_judgments", judgments)):
             con.register(name, pa.Table.from_pylist(rows))
         con.execute(

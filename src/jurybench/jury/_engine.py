@@ -39,6 +39,7 @@ from jurybench.jury._backends import (
     make_backend,
 )
 from jurybench.jury._juror import JurorSpec
+from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
 from jurybench.jury._store_io import (
     clear_stale_calls,
@@ -534,7 +535,7 @@ async def _execute(
 def score(
     store: Any,
     rubric: AnyRubric,
-    jurors: list[JurorSpec],
+    jury: Jury | list[JurorSpec],
     *,
     where: str | None = None,
     run_id: str | None = None,
@@ -546,13 +547,16 @@ def score(
     (opened for each flush and released in between, so other processes can read
     while the run goes on). Pairwise and preference rubrics judge every pair in
     both orders. Answers already in the store (same rubric, juror, subject, order,
-    sample) are reused without a call.
+    sample) are reused without a call. ``jury`` is a :class:`Jury` (jurors, weights,
+    aggregation, quorum) or a plain list of jurors (the default rule for the rubric).
     """
     from jurybench.config import lock_wait_s
 
     options = options or EngineOptions()
     access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
-    validate_jurors(rubric, jurors)
+    validate_jurors(rubric, list(as_jury(jury).jurors))
+    definition = as_jury(jury).resolved(rubric)
+    jurors = list(definition.jurors)
     with access.open(wait_s=lock_wait_s()) as con:
         subjects = load_subjects(con, rubric, where)
         if not subjects:
@@ -563,7 +567,7 @@ def score(
             )
         backends = {j.key: make_backend(j, rubric, con) for j in jurors}
         tasks = plan_tasks(rubric, jurors, subjects)
-        run_id = _open_run(con, run_id, rubric, jurors, where, len(subjects))
+        run_id = _open_run(con, run_id, rubric, definition, where, len(subjects))
         done = done_call_keys(con, [t.call_key for t in tasks])
         todo = [t for t in tasks if t.call_key not in done]
         clear_stale_calls(con, [t.call_key for t in todo])
@@ -600,6 +604,11 @@ def score(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
             )
+            if definition.aggregation == "calibrated" and not interrupted:
+                from jurybench.calibration import apply_calibration
+
+                assert definition.calibration is not None
+                apply_calibration(con, Path(definition.calibration), run_id)
     return result
 
 
@@ -634,10 +643,13 @@ def _open_run(
     con: Any,
     run_id: str | None,
     rubric: AnyRubric,
-    jurors: list[JurorSpec],
+    jury: Jury,
     where: str | None,
     n: int,
 ) -> str:
+    """Create the run, or resume it with the same rubric and jurors. The jury's rule, quorum,
+    weights and names may change on resume: they re-define the run's jury figures, no call."""
+    jurors = list(jury.jurors)
     register_rubric(con, rubric)
     register_jurors(con, jurors)
     juror_keys = json.dumps(sorted(j.key for j in jurors))
@@ -650,6 +662,7 @@ def _open_run(
                     hint="Choose a new --run name, or repeat the original rubric and jurors to resume.",
                 )
             con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
+            register_jury(con, run_id, jury)
             return run_id
     else:
         run_id = datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
@@ -665,4 +678,5 @@ def _open_run(
             n,
         ],
     )
+    register_jury(con, run_id, jury)
     return run_id

@@ -12,7 +12,6 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
@@ -124,29 +123,6 @@ def parse_juror(text: str) -> JurorSpec:
         key, value = part.split("=", 1)
         data[key.strip()] = _coerce(value.strip())
     return juror_from_mapping(data, where=f"--juror '{text}'")
-
-
-def load_jury_file(path: str | Path) -> list[JurorSpec]:
-    """A YAML file with ``jurors:``, a list of mappings with ``model`` and parameters."""
-    import yaml
-
-    path = Path(path)
-    if not path.exists():
-        raise JurybenchError(f"{path}: no such jury file.")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise JurybenchError(f"{path}{line}: malformed YAML.") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jurors"), list):
-        raise JurybenchError(f"{path}: expected a mapping with a 'jurors' list.")
-    return [
-        juror_from_mapping(entry, where=f"{path} juror {i + 1}")
-        if isinstance(entry, dict)
-        else juror_from_mapping({"model": entry}, where=f"{path} juror {i + 1}")
-        for i, entry in enumerate(data["jurors"])
-    ]
 
 
 def stored_params(spec: JurorSpec) -> dict[str, Any]:

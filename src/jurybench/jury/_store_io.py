@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from jurybench.jury._juror import JurorSpec, stored_params
@@ -29,12 +30,18 @@ def register_rubric(con: Any, rubric: AnyRubric) -> None:
         "INSERT OR IGNORE INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, ?, ?, ?)",
         [rubric.content_hash, rubric.name, rubric.version, rubric.kind, rubric.model_dump_json()],
     )
+    con.executemany(
+        "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
+        [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
+    )
 
 
-def register_jurors(con: Any, jurors: list[JurorSpec]) -> None:
+def register_jurors(con: Any, jurors: Sequence[JurorSpec]) -> None:
+    """Add jurors; a juror seen before takes the display name it has now."""
     for spec in jurors:
         con.execute(
-            "INSERT OR IGNORE INTO jurors (juror_key, name, model, params) VALUES (?, ?, ?, ?)",
+            "INSERT INTO jurors (juror_key, name, model, params) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (juror_key) DO UPDATE SET name = excluded.name",
             [
                 spec.key,
                 spec.display_name,

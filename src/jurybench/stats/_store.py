@@ -1,5 +1,11 @@
 """Statistics over the store: read judgments for a run (filtered and grouped with SQL),
-call the pure functions, and record every result with its parameters and seed."""
+call the pure functions, and record every result with its parameters and seed.
+
+Scores come from the jury views, so every statistic uses the run's one jury rule:
+``level="jury"`` (the default) reads ``jury_pairwise`` / ``jury_pointwise`` (subjects
+below quorum are left out and counted); ``level="juror"`` reads ``juror_pairwise`` /
+``juror_pointwise`` and makes each juror a group of its own (joined with --by).
+"""
 
 from __future__ import annotations
 
@@ -32,15 +38,58 @@ JOIN items a ON a.item_id = p.item_a
 JOIN items b ON b.item_id = p.item_b
 """
 
-POINTWISE_BASE = """
-SELECT j.item_id, j.criterion, j.score, j.status, j.sample_index, ju.name AS juror, ju.model AS juror_model,
-       i.model, i.language, i.prompt, i.dataset, i.treatment, i.metadata
-FROM pointwise_judgments j
-JOIN run_calls rc USING (call_key)
-JOIN jurors ju USING (juror_key)
-JOIN items i USING (item_id)
-WHERE rc.run_id = $run
+_PAIR_COLUMNS = """p.dataset, p.item_a, p.item_b, a.model AS model_a, b.model AS model_b, a.language, a.prompt,
+       a.treatment AS treatment_a, b.treatment AS treatment_b, p.metadata AS pair_metadata"""
+# One row per pair x category: the jury's symmetrized score by the run's rule.
+JURY_PAIRWISE = f"""
+SELECT v.pair_id, v.category, v.jury_score AS epsilon, v.below_quorum, v.n_jurors_present, v.n_jurors_expected,
+       {_PAIR_COLUMNS}
+FROM jury_pairwise v JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
+WHERE v.run_id = $run
 """
+# One row per pair x category x juror: the juror's symmetrized score (mean over its samples).
+JUROR_PAIRWISE = f"""
+SELECT v.pair_id, v.category, v.juror_epsilon AS epsilon, v.juror_epsilon IS NULL AS below_quorum, v.juror,
+       ju.model AS juror_model, {_PAIR_COLUMNS}
+FROM juror_pairwise v JOIN jurors ju USING (juror_key)
+JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
+WHERE v.run_id = $run
+"""
+_ITEM_COLUMNS = "i.model, i.language, i.prompt, i.dataset, i.treatment, i.metadata"
+JURY_POINTWISE = f"""
+SELECT v.item_id, v.criterion, v.jury_score AS score, v.below_quorum, v.n_jurors_present, v.n_jurors_expected,
+       {_ITEM_COLUMNS}
+FROM jury_pointwise v JOIN items i USING (item_id) WHERE v.run_id = $run
+"""
+JUROR_POINTWISE = f"""
+SELECT v.item_id, v.criterion, v.juror_score AS score, v.juror_score IS NULL AS below_quorum, v.juror,
+       ju.model AS juror_model, {_ITEM_COLUMNS}
+FROM juror_pointwise v JOIN jurors ju USING (juror_key) JOIN items i USING (item_id) WHERE v.run_id = $run
+"""
+LEVELS = ("jury", "juror")
+
+
+def _level(level: str, by: str | None) -> tuple[str | None, bool]:
+    """The group expression for a level (each juror its own group at the juror level)."""
+    if level not in LEVELS:
+        raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury (the run's jury rule), juror.")
+    if level == "jury":
+        return by, True
+    return (f"juror || ' / ' || CAST(({by}) AS VARCHAR)" if by else "juror"), False
+
+
+def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
+    """The run's jury rule with jurors expected vs present and the subjects below quorum."""
+    from jurybench.jury._jury import jury_rule
+
+    subject = "pair_id" if view == "jury_pairwise" else "item_id"
+    row = con.execute(
+        f"SELECT count(DISTINCT {subject}), count(DISTINCT {subject}) FILTER (WHERE below_quorum), "
+        f"avg(n_jurors_present) FROM {view} WHERE run_id = ?",
+        [run_id],
+    ).fetchall()[0]
+    return {**jury_rule(con, run_id), "n_subjects": row[0], "subjects_below_quorum": row[1],
+            "mean_jurors_present": None if row[2] is None else float(row[2])}  # fmt: skip
 
 
 STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
@@ -78,13 +127,18 @@ def _pairwise_rows(
 
 
 def epsilon_matrices(
-    con: Any, run_id: str, *, where: str | None, by: str | None
+    con: Any, run_id: str, *, where: str | None, by: str | None, level: str = "jury"
 ) -> tuple[dict[str, np.ndarray[Any, Any]], list[str], dict[str, list[str]]]:
-    """Per group: pairs x categories of the jury's symmetrized score (mean over jurors and samples)."""
-    rows = _pairwise_rows(
-        con, run_id, group=by or "'all'", columns="pair_id, category, avg(epsilon)", where=where,
-        valid_only=True, tail="GROUP BY ALL",
-    )  # fmt: skip
+    """Per group: pairs x categories of the symmetrized score, the jury's (by its rule) or each juror's."""
+    _check_run(con, run_id)
+    group, at_jury = _level(level, by)
+    grp, where = _fragments(group or "'all'", where)
+    base = JURY_PAIRWISE if at_jury else JUROR_PAIRWISE
+    sql = (
+        f"SELECT CAST(({grp}) AS VARCHAR) AS grp, pair_id, category, avg(epsilon) FROM ({base}) base "
+        f"WHERE epsilon IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL"
+    )
+    rows = _query(con, sql, {"run": run_id}, "reading symmetrized scores")
     if not rows:
         raise JurybenchError(
             f"run '{run_id}' has no valid symmetrized pairwise scores{f' where {where}' if where else ''}."
@@ -92,24 +146,27 @@ def epsilon_matrices(
     categories = sorted({r[2] for r in rows})
     cat_index = {c: j for j, c in enumerate(categories)}
     by_group: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for grp, pair, cat, eps in rows:
-        by_group[str(grp)][pair][cat] = eps
+    for grp_value, pair, cat, eps in rows:
+        by_group[str(grp_value)][pair][cat] = eps
     matrices, pair_ids = {}, {}
-    for grp, pairs in sorted(by_group.items()):
+    for g, pairs in sorted(by_group.items()):
         ids = sorted(pairs)
         m = np.full((len(ids), len(categories)), np.nan)
         for i, pid in enumerate(ids):
             for cat, value in pairs[pid].items():
                 m[i, cat_index[cat]] = value
-        matrices[grp], pair_ids[grp] = m, ids
+        matrices[g], pair_ids[g] = m, ids
     return matrices, categories, pair_ids
 
 
 def stat_directional(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, zero_method: str = "wilcox"
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, zero_method: str = "wilcox",
+    level: str = "jury",
 ) -> dict[str, Any]:
-    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by)
+    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pairwise"),
         "groups": {
             g: {
                 "n_pairs": int(m.shape[0]),
@@ -122,11 +179,13 @@ def stat_directional(
 
 
 def stat_gap(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0,
+    level: str = "jury",
 ) -> dict[str, Any]:
-    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by)
+    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed)
-    return {"categories": categories, "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pairwise"), "categories": categories,
+            "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix}  # fmt: skip
 
 
 def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
@@ -140,7 +199,11 @@ def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str
     for grp, values in sorted(by_group.items()):
         arr = np.array(values, dtype=float)
         out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
-    matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=group)
+    # The no-difference share per the same groups: each juror's own scores by default, else the jury's.
+    if by is None:
+        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=None, level="juror")
+    else:
+        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by, level="jury")
     return {
         "positional_consistency": out,
         "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},
@@ -159,31 +222,32 @@ def stat_robustness(con: Any, run_id: str, *, other_run: str, where: str | None 
     }
 
 
-def item_scores(
-    con: Any, run_id: str, *, where: str | None, by: str | None, extra: str | None = None
-) -> list[tuple[Any, ...]]:
-    """(group, item, criterion, [extra], jury mean score) over valid judgments."""
-    _check_run(con, run_id)
-    group, where = _fragments(by or "model", where, extra)
-    extra_sel = f", CAST(({extra}) AS VARCHAR)" if extra else ""
-    sql = (
-        f"SELECT CAST(({group}) AS VARCHAR), item_id, criterion{extra_sel}, avg(score) FROM ({POINTWISE_BASE}) base "
-        f"WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
+def _pointwise_sql(by: str | None, where: str | None, extra: str | None, level: str) -> str:
+    group, at_jury = _level(level, by or ("model" if level == "jury" else None))
+    grp, where = _fragments(group or "model", where, extra)
+    extra_sel = f", CAST(({extra}) AS VARCHAR) AS extra" if extra else ""
+    base = JURY_POINTWISE if at_jury else JUROR_POINTWISE
+    return (
+        f"SELECT CAST(({grp}) AS VARCHAR) AS grp, item_id, criterion{extra_sel}, avg(score) AS score "
+        f"FROM ({base}) base WHERE score IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL"
     )
-    rows = _query(con, sql, {"run": run_id}, "reading pointwise scores")
+
+
+def item_scores(
+    con: Any, run_id: str, *, where: str | None, by: str | None, extra: str | None = None, level: str = "jury"
+) -> list[tuple[Any, ...]]:
+    """(group, item, criterion, [extra], score): the jury's score by the run's rule (or each juror's)."""
+    _check_run(con, run_id)
+    rows = _query(con, _pointwise_sql(by, where, extra, level), {"run": run_id}, "reading pointwise scores")
     if not rows:
         raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
     return rows
 
 
-def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extra: str) -> Any:
+def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extra: str, level: str = "jury") -> Any:
     """The same rows as :func:`item_scores` as a DataFrame: grp, item_id, criterion, extra, score."""
     _check_run(con, run_id)
-    group, where = _fragments(by or "model", where, extra)
-    sql = (
-        f"SELECT CAST(({group}) AS VARCHAR) AS grp, item_id, criterion, CAST(({extra}) AS VARCHAR) AS extra, "
-        f"avg(score) AS score FROM ({POINTWISE_BASE}) base WHERE status = 'valid' AND ({where or 'TRUE'}) GROUP BY ALL"
-    )
+    sql = _pointwise_sql(by, where, extra, level)
     frame = execute_user_sql(con, sql, {"run": run_id}, what="reading pointwise scores", hint=STATS_HINT).df()
     if frame.empty:
         raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
@@ -191,9 +255,8 @@ def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extr
 
 
 def stat_friedman(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, block: str = "prompt"
-) -> dict[str, Any]:
-    rows = item_scores(con, run_id, where=where, by=by, extra=block)
+    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, block: str = "prompt", level: str = "jury") -> dict[str, Any]:
+    rows = item_scores(con, run_id, where=where, by=by, extra=block, level=level)
     out = {}
     for criterion in sorted({r[2] for r in rows}):
         cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -207,7 +270,7 @@ def stat_friedman(
             [[np.mean(cells[b][m]) if cells[b].get(m) else np.nan for m in models] for b in sorted(cells)]
         )
         out[criterion] = _pointwise.friedman_posthoc(matrix, models)
-    return {"block": block, "criteria": out}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "block": block, "criteria": out}
 
 
 def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
@@ -218,9 +281,9 @@ def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray
 
 
 def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
-               baseline_file: Path | None = None) -> dict[str, Any]:  # fmt: skip
+               baseline_file: Path | None = None, level: str = "jury") -> dict[str, Any]:  # fmt: skip
     """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
-    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     baselines = _read_baselines(baseline_file) if baseline_file else {}
     if baseline is None and not baselines:
         raise JurybenchError("ttest needs --baseline VALUE or --baseline-file FILE (group,value).")
@@ -231,13 +294,12 @@ def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | Non
             b = baselines.get(grp, baselines.get(f"{grp}|{crit}", baseline))
             if b is not None:
                 out[crit][grp] = _pointwise.one_sample_t(x, float(b))
-    return {"criteria": out}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
 
 
 def stat_compare(
-    con: Any, run_id: str, *, test: str, groups: tuple[str, str], where: str | None = None, by: str | None = None
-) -> dict[str, Any]:
-    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    con: Any, run_id: str, *, test: str, groups: tuple[str, str], where: str | None = None, by: str | None = None, level: str = "jury") -> dict[str, Any]:
+    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     out: dict[str, Any] = {}
     for crit, by_group in sorted(values.items()):
         missing = [g for g in groups if g not in by_group]
@@ -245,13 +307,12 @@ def stat_compare(
             raise JurybenchError(f"group {missing[0]!r} has no scores.", hint=f"Groups: {', '.join(sorted(by_group))}.")
         a, b = by_group[groups[0]], by_group[groups[1]]
         out[crit] = _pointwise.welch_t(a, b) if test == "welch" else _pointwise.mann_whitney(a, b)
-    return {"groups": list(groups), "test": test, "criteria": out}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "groups": list(groups), "test": test, "criteria": out}
 
 
 def stat_kendall(
-    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None
-) -> dict[str, Any]:
-    values = _group_values(item_scores(con, run_id, where=where, by=by))
+    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None, level: str = "jury") -> dict[str, Any]:
+    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     reference = _read_baselines(baseline_file)
     out = {}
     for crit, by_group in sorted(values.items()):
@@ -262,7 +323,7 @@ def stat_kendall(
             )
         out[crit] = {**_pointwise.kendall_rankings(np.array([by_group[g].mean() for g in common]),
                                                    np.array([reference[g] for g in common])), "groups": common}  # fmt: skip
-    return {"criteria": out}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
 
 
 def _read_baselines(path: Path) -> dict[str, float]:
@@ -294,12 +355,11 @@ def stat_cohens_d(
     factor_file: Path | None = None,
     n_boot: int = 2000,
     seed: int = 0,
-    thresholds: _effects.AnchorThresholds | None = None,
-) -> dict[str, Any]:
+    thresholds: _effects.AnchorThresholds | None = None, level: str = "jury") -> dict[str, Any]:
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
     anchored to human baselines (file: criterion,d_human[,cell]) and factors (criterion,factor)."""
     thresholds = thresholds or _effects.AnchorThresholds()
-    frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm)
+    frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
     factors = _read_factors(factor_file) if factor_file else {}
     baselines = _read_d_baselines(baseline_file) if baseline_file else {}
     factor_names = sorted(set(factors.values()))
@@ -355,7 +415,7 @@ def stat_cohens_d(
             if anchor and subs:
                 anchor["pattern"] = _effects.factor_pattern(anchor, subs, thresholds)
         out[cell] = cell_out
-    return {"arm": arm, "arms": list(arms), "thresholds": vars(thresholds), "cells": out}
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "arm": arm, "arms": list(arms), "thresholds": vars(thresholds), "cells": out}
 
 
 def stat_item_spearman(
@@ -366,11 +426,10 @@ def stat_item_spearman(
     arms: tuple[str, str],
     by: str,
     where: str | None = None,
-    key_file: Path | None = None,
-) -> dict[str, Any]:
+    key_file: Path | None = None, level: str = "jury") -> dict[str, Any]:
     """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
     (times its key, +1 or -1, from criterion,key); Spearman between conditions over items."""
-    frame = item_frame(con, run_id, where=where, by=by, extra=arm)
+    frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)
     keys = {}
     if key_file is not None:
         from jurybench.store._read import read_rows
@@ -391,7 +450,7 @@ def stat_item_spearman(
         raise JurybenchError(f"item-level Spearman needs at least 2 conditions from --by; found {diff.shape[1]}.")
     factor = np.array([keys.get(c, 1.0) for c in diff.index])
     keyed = {str(g): diff[g].to_numpy(dtype=float) * factor for g in diff.columns}
-    return {"conditions": list(keyed), "items": [str(i) for i in diff.index],
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "conditions": list(keyed), "items": [str(i) for i in diff.index],
             "keyed_differences": keyed, "correlations": _effects.item_level_spearman(keyed)}  # fmt: skip
 
 

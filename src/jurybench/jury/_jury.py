@@ -1,0 +1,219 @@
+"""The jury as one definition: its jurors, their weights, and one rule that aggregates them.
+
+Every jury figure (the ``jury_*`` views, reports, statistics and calibration baselines)
+is computed from this definition as stored with the run (tables ``juries`` and
+``run_jurors``), so the same item gets the same jury score everywhere:
+
+- ``mean``: the mean over jurors of each juror's mean valid score (a juror sampled
+  five times counts once);
+- ``median``: the median of the juror means;
+- ``weighted``: the weighted mean of the juror means (``weight`` per juror, default 1);
+- ``majority`` (pairwise and preference rubrics): each juror votes by the sign of its
+  score; more votes for A than B gives +1, more for B gives -1, equal votes give 0
+  under ``tie: tie`` or no verdict under ``tie: abstain``; a juror at 0 is present but
+  votes for neither;
+- ``calibrated``: the scores of a calibration file, applied to the run when it ends.
+
+``quorum`` is the number of jurors with a valid score an item needs; below it the
+jury has no score for that item (NULL, counted as below quorum). Jurors who answered
+nothing valid (invalid, refusal, error, never asked) still count as expected.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.jury._juror import JurorSpec, juror_from_mapping
+
+AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
+TIE_RULES = ("tie", "abstain")
+JURY_FILE_KEYS = ("name", "aggregation", "quorum", "tie", "calibration", "jurors")
+
+
+@dataclass(frozen=True)
+class Jury:
+    jurors: tuple[JurorSpec, ...]
+    aggregation: str | None = None  # None: majority for preference rubrics, else mean
+    quorum: int = 1
+    tie: str = "tie"
+    calibration: str | None = None  # path of a calibration file (aggregation 'calibrated')
+    name: str = ""
+    calibration_id: str | None = field(default=None, compare=False)
+
+    def weight(self, juror: JurorSpec) -> float:
+        return float(juror.options.get("weight", 1.0))
+
+    def resolved(self, rubric: Any) -> Jury:
+        """The definition checked against the rubric, with the default aggregation filled in."""
+        if not self.jurors:
+            raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
+        aggregation = self.aggregation or ("majority" if rubric.kind == "preference" else "mean")
+        if aggregation not in AGGREGATIONS:
+            raise JurybenchError(f"aggregation {aggregation!r} is not valid.", hint=f"Valid: {', '.join(AGGREGATIONS)}.")
+        if aggregation == "majority" and rubric.kind == "pointwise":
+            raise JurybenchError(
+                "aggregation 'majority' needs a pairwise or preference rubric (jurors vote by sign).",
+                hint="Use mean, median, weighted or calibrated for pointwise scores.",
+            )
+        if self.tie not in TIE_RULES:
+            raise JurybenchError(f"tie rule {self.tie!r} is not valid.", hint=f"Valid: {', '.join(TIE_RULES)}.")
+        if not 1 <= self.quorum <= len(self.jurors):
+            raise JurybenchError(
+                f"quorum {self.quorum} is not between 1 and the {len(self.jurors)} juror(s) of the jury.",
+            )
+        for juror in self.jurors:
+            weight = juror.options.get("weight", 1.0)
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
+                raise JurybenchError(f"juror '{juror.display_name}': weight must be a number >= 0 (got {weight!r}).")
+        if aggregation == "weighted" and sum(self.weight(j) for j in self.jurors) == 0:
+            raise JurybenchError("aggregation 'weighted' needs at least one juror with a weight above 0.")
+        calibration_id = None
+        if aggregation == "calibrated":
+            calibration_id = self._check_calibration(rubric)
+        elif self.calibration:
+            raise JurybenchError("a calibration file is used only with aggregation 'calibrated'.")
+        return replace(self, aggregation=aggregation, calibration_id=calibration_id)
+
+    def _check_calibration(self, rubric: Any) -> str:
+        from jurybench.calibration._api import load_artifact
+
+        if not self.calibration:
+            raise JurybenchError("aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration).")
+        artifact, text = load_artifact(Path(self.calibration))
+        if artifact["rubric"]["hash"] != rubric.content_hash:
+            raise JurybenchError(
+                f"calibration '{artifact['name']}' was fitted for rubric {artifact['rubric']['name']}, "
+                f"not {rubric.name} ({rubric.content_hash[:12]}).",
+            )
+        keys = {j.key for j in self.jurors}
+        missing = [j["name"] for j in artifact["jurors"] if j["key"] not in keys]
+        if missing:
+            raise JurybenchError(
+                f"calibration '{artifact['name']}' needs juror(s) {', '.join(missing)}, which this jury lacks.",
+                hint="Use the jurors, with the same parameters, the calibration was fitted on.",
+            )
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def definition(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "aggregation": self.aggregation,
+            "quorum": self.quorum,
+            "tie": self.tie,
+            "calibration_id": self.calibration_id,
+            "jurors": [{"key": j.key, "name": j.display_name, "weight": self.weight(j)} for j in self.jurors],
+        }
+
+    @property
+    def jury_id(self) -> str:
+        return hashlib.sha256(json.dumps(self.definition(), sort_keys=True).encode()).hexdigest()
+
+
+def as_jury(jury: Jury | list[JurorSpec] | tuple[JurorSpec, ...]) -> Jury:
+    return jury if isinstance(jury, Jury) else Jury(tuple(jury))
+
+
+def load_jury_file(path: str | Path) -> Jury:
+    """A YAML jury: ``jurors`` (mappings with ``model`` and parameters, ``weight`` optional) and
+    optionally ``name``, ``aggregation``, ``quorum``, ``tie`` and ``calibration``."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise JurybenchError(f"{path}: no such jury file.")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise JurybenchError(f"{path}{line}: malformed YAML.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jurors"), list):
+        raise JurybenchError(f"{path}: expected a mapping with a 'jurors' list.")
+    unknown = [k for k in data if k not in JURY_FILE_KEYS]
+    if unknown:
+        raise JurybenchError(f"{path}: unknown key '{unknown[0]}'.", hint=f"Valid keys: {', '.join(JURY_FILE_KEYS)}.")
+    jurors = tuple(
+        juror_from_mapping(entry if isinstance(entry, dict) else {"model": entry}, where=f"{path} juror {i + 1}")
+        for i, entry in enumerate(data["jurors"])
+    )
+    quorum = data.get("quorum", 1)
+    if isinstance(quorum, bool) or not isinstance(quorum, int):
+        raise JurybenchError(f"{path}: quorum must be a whole number (got {quorum!r}).")
+    calibration = data.get("calibration")
+    if calibration is not None and not Path(str(calibration)).is_absolute():
+        calibration = str(path.parent / str(calibration)) if (path.parent / str(calibration)).exists() else calibration
+    return Jury(
+        jurors,
+        aggregation=data.get("aggregation"),
+        quorum=quorum,
+        tie=str(data.get("tie", "tie")),
+        calibration=str(calibration) if calibration is not None else None,
+        name=str(data.get("name") or ""),
+    )
+
+
+def register_jury(con: Any, run_id: str, jury: Jury) -> None:
+    """Store the definition and the run's expected panel (names as given in this run)."""
+    con.execute(
+        "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [jury.jury_id, jury.name, jury.aggregation, jury.quorum, jury.tie, jury.calibration_id,
+         json.dumps(jury.definition(), sort_keys=True)],
+    )  # fmt: skip
+    con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
+    con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])
+    con.executemany(
+        "INSERT INTO run_jurors (run_id, juror_key, name, weight, position) VALUES (?, ?, ?, ?, ?)",
+        [(run_id, j.key, j.display_name, jury.weight(j), i) for i, j in enumerate(jury.jurors)],
+    )
+
+
+@dataclass(frozen=True)
+class PanelSeat:
+    """One juror of a run's panel: its identity, a label unique within the run, its weight."""
+
+    key: str
+    label: str
+    name: str
+    model: str
+    weight: float
+
+
+def run_panel(con: Any, run_id: str) -> list[PanelSeat]:
+    """The jurors a run expects, in jury order. Labels are display names, made unique with the
+    parameters that tell same-named jurors apart (e.g. ``fake/x [temperature=0.2]``)."""
+    rows = con.execute(
+        "SELECT rj.juror_key, rj.name, j.model, j.params, rj.weight FROM run_jurors rj "
+        "JOIN jurors j USING (juror_key) WHERE rj.run_id = ? ORDER BY rj.position",
+        [run_id],
+    ).fetchall()
+    names = [r[1] for r in rows]
+    seats = []
+    for key, name, model, params, weight in rows:
+        label = name
+        if names.count(name) > 1:
+            detail = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(params).items()))
+            label = f"{name} [{detail or key[:8]}]"
+        seats.append(PanelSeat(key, label, name, model, float(weight)))
+    labels = [s.label for s in seats]
+    return [
+        replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats
+    ]
+
+
+def jury_rule(con: Any, run_id: str) -> dict[str, Any]:
+    """The run's jury rule as reported beside every jury figure."""
+    row = con.execute(
+        "SELECT ju.aggregation, ju.quorum, ju.tie_rule, ju.name, (SELECT count(*) FROM run_jurors WHERE run_id = ?) "
+        "FROM runs r JOIN juries ju USING (jury_id) WHERE r.run_id = ?",
+        [run_id, run_id],
+    ).fetchall()
+    if not row:
+        raise JurybenchError(f"run '{run_id}' has no jury definition.", hint="Score it again with 'jurybench score'.")
+    aggregation, quorum, tie, name, n = row[0]
+    return {"aggregation": aggregation, "quorum": quorum, "tie": tie, "name": name, "n_jurors_expected": n}
