@@ -74,3 +74,19 @@ def test_item_level_spearman_and_within_sd() -> None:
     assert by[("en", "ko")]["spearman"] == pytest.approx(0.6) and by[("en", "zh")]["spearman"] == pytest.approx(-1.0)
     # SDs (ddof 1): [1, 2, 3] -> 1; [2, 4, 6] -> 2; mean 1.5
     assert mean_within_group_sd({"a": np.array([1.0, 2, 3]), "b": np.array([2.0, 4, 6])}) == pytest.approx(1.5)
+
+
+def test_item_spearman_keeps_exact_ties_that_floating_point_would_break() -> None:
+    # Item 1's difference 7/3 - 4/3 is exactly 1, like item 2's 2 - 1, but in floating point it is
+    # 1.0000000000000002. Tied ranks: x -> (1.5, 1.5, 3, 4) against y -> (1, 2, 3, 4).
+    # rho = sum dx dy / sqrt(sum dx^2 sum dy^2) = 4.5 / sqrt(4.5 * 5) = 0.948683...
+    # (broken ties would give ranks (2, 1, 3, 4) and rho = 1 - 6 * 2 / (4 * 15) = 0.8).
+    from scipy.stats import spearmanr
+
+    from jurybench.stats._effects import item_level_spearman
+
+    x = np.array([7 / 3 - 4 / 3, 2.0 - 1.0, 1.5, 3.0])
+    assert x[0] != x[1]  # the floating-point difference the statistic must not see
+    out = item_level_spearman({"en": x, "de": np.array([1.0, 2.0, 3.0, 4.0])})[0]
+    assert out["spearman"] == pytest.approx(4.5 / np.sqrt(4.5 * 5), abs=1e-12)
+    assert out["spearman"] == pytest.approx(spearmanr([1.0, 1.0, 1.5, 3.0], [1, 2, 3, 4]).statistic, abs=1e-12)

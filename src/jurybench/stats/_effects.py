@@ -139,6 +139,12 @@ def factor_pattern(
     return "concordance"
 
 
+# Differences of means of integer ratings are exact rationals; floating point can make equal
+# ones differ in the last bit (7/3 - 4/3 = 1.0000000000000002). Rounding far below any real
+# difference between ratings keeps exact ties tied before ranking.
+TIE_DECIMALS = 9
+
+
 def item_level_spearman(keyed_differences: dict[str, Array]) -> list[dict[str, float | str]]:
     """Spearman correlation between conditions of per-item keyed differences, with p-values."""
     from scipy.stats import spearmanr
@@ -147,7 +153,8 @@ def item_level_spearman(keyed_differences: dict[str, Array]) -> list[dict[str, f
     out: list[dict[str, float | str]] = []
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            x, y = keyed_differences[a], keyed_differences[b]
+            x = np.round(keyed_differences[a], TIE_DECIMALS)
+            y = np.round(keyed_differences[b], TIE_DECIMALS)
             ok = ~np.isnan(x) & ~np.isnan(y)
             res = spearmanr(x[ok], y[ok])
             out.append(
