@@ -92,14 +92,15 @@ async def bare_litellm(messages: list[list[dict[str, str]]], api_base: str, conc
     return time.perf_counter() - start
 
 
-def engine_run(con: Any, api_base: str, concurrency: int, extra: str = "", where: str | None = None) -> float:
+def engine_run(store: Path, api_base: str, concurrency: int, extra: str = "", where: str | None = None) -> float:
+    """One engine run as the CLI makes it: the store by path, released between flushes."""
     from jurybench.jury import EngineOptions, parse_juror, score
     from jurybench.rubric import load_rubric
 
     juror = parse_juror(f"openai/bench-judge,api_base={api_base},api_key=x,temperature=0,retries=0{extra}")
     start = time.perf_counter()
     result = score(
-        con,
+        store,
         load_rubric("story-quality"),
         [juror],
         where=where,
@@ -118,26 +119,35 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
     api_base = f"http://127.0.0.1:{port}/v1"
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            con = make_store(n, Path(tmp) / "engine.duckdb")
+            store = Path(tmp) / "engine.duckdb"
+            con = make_store(n, store)
             rubric = load_rubric("story-quality")
             rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
             names = [d[0] for d in con.description]
             messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
+            con.close()
             asyncio.run(bare_litellm(messages[:300], api_base, concurrency))  # warm-up
             # Interleaved halves (bare, engine, bare, engine) so drift on a shared machine
             # affects both sides alike; each side makes all n requests.
             half = n // 2
             split = f"b{half:06d}"
             bare_s = asyncio.run(bare_litellm(messages[:half], api_base, concurrency))
-            engine_s = engine_run(con, api_base, concurrency, where=f"item_id < '{split}'")
+            engine_s = engine_run(store, api_base, concurrency, where=f"item_id < '{split}'")
             bare_s += asyncio.run(bare_litellm(messages[half:], api_base, concurrency))
-            engine_s += engine_run(con, api_base, concurrency, where=f"item_id >= '{split}'")
-            calls = con.execute("SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM calls").fetchall()[0]
+            engine_s += engine_run(store, api_base, concurrency, where=f"item_id >= '{split}'")
             sub = messages[:n_instructor]
             bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
             instructor_s = engine_run(
-                con, api_base, concurrency, ",structured=instructor", where=f"item_id < 'b{n_instructor:06d}'"
+                store, api_base, concurrency, ",structured=instructor", where=f"item_id < 'b{n_instructor:06d}'"
             )
+            from jurybench.store import connect
+
+            con = connect(store)
+            calls = con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE status = 'ok') FROM calls WHERE juror_key IN "
+                "(SELECT juror_key FROM jurors WHERE params NOT LIKE '%instructor%')"
+            ).fetchall()[0]
+            con.close()
     finally:
         stub.terminate()
         stub.wait()
@@ -316,6 +326,34 @@ def main() -> None:
           f"in {r['cohens_d_seconds']:.1f}s (insert {r['insert_seconds']:.1f}s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
     print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
           f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
+    misses = missed_targets(results)
+    if misses:
+        print("targets missed:")
+        for line in misses:
+            print(f"  {line}")
+        sys.exit(1)
+    print("targets: all met")
+
+
+def missed_targets(results: dict[str, Any]) -> list[str]:
+    """Every ratio or time with a stated target that this run did not reach."""
+    e, k = results["engine_throughput"], results["calibration"]
+    g, d, c = results["gap_bootstrap"], results["cohens_d_bootstrap"], results["cli_start"]
+    checks = [
+        ("engine / bare litellm", e["engine_over_bare"], ">=", e["target_engine_over_bare"]),
+        ("all engine calls stored ok", e["stored_ok"] / max(e["stored_calls"], 1), ">=", 1.0),
+        ("G_T bootstrap seconds", g["vectorised_seconds"], "<", g["target_seconds"]),
+        ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
+        ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
+    ]
+    if "skipped" not in k:
+        checks.append(("calibration 10-fold, three variants, seconds", k["fit_10fold_three_variants_seconds"], "<",
+                       k["target_seconds"]))  # fmt: skip
+    return [
+        f"{name}: {value:.3f} (target {op} {target})"
+        for name, value, op, target in checks
+        if not (value >= target if op == ">=" else value < target)
+    ]
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
     Cohen's d per model x language cell for 100 items and 30 sub-scales, straight from the store."""
     import pyarrow as pa
 
+    from jurybench.jury import Jury, register_jury
     from jurybench.jury._juror import JurorSpec
     from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.rubric import parse_rubric
@@ -80,6 +81,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
             "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('inv', ?, 'pointwise', '[]', 'finished')",
             [rubric.content_hash],
         )
+        register_jury(con, "inv", Jury((juror,), aggregation="mean"))
         start = time.perf_counter()
         item_ids, models, langs, treatments = [], [], [], []
         for m in range(6):

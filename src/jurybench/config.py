@@ -32,10 +32,17 @@ def project_root() -> Path:
     return Path(os.environ.get("JURYBENCH_HOME") or Path.cwd())
 
 
+def shipped_rubrics() -> Path:
+    """The rubrics shipped inside the package (package data, so a plain ``pip install`` has them)."""
+    from importlib.resources import files
+
+    return Path(str(files("jurybench") / "rubrics"))
+
+
 def rubric_dirs() -> list[Path]:
     """Where rubric names are looked up: the project's ``rubrics/``, then the shipped ones."""
     dirs = [project_root() / "rubrics"]
-    shipped = Path(__file__).resolve().parents[2] / "rubrics"
-    if shipped not in dirs:
+    shipped = shipped_rubrics()
+    if shipped.resolve() not in {d.resolve() for d in dirs}:
         dirs.append(shipped)
     return dirs

@@ -1,0 +1,34 @@
+"""make bench fails when a measured ratio or time misses its target."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from tests.conftest import REPO
+
+
+def _bench() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _results(engine_ratio: float, gap_s: float) -> dict[str, Any]:
+    return {
+        "engine_throughput": {"engine_over_bare": engine_ratio, "target_engine_over_bare": 0.9,
+                              "stored_ok": 10, "stored_calls": 10},  # fmt: skip
+        "calibration": {"skipped": "no data"},
+        "gap_bootstrap": {"vectorised_seconds": gap_s, "target_seconds": 1.0},
+        "cohens_d_bootstrap": {"vectorised_seconds": 2.0, "target_seconds": 3.0},
+        "cli_start": {"help_median_s": 0.3},
+    }
+
+
+def test_missed_targets_are_listed() -> None:
+    bench = _bench()
+    assert bench.missed_targets(_results(0.95, 0.5)) == []
+    misses = bench.missed_targets(_results(0.85, 1.2))
+    assert misses == ["engine / bare litellm: 0.850 (target >= 0.9)", "G_T bootstrap seconds: 1.200 (target < 1.0)"]
