@@ -262,27 +262,33 @@ class _Held:
 
 class _Released:
     """The store by path: opened for each flush and released in between, so that other
-    processes (``jurybench sql``, reports) can read it while a run goes on."""
+    processes (``jurybench sql``, reports) can read it while a run goes on. The store was
+    migrated when the run started, so a flush opens it without the migration check."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
-        from jurybench.store import connect
+        from jurybench.store._safe import open_with_retry
 
-        con = connect(self.path, wait_s=wait_s)
+        con = open_with_retry(self.path, read_only=False, config=None, wait_s=wait_s)
         try:
             yield con
         finally:
             con.close()
 
 
+Batch = tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]
+
+
 class _Writer:
     """Buffers results and writes them in batched transactions.
 
-    With a store opened by path, a flush that finds the file held by a reader keeps
-    its rows buffered and tries again at the next flush; the last flush waits.
+    During a run the flusher task hands each batch to a thread, so the event loop (and
+    every request in flight) goes on while DuckDB writes. With a store opened by path, a
+    flush that finds the file held by a reader puts its rows back and tries again at the
+    next flush; the last flush waits.
     """
 
     def __init__(
@@ -298,7 +304,6 @@ class _Writer:
         self.calls: list[dict[str, Any]] = []
         self.judgments: list[dict[str, Any]] = []
         self.cached: list[str] = []
-        self.last_flush = time.monotonic()
 
     def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         self.calls.append(call)
@@ -320,28 +325,36 @@ class _Writer:
                         "rationale": outcome.rationale,
                     }
                 )
-        if len(self.calls) >= self.batch or time.monotonic() - self.last_flush >= self.every_s:
-            self.flush()
 
     def add_cached(self, keys: list[str]) -> None:
         self.cached.extend(keys)
 
-    def flush(self, con: Any | None = None) -> None:
-        self.last_flush = time.monotonic()
-        if not (self.calls or self.cached):
-            return
-        if con is not None:
-            self._write(con)
-            return
-        try:
-            with self.access.open(wait_s=0.05) as opened:
-                self._write(opened)
-        except StoreBusy:
-            pass  # a reader holds the file for now: keep the rows and try at the next flush
-
-    def _write(self, con: Any) -> None:
-        write_batch(con, self.run_id, self.calls, self.judgments, self.cached, self.pairwise)
+    def take(self) -> Batch:
+        """The buffered rows, leaving the buffer empty (called on the event loop's thread)."""
+        batch = (self.calls, self.judgments, self.cached)
         self.calls, self.judgments, self.cached = [], [], []
+        return batch
+
+    def put_back(self, batch: Batch) -> None:
+        self.calls[:0], self.judgments[:0], self.cached[:0] = batch
+
+    def write(self, batch: Batch, wait_s: float = 0.05) -> bool:
+        """Write one batch (from any thread); False when the store was busy and nothing was written."""
+        calls, judgments, cached = batch
+        if not (calls or cached):
+            return True
+        try:
+            with self.access.open(wait_s=wait_s) as con:
+                write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
+        except StoreBusy:
+            return False
+        return True
+
+    def flush(self, con: Any) -> None:
+        """Write everything buffered into an open connection (setup and the last flush)."""
+        calls, judgments, cached = self.take()
+        if calls or cached:
+            write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
 
 
 class _RateLimiter:
@@ -514,10 +527,22 @@ async def _execute(
                 options.on_result(task, call["status"])
 
     async def flusher() -> None:
+        # A batch is written every second, or sooner once it holds writer.batch calls.
+        last = time.monotonic()
         while True:
-            await asyncio.sleep(writer.every_s)
-            writer.flush()
+            await asyncio.sleep(0.05)
+            if len(writer.calls) < writer.batch and time.monotonic() - last < writer.every_s:
+                continue
+            last = time.monotonic()
+            batch = writer.take()
+            future = asyncio.ensure_future(asyncio.to_thread(writer.write, batch))
+            in_flight.append((future, batch))
+            written = await asyncio.shield(future)
+            in_flight.clear()
+            if not written:
+                writer.put_back(batch)
 
+    in_flight: list[tuple[asyncio.Future[bool], Batch]] = []
     workers = []
     for queue in by_provider.values():
         juror = queue[0].juror
@@ -530,6 +555,10 @@ async def _execute(
         flush_task.cancel()
         for w in workers:
             w.cancel()
+        # A write already handed to a thread finishes before the run's last flush.
+        for future, batch in in_flight:
+            if not await asyncio.shield(future):
+                writer.put_back(batch)
 
 
 def score(
@@ -571,7 +600,9 @@ def score(
         done = done_call_keys(con, [t.call_key for t in tasks])
         todo = [t for t in tasks if t.call_key not in done]
         clear_stale_calls(con, [t.call_key for t in todo])
-        writer = _Writer(access, run_id, rubric)
+        # Each flush by path costs an open and a close (~20 ms of CPU): every 2 s keeps that
+        # small beside the requests, and readers never wait longer than one flush anyway.
+        writer = _Writer(access, run_id, rubric, every_s=2.0 if isinstance(access, _Released) else 1.0)
         writer.add_cached([t.call_key for t in tasks if t.call_key in done])
         writer.flush(con)
     started = time.perf_counter()
