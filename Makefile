@@ -12,13 +12,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+PATH_HINT = @echo "The CLI is .venv/bin/jurybench: run 'source .venv/bin/activate' to put jurybench on your PATH."
+
 install: $(STAMP)
+	$(PATH_HINT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 demo: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
+	$(PATH_HINT)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
