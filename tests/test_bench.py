@@ -18,8 +18,12 @@ def _bench() -> Any:
 
 def _results(engine_ratio: float, gap_s: float) -> dict[str, Any]:
     return {
-        "engine_throughput": {"engine_over_bare": engine_ratio, "target_engine_over_bare": 0.9,
-                              "stored_ok": 10, "stored_calls": 10},  # fmt: skip
+        "engine_throughput": {
+            "engine_over_bare": engine_ratio,
+            "target_engine_over_bare": 0.9,
+            "stored_ok": 10,
+            "stored_calls": 10,
+        },
         "calibration": {"skipped": "no data"},
         "gap_bootstrap": {"vectorised_seconds": gap_s, "target_seconds": 1.0},
         "cohens_d_bootstrap": {"vectorised_seconds": 2.0, "target_seconds": 3.0},

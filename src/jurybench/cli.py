@@ -185,7 +185,9 @@ def score(
     ] = None,
     jury: Annotated[
         Path | None,
-        typer.Option(help="YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration."),
+        typer.Option(
+            help="YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration."
+        ),
     ] = None,
     aggregate: Annotated[
         str | None,
@@ -227,9 +229,13 @@ def score(
     spec_rubric = load_rubric(rubric)
     panel = load_jury_file(jury) if jury else Jury(())
     panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
-    overrides = {"aggregation": aggregate, "quorum": quorum, "tie": tie,
-                 "calibration": str(calibration) if calibration else None}  # fmt: skip
-    panel = replace(panel, **{k: v for k, v in overrides.items() if v is not None})
+    panel = replace(
+        panel,
+        aggregation=aggregate or panel.aggregation,
+        quorum=quorum if quorum is not None else panel.quorum,
+        tie=tie or panel.tie,
+        calibration=str(calibration) if calibration else panel.calibration,
+    )
     from jurybench.config import db_path
 
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())

@@ -22,7 +22,9 @@ By = Annotated[
 Boot = Annotated[int, typer.Option(help="Bootstrap resamples.")]
 Level = Annotated[
     str,
-    typer.Option(help="jury: the run's jury score (its rule; subjects below quorum left out); juror: each juror alone."),
+    typer.Option(
+        help="jury: the run's jury score (its rule; subjects below quorum left out); juror: each juror alone."
+    ),
 ]
 Seed = Annotated[int, typer.Option(help="Random seed.")]
 Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
@@ -103,12 +105,27 @@ def directional(run: Run, where: Where = None, by: By = None,
     from jurybench.stats._store import stat_directional
 
     result = stat_directional(_con(db), run, where=where, by=by, zero_method=zero_method, level=level)
-    _emit("directional", run, {"run": run, "where": where, "by": by, "zero_method": zero_method, "level": level}, None, result, fmt, db)
+    _emit(
+        "directional",
+        run,
+        {"run": run, "where": where, "by": by, "zero_method": zero_method, "level": level},
+        None,
+        result,
+        fmt,
+        db,
+    )
 
 
 @stats_app.command("gap")
 def gap(
-    run: Run, where: Where = None, by: By = None, boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None
+    run: Run,
+    where: Where = None,
+    by: By = None,
+    boot: Boot = 2000,
+    seed: Seed = 0,
+    fmt: Fmt = "table",
+    level: Level = "jury",
+    db: Db = None,
 ) -> None:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
     from jurybench.stats._store import stat_gap
@@ -145,7 +162,9 @@ def friedman(run: Run, where: Where = None,
     from jurybench.stats._store import stat_friedman
 
     result = stat_friedman(_con(db), run, where=where, by=by, block=block, level=level)
-    _emit("friedman", run, {"run": run, "where": where, "by": by, "block": block, "level": level}, None, result, fmt, db)
+    _emit(
+        "friedman", run, {"run": run, "where": where, "by": by, "block": block, "level": level}, None, result, fmt, db
+    )
 
 
 @stats_app.command("ttest")
@@ -198,7 +217,15 @@ def kendall(run: Run, baseline_file: Annotated[Path, typer.Option(help="CSV grou
     from jurybench.stats._store import stat_kendall
 
     result = stat_kendall(_con(db), run, baseline_file=baseline_file, where=where, by=by, level=level)
-    _emit("kendall", run, {"run": run, "where": where, "by": by, "baseline_file": baseline_file, "level": level}, None, result, fmt, db)
+    _emit(
+        "kendall",
+        run,
+        {"run": run, "where": where, "by": by, "baseline_file": baseline_file, "level": level},
+        None,
+        result,
+        fmt,
+        db,
+    )
 
 
 CohensArm = Annotated[str, typer.Option(help="SQL expression naming the arm of an item, e.g. treatment->>'gender'.")]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-
-import pytest
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from jurybench.calibration import apply_calibration, fit_calibration
 from jurybench.datasets import import_llmbar

@@ -77,7 +77,20 @@ def test_a_juror_whose_calls_all_failed_stays_in_the_panel(tmp_path: Path, db_pa
 
 def test_cli_aggregation_options_define_the_runs_jury(tmp_path: Path) -> None:
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV))).exit_code == 0
-    args = ["score", "-r", "story-quality", "-j", "fake/a", "-j", "fake/b", "-j", "fake/c", "--run", "r", "--no-progress"]
+    args = [
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "fake/a",
+        "-j",
+        "fake/b",
+        "-j",
+        "fake/c",
+        "--run",
+        "r",
+        "--no-progress",
+    ]
     assert run_cli(*args, "--aggregate", "median", "--quorum", "3").exit_code == 0
     check = "SELECT count(*) FILTER (WHERE jury_score = jury_median) = count(*) AS same, any_value(aggregation) AS a FROM jury_pointwise"
     assert json.loads(run_cli("sql", check, "--format", "json").stdout) == [{"same": True, "a": "median"}]
@@ -94,7 +107,9 @@ def test_cli_aggregation_options_define_the_runs_jury(tmp_path: Path) -> None:
 
 def test_weighted_jury_from_a_file(tmp_path: Path) -> None:
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV))).exit_code == 0
-    jury = write(tmp_path / "jury.yaml", "aggregation: weighted\njurors:\n  - {model: fake/a, weight: 3}\n  - {model: fake/b}\n")
+    jury = write(
+        tmp_path / "jury.yaml", "aggregation: weighted\njurors:\n  - {model: fake/a, weight: 3}\n  - {model: fake/b}\n"
+    )
     assert run_cli("score", "-r", "story-quality", "--jury", str(jury), "--run", "w", "--no-progress").exit_code == 0
     rows = json.loads(run_cli("sql", "SELECT item_id, criterion, juror, juror_score FROM juror_pointwise",
                               "--format", "json").stdout)  # fmt: skip
@@ -126,17 +141,18 @@ def test_display_name_is_kept_per_run(tmp_path: Path) -> None:
     base = ["score", "-r", "story-quality", "--no-progress"]
     assert run_cli(*base, "-j", "fake/a,name=first", "--run", "r1").exit_code == 0
     assert run_cli(*base, "-j", "fake/a,name=second", "--run", "r2").exit_code == 0
-    names = json.loads(run_cli("sql", "SELECT DISTINCT run_id, juror FROM run_summary ORDER BY 1", "--format", "json").stdout)
+    names = json.loads(
+        run_cli("sql", "SELECT DISTINCT run_id, juror FROM run_summary ORDER BY 1", "--format", "json").stdout
+    )
     assert names == [{"run_id": "r1", "juror": "first"}, {"run_id": "r2", "juror": "second"}]
     latest = json.loads(run_cli("sql", "SELECT name FROM jurors", "--format", "json").stdout)
     assert latest == [{"name": "second"}]
 
 
 def test_calibrated_jury_scores_a_new_run(tmp_path: Path) -> None:
-    from tests.calibration.test_fit import simulate
-
     from jurybench.calibration import fit_calibration
     from jurybench.store import connect
+    from tests.calibration.test_fit import simulate
 
     con = connect()
     simulate(con, "sim")

@@ -63,7 +63,9 @@ def test_some_errors_mark_the_run_finished_with_errors(items: None, db_path: Pat
     assert _sql(db_path, "SELECT status FROM runs") == [("finished_with_errors",)]
     # Re-running retries only the failed call and then finishes cleanly.
     with StubServer(json.dumps(FULL)) as stub:
-        again = run_cli("score", "--rubric", "story-quality", "--juror", _stub_juror(stub), "--run", "r1", "--no-progress")
+        again = run_cli(
+            "score", "--rubric", "story-quality", "--juror", _stub_juror(stub), "--run", "r1", "--no-progress"
+        )
         assert again.exit_code == 0, again.stderr
         assert len(stub.requests) == 1
     assert _sql(db_path, "SELECT status FROM runs") == [("finished",)]

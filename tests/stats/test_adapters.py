@@ -114,7 +114,9 @@ def pointwise(tmp_path: Path) -> Path:
 
 def test_one_sample_t_against_the_baseline(pointwise: Path) -> None:
     # m1: 5, 4, 3, 4 -> mean 4, sd sqrt(2/3), t = (4 - 3) / (sd / 2) = sqrt(6); m2 mean 2 -> -sqrt(6); m3 -> 0.
-    out = _json("stats", "ttest", "--run", "q", "--by", "model", "--baseline", "3", "--where", "criterion = 'relevance'")
+    out = _json(
+        "stats", "ttest", "--run", "q", "--by", "model", "--baseline", "3", "--where", "criterion = 'relevance'"
+    )
     t = {g: v["t"] for g, v in out["result"]["criteria"]["relevance"].items()}
     assert t == pytest.approx({"m1": math.sqrt(6), "m2": -math.sqrt(6), "m3": 0.0}, abs=1e-12)
     assert {g: v["baseline"] for g, v in out["result"]["criteria"]["relevance"].items()} == {"m1": 3, "m2": 3, "m3": 3}
@@ -132,7 +134,9 @@ def test_kendall_tau_against_a_reference_ranking(pointwise: Path) -> None:
     reverse = write(pointwise / "reverse.csv", "group,value\nm1,1\nm2,3\nm3,2\n")
     args = ("stats", "kendall", "--run", "q", "--by", "model", "--where", "criterion = 'relevance'")
     assert _json(*args, "--baseline-file", str(same))["result"]["criteria"]["relevance"]["tau"] == pytest.approx(1.0)
-    assert _json(*args, "--baseline-file", str(reverse))["result"]["criteria"]["relevance"]["tau"] == pytest.approx(-1.0)
+    assert _json(*args, "--baseline-file", str(reverse))["result"]["criteria"]["relevance"]["tau"] == pytest.approx(
+        -1.0
+    )
 
 
 def test_cohens_d_sign_and_size(pointwise: Path) -> None:

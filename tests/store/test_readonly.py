@@ -73,12 +73,18 @@ def test_plain_queries_still_work(scored: Path) -> None:
 
 @pytest.mark.parametrize(
     "where",
-    ["1=1; DROP TABLE items", "TRUE) OR (TRUE", "item_id = 'i1'; DELETE FROM calls",
-     "item_id IN (SELECT item_id FROM read_csv('{tmp}/secret.csv'))"],  # fmt: skip
+    [
+        "1=1; DROP TABLE items",
+        "TRUE) OR (TRUE",
+        "item_id = 'i1'; DELETE FROM calls",
+        "item_id IN (SELECT item_id FROM read_csv('{tmp}/secret.csv'))",
+    ],
 )
 def test_score_where_is_one_expression_on_a_sandbox(scored: Path, where: str) -> None:
     before = _counts()
-    result = run_cli("score", "-r", "story-quality", "-j", "fake/c", "--where", where.format(tmp=scored), "--no-progress")
+    result = run_cli(
+        "score", "-r", "story-quality", "-j", "fake/c", "--where", where.format(tmp=scored), "--no-progress"
+    )
     assert result.exit_code == 2, result.stderr
     assert "--where" in result.stderr
     assert _counts() == before
@@ -113,10 +119,22 @@ def test_the_store_can_be_read_while_score_runs(tmp_path: Path, db_path: Path) -
     env = {**os.environ, "JURYBENCH_DB": str(db_path), "PYTHONPATH": str(REPO / "src")}
     cli = [sys.executable, "-m", "jurybench.cli"]
     writer = subprocess.Popen(
-        [*cli, "score", "-r", "story-quality", "-j", "fake/slow,latency_ms=400,samples=12,concurrency=2",
-         "--run", "long", "--no-progress"],  # fmt: skip
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            *cli,
+            "score",
+            "-r",
+            "story-quality",
+            "-j",
+            "fake/slow,latency_ms=400,samples=12,concurrency=2",
+            "--run",
+            "long",
+            "--no-progress",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = []
     try:
         deadline = time.monotonic() + 60
@@ -129,7 +147,7 @@ def test_the_store_can_be_read_while_score_runs(tmp_path: Path, db_path: Path) -
             seen.append(int(reader.stdout.splitlines()[1]))
             time.sleep(0.3)
     finally:
-        out, err = writer.communicate(timeout=60)
+        _out, err = writer.communicate(timeout=60)
     assert writer.returncode == 0, err
     # Readers ran while the run was in progress and saw it grow; nothing was lost.
     assert len(seen) >= 2 and any(0 < n < 36 for n in seen), seen

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import Jury, JurorSpec, register_jury
+from jurybench.jury import JurorSpec, Jury, register_jury
 
 
 def _run(con: Any, run_id: str, kind: str, dims: list[str], jurors: list[str], **jury: Any) -> None:

@@ -106,8 +106,18 @@ def pointwise_data(con: Any, run_id: str, criteria: list[str] | None = None) -> 
         for item, _, annotator, value in humans:
             human[item_index[item], annotator_index[annotator]] = value
         out.append(
-            PointwiseData(criterion, items, [s.label for s in panel], [s.key for s in panel], scores, annotators,
-                          human, jury, present, rule)  # fmt: skip
+            PointwiseData(
+                criterion,
+                items,
+                [s.label for s in panel],
+                [s.key for s in panel],
+                scores,
+                annotators,
+                human,
+                jury,
+                present,
+                rule,
+            )
         )
     if not out:
         raise JurybenchError(

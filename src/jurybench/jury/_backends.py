@@ -152,9 +152,7 @@ class LiteLLMBackend:
             return JurorUnusable("no API key", f"set {env} or pass api_key=... in the juror")
         names = {type(e).__name__ for e in chain}
         if status == 401 or "AuthenticationError" in names:
-            return JurorUnusable(
-                f"authentication failed ({_first_line(exc)})", f"check {env} or the juror's api_key"
-            )
+            return JurorUnusable(f"authentication failed ({_first_line(exc)})", f"check {env} or the juror's api_key")
         if status == 403 or "PermissionDeniedError" in names:
             return JurorUnusable(f"access denied ({_first_line(exc)})", "check the key's permissions for this model")
         if status == 404 or "NotFoundError" in names:
@@ -414,7 +412,9 @@ def check_juror(spec: JurorSpec) -> None:
                 raise JurybenchError(f"{label}: 'extra.' needs a parameter name, e.g. extra.repetition_penalty=1.1.")
             continue
         if key in UNSUPPORTED:
-            raise JurybenchError(f"{label}: parameter '{key}' is not supported by jurybench.", hint=UNSUPPORTED[key] + ".")
+            raise JurybenchError(
+                f"{label}: parameter '{key}' is not supported by jurybench.", hint=UNSUPPORTED[key] + "."
+            )
         if key in READING:
             continue
         if key not in provider_params:

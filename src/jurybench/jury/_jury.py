@@ -54,7 +54,9 @@ class Jury:
             raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
         aggregation = self.aggregation or ("majority" if rubric.kind == "preference" else "mean")
         if aggregation not in AGGREGATIONS:
-            raise JurybenchError(f"aggregation {aggregation!r} is not valid.", hint=f"Valid: {', '.join(AGGREGATIONS)}.")
+            raise JurybenchError(
+                f"aggregation {aggregation!r} is not valid.", hint=f"Valid: {', '.join(AGGREGATIONS)}."
+            )
         if aggregation == "majority" and rubric.kind == "pointwise":
             raise JurybenchError(
                 "aggregation 'majority' needs a pairwise or preference rubric (jurors vote by sign).",
@@ -83,7 +85,9 @@ class Jury:
         from jurybench.calibration._api import load_artifact
 
         if not self.calibration:
-            raise JurybenchError("aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration).")
+            raise JurybenchError(
+                "aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration)."
+            )
         artifact, text = load_artifact(Path(self.calibration))
         if artifact["rubric"]["hash"] != rubric.content_hash:
             raise JurybenchError(
@@ -201,9 +205,7 @@ def run_panel(con: Any, run_id: str) -> list[PanelSeat]:
             label = f"{name} [{detail or key[:8]}]"
         seats.append(PanelSeat(key, label, name, model, float(weight)))
     labels = [s.label for s in seats]
-    return [
-        replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats
-    ]
+    return [replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats]
 
 
 def jury_rule(con: Any, run_id: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ _TOKEN_RE = re.compile(r"\{\{|\}\}|" + PLACEHOLDER_RE.pattern)
 
 
 def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
-    def sub(match: Any) -> str:
+    def sub(match: re.Match[str]) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
             return token[0]

@@ -160,7 +160,12 @@ def epsilon_matrices(
 
 
 def stat_directional(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, zero_method: str = "wilcox",
+    con: Any,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    zero_method: str = "wilcox",
     level: str = "jury",
 ) -> dict[str, Any]:
     matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
@@ -174,12 +179,18 @@ def stat_directional(
                 "categories": _pairwise.directional_differences(m, categories, zero_method=zero_method),
             }
             for g, m in matrices.items()
-        }
+        },
     }
 
 
 def stat_gap(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, n_boot: int = 2000, seed: int = 0,
+    con: Any,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
     level: str = "jury",
 ) -> dict[str, Any]:
     matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
@@ -255,7 +266,14 @@ def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extr
 
 
 def stat_friedman(
-    con: Any, run_id: str, *, where: str | None = None, by: str | None = None, block: str = "prompt", level: str = "jury") -> dict[str, Any]:
+    con: Any,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    block: str = "prompt",
+    level: str = "jury",
+) -> dict[str, Any]:
     rows = item_scores(con, run_id, where=where, by=by, extra=block, level=level)
     out = {}
     for criterion in sorted({r[2] for r in rows}):
@@ -298,7 +316,15 @@ def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | Non
 
 
 def stat_compare(
-    con: Any, run_id: str, *, test: str, groups: tuple[str, str], where: str | None = None, by: str | None = None, level: str = "jury") -> dict[str, Any]:
+    con: Any,
+    run_id: str,
+    *,
+    test: str,
+    groups: tuple[str, str],
+    where: str | None = None,
+    by: str | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
     values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     out: dict[str, Any] = {}
     for crit, by_group in sorted(values.items()):
@@ -307,11 +333,18 @@ def stat_compare(
             raise JurybenchError(f"group {missing[0]!r} has no scores.", hint=f"Groups: {', '.join(sorted(by_group))}.")
         a, b = by_group[groups[0]], by_group[groups[1]]
         out[crit] = _pointwise.welch_t(a, b) if test == "welch" else _pointwise.mann_whitney(a, b)
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "groups": list(groups), "test": test, "criteria": out}
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "groups": list(groups),
+        "test": test,
+        "criteria": out,
+    }
 
 
 def stat_kendall(
-    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None, level: str = "jury") -> dict[str, Any]:
+    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None, level: str = "jury"
+) -> dict[str, Any]:
     values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     reference = _read_baselines(baseline_file)
     out = {}
@@ -355,7 +388,9 @@ def stat_cohens_d(
     factor_file: Path | None = None,
     n_boot: int = 2000,
     seed: int = 0,
-    thresholds: _effects.AnchorThresholds | None = None, level: str = "jury") -> dict[str, Any]:
+    thresholds: _effects.AnchorThresholds | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
     anchored to human baselines (file: criterion,d_human[,cell]) and factors (criterion,factor)."""
     thresholds = thresholds or _effects.AnchorThresholds()
@@ -415,7 +450,14 @@ def stat_cohens_d(
             if anchor and subs:
                 anchor["pattern"] = _effects.factor_pattern(anchor, subs, thresholds)
         out[cell] = cell_out
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "arm": arm, "arms": list(arms), "thresholds": vars(thresholds), "cells": out}
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "arm": arm,
+        "arms": list(arms),
+        "thresholds": vars(thresholds),
+        "cells": out,
+    }
 
 
 def stat_item_spearman(
@@ -426,7 +468,9 @@ def stat_item_spearman(
     arms: tuple[str, str],
     by: str,
     where: str | None = None,
-    key_file: Path | None = None, level: str = "jury") -> dict[str, Any]:
+    key_file: Path | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
     """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
     (times its key, +1 or -1, from criterion,key); Spearman between conditions over items."""
     frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)

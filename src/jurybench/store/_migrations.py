@@ -494,8 +494,6 @@ def m003_stats_results(con: Any) -> None:
     )
 
 
-
-
 def _jury_score(present: str, mean: str, median: str, weighted: str, votes_a: str, votes_b: str) -> str:
     """The jury's score under the run's aggregation and quorum: the single definition every
     jury view uses (mean of juror means, median, weighted mean, majority with a tie rule;
@@ -598,9 +596,7 @@ def m004_jury(con: Any) -> None:
         con.executemany(
             "INSERT INTO rubric_dimensions VALUES (?, ?, ?)", [(rubric_hash, n, i) for i, n in enumerate(names)]
         )
-    runs = con.execute(
-        "SELECT r.run_id, r.jurors, ru.kind FROM runs r JOIN rubrics ru USING (rubric_hash)"
-    ).fetchall()
+    runs = con.execute("SELECT r.run_id, r.jurors, ru.kind FROM runs r JOIN rubrics ru USING (rubric_hash)").fetchall()
     names_of = dict(con.execute("SELECT juror_key, name FROM jurors").fetchall())
     for run_id, jurors, kind in runs:
         keys = json.loads(jurors)
@@ -741,9 +737,7 @@ def _views_v2(con: Any) -> None:
         ),
     ):
         source = (
-            "juror_pairwise"
-            if not keys
-            else "juror_pairwise CROSS JOIN (VALUES ('AB'), ('BA')) AS o(presented_order)"
+            "juror_pairwise" if not keys else "juror_pairwise CROSS JOIN (VALUES ('AB'), ('BA')) AS o(presented_order)"
         )
         con.execute(
             f"""

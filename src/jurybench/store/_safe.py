@@ -14,6 +14,7 @@ Three kinds of user SQL reach the store:
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,8 @@ def open_with_retry(
             if time.monotonic() >= deadline:
                 raise StoreBusy(f"cannot open {target}: {first}", hint=LOCK_HINT) from None
             if ask_release:
-                try:
+                with contextlib.suppress(OSError):  # a read-only folder: plain waiting still works
                     release_request(target).touch()
-                except OSError:
-                    pass  # a read-only folder: plain waiting still works
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
 
