@@ -120,7 +120,7 @@ def sandbox() -> Any:
 
 def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
     """Rows of an Arrow table matching a user predicate, evaluated in a sandbox that holds only them."""
-    import duckdb
+    from jurybench.store._db import execute_user_sql
 
     where = expression(predicate, option=option) if predicate else "TRUE"
     con = sandbox()
@@ -128,13 +128,10 @@ def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str
         con.register("subjects", table)
         sql = f"SELECT * FROM subjects WHERE ({where}) ORDER BY {order_by}"
         check_query(con, sql, what=option)
-        try:
-            cursor = con.execute(sql)
-        except duckdb.Error as exc:
-            raise JurybenchError(
-                f"{option} {predicate!r}: {str(exc).splitlines()[0]}",
-                hint="Write an expression over the subject's columns, e.g. \"dataset = 'x'\".",
-            ) from None
+        cursor = execute_user_sql(
+            con, sql, what=f"{option} {predicate!r}",
+            hint="Write an expression over the subject's columns, e.g. \"dataset = 'x'\".",
+        )  # fmt: skip
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
     finally:
