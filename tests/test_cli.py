@@ -98,6 +98,9 @@ def test_pairwise_score_and_preference_report_cli(tmp_path: Path) -> None:
     # No human labels yet: every pair is left out.
     report = json.loads(run_cli("report", "preference", "--run", "p", "--format", "json").stdout)
     assert report["n_pairs"] == 0 and report["n_without_reference"] == 2
+    assert report["jury_rule"]["aggregation"] == "majority" and report["jury_rule"]["n_jurors_expected"] == 3
+    table = run_cli("report", "preference", "--run", "p")
+    assert "jury rule majority (tie: tie), quorum 1, 3 jurors expected; 0 pair-orders below quorum" in table.stdout
 
 
 @pytest.mark.parametrize(

@@ -406,6 +406,11 @@ def report_preference(
             f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
         )
     _console().print(table)
+    rule = report.jury_rule
+    typer.echo(
+        f"jury rule {rule['aggregation']} (tie: {rule['tie']}), quorum {rule['quorum']}, "
+        f"{rule['n_jurors_expected']} jurors expected; {rule['pair_orders_below_quorum']} pair-orders below quorum"
+    )
     if report.n_without_reference or report.n_reference_ties:
         typer.echo(
             f"left out: {report.n_without_reference} pairs without a human label, "

@@ -67,6 +67,14 @@ def _emit(
     from rich.console import Console
 
     Console().print(rich_table(columns, [tuple(r) for r in rows], title=f"{name} ({run_id or 'query'})"))
+    jury = result.get("jury")
+    if jury:
+        present = jury.get("mean_jurors_present")
+        typer.echo(
+            f"{result.get('level', 'jury')} level; jury rule {jury['aggregation']}, quorum {jury['quorum']}: "
+            f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
+            f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum"
+        )
     typer.echo(f"recorded as stats_results.result_id = {result_id}")
 
 

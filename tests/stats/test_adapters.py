@@ -190,3 +190,12 @@ def test_jury_does_not_beat_a_perfect_juror(tmp_path: Path) -> None:
     assert best["pearson"] == pytest.approx(1.0) and block["best_juror"] == "fake/j0"
     assert block["jury"]["pearson"] < 0.95
     assert block["jury_beats_best_juror"] is False
+
+
+def test_table_output_reports_the_jury(pairwise: Path) -> None:
+    table = run_cli("stats", "directional", "--run", "pers")
+    assert table.exit_code == 0, table.stderr
+    assert (
+        "jury level; jury rule mean, quorum 1: 2 jurors expected, 2.0 present per subject on average, "
+        "0 of 6 subjects below quorum"
+    ) in table.stdout

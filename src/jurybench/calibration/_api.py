@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from jurybench.annotations._data import run_rubric
-from jurybench.calibration._data import calibration_data, covariate_columns, item_attributes
+from jurybench.calibration._data import CalibrationData, calibration_data, covariate_columns, item_attributes
 from jurybench.calibration._fit import METHODS, fit_criterion, impute
 from jurybench.config import project_root
 from jurybench.errors import JurybenchError
@@ -93,6 +93,8 @@ def fit_calibration(
         "rubric": {"name": rubric.name, "hash": rubric.content_hash},
         "source_run": run_id,
         "jurors": _jurors_of(con, juror_keys, blocks[0].jurors),
+        # The run's jury (its rule, expected vs present, items below quorum): the "jury" baseline.
+        "jury": {b.criterion: jury_summary(b) for b in blocks},
         "covariates": covariates,
         "covariate_levels": levels,
         "split": {"seed": seed, "test_size": test_size, "group_by": group_by, "folds": folds, "bootstrap": n_boot},
@@ -106,6 +108,13 @@ def fit_calibration(
         },
     }
     return artifact, save_artifact(con, artifact, out_dir)
+
+
+def jury_summary(block: CalibrationData) -> dict[str, Any]:
+    present = np.isfinite(block.scores).sum(axis=1)
+    return {"aggregation": block.rule, "n_jurors_expected": len(block.juror_keys),
+            "mean_jurors_present": float(present.mean()) if len(present) else 0.0,
+            "items_without_jury_score": int(np.isnan(block.jury).sum()) if block.jury is not None else None}  # fmt: skip
 
 
 def save_artifact(con: Any, artifact: dict[str, Any], out_dir: Path | None) -> Path:
