@@ -127,14 +127,14 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
             messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
             con.close()
             asyncio.run(bare_litellm(messages[:300], api_base, concurrency))  # warm-up
-            # Interleaved halves (bare, engine, bare, engine) so drift on a shared machine
-            # affects both sides alike; each side makes all n requests.
+            # Halves in ABBA order (bare, engine, engine, bare): a drift of the shared machine
+            # that is linear in time affects both sides alike. Each side makes all n requests.
             half = n // 2
             split = f"b{half:06d}"
             bare_s = asyncio.run(bare_litellm(messages[:half], api_base, concurrency))
             engine_s = engine_run(store, api_base, concurrency, where=f"item_id < '{split}'")
-            bare_s += asyncio.run(bare_litellm(messages[half:], api_base, concurrency))
             engine_s += engine_run(store, api_base, concurrency, where=f"item_id >= '{split}'")
+            bare_s += asyncio.run(bare_litellm(messages[half:], api_base, concurrency))
             sub = messages[:n_instructor]
             bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
             instructor_s = engine_run(

@@ -42,6 +42,8 @@ from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
 from jurybench.jury._store_io import (
+    CALL_COLUMNS,
+    JUDGMENT_COLUMNS,
     clear_stale_calls,
     done_call_keys,
     load_subjects,
@@ -313,16 +315,18 @@ class _Released:
             self.request.unlink()
 
 
-Batch = tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]
+Batch = tuple[dict[str, list[Any]], dict[str, list[Any]], list[str]]
+
+
+def _columns(spec: list[tuple[str, str]]) -> dict[str, list[Any]]:
+    return {name: [] for name, _ in spec}
 
 
 class _Writer:
-    """Buffers results and writes them in batched transactions.
+    """Buffers results as columns and writes them in batched transactions.
 
-    During a run the flusher task hands each batch to a thread, so the event loop (and
-    every request in flight) goes on while DuckDB writes. With a store opened by path, a
-    flush that finds the file held by a reader puts its rows back and tries again at the
-    next flush; the last flush waits.
+    With a store opened by path, a flush that finds the file lent to a reader puts its
+    rows back and tries again at the next flush; the last flush waits.
     """
 
     def __init__(
@@ -335,47 +339,52 @@ class _Writer:
         self.dimensions = rubric.dimensions
         self.batch = batch
         self.every_s = every_s
-        self.calls: list[dict[str, Any]] = []
-        self.judgments: list[dict[str, Any]] = []
+        self.calls = _columns(CALL_COLUMNS)
+        self.judgments = _columns(JUDGMENT_COLUMNS)
         self.cached: list[str] = []
 
+    @property
+    def n_calls(self) -> int:
+        return len(self.calls["call_key"])
+
     def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
-        self.calls.append(call)
-        if outcome is not None:
-            for dim in self.dimensions:
-                score = outcome.scores.get(dim) if outcome.scores else None
-                self.judgments.append(
-                    {
-                        "call_key": task.call_key,
-                        "rubric_hash": self.rubric_hash,
-                        "juror_key": task.juror.key,
-                        "subject_id": task.subject_id,
-                        "presented_order": task.order or None,
-                        "sample_index": task.sample_index,
-                        "dimension": dim,
-                        "score": score,
-                        "status": outcome.status,
-                        "reason": outcome.reason,
-                        "rationale": outcome.rationale,
-                    }
-                )
+        for name, values in self.calls.items():
+            values.append(call[name])
+        if outcome is None:
+            return
+        j, n = self.judgments, len(self.dimensions)
+        scores = outcome.scores or {}
+        j["dimension"].extend(self.dimensions)
+        j["score"].extend(scores.get(dim) for dim in self.dimensions)
+        for name, value in (
+            ("call_key", task.call_key), ("rubric_hash", self.rubric_hash), ("juror_key", task.juror.key),
+            ("subject_id", task.subject_id), ("presented_order", task.order or None),
+            ("sample_index", task.sample_index), ("status", outcome.status), ("reason", outcome.reason),
+            ("rationale", outcome.rationale),
+        ):  # fmt: skip
+            j[name].extend([value] * n)
 
     def add_cached(self, keys: list[str]) -> None:
         self.cached.extend(keys)
 
     def take(self) -> Batch:
-        """The buffered rows, leaving the buffer empty (called on the event loop's thread)."""
+        """The buffered rows, leaving the buffer empty."""
         batch = (self.calls, self.judgments, self.cached)
-        self.calls, self.judgments, self.cached = [], [], []
+        self.calls, self.judgments, self.cached = _columns(CALL_COLUMNS), _columns(JUDGMENT_COLUMNS), []
         return batch
 
     def put_back(self, batch: Batch) -> None:
-        self.calls[:0], self.judgments[:0], self.cached[:0] = batch
+        calls, judgments, cached = batch
+        for name, values in calls.items():
+            self.calls[name][:0] = values
+        for name, values in judgments.items():
+            self.judgments[name][:0] = values
+        self.cached[:0] = cached
 
     def write(self, batch: Batch, wait_s: float = 0.05) -> bool:
-        """Write one batch (from any thread); False when the store was busy and nothing was written."""
+        """Write one batch; False when the store was busy and nothing was written."""
         calls, judgments, cached = batch
-        if not (calls or cached):
+        if not (calls["call_key"] or cached):
             return True
         try:
             with self.access.open(wait_s=wait_s) as con:
@@ -387,7 +396,7 @@ class _Writer:
     def flush(self, con: Any) -> None:
         """Write everything buffered into an open connection (setup and the last flush)."""
         calls, judgments, cached = self.take()
-        if calls or cached:
+        if calls["call_key"] or cached:
             write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
 
 
@@ -561,23 +570,20 @@ async def _execute(
                 options.on_result(task, call["status"])
 
     async def flusher() -> None:
-        # A batch is written every second, or sooner once it holds writer.batch calls.
+        # A batch is written every second, or sooner once it holds writer.batch calls. Writes
+        # run inline: measured against a worker thread, they cost the requests less (the
+        # Arrow conversion holds the GIL either way).
         last = time.monotonic()
         while True:
             await asyncio.sleep(0.05)
             writer.access.poll()
-            if len(writer.calls) < writer.batch and time.monotonic() - last < writer.every_s:
+            if writer.n_calls < writer.batch and time.monotonic() - last < writer.every_s:
                 continue
             last = time.monotonic()
             batch = writer.take()
-            future = asyncio.ensure_future(asyncio.to_thread(writer.write, batch))
-            in_flight.append((future, batch))
-            written = await asyncio.shield(future)
-            in_flight.clear()
-            if not written:
+            if not writer.write(batch):
                 writer.put_back(batch)
 
-    in_flight: list[tuple[asyncio.Future[bool], Batch]] = []
     workers = []
     for queue in by_provider.values():
         juror = queue[0].juror
@@ -590,10 +596,6 @@ async def _execute(
         flush_task.cancel()
         for w in workers:
             w.cancel()
-        # A write already handed to a thread finishes before the run's last flush.
-        for future, batch in in_flight:
-            if not await asyncio.shield(future):
-                writer.put_back(batch)
 
 
 def score(

@@ -120,19 +120,31 @@ def clear_stale_calls(con: Any, keys: list[str]) -> int:
     return len(keys)
 
 
+Rows = list[dict[str, Any]] | dict[str, list[Any]]  # row dicts, or columns (name -> values)
+
+
+def n_rows(rows: Rows) -> int:
+    return len(rows["call_key"]) if isinstance(rows, dict) else len(rows)
+
+
 def write_batch(
     con: Any,
     run_id: str,
-    calls: list[dict[str, Any]],
-    judgments: list[dict[str, Any]],
+    calls: Rows,
+    judgments: Rows,
     cached_keys: list[str],
     pairwise: bool,
 ) -> None:
-    """One transaction: calls, their judgment rows, and the run's membership rows."""
+    """One transaction: calls, their judgment rows, and the run's membership rows.
+
+    ``calls`` and ``judgments`` are row dicts or columns; the engine buffers columns, which
+    become Arrow arrays without a per-row conversion."""
     import pyarrow as pa
 
-    def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> Any:
+    def table(rows: Rows, columns: list[tuple[str, str]]) -> Any:
         schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+        if isinstance(rows, dict):
+            return pa.table([pa.array(rows[name], type=schema.field(name).type) for name, _ in columns], schema=schema)
         return pa.Table.from_pylist(rows, schema=schema)
 
     subject, dim = ("pair_id", "category") if pairwise else ("item_id", "criterion")
@@ -140,11 +152,11 @@ def write_batch(
     order_col = "presented_order, " if pairwise else ""
     con.execute("BEGIN TRANSACTION")
     try:
-        if calls:
+        if n_rows(calls):
             con.register("new_calls", table(calls, CALL_COLUMNS))
             con.execute("INSERT INTO calls SELECT *, current_timestamp FROM new_calls")
             con.unregister("new_calls")
-        if judgments:
+        if n_rows(judgments):
             con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
             con.execute(
                 f"""INSERT INTO {target}
@@ -154,7 +166,8 @@ def write_batch(
                            dimension, score, status, reason, rationale FROM new_judgments"""
             )
             con.unregister("new_judgments")
-        keys = [c["call_key"] for c in calls] + cached_keys
+        call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
+        keys = list(call_keys) + cached_keys
         if keys:
             con.register("new_members", pa.table({"run_id": [run_id] * len(keys), "call_key": keys}))
             con.execute("INSERT OR IGNORE INTO run_calls SELECT run_id, call_key FROM new_members")
