@@ -1,0 +1,67 @@
+"""m004_jury on a store written before it: rubric dimensions and a default jury per run are backfilled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from jurybench.jury import JurorSpec
+from jurybench.rubric import load_rubric
+from jurybench.store import migrate
+from jurybench.store._migrations import MIGRATIONS
+
+
+def _old_store(path: Path) -> duckdb.DuckDBPyConnection:
+    """The schema as of m003, with one pointwise run of two jurors (a sampled twice)."""
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT current_timestamp)")
+    for name, fn in MIGRATIONS[:3]:
+        fn(con)
+        con.execute("INSERT INTO migrations (name) VALUES (?)", [name])
+    rubric = load_rubric("story-quality")
+    a, b = JurorSpec("fake/a", name="A"), JurorSpec("fake/b")
+    con.execute(
+        "INSERT INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, '1', 'pointwise', ?)",
+        [rubric.content_hash, rubric.name, rubric.model_dump_json()],
+    )
+    con.executemany("INSERT INTO jurors VALUES (?, ?, ?, '{}')", [(a.key, "A", a.model), (b.key, b.model, b.model)])
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('old', ?, 'pointwise', ?, 'finished')",
+        [rubric.content_hash, json.dumps(sorted([a.key, b.key]))],
+    )
+    con.execute("INSERT INTO items (item_id, response) VALUES ('i1', 'text')")
+    # a: relevance 4 and 2 (mean 3); b: relevance 5. Mean of juror means = 4.
+    for key, juror, sample, value in (("k1", a, 0, 4), ("k2", a, 1, 2), ("k3", b, 0, 5)):
+        con.execute(
+            "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, "
+            "status, attempts) VALUES (?, ?, ?, 'item', 'i1', ?, '[]', 'ok', 1)",
+            [key, rubric.content_hash, juror.key, sample],
+        )
+        con.execute("INSERT INTO run_calls VALUES ('old', ?)", [key])
+        con.execute(
+            "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, "
+            "score, status) VALUES (?, ?, ?, 'i1', ?, 'relevance', ?, 'valid')",
+            [key, rubric.content_hash, juror.key, sample, value],
+        )
+    return con
+
+
+def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
+    con = _old_store(tmp_path / "old.duckdb")
+    assert migrate(con) == ["m004_jury"]
+    assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
+        load_rubric("story-quality").dimensions
+    )
+    panel = con.execute("SELECT name, weight FROM run_jurors ORDER BY position").fetchall()
+    assert sorted(panel) == [("A", 1.0), ("fake/b", 1.0)]
+    row = con.execute(
+        "SELECT aggregation, jury_score, n_jurors_present, n_jurors_expected FROM jury_pointwise "
+        "WHERE criterion = 'relevance'"
+    ).fetchall()
+    assert row == [("mean", pytest.approx(4.0), 2, 2)]
+    # Criteria nobody scored are there, with no jury score.
+    assert con.execute("SELECT count(*) FROM jury_pointwise WHERE jury_score IS NULL").fetchall() == [(5,)]
+    con.close()
