@@ -300,6 +300,35 @@ class FakeBackend:
         return answer
 
 
+class SimBackend:
+    """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jury._sim`."""
+
+    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any) -> None:
+        from jurybench.jury._sim import SimJuror, load_sim_subjects
+
+        self.juror = SimJuror(spec, rubric)
+        self.items, self.pairs = load_sim_subjects(con)
+        self.calls: dict[Slot, int] = defaultdict(int)
+
+    async def complete(self, messages: Messages, slot: Slot) -> Completion:
+        attempt = self.calls[slot]
+        self.calls[slot] += 1
+        juror = self.juror
+        rng = juror.rng(slot.subject_id, slot.order, slot.sample_index, attempt)
+        roll = rng.random()
+        if roll < juror.refusal_rate:
+            text = "I'm sorry, but I can't judge this."
+        elif roll < juror.refusal_rate + juror.invalid_rate:
+            text = "Both have merits; it is hard to say."
+        elif slot.order:
+            a, b = (self.items[i] for i in self.pairs[slot.subject_id])
+            first, second = (a, b) if slot.order == "AB" else (b, a)
+            text = json.dumps(juror.pairwise(first, second, rng))
+        else:
+            text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
+        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0, latency_ms=0.0)
+
+
 class ReplayBackend:
     """Serves recorded raw completions (table ``recordings``) for ``replay/<source>``."""
 
@@ -340,6 +369,8 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any) -> Backend:
     """The backend for a juror; unknown providers and sources are user errors."""
     if spec.model.startswith("fake/"):
         return FakeBackend(spec, rubric)
+    if spec.model.startswith("sim/"):
+        return SimBackend(spec, rubric, con)
     if spec.model.startswith("replay/"):
         source = spec.model.split("/", 1)[1]
         rows = con.execute(
@@ -367,7 +398,7 @@ def check_litellm_model(model: str) -> None:
         raise JurybenchError(
             f"unknown juror model '{model}': litellm cannot tell its provider.",
             hint="Use provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
-            "ollama/llama3, hosted_vllm/<name>; or fake/<name>, replay/<source>.",
+            "ollama/llama3, hosted_vllm/<name>; or fake/<name>, sim/<name>, replay/<source>.",
         ) from None
 
 
@@ -388,9 +419,15 @@ UNSUPPORTED = {
 def check_juror(spec: JurorSpec) -> None:
     """Refuse misspelt or unsupported parameters and a missing API key before any call."""
     label = f"juror '{spec.display_name}'"
-    if spec.model.startswith(("fake/", "replay/")):
+    if spec.model.startswith(("fake/", "replay/", "sim/")):
+        from jurybench.jury._sim import SIM_KNOBS
+
         kind = spec.model.split("/", 1)[0]
-        allowed = READING | SAMPLING | FAKE_KNOBS if kind == "fake" else frozenset({"verdicts", "structured"})
+        allowed = {
+            "fake": READING | SAMPLING | FAKE_KNOBS,
+            "sim": READING | frozenset({"seed"}) | SIM_KNOBS,
+            "replay": frozenset({"verdicts", "structured"}),
+        }[kind]
         for key in spec.params:
             if key.startswith(EXTRA_PREFIX):
                 raise JurybenchError(
