@@ -385,8 +385,7 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any) -> Backend:
                 hint=f"Known sources: {', '.join(known) or 'none (import recordings first)'}.",
             )
         return ReplayBackend(spec, {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows})
-    check_litellm_model(spec.model)
-    return LiteLLMBackend(spec, rubric)
+    return LiteLLMBackend(spec, rubric)  # its model string and parameters were checked by check_juror
 
 
 def check_litellm_model(model: str) -> None:

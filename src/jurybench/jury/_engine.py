@@ -620,7 +620,7 @@ def score(
 
     options = options or EngineOptions()
     access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
-    validate_jurors(rubric, list(as_jury(jury).jurors))
+    validate_jurors(rubric, list(as_jury(jury).jurors))  # before anything is opened or written
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
     try:
