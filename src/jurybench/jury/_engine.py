@@ -153,8 +153,7 @@ def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[s
 
 
 def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
-    if not jurors:
-        raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
+    """Each juror's parameters against the rubric and its provider (an empty jury is Jury.resolved's to refuse)."""
     keys = Counter(j.key for j in jurors)
     for juror in jurors:
         check_juror(juror)

@@ -112,18 +112,12 @@ def _check_run(con: Any, run_id: str) -> None:
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
 
 
-def _pairwise_rows(
-    con: Any, run_id: str, *, group: str, columns: str, where: str | None, valid_only: bool, tail: str = ""
-) -> list[tuple[Any, ...]]:
-    """(group, *columns) rows of the run's pairwise scores, filtered by --where."""
+def _pairwise_rows(con: Any, run_id: str, *, group: str, columns: str, where: str | None) -> list[tuple[Any, ...]]:
+    """(group, *columns) rows of the run's single-sample pairwise verdicts (both orders side by side)."""
     _check_run(con, run_id)
     group, where = _fragments(group, where)
-    status = "status = 'valid' AND " if valid_only else ""
-    sql = (
-        f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base "
-        f"WHERE {status}({where or 'TRUE'}) {tail}"
-    )
-    return _query(con, sql, {"run": run_id}, "reading symmetrized scores" if valid_only else "reading pairwise scores")
+    sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'})"
+    return _query(con, sql, {"run": run_id}, "reading pairwise scores")
 
 
 def epsilon_matrices(
@@ -201,7 +195,7 @@ def stat_gap(
 
 def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
     group = by or "juror"
-    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where, valid_only=False)
+    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
     by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for grp, ab, ba, status in rows:
         if status == "valid":
