@@ -51,7 +51,7 @@ def _old_store(path: Path) -> duckdb.DuckDBPyConnection:
 
 def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
     con = _old_store(tmp_path / "old.duckdb")
-    assert migrate(con) == ["m004_jury"]
+    assert migrate(con) == ["m004_jury", "m005_studies"]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
     )
@@ -64,4 +64,18 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
     assert row == [("mean", pytest.approx(4.0), 2, 2)]
     # Criteria nobody scored are there, with no jury score.
     assert con.execute("SELECT count(*) FROM jury_pointwise WHERE jury_score IS NULL").fetchall() == [(5,)]
+    con.close()
+
+
+def test_m005_keeps_old_calls_and_judgments_and_new_writes_name_their_columns(tmp_path: Path) -> None:
+    con = _old_store(tmp_path / "old.duckdb")
+    migrate(con)
+    assert con.execute("SELECT count(*) FROM calls WHERE presentation IS NULL").fetchall() == [(3,)]
+    assert con.execute("SELECT count(*) FROM pointwise_judgments WHERE label IS NULL").fetchall() == [(3,)]
+    # calls gained a column after created_at: the engine's inserts must name columns, not rely on order.
+    from jurybench.jury import EngineOptions, parse_juror, score
+
+    score(con, load_rubric("story-quality"), [parse_juror("fake/c")], run_id="new", options=EngineOptions(progress=False))
+    stamped = con.execute("SELECT count(*) FROM calls WHERE created_at IS NOT NULL AND run_id = 'new'").fetchall()
+    assert stamped == [(1,)]
     con.close()

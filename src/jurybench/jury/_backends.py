@@ -27,7 +27,14 @@ from jurybench.jury._juror import (
     SAMPLING,
     JurorSpec,
 )
-from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
+from jurybench.rubric import (
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
+    PairwiseRubric,
+    PointwiseRubric,
+    PreferenceRubric,
+)
 
 Messages = list[dict[str, str]]
 
@@ -39,6 +46,8 @@ class Slot:
     subject_id: str
     order: str  # "AB", "BA", or "" for pointwise
     sample_index: int
+    presentation: str | None = None  # questionnaires: the order and rotation the prompt states (JSON)
+    language: str | None = None  # the subject's language (the response language, for generation)
 
 
 @dataclass
@@ -49,6 +58,7 @@ class Completion:
     completion_tokens: int | None = None
     cost_usd: float | None = None
     latency_ms: float | None = None
+    refusal: str | None = None  # the provider's own refusal signal (e.g. OpenAI's message.refusal)
 
 
 class TransientError(Exception):
@@ -98,7 +108,8 @@ class LiteLLMBackend:
         self.kwargs["max_retries"] = 0  # the engine retries, with backoff and jitter
         fmt = spec.params.get("response_format", "auto")
         wants_json = fmt == "json_object" or (fmt == "auto" and self._supports_json(spec.model))
-        if not spec.params.get("verdicts") and fmt != "none" and wants_json:
+        generating = getattr(rubric, "kind", None) == "generation"
+        if not spec.params.get("verdicts") and fmt != "none" and wants_json and not generating:
             self.kwargs["response_format"] = {"type": "json_object"}
         self._transient = tuple(
             getattr(self.litellm, name)
@@ -179,8 +190,10 @@ class LiteLLMBackend:
         usage = getattr(response, "usage", None)
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost")
+        refusal = getattr(choice.message, "refusal", None)
         return Completion(
             text=choice.message.content or "",
+            refusal=refusal if isinstance(refusal, str) and refusal else None,
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
@@ -254,6 +267,7 @@ class FakeBackend:
         # Sampling settings change a real juror's answers, so they change the fake's too.
         self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
         self.calls: dict[Slot, int] = defaultdict(int)
+        self.generating = getattr(rubric, "kind", None) == "generation"  # a generation spec, not a rubric
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         if self.latency:
@@ -270,7 +284,14 @@ class FakeBackend:
         if roll < self.refusal_rate:
             text = "I'm sorry, but I can't help with judging this."
         elif roll < self.refusal_rate + self.invalid_rate:
-            text = "Both are fine, hard to say."
+            text = "" if self.generating else "Both are fine, hard to say."
+        elif self.generating:
+            text = f"Fake response {rng.randint(0, 10**6)} to: {messages[-1]['content'][:60]}"
+        elif isinstance(self.rubric, ClassificationRubric):
+            text = rng.choice(self.rubric.labels).shown(self.rubric.default_language)
+        elif isinstance(self.rubric, InventoryRubric):
+            points = self.rubric.scale.points
+            text = "\n".join(f"{n}. {rng.randint(1, points)}" for n in range(1, len(self.rubric.items) + 1))
         else:
             text = json.dumps(self._answer(rng, slot))
         return Completion(
@@ -324,6 +345,11 @@ class SimBackend:
             a, b = (self.items[i] for i in self.pairs[slot.subject_id])
             first, second = (a, b) if slot.order == "AB" else (b, a)
             text = json.dumps(juror.pairwise(first, second, rng))
+        elif isinstance(juror.rubric, ClassificationRubric):
+            text = juror.classify(self.items[slot.subject_id], rng)
+        elif isinstance(juror.rubric, InventoryRubric):
+            assert slot.presentation is not None
+            text = juror.questionnaire(self.items[slot.subject_id], slot.presentation, rng)
         else:
             text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
         return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0, latency_ms=0.0)
@@ -370,6 +396,10 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any) -> Backend:
     if spec.model.startswith("fake/"):
         return FakeBackend(spec, rubric)
     if spec.model.startswith("sim/"):
+        if getattr(rubric, "kind", None) == "generation":
+            from jurybench.jury._sim import SimGeneratorBackend
+
+            return SimGeneratorBackend(spec, rubric)
         return SimBackend(spec, rubric, con)
     if spec.model.startswith("replay/"):
         source = spec.model.split("/", 1)[1]
@@ -419,12 +449,12 @@ def check_juror(spec: JurorSpec) -> None:
     """Refuse misspelt or unsupported parameters and a missing API key before any call."""
     label = f"juror '{spec.display_name}'"
     if spec.model.startswith(("fake/", "replay/", "sim/")):
-        from jurybench.jury._sim import SIM_KNOBS
+        from jurybench.jury._sim import SIM_GENERATOR_KNOBS, SIM_KNOBS
 
         kind = spec.model.split("/", 1)[0]
         allowed = {
             "fake": READING | SAMPLING | FAKE_KNOBS,
-            "sim": READING | frozenset({"seed"}) | SIM_KNOBS,
+            "sim": READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS,
             "replay": frozenset({"verdicts", "structured"}),
         }[kind]
         for key in spec.params:

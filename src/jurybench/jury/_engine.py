@@ -47,21 +47,28 @@ from jurybench.jury._store_io import (
     clear_stale_calls,
     done_call_keys,
     load_subjects,
+    record_gold_labels,
     register_jurors,
     register_rubric,
     write_batch,
 )
 from jurybench.rubric import (
     AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
     PreferenceRubric,
+    Presentation,
     is_pairwise,
+    presentation,
+    render_classification,
+    render_inventory,
     render_pairwise,
     render_pointwise,
 )
 from jurybench.store._db import first_row
 from jurybench.store._safe import StoreBusy
 
-REASK = "Your previous answer could not be used ({reason}). Reply again with only the JSON object described above."
+REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
 
 @dataclass
@@ -72,6 +79,8 @@ class Task:
     order: str
     sample_index: int
     messages: list[dict[str, str]]
+    language: str | None = None
+    presentation: str | None = None  # questionnaires: the order and rotation shown (JSON)
 
 
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
@@ -133,22 +142,36 @@ def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, samp
 
 
 def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]]) -> list[Task]:
-    """Every (juror, subject, order, sample); pairwise subjects in both orders."""
+    """Every (juror, subject, order, sample); pairwise subjects in both orders. A questionnaire
+    is shown in an order and rotation drawn from each call's key, so every call has its own."""
     tasks = []
     pairwise = is_pairwise(rubric)
     rubric_hash = rubric.content_hash
     for subject in subjects:
+        if isinstance(rubric, InventoryRubric):
+            sid = subject["item_id"]
+            for juror in jurors:
+                for sample in range(juror.samples):
+                    key = call_key(rubric_hash, juror.key, sid, "", sample)
+                    shown = presentation(rubric, key)
+                    messages = render_inventory(rubric, subject, shown)
+                    tasks.append(Task(key, juror, sid, "", sample, messages, subject.get("language"), shown.as_json()))
+            continue
         if pairwise:
             sid = subject["pair_id"]
             rendered = [(o, render_pairwise(rubric, subject, o)) for o in ("AB", "BA")]  # type: ignore[arg-type]
+        elif isinstance(rubric, ClassificationRubric):
+            sid = subject["item_id"]
+            rendered = [("", render_classification(rubric, subject))]
         else:
             sid = subject["item_id"]
             rendered = [("", render_pointwise(rubric, subject))]  # type: ignore[arg-type]
+        language = subject.get("language")
         for juror in jurors:
             for order, messages in rendered:
                 for sample in range(juror.samples):
                     key = call_key(rubric_hash, juror.key, sid, order, sample)
-                    tasks.append(Task(key, juror, sid, order, sample, messages))
+                    tasks.append(Task(key, juror, sid, order, sample, messages, language))
     return tasks
 
 
@@ -176,6 +199,11 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
             raise JurybenchError(
                 f"juror '{juror.display_name}': structured={structured!r} is not valid.",
                 hint="Valid: json, instructor.",
+            )
+        if structured == "instructor" and rubric.kind in ("classification", "inventory"):
+            raise JurybenchError(
+                f"juror '{juror.display_name}': structured=instructor is for pointwise, pairwise and preference "
+                f"rubrics; {rubric.kind} answers are read as text.",
             )
 
 
@@ -352,14 +380,29 @@ class _Writer:
         if outcome is None:
             return
         j, n = self.judgments, len(self.dimensions)
+        if not n:
+            return
         scores = outcome.scores or {}
         j["dimension"].extend(self.dimensions)
         j["score"].extend(scores.get(dim) for dim in self.dimensions)
+        details = outcome.details
+        if details is None:
+            j["status"].extend([outcome.status] * n)
+            j["reason"].extend([outcome.reason] * n)
+            for name in ("label", "raw_value", "shown_position"):
+                j[name].extend([None] * n)
+        else:
+            for dim in self.dimensions:
+                d = details[dim]
+                j["status"].append(d.status)
+                j["reason"].append(d.reason)
+                j["label"].append(d.label)
+                j["raw_value"].append(d.raw)
+                j["shown_position"].append(d.position)
         for name, value in (
             ("call_key", task.call_key), ("rubric_hash", self.rubric_hash), ("juror_key", task.juror.key),
             ("subject_id", task.subject_id), ("presented_order", task.order or None),
-            ("sample_index", task.sample_index), ("status", outcome.status), ("reason", outcome.reason),
-            ("rationale", outcome.rationale),
+            ("sample_index", task.sample_index), ("rationale", outcome.rationale),
         ):  # fmt: skip
             j[name].extend([value] * n)
 
@@ -438,9 +481,11 @@ async def _run_task(
     unusable: dict[str, str],
 ) -> tuple[dict[str, Any], Outcome | None]:
     spec = task.juror
-    slot = Slot(task.subject_id, task.order, task.sample_index)
+    slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
     retries = int(spec.option("retries", options.retries))
-    default_reasks = 0 if isinstance(backend, ReplayBackend) else 1
+    # Classification and questionnaire studies measure invalid answers: no re-ask unless asked for.
+    measured = rubric.kind in ("classification", "inventory") or _generating(rubric)
+    default_reasks = 0 if isinstance(backend, ReplayBackend) or measured else 1
     parse_retries = int(spec.option("parse_retries", default_reasks))
     timeout = float(spec.option("timeout", 60))
     verdicts = spec.params.get("verdicts")
@@ -497,7 +542,9 @@ async def _run_task(
         if completion.cost_usd is not None:
             cost = (cost or 0.0) + completion.cost_usd
         if not use_instructor:
-            outcome = parse_answer(rubric, completion.text, completion.finish_reason, verdicts)
+            outcome = parse_answer(rubric, completion.text, completion.finish_reason, verdicts, language=task.language,
+                                   shown=Presentation.from_json(task.presentation) if task.presentation else None,
+                                   signal=completion.refusal)  # fmt: skip
             reasks += outcome.status == "invalid"
             if outcome.status == "invalid" and reasks <= parse_retries:
                 messages = [
@@ -514,7 +561,7 @@ async def _run_task(
         "call_key": task.call_key,
         "rubric_hash": rubric.content_hash,
         "juror_key": spec.key,
-        "subject_kind": "pair" if task.order else "item",
+        "subject_kind": "pair" if task.order else ("unit" if _generating(rubric) else "item"),
         "subject_id": task.subject_id,
         "presented_order": task.order or None,
         "sample_index": task.sample_index,
@@ -529,6 +576,7 @@ async def _run_task(
         "cost_usd": cost,
         "latency_ms": latency if completion else None,
         "run_id": None,
+        "presentation": task.presentation,
     }
     return call, (outcome if status != "error" else None)
 
@@ -615,25 +663,58 @@ def score(
     sample) are reused without a call. ``jury`` is a :class:`Jury` (jurors, weights,
     aggregation, quorum) or a plain list of jurors (the default rule for the rubric).
     """
+    validate_jurors(rubric, list(as_jury(jury).jurors))  # before anything is opened or written
+    definition = as_jury(jury).resolved(rubric)
+    jurors = list(definition.jurors)
+
+    def plan(con: Any) -> tuple[list[Task], int]:
+        subjects = load_subjects(con, rubric, where)
+        if not subjects:
+            kind = "pairs" if is_pairwise(rubric) else "items"
+            raise JurybenchError(
+                f"no {kind} to judge{f' where {where}' if where else ''}.",
+                hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
+            )
+        record_gold_labels(con, rubric, subjects)
+        return plan_tasks(rubric, jurors, subjects), len(subjects)
+
+    def finish(con: Any, result: RunResult) -> None:
+        if definition.aggregation == "calibrated" and not result.interrupted:
+            from jurybench.calibration import apply_calibration
+
+            assert definition.calibration is not None
+            apply_calibration(con, Path(definition.calibration), result.run_id)
+
+    return run_job(store, rubric, definition, plan, finish, where=where, run_id=run_id, options=options)
+
+
+def run_job(
+    store: Any,
+    rubric: Any,
+    definition: Jury,
+    plan: Callable[[Any], tuple[list[Task], int]],
+    finish: Callable[[Any, RunResult], None],
+    *,
+    where: str | None = None,
+    run_id: str | None = None,
+    options: EngineOptions | None = None,
+) -> RunResult:
+    """The engine's one loop, for judging and for generating: plan the tasks, reuse answered
+    calls, make the others (concurrent, rate-limited, retried), write as answers arrive, and
+    finish the run (``finish`` runs in the last transaction's connection, also after Ctrl-C).
+
+    ``rubric`` is a rubric, or anything with its interface (``content_hash``, ``name``,
+    ``version``, ``kind``, ``dimensions``, ``model_dump_json``), such as a generation spec."""
     from jurybench.config import lock_wait_s
 
     options = options or EngineOptions()
     access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
-    validate_jurors(rubric, list(as_jury(jury).jurors))  # before anything is opened or written
-    definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
     try:
         with access.open(wait_s=lock_wait_s()) as con:
-            subjects = load_subjects(con, rubric, where)
-            if not subjects:
-                kind = "pairs" if is_pairwise(rubric) else "items"
-                raise JurybenchError(
-                    f"no {kind} to judge{f' where {where}' if where else ''}.",
-                    hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
-                )
+            tasks, n_subjects = plan(con)
             backends = {j.key: make_backend(j, rubric, con) for j in jurors}
-            tasks = plan_tasks(rubric, jurors, subjects)
-            run_id = _open_run(con, run_id, rubric, definition, where, len(subjects))
+            run_id = _open_run(con, run_id, rubric, definition, where, n_subjects)
             done = done_call_keys(con, [t.call_key for t in tasks])
             todo = [t for t in tasks if t.call_key not in done]
             clear_stale_calls(con, [t.call_key for t in todo])
@@ -675,12 +756,13 @@ def score(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
             )
-            if definition.aggregation == "calibrated" and not interrupted:
-                from jurybench.calibration import apply_calibration
-
-                assert definition.calibration is not None
-                apply_calibration(con, Path(definition.calibration), run_id)
+            finish(con, result)
     return result
+
+
+def _generating(rubric: Any) -> bool:
+    """A generation spec travels through the engine in a rubric's place."""
+    return getattr(rubric, "kind", None) == "generation"
 
 
 def run_status(result: RunResult) -> str:
@@ -743,7 +825,7 @@ def _open_run(
         [
             run_id,
             rubric.content_hash,
-            "pairwise" if is_pairwise(rubric) else "pointwise",
+            "pairwise" if is_pairwise(rubric) else ("generation" if _generating(rubric) else "pointwise"),
             juror_keys,
             where,
             n,

@@ -29,6 +29,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jury._juror import JurorSpec, juror_from_mapping
+from jurybench.rubric import is_pairwise
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
 TIE_RULES = ("tie", "abstain")
@@ -57,7 +58,7 @@ class Jury:
             raise JurybenchError(
                 f"aggregation {aggregation!r} is not valid.", hint=f"Valid: {', '.join(AGGREGATIONS)}."
             )
-        if aggregation == "majority" and rubric.kind == "pointwise":
+        if aggregation == "majority" and not is_pairwise(rubric):
             raise JurybenchError(
                 "aggregation 'majority' needs a pairwise or preference rubric (jurors vote by sign).",
                 hint="Use mean, median, weighted or calibrated for pointwise scores.",

@@ -13,7 +13,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jurybench.rubric import AnyRubric, PreferenceRubric, response_model
+from jurybench.rubric import (
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
+    PreferenceRubric,
+    Presentation,
+    match_label,
+    parse_inventory,
+    response_model,
+)
 
 PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
@@ -28,11 +37,23 @@ _FENCE_RE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
 @dataclass(frozen=True)
+class Detail:
+    """One dimension's own outcome, when it can differ from the call's (questionnaire items)."""
+
+    status: str
+    reason: str | None = None
+    raw: float | None = None  # the number the juror wrote (before rotation, rescaling, keying)
+    label: str | None = None
+    position: int | None = None  # where the item was shown (1-based)
+
+
+@dataclass(frozen=True)
 class Outcome:
     status: str  # valid | invalid | refusal
-    scores: dict[str, int] | None
+    scores: dict[str, Any] | None
     rationale: str | None
     reason: str | None
+    details: dict[str, Detail] | None = None
 
 
 def _refusal_or_invalid(text: str, finish_reason: str | None, reason: str) -> Outcome:
@@ -97,7 +118,51 @@ def parse_with_rules(rubric: AnyRubric, rule_set: str, text: str, finish_reason:
     return _refusal_or_invalid(text, finish_reason, f"no '{rule_set}' verdict rule matched")
 
 
-def parse_answer(rubric: AnyRubric, text: str, finish_reason: str | None, verdict_rules: str | None) -> Outcome:
+def parse_classification(
+    rubric: ClassificationRubric, text: str, finish_reason: str | None, language: str | None
+) -> Outcome:
+    found = match_label(rubric, text, language)
+    if found.label is None:
+        return _refusal_or_invalid(text, finish_reason, found.reason or "no label")
+    return Outcome("valid", {"label": None}, None, None, {"label": Detail("valid", label=found.label)})
+
+
+def parse_questionnaire(
+    rubric: InventoryRubric, text: str, finish_reason: str | None, language: str | None, shown: Presentation
+) -> Outcome:
+    """Per item: valid with its canonical score, or invalid with the reason. The call is
+    valid when at least one item is; with none, it is invalid (or a refusal)."""
+    lang = language if language in rubric.templates else rubric.default_language
+    answers = parse_inventory(rubric, text, shown, lang)
+    if not any(a.status == "valid" for a in answers):
+        return _refusal_or_invalid(text, finish_reason, "no statement answered with a scale number")
+    details = {a.item: Detail(a.status, a.reason, a.raw, a.label, a.position) for a in answers}
+    n_invalid = sum(a.status != "valid" for a in answers)
+    reason = f"{n_invalid} of {len(answers)} statements without a valid answer" if n_invalid else None
+    return Outcome("valid", {a.item: a.score for a in answers}, None, reason, details)
+
+
+def parse_answer(
+    rubric: AnyRubric,
+    text: str,
+    finish_reason: str | None,
+    verdict_rules: str | None,
+    *,
+    language: str | None = None,
+    shown: Presentation | None = None,
+    signal: str | None = None,
+) -> Outcome:
+    if getattr(rubric, "kind", None) == "generation":
+        # A generated response: a refusal (the provider's signal or the spec's patterns), empty, or valid.
+        why = rubric.is_refusal(text, finish_reason, signal)  # type: ignore[union-attr]
+        if why:
+            return Outcome("refusal", None, None, why)
+        return Outcome("valid", None, None, None) if text.strip() else Outcome("invalid", None, None, "empty response")
+    if isinstance(rubric, ClassificationRubric):
+        return parse_classification(rubric, text, finish_reason, language)
+    if isinstance(rubric, InventoryRubric):
+        assert shown is not None, "a questionnaire answer is read against its presentation"
+        return parse_questionnaire(rubric, text, finish_reason, language, shown)
     if verdict_rules:
         return parse_with_rules(rubric, verdict_rules, text, finish_reason)
     return parse_structured(rubric, text, finish_reason)

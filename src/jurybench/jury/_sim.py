@@ -15,6 +15,17 @@ A juror turns the truth into an answer with documented distortions:
 - ``language_leniency`` (``ko:-0.5|de:0.3``: points added per item language);
 - ``refusal_rate``, ``invalid_rate`` (shares of refusals and unparseable answers).
 
+Classification: the juror names the gold label with probability ``accuracy`` (default 0.8)
+plus ``language_accuracy`` for the item's language (``ko:-0.2|de:0.05``) plus ``effect``
+where ``effect_arm`` matches (``effect_on`` then names gold labels); otherwise a label
+drawn uniformly from the others. Invalid answers are a word outside the label set.
+
+Questionnaires: a target item has a latent trait per facet (truth(item, facet)); every
+statement of the facet is answered as round(mid + half * 0.5 * z + leniency + language +
+effect + noise * e) on the instrument's 1..P agreement scale (reversed for reverse-keyed
+statements), written as the numeral that stands for that label under the call's rotation,
+at the statement's shown position. ``effect_on`` may name statements, facets or factors.
+
 Pointwise: score = round(mid + half * 0.5 * z * (1 + scale_use) + leniency + language
 + effect + verbosity + noise * e), clipped to the scale. Pairwise, shown first-second:
 round((z_first - z_second) + effects + position_bias + noise * e), clipped to -k..k.
@@ -28,18 +39,28 @@ import hashlib
 import json
 import math
 import random
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jury._juror import JurorSpec
-from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
+from jurybench.rubric import (
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
+    PairwiseRubric,
+    PointwiseRubric,
+    PreferenceRubric,
+)
 
+# Response models (``sim/<name>`` as a generator in 'jurybench generate'): see SimGenerator.
+SIM_GENERATOR_KNOBS = frozenset({"length", "language_refusal", "refusal_arm", "arm_refusal_rate"})
 SIM_KNOBS = frozenset(
     {
         "leniency", "noise", "scale_use", "position_bias", "verbosity_bias", "effect", "effect_on", "effect_arm",
-        "language_leniency", "refusal_rate", "invalid_rate", "truth_seed",
+        "language_leniency", "refusal_rate", "invalid_rate", "truth_seed", "accuracy", "language_accuracy",
     }
 )  # fmt: skip
 
@@ -57,6 +78,8 @@ class SimItem:
     length: int
     treatment: Mapping[str, Any]
     metadata: Mapping[str, Any]
+    reference: str | None = None
+    planted: Mapping[str, float] = field(default_factory=dict)  # a simulated generator's effect marker
 
 
 def _names(value: Any) -> frozenset[str] | None:
@@ -112,6 +135,8 @@ class SimJuror:
         self.seed = p.get("seed", 0)
         self.effect_on = _names(p.get("effect_on"))
         self.languages = _language_map(p.get("language_leniency"), label)
+        self.accuracy = number("accuracy", 0.8)
+        self.language_accuracy = _language_map(p.get("language_accuracy"), label)
         arm = p.get("effect_arm")
         self.effect_arm: tuple[str, str] | None = None
         if arm is not None:
@@ -119,11 +144,16 @@ class SimJuror:
                 raise JurybenchError(f"{label}: effect_arm takes key=value, e.g. gender=f (got {arm!r}).")
             key, value = str(arm).split("=", 1)
             self.effect_arm = (key.strip(), value.strip())
-        unknown = sorted((self.effect_on or frozenset()) - set(rubric.dimensions))
+        valid = set(rubric.dimensions)
+        if isinstance(rubric, InventoryRubric):
+            valid |= {f.name for f in rubric.facets} | set(rubric.factors)
+        if isinstance(rubric, ClassificationRubric):
+            valid = {lab.name for lab in rubric.labels}
+        unknown = sorted((self.effect_on or frozenset()) - valid)
         if unknown:
             raise JurybenchError(
                 f"{label}: effect_on names {unknown[0]!r}, not a dimension of rubric '{rubric.name}'.",
-                hint=f"Valid: {', '.join(rubric.dimensions)}.",
+                hint=f"Valid: {', '.join(sorted(valid))}.",
             )
 
     def z(self, item: SimItem, dimension: str) -> float:
@@ -137,9 +167,10 @@ class SimJuror:
         return 1.0 if str(item.treatment.get(key)) == value else 0.0
 
     def shift(self, item: SimItem, dimension: str) -> float:
-        """Everything the juror adds to an item's latent quality on a dimension, in scale points."""
+        """Everything added to an item's latent quality on a dimension, in scale points: the juror's own
+        treatment effect and verbosity bias, and what a simulated generator planted in the text."""
         effect = self.effect * self.arm(item) if self.effect_on is None or dimension in self.effect_on else 0.0
-        return effect + self.verbosity_bias * item.length / 1000
+        return effect + self.verbosity_bias * item.length / 1000 + item.planted.get(dimension, 0.0)
 
     def rng(self, *slot: Any) -> random.Random:
         digest = hashlib.sha256(repr((self.name, self.seed, *slot)).encode()).digest()
@@ -156,6 +187,45 @@ class SimJuror:
             )  # fmt: skip
             out[c.name] = int(min(c.scale.max, max(c.scale.min, round(value))))
         return out
+
+    def classify(self, item: SimItem, rng: random.Random) -> str:
+        """A label, shown as in the item's language: the gold one with the juror's accuracy."""
+        from jurybench.rubric import gold_label
+
+        rubric = self.rubric
+        assert isinstance(rubric, ClassificationRubric)
+        language = item.language or rubric.default_language
+        gold = gold_label(rubric, item.reference, item.language)
+        p = self.accuracy + self.language_accuracy.get(language, 0.0)
+        if gold is not None and (self.effect_on is None or gold in self.effect_on):
+            p += self.effect * self.arm(item)
+        names = [lab.name for lab in rubric.labels]
+        choice = rng.choice([n for n in names if n != gold]) if gold is None or rng.random() >= p else gold
+        return next(lab for lab in rubric.labels if lab.name == choice).shown(language)
+
+    def questionnaire(self, item: SimItem, shown_json: str, rng: random.Random) -> str:
+        """'<position>. <numeral>' lines for every statement, under the call's order and rotation."""
+        from jurybench.rubric import Presentation
+
+        rubric = self.rubric
+        assert isinstance(rubric, InventoryRubric)
+        shown = Presentation.from_json(shown_json)
+        points = rubric.scale.points
+        mid, half = (1 + points) / 2, (points - 1) / 2
+        numeral_of = {label_index: n for n, label_index in enumerate(shown.rotation, start=1)}
+        language = self.languages.get(item.language or "", 0.0)
+        lines = []
+        structure = {i: (facet, factor, reverse) for i, facet, factor, reverse in rubric.structure()}
+        for position, item_id in enumerate(shown.order, start=1):
+            facet, factor, reverse = structure[item_id]
+            targets = {item_id, facet, factor}
+            effect = self.effect * self.arm(item) if self.effect_on is None or targets & self.effect_on else 0.0
+            value = mid + half * 0.5 * self.z(item, facet) + self.leniency + language + effect
+            value += self.noise * rng.gauss(0, 1)
+            agreement = int(min(points, max(1, round(value))))
+            canonical = points + 1 - agreement if reverse else agreement
+            lines.append(f"{position}. {numeral_of[canonical - 1]}")
+        return "\n".join(lines)
 
     def advantage(self, first: SimItem, second: SimItem, dimension: str) -> float:
         """How much better the first item is than the second on a dimension, with treatment effects."""
@@ -186,12 +256,156 @@ class SimJuror:
 def load_sim_subjects(con: Any) -> tuple[dict[str, SimItem], dict[str, tuple[str, str]]]:
     """Items (id -> attributes) and pairs (id -> (item_a, item_b)) as the simulated jurors see them."""
     items = {}
-    for item_id, language, length, treatment, metadata in con.execute(
-        "SELECT item_id, language, length(response), treatment, metadata FROM items"
+    for item_id, language, length, treatment, metadata, reference, response in con.execute(
+        "SELECT item_id, language, length(response), treatment, metadata, reference, "
+        "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items"
     ).fetchall():
         items[item_id] = SimItem(
             item_id, language, int(length or 0), json.loads(treatment) if treatment else {},
-            json.loads(metadata) if metadata else {},
+            json.loads(metadata) if metadata else {}, reference, planted_effects(response or ""),
         )  # fmt: skip
     pairs = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair_id, item_a, item_b FROM pairs").fetchall()}
     return items, pairs
+
+
+# A simulated generator states what it planted at the end of its text, e.g.
+# "[sim-effect logos=+1.000 pathos=+1.000]"; simulated jurors read it as part of the item's
+# quality on those dimensions (real jurors just see a line of text).
+_MARKER_RE = re.compile(r"\[sim-effect ((?:[a-z][a-z0-9_]*=[-+]?\d+(?:\.\d+)? ?)+)\]")
+_WORDS = [
+    "we",
+    "could",
+    "all",
+    "gain",
+    "from",
+    "this",
+    "plan",
+    "because",
+    "it",
+    "is",
+    "clear",
+    "fair",
+    "and",
+    "worth",
+    "the",
+    "small",
+    "effort",
+    "it",
+    "asks",
+    "of",
+    "each",
+    "of",
+    "us",
+    "think",
+    "of",
+    "the",
+    "people",
+    "who",
+    "rely",
+    "on",
+    "you",
+    "and",
+    "of",
+    "what",
+    "a",
+    "careful",
+    "choice",
+    "today",
+    "will",
+    "spare",
+    "them",
+    "tomorrow",
+]
+
+
+def planted_effects(text: str) -> dict[str, float]:
+    found = _MARKER_RE.search(text)
+    if not found:
+        return {}
+    return {k: float(v) for k, v in (part.split("=") for part in found.group(1).split())}
+
+
+class SimGenerator:
+    """A simulated response model with known, seeded behaviour.
+
+    - ``length``: mean length in words (default 60); ``verbosity``-sensitive jurors see it;
+    - ``effect`` on the dimensions in ``effect_on`` for responses whose treatment matches
+      ``effect_arm`` (key=value): written into the text as a ``[sim-effect ...]`` marker that
+      simulated jurors add, in scale points, to the response's quality on those dimensions;
+    - ``refusal_rate``, plus ``language_refusal`` (``ja:0.2``) for the response language and
+      ``arm_refusal_rate`` for the arm ``refusal_arm`` (key=value); ``invalid_rate`` gives
+      empty responses.
+    """
+
+    def __init__(self, spec: JurorSpec) -> None:
+        p = spec.params
+        label = f"model '{spec.display_name}'"
+        self.name = spec.model.split("/", 1)[1]
+        self.seed = p.get("seed", 0)
+        self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
+
+        def number(key: str, default: float) -> float:
+            value = p.get(key, default)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise JurybenchError(f"{label}: {key} must be a number (got {value!r}).")
+            return float(value)
+
+        self.length = max(1, int(number("length", 60)))
+        self.effect = number("effect", 0.0)
+        self.refusal_rate = number("refusal_rate", 0.0)
+        self.invalid_rate = number("invalid_rate", 0.0)
+        self.arm_refusal_rate = number("arm_refusal_rate", 0.0)
+        self.language_refusal = _language_map(p.get("language_refusal"), label)
+        self.effect_on = sorted(_names(p.get("effect_on")) or [])
+        if self.effect and not self.effect_on:
+            raise JurybenchError(f"{label}: effect needs effect_on (the dimensions it changes, a|b|c).")
+        self.effect_arm = _arm(p.get("effect_arm"), label, "effect_arm")
+        self.refusal_arm = _arm(p.get("refusal_arm"), label, "refusal_arm")
+
+    def respond(self, unit: str, language: str | None, sample: int, attempt: int) -> str:
+        from jurybench.generate._spec import parse_unit
+
+        _, arms = parse_unit(unit)
+        digest = hashlib.sha256(repr((self.name, self.seed, unit, sample, attempt, *self.sampling)).encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        p_refuse = self.refusal_rate + self.language_refusal.get(language or "", 0.0)
+        if self.refusal_arm and arms.get(self.refusal_arm[0]) == self.refusal_arm[1]:
+            p_refuse += self.arm_refusal_rate
+        roll = rng.random()
+        if roll < p_refuse:
+            return "I'm sorry, but I can't help with writing that."
+        if roll < p_refuse + self.invalid_rate:
+            return ""
+        n = max(5, int(rng.gauss(self.length, self.length / 4)))
+        words = [rng.choice(_WORDS) for _ in range(n)]
+        text = (f"[{language}] " if language else "") + " ".join(words).capitalize() + "."
+        if self.effect and self.effect_arm and arms.get(self.effect_arm[0]) == self.effect_arm[1]:
+            text += "\n\n[sim-effect " + " ".join(f"{d}={self.effect:+.3f}" for d in self.effect_on) + "]"
+        return text
+
+
+def _arm(value: Any, label: str, key: str) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    if "=" not in str(value):
+        raise JurybenchError(f"{label}: {key} takes key=value, e.g. gender=female (got {value!r}).")
+    k, v = str(value).split("=", 1)
+    return k.strip(), v.strip()
+
+
+class SimGeneratorBackend:
+    """``sim/<name>`` answering generation requests (see :class:`SimGenerator`)."""
+
+    def __init__(self, spec: JurorSpec, rubric: Any) -> None:
+        self.generator = SimGenerator(spec)
+        self.calls: dict[Any, int] = {}
+
+    async def complete(self, messages: list[dict[str, str]], slot: Any) -> Any:
+        from jurybench.jury._backends import Completion
+
+        attempt = self.calls.get(slot, 0)
+        self.calls[slot] = attempt + 1
+        language = slot.language
+        text = self.generator.respond(slot.subject_id, language, slot.sample_index, attempt)
+        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=len(text) // 4,
+                          latency_ms=0.0)  # fmt: skip

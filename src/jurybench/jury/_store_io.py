@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jurybench.jury._juror import JurorSpec, stored_params
-from jurybench.rubric import AnyRubric, is_pairwise
+from jurybench.rubric import AnyRubric, InventoryRubric, is_pairwise
 
 CALL_COLUMNS = [
     ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
@@ -15,13 +15,13 @@ CALL_COLUMNS = [
     ("sample_index", "int32"), ("messages", "string"), ("response_text", "string"),
     ("finish_reason", "string"), ("status", "string"), ("reason", "string"),
     ("attempts", "int32"), ("prompt_tokens", "int64"), ("completion_tokens", "int64"),
-    ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"),
+    ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"), ("presentation", "string"),
 ]  # fmt: skip
 JUDGMENT_COLUMNS = [
     ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
     ("subject_id", "string"), ("presented_order", "string"), ("sample_index", "int32"),
-    ("dimension", "string"), ("score", "int32"), ("status", "string"), ("reason", "string"),
-    ("rationale", "string"),
+    ("dimension", "string"), ("score", "float64"), ("status", "string"), ("reason", "string"),
+    ("rationale", "string"), ("label", "string"), ("raw_value", "float64"), ("shown_position", "int32"),
 ]  # fmt: skip
 
 
@@ -30,10 +30,16 @@ def register_rubric(con: Any, rubric: AnyRubric) -> None:
         "INSERT OR IGNORE INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, ?, ?, ?)",
         [rubric.content_hash, rubric.name, rubric.version, rubric.kind, rubric.model_dump_json()],
     )
-    con.executemany(
-        "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
-        [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
-    )
+    if rubric.dimensions:  # a generation spec has none
+        con.executemany(
+            "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
+            [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
+        )
+    if isinstance(rubric, InventoryRubric):
+        con.executemany(
+            "INSERT OR IGNORE INTO inventory_structure VALUES (?, ?, ?, ?, ?)",
+            [(rubric.content_hash, *row) for row in rubric.structure()],
+        )
 
 
 def register_jurors(con: Any, jurors: Sequence[JurorSpec]) -> None:
@@ -78,6 +84,44 @@ def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[s
         if isinstance(row.get("metadata"), str):
             row["metadata"] = json.loads(row["metadata"])
     return rows
+
+
+def record_gold_labels(con: Any, rubric: AnyRubric, subjects: list[dict[str, Any]]) -> None:
+    """Classification: each item's reference as a canonical label (classification_gold).
+
+    A reference that names no label is bad input: one line naming the item and the fix,
+    before anything is judged. Items without a reference are judged but have no gold."""
+    import pyarrow as pa
+
+    from jurybench.errors import JurybenchError
+    from jurybench.rubric import ClassificationRubric, gold_label
+
+    if not isinstance(rubric, ClassificationRubric):
+        return
+    rows = []
+    for item in subjects:
+        reference = item.get("reference")
+        if reference is None or not str(reference).strip():
+            continue
+        gold = gold_label(rubric, reference, item.get("language"))
+        if gold is None:
+            source = item.get("source_file") or "items"
+            raise JurybenchError(
+                f"{source}, item '{item['item_id']}', field 'reference': {reference!r} is not a label of rubric "
+                f"'{rubric.name}'.",
+                hint=f"Use one of: {', '.join(lab.name for lab in rubric.labels)} (or its name in the item's language).",
+            )
+        rows.append((item["item_id"], gold))
+    if rows:
+        table = pa.table({"item_id": [r[0] for r in rows], "gold": [r[1] for r in rows]})
+        con.register("new_gold", table)
+        try:
+            con.execute(
+                "INSERT OR REPLACE INTO classification_gold SELECT ?, item_id, gold FROM new_gold",
+                [rubric.content_hash],
+            )
+        finally:
+            con.unregister("new_gold")
 
 
 def done_call_keys(con: Any, keys: list[str]) -> set[str]:
@@ -154,9 +198,20 @@ def write_batch(
     try:
         if n_rows(calls):
             con.register("new_calls", table(calls, CALL_COLUMNS))
-            con.execute("INSERT INTO calls SELECT *, current_timestamp FROM new_calls")
+            names = ", ".join(name for name, _ in CALL_COLUMNS)
+            con.execute(f"INSERT INTO calls ({names}) SELECT {names} FROM new_calls")
             con.unregister("new_calls")
-        if n_rows(judgments):
+        if n_rows(judgments) and not pairwise:
+            con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
+            con.execute(
+                """INSERT INTO pointwise_judgments
+                    (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status, reason,
+                     rationale, label, raw_value, shown_position)
+                    SELECT call_key, rubric_hash, juror_key, subject_id, sample_index, dimension, score, status,
+                           reason, rationale, label, raw_value, shown_position FROM new_judgments"""
+            )
+            con.unregister("new_judgments")
+        elif n_rows(judgments):
             con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
             con.execute(
                 f"""INSERT INTO {target}

@@ -10,9 +10,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from jurybench.config import rubric_dirs
 from jurybench.errors import JurybenchError
-from jurybench.rubric._model import KINDS, PairwiseRubric, PointwiseRubric, PreferenceRubric, Rubric
+from jurybench.rubric._model import KINDS, AnyRubric, Rubric
 
-AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
 _ADAPTER: TypeAdapter[AnyRubric] = TypeAdapter(Rubric)
 
 
@@ -118,6 +117,8 @@ def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
         "pointwise": m.PointwiseRubric,
         "pairwise": m.PairwiseRubric,
         "preference": m.PreferenceRubric,
+        "classification": m.ClassificationRubric,
+        "inventory": m.InventoryRubric,
     }[kind]
     nested = {
         "criteria": m.Criterion,
@@ -125,7 +126,12 @@ def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
         "templates": m.Template,
         "scale": m.Scale,
         "verdict_rules": m.VerdictRule,
+        "labels": m.Label,
+        "facets": m.Facet,
+        "items": m.InventoryItem,
     }
+    if kind == "inventory":
+        nested["scale"] = m.InventoryScale
     for part in loc:
         if isinstance(part, str) and part in nested:
             model = nested[part]

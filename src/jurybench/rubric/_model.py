@@ -25,6 +25,8 @@ POINTWISE_FIELDS = frozenset({"prompt", "response", "reference", "language", "mo
 PAIRWISE_FIELDS = frozenset(
     {"prompt", "response_a", "response_b", "reference", "language", "categories", "answer_format"}
 )
+CLASSIFICATION_FIELDS = frozenset({"prompt", "response", "reference", "language", "labels", "answer_format"})
+INVENTORY_FIELDS = frozenset({"prompt", "response", "language", "scale", "items", "answer_format"})
 PLACEHOLDER_RE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_.]*)\}(?!\})")
 
 
@@ -218,12 +220,158 @@ class PreferenceRubric(_RubricBase):
         return ["preference"]
 
 
-Rubric = Annotated[PointwiseRubric | PairwiseRubric | PreferenceRubric, Field(discriminator="kind")]
+class Label(_Strict):
+    """One label of a closed label set: a canonical name, its name per language, and aliases."""
 
-# Later kinds ('classification' with a closed label set, 'inventory' with keyed
-# questionnaire items) join this union; the store already keys judgments by
-# rubric kind, so they need no schema change.
-KINDS = ("pointwise", "pairwise", "preference")
+    name: Annotated[str, Field(pattern=NAME_RE)]
+    names: dict[str, str] = Field(default_factory=dict, description="the label as shown, per language")
+    aliases: dict[str, list[str]] = Field(default_factory=dict, description="other accepted answers, per language")
+
+    def shown(self, language: str) -> str:
+        return self.names.get(language, self.name)
+
+
+class ClassificationRubric(_RubricBase):
+    """One label from a closed set per item. The answer is normalised (see
+    :func:`jurybench.rubric.normalise_label`) and must match the label's name in the
+    item's language, one of its aliases, or its canonical name; anything else is
+    invalid. Gold labels are the items' ``reference`` (a canonical name, or a shown name)."""
+
+    kind: Literal["classification"]
+    rationale: bool = False
+    labels: list[Label] = Field(min_length=2)
+    answer: Literal["text", "json"] = Field(default="text", description='text: the label alone; json: {"label": ...}')
+
+    placeholder_fields: ClassVar[frozenset[str]] = CLASSIFICATION_FIELDS
+
+    @field_validator("labels")
+    @classmethod
+    def _unique(cls, value: list[Label]) -> list[Label]:
+        _check_unique([label.name for label in value], "label")
+        return value
+
+    @property
+    def dimensions(self) -> list[str]:
+        return ["label"]
+
+
+class InventoryScale(_Strict):
+    """The response scale: ``points`` numerals 1..points with a label each, per language.
+
+    Scores are reported on the reference scale 1..``reference_points``; an instrument
+    with another number of points is rescaled linearly: 1 + (s - 1) * (R - 1) / (P - 1)."""
+
+    points: int = Field(ge=2, le=11)
+    reference_points: int | None = Field(default=None, ge=2, le=11)
+    labels: dict[str, list[str]]
+
+    @model_validator(mode="after")
+    def _labels_cover(self) -> InventoryScale:
+        for language, labels in self.labels.items():
+            if len(labels) != self.points:
+                raise ValueError(f"labels '{language}' has {len(labels)} labels for a {self.points}-point scale")
+            if len(set(labels)) != len(labels):
+                raise ValueError(f"labels '{language}' repeats a label")
+        return self
+
+    @property
+    def reference(self) -> int:
+        return self.reference_points or self.points
+
+
+class Facet(_Strict):
+    name: Annotated[str, Field(pattern=NAME_RE)]
+    factor: str | None = Field(default=None, description="the factor the facet belongs to; none: interstitial")
+    description: str = ""
+
+
+class InventoryItem(_Strict):
+    id: Annotated[str, Field(pattern=NAME_RE)]
+    facet: str
+    reverse: bool = False
+    text: dict[str, str] = Field(description="the statement per language; may use the instrument's placeholders")
+
+
+class InventoryRubric(_RubricBase):
+    """A questionnaire answered item by item on a labelled scale (observer or self report).
+
+    Each call shows the items in a random order (``shuffle``) and, with ``rotation``, the
+    scale's labels permuted over the numerals; both are drawn from the call's key, stated
+    in the prompt, recorded with the call and mapped back, so every stored score is on the
+    canonical, reference scale with reverse-keyed items reversed (R + 1 - s).
+    ``placeholders`` fill item texts per language and per arm of ``treatment_variable``
+    (e.g. pronouns that follow the target's gender)."""
+
+    kind: Literal["inventory"]
+    rationale: bool = False
+    scale: InventoryScale
+    rotation: bool = True
+    shuffle: bool = True
+    treatment_variable: str | None = None
+    placeholders: dict[str, dict[str, dict[str, str]]] = Field(
+        default_factory=dict, description="language -> arm -> placeholder -> text"
+    )
+    facets: list[Facet] = Field(min_length=1)
+    items: list[InventoryItem] = Field(min_length=2)
+    answer_instructions: dict[str, str] = Field(
+        default_factory=dict, description="per language: how to answer (default: an English line)"
+    )
+
+    placeholder_fields: ClassVar[frozenset[str]] = INVENTORY_FIELDS
+
+    @model_validator(mode="after")
+    def _consistent(self) -> InventoryRubric:
+        _check_unique([i.id for i in self.items], "item")
+        _check_unique([f.name for f in self.facets], "facet")
+        facets = {f.name for f in self.facets}
+        used: set[str] = set()
+        for item in self.items:
+            if item.facet not in facets:
+                raise ValueError(f"item '{item.id}': facet '{item.facet}' is not declared under facets")
+            used.add(item.facet)
+            for language in self.templates:
+                if language not in item.text:
+                    raise ValueError(f"item '{item.id}' has no text for language '{language}'")
+                for name in PLACEHOLDER_RE.findall(item.text[language]):
+                    arms = self.placeholders.get(language, {})
+                    if not arms or any(name not in values for values in arms.values()):
+                        raise ValueError(
+                            f"item '{item.id}' ({language}) uses {{{name}}}, which placeholders.{language} "
+                            "does not define for every arm"
+                        )
+        empty = sorted(facets - used)
+        if empty:
+            raise ValueError(f"facet '{empty[0]}' has no items")
+        for language in self.templates:
+            if language not in self.scale.labels:
+                raise ValueError(f"scale.labels has no labels for language '{language}'")
+        if self.placeholders and not self.treatment_variable:
+            raise ValueError("placeholders need treatment_variable (the treatment whose arm selects them)")
+        return self
+
+    @property
+    def dimensions(self) -> list[str]:
+        return [i.id for i in self.items]
+
+    @property
+    def factors(self) -> list[str]:
+        return sorted({f.factor for f in self.facets if f.factor})
+
+    def structure(self) -> list[tuple[str, str, str | None, bool]]:
+        """(item, facet, factor, reverse) for every item."""
+        factor_of = {f.name: f.factor for f in self.facets}
+        return [(i.id, i.facet, factor_of[i.facet], i.reverse) for i in self.items]
+
+
+AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric
+Rubric = Annotated[
+    PointwiseRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric,
+    Field(discriminator="kind"),
+]
+
+# The store keys judgments by rubric kind; classification and inventory rubrics are
+# judged item by item like pointwise ones (their rows live in pointwise_judgments).
+KINDS = ("pointwise", "pairwise", "preference", "classification", "inventory")
 
 
 def is_pairwise(rubric: Any) -> bool:

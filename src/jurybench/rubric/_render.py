@@ -7,15 +7,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.rubric._inventory import Presentation
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
 )
 from jurybench.rubric._schema import answer_format
 
-AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
 Messages = list[dict[str, str]]
 
 
@@ -73,6 +76,42 @@ def render_pointwise(rubric: PointwiseRubric, item: Mapping[str, Any]) -> Messag
     return _messages(template.system, template.user, values, item, f"item {item.get('item_id')}")
 
 
+def render_classification(rubric: ClassificationRubric, item: Mapping[str, Any]) -> Messages:
+    """Messages asking for one label of the rubric's closed set, shown in the item's language."""
+    from jurybench.rubric._classify import classification_answer_format, labels_block
+
+    template = rubric.template_for(item.get("language"))
+    values = {
+        "prompt": item.get("prompt"),
+        "response": item.get("response"),
+        "reference": None,  # the gold label is never shown to the classifier
+        "language": item.get("language"),
+        "labels": labels_block(rubric, item.get("language")),
+        "answer_format": classification_answer_format(rubric),
+    }
+    return _messages(template.system, template.user, values, item, f"item {item.get('item_id')}", append=False)
+
+
+def render_inventory(rubric: InventoryRubric, item: Mapping[str, Any], shown: Presentation) -> Messages:
+    """The questionnaire for one item (a target to report on), in the presentation drawn for the call."""
+    from jurybench.rubric._inventory import arm_of, inventory_answer_format, items_block, scale_block
+
+    language = item.get("language") or rubric.default_language
+    if language not in rubric.templates:
+        language = rubric.default_language if rubric.language_fallback else language
+    template = rubric.template_for(language)
+    arm = arm_of(rubric, item.get("treatment"))
+    values = {
+        "prompt": item.get("prompt"),
+        "response": item.get("response"),
+        "language": language,
+        "scale": scale_block(rubric, language, shown),
+        "items": items_block(rubric, language, arm, shown),
+        "answer_format": rubric.answer_instructions.get(language) or inventory_answer_format(rubric),
+    }
+    return _messages(template.system, template.user, values, item, f"item {item.get('item_id')}", append=False)
+
+
 def render_pairwise(
     rubric: PairwiseRubric | PreferenceRubric,
     pair: Mapping[str, Any],
@@ -93,10 +132,14 @@ def render_pairwise(
     return _messages(template.system, template.user, values, pair, f"pair {pair.get('pair_id')}")
 
 
-def _messages(system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str) -> Messages:
+def _messages(
+    system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str, append: bool = True
+) -> Messages:
+    """The filled-in messages; the JSON answer format is appended unless the template places it
+    (classification and questionnaire templates that leave it out state the format themselves)."""
     meta = subject.get("metadata") or {}
     user_text = _fill(user, values, meta, label)
-    if "{answer_format}" not in user and "{answer_format}" not in system:
+    if append and "{answer_format}" not in user and "{answer_format}" not in system:
         user_text = user_text.rstrip() + "\n\n" + str(values["answer_format"])
     messages: Messages = []
     if system.strip():

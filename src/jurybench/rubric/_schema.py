@@ -7,9 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from jurybench.rubric._model import PairwiseRubric, PointwiseRubric, PreferenceRubric
-
-AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric
+from jurybench.rubric._model import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
 
 
 class _Answer(BaseModel):
@@ -31,9 +29,11 @@ def _build_response_model(rubric: AnyRubric) -> type[BaseModel]:
                 int,
                 Field(ge=-rubric.k, le=rubric.k, description=f"how much more {cat.name} in A"),
             )
-    else:
+    elif isinstance(rubric, PreferenceRubric):
         choices = ("A", "B", "tie") if rubric.allow_tie else ("A", "B")
         fields["verdict"] = (Literal[choices], Field(description="the better response"))
+    else:
+        raise TypeError(f"{rubric.kind} rubrics are answered as text, not with a JSON schema")
     if rubric.rationale:
         fields["rationale"] = (str | None, Field(default=None, description="one or two sentences"))
     model: type[BaseModel] = create_model(f"Answer_{rubric.content_hash[:12]}", __base__=_Answer, **fields)
@@ -57,10 +57,12 @@ def answer_format(rubric: AnyRubric) -> str:
     elif isinstance(rubric, PairwiseRubric):
         lines = [f'- "{c.name}": integer -{rubric.k}..{rubric.k}' for c in rubric.categories]
         example = {c.name: 0 for c in rubric.categories}
-    else:
+    elif isinstance(rubric, PreferenceRubric):
         allowed = '"A", "B" or "tie"' if rubric.allow_tie else '"A" or "B"'
         lines = [f'- "verdict": {allowed}']
         example = {"verdict": "A"}
+    else:
+        raise TypeError(f"{rubric.kind} rubrics state their answer format themselves")
     if rubric.rationale:
         lines.append('- "rationale": a short string')
         example["rationale"] = "..."

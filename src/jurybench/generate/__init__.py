@@ -1,0 +1,23 @@
+"""Responses generated under paired treatments, through the judge engine's machinery."""
+
+from jurybench.generate._run import (
+    GenerationReport,
+    Prompt,
+    generate,
+    generators_of,
+    load_prompts,
+    refusal_table,
+)
+from jurybench.generate._spec import DEFAULT_REFUSAL_PATTERNS, GenerationSpec, load_spec_file
+
+__all__ = [
+    "DEFAULT_REFUSAL_PATTERNS",
+    "GenerationReport",
+    "GenerationSpec",
+    "Prompt",
+    "generate",
+    "generators_of",
+    "load_prompts",
+    "load_spec_file",
+    "refusal_table",
+]
