@@ -64,4 +64,8 @@ if [ -f "$DATA/hanna/hanna_metric_scores_llm.csv" ]; then
   jurybench stats friedman --run hanna --by model --block "metadata->>'prompt_id'" --where "criterion = 'coherence'" --format csv | head -4
   jurybench plot posthoc -o "$OUT/plots/friedman-posthoc.png"
 fi
+echo "== Audit studies, offline on simulated models with known truth (study files: jurybench demo NAME --copy DIR)"
+for study in persuasion inventory culture emotion; do
+  jurybench demo "$study" --out "$OUT/studies"
+done
 echo "== Done. The store is $JURYBENCH_DB; try: jurybench sql \"SELECT * FROM run_summary\" --db $JURYBENCH_DB"

@@ -252,6 +252,77 @@ def score(
 
 
 @app.command()
+def generate(
+    spec: Annotated[Path, typer.Argument(help="Generation spec YAML (or a study file with a 'generation' section).")],
+    prompts: Annotated[
+        Path | None, typer.Option(help="Prompt set (CSV/JSONL: prompt_id, prompt[, language]); overrides the spec's.")
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="MODEL[,key=value...]; repeatable; replaces the spec's models."),
+    ] = None,
+    samples: Annotated[int | None, typer.Option(help="Responses per prompt, arm and model.")] = None,
+    exclusion: Annotated[
+        str | None,
+        typer.Option(help="response: drop refused responses; prompt: drop a prompt for every model if any refused."),
+    ] = None,
+    run: Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Parallel requests per provider.")] = 16,
+    retries: Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")] = 4,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    db: DbOption = None,
+) -> None:
+    """Generate responses: prompts x treatment arms x models x samples, stored as items with their
+    treatment, linked as pairs across arms; refusals detected and reported per model and arm.
+
+    Uses the judge engine (cache, resume, retries, rate limits, cost); re-running makes no call
+    for responses already stored.
+    """
+    from jurybench.config import db_path
+    from jurybench.generate import generate as run_generate
+    from jurybench.generate import generators_of, load_prompts, load_spec_file, refusal_table
+    from jurybench.jury import EngineOptions
+
+    gen_spec, _ = load_spec_file(spec)
+    changes: dict[str, Any] = {}
+    if samples is not None:
+        changes["samples"] = samples
+    if exclusion is not None:
+        if exclusion not in ("response", "prompt"):
+            raise JurybenchError(f"--exclusion {exclusion!r} is not valid.", hint="Valid: response, prompt.")
+        changes["refusal"] = gen_spec.refusal.model_copy(update={"exclusion": exclusion})
+    if changes:
+        gen_spec = gen_spec.model_validate({**gen_spec.model_dump(), **changes})
+    prompt_file = prompts or (spec.parent / gen_spec.prompts if gen_spec.prompts else None)
+    if prompt_file is None:
+        raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
+    generators = generators_of(gen_spec, model)
+    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
+    report = run_generate(
+        db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
+    )
+    for line in report.lines():
+        typer.echo(line)
+    con = _connect(db, read_only=True)
+    try:
+        rows = refusal_table(con, gen_spec.name)
+    finally:
+        con.close()
+    from jurybench.store._query import rich_table
+
+    shown = [(g, v, a, n, r, None if rate is None else round(rate, 3)) for g, v, a, n, r, rate in rows]
+    _console().print(rich_table(["model", "variable", "arm", "answered", "refused", "refusal_rate"], shown,
+                                title=f"refusals ({gen_spec.name})"))  # fmt: skip
+    errors = report.run.error_report()
+    if errors:
+        from jurybench.jury import EXIT_CALL_ERRORS
+
+        for line in errors:
+            typer.echo(line, err=True)
+        raise typer.Exit(EXIT_CALL_ERRORS)
+
+
+@app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="A SQL query over the store's tables and views.")],
     fmt: FormatOption = "table",
@@ -483,6 +554,106 @@ def annotations_import(
         annotator_columns=columns, criterion=criterion, replace=replace,
     )  # fmt: skip
     typer.echo(f"annotations from {file}: {result}")
+
+
+@annotations_app.command("simulate")
+def annotations_simulate(
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="Pointwise rubric whose criteria are labelled.")],
+    where: Annotated[str | None, typer.Option(help="SQL predicate choosing the items.")] = None,
+    fraction: Annotated[float, typer.Option(help="Share of the items that get labels (a seeded subset).")] = 1.0,
+    annotators: Annotated[int, typer.Option(help="Simulated annotators per item.")] = 3,
+    noise: Annotated[float, typer.Option(help="SD of each annotator's noise, in scale points.")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed for the subset and the noise.")] = 0,
+    truth_seed: Annotated[int, typer.Option(help="The simulated jurors' truth_seed (the same known truth).")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
+    from jurybench.jury._sim import simulate_human_labels
+    from jurybench.rubric import load_rubric
+
+    n = simulate_human_labels(
+        _connect(db), load_rubric(rubric), where=where, fraction=fraction, annotators=annotators, noise=noise,
+        seed=seed, truth_seed=truth_seed,
+    )  # fmt: skip
+    typer.echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
+
+
+baselines_app = typer.Typer(
+    help="Human reference values (effect sizes, means) used by the statistics.", no_args_is_help=True
+)
+app.add_typer(baselines_app, name="baselines")
+
+
+@baselines_app.command("import")
+def baselines_import(
+    file: Annotated[Path, typer.Argument(help="CSV/JSONL: target, value[, cell][, statistic].")],
+    name: Annotated[str, typer.Option(help="The name statistics refer to (--baselines NAME).")],
+    statistic: Annotated[str | None, typer.Option(help="d or mean, for rows without a statistic column.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human baselines under a name (replacing an earlier import of that name), all or nothing."""
+    from jurybench.store._imports import import_baselines
+
+    result = import_baselines(_connect(db), file, name=name, statistic=statistic)
+    typer.echo(
+        f"baselines '{name}' from {file}: {result.inserted} values"
+        + (f" (replacing {result.updated})" if result.updated else "")
+    )
+
+
+study_app = typer.Typer(help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+
+@study_app.command("run")
+def study_run(
+    file: Annotated[Path, typer.Argument(help="A study YAML file.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder for plots and calibrations (default: beside the store).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Run a study's steps in order against one store, printing each as the command it is."""
+    from jurybench.config import db_path
+    from jurybench.studies import run_study
+
+    store = db_path(db)
+    code = run_study(file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def demo(
+    name: Annotated[str, typer.Argument(help="persuasion, inventory, culture or emotion.")],
+    out: Annotated[Path, typer.Option(help="Output folder: the store <name>.duckdb, plots, calibrations.")] = Path(
+        "demo-out"
+    ),
+    copy: Annotated[
+        Path | None, typer.Option(help="Copy the study file and its data to this folder instead of running it.")
+    ] = None,
+) -> None:
+    """Run a shipped study end to end offline on simulated models (a fresh store each time), or copy it."""
+    import shutil
+
+    from jurybench.studies import run_study, shipped_study
+
+    path = shipped_study(name)
+    if copy is not None:
+        if copy.exists() and any(copy.iterdir()):
+            raise JurybenchError(f"{copy} exists and is not empty.", hint="Choose a new folder for the copy.")
+        shutil.copytree(path.parent, copy, dirs_exist_ok=True)
+        typer.echo(
+            f"copied study '{name}' to {copy}; edit its models and jurors, then: jurybench study run {copy / 'study.yaml'}"
+        )
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / f"{name}.duckdb"
+    for stale in (store, Path(f"{store}.wal")):
+        stale.unlink(missing_ok=True)
+    code = run_study(path, out / name, store, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

@@ -179,15 +179,27 @@ def friedman(run: Run, where: Where = None,
 def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
           baseline: Annotated[float | None, typer.Option(help="Human baseline value for every group.")] = None,
           baseline_file: Annotated[Path | None, typer.Option(help="CSV group,value[,criterion] of per-group baselines.")] = None,
+          baselines: Annotated[str | None, typer.Option(help="Stored human mean baselines (cell = group, target = criterion or '').")] = None,
           fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """One-sample t-test of each group's mean score against a human baseline."""
-    from jurybench.stats._store import stat_ttest
+    from jurybench.stats._store import stat_ttest, stored_baselines
 
-    result = stat_ttest(_con(db), run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, level=level)
+    con = _con(db)
+    stored = stored_baselines(con, baselines, "mean") if baselines else None
+    result = stat_ttest(con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, stored=stored,
+                        level=level)  # fmt: skip
     _emit(
         "ttest",
         run,
-        {"run": run, "where": where, "by": by, "baseline": baseline, "baseline_file": baseline_file, "level": level},
+        {
+            "run": run,
+            "where": where,
+            "by": by,
+            "baseline": baseline,
+            "baseline_file": baseline_file,
+            "baselines": baselines,
+            "level": level,
+        },
         None,
         result,
         fmt,
@@ -244,20 +256,22 @@ CohensArms = Annotated[str, typer.Option(help="The two arms compared: first,seco
 def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by: By = None,
              baseline_file: Annotated[Path | None, typer.Option(help="CSV criterion,d_human[,cell]: human effect sizes.")] = None,
              factor_file: Annotated[Path | None, typer.Option(help="CSV criterion,factor: sub-scales of each factor.")] = None,
+             baselines: Annotated[str | None, typer.Option(help="Stored human d baselines (jurybench baselines import).")] = None,
              min_gap: Annotated[float, typer.Option(help="Smallest |d - d_human| that counts as deviating.")] = 0.0,
              reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
              boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
     from jurybench.stats import AnchorThresholds
-    from jurybench.stats._store import stat_cohens_d
+    from jurybench.stats._store import stat_cohens_d, stored_baselines
 
+    con = _con(db)
     result = stat_cohens_d(
-        _con(db), run, arm=arm, arms=_two(arms, "--arms"), where=where, by=by, baseline_file=baseline_file,
-        factor_file=factor_file, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
+        con, run, arm=arm, arms=_two(arms, "--arms"), where=where, by=by, baseline_file=baseline_file,
+        factor_file=factor_file, baselines=stored_baselines(con, baselines, "d") if baselines else None, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
         level=level,
     )  # fmt: skip
     params = {"run": run, "arm": arm, "arms": arms, "where": where, "by": by, "baseline_file": baseline_file,
-              "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot,
+              "baselines": baselines, "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot,
               "level": level}  # fmt: skip
     _emit("cohens-d", run, params, seed, result, fmt, db)
 

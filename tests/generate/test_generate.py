@@ -123,3 +123,19 @@ def test_bad_specs_and_prompt_files_say_where(tmp_path: Path) -> None:
     bad = write(tmp_path / "p.csv", "prompt_id,prompt\np1,a\np1,b\n")
     with pytest.raises(JurybenchError, match=r"p.csv row 3, field 'prompt_id': duplicate id 'p1'"):
         load_prompts(bad)
+
+
+def test_a_real_provider_path_against_the_loopback_stub(con: Any, tmp_path: Path) -> None:
+    from jurybench.testing import StubServer
+
+    spec = _spec(treatments={"recipient_gender": {"arms": ["female", "male"]}}, temperature=0.7, max_tokens=200)
+    with StubServer("Dear reader, here is my letter.") as stub:
+        stub.script.append((200, "I'm sorry, but I can't help with writing that."))
+        model = f"openai/stub-writer,api_base={stub.api_base},api_key=sk-test"
+        report = generate(con, spec, generators_of(spec, [model]), _prompts(tmp_path, 2),
+                          options=EngineOptions(progress=False, concurrency=1, retry_base_s=0.001))  # fmt: skip
+        sent = stub.requests[0]
+    assert sent["temperature"] == 0.7 and sent["max_tokens"] == 200
+    assert "response_format" not in sent  # free text, not JSON mode
+    assert sent["messages"][0] == {"role": "system", "content": "You write short letters."}
+    assert report.n_refused == 1 and report.items_inserted == 3 and report.pairs_inserted == 1

@@ -75,7 +75,9 @@ def test_m005_keeps_old_calls_and_judgments_and_new_writes_name_their_columns(tm
     # calls gained a column after created_at: the engine's inserts must name columns, not rely on order.
     from jurybench.jury import EngineOptions, parse_juror, score
 
-    score(con, load_rubric("story-quality"), [parse_juror("fake/c")], run_id="new", options=EngineOptions(progress=False))
+    score(
+        con, load_rubric("story-quality"), [parse_juror("fake/c")], run_id="new", options=EngineOptions(progress=False)
+    )
     stamped = con.execute("SELECT count(*) FROM calls WHERE created_at IS NOT NULL AND run_id = 'new'").fetchall()
     assert stamped == [(1,)]
     con.close()

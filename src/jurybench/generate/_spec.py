@@ -207,8 +207,11 @@ def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, Any]]:
     except ValidationError as exc:
         err = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")[0]
         loc = prefix + tuple(err["loc"])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        named = re.match(r"([a-z_][a-z0-9_.]*): (.*)", message)
+        if not err["loc"] and named:  # a whole-spec check names its field first: point at it
+            loc, message = prefix + tuple(named.group(1).split(".")), named.group(2)
         field = ".".join(str(p) for p in loc) or "(top level)"
-        message = err["msg"]
         if err["type"] == "extra_forbidden":
             message = "unknown key; valid keys: " + ", ".join(sorted(GenerationSpec.model_fields))
         raise JurybenchError(

@@ -708,6 +708,10 @@ def run_job(
     from jurybench.config import lock_wait_s
 
     options = options or EngineOptions()
+    if isinstance(store, str | Path):
+        from jurybench.store import connect
+
+        connect(store).close()  # create or migrate the store first (generation may be its first use)
     access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
     jurors = list(definition.jurors)
     try:

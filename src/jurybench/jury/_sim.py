@@ -330,7 +330,7 @@ class SimGenerator:
 
     - ``length``: mean length in words (default 60); ``verbosity``-sensitive jurors see it;
     - ``effect`` on the dimensions in ``effect_on`` for responses whose treatment matches
-      ``effect_arm`` (key=value): written into the text as a ``[sim-effect ...]`` marker that
+      ``effect_arm`` (key=value; every response when omitted): written into the text as a ``[sim-effect ...]`` marker that
       simulated jurors add, in scale points, to the response's quality on those dimensions;
     - ``refusal_rate``, plus ``language_refusal`` (``ja:0.2``) for the response language and
       ``arm_refusal_rate`` for the arm ``refusal_arm`` (key=value); ``invalid_rate`` gives
@@ -379,7 +379,7 @@ class SimGenerator:
         n = max(5, int(rng.gauss(self.length, self.length / 4)))
         words = [rng.choice(_WORDS) for _ in range(n)]
         text = (f"[{language}] " if language else "") + " ".join(words).capitalize() + "."
-        if self.effect and self.effect_arm and arms.get(self.effect_arm[0]) == self.effect_arm[1]:
+        if self.effect and (self.effect_arm is None or arms.get(self.effect_arm[0]) == self.effect_arm[1]):
             text += "\n\n[sim-effect " + " ".join(f"{d}={self.effect:+.3f}" for d in self.effect_on) + "]"
         return text
 
@@ -409,3 +409,54 @@ class SimGeneratorBackend:
         text = self.generator.respond(slot.subject_id, language, slot.sample_index, attempt)
         return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=len(text) // 4,
                           latency_ms=0.0)  # fmt: skip
+
+
+def simulate_human_labels(
+    con: Any,
+    rubric: Any,
+    *,
+    where: str | None = None,
+    fraction: float = 1.0,
+    annotators: int = 3,
+    noise: float = 0.5,
+    seed: int = 0,
+    truth_seed: int = 0,
+) -> int:
+    """Human labels from the known truth, for offline studies: each annotator rates a seeded share
+    of the items on every criterion as round(mid + half * 0.5 * z + planted + noise * e), clipped
+    (the same truth and generator markers the simulated jurors see, without their distortions).
+    Annotators are named sim-human-1.. ; returns the number of labels written."""
+    from jurybench.jury._store_io import load_subjects
+    from jurybench.rubric import PointwiseRubric
+
+    if not isinstance(rubric, PointwiseRubric):
+        raise JurybenchError("simulated human labels are for pointwise rubrics (scores per criterion).")
+    if not 0 < fraction <= 1 or annotators < 1 or noise < 0:
+        raise JurybenchError("--fraction must be in (0, 1], --annotators at least 1, --noise at least 0.")
+    subjects = load_subjects(con, rubric, where)
+    items, _ = load_sim_subjects(con)
+    rows = []
+    for subject in subjects:
+        item = items[subject["item_id"]]
+        pick = random.Random(int.from_bytes(hashlib.sha256(f"{seed}\x1f{item.item_id}".encode()).digest()[:8], "big"))
+        if pick.random() >= fraction:
+            continue
+        for k in range(1, annotators + 1):
+            rng = random.Random(
+                int.from_bytes(hashlib.sha256(f"{seed}\x1f{item.item_id}\x1f{k}".encode()).digest()[:8], "big")
+            )
+            for c in rubric.criteria:
+                given = item.metadata.get(f"true_{c.name}")
+                z = float(given) if given is not None else truth(item.item_id, c.name, truth_seed)
+                mid, half = (c.scale.min + c.scale.max) / 2, (c.scale.max - c.scale.min) / 2
+                value = mid + half * 0.5 * z + item.planted.get(c.name, 0.0) + noise * rng.gauss(0, 1)
+                score = int(min(c.scale.max, max(c.scale.min, round(value))))
+                rows.append(("item", item.item_id, c.name, f"sim-human-{k}", float(score), str(score), "simulated"))
+    if not rows:
+        raise JurybenchError("no items selected for simulated labels.", hint="Check --where and --fraction.")
+    con.executemany(
+        "INSERT OR REPLACE INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    return len(rows)

@@ -293,10 +293,13 @@ def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray
 
 
 def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
-               baseline_file: Path | None = None, level: str = "jury") -> dict[str, Any]:  # fmt: skip
+               baseline_file: Path | None = None, stored: dict[tuple[str, str], float] | None = None,
+               level: str = "jury") -> dict[str, Any]:  # fmt: skip
     """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
     values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     baselines = _read_baselines(baseline_file) if baseline_file else {}
+    for (cell, target), value in (stored or {}).items():
+        baselines[f"{cell}|{target}" if target else cell] = value
     if baseline is None and not baselines:
         raise JurybenchError("ttest needs --baseline VALUE or --baseline-file FILE (group,value).")
     out: dict[str, Any] = {}
@@ -370,6 +373,39 @@ def _read_baselines(path: Path) -> dict[str, float]:
     return out
 
 
+def inventory_groups(con: Any, run_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """For a questionnaire run: facet:<name> and factor:<name> -> their items, and factor -> its facets."""
+    rows = con.execute(
+        """SELECT s.dimension, s.facet, s.factor FROM inventory_structure s JOIN runs r USING (rubric_hash)
+           WHERE r.run_id = ? ORDER BY s.dimension""",
+        [run_id],
+    ).fetchall()
+    groups: dict[str, list[str]] = defaultdict(list)
+    subs: dict[str, list[str]] = defaultdict(list)
+    for dimension, facet, factor in rows:
+        groups[f"facet:{facet}"].append(dimension)
+        if factor:
+            groups[f"factor:{factor}"].append(dimension)
+            if f"facet:{facet}" not in subs[f"factor:{factor}"]:
+                subs[f"factor:{factor}"].append(f"facet:{facet}")
+    return dict(groups), dict(subs)
+
+
+def stored_baselines(con: Any, name: str, statistic: str) -> dict[tuple[str, str], float]:
+    """Human baselines imported under ``name`` ('jurybench baselines import'): (cell, target) -> value."""
+    rows = con.execute(
+        "SELECT cell, target, value FROM human_baselines WHERE name = ? AND statistic = ?", [name, statistic]
+    ).fetchall()
+    if not rows:
+        known = [r[0] for r in con.execute("SELECT DISTINCT name FROM human_baselines ORDER BY 1").fetchall()]
+        raise JurybenchError(
+            f"no {statistic} baselines named '{name}' in the store.",
+            hint=f"Import them with 'jurybench baselines import FILE --name {name}'"
+            + (f"; stored: {', '.join(known)}." if known else "."),
+        )
+    return {(str(cell), str(target)): float(value) for cell, target, value in rows}
+
+
 def stat_cohens_d(
     con: Any,
     run_id: str,
@@ -380,18 +416,28 @@ def stat_cohens_d(
     by: str | None = None,
     baseline_file: Path | None = None,
     factor_file: Path | None = None,
+    baselines: dict[tuple[str, str], float] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
     thresholds: _effects.AnchorThresholds | None = None,
     level: str = "jury",
 ) -> dict[str, Any]:
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
-    anchored to human baselines (file: criterion,d_human[,cell]) and factors (criterion,factor)."""
+    anchored to human baselines (file: criterion,d_human[,cell], or stored ones) and grouped into
+    factors (file: criterion,factor). A questionnaire run is grouped by its own structure: every
+    facet and factor gets its d (over item means), and a factor's pattern looks at its facets."""
     thresholds = thresholds or _effects.AnchorThresholds()
     frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
-    factors = _read_factors(factor_file) if factor_file else {}
-    baselines = _read_d_baselines(baseline_file) if baseline_file else {}
-    factor_names = sorted(set(factors.values()))
+    if factor_file:
+        factors = _read_factors(factor_file)
+        groups = {f"factor:{f}": [c for c, g in factors.items() if g == f] for f in sorted(set(factors.values()))}
+        subs = dict(groups)
+    else:
+        groups, subs = inventory_groups(con, run_id)
+    baselines = dict(baselines or {})
+    if baseline_file:
+        baselines.update(_read_d_baselines(baseline_file))
+    group_names = sorted(groups)
     out: dict[str, Any] = {}
     for cell, cell_frame in frame.groupby("grp", sort=True):
         present = set(cell_frame["extra"].unique())
@@ -401,7 +447,7 @@ def stat_cohens_d(
                 f"cell {cell!r}: no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(present))}."
             )
         criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arms), "criterion"].unique())
-        names = criteria + [f"factor:{f}" for f in factor_names]
+        names = criteria + group_names
 
         def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria) -> np.ndarray[Any, Any]:
             wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
@@ -409,8 +455,8 @@ def stat_cohens_d(
             )
             wide = wide.reindex(columns=criteria)
             columns = [wide.to_numpy(dtype=float)]
-            for factor in factor_names:
-                members = [c for c, f in factors.items() if f == factor and c in wide.columns]
+            for group in group_names:
+                members = [c for c in groups[group] if c in wide.columns]
                 with np.errstate(all="ignore"):
                     columns.append(np.nanmean(wide[members].to_numpy(dtype=float), axis=1, keepdims=True) if members
                                    else np.full((len(wide), 1), np.nan))  # fmt: skip
@@ -433,16 +479,11 @@ def stat_cohens_d(
                 f = entry["d_avg"]
                 entry["anchor"] = _effects.anchor(f["value"], f["ci_low"], f["ci_high"], human, thresholds)
             cell_out["effects"][n] = entry
-        for factor in sorted(set(factors.values())):
-            key = f"factor:{factor}"
-            anchor = cell_out["effects"].get(key, {}).get("anchor")
-            subs = [
-                cell_out["effects"][c]["anchor"]
-                for c, f in factors.items()
-                if f == factor and "anchor" in cell_out["effects"].get(c, {})
-            ]
-            if anchor and subs:
-                anchor["pattern"] = _effects.factor_pattern(anchor, subs, thresholds)
+        for group, members in subs.items():
+            anchor = cell_out["effects"].get(group, {}).get("anchor")
+            found = [cell_out["effects"][m]["anchor"] for m in members if "anchor" in cell_out["effects"].get(m, {})]
+            if anchor and found:
+                anchor["pattern"] = _effects.factor_pattern(anchor, found, thresholds)
         out[cell] = cell_out
     return {
         "level": level,

@@ -230,3 +230,46 @@ def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], ke
                 hint="Ids must be unique within a file.",
             )
         seen[value] = number
+
+
+BASELINE_STATISTICS = ("d", "mean")
+
+
+def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | None = None) -> ImportResult:
+    """Human reference values (columns target, value[, cell][, statistic]) under a name, all or nothing.
+
+    ``target`` is a criterion, ``facet:<name>`` or ``factor:<name>``; ``cell`` a country, language
+    or group ('' or missing: every cell); ``statistic`` d (effect size) or mean (score)."""
+    path = Path(path)
+    rows = read_rows(path)
+    require_columns(path, rows, ("target", "value"))
+    records: dict[tuple[str, str, str], tuple[int, float]] = {}
+    for number, row in rows:
+        target = text_field(path, number, row, "target", required=False) or ""  # '': every criterion
+        cell = text_field(path, number, row, "cell", required=False) or ""
+        kind = text_field(path, number, row, "statistic", required=False) or statistic or "d"
+        if kind not in BASELINE_STATISTICS:
+            raise JurybenchError(
+                f"{path} row {number}, field 'statistic': {kind!r} is not valid.", hint="Valid: d, mean."
+            )
+        try:
+            value = float(row["value"])
+        except (TypeError, ValueError):
+            raise JurybenchError(
+                f"{path} row {number}, field 'value': {row['value']!r} is not a number.", hint="Write a decimal number."
+            ) from None
+        key = (kind, str(target), cell)
+        if key in records:
+            raise JurybenchError(
+                f"{path} row {number}: {kind} for target '{target}' in cell '{cell}' is given twice "
+                f"(first at row {records[key][0]})."
+            )
+        records[key] = (number, value)
+    with transaction(con):
+        before = scalar(con, "SELECT count(*) FROM human_baselines WHERE name = ?", [name])
+        con.execute("DELETE FROM human_baselines WHERE name = ?", [name])
+        con.executemany(
+            "INSERT INTO human_baselines (name, statistic, target, cell, value, source_file) VALUES (?, ?, ?, ?, ?, ?)",
+            [(name, k[0], k[1], k[2], v[1], str(path)) for k, v in records.items()],
+        )
+    return ImportResult(inserted=len(records), unchanged=0, updated=int(before))
