@@ -181,22 +181,14 @@ def parse_unit(unit: str) -> tuple[str, dict[str, str]]:
 
 def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, Any]]:
     """A spec file (or a study file's 'generation' section): the spec and the whole YAML mapping."""
-    import yaml
     from pydantic import ValidationError
 
     from jurybench.errors import JurybenchError
-    from jurybench.rubric._load import _line_of
+    from jurybench.rubric._load import _line_of, read_yaml
 
     if not path.exists():
         raise JurybenchError(f"{path}: no such file.")
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise JurybenchError(f"{path}{line}: malformed YAML.", hint="Fix the YAML syntax.") from None
+    data, root = read_yaml(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(data, dict):
         raise JurybenchError(f"{path}: a generation spec must be a YAML mapping.")
     section, prefix = (data["generation"], ("generation",)) if isinstance(data.get("generation"), dict) else (data, ())

@@ -45,16 +45,20 @@ def load_rubric(name_or_path: str | Path) -> AnyRubric:
     return parse_rubric(text, source=str(path))
 
 
-def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
-    """Validate rubric YAML text; errors name ``source``, the line and the field."""
+def read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """YAML data and its node tree (for line numbers); malformed YAML is one line naming the line."""
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        return yaml.safe_load(text), yaml.compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise JurybenchError(f"{source}{line}: malformed YAML ({problem}).", hint="Fix the YAML syntax.") from None
+
+
+def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
+    """Validate rubric YAML text; errors name ``source``, the line and the field."""
+    data, root = read_yaml(text, source)
     if not isinstance(data, dict):
         raise JurybenchError(f"{source}: a rubric must be a YAML mapping with a 'kind' key.")
     kind = data.get("kind")

@@ -74,16 +74,11 @@ def _option(key: str, value: Any, where: str) -> list[str]:
 
 def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
     """The study's name and its steps as command lines, with placeholders filled in and --db added."""
-    import yaml
+    from jurybench.rubric._load import read_yaml
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise JurybenchError(f"{path}{line}: malformed YAML.", hint="Fix the YAML syntax.") from None
-    except OSError:
-        raise JurybenchError(f"{path}: no such file.") from None
+    if not path.is_file():
+        raise JurybenchError(f"{path}: no such file.")
+    data, _ = read_yaml(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list) or not data["steps"]:
         raise JurybenchError(f"{path}: a study file needs 'steps', a list of commands (see docs/studies.md).")
     unknown = sorted(set(data) - {"name", "description", "generation", "steps"})
