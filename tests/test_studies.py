@@ -49,11 +49,16 @@ def test_demo_emotion_counts_invalid_answers_and_reports_inequity(tmp_path: Path
 def test_demo_inventory_anchors_facets_and_factors(tmp_path: Path) -> None:
     out = run_cli("demo", "inventory", "--out", str(tmp_path))
     assert out.exit_code == 0, out.stderr
-    rows = list(csv.DictReader(io.StringIO(out.stdout[out.stdout.index("cell,effect") :].split("\nrecorded")[0])))
+    block = out.stdout[out.stdout.index("cell,effect") :].split("\n$ ")[0]  # the CSV, up to the next step
+    rows = list(csv.DictReader(io.StringIO(block)))
     by = {(r["cell"], r["effect"]): r for r in rows}
-    warmth = by[("sim/obs-a / all", "facet:warmth")]
-    assert float(warmth["d_avg_low"]) > 0  # the planted +1 point of warmth for women
-    assert by[("sim/obs-b / all", "facet:assertiveness")]["pattern"] == "amplification"  # planted -0.8 vs -0.1
+    assert {cell for cell, _ in by} == {f"sim/obs-{m} / {lang}" for m in "ab" for lang in ("de", "en")}
+    for lang in ("de", "en"):
+        warmth = by[(f"sim/obs-a / {lang}", "facet:warmth")]
+        assert float(warmth["d_avg"]) > 0.4  # the planted +1 point of warmth for women
+    # Baselines: a language's own value where human-d.csv has one, else the one for every cell.
+    assert float(by[("sim/obs-a / de", "facet:warmth")]["d_human"]) == 0.25
+    assert float(by[("sim/obs-a / en", "facet:warmth")]["d_human"]) == 0.35
     assert {r["pattern"] for r in rows if r["pattern"]} <= {
         "concordance",
         "suppression",

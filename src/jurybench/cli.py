@@ -137,7 +137,7 @@ def rubrics_list() -> None:
             seen.add(path.stem)
             rubric = load_rubric(path)
             typer.echo(
-                f"{path.stem:20s} {rubric.kind:11s} {len(rubric.dimensions):3d} dims  "
+                f"{path.stem:20s} {rubric.kind:14s} {len(rubric.dimensions):3d} dims  "
                 f"{rubric.content_hash[:12]}  {path}"
             )
 
@@ -147,13 +147,42 @@ def rubrics_show(
     name: Annotated[str, typer.Argument(help="Rubric name or YAML path.")],
     language: Annotated[str | None, typer.Option(help="Show the template for this language.")] = None,
 ) -> None:
-    """Validate a rubric and print its hash, dimensions and answer schema."""
-    from jurybench.rubric import answer_format, load_rubric, response_model
+    """Validate a rubric and print its hash, dimensions and answer schema (or labels / structure)."""
+    from jurybench.rubric import (
+        ClassificationRubric,
+        InventoryRubric,
+        answer_format,
+        load_rubric,
+        presentation,
+        render_classification,
+        render_inventory,
+        response_model,
+    )
 
     rubric = load_rubric(name)
     typer.echo(f"{rubric.name} v{rubric.version} ({rubric.kind}) hash {rubric.content_hash}")
     typer.echo(f"dimensions: {', '.join(rubric.dimensions)}")
     typer.echo(f"languages: {', '.join(sorted(rubric.templates))}")
+    if isinstance(rubric, ClassificationRubric | InventoryRubric):
+        lang = language or rubric.default_language
+        if isinstance(rubric, ClassificationRubric):
+            typer.echo("labels: " + ", ".join(f"{lab.name} ({lab.shown(lang)})" for lab in rubric.labels))
+            messages = render_classification(rubric, {"item_id": "example", "response": "<text>", "language": lang})
+        else:
+            for item_id, facet, factor, reverse in rubric.structure():
+                typer.echo(
+                    f"  {item_id}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
+                )
+            arm = next(iter(rubric.placeholders.get(lang, {})), None)
+            treatment = json.dumps({rubric.treatment_variable: arm}) if arm and rubric.treatment_variable else None
+            item = {"item_id": "example", "response": "<target>", "language": lang, "treatment": treatment}
+            messages = render_inventory(rubric, item, presentation(rubric, "example"))
+        typer.echo(
+            f"-- an example prompt ({lang}{f', {rubric.treatment_variable}={arm}' if isinstance(rubric, InventoryRubric) and arm else ''}):"
+        )
+        for message in messages:
+            typer.echo(f"[{message['role']}] {message['content']}")
+        return
     typer.echo(json.dumps(response_model(rubric).model_json_schema(), indent=2))
     if language:
         template = rubric.template_for(language)

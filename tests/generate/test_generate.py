@@ -139,3 +139,49 @@ def test_a_real_provider_path_against_the_loopback_stub(con: Any, tmp_path: Path
     assert "response_format" not in sent  # free text, not JSON mode
     assert sent["messages"][0] == {"role": "system", "content": "You write short letters."}
     assert report.n_refused == 1 and report.items_inserted == 3 and report.pairs_inserted == 1
+
+
+def test_the_providers_own_refusal_signal_marks_a_refusal(con: Any, tmp_path: Path) -> None:
+    from jurybench.testing import StubServer
+
+    spec = _spec(treatments={"recipient_gender": {"arms": ["female", "male"]}})
+    with StubServer("A letter.") as stub:
+        stub.script.append((200, {"content": None, "refusal": "This request goes against the usage policy."}))
+        model = f"openai/stub-writer,api_base={stub.api_base},api_key=sk-test"
+        report = generate(con, spec, generators_of(spec, [model]), _prompts(tmp_path, 1),
+                          options=EngineOptions(progress=False, concurrency=1))  # fmt: skip
+    assert report.n_refused == 1 and report.items_inserted == 1
+    reason = con.execute("SELECT refusal_reason FROM generations WHERE refused").fetchall()[0][0]
+    assert reason == "provider refusal: This request goes against the usage policy."
+
+
+def test_failed_calls_exit_3_and_a_rerun_generates_only_those(con: Any, tmp_path: Path, db_path: Path) -> None:
+    import duckdb
+
+    from jurybench.testing import StubServer
+    from tests.conftest import run_cli
+
+    _prompts(tmp_path, 6)
+    con.close()
+    with StubServer("A letter.") as stub:
+        spec_file = write(
+            tmp_path / "g.yaml",
+            "name: g\nprompts: prompts.csv\nuser: '{prompt} ({tone})'\ntreatments: {tone: {arms: [warm, cold]}}\n"
+            f"models: ['openai/stub-writer,api_base={stub.api_base},api_key=sk-test,retries=0']\n",
+        )
+        stub.script.extend([(500, "down")] * 3)
+        args = ("generate", str(spec_file), "--run", "g", "--db", str(db_path), "--no-progress", "--concurrency", "1")
+        first = run_cli(*args)
+        assert first.exit_code == 3 and "3 of 12 calls ended in error" in first.stderr
+        check = duckdb.connect(str(db_path), read_only=True)
+        assert check.execute("SELECT count(*) FROM items").fetchall() == [(9,)]
+        check.close()
+        before = len(stub.requests)
+        again = run_cli(*args)
+        assert again.exit_code == 0, again.stderr
+        assert len(stub.requests) - before == 3  # only the failed ones
+    check = duckdb.connect(str(db_path), read_only=True)
+    assert check.execute("SELECT count(*), count(DISTINCT item_id) FROM items").fetchall() == [(12, 12)]
+    assert check.execute("SELECT count(*) FROM pairs").fetchall() == [(6,)]
+    assert check.execute("SELECT status FROM runs WHERE run_id = 'g'").fetchall() == [("finished",)]
+    check.close()

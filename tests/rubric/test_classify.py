@@ -41,3 +41,15 @@ def test_normalisation_and_gold_labels() -> None:
     assert normalise_label("  «Überraschung»!  ") == "überraschung"
     assert gold_label(EMOTION, "Überraschung", "de") == "surprise"
     assert gold_label(EMOTION, "nostalgia", "en") is None
+
+
+def test_rubrics_show_prints_labels_structure_and_an_example_prompt() -> None:
+    from tests.conftest import run_cli
+
+    shown = run_cli("rubrics", "show", "emotion-label", "--language", "de")
+    assert shown.exit_code == 0 and "joy (Freude)" in shown.stdout and "- Traurigkeit" in shown.stdout
+    inventory = run_cli("rubrics", "show", "social-style", "--language", "en")
+    assert inventory.exit_code == 0, inventory.stderr
+    assert "soc2: facet sociability, factor outgoing, reversed" in inventory.stdout
+    assert "ord1: facet orderliness, factor (interstitial)" in inventory.stdout
+    assert "She " in inventory.stdout or "He " in inventory.stdout

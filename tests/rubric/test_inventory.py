@@ -83,7 +83,8 @@ def test_presentation_is_drawn_from_the_call_key_and_stated_in_the_prompt() -> N
     for numeral, index in enumerate(a.rotation, start=1):
         assert f"{numeral} = {labels[index]}" in text
     first = next(i for i in INSTRUMENT.items if i.id == a.order[0])  # type: ignore[attr-defined]
-    assert "1. " + first.text["de"].replace("{they}", "sie").split("{")[0] in text
+    opening = first.text["de"].replace("{they}", "sie").split("{")[0]
+    assert "1. " + opening[:1].upper() + opening[1:] in text
     assert "stimme" in text and "{" not in text
 
 

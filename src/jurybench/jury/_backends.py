@@ -190,7 +190,9 @@ class LiteLLMBackend:
         usage = getattr(response, "usage", None)
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost")
-        refusal = getattr(choice.message, "refusal", None)
+        # OpenAI's refusal field; litellm passes it on as an attribute or among provider_specific_fields.
+        extra = getattr(choice.message, "provider_specific_fields", None) or {}
+        refusal = getattr(choice.message, "refusal", None) or extra.get("refusal")
         return Completion(
             text=choice.message.content or "",
             refusal=refusal if isinstance(refusal, str) and refusal else None,

@@ -106,6 +106,7 @@ class RunResult:
     # (juror display name, reason) -> number of calls that ended in error for it
     error_reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     status: str = "running"
+    noun: str = "judgments"  # what a call produces: judgments, or responses when generating
 
     @property
     def n_errors(self) -> int:
@@ -116,7 +117,7 @@ class RunResult:
         cost = f"${self.cost_usd:.4f}" if self.n_costed else "cost unknown"
         skipped = f", {self.n_skipped} not made (juror unusable)" if self.n_skipped else ""
         return (
-            f"run {self.run_id}: {self.n_tasks} judgments requested, {self.n_cached} from cache, "
+            f"run {self.run_id}: {self.n_tasks} {self.noun} requested, {self.n_cached} from cache, "
             f"{self.n_called} called ({counts or 'none'}){skipped}; {cost}; {self.elapsed_s:.1f}s; {self.status}"
         )
 
@@ -730,7 +731,9 @@ def run_job(
         raise
     started = time.perf_counter()
     progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
-    result = RunResult(run_id, len(tasks), len(tasks) - len(todo), len(todo))
+    result = RunResult(
+        run_id, len(tasks), len(tasks) - len(todo), len(todo), noun="responses" if _generating(rubric) else "judgments"
+    )
     interrupted = False
     unusable: dict[str, str] = {}
     try:

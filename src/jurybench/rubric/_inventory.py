@@ -73,7 +73,8 @@ def fill_item(rubric: InventoryRubric, item_id: str, language: str, arm: str | N
             f"and the item's arm is {arm!r}.",
             hint=f"Give items a treatment {rubric.treatment_variable}= one of {', '.join(sorted(values))}.",
         )
-    return PLACEHOLDER_RE.sub(lambda m: values[arm][m.group(1)], text)
+    filled = PLACEHOLDER_RE.sub(lambda m: values[arm][m.group(1)], text)
+    return filled[:1].upper() + filled[1:]  # a statement opening with a pronoun starts a sentence
 
 
 def scale_block(rubric: InventoryRubric, language: str, shown: Presentation) -> str:

@@ -474,7 +474,9 @@ def stat_cohens_d(
             entry: dict[str, Any] = {form: {"value": float(d[form]["value"][j]), "ci_low": float(d[form]["low"][j]),
                                             "ci_high": float(d[form]["high"][j])} for form in _effects.FORMS}  # fmt: skip
             entry["mean_within_arm_sd"] = _effects.mean_within_group_sd({arms[0]: a1[:, j], arms[1]: a2[:, j]})
-            human = baselines.get((cell, n), baselines.get(("", n)))
+            # A cell's own baseline, else that of its --by value (juror level: "juror / value"), else every cell's.
+            human = next((baselines[(c, n)] for c in (cell, str(cell).rsplit(" / ", 1)[-1], "") if (c, n) in baselines),
+                         None)  # fmt: skip
             if human is not None:
                 f = entry["d_avg"]
                 entry["anchor"] = _effects.anchor(f["value"], f["ci_low"], f["ci_high"], human, thresholds)

@@ -2,7 +2,9 @@
 
 It answers ``POST /v1/chat/completions`` at once. By default every answer is
 ``default_content``; ``script`` holds (status, content) pairs served first, in
-order, to inject rate limits (429), server errors (5xx) or bad answers. Run it in
+order, to inject rate limits (429), server errors (5xx) or bad answers. A content
+that is a mapping is the whole message (e.g. ``{"content": None, "refusal": "..."}``)
+for provider signals such as OpenAI's refusal field. Run it in
 a thread (``StubServer``) or as its own process:
 ``python -m jurybench.testing.stub --port 8765 --content '{"x": 1}'``.
 It binds 127.0.0.1 only.
@@ -19,7 +21,10 @@ from collections import deque
 from typing import Any
 
 
-def _completion(model: str, content: str) -> dict[str, Any]:
+def _completion(model: str, content: Any) -> dict[str, Any]:
+    message = (
+        {"role": "assistant", **content} if isinstance(content, dict) else {"role": "assistant", "content": content}
+    )
     return {
         "id": "stub",
         "object": "chat.completion",
@@ -28,7 +33,7 @@ def _completion(model: str, content: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": content},
+                "message": message,
                 "finish_reason": "stop",
             }
         ],
@@ -36,7 +41,7 @@ def _completion(model: str, content: str) -> dict[str, Any]:
     }
 
 
-def make_app(default_content: str, script: deque[tuple[int, str]], requests: list[dict[str, Any]]) -> Any:
+def make_app(default_content: str, script: deque[tuple[int, Any]], requests: list[dict[str, Any]]) -> Any:
     from aiohttp import web
 
     async def handle(request: web.Request) -> web.Response:
@@ -45,7 +50,7 @@ def make_app(default_content: str, script: deque[tuple[int, str]], requests: lis
         status, content = script.popleft() if script else (200, default_content)
         if status != 200:
             return web.json_response(
-                {"error": {"message": content, "type": "stub_error", "code": status}}, status=status
+                {"error": {"message": str(content), "type": "stub_error", "code": status}}, status=status
             )
         return web.json_response(_completion(body.get("model", "stub"), content))
 
@@ -67,7 +72,7 @@ class StubServer:
     def __init__(self, default_content: str = "{}", port: int | None = None) -> None:
         self.default_content = default_content
         self.port = port or free_port()
-        self.script: deque[tuple[int, str]] = deque()
+        self.script: deque[tuple[int, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
