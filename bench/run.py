@@ -14,6 +14,11 @@
 5. Calibration: 10-fold cross-validated fits for HANNA's 6 criteria x 5 jurors x 1,056
    items (target well under 2 s), beside the time to load the data from the store.
 
+6. Service: 50 concurrent HTTP clients on loopback each submit a small job (3 inline items,
+   a simulated juror) to `jurybench serve` and poll it until it ends; every job must finish
+   and the store must hold each judgment exactly once (counted in SQL); submit and poll
+   latency percentiles are reported.
+
 Results are printed and written to bench/out/results.json. Timings are wall-clock on
 a shared machine: read the ratios, not the absolute numbers.
 """
@@ -269,6 +274,81 @@ def bench_statistics(quick: bool) -> dict[str, Any]:
     return out
 
 
+def bench_service(n_clients: int = 50, items_per_job: int = 3) -> dict[str, Any]:
+    import httpx
+
+    from jurybench.testing.stub import free_port
+
+    async def client(http: Any, k: int, submit: list[float], poll: list[float]) -> str:
+        items = [{"item_id": f"c{k}-i{j}", "response": f"Story {k}.{j}"} for j in range(items_per_job)]
+        body = {"rubric": "story-quality", "items": items, "jury": {"jurors": ["sim/bench,noise=0.5"]}}
+        start = time.perf_counter()
+        response = await http.post("/v1/jobs", json=body)
+        submit.append(time.perf_counter() - start)
+        job = response.json()
+        while job["status"] in ("queued", "running"):
+            await asyncio.sleep(0.05)
+            start = time.perf_counter()
+            job = (await http.get(f"/v1/jobs/{job['job_id']}")).json()
+            poll.append(time.perf_counter() - start)
+        return str(job["status"])
+
+    async def run(url: str) -> tuple[list[str], list[float], list[float], float]:
+        submit: list[float] = []
+        poll: list[float] = []
+        async with httpx.AsyncClient(base_url=url, timeout=60, limits=httpx.Limits(max_connections=n_clients)) as http:
+            start = time.perf_counter()
+            statuses = await asyncio.gather(*(client(http, k, submit, poll) for k in range(n_clients)))
+            wall = time.perf_counter() - start
+            counts = (
+                await http.post(
+                    "/v1/sql",
+                    json={
+                        "query": """SELECT
+                (SELECT count(*) FROM run_calls), (SELECT count(DISTINCT call_key) FROM run_calls),
+                (SELECT count(*) FROM calls), (SELECT count(*) FROM pointwise_judgments),
+                (SELECT count(DISTINCT (call_key, criterion)) FROM pointwise_judgments)"""
+                    },
+                )
+            ).json()["rows"][0]
+        return list(statuses), submit, poll, wall, counts  # type: ignore[return-value]
+
+    def pct(values: list[float], q: float) -> float:
+        return float(statistics.quantiles(values, n=100)[q - 1]) * 1000 if len(values) > 1 else float("nan")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "jurybench.cli", "serve", "--db", str(Path(tmp) / "svc.duckdb"), "--port", str(port),
+             "--workers", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "JURYBENCH_TOKEN": ""},
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("the server did not start")
+                time.sleep(0.1)
+            statuses, submit, poll, wall, counts = asyncio.run(run(url))
+        finally:
+            server.terminate()
+            server.wait(60)
+    expected = n_clients * items_per_job
+    criteria = 6
+    return {
+        "clients": n_clients, "jobs_finished": statuses.count("finished"), "wall_seconds": wall,
+        "calls_expected": expected, "run_calls": counts[0], "distinct_calls": counts[1], "calls": counts[2],
+        "judgment_rows": counts[3], "distinct_judgments": counts[4], "judgments_expected": expected * criteria,
+        "submit_ms": {"p50": pct(submit, 50), "p95": pct(submit, 95), "p99": pct(submit, 99)},
+        "poll_ms": {"p50": pct(poll, 50), "p95": pct(poll, 95), "p99": pct(poll, 99)}, "polls": len(poll),
+    }  # fmt: skip
+
+
 def bench_cli(repeats: int) -> dict[str, Any]:
     exe = Path(sys.executable).parent / "jurybench"
     cli, bare = [], []
@@ -299,6 +379,7 @@ def main() -> None:
         "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
         "calibration": bench_calibration(),
         **bench_statistics(args.quick),
+        "service": bench_service(),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -326,6 +407,12 @@ def main() -> None:
           f"in {r['cohens_d_seconds']:.1f}s (insert {r['insert_seconds']:.1f}s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
     print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
           f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
+    v = results["service"]
+    print(f"service: {v['jobs_finished']}/{v['clients']} jobs finished in {v['wall_seconds']:.1f}s; "
+          f"{v['distinct_calls']} distinct calls of {v['calls_expected']} expected ({v['calls']} stored), "
+          f"{v['distinct_judgments']}/{v['judgments_expected']} judgments, {v['judgment_rows']} rows; "
+          f"submit p50/p95/p99 {v['submit_ms']['p50']:.0f}/{v['submit_ms']['p95']:.0f}/{v['submit_ms']['p99']:.0f} ms, "
+          f"poll {v['poll_ms']['p50']:.0f}/{v['poll_ms']['p95']:.0f}/{v['poll_ms']['p99']:.0f} ms")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -346,6 +433,15 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
         ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
     ]
+    v = results.get("service")
+    if v is not None:  # every job finishes; every judgment stored once, none lost
+        checks += [
+            ("service jobs finished", v["jobs_finished"], ">=", v["clients"]),
+            ("service calls stored exactly once", v["calls"] - v["calls_expected"] + 1, ">=", 1),
+            ("service calls not lost", v["distinct_calls"], ">=", v["calls_expected"]),
+            ("service judgment rows without duplicates", v["judgment_rows"] - v["distinct_judgments"], "<", 1),
+            ("service judgments stored", v["distinct_judgments"], ">=", v["judgments_expected"]),
+        ]
     if "skipped" not in k:
         checks.append(("calibration 10-fold, three variants, seconds", k["fit_10fold_three_variants_seconds"], "<",
                        k["target_seconds"]))  # fmt: skip

@@ -11,7 +11,7 @@ from jurybench.annotations._agreement import (
     score_agreement,
 )
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
-from jurybench.annotations._import import AnnotationImport, import_annotations
+from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
 from jurybench.annotations._report import agreement_report, criterion_agreement, to_jsonable
 
@@ -25,6 +25,7 @@ __all__ = [
     "cohen_kappa",
     "criterion_agreement",
     "fleiss_kappa",
+    "import_annotation_rows",
     "import_annotations",
     "krippendorff_alpha",
     "leave_one_annotator_out",

@@ -95,10 +95,30 @@ def import_annotations(
     replace: bool = False,
 ) -> AnnotationImport:
     """Validate every row, then write all labels in one transaction."""
-    import pyarrow as pa
-
     path = Path(path)
     rows = _rename(read_rows(path, fmt), mapping or {})
+    return import_annotation_rows(
+        con, rows, rubric, source=str(path), layout=layout, annotator_columns=annotator_columns,
+        criterion=criterion, replace=replace,
+    )  # fmt: skip
+
+
+def import_annotation_rows(
+    con: Any,
+    rows: list[tuple[int, Row]],
+    rubric: AnyRubric,
+    *,
+    source: str,
+    layout: str = "auto",
+    annotator_columns: Sequence[str] = (),
+    criterion: str | None = None,
+    replace: bool = False,
+) -> AnnotationImport:
+    """Labels from rows (number, mapping), as read from a file or received by the service;
+    errors name ``source``, the row and the field."""
+    import pyarrow as pa
+
+    path = source
     if not rows:
         raise JurybenchError(f"{path}: no data rows.")
     subject_col = "pair_id" if is_pairwise(rubric) else "item_id"

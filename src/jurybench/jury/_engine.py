@@ -216,6 +216,7 @@ class _Progress:
         self.counts: Counter[str] = Counter()
         self.errors: Counter[tuple[str, str]] = Counter()
         self.skipped = 0
+        self.stopped = False  # asked to stop early (options.stop)
         self.cost = 0.0
         self.started = time.perf_counter()
         if not self.enabled:
@@ -280,14 +281,20 @@ class _Progress:
 
 
 class _Held:
-    """A connection the caller opened and keeps: used as it is for the whole run."""
+    """A connection the caller opened and keeps: used as it is for the whole run (under the
+    caller's lock, if it gave one, while writing)."""
 
-    def __init__(self, con: Any) -> None:
+    def __init__(self, con: Any, lock: Any = None) -> None:
         self.con = con
+        self.lock = lock
 
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
-        yield self.con
+        if self.lock is None:
+            yield self.con
+            return
+        with self.lock:
+            yield self.con
 
     def poll(self) -> None:
         pass
@@ -470,6 +477,13 @@ class EngineOptions:
     retry_max_s: float = 60.0
     progress: bool = True
     on_result: Callable[[Task, str], None] | None = None
+    # For embedding (the HTTP service): every finished call's row, a way to stop early
+    # (the run ends 'interrupted' and resumes later), and a lock held around store writes
+    # when several threads share one connection.
+    on_call: Callable[[dict[str, Any]], None] | None = None
+    stop: Callable[[], bool] | None = None
+    store_lock: Any = None
+    on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
 
 
 async def _run_task(
@@ -602,6 +616,9 @@ async def _execute(
 
     async def worker(queue: deque[Task]) -> None:
         while queue:
+            if options.stop is not None and options.stop():
+                progress.stopped = True
+                return
             task = queue.popleft()
             if task.juror.key in unusable:
                 progress.skip()
@@ -616,6 +633,8 @@ async def _execute(
                 progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
             if options.on_result:
                 options.on_result(task, call["status"])
+            if options.on_call:
+                options.on_call(call)
 
     async def flusher() -> None:
         # A batch is written every second, or sooner once it holds writer.batch calls. Writes
@@ -713,7 +732,9 @@ def run_job(
         from jurybench.store import connect
 
         connect(store).close()  # create or migrate the store first (generation may be its first use)
-    access: _Held | _Released = _Released(Path(store)) if isinstance(store, str | Path) else _Held(store)
+    access: _Held | _Released = (
+        _Released(Path(store)) if isinstance(store, str | Path) else _Held(store, options.store_lock)
+    )
     jurors = list(definition.jurors)
     try:
         with access.open(wait_s=lock_wait_s()) as con:
@@ -730,6 +751,8 @@ def run_job(
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
     started = time.perf_counter()
+    if options.on_plan:
+        options.on_plan(len(tasks), len(tasks) - len(todo))
     progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
     result = RunResult(
         run_id, len(tasks), len(tasks) - len(todo), len(todo), noun="responses" if _generating(rubric) else "judgments"
@@ -747,7 +770,7 @@ def run_job(
         result.cost_usd = progress.cost
         result.n_costed = 1 if progress.cost else 0
         result.elapsed_s = time.perf_counter() - started
-        result.interrupted = interrupted
+        result.interrupted = interrupted or progress.stopped
         result.n_called = sum(progress.counts.values())
         result.n_skipped = progress.skipped
         result.error_reasons = progress.errors

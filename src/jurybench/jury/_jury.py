@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._juror import JurorSpec, juror_from_mapping
+from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
 from jurybench.rubric import is_pairwise
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
@@ -126,32 +126,38 @@ def as_jury(jury: Jury | list[JurorSpec] | tuple[JurorSpec, ...]) -> Jury:
 def load_jury_file(path: str | Path) -> Jury:
     """A YAML jury: ``jurors`` (mappings with ``model`` and parameters, ``weight`` optional) and
     optionally ``name``, ``aggregation``, ``quorum``, ``tie`` and ``calibration``."""
-    import yaml
+    from jurybench.rubric._load import read_yaml
 
     path = Path(path)
     if not path.exists():
         raise JurybenchError(f"{path}: no such jury file.")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise JurybenchError(f"{path}{line}: malformed YAML.") from None
+    data, _ = read_yaml(path.read_text(encoding="utf-8"), str(path))
+    return jury_from_mapping(data, where=str(path), base=path.parent)
+
+
+def jury_from_mapping(data: Any, *, where: str, base: Path | None = None) -> Jury:
+    """A jury from its mapping (a jury file, or a service request); ``base`` resolves a relative
+    calibration path (None: calibration paths are not accepted, e.g. from the network)."""
     if not isinstance(data, dict) or not isinstance(data.get("jurors"), list):
-        raise JurybenchError(f"{path}: expected a mapping with a 'jurors' list.")
+        raise JurybenchError(f"{where}: expected a mapping with a 'jurors' list.")
     unknown = [k for k in data if k not in JURY_FILE_KEYS]
     if unknown:
-        raise JurybenchError(f"{path}: unknown key '{unknown[0]}'.", hint=f"Valid keys: {', '.join(JURY_FILE_KEYS)}.")
+        raise JurybenchError(f"{where}: unknown key '{unknown[0]}'.", hint=f"Valid keys: {', '.join(JURY_FILE_KEYS)}.")
     jurors = tuple(
-        juror_from_mapping(entry if isinstance(entry, dict) else {"model": entry}, where=f"{path} juror {i + 1}")
+        juror_from_mapping(entry if isinstance(entry, dict) else {"model": entry}, where=f"{where} juror {i + 1}")
+        if not (isinstance(entry, str) and "," in entry)
+        else parse_juror(entry)
         for i, entry in enumerate(data["jurors"])
     )
     quorum = data.get("quorum", 1)
     if isinstance(quorum, bool) or not isinstance(quorum, int):
-        raise JurybenchError(f"{path}: quorum must be a whole number (got {quorum!r}).")
+        raise JurybenchError(f"{where}: quorum must be a whole number (got {quorum!r}).")
     calibration = data.get("calibration")
-    if calibration is not None and not Path(str(calibration)).is_absolute():
-        calibration = str(path.parent / str(calibration)) if (path.parent / str(calibration)).exists() else calibration
+    if calibration is not None:
+        if base is None:
+            raise JurybenchError(f"{where}: calibration files are named by the server, not given as paths here.")
+        if not Path(str(calibration)).is_absolute() and (base / str(calibration)).exists():
+            calibration = str(base / str(calibration))
     return Jury(
         jurors,
         aggregation=data.get("aggregation"),

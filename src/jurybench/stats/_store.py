@@ -340,17 +340,20 @@ def stat_compare(
 
 
 def stat_kendall(
-    con: Any, run_id: str, *, baseline_file: Path, where: str | None = None, by: str | None = None, level: str = "jury"
-) -> dict[str, Any]:
+    con: Any, run_id: str, *, baseline_file: Path | None = None, reference: dict[str, float] | None = None,
+    where: str | None = None, by: str | None = None, level: str = "jury",
+) -> dict[str, Any]:  # fmt: skip
+    """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
+    if (baseline_file is None) == (reference is None):
+        raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
     values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    reference = _read_baselines(baseline_file)
+    reference = _read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
+    source = str(baseline_file) if baseline_file is not None else "the reference"
     out = {}
     for crit, by_group in sorted(values.items()):
         common = sorted(set(by_group) & set(reference))
         if len(common) < 3:
-            raise JurybenchError(
-                f"Kendall tau needs at least 3 groups present in {baseline_file}; found {len(common)}."
-            )
+            raise JurybenchError(f"Kendall tau needs at least 3 groups present in {source}; found {len(common)}.")
         out[crit] = {**_pointwise.kendall_rankings(np.array([by_group[g].mean() for g in common]),
                                                    np.array([reference[g] for g in common])), "groups": common}  # fmt: skip
     return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}

@@ -38,15 +38,28 @@ def import_items(
 ) -> ImportResult:
     """Import generations; columns beyond the known ones go to ``metadata``."""
     path = Path(path)
-    rows = read_rows(path, fmt)
+    return import_item_rows(con, read_rows(path, fmt), source=str(path), treatment_columns=treatment_columns,
+                            dataset=dataset)  # fmt: skip
+
+
+def import_item_rows(
+    con: Any,
+    rows: list[tuple[int, Row]],
+    *,
+    source: str,
+    treatment_columns: Sequence[str] = (),
+    dataset: str | None = None,
+) -> ImportResult:
+    """Items from rows (number, mapping), read from a file or received by the service, all or nothing."""
+    path = Path(source)
     require_columns(path, rows, ("item_id", "response"))
     records = []
     for number, row in rows:
         record = _item_record(path, number, row, treatment_columns)
         record["dataset"] = dataset or row.get("dataset")
-        record["source_file"] = str(path)
+        record["source_file"] = source
         records.append((number, record))
-    return write_items(con, records, source=str(path))
+    return write_items(con, records, source=source)
 
 
 def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
@@ -149,7 +162,12 @@ def _update_dataset(con: Any, table: str, key: str, incoming: str) -> int:
 def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset: str | None = None) -> ImportResult:
     """Import pairs of existing items (columns pair_id, item_a, item_b)."""
     path = Path(path)
-    rows = read_rows(path, fmt)
+    return import_pair_rows(con, read_rows(path, fmt), source=str(path), dataset=dataset)
+
+
+def import_pair_rows(con: Any, rows: list[tuple[int, Row]], *, source: str, dataset: str | None = None) -> ImportResult:
+    """Pairs from rows (number, mapping), all or nothing."""
+    path = Path(source)
     require_columns(path, rows, PAIR_COLUMNS)
     records = []
     for number, row in rows:

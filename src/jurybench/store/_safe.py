@@ -67,6 +67,17 @@ def open_with_retry(
             first = str(exc).splitlines()[0]
             if not is_lock_error(exc):
                 raise JurybenchError(f"cannot open {target}: {first}") from None
+            from jurybench.service._store import holder_of
+
+            holder = holder_of(Path(target))
+            if holder is not None:  # a server owns the store for its whole life: no use waiting
+                url = holder.get("url") or "its address"
+                raise StoreBusy(
+                    f"{target} is held by a running jurybench server (pid {holder['pid']}, {url}).",
+                    hint=f"Use its HTTP API (e.g. curl -X POST {url}/v1/sql -H 'content-type: application/json' "
+                    f'-d \'{{"query": "SELECT ..."}}\'), '
+                    "or stop the server to use the CLI on this store.",
+                ) from None
             if time.monotonic() >= deadline:
                 raise StoreBusy(f"cannot open {target}: {first}", hint=LOCK_HINT) from None
             if ask_release:

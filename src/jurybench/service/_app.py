@@ -1,0 +1,466 @@
+"""The FastAPI application: /v1 endpoints over the library, auth, limits and error shapes.
+
+Errors are JSON ``{"error": "...", "hint": "..."}`` (validation errors add ``fields``: the
+path of each wrong field and what is wrong), never a stack trace; the request's values are
+not echoed back (they may hold keys).
+"""
+
+import contextlib
+import hmac
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi import Path as PathParam
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from jurybench import __version__
+from jurybench.errors import JurybenchError
+from jurybench.service import _requests as rq
+from jurybench.service._jobs import Conflict, JobManager, NotFound
+from jurybench.service._stats import STATS, run_statistic
+from jurybench.service._store import SqlTimeout, Store
+
+log = logging.getLogger("jurybench.service")
+OPEN_PATHS = frozenset({"/v1/health", "/openapi.json"})
+
+
+@dataclass
+class ServiceConfig:
+    db: Path
+    token: str | None = None
+    workers: int = 2
+    max_body_bytes: int = 10 * 1024 * 1024
+    sql_timeout_s: float = 10.0
+    sql_max_rows: int = 10_000
+    calibration_dir: Path | None = None
+    default_jury: dict[str, Any] | None = None  # used when a job gives none (serve --demo: a simulated jury)
+    url: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def calibrations(self) -> Path:
+        return self.calibration_dir or self.db.parent / "calibration"
+
+
+def _error(status: int, message: str, hint: str | None = None, **extra: Any) -> JSONResponse:
+    body: dict[str, Any] = {"error": message}
+    if hint:
+        body["hint"] = hint
+    body.update(extra)
+    return JSONResponse(body, status_code=status)
+
+
+class _BodyLimit:
+    """ASGI middleware: refuse bodies over the limit (by Content-Length, and by counting)."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        declared = headers.get(b"content-length")
+        too_big = _error(413, f"request body over the server's limit of {self.limit} bytes.",
+                         "Send fewer rows per request.")  # fmt: skip
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await too_big(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> dict[str, Any]:
+            nonlocal seen
+            message: dict[str, Any] = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooBig
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooBig:
+            await too_big(scope, receive, send)
+
+
+class _TooBig(Exception):
+    pass
+
+
+def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs: bool = True) -> FastAPI:
+    """The service over one store; jobs start with the app (and stop with it)."""
+    import contextlib
+
+    state: dict[str, Any] = {}
+
+    def open_state() -> None:
+        if "store" in state:
+            return
+        state["store"] = store or Store(config.db, config.url)
+        state["jobs"] = JobManager(state["store"], workers=config.workers)
+        if start_jobs:
+            state["jobs"].start()
+
+    if store is not None:  # given a store, the app is ready at once (also without a lifespan)
+        open_state()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        open_state()
+        try:
+            yield
+        finally:
+            if start_jobs:
+                state["jobs"].shutdown()
+            if store is None:
+                state["store"].close()
+            state.clear()
+
+    app = FastAPI(
+        title="jurybench", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+        description="Judge generations with a jury of LLMs over HTTP: jobs, items, annotations, calibration, "
+        "statistics and read-only SQL on one DuckDB store.",
+    )  # fmt: skip
+
+    # -- errors ------------------------------------------------------------------------------
+    @app.exception_handler(JurybenchError)
+    async def _jurybench_error(request: Request, exc: JurybenchError) -> JSONResponse:
+        status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
+        if isinstance(exc, SqlTimeout):
+            status = 408
+        return _error(status, exc.message, exc.hint)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        fields = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()[:20]]
+        first = fields[0] if fields else {"field": "body", "message": "invalid"}
+        return _error(422, f"{first['field']}: {first['message']}", "See /openapi.json for the request schema.",
+                      fields=fields)  # fmt: skip
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        incident = uuid.uuid4().hex[:12]
+        log.exception("unexpected error %s on %s %s", incident, request.method, request.url.path)
+        return _error(500, f"internal error (incident {incident}; details are in the server log).")
+
+    # -- auth --------------------------------------------------------------------------------
+    @app.middleware("http")
+    async def _auth(request: Request, call_next: Any) -> Any:
+        if config.token and request.url.path not in OPEN_PATHS:
+            given = request.headers.get("authorization", "")
+            scheme, _, token = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), config.token.encode()):
+                response = _error(401, "missing or wrong bearer token.", "Send 'Authorization: Bearer <token>'.")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                return response
+        return await call_next(request)
+
+    app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
+
+    def store_() -> Store:
+        return state["store"]  # type: ignore[no-any-return]
+
+    def jobs_() -> JobManager:
+        return state["jobs"]  # type: ignore[no-any-return]
+
+    StoreDep = Annotated[Store, Depends(store_)]
+    JobsDep = Annotated[JobManager, Depends(jobs_)]
+    Limit = Annotated[int, Query(ge=1, le=1000)]
+    Offset = Annotated[int, Query(ge=0, le=10_000_000)]
+    Id = Annotated[str, PathParam(min_length=1, max_length=256)]
+
+    # -- health ------------------------------------------------------------------------------
+    @app.get("/v1/health", tags=["service"])
+    def health() -> dict[str, Any]:
+        """Liveness (no token needed)."""
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/v1/rubrics", tags=["service"])
+    def rubrics() -> list[dict[str, Any]]:
+        """The rubrics the server knows by name."""
+        from jurybench.config import rubric_dirs
+        from jurybench.rubric import load_rubric
+
+        out, seen = [], set()
+        for folder in rubric_dirs():
+            for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+                if path.stem in seen:
+                    continue
+                seen.add(path.stem)
+                try:
+                    r = load_rubric(path)
+                except JurybenchError:
+                    continue
+                out.append({"name": path.stem, "kind": r.kind, "dimensions": r.dimensions, "hash": r.content_hash})
+        return out
+
+    # -- jobs --------------------------------------------------------------------------------
+    @app.post("/v1/jobs", status_code=202, tags=["jobs"])
+    def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
+        """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
+        from jurybench.jury._engine import validate_jurors
+        from jurybench.jury._store_io import load_subjects
+        from jurybench.rubric import is_pairwise
+
+        if not body.swap:
+            raise JurybenchError("swap: false is not offered: jurybench judges every pair in both orders.")
+        request = body.model_dump(exclude_none=True)
+        if body.jury is None:
+            if not config.default_jury:
+                raise JurybenchError("jury: missing.", hint='Give jury.jurors (e.g. ["openai/gpt-4o-mini"]).')
+            request["jury"] = dict(config.default_jury)
+        rubric = rq.load_rubric_for(request)
+        pairwise = is_pairwise(rubric)
+        secrets = rq.secrets_of(request["jury"])
+        request["_calibration_dir"] = str(config.calibrations)
+        jury = rq.jury_for(request, secrets, config.calibrations)
+        validate_jurors(rubric, list(jury.jurors))
+        jury.resolved(rubric)
+        where = rq.subject_predicate(body, pairwise)
+        with store.writing() as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                if body.items:
+                    _import_items(cur, body.items, None, in_transaction=True)
+                if body.pairs:
+                    _import_pairs(cur, body.pairs, None, in_transaction=True)
+                n = len(load_subjects(cur, rubric, where))
+                if n == 0:
+                    kind = "pairs" if pairwise else "items"
+                    raise JurybenchError(f"no {kind} to judge{f' where {where}' if where else ''}.",
+                                         hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        request.pop("items", None)
+        request.pop("pairs", None)
+        request["_where"] = where
+        request["_needs_key"] = any(secrets)
+        request["_n_subjects"] = n
+        return jobs.submit(request, secrets)
+
+    @app.get("/v1/jobs", tags=["jobs"])
+    def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
+                  offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+        """Jobs, newest first."""
+        return jobs.list(status=status, limit=limit, offset=offset)
+
+    @app.get("/v1/jobs/{job_id}", tags=["jobs"])
+    def get_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
+        """A job's status and progress: calls done, invalid, refusals, failed, cost so far."""
+        return jobs.get(job_id)
+
+    @app.post("/v1/jobs/{job_id}/cancel", tags=["jobs"])
+    def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
+        """Cancel a queued or running job (answers stored so far stay)."""
+        return jobs.cancel(job_id)
+
+    # -- items, pairs, annotations ---------------------------------------------------------
+    def _import_items(cur: Any, items: list[rq.ItemIn], dataset: str | None, in_transaction: bool = False) -> Any:
+        from jurybench.store._imports import write_items
+
+        records = []
+        for n, item in enumerate(items, start=1):
+            treatment = {k: v for k, v in item.treatment.items()}
+            records.append((n, {
+                "item_id": item.item_id, "response": item.response, "prompt": item.prompt,
+                "reference": item.reference, "model": item.model, "language": item.language,
+                "treatment": json.dumps(treatment, sort_keys=True, default=str) if treatment else None,
+                "metadata": json.dumps(item.metadata, sort_keys=True, default=str) if item.metadata else None,
+                "dataset": dataset or item.dataset, "source_file": "api",
+            }))  # fmt: skip
+        return write_items(cur, records, source="items", in_transaction=in_transaction)
+
+    def _import_pairs(cur: Any, pairs: list[rq.PairIn], dataset: str | None, in_transaction: bool = False) -> Any:
+        from jurybench.store._imports import write_pairs
+
+        records = []
+        for n, pair in enumerate(pairs, start=1):
+            if pair.item_a == pair.item_b:
+                raise JurybenchError(f"pairs row {n}, field 'item_b': a pair needs two different items.")
+            records.append((n, {
+                "pair_id": pair.pair_id, "item_a": pair.item_a, "item_b": pair.item_b,
+                "dataset": dataset or pair.dataset, "source_file": "api",
+                "metadata": json.dumps(pair.metadata, sort_keys=True, default=str) if pair.metadata else None,
+            }))  # fmt: skip
+        return write_pairs(cur, records, source="pairs", in_transaction=in_transaction)
+
+    @app.post("/v1/items", status_code=201, tags=["items"])
+    def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, Any]:
+        """Import items, all or nothing (an id stored with other content is a conflict)."""
+        with store.writing() as cur:
+            result = _import_items(cur, body.items, body.dataset)
+        return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+
+    @app.get("/v1/items", tags=["items"])
+    def list_items(store: StoreDep, dataset: Annotated[str | None, Query(max_length=256)] = None,
+                   limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+        """Items, by id."""
+        sql = "SELECT * FROM items" + (" WHERE dataset = ?" if dataset else "") + " ORDER BY item_id LIMIT ? OFFSET ?"
+        return _rows(store, sql, [*([dataset] if dataset else []), limit, offset])
+
+    @app.get("/v1/items/{item_id}", tags=["items"])
+    def get_item(item_id: Id, store: StoreDep) -> dict[str, Any]:
+        rows = _rows(store, "SELECT * FROM items WHERE item_id = ?", [item_id])
+        if not rows:
+            raise NotFound(f"no item {item_id!r}.")
+        return rows[0]
+
+    @app.post("/v1/pairs", status_code=201, tags=["items"])
+    def upload_pairs(body: rq.PairsUpload, store: StoreDep) -> dict[str, Any]:
+        """Import pairs of stored items, all or nothing."""
+        with store.writing() as cur:
+            result = _import_pairs(cur, body.pairs, body.dataset)
+        return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+
+    @app.get("/v1/pairs", tags=["items"])
+    def list_pairs(store: StoreDep, dataset: Annotated[str | None, Query(max_length=256)] = None,
+                   limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+        sql = "SELECT * FROM pairs" + (" WHERE dataset = ?" if dataset else "") + " ORDER BY pair_id LIMIT ? OFFSET ?"
+        return _rows(store, sql, [*([dataset] if dataset else []), limit, offset])
+
+    @app.post("/v1/annotations", status_code=201, tags=["annotations"])
+    def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, Any]:
+        """Import human labels (long layout), validated against the rubric, all or nothing."""
+        from jurybench.annotations import import_annotation_rows
+        from jurybench.rubric import is_pairwise
+
+        rubric = rq.load_rubric_for({"rubric": body.rubric})
+        column = "pair_id" if is_pairwise(rubric) else "item_id"
+        rows = [(n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion,
+                     "value": lab.value}) for n, lab in enumerate(body.labels, start=1)]  # fmt: skip
+        with store.writing() as cur:
+            result = import_annotation_rows(cur, rows, rubric, source="labels", layout="long", replace=body.replace)
+        return {"inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced}
+
+    @app.get("/v1/annotations", tags=["annotations"])
+    def list_annotations(store: StoreDep, subject_id: Annotated[str | None, Query(max_length=256)] = None,
+                         limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+        sql = ("SELECT subject_kind, subject_id, criterion, annotator, value, label FROM human_labels"
+               + (" WHERE subject_id = ?" if subject_id else "")
+               + " ORDER BY subject_id, criterion, annotator LIMIT ? OFFSET ?")  # fmt: skip
+        return _rows(store, sql, [*([subject_id] if subject_id else []), limit, offset])
+
+    # -- calibration -------------------------------------------------------------------------
+    @app.post("/v1/calibrations", status_code=201, tags=["calibration"])
+    def fit(body: rq.CalibrationIn, store: StoreDep) -> dict[str, Any]:
+        """Fit juror weights on a run with human labels; returns the artifact with its metrics."""
+        from jurybench.calibration import fit_calibration
+        from jurybench.stats._store import _jsonable
+
+        with store.writing() as cur:
+            artifact, path = fit_calibration(
+                cur, body.run, name=body.name, criteria=body.criteria, covariates=body.covariates,
+                methods=list(body.methods) if body.methods else None, group_by=body.group_by, test_size=body.test_size, folds=body.folds,
+                seed=body.seed, n_boot=body.boot, out_dir=config.calibrations,
+            )  # fmt: skip
+        return {"name": body.name, "file": path.name, "artifact": _jsonable(artifact)}
+
+    @app.get("/v1/calibrations", tags=["calibration"])
+    def list_calibrations() -> list[dict[str, Any]]:
+        """Calibration files in the server's calibration folder."""
+        from jurybench.calibration._api import load_artifact
+
+        out = []
+        folder = config.calibrations
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            try:
+                artifact, _ = load_artifact(path)
+            except JurybenchError:
+                continue
+            out.append({"name": path.stem, "rubric": artifact.get("rubric"), "jurors": artifact.get("jurors"),
+                        "created": artifact.get("created")})  # fmt: skip
+        return out
+
+    @app.post("/v1/calibrations/{name}/apply", tags=["calibration"])
+    def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep) -> dict[str, Any]:
+        """Score a run with a calibration (stored in calibrated_scores)."""
+        from jurybench.calibration import apply_calibration
+        from jurybench.stats._store import _jsonable
+
+        path = config.calibrations / f"{name}.json"
+        if not path.exists():
+            raise NotFound(f"no calibration named {name!r}.", hint="See GET /v1/calibrations.")
+        with store.writing() as cur:
+            return {"name": name, "run": body.run, "result": _jsonable(apply_calibration(cur, path, body.run))}
+
+    # -- statistics --------------------------------------------------------------------------
+    def _stat_endpoint(name: str, model: Any) -> None:
+        def endpoint(body: Annotated[model, Body()], store: StoreDep) -> dict[str, Any]:
+            return run_statistic(store, name, body)
+
+        endpoint.__doc__ = f"Run the {name} statistic (parameters as in 'jurybench stats {name}'); recorded."
+        app.post(f"/v1/stats/{name}", tags=["statistics"], name=f"stats_{name}")(endpoint)
+
+    for stat_name, stat_model in STATS.items():
+        _stat_endpoint(stat_name, stat_model)
+
+    @app.get("/v1/stats/results", tags=["statistics"])
+    def list_results(store: StoreDep, limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:
+        return _rows(store, "SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
+                     "ORDER BY created_at DESC, result_id LIMIT ? OFFSET ?", [limit, offset])  # fmt: skip
+
+    @app.get("/v1/stats/results/{result_id}", tags=["statistics"])
+    def get_result(result_id: Id, store: StoreDep) -> dict[str, Any]:
+        rows = _rows(store, "SELECT * FROM stats_results WHERE result_id = ?", [result_id])
+        if not rows:
+            raise NotFound(f"no recorded statistic {result_id!r}.")
+        return rows[0]
+
+    # -- SQL ---------------------------------------------------------------------------------
+    @app.post("/v1/sql", tags=["sql"])
+    def sql(body: rq.SqlIn, store: StoreDep) -> dict[str, Any]:
+        """One read-only SELECT; the server's time limit and row limit apply (truncated says so)."""
+        limit = min(body.limit or config.sql_max_rows, config.sql_max_rows)
+        names, rows, truncated = store.query(body.query, limit=limit, timeout_s=config.sql_timeout_s)
+        return {"columns": names, "rows": [[_plain(v) for v in r] for r in rows], "truncated": truncated}
+
+    return app
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-safe value (timestamps and decimals as text; NaN and infinities as null)."""
+    import datetime as dt
+    import decimal
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dt.date | dt.datetime | dt.time | dt.timedelta | decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+def _rows(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    with store.cursor() as cur:
+        result = cur.execute(sql, params)
+        names = [d[0] for d in result.description]
+        out = []
+        for row in result.fetchall():
+            record = {}
+            for name, value in zip(names, row, strict=True):
+                if name in ("treatment", "metadata", "params", "result") and isinstance(value, str):
+                    with contextlib.suppress(ValueError):
+                        value = json.loads(value)
+                record[name] = _plain(value)
+            out.append(record)
+    return out

@@ -1,0 +1,248 @@
+"""Scoring jobs: validated on submission, run by a pool of worker threads with the judge engine.
+
+A job is one run of the engine (``run_id = job-<id>``) on the service's connection. Its
+request is stored (table ``jobs``) without secrets; progress is counted as calls finish.
+Cancelling stops the engine between calls (answers so far stay stored). Stopping the
+server stops running jobs the same way and leaves them queued: on the next start they run
+again and every call already answered comes from the store, so nothing is repeated.
+A juror's inline ``api_key`` lives only in memory: a job that needs it after a restart
+fails with a message saying to submit it again (keys from the environment need nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+log = logging.getLogger("jurybench.service")
+FINAL = ("finished", "finished_with_errors", "failed", "cancelled")
+
+
+class NotFound(JurybenchError):
+    pass
+
+
+class Conflict(JurybenchError):
+    pass
+
+
+@dataclass
+class Live:
+    """What a running job has done so far (in memory; written to the jobs table when it ends)."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    cancel: bool = False
+    counts: Counter[str] = field(default_factory=Counter)
+    cost: float = 0.0
+    n_tasks: int | None = None
+    n_cached: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_call(self, call: dict[str, Any]) -> None:
+        with self.lock:
+            self.counts[call["status"]] += 1
+            if call.get("cost_usd"):
+                self.cost += float(call["cost_usd"])
+
+    def on_plan(self, n_tasks: int, n_cached: int) -> None:
+        self.n_tasks, self.n_cached = n_tasks, n_cached
+
+    def progress(self) -> dict[str, Any]:
+        with self.lock:
+            c = dict(self.counts)
+            cost = self.cost
+        done = self.n_cached + c.get("ok", 0) + c.get("invalid", 0) + c.get("refusal", 0)
+        return {"n_tasks": self.n_tasks, "n_done": done, "n_invalid": c.get("invalid", 0),
+                "n_refusal": c.get("refusal", 0), "n_failed": c.get("error", 0), "cost_usd": cost}  # fmt: skip
+
+
+def strip_secrets(value: Any) -> Any:
+    """A request with every api_key removed (mappings, and 'MODEL,...,api_key=...' strings)."""
+    if isinstance(value, dict):
+        return {k: strip_secrets(v) for k, v in value.items() if k != "api_key"}
+    if isinstance(value, list):
+        return [strip_secrets(v) for v in value]
+    if isinstance(value, str) and "api_key=" in value:
+        return ",".join(p for p in value.split(",") if not p.strip().startswith("api_key="))
+    return value
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+class JobManager:
+    def __init__(self, store: Any, *, workers: int = 2) -> None:
+        self.store = store
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        self.live: dict[str, Live] = {}
+        self.secrets: dict[str, list[str | None]] = {}  # job -> inline api_key per juror, memory only
+        self.threads = [threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True)
+                        for i in range(max(1, workers))]  # fmt: skip
+        self.closing = False
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> list[str]:
+        """Start the workers and queue every unfinished job again (oldest first)."""
+        with self.store.writing() as cur:
+            cur.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
+            pending = [r[0] for r in cur.execute(
+                "SELECT job_id FROM jobs WHERE status = 'queued' ORDER BY created_at, job_id").fetchall()]  # fmt: skip
+        for job_id in pending:
+            self.live[job_id] = Live()
+            self.queue.put(job_id)
+        for thread in self.threads:
+            thread.start()
+        return pending
+
+    def shutdown(self, timeout_s: float = 30.0) -> None:
+        """Stop running jobs between calls (they stay queued and resume on the next start)."""
+        self.closing = True
+        for live in list(self.live.values()):
+            live.stop.set()
+        for _ in self.threads:
+            self.queue.put(None)
+        for thread in self.threads:
+            thread.join(timeout_s)
+
+    # -- API -------------------------------------------------------------------------------
+    def submit(self, prepared: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
+        job_id = uuid.uuid4().hex[:16]
+        with self.store.writing() as cur:
+            cur.execute(
+                "INSERT INTO jobs (job_id, status, request, run_id) VALUES (?, 'queued', ?, ?)",
+                [job_id, json.dumps(strip_secrets(prepared)), f"job-{job_id}"],
+            )
+        if any(secrets):
+            self.secrets[job_id] = secrets
+        self.live[job_id] = Live()
+        self.queue.put(job_id)
+        return self.get(job_id)
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        job = self.get(job_id)
+        if job["status"] in FINAL:
+            raise Conflict(f"job {job_id} has already ended ({job['status']}).")
+        live = self.live.get(job_id)
+        if live is not None:
+            live.cancel = True
+            live.stop.set()
+        if job["status"] == "queued":
+            self._finish(job_id, "cancelled", None, live)
+        return self.get(job_id)
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        with self.store.cursor() as cur:
+            row = cur.execute(
+                """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
+                          n_invalid, n_refusal, n_failed, cost_usd FROM jobs WHERE job_id = ?""",
+                [job_id],
+            ).fetchall()
+        if not row:
+            raise NotFound(f"no job {job_id!r}.")
+        return self._row(row[0])
+
+    def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+        sql = """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
+                        n_invalid, n_refusal, n_failed, cost_usd FROM jobs"""
+        params: list[Any] = []
+        if status:
+            sql += " WHERE status = ?"
+            params.append(status)
+        sql += " ORDER BY created_at DESC, job_id LIMIT ? OFFSET ?"
+        with self.store.cursor() as cur:
+            rows = cur.execute(sql, [*params, limit, offset]).fetchall()
+        return [self._row(r) for r in rows]
+
+    def _row(self, r: tuple[Any, ...]) -> dict[str, Any]:
+        stored = json.loads(r[3])
+        request = {k: v for k, v in stored.items() if not k.startswith("_")}
+        job = {
+            "job_id": r[0], "status": r[1], "run_id": r[2], "request": request, "n_subjects": stored.get("_n_subjects"),
+            "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]), "error": r[7],
+            "progress": {"n_tasks": r[8], "n_done": r[9], "n_invalid": r[10], "n_refusal": r[11],
+                         "n_failed": r[12], "cost_usd": r[13]},
+        }  # fmt: skip
+        live = self.live.get(r[0])
+        if live is not None and r[1] == "running":
+            job["progress"] = live.progress()
+        return job
+
+    # -- running ---------------------------------------------------------------------------
+    def _worker(self) -> None:
+        while True:
+            job_id = self.queue.get()
+            if job_id is None:
+                return
+            try:
+                self._run(job_id)
+            except Exception:  # a bug must not kill the worker; the job says so
+                log.exception("job %s failed", job_id)
+                self._finish(job_id, "failed", "internal error while running the job (see the server log)", None)
+
+    def _run(self, job_id: str) -> None:
+        from jurybench.jury import EngineOptions, score
+        from jurybench.service._requests import build_job
+
+        with self.store.cursor() as cur:
+            row = cur.execute("SELECT status, request, run_id FROM jobs WHERE job_id = ?", [job_id]).fetchall()
+        if not row or row[0][0] != "queued" or self.closing:
+            return
+        live = self.live.setdefault(job_id, Live())
+        request, run_id = json.loads(row[0][1]), row[0][2]
+        try:
+            rubric, jury, where = build_job(request, self.secrets.get(job_id))
+        except JurybenchError as exc:
+            self._finish(job_id, "failed", str(exc), live)
+            return
+        with self.store.writing() as cur:
+            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
+        options = EngineOptions(
+            progress=False, on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set,
+            store_lock=self.store.write_lock, concurrency=int(request.get("concurrency") or 16),
+        )  # fmt: skip
+        try:
+            with self.store.cursor() as cur:
+                result = score(cur, rubric, jury, where=where, run_id=run_id, options=options)
+        except JurybenchError as exc:
+            self._finish(job_id, "failed", str(exc), live)
+            return
+        if result.status == "interrupted":
+            if live.cancel:
+                self._finish(job_id, "cancelled", None, live)
+            else:  # the server is stopping: run again on the next start
+                with self.store.writing() as cur:
+                    cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
+            return
+        error = "; ".join(result.error_report()[:3]) or None
+        with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
+            live.counts["error"] = result.n_errors + result.n_skipped
+            live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
+        self._finish(job_id, result.status, error, live)
+
+    def _finish(self, job_id: str, status: str, error: str | None, live: Live | None) -> None:
+        progress = live.progress() if live else {}
+        with self.store.writing() as cur:
+            cur.execute(
+                """UPDATE jobs SET status = ?, error = ?, finished_at = ?, n_tasks = coalesce(?, n_tasks),
+                          n_done = coalesce(?, n_done), n_invalid = coalesce(?, n_invalid),
+                          n_refusal = coalesce(?, n_refusal), n_failed = coalesce(?, n_failed),
+                          cost_usd = coalesce(?, cost_usd)
+                   WHERE job_id = ?""",
+                [status, error, _now(), progress.get("n_tasks"), progress.get("n_done"), progress.get("n_invalid"),
+                 progress.get("n_refusal"), progress.get("n_failed"), progress.get("cost_usd"), job_id],
+            )  # fmt: skip
+        self.secrets.pop(job_id, None)
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()

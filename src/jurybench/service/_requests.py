@@ -1,0 +1,218 @@
+"""Request bodies of the HTTP API (pydantic, strict about unknown fields) and how a job is built.
+
+Everything a request can name is checked the way the CLI checks it, by the same library
+functions: rubric files, jurors and their parameters, SQL predicates, imported rows.
+Paths are never taken from a request: rubrics are shipped names or inline definitions,
+calibrations are names the server resolves in its own folder.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jurybench.errors import JurybenchError
+
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+MAX_ROWS = 10_000
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Cell = str | int | float | bool | None
+
+
+class ItemIn(_Body):
+    item_id: Annotated[str, Field(min_length=1, max_length=256)]
+    response: Annotated[str, Field(min_length=1, max_length=200_000)]
+    prompt: Annotated[str, Field(max_length=200_000)] | None = None
+    reference: Annotated[str, Field(max_length=200_000)] | None = None
+    model: Annotated[str, Field(max_length=256)] | None = None
+    language: Annotated[str, Field(max_length=32)] | None = None
+    dataset: Annotated[str, Field(max_length=256)] | None = None
+    treatment: dict[Annotated[str, Field(max_length=64)], Cell] = Field(default_factory=dict, max_length=32)
+    metadata: dict[Annotated[str, Field(max_length=64)], Cell] = Field(default_factory=dict, max_length=64)
+
+
+class PairIn(_Body):
+    pair_id: Annotated[str, Field(min_length=1, max_length=256)]
+    item_a: Annotated[str, Field(min_length=1, max_length=256)]
+    item_b: Annotated[str, Field(min_length=1, max_length=256)]
+    dataset: Annotated[str, Field(max_length=256)] | None = None
+    metadata: dict[Annotated[str, Field(max_length=64)], Cell] = Field(default_factory=dict, max_length=64)
+
+
+class ItemsUpload(_Body):
+    items: list[ItemIn] = Field(min_length=1, max_length=MAX_ROWS)
+    dataset: Annotated[str, Field(max_length=256)] | None = None
+
+
+class PairsUpload(_Body):
+    pairs: list[PairIn] = Field(min_length=1, max_length=MAX_ROWS)
+    dataset: Annotated[str, Field(max_length=256)] | None = None
+
+
+class LabelIn(_Body):
+    subject_id: Annotated[str, Field(min_length=1, max_length=256)]
+    annotator: Annotated[str, Field(min_length=1, max_length=128)]
+    criterion: Annotated[str, Field(min_length=1, max_length=128)]
+    value: float | int | str
+
+
+class AnnotationsUpload(_Body):
+    rubric: Annotated[str, Field(pattern=NAME)]
+    labels: list[LabelIn] = Field(min_length=1, max_length=MAX_ROWS)
+    replace: bool = False
+
+
+JurorEntry = Annotated[str, Field(min_length=1, max_length=2000)] | dict[str, Any]
+
+
+class JuryIn(_Body):
+    jurors: list[JurorEntry] = Field(min_length=1, max_length=32)
+    aggregation: Literal["mean", "median", "weighted", "majority", "calibrated"] | None = None
+    quorum: Annotated[int, Field(ge=1, le=32)] = 1
+    tie: Literal["tie", "abstain"] = "tie"
+    calibration: Annotated[str, Field(pattern=NAME)] | None = Field(
+        default=None, description="a calibration name known to the server (GET /v1/calibrations)"
+    )
+    name: Annotated[str, Field(max_length=128)] = ""
+
+
+class JobIn(_Body):
+    rubric: Annotated[str, Field(pattern=NAME)] | None = Field(default=None, description="a shipped rubric name")
+    rubric_inline: dict[str, Any] | None = Field(default=None, description="a rubric definition (as in YAML)")
+    jury: JuryIn | None = Field(default=None, description="the jury; the server's default jury when omitted")
+    items: list[ItemIn] | None = Field(default=None, max_length=MAX_ROWS, description="items to import and judge")
+    pairs: list[PairIn] | None = Field(default=None, max_length=MAX_ROWS, description="pairs to import and judge")
+    item_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(default=None, max_length=MAX_ROWS)
+    pair_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(default=None, max_length=MAX_ROWS)
+    where: Annotated[str, Field(max_length=2000)] | None = Field(default=None, description="SQL predicate")
+    samples: Annotated[int, Field(ge=1, le=20)] | None = Field(default=None, description="answers per juror")
+    swap: bool = Field(default=True, description="pairs are always judged in both orders; false is refused")
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 16
+
+
+class CalibrationIn(_Body):
+    run: Annotated[str, Field(min_length=1, max_length=256)]
+    name: Annotated[str, Field(pattern=NAME)]
+    criteria: list[Annotated[str, Field(max_length=128)]] | None = None
+    covariates: list[Annotated[str, Field(max_length=128)]] | None = None
+    methods: list[Literal["ols", "ridge", "nnls", "cross"]] | None = None
+    group_by: Annotated[str, Field(max_length=128)] = "prompt"
+    test_size: Annotated[float, Field(gt=0, lt=1)] = 0.2
+    folds: Annotated[int, Field(ge=2, le=50)] = 10
+    seed: int = 0
+    boot: Annotated[int, Field(ge=0, le=5000)] = 200
+
+
+class ApplyIn(_Body):
+    run: Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class SqlIn(_Body):
+    query: Annotated[str, Field(min_length=1, max_length=20_000)]
+    limit: Annotated[int, Field(ge=1, le=100_000)] | None = None
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def load_rubric_for(request: dict[str, Any]) -> Any:
+    from pydantic import TypeAdapter, ValidationError
+
+    from jurybench.rubric import load_rubric
+    from jurybench.rubric._model import Rubric
+
+    name, inline = request.get("rubric"), request.get("rubric_inline")
+    if (name is None) == (inline is None):
+        raise JurybenchError("give exactly one of rubric (a shipped name) and rubric_inline (a definition).")
+    if name is not None:
+        if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
+            raise JurybenchError(f"rubric: {name!r} is not a rubric name.", hint="See GET /v1/rubrics.")
+        return load_rubric(name)
+    try:
+        return TypeAdapter(Rubric).validate_python(inline)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"][1:]) or "(top level)"
+        raise JurybenchError(f"rubric_inline.{field}: {err['msg']}.", hint="See docs/rubrics.md.") from None
+
+
+def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibration_dir: Any = None) -> Any:
+    from dataclasses import replace
+
+    from jurybench.jury._jury import jury_from_mapping
+
+    data = dict(request["jury"])
+    calibration = data.pop("calibration", None)
+    jury = jury_from_mapping({k: v for k, v in data.items() if v is not None}, where="jury")
+    jurors = list(jury.jurors)
+    for i, juror in enumerate(jurors):
+        key = (secrets or [None] * len(jurors))[i] if secrets and i < len(secrets) else None
+        if key:
+            jurors[i] = replace(juror, options={**juror.options, "api_key": key})
+    samples = request.get("samples")
+    if samples:
+        jurors = [replace(j, samples=samples) if j.samples == 1 else j for j in jurors]
+    if calibration is not None:
+        from pathlib import Path
+
+        path = Path(calibration_dir or request.get("_calibration_dir") or "calibration") / f"{calibration}.json"
+        if not path.exists():
+            raise JurybenchError(
+                f"jury.calibration: no calibration named {calibration!r}.", hint="See GET /v1/calibrations."
+            )
+        jury = replace(jury, calibration=str(path))
+    return replace(jury, jurors=tuple(jurors))
+
+
+def secrets_of(jury: dict[str, Any]) -> list[str | None]:
+    """Each juror's inline api_key (kept in memory only), in order."""
+    out: list[str | None] = []
+    for entry in jury.get("jurors", []):
+        if isinstance(entry, dict):
+            out.append(entry.get("api_key"))
+        else:
+            found = [p.split("=", 1)[1] for p in str(entry).split(",") if p.strip().startswith("api_key=")]
+            out.append(found[0] if found else None)
+    return out
+
+
+def build_job(request: dict[str, Any], secrets: list[str | None] | None) -> tuple[Any, Any, str | None]:
+    """The rubric, jury and subject predicate of a stored (prepared) job."""
+    rubric = load_rubric_for(request)
+    if request.get("_needs_key") and not secrets:
+        raise JurybenchError(
+            "this job's jurors had an inline api_key, which the server keeps only in memory and lost on restart.",
+            hint="Submit the job again (or give the provider's key in the server's environment).",
+        )
+    jury = jury_for(request, secrets, request.get("_calibration_dir"))
+    return rubric, jury, request.get("_where")
+
+
+def subject_predicate(body: JobIn, pairwise: bool) -> str | None:
+    """The predicate choosing the job's subjects: inline ones, listed ids, and/or a where."""
+    from jurybench.store._safe import expression
+
+    parts = []
+    ids: list[str] = []
+    if pairwise:
+        ids = [p.pair_id for p in body.pairs or []] + list(body.pair_ids or [])
+        if body.item_ids:
+            raise JurybenchError("a pairwise rubric judges pairs: give pairs or pair_ids (items only as their parts).")
+    else:
+        ids = [i.item_id for i in body.items or []] + list(body.item_ids or [])
+        if body.pairs or body.pair_ids:
+            raise JurybenchError("a pointwise rubric judges items: give items or item_ids, not pairs.")
+    column = "pair_id" if pairwise else "item_id"
+    if ids:
+        parts.append(f"{column} IN ({', '.join(_quote(i) for i in dict.fromkeys(ids))})")
+    if body.where:
+        parts.append(f"({expression(body.where, option='where')})")
+    return " AND ".join(parts) or None

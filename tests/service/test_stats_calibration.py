@@ -1,0 +1,151 @@
+"""Statistics and calibration endpoints: the CLI's parameters, the same functions, recorded results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import write
+from tests.service.conftest import make_client
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with a pointwise run (3 models, 2 languages, 2 arms, human labels), two pairwise runs
+    and a classification run, all from simulated jurors."""
+    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.jury._sim import simulate_human_labels
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items, import_pairs
+
+    folder = tmp_path_factory.mktemp("svc")
+    db = folder / "s.duckdb"
+    con = connect(db)
+    quiet = EngineOptions(progress=False)
+    rows = ["item_id,prompt,response,model,lang,gender,dataset"]
+    for k in range(48):
+        rows.append(f"i{k:02d},p{k % 8},Story {k},m{k % 3},{'en' if k % 2 else 'de'},{'f' if (k // 2) % 2 else 'm'},pw")
+    import_items(con, write(folder / "items.csv", "\n".join(rows) + "\n"), treatment_columns=["gender"])
+    quality = load_rubric("story-quality")
+    jurors = [parse_juror("sim/a,noise=0.3"), parse_juror("sim/b,noise=0.8"), parse_juror("sim/c,noise=1.2")]
+    score(con, quality, jurors, run_id="pw", where="dataset = 'pw'", options=quiet)
+    simulate_human_labels(con, quality, where="dataset = 'pw'", annotators=2)
+    pairs = ["pair_id,item_a,item_b"] + [f"q{k},i{2 * k:02d},i{2 * k + 1:02d}" for k in range(24)]
+    import_pairs(con, write(folder / "pairs.csv", "\n".join(pairs) + "\n"))
+    persuasion = load_rubric("persuasion")
+    score(con, persuasion, [parse_juror("sim/j1,noise=0.3")], run_id="pa", options=quiet)
+    score(con, persuasion, [parse_juror("sim/j2,noise=0.5")], run_id="pb", options=quiet)
+    texts = ["item_id,response,language,reference,dataset"]
+    texts += [f"e{k},text {k},{'en' if k % 2 else 'de'},{'joy' if k % 3 else 'fear'},emo" for k in range(30)]
+    import_items(con, write(folder / "texts.csv", "\n".join(texts) + "\n"))
+    score(con, load_rubric("emotion-label"), [parse_juror("sim/clf,accuracy=0.8")], run_id="emo",
+          where="dataset = 'emo'", options=quiet)  # fmt: skip
+    con.execute("INSERT INTO human_baselines (name, statistic, target, cell, value) VALUES "
+                "('h', 'd', 'coherence', '', 0.2), ('hm', 'mean', '', '', 3.0)")  # fmt: skip
+    con.close()
+    return db
+
+
+@pytest.fixture
+def client(prepared: Path, tmp_path: Path) -> Any:
+    import shutil
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(prepared, db)
+    with make_client(db, calibration_dir=tmp_path / "cal") as c:
+        yield c
+
+
+STATS = [
+    ("directional", {"run": "pa"}),
+    ("gap", {"run": "pa", "by": "model_a", "boot": 100}),
+    ("consistency", {"run": "pa"}),
+    ("robustness", {"run": "pa", "other_run": "pb"}),
+    ("friedman", {"run": "pw", "by": "model"}),
+    ("ttest", {"run": "pw", "by": "model", "baseline": 3}),
+    ("ttest", {"run": "pw", "by": "model", "baselines": "hm"}),
+    ("welch", {"run": "pw", "groups": "m0,m1"}),
+    ("mannwhitney", {"run": "pw", "groups": "m0,m1"}),
+    ("kendall", {"run": "pw", "reference": {"m0": 1, "m1": 2, "m2": 3}}),
+    ("cohens-d", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "baselines": "h", "boot": 100}),
+    ("item-spearman", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "by": "metadata->>'lang'"}),
+    (
+        "disparity",
+        {"sql": "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes", "boot": 100},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), STATS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(STATS)])
+def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dict[str, Any]) -> None:
+    r = client.post(f"/v1/stats/{name}", json=params)
+    assert r.status_code == 200, r.json()
+    body = r.json()
+    assert body["name"] == name and body["result"]
+    stored = client.get(f"/v1/stats/results/{body['result_id']}").json()
+    assert stored["name"] == name and stored["params"]["run" if "run" in params else "sql"]
+    assert body["result_id"] in [x["result_id"] for x in client.get("/v1/stats/results").json()]
+
+
+def test_statistics_compute_what_the_library_computes(client: Any, prepared: Path) -> None:
+    from jurybench.stats._store import stat_friedman
+    from jurybench.store import connect
+
+    api = client.post("/v1/stats/friedman", json={"run": "pw", "by": "model"}).json()["result"]
+    con = connect(prepared, read_only=True)
+    direct = stat_friedman(con, "pw", by="model")
+    con.close()
+    assert api["criteria"]["coherence"]["chi2"] == pytest.approx(direct["criteria"]["coherence"]["chi2"])
+    assert api["criteria"]["coherence"]["p"] == pytest.approx(direct["criteria"]["coherence"]["p"])
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "status", "message"),
+    [
+        ("directional", {"run": "nope"}, 400, "no run 'nope'"),
+        ("directional", {"run": "pa", "level": "panel"}, 422, "body.level"),
+        ("gap", {"run": "pa", "by": "1; DROP TABLE items"}, 400, "not one SQL expression"),
+        ("welch", {"run": "pw", "groups": "m0"}, 400, "two comma-separated values"),
+        (
+            "cohens-d",
+            {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "baselines": "none"},
+            400,
+            "no d baselines named 'none'",
+        ),
+        ("disparity", {"sql": "DELETE FROM items"}, 400, "only a single SELECT"),
+        ("directional", {"run": "pa", "colour": 1}, 422, "body.colour"),
+    ],
+)
+def test_statistics_errors(client: Any, name: str, params: dict[str, Any], status: int, message: str) -> None:
+    r = client.post(f"/v1/stats/{name}", json=params)
+    assert r.status_code == status and message in r.json()["error"], r.json()
+    assert client.post("/v1/stats/nosuch", json={}).status_code == 404
+
+
+def test_calibration_fit_list_apply(client: Any) -> None:
+    r = client.post("/v1/calibrations", json={"run": "pw", "name": "cal1", "group_by": "prompt", "folds": 3,
+                                              "boot": 20, "criteria": ["coherence"]})  # fmt: skip
+    assert r.status_code == 201, r.json()
+    artifact = r.json()["artifact"]
+    weights = artifact["criteria"]["coherence"]["weights"] if "criteria" in artifact else None
+    assert artifact["name"] == "cal1" and weights is not None
+    listed = client.get("/v1/calibrations").json()
+    assert [c["name"] for c in listed] == ["cal1"]
+    applied = client.post("/v1/calibrations/cal1/apply", json={"run": "pw"})
+    assert applied.status_code == 200, applied.json()
+    n = client.post("/v1/sql", json={"query": "SELECT count(*) FROM calibrated_scores WHERE run_id = 'pw'"}).json()
+    assert n["rows"][0][0] > 0
+    assert client.post("/v1/calibrations/nosuch/apply", json={"run": "pw"}).status_code == 404
+    assert client.post("/v1/calibrations/../x/apply", json={"run": "pw"}).status_code in (404, 422)
+    bad = client.post("/v1/calibrations", json={"run": "nope", "name": "c2"})
+    assert bad.status_code == 400
+    # A job may use a stored calibration by name (aggregation calibrated), never by path.
+    job = client.post("/v1/jobs", json={"rubric": "story-quality", "where": "dataset = 'pw'", "jury": {
+        "jurors": ["sim/a,noise=0.3", "sim/b,noise=0.8", "sim/c,noise=1.2"], "aggregation": "calibrated",
+        "calibration": "cal1"}})  # fmt: skip
+    assert job.status_code == 202, job.json()
+    by_path = client.post("/v1/jobs", json={"rubric": "story-quality", "where": "dataset = 'pw'", "jury": {
+        "jurors": ["sim/a"], "aggregation": "calibrated", "calibration": "/etc/passwd"}})  # fmt: skip
+    assert by_path.status_code == 422
