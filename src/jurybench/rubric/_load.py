@@ -34,9 +34,23 @@ def resolve_rubric_path(name_or_path: str | Path) -> Path:
     )
 
 
+_CACHE: dict[tuple[str, int, int], AnyRubric] = {}
+
+
 def load_rubric(name_or_path: str | Path) -> AnyRubric:
-    """Read and validate a rubric by name (from ``rubrics/``) or path."""
+    """Read and validate a rubric by name (from ``rubrics/``) or path (validated once per file
+    version: a changed file, by modification time or size, is read again)."""
     path = resolve_rubric_path(name_or_path)
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    _CACHE[key] = rubric = _read_rubric(path)
+    return rubric
+
+
+def _read_rubric(path: Path) -> AnyRubric:
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -211,7 +211,6 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
     def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
         """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
         from jurybench.jury._engine import validate_jurors
-        from jurybench.jury._store_io import load_subjects
         from jurybench.rubric import is_pairwise
 
         if not body.swap:
@@ -236,7 +235,7 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
                     _import_items(cur, body.items, None, in_transaction=True)
                 if body.pairs:
                     _import_pairs(cur, body.pairs, None, in_transaction=True)
-                n = len(load_subjects(cur, rubric, where))
+                n = _count_subjects(cur, rubric, body, where)
                 if n == 0:
                     kind = "pairs" if pairwise else "items"
                     raise JurybenchError(f"no {kind} to judge{f' where {where}' if where else ''}.",
@@ -429,6 +428,29 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
         return {"columns": names, "rows": [[_plain(v) for v in r] for r in rows], "truncated": truncated}
 
     return app
+
+
+def _count_subjects(cur: Any, rubric: Any, body: rq.JobIn, where: str | None) -> int:
+    """How many subjects the job selects: by id in SQL, or through the engine's own selection
+    (the sandboxed predicate) when there is a where."""
+    from jurybench.jury._store_io import load_subjects
+    from jurybench.rubric import is_pairwise
+
+    if body.where:
+        return len(load_subjects(cur, rubric, where))
+    pairwise = is_pairwise(rubric)
+    ids = ([p.pair_id for p in body.pairs or []] + list(body.pair_ids or [])) if pairwise else (
+        [i.item_id for i in body.items or []] + list(body.item_ids or []))  # fmt: skip
+    if not ids:
+        return len(load_subjects(cur, rubric, None))
+    import pyarrow as pa
+
+    from jurybench.store._db import registered
+
+    table, key = ("pairs", "pair_id") if pairwise else ("items", "item_id")
+    with registered(cur, "wanted_subjects", pa.table({"id": list(dict.fromkeys(ids))})):
+        found = cur.execute(f"SELECT count(*) FROM {table} t JOIN wanted_subjects w ON t.{key} = w.id").fetchall()
+    return int(found[0][0])
 
 
 def _plain(value: Any) -> Any:
