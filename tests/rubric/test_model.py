@@ -140,6 +140,6 @@ def test_a_rubric_file_is_validated_once_per_version(tmp_path: Path) -> None:
     path.write_text(source, encoding="utf-8")
     first = load_rubric(path)
     assert load_rubric(path) is first  # unchanged file: the validated rubric is reused
-    path.write_text(source.replace("version: \"1\"", "version: \"2\""), encoding="utf-8")
+    path.write_text(source.replace('version: "1"', 'version: "2"'), encoding="utf-8")
     changed = load_rubric(path)
     assert changed is not first and changed.version == "2"
