@@ -57,6 +57,11 @@ DbOption = Annotated[
     typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb)."),
 ]
 FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, json or parquet.")]
+# The engine's options, shared by score and generate.
+RunOption = Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")]
+ConcurrencyOption = Annotated[int, typer.Option(help="Parallel requests per provider.")]
+RetriesOption = Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")]
 
 
 def _console() -> Any:
@@ -237,10 +242,10 @@ def score(
         str | None,
         typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\"."),
     ] = None,
-    run: Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Parallel requests per provider.")] = 16,
-    retries: Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")] = 4,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    run: RunOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retries: RetriesOption = 4,
+    progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury.
@@ -295,10 +300,10 @@ def generate(
         str | None,
         typer.Option(help="response: drop refused responses; prompt: drop a prompt for every model if any refused."),
     ] = None,
-    run: Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Parallel requests per provider.")] = 16,
-    retries: Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")] = 4,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")] = True,
+    run: RunOption = None,
+    concurrency: ConcurrencyOption = 16,
+    retries: RetriesOption = 4,
+    progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
     """Generate responses: prompts x treatment arms x models x samples, stored as items with their

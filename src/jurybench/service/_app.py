@@ -297,19 +297,26 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
             }))  # fmt: skip
         return write_pairs(cur, records, source="pairs", in_transaction=in_transaction)
 
+    def _counts(result: Any) -> dict[str, Any]:
+        return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+
+    def _listing(store: Store, table: str, key: str, dataset: str | None, limit: int, offset: int) -> Any:
+        where = " WHERE dataset = ?" if dataset else ""
+        return _rows(store, f"SELECT * FROM {table}{where} ORDER BY {key} LIMIT ? OFFSET ?",
+                     [*([dataset] if dataset else []), limit, offset])  # fmt: skip
+
+    Dataset = Annotated[str | None, Query(max_length=256)]
+
     @app.post("/v1/items", status_code=201, tags=["items"])
     def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, Any]:
         """Import items, all or nothing (an id stored with other content is a conflict)."""
         with store.writing() as cur:
-            result = _import_items(cur, body.items, body.dataset)
-        return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+            return _counts(_import_items(cur, body.items, body.dataset))
 
     @app.get("/v1/items", tags=["items"])
-    def list_items(store: StoreDep, dataset: Annotated[str | None, Query(max_length=256)] = None,
-                   limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
-        """Items, by id."""
-        sql = "SELECT * FROM items" + (" WHERE dataset = ?" if dataset else "") + " ORDER BY item_id LIMIT ? OFFSET ?"
-        return _rows(store, sql, [*([dataset] if dataset else []), limit, offset])
+    def list_items(store: StoreDep, dataset: Dataset = None, limit: Limit = 100, offset: Offset = 0) -> Any:
+        """Items, by id (``?dataset=`` to choose one dataset)."""
+        return _listing(store, "items", "item_id", dataset, limit, offset)
 
     @app.get("/v1/items/{item_id}", tags=["items"])
     def get_item(item_id: Id, store: StoreDep) -> dict[str, Any]:
@@ -322,14 +329,12 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
     def upload_pairs(body: rq.PairsUpload, store: StoreDep) -> dict[str, Any]:
         """Import pairs of stored items, all or nothing."""
         with store.writing() as cur:
-            result = _import_pairs(cur, body.pairs, body.dataset)
-        return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+            return _counts(_import_pairs(cur, body.pairs, body.dataset))
 
     @app.get("/v1/pairs", tags=["items"])
-    def list_pairs(store: StoreDep, dataset: Annotated[str | None, Query(max_length=256)] = None,
-                   limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
-        sql = "SELECT * FROM pairs" + (" WHERE dataset = ?" if dataset else "") + " ORDER BY pair_id LIMIT ? OFFSET ?"
-        return _rows(store, sql, [*([dataset] if dataset else []), limit, offset])
+    def list_pairs(store: StoreDep, dataset: Dataset = None, limit: Limit = 100, offset: Offset = 0) -> Any:
+        """Pairs, by id."""
+        return _listing(store, "pairs", "pair_id", dataset, limit, offset)
 
     @app.post("/v1/annotations", status_code=201, tags=["annotations"])
     def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, Any]:
