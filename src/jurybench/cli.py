@@ -276,6 +276,11 @@ def score(
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     typer.echo(result.summary())
+    _exit_on_call_errors(result)
+
+
+def _exit_on_call_errors(result: Any) -> None:
+    """A run whose calls ended in error: the reasons on stderr, exit 3 (re-running retries them)."""
     report = result.error_report()
     if report:
         from jurybench.jury import EXIT_CALL_ERRORS
@@ -347,13 +352,7 @@ def generate(
     shown = [(g, v, a, n, r, None if rate is None else round(rate, 3)) for g, v, a, n, r, rate in rows]
     _console().print(rich_table(["model", "variable", "arm", "answered", "refused", "refusal_rate"], shown,
                                 title=f"refusals ({gen_spec.name})"))  # fmt: skip
-    errors = report.run.error_report()
-    if errors:
-        from jurybench.jury import EXIT_CALL_ERRORS
-
-        for line in errors:
-            typer.echo(line, err=True)
-        raise typer.Exit(EXIT_CALL_ERRORS)
+    _exit_on_call_errors(report.run)
 
 
 @app.command()

@@ -257,10 +257,7 @@ def materialize(
         report.n_answered += 1
         texts[key] = text or ""
         provider = reason if status == "refusal" and (reason or "").startswith("provider") else None
-        why = provider or spec.is_refusal(text or "", finish_reason)
-        if why is None and status == "invalid":
-            why = None
-        refused[key] = why
+        refused[key] = provider or spec.is_refusal(text or "", finish_reason)
     report.n_refused = sum(1 for why in refused.values() if why)
     excluded: dict[str, str] = {}
     for key, why in refused.items():

@@ -154,7 +154,7 @@ def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibrat
     jury = jury_from_mapping({k: v for k, v in data.items() if v is not None}, where="jury")
     jurors = list(jury.jurors)
     for i, juror in enumerate(jurors):
-        key = (secrets or [None] * len(jurors))[i] if secrets and i < len(secrets) else None
+        key = secrets[i] if secrets and i < len(secrets) else None
         if key:
             jurors[i] = replace(juror, options={**juror.options, "api_key": key})
     samples = request.get("samples")
