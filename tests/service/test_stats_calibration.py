@@ -72,6 +72,26 @@ STATS = [
     ("cohens-d", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "baselines": "h", "boot": 100}),
     ("item-spearman", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "by": "metadata->>'lang'"}),
     (
+        "item-spearman",
+        {
+            "run": "pw",
+            "arm": "treatment->>'gender'",
+            "arms": "f,m",
+            "by": "metadata->>'lang'",
+            "keys": {"coherence": -1},
+        },
+    ),
+    (
+        "cohens-d",
+        {
+            "run": "pw",
+            "arm": "treatment->>'gender'",
+            "arms": "f,m",
+            "boot": 100,
+            "factors": {"coherence": "craft", "complexity": "craft", "empathy": "feeling"},
+        },
+    ),
+    (
         "disparity",
         {"sql": "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes", "boot": 100},
     ),
@@ -87,6 +107,29 @@ def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dic
     stored = client.get(f"/v1/stats/results/{body['result_id']}").json()
     assert stored["name"] == name and stored["params"]["run" if "run" in params else "sql"]
     assert body["result_id"] in [x["result_id"] for x in client.get("/v1/stats/results").json()]
+
+
+def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: Path, tmp_path: Path) -> None:
+    from jurybench.stats._store import stat_cohens_d, stat_item_spearman
+    from jurybench.store import connect
+
+    params = {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "boot": 100}
+    api = client.post("/v1/stats/cohens-d", json={**params, "factors": {"coherence": "craft", "complexity": "craft"}})
+    factor_file = write(tmp_path / "f.csv", "criterion,factor\ncoherence,craft\ncomplexity,craft\n")
+    key_file = write(tmp_path / "k.csv", "criterion,key\ncoherence,-1\n")
+    spearman = client.post("/v1/stats/item-spearman", json={**{k: v for k, v in params.items() if k != "boot"},
+                                                            "by": "metadata->>'lang'", "keys": {"coherence": -1}})  # fmt: skip
+    con = connect(prepared, read_only=True)
+    direct = stat_cohens_d(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), factor_file=factor_file, n_boot=100)
+    keyed = stat_item_spearman(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), by="metadata->>'lang'",
+                               key_file=key_file)  # fmt: skip
+    con.close()
+    craft = api.json()["result"]["cells"]["all"]["effects"]["factor:craft"]["d_avg"]["value"]
+    assert craft == pytest.approx(direct["cells"]["all"]["effects"]["factor:craft"]["d_avg"]["value"])
+    got = spearman.json()["result"]["keyed_differences"]
+    assert set(got) == set(keyed["keyed_differences"]) == {"de", "en"}
+    for lang, values in keyed["keyed_differences"].items():
+        assert got[lang] == pytest.approx([float(v) for v in values])
 
 
 def test_statistics_compute_what_the_library_computes(client: Any, prepared: Path) -> None:

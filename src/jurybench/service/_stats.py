@@ -1,8 +1,9 @@
 """Statistics over HTTP: the CLI's parameters as request bodies, the same library functions.
 
 Options that name files on the CLI take the values inline here (a server reads no client
-paths): ``reference`` for kendall (group -> value); stored human baselines by name
-(``baselines``) for cohens-d and ttest. Every result is recorded in ``stats_results``.
+paths): ``reference`` for kendall (group -> value), ``factors`` for cohens-d (criterion ->
+factor), ``keys`` for item-spearman (criterion -> +1/-1); human baselines by the name they
+were imported under (``baselines``) for cohens-d and ttest. Every result is recorded in ``stats_results``.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ class CohensD(_P):
     where: Expr | None = None
     by: Expr | None = None
     baselines: Annotated[str, Field(max_length=128)] | None = None
+    factors: dict[Annotated[str, Field(max_length=128)], Annotated[str, Field(max_length=128)]] | None = Field(
+        default=None, max_length=1000, description="criterion -> factor (the CLI's --factor-file)"
+    )
     min_gap: Annotated[float, Field(ge=0)] = 0.0
     reorganization_gap: Annotated[float, Field(ge=0)] = 0.2
     boot: Boot = 2000
@@ -106,6 +110,9 @@ class ItemSpearman(_P):
     arms: Annotated[str, Field(max_length=512)]
     by: Expr
     where: Expr | None = None
+    keys: dict[Annotated[str, Field(max_length=128)], Literal[1, -1]] | None = Field(
+        default=None, max_length=1000, description="criterion -> +1/-1 (the CLI's --key-file)"
+    )
     level: Level = "jury"
 
 
@@ -149,12 +156,12 @@ def _run(con: Any, name: str, p: Any) -> dict[str, Any]:
     if name == "cohens-d":
         stored = s.stored_baselines(con, p.baselines, "d") if p.baselines else None
         return s.stat_cohens_d(
-            con, p.run, arm=p.arm, arms=_two(p.arms, "arms"), where=p.where, by=p.by, baselines=stored,
+            con, p.run, arm=p.arm, arms=_two(p.arms, "arms"), where=p.where, by=p.by, baselines=stored, factors=p.factors,
             n_boot=p.boot, seed=p.seed, thresholds=AnchorThresholds(p.min_gap, p.reorganization_gap), level=p.level,
         )  # fmt: skip
     if name == "item-spearman":
         return s.stat_item_spearman(con, p.run, arm=p.arm, arms=_two(p.arms, "arms"), by=p.by, where=p.where,
-                                    level=p.level)  # fmt: skip
+                                    keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
     assert name == "disparity"
     return s.stat_disparity(con, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
                             n_boot=p.boot, seed=p.seed)  # fmt: skip

@@ -419,6 +419,7 @@ def stat_cohens_d(
     by: str | None = None,
     baseline_file: Path | None = None,
     factor_file: Path | None = None,
+    factors: dict[str, str] | None = None,
     baselines: dict[tuple[str, str], float] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
@@ -431,8 +432,8 @@ def stat_cohens_d(
     facet and factor gets its d (over item means), and a factor's pattern looks at its facets."""
     thresholds = thresholds or _effects.AnchorThresholds()
     frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
-    if factor_file:
-        factors = _read_factors(factor_file)
+    if factor_file or factors:  # criterion -> factor, from a file or given
+        factors = {**(_read_factors(factor_file) if factor_file else {}), **(factors or {})}
         groups = {f"factor:{f}": [c for c, g in factors.items() if g == f] for f in sorted(set(factors.values()))}
         subs = dict(groups)
     else:
@@ -510,11 +511,12 @@ def stat_item_spearman(
     where: str | None = None,
     key_file: Path | None = None,
     level: str = "jury",
+    keys: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
-    (times its key, +1 or -1, from criterion,key); Spearman between conditions over items."""
+    (times its key, +1 or -1, from criterion,key or given); Spearman between conditions over items."""
     frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)
-    keys = {}
+    keys = dict(keys or {})
     if key_file is not None:
         from jurybench.store._read import read_rows
 
