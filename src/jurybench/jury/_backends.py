@@ -326,11 +326,11 @@ class FakeBackend:
 class SimBackend:
     """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jury._sim`."""
 
-    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any) -> None:
+    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> None:
         from jurybench.jury._sim import SimJuror, load_sim_subjects
 
         self.juror = SimJuror(spec, rubric)
-        self.items, self.pairs = load_sim_subjects(con)
+        self.items, self.pairs = load_sim_subjects(con, subject_ids)
         self.calls: dict[Slot, int] = defaultdict(int)
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
@@ -393,8 +393,9 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 
-def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any) -> Backend:
-    """The backend for a juror; unknown providers and sources are user errors."""
+def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> Backend:
+    """The backend for a juror; unknown providers and sources are user errors. ``subject_ids``
+    (the run's items or pairs) lets a simulated juror read only what it will judge."""
     if spec.model.startswith("fake/"):
         return FakeBackend(spec, rubric)
     if spec.model.startswith("sim/"):
@@ -402,7 +403,7 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any) -> Backend:
             from jurybench.jury._sim import SimGeneratorBackend
 
             return SimGeneratorBackend(spec, rubric)
-        return SimBackend(spec, rubric, con)
+        return SimBackend(spec, rubric, con, subject_ids)
     if spec.model.startswith("replay/"):
         source = spec.model.split("/", 1)[1]
         rows = con.execute(

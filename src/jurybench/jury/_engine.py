@@ -739,7 +739,8 @@ def run_job(
     try:
         with access.open(wait_s=lock_wait_s()) as con:
             tasks, n_subjects = plan(con)
-            backends = {j.key: make_backend(j, rubric, con) for j in jurors}
+            subject_ids = sorted({t.subject_id for t in tasks})
+            backends = {j.key: make_backend(j, rubric, con, subject_ids) for j in jurors}
             run_id = _open_run(con, run_id, rubric, definition, where, n_subjects)
             done = done_call_keys(con, [t.call_key for t in tasks])
             todo = [t for t in tasks if t.call_key not in done]

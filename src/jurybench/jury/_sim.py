@@ -82,6 +82,14 @@ class SimItem:
     planted: Mapping[str, float] = field(default_factory=dict)  # a simulated generator's effect marker
 
 
+def _number(params: Mapping[str, Any], key: str, default: float, label: str) -> float:
+    """A numeric parameter of a simulated model, or a user error naming it."""
+    value = params.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise JurybenchError(f"{label}: {key} must be a number (got {value!r}).")
+    return float(value)
+
+
 def _names(value: Any) -> frozenset[str] | None:
     if value is None or value == "":
         return None
@@ -118,10 +126,7 @@ class SimJuror:
         self.rubric = rubric
 
         def number(key: str, default: float) -> float:
-            value = p.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise JurybenchError(f"{label}: {key} must be a number (got {value!r}).")
-            return float(value)
+            return _number(p, key, default, label)
 
         self.leniency = number("leniency", 0.0)
         self.noise = number("noise", 0.5)
@@ -253,18 +258,37 @@ class SimJuror:
         return {"verdict": "A" if draw < p_first else "B"}
 
 
-def load_sim_subjects(con: Any) -> tuple[dict[str, SimItem], dict[str, tuple[str, str]]]:
-    """Items (id -> attributes) and pairs (id -> (item_a, item_b)) as the simulated jurors see them."""
+def load_sim_subjects(
+    con: Any, subject_ids: list[str] | None = None
+) -> tuple[dict[str, SimItem], dict[str, tuple[str, str]]]:
+    """Items (id -> attributes) and pairs (id -> (item_a, item_b)) as the simulated jurors see them:
+    all of them, or only those a run judges (``subject_ids``: item or pair ids)."""
+    import pyarrow as pa
+
+    from jurybench.store._db import registered
+
+    if subject_ids is None:
+        pairs = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair_id, item_a, item_b FROM pairs").fetchall()}
+        wanted_sql, wanted = "", None
+    else:
+        with registered(con, "sim_wanted", pa.table({"id": subject_ids})):
+            pairs = {r[0]: (r[1], r[2]) for r in con.execute(
+                "SELECT pair_id, item_a, item_b FROM pairs WHERE pair_id IN (SELECT id FROM sim_wanted)").fetchall()}  # fmt: skip
+        wanted = pa.table({"id": sorted({*subject_ids, *(i for ab in pairs.values() for i in ab)})})
+        wanted_sql = " WHERE item_id IN (SELECT id FROM sim_wanted)"
+    sql = ("SELECT item_id, language, length(response), treatment, metadata, reference, "
+           "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items" + wanted_sql)  # fmt: skip
+    if wanted is None:
+        rows = con.execute(sql).fetchall()
+    else:
+        with registered(con, "sim_wanted", wanted):
+            rows = con.execute(sql).fetchall()
     items = {}
-    for item_id, language, length, treatment, metadata, reference, response in con.execute(
-        "SELECT item_id, language, length(response), treatment, metadata, reference, "
-        "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items"
-    ).fetchall():
+    for item_id, language, length, treatment, metadata, reference, response in rows:
         items[item_id] = SimItem(
             item_id, language, int(length or 0), json.loads(treatment) if treatment else {},
             json.loads(metadata) if metadata else {}, reference, planted_effects(response or ""),
         )  # fmt: skip
-    pairs = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair_id, item_a, item_b FROM pairs").fetchall()}
     return items, pairs
 
 
@@ -345,10 +369,7 @@ class SimGenerator:
         self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
 
         def number(key: str, default: float) -> float:
-            value = p.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise JurybenchError(f"{label}: {key} must be a number (got {value!r}).")
-            return float(value)
+            return _number(p, key, default, label)
 
         self.length = max(1, int(number("length", 60)))
         self.effect = number("effect", 0.0)

@@ -269,33 +269,16 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
 
     # -- items, pairs, annotations ---------------------------------------------------------
     def _import_items(cur: Any, items: list[rq.ItemIn], dataset: str | None, in_transaction: bool = False) -> Any:
-        from jurybench.store._imports import write_items
+        from jurybench.store._imports import import_item_rows
 
-        records = []
-        for n, item in enumerate(items, start=1):
-            treatment = {k: v for k, v in item.treatment.items()}
-            records.append((n, {
-                "item_id": item.item_id, "response": item.response, "prompt": item.prompt,
-                "reference": item.reference, "model": item.model, "language": item.language,
-                "treatment": json.dumps(treatment, sort_keys=True, default=str) if treatment else None,
-                "metadata": json.dumps(item.metadata, sort_keys=True, default=str) if item.metadata else None,
-                "dataset": dataset or item.dataset, "source_file": "api",
-            }))  # fmt: skip
-        return write_items(cur, records, source="items", in_transaction=in_transaction)
+        rows = [(n, item.model_dump(exclude_none=True)) for n, item in enumerate(items, start=1)]
+        return import_item_rows(cur, rows, source="items", dataset=dataset, in_transaction=in_transaction)
 
     def _import_pairs(cur: Any, pairs: list[rq.PairIn], dataset: str | None, in_transaction: bool = False) -> Any:
-        from jurybench.store._imports import write_pairs
+        from jurybench.store._imports import import_pair_rows
 
-        records = []
-        for n, pair in enumerate(pairs, start=1):
-            if pair.item_a == pair.item_b:
-                raise JurybenchError(f"pairs row {n}, field 'item_b': a pair needs two different items.")
-            records.append((n, {
-                "pair_id": pair.pair_id, "item_a": pair.item_a, "item_b": pair.item_b,
-                "dataset": dataset or pair.dataset, "source_file": "api",
-                "metadata": json.dumps(pair.metadata, sort_keys=True, default=str) if pair.metadata else None,
-            }))  # fmt: skip
-        return write_pairs(cur, records, source="pairs", in_transaction=in_transaction)
+        rows = [(n, pair.model_dump(exclude_none=True)) for n, pair in enumerate(pairs, start=1)]
+        return import_pair_rows(cur, rows, source="pairs", dataset=dataset, in_transaction=in_transaction)
 
     def _counts(result: Any) -> dict[str, Any]:
         return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}

@@ -174,13 +174,15 @@ def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibrat
 
 def secrets_of(jury: dict[str, Any]) -> list[str | None]:
     """Each juror's inline api_key (kept in memory only), in order."""
+    from jurybench.jury._juror import juror_from_mapping, parse_juror
+
     out: list[str | None] = []
-    for entry in jury.get("jurors", []):
-        if isinstance(entry, dict):
-            out.append(entry.get("api_key"))
-        else:
-            found = [p.split("=", 1)[1] for p in str(entry).split(",") if p.strip().startswith("api_key=")]
-            out.append(found[0] if found else None)
+    for n, entry in enumerate(jury.get("jurors", []), start=1):
+        spec = (
+            juror_from_mapping(entry, where=f"jury juror {n}") if isinstance(entry, dict) else parse_juror(str(entry))
+        )
+        key = spec.options.get("api_key")
+        out.append(None if key is None else str(key))
     return out
 
 

@@ -49,6 +49,7 @@ def import_item_rows(
     source: str,
     treatment_columns: Sequence[str] = (),
     dataset: str | None = None,
+    in_transaction: bool = False,
 ) -> ImportResult:
     """Items from rows (number, mapping), read from a file or received by the service, all or nothing."""
     path = Path(source)
@@ -59,7 +60,7 @@ def import_item_rows(
         record["dataset"] = dataset or row.get("dataset")
         record["source_file"] = source
         records.append((number, record))
-    return write_items(con, records, source=source)
+    return write_items(con, records, source=source, in_transaction=in_transaction)
 
 
 def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
@@ -76,7 +77,9 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
             hint="Check --treatment against the file's header.",
         )
     treatment = {c: row[c] for c in treatment_columns}
-    known = set(ITEM_COLUMNS) | set(treatment_columns) | {"dataset", "metadata"}
+    if isinstance(row.get("treatment"), dict):  # rows built in code (the service) carry a mapping
+        treatment.update(row["treatment"])
+    known = set(ITEM_COLUMNS) | set(treatment_columns) | {"dataset", "metadata", "treatment"}
     metadata = {k: v for k, v in row.items() if k not in known and v is not None}
     if isinstance(row.get("metadata"), dict):
         metadata.update(row["metadata"])
@@ -165,7 +168,9 @@ def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset:
     return import_pair_rows(con, read_rows(path, fmt), source=str(path), dataset=dataset)
 
 
-def import_pair_rows(con: Any, rows: list[tuple[int, Row]], *, source: str, dataset: str | None = None) -> ImportResult:
+def import_pair_rows(
+    con: Any, rows: list[tuple[int, Row]], *, source: str, dataset: str | None = None, in_transaction: bool = False
+) -> ImportResult:
     """Pairs from rows (number, mapping), all or nothing."""
     path = Path(source)
     require_columns(path, rows, PAIR_COLUMNS)
@@ -176,12 +181,14 @@ def import_pair_rows(con: Any, rows: list[tuple[int, Row]], *, source: str, data
             raise JurybenchError(
                 f"{path} row {number}, field 'item_b': a pair needs two different items.",
             )
-        extra = {k: v for k, v in row.items() if k not in (*PAIR_COLUMNS, "dataset") and v is not None}
+        extra = {k: v for k, v in row.items() if k not in (*PAIR_COLUMNS, "dataset", "metadata") and v is not None}
+        if isinstance(row.get("metadata"), dict):
+            extra.update(row["metadata"])
         record["metadata"] = json.dumps(extra, sort_keys=True, default=str) if extra else None
         record["dataset"] = dataset or text_field(path, number, row, "dataset", required=False)
         record["source_file"] = str(path)
         records.append((number, record))
-    return write_pairs(con, records, source=str(path))
+    return write_pairs(con, records, source=str(path), in_transaction=in_transaction)
 
 
 def write_pairs(
