@@ -681,6 +681,7 @@ def serve(
     import os
 
     from jurybench.config import db_path
+    from jurybench.redact import register_secret
 
     token = None
     if token_file is not None:
@@ -691,6 +692,7 @@ def serve(
             raise JurybenchError(f"--token-file {token_file} is empty.")
     elif os.environ.get("JURYBENCH_TOKEN", "").strip():
         token = os.environ["JURYBENCH_TOKEN"].strip()
+    register_secret(token)
     loopback = host in ("localhost",) or _is_loopback(host, ipaddress)
     if token is None and not loopback:
         raise JurybenchError(
@@ -931,8 +933,44 @@ def calibrate_apply(
     )
 
 
+def _click_exceptions() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(usage errors, other click errors) from every click typer may use: the installed
+    ``click`` and the copy newer typer releases vendor as ``typer._click``."""
+    import importlib
+
+    usage: list[type[BaseException]] = []
+    other: list[type[BaseException]] = []
+    for name in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        usage.append(module.UsageError)
+        other.append(module.ClickException)
+    return tuple(usage), tuple(other)
+
+
+def usage_text(exc: BaseException) -> str:
+    format_message = getattr(exc, "format_message", None)
+    return str(format_message()) if callable(format_message) else str(exc)
+
+
+def usage_line(exc: BaseException) -> str:
+    """A click usage error as one line: what is wrong (with click's own 'did you mean')
+    and where to read more."""
+    message = " ".join(usage_text(exc).split())
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command_path", None) or "jurybench"
+    if message and not message.endswith((".", "?", "!")):
+        message += "."
+    return f"{message} See '{command} --help'."
+
+
 def main() -> None:
-    """Entry point: one line and exit 2 for user errors, 130 on Ctrl-C."""
+    """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
+    from jurybench.redact import install_log_redaction, redact
+
+    install_log_redaction()
     try:
         # Without standalone mode typer returns exit codes instead of exiting; it turns
         # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
@@ -942,7 +980,7 @@ def main() -> None:
         if isinstance(code, int) and code:
             sys.exit(code)
     except JurybenchError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {redact(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         typer.echo("interrupted: judgments answered so far are stored; run again to resume.", err=True)
@@ -953,14 +991,17 @@ def main() -> None:
         typer.echo("aborted", err=True)
         sys.exit(130)
     except Exception as exc:
-        import click
-
-        if isinstance(exc, click.exceptions.UsageError):
-            exc.show()
+        usage, other = _click_exceptions()
+        if type(exc).__name__ == "NoArgsIsHelpError" and isinstance(exc, usage):
+            # A bare command group: its help is the answer (exit 2, as click does).
+            typer.echo(usage_text(exc), err=True)
             sys.exit(2)
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        if isinstance(exc, usage):
+            typer.echo(f"error: {usage_line(exc)}", err=True)
+            sys.exit(2)
+        if isinstance(exc, other):
+            typer.echo(f"error: {redact(' '.join(str(exc).split()))}", err=True)
+            sys.exit(int(getattr(exc, "exit_code", 1) or 1))
         raise
 
 

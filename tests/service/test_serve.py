@@ -53,6 +53,13 @@ def _wait_up(url: str, process: subprocess.Popen[str]) -> None:
     raise AssertionError("server did not start")
 
 
+def _stop(process: subprocess.Popen[str]) -> tuple[str, str]:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    return out, err
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
     db = tmp_path / "served.duckdb"

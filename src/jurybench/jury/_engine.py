@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import random
 import signal
+import threading
 import time
 import uuid
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +54,7 @@ from jurybench.jury._store_io import (
     register_rubric,
     write_batch,
 )
+from jurybench.redact import redact
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -486,6 +489,59 @@ class EngineOptions:
     on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
 
 
+class _InFlight:
+    """Call keys being answered in this process right now, shared by every run in it.
+
+    Two service jobs (or two library calls in threads) over the same subjects plan the same
+    call keys. The first to start a call makes it; the others wait for its answer and take
+    it as their own (no second request, nothing paid twice). A failed call is not shared:
+    the waiter then makes its own attempt."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: dict[str, tuple[threading.Event, list[Any]]] = {}
+
+    def claim(self, key: str) -> tuple[bool, threading.Event, list[Any]]:
+        with self.lock:
+            if key in self.calls:
+                event, box = self.calls[key]
+                return False, event, box
+            event, box = threading.Event(), []
+            self.calls[key] = (event, box)
+            return True, event, box
+
+    def release(self, key: str, result: Any) -> None:
+        with self.lock:
+            event, box = self.calls.pop(key)
+        box.append(result)
+        event.set()
+
+
+_IN_FLIGHT = _InFlight()
+
+
+async def _claimed(
+    key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], Outcome | None]]]
+) -> tuple[dict[str, Any], Outcome | None]:
+    """``make()``'s answer, or another run's answer to the same call key if it is being made."""
+    while True:
+        owner, event, box = _IN_FLIGHT.claim(key)
+        if owner:
+            result: tuple[dict[str, Any], Outcome | None] | None = None
+            try:
+                result = await make()
+                return result
+            finally:
+                _IN_FLIGHT.release(key, result)
+        while not event.is_set():
+            await asyncio.sleep(0.02)
+        shared = box[0] if box else None
+        if shared is not None and shared[0]["status"] != "error":
+            call, outcome = shared
+            # The same answer, already paid for by the run that asked: stored once, counted there.
+            return {**call, "cost_usd": None}, outcome
+
+
 async def _run_task(
     task: Task,
     backend: Backend,
@@ -536,7 +592,7 @@ async def _run_task(
                 completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
         except JurorUnusable as exc:
             status, reason = "error", str(exc)
-            unusable.setdefault(spec.key, f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}.")
+            unusable.setdefault(spec.key, redact(f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}."))
             break
         except (TimeoutError, TransientError) as exc:
             failures += 1
@@ -584,7 +640,7 @@ async def _run_task(
         "response_text": completion.text if completion else None,
         "finish_reason": completion.finish_reason if completion else None,
         "status": status,
-        "reason": reason,
+        "reason": redact(reason) if reason else reason,  # providers may repeat the key in an error
         "attempts": attempts,
         "prompt_tokens": tokens_in if completion else None,
         "completion_tokens": tokens_out if completion else None,
@@ -623,8 +679,11 @@ async def _execute(
             if task.juror.key in unusable:
                 progress.skip()
                 continue
-            call, outcome = await _run_task(
-                task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng, unusable
+            call, outcome = await _claimed(
+                task.call_key,
+                functools.partial(
+                    _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng, unusable
+                ),
             )
             call["run_id"] = run_id
             writer.add(task, call, outcome)

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.redact import register_secret
 
 # Operational settings: they never change what a juror answers.
 OPERATIONAL = {
@@ -103,6 +104,8 @@ def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
             options[key] = value
         else:
             params[key] = value
+    if isinstance(options.get("api_key"), str):
+        register_secret(options["api_key"])  # redacted from every error text from now on
     samples = options.pop("samples", 1)
     if not isinstance(samples, int) or samples < 1:
         raise JurybenchError(f"{where}: samples must be a whole number >= 1 (got {samples!r}).")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -182,7 +183,24 @@ def write_batch(
     """One transaction: calls, their judgment rows, and the run's membership rows.
 
     ``calls`` and ``judgments`` are row dicts or columns; the engine buffers columns, which
-    become Arrow arrays without a per-row conversion."""
+    become Arrow arrays without a per-row conversion.
+
+    Two runs may answer the same call key (two service jobs over the same subjects, or two
+    processes one after the other): the first answer is kept, an answer replaces an earlier
+    error, and judgment rows are written only with the call row they belong to, so every
+    judgment is stored once. Plain inserts are tried first; the merge runs only when a key is
+    already there."""
+    import duckdb
+
+    try:
+        _write_batch(con, run_id, calls, judgments, cached_keys, pairwise, merge=False)
+    except duckdb.ConstraintException:
+        _write_batch(con, run_id, calls, judgments, cached_keys, pairwise, merge=True)
+
+
+def _write_batch(
+    con: Any, run_id: str, calls: Rows, judgments: Rows, cached_keys: list[str], pairwise: bool, *, merge: bool
+) -> None:
     import pyarrow as pa
 
     def table(rows: Rows, columns: list[tuple[str, str]]) -> Any:
@@ -196,19 +214,41 @@ def write_batch(
     order_col = "presented_order, " if pairwise else ""
     con.execute("BEGIN TRANSACTION")
     try:
-        if n_rows(calls):
+        names = ", ".join(name for name, _ in CALL_COLUMNS)
+        keep = "WHERE call_key IN (SELECT call_key FROM fresh_keys)" if merge else ""
+        if n_rows(calls) and not merge:
             con.register("new_calls", table(calls, CALL_COLUMNS))
-            names = ", ".join(name for name, _ in CALL_COLUMNS)
             con.execute(f"INSERT INTO calls ({names}) SELECT {names} FROM new_calls")
             con.unregister("new_calls")
+        elif n_rows(calls):
+            con.register("new_calls", table(calls, CALL_COLUMNS))
+            con.execute(
+                """CREATE OR REPLACE TEMP TABLE superseded AS
+                   SELECT c.call_key FROM calls c JOIN new_calls n USING (call_key)
+                   WHERE c.status = 'error' AND n.status <> 'error'"""
+            )
+            for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
+                con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM superseded)")
+            con.execute(
+                """CREATE OR REPLACE TEMP TABLE fresh_keys AS
+                   SELECT DISTINCT n.call_key FROM new_calls n ANTI JOIN calls c USING (call_key)"""
+            )
+            con.execute(
+                f"""INSERT INTO calls ({names}) SELECT {names} FROM new_calls
+                    WHERE call_key IN (SELECT call_key FROM fresh_keys)
+                    QUALIFY row_number() OVER (PARTITION BY call_key) = 1"""
+            )
+            con.unregister("new_calls")
+        elif merge:
+            con.execute("CREATE OR REPLACE TEMP TABLE fresh_keys (call_key VARCHAR)")
         if n_rows(judgments) and not pairwise:
             con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
             con.execute(
-                """INSERT INTO pointwise_judgments
+                f"""INSERT INTO pointwise_judgments
                     (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status, reason,
                      rationale, label, raw_value, shown_position)
                     SELECT call_key, rubric_hash, juror_key, subject_id, sample_index, dimension, score, status,
-                           reason, rationale, label, raw_value, shown_position FROM new_judgments"""
+                           reason, rationale, label, raw_value, shown_position FROM new_judgments {keep}"""
             )
             con.unregister("new_judgments")
         elif n_rows(judgments):
@@ -218,7 +258,7 @@ def write_batch(
                     (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
                      {dim}, score, status, reason, rationale)
                     SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
-                           dimension, score, status, reason, rationale FROM new_judgments"""
+                           dimension, score, status, reason, rationale FROM new_judgments {keep}"""
             )
             con.unregister("new_judgments")
         call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
@@ -231,6 +271,13 @@ def write_batch(
     except BaseException:
         con.execute("ROLLBACK")
         raise
+    finally:
+        for name in ("new_calls", "new_judgments", "new_members"):
+            with contextlib.suppress(Exception):
+                con.unregister(name)
+        if merge:
+            con.execute("DROP TABLE IF EXISTS temp.fresh_keys")
+            con.execute("DROP TABLE IF EXISTS temp.superseded")
 
 
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:

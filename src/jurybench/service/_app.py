@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybench import __version__
 from jurybench.errors import JurybenchError
+from jurybench.redact import install_log_redaction, redact_value, register_secret
 from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, NotFound
 from jurybench.service._stats import STATS, run_statistic
@@ -54,7 +55,7 @@ def _error(status: int, message: str, hint: str | None = None, **extra: Any) -> 
     if hint:
         body["hint"] = hint
     body.update(extra)
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(redact_value(body), status_code=status)  # an error may quote a provider's
 
 
 class _BodyLimit:
@@ -100,6 +101,8 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
     import contextlib
 
     state: dict[str, Any] = {}
+    install_log_redaction()
+    register_secret(config.token)
 
     def open_state() -> None:
         if "store" in state:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.redact import redact
 
 log = logging.getLogger("jurybench.service")
 FINAL = ("finished", "finished_with_errors", "failed", "cancelled")
@@ -168,7 +169,8 @@ class JobManager:
         request = {k: v for k, v in stored.items() if not k.startswith("_")}
         job = {
             "job_id": r[0], "status": r[1], "run_id": r[2], "request": request, "n_subjects": stored.get("_n_subjects"),
-            "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]), "error": r[7],
+            "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]),
+            "error": redact(r[7]) if r[7] else r[7],
             "progress": {"n_tasks": r[8], "n_done": r[9], "n_invalid": r[10], "n_refusal": r[11],
                          "n_failed": r[12], "cost_usd": r[13]},
         }  # fmt: skip
@@ -231,6 +233,7 @@ class JobManager:
 
     def _finish(self, job_id: str, status: str, error: str | None, live: Live | None) -> None:
         progress = live.progress() if live else {}
+        error = redact(error) if error else error
         with self.store.writing() as cur:
             cur.execute(
                 """UPDATE jobs SET status = ?, error = ?, finished_at = ?, n_tasks = coalesce(?, n_tasks),

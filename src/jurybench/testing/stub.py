@@ -2,7 +2,8 @@
 
 It answers ``POST /v1/chat/completions`` at once. By default every answer is
 ``default_content``; ``script`` holds (status, content) pairs served first, in
-order, to inject rate limits (429), server errors (5xx) or bad answers. A content
+order, to inject rate limits (429), server errors (5xx) or bad answers; ``{api_key}`` in
+an error's content is replaced by the key the client sent, as providers echo it. A content
 that is a mapping is the whole message (e.g. ``{"content": None, "refusal": "..."}``)
 for provider signals such as OpenAI's refusal field. Run it in
 a thread (``StubServer``) or as its own process:
@@ -49,9 +50,12 @@ def make_app(default_content: str, script: deque[tuple[int, Any]], requests: lis
         requests.append(body)
         status, content = script.popleft() if script else (200, default_content)
         if status != 200:
-            return web.json_response(
-                {"error": {"message": str(content), "type": "stub_error", "code": status}}, status=status
-            )
+            # "{api_key}" in an error is replaced by the key the client sent, as providers
+            # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
+            key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+            message = str(content).replace("{api_key}", key)
+            return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
+                                     status=status)  # fmt: skip
         return web.json_response(_completion(body.get("model", "stub"), content))
 
     app = web.Application()

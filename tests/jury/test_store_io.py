@@ -1,0 +1,65 @@
+"""Two runs writing the same call key: the first answer is kept, each judgment stored once."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.rubric import load_rubric
+
+QUIET = EngineOptions(progress=False)
+
+
+def test_concurrent_runs_over_the_same_calls_store_each_once(small_store: Any) -> None:
+    # Four runs of the same job in four threads on cursors of one connection, as the
+    # service's workers do: 3 items x 1 juror = 3 call keys shared by all of them.
+    lock = threading.RLock()
+    rubric = load_rubric("story-quality")
+    juror = parse_juror("fake/slow,latency_ms=50")
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        cur = small_store.cursor()
+        try:
+            score(cur, rubric, [juror], run_id=f"r{i}", options=EngineOptions(progress=False, store_lock=lock))
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            cur.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    calls = small_store.execute("SELECT count(*), count(DISTINCT call_key), sum(attempts) FROM calls").fetchone()
+    assert calls == (3, 3, 3)  # asked once each, stored once each
+    judgments = small_store.execute("SELECT count(*) FROM pointwise_judgments").fetchone()[0]
+    assert judgments == 3 * 6
+    members = small_store.execute("SELECT run_id, count(*) FROM run_calls GROUP BY 1 ORDER BY 1").fetchall()
+    assert members == [(f"r{i}", 3) for i in range(4)]
+    statuses = small_store.execute("SELECT DISTINCT status FROM runs").fetchall()
+    assert statuses == [("finished",)]
+
+
+def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store: Any) -> None:
+    from jurybench.jury._store_io import write_batch
+
+    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
+            "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
+            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
+            "run_id": None, "presentation": None}  # fmt: skip
+    judgment = {"call_key": "k", "rubric_hash": "h", "juror_key": "j", "subject_id": "i1", "presented_order": None,
+                "sample_index": 0, "dimension": "relevance", "score": 4.0, "status": "ok", "reason": None,
+                "rationale": None, "label": None, "raw_value": None, "shown_position": None}  # fmt: skip
+    write_batch(small_store, "a", [{**base, "call_key": "k", "status": "error", "reason": "boom"}], [], [], False)
+    write_batch(small_store, "b", [{**base, "call_key": "k", "status": "ok", "reason": None}], [judgment], [], False)
+    # A third run's later answer to the same key does not replace the first answer.
+    write_batch(small_store, "c", [{**base, "call_key": "k", "status": "ok", "reason": "later"}],
+                [{**judgment, "score": 1.0}], [], False)  # fmt: skip
+    assert small_store.execute("SELECT status, reason FROM calls").fetchall() == [("ok", None)]
+    assert small_store.execute("SELECT score FROM pointwise_judgments").fetchall() == [(4.0,)]
+    runs = small_store.execute("SELECT run_id FROM run_calls ORDER BY 1").fetchall()
+    assert runs == [("a",), ("b",), ("c",)]

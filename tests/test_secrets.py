@@ -1,0 +1,113 @@
+"""No secret reaches the store, stdout/stderr, the server log or an HTTP answer, even when a
+provider repeats the key in its error (a loopback stub echoes it in 401 and 500 bodies)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jurybench.redact import MASK, redact, register_secret
+from jurybench.testing import StubServer
+from jurybench.testing.stub import free_port
+from tests.conftest import ITEMS_CSV, write
+from tests.service.test_serve import _get, _start, _stop, _wait_up
+
+ENV_KEY = "sk-proj-EnvKey0123456789abcdefXYZ"  # shaped like an OpenAI key
+INLINE_KEY = "plainInlineSecret7Q2w9E4r"  # shaped like nothing: only registration catches it
+TOKEN = "serviceTokenValue99887766"
+
+
+def _store_bytes(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*") if p.is_file())
+
+
+def _cli(db: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "jurybench.cli", *args, "--db", str(db)],
+                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def test_redact_hand_worked() -> None:
+    register_secret("registeredValue12345")
+    text = (
+        "Incorrect API key provided: sk-proj-abc123def456. Authorization: Bearer tok_987654321 "
+        "api_key=hunter2hunter2 and 'registeredValue12345' and sk-ant-api03-XYZxyz123456 "
+        "AIzaSyA1234567890abcdefghijklmnopq max_tokens=100"
+    )
+    assert redact(text) == (
+        f"Incorrect API key provided: {MASK}. Authorization: Bearer {MASK} "
+        f"api_key={MASK} and '{MASK}' and {MASK} "
+        f"{MASK} max_tokens=100"
+    )
+
+
+@pytest.mark.parametrize("where", ["env", "inline"])
+def test_cli_score_never_shows_or_stores_a_key_the_provider_echoes(tmp_path: Path, where: str) -> None:
+    db = tmp_path / "s.duckdb"
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path), "OPENAI_API_KEY": ENV_KEY}
+    key = ENV_KEY if where == "env" else INLINE_KEY
+    _cli(db, "items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), env=env)
+    with StubServer('{"relevance": 5}') as stub:
+        # Item 1: a 500 that repeats the key, twice (retries=1); then a 401 repeating it.
+        stub.script.extend([(500, "upstream failed for key {api_key}")] * 2)
+        stub.script.append((401, "Incorrect API key provided: {api_key}. You can find your API key at ..."))
+        juror = f"openai/stub-judge,api_base={stub.api_base},retries=1,concurrency=1"
+        if where == "inline":
+            juror += f",api_key={INLINE_KEY}"
+        result = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress",
+                      env=env)  # fmt: skip
+        assert len(stub.requests) == 3  # the key really went out (and came back in the errors)
+    assert result.returncode == 3, result.stderr
+    assert "authentication failed" in result.stderr and MASK in result.stderr
+    assert key not in result.stdout + result.stderr
+    reasons = _cli(db, "sql", "SELECT reason FROM calls WHERE reason IS NOT NULL", "--format", "json", env=env)
+    assert MASK in reasons.stdout and key not in reasons.stdout
+    assert key.encode() not in _store_bytes(db)
+
+
+def test_the_service_never_returns_or_logs_a_key_the_provider_echoes(tmp_path: Path) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    db = tmp_path / "served.duckdb"
+    env = {"JURYBENCH_TOKEN": TOKEN, "OPENAI_API_KEY": ENV_KEY, "JURYBENCH_HOME": str(tmp_path)}
+    with StubServer('{"relevance": 5}') as stub:
+        stub.script.extend([(500, "upstream failed for key {api_key}")] * 2)
+        stub.script.append((401, "Incorrect API key provided: {api_key}."))
+        process = _start(["--db", str(db), "--port", str(port)], env)
+        try:
+            _wait_up(url, process)
+            items = [{"item_id": f"i{i}", "prompt": "p", "response": f"r{i}"} for i in range(2)]
+            jobs = []
+            for juror in (
+                f"openai/stub-judge,api_base={stub.api_base},retries=1,concurrency=1,api_key={INLINE_KEY}",
+                f"openai/stub-judge,api_base={stub.api_base},retries=1,concurrency=1,name=env",
+            ):
+                status, job = _get(
+                    f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "items": items, "jury": {"jurors": [juror]}}
+                )
+                assert status == 202, job
+                jobs.append(job["job_id"])
+                deadline = time.monotonic() + 60
+                while job["status"] in ("queued", "running") and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    job = _get(f"{url}/v1/jobs/{job['job_id']}", TOKEN)[1]
+                assert job["status"] == "failed" and MASK in job["error"], job
+                stub.script.extend([(500, "upstream failed for key {api_key}")] * 2)
+                stub.script.append((401, "Incorrect API key provided: {api_key}."))
+            answers = [_get(f"{url}/v1/jobs", TOKEN), *(_get(f"{url}/v1/jobs/{j}", TOKEN) for j in jobs),
+                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT reason FROM calls"}),
+                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT error, request FROM jobs"}),
+                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT 'x' || "}),
+                       _get(f"{url}/v1/jobs/nope", TOKEN)]  # fmt: skip
+        finally:
+            out, err = _stop(process)
+    text = json.dumps([body for _, body in answers]) + out + err
+    assert "upstream failed for key" in json.dumps(answers)  # the errors themselves are there...
+    for secret in (ENV_KEY, INLINE_KEY, TOKEN):  # ...without any key
+        assert secret not in text
+        assert secret.encode() not in _store_bytes(db)

@@ -1,0 +1,38 @@
+"""Usage mistakes through the real entry point (a subprocess): one line, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CASES = [
+    (["scor"], "No such command 'scor'. Did you mean 'score'?"),
+    (["score"], "Missing option '--rubric'"),
+    (["sql", "--frmat", "csv", "SELECT 1"], "No such option: --frmat"),
+    (["score", "--rubric", "story-quality", "--bogus"], "No such option: --bogus"),
+    (["score", "--rubric", "story-quality", "--concurrency", "many"], "Invalid value for '--concurrency'"),
+    (["items", "import"], "Missing argument 'file'"),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_usage_mistake_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "jurybench.cli", *args], capture_output=True, text=True,
+                            cwd=tmp_path, env={**os.environ, "JURYBENCH_HOME": str(tmp_path)}, timeout=60)  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and expected in lines[0]
+    assert "--help" in lines[0] and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_bare_command_shows_help_without_a_traceback(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "jurybench.cli"], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "JURYBENCH_HOME": str(tmp_path)}, timeout=60)  # fmt: skip
+    assert result.returncode == 2
+    assert "Usage: " in result.stdout + result.stderr and "Traceback" not in result.stdout + result.stderr
