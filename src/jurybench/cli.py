@@ -668,6 +668,9 @@ def serve(
     max_body_mb: Annotated[float, typer.Option(help="Largest request body accepted, in MB.")] = 10.0,
     sql_timeout: Annotated[float, typer.Option(help="Seconds a /v1/sql query may run.")] = 10.0,
     sql_rows: Annotated[int, typer.Option(help="Most rows a /v1/sql query returns.")] = 10_000,
+    sql_memory_mb: Annotated[
+        int, typer.Option(min=64, help="Memory DuckDB may use for queries in the server, in MB (413 beyond).")
+    ] = 512,
     demo_mode: Annotated[
         bool, typer.Option("--demo", help="A fresh store with the example items and a simulated default jury.")
     ] = False,
@@ -710,15 +713,23 @@ def serve(
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     config = ServiceConfig(
         db=store, token=token, workers=workers, max_body_bytes=int(max_body_mb * 1024 * 1024),
-        sql_timeout_s=sql_timeout, sql_max_rows=sql_rows, default_jury=default_jury, url=url,
+        sql_timeout_s=sql_timeout, sql_max_rows=sql_rows, sql_memory_mb=sql_memory_mb, default_jury=default_jury,
+        url=url,
     )  # fmt: skip
+    from jurybench.service import Store
+
+    # Opened before uvicorn starts: a store another process holds is one line and exit 2.
+    opened = Store(store, url, sql_memory_mb=sql_memory_mb, sql_timeout_s=sql_timeout)
     typer.echo(f"jurybench serving {store} at {url} (OpenAPI: {url}/openapi.json)")
     typer.echo("bearer token required" if token else "no token configured: listening on loopback only")
     if demo_mode:
         _print_demo_calls(url)
     import uvicorn
 
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning")
+    try:
+        uvicorn.run(create_app(config, store=opened, close_store=True), host=host, port=port, log_level="warning")
+    finally:
+        opened.close()
 
 
 def _is_loopback(host: str, ipaddress: Any) -> bool:

@@ -28,8 +28,8 @@ ESCAPES = [
     ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
     ("SELECT * FROM glob('/*')", "Permission Error"),
     ("SELECT * FROM read_parquet('https://example.com/x.parquet')", "Permission Error"),
-    ("SELECT * FROM query('DELETE FROM items')", "Expected a single SELECT"),
-    ("SELECT * FROM query('ATTACH ''/tmp/o.duckdb'' AS o')", "Expected a single SELECT"),
+    ("SELECT * FROM query('DELETE FROM items')", "contains query(), which is not allowed"),
+    ("SELECT * FROM query('ATTACH ''/tmp/o.duckdb'' AS o')", "contains query(), which is not allowed"),
     ("SELECT current_setting('enable_external_access') AS v FROM (SELECT set_config('x', 1))", "query:"),
 ]
 

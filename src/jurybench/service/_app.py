@@ -26,7 +26,7 @@ from jurybench.redact import install_log_redaction, redact_value, register_secre
 from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, NotFound
 from jurybench.service._stats import STATS, run_statistic
-from jurybench.service._store import SqlTimeout, Store
+from jurybench.service._store import SqlTimeout, SqlTooLarge, Store
 
 log = logging.getLogger("jurybench.service")
 OPEN_PATHS = frozenset({"/v1/health", "/openapi.json"})
@@ -40,6 +40,7 @@ class ServiceConfig:
     max_body_bytes: int = 10 * 1024 * 1024
     sql_timeout_s: float = 10.0
     sql_max_rows: int = 10_000
+    sql_memory_mb: int = 512
     calibration_dir: Path | None = None
     default_jury: dict[str, Any] | None = None  # used when a job gives none (serve --demo: a simulated jury)
     url: str = ""
@@ -96,8 +97,12 @@ class _TooBig(Exception):
     pass
 
 
-def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs: bool = True) -> FastAPI:
-    """The service over one store; jobs start with the app (and stop with it)."""
+def create_app(
+    config: ServiceConfig, *, store: Store | None = None, start_jobs: bool = True, close_store: bool = False
+) -> FastAPI:
+    """The service over one store; jobs start with the app (and stop with it). A given store
+    is closed with the app only if ``close_store`` (``jurybench serve`` opens it first, so that
+    a store held elsewhere is one line, not a server that fails to start)."""
     import contextlib
 
     state: dict[str, Any] = {}
@@ -107,7 +112,9 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
     def open_state() -> None:
         if "store" in state:
             return
-        state["store"] = store or Store(config.db, config.url)
+        state["store"] = store or Store(
+            config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
+        )
         state["jobs"] = JobManager(state["store"], workers=config.workers)
         if start_jobs:
             state["jobs"].start()
@@ -123,7 +130,7 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
         finally:
             if start_jobs:
                 state["jobs"].shutdown()
-            if store is None:
+            if store is None or close_store:
                 state["store"].close()
             state.clear()
 
@@ -139,6 +146,8 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
         status = 404 if isinstance(exc, NotFound) else 409 if isinstance(exc, Conflict) else 400
         if isinstance(exc, SqlTimeout):
             status = 408
+        if isinstance(exc, SqlTooLarge):
+            status = 413
         return _error(status, exc.message, exc.hint)
 
     @app.exception_handler(RequestValidationError)
@@ -413,7 +422,8 @@ def create_app(config: ServiceConfig, *, store: Store | None = None, start_jobs:
     # -- SQL ---------------------------------------------------------------------------------
     @app.post("/v1/sql", tags=["sql"])
     def sql(body: rq.SqlIn, store: StoreDep) -> dict[str, Any]:
-        """One read-only SELECT; the server's time limit and row limit apply (truncated says so)."""
+        """One read-only SELECT; the server's time (408), memory and answer-size (413) and row limits
+        apply (truncated says so)."""
         limit = min(body.limit or config.sql_max_rows, config.sql_max_rows)
         names, rows, truncated = store.query(body.query, limit=limit, timeout_s=config.sql_timeout_s)
         return {"columns": names, "rows": [[_plain(v) for v in r] for r in rows], "truncated": truncated}

@@ -179,7 +179,11 @@ def run_statistic(store: Any, name: str, params: _P) -> dict[str, Any]:
     from jurybench.stats._store import _jsonable, record_result
 
     with store.reading() as cur:
-        result = _run(cur, name, params)
+        if name == "disparity":  # user SQL: the server's time and memory limits apply
+            with store.limited(cur, timeout_s=store.sql_timeout_s, what="sql"):
+                result = _run(cur, name, params)
+        else:
+            result = _run(cur, name, params)
     dumped = params.model_dump()
     with store.writing() as cur:
         result_id = record_result(cur, name, dumped.get("run"), dumped, dumped.get("seed"), result)

@@ -47,20 +47,37 @@ class SqlTimeout(JurybenchError):
     pass
 
 
+class SqlTooLarge(JurybenchError):
+    """A query needed more memory than the server gives queries, or its answer was too big."""
+
+
 class Store:
-    def __init__(self, path: Path, url: str = "") -> None:
+    """``sql_memory_mb`` bounds DuckDB's memory in the server (``memory_limit``, spilling to
+    disk up to twice that): DuckDB's limit holds for the whole database, so it caps user
+    queries and the server's own writes together (these need little)."""
+
+    def __init__(self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0) -> None:
         import duckdb
 
         from jurybench.store._db import migrate
 
         self.path = path
+        self.sql_memory_mb = sql_memory_mb
+        self.sql_timeout_s = sql_timeout_s
+        config: dict[str, Any] = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
+                  "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
         try:
-            self.con = duckdb.connect(str(path), config=dict(HARDENED))
+            self.con = duckdb.connect(str(path), config=config)
         except duckdb.IOException as exc:
             holder = holder_of(path)
-            where = f" by a jurybench server (pid {holder['pid']}, {holder.get('url', '')})" if holder else ""
+            if holder is not None:
+                raise JurybenchError(
+                    f"cannot serve {path}: it is held by a jurybench server (pid {holder['pid']}, "
+                    f"{holder.get('url', '')}).",
+                    hint="Use that server, stop it first, or serve another --db.",
+                ) from None
             raise JurybenchError(
-                f"cannot serve {path}: it is held{where or ' by another process'} ({str(exc).splitlines()[0]}).",
+                f"cannot serve {path}: it is held by another process ({str(exc).splitlines()[0]}).",
                 hint="Stop the other process, or serve another --db.",
             ) from None
         migrate(self.con)
@@ -94,27 +111,61 @@ class Store:
                 with contextlib.suppress(Exception):
                     cur.execute("ROLLBACK")
 
-    def query(self, sql: str, *, limit: int, timeout_s: float) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """One read-only SELECT with a row limit and a time limit: (columns, rows, truncated)."""
+    @contextlib.contextmanager
+    def limited(self, cur: Any, *, timeout_s: float, what: str = "query") -> Iterator[None]:
+        """Run user SQL on ``cur`` under the server's limits: interrupted at ``timeout_s``
+        (408), refused when it needs more memory than queries get (413)."""
         import duckdb
 
+        timer = threading.Timer(timeout_s, cur.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except duckdb.InterruptException:
+            raise SqlTimeout(
+                f"{what}: stopped after {timeout_s:g} s (the server's limit).",
+                hint="Narrow the query (WHERE, LIMIT) or aggregate.",
+            ) from None
+        except duckdb.OutOfMemoryException:
+            raise SqlTooLarge(
+                f"{what}: needs more than the server's {self.sql_memory_mb} MB for queries (--sql-memory-mb).",
+                hint="Aggregate or narrow the query.",
+            ) from None
+        finally:
+            timer.cancel()
+
+    def query(
+        self, sql: str, *, limit: int, timeout_s: float, max_bytes: int | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
+        """One read-only SELECT with row, time, memory and answer-size limits: (columns, rows, truncated)."""
+        import duckdb
+
+        max_bytes = max_bytes if max_bytes is not None else self.sql_memory_mb * 1024 * 1024 // 4
         with self.reading() as cur:
             check_query(cur, sql, what="query")
-            timer = threading.Timer(timeout_s, cur.interrupt)
-            timer.start()
-            try:
-                result = cur.execute(sql)
-                names = [d[0] for d in result.description]
-                rows = result.fetchmany(limit + 1)
-            except duckdb.InterruptException:
-                raise SqlTimeout(
-                    f"query: stopped after {timeout_s:g} s (the server's limit).",
-                    hint="Narrow the query (WHERE, LIMIT) or aggregate.",
-                ) from None
-            except duckdb.Error as exc:
-                raise JurybenchError(f"query: {str(exc).splitlines()[0]}") from None
-            finally:
-                timer.cancel()
+            rows: list[tuple[Any, ...]] = []
+            size = 0
+            with self.limited(cur, timeout_s=timeout_s):
+                try:
+                    result = cur.execute(sql)
+                    names = [d[0] for d in result.description]
+                    while len(rows) <= limit:
+                        chunk = result.fetchmany(min(1000, limit + 1 - len(rows)))
+                        if not chunk:
+                            break
+                        for row in chunk:
+                            size += sum(len(v) if isinstance(v, str | bytes) else 16 for v in row)
+                        if size > max_bytes:
+                            raise SqlTooLarge(
+                                f"query: the answer is over the server's limit of {max_bytes // (1024 * 1024)} MB.",
+                                hint="Select fewer columns or rows, or aggregate.",
+                            )
+                        rows.extend(chunk)
+                except (duckdb.InterruptException, duckdb.OutOfMemoryException):
+                    raise
+                except duckdb.Error as exc:
+                    raise JurybenchError(f"query: {str(exc).splitlines()[0]}") from None
         return names, rows[:limit], len(rows) > limit
 
     def close(self) -> None:

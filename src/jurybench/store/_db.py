@@ -105,6 +105,8 @@ def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint:
 
     try:
         return con.execute(sql, params) if params is not None else con.execute(sql)
+    except (duckdb.InterruptException, duckdb.OutOfMemoryException):
+        raise  # the caller's time and memory limits say what happened
     except duckdb.Error as exc:
         raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None
 

@@ -15,6 +15,8 @@ Three kinds of user SQL reach the store:
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -87,8 +89,58 @@ def open_with_retry(
         delay = min(delay * 2, 0.05)
 
 
+# Query nodes a read may contain; a CTE or subquery holding DELETE/UPDATE/INSERT (with
+# RETURNING) parses as one of DuckDB's *_QUERY_NODE types and is refused.
+_READ_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
+# Functions a read may not call: ones that run SQL text or change state (query,
+# checkpoint, sequences), and ones that show the server's files and settings.
+_REFUSED_FUNCTIONS = frozenset({
+    "query", "checkpoint", "force_checkpoint", "nextval", "setval", "getenv", "current_setting",
+    "duckdb_databases", "pragma_database_list", "duckdb_settings", "duckdb_temporary_files",
+    "duckdb_extensions", "duckdb_secrets", "which_secret", "duckdb_log", "duckdb_logs",
+})  # fmt: skip
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)?", re.IGNORECASE)
+
+
+def parse_tree(sql: str) -> dict[str, Any]:
+    """DuckDB's own parse of one SELECT (json_serialize_sql), on an empty in-memory database."""
+    import duckdb
+
+    scratch = duckdb.connect(":memory:", config=dict(HARDENED))
+    try:
+        row = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchone()
+        text = row[0] if row else "{}"
+    finally:
+        scratch.close()
+    tree: dict[str, Any] = json.loads(text)
+    return tree
+
+
+def _refusal_in(tree: Any) -> str | None:
+    """The first data-changing node or refused function anywhere in a parsed query."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            kind = node.get("type")
+            if isinstance(kind, str) and kind.endswith("_NODE") and kind not in _READ_NODES:
+                return kind.removesuffix("_QUERY_NODE").removesuffix("_NODE")
+            name = node.get("function_name") or (node.get("table_name") if kind == "BASE_TABLE" else None)
+            if isinstance(name, str) and name.lower() in _REFUSED_FUNCTIONS:
+                return f"{name}()"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return None
+
+
 def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
-    """Exactly one SELECT (or EXPLAIN) statement, or a user error."""
+    """Exactly one SELECT (or EXPLAIN of one) that reads and nothing else, or a user error.
+
+    The decision is DuckDB's parse, not the text: the statement's type, then every node of
+    its parsed tree (a DELETE/UPDATE/INSERT ... RETURNING hidden in a CTE or subquery is a
+    query node of its own type), and the functions it calls. A refused query never runs,
+    not even in a transaction that would be rolled back."""
     import duckdb
 
     try:
@@ -104,6 +156,21 @@ def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
         raise JurybenchError(
             f"{what}: the store is read here; only a single SELECT query is allowed (got {kind.name}).",
             hint="Write a SELECT over the tables and views in docs/schema.md.",
+        )
+    query = statements[0].query
+    if kind == duckdb.StatementType.EXPLAIN:
+        query = _EXPLAIN.sub("", query, count=1)
+    tree = parse_tree(query)
+    if tree.get("error") or len(tree.get("statements") or []) != 1:
+        raise JurybenchError(
+            f"{what}: only a single SELECT query (or EXPLAIN of one) is allowed.",
+            hint="Write a SELECT over the tables and views in docs/schema.md.",
+        )
+    refused = _refusal_in(tree["statements"][0])
+    if refused is not None:
+        raise JurybenchError(
+            f"{what}: the store is read here; the query contains {refused}, which is not allowed.",
+            hint="Write a SELECT that only reads the tables and views in docs/schema.md.",
         )
 
 
