@@ -664,33 +664,7 @@ def _views_v2(con: Any) -> None:
         LEFT JOIN errors e ON e.run_id = s.run_id AND e.item_id = s.subject_id AND e.juror_key = rj.juror_key
         WHERE s.subject_kind = 'item'"""
     )
-    con.execute(
-        f"""
-        CREATE VIEW jury_pointwise AS
-        WITH agg AS (
-            SELECT run_id, item_id, criterion,
-                   count(*) AS n_jurors_expected,
-                   count(juror_score) AS n_jurors_present,
-                   avg(juror_score) AS jury_mean,
-                   median(juror_score) AS jury_median,
-                   sum(weight * juror_score) / nullif(sum(weight) FILTER (WHERE juror_score IS NOT NULL), 0)
-                       AS jury_weighted,
-                   sum(n_invalid)::INTEGER AS n_invalid,
-                   sum(n_refusal)::INTEGER AS n_refusal,
-                   sum(n_error)::INTEGER AS n_error
-            FROM juror_pointwise GROUP BY ALL
-        )
-        SELECT a.run_id, a.item_id, a.criterion, ju.aggregation, ju.quorum,
-               a.n_jurors_expected, a.n_jurors_present, a.n_jurors_present < ju.quorum AS below_quorum,
-               {_jury_score("a.n_jurors_present", "a.jury_mean", "a.jury_median", "a.jury_weighted", "0", "0")}
-                   AS jury_score,
-               a.jury_mean, a.jury_median, a.n_invalid, a.n_refusal, a.n_error
-        FROM agg a
-        JOIN runs r ON r.run_id = a.run_id
-        JOIN juries ju ON ju.jury_id = r.jury_id
-        LEFT JOIN calibrated_scores cs ON cs.run_id = a.run_id AND cs.calibration_id = ju.calibration_id
-             AND cs.subject_id = a.item_id AND cs.criterion = a.criterion"""
-    )
+    _jury_pointwise_view(con)
     con.execute(
         """
         CREATE VIEW juror_pairwise AS
@@ -728,6 +702,61 @@ def _views_v2(con: Any) -> None:
         LEFT JOIN errors e ON e.run_id = s.run_id AND e.pair_id = s.subject_id AND e.juror_key = rj.juror_key
         WHERE s.subject_kind = 'pair'"""
     )
+    _jury_pairwise_views(con)
+    con.execute(
+        """
+        CREATE VIEW run_summary AS
+        SELECT rc.run_id, rj.name AS juror, ju.model, c.juror_key,
+               count(*) AS n_calls,
+               count(*) FILTER (WHERE c.status = 'ok') AS n_ok,
+               count(*) FILTER (WHERE c.status = 'invalid') AS n_invalid,
+               count(*) FILTER (WHERE c.status = 'refusal') AS n_refusal,
+               count(*) FILTER (WHERE c.status = 'error') AS n_error,
+               sum(c.attempts) AS n_requests,
+               sum(c.prompt_tokens) AS prompt_tokens,
+               sum(c.completion_tokens) AS completion_tokens,
+               sum(c.cost_usd) AS cost_usd,
+               count(c.cost_usd) AS n_costed,
+               avg(c.latency_ms) AS mean_latency_ms
+        FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors ju USING (juror_key)
+        LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = c.juror_key
+        GROUP BY ALL"""
+    )
+
+
+def _jury_pointwise_view(con: Any, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores") -> None:
+    """The jury_pointwise view; m007 passes a materialized source for the calibrated scores."""
+    con.execute(
+        f"""
+        CREATE VIEW jury_pointwise AS
+        WITH {calibrated_cte}agg AS (
+            SELECT run_id, item_id, criterion,
+                   count(*) AS n_jurors_expected,
+                   count(juror_score) AS n_jurors_present,
+                   avg(juror_score) AS jury_mean,
+                   median(juror_score) AS jury_median,
+                   sum(weight * juror_score) / nullif(sum(weight) FILTER (WHERE juror_score IS NOT NULL), 0)
+                       AS jury_weighted,
+                   sum(n_invalid)::INTEGER AS n_invalid,
+                   sum(n_refusal)::INTEGER AS n_refusal,
+                   sum(n_error)::INTEGER AS n_error
+            FROM juror_pointwise GROUP BY ALL
+        )
+        SELECT a.run_id, a.item_id, a.criterion, ju.aggregation, ju.quorum,
+               a.n_jurors_expected, a.n_jurors_present, a.n_jurors_present < ju.quorum AS below_quorum,
+               {_jury_score("a.n_jurors_present", "a.jury_mean", "a.jury_median", "a.jury_weighted", "0", "0")}
+                   AS jury_score,
+               a.jury_mean, a.jury_median, a.n_invalid, a.n_refusal, a.n_error
+        FROM agg a
+        JOIN runs r ON r.run_id = a.run_id
+        JOIN juries ju ON ju.jury_id = r.jury_id
+        LEFT JOIN {calibrated_source} cs ON cs.run_id = a.run_id AND cs.calibration_id = ju.calibration_id
+             AND cs.subject_id = a.item_id AND cs.criterion = a.criterion"""
+    )
+
+
+def _jury_pairwise_views(con: Any, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores") -> None:
+    """The jury_pairwise and jury_pairwise_orders views; m007 passes a materialized calibrated source."""
     for view, value, keys in (
         ("jury_pairwise", "juror_epsilon", ""),
         (
@@ -742,7 +771,7 @@ def _views_v2(con: Any) -> None:
         con.execute(
             f"""
             CREATE VIEW {view} AS
-            WITH per_juror AS (
+            WITH {calibrated_cte}per_juror AS (
                 SELECT run_id, pair_id, category{keys}, weight, {value} AS value, n_excluded, n_error
                 FROM {source}
             ), agg AS (
@@ -765,28 +794,9 @@ def _views_v2(con: Any) -> None:
             FROM agg a
             JOIN runs r ON r.run_id = a.run_id
             JOIN juries ju ON ju.jury_id = r.jury_id
-            LEFT JOIN calibrated_scores cs ON cs.run_id = a.run_id AND cs.calibration_id = ju.calibration_id
+            LEFT JOIN {calibrated_source} cs ON cs.run_id = a.run_id AND cs.calibration_id = ju.calibration_id
                  AND cs.subject_id = a.pair_id AND cs.criterion = a.category"""
         )
-    con.execute(
-        """
-        CREATE VIEW run_summary AS
-        SELECT rc.run_id, rj.name AS juror, ju.model, c.juror_key,
-               count(*) AS n_calls,
-               count(*) FILTER (WHERE c.status = 'ok') AS n_ok,
-               count(*) FILTER (WHERE c.status = 'invalid') AS n_invalid,
-               count(*) FILTER (WHERE c.status = 'refusal') AS n_refusal,
-               count(*) FILTER (WHERE c.status = 'error') AS n_error,
-               sum(c.attempts) AS n_requests,
-               sum(c.prompt_tokens) AS prompt_tokens,
-               sum(c.completion_tokens) AS completion_tokens,
-               sum(c.cost_usd) AS cost_usd,
-               count(c.cost_usd) AS n_costed,
-               avg(c.latency_ms) AS mean_latency_ms
-        FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors ju USING (juror_key)
-        LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = c.juror_key
-        GROUP BY ALL"""
-    )
 
 
 @migration
@@ -997,6 +1007,21 @@ def m006_service(con: Any) -> None:
             "n_failed": "calls that ended in error or were not made (their juror was unusable)",
         },
     )
+
+
+@migration
+def m007_calibrated_join(con: Any) -> None:
+    """The jury views read calibrated scores through a materialized CTE.
+
+    DuckDB 2.0.0 returns every row of a run for ``SELECT ... FROM jury_pointwise WHERE run_id =
+    'q' LIMIT 6``: the run filter is pushed into the LEFT JOIN's calibrated_scores side, its
+    statistics prove that side empty, and the rewrite that follows drops the LIMIT. A
+    materialized CTE is not filtered through, so the LIMIT stays (same rows, same values)."""
+    source = "calibrated AS MATERIALIZED (SELECT run_id, calibration_id, subject_id, criterion, score FROM calibrated_scores), "
+    for view in ("jury_pointwise", "jury_pairwise", "jury_pairwise_orders"):
+        con.execute(f"DROP VIEW {view}")
+    _jury_pointwise_view(con, calibrated_cte=source, calibrated_source="calibrated")
+    _jury_pairwise_views(con, calibrated_cte=source, calibrated_source="calibrated")
 
 
 VIEW_DOCS = {
