@@ -51,3 +51,14 @@ def test_wheel_ships_rubrics_and_scores_with_one(tmp_path: Path) -> None:
     scored = _run([*cli, "score", "--rubric", "story-quality", "--juror", "fake/a", "--no-progress"], work)
     assert scored.returncode == 0, scored.stderr
     assert "3 judgments requested" in scored.stdout
+    # The shipped juries travel in the wheel, by their repository path or by name.
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "jurybench/juries/llmbar-natural-cot.yaml" in names
+    for jury in ("juries/llmbar-natural-cot.yaml", "llmbar-natural-cot"):
+        shown = _run([*cli, "score", "--rubric", "preference", "--jury", jury, "--no-progress"], work)
+        assert "no such jury file" not in shown.stderr, shown.stderr
+        assert "no pairs to judge" in shown.stderr or shown.returncode == 0, shown.stderr
+    missing = _run([*cli, "score", "--rubric", "preference", "--jury", "juries/nope.yaml"], work)
+    assert missing.returncode == 2 and "Shipped juries: llmbar-mtbench-vanilla-norules" in missing.stderr

@@ -459,6 +459,28 @@ def datasets_llmbar_check(
         raise typer.Exit(1)
 
 
+def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
+    """The preference report's table: one header per value, in the same order."""
+    columns = ["juror", "correct AB", "correct BA", "both", "consistent", "consistent (valid)", "kappa AB/BA",
+               "no verdict AB/BA", "jury ties AB/BA"]  # fmt: skip
+
+    def cell(counts: dict[str, int], key: str) -> str:
+        n = report.n_pairs or 1
+        return f"{counts.get(key, 0)} ({100 * counts.get(key, 0) / n:.1f}%)"
+
+    rows = []
+    for row in [*report.jurors, report.jury]:
+        c = row.counts
+        rows.append([
+            row.juror, cell(c, "correct_ab"), cell(c, "correct_ba"), cell(c, "both_correct"), cell(c, "consistent"),
+            cell(c, "consistent_valid"),
+            f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
+            f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
+            f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
+        ])  # fmt: skip
+    return columns, rows
+
+
 @report_app.command("preference")
 def report_preference(
     run: Annotated[str, typer.Option("--run", help="Run id of a preference (A/B) run.")],
@@ -480,35 +502,11 @@ def report_preference(
     from rich.table import Table
 
     table = Table(title=f"{run}: verdicts vs {report.reference} ({report.n_pairs} pairs)")
-    for col in (
-        "juror",
-        "correct AB",
-        "correct BA",
-        "both",
-        "consistent",
-        "consistent (valid)",
-        "no verdict AB/BA",
-        "jury ties AB/BA",
-    ):
+    columns, rows = preference_rows(report)
+    for col in columns:
         table.add_column(col, justify="left" if col == "juror" else "right")
-
-    def cell(counts: dict[str, int], key: str) -> str:
-        n = report.n_pairs or 1
-        return f"{counts.get(key, 0)} ({100 * counts.get(key, 0) / n:.1f}%)"
-
-    for row in [*report.jurors, report.jury]:
-        c = row.counts
-        table.add_row(
-            row.juror,
-            cell(c, "correct_ab"),
-            cell(c, "correct_ba"),
-            cell(c, "both_correct"),
-            cell(c, "consistent"),
-            cell(c, "consistent_valid"),
-            f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
-            f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
-            f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
-        )
+    for values in rows:
+        table.add_row(*values)
     _console().print(table)
     rule = report.jury_rule
     typer.echo(
@@ -977,11 +975,27 @@ def usage_line(exc: BaseException) -> str:
     return f"{message} See '{command} --help'."
 
 
+def _sigterm_as_interrupt() -> Any:
+    """SIGTERM ends a command like Ctrl-C from the start (the engine keeps its own handler while
+    it runs): stored work is kept and the exit is 130, whenever the signal comes. Returns the
+    handler it replaced (None off the main thread, where signals are the host's)."""
+    import signal
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:
+        return None
+
+
 def main() -> None:
     """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
     from jurybench.redact import install_log_redaction, redact
 
     install_log_redaction()
+    previous = _sigterm_as_interrupt()
     try:
         # Without standalone mode typer returns exit codes instead of exiting; it turns
         # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
@@ -1014,6 +1028,11 @@ def main() -> None:
             typer.echo(f"error: {redact(' '.join(str(exc).split()))}", err=True)
             sys.exit(int(getattr(exc, "exit_code", 1) or 1))
         raise
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

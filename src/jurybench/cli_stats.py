@@ -299,7 +299,10 @@ def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp,
               boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium."""
     from jurybench.stats._store import stat_disparity
+    from jurybench.store import connect
 
+    if file is not None:  # a statistic over a file records into the store, which it creates if need be
+        connect(db).close()
     result = stat_disparity(
         _con(db), sql=sql, file=file, max_invalid_rate=None if max_invalid_rate < 0 else max_invalid_rate,
         reference=reference, n_boot=boot, seed=seed,

@@ -39,6 +39,13 @@ def shipped_rubrics() -> Path:
     return Path(str(files("jurybench") / "rubrics"))
 
 
+def shipped_juries() -> Path:
+    """The jury files shipped with the package (./juries links to them in the repository)."""
+    from importlib import resources
+
+    return Path(str(resources.files("jurybench") / "juries"))
+
+
 def rubric_dirs() -> list[Path]:
     """Where rubric names are looked up: the project's ``rubrics/``, then the shipped ones."""
     dirs = [project_root() / "rubrics"]

@@ -46,6 +46,18 @@ def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None
     assert "finished,1" in status
 
 
+def _wait_for_calls(db: Path, env: dict[str, str], proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "the run ended before it was signalled"
+        done = subprocess.run(_cli(db, "sql", "SELECT count(*) FROM calls", "--format", "csv"), env=env,
+                              capture_output=True, text=True)  # fmt: skip
+        if done.returncode == 0 and int(done.stdout.split()[-1]) > 0:
+            return
+        time.sleep(0.2)
+    raise AssertionError("no call was stored in time")
+
+
 def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
     db = tmp_path / "run.duckdb"
     rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(40))
@@ -62,7 +74,9 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
         "--no-progress",
     )
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.5)
+    # Ready when the run has stored a call (read through the store, as a user would while it
+    # runs), not after a fixed sleep that a loaded machine can outlast.
+    _wait_for_calls(db, env, proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err

@@ -90,3 +90,16 @@ def test_item_spearman_keeps_exact_ties_that_floating_point_would_break() -> Non
     out = item_level_spearman({"en": x, "de": np.array([1.0, 2.0, 3.0, 4.0])})[0]
     assert out["spearman"] == pytest.approx(4.5 / np.sqrt(4.5 * 5), abs=1e-12)
     assert out["spearman"] == pytest.approx(spearmanr([1.0, 1.0, 1.5, 3.0], [1, 2, 3, 4]).statistic, abs=1e-12)
+
+
+def test_pooled_sd_uses_n_minus_one_with_unequal_arms() -> None:
+    # a: n 3, M 2, SD^2 1; b: n 4, M 5, SD^2 = (9 + 1 + 1 + 9) / 3 = 20/3.
+    # pooled SD^2 = (2 * 1 + 3 * 20/3) / (3 + 4 - 2) = 22 / 5 = 4.4, so d_pooled = -3 / sqrt(4.4).
+    # (With n in place of n - 1, unequal arms give (3 + 80/3) / 7 = 4.238..., and the test fails;
+    # equal arms cannot tell the two apart.)
+    d = cohens_d(np.array([1.0, 2, 3]), np.array([2.0, 4, 6, 8]))
+    assert d["d_pooled"] == pytest.approx(-3 / np.sqrt(4.4), abs=1e-12)
+    # d_avg: the mean of the two SDs, (1 + sqrt(20/3)) / 2.
+    assert d["d_avg"] == pytest.approx(-3 / ((1 + np.sqrt(20 / 3)) / 2), abs=1e-12)
+    cells = cohens_d_cells(np.array([[1.0], [2], [3]]), np.array([[2.0], [4], [6], [8]]), n_boot=50, seed=0)
+    assert cells["d_pooled"]["value"][0] == pytest.approx(-3 / np.sqrt(4.4), abs=1e-12)

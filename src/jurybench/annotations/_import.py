@@ -24,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
+from jurybench.rubric import (
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
+    PairwiseRubric,
+    PointwiseRubric,
+    PreferenceRubric,
+    is_pairwise,
+)
 from jurybench.store._db import first_row, transaction
 from jurybench.store._read import Row, read_rows
 
@@ -53,8 +61,9 @@ def _rename(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> list[tup
     return [(n, {inverse.get(k, k): v for k, v in row.items()}) for n, row in rows]
 
 
-def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[float, str]:
-    """The numeric label and its text, or an error naming the valid range."""
+def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[float | None, str]:
+    """The numeric label and its text (a classification label: no number, its canonical name
+    in any language the rubric knows), or an error naming what is valid."""
     text = "" if raw is None else str(raw).strip()
     if text == "":
         raise JurybenchError(f"{where}: missing value.", hint="Every label needs a value.")
@@ -64,22 +73,44 @@ def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[flo
             allowed = "A, B or tie (or 1, -1, 0)" if rubric.allow_tie else "A or B (or 1, -1)"
             raise JurybenchError(f"{where}: {text!r} is not a preference.", hint=f"Use {allowed}.")
         return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
+    if isinstance(rubric, ClassificationRubric):
+        from jurybench.rubric import gold_label
+
+        languages = sorted({lang for lb in rubric.labels for lang in (*lb.names, *lb.aliases)})
+        label = next((found for lang in [None, *languages] if (found := gold_label(rubric, text, lang))), None)
+        if label is None:
+            names = ", ".join(lb.name for lb in rubric.labels)
+            raise JurybenchError(
+                f"{where}: {text!r} is not a label of rubric '{rubric.name}'.", hint=f"Valid: {names}."
+            )
+        return None, label
     try:
         value = float(text)
     except ValueError:
         raise JurybenchError(f"{where}: {text!r} is not a number.") from None
-    if isinstance(rubric, PointwiseRubric):
+    if not math.isfinite(value) or value != int(value):
+        raise JurybenchError(
+            f"{where}: {text} is not a whole number; the rubric's scale for '{criterion}' has whole points.",
+            hint="Round labels the way your annotation protocol says, or fix the value.",
+        )
+    if isinstance(rubric, InventoryRubric):
+        low, high = 1, rubric.scale.points
+    elif isinstance(rubric, PointwiseRubric):
         scale = next(c.scale for c in rubric.criteria if c.name == criterion)
         low, high = scale.min, scale.max
     else:
         assert isinstance(rubric, PairwiseRubric)
         low, high = -rubric.k, rubric.k
-    if not (low <= value <= high) or math.isnan(value):
+    if not (low <= value <= high):
         raise JurybenchError(
             f"{where}: {text} is outside the rubric's scale {low}..{high} for '{criterion}'.",
             hint="Fix the value, or check that --rubric is the rubric the annotators used.",
         )
     return value, text
+
+
+def _shown(value: float | None, label: str | None) -> str:
+    return f"{value:g}" if value is not None else repr(label)
 
 
 def import_annotations(
@@ -155,6 +186,21 @@ def import_annotation_rows(
             f"{path}: missing column(s) {', '.join(missing)} for a {layout} file.",
             hint=f"Found {', '.join(sorted(columns))}; rename with --map {missing[0]}=<your column>.",
         )
+    known = {
+        "long": {subject_col, "annotator", "criterion", "value"},
+        "wide-criterion": {subject_col, "annotator", *dims},
+        "wide-annotator": {subject_col, *annotator_columns},
+    }[layout]
+    extra = sorted(columns - known)
+    if extra:
+        what = (
+            f"a criterion of rubric '{rubric.name}'" if layout == "wide-criterion" else f"a column of a {layout} file"
+        )
+        raise JurybenchError(
+            f"{path}: column '{extra[0]}' is not {what}; its values would be dropped.",
+            hint=f"Valid columns: {', '.join(sorted(known))}. Remove the column, import it with the rubric it "
+            "belongs to, or rename it with --map.",
+        )
     if layout == "wide-annotator":
         if criterion is None and len(dims) == 1:
             criterion = dims[0]
@@ -212,7 +258,10 @@ def import_annotation_rows(
                 if row.get(column) is not None and str(row[column]).strip() != "":
                     add(number, subject, column, criterion, row[column], column)
 
-    table = pa.Table.from_pylist(labels)
+    schema = pa.schema([("subject_kind", pa.string()), ("subject_id", pa.string()), ("criterion", pa.string()),
+                        ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
+                        ("source_file", pa.string()), ("row", pa.int64())])  # fmt: skip
+    table = pa.Table.from_pylist(labels, schema=schema)
     subject_table = "pairs" if is_pairwise(rubric) else "items"
     with transaction(con):
         con.register("incoming_labels", table)
@@ -230,26 +279,28 @@ def import_annotation_rows(
                 )
             conflict = first_row(
                 con,
-                """SELECT n.subject_id, n.criterion, n.annotator, n.row, h.value, n.value
+                """SELECT n.subject_id, n.criterion, n.annotator, n.row, h.value, n.value, h.label, n.label
                    FROM incoming_labels n JOIN human_labels h USING (subject_id, criterion, annotator)
-                   WHERE h.value IS DISTINCT FROM n.value ORDER BY n.row LIMIT 1""",
+                   WHERE h.value IS DISTINCT FROM n.value OR h.label IS DISTINCT FROM n.label AND n.value IS NULL
+                   ORDER BY n.row LIMIT 1""",
             )
             n_conflicts = 0
             if conflict and not replace:
                 raise JurybenchError(
                     f"{path} row {conflict[3]}: annotator {conflict[2]!r} already gave {conflict[1]!r} of "
-                    f"{conflict[0]!r} the value {conflict[4]:g}, not {conflict[5]:g}.",
+                    f"{conflict[0]!r} the value {_shown(conflict[4], conflict[6])}, not "
+                    f"{_shown(conflict[5], conflict[7])}.",
                     hint="Pass --replace to overwrite stored labels.",
                 )
             if conflict:
                 n_conflicts = con.execute(
                     """SELECT count(*) FROM incoming_labels n JOIN human_labels h USING (subject_id, criterion, annotator)
-                       WHERE h.value IS DISTINCT FROM n.value"""
+                       WHERE h.value IS DISTINCT FROM n.value OR h.label IS DISTINCT FROM n.label AND n.value IS NULL"""
                 ).fetchall()[0][0]
                 con.execute(
                     """DELETE FROM human_labels h USING incoming_labels n
-                       WHERE h.subject_id = n.subject_id AND h.criterion = n.criterion
-                         AND h.annotator = n.annotator AND h.value IS DISTINCT FROM n.value"""
+                       WHERE h.subject_id = n.subject_id AND h.criterion = n.criterion AND h.annotator = n.annotator
+                         AND (h.value IS DISTINCT FROM n.value OR h.label IS DISTINCT FROM n.label AND n.value IS NULL)"""
                 )
             before = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
             con.execute(

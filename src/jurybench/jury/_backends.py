@@ -466,8 +466,18 @@ def check_juror(spec: JurorSpec) -> None:
                     f"{label}: extra.<key> parameters are for litellm jurors; {kind}/ jurors take none.",
                     hint=f"Valid parameters here: {', '.join(sorted(allowed | set(OPERATIONAL)))}.",
                 )
+            if key in UNSUPPORTED and key not in allowed:
+                raise JurybenchError(
+                    f"{label}: parameter '{key}' is not supported by jurybench.",
+                    hint=UNSUPPORTED[key][:1].upper() + UNSUPPORTED[key][1:] + ".",
+                )
             if key not in allowed:
                 _unknown(label, key, allowed)
+        if kind in ("fake", "sim"):
+            from jurybench.jury._sim import _seed
+
+            for key in ("seed", "truth_seed"):
+                _seed(spec.params, key, label)
         return
     litellm = import_litellm()
     check_litellm_model(spec.model)
@@ -482,7 +492,8 @@ def check_juror(spec: JurorSpec) -> None:
             continue
         if key in UNSUPPORTED:
             raise JurybenchError(
-                f"{label}: parameter '{key}' is not supported by jurybench.", hint=UNSUPPORTED[key] + "."
+                f"{label}: parameter '{key}' is not supported by jurybench.",
+                hint=UNSUPPORTED[key][:1].upper() + UNSUPPORTED[key][1:] + ".",
             )
         if key in READING:
             continue

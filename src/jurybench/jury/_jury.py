@@ -130,7 +130,15 @@ def load_jury_file(path: str | Path) -> Jury:
 
     path = Path(path)
     if not path.exists():
-        raise JurybenchError(f"{path}: no such jury file.")
+        from jurybench.config import shipped_juries
+
+        # A shipped jury by its file's path in the repository (juries/x.yaml) or by name (x).
+        shipped = shipped_juries() / (path.name if path.suffix in (".yaml", ".yml") else f"{path.name}.yaml")
+        if len(path.parts) <= 2 and (len(path.parts) == 1 or path.parts[0] == "juries") and shipped.is_file():
+            path = shipped
+        else:
+            names = ", ".join(sorted(p.stem for p in shipped_juries().glob("*.yaml")))
+            raise JurybenchError(f"{path}: no such jury file.", hint=f"Shipped juries: {names}.")
     data, _ = read_yaml(path.read_text(encoding="utf-8"), str(path))
     return jury_from_mapping(data, where=str(path), base=path.parent)
 

@@ -90,6 +90,14 @@ def _number(params: Mapping[str, Any], key: str, default: float, label: str) -> 
     return float(value)
 
 
+def _seed(params: Mapping[str, Any], key: str, label: str) -> int:
+    """A seed: a whole number, or a user error naming it (a misspelt seed must not pass as text)."""
+    value = params.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JurybenchError(f"{label}: {key} must be a whole number (got {value!r}).", hint=f"e.g. {key}=1")
+    return value
+
+
 def _names(value: Any) -> frozenset[str] | None:
     if value is None or value == "":
         return None
@@ -136,8 +144,8 @@ class SimJuror:
         self.effect = number("effect", 0.0)
         self.refusal_rate = number("refusal_rate", 0.0)
         self.invalid_rate = number("invalid_rate", 0.0)
-        self.truth_seed = int(number("truth_seed", 0))
-        self.seed = p.get("seed", 0)
+        self.truth_seed = _seed(p, "truth_seed", label)
+        self.seed = _seed(p, "seed", label)
         self.effect_on = _names(p.get("effect_on"))
         self.languages = _language_map(p.get("language_leniency"), label)
         self.accuracy = number("accuracy", 0.8)
@@ -365,7 +373,7 @@ class SimGenerator:
         p = spec.params
         label = f"model '{spec.display_name}'"
         self.name = spec.model.split("/", 1)[1]
-        self.seed = p.get("seed", 0)
+        self.seed = _seed(p, "seed", label)
         self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
 
         def number(key: str, default: float) -> float:

@@ -250,6 +250,32 @@ class ClassificationRubric(_RubricBase):
         _check_unique([label.name for label in value], "label")
         return value
 
+    @model_validator(mode="after")
+    def _unambiguous(self) -> ClassificationRubric:
+        """Every accepted answer (name, shown name, alias; normalised) names one label only,
+        in every language: an alias that is another label's name would make answers ambiguous."""
+        from jurybench.rubric._classify import normalise_label
+
+        languages = sorted({lang for label in self.labels for lang in (*label.names, *label.aliases)} | {""})
+        for language in languages:
+            owner: dict[str, tuple[str, str]] = {}
+            for label in self.labels:
+                answers = [("name", label.name)]
+                if language:
+                    answers.append((f"names.{language}", label.shown(language)))
+                    answers += [(f"aliases.{language}", alias) for alias in label.aliases.get(language, [])]
+                for field, text in answers:
+                    key = normalise_label(text)
+                    if not key:
+                        raise ValueError(f"label '{label.name}': {field} {text!r} is empty once normalised")
+                    other = owner.setdefault(key, (label.name, field))
+                    if other[0] != label.name:
+                        raise ValueError(
+                            f"label '{label.name}': {field} {text!r} is also {other[1]} of label '{other[0]}'"
+                            f"{f' ({language})' if language else ''}; an answer must name one label"
+                        )
+        return self
+
     @property
     def dimensions(self) -> list[str]:
         return ["label"]
@@ -347,6 +373,20 @@ class InventoryRubric(_RubricBase):
                 raise ValueError(f"scale.labels has no labels for language '{language}'")
         if self.placeholders and not self.treatment_variable:
             raise ValueError("placeholders need treatment_variable (the treatment whose arm selects them)")
+        all_arms = {arm for by_arm in self.placeholders.values() for arm in by_arm}
+        for language in sorted(set(self.templates) | set(self.placeholders)):
+            if not self.placeholders:
+                break
+            missing = sorted(all_arms - set(self.placeholders.get(language, {})))
+            if missing:
+                raise ValueError(
+                    f"placeholders.{language} has no arm '{missing[0]}' (arms elsewhere: {', '.join(sorted(all_arms))})"
+                )
+            names = {name for values in self.placeholders[language].values() for name in values}
+            for arm, values in self.placeholders[language].items():
+                absent = sorted(names - set(values))
+                if absent:
+                    raise ValueError(f"placeholders.{language}.{arm} does not define '{absent[0]}'")
         return self
 
     @property

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -66,9 +68,11 @@ def import_item_rows(
 def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
     record: dict[str, Any] = {
         "item_id": text_field(path, number, row, "item_id", required=True),
-        "response": text_field(path, number, row, "response", required=True),
+        "response": text_field(path, number, row, "response", required=True, ids=False),
     }
-    for field in ("prompt", "reference", "model", "language"):
+    for field in ("prompt", "reference"):  # texts a juror reads: a number here is a mistake in the file
+        record[field] = text_field(path, number, row, field, required=False, ids=False)
+    for field in ("model", "language"):
         record[field] = text_field(path, number, row, field, required=False)
     missing = [c for c in treatment_columns if c not in row]
     if missing:
@@ -258,6 +262,9 @@ def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], ke
 
 
 BASELINE_STATISTICS = ("d", "mean")
+BASELINE_COLUMNS = ("target", "value", "cell", "statistic")
+# A criterion's name, or facet:<name> / factor:<name> (names as rubrics spell them).
+BASELINE_TARGET = re.compile(r"(?:(?:facet|factor):)?[A-Za-z][A-Za-z0-9_\-]*")
 
 
 def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | None = None) -> ImportResult:
@@ -268,9 +275,22 @@ def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | 
     path = Path(path)
     rows = read_rows(path)
     require_columns(path, rows, ("target", "value"))
+    columns = {c for _, row in rows for c in row}
+    extra = sorted(columns - set(BASELINE_COLUMNS))
+    if extra:
+        raise JurybenchError(
+            f"{path}: column '{extra[0]}' is not a baselines column; its values would be ignored.",
+            hint=f"Valid: {', '.join(BASELINE_COLUMNS)}. Remove it, or put one value per row in value.",
+        )
     records: dict[tuple[str, str, str], tuple[int, float]] = {}
     for number, row in rows:
         target = text_field(path, number, row, "target", required=False) or ""  # '': every criterion
+        if target and not BASELINE_TARGET.fullmatch(target):
+            raise JurybenchError(
+                f"{path} row {number}, field 'target': {target!r} is not a criterion, facet:<name> or factor:<name>.",
+                hint="Name a criterion (e.g. warmth), a facet (facet:warmth) or a factor (factor:agency), "
+                "or leave it empty for every criterion.",
+            )
         cell = text_field(path, number, row, "cell", required=False) or ""
         kind = text_field(path, number, row, "statistic", required=False) or statistic or "d"
         if kind not in BASELINE_STATISTICS:
@@ -283,6 +303,11 @@ def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | 
             raise JurybenchError(
                 f"{path} row {number}, field 'value': {row['value']!r} is not a number.", hint="Write a decimal number."
             ) from None
+        if not math.isfinite(value):
+            raise JurybenchError(
+                f"{path} row {number}, field 'value': {row['value']!r} is not a finite number.",
+                hint="Write the published value as a decimal number; leave out rows without one.",
+            )
         key = (kind, str(target), cell)
         if key in records:
             raise JurybenchError(

@@ -147,7 +147,8 @@ def require_columns(path: Path, rows: list[tuple[int, Row]], required: tuple[str
         )
 
 
-def text_field(path: Path, number: int, row: Row, field: str, *, required: bool) -> str | None:
+def text_field(path: Path, number: int, row: Row, field: str, *, required: bool, ids: bool = True) -> str | None:
+    """A text field; whole numbers pass as text where they may be ids (``ids``), never for texts."""
     value = row.get(field)
     if value is None or (isinstance(value, str) and value.strip() == ""):
         if required:
@@ -156,7 +157,7 @@ def text_field(path: Path, number: int, row: Row, field: str, *, required: bool)
                 hint=f"Every row needs a non-empty '{field}'.",
             )
         return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
+    if isinstance(value, bool) or not isinstance(value, str | int) or (not ids and not isinstance(value, str)):
         raise JurybenchError(
             f"{path} row {number}, field '{field}': expected text, got {type(value).__name__}.",
             hint=f"Make '{field}' a string.",

@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +66,13 @@ def open_with_retry(
     delay = 0.02
     while True:
         try:
-            return duckdb.connect(str(target), read_only=read_only, config=config or {})
+            con = duckdb.connect(str(target), read_only=read_only, config=config or {})
+            _remember(target, con, read_only)
+            return con
+        except duckdb.ConnectionException as exc:
+            if "different configuration" not in str(exc):
+                raise JurybenchError(f"cannot open {target}: {str(exc).splitlines()[0]}") from None
+            return _same_process(target, read_only=read_only, config=config)
         except duckdb.IOException as exc:
             first = str(exc).splitlines()[0]
             if not is_lock_error(exc):
@@ -132,6 +140,57 @@ def _refusal_in(tree: Any) -> str | None:
         elif isinstance(node, list):
             stack.extend(node)
     return None
+
+
+# Connections this process opened, per store file: DuckDB holds one configuration per file
+# and process, so a second connection with other settings (a hardened read-only one beside a
+# writable one) cannot be opened while the first is alive.
+_OPEN: dict[str, list[tuple[weakref.ref[Any], bool]]] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def _remember(target: Path, con: Any, read_only: bool) -> None:
+    key = str(Path(target).resolve()) if str(target) != ":memory:" else ""
+    if not key:
+        return
+    with _OPEN_LOCK:
+        alive = [(ref, ro) for ref, ro in _OPEN.get(key, []) if ref() is not None]
+        alive.append((weakref.ref(con), read_only))
+        _OPEN[key] = alive
+
+
+def _same_process(target: Path, *, read_only: bool, config: dict[str, Any] | None) -> Any:
+    """The store is open in this process with other settings: connections nobody holds any
+    more are collected and the open retried; a read-only request is served by a cursor of a
+    writable connection that is still open (reads through it follow the same query checks);
+    otherwise one line says which connection to close."""
+    import gc
+
+    import duckdb
+
+    gc.collect()
+    try:
+        reopened = duckdb.connect(str(target), read_only=read_only, config=config or {})
+    except duckdb.ConnectionException:
+        pass
+    else:
+        _remember(target, reopened, read_only)
+        return reopened
+    key = str(Path(target).resolve())
+    with _OPEN_LOCK:
+        held = [(ref(), ro) for ref, ro in _OPEN.get(key, [])]
+    for writable, ro in held:
+        if writable is None or ro or not read_only:
+            continue
+        try:
+            return writable.cursor()
+        except duckdb.Error:
+            continue
+    kind = "writable" if read_only else "read-only"
+    raise JurybenchError(
+        f"cannot open {target}: this process holds a {kind} connection to it with other settings.",
+        hint="Close that connection first (con.close()), or use it for both reading and writing.",
+    )
 
 
 def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:

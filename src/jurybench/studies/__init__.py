@@ -44,6 +44,7 @@ COMMANDS = frozenset(
 class Step:
     command: str
     args: list[str]
+    where: str = ""
 
     def line(self) -> str:
         return "jurybench " + " ".join(shlex.quote(a) for a in [*self.command.split(), *self.args])
@@ -113,15 +114,42 @@ def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
             args += _option(str(key), fill(filled) if isinstance(filled, str) else filled, where)
         if command != "sql" or "--db" not in args:
             args += ["--db", str(db)]
-        steps.append(Step(command, args))
+        steps.append(Step(command, args, where))
     return str(data.get("name") or path.parent.name), steps
 
 
+def check_steps(steps: list[Step], app: Any) -> None:
+    """Parse every step's command line as the CLI would, without running it: a misspelt
+    option, a missing one or a bad value in any step stops the study before its first step
+    writes anything (one line naming the step and the option)."""
+    import typer.main
+
+    from jurybench.cli import _click_exceptions, usage_line
+
+    usage, _ = _click_exceptions()
+    root = typer.main.get_command(app)
+    for step in steps:
+        words = step.command.split()
+        command: Any = root
+        with root.make_context("jurybench", list(words), resilient_parsing=True) as ctx:
+            while words and hasattr(command, "get_command"):  # groups: 'stats directional'
+                command = command.get_command(ctx, words.pop(0))
+                if command is None:  # a 'stats' name that does not exist
+                    raise JurybenchError(f"{step.where}: '{step.command}' is not a jurybench command.",
+                                         hint="See 'jurybench stats --help'.")  # fmt: skip
+        try:  # what is left of the words are arguments ('plot directional')
+            command.make_context(f"jurybench {step.command}", [*words, *step.args]).close()
+        except usage as exc:
+            raise JurybenchError(f"{step.where} ('{step.command}'): {usage_line(exc)}") from None
+
+
 def run_study(path: Path, out: Path, db: Path, *, echo: Any = print) -> int:
-    """Run every step in order; stops at the first failing step and returns its exit code."""
+    """Check every step, then run them in order; stops at the first failing step and returns
+    its exit code."""
     from jurybench.cli import app
 
     name, steps = load_steps(path, out, db)
+    check_steps(steps, app)
     out.mkdir(parents=True, exist_ok=True)
     echo(f"== study {name}: {len(steps)} steps, store {db}, output {out}")
     for step in steps:

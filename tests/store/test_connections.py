@@ -1,0 +1,57 @@
+"""One process, one store file, two kinds of connection (writable, hardened read-only): DuckDB
+holds one configuration per file and process, so jurybench reuses or says what to close."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+from jurybench.errors import JurybenchError
+from jurybench.store import connect
+
+
+def test_read_only_beside_an_open_writable_connection_reuses_it(db_path: Path) -> None:
+    writer = connect(db_path)
+    writer.execute("INSERT INTO items (item_id, response) VALUES ('i1', 'r')")
+    reader = connect(db_path, read_only=True)  # DuckDB alone: "different configuration than existing connections"
+    assert reader.execute("SELECT count(*) FROM items").fetchone() == (1,)
+    reader.close()
+    writer.close()
+
+
+def test_writable_beside_a_held_read_only_connection_is_one_line(db_path: Path) -> None:
+    connect(db_path).close()
+    reader = connect(db_path, read_only=True)
+    with pytest.raises(JurybenchError, match=r"this process holds a read-only connection to it with other settings"):
+        connect(db_path)
+    reader.close()
+    connect(db_path).close()  # closed: the other kind opens
+
+
+def test_a_dropped_connection_of_the_other_kind_does_not_block(db_path: Path) -> None:
+    connect(db_path).close()
+    reader = connect(db_path, read_only=True)
+    reader.execute("SELECT 1")
+    del reader  # never closed, not yet collected
+    writer = connect(db_path)
+    writer.close()
+    gc.collect()
+    writer = connect(db_path)
+    del writer
+    reader = connect(db_path, read_only=True)
+    assert reader.execute("SELECT count(*) FROM items").fetchone() == (0,)
+    reader.close()
+
+
+def test_stats_in_process_after_an_open_store_connection(small_store: object, db_path: Path) -> None:
+    # The flaky "different configuration" of tests/stats/test_cli.py, made certain: a caller
+    # keeps its writable connection open and runs a statistic (read-only, then recording).
+    from tests.conftest import run_cli
+
+    result = run_cli("stats", "disparity", "--sql",
+                     "SELECT 'en' AS grp, 'c' AS category, 1 AS correct, 0 AS invalid", "--boot", "20",
+                     "--db", str(db_path))  # fmt: skip
+    assert "different configuration" not in result.stderr
+    assert result.exit_code == 0, result.stderr
