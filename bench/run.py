@@ -19,6 +19,12 @@
    and the store must hold each judgment exactly once (counted in SQL); submit and poll
    latency percentiles are reported.
 
+7. Rate limits: 400 calls from one juror at concurrency 256, no rpm/tpm set, against a
+   loopback stub that allows 600 requests a minute (token bucket, 1 s of burst, 0.2 s an
+   answer) and answers 429 with retry-after and x-ratelimit-* headers beyond it; the same
+   against a tokens-a-minute limit; and two jurors on one key sharing 600 a minute.
+   Targets: >= 0.95 of the limit, < 1 % 429s per success, 400/400 stored.
+
 Results are printed and written to bench/out/results.json. Timings are wall-clock on
 a shared machine: read the ratios, not the absolute numbers.
 """
@@ -349,6 +355,53 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3) -> dict[str, Any]
     }  # fmt: skip
 
 
+def _rate_case(n: int, rpm: float | None, tpm: float | None, jurors: int) -> dict[str, Any]:
+    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.jury._limits import reset_limiters
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+    from jurybench.testing.stub import RateLimits, StubServer
+
+    reset_limiters()
+    with tempfile.TemporaryDirectory() as folder:
+        con = connect(Path(folder) / "rl.duckdb")
+        items = Path(folder) / "items.csv"
+        per_juror = n // jurors
+        items.write_text(
+            "item_id,response\n" + "".join(f"i{i},Story number {i} about a cat.\n" for i in range(per_juror))
+        )
+        import_items(con, items)
+        limits = RateLimits(rpm=rpm, tpm=tpm, burst_s=1.0, delay_s=0.2)
+        with StubServer(json.dumps(ANSWER), limits=limits) as stub:
+            base = f"openai/stub,api_base={stub.api_base},api_key=sk-bench,concurrency=256"
+            panel = [parse_juror(f"{base},temperature={k}") for k in range(jurors)]
+            started = time.perf_counter()
+            result = score(con, load_rubric("story-quality"), panel, options=EngineOptions(progress=False))
+            seconds = time.perf_counter() - started
+        stored = con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), count(*) FROM calls").fetchone()
+        con.close()
+    times = limits.ok_times
+    per_minute = (len(times) - 1) / (times[-1] - times[0]) * 60 if len(times) > 1 else 0.0
+    limit = rpm if rpm else (tpm or 0) / (limits.tokens_served / max(limits.n_ok, 1))
+    return {
+        "calls": per_juror * jurors, "jurors": jurors, "rpm": rpm, "tpm": tpm, "seconds": seconds,
+        "stored_ok": stored[0], "stored_calls": stored[1], "status": result.status,
+        "served_per_minute": per_minute, "limit_per_minute": limit, "of_limit": per_minute / limit,
+        "n_429": limits.n_limited, "n_ok": limits.n_ok, "429_per_success": limits.n_limited / max(limits.n_ok, 1),
+    }  # fmt: skip
+
+
+def bench_rate_limits(n: int = 400) -> dict[str, Any]:
+    """Nothing configured: how close to a provider's limit, how many 429s, nothing lost."""
+    # The tokens case: 390,000 tokens a minute is about 600 of these requests (the stub counts
+    # a rendered story-quality prompt's characters / 4, about 640, plus 7 answer tokens).
+    return {
+        "rpm": _rate_case(n, 600, None, 1),
+        "tpm": _rate_case(n, None, 390_000, 1),
+        "shared_key": _rate_case(n, 600, None, 2),
+    }
+
+
 def bench_cli(repeats: int) -> dict[str, Any]:
     exe = Path(sys.executable).parent / "jurybench"
     cli, bare = [], []
@@ -380,6 +433,7 @@ def main() -> None:
         "calibration": bench_calibration(),
         **bench_statistics(args.quick),
         "service": bench_service(),
+        "rate_limits": bench_rate_limits(),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -413,6 +467,10 @@ def main() -> None:
           f"{v['distinct_judgments']}/{v['judgments_expected']} judgments, {v['judgment_rows']} rows; "
           f"submit p50/p95/p99 {v['submit_ms']['p50']:.0f}/{v['submit_ms']['p95']:.0f}/{v['submit_ms']['p99']:.0f} ms, "
           f"poll {v['poll_ms']['p50']:.0f}/{v['poll_ms']['p95']:.0f}/{v['poll_ms']['p99']:.0f} ms")  # fmt: skip
+    for name, case in results["rate_limits"].items():
+        print(f"rate limits ({name}): {case['stored_ok']}/{case['calls']} stored ok in {case['seconds']:.0f}s; "
+              f"{case['served_per_minute']:.0f}/min of {case['limit_per_minute']:.0f} = {case['of_limit']:.3f} "
+              f"(target >= 0.95); 429s per success {case['429_per_success']:.4f} (target < 0.01)")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -441,6 +499,12 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             ("service calls not lost", v["distinct_calls"], ">=", v["calls_expected"]),
             ("service judgment rows without duplicates", v["judgment_rows"] - v["distinct_judgments"], "<", 1),
             ("service judgments stored", v["distinct_judgments"], ">=", v["judgments_expected"]),
+        ]
+    for name, case in (results.get("rate_limits") or {}).items():
+        checks += [
+            (f"rate limits {name}: share of the limit", case["of_limit"], ">=", 0.95),
+            (f"rate limits {name}: 429s per success", case["429_per_success"], "<", 0.01),
+            (f"rate limits {name}: calls stored ok", case["stored_ok"], ">=", case["calls"]),
         ]
     if "skipped" not in k:
         checks.append(("calibration 10-fold, three variants, seconds", k["fit_10fold_three_variants_seconds"], "<",

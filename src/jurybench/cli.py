@@ -60,7 +60,11 @@ FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, j
 # The engine's options, shared by score and generate.
 RunOption = Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")]
 ConcurrencyOption = Annotated[int, typer.Option(help="Parallel requests per provider.")]
-RetriesOption = Annotated[int, typer.Option(help="Retries on rate limits, 5xx and timeouts.")]
+RetriesOption = Annotated[int, typer.Option(help="Retries on 5xx and timeouts (rate limits wait instead).")]
+GiveUpOption = Annotated[
+    float,
+    typer.Option("--give-up-after", min=1, help="Seconds a call may wait out rate limits (429) before it errs."),
+]
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")]
 
 
@@ -245,6 +249,7 @@ def score(
     run: RunOption = None,
     concurrency: ConcurrencyOption = 16,
     retries: RetriesOption = 4,
+    give_up_after: GiveUpOption = 3600.0,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -272,7 +277,8 @@ def score(
     )
     from jurybench.config import db_path
 
-    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
+    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
+                            give_up_after_s=give_up_after)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     typer.echo(result.summary())
@@ -308,6 +314,7 @@ def generate(
     run: RunOption = None,
     concurrency: ConcurrencyOption = 16,
     retries: RetriesOption = 4,
+    give_up_after: GiveUpOption = 3600.0,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -336,7 +343,8 @@ def generate(
     if prompt_file is None:
         raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
     generators = generators_of(gen_spec, model)
-    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty())
+    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
+                            give_up_after_s=give_up_after)  # fmt: skip
     report = run_generate(
         db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
     )

@@ -27,6 +27,7 @@ from jurybench.jury._juror import (
     SAMPLING,
     JurorSpec,
 )
+from jurybench.jury._limits import Signals, endpoint_key, endpoint_limiter, read_headers
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -59,10 +60,19 @@ class Completion:
     cost_usd: float | None = None
     latency_ms: float | None = None
     refusal: str | None = None  # the provider's own refusal signal (e.g. OpenAI's message.refusal)
+    signals: Signals | None = None  # what the answer's headers said about the endpoint's limits
 
 
 class TransientError(Exception):
     """Worth retrying: rate limit, server error, timeout, dropped connection."""
+
+
+class RateLimited(TransientError):
+    """A 429: never a failure of the call; the endpoint pauses and the call goes again."""
+
+    def __init__(self, message: str, signals: Signals | None = None) -> None:
+        super().__init__(message)
+        self.signals = signals
 
 
 class PermanentError(Exception):
@@ -105,6 +115,10 @@ class LiteLLMBackend:
             if key in spec.options:
                 self.kwargs[key] = spec.options[key]
         self.kwargs["timeout"] = float(spec.option("timeout", 60))
+        secret = spec.options.get("api_key") or os.environ.get(f"{spec.provider.upper()}_API_KEY")
+        self.endpoint = endpoint_limiter(
+            endpoint_key(spec.provider, spec.options.get("api_base"), secret), int(spec.option("concurrency", 256))
+        )
         self.kwargs["max_retries"] = 0  # the engine retries, with backoff and jitter
         fmt = spec.params.get("response_format", "auto")
         wants_json = fmt == "json_object" or (fmt == "auto" and self._supports_json(spec.model))
@@ -162,6 +176,12 @@ class LiteLLMBackend:
         if "Missing credentials" in texts or "api_key client option must be set" in texts:
             return JurorUnusable("no API key", f"set {env} or pass api_key=... in the juror")
         names = {type(e).__name__ for e in chain}
+        if "insufficient_quota" in texts:  # a 429 that waiting does not cure
+            return JurorUnusable(f"quota exhausted ({_first_line(exc)})", "check the account's plan and billing")
+        if status == 429 or "RateLimitError" in names:
+            headers = next((getattr(e, "litellm_response_headers", None) for e in chain
+                            if getattr(e, "litellm_response_headers", None)), None)  # fmt: skip
+            return RateLimited(_first_line(exc), read_headers(headers))
         if status == 401 or "AuthenticationError" in names:
             return JurorUnusable(f"authentication failed ({_first_line(exc)})", f"check {env} or the juror's api_key")
         if status == 403 or "PermissionDeniedError" in names:
@@ -196,6 +216,7 @@ class LiteLLMBackend:
         return Completion(
             text=choice.message.content or "",
             refusal=refusal if isinstance(refusal, str) and refusal else None,
+            signals=read_headers(hidden.get("additional_headers")),
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),

@@ -34,6 +34,7 @@ from jurybench.jury._backends import (
     JurorUnusable,
     LiteLLMBackend,
     PermanentError,
+    RateLimited,
     ReplayBackend,
     Slot,
     TransientError,
@@ -42,6 +43,7 @@ from jurybench.jury._backends import (
 )
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
+from jurybench.jury._limits import EndpointLimiter, estimate_tokens
 from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
 from jurybench.jury._store_io import (
     CALL_COLUMNS,
@@ -454,20 +456,25 @@ class _Writer:
 
 
 class _RateLimiter:
-    """Spaces requests to at most ``rpm`` per minute (None: no limit)."""
+    """A juror's own caps: requests spaced to at most ``rpm`` a minute and tokens to at most
+    ``tpm`` (None: no cap). Provider limits are the endpoint limiter's (jury/_limits.py)."""
 
-    def __init__(self, rpm: float | None) -> None:
+    def __init__(self, rpm: float | None, tpm: float | None = None) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
+        self.seconds_per_token = 60.0 / tpm if tpm else 0.0
         self.next_at = 0.0
+        self.next_token_at = 0.0
         self.lock = asyncio.Lock()
 
-    async def wait(self) -> None:
-        if not self.interval:
+    async def wait(self, tokens: float = 0.0) -> None:
+        if not self.interval and not self.seconds_per_token:
             return
         async with self.lock:
             now = time.monotonic()
-            delay = self.next_at - now
+            delay = max(self.next_at - now, self.next_token_at - now if tokens else 0.0)
             self.next_at = max(now, self.next_at) + self.interval
+            if self.seconds_per_token and tokens:
+                self.next_token_at = max(now, self.next_token_at) + tokens * self.seconds_per_token
         if delay > 0:
             await asyncio.sleep(delay)
 
@@ -486,6 +493,8 @@ class EngineOptions:
     on_call: Callable[[dict[str, Any]], None] | None = None
     stop: Callable[[], bool] | None = None
     store_lock: Any = None
+    # How long a call may keep waiting out rate limits (429s) before it counts as an error.
+    give_up_after_s: float = 3600.0
     on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
 
 
@@ -538,8 +547,9 @@ async def _claimed(
         shared = box[0] if box else None
         if shared is not None and shared[0]["status"] != "error":
             call, outcome = shared
-            # The same answer, already paid for by the run that asked: stored once, counted there.
-            return {**call, "cost_usd": None}, outcome
+            # The same answer, paid for by the run that asked: whichever run writes the row
+            # stores its cost, but only the asking run counts it ("shared").
+            return {**call, "shared": True}, outcome
 
 
 async def _run_task(
@@ -571,8 +581,13 @@ async def _run_task(
     completion: Completion | None = None
     outcome: Outcome | None = None
     status, reason = "error", None
+    endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
+    deadline = time.monotonic() + options.give_up_after_s
+    rate_limits = 0
     while True:
-        await limiter.wait()
+        estimate = estimate_tokens(messages)
+        await limiter.wait(estimate)
+        started = await endpoint.acquire(estimate) if endpoint is not None else 0.0
         try:
             if use_instructor:
                 assert isinstance(backend, LiteLLMBackend)
@@ -590,11 +605,30 @@ async def _run_task(
             else:
                 attempts += 1
                 completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
+        except RateLimited as exc:
+            # Never a failure: the endpoint pauses (as long as the provider asks) and the call
+            # goes again, until its deadline.
+            rate_limits += 1
+            wait = (
+                endpoint.rate_limited(exc.signals, started=started, attempt=rate_limits)
+                if endpoint
+                else 2.0 ** min(rate_limits, 5)
+            )
+            if time.monotonic() + wait > deadline:
+                status = "error"
+                reason = f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}"
+                break
+            await asyncio.sleep(wait + rng.uniform(0, min(wait, 1.0) * 0.1))
+            continue
         except JurorUnusable as exc:
+            if endpoint is not None:
+                endpoint.done(None, started=started)
             status, reason = "error", str(exc)
             unusable.setdefault(spec.key, redact(f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}."))
             break
         except (TimeoutError, TransientError) as exc:
+            if endpoint is not None:
+                endpoint.done(None, started=started)
             failures += 1
             reason = str(exc) or "request timed out"
             if failures > retries:
@@ -605,8 +639,19 @@ async def _run_task(
             await asyncio.sleep(delay + rng.uniform(0, delay))
             continue
         except PermanentError as exc:
+            if endpoint is not None:
+                endpoint.done(None, started=started)
             status, reason = "error", str(exc)
             break
+        except BaseException:
+            if endpoint is not None:
+                endpoint.done(None, started=started)
+            raise
+        if endpoint is not None:
+            used = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
+            endpoint.done(completion.signals, started=started, tokens_used=used or None,
+                          prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
+                          prompt_estimate=estimate)  # fmt: skip
         tokens_in += completion.prompt_tokens or 0
         tokens_out += completion.completion_tokens or 0
         latency += completion.latency_ms or 0.0
@@ -666,7 +711,8 @@ async def _execute(
     for task in tasks:
         by_provider[task.juror.provider].append(task)
     limiters = {
-        key: _RateLimiter(spec.option("rpm", None)) for key, spec in {t.juror.key: t.juror for t in tasks}.items()
+        key: _RateLimiter(spec.option("rpm", None), spec.option("tpm", None))
+        for key, spec in {t.juror.key: t.juror for t in tasks}.items()
     }
     rng = random.Random()
 
@@ -687,13 +733,14 @@ async def _execute(
             )
             call["run_id"] = run_id
             writer.add(task, call, outcome)
-            progress.advance(call["status"], call["cost_usd"])
+            paid = None if call.get("shared") else call["cost_usd"]
+            progress.advance(call["status"], paid)
             if call["status"] == "error":
                 progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
             if options.on_result:
                 options.on_result(task, call["status"])
             if options.on_call:
-                options.on_call(call)
+                options.on_call({**call, "cost_usd": paid})
 
     async def flusher() -> None:
         # A batch is written every second, or sooner once it holds writer.batch calls. Writes

@@ -1,5 +1,6 @@
-"""Test helpers shipped with the package: a loopback OpenAI-compatible stub server."""
+"""Test helpers shipped with the package: a loopback OpenAI-compatible stub server, which can
+play a provider with rate limits."""
 
-from jurybench.testing.stub import StubServer
+from jurybench.testing.stub import RateLimits, StubServer
 
-__all__ = ["StubServer"]
+__all__ = ["RateLimits", "StubServer"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import socket
 import threading
 import time
@@ -22,7 +23,7 @@ from collections import deque
 from typing import Any
 
 
-def _completion(model: str, content: Any) -> dict[str, Any]:
+def _completion(model: str, content: Any, prompt_tokens: int = 11) -> dict[str, Any]:
     message = (
         {"role": "assistant", **content} if isinstance(content, dict) else {"role": "assistant", "content": content}
     )
@@ -38,16 +39,107 @@ def _completion(model: str, content: Any) -> dict[str, Any]:
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7},
     }
 
 
-def make_app(default_content: str, script: deque[tuple[int, Any]], requests: list[dict[str, Any]]) -> Any:
+class RateLimits:
+    """A provider's limits as a token bucket per minute, the way OpenAI states them: ``rpm``
+    requests and ``tpm`` tokens (prompt, by characters / 4, plus 7 completion tokens) a
+    minute, with ``burst_s`` seconds' worth available at once. Beyond them: 429 with
+    ``retry-after-ms`` and ``retry-after``. Every answer carries ``x-ratelimit-*`` headers
+    (``headers=False``: none, a provider that says nothing). Counts what it served."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, *, burst_s: float = 1.0,
+                 delay_s: float = 0.0, headers: bool = True) -> None:  # fmt: skip
+        self.rpm, self.tpm, self.burst_s, self.delay_s, self.headers = rpm, tpm, burst_s, delay_s, headers
+        self.requests_left = self._capacity(rpm)
+        self.tokens_left = self._capacity(tpm)
+        self.updated = time.monotonic()
+        self.n_ok = 0
+        self.n_limited = 0
+        self.ok_times: list[float] = []
+        self.limited_times: list[float] = []
+        self.tokens_served = 0.0
+
+    def _capacity(self, per_minute: float | None) -> float:
+        return max(1.0, per_minute * self.burst_s / 60) if per_minute else float("inf")
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        elapsed, self.updated = now - self.updated, now
+        if self.rpm:
+            self.requests_left = min(self._capacity(self.rpm), self.requests_left + elapsed * self.rpm / 60)
+        if self.tpm:
+            self.tokens_left = min(self._capacity(self.tpm), self.tokens_left + elapsed * self.tpm / 60)
+
+    def admit(self, tokens: float) -> float:
+        """0 when the request is admitted (and counted), else seconds until it would be."""
+        self._refill()
+        waits = []
+        if self.rpm and self.requests_left < 1:
+            waits.append((1 - self.requests_left) * 60 / self.rpm)
+        if self.tpm and self.tokens_left < tokens:
+            waits.append((min(tokens, self._capacity(self.tpm)) - self.tokens_left) * 60 / self.tpm)
+        if waits:
+            self.n_limited += 1
+            self.limited_times.append(time.monotonic())
+            return max(waits)
+        self.requests_left -= 1
+        self.tokens_left -= tokens
+        return 0.0
+
+    def served(self, tokens: float) -> None:
+        self.n_ok += 1
+        self.ok_times.append(time.monotonic())
+        self.tokens_served += tokens
+
+    def header_values(self) -> dict[str, str]:
+        if not self.headers:
+            return {}
+        self._refill()
+        out: dict[str, str] = {}
+        for kind, per_minute, left in (
+            ("requests", self.rpm, self.requests_left),
+            ("tokens", self.tpm, self.tokens_left),
+        ):
+            if per_minute:
+                full = (self._capacity(per_minute) - left) * 60 / per_minute
+                out |= {f"x-ratelimit-limit-{kind}": str(int(per_minute)),
+                        f"x-ratelimit-remaining-{kind}": str(max(0, math.floor(left))),
+                        f"x-ratelimit-reset-{kind}": f"{max(0.0, full) * 1000:.0f}ms"}  # fmt: skip
+        return out
+
+
+def _prompt_tokens(body: dict[str, Any]) -> float:
+    text = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
+    return max(1.0, len(text) / 4)
+
+
+def make_app(
+    default_content: str,
+    script: deque[tuple[int, Any]],
+    requests: list[dict[str, Any]],
+    limits: RateLimits | None = None,
+) -> Any:
     from aiohttp import web
 
     async def handle(request: web.Request) -> web.Response:
         body = await request.json()
         requests.append(body)
+        if limits is not None:
+            tokens = _prompt_tokens(body) + 7
+            wait = limits.admit(tokens)
+            if wait > 0:
+                headers = {**limits.header_values(), "retry-after-ms": f"{wait * 1000:.0f}",
+                           "retry-after": str(math.ceil(wait))} if limits.headers else {}  # fmt: skip
+                return web.json_response({"error": {"message": "Rate limit reached for requests", "type": "requests",
+                                                    "code": "rate_limit_exceeded"}}, status=429, headers=headers)  # fmt: skip
+            if limits.delay_s:
+                await asyncio.sleep(limits.delay_s)
+            limits.served(tokens)
+            answer = _completion(body.get("model", "stub"), default_content, prompt_tokens=round(tokens) - 7)
+            return web.json_response(answer, headers=limits.header_values())
         status, content = script.popleft() if script else (200, default_content)
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
@@ -73,8 +165,9 @@ def free_port() -> int:
 class StubServer:
     """The stub in a background thread; use as a context manager."""
 
-    def __init__(self, default_content: str = "{}", port: int | None = None) -> None:
+    def __init__(self, default_content: str = "{}", port: int | None = None, limits: RateLimits | None = None) -> None:
         self.default_content = default_content
+        self.limits = limits
         self.port = port or free_port()
         self.script: deque[tuple[int, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -91,7 +184,7 @@ class StubServer:
 
         loop = asyncio.new_event_loop()
         self._loop = loop
-        runner = web.AppRunner(make_app(self.default_content, self.script, self.requests), access_log=None)
+        runner = web.AppRunner(make_app(self.default_content, self.script, self.requests, self.limits), access_log=None)
         loop.run_until_complete(runner.setup())
         loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", self.port).start())
         self._ready.set()

@@ -1,0 +1,349 @@
+"""Rate limits that adapt: one limiter per provider endpoint and key, shared by every juror,
+run and service job of the process that calls it.
+
+What a provider says is read first. OpenAI-style ``x-ratelimit-limit|remaining|reset-
+requests|tokens`` and Anthropic's ``anthropic-ratelimit-*`` give the budget left and how fast
+it comes back, so requests are paced to it; ``retry-after-ms`` / ``Retry-After`` on a 429
+pause the whole endpoint for that long. Where a provider says nothing, the number of
+requests in flight adapts (additive increase on success, halving on a 429, at most once
+per pause). A 429 is never a failed call: the engine waits and asks again until the
+call's deadline (``--give-up-after``).
+
+The limiter is used from several event loops (the service runs each job in its own
+thread), so its state sits behind a thread lock and waiters sleep on their own loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import hashlib
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Limits are per minute unless the provider says otherwise (OpenAI, Anthropic, Together).
+_MINUTE = 60.0
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
+
+
+def parse_duration(text: str | None, *, now: float | None = None) -> float | None:
+    """Seconds in a reset or retry header: ``1.5``, ``20ms``, ``6m0s``, ``1h2m3.5s``, an RFC 3339
+    time (Anthropic) or an HTTP date (Retry-After)."""
+    if text is None:
+        return None
+    value = str(text).strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    match = _DURATION.fullmatch(value)
+    if match and any(match.groups()):
+        h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
+        return h * 3600 + m * 60 + s + ms / 1000
+    wall = time.time() if now is None else now
+    with contextlib.suppress(ValueError, TypeError):
+        from datetime import datetime
+
+        return max(0.0, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() - wall)
+    with contextlib.suppress(ValueError, TypeError, IndexError):
+        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - wall)
+    return None
+
+
+@dataclass(frozen=True)
+class Signals:
+    """What one answer's headers say about the endpoint's limits (None: not said)."""
+
+    retry_after: float | None = None
+    limit_requests: float | None = None
+    remaining_requests: float | None = None
+    reset_requests: float | None = None
+    limit_tokens: float | None = None
+    remaining_tokens: float | None = None
+    reset_tokens: float | None = None
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in self.__dict__.values())
+
+
+def read_headers(headers: Mapping[str, Any] | None) -> Signals:
+    """Signals from response headers (litellm prefixes passed-through ones with ``llm_provider-``)."""
+    if not headers:
+        return Signals()
+    h: dict[str, str] = {}
+    for key, value in dict(headers).items():
+        name = str(key).lower().removeprefix("llm_provider-")
+        h.setdefault(name, str(value))
+
+    def number(*names: str) -> float | None:
+        for name in names:
+            with contextlib.suppress(KeyError, ValueError):
+                return float(h[name])
+        return None
+
+    retry = None
+    if "retry-after-ms" in h:
+        with contextlib.suppress(ValueError):
+            retry = max(0.0, float(h["retry-after-ms"]) / 1000)
+    if retry is None:
+        retry = parse_duration(h.get("retry-after"))
+    return Signals(
+        retry_after=retry,
+        limit_requests=number("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit"),
+        remaining_requests=number("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining"),
+        reset_requests=parse_duration(
+            h.get("x-ratelimit-reset-requests") or h.get("anthropic-ratelimit-requests-reset")
+        ),
+        limit_tokens=number(
+            "x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit", "anthropic-ratelimit-input-tokens-limit"
+        ),
+        remaining_tokens=number(
+            "x-ratelimit-remaining-tokens",
+            "anthropic-ratelimit-tokens-remaining",
+            "anthropic-ratelimit-input-tokens-remaining",
+        ),
+        reset_tokens=parse_duration(h.get("x-ratelimit-reset-tokens") or h.get("anthropic-ratelimit-tokens-reset")),
+    )
+
+
+class _Bucket:
+    """A provider budget (requests or tokens) as the provider last reported it, refilled at its
+    per-minute rate, less what was sent since."""
+
+    def __init__(self) -> None:
+        self.rate = 0.0  # per second; 0: unknown
+        self.remaining = math.inf
+        self.capacity = math.inf
+        self.updated = 0.0
+        self.spent = 0.0  # sent since the last report
+        self.most_seen = 0.0
+
+    def observe(self, limit: float | None, remaining: float | None, reset: float | None, at: float,
+                spent_since: float) -> None:  # fmt: skip
+        """A report made at about ``at`` (older ones than the last are ignored); ``spent_since``:
+        what was sent after it."""
+        if limit is not None and limit > 0:
+            self.rate = limit / _MINUTE
+        if remaining is not None:
+            # How much can be spent at once is the most ever reported left: a provider that
+            # smooths its per-minute limit holds back far less than the minute's worth.
+            self.most_seen = max(self.most_seen, remaining)
+            self.capacity = max(1.0, self.most_seen)
+        if remaining is not None and at >= self.updated:
+            if limit is None and reset and self.capacity == math.inf:
+                self.rate = max(self.rate, 1.0 / max(reset, 1e-3))
+            self.remaining, self.updated, self.spent = remaining, at, spent_since
+
+    def available(self, now: float) -> float:
+        if self.remaining == math.inf:
+            return math.inf
+        refill = self.rate * max(0.0, now - self.updated)
+        return min(self.capacity, self.remaining + refill) - self.spent
+
+    def wait_for(self, amount: float, now: float) -> float:
+        """Seconds until ``amount`` is available (0: now)."""
+        short = amount - self.available(now)
+        if short <= 0:
+            return 0.0
+        return short / self.rate if self.rate > 0 else 1.0
+
+
+class EndpointLimiter:
+    """Pacing and concurrency for one provider endpoint and key."""
+
+    START = 8.0  # requests in flight before anything is known
+
+    def __init__(self, key: str, max_concurrency: int = 256) -> None:
+        self.key = key
+        self.max_concurrency = max(1, max_concurrency)
+        self.window = min(self.START, float(self.max_concurrency))
+        self.in_flight = 0
+        self.paused_until = 0.0
+        self.last_decrease = 0.0
+        self.requests = _Bucket()
+        self.tokens = _Bucket()
+        self.tokens_per_request = 0.0  # running mean of tokens a request used
+        self.token_ratio = 1.0  # prompt tokens reported / estimated from the text
+        self.completion_tokens = 0.0  # running mean of answer tokens
+        self.n_answers = 0
+        self.n_rate_limited = 0
+        self.n_requests = 0
+        self._lock = threading.Lock()
+        self._waiters: dict[asyncio.AbstractEventLoop, asyncio.Event] = {}
+        self._sent: deque[tuple[float, float]] = deque()  # (time, tokens) of recent requests
+        self._waiting = 0  # requests waiting for a slot (any loop)
+
+    # -- admission -----------------------------------------------------------------------------
+    def _delay(self, tokens: float, now: float) -> float:
+        """0 when a request may start now, else how long to wait (inf: wait for a slot)."""
+        if now < self.paused_until:
+            return self.paused_until - now
+        if self.in_flight >= max(1, math.floor(self.window)):
+            return math.inf
+        wait = self.requests.wait_for(1.0, now)
+        if tokens > 0 and self.tokens.remaining != math.inf:
+            wait = max(wait, self.tokens.wait_for(min(tokens, self.tokens.capacity), now))
+        return wait
+
+    async def acquire(self, tokens: float = 0.0) -> float:
+        """Wait until a request may start; ``tokens`` is its expected use (0: unknown). Returns
+        the start time, which ``done`` and ``rate_limited`` take back."""
+        loop = asyncio.get_running_loop()
+        # The caller's estimate from the request's text, corrected by what answers really used.
+        expected = tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                delay = self._delay(expected, now)
+                if delay <= 0:
+                    self.in_flight += 1
+                    self.n_requests += 1
+                    self.requests.spent += 1
+                    self.tokens.spent += expected
+                    self._sent.append((now, expected))
+                    while self._sent and self._sent[0][0] < now - 10:
+                        self._sent.popleft()
+                    return now
+                event = self._waiters.setdefault(loop, asyncio.Event())
+            if math.isinf(delay):
+                with self._lock:
+                    event.clear()
+                    self._waiting += 1
+                try:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), 0.25)
+                finally:
+                    with self._lock:
+                        self._waiting -= 1
+            else:
+                await asyncio.sleep(min(delay, 5.0))
+
+    def _wake(self) -> None:
+        """Wake requests waiting for a slot, on whichever loop they wait (cheap when none does)."""
+        if not self._waiting:
+            return
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        for loop, event in list(self._waiters.items()):
+            if loop.is_closed():
+                self._waiters.pop(loop, None)
+            elif loop is current:
+                event.set()
+            else:
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(event.set)
+
+    # -- feedback ------------------------------------------------------------------------------
+    def done(self, signals: Signals | None, *, started: float, tokens_used: int | None = None,
+             prompt_tokens: int | None = None, completion_tokens: int | None = None,
+             prompt_estimate: float = 0.0) -> None:  # fmt: skip
+        """A request ended with an answer (or an error that is not a rate limit); with its token
+        use and the caller's estimate of the prompt, the next estimates learn."""
+        with self._lock:
+            now = time.monotonic()
+            self.in_flight = max(0, self.in_flight - 1)
+            self._observe(signals, started, now)
+            if tokens_used:
+                self.n_answers += 1
+                step = 1.0 / min(self.n_answers, 50)
+                self.tokens_per_request += (tokens_used - self.tokens_per_request) * step
+                if prompt_estimate:
+                    ratio = max(0.1, (prompt_tokens or tokens_used) / prompt_estimate)
+                    self.token_ratio += (ratio - self.token_ratio) * step
+                if completion_tokens is not None:
+                    self.completion_tokens += (completion_tokens - self.completion_tokens) * step
+            if self.window < self.max_concurrency:  # additive increase: about +1 per window of answers
+                self.window = min(float(self.max_concurrency), self.window + 1.0 / max(1.0, self.window))
+                if not self.n_rate_limited:  # nothing pushed back yet: grow faster
+                    self.window = min(float(self.max_concurrency), self.window + 1.0)
+        self._wake()
+
+    def rate_limited(self, signals: Signals | None, *, started: float, attempt: int) -> float:
+        """A 429: pause the endpoint and halve what is in flight; returns how long this caller
+        waits before asking again."""
+        with self._lock:
+            now = time.monotonic()
+            self.in_flight = max(0, self.in_flight - 1)
+            self.n_rate_limited += 1
+            # Refused, so not counted by the provider: out of what was sent.
+            for i, (t, k) in enumerate(self._sent):
+                if t == started:
+                    del self._sent[i]
+                    if t > self.requests.updated:
+                        self.requests.spent = max(0.0, self.requests.spent - 1)
+                        self.tokens.spent = max(0.0, self.tokens.spent - k)
+                    break
+            self._observe(signals, started, now)
+            retry = signals.retry_after if signals is not None else None
+            if retry is None:
+                retry = min(30.0, 0.5 * 2 ** min(attempt, 6))
+            if now - self.last_decrease > max(retry, 0.5):
+                self.window = max(1.0, self.window / 2)
+                self.last_decrease = now
+            self.paused_until = max(self.paused_until, now + retry)
+            wait = self.paused_until - now
+        self._wake()
+        return wait
+
+    # A provider makes its report a moment before the answer arrives. Erring on the safe side
+    # both ways, the budget refills from the arrival on, and requests sent in the moment
+    # before it (which the report may not include) count as spent.
+    REPORT_LEAD_S = 0.05
+
+    def _observe(self, signals: Signals | None, started: float, now: float) -> None:
+        if signals is None or not signals.any:
+            return
+        since = max(started, now - self.REPORT_LEAD_S)
+        sent = []
+        for t, k in reversed(self._sent):  # newest first: only the last moment's requests are read
+            if t <= since:
+                break
+            sent.append((t, k))
+        self.requests.observe(signals.limit_requests, signals.remaining_requests, signals.reset_requests, now,
+                              float(len(sent)))  # fmt: skip
+        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, signals.reset_tokens, now,
+                            sum(k for _, k in sent))  # fmt: skip
+
+
+_registry: dict[str, EndpointLimiter] = {}
+_registry_lock = threading.Lock()
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> float:
+    """A prompt's tokens from its text (about four characters a token), before any answer says better."""
+    return max(1.0, sum(len(str(m.get("content") or "")) for m in messages) / 4)
+
+
+def endpoint_key(provider: str, api_base: str | None, api_key: str | None) -> str:
+    """Provider, endpoint and a hash of the key: jurors that share all three share a limit."""
+    digest = hashlib.sha256((api_key or "").encode()).hexdigest()[:12]
+    return f"{provider}|{api_base or ''}|{digest}"
+
+
+def endpoint_limiter(key: str, max_concurrency: int) -> EndpointLimiter:
+    """The process's limiter for an endpoint (created on first use)."""
+    with _registry_lock:
+        limiter = _registry.get(key)
+        if limiter is None:
+            limiter = _registry[key] = EndpointLimiter(key, max_concurrency)
+        else:
+            limiter.max_concurrency = max(limiter.max_concurrency, max_concurrency)
+        return limiter
+
+
+def reset_limiters() -> None:
+    """Forget every endpoint's state (tests)."""
+    with _registry_lock:
+        _registry.clear()
