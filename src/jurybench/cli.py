@@ -250,6 +250,9 @@ def score(
     concurrency: ConcurrencyOption = 16,
     retries: RetriesOption = 4,
     give_up_after: GiveUpOption = 3600.0,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Count calls, tokens and cost per juror; call and change nothing.")
+    ] = False,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -278,11 +281,46 @@ def score(
     from jurybench.config import db_path
 
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after)  # fmt: skip
+                            give_up_after_s=give_up_after, plan_only=plan)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
+    if plan:
+        _print_plan(result)
+        return
     typer.echo(result.summary())
     _exit_on_call_errors(result)
+
+
+def _print_plan(result: Any) -> None:
+    """The cost plan as a plain table: per juror and in total; an unknown price says so."""
+
+    def money(value: float | None) -> str:
+        return "unknown" if value is None else f"${value:.4f}"
+
+    rows = [["juror", "model", "calls", "cached", "input tokens", "output tokens (expected)", "cost", "batch cost"]]
+    for p in result.plan:
+        rows.append([p.juror, p.model, str(p.calls), str(p.cached), f"{p.input_tokens:,}",
+                     f"{p.output_tokens:,.0f} ({p.output_basis})", money(p.cost_usd), money(p.cost_batch_usd)])  # fmt: skip
+
+    def total(values: list[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    plans = result.plan
+    rows.append(["total", "", str(sum(p.calls for p in plans)), str(sum(p.cached for p in plans)),
+                 f"{sum(p.input_tokens for p in plans):,}", f"{sum(p.output_tokens for p in plans):,.0f}",
+                 money(total([p.cost_usd for p in plans])), money(total([p.cost_batch_usd for p in plans]))])  # fmt: skip
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo(
+            "  ".join(
+                cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
+    unknown = [p.juror for p in plans if p.cost_usd is None]
+    if unknown:
+        typer.echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
+                   "(the total is unknown, not 0).")  # fmt: skip
+    typer.echo("plan only: nothing was called and no run was written.")
 
 
 def _exit_on_call_errors(result: Any) -> None:

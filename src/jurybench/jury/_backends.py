@@ -469,7 +469,7 @@ UNSUPPORTED = {
 }
 
 
-def check_juror(spec: JurorSpec) -> None:
+def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
     """Refuse misspelt or unsupported parameters and a missing API key before any call."""
     label = f"juror '{spec.display_name}'"
     if spec.model.startswith(("fake/", "replay/", "sim/")):
@@ -520,7 +520,7 @@ def check_juror(spec: JurorSpec) -> None:
             continue
         if key not in provider_params:
             _unknown(label, key, (provider_params - set(UNSUPPORTED)) | READING, provider=spec.provider)
-    if "api_key" not in spec.options:
+    if need_key and "api_key" not in spec.options:
         try:
             missing = litellm.validate_environment(model=spec.model).get("missing_keys") or []
         except Exception:

@@ -41,6 +41,7 @@ from jurybench.jury._backends import (
     check_juror,
     make_backend,
 )
+from jurybench.jury._cost import JurorPlan, plan_costs
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._limits import EndpointLimiter, estimate_tokens
@@ -112,6 +113,7 @@ class RunResult:
     error_reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
     status: str = "running"
     noun: str = "judgments"  # what a call produces: judgments, or responses when generating
+    plan: list[JurorPlan] = field(default_factory=list)  # --plan: what the run would do and cost
 
     @property
     def n_errors(self) -> int:
@@ -181,11 +183,12 @@ def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[s
     return tasks
 
 
-def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec]) -> None:
-    """Each juror's parameters against the rubric and its provider (an empty jury is Jury.resolved's to refuse)."""
+def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bool = True) -> None:
+    """Each juror's parameters against the rubric and its provider (an empty jury is Jury.resolved's
+    to refuse); API keys only when calls will be made (a plan needs none)."""
     keys = Counter(j.key for j in jurors)
     for juror in jurors:
-        check_juror(juror)
+        check_juror(juror, need_key=need_keys)
         if keys[juror.key] > 1:
             raise JurybenchError(
                 f"juror '{juror.display_name}' is listed twice with the same parameters.",
@@ -495,6 +498,8 @@ class EngineOptions:
     store_lock: Any = None
     # How long a call may keep waiting out rate limits (429s) before it counts as an error.
     give_up_after_s: float = 3600.0
+    # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).
+    plan_only: bool = False
     on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
 
 
@@ -789,7 +794,9 @@ def score(
     sample) are reused without a call. ``jury`` is a :class:`Jury` (jurors, weights,
     aggregation, quorum) or a plain list of jurors (the default rule for the rubric).
     """
-    validate_jurors(rubric, list(as_jury(jury).jurors))  # before anything is opened or written
+    options = options or EngineOptions()
+    # before anything is opened or written
+    validate_jurors(rubric, list(as_jury(jury).jurors), need_keys=not options.plan_only)
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
 
@@ -801,7 +808,8 @@ def score(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
-        record_gold_labels(con, rubric, subjects)
+        if not options.plan_only:
+            record_gold_labels(con, rubric, subjects)
         return plan_tasks(rubric, jurors, subjects), len(subjects)
 
     def finish(con: Any, result: RunResult) -> None:
@@ -842,6 +850,14 @@ def run_job(
         _Released(Path(store)) if isinstance(store, str | Path) else _Held(store, options.store_lock)
     )
     jurors = list(definition.jurors)
+    if options.plan_only:
+        with access.open(wait_s=lock_wait_s()) as con:
+            tasks, _ = plan(con)
+            done = done_call_keys(con, [t.call_key for t in tasks])
+            result = RunResult(run_id or "(new run)", len(tasks), len(done), 0, status="planned")
+            result.plan = plan_costs(con, rubric, tasks, done)
+        access.close()
+        return result
     try:
         with access.open(wait_s=lock_wait_s()) as con:
             tasks, n_subjects = plan(con)

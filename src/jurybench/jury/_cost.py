@@ -1,0 +1,124 @@
+"""What a run will cost before it runs (``score --plan``): per juror, the calls left after the
+cache, their input tokens counted from the rendered prompts, the output tokens expected, and
+the price synchronously and through a provider's batch API.
+
+Prices come from litellm's offline price map (batch prices where it lists them). A model it
+has no price for is *unknown*, never 0; offline jurors (fake, sim, replay) cost nothing.
+Output tokens are the mean of the juror's earlier answers in the store where there are any,
+else a rule from the rubric's answer format (documented in :func:`expected_output_tokens`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jurybench.jury._juror import JurorSpec
+
+OFFLINE = ("fake/", "sim/", "replay/")
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per token; batch prices None where the price map lists none."""
+
+    input: float
+    output: float
+    input_batch: float | None = None
+    output_batch: float | None = None
+
+
+def price_of(spec: JurorSpec) -> Price | None:
+    """The juror's per-token prices (0 offline), or None when they are unknown."""
+    if spec.model.startswith(OFFLINE):
+        return Price(0.0, 0.0, 0.0, 0.0)
+    from jurybench.jury._backends import import_litellm
+
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model=spec.model)
+    except Exception:
+        return None
+    given_in, given_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if given_in is None or given_out is None:
+        return None
+    return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
+                 info.get("output_cost_per_token_batches"))  # fmt: skip
+
+
+def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
+    if not spec.model.startswith(OFFLINE):
+        from jurybench.jury._backends import import_litellm
+
+        try:
+            return int(import_litellm().token_counter(model=spec.model, messages=messages))
+        except Exception:
+            pass
+    from jurybench.jury._limits import estimate_tokens
+
+    return round(estimate_tokens(messages))
+
+
+def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
+    """Output tokens a call of this juror is expected to use, and where the figure comes from:
+    the mean of its earlier answers in the store, else 12 tokens per criterion or category
+    (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10."""
+    row = con.execute(
+        "SELECT avg(completion_tokens), count(completion_tokens) FROM calls WHERE juror_key = ? AND status <> 'error'",
+        [spec.key],
+    ).fetchone()
+    if row and row[1]:
+        return float(row[0]), f"mean of {row[1]} earlier answers"
+    dims = len(getattr(rubric, "dimensions", []) or [])
+    rationale = 120 if getattr(rubric, "rationale", False) else 0
+    return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
+
+
+@dataclass
+class JurorPlan:
+    juror: str
+    model: str
+    calls: int  # to make, after the cache
+    cached: int
+    input_tokens: int
+    output_tokens: float
+    output_basis: str
+    cost_usd: float | None  # synchronously; None: price unknown
+    cost_batch_usd: float | None  # through a batch API; None: unknown
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def plan_costs(con: Any, rubric: Any, tasks: Sequence[Any], cached_keys: set[str]) -> list[JurorPlan]:
+    """Per juror (in jury order): calls, tokens and cost of the tasks not already answered."""
+    plans: dict[str, JurorPlan] = {}
+    prices: dict[str, Price | None] = {}
+    for task in tasks:
+        spec = task.juror
+        plan = plans.get(spec.key)
+        if plan is None:
+            out, basis = expected_output_tokens(con, spec, rubric)
+            plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0)
+            prices[spec.key] = price_of(spec)
+            plan.output_tokens = out  # per call for now; totalled below
+        if task.call_key in cached_keys:
+            plan.cached += 1
+            continue
+        plan.calls += 1
+        plan.input_tokens += count_tokens(spec, task.messages)
+    for key, plan in plans.items():
+        per_call_out = plan.output_tokens
+        plan.output_tokens = per_call_out * plan.calls
+        price = prices[key]
+        if price is None:
+            plan.cost_usd = plan.cost_batch_usd = None
+            continue
+        plan.cost_usd = plan.input_tokens * price.input + plan.output_tokens * price.output
+        if price.input_batch is None or price.output_batch is None:
+            plan.cost_batch_usd = None
+        else:
+            plan.cost_batch_usd = plan.input_tokens * price.input_batch + plan.output_tokens * price.output_batch
+    return list(plans.values())

@@ -1,0 +1,74 @@
+"""score --plan: per juror, calls left after the cache, tokens and cost; nothing called or written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.rubric import load_rubric
+from jurybench.testing import StubServer
+from tests.conftest import FULL, ITEMS_CSV, run_cli, write
+
+
+def _plan(result: Any) -> dict[str, Any]:
+    return {p.juror: p for p in result.plan}
+
+
+def test_plan_counts_prices_and_leaves_the_store_alone(db_path: Path, tmp_path: Path) -> None:
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path)).exit_code == 0
+    assert run_cli("score", "--rubric", "story-quality", "--juror", "fake/a", "--db", str(db_path)).exit_code == 0
+    from jurybench.store import connect
+
+    con = connect(db_path)
+    before = con.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM calls)").fetchone()
+    con.close()
+    jurors = [parse_juror("fake/a"), parse_juror("openai/gpt-4o-mini"), parse_juror("openai/no-such-price-model")]
+    result = score(db_path, load_rubric("story-quality"), jurors, options=EngineOptions(plan_only=True, progress=False))
+    plans = _plan(result)
+    assert result.status == "planned"
+    # fake/a answered all 3 items before: all cached, free.
+    assert (plans["fake/a"].calls, plans["fake/a"].cached, plans["fake/a"].cost_usd) == (0, 3, 0.0)
+    mini = plans["openai/gpt-4o-mini"]
+    assert (mini.calls, mini.cached) == (3, 0)
+    # No earlier answers: 12 tokens per criterion x 6 + 120 for the rationale + 10 = 202 a call.
+    assert mini.output_tokens == 3 * 202 and mini.output_basis == "from the rubric's answer format"
+    # gpt-4o-mini in litellm's map: $0.15 / $0.60 per million tokens, batch half of that.
+    assert mini.cost_usd == pytest.approx(mini.input_tokens * 0.15e-6 + 606 * 0.60e-6)
+    assert mini.cost_batch_usd == pytest.approx(mini.cost_usd / 2)
+    assert mini.input_tokens > 3 * 100  # the rendered prompts, counted
+    unknown = plans["openai/no-such-price-model"]
+    assert unknown.cost_usd is None and unknown.cost_batch_usd is None and unknown.calls == 3
+    con = connect(db_path)
+    after = con.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM calls)").fetchone()
+    assert after == before  # nothing called, nothing written
+
+
+def test_plan_cli_says_unknown_never_zero_and_needs_no_key(db_path: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
+    out = run_cli("score", "--rubric", "story-quality", "--juror", "openai/gpt-4o-mini", "--juror",
+                  "openai/no-such-price-model", "--plan", "--db", str(db_path))  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    total = next(line for line in out.stdout.splitlines() if line.startswith("total"))
+    assert total.split()[-2:] == ["unknown", "unknown"]
+    assert "price unknown for openai/no-such-price-model" in out.stdout
+    assert "nothing was called and no run was written" in out.stdout
+
+
+def test_expected_output_comes_from_earlier_answers(con: Any, tmp_path: Path) -> None:
+    from jurybench.store import import_items
+
+    import_items(con, write(tmp_path / "i.csv", ITEMS_CSV))
+    with StubServer(json.dumps(FULL)) as stub:
+        juror = parse_juror(f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t")
+        score(con, load_rubric("story-quality"), [juror], where="item_id = 'i1'", options=EngineOptions(progress=False))
+        result = score(con, load_rubric("story-quality"), [juror], options=EngineOptions(plan_only=True))
+    plan = _plan(result)["openai/gpt-4o-mini"]
+    # The stub answered with 7 completion tokens once: 2 calls left x 7.
+    assert (plan.calls, plan.cached, plan.output_tokens) == (2, 1, 14.0)
+    assert plan.output_basis == "mean of 1 earlier answers"
