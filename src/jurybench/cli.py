@@ -61,6 +61,10 @@ FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, j
 RunOption = Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")]
 ConcurrencyOption = Annotated[int, typer.Option(help="Parallel requests per provider.")]
 RetriesOption = Annotated[int, typer.Option(help="Retries on 5xx and timeouts (rate limits wait instead).")]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option("--max-cost", min=0, help="Budget in USD for the run's spend; it stops (exit 4) before passing it."),
+]
 GiveUpOption = Annotated[
     float,
     typer.Option("--give-up-after", min=1, help="Seconds a call may wait out rate limits (429) before it errs."),
@@ -250,6 +254,7 @@ def score(
     concurrency: ConcurrencyOption = 16,
     retries: RetriesOption = 4,
     give_up_after: GiveUpOption = 3600.0,
+    max_cost: MaxCostOption = None,
     plan: Annotated[
         bool, typer.Option("--plan", help="Count calls, tokens and cost per juror; call and change nothing.")
     ] = False,
@@ -281,7 +286,7 @@ def score(
     from jurybench.config import db_path
 
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, plan_only=plan)  # fmt: skip
+                            give_up_after_s=give_up_after, plan_only=plan, max_cost=max_cost)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     if plan:
@@ -324,7 +329,18 @@ def _print_plan(result: Any) -> None:
 
 
 def _exit_on_call_errors(result: Any) -> None:
-    """A run whose calls ended in error: the reasons on stderr, exit 3 (re-running retries them)."""
+    """A run whose calls ended in error: the reasons on stderr, exit 3 (re-running retries them).
+    A run stopped by its budget: one line, exit 4 (a higher --max-cost resumes it)."""
+    if result.status == "stopped_budget":
+        from jurybench.jury import EXIT_BUDGET
+
+        left = result.n_tasks - result.n_cached - result.n_called
+        typer.echo(
+            f"budget reached: the run has spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
+            f"{left} calls were not made. Run the same command with a higher --max-cost to go on.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_BUDGET)
     report = result.error_report()
     if report:
         from jurybench.jury import EXIT_CALL_ERRORS
@@ -353,6 +369,7 @@ def generate(
     concurrency: ConcurrencyOption = 16,
     retries: RetriesOption = 4,
     give_up_after: GiveUpOption = 3600.0,
+    max_cost: MaxCostOption = None,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -382,7 +399,7 @@ def generate(
         raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
     generators = generators_of(gen_spec, model)
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after)  # fmt: skip
+                            give_up_after_s=give_up_after, max_cost=max_cost)  # fmt: skip
     report = run_generate(
         db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
     )

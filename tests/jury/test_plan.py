@@ -72,3 +72,53 @@ def test_expected_output_comes_from_earlier_answers(con: Any, tmp_path: Path) ->
     # The stub answered with 7 completion tokens once: 2 calls left x 7.
     assert (plan.calls, plan.cached, plan.output_tokens) == (2, 1, 14.0)
     assert plan.output_basis == "mean of 1 earlier answers"
+
+
+def _cli_score(db: Path, juror: str, *extra: str) -> Any:
+    return run_cli("score", "--rubric", "story-quality", "--juror", juror, "--run", "b", "--concurrency", "1",
+                   "--no-progress", "--db", str(db), *extra)  # fmt: skip
+
+
+def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_path: Path, tmp_path: Path) -> None:
+    from jurybench.store import connect
+    from jurybench.testing import RateLimits
+
+    rows = "".join(f"i{i},Story number {i} about a fox.\n" for i in range(12))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\n" + rows)), "--db", str(db_path))
+    # The stub reports real usage (prompt characters / 4, 7 answer tokens), so litellm prices
+    # each call as gpt-4o-mini: about 650 x $0.15/M + 7 x $0.60/M, roughly $0.0001.
+    with StubServer(json.dumps(FULL), limits=RateLimits()) as stub:
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t"
+        first = _cli_score(db_path, juror, "--max-cost", "0.0004")
+        assert first.exit_code == 4, first.stdout + first.stderr
+        assert "budget reached" in first.stderr and "higher --max-cost" in first.stderr
+        con = connect(db_path)
+        n_first, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
+        status = con.execute("SELECT status FROM runs WHERE run_id = 'b'").fetchone()[0]
+        con.close()
+        assert status == "stopped_budget"
+        assert 0 < n_first < 12 and spent <= 0.0004  # stopped before passing it, not after
+        assert len(stub.requests) == n_first
+        # The same budget again: the run's whole spend still stays within it (its estimates now
+        # know the juror's real answer length, so another call may fit, never one too many).
+        again = _cli_score(db_path, juror, "--max-cost", "0.0004")
+        assert again.exit_code == 4
+        con = connect(db_path)
+        n_again, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
+        con.close()
+        assert spent <= 0.0004 and n_again < 12 and len(stub.requests) == n_again
+        done = _cli_score(db_path, juror, "--max-cost", "1")
+        assert done.exit_code == 0, done.stderr
+    con = connect(db_path)
+    assert con.execute("SELECT count(*), sum(attempts) FROM calls").fetchone() == (12, 12)  # none asked twice
+    assert con.execute("SELECT status FROM runs WHERE run_id = 'b'").fetchone()[0] == "finished"
+
+
+def test_a_budget_needs_known_prices(db_path: Path, tmp_path: Path) -> None:
+    run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
+    out = _cli_score(db_path, "openai/no-such-price-model,api_key=sk-t,api_base=http://127.0.0.1:9/v1",
+                     "--max-cost", "1")  # fmt: skip
+    assert out.exit_code == 2 and "--max-cost: no price is known for juror 'openai/no-such-price-model'" in out.stderr
+    from jurybench.store import connect
+
+    assert connect(db_path).execute("SELECT count(*) FROM runs").fetchone() == (0,)

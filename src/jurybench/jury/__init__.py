@@ -10,13 +10,23 @@ from jurybench.jury._backends import (
     Slot,
     TransientError,
 )
-from jurybench.jury._engine import EXIT_CALL_ERRORS, EngineOptions, RunResult, Task, call_key, plan_tasks, score
+from jurybench.jury._engine import (
+    EXIT_BUDGET,
+    EXIT_CALL_ERRORS,
+    EngineOptions,
+    RunResult,
+    Task,
+    call_key,
+    plan_tasks,
+    score,
+)
 from jurybench.jury._juror import JurorSpec, parse_juror
 from jurybench.jury._jury import AGGREGATIONS, TIE_RULES, Jury, as_jury, load_jury_file, register_jury
 from jurybench.jury._parse import Outcome, extract_json, parse_answer
 
 __all__ = [
     "AGGREGATIONS",
+    "EXIT_BUDGET",
     "EXIT_CALL_ERRORS",
     "TIE_RULES",
     "Completion",

@@ -122,3 +122,60 @@ def plan_costs(con: Any, rubric: Any, tasks: Sequence[Any], cached_keys: set[str
         else:
             plan.cost_batch_usd = plan.input_tokens * price.input_batch + plan.output_tokens * price.output_batch
     return list(plans.values())
+
+
+class Budget:
+    """``--max-cost``: a call starts only if what the run has spent, plus what calls in flight
+    are expected to cost, plus this call's expected cost stays within the budget. A call's
+    expected cost is its prompt (about four characters a token, with a fifth more for safety)
+    and its expected output at the juror's prices; once answered, its real cost counts."""
+
+    SAFETY = 1.2
+
+    def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float]) -> None:
+        self.max_cost = max_cost
+        self.spent = spent  # paid by the run so far (earlier invocations included)
+        self.reserved = 0.0
+        self.prices = prices
+        self.output = output
+        self.reached = False
+
+    def expected(self, task: Any) -> float:
+        from jurybench.jury._limits import estimate_tokens
+
+        price = self.prices[task.juror.key]
+        return self.SAFETY * estimate_tokens(task.messages) * price.input + self.output[task.juror.key] * price.output
+
+    def reserve(self, cost: float) -> bool:
+        if self.reached or self.spent + self.reserved + cost > self.max_cost:
+            self.reached = True
+            return False
+        self.reserved += cost
+        return True
+
+    def settle(self, reserved: float, cost: float | None) -> None:
+        self.reserved -= reserved
+        self.spent += cost if cost is not None else reserved  # no reported cost: the estimate counts
+
+
+def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Sequence[JurorSpec]) -> Budget:
+    """A budget for a run, or a user error naming the juror whose price is unknown."""
+    from jurybench.errors import JurybenchError
+
+    prices: dict[str, Price] = {}
+    output: dict[str, float] = {}
+    for spec in jurors:
+        price = price_of(spec)
+        if price is None:
+            raise JurybenchError(
+                f"--max-cost: no price is known for juror '{spec.display_name}' ({spec.model}), so a budget "
+                "cannot be kept.",
+                hint="Use a model litellm's price map lists, or run without --max-cost (see --plan).",
+            )
+        prices[spec.key] = price
+        output[spec.key] = expected_output_tokens(con, spec, rubric)[0]
+    row = con.execute(
+        "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ?",
+        [run_id],
+    ).fetchone()
+    return Budget(max_cost, float(row[0]) if row else 0.0, prices, output)

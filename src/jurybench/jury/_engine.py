@@ -41,7 +41,7 @@ from jurybench.jury._backends import (
     check_juror,
     make_backend,
 )
-from jurybench.jury._cost import JurorPlan, plan_costs
+from jurybench.jury._cost import Budget, JurorPlan, make_budget, plan_costs
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._limits import EndpointLimiter, estimate_tokens
@@ -92,6 +92,7 @@ class Task:
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
 # (or were not made because their juror was unusable): re-running retries them.
 EXIT_CALL_ERRORS = 3
+EXIT_BUDGET = 4  # --max-cost reached: the run stopped before every call was made
 FINAL_FLUSH_WAIT_S = 600.0
 
 
@@ -114,6 +115,8 @@ class RunResult:
     status: str = "running"
     noun: str = "judgments"  # what a call produces: judgments, or responses when generating
     plan: list[JurorPlan] = field(default_factory=list)  # --plan: what the run would do and cost
+    stopped_budget: bool = False  # --max-cost reached before every call was made
+    budget: Budget | None = None
 
     @property
     def n_errors(self) -> int:
@@ -500,6 +503,9 @@ class EngineOptions:
     give_up_after_s: float = 3600.0
     # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).
     plan_only: bool = False
+    # A budget in USD for the run's whole spend (earlier invocations included): no call starts
+    # that could pass it; the run ends 'stopped_budget' and a higher budget resumes it.
+    max_cost: float | None = None
     on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
 
 
@@ -711,6 +717,7 @@ async def _execute(
     progress: _Progress,
     options: EngineOptions,
     unusable: dict[str, str],
+    budget: Budget | None = None,
 ) -> None:
     by_provider: dict[str, deque[Task]] = defaultdict(deque)
     for task in tasks:
@@ -726,16 +733,32 @@ async def _execute(
             if options.stop is not None and options.stop():
                 progress.stopped = True
                 return
-            task = queue.popleft()
+            task = queue[0]
+            reserved = budget.expected(task) if budget is not None else 0.0
+            if budget is not None and not budget.reserve(reserved):
+                return  # the budget would be passed: this call and the rest are not made
+            queue.popleft()
             if task.juror.key in unusable:
+                if budget is not None:
+                    budget.settle(reserved, 0.0)
                 progress.skip()
                 continue
-            call, outcome = await _claimed(
+            answered = False
+            try:
+                call, outcome = await _claimed(
                 task.call_key,
-                functools.partial(
-                    _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng, unusable
-                ),
-            )
+                    functools.partial(
+                        _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
+                        unusable,
+                    ),
+                )  # fmt: skip
+                answered = True
+            finally:
+                if budget is not None and not answered:  # interrupted: nothing to count
+                    budget.settle(reserved, 0.0)
+            if budget is not None:  # what it really cost (an unreported cost counts as expected)
+                failed = call["status"] == "error" and call["cost_usd"] is None
+                budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
             call["run_id"] = run_id
             writer.add(task, call, outcome)
             paid = None if call.get("shared") else call["cost_usd"]
@@ -863,6 +886,11 @@ def run_job(
             tasks, n_subjects = plan(con)
             subject_ids = sorted({t.subject_id for t in tasks})
             backends = {j.key: make_backend(j, rubric, con, subject_ids) for j in jurors}
+            budget = (
+                make_budget(con, options.max_cost, run_id or "", rubric, jurors)
+                if options.max_cost is not None
+                else None
+            )
             run_id = _open_run(con, run_id, rubric, definition, where, n_subjects)
             done = done_call_keys(con, [t.call_key for t in tasks])
             todo = [t for t in tasks if t.call_key not in done]
@@ -883,7 +911,7 @@ def run_job(
     interrupted = False
     unusable: dict[str, str] = {}
     try:
-        _run_async(_execute(run_id, rubric, todo, backends, writer, progress, options, unusable))
+        _run_async(_execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget))
     except (KeyboardInterrupt, asyncio.CancelledError):
         interrupted = True
         raise
@@ -894,6 +922,8 @@ def run_job(
         result.n_costed = 1 if progress.cost else 0
         result.elapsed_s = time.perf_counter() - started
         result.interrupted = interrupted or progress.stopped
+        result.stopped_budget = budget is not None and budget.reached and not result.interrupted
+        result.budget = budget
         result.n_called = sum(progress.counts.values())
         result.n_skipped = progress.skipped
         result.error_reasons = progress.errors
@@ -919,9 +949,12 @@ def _generating(rubric: Any) -> bool:
 
 
 def run_status(result: RunResult) -> str:
-    """interrupted; failed (no call of this run was answered); finished_with_errors; finished."""
+    """interrupted; stopped_budget (--max-cost reached; calls left not made); failed (no call of
+    this run was answered); finished_with_errors; finished."""
     if result.interrupted:
         return "interrupted"
+    if result.stopped_budget:
+        return "stopped_budget"
     failed = result.n_errors + result.n_skipped
     if not failed:
         return "finished"
