@@ -185,3 +185,33 @@ def test_failed_calls_exit_3_and_a_rerun_generates_only_those(con: Any, tmp_path
     assert check.execute("SELECT count(*) FROM pairs").fetchall() == [(6,)]
     assert check.execute("SELECT status FROM runs WHERE run_id = 'g'").fetchall() == [("finished",)]
     check.close()
+
+
+def test_generate_keeps_a_budget_and_a_higher_one_finishes(con: Any, tmp_path: Path, db_path: Path) -> None:
+    import duckdb
+
+    from jurybench.testing import RateLimits, StubServer
+    from tests.conftest import run_cli
+
+    _prompts(tmp_path, 6)
+    con.close()
+    # RateLimits() with no limits: the stub reports real usage, which litellm prices as gpt-4o-mini.
+    with StubServer("A letter.", limits=RateLimits()) as stub:
+        spec_file = write(
+            tmp_path / "g.yaml",
+            "name: g\nprompts: prompts.csv\nuser: '{prompt} ({tone})'\ntreatments: {tone: {arms: [warm, cold]}}\n"
+            f"models: ['openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-test,max_tokens=50']\n",
+        )
+        args = ("generate", str(spec_file), "--run", "g", "--db", str(db_path), "--no-progress", "--concurrency", "1")
+        first = run_cli(*args, "--max-cost", "0.00003")
+        assert first.exit_code == 4, first.stdout + first.stderr
+        made = len(stub.requests)
+        assert 0 < made < 12
+        check = duckdb.connect(str(db_path), read_only=True)
+        assert check.execute("SELECT sum(cost_usd) <= 0.00003, count(*) FROM calls").fetchone() == (True, made)
+        check.close()
+        done = run_cli(*args, "--max-cost", "1")
+        assert done.exit_code == 0, done.stderr
+        assert len(stub.requests) == 12  # the rest, none twice
+    check = duckdb.connect(str(db_path), read_only=True)
+    assert check.execute("SELECT count(DISTINCT item_id) FROM items").fetchone() == (12,)
