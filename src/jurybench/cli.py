@@ -370,6 +370,9 @@ def generate(
     retries: RetriesOption = 4,
     give_up_after: GiveUpOption = 3600.0,
     max_cost: MaxCostOption = None,
+    plan: Annotated[
+        bool, typer.Option("--plan", help="Count calls, tokens and cost per model; call and change nothing.")
+    ] = False,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -399,10 +402,13 @@ def generate(
         raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
     generators = generators_of(gen_spec, model)
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, max_cost=max_cost)  # fmt: skip
+                            give_up_after_s=give_up_after, max_cost=max_cost, plan_only=plan)  # fmt: skip
     report = run_generate(
         db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
     )
+    if plan:
+        _print_plan(report.run)
+        return
     for line in report.lines():
         typer.echo(line)
     con = _connect(db, read_only=True)

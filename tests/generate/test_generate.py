@@ -203,15 +203,39 @@ def test_generate_keeps_a_budget_and_a_higher_one_finishes(con: Any, tmp_path: P
             f"models: ['openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-test,max_tokens=50']\n",
         )
         args = ("generate", str(spec_file), "--run", "g", "--db", str(db_path), "--no-progress", "--concurrency", "1")
-        first = run_cli(*args, "--max-cost", "0.00003")
+        first = run_cli(*args, "--max-cost", "0.00007")
         assert first.exit_code == 4, first.stdout + first.stderr
         made = len(stub.requests)
         assert 0 < made < 12
         check = duckdb.connect(str(db_path), read_only=True)
-        assert check.execute("SELECT sum(cost_usd) <= 0.00003, count(*) FROM calls").fetchone() == (True, made)
+        assert check.execute("SELECT sum(cost_usd) <= 0.00007, count(*) FROM calls").fetchone() == (True, made)
         check.close()
         done = run_cli(*args, "--max-cost", "1")
         assert done.exit_code == 0, done.stderr
         assert len(stub.requests) == 12  # the rest, none twice
     check = duckdb.connect(str(db_path), read_only=True)
     assert check.execute("SELECT count(DISTINCT item_id) FROM items").fetchone() == (12,)
+
+
+def test_generate_plan_prices_responses_by_max_tokens_and_writes_nothing(
+    con: Any, tmp_path: Path, db_path: Path, monkeypatch: Any
+) -> None:
+    from tests.conftest import run_cli
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _prompts(tmp_path, 3)
+    con.close()
+    spec_file = write(
+        tmp_path / "g.yaml",
+        "name: g\nprompts: prompts.csv\nuser: '{prompt} ({tone})'\ntreatments: {tone: {arms: [warm, cold]}}\n"
+        "max_tokens: 200\nmodels: ['openai/gpt-4o-mini,api_base=http://127.0.0.1:9/v1']\n",
+    )
+    out = run_cli("generate", str(spec_file), "--plan", "--db", str(db_path))
+    assert out.exit_code == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if line.startswith("openai/gpt-4o-mini"))
+    # 3 prompts x 2 arms = 6 responses, each priced at its max_tokens: 6 x 200 = 1,200 output tokens.
+    assert " 6 " in row and "1,200 (its max_tokens)" in row
+    import duckdb
+
+    check = duckdb.connect(str(db_path), read_only=True)
+    assert check.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM generations)").fetchone() == (0, 0)

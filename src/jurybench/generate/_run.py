@@ -191,8 +191,9 @@ def generate(
     """Generate every (prompt, arms, model, sample) not yet answered, then build items and pairs."""
     from jurybench.jury._backends import check_juror
 
+    plan_only = options is not None and options.plan_only
     for generator in generators:
-        check_juror(generator)
+        check_juror(generator, need_key=not plan_only)
     definition = as_jury(generators).resolved(spec)
     tasks, planned, n_units = plan_generation(spec, generators, prompts)
     holder: dict[str, GenerationReport] = {}
@@ -200,6 +201,8 @@ def generate(
     def plan(con: Any) -> tuple[list[Task], int]:
         import pyarrow as pa
 
+        if plan_only:  # --plan writes nothing
+            return tasks, n_units
         rows = {
             "call_key": list(planned), "study": [spec.name] * len(planned),
             "unit_id": [unit_id(p.prompt.prompt_id, p.arms) for p in planned.values()],

@@ -64,13 +64,19 @@ def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
 def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
     """Output tokens a call of this juror is expected to use, and where the figure comes from:
     the mean of its earlier answers in the store, else 12 tokens per criterion or category
-    (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10."""
+    (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10; for a
+    generation, its ``max_tokens`` (400 when none is set)."""
     row = con.execute(
         "SELECT avg(completion_tokens), count(completion_tokens) FROM calls WHERE juror_key = ? AND status <> 'error'",
         [spec.key],
     ).fetchone()
     if row and row[1]:
         return float(row[0]), f"mean of {row[1]} earlier answers"
+    if getattr(rubric, "kind", None) == "generation":  # a response, as long as it may be
+        limit = spec.params.get("max_tokens") or getattr(rubric, "max_tokens", None)
+        if limit:
+            return float(limit), "its max_tokens"
+        return 400.0, "no max_tokens: 400 assumed"
     dims = len(getattr(rubric, "dimensions", []) or [])
     rationale = 120 if getattr(rubric, "rationale", False) else 0
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
