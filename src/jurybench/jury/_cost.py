@@ -102,22 +102,21 @@ def plan_costs(con: Any, rubric: Any, tasks: Sequence[Any], cached_keys: set[str
     """Per juror (in jury order): calls, tokens and cost of the tasks not already answered."""
     plans: dict[str, JurorPlan] = {}
     prices: dict[str, Price | None] = {}
+    per_call: dict[str, float] = {}  # expected output tokens of one call
     for task in tasks:
         spec = task.juror
         plan = plans.get(spec.key)
         if plan is None:
-            out, basis = expected_output_tokens(con, spec, rubric)
+            per_call[spec.key], basis = expected_output_tokens(con, spec, rubric)
             plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0)
             prices[spec.key] = price_of(spec)
-            plan.output_tokens = out  # per call for now; totalled below
         if task.call_key in cached_keys:
             plan.cached += 1
             continue
         plan.calls += 1
         plan.input_tokens += count_tokens(spec, task.messages)
     for key, plan in plans.items():
-        per_call_out = plan.output_tokens
-        plan.output_tokens = per_call_out * plan.calls
+        plan.output_tokens = per_call[key] * plan.calls
         price = prices[key]
         if price is None:
             plan.cost_usd = plan.cost_batch_usd = None

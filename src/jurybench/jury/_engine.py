@@ -563,6 +563,16 @@ async def _claimed(
             return {**call, "shared": True}, outcome
 
 
+def _release(endpoint: EndpointLimiter, started: float, completion: Completion | None, estimate: float) -> None:
+    """A request's end, told to its endpoint: with the answer's limit headers and token use."""
+    if completion is None:
+        endpoint.done(None, started=started)
+        return
+    used = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
+    endpoint.done(completion.signals, started=started, tokens_used=used or None, prompt_tokens=completion.prompt_tokens,
+                  completion_tokens=completion.completion_tokens, prompt_estimate=estimate)  # fmt: skip
+
+
 async def _run_task(
     task: Task,
     backend: Backend,
@@ -599,6 +609,8 @@ async def _run_task(
         estimate = estimate_tokens(messages)
         await limiter.wait(estimate)
         started = await endpoint.acquire(estimate) if endpoint is not None else 0.0
+        limited = answered = False
+        backoff = 0.0  # seconds to wait before trying again after a transient error
         try:
             if use_instructor:
                 assert isinstance(backend, LiteLLMBackend)
@@ -616,9 +628,11 @@ async def _run_task(
             else:
                 attempts += 1
                 completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
+            answered = True
         except RateLimited as exc:
             # Never a failure: the endpoint pauses (as long as the provider asks) and the call
             # goes again, until its deadline.
+            limited = True
             rate_limits += 1
             wait = (
                 endpoint.rate_limited(exc.signals, started=started, attempt=rate_limits)
@@ -632,14 +646,10 @@ async def _run_task(
             await asyncio.sleep(wait + rng.uniform(0, min(wait, 1.0) * 0.1))
             continue
         except JurorUnusable as exc:
-            if endpoint is not None:
-                endpoint.done(None, started=started)
             status, reason = "error", str(exc)
             unusable.setdefault(spec.key, redact(f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}."))
             break
         except (TimeoutError, TransientError) as exc:
-            if endpoint is not None:
-                endpoint.done(None, started=started)
             failures += 1
             reason = str(exc) or "request timed out"
             if failures > retries:
@@ -647,22 +657,19 @@ async def _run_task(
                 reason = f"gave up after {failures} tries: {reason}"
                 break
             delay = min(options.retry_max_s, options.retry_base_s * 2 ** (failures - 1))
-            await asyncio.sleep(delay + rng.uniform(0, delay))
-            continue
+            backoff = delay + rng.uniform(0, delay)
         except PermanentError as exc:
-            if endpoint is not None:
-                endpoint.done(None, started=started)
             status, reason = "error", str(exc)
             break
-        except BaseException:
-            if endpoint is not None:
-                endpoint.done(None, started=started)
-            raise
-        if endpoint is not None:
-            used = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
-            endpoint.done(completion.signals, started=started, tokens_used=used or None,
-                          prompt_tokens=completion.prompt_tokens, completion_tokens=completion.completion_tokens,
-                          prompt_estimate=estimate)  # fmt: skip
+        finally:
+            # Every request the endpoint admitted goes back to it once, before any backoff
+            # (a 429 already went back).
+            if endpoint is not None and not limited:
+                _release(endpoint, started, completion if answered else None, estimate)
+        if backoff:
+            await asyncio.sleep(backoff)
+            continue
+        assert completion is not None  # every other way out of the try broke or continued
         tokens_in += completion.prompt_tokens or 0
         tokens_out += completion.completion_tokens or 0
         latency += completion.latency_ms or 0.0

@@ -123,25 +123,21 @@ class _Bucket:
     def __init__(self) -> None:
         self.rate = 0.0  # per second; 0: unknown
         self.remaining = math.inf
+        # How much can be spent at once: the most ever reported left (a provider that smooths
+        # its per-minute limit holds back far less than the minute's worth).
         self.capacity = math.inf
         self.updated = 0.0
         self.spent = 0.0  # sent since the last report
-        self.most_seen = 0.0
 
-    def observe(self, limit: float | None, remaining: float | None, reset: float | None, at: float,
-                spent_since: float) -> None:  # fmt: skip
+    def observe(self, limit: float | None, remaining: float | None, at: float, spent_since: float) -> None:
         """A report made at about ``at`` (older ones than the last are ignored); ``spent_since``:
         what was sent after it."""
         if limit is not None and limit > 0:
             self.rate = limit / _MINUTE
-        if remaining is not None:
-            # How much can be spent at once is the most ever reported left: a provider that
-            # smooths its per-minute limit holds back far less than the minute's worth.
-            self.most_seen = max(self.most_seen, remaining)
-            self.capacity = max(1.0, self.most_seen)
-        if remaining is not None and at >= self.updated:
-            if limit is None and reset and self.capacity == math.inf:
-                self.rate = max(self.rate, 1.0 / max(reset, 1e-3))
+        if remaining is None:
+            return
+        self.capacity = max(1.0, remaining, 0.0 if self.capacity == math.inf else self.capacity)
+        if at >= self.updated:
             self.remaining, self.updated, self.spent = remaining, at, spent_since
 
     def available(self, now: float) -> float:
@@ -311,10 +307,8 @@ class EndpointLimiter:
             if t <= since:
                 break
             sent.append((t, k))
-        self.requests.observe(signals.limit_requests, signals.remaining_requests, signals.reset_requests, now,
-                              float(len(sent)))  # fmt: skip
-        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, signals.reset_tokens, now,
-                            sum(k for _, k in sent))  # fmt: skip
+        self.requests.observe(signals.limit_requests, signals.remaining_requests, now, float(len(sent)))
+        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, now, sum(k for _, k in sent))
 
 
 _registry: dict[str, EndpointLimiter] = {}

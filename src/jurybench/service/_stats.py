@@ -9,6 +9,7 @@ were imported under (``baselines``) for cohens-d and ttest. Every result is reco
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -179,10 +180,9 @@ def run_statistic(store: Any, name: str, params: _P) -> dict[str, Any]:
     from jurybench.stats._store import _jsonable, record_result
 
     with store.reading() as cur:
-        if name == "disparity":  # user SQL: the server's time and memory limits apply
-            with store.limited(cur, timeout_s=store.sql_timeout_s, what="sql"):
-                result = _run(cur, name, params)
-        else:
+        # disparity runs user SQL: the server's time and memory limits apply
+        limits = store.limited(cur, timeout_s=store.sql_timeout_s, what="sql") if name == "disparity" else nullcontext()
+        with limits:
             result = _run(cur, name, params)
     dumped = params.model_dump()
     with store.writing() as cur:
