@@ -70,6 +70,13 @@ GiveUpOption = Annotated[
     typer.Option("--give-up-after", min=1, help="Seconds a call may wait out rate limits (429) before it errs."),
 ]
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show the progress bar.")]
+BatchOption = Annotated[
+    bool,
+    typer.Option("--batch", help="Send calls through the providers' batch APIs (about half the price, within 24 h)."),
+]
+PollOption = Annotated[
+    float, typer.Option("--poll-every", help="--batch: seconds between looks at open batches.", min=0.01)
+]
 
 
 def _console() -> Any:
@@ -258,6 +265,8 @@ def score(
     plan: Annotated[
         bool, typer.Option("--plan", help="Count calls, tokens and cost per juror; call and change nothing.")
     ] = False,
+    batch: BatchOption = False,
+    poll_every: PollOption = 30.0,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -286,7 +295,8 @@ def score(
     from jurybench.config import db_path
 
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, plan_only=plan, max_cost=max_cost)  # fmt: skip
+                            give_up_after_s=give_up_after, plan_only=plan, max_cost=max_cost, batch=batch,
+                            batch_poll_s=poll_every)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     if plan:
@@ -294,6 +304,18 @@ def score(
         return
     typer.echo(result.summary())
     _exit_on_call_errors(result)
+
+
+def _echo_plain(rows: list[list[str]], left: int) -> None:
+    """A plain text table, whole values and no wrapping (the first ``left`` columns left-aligned)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo(
+            "  ".join(
+                cell.ljust(w) if i < left else cell.rjust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
 
 
 def _print_plan(result: Any) -> None:
@@ -314,13 +336,7 @@ def _print_plan(result: Any) -> None:
     rows.append(["total", "", str(sum(p.calls for p in plans)), str(sum(p.cached for p in plans)),
                  f"{sum(p.input_tokens for p in plans):,}", f"{sum(p.output_tokens for p in plans):,.0f}",
                  money(total([p.cost_usd for p in plans])), money(total([p.cost_batch_usd for p in plans]))])  # fmt: skip
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        typer.echo(
-            "  ".join(
-                cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-            ).rstrip()
-        )
+    _echo_plain(rows, left=2)
     unknown = [p.juror for p in plans if p.cost_usd is None]
     if unknown:
         typer.echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
@@ -373,6 +389,8 @@ def generate(
     plan: Annotated[
         bool, typer.Option("--plan", help="Count calls, tokens and cost per model; call and change nothing.")
     ] = False,
+    batch: BatchOption = False,
+    poll_every: PollOption = 30.0,
     progress: ProgressOption = True,
     db: DbOption = None,
 ) -> None:
@@ -402,7 +420,8 @@ def generate(
         raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
     generators = generators_of(gen_spec, model)
     options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, max_cost=max_cost, plan_only=plan)  # fmt: skip
+                            give_up_after_s=give_up_after, max_cost=max_cost, plan_only=plan, batch=batch,
+                            batch_poll_s=poll_every)  # fmt: skip
     report = run_generate(
         db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
     )
@@ -609,6 +628,70 @@ def recordings_list(db: DbOption = None) -> None:
     con = _connect(db, read_only=True)
     for source, n in con.execute("SELECT source, count(*) FROM recordings GROUP BY 1 ORDER BY 1").fetchall():
         typer.echo(f"replay/{source}\t{n}")
+
+
+batches_app = typer.Typer(help="Provider batches sent by score/generate --batch.", no_args_is_help=True)
+app.add_typer(batches_app, name="batches")
+KeyEnvOption = Annotated[
+    str | None, typer.Option("--api-key-env", help="Variable holding the provider's key (default PROVIDER_API_KEY).")
+]
+
+
+@batches_app.command("list")
+def batches_list(
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's batches.")] = None,
+    open_only: Annotated[bool, typer.Option("--open", help="Only batches whose results are not stored yet.")] = False,
+    fmt: FormatOption = "table",
+    db: DbOption = None,
+) -> None:
+    """Every batch in the store: provider id, juror, run, status, counts, times."""
+    from jurybench.jury._batches import list_batches
+    from jurybench.store._query import to_csv, to_json
+
+    _check_format(fmt, ("table", "csv", "json"))
+    names, rows = list_batches(_connect(db, read_only=True), run, open_only)
+    if fmt == "table":
+        shown = ["batch_id", "provider_batch_id", "juror", "run_id", "round", "status", "n_requests", "n_completed",
+                 "n_failed", "submitted_at", "collected_at"]  # fmt: skip
+        at = [names.index(n) for n in shown]
+
+        def cell(value: Any) -> str:
+            if value is None:
+                return "-"
+            return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)
+
+        _echo_plain([shown, *[[cell(row[i]) for i in at] for row in rows]], left=6)
+        if not rows:
+            typer.echo("no batches.")
+    else:
+        typer.echo(to_json(names, rows) if fmt == "json" else to_csv(names, rows), nl=False)
+
+
+@batches_app.command("status")
+def batches_status(
+    batch_id: Annotated[str, typer.Argument(help="jurybench's batch id or the provider's.")],
+    api_key_env: KeyEnvOption = None,
+    db: DbOption = None,
+) -> None:
+    """Ask the provider where a batch stands (the store's row is updated)."""
+    from jurybench.jury._batches import refresh_batch
+
+    info = refresh_batch(_connect(db), batch_id, api_key_env)
+    typer.echo("  ".join(f"{k}={v}" for k, v in info.items() if v is not None))
+
+
+@batches_app.command("cancel")
+def batches_cancel(
+    batch_id: Annotated[str, typer.Argument(help="jurybench's batch id or the provider's.")],
+    api_key_env: KeyEnvOption = None,
+    db: DbOption = None,
+) -> None:
+    """Cancel a batch at its provider: calls it has not answered are not made (the run ends
+    interrupted; running it again sends them in a new batch)."""
+    from jurybench.jury._batches import cancel_batch
+
+    info = cancel_batch(_connect(db), batch_id, api_key_env)
+    typer.echo("  ".join(f"{k}={v}" for k, v in info.items() if v is not None))
 
 
 def _pairs(text: str, option: str) -> dict[str, str]:

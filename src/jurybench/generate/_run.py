@@ -194,6 +194,10 @@ def generate(
     plan_only = options is not None and options.plan_only
     for generator in generators:
         check_juror(generator, need_key=not plan_only)
+    if options is not None and options.batch:
+        from jurybench.jury._engine import check_batch_jurors
+
+        check_batch_jurors(list(generators))
     definition = as_jury(generators).resolved(spec)
     tasks, planned, n_units = plan_generation(spec, generators, prompts)
     holder: dict[str, GenerationReport] = {}

@@ -47,6 +47,17 @@ def price_of(spec: JurorSpec) -> Price | None:
                  info.get("output_cost_per_token_batches"))  # fmt: skip
 
 
+def batch_price(price: Price | None) -> Price | None:
+    """What a batch API charges per token: the price map's batch prices where it lists them,
+    else half the synchronous price (OpenAI's and Anthropic's published batch discount)."""
+    if price is None:
+        return None
+    return Price(
+        price.input_batch if price.input_batch is not None else price.input / 2,
+        price.output_batch if price.output_batch is not None else price.output / 2,
+    )
+
+
 def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
     """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
     if not spec.model.startswith(OFFLINE):
@@ -122,10 +133,9 @@ def plan_costs(con: Any, rubric: Any, tasks: Sequence[Any], cached_keys: set[str
             plan.cost_usd = plan.cost_batch_usd = None
             continue
         plan.cost_usd = plan.input_tokens * price.input + plan.output_tokens * price.output
-        if price.input_batch is None or price.output_batch is None:
-            plan.cost_batch_usd = None
-        else:
-            plan.cost_batch_usd = plan.input_tokens * price.input_batch + plan.output_tokens * price.output_batch
+        batch = batch_price(price)
+        assert batch is not None
+        plan.cost_batch_usd = plan.input_tokens * batch.input + plan.output_tokens * batch.output
     return list(plans.values())
 
 
@@ -145,10 +155,12 @@ class Budget:
         self.output = output
         self.reached = False
 
-    def expected(self, task: Any) -> float:
+    def expected(self, task: Any, *, batch: bool = False) -> float:
         from jurybench.jury._limits import estimate_tokens
 
         price = self.prices[task.juror.key]
+        if batch:
+            price = batch_price(price) or price
         return self.SAFETY * estimate_tokens(task.messages) * price.input + self.output[task.juror.key] * price.output
 
     def reserve(self, cost: float) -> bool:
@@ -157,6 +169,10 @@ class Budget:
             return False
         self.reserved += cost
         return True
+
+    def reserve_anyway(self, cost: float) -> None:
+        """A call already on its way (an open batch from an earlier invocation): counted, not refused."""
+        self.reserved += cost
 
     def settle(self, reserved: float, cost: float | None) -> None:
         self.reserved -= reserved

@@ -41,11 +41,12 @@ from jurybench.jury._backends import (
     check_juror,
     make_backend,
 )
+from jurybench.jury._call import CallState, default_reasks, generating
 from jurybench.jury._cost import Budget, JurorPlan, make_budget, plan_costs
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._limits import EndpointLimiter, estimate_tokens
-from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
+from jurybench.jury._parse import Outcome
 from jurybench.jury._store_io import (
     CALL_COLUMNS,
     JUDGMENT_COLUMNS,
@@ -63,7 +64,6 @@ from jurybench.rubric import (
     ClassificationRubric,
     InventoryRubric,
     PreferenceRubric,
-    Presentation,
     is_pairwise,
     presentation,
     render_classification,
@@ -73,8 +73,6 @@ from jurybench.rubric import (
 )
 from jurybench.store._db import first_row
 from jurybench.store._safe import StoreBusy
-
-REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
 
 @dataclass
@@ -219,6 +217,23 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
             )
 
 
+def check_batch_jurors(jurors: list[JurorSpec]) -> None:
+    """``--batch``: every juror that calls a provider must have a batch API jurybench speaks."""
+    from jurybench.jury._batch import check_batch_juror
+    from jurybench.jury._batch_run import batch_protocol_problems
+
+    for spec in jurors:
+        check_batch_juror(spec)
+    missing = batch_protocol_problems(jurors)
+    if missing:
+        raise JurybenchError(
+            f"--batch: {', '.join(missing)} has no batch API that jurybench speaks (OpenAI files + batches, "
+            "Anthropic message batches).",
+            hint="If its endpoint implements OpenAI's batch API, add batch_api=openai to the juror; otherwise run "
+            "without --batch.",
+        )
+
+
 class _Progress:
     """A rich progress bar: done / total, ETA, calls per second, cost, invalid count."""
 
@@ -229,6 +244,7 @@ class _Progress:
         self.skipped = 0
         self.stopped = False  # asked to stop early (options.stop)
         self.cost = 0.0
+        self.last_note = ""
         self.started = time.perf_counter()
         if not self.enabled:
             return
@@ -248,6 +264,7 @@ class _Progress:
             TextColumn("{task.fields[rate]:.1f} calls/s"),
             TextColumn("{task.fields[cost]}"),
             TextColumn("invalid {task.fields[invalid]} · refusal {task.fields[refusal]} · error {task.fields[error]}"),
+            TextColumn("{task.fields[note]}"),
             transient=False,
         )
         self.task_id = self.progress.add_task(
@@ -259,6 +276,7 @@ class _Progress:
             invalid=0,
             refusal=0,
             error=0,
+            note="",
         )
         self.progress.start()
 
@@ -279,6 +297,12 @@ class _Progress:
             refusal=self.counts["refusal"],
             error=self.counts["error"],
         )
+
+    def note(self, text: str) -> None:
+        """A line of state beside the bar (e.g. the batches submitted, in progress, collected)."""
+        self.last_note = text
+        if self.enabled:
+            self.progress.update(self.task_id, note=text)
 
     def skip(self) -> None:
         """A task not attempted because its juror is unusable."""
@@ -507,6 +531,9 @@ class EngineOptions:
     # that could pass it; the run ends 'stopped_budget' and a higher budget resumes it.
     max_cost: float | None = None
     on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
+    # Send calls through the providers' batch APIs (score --batch); poll open batches this often.
+    batch: bool = False
+    batch_poll_s: float = 30.0
 
 
 class _InFlight:
@@ -582,53 +609,38 @@ async def _run_task(
     rng: random.Random,
     unusable: dict[str, str],
 ) -> tuple[dict[str, Any], Outcome | None]:
+    """One call over the synchronous request path: the juror's caps and its endpoint's limiter
+    before each request, the retry policy after a failed one, and every answer into the call's
+    :class:`CallState` (parsing, re-asks). Backends only send a request and say what came back."""
     spec = task.juror
     slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
     retries = int(spec.option("retries", options.retries))
-    # Classification and questionnaire studies measure invalid answers: no re-ask unless asked for.
-    measured = rubric.kind in ("classification", "inventory") or _generating(rubric)
-    default_reasks = 0 if isinstance(backend, ReplayBackend) or measured else 1
-    parse_retries = int(spec.option("parse_retries", default_reasks))
+    reasks = int(spec.option("parse_retries", default_reasks(rubric, isinstance(backend, ReplayBackend))))
+    state = CallState(task, rubric, reasks)
     timeout = float(spec.option("timeout", 60))
-    verdicts = spec.params.get("verdicts")
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
-    messages = task.messages
-    attempts = 0  # every request made: retries after errors and re-asks included
-    reasks = 0
     failures = 0
-    tokens_in = tokens_out = 0
-    cost: float | None = None
-    latency = 0.0
-    completion: Completion | None = None
-    outcome: Outcome | None = None
-    status, reason = "error", None
     endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
     deadline = time.monotonic() + options.give_up_after_s
     rate_limits = 0
-    while True:
-        estimate = estimate_tokens(messages)
+    while not state.settled:
+        estimate = estimate_tokens(state.messages)
         await limiter.wait(estimate)
         started = await endpoint.acquire(estimate) if endpoint is not None else 0.0
-        limited = answered = False
+        limited = False
+        completion: Completion | None = None
         backoff = 0.0  # seconds to wait before trying again after a transient error
         try:
+            state.attempts += 1
             if use_instructor:
                 assert isinstance(backend, LiteLLMBackend)
-                attempts += 1  # counted here in case the request fails; instructor reports its own total
-                completion, answer, failure, n = await backend.complete_with_instructor(messages, slot, parse_retries)
-                attempts += n - 1
-                outcome = (
-                    _outcome_from_answer(rubric, answer)
-                    if answer is not None
-                    else Outcome("invalid", None, None, failure)
-                )
-            elif isinstance(backend, LiteLLMBackend):
-                attempts += 1
-                completion = await backend.complete(messages, slot)
+                completion, answer, failure, n = await backend.complete_with_instructor(state.messages, slot, reasks)
+                state.attempts += n - 1  # instructor reports its own total
+                state.structured(completion, answer, failure)
+            elif isinstance(backend, LiteLLMBackend):  # its own timeout, from the juror's options
+                completion = await backend.complete(state.messages, slot)
             else:
-                attempts += 1
-                completion = await asyncio.wait_for(backend.complete(messages, slot), timeout)
-            answered = True
+                completion = await asyncio.wait_for(backend.complete(state.messages, slot), timeout)
         except RateLimited as exc:
             # Never a failure: the endpoint pauses (as long as the provider asks) and the call
             # goes again, until its deadline.
@@ -640,79 +652,36 @@ async def _run_task(
                 else 2.0 ** min(rate_limits, 5)
             )
             if time.monotonic() + wait > deadline:
-                status = "error"
-                reason = f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}"
+                state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
                 break
             await asyncio.sleep(wait + rng.uniform(0, min(wait, 1.0) * 0.1))
             continue
         except JurorUnusable as exc:
-            status, reason = "error", str(exc)
+            state.failed(str(exc))
             unusable.setdefault(spec.key, redact(f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}."))
             break
         except (TimeoutError, TransientError) as exc:
             failures += 1
             reason = str(exc) or "request timed out"
             if failures > retries:
-                status = "error"
-                reason = f"gave up after {failures} tries: {reason}"
+                state.failed(f"gave up after {failures} tries: {reason}")
                 break
             delay = min(options.retry_max_s, options.retry_base_s * 2 ** (failures - 1))
             backoff = delay + rng.uniform(0, delay)
         except PermanentError as exc:
-            status, reason = "error", str(exc)
+            state.failed(str(exc))
             break
         finally:
             # Every request the endpoint admitted goes back to it once, before any backoff
             # (a 429 already went back).
             if endpoint is not None and not limited:
-                _release(endpoint, started, completion if answered else None, estimate)
+                _release(endpoint, started, completion, estimate)
         if backoff:
             await asyncio.sleep(backoff)
             continue
-        assert completion is not None  # every other way out of the try broke or continued
-        tokens_in += completion.prompt_tokens or 0
-        tokens_out += completion.completion_tokens or 0
-        latency += completion.latency_ms or 0.0
-        if completion.cost_usd is not None:
-            cost = (cost or 0.0) + completion.cost_usd
-        if not use_instructor:
-            outcome = parse_answer(rubric, completion.text, completion.finish_reason, verdicts, language=task.language,
-                                   shown=Presentation.from_json(task.presentation) if task.presentation else None,
-                                   signal=completion.refusal)  # fmt: skip
-            reasks += outcome.status == "invalid"
-            if outcome.status == "invalid" and reasks <= parse_retries:
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": completion.text},
-                    {"role": "user", "content": REASK.format(reason=outcome.reason)},
-                ]
-                continue
-        assert outcome is not None
-        status = "ok" if outcome.status == "valid" else outcome.status
-        reason = outcome.reason
-        break
-    call = {
-        "call_key": task.call_key,
-        "rubric_hash": rubric.content_hash,
-        "juror_key": spec.key,
-        "subject_kind": "pair" if task.order else ("unit" if _generating(rubric) else "item"),
-        "subject_id": task.subject_id,
-        "presented_order": task.order or None,
-        "sample_index": task.sample_index,
-        "messages": json.dumps(messages, ensure_ascii=False),
-        "response_text": completion.text if completion else None,
-        "finish_reason": completion.finish_reason if completion else None,
-        "status": status,
-        "reason": redact(reason) if reason else reason,  # providers may repeat the key in an error
-        "attempts": attempts,
-        "prompt_tokens": tokens_in if completion else None,
-        "completion_tokens": tokens_out if completion else None,
-        "cost_usd": cost,
-        "latency_ms": latency if completion else None,
-        "run_id": None,
-        "presentation": task.presentation,
-    }
-    return call, (outcome if status != "error" else None)
+        if completion is not None and not use_instructor:
+            state.answered(completion)
+    return state.row()
 
 
 async def _execute(
@@ -726,6 +695,12 @@ async def _execute(
     unusable: dict[str, str],
     budget: Budget | None = None,
 ) -> None:
+    batched: list[Task] = []
+    if options.batch:  # jurors with a batch API go that way; offline ones answer at once
+        from jurybench.jury._batch import protocol_of
+
+        batched = [t for t in tasks if protocol_of(t.juror) is not None]
+        tasks = [t for t in tasks if protocol_of(t.juror) is None]
     by_provider: dict[str, deque[Task]] = defaultdict(deque)
     for task in tasks:
         by_provider[task.juror.provider].append(task)
@@ -734,6 +709,19 @@ async def _execute(
         for key, spec in {t.juror.key: t.juror for t in tasks}.items()
     }
     rng = random.Random()
+
+    def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+        """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
+        call["run_id"] = run_id
+        writer.add(task, call, outcome)
+        paid = None if call.get("shared") else call["cost_usd"]
+        progress.advance(call["status"], paid)
+        if call["status"] == "error":
+            progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
+        if options.on_result:
+            options.on_result(task, call["status"])
+        if options.on_call:
+            options.on_call({**call, "cost_usd": paid})
 
     async def worker(queue: deque[Task]) -> None:
         while queue:
@@ -766,16 +754,7 @@ async def _execute(
             if budget is not None:  # what it really cost (an unreported cost counts as expected)
                 failed = call["status"] == "error" and call["cost_usd"] is None
                 budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
-            call["run_id"] = run_id
-            writer.add(task, call, outcome)
-            paid = None if call.get("shared") else call["cost_usd"]
-            progress.advance(call["status"], paid)
-            if call["status"] == "error":
-                progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
-            if options.on_result:
-                options.on_result(task, call["status"])
-            if options.on_call:
-                options.on_call({**call, "cost_usd": paid})
+            record(task, call, outcome)
 
     async def flusher() -> None:
         # A batch is written every second, or sooner once it holds writer.batch calls. Writes
@@ -797,6 +776,12 @@ async def _execute(
         juror = queue[0].juror
         n = int(juror.option("concurrency", options.concurrency))
         workers += [asyncio.create_task(worker(queue)) for _ in range(max(1, n))]
+    if batched:
+        from jurybench.jury._batch_run import BatchRunner
+
+        runner = BatchRunner(run_id, rubric, batched, backends, writer.access, writer, progress, options, record,
+                             unusable, budget)  # fmt: skip
+        workers.append(asyncio.create_task(runner.run()))
     flush_task = asyncio.create_task(flusher())
     try:
         await asyncio.gather(*workers)
@@ -827,6 +812,8 @@ def score(
     options = options or EngineOptions()
     # before anything is opened or written
     validate_jurors(rubric, list(as_jury(jury).jurors), need_keys=not options.plan_only)
+    if options.batch:
+        check_batch_jurors(list(as_jury(jury).jurors))
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
 
@@ -913,7 +900,7 @@ def run_job(
         options.on_plan(len(tasks), len(tasks) - len(todo))
     progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
     result = RunResult(
-        run_id, len(tasks), len(tasks) - len(todo), len(todo), noun="responses" if _generating(rubric) else "judgments"
+        run_id, len(tasks), len(tasks) - len(todo), len(todo), noun="responses" if generating(rubric) else "judgments"
     )
     interrupted = False
     unusable: dict[str, str] = {}
@@ -948,11 +935,6 @@ def run_job(
             )
             finish(con, result)
     return result
-
-
-def _generating(rubric: Any) -> bool:
-    """A generation spec travels through the engine in a rubric's place."""
-    return getattr(rubric, "kind", None) == "generation"
 
 
 def run_status(result: RunResult) -> str:
@@ -1018,7 +1000,7 @@ def _open_run(
         [
             run_id,
             rubric.content_hash,
-            "pairwise" if is_pairwise(rubric) else ("generation" if _generating(rubric) else "pointwise"),
+            "pairwise" if is_pairwise(rubric) else ("generation" if generating(rubric) else "pointwise"),
             juror_keys,
             where,
             n,

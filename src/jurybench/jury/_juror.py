@@ -30,6 +30,8 @@ OPERATIONAL = {
     "api_base": "endpoint URL",
     "api_key": "credential (never stored)",
     "weight": "the juror's weight when the jury aggregates with 'weighted'",
+    "batch_api": "--batch: the batch protocol of the endpoint, openai or anthropic (default: the provider's)",
+    "batch_size": "--batch: most requests in one provider batch (default: the provider's limit)",
 }
 # Answer-changing settings with a fixed meaning. Other provider parameters are
 # accepted when litellm lists them for the juror's provider, and anything else only

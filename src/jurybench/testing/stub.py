@@ -5,7 +5,8 @@ It answers ``POST /v1/chat/completions`` at once. By default every answer is
 order, to inject rate limits (429), server errors (5xx) or bad answers; ``{api_key}`` in
 an error's content is replaced by the key the client sent, as providers echo it. A content
 that is a mapping is the whole message (e.g. ``{"content": None, "refusal": "..."}``)
-for provider signals such as OpenAI's refusal field. Run it in
+for provider signals such as OpenAI's refusal field. It also speaks two batch APIs (see :class:`Batches`): OpenAI's files + batches and
+Anthropic's message batches, answering each request as the chat endpoint would. Run it in
 a thread (``StubServer``) or as its own process:
 ``python -m jurybench.testing.stub --port 8765 --content '{"x": 1}'``.
 It binds 127.0.0.1 only.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import math
 import socket
 import threading
@@ -111,6 +113,64 @@ class RateLimits:
         return out
 
 
+class Batches:
+    """The batch APIs' state: uploaded files and batches, for ``/v1/files``, ``/v1/batches`` (OpenAI)
+    and ``/v1/messages/batches`` (Anthropic).
+
+    A batch is ``validating`` at first, ``in_progress`` after it, and ends ``delay_s`` after it
+    was created: ``completed`` with every answer, or, with ``expire_after=N``, ``expired`` with
+    only its first N answers (the next batch only; later ones complete). ``fail=True`` fails the
+    next batch at validation. Answers come from
+    the server's script, then its default content, as for the chat endpoint; a scripted error
+    status is that request's error line. ``create_delay_s`` holds the answer to a create after
+    the batch exists (to kill a client in between). Counts creates and cancels."""
+
+    def __init__(self, delay_s: float = 0.2, expire_after: int | None = None, create_delay_s: float = 0.0) -> None:
+        self.delay_s, self.expire_after, self.create_delay_s = delay_s, expire_after, create_delay_s
+        self.fail = False
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.n_created = 0
+        self.n_cancelled = 0
+        self.requests_seen = 0
+
+    def create(self, protocol: str, requests: list[dict[str, Any]], metadata: dict[str, Any] | None,
+               input_file_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+        self.n_created += 1
+        batch_id = f"batch_{protocol[:3]}_{self.n_created}_{int(time.time() * 1000) % 100000}"
+        batch = {"id": batch_id, "protocol": protocol, "requests": requests, "metadata": metadata or {},
+                 "created": time.time(), "input_file_id": input_file_id, "results": None, "cancelled": False,
+                 "failed": self.fail, "expire_after": self.expire_after}  # fmt: skip
+        self.fail = False
+        self.expire_after = None
+        self.batches[batch_id] = batch
+        self.requests_seen += len(requests)
+        return batch
+
+    def state(self, batch: dict[str, Any]) -> str:
+        age = time.time() - batch["created"]
+        if batch["failed"]:
+            return "failed"
+        if batch["cancelled"]:
+            return "cancelled"
+        if age < min(0.05, self.delay_s / 2):
+            return "validating"
+        if age < self.delay_s:
+            return "in_progress"
+        return "expired" if batch["expire_after"] is not None else "completed"
+
+    def settle(self, batch: dict[str, Any], answer: Any) -> list[tuple[str, int, Any, dict[str, Any]]]:
+        """(custom_id, status, content, request) for every request answered, computed once."""
+        if batch["results"] is None:
+            requests = batch["requests"]
+            if batch["expire_after"] is not None:
+                requests = requests[: batch["expire_after"]]
+            if batch["cancelled"] or batch["failed"]:
+                requests = []
+            batch["results"] = [(r["custom_id"], *answer(), r) for r in requests]
+        return list(batch["results"])
+
+
 def _prompt_tokens(body: dict[str, Any]) -> float:
     text = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
     return max(1.0, len(text) / 4)
@@ -121,8 +181,14 @@ def make_app(
     script: deque[tuple[int, Any]],
     requests: list[dict[str, Any]],
     limits: RateLimits | None = None,
+    batches: Batches | None = None,
 ) -> Any:
     from aiohttp import web
+
+    book = batches if batches is not None else Batches()
+
+    def next_answer() -> tuple[int, Any]:
+        return script.popleft() if script else (200, default_content)
 
     async def handle(request: web.Request) -> web.Response:
         body = await request.json()
@@ -150,9 +216,161 @@ def make_app(
                                      status=status)  # fmt: skip
         return web.json_response(_completion(body.get("model", "stub"), content))
 
-    app = web.Application()
+    def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
+        state = book.state(batch)
+        total = len(batch["requests"])
+        out: dict[str, Any] = {"id": batch["id"], "object": "batch", "endpoint": "/v1/chat/completions",
+                               "status": state, "input_file_id": batch["input_file_id"],
+                               "created_at": int(batch["created"]), "metadata": batch["metadata"],
+                               "request_counts": {"total": total, "completed": 0, "failed": 0},
+                               "output_file_id": None, "error_file_id": None, "errors": None}  # fmt: skip
+        if state == "failed":
+            out["errors"] = {"data": [{"code": "invalid_request", "message": "the input file could not be read"}]}
+        if state in ("completed", "expired", "cancelled"):
+            results = book.settle(batch, next_answer)
+            ok = sum(1 for _, status, _, _ in results if status == 200)
+            out["request_counts"] = {"total": total, "completed": ok, "failed": len(results) - ok}
+            if ok:
+                out["output_file_id"] = f"out_{batch['id']}"
+            if len(results) > ok:
+                out["error_file_id"] = f"err_{batch['id']}"
+        return out
+
+    async def upload(request: web.Request) -> web.Response:
+        form = await request.post()
+        field = form["file"]
+        data = field.file.read() if hasattr(field, "file") else bytes(str(field), "utf-8")
+        file_id = f"file_{len(book.files) + 1}"
+        book.files[file_id] = data
+        return web.json_response({"id": file_id, "object": "file", "purpose": form.get("purpose"), "bytes": len(data)})
+
+    async def create_batch(request: web.Request) -> web.Response:
+        body = await request.json()
+        data = book.files.get(body.get("input_file_id", ""))
+        if data is None:
+            return web.json_response({"error": {"message": "no such file"}}, status=400)
+        lines = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+        requests.extend(line["body"] for line in lines)
+        batch = book.create("openai", lines, body.get("metadata"), body["input_file_id"])
+        if book.create_delay_s:
+            await asyncio.sleep(book.create_delay_s)
+        return web.json_response(openai_batch(batch))
+
+    async def get_batch(request: web.Request) -> web.Response:
+        batch = book.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"error": {"message": "no such batch"}}, status=404)
+        return web.json_response(openai_batch(batch))
+
+    async def list_batches(request: web.Request) -> web.Response:
+        data = [openai_batch(b) for b in reversed(book.batches.values()) if b["protocol"] == "openai"]
+        return web.json_response({"object": "list", "data": data, "has_more": False})
+
+    async def cancel_batch(request: web.Request) -> web.Response:
+        batch = book.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"error": {"message": "no such batch"}}, status=404)
+        if book.state(batch) not in ("completed", "expired", "failed"):
+            batch["cancelled"] = True
+            book.n_cancelled += 1
+        if batch["protocol"] == "anthropic":
+            return web.json_response(anthropic_batch(batch))
+        return web.json_response(openai_batch(batch))
+
+    async def file_content(request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        kind, _, batch_id = file_id.partition("_")
+        batch = book.batches.get(batch_id)
+        if batch is None or kind not in ("out", "err"):
+            return web.json_response({"error": {"message": "no such file"}}, status=404)
+        lines = []
+        for custom_id, status, content, line in book.settle(batch, next_answer):
+            if (status == 200) != (kind == "out"):
+                continue
+            body = line["body"]
+            answer = (_completion(body.get("model", "stub"), content, round(_prompt_tokens(body))) if status == 200
+                      else {"error": {"message": str(content), "type": "stub_error"}})  # fmt: skip
+            lines.append(json.dumps({"id": f"r_{custom_id[:8]}", "custom_id": custom_id, "error": None,
+                                     "response": {"status_code": status, "body": answer}}))  # fmt: skip
+        return web.Response(text="\n".join(lines) + "\n", content_type="application/jsonl")
+
+    def anthropic_batch(batch: dict[str, Any]) -> dict[str, Any]:
+        state = book.state(batch)
+        total = len(batch["requests"])
+        ended = state in ("completed", "expired", "cancelled", "failed")
+        counts = {"processing": 0 if ended else total, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if ended:
+            results = book.settle(batch, next_answer)
+            counts["succeeded"] = sum(1 for _, status, _, _ in results if status == 200)
+            counts["errored"] = len(results) - counts["succeeded"]
+            missing = total - len(results)
+            counts["canceled" if batch["cancelled"] else "expired"] = missing
+        base = str(request_base.get("url", ""))
+        return {"id": batch["id"], "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts, "cancel_initiated_at": "now" if batch["cancelled"] else None,
+                "results_url": f"{base}/v1/messages/batches/{batch['id']}/results" if ended else None}  # fmt: skip
+
+    request_base: dict[str, str] = {}
+
+    async def anthropic_create(request: web.Request) -> web.Response:
+        request_base["url"] = f"{request.scheme}://{request.host}"
+        body = await request.json()
+        lines = body.get("requests") or []
+        requests.extend(line["params"] for line in lines)
+        batch = book.create("anthropic", lines, None)
+        if book.create_delay_s:
+            await asyncio.sleep(book.create_delay_s)
+        return web.json_response(anthropic_batch(batch))
+
+    async def anthropic_get(request: web.Request) -> web.Response:
+        request_base["url"] = f"{request.scheme}://{request.host}"
+        batch = book.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
+        return web.json_response(anthropic_batch(batch))
+
+    async def anthropic_results(request: web.Request) -> web.Response:
+        batch = book.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
+        lines = []
+        answered = set()
+        for custom_id, status, content, line in book.settle(batch, next_answer):
+            answered.add(custom_id)
+            params = line["params"]
+            if status == 200:
+                text = content if isinstance(content, str) else json.dumps(content)
+                usage = {"input_tokens": round(_prompt_tokens(params)), "output_tokens": 7}
+                message = {"id": f"msg_{custom_id[:8]}", "type": "message", "role": "assistant",
+                           "model": params.get("model"), "content": [{"type": "text", "text": text}],
+                           "stop_reason": "end_turn", "usage": usage}  # fmt: skip
+                result: dict[str, Any] = {"type": "succeeded", "message": message}
+            else:
+                kind = "api_error" if status >= 500 else "invalid_request_error"
+                result = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": kind, "message": str(content)}},
+                }
+            lines.append(json.dumps({"custom_id": custom_id, "result": result}))
+        for line in batch["requests"]:
+            if line["custom_id"] not in answered:
+                kind = "canceled" if batch["cancelled"] else "expired"
+                lines.append(json.dumps({"custom_id": line["custom_id"], "result": {"type": kind}}))
+        return web.Response(text="\n".join(lines) + "\n", content_type="application/binary")
+
+    app = web.Application(client_max_size=256 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", handle)
     app.router.add_post("/chat/completions", handle)
+    app.router.add_post("/v1/files", upload)
+    app.router.add_get("/v1/files/{file_id}/content", file_content)
+    app.router.add_post("/v1/batches", create_batch)
+    app.router.add_get("/v1/batches", list_batches)
+    app.router.add_get("/v1/batches/{batch_id}", get_batch)
+    app.router.add_post("/v1/batches/{batch_id}/cancel", cancel_batch)
+    app.router.add_post("/v1/messages/batches", anthropic_create)
+    app.router.add_get("/v1/messages/batches/{batch_id}", anthropic_get)
+    app.router.add_get("/v1/messages/batches/{batch_id}/results", anthropic_results)
+    app.router.add_post("/v1/messages/batches/{batch_id}/cancel", cancel_batch)
     return app
 
 
@@ -165,9 +383,11 @@ def free_port() -> int:
 class StubServer:
     """The stub in a background thread; use as a context manager."""
 
-    def __init__(self, default_content: str = "{}", port: int | None = None, limits: RateLimits | None = None) -> None:
+    def __init__(self, default_content: str = "{}", port: int | None = None, limits: RateLimits | None = None,
+                 batches: Batches | None = None) -> None:  # fmt: skip
         self.default_content = default_content
         self.limits = limits
+        self.batches = batches if batches is not None else Batches()
         self.port = port or free_port()
         self.script: deque[tuple[int, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
@@ -184,7 +404,9 @@ class StubServer:
 
         loop = asyncio.new_event_loop()
         self._loop = loop
-        runner = web.AppRunner(make_app(self.default_content, self.script, self.requests, self.limits), access_log=None)
+        runner = web.AppRunner(
+            make_app(self.default_content, self.script, self.requests, self.limits, self.batches), access_log=None
+        )
         loop.run_until_complete(runner.setup())
         loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", self.port).start())
         self._ready.set()
@@ -210,8 +432,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--content", default="{}")
+    parser.add_argument("--batch-delay", type=float, default=0.2, help="seconds until a batch ends")
     args = parser.parse_args()
-    app = make_app(args.content, deque(), [])
+    app = make_app(args.content, deque(), [], batches=Batches(delay_s=args.batch_delay))
     web.run_app(app, host="127.0.0.1", port=args.port, print=None, access_log=None)
 
 

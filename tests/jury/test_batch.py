@@ -1,0 +1,245 @@
+"""score --batch: calls through a provider's batch API (OpenAI files + batches, Anthropic message
+batches) on the loopback stub; durable across kill -9; the same parse path as synchronous calls."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.testing import Batches, StubServer
+from tests.conftest import FULL, run_cli, write
+
+ITEMS = "item_id,prompt,response,model,language\n" + "".join(
+    f"i{i},Write story {i},Story {i},m{i % 2},en\n" for i in range(7)
+)
+KEY = "sk-batch-test-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+
+
+def _items(db: Path, tmp_path: Path) -> None:
+    assert run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS)), "--db", str(db)).exit_code == 0
+
+
+def _score(db: Path, juror: str, *extra: str) -> Any:
+    return run_cli("score", "-r", "story-quality", "-j", juror, "--batch", "--poll-every", "0.05", "--run", "b",
+                   "--no-progress", "--db", str(db), *extra)  # fmt: skip
+
+
+def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    from jurybench.store import connect
+
+    con = connect(db, read_only=True)
+    try:
+        return [tuple(r) for r in con.execute(sql).fetchall()]
+    finally:
+        con.close()
+
+
+def test_openai_batches_split_reask_cost_at_the_batch_price_and_a_rerun_sends_nothing(
+    db_path: Path, tmp_path: Path
+) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
+        stub.script.append((200, "I think it is good"))  # the first answer is unusable: a re-ask
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},batch_size=3"
+        result = _score(db_path, juror)
+        assert result.exit_code == 0, result.stderr
+        # 7 calls in batches of 3, 3 and 1, then the re-ask alone in a follow-up batch.
+        assert stub.batches.n_created == 4 and stub.batches.requests_seen == 8
+        assert len(stub.requests) == 8  # nothing went over the synchronous endpoint
+        again = _score(db_path, juror)
+        assert again.exit_code == 0 and stub.batches.n_created == 4  # all cached: no second submission
+        assert "7 from cache, 0 called" in again.stdout
+    rounds = _rows(
+        db_path, "SELECT round, n_requests, status, collected_at IS NOT NULL FROM batches ORDER BY round, n_requests"
+    )
+    assert rounds == [(0, 1, "completed", True), (0, 3, "completed", True), (0, 3, "completed", True),
+                      (1, 1, "completed", True)]  # fmt: skip
+    calls = _rows(
+        db_path, "SELECT status, attempts, prompt_tokens, completion_tokens, cost_usd FROM calls ORDER BY attempts"
+    )
+    assert [c[0] for c in calls] == ["ok"] * 7 and [c[1] for c in calls] == [1] * 6 + [2]
+    # gpt-4o-mini's batch prices in litellm's map: $0.075 / $0.30 per million tokens.
+    for _, _, tokens_in, tokens_out, cost in calls:
+        assert cost == pytest.approx(tokens_in * 0.075e-6 + tokens_out * 0.30e-6)
+    # the re-ask sent the unusable answer back with the request to answer again
+    reask = stub.requests[-1]["messages"]
+    assert (
+        reask[-2] == {"role": "assistant", "content": "I think it is good"}
+        and "could not be used" in reask[-1]["content"]
+    )
+    assert stub.requests[0]["response_format"] == {"type": "json_object"}
+    listed = run_cli("batches", "list", "--run", "b", "--db", str(db_path))
+    assert listed.exit_code == 0 and listed.stdout.count(" completed ") == 4
+
+
+def test_anthropic_message_batches_system_prompt_max_tokens_and_half_price(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
+        juror = f"anthropic/claude-haiku-4-5,api_base={stub.api_base},max_tokens=300"
+        result = _score(db_path, juror)
+        assert result.exit_code == 0, result.stderr
+        assert stub.batches.n_created == 1
+        body = stub.requests[0]
+        assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 300
+        assert "system" in body and all(m["role"] != "system" for m in body["messages"])
+        assert "response_format" not in body
+    from jurybench.jury._cost import batch_price, price_of
+    from jurybench.jury._juror import parse_juror
+
+    price = batch_price(price_of(parse_juror("anthropic/claude-haiku-4-5")))
+    assert price is not None
+    calls = _rows(db_path, "SELECT status, prompt_tokens, completion_tokens, cost_usd FROM calls")
+    assert len(calls) == 7 and {c[0] for c in calls} == {"ok"}
+    for _, tokens_in, tokens_out, cost in calls:
+        assert cost == pytest.approx(tokens_in * price.input + tokens_out * price.output)
+
+
+def test_batch_price_is_the_maps_or_half_the_synchronous_price() -> None:
+    from jurybench.jury._cost import Price, batch_price
+
+    assert batch_price(Price(2e-6, 8e-6, 1e-6, 3e-6)) == Price(1e-6, 3e-6)
+    assert batch_price(Price(2e-6, 8e-6)) == Price(1e-6, 4e-6)
+    assert batch_price(None) is None
+
+
+def test_an_expired_batch_keeps_its_partial_results_and_replans_the_rest(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1, expire_after=3)) as stub:
+        result = _score(db_path, f"openai/gpt-4o-mini,api_base={stub.api_base}")
+        assert result.exit_code == 0, result.stderr
+        assert stub.batches.n_created == 2 and stub.batches.requests_seen == 7 + 4
+    assert _rows(db_path, "SELECT round, status, n_requests, n_completed FROM batches ORDER BY round") == [
+        (0, "expired", 7, 3), (1, "completed", 4, 4)]  # fmt: skip
+    assert _rows(db_path, "SELECT count(*), count(DISTINCT call_key) FROM calls WHERE status = 'ok'") == [(7, 7)]
+
+
+def test_a_failed_batch_ends_its_calls_in_error_and_a_rerun_sends_them_again(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
+        stub.batches.fail = True
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
+        failed = _score(db_path, juror)
+        assert failed.exit_code == 3
+        assert (
+            "7 × openai/gpt-4o-mini: batch batch_" in failed.stderr
+            and "the input file could not be read" in failed.stderr
+        )
+        fixed = _score(db_path, juror)
+        assert fixed.exit_code == 0, fixed.stderr
+        assert stub.batches.n_created == 2
+    assert _rows(db_path, "SELECT count(*) FROM calls WHERE status = 'ok'") == [(7,)]
+
+
+def test_batch_refuses_jurors_without_a_batch_api_in_one_line(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    for juror, says in (
+        ("gemini/gemini-1.5-flash,api_key=x", "has no batch API that jurybench speaks"),
+        ("openai/gpt-4o-mini,structured=instructor", "structured=instructor makes its own re-asks"),
+        ("hosted_vllm/m,api_base=http://127.0.0.1:9/v1,batch_api=grpc", "batch_api='grpc' is not a batch protocol"),
+    ):
+        result = _score(db_path, juror)
+        assert result.exit_code == 2 and says in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) <= 2
+    # offline jurors need no batch API: they answer at once
+    assert _score(db_path, "fake/a").exit_code == 0
+
+
+def test_budget_holds_back_batched_calls(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
+        # ~700 prompt tokens x 1.2 x $0.075/M + 202 x $0.30/M is about $0.000124 a call: 3 fit in $0.0004.
+        stopped = _score(db_path, juror, "--max-cost", "0.0004")
+        assert stopped.exit_code == 4, stopped.stderr
+        assert stub.batches.requests_seen == 3
+        resumed = _score(db_path, juror, "--max-cost", "1")
+        assert resumed.exit_code == 0 and stub.batches.requests_seen == 7
+
+
+# -- kill -9: a batch is never submitted twice ----------------------------------------------------
+
+
+def _cli_process(db: Path, juror: str, tmp_path: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path), "OPENAI_API_KEY": KEY}
+    return subprocess.Popen(
+        [sys.executable, "-m", "jurybench.cli", "score", "-r", "story-quality", "-j", juror, "--batch", "--poll-every",
+         "0.05", "--run", "b", "--no-progress", "--db", str(db)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _wait(predicate: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("when", ["after the provider acknowledged it", "before the store heard back"])
+def test_kill_9_then_rerun_polls_the_same_batch_and_never_submits_twice(
+    db_path: Path, tmp_path: Path, when: str
+) -> None:
+    _items(db_path, tmp_path)
+    slow_ack = when == "before the store heard back"
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=1.5, create_delay_s=30.0 if slow_ack else 0.0)) as stub:
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
+        proc = _cli_process(db_path, juror, tmp_path)
+        try:
+            _wait(lambda: stub.batches.n_created == 1)
+            if not slow_ack:
+                time.sleep(0.3)  # the acknowledgement is recorded; the batch is still in progress
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+        status = _rows(db_path, "SELECT status, provider_batch_id IS NOT NULL, collected_at FROM batches")
+        if slow_ack:  # written before it was sent, never acknowledged
+            assert status == [("submitting", False, None)]
+        else:  # acknowledged and being polled, results not collected
+            assert len(status) == 1 and status[0][0] in ("validating", "in_progress") and status[0][1:] == (True, None)
+        stub.batches.create_delay_s = 0.0
+        result = _score(db_path, juror)
+        assert result.exit_code == 0, result.stderr
+        assert stub.batches.n_created == 1 and stub.batches.requests_seen == 7
+    assert _rows(db_path, "SELECT count(*) FROM calls WHERE status = 'ok'") == [(7,)]
+    assert _rows(db_path, "SELECT count(*), count(collected_at) FROM batches") == [(1, 1)]
+
+
+def test_a_cancelled_batch_leaves_its_calls_for_the_next_run(db_path: Path, tmp_path: Path) -> None:
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=60.0)) as stub:
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
+        proc = _cli_process(db_path, juror, tmp_path)
+        try:
+            _wait(lambda: stub.batches.n_created == 1)
+            time.sleep(0.3)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+        (batch_id,) = _rows(db_path, "SELECT batch_id FROM batches")[0]
+        status = run_cli("batches", "status", batch_id, "--db", str(db_path))
+        assert status.exit_code == 0 and "status=in_progress" in status.stdout, status.stderr
+        cancelled = run_cli("batches", "cancel", batch_id, "--db", str(db_path))
+        assert cancelled.exit_code == 0 and "status=cancelled" in cancelled.stdout
+        assert KEY not in status.stdout + cancelled.stdout
+        stopped = _score(db_path, juror)
+        assert stopped.exit_code == 0 and "interrupted" in stopped.stdout
+        stub.batches.delay_s = 0.1
+        result = _score(db_path, juror)
+        assert result.exit_code == 0 and "finished" in result.stdout
+        assert stub.batches.n_created == 2
+    assert _rows(db_path, "SELECT count(*) FROM calls WHERE status = 'ok'") == [(7,)]
