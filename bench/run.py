@@ -402,6 +402,41 @@ def bench_rate_limits(n: int = 400) -> dict[str, Any]:
     }
 
 
+def bench_batch(n: int = 200) -> dict[str, Any]:
+    """A batch round trip on the loopback stub: n calls through OpenAI-style batches of 50 (and
+    one Anthropic-style batch), every call stored once at the batch price, nothing sent twice."""
+    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+    from jurybench.testing import Batches, StubServer
+
+    full = json.dumps({"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3})
+    out: dict[str, Any] = {}
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
+    os.environ.setdefault("ANTHROPIC_API_KEY", "sk-ant-bench")
+    for protocol, model in (("openai", "openai/gpt-4o-mini"), ("anthropic", "anthropic/claude-haiku-4-5")):
+        with tempfile.TemporaryDirectory() as tmp, StubServer(full, batches=Batches(delay_s=0.5)) as stub:
+            db = Path(tmp) / "b.duckdb"
+            items = Path(tmp) / "items.csv"
+            items.write_text("item_id,prompt,response\n" + "".join(f"i{i},Prompt {i},Story {i}\n" for i in range(n)))
+            con = connect(db)
+            import_items(con, items)
+            con.close()
+            juror = parse_juror(f"{model},api_base={stub.api_base},batch_size=50")
+            options = EngineOptions(progress=False, batch=True, batch_poll_s=0.1)
+            start = time.perf_counter()
+            result = score(db, load_rubric("story-quality"), [juror], options=options)
+            seconds = time.perf_counter() - start
+            again = score(db, load_rubric("story-quality"), [juror], options=options)
+            con = connect(db, read_only=True)
+            stored = con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), count(cost_usd) FROM calls").fetchone()
+            con.close()
+            out[protocol] = {"calls": n, "stored_ok": stored[0], "costed": stored[1], "batches": stub.batches.n_created,
+                             "requests_sent": stub.batches.requests_seen, "seconds": seconds,
+                             "cost_usd": result.cost_usd, "rerun_called": again.n_called}  # fmt: skip
+    return out
+
+
 def bench_cli(repeats: int) -> dict[str, Any]:
     exe = Path(sys.executable).parent / "jurybench"
     cli, bare = [], []
@@ -434,6 +469,8 @@ def main() -> None:
         **bench_statistics(args.quick),
         "service": bench_service(),
         "rate_limits": bench_rate_limits(),
+        "batch": bench_batch(),
+        "memory": _memory(args.quick),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -471,6 +508,20 @@ def main() -> None:
         print(f"rate limits ({name}): {case['stored_ok']}/{case['calls']} stored ok in {case['seconds']:.0f}s; "
               f"{case['served_per_minute']:.0f}/min of {case['limit_per_minute']:.0f} = {case['of_limit']:.3f} "
               f"(target >= 0.95); 429s per success {case['429_per_success']:.4f} (target < 0.01)")  # fmt: skip
+    for protocol, b in results["batch"].items():
+        print(f"batch ({protocol}): {b['stored_ok']}/{b['calls']} stored ok via {b['batches']} batches, "
+              f"{b['requests_sent']} requests sent, ${b['cost_usd']:.5f} at the batch price in {b['seconds']:.1f}s; "
+              f"a re-run called {b['rerun_called']}")  # fmt: skip
+    m = results["memory"]
+    print(f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
+          f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
+          f"(x{m['large_over_small']:.2f}; target < {m['target_large_over_small']})")  # fmt: skip
+    if m.get("score_1m_judgments"):
+        big = m["score_1m_judgments"]
+        print(f"memory: {big['judgment_rows']:,} judgment rows, peak RSS {big['peak_rss_mb']:.0f} MB (target < 500)")
+    if m.get("import"):
+        print(f"memory: {m['import']['rows']:,}-row items import, peak RSS {m['import']['peak_rss_mb']:.0f} MB "
+              "(target < 500)")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -478,6 +529,15 @@ def main() -> None:
             print(f"  {line}")
         sys.exit(1)
     print("targets: all met")
+
+
+def _memory(quick: bool) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import memory
+
+    if quick:
+        return dict(memory.bench_memory(300, 3_000, 0, 60_000))
+    return dict(memory.bench_memory())
 
 
 def missed_targets(results: dict[str, Any]) -> list[str]:
@@ -491,9 +551,28 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
         ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
     ]
+    for protocol, b in (results.get("batch") or {}).items():  # every call once, at a price, never sent twice
+        checks += [
+            (f"batch {protocol}: calls stored ok", b["stored_ok"], ">=", b["calls"]),
+            (f"batch {protocol}: requests sent per call", b["requests_sent"] / b["calls"], "<", 1.0001),
+            (f"batch {protocol}: calls called again on a re-run", b["rerun_called"], "<", 1),
+        ]
+    m = results.get("memory")
+    if m is not None:
+        checks.append(
+            ("memory: peak RSS 30k items / 3k items", m["large_over_small"], "<", m["target_large_over_small"])
+        )
+        if m.get("score_1m_judgments"):
+            checks.append(
+                ("memory: 1M judgment rows, peak MB", m["score_1m_judgments"]["peak_rss_mb"], "<", m["target_mb"])
+            )
+        if m.get("import"):
+            checks.append(("memory: items import peak MB", m["import"]["peak_rss_mb"], "<", m["target_mb"]))
     v = results.get("service")
     if v is not None:  # every job finishes; every judgment stored once, none lost
         checks += [
+            ("service submit p95 ms (50 clients)", v["submit_ms"]["p95"], "<", 250),
+            ("service poll p95 ms (50 clients)", v["poll_ms"]["p95"], "<", 100),
             ("service jobs finished", v["jobs_finished"], ">=", v["clients"]),
             ("service calls stored exactly once", v["calls"] - v["calls_expected"] + 1, ">=", 1),
             ("service calls not lost", v["distinct_calls"], ">=", v["calls_expected"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,9 @@ def test_cancel_a_queued_or_running_job_and_unknown_ones(db_path: Path) -> None:
         second = c.post("/v1/jobs", json={**slow, "items": None, "item_ids": ["i0"]}).json()["job_id"]
         assert c.post(f"/v1/jobs/{second}/cancel").json()["status"] == "cancelled"  # still queued
         wait_for(c, first, ("running",))
+        deadline = time.monotonic() + 30  # cancel once a call is stored (planning may take a moment)
+        while c.get(f"/v1/jobs/{first}").json()["progress"]["n_done"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert c.post(f"/v1/jobs/{first}/cancel").status_code == 200
         job = wait_for(c, first)
         assert job["status"] == "cancelled" and 0 < job["progress"]["n_done"] < 9

@@ -20,7 +20,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.generate._spec import GenerationSpec, unit_id
-from jurybench.jury._engine import EngineOptions, RunResult, Task, call_key, run_job
+from jurybench.jury._engine import EngineOptions, Planned, RunResult, Task, call_key, run_job
 from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
 from jurybench.jury._jury import as_jury
 
@@ -202,11 +202,15 @@ def generate(
     tasks, planned, n_units = plan_generation(spec, generators, prompts)
     holder: dict[str, GenerationReport] = {}
 
-    def plan(con: Any) -> tuple[list[Task], int]:
+    def plan(con: Any) -> Planned:
+        planned_run = Planned.of(tasks, n_units)
+        if not plan_only:  # --plan writes nothing
+            planned_run.write = record
+        return planned_run
+
+    def record(con: Any) -> None:
         import pyarrow as pa
 
-        if plan_only:  # --plan writes nothing
-            return tasks, n_units
         rows = {
             "call_key": list(planned), "study": [spec.name] * len(planned),
             "unit_id": [unit_id(p.prompt.prompt_id, p.arms) for p in planned.values()],
@@ -227,7 +231,6 @@ def generate(
             )
         finally:
             con.unregister("planned_generations")
-        return tasks, n_units
 
     def finish(con: Any, result: RunResult) -> None:
         holder["report"] = materialize(con, spec, result, planned, source=source or spec.name)

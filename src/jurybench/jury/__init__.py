@@ -10,6 +10,7 @@ from jurybench.jury._backends import (
     Slot,
     TransientError,
 )
+from jurybench.jury._cost import CostTally
 from jurybench.jury._engine import (
     EXIT_BUDGET,
     EXIT_CALL_ERRORS,
@@ -30,6 +31,7 @@ __all__ = [
     "EXIT_CALL_ERRORS",
     "TIE_RULES",
     "Completion",
+    "CostTally",
     "EngineOptions",
     "FakeBackend",
     "JurorSpec",

@@ -338,4 +338,3 @@ def _error_text(response: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error.get("type") or error)[:300]
     return str(data)[:300]
-

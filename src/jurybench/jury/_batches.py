@@ -34,11 +34,14 @@ def list_batches(
 
 
 def _batch(con: Any, batch_id: str) -> tuple[Any, ...]:
-    row = con.execute(
+    from jurybench.store._db import first_row
+
+    row = first_row(
+        con,
         "SELECT b.batch_id, b.provider_batch_id, b.protocol, b.api_base, j.model, b.status, b.collected_at "
         "FROM batches b LEFT JOIN jurors j USING (juror_key) WHERE b.batch_id = ? OR b.provider_batch_id = ?",
         [batch_id, batch_id],
-    ).fetchone()
+    )
     if row is None:
         raise JurybenchError(f"no batch '{batch_id}' in the store.", hint="See 'jurybench batches list'.")
     if row[1] is None:

@@ -10,8 +10,8 @@ else a rule from the rubric's answer format (documented in :func:`expected_outpu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.jury._juror import JurorSpec
@@ -77,10 +77,13 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     the mean of its earlier answers in the store, else 12 tokens per criterion or category
     (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10; for a
     generation, its ``max_tokens`` (400 when none is set)."""
-    row = con.execute(
+    from jurybench.store._db import first_row
+
+    row = first_row(
+        con,
         "SELECT avg(completion_tokens), count(completion_tokens) FROM calls WHERE juror_key = ? AND status <> 'error'",
         [spec.key],
-    ).fetchone()
+    )
     if row and row[1]:
         return float(row[0]), f"mean of {row[1]} earlier answers"
     if getattr(rubric, "kind", None) == "generation":  # a response, as long as it may be
@@ -91,6 +94,44 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     dims = len(getattr(rubric, "dimensions", []) or [])
     rationale = 120 if getattr(rubric, "rationale", False) else 0
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
+
+
+@dataclass
+class CostTally:
+    """What a run paid, the same for the CLI, the progress bar, the service and the store: the
+    sum of the calls whose cost is known (offline jurors cost 0), and how many answered calls
+    have no known price. The total is unknown (None) only when no answered call had a price;
+    otherwise it is the known part and says how many calls it leaves out."""
+
+    known: float = 0.0
+    n_priced: int = 0
+    n_unpriced: int = 0
+    by_juror: dict[str, float] = field(default_factory=dict)
+
+    def add(self, juror: str, cost: float | None, status: str) -> None:
+        if cost is None:
+            if status != "error":  # a failed request without an answer cost nothing
+                self.n_unpriced += 1
+            return
+        self.known += cost
+        self.n_priced += 1
+        self.by_juror[juror] = self.by_juror.get(juror, 0.0) + cost
+
+    @property
+    def usd(self) -> float | None:
+        if self.n_priced == 0 and self.n_unpriced:
+            return None
+        return self.known
+
+    def text(self) -> str:
+        if self.usd is None:
+            return "cost unknown"
+        extra = f" (+ {self.n_unpriced} calls of unknown price)" if self.n_unpriced else ""
+        return f"${self.known:.4f}{extra}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cost_usd": self.usd, "n_cost_unknown": self.n_unpriced,
+                "cost_by_juror": {k: round(v, 10) for k, v in self.by_juror.items()}}  # fmt: skip
 
 
 @dataclass
@@ -109,23 +150,25 @@ class JurorPlan:
         return dict(self.__dict__)
 
 
-def plan_costs(con: Any, rubric: Any, tasks: Sequence[Any], cached_keys: set[str]) -> list[JurorPlan]:
-    """Per juror (in jury order): calls, tokens and cost of the tasks not already answered."""
+def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
+    """Per juror (in jury order): calls, tokens and cost of the tasks not already answered, over
+    the run's chunks of (tasks, keys already answered)."""
     plans: dict[str, JurorPlan] = {}
     prices: dict[str, Price | None] = {}
     per_call: dict[str, float] = {}  # expected output tokens of one call
-    for task in tasks:
-        spec = task.juror
-        plan = plans.get(spec.key)
-        if plan is None:
-            per_call[spec.key], basis = expected_output_tokens(con, spec, rubric)
-            plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0)
-            prices[spec.key] = price_of(spec)
-        if task.call_key in cached_keys:
-            plan.cached += 1
-            continue
-        plan.calls += 1
-        plan.input_tokens += count_tokens(spec, task.messages)
+    for tasks, cached_keys in chunks:
+        for task in tasks:
+            spec = task.juror
+            plan = plans.get(spec.key)
+            if plan is None:
+                per_call[spec.key], basis = expected_output_tokens(con, spec, rubric)
+                plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0)
+                prices[spec.key] = price_of(spec)
+            if task.call_key in cached_keys:
+                plan.cached += 1
+                continue
+            plan.calls += 1
+            plan.input_tokens += count_tokens(spec, task.messages)
     for key, plan in plans.items():
         plan.output_tokens = per_call[key] * plan.calls
         price = prices[key]
@@ -195,8 +238,11 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
             )
         prices[spec.key] = price
         output[spec.key] = expected_output_tokens(con, spec, rubric)[0]
-    row = con.execute(
+    from jurybench.store._db import first_row
+
+    row = first_row(
+        con,
         "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ?",
         [run_id],
-    ).fetchone()
+    )
     return Budget(max_cost, float(row[0]) if row else 0.0, prices, output)

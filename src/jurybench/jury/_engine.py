@@ -42,7 +42,7 @@ from jurybench.jury._backends import (
     make_backend,
 )
 from jurybench.jury._call import CallState, default_reasks, generating
-from jurybench.jury._cost import Budget, JurorPlan, make_budget, plan_costs
+from jurybench.jury._cost import OFFLINE, Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._limits import EndpointLimiter, estimate_tokens
@@ -52,10 +52,11 @@ from jurybench.jury._store_io import (
     JUDGMENT_COLUMNS,
     clear_stale_calls,
     done_call_keys,
-    load_subjects,
     record_gold_labels,
     register_jurors,
     register_rubric,
+    subject_slices,
+    subject_table,
     write_batch,
 )
 from jurybench.redact import redact
@@ -94,6 +95,25 @@ EXIT_BUDGET = 4  # --max-cost reached: the run stopped before every call was mad
 FINAL_FLUSH_WAIT_S = 600.0
 
 
+# Subjects planned, checked against the cache and judged at a time: memory stays flat as runs grow.
+CHUNK = 2000
+
+
+@dataclass
+class Planned:
+    """What a run will do: subject and task counts up front, the tasks themselves a chunk at a time."""
+
+    n_subjects: int
+    n_tasks: int
+    chunks: Callable[[], Iterator[list[Task]]]
+    subject_ids: list[str] | None = None
+    write: Callable[[Any], None] | None = None  # what planning records in the store (under the write lock)
+
+    @classmethod
+    def of(cls, tasks: list[Task], n_subjects: int) -> Planned:
+        return cls(n_subjects, len(tasks), lambda: iter([tasks]), sorted({t.subject_id for t in tasks}))
+
+
 @dataclass
 class RunResult:
     run_id: str
@@ -101,8 +121,7 @@ class RunResult:
     n_cached: int
     n_called: int
     status_counts: Counter[str] = field(default_factory=Counter)
-    cost_usd: float = 0.0
-    n_costed: int = 0
+    cost: CostTally = field(default_factory=CostTally)
     elapsed_s: float = 0.0
     interrupted: bool = False
     n_skipped: int = 0
@@ -117,12 +136,16 @@ class RunResult:
     budget: Budget | None = None
 
     @property
+    def cost_usd(self) -> float | None:
+        return self.cost.usd
+
+    @property
     def n_errors(self) -> int:
         return self.status_counts.get("error", 0)
 
     def summary(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.status_counts.items()))
-        cost = f"${self.cost_usd:.4f}" if self.n_costed else "cost unknown"
+        cost = self.cost.text()
         skipped = f", {self.n_skipped} not made (juror unusable)" if self.n_skipped else ""
         return (
             f"run {self.run_id}: {self.n_tasks} {self.noun} requested, {self.n_cached} from cache, "
@@ -243,7 +266,7 @@ class _Progress:
         self.errors: Counter[tuple[str, str]] = Counter()
         self.skipped = 0
         self.stopped = False  # asked to stop early (options.stop)
-        self.cost = 0.0
+        self.cost = CostTally()
         self.last_note = ""
         self.started = time.perf_counter()
         if not self.enabled:
@@ -272,7 +295,7 @@ class _Progress:
             total=total,
             completed=cached,
             rate=0.0,
-            cost=0.0,
+            cost="",
             invalid=0,
             refusal=0,
             error=0,
@@ -280,10 +303,10 @@ class _Progress:
         )
         self.progress.start()
 
-    def advance(self, status: str, cost: float | None) -> None:
+    def advance(self, status: str, cost: float | None, juror: str = "", shared: bool = False) -> None:
         self.counts[status] += 1
-        if cost:
-            self.cost += cost
+        if not shared:  # another run asked and paid for a shared answer
+            self.cost.add(juror, cost, status)
         if not self.enabled:
             return
         done = sum(self.counts.values())
@@ -292,11 +315,16 @@ class _Progress:
             self.task_id,
             advance=1,
             rate=rate,
-            cost=f"${self.cost:.4f}" if self.cost else "cost n/a",
+            cost=self.cost.text(),
             invalid=self.counts["invalid"],
             refusal=self.counts["refusal"],
             error=self.counts["error"],
         )
+
+    def reuse(self, n: int) -> None:
+        """Calls answered before (from the store): counted as done, not made."""
+        if self.enabled and n:
+            self.progress.update(self.task_id, advance=n)
 
     def note(self, text: str) -> None:
         """A line of state beside the bar (e.g. the batches submitted, in progress, collected)."""
@@ -330,6 +358,12 @@ class _Held:
             return
         with self.lock:
             yield self.con
+
+    @contextlib.contextmanager
+    def read(self, wait_s: float) -> Iterator[Any]:
+        """The connection for reading: without the caller's write lock (DuckDB's snapshots keep
+        readers and the one writer apart), so other threads' writes do not wait for a plan."""
+        yield self.con
 
     def poll(self) -> None:
         pass
@@ -367,6 +401,9 @@ class _Released:
                 raise StoreBusy(f"{self.path} is lent to a reader for a moment")
             self.con = open_with_retry(self.path, read_only=False, config=None, wait_s=wait_s, ask_release=False)
         yield self.con
+
+    def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:
+        return self.open(wait_s)
 
     def poll(self) -> None:
         """Let the file go if someone asked (called between writes, never during one)."""
@@ -694,6 +731,7 @@ async def _execute(
     options: EngineOptions,
     unusable: dict[str, str],
     budget: Budget | None = None,
+    limiters: dict[str, _RateLimiter] | None = None,
 ) -> None:
     batched: list[Task] = []
     if options.batch:  # jurors with a batch API go that way; offline ones answer at once
@@ -704,24 +742,27 @@ async def _execute(
     by_provider: dict[str, deque[Task]] = defaultdict(deque)
     for task in tasks:
         by_provider[task.juror.provider].append(task)
-    limiters = {
-        key: _RateLimiter(spec.option("rpm", None), spec.option("tpm", None))
-        for key, spec in {t.juror.key: t.juror for t in tasks}.items()
-    }
+    if limiters is None:
+        limiters = {}
+    for spec in {t.juror.key: t.juror for t in tasks}.values():
+        if spec.key not in limiters:
+            limiters[spec.key] = _RateLimiter(spec.option("rpm", None), spec.option("tpm", None))
     rng = random.Random()
 
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
         call["run_id"] = run_id
+        if call["cost_usd"] is None and call["status"] != "error" and task.juror.model.startswith(OFFLINE):
+            call["cost_usd"] = 0.0  # offline jurors cost nothing: a known price, not an unknown one
         writer.add(task, call, outcome)
         paid = None if call.get("shared") else call["cost_usd"]
-        progress.advance(call["status"], paid)
+        progress.advance(call["status"], call["cost_usd"], task.juror.display_name, shared=bool(call.get("shared")))
         if call["status"] == "error":
             progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
         if options.on_result:
             options.on_result(task, call["status"])
         if options.on_call:
-            options.on_call({**call, "cost_usd": paid})
+            options.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
 
     async def worker(queue: deque[Task]) -> None:
         while queue:
@@ -799,6 +840,7 @@ def score(
     where: str | None = None,
     run_id: str | None = None,
     options: EngineOptions | None = None,
+    ids: list[str] | None = None,
 ) -> RunResult:
     """Judge every selected subject with every juror; returns what was done.
 
@@ -807,7 +849,8 @@ def score(
     while the run goes on). Pairwise and preference rubrics judge every pair in
     both orders. Answers already in the store (same rubric, juror, subject, order,
     sample) are reused without a call. ``jury`` is a :class:`Jury` (jurors, weights,
-    aggregation, quorum) or a plain list of jurors (the default rule for the rubric).
+    aggregation, quorum) or a plain list of jurors (the default rule for the rubric). ``ids``
+    limits the subjects to these item (pointwise) or pair (pairwise) ids, with ``where`` or not.
     """
     options = options or EngineOptions()
     # before anything is opened or written
@@ -817,17 +860,24 @@ def score(
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
 
-    def plan(con: Any) -> tuple[list[Task], int]:
-        subjects = load_subjects(con, rubric, where)
-        if not subjects:
+    def plan(con: Any) -> Planned:
+        table = subject_table(con, rubric, where, ids)
+        if not table.num_rows:
             kind = "pairs" if is_pairwise(rubric) else "items"
             raise JurybenchError(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
-        if not options.plan_only:
-            record_gold_labels(con, rubric, subjects)
-        return plan_tasks(rubric, jurors, subjects), len(subjects)
+        per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) else 1)
+        # A batch run sends every call at once (batches take hours: one chunk after another would wait each out).
+        size = 1 << 30 if options.batch else CHUNK
+        return Planned(
+            table.num_rows,
+            table.num_rows * per_subject,
+            lambda: (plan_tasks(rubric, jurors, rows) for rows in subject_slices(table, size)),
+            [str(v) for v in table.column(0).to_pylist()],
+            lambda con: record_gold_labels(con, rubric, (row for rows in subject_slices(table, CHUNK) for row in rows)),
+        )
 
     def finish(con: Any, result: RunResult) -> None:
         if definition.aggregation == "calibrated" and not result.interrupted:
@@ -843,7 +893,7 @@ def run_job(
     store: Any,
     rubric: Any,
     definition: Jury,
-    plan: Callable[[Any], tuple[list[Task], int]],
+    plan: Callable[[Any], Planned],
     finish: Callable[[Any, RunResult], None],
     *,
     where: str | None = None,
@@ -853,6 +903,10 @@ def run_job(
     """The engine's one loop, for judging and for generating: plan the tasks, reuse answered
     calls, make the others (concurrent, rate-limited, retried), write as answers arrive, and
     finish the run (``finish`` runs in the last transaction's connection, also after Ctrl-C).
+
+    Tasks come a chunk at a time (:class:`Planned`): each chunk is checked against the store,
+    its answered calls reused and the rest made before the next chunk is rendered, so memory
+    does not grow with the run.
 
     ``rubric`` is a rubric, or anything with its interface (``content_hash``, ``name``,
     ``version``, ``kind``, ``dimensions``, ``model_dump_json``), such as a generation spec."""
@@ -869,51 +923,66 @@ def run_job(
     jurors = list(definition.jurors)
     if options.plan_only:
         with access.open(wait_s=lock_wait_s()) as con:
-            tasks, _ = plan(con)
-            done = done_call_keys(con, [t.call_key for t in tasks])
-            result = RunResult(run_id or "(new run)", len(tasks), len(done), 0, status="planned")
-            result.plan = plan_costs(con, rubric, tasks, done)
+            planned = plan(con)
+            chunks = []
+            for tasks in planned.chunks():
+                chunks.append((tasks, done_call_keys(con, [t.call_key for t in tasks])))
+            result = RunResult(run_id or "(new run)", planned.n_tasks, sum(len(d) for _, d in chunks), 0,
+                               status="planned")  # fmt: skip
+            result.plan = plan_costs(con, rubric, chunks)
         access.close()
         return result
     try:
-        with access.open(wait_s=lock_wait_s()) as con:
-            tasks, n_subjects = plan(con)
-            subject_ids = sorted({t.subject_id for t in tasks})
-            backends = {j.key: make_backend(j, rubric, con, subject_ids) for j in jurors}
+        with access.read(wait_s=lock_wait_s()) as con:  # planning only reads
+            planned = plan(con)
+            backends = {j.key: make_backend(j, rubric, con, planned.subject_ids) for j in jurors}
             budget = (
                 make_budget(con, options.max_cost, run_id or "", rubric, jurors)
                 if options.max_cost is not None
                 else None
             )
-            run_id = _open_run(con, run_id, rubric, definition, where, n_subjects)
-            done = done_call_keys(con, [t.call_key for t in tasks])
-            todo = [t for t in tasks if t.call_key not in done]
-            clear_stale_calls(con, [t.call_key for t in todo])
-            writer = _Writer(access, run_id, rubric)
-            writer.add_cached([t.call_key for t in tasks if t.call_key in done])
-            writer.flush(con)
+        with access.open(wait_s=lock_wait_s()) as con:
+            if planned.write is not None:
+                planned.write(con)
+            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
+    writer = _Writer(access, run_id, rubric)
     started = time.perf_counter()
-    if options.on_plan:
-        options.on_plan(len(tasks), len(tasks) - len(todo))
-    progress = _Progress(len(tasks), len(tasks) - len(todo), options.progress)
-    result = RunResult(
-        run_id, len(tasks), len(tasks) - len(todo), len(todo), noun="responses" if generating(rubric) else "judgments"
-    )
+    progress = _Progress(planned.n_tasks, 0, options.progress)
+    result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
+    limiters = {j.key: _RateLimiter(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
     interrupted = False
     unusable: dict[str, str] = {}
+
+    async def each_chunk() -> None:
+        for tasks in planned.chunks():
+            with access.open(wait_s=lock_wait_s()) as con:
+                done = done_call_keys(con, [t.call_key for t in tasks])
+                todo = [t for t in tasks if t.call_key not in done]
+                clear_stale_calls(con, [t.call_key for t in todo])
+                writer.add_cached([t.call_key for t in tasks if t.call_key in done])
+                writer.flush(con)
+            result.n_cached += len(done)
+            progress.reuse(len(done))
+            if options.on_plan:
+                options.on_plan(planned.n_tasks, result.n_cached)
+            if progress.stopped or (budget is not None and budget.reached):
+                continue  # no more calls, but answered ones are still the run's
+            await _execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters)
+            if progress.stopped:
+                return
+
     try:
-        _run_async(_execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget))
+        _run_async(each_chunk())
     except (KeyboardInterrupt, asyncio.CancelledError):
         interrupted = True
         raise
     finally:
         progress.stop()
         result.status_counts = progress.counts
-        result.cost_usd = progress.cost
-        result.n_costed = 1 if progress.cost else 0
+        result.cost = progress.cost
         result.elapsed_s = time.perf_counter() - started
         result.interrupted = interrupted or progress.stopped
         result.stopped_budget = budget is not None and budget.reached and not result.interrupted

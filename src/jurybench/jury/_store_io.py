@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from jurybench.jury._juror import JurorSpec, stored_params
@@ -64,7 +64,17 @@ def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[s
     The predicate is parsed as one expression and evaluated in a sandbox holding only
     the candidate rows, never on the store's (writable) connection.
     """
-    from jurybench.store._safe import select_rows
+    return [row for rows in subject_slices(subject_table(con, rubric, where), 1 << 30) for row in rows]
+
+
+def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
+    """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
+    the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
+    ``where``."""
+    import pyarrow as pa
+
+    from jurybench.store._db import registered
+    from jurybench.store._safe import select_table
 
     if is_pairwise(rubric):
         base = """
@@ -79,15 +89,25 @@ def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[s
         base = """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
                          metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items"""
         order = "item_id"
-    table = con.sql(base).to_arrow_table()
-    rows = select_rows(table, where, option="--where", order_by=order)
-    for row in rows:
-        if isinstance(row.get("metadata"), str):
-            row["metadata"] = json.loads(row["metadata"])
-    return rows
+    if ids is None:
+        return select_table(con.sql(base).to_arrow_table(), where, option="--where", order_by=order)
+    key = "p.pair_id" if is_pairwise(rubric) else "item_id"
+    with registered(con, "_jb_subject_ids", pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})):
+        table = con.sql(f"{base} WHERE {key} IN (SELECT id FROM _jb_subject_ids)").to_arrow_table()
+    return select_table(table, where, option="--where", order_by=order)
 
 
-def record_gold_labels(con: Any, rubric: AnyRubric, subjects: list[dict[str, Any]]) -> None:
+def subject_slices(table: Any, size: int) -> Iterator[list[dict[str, Any]]]:
+    """The subjects as dicts, ``size`` at a time (metadata parsed)."""
+    for start in range(0, table.num_rows, size):
+        rows = table.slice(start, size).to_pylist()
+        for row in rows:
+            if isinstance(row.get("metadata"), str):
+                row["metadata"] = json.loads(row["metadata"])
+        yield rows
+
+
+def record_gold_labels(con: Any, rubric: AnyRubric, subjects: Iterable[dict[str, Any]]) -> None:
     """Classification: each item's reference as a canonical label (classification_gold).
 
     A reference that names no label is bad input: one line naming the item and the fix,

@@ -26,7 +26,7 @@ from jurybench.redact import install_log_redaction, redact_value, register_secre
 from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, NotFound
 from jurybench.service._stats import STATS, run_statistic
-from jurybench.service._store import SqlTimeout, SqlTooLarge, Store
+from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
 
 log = logging.getLogger("jurybench.service")
 OPEN_PATHS = frozenset({"/v1/health", "/openapi.json"})
@@ -116,6 +116,7 @@ def create_app(
             config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
         )
         state["jobs"] = JobManager(state["store"], workers=config.workers)
+        state["group"] = GroupWriter(state["store"])
         if start_jobs:
             state["jobs"].start()
 
@@ -130,6 +131,7 @@ def create_app(
         finally:
             if start_jobs:
                 state["jobs"].shutdown()
+            state["group"].close()
             if store is None or close_store:
                 state["store"].close()
             state.clear()
@@ -184,6 +186,9 @@ def create_app(
     def store_() -> Store:
         return state["store"]  # type: ignore[no-any-return]
 
+    def group_writer() -> GroupWriter:
+        return state["group"]  # type: ignore[no-any-return]
+
     def jobs_() -> JobManager:
         return state["jobs"]  # type: ignore[no-any-return]
 
@@ -219,11 +224,9 @@ def create_app(
         return out
 
     # -- jobs --------------------------------------------------------------------------------
-    @app.post("/v1/jobs", status_code=202, tags=["jobs"])
-    def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
-        """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
-        from jurybench.jury._engine import validate_jurors
-        from jurybench.rubric import is_pairwise
+    def _prepare(body: rq.JobIn) -> tuple[dict[str, Any], Any, Any, list[str | None]]:
+        """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
+        from jurybench.jury._engine import check_batch_jurors, validate_jurors
 
         if not body.swap:
             raise JurybenchError("swap: false is not offered: jurybench judges every pair in both orders.")
@@ -233,35 +236,74 @@ def create_app(
                 raise JurybenchError("jury: missing.", hint='Give jury.jurors (e.g. ["openai/gpt-4o-mini"]).')
             request["jury"] = dict(config.default_jury)
         rubric = rq.load_rubric_for(request)
-        pairwise = is_pairwise(rubric)
         secrets = rq.secrets_of(request["jury"])
         request["_calibration_dir"] = str(config.calibrations)
         jury = rq.jury_for(request, secrets, config.calibrations)
         validate_jurors(rubric, list(jury.jurors))
         jury.resolved(rubric)
-        where = rq.subject_predicate(body, pairwise)
-        with store.writing() as cur:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                if body.items:
-                    _import_items(cur, body.items, None, in_transaction=True)
-                if body.pairs:
-                    _import_pairs(cur, body.pairs, None, in_transaction=True)
-                n = _count_subjects(cur, rubric, body, where)
-                if n == 0:
-                    kind = "pairs" if pairwise else "items"
-                    raise JurybenchError(f"no {kind} to judge{f' where {where}' if where else ''}.",
-                                         hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
-                cur.execute("COMMIT")
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
+        if body.batch:
+            check_batch_jurors(list(jury.jurors))
+        if body.max_cost is not None:
+            from jurybench.jury._cost import price_of
+
+            unknown = [j.display_name for j in jury.jurors if price_of(j) is None]
+            if unknown:
+                raise JurybenchError(f"max_cost: no price is known for {', '.join(unknown)}, so a budget cannot be kept.",
+                                     hint="Use models litellm's price map lists, or leave max_cost out.")  # fmt: skip
+        return request, rubric, jury, secrets
+
+    @app.post("/v1/plan", tags=["jobs"])
+    def plan_job(body: rq.JobIn, store: StoreDep) -> dict[str, Any]:
+        """What a job would do and cost, per juror (calls after the cache, input tokens of the rendered
+        prompts, expected output tokens, cost synchronously and in batch); nothing is called or written.
+        Subjects must be stored already (item_ids, pair_ids or where)."""
+        from jurybench.jury import EngineOptions, score
+        from jurybench.rubric import is_pairwise
+
+        if body.items or body.pairs:
+            raise JurybenchError("a plan reads stored subjects: upload items or pairs first (POST /v1/items, "
+                                 "/v1/pairs), then plan with item_ids, pair_ids or where.")  # fmt: skip
+        _, rubric, jury, _ = _prepare(body)
+        ids, where = rq.subject_predicate(body, is_pairwise(rubric))
+        with store.cursor() as cur:
+            result = score(cur, rubric, jury, where=where, ids=ids,
+                           options=EngineOptions(plan_only=True, progress=False))  # fmt: skip
+        jurors = [p.as_dict() for p in result.plan]
+
+        def total(name: str) -> float | None:
+            values = [p[name] for p in jurors]
+            return None if any(v is None for v in values) else sum(values)
+
+        return {"n_calls": sum(p["calls"] for p in jurors), "n_cached": sum(p["cached"] for p in jurors),
+                "cost_usd": total("cost_usd"), "cost_batch_usd": total("cost_batch_usd"), "jurors": jurors}  # fmt: skip
+
+    @app.post("/v1/jobs", status_code=202, tags=["jobs"])
+    def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
+        """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
+        from jurybench.rubric import is_pairwise
+
+        request, rubric, _jury, secrets = _prepare(body)
+        pairwise = is_pairwise(rubric)
+        ids, where = rq.subject_predicate(body, pairwise)
         request.pop("items", None)
         request.pop("pairs", None)
         request["_where"] = where
+        request["_ids"] = ids
         request["_needs_key"] = any(secrets)
-        request["_n_subjects"] = n
-        return jobs.submit(request, secrets)
+
+        def write(cur: Any) -> str:
+            # Runs in the group writer's transaction, with other clients' submissions (their
+            # inline items and pairs imported already).
+            n = _count_subjects(cur, rubric, ids, where)
+            if n == 0:
+                kind = "pairs" if pairwise else "items"
+                raise JurybenchError(f"no {kind} to judge{f' where {where}' if where else ''}.",
+                                     hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
+            return jobs.insert(cur, {**request, "_n_subjects": n})
+
+        items = [item.model_dump(exclude_none=True) for item in body.items or []]
+        pairs = [pair.model_dump(exclude_none=True) for pair in body.pairs or []]
+        return jobs.enqueue(group_writer().run(write, items, pairs), secrets)
 
     @app.get("/v1/jobs", tags=["jobs"])
     def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
@@ -431,25 +473,20 @@ def create_app(
     return app
 
 
-def _count_subjects(cur: Any, rubric: Any, body: rq.JobIn, where: str | None) -> int:
+def _count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects the job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
-    from jurybench.jury._store_io import load_subjects
+    from jurybench.jury._store_io import subject_table
     from jurybench.rubric import is_pairwise
 
-    if body.where:
-        return len(load_subjects(cur, rubric, where))
-    pairwise = is_pairwise(rubric)
-    ids = ([p.pair_id for p in body.pairs or []] + list(body.pair_ids or [])) if pairwise else (
-        [i.item_id for i in body.items or []] + list(body.item_ids or []))  # fmt: skip
-    if not ids:
-        return len(load_subjects(cur, rubric, None))
+    if where or not ids:
+        return int(subject_table(cur, rubric, where, ids).num_rows)
     import pyarrow as pa
 
     from jurybench.store._db import registered
 
-    table, key = ("pairs", "pair_id") if pairwise else ("items", "item_id")
-    with registered(cur, "wanted_subjects", pa.table({"id": list(dict.fromkeys(ids))})):
+    table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")
+    with registered(cur, "wanted_subjects", pa.table({"id": ids})):
         found = cur.execute(f"SELECT count(*) FROM {table} t JOIN wanted_subjects w ON t.{key} = w.id").fetchall()
     return int(found[0][0])
 

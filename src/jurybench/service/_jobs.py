@@ -22,10 +22,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.jury import CostTally
 from jurybench.redact import redact
 
 log = logging.getLogger("jurybench.service")
-FINAL = ("finished", "finished_with_errors", "failed", "cancelled")
+FINAL = ("finished", "finished_with_errors", "failed", "cancelled", "stopped_budget")
 
 
 class NotFound(JurybenchError):
@@ -43,7 +44,7 @@ class Live:
     stop: threading.Event = field(default_factory=threading.Event)
     cancel: bool = False
     counts: Counter[str] = field(default_factory=Counter)
-    cost: float = 0.0
+    cost: CostTally = field(default_factory=CostTally)
     n_tasks: int | None = None
     n_cached: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -51,8 +52,8 @@ class Live:
     def on_call(self, call: dict[str, Any]) -> None:
         with self.lock:
             self.counts[call["status"]] += 1
-            if call.get("cost_usd"):
-                self.cost += float(call["cost_usd"])
+            if not call.get("shared"):
+                self.cost.add(str(call.get("juror") or ""), call.get("cost_usd"), call["status"])
 
     def on_plan(self, n_tasks: int, n_cached: int) -> None:
         self.n_tasks, self.n_cached = n_tasks, n_cached
@@ -60,10 +61,10 @@ class Live:
     def progress(self) -> dict[str, Any]:
         with self.lock:
             c = dict(self.counts)
-            cost = self.cost
+            cost = self.cost.as_dict()
         done = self.n_cached + c.get("ok", 0) + c.get("invalid", 0) + c.get("refusal", 0)
         return {"n_tasks": self.n_tasks, "n_done": done, "n_invalid": c.get("invalid", 0),
-                "n_refusal": c.get("refusal", 0), "n_failed": c.get("error", 0), "cost_usd": cost}  # fmt: skip
+                "n_refusal": c.get("refusal", 0), "n_failed": c.get("error", 0), **cost}  # fmt: skip
 
 
 def strip_secrets(value: Any) -> Any:
@@ -117,12 +118,21 @@ class JobManager:
 
     # -- API -------------------------------------------------------------------------------
     def submit(self, prepared: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
-        job_id = uuid.uuid4().hex[:16]
         with self.store.writing() as cur:
-            cur.execute(
-                "INSERT INTO jobs (job_id, status, request, run_id) VALUES (?, 'queued', ?, ?)",
-                [job_id, json.dumps(strip_secrets(prepared)), f"job-{job_id}"],
-            )
+            job_id = self.insert(cur, prepared)
+        return self.enqueue(job_id, secrets)
+
+    @staticmethod
+    def insert(cur: Any, prepared: dict[str, Any]) -> str:
+        """The job's row (queued), in the caller's transaction; enqueue it once committed."""
+        job_id = uuid.uuid4().hex[:16]
+        cur.execute(
+            "INSERT INTO jobs (job_id, status, request, run_id) VALUES (?, 'queued', ?, ?)",
+            [job_id, json.dumps(strip_secrets(prepared)), f"job-{job_id}"],
+        )
+        return job_id
+
+    def enqueue(self, job_id: str, secrets: list[str | None]) -> dict[str, Any]:
         if any(secrets):
             self.secrets[job_id] = secrets
         self.live[job_id] = Live()
@@ -145,7 +155,8 @@ class JobManager:
         with self.store.cursor() as cur:
             row = cur.execute(
                 """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
-                          n_invalid, n_refusal, n_failed, cost_usd FROM jobs WHERE job_id = ?""",
+                          n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror
+                   FROM jobs WHERE job_id = ?""",
                 [job_id],
             ).fetchall()
         if not row:
@@ -154,7 +165,7 @@ class JobManager:
 
     def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
         sql = """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
-                        n_invalid, n_refusal, n_failed, cost_usd FROM jobs"""
+                        n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror FROM jobs"""
         params: list[Any] = []
         if status:
             sql += " WHERE status = ?"
@@ -172,7 +183,8 @@ class JobManager:
             "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]),
             "error": redact(r[7]) if r[7] else r[7],
             "progress": {"n_tasks": r[8], "n_done": r[9], "n_invalid": r[10], "n_refusal": r[11],
-                         "n_failed": r[12], "cost_usd": r[13]},
+                         "n_failed": r[12], "cost_usd": r[13], "n_cost_unknown": r[14] or 0,
+                         "cost_by_juror": json.loads(r[15]) if r[15] else {}},
         }  # fmt: skip
         live = self.live.get(r[0])
         if live is not None and r[1] == "running":
@@ -202,7 +214,7 @@ class JobManager:
         live = self.live.setdefault(job_id, Live())
         request, run_id = json.loads(row[0][1]), row[0][2]
         try:
-            rubric, jury, where = build_job(request, self.secrets.get(job_id))
+            rubric, jury, where, ids = build_job(request, self.secrets.get(job_id))
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return
@@ -211,10 +223,12 @@ class JobManager:
         options = EngineOptions(
             progress=False, on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set,
             store_lock=self.store.write_lock, concurrency=int(request.get("concurrency") or 16),
+            batch=bool(request.get("batch")), batch_poll_s=float(request.get("poll_every") or 30.0),
+            max_cost=request.get("max_cost"),
         )  # fmt: skip
         try:
             with self.store.cursor() as cur:
-                result = score(cur, rubric, jury, where=where, run_id=run_id, options=options)
+                result = score(cur, rubric, jury, where=where, run_id=run_id, options=options, ids=ids)
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return
@@ -226,6 +240,10 @@ class JobManager:
                     cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
             return
         error = "; ".join(result.error_report()[:3]) or None
+        if result.status == "stopped_budget" and result.budget is not None:
+            left = result.n_tasks - result.n_cached - result.n_called
+            error = (f"budget reached: the run spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
+                     f"{left} calls were not made. Submit the job again with a higher max_cost to go on.")  # fmt: skip
         with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
             live.counts["error"] = result.n_errors + result.n_skipped
             live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
@@ -239,10 +257,13 @@ class JobManager:
                 """UPDATE jobs SET status = ?, error = ?, finished_at = ?, n_tasks = coalesce(?, n_tasks),
                           n_done = coalesce(?, n_done), n_invalid = coalesce(?, n_invalid),
                           n_refusal = coalesce(?, n_refusal), n_failed = coalesce(?, n_failed),
-                          cost_usd = coalesce(?, cost_usd)
+                          cost_usd = coalesce(?, cost_usd), n_cost_unknown = coalesce(?, n_cost_unknown),
+                          cost_by_juror = coalesce(?, cost_by_juror)
                    WHERE job_id = ?""",
                 [status, error, _now(), progress.get("n_tasks"), progress.get("n_done"), progress.get("n_invalid"),
-                 progress.get("n_refusal"), progress.get("n_failed"), progress.get("cost_usd"), job_id],
+                 progress.get("n_refusal"), progress.get("n_failed"), progress.get("cost_usd"),
+                 progress.get("n_cost_unknown"),
+                 json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None, job_id],
             )  # fmt: skip
         self.secrets.pop(job_id, None)
 

@@ -95,6 +95,13 @@ class JobIn(_Body):
     samples: Annotated[int, Field(ge=1, le=20)] | None = Field(default=None, description="answers per juror")
     swap: bool = Field(default=True, description="pairs are always judged in both orders; false is refused")
     concurrency: Annotated[int, Field(ge=1, le=64)] = 16
+    batch: bool = Field(default=False, description="send the calls through the providers' batch APIs")
+    poll_every: Annotated[float, Field(ge=0.01, le=3600)] = Field(
+        default=30.0, description="batch: seconds between looks at open batches"
+    )
+    max_cost: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="USD budget for the job's run; it ends stopped_budget before passing it"
+    )
 
 
 class CalibrationIn(_Body):
@@ -117,10 +124,6 @@ class ApplyIn(_Body):
 class SqlIn(_Body):
     query: Annotated[str, Field(min_length=1, max_length=20_000)]
     limit: Annotated[int, Field(ge=1, le=100_000)] | None = None
-
-
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def load_rubric_for(request: dict[str, Any]) -> Any:
@@ -186,8 +189,10 @@ def secrets_of(jury: dict[str, Any]) -> list[str | None]:
     return out
 
 
-def build_job(request: dict[str, Any], secrets: list[str | None] | None) -> tuple[Any, Any, str | None]:
-    """The rubric, jury and subject predicate of a stored (prepared) job."""
+def build_job(
+    request: dict[str, Any], secrets: list[str | None] | None
+) -> tuple[Any, Any, str | None, list[str] | None]:
+    """The rubric, jury, subject predicate and subject ids of a stored (prepared) job."""
     rubric = load_rubric_for(request)
     if request.get("_needs_key") and not secrets:
         raise JurybenchError(
@@ -195,14 +200,14 @@ def build_job(request: dict[str, Any], secrets: list[str | None] | None) -> tupl
             hint="Submit the job again (or give the provider's key in the server's environment).",
         )
     jury = jury_for(request, secrets, request.get("_calibration_dir"))
-    return rubric, jury, request.get("_where")
+    return rubric, jury, request.get("_where"), request.get("_ids")
 
 
-def subject_predicate(body: JobIn, pairwise: bool) -> str | None:
-    """The predicate choosing the job's subjects: inline ones, listed ids, and/or a where."""
+def subject_predicate(body: JobIn, pairwise: bool) -> tuple[list[str] | None, str | None]:
+    """The job's subjects: the ids of inline and listed ones (None: not limited by id) and the
+    checked ``where``."""
     from jurybench.store._safe import expression
 
-    parts = []
     ids: list[str] = []
     if pairwise:
         ids = [p.pair_id for p in body.pairs or []] + list(body.pair_ids or [])
@@ -212,9 +217,5 @@ def subject_predicate(body: JobIn, pairwise: bool) -> str | None:
         ids = [i.item_id for i in body.items or []] + list(body.item_ids or [])
         if body.pairs or body.pair_ids:
             raise JurybenchError("a pointwise rubric judges items: give items or item_ids, not pairs.")
-    column = "pair_id" if pairwise else "item_id"
-    if ids:
-        parts.append(f"{column} IN ({', '.join(_quote(i) for i in dict.fromkeys(ids))})")
-    if body.where:
-        parts.append(f"({expression(body.where, option='where')})")
-    return " AND ".join(parts) or None
+    where = expression(body.where, option="where") if body.where else None
+    return (list(dict.fromkeys(ids)) or None), where

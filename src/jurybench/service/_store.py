@@ -173,3 +173,86 @@ class Store:
             self.con.close()
         with contextlib.suppress(OSError):
             server_file(self.path).unlink()
+
+
+class GroupWriter:
+    """Small concurrent writes (job submissions) committed together.
+
+    Each write waits in a queue; one thread takes every write waiting, runs them in one
+    transaction and answers each, so fifty clients submitting at once pay for one commit
+    instead of queueing for fifty. If the shared transaction fails, each write of it is run
+    again alone (DuckDB has no savepoints), so one bad request never fails another."""
+
+    MAX = 256
+
+    def __init__(self, store: Store) -> None:
+        import queue
+        import threading
+
+        self.store = store
+        self.queue: queue.Queue[Any] = queue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="group-writer", daemon=True)
+        self.thread.start()
+
+    def run(
+        self, write: Any, items: list[dict[str, Any]] | None = None, pairs: list[dict[str, Any]] | None = None
+    ) -> Any:
+        """``write(cursor)``'s result, committed (or its exception). ``items`` and ``pairs`` (rows
+        to import first) are imported together with those of the other writes in the group."""
+        from concurrent.futures import Future
+
+        future: Future[Any] = Future()
+        self.queue.put(((write, items or [], pairs or []), future))
+        return future.result()
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join(10)
+
+    def _loop(self) -> None:
+        import queue
+
+        while True:
+            first = self.queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < self.MAX:
+                try:
+                    more = self.queue.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self.queue.put(None)
+                    break
+                batch.append(more)
+            try:
+                results = self._commit([write for write, _ in batch])
+            except Exception:
+                for write, future in batch:
+                    try:
+                        future.set_result(self._commit([write])[0])
+                    except Exception as exc:
+                        future.set_exception(exc)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                future.set_result(result)
+
+    def _commit(self, writes: list[Any]) -> list[Any]:
+        from jurybench.store._imports import import_item_rows, import_pair_rows
+
+        items = [row for _, rows, _ in writes for row in rows]
+        pairs = [row for _, _, rows in writes for row in rows]
+        with self.store.writing() as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                if items:  # one import for the group: one set of checks and inserts
+                    import_item_rows(cur, list(enumerate(items, start=1)), source="items", in_transaction=True)
+                if pairs:
+                    import_pair_rows(cur, list(enumerate(pairs, start=1)), source="pairs", in_transaction=True)
+                results = [write(cur) for write, _, _ in writes]
+                cur.execute("COMMIT")
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+        return results

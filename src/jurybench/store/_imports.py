@@ -13,7 +13,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import first_row, scalar, transaction
-from jurybench.store._read import Row, read_rows, require_columns, text_field
+from jurybench.store._read import Row, iter_rows, read_rows, require_columns, text_field
 
 ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
 PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
@@ -38,10 +38,64 @@ def import_items(
     treatment_columns: Sequence[str] = (),
     dataset: str | None = None,
 ) -> ImportResult:
-    """Import generations; columns beyond the known ones go to ``metadata``."""
+    """Import generations; columns beyond the known ones go to ``metadata``.
+
+    The file is read and written a chunk of rows at a time inside one transaction, so an
+    import of any size takes little memory and is still all or nothing."""
+    import itertools
+
     path = Path(path)
-    return import_item_rows(con, read_rows(path, fmt), source=str(path), treatment_columns=treatment_columns,
-                            dataset=dataset)  # fmt: skip
+    source = str(path)
+    rows = iter_rows(path, fmt)
+    inserted = unchanged = updated = 0
+    n_rows = 0
+    with transaction(con):
+        con.execute("CREATE OR REPLACE TEMP TABLE _jb_import_ids (item_id VARCHAR, row_number BIGINT)")
+        # (created in the transaction: a failed import's rollback removes it too)
+        while chunk := list(itertools.islice(rows, IMPORT_CHUNK)):
+            if not n_rows:  # columns are known from the first rows
+                require_columns(path, chunk, ("item_id", "response"))
+            n_rows += len(chunk)
+            records = []
+            for number, row in chunk:
+                record = _item_record(path, number, row, treatment_columns)
+                record["dataset"] = dataset or row.get("dataset")
+                record["source_file"] = source
+                records.append((number, record))
+            _check_duplicates(source, records, "item_id")
+            _check_earlier_chunks(con, source, records)
+            done = write_items(con, records, source=source, in_transaction=True)
+            inserted, unchanged, updated = (inserted + done.inserted, unchanged + done.unchanged,
+                                                updated + done.updated)  # fmt: skip
+        con.execute("DROP TABLE _jb_import_ids")
+        if not n_rows:
+            raise JurybenchError(f"{path}: no data rows.", hint="The file has a header but no rows.")
+    return ImportResult(inserted=inserted, unchanged=unchanged, updated=updated)
+
+
+IMPORT_CHUNK = 20_000
+
+
+def _check_earlier_chunks(con: Any, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
+    """An id seen in an earlier chunk of the same file is a duplicate (as within one chunk)."""
+    import pyarrow as pa
+
+    table = pa.table({"item_id": [r["item_id"] for _, r in records], "row_number": [n for n, _ in records]})
+    con.register("_jb_chunk_ids", table)
+    try:
+        found = first_row(
+            con,
+            "SELECT c.item_id, c.row_number, e.row_number FROM _jb_chunk_ids c JOIN _jb_import_ids e USING (item_id) "
+            "ORDER BY c.row_number LIMIT 1",
+        )
+        if found:
+            raise JurybenchError(
+                f"{source} row {found[1]}, field 'item_id': duplicate id '{found[0]}' (first at row {found[2]}).",
+                hint="Ids must be unique within a file.",
+            )
+        con.execute("INSERT INTO _jb_import_ids SELECT item_id, row_number FROM _jb_chunk_ids")
+    finally:
+        con.unregister("_jb_chunk_ids")
 
 
 def import_item_rows(
@@ -100,23 +154,9 @@ def write_items(
     in_transaction: bool = False,
 ) -> ImportResult:
     """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
-    import pandas as pd
-
     _check_duplicates(source, records, "item_id")
-    frame = pd.DataFrame([r for _, r in records])
-    for column in (
-        "prompt",
-        "reference",
-        "model",
-        "language",
-        "treatment",
-        "metadata",
-        "dataset",
-        "source_file",
-    ):
-        if column not in frame:
-            frame[column] = None
-    frame = frame.astype(object).where(frame.notna(), None)
+    frame = _text_table(records, ("item_id", "response", "prompt", "reference", "model", "language", "treatment",
+                                  "metadata", "dataset", "source_file"))  # fmt: skip
     with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_items", frame)
         try:
@@ -202,11 +242,8 @@ def write_pairs(
     source: str,
     in_transaction: bool = False,
 ) -> ImportResult:
-    import pandas as pd
-
     _check_duplicates(source, records, "pair_id")
-    frame = pd.DataFrame([r for _, r in records]).astype(object)
-    frame = frame.where(frame.notna(), None)
+    frame = _text_table(records, ("pair_id", "item_a", "item_b", "metadata", "dataset", "source_file"))
     with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_pairs", frame)
         try:
@@ -247,6 +284,13 @@ def write_pairs(
             con.unregister("incoming_pairs")
     inserted = after - before
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
+
+
+def _text_table(records: list[tuple[int, dict[str, Any]]], columns: tuple[str, ...]) -> Any:
+    """Records as an Arrow table of text columns (compact buffers, no Python object per value)."""
+    import pyarrow as pa
+
+    return pa.table({c: pa.array([r.get(c) for _, r in records], pa.string()) for c in columns})
 
 
 def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], key: str) -> None:

@@ -1085,6 +1085,25 @@ def m008_batches(con: Any) -> None:
             "collected": "its result was stored, or the call moved on to a later batch",
         },
     )
+    # What a job paid, as the CLI says it: the known part, and calls whose price is unknown.
+    con.execute("ALTER TABLE jobs ADD COLUMN n_cost_unknown INTEGER")
+    con.execute("ALTER TABLE jobs ADD COLUMN cost_by_juror VARCHAR")
+    _comment(con, "jobs", {
+        "cost_usd": "what the job paid for calls with a known price (offline jurors cost 0); NULL when no call had one",
+        "n_cost_unknown": "answered calls whose price is unknown (litellm's price map does not list the model)",
+        "cost_by_juror": "JSON: juror name -> USD",
+    })  # fmt: skip
+    con.execute(
+        """
+        CREATE VIEW run_cost AS
+        SELECT rc.run_id,
+               count(*) AS n_calls,
+               sum(c.cost_usd) AS cost_usd,
+               count(c.cost_usd) AS n_cost_known,
+               count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error') AS n_cost_unknown
+        FROM run_calls rc JOIN calls c USING (call_key)
+        GROUP BY rc.run_id"""
+    )
 
 
 VIEW_DOCS = {
@@ -1138,6 +1157,10 @@ VIEW_DOCS = {
     "generation_outcomes": "Generations with their call's outcome and raw text, refusal flag and exclusion reason.",
     "refusal_rates": (
         "Per study x generator x treatment variable x arm: answered responses, refusals and the refusal rate."
+    ),
+    "run_cost": (
+        "Per run: what its calls cost in total (calls with a known price; offline jurors cost 0), how many have a "
+        "known cost and how many answered calls have none (their model's price is unknown)."
     ),
     "run_summary": "Per run x juror (name as in that run): calls by status, requests made, tokens, cost, mean latency.",
 }

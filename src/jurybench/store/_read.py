@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,43 @@ def file_format(path: Path, explicit: str | None = None) -> str:
             hint="Use .csv, .jsonl or .parquet, or pass --format csv|jsonl|parquet.",
         )
     return fmt
+
+
+def iter_rows(path: str | Path, fmt: str | None = None) -> Iterator[tuple[int, Row]]:
+    """As :func:`read_rows`, one row at a time from the file (for imports of any size): the
+    same errors, found as the rows are read."""
+    path = Path(path)
+    if not path.exists():
+        raise JurybenchError(f"{path}: no such file.")
+    kind = file_format(path, fmt)
+    if kind == "parquet":
+        yield from _iter_parquet(path)
+        return
+    with path.open("r", encoding="utf-8-sig", newline="") as handle:
+        try:
+            if kind == "csv":
+                yield from _iter_csv(path, handle)
+            else:
+                yield from _iter_jsonl(path, handle)
+        except UnicodeDecodeError:
+            _decode(path, path.read_bytes())  # the line and byte, from the file itself
+            raise
+
+
+def _iter_parquet(path: Path) -> Iterator[tuple[int, Row]]:
+    import pyarrow.parquet as pq
+
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=10_000)
+        number = 0
+        for batch in batches:
+            for row in batch.to_pylist():
+                number += 1
+                yield number, row
+    except JurybenchError:
+        raise
+    except Exception as exc:
+        raise JurybenchError(f"{path}: not a readable Parquet file ({exc}).") from None
 
 
 def read_rows(path: str | Path, fmt: str | None = None) -> list[tuple[int, Row]]:
@@ -61,16 +99,19 @@ def _decode(path: Path, raw: bytes) -> str:
 
 
 def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
+    return list(_iter_csv(path, io.StringIO(text, newline="")))
+
+
+def _iter_csv(path: Path, handle: Any) -> Iterator[tuple[int, Row]]:
     # strict: a quote that never closes, or text after a closing quote, is an error
     # instead of silently swallowing the following rows into one field.
-    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.DictReader(handle, strict=True)
     try:
         fieldnames = reader.fieldnames
     except csv.Error as exc:
         raise _csv_error(path, 1, exc) from None
     if not fieldnames:
         raise JurybenchError(f"{path}: the file is empty; a header row is needed.")
-    rows = []
     while True:
         start = reader.line_num + 1  # the line this record starts on
         try:
@@ -85,8 +126,7 @@ def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
                 f"{path} line {reader.line_num}: more fields than the header has.",
                 hint="Quote values that contain commas.",
             )
-        rows.append((reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}))
-    return rows
+        yield reader.line_num, {k: (v if v != "" else None) for k, v in row.items()}
 
 
 def _csv_error(path: Path, line: int, exc: csv.Error) -> JurybenchError:
@@ -105,8 +145,11 @@ def _csv_error(path: Path, line: int, exc: csv.Error) -> JurybenchError:
 
 
 def _read_jsonl(path: Path, text: str) -> list[tuple[int, Row]]:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    return list(_iter_jsonl(path, text.splitlines()))
+
+
+def _iter_jsonl(path: Path, lines: Any) -> Iterator[tuple[int, Row]]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -118,8 +161,7 @@ def _read_jsonl(path: Path, text: str) -> list[tuple[int, Row]]:
             ) from None
         if not isinstance(value, dict):
             raise JurybenchError(f"{path} line {number}: expected a JSON object per line.")
-        rows.append((number, value))
-    return rows
+        yield number, value
 
 
 def _read_parquet(path: Path) -> list[tuple[int, Row]]:

@@ -257,6 +257,11 @@ def sandbox() -> Any:
 
 def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
     """Rows of an Arrow table matching a user predicate, evaluated in a sandbox that holds only them."""
+    return select_table(table, predicate, option=option, order_by=order_by).to_pylist()  # type: ignore[no-any-return]
+
+
+def select_table(table: Any, predicate: str | None, *, option: str, order_by: str) -> Any:
+    """As :func:`select_rows`, as an Arrow table (so a caller can read it a slice at a time)."""
     from jurybench.store._db import execute_user_sql
 
     where = expression(predicate, option=option) if predicate else "TRUE"
@@ -269,7 +274,10 @@ def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str
             con, sql, what=f"{option} {predicate!r}",
             hint="Write an expression over the subject's columns, e.g. \"dataset = 'x'\".",
         )  # fmt: skip
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        import warnings
+
+        with warnings.catch_warnings():  # one copy of the selected subjects is the point
+            warnings.simplefilter("ignore", UserWarning)
+            return cursor.to_arrow_table()
     finally:
         con.close()

@@ -1,0 +1,39 @@
+"""The engine plans, checks the cache and judges a chunk of subjects at a time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.rubric import load_rubric
+from tests.conftest import run_cli, write
+
+ITEMS = "item_id,prompt,response\n" + "".join(f"i{i},Prompt {i},Story {i}\n" for i in range(7))
+
+
+def test_chunks_cover_every_subject_once_and_resume_from_the_cache(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jurybench.jury._engine as engine
+
+    monkeypatch.setattr(engine, "CHUNK", 2)  # 7 items x 2 jurors in chunks of 2 items: 4 chunks
+    seen: list[tuple[int, int]] = []
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
+    jurors = [parse_juror("fake/a"), parse_juror("fake/b,samples=2")]
+    first = score(db_path, load_rubric("story-quality"), jurors, where="item_id < 'i4'", run_id="r",
+                  options=EngineOptions(progress=False))  # fmt: skip
+    assert (first.n_tasks, first.n_cached, first.n_called) == (4 * 3, 0, 12)
+    options = EngineOptions(progress=False, on_plan=lambda total, cached: seen.append((total, cached)))
+    second = score(db_path, load_rubric("story-quality"), jurors, run_id="r2", options=options)
+    # i0..i3 answered before (12 calls), i4..i6 new (9); the cache is counted chunk by chunk.
+    assert (second.n_tasks, second.n_cached, second.n_called, second.status) == (21, 12, 9, "finished")
+    assert seen == [(21, 6), (21, 12), (21, 12), (21, 12)]
+    from jurybench.store import connect
+
+    con = connect(db_path, read_only=True)
+    rows: Any = con.execute("SELECT count(*), count(DISTINCT call_key) FROM run_calls WHERE run_id = 'r2'").fetchone()
+    con.close()
+    assert rows == (21, 21)
