@@ -471,6 +471,7 @@ def main() -> None:
         "rate_limits": bench_rate_limits(),
         "batch": bench_batch(),
         "memory": _memory(args.quick),
+        "friedman": _friedman(args.quick),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -522,6 +523,10 @@ def main() -> None:
     if m.get("import"):
         print(f"memory: {m['import']['rows']:,}-row items import, peak RSS {m['import']['peak_rss_mb']:.0f} MB "
               "(target < 500)")  # fmt: skip
+    f = results["friedman"]
+    print(f"stats friedman: {f['small']['rows']:,} rows {f['small']['seconds']:.1f}s (+{f['small']['growth_mb']:.0f} MB), "
+          f"{f['large']['rows']:,} rows {f['large']['seconds']:.1f}s (+{f['large']['growth_mb']:.0f} MB): "
+          f"time x{f['time_ratio']:.1f} for x{f['rows_ratio']:.0f} rows")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -540,6 +545,13 @@ def _memory(quick: bool) -> dict[str, Any]:
     return dict(memory.bench_memory())
 
 
+def _friedman(quick: bool) -> dict[str, Any]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    import friedman_bench
+
+    return dict(friedman_bench.bench_friedman(10_000, 100_000) if quick else friedman_bench.bench_friedman())
+
+
 def missed_targets(results: dict[str, Any]) -> list[str]:
     """Every ratio or time with a stated target that this run did not reach."""
     e, k = results["engine_throughput"], results["calibration"]
@@ -556,6 +568,17 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             (f"batch {protocol}: calls stored ok", b["stored_ok"], ">=", b["calls"]),
             (f"batch {protocol}: requests sent per call", b["requests_sent"] / b["calls"], "<", 1.0001),
             (f"batch {protocol}: calls called again on a re-run", b["rerun_called"], "<", 1),
+        ]
+    f = results.get("friedman")
+    if f is not None:  # time grows no faster than the rows; memory flat (at most 1.3x the smaller run's growth)
+        checks += [
+            ("friedman: time ratio large / small (rows ratio 10)", f["time_ratio"], "<", f["rows_ratio"]),
+            (
+                "friedman: memory growth large / small",
+                f["large"]["growth_mb"] / max(f["small"]["growth_mb"], 1.0),
+                "<",
+                1.3,
+            ),
         ]
     m = results.get("memory")
     if m is not None:

@@ -27,6 +27,10 @@ JUDGMENT_COLUMNS = [
 
 
 def register_rubric(con: Any, rubric: AnyRubric) -> None:
+    from jurybench.store._db import first_row
+
+    if first_row(con, "SELECT 1 FROM rubrics WHERE rubric_hash = ?", [rubric.content_hash]):
+        return  # registered with everything below when first seen (content-addressed)
     con.execute(
         "INSERT OR IGNORE INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, ?, ?, ?)",
         [rubric.content_hash, rubric.name, rubric.version, rubric.kind, rubric.model_dump_json()],
@@ -173,6 +177,9 @@ def clear_stale_calls(con: Any, keys: list[str]) -> int:
         return 0
     con.register("stale_keys", pa.table({"call_key": keys}))
     try:
+        stale = con.execute("SELECT count(*) FROM calls JOIN stale_keys USING (call_key)").fetchall()[0][0]
+        if not stale:  # the usual case: nothing was tried before (a judgment row always has its call)
+            return 0
         con.execute("BEGIN TRANSACTION")
         for table in ("pointwise_judgments", "pairwise_judgments", "calls"):
             con.execute(f"DELETE FROM {table} WHERE call_key IN (SELECT call_key FROM stale_keys)")
@@ -182,7 +189,7 @@ def clear_stale_calls(con: Any, keys: list[str]) -> int:
         raise
     finally:
         con.unregister("stale_keys")
-    return len(keys)
+    return int(stale)
 
 
 Rows = list[dict[str, Any]] | dict[str, list[Any]]  # row dicts, or columns (name -> values)

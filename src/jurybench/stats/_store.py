@@ -268,19 +268,31 @@ def stat_friedman(
     block: str = "prompt",
     level: str = "jury",
 ) -> dict[str, Any]:
-    rows = item_scores(con, run_id, where=where, by=by, extra=block, level=level)
+    """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
+    computed in DuckDB, so only one row per (criterion, block, group) reaches Python: time
+    grows with the rows no faster than a scan, and memory with the blocks, not the rows."""
+    _check_run(con, run_id)
+    sql = (
+        f"SELECT criterion, extra AS blk, grp, avg(score) AS score FROM ({_pointwise_sql(by, where, block, level)}) "
+        "GROUP BY ALL ORDER BY criterion, blk, grp"
+    )
+    rows = _query(con, sql, {"run": run_id}, "reading pointwise scores")
+    if not rows:
+        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
     out = {}
-    for criterion in sorted({r[2] for r in rows}):
-        cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-        for grp, _, crit, blk, score in rows:
-            if crit == criterion:
-                cells[blk][grp].append(score)
-        models = sorted({g for b in cells.values() for g in b})
+    by_criterion: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        by_criterion[str(row[0])].append(row)
+    for criterion, cells in sorted(by_criterion.items()):
+        models = sorted({str(r[2]) for r in cells})
         if len(models) < 3:
             raise JurybenchError(f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)}).")
-        matrix = np.array(
-            [[np.mean(cells[b][m]) if cells[b].get(m) else np.nan for m in models] for b in sorted(cells)]
-        )
+        blocks = sorted({r[1] for r in cells}, key=lambda b: (b is None, str(b)))
+        at_block = {b: i for i, b in enumerate(blocks)}
+        at_model = {m: j for j, m in enumerate(models)}
+        matrix = np.full((len(blocks), len(models)), np.nan)
+        for _, blk, grp, score in cells:
+            matrix[at_block[blk], at_model[str(grp)]] = score
         out[criterion] = _pointwise.friedman_posthoc(matrix, models)
     return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "block": block, "criteria": out}
 

@@ -110,16 +110,19 @@ _REFUSED_FUNCTIONS = frozenset({
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)?", re.IGNORECASE)
 
 
+_SCRATCH = threading.local()
+
+
 def parse_tree(sql: str) -> dict[str, Any]:
-    """DuckDB's own parse of one SELECT (json_serialize_sql), on an empty in-memory database."""
+    """DuckDB's own parse of one SELECT (json_serialize_sql), on an empty in-memory database
+    (one per thread, kept: it only ever parses, so nothing of one query reaches the next)."""
     import duckdb
 
-    scratch = duckdb.connect(":memory:", config=dict(HARDENED))
-    try:
-        row = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchone()
-        text = row[0] if row else "{}"
-    finally:
-        scratch.close()
+    scratch = getattr(_SCRATCH, "con", None)
+    if scratch is None:
+        scratch = _SCRATCH.con = duckdb.connect(":memory:", config=dict(HARDENED))
+    rows = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()
+    text = rows[0][0] if rows else "{}"
     tree: dict[str, Any] = json.loads(text)
     return tree
 
@@ -264,7 +267,9 @@ def select_table(table: Any, predicate: str | None, *, option: str, order_by: st
     """As :func:`select_rows`, as an Arrow table (so a caller can read it a slice at a time)."""
     from jurybench.store._db import execute_user_sql
 
-    where = expression(predicate, option=option) if predicate else "TRUE"
+    if not predicate:  # nothing of the user's to evaluate: sorted in Arrow, no sandbox needed
+        return table.sort_by(order_by)
+    where = expression(predicate, option=option)
     con = sandbox()
     try:
         con.register("subjects", table)

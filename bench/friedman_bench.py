@@ -1,0 +1,99 @@
+"""stats friedman over big runs: the block means are computed in DuckDB, so time grows with the
+rows no faster than a scan and memory stays flat. Each size runs in its own process (peak RSS
+from wait4); ``python bench/friedman_bench.py ROWS`` runs one size."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CRITERIA = 6
+MODELS = 6
+
+
+def one(n_rows: int) -> dict[str, Any]:
+    import pyarrow as pa
+
+    from jurybench.jury import Jury, register_jury
+    from jurybench.jury._juror import JurorSpec
+    from jurybench.jury._store_io import register_jurors, register_rubric
+    from jurybench.rubric import parse_rubric
+    from jurybench.stats._store import stat_friedman
+    from jurybench.store import connect
+
+    rubric = parse_rubric(
+        "name: quality\nkind: pointwise\ncriteria:\n"
+        + "".join(f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(CRITERIA))
+        + "templates: {en: {user: '{response}'}}\n"
+    )  # fmt: skip
+    juror = JurorSpec(model="fake/quality", name="quality")
+    n_items = n_rows // CRITERIA
+    n_prompts = max(1, n_items // (MODELS * 10))  # ten items per prompt and model
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as tmp:
+        con = connect(Path(tmp) / "f.duckdb")
+        register_rubric(con, rubric)
+        register_jurors(con, [juror])
+        con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('f', ?, 'pointwise', '[]', "
+                    "'finished')", [rubric.content_hash])  # fmt: skip
+        register_jury(con, "f", Jury((juror,), aggregation="mean"))
+        ids = np.array([f"i{k}" for k in range(n_items)])
+        models = np.array([f"m{k % MODELS}" for k in range(n_items)])
+        prompts = np.array([f"p{(k // MODELS) % n_prompts}" for k in range(n_items)])
+        con.register("new_items", pa.table({"item_id": ids, "model": models, "prompt": prompts}))
+        con.execute(
+            "INSERT INTO items (item_id, prompt, response, model) SELECT item_id, prompt, 'x', model FROM new_items"
+        )
+        calls = np.array([f"c{k}" for k in range(n_items)])
+        con.register("new_calls", pa.table({"call_key": calls, "item_id": ids}))
+        con.execute(
+            "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, "
+            "status, attempts) SELECT call_key, ?, ?, 'item', item_id, 0, '[]', 'ok', 1 FROM new_calls",
+            [rubric.content_hash, juror.key],
+        )
+        con.execute("INSERT INTO run_calls SELECT 'f', call_key FROM new_calls")
+        shift = np.array([int(m[1:]) * 0.1 for m in models])
+        scores = np.clip(np.rint(3 + shift[:, None] + rng.normal(0, 1, (n_items, CRITERIA))), 1, 5)
+        con.register("new_judgments", pa.table({
+            "call_key": np.repeat(calls, CRITERIA), "item_id": np.repeat(ids, CRITERIA),
+            "criterion": np.tile([f"c{k}" for k in range(CRITERIA)], n_items), "score": scores.ravel(),
+        }))  # fmt: skip
+        con.execute(
+            "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, "
+            "status) SELECT call_key, ?, ?, item_id, 0, criterion, score, 'valid' FROM new_judgments",
+            [rubric.content_hash, juror.key],
+        )
+        del scores
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cpu = time.process_time()
+        start = time.perf_counter()
+        result = stat_friedman(con, "f", block="prompt")
+        seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"rows": n_items * CRITERIA, "blocks": n_prompts, "seconds": seconds, "cpu_seconds": cpu_s,
+            "rss_before_mb": before, "rss_after_mb": after, "growth_mb": after - before,
+            "p_c0": result["criteria"]["c0"]["p"]}  # fmt: skip
+
+
+def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, Any]:
+    runs = []
+    for n in (small, large):
+        done = subprocess.run([sys.executable, __file__, str(n)], capture_output=True, text=True, check=True,
+                              env={**os.environ})  # fmt: skip
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    a, b = runs
+    return {"small": a, "large": b, "rows_ratio": b["rows"] / a["rows"], "time_ratio": b["seconds"] / a["seconds"],
+            "growth_mb_large": b["growth_mb"]}  # fmt: skip
+
+
+if __name__ == "__main__":
+    print(json.dumps(one(int(sys.argv[1]))))
