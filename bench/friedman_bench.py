@@ -30,6 +30,9 @@ def one(n_rows: int) -> dict[str, Any]:
     from jurybench.stats._store import stat_friedman
     from jurybench.store import connect
 
+    sys.path.insert(0, str(Path(__file__).parent))
+    from stats_bench import insert_judgments
+
     rubric = parse_rubric(
         "name: quality\nkind: pointwise\ncriteria:\n"
         + "".join(f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(CRITERIA))
@@ -53,25 +56,9 @@ def one(n_rows: int) -> dict[str, Any]:
         con.execute(
             "INSERT INTO items (item_id, prompt, response, model) SELECT item_id, prompt, 'x', model FROM new_items"
         )
-        calls = np.array([f"c{k}" for k in range(n_items)])
-        con.register("new_calls", pa.table({"call_key": calls, "item_id": ids}))
-        con.execute(
-            "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, "
-            "status, attempts) SELECT call_key, ?, ?, 'item', item_id, 0, '[]', 'ok', 1 FROM new_calls",
-            [rubric.content_hash, juror.key],
-        )
-        con.execute("INSERT INTO run_calls SELECT 'f', call_key FROM new_calls")
         shift = np.array([int(m[1:]) * 0.1 for m in models])
         scores = np.clip(np.rint(3 + shift[:, None] + rng.normal(0, 1, (n_items, CRITERIA))), 1, 5)
-        con.register("new_judgments", pa.table({
-            "call_key": np.repeat(calls, CRITERIA), "item_id": np.repeat(ids, CRITERIA),
-            "criterion": np.tile([f"c{k}" for k in range(CRITERIA)], n_items), "score": scores.ravel(),
-        }))  # fmt: skip
-        con.execute(
-            "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, "
-            "status) SELECT call_key, ?, ?, item_id, 0, criterion, score, 'valid' FROM new_judgments",
-            [rubric.content_hash, juror.key],
-        )
+        insert_judgments(con, rubric, juror, "f", ids, [f"c{k}" for k in range(CRITERIA)], scores)
         del scores
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         cpu = time.process_time()

@@ -54,6 +54,31 @@ def bench_cohens_d() -> dict[str, Any]:
     }
 
 
+def insert_judgments(con: Any, rubric: Any, juror: Any, run_id: str, item_ids: Any, criteria: list[str],
+                     scores: Any) -> None:  # fmt: skip
+    """One answered call per item of the run (``scores``: items x criteria), straight into the
+    store's tables: synthetic runs of any size in seconds."""
+    import pyarrow as pa
+
+    calls = np.array([f"c{i}" for i in range(len(item_ids))])
+    con.register("new_calls", pa.table({"call_key": calls, "item_id": np.asarray(item_ids)}))
+    con.execute(
+        "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, "
+        "status, attempts) SELECT call_key, ?, ?, 'item', item_id, 0, '[]', 'ok', 1 FROM new_calls",
+        [rubric.content_hash, juror.key],
+    )
+    con.execute("INSERT INTO run_calls SELECT ?, call_key FROM new_calls", [run_id])
+    con.register("new_judgments", pa.table({
+        "call_key": np.repeat(calls, len(criteria)), "item_id": np.repeat(np.asarray(item_ids), len(criteria)),
+        "criterion": np.tile(criteria, len(item_ids)), "score": np.asarray(scores, dtype=float).ravel(),
+    }))  # fmt: skip
+    con.execute(
+        "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, "
+        "status) SELECT call_key, ?, ?, item_id, 0, criterion, score, 'valid' FROM new_judgments",
+        [rubric.content_hash, juror.key],
+    )
+
+
 def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]:
     """1,920,000 item ratings (6 models x 4 languages x 2 arms x 400 runs x 100 items) in DuckDB,
     Cohen's d per model x language cell for 100 items and 30 sub-scales, straight from the store."""
@@ -101,24 +126,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
         )
         shift = np.array([0.3 if t.endswith('"a"}') else 0.0 for t in treatments])
         scores = np.clip(np.rint(3 + shift[:, None] + rng.normal(0, 1, (n, n_items))), 1, 5)
-        calls = [f"c{i}" for i in range(n)]
-        con.register("new_calls", pa.table({"call_key": calls, "item_id": item_ids}))
-        con.execute(
-            "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, status, attempts) "
-            "SELECT call_key, ?, ?, 'item', item_id, 0, '[]', 'ok', 1 FROM new_calls",
-            [rubric.content_hash, juror.key],
-        )
-        con.execute("INSERT INTO run_calls SELECT 'inv', call_key FROM new_calls")
-        judgments = pa.table({
-            "call_key": np.repeat(calls, n_items), "item_id": np.repeat(item_ids, n_items),
-            "criterion": np.tile([f"i{k:03d}" for k in range(n_items)], n), "score": scores.ravel(),
-        })  # fmt: skip
-        con.register("new_judgments", judgments)
-        con.execute(
-            "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status) "
-            "SELECT call_key, ?, ?, item_id, 0, criterion, score, 'valid' FROM new_judgments",
-            [rubric.content_hash, juror.key],
-        )
+        insert_judgments(con, rubric, juror, "inv", item_ids, [f"i{k:03d}" for k in range(n_items)], scores)
         load_s = time.perf_counter() - start
         factors = Path(tmp) / "factors.csv"
         factors.write_text("criterion,factor\n" + "".join(f"i{k:03d},s{k % 30:02d}\n" for k in range(n_items)))

@@ -59,12 +59,7 @@ class CallState:
     def answered(self, completion: Completion) -> bool:
         """Take an answer: True when the call is settled, False when ``messages`` now hold a
         re-ask to send next."""
-        self.completion = completion
-        self.tokens_in += completion.prompt_tokens or 0
-        self.tokens_out += completion.completion_tokens or 0
-        self.latency_ms += completion.latency_ms or 0.0
-        if completion.cost_usd is not None:
-            self.cost = (self.cost or 0.0) + completion.cost_usd
+        self._take(completion)
         task = self.task
         outcome = parse_answer(
             self.rubric, completion.text, completion.finish_reason, task.juror.params.get("verdicts"),
@@ -84,16 +79,20 @@ class CallState:
 
     def structured(self, completion: Completion, answer: dict[str, Any] | None, failure: str | None) -> None:
         """An answer validated by instructor (which made its own re-asks): settles the call."""
+        self._take(completion)
+        outcome = (
+            _outcome_from_answer(self.rubric, answer) if answer is not None else Outcome("invalid", None, None, failure)
+        )
+        self._settle(outcome)
+
+    def _take(self, completion: Completion) -> None:
+        """What an answer used and cost, added to the call's totals."""
         self.completion = completion
         self.tokens_in += completion.prompt_tokens or 0
         self.tokens_out += completion.completion_tokens or 0
         self.latency_ms += completion.latency_ms or 0.0
         if completion.cost_usd is not None:
             self.cost = (self.cost or 0.0) + completion.cost_usd
-        outcome = (
-            _outcome_from_answer(self.rubric, answer) if answer is not None else Outcome("invalid", None, None, failure)
-        )
-        self._settle(outcome)
 
     def _settle(self, outcome: Outcome) -> None:
         self.outcome = outcome

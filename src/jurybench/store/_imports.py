@@ -56,12 +56,7 @@ def import_items(
             if not n_rows:  # columns are known from the first rows
                 require_columns(path, chunk, ("item_id", "response"))
             n_rows += len(chunk)
-            records = []
-            for number, row in chunk:
-                record = _item_record(path, number, row, treatment_columns)
-                record["dataset"] = dataset or row.get("dataset")
-                record["source_file"] = source
-                records.append((number, record))
+            records = _item_records(path, chunk, treatment_columns, dataset, source)
             _check_duplicates(source, records, "item_id")
             _check_earlier_chunks(con, source, records)
             done = write_items(con, records, source=source, in_transaction=True)
@@ -110,13 +105,21 @@ def import_item_rows(
     """Items from rows (number, mapping), read from a file or received by the service, all or nothing."""
     path = Path(source)
     require_columns(path, rows, ("item_id", "response"))
+    records = _item_records(path, rows, treatment_columns, dataset, source)
+    return write_items(con, records, source=source, in_transaction=in_transaction)
+
+
+def _item_records(
+    path: Path, rows: list[tuple[int, Row]], treatment_columns: Sequence[str], dataset: str | None, source: str
+) -> list[tuple[int, dict[str, Any]]]:
+    """Rows checked and shaped as the items table holds them, with their row numbers."""
     records = []
     for number, row in rows:
         record = _item_record(path, number, row, treatment_columns)
         record["dataset"] = dataset or row.get("dataset")
         record["source_file"] = source
         records.append((number, record))
-    return write_items(con, records, source=source, in_transaction=in_transaction)
+    return records
 
 
 def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
