@@ -158,3 +158,32 @@ def test_concurrent_submissions_commit_together_and_a_bad_one_fails_alone(db_pat
             assert job["status"] == "finished" and job["n_subjects"] == 3
         count = client.post("/v1/sql", json={"query": "SELECT count(*) FROM items WHERE item_id LIKE 's7-%'"})
         assert count.json()["rows"] == [[0]]  # nothing of the failed submission was written
+
+
+def test_workers_let_a_submission_in_progress_go_first(db_path: Path) -> None:
+    import time
+
+    from jurybench.service._jobs import JobManager
+    from jurybench.service._store import Store
+    from jurybench.store._imports import import_item_rows
+
+    store = Store(db_path)
+    jobs = JobManager(store, workers=1)
+    try:
+        with store.writing() as cur:
+            import_item_rows(cur, [(1, {"item_id": "i0", "response": "A story."})], source="items")
+        jobs.start()
+        request = {"rubric": "story-quality", "jury": {"jurors": ["fake/a"]}, "_ids": ["i0"], "_n_subjects": 1}
+        with jobs.admitting_one():  # a submission is being handled
+            with store.writing() as cur:
+                job_id = jobs.insert(cur, request)
+            jobs.enqueue(job_id, [])
+            time.sleep(0.5)
+            assert jobs.get(job_id)["status"] == "queued"  # the worker waits for it
+        deadline = time.monotonic() + 30
+        while jobs.get(job_id)["status"] != "finished" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert jobs.get(job_id)["status"] == "finished"
+    finally:
+        jobs.shutdown()
+        store.close()

@@ -285,6 +285,10 @@ def create_app(
     @app.post("/v1/jobs", status_code=202, tags=["jobs"])
     def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
         """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
+        with jobs.admitting_one():
+            return _submit(body, jobs)
+
+    def _submit(body: rq.JobIn, jobs: JobManager) -> dict[str, Any]:
         from jurybench.rubric import is_pairwise
 
         request, rubric, _jury, secrets = _prepare(body)

@@ -11,12 +11,14 @@ fails with a message saying to submit it again (keys from the environment need n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
 import threading
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -91,6 +93,10 @@ class JobManager:
         self.threads = [threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True)
                         for i in range(max(1, workers))]  # fmt: skip
         self.closing = False
+        # Submissions being handled: a worker waits for them (up to ADMIT_WAIT_S) before it
+        # starts its next job, so accepting a job is never queued behind starting others.
+        self.admitting = 0
+        self.admit_lock = threading.Condition()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> list[str]:
@@ -192,11 +198,27 @@ class JobManager:
         return job
 
     # -- running ---------------------------------------------------------------------------
+    ADMIT_WAIT_S = 2.0
+
+    @contextlib.contextmanager
+    def admitting_one(self) -> Iterator[None]:
+        """Around a submission: workers let it go first."""
+        with self.admit_lock:
+            self.admitting += 1
+        try:
+            yield
+        finally:
+            with self.admit_lock:
+                self.admitting -= 1
+                self.admit_lock.notify_all()
+
     def _worker(self) -> None:
         while True:
             job_id = self.queue.get()
             if job_id is None:
                 return
+            with self.admit_lock:
+                self.admit_lock.wait_for(lambda: self.admitting == 0 or self.closing, timeout=self.ADMIT_WAIT_S)
             try:
                 self._run(job_id)
             except Exception:  # a bug must not kill the worker; the job says so
