@@ -83,4 +83,7 @@ def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, An
 
 
 if __name__ == "__main__":
-    print(json.dumps(one(int(sys.argv[1]))))
+    if sys.argv[1] == "both":  # python bench/friedman_bench.py both SMALL LARGE
+        print(json.dumps(bench_friedman(int(sys.argv[2]), int(sys.argv[3]))))
+    else:
+        print(json.dumps(one(int(sys.argv[1]))))

@@ -877,7 +877,10 @@ def serve(
     import uvicorn
 
     try:
-        uvicorn.run(create_app(config, store=opened, close_store=True), host=host, port=port, log_level="warning")
+        # Idle keep-alive connections are kept 75 s (uvicorn's default is 5): a client reusing a
+        # connection the server is closing at that moment sees a reset.
+        uvicorn.run(create_app(config, store=opened, close_store=True), host=host, port=port, log_level="warning",
+                    timeout_keep_alive=75)  # fmt: skip
     finally:
         opened.close()
 
