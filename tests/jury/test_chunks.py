@@ -37,3 +37,38 @@ def test_chunks_cover_every_subject_once_and_resume_from_the_cache(
     rows: Any = con.execute("SELECT count(*), count(DISTINCT call_key) FROM run_calls WHERE run_id = 'r2'").fetchone()
     con.close()
     assert rows == (21, 21)
+
+
+def test_score_works_inside_a_running_event_loop(db_path: Path, tmp_path: Path) -> None:
+    """As in Jupyter: the engine runs on its own loop in a worker thread."""
+    import asyncio
+
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
+
+    async def notebook_cell() -> Any:
+        return score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], run_id="nb",
+                     options=EngineOptions(progress=False))  # fmt: skip
+
+    result = asyncio.run(notebook_cell())
+    assert (result.status, result.n_called) == ("finished", 7)
+
+
+def test_a_failure_inside_the_engine_leaves_the_run_resumable_not_finished(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jurybench.jury._engine as engine
+
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(engine, "_execute", broken)
+    with pytest.raises(RuntimeError, match="a bug"):
+        score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], run_id="r",
+              options=EngineOptions(progress=False))  # fmt: skip
+    from jurybench.store import connect
+
+    con = connect(db_path, read_only=True)
+    assert con.execute("SELECT status FROM runs WHERE run_id = 'r'").fetchall() == [("interrupted",)]
+    con.close()

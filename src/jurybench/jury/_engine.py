@@ -976,7 +976,7 @@ def run_job(
 
     try:
         _run_async(each_chunk())
-    except (KeyboardInterrupt, asyncio.CancelledError):
+    except BaseException:  # Ctrl-C, SIGTERM, or a failure: the run is left to resume, never "finished"
         interrupted = True
         raise
     finally:
@@ -1021,7 +1021,28 @@ def run_status(result: RunResult) -> str:
 
 
 def _run_async(coro: Any) -> None:
-    """asyncio.run, with SIGTERM treated like Ctrl-C so stored work is flushed."""
+    """asyncio.run, with SIGTERM treated like Ctrl-C so stored work is flushed. Called where an
+    event loop is already running (Jupyter, IPython, an async web handler), the engine runs on
+    its own loop in a worker thread and this call waits for it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop here: run on this thread
+    else:
+        failure: list[BaseException] = []
+
+        def in_thread() -> None:
+            try:
+                _run_async(coro)
+            except BaseException as exc:  # handed to the caller's thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=in_thread, name="jurybench-engine")
+        worker.start()
+        worker.join()
+        if failure:
+            raise failure[0]
+        return
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
