@@ -72,3 +72,11 @@ def test_a_failure_inside_the_engine_leaves_the_run_resumable_not_finished(
     con = connect(db_path, read_only=True)
     assert con.execute("SELECT status FROM runs WHERE run_id = 'r'").fetchall() == [("interrupted",)]
     con.close()
+
+
+def test_a_library_call_is_quiet_by_default(db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
+    capsys.readouterr()
+    result = score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")])
+    assert result.n_called == 7
+    assert capsys.readouterr() == ("", "")  # no progress bar unless asked for (EngineOptions(progress=True))

@@ -552,7 +552,7 @@ class EngineOptions:
     retries: int = 4
     retry_base_s: float = 1.0
     retry_max_s: float = 60.0
-    progress: bool = True
+    progress: bool = False  # library calls are quiet; the CLI turns the bar on in a terminal
     on_result: Callable[[Task, str], None] | None = None
     # For embedding (the HTTP service): every finished call's row, a way to stop early
     # (the run ends 'interrupted' and resumes later), and a lock held around store writes
