@@ -686,8 +686,9 @@ def batches_cancel(
     api_key_env: KeyEnvOption = None,
     db: DbOption = None,
 ) -> None:
-    """Cancel a batch at its provider: calls it has not answered are not made (the run ends
-    interrupted; running it again sends them in a new batch)."""
+    """Cancel a batch at its provider; its unanswered calls are left for the next run.
+
+    The run that sent it ends interrupted; running it again sends those calls in a new batch."""
     from jurybench.jury._batches import cancel_batch
 
     info = cancel_batch(_connect(db), batch_id, api_key_env)
