@@ -278,7 +278,7 @@ def score(
     """
     from dataclasses import replace
 
-    from jurybench.jury import EngineOptions, Jury, load_jury_file, parse_juror
+    from jurybench.jury import Jury, load_jury_file, parse_juror
     from jurybench.jury import score as run_score
     from jurybench.rubric import load_rubric
 
@@ -294,9 +294,7 @@ def score(
     )
     from jurybench.config import db_path
 
-    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, plan_only=plan, max_cost=max_cost, batch=batch,
-                            batch_poll_s=poll_every)  # fmt: skip
+    options = _engine_options(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
     # By path: the engine releases the file between flushes so other processes can read it.
     result = run_score(db_path(db), spec_rubric, panel, where=where, run_id=run, options=options)
     if plan:
@@ -316,6 +314,16 @@ def _echo_plain(rows: list[list[str]], left: int) -> None:
                 for i, (cell, w) in enumerate(zip(row, widths, strict=True))
             ).rstrip()
         )
+
+
+def _engine_options(concurrency: int, retries: int, give_up_after: float, max_cost: float | None, plan: bool,
+                    batch: bool, poll_every: float, progress: bool) -> Any:  # fmt: skip
+    """The engine's options from the flags score and generate share (the bar only in a terminal)."""
+    from jurybench.jury import EngineOptions
+
+    return EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
+                         give_up_after_s=give_up_after, plan_only=plan, max_cost=max_cost, batch=batch,
+                         batch_poll_s=poll_every)  # fmt: skip
 
 
 def _print_plan(result: Any) -> None:
@@ -403,7 +411,6 @@ def generate(
     from jurybench.config import db_path
     from jurybench.generate import generate as run_generate
     from jurybench.generate import generators_of, load_prompts, load_spec_file, refusal_table
-    from jurybench.jury import EngineOptions
 
     gen_spec, _ = load_spec_file(spec)
     changes: dict[str, Any] = {}
@@ -419,9 +426,7 @@ def generate(
     if prompt_file is None:
         raise JurybenchError(f"{spec}: no prompt set.", hint="Add prompts: FILE to the spec, or pass --prompts FILE.")
     generators = generators_of(gen_spec, model)
-    options = EngineOptions(concurrency=concurrency, retries=retries, progress=progress and sys.stderr.isatty(),
-                            give_up_after_s=give_up_after, max_cost=max_cost, plan_only=plan, batch=batch,
-                            batch_poll_s=poll_every)  # fmt: skip
+    options = _engine_options(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
     report = run_generate(
         db_path(db), gen_spec, generators, load_prompts(prompt_file), run_id=run, options=options, source=str(spec)
     )

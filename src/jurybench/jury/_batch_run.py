@@ -26,7 +26,7 @@ from typing import Any
 
 from jurybench.jury._backends import Completion, JurorUnusable, PermanentError, TransientError
 from jurybench.jury._batch import TERMINAL, BatchClient, BatchStatus, Result, protocol_of, request_body, split
-from jurybench.jury._call import CallState, default_reasks
+from jurybench.jury._call import CallState, backoff_s, default_reasks
 from jurybench.jury._cost import batch_price, price_of
 from jurybench.redact import redact
 
@@ -83,7 +83,6 @@ class BatchRunner:
         self.kwargs = {key: dict(getattr(backends.get(key), "kwargs", {}) or {}) for key in self.specs}
         self.open: dict[str, _Batch] = {}
         self.counts: Counter[str] = Counter()  # batches by status, for the progress line
-        self.cancelled = 0
         self.rng = random.Random()
         self.prices = {key: batch_price(price_of(spec)) for key, spec in self.specs.items()}
 
@@ -194,8 +193,7 @@ class BatchRunner:
                 failures += 1
                 if failures > self.options.retries:
                     raise
-                delay = min(self.options.retry_max_s, self.options.retry_base_s * 2 ** (failures - 1))
-                await asyncio.sleep(delay + self.rng.uniform(0, delay))
+                await asyncio.sleep(backoff_s(self.options, failures, self.rng))
 
     async def _send(self, batch: _Batch) -> None:
         """Send a batch written as submitting (looking for it at the provider first if it may
@@ -295,8 +293,7 @@ class BatchRunner:
                 state.failed(f"batch {batch.provider_batch_id} failed: {status.message or 'no reason given'}")
                 self._emit(state)
             elif status.status == "cancelled":
-                self.cancelled += 1  # not made: the run ends interrupted and a re-run plans it again
-                self.progress.stopped = True
+                self.progress.stopped = True  # not made: the run ends interrupted and a re-run plans it
             elif self.tries[key] < retries:  # expired before it was answered: into the next batch
                 self.tries[key] += 1
                 again.append(state)
@@ -418,10 +415,7 @@ class BatchRunner:
                     del self.open[batch.batch_id]
                     self.counts["collected"] += 1
                     await self._send_all(follow)
-        self._note()
-        # calls the budget held back are left for a higher budget
-        if self.budget is not None and self.budget.reached:
-            return
+        self._note()  # calls a budget held back are left for a higher one
 
 
 def batch_protocol_problems(jurors: Sequence[Any]) -> list[str]:

@@ -27,6 +27,13 @@ def generating(rubric: Any) -> bool:
     return getattr(rubric, "kind", None) == "generation"
 
 
+def backoff_s(options: Any, failures: int, rng: Any) -> float:
+    """Seconds to wait after the ``failures``-th transient failure: exponential from
+    ``retry_base_s`` up to ``retry_max_s``, plus as much again of jitter at most."""
+    delay = min(options.retry_max_s, options.retry_base_s * 2 ** (failures - 1))
+    return float(delay + rng.uniform(0, delay))
+
+
 def default_reasks(rubric: Any, offline_recording: bool) -> int:
     """Re-asks after an unusable answer unless the juror says: classification, questionnaire and
     generation studies measure invalid answers, so none there; recordings cannot be re-asked."""

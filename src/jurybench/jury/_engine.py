@@ -41,7 +41,7 @@ from jurybench.jury._backends import (
     check_juror,
     make_backend,
 )
-from jurybench.jury._call import CallState, default_reasks, generating
+from jurybench.jury._call import CallState, backoff_s, default_reasks, generating
 from jurybench.jury._cost import OFFLINE, Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
@@ -267,7 +267,6 @@ class _Progress:
         self.skipped = 0
         self.stopped = False  # asked to stop early (options.stop)
         self.cost = CostTally()
-        self.last_note = ""
         self.started = time.perf_counter()
         if not self.enabled:
             return
@@ -328,7 +327,6 @@ class _Progress:
 
     def note(self, text: str) -> None:
         """A line of state beside the bar (e.g. the batches submitted, in progress, collected)."""
-        self.last_note = text
         if self.enabled:
             self.progress.update(self.task_id, note=text)
 
@@ -703,8 +701,7 @@ async def _run_task(
             if failures > retries:
                 state.failed(f"gave up after {failures} tries: {reason}")
                 break
-            delay = min(options.retry_max_s, options.retry_base_s * 2 ** (failures - 1))
-            backoff = delay + rng.uniform(0, delay)
+            backoff = backoff_s(options, failures, rng)
         except PermanentError as exc:
             state.failed(str(exc))
             break

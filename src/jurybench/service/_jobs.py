@@ -123,11 +123,6 @@ class JobManager:
             thread.join(timeout_s)
 
     # -- API -------------------------------------------------------------------------------
-    def submit(self, prepared: dict[str, Any], secrets: list[str | None]) -> dict[str, Any]:
-        with self.store.writing() as cur:
-            job_id = self.insert(cur, prepared)
-        return self.enqueue(job_id, secrets)
-
     @staticmethod
     def insert(cur: Any, prepared: dict[str, Any]) -> str:
         """The job's row (queued), in the caller's transaction; enqueue it once committed."""
