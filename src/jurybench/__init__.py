@@ -1,11 +1,60 @@
 """jurybench: LLM-as-judge evaluation with juries, calibration and a DuckDB judgment store.
 
-The public API is re-exported here; heavy dependencies (litellm, pandas, scipy)
-are imported only when the functions that need them run.
+The Python API (docs/python.md)::
+
+    import jurybench as jb
+
+    with jb.open("study.duckdb") as store:
+        store.import_items(frame, dataset="stories")
+        run = jb.score(store, rubric="story-quality", jury=["sim/a", "sim/b"])
+        run.results()                       # the jury's scores as a DataFrame
+        jb.stats.friedman(store, run.run_id)
+
+Everything named here is the public API; modules and names with a leading underscore are not.
+Heavy dependencies (litellm, pandas, scipy) load only when a function needs them, so
+``import jurybench`` is quick.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 
+if TYPE_CHECKING:
+    from jurybench import stats
+    from jurybench.api import (  # noqa: F401
+        Calibration,
+        CheckResult,
+        Run,
+        Store,
+        agreement,
+        ascore,
+        calibrate,
+        check,
+        generate,
+        open,
+        score,
+    )
+
 __version__ = "0.1.0"
 
-__all__ = ["JurybenchError", "__version__"]
+_API = ("Calibration", "CheckResult", "Run", "Store", "agreement", "ascore", "calibrate", "check", "generate",
+        "open", "score")  # fmt: skip
+__all__ = [*_API, "JurybenchError", "__version__", "stats"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        value = getattr(importlib.import_module("jurybench.api"), name)
+    elif name == "stats":
+        value = importlib.import_module("jurybench.stats")
+    else:
+        raise AttributeError(f"module 'jurybench' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -160,7 +160,11 @@ def test_calibrated_jury_scores_a_new_run(tmp_path: Path) -> None:
     # A new run with the same jurors (fake/j0..j2 as the simulation named them) scored by the engine.
     jury = Jury(tuple(parse_juror(f"fake/j{i},name=j{i}") for i in range(3)), aggregation="calibrated",
                 calibration=str(path))  # fmt: skip
-    score(con, QUALITY, jury, where="item_id LIKE 'sim-p000-%' AND language = 'en'", run_id="cal", options=QUIET)
+    with pytest.raises(JurybenchError, match="has not been checked"):  # the engine applies only what it is given
+        score(con, QUALITY, jury, where="item_id LIKE 'sim-p000-%' AND language = 'en'", run_id="cal", options=QUIET)
+    import jurybench as jb
+
+    jb.score(con, rubric=QUALITY, jury=jury, where="item_id LIKE 'sim-p000-%' AND language = 'en'", run="cal")
     rows = con.execute(
         "SELECT j.jury_score, c.score FROM jury_pointwise j JOIN calibrated_scores c ON c.run_id = j.run_id "
         "AND c.subject_id = j.item_id AND c.criterion = j.criterion WHERE j.run_id = 'cal'"

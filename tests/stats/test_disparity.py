@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from jurybench.errors import JurybenchError
-from jurybench.stats import disparity, gini
+from jurybench.stats.functions import disparity, gini
 
 
 def test_gini_by_hand() -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jurybench.stats import (
+from jurybench.stats.functions import (
     AnchorThresholds,
     anchor,
     cohens_d,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import false_discovery_control
 
-from jurybench.stats import benjamini_hochberg, holm
+from jurybench.stats.functions import benjamini_hochberg, holm
 
 
 def test_holm_by_hand() -> None:

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
-from jurybench.stats import (
+from jurybench.stats._pairwise import bootstrap_gaps_loop, wilcoxon_method
+from jurybench.stats.functions import (
     bootstrap_gaps,
     directional_differences,
     gap,
@@ -13,7 +14,6 @@ from jurybench.stats import (
     robustness,
     treatment_gaps,
 )
-from jurybench.stats._pairwise import bootstrap_gaps_loop, wilcoxon_method
 
 
 def test_directional_matches_scipy_and_hand_means() -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import friedmanchisquare, kendalltau, mannwhitneyu, ttest_1samp, ttest_ind, wilcoxon
 
-from jurybench.stats import friedman_posthoc, holm, kendall_rankings, mann_whitney, one_sample_t, welch_t
+from jurybench.stats.functions import friedman_posthoc, holm, kendall_rankings, mann_whitney, one_sample_t, welch_t
 
 
 def test_friedman_and_holm_posthoc_match_scipy() -> None:

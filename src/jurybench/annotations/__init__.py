@@ -11,7 +11,7 @@ from jurybench.annotations._agreement import (
     score_agreement,
 )
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
-from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations
+from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
 from jurybench.annotations._report import agreement_report, criterion_agreement, to_jsonable
 
@@ -32,6 +32,7 @@ __all__ = [
     "mean_pairwise_spearman",
     "pointwise_data",
     "preference_accuracy",
+    "rename_columns",
     "run_rubric",
     "score_agreement",
     "to_jsonable",

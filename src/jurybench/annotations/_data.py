@@ -9,13 +9,13 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import AnyRubric
-from jurybench.store._db import first_row
+from jurybench.store import first_row
 
 
 def run_rubric(con: Any, run_id: str) -> AnyRubric:
     from pydantic import TypeAdapter
 
-    from jurybench.rubric._model import Rubric
+    from jurybench.rubric import Rubric
 
     row = first_row(con, "SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?", [run_id])
     if row is None:
@@ -57,7 +57,7 @@ class PointwiseData:
 
 def pointwise_data(con: Any, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
     """Per criterion, the run's items that have at least one human label."""
-    from jurybench.jury._jury import jury_rule, run_panel
+    from jurybench.jury import jury_rule, run_panel
 
     rubric = run_rubric(con, run_id)
     if rubric.kind != "pointwise":

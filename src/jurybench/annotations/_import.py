@@ -33,8 +33,7 @@ from jurybench.rubric import (
     PreferenceRubric,
     is_pairwise,
 )
-from jurybench.store._db import first_row, transaction
-from jurybench.store._read import Row, read_rows
+from jurybench.store import Row, first_row, read_rows, transaction
 
 PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
 
@@ -54,7 +53,8 @@ class AnnotationImport:
         )
 
 
-def _rename(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> list[tuple[int, Row]]:
+def rename_columns(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> list[tuple[int, Row]]:
+    """Rows with columns renamed: ``mapping`` is standard name -> the name in the data."""
     if not mapping:
         return rows
     inverse = {source: target for target, source in mapping.items()}
@@ -127,7 +127,7 @@ def import_annotations(
 ) -> AnnotationImport:
     """Validate every row, then write all labels in one transaction."""
     path = Path(path)
-    rows = _rename(read_rows(path, fmt), mapping or {})
+    rows = rename_columns(read_rows(path, fmt), mapping or {})
     return import_annotation_rows(
         con, rows, rubric, source=str(path), layout=layout, annotator_columns=annotator_columns,
         criterion=criterion, replace=replace,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import first_row
+from jurybench.store import first_row
 
 FIGURES = ("correct_ab", "correct_ba", "both_correct", "consistent", "consistent_valid")
 
@@ -108,7 +108,7 @@ def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) 
             params,
         ).fetchall()
     }
-    from jurybench.jury._jury import jury_rule, run_panel
+    from jurybench.jury import jury_rule, run_panel
 
     panel = run_panel(con, run_id)
     rule = jury_rule(con, run_id)

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jurybench.annotations._data import run_rubric
+from jurybench.annotations import run_rubric
 from jurybench.calibration._data import CalibrationData, calibration_data, covariate_columns, item_attributes
 from jurybench.calibration._fit import METHODS, fit_criterion, impute
 from jurybench.config import project_root
 from jurybench.errors import JurybenchError
-from jurybench.store._db import transaction
+from jurybench.jury import Jury
+from jurybench.store import transaction
 
 # /2: weights keyed by juror_key (identity), with labels for display.
 FORMAT = "jurybench.calibration/2"
@@ -267,3 +270,42 @@ def fit_preference_calibration(
     artifact = fit_preference(con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed)
     artifact["jurors"] = _jurors_of(con, artifact.pop("juror_keys"), artifact.pop("juror_labels"))
     return artifact, save_artifact(con, artifact, out_dir)
+
+
+def attach_calibration(jury: Jury, rubric: Any) -> Jury:
+    """The jury with its calibration file checked (fitted for this rubric, on these jurors) and
+    identified; a jury without aggregation 'calibrated' is returned as it is."""
+    if (jury.aggregation or "") != "calibrated" or not jury.calibration:
+        return jury
+    return replace(jury, calibration_id=_checked_calibration(jury, rubric))
+
+
+def _checked_calibration(jury: Jury, rubric: Any) -> str:
+    if not jury.calibration:
+        raise JurybenchError("aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration).")
+    artifact, text = load_artifact(Path(jury.calibration))
+    if artifact["rubric"]["hash"] != rubric.content_hash:
+        raise JurybenchError(
+            f"calibration '{artifact['name']}' was fitted for rubric {artifact['rubric']['name']}, "
+            f"not {rubric.name} ({rubric.content_hash[:12]}).",
+        )
+    keys = {j.key for j in jury.jurors}
+    missing = [j["name"] for j in artifact["jurors"] if j["key"] not in keys]
+    if missing:
+        raise JurybenchError(
+            f"calibration '{artifact['name']}' needs juror(s) {', '.join(missing)}, which this jury lacks.",
+            hint="Use the jurors, with the same parameters, the calibration was fitted on.",
+        )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def calibration_finisher(jury: Jury) -> Callable[[Any, str], None] | None:
+    """What the engine applies when a run with this jury ends: its calibration, if it has one."""
+    if jury.aggregation != "calibrated" or not jury.calibration:
+        return None
+    path = Path(jury.calibration)
+
+    def finish(con: Any, run_id: str) -> None:
+        apply_calibration(con, path, run_id)
+
+    return finish

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from jurybench.annotations._data import PointwiseData, pointwise_data
+from jurybench.annotations import PointwiseData, pointwise_data
 from jurybench.errors import JurybenchError
 
 Array = np.ndarray[Any, np.dtype[np.float64]]
@@ -40,7 +40,7 @@ class CalibrationData:
 def item_attributes(con: Any, items: list[str]) -> dict[str, dict[str, Any]]:
     import pyarrow as pa
 
-    from jurybench.store._db import registered
+    from jurybench.store import registered
 
     with registered(con, "wanted_items", pa.table({"item_id": items})):
         rows = con.execute(

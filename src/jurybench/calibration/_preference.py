@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from jurybench.annotations._data import run_rubric
+from jurybench.annotations import run_rubric
 from jurybench.calibration._data import group_of, item_attributes
 from jurybench.errors import JurybenchError
 
 
 def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
     """Pairs, juror labels, juror keys and the pairs x jurors matrix of symmetrized scores."""
-    from jurybench.jury._jury import run_panel
+    from jurybench.jury import run_panel
 
     panel = run_panel(con, run_id)
     rows = con.execute(
@@ -44,7 +44,7 @@ def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], n
 
 def _jury_verdicts(con: Any, run_id: str) -> tuple[str, dict[str, float | None]]:
     """The run's jury score per pair by its own rule (NULL below quorum or on an abstained tie)."""
-    from jurybench.jury._jury import jury_rule
+    from jurybench.jury import jury_rule
 
     rows = con.execute(
         "SELECT pair_id, jury_score FROM jury_pairwise WHERE run_id = ? AND category = 'preference'", [run_id]

@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import transaction
-from jurybench.store._imports import write_items
+from jurybench.store import transaction, write_items
 
 CRITERIA = {
     "RE": "relevance",
@@ -106,10 +105,7 @@ def import_hanna(con: Any, data: Path) -> HannaImport:
     """Import stories, human ratings and LLM ratings in one transaction (idempotent)."""
     import pyarrow as pa
 
-    from jurybench.jury._engine import call_key
-    from jurybench.jury._juror import JurorSpec
-    from jurybench.jury._jury import Jury, register_jury
-    from jurybench.jury._store_io import register_jurors, register_rubric
+    from jurybench.jury import JurorSpec, Jury, call_key, register_jurors, register_jury, register_rubric
     from jurybench.rubric import load_rubric
 
     path = hanna_file(data)

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import scalar, transaction
-from jurybench.store._imports import write_items, write_pairs
+from jurybench.store import scalar, transaction, write_items, write_pairs
 
 LLMBAR_SUBSETS = ("Natural", "MT-Bench")
 ORDERS = {"swap = False": "AB", "swap = True": "BA"}

@@ -6,6 +6,7 @@ from jurybench.generate._run import (
     generate,
     generators_of,
     load_prompts,
+    prompts_from_rows,
     refusal_table,
 )
 from jurybench.generate._spec import DEFAULT_REFUSAL_PATTERNS, GenerationSpec, load_spec_file
@@ -19,5 +20,6 @@ __all__ = [
     "generators_of",
     "load_prompts",
     "load_spec_file",
+    "prompts_from_rows",
     "refusal_table",
 ]

@@ -19,10 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.generate._spec import GenerationSpec, unit_id
-from jurybench.jury._engine import EngineOptions, Planned, RunResult, Task, call_key, run_job
-from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
-from jurybench.jury._jury import as_jury
+from jurybench.generate._spec import GenerationSpec
+from jurybench.jury import (
+    EngineOptions,
+    JurorSpec,
+    Planned,
+    RunResult,
+    Task,
+    as_jury,
+    call_key,
+    juror_from_mapping,
+    parse_juror,
+    run_job,
+    unit_id,
+)
 
 
 @dataclass
@@ -70,9 +80,16 @@ class GenerationReport:
 
 def load_prompts(path: Path) -> list[Prompt]:
     """A prompt set (CSV/JSONL/Parquet): prompt_id, prompt, optional language; other columns are metadata."""
-    from jurybench.store._read import read_rows, require_columns, text_field
+    from jurybench.store import read_rows
 
-    rows = read_rows(path)
+    return prompts_from_rows(read_rows(path), str(path))
+
+
+def prompts_from_rows(rows: list[tuple[int, dict[str, Any]]], source: str) -> list[Prompt]:
+    """Prompts from rows (number, mapping); errors name ``source``, the row and the field."""
+    from jurybench.store import require_columns, text_field
+
+    path = Path(source)
     require_columns(path, rows, ("prompt_id", "prompt"))
     seen: dict[str, int] = {}
     prompts = []
@@ -123,7 +140,7 @@ def generators_of(spec: GenerationSpec, models: list[str] | None = None) -> list
 
 
 def render(spec: GenerationSpec, prompt: Prompt, arms: dict[str, str], language: str | None) -> list[dict[str, str]]:
-    from jurybench.rubric._render import _fill
+    from jurybench.rubric import fill_template
 
     template = spec.templates.get(language or "")
     system, user = (template.system, template.user) if template else (spec.system, spec.user)
@@ -133,8 +150,8 @@ def render(spec: GenerationSpec, prompt: Prompt, arms: dict[str, str], language:
     label = f"prompt {prompt.prompt_id}"
     messages = []
     if system.strip():
-        messages.append({"role": "system", "content": _fill(system, values, prompt.metadata, label)})
-    messages.append({"role": "user", "content": _fill(user, values, prompt.metadata, label)})
+        messages.append({"role": "system", "content": fill_template(system, values, prompt.metadata, label)})
+    messages.append({"role": "user", "content": fill_template(user, values, prompt.metadata, label)})
     return messages
 
 
@@ -189,13 +206,13 @@ def generate(
     source: str | None = None,
 ) -> GenerationReport:
     """Generate every (prompt, arms, model, sample) not yet answered, then build items and pairs."""
-    from jurybench.jury._backends import check_juror
+    from jurybench.jury import check_juror
 
     plan_only = options is not None and options.plan_only
     for generator in generators:
         check_juror(generator, need_key=not plan_only)
     if options is not None and options.batch:
-        from jurybench.jury._engine import check_batch_jurors
+        from jurybench.jury import check_batch_jurors
 
         check_batch_jurors(list(generators))
     definition = as_jury(generators).resolved(spec)
@@ -247,7 +264,7 @@ def materialize(
     """Refusals, exclusion, items and pairs from the run's answered generations."""
     import pyarrow as pa
 
-    from jurybench.store._imports import write_items, write_pairs
+    from jurybench.store import write_items, write_pairs
 
     report = GenerationReport(result)
     con.register("run_keys", pa.table({"call_key": list(planned)}))

@@ -33,7 +33,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from jurybench.rubric._model import PLACEHOLDER_RE, Template
+from jurybench.rubric import PLACEHOLDER_RE, Template
 
 # Opening phrases of a refusal, in the languages the shipped studies use. Matched
 # against the start of a response (first 300 characters), case-insensitively.
@@ -170,21 +170,12 @@ class GenerationSpec(_Strict):
         return None
 
 
-def unit_id(prompt_id: str, arms: dict[str, str]) -> str:
-    return prompt_id + "".join(f"|{k}={v}" for k, v in arms.items())
-
-
-def parse_unit(unit: str) -> tuple[str, dict[str, str]]:
-    prompt_id, *parts = unit.split("|")
-    return prompt_id, dict(p.split("=", 1) for p in parts)
-
-
 def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, Any]]:
     """A spec file (or a study file's 'generation' section): the spec and the whole YAML mapping."""
     from pydantic import ValidationError
 
     from jurybench.errors import JurybenchError
-    from jurybench.rubric._load import _line_of, read_yaml
+    from jurybench.rubric import line_of, read_yaml
 
     if not path.exists():
         raise JurybenchError(f"{path}: no such file.")
@@ -207,7 +198,7 @@ def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, Any]]:
         if err["type"] == "extra_forbidden":
             message = "unknown key; valid keys: " + ", ".join(sorted(GenerationSpec.model_fields))
         raise JurybenchError(
-            f"{path}{_line_of(root, loc)}, field '{field}': {message}.",
+            f"{path}{line_of(root, loc)}, field '{field}': {message}.",
             hint="See docs/studies.md for the generation format.",
         ) from None
     return spec, data

@@ -9,21 +9,41 @@ from jurybench.jury._backends import (
     ReplayBackend,
     Slot,
     TransientError,
+    check_juror,
 )
-from jurybench.jury._cost import CostTally
+from jurybench.jury._batches import cancel_batch, list_batches, refresh_batch
+from jurybench.jury._cost import CostTally, price_of
 from jurybench.jury._engine import (
     EXIT_BUDGET,
     EXIT_CALL_ERRORS,
     EngineOptions,
+    Planned,
     RunResult,
     Task,
     call_key,
+    check_batch_jurors,
     plan_tasks,
+    run_job,
     score,
+    validate_jurors,
 )
-from jurybench.jury._juror import JurorSpec, parse_juror
-from jurybench.jury._jury import AGGREGATIONS, TIE_RULES, Jury, as_jury, load_jury_file, register_jury
-from jurybench.jury._parse import Outcome, extract_json, parse_answer
+from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
+from jurybench.jury._jury import (
+    AGGREGATIONS,
+    TIE_RULES,
+    Jury,
+    as_jury,
+    jury_from_mapping,
+    jury_rule,
+    load_jury_file,
+    register_jury,
+    run_panel,
+)
+from jurybench.jury._parse import Outcome, parse_answer
+from jurybench.jury._sim import simulate_human_labels
+from jurybench.jury._store_io import record_run, register_jurors, register_rubric, subject_table
+from jurybench.jury._units import parse_unit, unit_id
+from jurybench.rubric import extract_json
 
 __all__ = [
     "AGGREGATIONS",
@@ -40,6 +60,7 @@ __all__ = [
     "LiteLLMBackend",
     "Outcome",
     "PermanentError",
+    "Planned",
     "ReplayBackend",
     "RunResult",
     "Slot",
@@ -47,11 +68,30 @@ __all__ = [
     "TransientError",
     "as_jury",
     "call_key",
+    "cancel_batch",
+    "check_batch_jurors",
+    "check_juror",
     "extract_json",
+    "juror_from_mapping",
+    "jury_from_mapping",
+    "jury_rule",
+    "list_batches",
     "load_jury_file",
     "parse_answer",
     "parse_juror",
+    "parse_unit",
     "plan_tasks",
+    "price_of",
+    "record_run",
+    "refresh_batch",
+    "register_jurors",
     "register_jury",
+    "register_rubric",
+    "run_job",
+    "run_panel",
     "score",
+    "simulate_human_labels",
+    "subject_table",
+    "unit_id",
+    "validate_jurors",
 ]

@@ -34,7 +34,7 @@ def list_batches(
 
 
 def _batch(con: Any, batch_id: str) -> tuple[Any, ...]:
-    from jurybench.store._db import first_row
+    from jurybench.store import first_row
 
     row = first_row(
         con,

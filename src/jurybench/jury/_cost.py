@@ -77,7 +77,7 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     the mean of its earlier answers in the store, else 12 tokens per criterion or category
     (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10; for a
     generation, its ``max_tokens`` (400 when none is set)."""
-    from jurybench.store._db import first_row
+    from jurybench.store import first_row
 
     row = first_row(
         con,
@@ -238,7 +238,7 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
             )
         prices[spec.key] = price
         output[spec.key] = expected_output_tokens(con, spec, rubric)[0]
-    from jurybench.store._db import first_row
+    from jurybench.store import first_row
 
     row = first_row(
         con,

@@ -72,8 +72,7 @@ from jurybench.rubric import (
     render_pairwise,
     render_pointwise,
 )
-from jurybench.store._db import first_row
-from jurybench.store._safe import StoreBusy
+from jurybench.store import StoreBusy, first_row
 
 
 @dataclass
@@ -386,13 +385,13 @@ class _Released:
         self.path = path
         self.con: Any = None
         self.released_at = 0.0
-        from jurybench.store._safe import release_request
+        from jurybench.store import release_request
 
         self.request = release_request(path)
 
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
-        from jurybench.store._safe import open_with_retry
+        from jurybench.store import open_with_retry
 
         if self.con is None:
             if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
@@ -838,6 +837,7 @@ def score(
     run_id: str | None = None,
     options: EngineOptions | None = None,
     ids: list[str] | None = None,
+    after: Callable[[Any, str], None] | None = None,
 ) -> RunResult:
     """Judge every selected subject with every juror; returns what was done.
 
@@ -848,6 +848,8 @@ def score(
     sample) are reused without a call. ``jury`` is a :class:`Jury` (jurors, weights,
     aggregation, quorum) or a plain list of jurors (the default rule for the rubric). ``ids``
     limits the subjects to these item (pointwise) or pair (pairwise) ids, with ``where`` or not.
+    ``after(con, run_id)`` runs in the run's last transaction when it was not interrupted (a
+    calibrated jury's scores: :func:`jurybench.calibration.calibration_finisher`).
     """
     options = options or EngineOptions()
     # before anything is opened or written
@@ -877,11 +879,8 @@ def score(
         )
 
     def finish(con: Any, result: RunResult) -> None:
-        if definition.aggregation == "calibrated" and not result.interrupted:
-            from jurybench.calibration import apply_calibration
-
-            assert definition.calibration is not None
-            apply_calibration(con, Path(definition.calibration), result.run_id)
+        if after is not None and not result.interrupted:
+            after(con, result.run_id)
 
     return run_job(store, rubric, definition, plan, finish, where=where, run_id=run_id, options=options)
 

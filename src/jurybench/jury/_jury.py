@@ -75,34 +75,20 @@ class Jury:
                 raise JurybenchError(f"juror '{juror.display_name}': weight must be a number >= 0 (got {weight!r}).")
         if aggregation == "weighted" and sum(self.weight(j) for j in self.jurors) == 0:
             raise JurybenchError("aggregation 'weighted' needs at least one juror with a weight above 0.")
-        calibration_id = None
         if aggregation == "calibrated":
-            calibration_id = self._check_calibration(rubric)
+            if not self.calibration:
+                raise JurybenchError(
+                    "aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration)."
+                )
+            if self.calibration_id is None:
+                raise JurybenchError(
+                    f"calibration {self.calibration} has not been checked against the rubric and jurors.",
+                    hint="Pass the jury through jurybench.calibration.attach_calibration(jury, rubric) "
+                    "(jurybench.score does).",
+                )
         elif self.calibration:
             raise JurybenchError("a calibration file is used only with aggregation 'calibrated'.")
-        return replace(self, aggregation=aggregation, calibration_id=calibration_id)
-
-    def _check_calibration(self, rubric: Any) -> str:
-        from jurybench.calibration._api import load_artifact
-
-        if not self.calibration:
-            raise JurybenchError(
-                "aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration)."
-            )
-        artifact, text = load_artifact(Path(self.calibration))
-        if artifact["rubric"]["hash"] != rubric.content_hash:
-            raise JurybenchError(
-                f"calibration '{artifact['name']}' was fitted for rubric {artifact['rubric']['name']}, "
-                f"not {rubric.name} ({rubric.content_hash[:12]}).",
-            )
-        keys = {j.key for j in self.jurors}
-        missing = [j["name"] for j in artifact["jurors"] if j["key"] not in keys]
-        if missing:
-            raise JurybenchError(
-                f"calibration '{artifact['name']}' needs juror(s) {', '.join(missing)}, which this jury lacks.",
-                hint="Use the jurors, with the same parameters, the calibration was fitted on.",
-            )
-        return hashlib.sha256(text.encode()).hexdigest()
+        return replace(self, aggregation=aggregation, calibration_id=self.calibration_id if self.calibration else None)
 
     def definition(self) -> dict[str, Any]:
         return {
@@ -126,7 +112,7 @@ def as_jury(jury: Jury | list[JurorSpec] | tuple[JurorSpec, ...]) -> Jury:
 def load_jury_file(path: str | Path) -> Jury:
     """A YAML jury: ``jurors`` (mappings with ``model`` and parameters, ``weight`` optional) and
     optionally ``name``, ``aggregation``, ``quorum``, ``tie`` and ``calibration``."""
-    from jurybench.rubric._load import read_yaml
+    from jurybench.rubric import read_yaml
 
     path = Path(path)
     if not path.exists():

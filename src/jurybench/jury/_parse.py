@@ -6,7 +6,6 @@ response schema is ``invalid`` with the reason; a refusal is ``refusal``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +18,7 @@ from jurybench.rubric import (
     InventoryRubric,
     PreferenceRubric,
     Presentation,
+    extract_json,
     match_label,
     parse_inventory,
     response_model,
@@ -33,7 +33,6 @@ REFUSAL_RE = re.compile(
     r"|As an AI|I must decline|Sorry, (?:but )?I)",
     re.IGNORECASE,
 )
-_FENCE_RE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -62,24 +61,6 @@ def _refusal_or_invalid(text: str, finish_reason: str | None, reason: str) -> Ou
     if REFUSAL_RE.search(text.strip()[:200]):
         return Outcome("refusal", None, None, "the juror declined to answer")
     return Outcome("invalid", None, None, reason)
-
-
-def extract_json(text: str) -> Any:
-    """The JSON object in an answer: the whole text, a fenced block, or the outermost braces."""
-    stripped = text.strip()
-    candidates = [stripped]
-    fence = _FENCE_RE.search(stripped)
-    if fence:
-        candidates.append(fence.group(1))
-    start, end = stripped.find("{"), stripped.rfind("}")
-    if 0 <= start < end:
-        candidates.append(stripped[start : end + 1])
-    for candidate in candidates:
-        try:
-            return json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-    raise ValueError("no JSON object found in the answer")
 
 
 def parse_structured(rubric: AnyRubric, text: str, finish_reason: str | None = None) -> Outcome:

@@ -46,6 +46,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jury._juror import JurorSpec
+from jurybench.jury._units import parse_unit
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -273,7 +274,7 @@ def load_sim_subjects(
     all of them, or only those a run judges (``subject_ids``: item or pair ids)."""
     import pyarrow as pa
 
-    from jurybench.store._db import registered
+    from jurybench.store import registered
 
     if subject_ids is None:
         pairs = {r[0]: (r[1], r[2]) for r in con.execute("SELECT pair_id, item_a, item_b FROM pairs").fetchall()}
@@ -392,8 +393,6 @@ class SimGenerator:
         self.refusal_arm = _arm(p.get("refusal_arm"), label, "refusal_arm")
 
     def respond(self, unit: str, language: str | None, sample: int, attempt: int) -> str:
-        from jurybench.generate._spec import parse_unit
-
         _, arms = parse_unit(unit)
         digest = hashlib.sha256(repr((self.name, self.seed, unit, sample, attempt, *self.sampling)).encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))

@@ -27,7 +27,7 @@ JUDGMENT_COLUMNS = [
 
 
 def register_rubric(con: Any, rubric: AnyRubric) -> None:
-    from jurybench.store._db import first_row
+    from jurybench.store import first_row
 
     if first_row(con, "SELECT 1 FROM rubrics WHERE rubric_hash = ?", [rubric.content_hash]):
         return  # registered with everything below when first seen (content-addressed)
@@ -77,8 +77,7 @@ def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[
     ``where``."""
     import pyarrow as pa
 
-    from jurybench.store._db import registered
-    from jurybench.store._safe import select_table
+    from jurybench.store import registered, select_table
 
     if is_pairwise(rubric):
         base = """
@@ -155,7 +154,7 @@ def done_call_keys(con: Any, keys: list[str]) -> set[str]:
 
     if not keys:
         return set()
-    from jurybench.store._db import registered
+    from jurybench.store import registered
 
     with registered(con, "wanted_keys", pa.table({"call_key": keys})):
         rows = con.execute(
@@ -310,7 +309,7 @@ def _write_batch(
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:
     """Copy a juror's raw answers in a run into ``recordings`` under ``source``."""
     from jurybench.errors import JurybenchError
-    from jurybench.store._db import scalar
+    from jurybench.store import scalar
 
     found = scalar(
         con,

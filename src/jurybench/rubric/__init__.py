@@ -2,8 +2,10 @@
 
 from jurybench.rubric._classify import gold_label, match_label, normalise_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
-from jurybench.rubric._load import load_rubric, parse_rubric, resolve_rubric_path
+from jurybench.rubric._json import extract_json
+from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path
 from jurybench.rubric._model import (
+    PLACEHOLDER_RE,
     AnyRubric,
     Category,
     ClassificationRubric,
@@ -12,15 +14,23 @@ from jurybench.rubric._model import (
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
+    Rubric,
     Scale,
     Template,
     VerdictRule,
     is_pairwise,
 )
-from jurybench.rubric._render import render_classification, render_inventory, render_pairwise, render_pointwise
+from jurybench.rubric._render import (
+    fill_template,
+    render_classification,
+    render_inventory,
+    render_pairwise,
+    render_pointwise,
+)
 from jurybench.rubric._schema import answer_format, response_model
 
 __all__ = [
+    "PLACEHOLDER_RE",
     "AnyRubric",
     "Category",
     "ClassificationRubric",
@@ -30,18 +40,23 @@ __all__ = [
     "PointwiseRubric",
     "PreferenceRubric",
     "Presentation",
+    "Rubric",
     "Scale",
     "Template",
     "VerdictRule",
     "answer_format",
+    "extract_json",
+    "fill_template",
     "gold_label",
     "is_pairwise",
+    "line_of",
     "load_rubric",
     "match_label",
     "normalise_label",
     "parse_inventory",
     "parse_rubric",
     "presentation",
+    "read_yaml",
     "render_classification",
     "render_inventory",
     "render_pairwise",

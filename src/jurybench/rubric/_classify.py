@@ -49,7 +49,7 @@ def match_label(rubric: ClassificationRubric, text: str, language: str | None) -
     """The canonical label an answer names, or the reason it names none."""
     answer = text
     if rubric.answer == "json":
-        from jurybench.jury._parse import extract_json
+        from jurybench.rubric._json import extract_json
 
         try:
             data = extract_json(text)

@@ -117,7 +117,7 @@ def score_numeral(rubric: InventoryRubric, item_id: str, numeral: int, shown: Pr
 
 
 def _pairs_from_text(text: str) -> list[tuple[int, str]]:
-    from jurybench.jury._parse import extract_json
+    from jurybench.rubric._json import extract_json
 
     try:
         data = extract_json(text)

@@ -78,7 +78,7 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
     kind = data.get("kind")
     if kind not in KINDS:
         raise JurybenchError(
-            f"{source}{_line_of(root, ('kind',))}, field 'kind': {kind!r} is not a rubric kind.",
+            f"{source}{line_of(root, ('kind',))}, field 'kind': {kind!r} is not a rubric kind.",
             hint=f"Valid kinds: {', '.join(KINDS)}.",
         )
     try:
@@ -100,12 +100,12 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
         elif err["type"] == "literal_error":
             message = f"{message} (got {err.get('input')!r})"
         raise JurybenchError(
-            f"{source}{_line_of(root, loc)}, field '{field}': {message}.",
+            f"{source}{line_of(root, loc)}, field '{field}': {message}.",
             hint="See docs/rubrics.md for the rubric format.",
         ) from None
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
+def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
     """' line N' for the YAML node at ``loc`` (or its nearest existing parent)."""
     node = root
     best = node

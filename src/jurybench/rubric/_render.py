@@ -41,7 +41,7 @@ def criteria_block(rubric: AnyRubric) -> str:
 _TOKEN_RE = re.compile(r"\{\{|\}\}|" + PLACEHOLDER_RE.pattern)
 
 
-def _fill(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
+def fill_template(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
     def sub(match: re.Match[str]) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
@@ -138,11 +138,11 @@ def _messages(
     """The filled-in messages; the JSON answer format is appended unless the template places it
     (classification and questionnaire templates that leave it out state the format themselves)."""
     meta = subject.get("metadata") or {}
-    user_text = _fill(user, values, meta, label)
+    user_text = fill_template(user, values, meta, label)
     if append and "{answer_format}" not in user and "{answer_format}" not in system:
         user_text = user_text.rstrip() + "\n\n" + str(values["answer_format"])
     messages: Messages = []
     if system.strip():
-        messages.append({"role": "system", "content": _fill(system, values, meta, label)})
+        messages.append({"role": "system", "content": fill_template(system, values, meta, label)})
     messages.append({"role": "user", "content": user_text})
     return messages

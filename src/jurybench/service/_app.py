@@ -231,7 +231,8 @@ def create_app(
     # -- jobs --------------------------------------------------------------------------------
     def _prepare(body: rq.JobIn) -> tuple[dict[str, Any], Any, Any, list[str | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
-        from jurybench.jury._engine import check_batch_jurors, validate_jurors
+        from jurybench.calibration import attach_calibration
+        from jurybench.jury import check_batch_jurors, validate_jurors
 
         if not body.swap:
             raise JurybenchError("swap: false is not offered: jurybench judges every pair in both orders.")
@@ -245,11 +246,12 @@ def create_app(
         request["_calibration_dir"] = str(config.calibrations)
         jury = rq.jury_for(request, secrets, config.calibrations)
         validate_jurors(rubric, list(jury.jurors))
+        jury = attach_calibration(jury, rubric)
         jury.resolved(rubric)
         if body.batch:
             check_batch_jurors(list(jury.jurors))
         if body.max_cost is not None:
-            from jurybench.jury._cost import price_of
+            from jurybench.jury import price_of
 
             unknown = [j.display_name for j in jury.jurors if price_of(j) is None]
             if unknown:
@@ -262,7 +264,7 @@ def create_app(
         """What a job would do and cost, per juror (calls after the cache, input tokens of the rendered
         prompts, expected output tokens, cost synchronously and in batch); nothing is called or written.
         Subjects must be stored already (item_ids, pair_ids or where)."""
-        from jurybench.jury import EngineOptions, score
+        from jurybench.api import score
         from jurybench.rubric import is_pairwise
 
         if body.items or body.pairs:
@@ -271,8 +273,7 @@ def create_app(
         _, rubric, jury, _ = _prepare(body)
         ids, where = rq.subject_predicate(body, is_pairwise(rubric))
         with store.cursor() as cur:
-            result = score(cur, rubric, jury, where=where, ids=ids,
-                           options=EngineOptions(plan_only=True, progress=False))  # fmt: skip
+            result = score(cur, rubric=rubric, jury=jury, where=where, ids=ids, plan=True).result
         jurors = [p.as_dict() for p in result.plan]
 
         def total(name: str) -> float | None:
@@ -332,13 +333,13 @@ def create_app(
 
     # -- items, pairs, annotations ---------------------------------------------------------
     def _import_items(cur: Any, items: list[rq.ItemIn], dataset: str | None, in_transaction: bool = False) -> Any:
-        from jurybench.store._imports import import_item_rows
+        from jurybench.store import import_item_rows
 
         rows = [(n, item.model_dump(exclude_none=True)) for n, item in enumerate(items, start=1)]
         return import_item_rows(cur, rows, source="items", dataset=dataset, in_transaction=in_transaction)
 
     def _import_pairs(cur: Any, pairs: list[rq.PairIn], dataset: str | None, in_transaction: bool = False) -> Any:
-        from jurybench.store._imports import import_pair_rows
+        from jurybench.store import import_pair_rows
 
         rows = [(n, pair.model_dump(exclude_none=True)) for n, pair in enumerate(pairs, start=1)]
         return import_pair_rows(cur, rows, source="pairs", dataset=dataset, in_transaction=in_transaction)
@@ -409,7 +410,7 @@ def create_app(
     def fit(body: rq.CalibrationIn, store: StoreDep) -> dict[str, Any]:
         """Fit juror weights on a run with human labels; returns the artifact with its metrics."""
         from jurybench.calibration import fit_calibration
-        from jurybench.stats._store import _jsonable
+        from jurybench.stats import jsonable
 
         with store.writing() as cur:
             artifact, path = fit_calibration(
@@ -417,12 +418,12 @@ def create_app(
                 methods=list(body.methods) if body.methods else None, group_by=body.group_by, test_size=body.test_size, folds=body.folds,
                 seed=body.seed, n_boot=body.boot, out_dir=config.calibrations,
             )  # fmt: skip
-        return {"name": body.name, "file": path.name, "artifact": _jsonable(artifact)}
+        return {"name": body.name, "file": path.name, "artifact": jsonable(artifact)}
 
     @app.get("/v1/calibrations", tags=["calibration"])
     def list_calibrations() -> list[dict[str, Any]]:
         """Calibration files in the server's calibration folder."""
-        from jurybench.calibration._api import load_artifact
+        from jurybench.calibration import load_artifact
 
         out = []
         folder = config.calibrations
@@ -439,13 +440,13 @@ def create_app(
     def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep) -> dict[str, Any]:
         """Score a run with a calibration (stored in calibrated_scores)."""
         from jurybench.calibration import apply_calibration
-        from jurybench.stats._store import _jsonable
+        from jurybench.stats import jsonable
 
         path = config.calibrations / f"{name}.json"
         if not path.exists():
             raise NotFound(f"no calibration named {name!r}.", hint="See GET /v1/calibrations.")
         with store.writing() as cur:
-            return {"name": name, "run": body.run, "result": _jsonable(apply_calibration(cur, path, body.run))}
+            return {"name": name, "run": body.run, "result": jsonable(apply_calibration(cur, path, body.run))}
 
     # -- statistics --------------------------------------------------------------------------
     def _stat_endpoint(name: str, model: Any) -> None:
@@ -485,14 +486,14 @@ def create_app(
 def _count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects the job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
-    from jurybench.jury._store_io import subject_table
+    from jurybench.jury import subject_table
     from jurybench.rubric import is_pairwise
 
     if where or not ids:
         return int(subject_table(cur, rubric, where, ids).num_rows)
     import pyarrow as pa
 
-    from jurybench.store._db import registered
+    from jurybench.store import registered
 
     table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")
     with registered(cur, "wanted_subjects", pa.table({"id": ids})):

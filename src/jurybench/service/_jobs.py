@@ -221,7 +221,7 @@ class JobManager:
                 self._finish(job_id, "failed", "internal error while running the job (see the server log)", None)
 
     def _run(self, job_id: str) -> None:
-        from jurybench.jury import EngineOptions, score
+        from jurybench.api import engine_options, score
         from jurybench.service._requests import build_job
 
         with self.store.cursor() as cur:
@@ -237,15 +237,14 @@ class JobManager:
             return
         with self.store.writing() as cur:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
-        options = EngineOptions(
-            progress=False, on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set,
-            store_lock=self.store.write_lock, concurrency=int(request.get("concurrency") or 16),
-            batch=bool(request.get("batch")), batch_poll_s=float(request.get("poll_every") or 30.0),
-            max_cost=request.get("max_cost"),
+        options = engine_options(
+            on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set, store_lock=self.store.write_lock,
+            concurrency=int(request.get("concurrency") or 16), batch=bool(request.get("batch")),
+            poll_every=float(request.get("poll_every") or 30.0), max_cost=request.get("max_cost"),
         )  # fmt: skip
         try:
             with self.store.cursor() as cur:
-                result = score(cur, rubric, jury, where=where, run_id=run_id, options=options, ids=ids)
+                result = score(cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids).result
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return

@@ -129,8 +129,7 @@ class SqlIn(_Body):
 def load_rubric_for(request: dict[str, Any]) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
-    from jurybench.rubric import load_rubric
-    from jurybench.rubric._model import Rubric
+    from jurybench.rubric import Rubric, load_rubric
 
     name, inline = request.get("rubric"), request.get("rubric_inline")
     if (name is None) == (inline is None):
@@ -150,7 +149,7 @@ def load_rubric_for(request: dict[str, Any]) -> Any:
 def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibration_dir: Any = None) -> Any:
     from dataclasses import replace
 
-    from jurybench.jury._jury import jury_from_mapping
+    from jurybench.jury import jury_from_mapping
 
     data = dict(request["jury"])
     calibration = data.pop("calibration", None)
@@ -177,7 +176,7 @@ def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibrat
 
 def secrets_of(jury: dict[str, Any]) -> list[str | None]:
     """Each juror's inline api_key (kept in memory only), in order."""
-    from jurybench.jury._juror import juror_from_mapping, parse_juror
+    from jurybench.jury import juror_from_mapping, parse_juror
 
     out: list[str | None] = []
     for n, entry in enumerate(jury.get("jurors", []), start=1):
@@ -206,7 +205,7 @@ def build_job(
 def subject_predicate(body: JobIn, pairwise: bool) -> tuple[list[str] | None, str | None]:
     """The job's subjects: the ids of inline and listed ones (None: not limited by id) and the
     checked ``where``."""
-    from jurybench.store._safe import expression
+    from jurybench.store import expression
 
     ids: list[str] = []
     if pairwise:

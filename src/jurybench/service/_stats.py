@@ -8,13 +8,11 @@ were imported under (``baselines``) for cohens-d and ttest. Every result is reco
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from jurybench.errors import JurybenchError
 
 Expr = Annotated[str, Field(max_length=2000)]
 RunId = Annotated[str, Field(min_length=1, max_length=256)]
@@ -125,47 +123,39 @@ class Disparity(_P):
     seed: int = 0
 
 
-def _two(text: str, field: str) -> tuple[str, str]:
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if len(parts) != 2:
-        raise JurybenchError(f"{field} needs two comma-separated values, got {text!r}.")
-    return parts[0], parts[1]
-
-
-def _run(con: Any, name: str, p: Any) -> dict[str, Any]:
-    from jurybench.stats import AnchorThresholds
-    from jurybench.stats import _store as s
+def _run(store: Any, name: str, p: Any) -> Any:
+    """The library's statistic for a request (it records the result and returns it framed)."""
+    from jurybench import stats
 
     if name == "directional":
-        return s.stat_directional(con, p.run, where=p.where, by=p.by, zero_method=p.zero_method, level=p.level)
+        return stats.directional(store, p.run, where=p.where, by=p.by, zero_method=p.zero_method, level=p.level)
     if name == "gap":
-        return s.stat_gap(con, p.run, where=p.where, by=p.by, n_boot=p.boot, seed=p.seed, level=p.level)
+        return stats.gap(store, p.run, where=p.where, by=p.by, boot=p.boot, seed=p.seed, level=p.level)
     if name == "consistency":
-        return s.stat_consistency(con, p.run, where=p.where, by=p.by)
+        return stats.consistency(store, p.run, where=p.where, by=p.by)
     if name == "robustness":
-        return s.stat_robustness(con, p.run, other_run=p.other_run, where=p.where)
+        return stats.robustness(store, p.run, other_run=p.other_run, where=p.where)
     if name == "friedman":
-        return s.stat_friedman(con, p.run, where=p.where, by=p.by, block=p.block, level=p.level)
+        return stats.friedman(store, p.run, where=p.where, by=p.by, block=p.block, level=p.level)
     if name == "ttest":
-        stored = s.stored_baselines(con, p.baselines, "mean") if p.baselines else None
-        return s.stat_ttest(con, p.run, where=p.where, by=p.by, baseline=p.baseline, stored=stored, level=p.level)
+        return stats.ttest(store, p.run, where=p.where, by=p.by, baseline=p.baseline, baselines=p.baselines,
+                           level=p.level)  # fmt: skip
     if name in ("welch", "mannwhitney"):
-        return s.stat_compare(con, p.run, test=name, groups=_two(p.groups, "groups"), where=p.where, by=p.by,
-                              level=p.level)  # fmt: skip
+        test = stats.welch if name == "welch" else stats.mannwhitney
+        return test(store, p.run, groups=p.groups, where=p.where, by=p.by, level=p.level)
     if name == "kendall":
-        return s.stat_kendall(con, p.run, reference=p.reference, where=p.where, by=p.by, level=p.level)
+        return stats.kendall(store, p.run, reference=p.reference, where=p.where, by=p.by, level=p.level)
     if name == "cohens-d":
-        stored = s.stored_baselines(con, p.baselines, "d") if p.baselines else None
-        return s.stat_cohens_d(
-            con, p.run, arm=p.arm, arms=_two(p.arms, "arms"), where=p.where, by=p.by, baselines=stored, factors=p.factors,
-            n_boot=p.boot, seed=p.seed, thresholds=AnchorThresholds(p.min_gap, p.reorganization_gap), level=p.level,
+        return stats.cohens_d(
+            store, p.run, arm=p.arm, arms=p.arms, where=p.where, by=p.by, baselines=p.baselines, factors=p.factors,
+            min_gap=p.min_gap, reorganization_gap=p.reorganization_gap, boot=p.boot, seed=p.seed, level=p.level,
         )  # fmt: skip
     if name == "item-spearman":
-        return s.stat_item_spearman(con, p.run, arm=p.arm, arms=_two(p.arms, "arms"), by=p.by, where=p.where,
-                                    keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
+        return stats.item_spearman(store, p.run, arm=p.arm, arms=p.arms, by=p.by, where=p.where,
+                                   keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
     assert name == "disparity"
-    return s.stat_disparity(con, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
-                            n_boot=p.boot, seed=p.seed)  # fmt: skip
+    return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
+                           boot=p.boot, seed=p.seed)  # fmt: skip
 
 
 STATS: dict[str, type[_P]] = {
@@ -175,19 +165,26 @@ STATS: dict[str, type[_P]] = {
 }  # fmt: skip
 
 
+class _Limited:
+    """The server's store, reading under the server's limits (disparity runs user SQL)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self.store.reading() as cur, self.store.limited(cur, timeout_s=self.store.sql_timeout_s, what="sql"):
+            yield cur
+
+    def writing(self) -> Any:
+        return self.store.writing()
+
+
 def run_statistic(store: Any, name: str, params: _P) -> dict[str, Any]:
     """Compute on a read-only (rolled back) cursor, then record the result; returns id and result."""
-    from jurybench.stats._store import _jsonable, record_result
-
-    with store.reading() as cur:
-        # disparity runs user SQL: the server's time and memory limits apply
-        limits = store.limited(cur, timeout_s=store.sql_timeout_s, what="sql") if name == "disparity" else nullcontext()
-        with limits:
-            result = _run(cur, name, params)
-    dumped = params.model_dump()
-    with store.writing() as cur:
-        result_id = record_result(cur, name, dumped.get("run"), dumped, dumped.get("seed"), result)
-    return {"result_id": result_id, "name": name, "params": dumped, "result": _jsonable(result)}
+    frame = _run(_Limited(store) if name == "disparity" else store, name, params)
+    attrs = frame.attrs
+    return {"result_id": attrs["result_id"], "name": name, "params": params.model_dump(), "result": attrs["result"]}
 
 
 Runner = Callable[[Any, str, _P], dict[str, Any]]

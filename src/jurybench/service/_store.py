@@ -19,28 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._safe import HARDENED, check_query
-
-
-def server_file(db: Path) -> Path:
-    return db.with_name(db.name + ".server.json")
-
-
-def holder_of(db: Path) -> dict[str, Any] | None:
-    """The running server that holds ``db`` (from its server file), if its process is alive."""
-    path = server_file(db)
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-        pid = int(info["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return dict(info)
+from jurybench.store import HARDENED, check_query, holder_of, server_file
 
 
 class SqlTimeout(JurybenchError):
@@ -59,7 +38,7 @@ class Store:
     def __init__(self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0) -> None:
         import duckdb
 
-        from jurybench.store._db import migrate
+        from jurybench.store import migrate
 
         self.path = path
         self.sql_memory_mb = sql_memory_mb
@@ -239,7 +218,7 @@ class GroupWriter:
                 future.set_result(result)
 
     def _commit(self, writes: list[Any]) -> list[Any]:
-        from jurybench.store._imports import import_item_rows, import_pair_rows
+        from jurybench.store import import_item_rows, import_pair_rows
 
         items = [row for _, rows, _ in writes for row in rows]
         pairs = [row for _, _, rows in writes for row in rows]

@@ -1,52 +1,44 @@
-"""Statistics: pure functions on arrays, and adapters that read the store and record results."""
+"""Statistics over stored judgments: each function reads a run, records the result in
+``stats_results`` and returns a tidy DataFrame (``.attrs["result_id"]`` names the recorded row).
+The same statistics on plain arrays are in :mod:`jurybench.stats.functions`."""
 
-from jurybench.stats._disparity import accuracy_table, disparity, gini
-from jurybench.stats._effects import (
-    FORMS,
-    AnchorThresholds,
-    anchor,
+from jurybench.stats import functions
+from jurybench.stats._api import (
+    ZERO_METHODS,
     cohens_d,
-    cohens_d_cells,
-    factor_pattern,
-    item_level_spearman,
-    mean_within_group_sd,
-)
-from jurybench.stats._multiple import benjamini_hochberg, holm
-from jurybench.stats._pairwise import (
-    bootstrap_gaps,
-    directional_differences,
+    consistency,
+    directional,
+    disparity,
+    friedman,
     gap,
-    no_difference_share,
-    positional_consistency,
+    item_spearman,
+    kendall,
+    mannwhitney,
+    results,
     robustness,
-    treatment_gaps,
+    ttest,
+    welch,
 )
-from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
+from jurybench.stats._effects import AnchorThresholds
+from jurybench.stats._store import jsonable, record_result
 
 __all__ = [
-    "FORMS",
+    "ZERO_METHODS",
     "AnchorThresholds",
-    "accuracy_table",
-    "anchor",
-    "benjamini_hochberg",
-    "bootstrap_gaps",
     "cohens_d",
-    "cohens_d_cells",
-    "directional_differences",
+    "consistency",
+    "directional",
     "disparity",
-    "factor_pattern",
-    "friedman_posthoc",
+    "friedman",
+    "functions",
     "gap",
-    "gini",
-    "holm",
-    "item_level_spearman",
-    "kendall_rankings",
-    "mann_whitney",
-    "mean_within_group_sd",
-    "no_difference_share",
-    "one_sample_t",
-    "positional_consistency",
+    "item_spearman",
+    "jsonable",
+    "kendall",
+    "mannwhitney",
+    "record_result",
+    "results",
     "robustness",
-    "treatment_gaps",
-    "welch_t",
+    "ttest",
+    "welch",
 ]

@@ -19,8 +19,7 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects, _pairwise, _pointwise
-from jurybench.store._db import execute_user_sql
-from jurybench.store._safe import check_query, expression
+from jurybench.store import check_query, execute_user_sql, expression
 
 PAIRWISE_BASE = """
 WITH members AS (
@@ -80,7 +79,7 @@ def _level(level: str, by: str | None) -> tuple[str | None, bool]:
 
 def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
     """The run's jury rule with jurors expected vs present and the subjects below quorum."""
-    from jurybench.jury._jury import jury_rule
+    from jurybench.jury import jury_rule
 
     subject = "pair_id" if view == "jury_pairwise" else "item_id"
     row = con.execute(
@@ -372,7 +371,7 @@ def stat_kendall(
 
 
 def _read_baselines(path: Path) -> dict[str, float]:
-    from jurybench.store._read import read_rows
+    from jurybench.store import read_rows
 
     rows = read_rows(path)
     out = {}
@@ -530,7 +529,7 @@ def stat_item_spearman(
     frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)
     keys = dict(keys or {})
     if key_file is not None:
-        from jurybench.store._read import read_rows
+        from jurybench.store import read_rows
 
         for number, row in read_rows(key_file):
             try:
@@ -553,7 +552,7 @@ def stat_item_spearman(
 
 
 def _read_factors(path: Path) -> dict[str, str]:
-    from jurybench.store._read import read_rows
+    from jurybench.store import read_rows
 
     out = {}
     for number, row in read_rows(path):
@@ -564,7 +563,7 @@ def _read_factors(path: Path) -> dict[str, str]:
 
 
 def _read_d_baselines(path: Path) -> dict[tuple[str, str], float]:
-    from jurybench.store._read import read_rows
+    from jurybench.store import read_rows
 
     out = {}
     for number, row in read_rows(path):
@@ -599,7 +598,7 @@ def stat_disparity(
         names = [d[0] for d in cursor.description]
         records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
     else:
-        from jurybench.store._read import read_rows
+        from jurybench.store import read_rows
 
         assert file is not None
         records = [r for _, r in read_rows(file)]
@@ -631,18 +630,18 @@ def record_result(
     result_id = uuid.uuid4().hex
     con.execute(
         "INSERT INTO stats_results (result_id, name, run_id, params, seed, result) VALUES (?, ?, ?, ?, ?, ?)",
-        [result_id, name, run_id, json.dumps(params, default=str), seed, json.dumps(_jsonable(result))],
+        [result_id, name, run_id, json.dumps(params, default=str), seed, json.dumps(jsonable(result))],
     )
     return result_id
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, float | np.floating):
         return None if not np.isfinite(value) else float(value)
     if isinstance(value, np.integer):

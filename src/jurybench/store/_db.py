@@ -119,3 +119,37 @@ def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
         yield con
     finally:
         con.unregister(name)
+
+
+@contextmanager
+def reading(store: Any) -> Iterator[Any]:
+    """A connection to read ``store`` through: a path (or None: the default store) opens a
+    hardened read-only connection for the block; an open store (``jurybench.open``, or the
+    server's) gives its reading connection; a DuckDB connection is used as it is."""
+    if store is None or isinstance(store, str | Path):
+        con = connect(store, read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+    elif hasattr(store, "reading"):  # an open store (the library's, or the server's)
+        with store.reading() as con:
+            yield con
+    else:  # a DuckDB connection or cursor
+        yield store
+
+
+@contextmanager
+def writing(store: Any) -> Iterator[Any]:
+    """A connection to write ``store`` through (a path is opened, migrated and closed after)."""
+    if store is None or isinstance(store, str | Path):
+        con = connect(store)
+        try:
+            yield con
+        finally:
+            con.close()
+    elif hasattr(store, "writing"):
+        with store.writing() as con:
+            yield con
+    else:
+        yield store

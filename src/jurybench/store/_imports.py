@@ -320,7 +320,14 @@ def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | 
     ``target`` is a criterion, ``facet:<name>`` or ``factor:<name>``; ``cell`` a country, language
     or group ('' or missing: every cell); ``statistic`` d (effect size) or mean (score)."""
     path = Path(path)
-    rows = read_rows(path)
+    return import_baseline_rows(con, read_rows(path), source=str(path), name=name, statistic=statistic)
+
+
+def import_baseline_rows(
+    con: Any, rows: list[tuple[int, Row]], *, source: str, name: str, statistic: str | None = None
+) -> ImportResult:
+    """Baselines from rows (number, mapping), all or nothing; errors name ``source``, row and field."""
+    path = Path(source)
     require_columns(path, rows, ("target", "value"))
     columns = {c for _, row in rows for c in row}
     extra = sorted(columns - set(BASELINE_COLUMNS))
@@ -367,6 +374,6 @@ def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | 
         con.execute("DELETE FROM human_baselines WHERE name = ?", [name])
         con.executemany(
             "INSERT INTO human_baselines (name, statistic, target, cell, value, source_file) VALUES (?, ?, ?, ?, ?, ?)",
-            [(name, k[0], k[1], k[2], v[1], str(path)) for k, v in records.items()],
+            [(name, k[0], k[1], k[2], v[1], source) for k, v in records.items()],
         )
     return ImportResult(inserted=len(records), unchanged=0, updated=int(before))

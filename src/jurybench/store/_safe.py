@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.store._holder import holder_of
 
 # Settings of every connection that runs user SQL.
 HARDENED = {
@@ -77,8 +78,6 @@ def open_with_retry(
             first = str(exc).splitlines()[0]
             if not is_lock_error(exc):
                 raise JurybenchError(f"cannot open {target}: {first}") from None
-            from jurybench.service._store import holder_of
-
             holder = holder_of(Path(target))
             if holder is not None:  # a server owns the store for its whole life: no use waiting
                 url = holder.get("url") or "its address"

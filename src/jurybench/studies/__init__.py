@@ -75,7 +75,7 @@ def _option(key: str, value: Any, where: str) -> list[str]:
 
 def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
     """The study's name and its steps as command lines, with placeholders filled in and --db added."""
-    from jurybench.rubric._load import read_yaml
+    from jurybench.rubric import read_yaml
 
     if not path.is_file():
         raise JurybenchError(f"{path}: no such file.")
@@ -124,9 +124,9 @@ def check_steps(steps: list[Step], app: Any) -> None:
     writes anything (one line naming the step and the option)."""
     import typer.main
 
-    from jurybench.cli import _click_exceptions, usage_line
+    from jurybench.cli import click_exceptions, usage_line
 
-    usage, _ = _click_exceptions()
+    usage, _ = click_exceptions()
     root = typer.main.get_command(app)
     for step in steps:
         words = step.command.split()

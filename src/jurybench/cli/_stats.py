@@ -31,34 +31,17 @@ Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 Db = Annotated[Path | None, typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb).")]
 
 
-def _emit(
-    name: str,
-    run_id: str | None,
-    params: dict[str, Any],
-    seed: int | None,
-    result: dict[str, Any],
-    fmt: str,
-    db: Path | None,
-) -> None:
-    from jurybench.stats._store import _jsonable, record_result
-    from jurybench.store import connect
+def _emit(frame: Any, fmt: str) -> None:
+    """A recorded statistic (a DataFrame from jurybench.stats) as a table, JSON or CSV."""
+    from jurybench.store import rich_table, to_csv
 
-    if fmt not in ("table", "json", "csv"):
-        raise JurybenchError(f"--format {fmt!r} is not valid.", hint="Valid: table, json, csv.")
-    _close_readers()
-    con = connect(db)
-    result_id = record_result(con, name, run_id, params, seed, result)
+    attrs = frame.attrs
+    name, run_id, result = attrs["statistic"], attrs["run"], attrs["result"]
     if fmt == "json":
-        typer.echo(
-            json.dumps(
-                {"result_id": result_id, "name": name, "params": params, "result": _jsonable(result)},
-                indent=2,
-                default=str,
-            )
-        )
+        typer.echo(json.dumps({"result_id": attrs["result_id"], "name": name, "params": attrs["params"],
+                               "result": result}, indent=2, default=str))  # fmt: skip
         return
-    from jurybench.report import flatten
-    from jurybench.store._query import rich_table, to_csv
+    from jurybench.stats.functions import flatten
 
     columns, rows = flatten(name, result)
     if fmt == "csv":
@@ -75,25 +58,12 @@ def _emit(
             f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
             f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum"
         )
-    typer.echo(f"recorded as stats_results.result_id = {result_id}")
+    typer.echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
-# Statistics read through a hardened read-only connection (user --where/--by/--sql never
-# touch a writable one); it is closed before the result is recorded with a writable one.
-_READERS: list[Any] = []
-
-
-def _con(db: Path | None) -> Any:
-    from jurybench.store import connect
-
-    con = connect(db, read_only=True)
-    _READERS.append(con)
-    return con
-
-
-def _close_readers() -> None:
-    while _READERS:
-        _READERS.pop().close()
+def _check_fmt(fmt: str) -> None:
+    if fmt not in ("table", "json", "csv"):
+        raise JurybenchError(f"--format {fmt!r} is not valid.", hint="Valid: table, json, csv.")
 
 
 def _two(text: str, option: str) -> tuple[str, str]:
@@ -110,18 +80,10 @@ def directional(run: Run, where: Where = None, by: By = None,
     """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
     if zero_method not in ("wilcox", "pratt", "zsplit"):
         raise JurybenchError(f"--zero-method {zero_method!r} is not valid.", hint="Valid: wilcox, pratt, zsplit.")
-    from jurybench.stats._store import stat_directional
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_directional(_con(db), run, where=where, by=by, zero_method=zero_method, level=level)
-    _emit(
-        "directional",
-        run,
-        {"run": run, "where": where, "by": by, "zero_method": zero_method, "level": level},
-        None,
-        result,
-        fmt,
-        db,
-    )
+    _emit(stats.directional(db, run, where=where, by=by, zero_method=zero_method, level=level), fmt)
 
 
 @stats_app.command("gap")
@@ -136,29 +98,29 @@ def gap(
     db: Db = None,
 ) -> None:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
-    from jurybench.stats._store import stat_gap
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_gap(_con(db), run, where=where, by=by, n_boot=boot, seed=seed, level=level)
-    _emit("gap", run, {"run": run, "where": where, "by": by, "boot": boot, "level": level}, seed, result, fmt, db)
+    _emit(stats.gap(db, run, where=where, by=by, boot=boot, seed=seed, level=level), fmt)
 
 
 @stats_app.command("consistency")
 def consistency(run: Run, where: Where = None, by: By = None, fmt: Fmt = "table", db: Db = None) -> None:
     """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
-    from jurybench.stats._store import stat_consistency
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_consistency(_con(db), run, where=where, by=by)
-    _emit("consistency", run, {"run": run, "where": where, "by": by}, None, result, fmt, db)
+    _emit(stats.consistency(db, run, where=where, by=by), fmt)
 
 
 @stats_app.command("robustness")
 def robustness(run: Run, other_run: Annotated[str, typer.Option(help="The run to compare D vectors with.")],
                where: Where = None, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
-    from jurybench.stats._store import stat_robustness
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_robustness(_con(db), run, other_run=other_run, where=where)
-    _emit("robustness", run, {"run": run, "other_run": other_run, "where": where}, None, result, fmt, db)
+    _emit(stats.robustness(db, run, other_run=other_run, where=where), fmt)
 
 
 @stats_app.command("friedman")
@@ -167,12 +129,10 @@ def friedman(run: Run, where: Where = None,
              block: Annotated[str, typer.Option(help="Blocks (SQL expression).")] = "prompt",
              fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
-    from jurybench.stats._store import stat_friedman
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_friedman(_con(db), run, where=where, by=by, block=block, level=level)
-    _emit(
-        "friedman", run, {"run": run, "where": where, "by": by, "block": block, "level": level}, None, result, fmt, db
-    )
+    _emit(stats.friedman(db, run, where=where, by=by, block=block, level=level), fmt)
 
 
 @stats_app.command("ttest")
@@ -182,37 +142,31 @@ def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="G
           baselines: Annotated[str | None, typer.Option(help="Stored human mean baselines (cell = group, target = criterion or '').")] = None,
           fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """One-sample t-test of each group's mean score against a human baseline."""
-    from jurybench.stats._store import stat_ttest, stored_baselines
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    con = _con(db)
-    stored = stored_baselines(con, baselines, "mean") if baselines else None
-    result = stat_ttest(con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, stored=stored,
-                        level=level)  # fmt: skip
     _emit(
-        "ttest",
-        run,
-        {
-            "run": run,
-            "where": where,
-            "by": by,
-            "baseline": baseline,
-            "baseline_file": baseline_file,
-            "baselines": baselines,
-            "level": level,
-        },
-        None,
-        result,
+        stats.ttest(
+            db,
+            run,
+            where=where,
+            by=by,
+            baseline=baseline,
+            baseline_file=baseline_file,
+            baselines=baselines,
+            level=level,
+        ),
         fmt,
-        db,
     )
 
 
 def _compare(test: str, run: str, groups: str, where: str | None, by: str, fmt: str, db: Path | None,
              level: str = "jury") -> None:  # fmt: skip
-    from jurybench.stats._store import stat_compare
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_compare(_con(db), run, test=test, groups=_two(groups, "--groups"), where=where, by=by, level=level)
-    _emit(test, run, {"run": run, "where": where, "by": by, "groups": groups, "level": level}, None, result, fmt, db)
+    function = stats.welch if test == "welch" else stats.mannwhitney
+    _emit(function(db, run, groups=_two(groups, "--groups"), where=where, by=by, level=level), fmt)
 
 
 @stats_app.command("welch")
@@ -234,18 +188,10 @@ def kendall(run: Run, baseline_file: Annotated[Path, typer.Option(help="CSV grou
             where: Where = None, by: Annotated[str, typer.Option(help="Groups (SQL expression).")] = "model",
             fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Kendall tau between the groups' mean scores and a reference ranking."""
-    from jurybench.stats._store import stat_kendall
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_kendall(_con(db), run, baseline_file=baseline_file, where=where, by=by, level=level)
-    _emit(
-        "kendall",
-        run,
-        {"run": run, "where": where, "by": by, "baseline_file": baseline_file, "level": level},
-        None,
-        result,
-        fmt,
-        db,
-    )
+    _emit(stats.kendall(db, run, baseline_file=baseline_file, where=where, by=by, level=level), fmt)
 
 
 CohensArm = Annotated[str, typer.Option(help="SQL expression naming the arm of an item, e.g. treatment->>'gender'.")]
@@ -261,19 +207,28 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
              reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
              boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
-    from jurybench.stats import AnchorThresholds
-    from jurybench.stats._store import stat_cohens_d, stored_baselines
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    con = _con(db)
-    result = stat_cohens_d(
-        con, run, arm=arm, arms=_two(arms, "--arms"), where=where, by=by, baseline_file=baseline_file,
-        factor_file=factor_file, baselines=stored_baselines(con, baselines, "d") if baselines else None, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
-        level=level,
-    )  # fmt: skip
-    params = {"run": run, "arm": arm, "arms": arms, "where": where, "by": by, "baseline_file": baseline_file,
-              "baselines": baselines, "factor_file": factor_file, "min_gap": min_gap, "reorganization_gap": reorganization_gap, "boot": boot,
-              "level": level}  # fmt: skip
-    _emit("cohens-d", run, params, seed, result, fmt, db)
+    _emit(
+        stats.cohens_d(
+            db,
+            run,
+            arm=arm,
+            arms=_two(arms, "--arms"),
+            where=where,
+            by=by,
+            baseline_file=baseline_file,
+            factor_file=factor_file,
+            baselines=baselines,
+            min_gap=min_gap,
+            reorganization_gap=reorganization_gap,
+            boot=boot,
+            seed=seed,
+            level=level,
+        ),
+        fmt,
+    )
 
 
 @stats_app.command("item-spearman")
@@ -282,13 +237,15 @@ def item_spearman(run: Run, arm: CohensArm, arms: CohensArms,
                   key_file: Annotated[Path | None, typer.Option(help="CSV criterion,key (+1/-1) for reverse-keyed items.")] = None,
                   where: Where = None, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
     """Spearman correlation between conditions of per-item keyed differences between the arms, with p-values."""
-    from jurybench.stats._store import stat_item_spearman
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    result = stat_item_spearman(
-        _con(db), run, arm=arm, arms=_two(arms, "--arms"), by=by, where=where, key_file=key_file, level=level
+    _emit(
+        stats.item_spearman(
+            db, run, arm=arm, arms=_two(arms, "--arms"), by=by, key_file=key_file, where=where, level=level
+        ),
+        fmt,
     )
-    params = {"run": run, "arm": arm, "arms": arms, "by": by, "key_file": key_file, "where": where, "level": level}
-    _emit("item-spearman", run, params, None, result, fmt, db)
 
 
 @stats_app.command("disparity")
@@ -298,17 +255,21 @@ def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp,
               reference: Annotated[str | None, typer.Option(help="Reference group for the premium (e.g. en).")] = None,
               boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium."""
-    from jurybench.stats._store import stat_disparity
-    from jurybench.store import connect
+    _check_fmt(fmt)
+    from jurybench import stats
 
-    if file is not None:  # a statistic over a file records into the store, which it creates if need be
-        connect(db).close()
-    result = stat_disparity(
-        _con(db), sql=sql, file=file, max_invalid_rate=None if max_invalid_rate < 0 else max_invalid_rate,
-        reference=reference, n_boot=boot, seed=seed,
-    )  # fmt: skip
-    params = {"sql": sql, "file": file, "max_invalid_rate": max_invalid_rate, "reference": reference, "boot": boot}
-    _emit("disparity", None, params, seed, result, fmt, db)
+    _emit(
+        stats.disparity(
+            db,
+            sql=sql,
+            file=file,
+            max_invalid_rate=None if max_invalid_rate < 0 else max_invalid_rate,
+            reference=reference,
+            boot=boot,
+            seed=seed,
+        ),
+        fmt,
+    )
 
 
 @stats_app.command("results")

@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 
-def _fmt(v: Any) -> Any:
-    return round(v, 6) if isinstance(v, float) else v
+def _num(value: Any, spec: str = ".4f") -> str:
+    return "n/a" if value is None else format(value, spec)
 
 
-def flatten(name: str, result: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """Column names and rows for a statistic's result."""
+def _fmt(v: Any, digits: int) -> Any:
+    return round(v, digits) if isinstance(v, float) else v
+
+
+def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6) -> tuple[list[str], list[list[Any]]]:
+    """Column names and rows for a statistic's result (floats rounded to ``digits``; None keeps them whole)."""
     rows: list[list[Any]] = []
     if name == "directional":
         cols = ["group", "category", "n", "n_zero", "D", "wilcoxon_statistic", "p", "p_holm", "p_bh"]
@@ -77,10 +81,12 @@ def flatten(name: str, result: dict[str, Any]) -> tuple[list[str], list[list[Any
             rows.append([g + (" (excluded)" if g in result["excluded_for_invalid_rate"] else ""), t["*"]["accuracy"],
                          t["*"]["invalid_rate"], *(t[c]["accuracy"] for c in categories)])  # fmt: skip
         rows.append(["max-min gap", None, None, *(result["max_min_gap"][c] for c in categories)])
-        rows.append([f"gini {result['gini']:.4f} [{result['gini_ci'][0]:.4f}, {result['gini_ci'][1]:.4f}]; "
-                     f"mean gap {result['mean_gap']:.4f}; max gap {result['max_gap']:.4f}"
-                     + (f"; {result['reference']} premium {result['reference_premium']:+.4f}" if "reference" in result else ""),
+        rows.append([f"gini {_num(result['gini'])} [{_num(result['gini_ci'][0])}, {_num(result['gini_ci'][1])}]; "
+                     f"mean gap {_num(result['mean_gap'])}; max gap {_num(result['max_gap'])}"
+                     + (f"; {result['reference']} premium {_num(result['reference_premium'], '+.4f')}" if "reference" in result else ""),
                      None, None, *([None] * len(categories))])  # fmt: skip
     else:
         raise ValueError(name)
-    return cols, [[_fmt(v) for v in row] for row in rows]
+    if digits is None:
+        return cols, rows
+    return cols, [[_fmt(v, digits) for v in row] for row in rows]

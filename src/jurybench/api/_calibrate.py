@@ -1,0 +1,141 @@
+"""Calibration and agreement from Python."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Calibration:
+    """A fitted calibration: juror weights per criterion against the human mean, validated on
+    held-out groups. ``artifact`` is the whole file's content; ``path`` where it was written."""
+
+    artifact: dict[str, Any]
+    path: Path
+    store: Any = None
+
+    @property
+    def name(self) -> str:
+        return str(self.artifact["name"])
+
+    def _label(self, feature: str) -> str:
+        labels = {j["key"]: j.get("label", j["name"]) for j in self.artifact["jurors"]}
+        criterion, _, key = feature.rpartition(":")
+        return f"{criterion}:{labels.get(key, key)}" if criterion else labels.get(feature, feature)
+
+    @property
+    def weights(self) -> Any:
+        """One row per criterion x feature (a juror, a juror on another criterion, or a covariate):
+        the weight, its bootstrap CI, the criterion's method and intercept."""
+        import pandas as pd
+
+        rows = []
+        for criterion, spec in self.artifact["criteria"].items():
+            ci = spec.get("coefficient_ci", {})
+            for feature, weight in spec["weights"].items():
+                rows.append({"criterion": criterion, "feature": self._label(feature), "weight": weight,
+                             "ci_low": ci.get(feature, {}).get("low"), "ci_high": ci.get(feature, {}).get("high"),
+                             "method": spec.get("method"), "intercept": spec.get("intercept")})  # fmt: skip
+        return pd.DataFrame(rows)
+
+    @property
+    def metrics(self) -> Any:
+        """Held-out metrics per criterion: each calibrated variant and each rescaled baseline (the
+        jury's rule, each juror alone), with the cross-validated RMSE on the training split. For a
+        preference calibration: held-out accuracy per predictor."""
+        import pandas as pd
+
+        rows = []
+        for criterion, spec in self.artifact["criteria"].items():
+            report = spec["report"]
+            if self.artifact["kind"] == "preference":
+                rows += [{"criterion": criterion, "model": who, "accuracy": acc, "n_test": report["n_test"]}
+                         for who, acc in report["held_out_accuracy"].items()]  # fmt: skip
+                continue
+            for kind, entries in (("calibrated", report["variants"]), ("rescaled", report["baselines"])):
+                for label, entry in entries.items():
+                    rows.append({"criterion": criterion, "model": f"{kind} {label}", **entry["test"],
+                                 "cv_rmse": entry.get("cv_rmse_mean"), "winner": kind == "calibrated"
+                                 and label == report["winner"], "n_train": report["n_train"], "n_test": report["n_test"]})  # fmt: skip
+        return pd.DataFrame(rows)
+
+    def save(self, folder: str | Path) -> Path:
+        """Write the calibration file into ``folder`` too (it is already at ``path``)."""
+        target = Path(folder)
+        target.mkdir(parents=True, exist_ok=True)
+        out = target / self.path.name
+        out.write_text(self.path.read_text(encoding="utf-8"), encoding="utf-8")
+        return out
+
+    def apply(self, run: str, store: Any = None) -> Any:
+        """Score a run with this calibration (table calibrated_scores); returns the run's
+        calibrated scores (view calibrated_items) as a DataFrame."""
+        from jurybench.calibration import apply_calibration
+        from jurybench.store import reading, writing
+
+        target = store if store is not None else self.store
+        with writing(target) as con:
+            apply_calibration(con, self.path, run)
+        with reading(target) as con:
+            return con.execute("SELECT * FROM calibrated_items WHERE run_id = ? ORDER BY ALL", [run]).df()
+
+    def __repr__(self) -> str:
+        return f"<jurybench.Calibration {self.name} ({self.artifact['kind']}, {len(self.artifact['criteria'])} criteria) at {self.path}>"
+
+
+def calibrate(
+    store: Any,
+    run: str,
+    *,
+    name: str | None = None,
+    criteria: list[str] | None = None,
+    covariates: list[str] | None = None,
+    methods: list[str] | None = None,
+    group_by: str = "prompt",
+    test_size: float = 0.2,
+    folds: int = 10,
+    seed: int = 0,
+    boot: int = 200,
+    out: str | Path | None = None,
+) -> Calibration:
+    """Fit per-criterion juror weights by least squares against the human mean on a run with
+    human labels, validated on held-out groups; written to ``out`` (default ./calibration)."""
+    from jurybench.calibration import fit_calibration
+    from jurybench.store import writing
+
+    with writing(store) as con:
+        artifact, path = fit_calibration(
+            con, run, name=name, criteria=criteria, covariates=covariates, methods=methods, group_by=group_by,
+            test_size=test_size, folds=folds, seed=seed, n_boot=boot, out_dir=Path(out) if out else None,
+        )  # fmt: skip
+    return Calibration(artifact, path, store)
+
+
+def agreement(store: Any, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0) -> Any:
+    """Each juror and the jury against the human mean, and the human ceiling, per criterion, as a
+    DataFrame (one row per criterion x rater); ``attrs["report"]`` holds the whole report
+    (alpha, Fleiss' kappa, the jury-beats-best-juror test)."""
+    import pandas as pd
+
+    from jurybench.annotations import agreement_report, to_jsonable
+    from jurybench.store import reading
+
+    with reading(store) as con:
+        report = agreement_report(con, run, criteria=criteria, n_boot=boot, seed=seed)
+    rows = []
+    for block in report:
+        for row in [*block["jurors"], block["jury"]]:
+            ci = row.get("pearson_ci")  # an Estimate: value with its bootstrap CI
+            rows.append({"criterion": block["criterion"], "rater": row["juror"],
+                         "pearson": ci.value if ci is not None else row.get("pearson"),
+                         "pearson_low": ci.low if ci is not None else None,
+                         "pearson_high": ci.high if ci is not None else None,
+                         **{k: row.get(k) for k in ("spearman", "kendall", "mae", "exact", "within_one")}})  # fmt: skip
+        ceiling = block["human_ceiling"]["mean"]
+        rows.append({"criterion": block["criterion"], "rater": "human ceiling (one vs rest)",
+                     **{k: ceiling.get(k) for k in ("pearson", "spearman", "kendall", "mae", "exact", "within_one")}})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame.attrs["report"] = to_jsonable(report)
+    return frame

@@ -1,0 +1,177 @@
+"""A gate for builds: does a run meet its thresholds, and did it not drop against a baseline run?
+
+``check(store, run, min=["coherence>=3.5"], baseline_run="B", max_drop=0.2)`` reads the run's
+jury scores (``jury_pointwise``, or ``jury_pairwise`` for pairwise rubrics) and fails a
+criterion when
+
+- its mean jury score misses a threshold (``criterion>=value`` or ``criterion<=value``), or
+- against the baseline run, on the subjects both runs scored (paired by item or pair id, or by
+  prompt when the runs judged different items), the mean drop baseline - run is larger than
+  ``max_drop`` and significantly so: a one-sided paired t-test of H0 "drop <= max_drop" rejects at
+  ``alpha`` (so a noisy drop on a handful of items does not fail a build, and a real one does).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+_RULE = re.compile(r"^\s*([^<>=\s]+)\s*(>=|<=)\s*(-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+)\s*$")
+
+
+def parse_rule(text: str) -> tuple[str, str, float]:
+    match = _RULE.match(text)
+    if not match:
+        raise JurybenchError(f"--min {text!r} is not a rule.", hint="Write CRITERION>=VALUE or CRITERION<=VALUE, "
+                             "e.g. 'coherence>=3.5'.")  # fmt: skip
+    return match.group(1), match.group(2), float(match.group(3))
+
+
+@dataclass
+class CheckResult:
+    """``passed`` is False when any criterion failed; ``table`` has one row per criterion checked."""
+
+    run: str
+    passed: bool
+    table: Any
+    failures: list[str] = field(default_factory=list)
+    result_id: str | None = None
+
+    def lines(self) -> list[str]:
+        """A one-screen report: a line per criterion, the failures, and the verdict."""
+        out = [f"check of run {self.run}:"]
+        for row in self.table.to_dict(orient="records"):
+            parts = [f"  {row['criterion']:<24} mean {_num(row['mean'])} (n {row['n']})"]
+            if not _nan(row.get("rule")):
+                parts.append(f"rule {row['rule']}")
+            if row.get("baseline_mean") is not None and not _nan(row.get("baseline_mean")):
+                parts.append(f"baseline {_num(row['baseline_mean'])}, drop {_num(row['drop'])} over {row['n_paired']} "
+                             f"paired, p {_num(row['p_drop'], 4)}")  # fmt: skip
+            parts.append("ok" if row["ok"] else "FAIL")
+            out.append("; ".join(parts))
+        out += [f"  failed: {f}" for f in self.failures]
+        out.append("PASSED" if self.passed else f"FAILED ({len(self.failures)} failure(s))")
+        return out
+
+
+def _nan(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "n/a" if _nan(value) else f"{value:.{digits}f}"
+
+
+def _scores(con: Any, run: str, pair_on: str) -> dict[str, dict[str, float]]:
+    """criterion -> subject key -> jury score (subjects below quorum left out)."""
+    from jurybench.store import first_row
+
+    row = first_row(con, "SELECT mode FROM runs WHERE run_id = ?", [run])
+    if row is None:
+        raise JurybenchError(
+            f"no run '{run}' in the store.", hint="See the runs with: jurybench sql 'FROM run_summary'."
+        )
+    if row[0] == "pairwise":
+        sql = "SELECT category, pair_id, jury_score FROM jury_pairwise WHERE run_id = ? AND jury_score IS NOT NULL"
+    elif pair_on == "prompt":
+        sql = ("SELECT v.criterion, coalesce(i.prompt, v.item_id), avg(v.jury_score) FROM jury_pointwise v "
+               "JOIN items i USING (item_id) WHERE v.run_id = ? AND v.jury_score IS NOT NULL GROUP BY ALL")  # fmt: skip
+    else:
+        sql = "SELECT criterion, item_id, jury_score FROM jury_pointwise WHERE run_id = ? AND jury_score IS NOT NULL"
+    out: dict[str, dict[str, float]] = {}
+    for criterion, key, value in con.execute(sql, [run]).fetchall():
+        out.setdefault(str(criterion), {})[str(key)] = float(value)
+    return out
+
+
+def check(
+    store: Any,
+    run: str,
+    *,
+    min: list[str] | None = None,
+    baseline_run: str | None = None,
+    max_drop: float | None = None,
+    alpha: float = 0.05,
+    pair_on: str = "auto",
+) -> CheckResult:
+    """Check a run's jury scores against thresholds and a baseline run (see the module docs)."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats as st
+
+    from jurybench.stats import record_result
+    from jurybench.store import reading, writing
+
+    rules = [parse_rule(r) for r in (min or [])]
+    if not rules and baseline_run is None:
+        raise JurybenchError("nothing to check.", hint="Give --min 'CRITERION>=VALUE' and/or --baseline-run RUN.")
+    if baseline_run is not None and max_drop is None:
+        max_drop = 0.0
+    if max_drop is not None and baseline_run is None:
+        raise JurybenchError("--max-drop needs --baseline-run (the run to compare with).")
+    if pair_on not in ("auto", "subject", "prompt"):
+        raise JurybenchError(f"pair_on {pair_on!r} is not valid.", hint="Valid: auto, subject, prompt.")
+    if not 0 < alpha < 1:
+        raise JurybenchError(f"alpha {alpha} must lie strictly between 0 and 1.")
+    with reading(store) as con:
+        scores = _scores(con, run, "subject")
+        if not scores:
+            raise JurybenchError(f"run '{run}' has no jury scores to check.",
+                                 hint="Score it first, or check that its subjects reach the jury's quorum.")  # fmt: skip
+        base: dict[str, dict[str, float]] = {}
+        mode = pair_on
+        if baseline_run is not None:
+            base = _scores(con, baseline_run, "subject")
+            if mode == "auto":
+                shared = any(set(scores.get(c, {})) & set(base.get(c, {})) for c in scores)
+                mode = "subject" if shared else "prompt"
+            if mode == "prompt":
+                scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
+    for name, _, _ in rules:
+        if name not in scores:
+            raise JurybenchError(f"--min {name}: run '{run}' has no criterion '{name}'.",
+                                 hint=f"Its criteria: {', '.join(sorted(scores))}.")  # fmt: skip
+    criteria = sorted({n for n, _, _ in rules} | (set(scores) & set(base) if baseline_run else set()))
+    rows, failures = [], []
+    for criterion in criteria:
+        values = scores[criterion]
+        mean = float(np.mean(list(values.values())))
+        row: dict[str, Any] = {"criterion": criterion, "n": len(values), "mean": mean, "rule": None, "ok": True,
+                               "baseline_mean": None, "n_paired": 0, "drop": None, "p_drop": None}  # fmt: skip
+        for name, op, threshold in rules:
+            if name != criterion:
+                continue
+            row["rule"] = f"{op} {threshold:g}"
+            if (mean < threshold) if op == ">=" else (mean > threshold):
+                row["ok"] = False
+                failures.append(f"{criterion}: mean {mean:.3f} misses {op} {threshold:g}")
+        if baseline_run is not None and criterion in base:
+            keys = sorted(set(values) & set(base[criterion]))
+            row["n_paired"] = len(keys)
+            if keys:
+                diff = np.array([base[criterion][k] - values[k] for k in keys])
+                row["baseline_mean"] = float(np.mean([base[criterion][k] for k in keys]))
+                row["drop"] = float(diff.mean())
+                assert max_drop is not None
+                if len(keys) >= 2 and float(np.std(diff)) > 0:
+                    p = float(st.ttest_1samp(diff, max_drop, alternative="greater").pvalue)
+                else:  # no spread: the drop is exactly known
+                    p = 0.0 if row["drop"] > max_drop else 1.0
+                row["p_drop"] = p
+                if row["drop"] > max_drop and p < alpha:
+                    row["ok"] = False
+                    failures.append(f"{criterion}: dropped {row['drop']:.3f} against {baseline_run} "
+                                    f"(more than {max_drop:g}, p = {p:.4g} over {len(keys)} paired)")  # fmt: skip
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    result = CheckResult(run, not failures, table, failures)
+    params = {"run": run, "min": min or [], "baseline_run": baseline_run, "max_drop": max_drop, "alpha": alpha,
+              "pair_on": pair_on if baseline_run is None else mode}  # fmt: skip
+    with writing(store) as con:
+        result.result_id = record_result(con, "check", run, params, None,
+                                         {"passed": result.passed, "failures": failures, "criteria": rows})  # fmt: skip
+    return result

@@ -1,0 +1,267 @@
+"""Judging and generating from Python: ``score`` / ``ascore`` / ``generate`` return a :class:`Run`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+
+def rubric_of(rubric: Any) -> Any:
+    """A rubric from its name (rubrics/<name>.yaml or a shipped one), a path, or a rubric object."""
+    from jurybench.rubric import load_rubric
+
+    if isinstance(rubric, str | Path):
+        return load_rubric(str(rubric))
+    if hasattr(rubric, "content_hash") and hasattr(rubric, "kind"):
+        return rubric
+    raise JurybenchError(f"rubric: expected a name, a path or a rubric, got {type(rubric).__name__}.")
+
+
+def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
+            tie: str | None = None, calibration: str | Path | None = None) -> Any:  # fmt: skip
+    """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
+    mapping with 'model', or a JurorSpec); ``samples`` sets every juror's samples."""
+    from jurybench.jury import JurorSpec, Jury, juror_from_mapping, load_jury_file, parse_juror
+
+    if isinstance(jury, Path) or (isinstance(jury, str) and (jury.endswith((".yaml", ".yml")) or Path(jury).is_file())):
+        panel = load_jury_file(Path(jury))
+    elif isinstance(jury, Jury):
+        panel = jury
+    elif isinstance(jury, str | dict | JurorSpec) or (isinstance(jury, Sequence) and not isinstance(jury, bytes)):
+        entries = [jury] if isinstance(jury, str | dict | JurorSpec) else list(jury)
+        jurors = []
+        for number, entry in enumerate(entries, start=1):
+            if isinstance(entry, JurorSpec):
+                jurors.append(entry)
+            elif isinstance(entry, str):
+                jurors.append(parse_juror(entry))
+            elif isinstance(entry, dict):
+                jurors.append(juror_from_mapping(entry, where=f"jury entry {number}"))
+            else:
+                raise JurybenchError(f"jury entry {number}: expected 'MODEL[,key=value...]' or a mapping with 'model', "
+                                     f"got {type(entry).__name__}.")  # fmt: skip
+        panel = Jury(tuple(jurors))
+    else:
+        raise JurybenchError(f"jury: expected a YAML file, a Jury or a list of jurors, got {type(jury).__name__}.")
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise JurybenchError(f"samples must be a whole number >= 1 (got {samples!r}).")
+        panel = replace(panel, jurors=tuple(replace(j, samples=samples) for j in panel.jurors))
+    return replace(
+        panel,
+        aggregation=aggregate or panel.aggregation,
+        quorum=quorum if quorum is not None else panel.quorum,
+        tie=tie or panel.tie,
+        calibration=str(calibration) if calibration else panel.calibration,
+    )
+
+
+def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
+                   max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
+                   progress: bool = False, **embedding: Any) -> Any:  # fmt: skip
+    """The engine's options from the arguments score and generate share."""
+    from jurybench.jury import EngineOptions
+
+    return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
+                         plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, **embedding)  # fmt: skip
+
+
+def _engine_store(store: Any) -> Any:
+    """What the engine runs on: a path (released between flushes so other processes can read),
+    or the connection of an open store."""
+    if store is None or isinstance(store, str | Path):
+        from jurybench.config import db_path
+
+        return db_path(store)
+    con = getattr(store, "connection", store)
+    if getattr(store, "read_only", False):
+        raise JurybenchError(f"{getattr(store, 'path', 'the store')} is open read-only.",
+                             hint="Open it with jurybench.open(path) to judge.")  # fmt: skip
+    return con
+
+
+@dataclass
+class Run:
+    """What a score or generate call did: ``status`` (finished, finished_with_errors, failed,
+    interrupted, stopped_budget; 'planned' for ``plan=True``), counts, cost, and the run's
+    stored results as DataFrames."""
+
+    result: Any  # the engine's RunResult
+    store: Any
+    rubric: Any
+    report: Any = None  # generate: the GenerationReport (per-model lines, items and pairs written)
+
+    @property
+    def run_id(self) -> str:
+        return str(self.result.run_id)
+
+    @property
+    def status(self) -> str:
+        return str(self.result.status)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Calls made this time by outcome (valid, invalid, refusal, error), plus 'cached'."""
+        return {**dict(self.result.status_counts), "cached": self.result.n_cached}
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What this call spent in USD; None when a juror's price is unknown (never 0 for unknown)."""
+        value = self.result.cost_usd
+        return None if value is None else float(value)
+
+    @property
+    def plan(self) -> Any:
+        """``plan=True``: per juror the calls, tokens and estimated cost, as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame([vars(p) for p in self.result.plan])
+
+    @property
+    def errors(self) -> list[str]:
+        """Why calls ended in error (empty when none did)."""
+        return list(self.result.error_report())
+
+    def summary(self) -> str:
+        return str(self.result.summary())
+
+    def __repr__(self) -> str:
+        return f"<jurybench.Run {self.run_id} {self.status}: {self.summary()}>"
+
+    def _view(self, pairwise: str, pointwise: str) -> Any:
+        from jurybench.rubric import is_pairwise
+        from jurybench.store import reading
+
+        if self.status == "planned":
+            raise JurybenchError("a plan has no results: nothing was called.", hint="Call score without plan=True.")
+        view = pairwise if is_pairwise(self.rubric) else pointwise
+        with reading(self.store) as con:
+            return con.execute(f"SELECT * FROM {view} WHERE run_id = ? ORDER BY ALL", [self.run_id]).df()
+
+    def results(self) -> Any:
+        """The jury's scores: one row per item x criterion (``jury_pointwise``) or pair x category
+        (``jury_pairwise``), by the run's jury rule."""
+        if getattr(self.rubric, "kind", "") == "generation":
+            from jurybench.store import reading
+
+            with reading(self.store) as con:
+                return con.execute("SELECT * FROM generation_outcomes WHERE study = ? ORDER BY ALL",
+                                   [self.rubric.name]).df()  # fmt: skip
+        return self._view("jury_pairwise", "jury_pointwise")
+
+    def judgments(self) -> Any:
+        """Each juror's scores (mean over its samples): ``juror_pointwise`` or ``juror_pairwise``."""
+        return self._view("juror_pairwise", "juror_pointwise")
+
+
+def score(
+    store: Any,
+    *,
+    rubric: Any,
+    jury: Any,
+    where: str | None = None,
+    ids: list[str] | None = None,
+    run: str | None = None,
+    samples: int | None = None,
+    aggregate: str | None = None,
+    quorum: int | None = None,
+    tie: str | None = None,
+    calibration: str | Path | None = None,
+    batch: bool = False,
+    max_cost: float | None = None,
+    plan: bool = False,
+    concurrency: int = 16,
+    retries: int = 4,
+    give_up_after: float = 3600.0,
+    poll_every: float = 30.0,
+    progress: bool = False,
+    options: Any = None,
+) -> Run:
+    """Judge the stored items (pointwise) or pairs (in both orders) selected by ``where`` / ``ids``
+    with a jury; answers already stored are reused, so repeating a run resumes it.
+
+    ``store`` is an open store (``jurybench.open``), a path, or a DuckDB connection. ``rubric``
+    a name, path or rubric; ``jury`` a list of jurors ('MODEL[,key=value...]'), a Jury or a
+    YAML file. ``plan=True`` counts calls, tokens and cost and calls nothing. Works inside a
+    running event loop (Jupyter): the engine then runs on its own thread."""
+    from jurybench.calibration import attach_calibration, calibration_finisher
+    from jurybench.jury import score as run_score
+
+    spec = rubric_of(rubric)
+    panel = jury_of(jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration)
+    panel = attach_calibration(panel, spec)
+    if options is None:
+        options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
+                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
+    result = run_score(_engine_store(store), spec, panel, where=where, ids=ids, run_id=run, options=options,
+                       after=calibration_finisher(panel))  # fmt: skip
+    return Run(result, store, spec)
+
+
+async def ascore(store: Any, **kwargs: Any) -> Run:
+    """``score`` for async code: awaits the run on a worker thread, leaving the event loop free."""
+    return await asyncio.to_thread(score, store, **kwargs)
+
+
+def generate(
+    store: Any,
+    spec: str | Path | Any,
+    *,
+    prompts: Any = None,
+    models: list[str] | None = None,
+    samples: int | None = None,
+    exclusion: str | None = None,
+    run: str | None = None,
+    batch: bool = False,
+    max_cost: float | None = None,
+    plan: bool = False,
+    concurrency: int = 16,
+    retries: int = 4,
+    give_up_after: float = 3600.0,
+    poll_every: float = 30.0,
+    progress: bool = False,
+    options: Any = None,
+) -> Run:
+    """Generate responses: prompts x treatment arms x models x samples, stored as items (and pairs
+    across arms) with refusals detected. ``spec`` is a generation spec (or study) file or a
+    GenerationSpec; ``prompts`` a prompt file, a DataFrame or a list of dicts (prompt_id, prompt[, language]).
+    ``run.report`` holds the per-model lines (refusals, items and pairs written)."""
+    from jurybench.api._store import rows_of
+    from jurybench.generate import GenerationSpec, generators_of, load_prompts, load_spec_file, prompts_from_rows
+    from jurybench.generate import generate as run_generate
+
+    source = None
+    if isinstance(spec, str | Path):
+        source = Path(spec)
+        gen_spec, _ = load_spec_file(source)
+    elif isinstance(spec, GenerationSpec):
+        gen_spec = spec
+    else:
+        raise JurybenchError(f"spec: expected a generation spec file or a GenerationSpec, got {type(spec).__name__}.")
+    changes: dict[str, Any] = {}
+    if samples is not None:
+        changes["samples"] = samples
+    if exclusion is not None:
+        if exclusion not in ("response", "prompt"):
+            raise JurybenchError(f"exclusion {exclusion!r} is not valid.", hint="Valid: response, prompt.")
+        changes["refusal"] = gen_spec.refusal.model_copy(update={"exclusion": exclusion})
+    if changes:
+        gen_spec = gen_spec.model_validate({**gen_spec.model_dump(), **changes})
+    if prompts is None:
+        if not gen_spec.prompts:
+            raise JurybenchError(f"{source or gen_spec.name}: no prompt set.",
+                                 hint="Add prompts: FILE to the spec, or pass prompts.")  # fmt: skip
+        prompts = (source.parent if source else Path.cwd()) / gen_spec.prompts
+    given = rows_of(prompts, "prompt")
+    prompt_list = load_prompts(Path(prompts)) if given is None else prompts_from_rows(*given)
+    if options is None:
+        options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
+                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
+    report = run_generate(_engine_store(store), gen_spec, generators_of(gen_spec, models), prompt_list, run_id=run,
+                          options=options, source=str(source) if source else None)  # fmt: skip
+    return Run(report.run, store, gen_spec, report)

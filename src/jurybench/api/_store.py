@@ -1,0 +1,186 @@
+"""An open judgment store: imports from data or files, SQL to DataFrames."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+Data = Any  # a pandas DataFrame, an iterable of mappings, or a path to a CSV/JSONL/Parquet file
+
+
+def rows_of(data: Data, what: str) -> tuple[list[tuple[int, dict[str, Any]]], str] | None:
+    """In-memory data as numbered rows (1 = the first row) and the name errors use for it;
+    None for a path (read by the file importers, which number rows as the file does)."""
+    if isinstance(data, str | Path):
+        return None
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a DataFrame
+        records = data.to_dict(orient="records")
+        source = "DataFrame"
+    elif isinstance(data, Iterable) and not isinstance(data, Mapping | bytes):
+        records = list(data)
+        source = "rows"
+    else:
+        raise JurybenchError(
+            f"{what}: expected a DataFrame, a list of dicts or a file path, got {type(data).__name__}."
+        )
+    rows = []
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping):
+            raise JurybenchError(f"{source} row {number}: expected a mapping of column to value, "
+                                 f"got {type(record).__name__}.")  # fmt: skip
+        rows.append((number, {str(k): _clean(v) for k, v in record.items()}))
+    if not rows:
+        raise JurybenchError(f"{source}: no data rows.", hint=f"Pass at least one {what} row.")
+    return rows, source
+
+
+def _clean(value: Any) -> Any:
+    """Missing values (None, NaN, pandas NA) as None, numpy scalars as Python ones; the rest as given."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy":
+        return _clean(item())
+    return value
+
+
+class Store:
+    """An open judgment store (``jurybench.open(path)``): a context manager that closes the
+    file on exit. Writable by default; ``read_only=True`` opens it for reading alongside a
+    running ``jurybench score``."""
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        from jurybench.config import db_path
+        from jurybench.store import connect
+
+        self.path = db_path(path)
+        self.read_only = read_only
+        self.connection: Any = connect(self.path, read_only=read_only)
+
+    # -- the connection --------------------------------------------------------------------
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    def __repr__(self) -> str:
+        state = "closed" if self.connection is None else ("read-only" if self.read_only else "open")
+        return f"<jurybench.Store {self.path} ({state})>"
+
+    def _con(self) -> Any:
+        if self.connection is None:
+            raise JurybenchError(f"the store {self.path} is closed.", hint="Open it again with jurybench.open(path).")
+        return self.connection
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Any]:
+        yield self._con()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[Any]:
+        if self.read_only:
+            raise JurybenchError(f"{self.path} is open read-only.",
+                                 hint="Open it with jurybench.open(path) to import, judge or record results.")  # fmt: skip
+        yield self._con()
+
+    # -- reading ---------------------------------------------------------------------------
+    def sql(self, query: str) -> Any:
+        """One SELECT over the store's tables and views as a DataFrame (the rules of 'jurybench sql':
+        exactly one read-only statement, no files, URLs or extensions)."""
+        from jurybench.store import check_query, execute_user_sql
+
+        con = self._con()
+        check_query(con, query)
+        return execute_user_sql(con, query, what="SQL").df()
+
+    def runs(self) -> Any:
+        """Every run with its counts and cost (the ``run_summary`` view) as a DataFrame."""
+        return self._con().execute("SELECT * FROM run_summary ORDER BY started_at").df()
+
+    # -- imports ---------------------------------------------------------------------------
+    def import_items(self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (),
+                     fmt: str | None = None) -> Any:  # fmt: skip
+        """Generations to judge: columns item_id and response (prompt, model, language, dataset
+        optional; others kept as metadata; ``treatment`` names columns that hold treatment arms).
+        All rows are checked before any is written."""
+        from jurybench.store import import_item_rows, import_items
+
+        with self.writing() as con:
+            given = rows_of(data, "item")
+            if given is None:
+                return import_items(con, data, fmt=fmt, treatment_columns=treatment, dataset=dataset)
+            rows, source = given
+            return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
+
+    def import_pairs(self, data: Data, *, dataset: str | None = None, fmt: str | None = None) -> Any:
+        """Pairs of stored items for pairwise rubrics: columns pair_id, item_a, item_b."""
+        from jurybench.store import import_pair_rows, import_pairs
+
+        with self.writing() as con:
+            given = rows_of(data, "pair")
+            if given is None:
+                return import_pairs(con, data, fmt=fmt, dataset=dataset)
+            rows, source = given
+            return import_pair_rows(con, rows, source=source, dataset=dataset)
+
+    def import_annotations(self, data: Data, *, rubric: Any, layout: str = "auto",
+                           mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),
+                           criterion: str | None = None, replace: bool = False, fmt: str | None = None) -> Any:  # fmt: skip
+        """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
+        (as 'jurybench annotations import'); every value is checked against the rubric's scale."""
+        from jurybench.annotations import import_annotation_rows, import_annotations, rename_columns
+        from jurybench.api._run import rubric_of
+
+        spec = rubric_of(rubric)
+        with self.writing() as con:
+            given = rows_of(data, "annotation")
+            if given is None:
+                return import_annotations(con, data, spec, fmt=fmt, layout=layout, mapping=mapping,
+                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace)  # fmt: skip
+            rows, source = given
+            return import_annotation_rows(con, rename_columns(rows, mapping or {}), spec, source=source, layout=layout,
+                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace)  # fmt: skip
+
+    def simulate_annotations(self, *, rubric: Any, where: str | None = None, fraction: float = 1.0,
+                             annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip
+        """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
+        sim-human-1..N), standing in for ``import_annotations``; returns the number of labels."""
+        from jurybench.api._run import rubric_of
+        from jurybench.jury import simulate_human_labels
+
+        with self.writing() as con:
+            return simulate_human_labels(con, rubric_of(rubric), where=where, fraction=fraction,
+                                         annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed)  # fmt: skip
+
+    def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> Any:
+        """Human reference values under a name (columns target, value[, cell][, statistic]),
+        for ``stats.cohens_d(..., baselines=name)`` and ``stats.ttest(..., baselines=name)``."""
+        from jurybench.store import import_baseline_rows, import_baselines
+
+        with self.writing() as con:
+            given = rows_of(data, "baseline")
+            if given is None:
+                return import_baselines(con, data, name=name, statistic=statistic)
+            rows, source = given
+            return import_baseline_rows(con, rows, source=source, name=name, statistic=statistic)
+
+
+def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:
+    """Open (and create or migrate) the judgment store at ``path`` (default: $JURYBENCH_DB or
+    ./jurybench.duckdb)."""
+    return Store(path, read_only=read_only)

@@ -1,0 +1,95 @@
+"""The command line: each command opens the store and calls one library function.
+
+Heavy modules (litellm, pandas, duckdb, scipy) are imported inside commands so
+``jurybench --help`` starts fast. One module per command group; importing them registers
+their commands on the app.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import typer
+
+from jurybench.cli._common import app, click_exceptions, usage_line, usage_text
+from jurybench.errors import JurybenchError
+
+# Importing a command module registers its commands; --help lists them in this order.
+for _module in ("_judge", "_data", "_human", "_serve"):
+    importlib.import_module(f"jurybench.cli.{_module}")
+
+from jurybench.cli._human import preference_rows  # noqa: E402
+
+__all__ = ["app", "click_exceptions", "main", "preference_rows", "usage_line", "usage_text"]
+
+
+def _register_stats() -> None:
+    from jurybench.cli._stats import plot, stats_app
+
+    app.add_typer(stats_app, name="stats")
+    app.command("plot")(plot)
+
+
+def _sigterm_as_interrupt() -> Any:
+    """SIGTERM ends a command like Ctrl-C from the start (the engine keeps its own handler while
+    it runs): stored work is kept and the exit is 130, whenever the signal comes. Returns the
+    handler it replaced (None off the main thread, where signals are the host's)."""
+    import signal
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:
+        return None
+
+
+def main() -> None:
+    """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
+    from jurybench.redact import install_log_redaction, redact
+
+    install_log_redaction()
+    previous = _sigterm_as_interrupt()
+    try:
+        # Without standalone mode typer returns exit codes instead of exiting; it turns
+        # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
+        code = app(standalone_mode=False)
+        if code == 130:
+            raise KeyboardInterrupt
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except JurybenchError as exc:
+        typer.echo(f"error: {redact(str(exc))}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: judgments answered so far are stored; run again to resume.", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        usage, other = click_exceptions()
+        if type(exc).__name__ == "NoArgsIsHelpError" and isinstance(exc, usage):
+            # A bare command group: its help is the answer (exit 2, as click does).
+            typer.echo(usage_text(exc), err=True)
+            sys.exit(2)
+        if isinstance(exc, usage):
+            typer.echo(f"error: {usage_line(exc)}", err=True)
+            sys.exit(2)
+        if isinstance(exc, other):
+            typer.echo(f"error: {redact(' '.join(str(exc).split()))}", err=True)
+            sys.exit(int(getattr(exc, "exit_code", 1) or 1))
+        raise
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)
+
+
+_register_stats()

@@ -1,0 +1,5 @@
+"""python -m jurybench.cli"""
+
+from jurybench.cli import main
+
+main()

@@ -1,0 +1,367 @@
+"""Commands that put data into the store or read it out: migrate, imports, rubrics, datasets, sql, schema,
+recordings, annotations and baselines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jurybench.cli._common import (
+    DbOption,
+    FormatOption,
+    _check_format,
+    _connect,
+    _console,
+    annotations_app,
+    app,
+    datasets_app,
+    items_app,
+    pairs_app,
+    recordings_app,
+    rubrics_app,
+)
+from jurybench.errors import JurybenchError
+
+
+@app.command()
+def migrate(db: DbOption = None) -> None:
+    """Create the store or bring its schema up to date."""
+    from jurybench.store import connect
+    from jurybench.store import migrate as apply
+
+    con = connect(db)
+    applied = apply(con)
+    names = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY name").fetchall()]
+    typer.echo(f"schema current: {', '.join(names)}" + (f" (applied {', '.join(applied)})" if applied else ""))
+
+
+@items_app.command("import")
+def items_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with item_id and response.")],
+    treatment: Annotated[str, typer.Option(help="Comma-separated columns holding treatment attributes.")] = "",
+    dataset: Annotated[str | None, typer.Option(help="Dataset name stored with every item.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet (default: by suffix).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import generations: item_id, response, and optionally prompt, reference, model, language.
+
+    Other columns are kept as metadata. The import is all-or-nothing, and
+    importing the same file again changes nothing.
+    """
+    from jurybench.store import import_items
+
+    con = _connect(db)
+    columns = [c.strip() for c in treatment.split(",") if c.strip()]
+    result = import_items(con, file, fmt=fmt, treatment_columns=columns, dataset=dataset)
+    typer.echo(f"items from {file}: {result}")
+
+
+@pairs_app.command("import")
+def pairs_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with pair_id, item_a, item_b.")],
+    dataset: Annotated[str | None, typer.Option(help="Dataset name stored with every pair.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import pairs of already imported items (A = item_a, B = item_b)."""
+    from jurybench.store import import_pairs
+
+    con = _connect(db)
+    typer.echo(f"pairs from {file}: {import_pairs(con, file, fmt=fmt, dataset=dataset)}")
+
+
+@rubrics_app.command("list")
+def rubrics_list() -> None:
+    """Rubrics found in ./rubrics and the shipped ones."""
+    from jurybench.config import rubric_dirs
+    from jurybench.rubric import load_rubric
+
+    seen: set[str] = set()
+    for folder in rubric_dirs():
+        for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+            if path.stem in seen:
+                continue
+            seen.add(path.stem)
+            rubric = load_rubric(path)
+            typer.echo(
+                f"{path.stem:20s} {rubric.kind:14s} {len(rubric.dimensions):3d} dims  "
+                f"{rubric.content_hash[:12]}  {path}"
+            )
+
+
+@rubrics_app.command("show")
+def rubrics_show(
+    name: Annotated[str, typer.Argument(help="Rubric name or YAML path.")],
+    language: Annotated[str | None, typer.Option(help="Show the template for this language.")] = None,
+) -> None:
+    """Validate a rubric and print its hash, dimensions and answer schema (or labels / structure)."""
+    from jurybench.rubric import (
+        ClassificationRubric,
+        InventoryRubric,
+        answer_format,
+        load_rubric,
+        presentation,
+        render_classification,
+        render_inventory,
+        response_model,
+    )
+
+    rubric = load_rubric(name)
+    typer.echo(f"{rubric.name} v{rubric.version} ({rubric.kind}) hash {rubric.content_hash}")
+    typer.echo(f"dimensions: {', '.join(rubric.dimensions)}")
+    typer.echo(f"languages: {', '.join(sorted(rubric.templates))}")
+    if isinstance(rubric, ClassificationRubric | InventoryRubric):
+        lang = language or rubric.default_language
+        if isinstance(rubric, ClassificationRubric):
+            typer.echo("labels: " + ", ".join(f"{lab.name} ({lab.shown(lang)})" for lab in rubric.labels))
+            messages = render_classification(rubric, {"item_id": "example", "response": "<text>", "language": lang})
+        else:
+            for item_id, facet, factor, reverse in rubric.structure():
+                typer.echo(
+                    f"  {item_id}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
+                )
+            arm = next(iter(rubric.placeholders.get(lang, {})), None)
+            treatment = json.dumps({rubric.treatment_variable: arm}) if arm and rubric.treatment_variable else None
+            item = {"item_id": "example", "response": "<target>", "language": lang, "treatment": treatment}
+            messages = render_inventory(rubric, item, presentation(rubric, "example"))
+        typer.echo(
+            f"-- an example prompt ({lang}{f', {rubric.treatment_variable}={arm}' if isinstance(rubric, InventoryRubric) and arm else ''}):"
+        )
+        for message in messages:
+            typer.echo(f"[{message['role']}] {message['content']}")
+        return
+    typer.echo(json.dumps(response_model(rubric).model_json_schema(), indent=2))
+    if language:
+        template = rubric.template_for(language)
+        typer.echo(template.system)
+        typer.echo(template.user)
+    typer.echo(answer_format(rubric))
+
+
+@rubrics_app.command("check")
+def rubrics_check(paths: Annotated[list[Path], typer.Argument(help="Rubric YAML files.")]) -> None:
+    """Validate rubric files; exit 2 at the first invalid one."""
+    from jurybench.rubric import load_rubric
+
+    for path in paths:
+        rubric = load_rubric(path)
+        typer.echo(f"ok {path}: {rubric.kind}, {len(rubric.dimensions)} dims, hash {rubric.content_hash[:12]}")
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="A SQL query over the store's tables and views.")],
+    fmt: FormatOption = "table",
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write to this file (required for parquet)."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Query the store (read-only). JSON output is an array of row objects."""
+    from jurybench.store import rich_table, run_query, to_csv, to_json, to_parquet
+
+    _check_format(fmt, ("table", "csv", "json", "parquet"))
+    con = _connect(db, read_only=True)
+    if fmt == "parquet":
+        if output is None:
+            raise JurybenchError("--format parquet needs --output FILE.parquet.")
+        n = to_parquet(con, query, output)
+        typer.echo(f"{n} rows written to {output}")
+        return
+    names, rows = run_query(con, query)
+    if fmt == "table":
+        if output:
+            raise JurybenchError("--output is for csv, json and parquet.")
+        _console().print(rich_table(names, rows))
+        return
+    text = to_json(names, rows) if fmt == "json" else to_csv(names, rows)
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        typer.echo(f"{len(rows)} rows written to {output}")
+    else:
+        typer.echo(text, nl=not text.endswith("\n"))
+
+
+@app.command()
+def schema(fmt: FormatOption = "markdown") -> None:
+    """Print the store's tables and views (markdown or json), from a freshly migrated database."""
+    from jurybench.store import schema_json, schema_markdown
+
+    _check_format(fmt, ("markdown", "json"))
+    typer.echo(schema_markdown() if fmt == "markdown" else schema_json())
+
+
+@datasets_app.command("import")
+def datasets_import(
+    name: Annotated[str, typer.Argument(help="Dataset: llmbar or hanna.")],
+    data: Annotated[
+        Path | None,
+        typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets)."),
+    ] = None,
+    subset: Annotated[list[str] | None, typer.Option(help="Subsets to import (default: all).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import a reference dataset's pairs, gold labels and recorded judge completions."""
+    from jurybench.config import data_path
+    from jurybench.datasets import LLMBAR_SUBSETS, import_llmbar
+
+    if name == "hanna":
+        from jurybench.datasets import import_hanna
+
+        typer.echo(f"hanna: {import_hanna(_connect(db), data_path(data))}")
+        return
+    if name != "llmbar":
+        raise JurybenchError(f"unknown dataset '{name}'.", hint="Available: llmbar, hanna.")
+    subsets = tuple(subset or LLMBAR_SUBSETS)
+    for s in subsets:
+        if s not in LLMBAR_SUBSETS:
+            raise JurybenchError(f"unknown LLMBar subset '{s}'.", hint=f"Valid: {', '.join(LLMBAR_SUBSETS)}.")
+    con = _connect(db)
+    typer.echo(f"llmbar: {import_llmbar(con, data_path(data), subsets)}")
+
+
+@datasets_app.command("example")
+def datasets_example(
+    out: Annotated[Path, typer.Option(help="Folder to write items.csv and pairs.csv into.")] = Path("example-data"),
+) -> None:
+    """Write the small offline example set (our own texts) used when no real data is present."""
+    from jurybench.datasets.example import write_example
+
+    for path in write_example(out):
+        typer.echo(f"wrote {path}")
+
+
+@datasets_app.command("llmbar-check")
+def datasets_llmbar_check(
+    run: Annotated[str, typer.Option("--run", help="A run of an LLMBar replay jury.")],
+    subset: Annotated[str, typer.Option(help="Natural or MT-Bench.")],
+    strategy: Annotated[str, typer.Option(help="Vanilla, Vanilla_NoRules or CoT.")],
+    data: Annotated[Path | None, typer.Option(help="Folder holding llmbar/.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Compare a replay run's per-juror figures with LLMBar's statistics.json; exit 1 on a mismatch."""
+    from jurybench.config import data_path
+    from jurybench.datasets.llmbar import compare_with_upstream
+
+    con = _connect(db, read_only=True)
+    lines, ok = compare_with_upstream(con, run, data_path(data), subset, strategy)
+    for line in lines:
+        typer.echo(line)
+    if not ok:
+        raise typer.Exit(1)
+
+
+@recordings_app.command("from-run")
+def recordings_from_run(
+    run: Annotated[str, typer.Option("--run", help="The run whose raw answers to record.")],
+    juror: Annotated[str, typer.Option(help="Juror name in that run.")],
+    source: Annotated[str, typer.Option(help="Name for the recording set (serve it as replay/<source>).")],
+    db: DbOption = None,
+) -> None:
+    """Save a juror's raw answers from a run so the run can be re-executed offline."""
+    from jurybench.jury import record_run
+
+    con = _connect(db)
+    typer.echo(f"{record_run(con, run, juror, source)} completions recorded as replay/{source}")
+
+
+@recordings_app.command("list")
+def recordings_list(db: DbOption = None) -> None:
+    """Recording sources and how many completions each holds."""
+    con = _connect(db, read_only=True)
+    for source, n in con.execute("SELECT source, count(*) FROM recordings GROUP BY 1 ORDER BY 1").fetchall():
+        typer.echo(f"replay/{source}\t{n}")
+
+
+def _pairs(text: str, option: str) -> dict[str, str]:
+    out = {}
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        if "=" not in part:
+            raise JurybenchError(
+                f"{option} '{part}' is not target=column.", hint=f"e.g. {option} item_id=story,value=score"
+            )
+        target, source = part.split("=", 1)
+        out[target.strip()] = source.strip()
+    return out
+
+
+@annotations_app.command("import")
+def annotations_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with human labels.")],
+    rubric: Annotated[
+        str, typer.Option("--rubric", "-r", help="The rubric the annotators used (checks criteria and scales).")
+    ],
+    layout: Annotated[str, typer.Option(help="auto, long, wide-criterion or wide-annotator.")] = "auto",
+    map_: Annotated[str, typer.Option("--map", help="Rename columns: item_id=story,annotator=rater,value=score.")] = "",
+    annotator_columns: Annotated[
+        str, typer.Option(help="Wide-annotator files: comma-separated annotator columns.")
+    ] = "",
+    criterion: Annotated[str | None, typer.Option(help="Wide-annotator files: the criterion they rate.")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite stored labels that differ.")] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human labels: pointwise scores, A/B/tie preferences or pairwise category scores.
+
+    Validated against the rubric's criteria and scales, all or nothing; importing the
+    same file again changes nothing.
+    """
+    from jurybench.annotations import import_annotations
+    from jurybench.rubric import load_rubric
+
+    spec = load_rubric(rubric)
+    columns = [c.strip() for c in annotator_columns.split(",") if c.strip()]
+    result = import_annotations(
+        _connect(db), file, spec, fmt=fmt, layout=layout, mapping=_pairs(map_, "--map"),
+        annotator_columns=columns, criterion=criterion, replace=replace,
+    )  # fmt: skip
+    typer.echo(f"annotations from {file}: {result}")
+
+
+@annotations_app.command("simulate")
+def annotations_simulate(
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="Pointwise rubric whose criteria are labelled.")],
+    where: Annotated[str | None, typer.Option(help="SQL predicate choosing the items.")] = None,
+    fraction: Annotated[float, typer.Option(help="Share of the items that get labels (a seeded subset).")] = 1.0,
+    annotators: Annotated[int, typer.Option(help="Simulated annotators per item.")] = 3,
+    noise: Annotated[float, typer.Option(help="SD of each annotator's noise, in scale points.")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed for the subset and the noise.")] = 0,
+    truth_seed: Annotated[int, typer.Option(help="The simulated jurors' truth_seed (the same known truth).")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
+    from jurybench.jury import simulate_human_labels
+    from jurybench.rubric import load_rubric
+
+    n = simulate_human_labels(
+        _connect(db), load_rubric(rubric), where=where, fraction=fraction, annotators=annotators, noise=noise,
+        seed=seed, truth_seed=truth_seed,
+    )  # fmt: skip
+    typer.echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
+
+
+baselines_app = typer.Typer(
+    help="Human reference values (effect sizes, means) used by the statistics.", no_args_is_help=True
+)
+app.add_typer(baselines_app, name="baselines")
+
+
+@baselines_app.command("import")
+def baselines_import(
+    file: Annotated[Path, typer.Argument(help="CSV/JSONL: target, value[, cell][, statistic].")],
+    name: Annotated[str, typer.Option(help="The name statistics refer to (--baselines NAME).")],
+    statistic: Annotated[str | None, typer.Option(help="d or mean, for rows without a statistic column.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human baselines under a name (replacing an earlier import of that name), all or nothing."""
+    from jurybench.store import import_baselines
+
+    result = import_baselines(_connect(db), file, name=name, statistic=statistic)
+    typer.echo(
+        f"baselines '{name}' from {file}: {result.inserted} values"
+        + (f" (replacing {result.updated})" if result.updated else "")
+    )

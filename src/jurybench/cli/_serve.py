@@ -1,0 +1,183 @@
+"""The HTTP service, the demo, and study files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from jurybench.cli._common import (
+    DbOption,
+    app,
+)
+from jurybench.errors import JurybenchError
+
+study_app = typer.Typer(help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True)
+app.add_typer(study_app, name="study")
+
+
+@study_app.command("run")
+def study_run(
+    file: Annotated[Path, typer.Argument(help="A study YAML file.")],
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder for plots and calibrations (default: beside the store).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Run a study's steps in order against one store, printing each as the command it is."""
+    from jurybench.config import db_path
+    from jurybench.studies import run_study
+
+    store = db_path(db)
+    code = run_study(file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def serve(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option(help="Address to listen on (non-loopback needs a token).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    workers: Annotated[int, typer.Option(help="Jobs run at the same time.")] = 2,
+    token_file: Annotated[
+        Path | None, typer.Option(help="File holding the bearer token (else $JURYBENCH_TOKEN; else no token).")
+    ] = None,
+    max_body_mb: Annotated[float, typer.Option(help="Largest request body accepted, in MB.")] = 10.0,
+    sql_timeout: Annotated[float, typer.Option(help="Seconds a /v1/sql query may run.")] = 10.0,
+    sql_rows: Annotated[int, typer.Option(help="Most rows a /v1/sql query returns.")] = 10_000,
+    sql_memory_mb: Annotated[
+        int, typer.Option(min=64, help="Memory DuckDB may use for queries in the server, in MB (413 beyond).")
+    ] = 512,
+    demo_mode: Annotated[
+        bool, typer.Option("--demo", help="A fresh store with the example items and a simulated default jury.")
+    ] = False,
+) -> None:
+    """Serve the store over HTTP (/v1: jobs, items, annotations, calibration, statistics, read-only SQL).
+
+    The server owns the store while it runs; CLI commands on the same file say so. Without a
+    token it listens on loopback only. OpenAPI: /openapi.json.
+    """
+    import ipaddress
+    import os
+
+    from jurybench.config import db_path
+    from jurybench.redact import register_secret
+
+    token = None
+    if token_file is not None:
+        if not token_file.is_file():
+            raise JurybenchError(f"--token-file {token_file}: no such file.")
+        token = token_file.read_text(encoding="utf-8").strip()
+        if not token:
+            raise JurybenchError(f"--token-file {token_file} is empty.")
+    elif os.environ.get("JURYBENCH_TOKEN", "").strip():
+        token = os.environ["JURYBENCH_TOKEN"].strip()
+    register_secret(token)
+    loopback = host in ("localhost",) or _is_loopback(host, ipaddress)
+    if token is None and not loopback:
+        raise JurybenchError(
+            f"--host {host}: without a token the server listens on loopback only.",
+            hint="Set JURYBENCH_TOKEN or --token-file to serve on another address.",
+        )
+    store = db_path(db)
+    default_jury = None
+    if demo_mode:
+        store = db or Path("demo-out") / "serve-demo.duckdb"
+        _prepare_serve_demo(store)
+        default_jury = {"jurors": ["sim/steady,noise=0.4,seed=1", "sim/lenient,leniency=0.5,noise=0.6,seed=2"]}
+    from jurybench.service import ServiceConfig, create_app
+
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
+    config = ServiceConfig(
+        db=store, token=token, workers=workers, max_body_bytes=int(max_body_mb * 1024 * 1024),
+        sql_timeout_s=sql_timeout, sql_max_rows=sql_rows, sql_memory_mb=sql_memory_mb, default_jury=default_jury,
+        url=url,
+    )  # fmt: skip
+    from jurybench.service import Store
+
+    # Opened before uvicorn starts: a store another process holds is one line and exit 2.
+    opened = Store(store, url, sql_memory_mb=sql_memory_mb, sql_timeout_s=sql_timeout)
+    typer.echo(f"jurybench serving {store} at {url} (OpenAPI: {url}/openapi.json)")
+    typer.echo("bearer token required" if token else "no token configured: listening on loopback only")
+    if demo_mode:
+        _print_demo_calls(url)
+    import uvicorn
+
+    try:
+        # Idle keep-alive connections are kept 75 s (uvicorn's default is 5): a client reusing a
+        # connection the server is closing at that moment sees a reset.
+        uvicorn.run(create_app(config, store=opened, close_store=True), host=host, port=port, log_level="warning",
+                    timeout_keep_alive=75)  # fmt: skip
+    finally:
+        opened.close()
+
+
+def _is_loopback(host: str, ipaddress: Any) -> bool:
+    try:
+        return bool(ipaddress.ip_address(host).is_loopback)
+    except ValueError:
+        return False
+
+
+def _prepare_serve_demo(store: Path) -> None:
+    from jurybench.datasets.example import write_example
+    from jurybench.store import connect, import_items, import_pairs
+
+    store.parent.mkdir(parents=True, exist_ok=True)
+    for stale in (store, Path(f"{store}.wal")):
+        stale.unlink(missing_ok=True)
+    folder = store.parent / "serve-demo-example"
+    write_example(folder)
+    con = connect(store)
+    try:
+        import_items(con, folder / "items.csv", dataset="example")
+        import_pairs(con, folder / "pairs.csv", dataset="example")
+    finally:
+        con.close()
+
+
+def _print_demo_calls(url: str) -> None:
+    typer.echo(f"""Try it (the default jury is simulated, so no key is needed):
+  curl -s {url}/v1/health
+  curl -s -X POST {url}/v1/jobs -H 'content-type: application/json' \\
+       -d '{{"rubric": "story-quality", "where": "dataset = \\u0027example\\u0027"}}'
+  curl -s {url}/v1/jobs/<job_id>
+  curl -s -X POST {url}/v1/sql -H 'content-type: application/json' \\
+       -d '{{"query": "SELECT criterion, round(avg(jury_score), 2) AS mean FROM jury_pointwise GROUP BY 1"}}'
+  curl -s -X POST {url}/v1/stats/ttest -H 'content-type: application/json' \\
+       -d '{{"run": "job-<job_id>", "by": "model", "baseline": 3}}'""")
+
+
+@app.command()
+def demo(
+    name: Annotated[str, typer.Argument(help="persuasion, inventory, culture or emotion.")],
+    out: Annotated[Path, typer.Option(help="Output folder: the store <name>.duckdb, plots, calibrations.")] = Path(
+        "demo-out"
+    ),
+    copy: Annotated[
+        Path | None, typer.Option(help="Copy the study file and its data to this folder instead of running it.")
+    ] = None,
+) -> None:
+    """Run a shipped study end to end offline on simulated models (a fresh store each time), or copy it."""
+    import shutil
+
+    from jurybench.studies import run_study, shipped_study
+
+    path = shipped_study(name)
+    if copy is not None:
+        if copy.exists() and any(copy.iterdir()):
+            raise JurybenchError(f"{copy} exists and is not empty.", hint="Choose a new folder for the copy.")
+        shutil.copytree(path.parent, copy, dirs_exist_ok=True)
+        typer.echo(
+            f"copied study '{name}' to {copy}; edit its models and jurors, then: jurybench study run {copy / 'study.yaml'}"
+        )
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / f"{name}.duckdb"
+    for stale in (store, Path(f"{store}.wal")):
+        stale.unlink(missing_ok=True)
+    code = run_study(path, out / name, store, echo=typer.echo)
+    if code:
+        raise typer.Exit(code)

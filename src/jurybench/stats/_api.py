@@ -1,0 +1,201 @@
+"""Statistics over a store, as the CLI, the service and Python users call them.
+
+Each function reads the run through ``store`` (a path, an open :class:`jurybench.Store` or a
+DuckDB connection), records the result in ``stats_results`` with its parameters and seed, and
+returns it as a tidy pandas DataFrame. The DataFrame's ``attrs`` carry the rest:
+``result_id`` (the recorded row), ``statistic``, ``run``, ``params`` and ``result`` (the whole
+result as a dict, including what a table leaves out, such as the jury's coverage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.stats import _store
+from jurybench.stats._effects import AnchorThresholds
+from jurybench.stats._tables import flatten
+from jurybench.store import connect, reading, writing
+
+ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+
+
+def _two(value: str | tuple[str, str] | list[str], option: str) -> tuple[str, str]:
+    parts = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else [str(v) for v in value]
+    if len(parts) != 2:
+        raise JurybenchError(f"{option} needs two comma-separated values, got {value!r}.")
+    return parts[0], parts[1]
+
+
+def _recorded(
+    store: Any,
+    name: str,
+    run: str | None,
+    params: dict[str, Any],
+    seed: int | None,
+    compute: Callable[[Any], dict[str, Any]],
+) -> Any:
+    """Compute on a reading connection (closed before writing), record, and frame the result."""
+    import pandas as pd
+
+    with reading(store) as con:
+        result = compute(con)
+    with writing(store) as con:
+        result_id = _store.record_result(con, name, run, params, seed, result)
+    columns, rows = flatten(name, result, digits=None)
+    if name == "disparity" and "models" not in result:
+        rows = rows[:-1]  # the summary line of the table is in attrs["result"] (gini, gaps, premium)
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs.update(
+        {"result_id": result_id, "statistic": name, "run": run, "params": params, "result": _store.jsonable(result)}
+    )
+    return frame
+
+
+def directional(store: Any, run: str, *, where: str | None = None, by: str | None = None,
+                zero_method: str = "wilcox", level: str = "jury") -> Any:  # fmt: skip
+    """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
+    if zero_method not in ZERO_METHODS:
+        raise JurybenchError(f"zero_method {zero_method!r} is not valid.", hint=f"Valid: {', '.join(ZERO_METHODS)}.")
+    params = {"run": run, "where": where, "by": by, "zero_method": zero_method, "level": level}
+    return _recorded(store, "directional", run, params, None,
+                     lambda con: _store.stat_directional(con, run, where=where, by=by, zero_method=zero_method,
+                                                         level=level))  # fmt: skip
+
+
+def gap(store: Any, run: str, *, where: str | None = None, by: str | None = None, boot: int = 2000, seed: int = 0,
+        level: str = "jury") -> Any:  # fmt: skip
+    """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
+    params = {"run": run, "where": where, "by": by, "boot": boot, "level": level}
+    return _recorded(store, "gap", run, params, seed,
+                     lambda con: _store.stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level))  # fmt: skip
+
+
+def consistency(store: Any, run: str, *, where: str | None = None, by: str | None = None) -> Any:
+    """Positional consistency per juror (or ``by``) and the share of pairs with no difference in any category."""
+    return _recorded(store, "consistency", run, {"run": run, "where": where, "by": by}, None,
+                     lambda con: _store.stat_consistency(con, run, where=where, by=by))  # fmt: skip
+
+
+def robustness(store: Any, run: str, *, other_run: str, where: str | None = None) -> Any:
+    """Spearman correlation between the D vectors of two runs."""
+    return _recorded(store, "robustness", run, {"run": run, "other_run": other_run, "where": where}, None,
+                     lambda con: _store.stat_robustness(con, run, other_run=other_run, where=where))  # fmt: skip
+
+
+def friedman(store: Any, run: str, *, where: str | None = None, by: str = "model", block: str = "prompt",
+             level: str = "jury") -> Any:  # fmt: skip
+    """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
+    params = {"run": run, "where": where, "by": by, "block": block, "level": level}
+    return _recorded(store, "friedman", run, params, None,
+                     lambda con: _store.stat_friedman(con, run, where=where, by=by, block=block, level=level))  # fmt: skip
+
+
+def ttest(store: Any, run: str, *, where: str | None = None, by: str = "model", baseline: float | None = None,
+          baseline_file: Path | None = None, baselines: str | None = None, level: str = "jury") -> Any:  # fmt: skip
+    """One-sample t-test of each group's mean score against a human baseline (a value, a file or stored)."""
+
+    def compute(con: Any) -> dict[str, Any]:
+        stored = _store.stored_baselines(con, baselines, "mean") if baselines else None
+        return _store.stat_ttest(con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file,
+                                 stored=stored, level=level)  # fmt: skip
+
+    params = {"run": run, "where": where, "by": by, "baseline": baseline, "baseline_file": baseline_file,
+              "baselines": baselines, "level": level}  # fmt: skip
+    return _recorded(store, "ttest", run, params, None, compute)
+
+
+def _compare(test: str, store: Any, run: str, groups: Any, where: str | None, by: str, level: str) -> Any:
+    pair = _two(groups, "groups")
+    params = {"run": run, "where": where, "by": by, "groups": ",".join(pair), "level": level}
+    return _recorded(store, test, run, params, None,
+                     lambda con: _store.stat_compare(con, run, test=test, groups=pair, where=where, by=by, level=level))  # fmt: skip
+
+
+def welch(store: Any, run: str, *, groups: str | tuple[str, str], where: str | None = None, by: str = "model",
+          level: str = "jury") -> Any:  # fmt: skip
+    """Welch two-sample t-test between two groups (``groups="a,b"`` or a pair)."""
+    return _compare("welch", store, run, groups, where, by, level)
+
+
+def mannwhitney(store: Any, run: str, *, groups: str | tuple[str, str], where: str | None = None, by: str = "model",
+                level: str = "jury") -> Any:  # fmt: skip
+    """Mann-Whitney U test between two groups."""
+    return _compare("mannwhitney", store, run, groups, where, by, level)
+
+
+def kendall(store: Any, run: str, *, baseline_file: Path | None = None, reference: dict[str, float] | None = None,
+            where: str | None = None, by: str = "model", level: str = "jury") -> Any:  # fmt: skip
+    """Kendall tau between the groups' mean scores and a reference ranking: a CSV group,value
+    (``baseline_file``) or the values themselves (``reference``, group -> value)."""
+    params: dict[str, Any] = {"run": run, "where": where, "by": by, "baseline_file": baseline_file, "level": level}
+    if reference is not None:
+        params["reference"] = reference
+    path = Path(baseline_file) if baseline_file is not None else None
+    return _recorded(store, "kendall", run, params, None,
+                     lambda con: _store.stat_kendall(con, run, baseline_file=path, reference=reference, where=where,
+                                                     by=by, level=level))  # fmt: skip
+
+
+def cohens_d(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], where: str | None = None,
+             by: str | None = None, baseline_file: Path | None = None, factor_file: Path | None = None,
+             baselines: str | None = None, factors: dict[str, str] | None = None, min_gap: float = 0.0, reorganization_gap: float = 0.2, boot: int = 2000,
+             seed: int = 0, level: str = "jury") -> Any:  # fmt: skip
+    """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
+    pair = _two(arms, "arms")
+
+    def compute(con: Any) -> dict[str, Any]:
+        stored = _store.stored_baselines(con, baselines, "d") if baselines else None
+        return _store.stat_cohens_d(
+            con, run, arm=arm, arms=pair, where=where, by=by, baseline_file=baseline_file, factor_file=factor_file,
+            factors=factors, baselines=stored, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
+            level=level,
+        )  # fmt: skip
+
+    params: dict[str, Any] = {"run": run, "arm": arm, "arms": ",".join(pair), "where": where, "by": by, "baseline_file": baseline_file,
+              "baselines": baselines, "factor_file": factor_file, "min_gap": min_gap,
+              "reorganization_gap": reorganization_gap, "boot": boot, "level": level}  # fmt: skip
+    if factors is not None:
+        params["factors"] = factors
+    return _recorded(store, "cohens-d", run, params, seed, compute)
+
+
+def item_spearman(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], by: str,
+                  key_file: Path | None = None, keys: dict[str, float] | None = None, where: str | None = None,
+                  level: str = "jury") -> Any:  # fmt: skip
+    """Spearman correlation between conditions of per-item keyed differences between the arms
+    (reverse-keyed items from ``key_file``, CSV criterion,key, or ``keys``, criterion -> +1/-1)."""
+    pair = _two(arms, "arms")
+    params: dict[str, Any] = {"run": run, "arm": arm, "arms": ",".join(pair), "by": by, "key_file": key_file, "where": where,
+              "level": level}  # fmt: skip
+    if keys is not None:
+        params["keys"] = keys
+    return _recorded(store, "item-spearman", run, params, None,
+                     lambda con: _store.stat_item_spearman(con, run, arm=arm, arms=pair, by=by, where=where,
+                                                           key_file=key_file, keys=keys, level=level))  # fmt: skip
+
+
+def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, max_invalid_rate: float | None = 0.10,
+              reference: str | None = None, boot: int = 2000, seed: int = 0) -> Any:  # fmt: skip
+    """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium.
+    ``max_invalid_rate=None`` keeps every group."""
+    if file is not None and (store is None or isinstance(store, str | Path)):
+        connect(store).close()  # a statistic over a file records into the store, created if need be
+    params = {"sql": sql, "file": file, "max_invalid_rate": -1.0 if max_invalid_rate is None else max_invalid_rate,
+              "reference": reference, "boot": boot}  # fmt: skip
+    return _recorded(store, "disparity", None, params, seed,
+                     lambda con: _store.stat_disparity(con, sql=sql, file=file, max_invalid_rate=max_invalid_rate,
+                                                       reference=reference, n_boot=boot, seed=seed))  # fmt: skip
+
+
+def results(store: Any, *, name: str | None = None) -> Any:
+    """Recorded statistics (id, name, run, seed, parameters, time) as a DataFrame, oldest first."""
+    with reading(store) as con:
+        return con.execute(
+            "SELECT result_id, name, run_id, seed, params, created_at FROM stats_results "
+            + ("WHERE name = ? " if name else "")
+            + "ORDER BY created_at",
+            [name] if name else [],
+        ).df()

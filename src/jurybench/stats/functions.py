@@ -1,0 +1,55 @@
+"""The statistics as pure functions on arrays (no store): what the store-level functions in
+``jurybench.stats`` compute, for data held elsewhere."""
+
+from jurybench.stats._disparity import accuracy_table, disparity, gini
+from jurybench.stats._effects import (
+    FORMS,
+    AnchorThresholds,
+    anchor,
+    cohens_d,
+    cohens_d_cells,
+    factor_pattern,
+    item_level_spearman,
+    mean_within_group_sd,
+)
+from jurybench.stats._multiple import benjamini_hochberg, holm
+from jurybench.stats._pairwise import (
+    bootstrap_gaps,
+    directional_differences,
+    gap,
+    no_difference_share,
+    positional_consistency,
+    robustness,
+    treatment_gaps,
+)
+from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
+
+__all__ = [
+    "FORMS",
+    "AnchorThresholds",
+    "accuracy_table",
+    "anchor",
+    "benjamini_hochberg",
+    "bootstrap_gaps",
+    "cohens_d",
+    "cohens_d_cells",
+    "directional_differences",
+    "disparity",
+    "factor_pattern",
+    "flatten",
+    "friedman_posthoc",
+    "gap",
+    "gini",
+    "holm",
+    "item_level_spearman",
+    "kendall_rankings",
+    "mann_whitney",
+    "mean_within_group_sd",
+    "no_difference_share",
+    "one_sample_t",
+    "positional_consistency",
+    "robustness",
+    "treatment_gaps",
+    "welch_t",
+]
+from jurybench.stats._tables import flatten
