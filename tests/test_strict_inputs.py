@@ -149,7 +149,7 @@ def test_disparity_over_a_file_creates_the_store_it_records_into(tmp_path: Path)
 def test_preference_table_has_one_header_per_value() -> None:
     from types import SimpleNamespace
 
-    from jurybench.cli import preference_rows
+    from jurybench.commands import preference_rows
 
     row = SimpleNamespace(juror="j", counts={"correct_ab": 1}, kappa={"kappa_ab": 0.5, "kappa_ba": 0.25})
     report = SimpleNamespace(n_pairs=2, jurors=[row], jury=SimpleNamespace(juror="jury", counts={}, kappa={}))

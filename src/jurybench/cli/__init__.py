@@ -14,13 +14,13 @@ from typing import Any
 import typer
 
 from jurybench.cli._common import app, click_exceptions, usage_line, usage_text
+from jurybench.commands import preference_rows
 from jurybench.errors import JurybenchError
 
 # Importing a command module registers its commands; --help lists them in this order.
 for _module in ("_judge", "_data", "_human", "_serve"):
     importlib.import_module(f"jurybench.cli.{_module}")
 
-from jurybench.cli._human import preference_rows  # noqa: E402
 
 __all__ = ["app", "click_exceptions", "main", "preference_rows", "usage_line", "usage_text"]
 

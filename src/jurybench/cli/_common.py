@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,75 +81,6 @@ def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
         raise JurybenchError(f"--format {fmt!r} is not valid.", hint=f"Valid: {', '.join(allowed)}.")
 
 
-def _echo_plain(rows: list[list[str]], left: int) -> None:
-    """A plain text table, whole values and no wrapping (the first ``left`` columns left-aligned)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        typer.echo(
-            "  ".join(
-                cell.ljust(w) if i < left else cell.rjust(w)
-                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-            ).rstrip()
-        )
-
-
-def _engine_options(concurrency: int, retries: int, give_up_after: float, max_cost: float | None, plan: bool,
-                    batch: bool, poll_every: float, progress: bool) -> Any:  # fmt: skip
-    """The engine's options from the flags score and generate share (the bar only in a terminal)."""
-    from jurybench.api import engine_options
-
-    return engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after, max_cost=max_cost,
-                          plan=plan, batch=batch, poll_every=poll_every, progress=progress and sys.stderr.isatty())  # fmt: skip
-
-
-def _print_plan(result: Any) -> None:
-    """The cost plan as a plain table: per juror and in total; an unknown price says so."""
-
-    def money(value: float | None) -> str:
-        return "unknown" if value is None else f"${value:.4f}"
-
-    rows = [["juror", "model", "calls", "cached", "input tokens", "output tokens (expected)", "cost", "batch cost"]]
-    for p in result.plan:
-        rows.append([p.juror, p.model, str(p.calls), str(p.cached), f"{p.input_tokens:,}",
-                     f"{p.output_tokens:,.0f} ({p.output_basis})", money(p.cost_usd), money(p.cost_batch_usd)])  # fmt: skip
-
-    def total(values: list[float | None]) -> float | None:
-        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
-
-    plans = result.plan
-    rows.append(["total", "", str(sum(p.calls for p in plans)), str(sum(p.cached for p in plans)),
-                 f"{sum(p.input_tokens for p in plans):,}", f"{sum(p.output_tokens for p in plans):,.0f}",
-                 money(total([p.cost_usd for p in plans])), money(total([p.cost_batch_usd for p in plans]))])  # fmt: skip
-    _echo_plain(rows, left=2)
-    unknown = [p.juror for p in plans if p.cost_usd is None]
-    if unknown:
-        typer.echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
-                   "(the total is unknown, not 0).")  # fmt: skip
-    typer.echo("plan only: nothing was called and no run was written.")
-
-
-def _exit_on_call_errors(result: Any) -> None:
-    """A run whose calls ended in error: the reasons on stderr, exit 3 (re-running retries them).
-    A run stopped by its budget: one line, exit 4 (a higher --max-cost resumes it)."""
-    if result.status == "stopped_budget":
-        from jurybench.jury import EXIT_BUDGET
-
-        left = result.n_tasks - result.n_cached - result.n_called
-        typer.echo(
-            f"budget reached: the run has spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
-            f"{left} calls were not made. Run the same command with a higher --max-cost to go on.",
-            err=True,
-        )
-        raise typer.Exit(EXIT_BUDGET)
-    report = result.error_report()
-    if report:
-        from jurybench.jury import EXIT_CALL_ERRORS
-
-        for line in report:
-            typer.echo(line, err=True)
-        raise typer.Exit(EXIT_CALL_ERRORS)
-
-
 def click_exceptions() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
     """(usage errors, other click errors) from every click typer may use: the installed
     ``click`` and the copy newer typer releases vendor as ``typer._click``."""
@@ -182,3 +112,9 @@ def usage_line(exc: BaseException) -> str:
     if message and not message.endswith((".", "?", "!")):
         message += "."
     return f"{message} See '{command} --help'."
+
+
+def _done(code: int) -> None:
+    """End a command with the exit code its function returned (0 ends normally)."""
+    if code:
+        raise typer.Exit(code)

@@ -14,7 +14,7 @@ from jurybench.cli._common import (
     FormatOption,
     _check_format,
     _connect,
-    _console,
+    _done,
     annotations_app,
     app,
     datasets_app,
@@ -51,12 +51,9 @@ def items_import(
     Other columns are kept as metadata. The import is all-or-nothing, and
     importing the same file again changes nothing.
     """
-    from jurybench.store import import_items
+    from jurybench import commands
 
-    con = _connect(db)
-    columns = [c.strip() for c in treatment.split(",") if c.strip()]
-    result = import_items(con, file, fmt=fmt, treatment_columns=columns, dataset=dataset)
-    typer.echo(f"items from {file}: {result}")
+    _done(commands.items_import(db, file=file, treatment=treatment, dataset=dataset, format=fmt))
 
 
 @pairs_app.command("import")
@@ -67,10 +64,9 @@ def pairs_import(
     db: DbOption = None,
 ) -> None:
     """Import pairs of already imported items (A = item_a, B = item_b)."""
-    from jurybench.store import import_pairs
+    from jurybench import commands
 
-    con = _connect(db)
-    typer.echo(f"pairs from {file}: {import_pairs(con, file, fmt=fmt, dataset=dataset)}")
+    _done(commands.pairs_import(db, file=file, dataset=dataset, format=fmt))
 
 
 @rubrics_app.command("list")
@@ -162,28 +158,9 @@ def sql(
     db: DbOption = None,
 ) -> None:
     """Query the store (read-only). JSON output is an array of row objects."""
-    from jurybench.store import rich_table, run_query, to_csv, to_json, to_parquet
+    from jurybench import commands
 
-    _check_format(fmt, ("table", "csv", "json", "parquet"))
-    con = _connect(db, read_only=True)
-    if fmt == "parquet":
-        if output is None:
-            raise JurybenchError("--format parquet needs --output FILE.parquet.")
-        n = to_parquet(con, query, output)
-        typer.echo(f"{n} rows written to {output}")
-        return
-    names, rows = run_query(con, query)
-    if fmt == "table":
-        if output:
-            raise JurybenchError("--output is for csv, json and parquet.")
-        _console().print(rich_table(names, rows))
-        return
-    text = to_json(names, rows) if fmt == "json" else to_csv(names, rows)
-    if output:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        typer.echo(f"{len(rows)} rows written to {output}")
-    else:
-        typer.echo(text, nl=not text.endswith("\n"))
+    _done(commands.sql(db, query=query, format=fmt, output=output))
 
 
 @app.command()
@@ -310,16 +287,21 @@ def annotations_import(
     Validated against the rubric's criteria and scales, all or nothing; importing the
     same file again changes nothing.
     """
-    from jurybench.annotations import import_annotations
-    from jurybench.rubric import load_rubric
+    from jurybench import commands
 
-    spec = load_rubric(rubric)
-    columns = [c.strip() for c in annotator_columns.split(",") if c.strip()]
-    result = import_annotations(
-        _connect(db), file, spec, fmt=fmt, layout=layout, mapping=_pairs(map_, "--map"),
-        annotator_columns=columns, criterion=criterion, replace=replace,
-    )  # fmt: skip
-    typer.echo(f"annotations from {file}: {result}")
+    _done(
+        commands.annotations_import(
+            db,
+            file=file,
+            rubric=rubric,
+            layout=layout,
+            map=map_,
+            annotator_columns=annotator_columns,
+            criterion=criterion,
+            replace=replace,
+            format=fmt,
+        )
+    )
 
 
 @annotations_app.command("simulate")
@@ -334,14 +316,20 @@ def annotations_simulate(
     db: DbOption = None,
 ) -> None:
     """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
-    from jurybench.jury import simulate_human_labels
-    from jurybench.rubric import load_rubric
+    from jurybench import commands
 
-    n = simulate_human_labels(
-        _connect(db), load_rubric(rubric), where=where, fraction=fraction, annotators=annotators, noise=noise,
-        seed=seed, truth_seed=truth_seed,
-    )  # fmt: skip
-    typer.echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
+    _done(
+        commands.annotations_simulate(
+            db,
+            rubric=rubric,
+            where=where,
+            fraction=fraction,
+            annotators=annotators,
+            noise=noise,
+            seed=seed,
+            truth_seed=truth_seed,
+        )
+    )
 
 
 baselines_app = typer.Typer(
@@ -358,10 +346,6 @@ def baselines_import(
     db: DbOption = None,
 ) -> None:
     """Import human baselines under a name (replacing an earlier import of that name), all or nothing."""
-    from jurybench.store import import_baselines
+    from jurybench import commands
 
-    result = import_baselines(_connect(db), file, name=name, statistic=statistic)
-    typer.echo(
-        f"baselines '{name}' from {file}: {result.inserted} values"
-        + (f" (replacing {result.updated})" if result.updated else "")
-    )
+    _done(commands.baselines_import(db, file=file, name=name, statistic=statistic))

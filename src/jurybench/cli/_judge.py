@@ -21,13 +21,10 @@ from jurybench.cli._common import (
     RunOption,
     _check_format,
     _connect,
-    _console,
-    _echo_plain,
-    _engine_options,
-    _exit_on_call_errors,
-    _print_plan,
+    _done,
     app,
 )
+from jurybench.commands import echo_plain
 
 
 @app.command()
@@ -85,24 +82,30 @@ def score(
     sample are reused, so re-running a finished or interrupted run makes no
     call for them.
     """
-    from dataclasses import replace
+    from jurybench import commands
 
-    from jurybench.api import jury_of
-    from jurybench.api import score as run_score
-    from jurybench.config import db_path
-    from jurybench.jury import Jury, parse_juror
-
-    panel = jury_of(jury) if jury else Jury(())
-    panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
-    options = _engine_options(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
-    # By path: the engine releases the file between flushes so other processes can read it.
-    result = run_score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
-                       calibration=calibration, where=where, run=run, options=options).result  # fmt: skip
-    if plan:
-        _print_plan(result)
-        return
-    typer.echo(result.summary())
-    _exit_on_call_errors(result)
+    _done(
+        commands.score(
+            db,
+            rubric=rubric,
+            juror=juror,
+            jury=jury,
+            aggregate=aggregate,
+            quorum=quorum,
+            tie=tie,
+            calibration=calibration,
+            where=where,
+            run=run,
+            concurrency=concurrency,
+            retries=retries,
+            give_up_after=give_up_after,
+            max_cost=max_cost,
+            plan=plan,
+            batch=batch,
+            poll_every=poll_every,
+            progress=progress,
+        )
+    )
 
 
 @app.command()
@@ -139,30 +142,27 @@ def generate(
     Uses the judge engine (cache, resume, retries, rate limits, cost); re-running makes no call
     for responses already stored.
     """
-    from jurybench.api import generate as run_generate
-    from jurybench.config import db_path
-    from jurybench.generate import load_spec_file, refusal_table
+    from jurybench import commands
 
-    gen_spec, _ = load_spec_file(spec)  # read here too: the refusal table below names its study
-    options = _engine_options(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
-    report = run_generate(db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion,
-                          run=run, options=options).report  # fmt: skip
-    if plan:
-        _print_plan(report.run)
-        return
-    for line in report.lines():
-        typer.echo(line)
-    con = _connect(db, read_only=True)
-    try:
-        rows = refusal_table(con, gen_spec.name)
-    finally:
-        con.close()
-    from jurybench.store import rich_table
-
-    shown = [(g, v, a, n, r, None if rate is None else round(rate, 3)) for g, v, a, n, r, rate in rows]
-    _console().print(rich_table(["model", "variable", "arm", "answered", "refused", "refusal_rate"], shown,
-                                title=f"refusals ({gen_spec.name})"))  # fmt: skip
-    _exit_on_call_errors(report.run)
+    _done(
+        commands.generate(
+            db,
+            spec=spec,
+            prompts=prompts,
+            model=model,
+            samples=samples,
+            exclusion=exclusion,
+            run=run,
+            concurrency=concurrency,
+            retries=retries,
+            give_up_after=give_up_after,
+            max_cost=max_cost,
+            plan=plan,
+            batch=batch,
+            poll_every=poll_every,
+            progress=progress,
+        )
+    )
 
 
 batches_app = typer.Typer(help="Provider batches sent by score/generate --batch.", no_args_is_help=True)
@@ -195,7 +195,7 @@ def batches_list(
                 return "-"
             return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)
 
-        _echo_plain([shown, *[[cell(row[i]) for i in at] for row in rows]], left=6)
+        echo_plain([shown, *[[cell(row[i]) for i in at] for row in rows]], left=6)
         if not rows:
             typer.echo("no batches.")
     else:

@@ -23,28 +23,26 @@ An option set to ``true`` is a flag (``--progress``), ``false`` its negation
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from jurybench.commands import COMMANDS
 from jurybench.errors import JurybenchError
 
 SHIPPED = ("persuasion", "inventory", "culture", "emotion")
-# Commands a study step may run (the ones that work on a store; not 'study' or 'demo' themselves).
-COMMANDS = frozenset(
-    {
-        "generate", "score", "sql", "items import", "pairs import", "annotations import", "annotations simulate",
-        "baselines import", "calibrate", "calibrate apply", "agreement", "report preference",
-    }
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Step:
+    """One step: the command, its options as the file gives them (placeholders filled), the
+    command line it prints as, and where it is in the file (for messages)."""
+
     command: str
     args: list[str]
     where: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
 
     def line(self) -> str:
         return "jurybench " + " ".join(shlex.quote(a) for a in [*self.command.split(), *self.args])
@@ -106,61 +104,110 @@ def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
                 f"{where}: '{command}' is not a command a study can run.",
                 hint=f"Valid: {', '.join(sorted(COMMANDS))}, stats <name>, plot <name>.",
             )
-        options = dict(options or {})
-        positional = options.pop("_", [])
-        args = [fill(str(p)) for p in (positional if isinstance(positional, list) else [positional])]
-        for key, value in options.items():
+        if options is not None and not isinstance(options, dict):
+            raise JurybenchError(
+                f"{where}: the options of '{command}' must be a mapping, e.g. '{command}: {{run: r}}'."
+            )
+        given: dict[str, Any] = {}
+        for key, value in dict(options or {}).items():
             filled = [fill(str(v)) for v in value] if isinstance(value, list) else value
-            args += _option(str(key), fill(filled) if isinstance(filled, str) else filled, where)
-        if command != "sql" or "--db" not in args:
-            args += ["--db", str(db)]
-        steps.append(Step(command, args, where))
+            given[str(key)] = fill(filled) if isinstance(filled, str) else filled
+        positional = given.pop("_", [])
+        positional = [str(p) for p in (positional if isinstance(positional, list) else [positional])]
+        args = list(positional)
+        for key, value in given.items():
+            args += _option(key, value, where)
+        step_db = given.pop("db", None) if command == "sql" else None
+        given["db"] = step_db if step_db is not None else str(db)
+        args += [] if step_db is not None else ["--db", str(db)]
+        if positional:
+            given["_"] = positional
+        steps.append(Step(command, args, where, given))
     return str(data.get("name") or path.parent.name), steps
 
 
-def check_steps(steps: list[Step], app: Any) -> None:
-    """Parse every step's command line as the CLI would, without running it: a misspelt
-    option, a missing one or a bad value in any step stops the study before its first step
-    writes anything (one line naming the step and the option)."""
-    import typer.main
+def _close_matches(flag: str, flags: list[str]) -> str:
+    import difflib
 
-    from jurybench.cli import click_exceptions, usage_line
+    close = sorted(difflib.get_close_matches(flag, flags))
+    if len(close) == 1:
+        return f" Did you mean {close[0]}?"
+    return f" (Possible options: {', '.join(close)})" if close else ""
 
-    usage, _ = click_exceptions()
-    root = typer.main.get_command(app)
-    for step in steps:
-        words = step.command.split()
-        command: Any = root
-        with root.make_context("jurybench", list(words), resilient_parsing=True) as ctx:
-            while words and hasattr(command, "get_command"):  # groups: 'stats directional'
-                command = command.get_command(ctx, words.pop(0))
-                if command is None:  # a 'stats' name that does not exist
-                    raise JurybenchError(f"{step.where}: '{step.command}' is not a jurybench command.",
-                                         hint="See 'jurybench stats --help'.")  # fmt: skip
-        try:  # what is left of the words are arguments ('plot directional')
-            command.make_context(f"jurybench {step.command}", [*words, *step.args]).close()
-        except usage as exc:
-            raise JurybenchError(f"{step.where} ('{step.command}'): {usage_line(exc)}") from None
+
+def _value(option: Any, value: Any) -> Any:
+    """A step's value checked against the option's type, converted as the command line would."""
+    from pydantic import TypeAdapter, ValidationError
+
+    annotation = option.annotation
+    if "list[" in str(annotation) and not isinstance(value, list):
+        value = [value]
+    if isinstance(value, list) and "list[" not in str(annotation) and "tuple[" not in str(annotation):
+        raise JurybenchError(f"Option '{option.flag}' takes one value, not a list.")
+    try:
+        return TypeAdapter(annotation).validate_python(value)
+    except ValidationError as exc:
+        reason = exc.errors()[0]["msg"]
+        raise JurybenchError(
+            f"Invalid value for '{option.flag}': {value!r} ({reason[0].lower() + reason[1:]})."
+        ) from None
+
+
+def check_step(step: Step) -> tuple[Any, dict[str, Any]]:
+    """The step's command and its arguments, every option checked as the command line checks
+    them: a misspelt option, a missing one or a bad value is one line naming the step."""
+    from jurybench.commands import command
+
+    found = command(step.command)
+    if found is None:
+        raise JurybenchError(f"{step.where}: '{step.command}' is not a jurybench command.",
+                             hint="See 'jurybench stats --help'.")  # fmt: skip
+    options = found.options()
+    given = dict(step.options)
+    db = given.pop("db", None)
+    try:
+        positional = given.pop("_", [])
+        if positional:
+            if found.positional is None or len(positional) > 1:
+                raise JurybenchError(f"Got unexpected extra argument ({' '.join(positional)}).")
+            given[found.positional] = positional[0]
+        values: dict[str, Any] = {}
+        for key, value in given.items():
+            name = key.replace("-", "_")
+            if name not in options:
+                flag = "--" + key.replace("_", "-")
+                raise JurybenchError(f"No such option: {flag}"
+                                     + _close_matches(flag, sorted(o.flag for o in options.values())))  # fmt: skip
+            values[name] = _value(options[name], value)
+        for name, option in options.items():
+            if option.required and name not in values:
+                what = f"argument '{name.upper()}'" if name == found.positional else f"option '{option.flag}'"
+                raise JurybenchError(f"Missing {what}.")
+    except JurybenchError as exc:
+        raise JurybenchError(f"{step.where} ('{step.command}'): {exc.message}", hint=exc.hint) from None
+    return found, {"db": Path(db) if db is not None else None, **values}
+
+
+def check_steps(steps: list[Step]) -> list[tuple[Any, dict[str, Any]]]:
+    """Every step checked before the first one runs (nothing is written when one is wrong)."""
+    return [check_step(step) for step in steps]
 
 
 def run_study(path: Path, out: Path, db: Path, *, echo: Any = print) -> int:
-    """Check every step, then run them in order; stops at the first failing step and returns
-    its exit code."""
-    from jurybench.cli import app
-
+    """Check every step, then run them in order, each as the library call its command makes;
+    stops at the first failing step and returns its exit code."""
     name, steps = load_steps(path, out, db)
-    check_steps(steps, app)
+    checked = check_steps(steps)
     out.mkdir(parents=True, exist_ok=True)
     echo(f"== study {name}: {len(steps)} steps, store {db}, output {out}")
-    for step in steps:
+    for step, (found, values) in zip(steps, checked, strict=True):
         echo(f"$ {step.line()}")
+        arguments = dict(values)
         try:
-            code = app([*step.command.split(), *step.args], standalone_mode=False)
-        except SystemExit as exc:  # typer.Exit inside a command
-            code = exc.code if isinstance(exc.code, int) else 1
+            code = int(found.run(arguments.pop("db"), arguments))
         except JurybenchError as exc:
             raise JurybenchError(f"study {name}, '{step.command}': {exc.message}", hint=exc.hint) from None
-        if isinstance(code, int) and code:
+        if code:
             echo(f"study {name}: step '{step.command}' exited with {code}; later steps were not run.")
             return code
     return 0

@@ -1,0 +1,143 @@
+"""The commands a study can run, as functions of their options: the CLI's typer commands and
+study steps both call them, and they call the library's API. ``COMMANDS`` maps each command
+('score', 'items import', 'stats gap', ...) to its function and its options."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurybench.commands import _steps
+from jurybench.commands._output import (
+    check_format,
+    console,
+    echo,
+    echo_plain,
+    preference_rows,
+    print_agreement,
+    print_calibration,
+    print_plan,
+    print_stat,
+    run_outcome,
+)
+from jurybench.commands._steps import STATISTICS
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the parameter (--give-up-after is give_up_after)
+    annotation: Any
+    required: bool
+    default: Any = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command: the function that runs it, the option its positional argument fills (if any),
+    and fixed arguments (the statistic or plot a 'stats NAME' / 'plot NAME' command names)."""
+
+    function: Callable[..., int]
+    positional: str | None = None
+    fixed: dict[str, Any] = field(default_factory=dict)
+    signature_of: Callable[..., Any] | None = None  # where the options are read from, if not function
+
+    def options(self) -> dict[str, Option]:
+        source = self.signature_of or self.function
+        hints = typing.get_type_hints(source)
+        out = {}
+        for name, param in inspect.signature(source).parameters.items():
+            if name in ("db", "store", *self.fixed) or param.kind is inspect.Parameter.VAR_KEYWORD:
+                continue
+            required = param.default is inspect.Parameter.empty
+            out[name] = Option(name, hints.get(name, Any), required, None if required else param.default)
+        if self.signature_of is not None and "format" not in out:  # statistics print as table, json or csv
+            out["format"] = Option("format", str, False, "table")
+        return out
+
+    def run(self, db: Any, values: dict[str, Any]) -> int:
+        return self.function(db, **self.fixed, **values)
+
+
+def _stat(name: str) -> Command:
+    from jurybench import stats
+
+    return Command(_steps.statistic, fixed={"name": name}, signature_of=getattr(stats, STATISTICS[name]))
+
+
+def command(name: str) -> Command | None:
+    """The command called ``name`` ('score', 'stats gap', 'plot directional'), or None."""
+    if name.startswith("stats "):
+        return _stat(name[6:]) if name[6:] in STATISTICS else None
+    if name.startswith("plot "):
+        return Command(_steps.plot, fixed={"name": name[5:]})
+    return COMMANDS.get(name)
+
+
+COMMANDS: dict[str, Command] = {
+    "generate": Command(_steps.generate, "spec"),
+    "score": Command(_steps.score),
+    "sql": Command(_steps.sql, "query"),
+    "items import": Command(_steps.items_import, "file"),
+    "pairs import": Command(_steps.pairs_import, "file"),
+    "annotations import": Command(_steps.annotations_import, "file"),
+    "annotations simulate": Command(_steps.annotations_simulate),
+    "baselines import": Command(_steps.baselines_import, "file"),
+    "calibrate": Command(_steps.calibrate),
+    "calibrate apply": Command(_steps.calibrate_apply, "calibration"),
+    "agreement": Command(_steps.agreement),
+    "report preference": Command(_steps.report_preference),
+}
+
+agreement = _steps.agreement
+annotations_import = _steps.annotations_import
+annotations_simulate = _steps.annotations_simulate
+baselines_import = _steps.baselines_import
+calibrate = _steps.calibrate
+calibrate_apply = _steps.calibrate_apply
+generate = _steps.generate
+items_import = _steps.items_import
+pairs_import = _steps.pairs_import
+plot = _steps.plot
+report_preference = _steps.report_preference
+score = _steps.score
+sql = _steps.sql
+statistic = _steps.statistic
+
+__all__ = [
+    "COMMANDS",
+    "STATISTICS",
+    "Command",
+    "Option",
+    "agreement",
+    "annotations_import",
+    "annotations_simulate",
+    "baselines_import",
+    "calibrate",
+    "calibrate_apply",
+    "check_format",
+    "command",
+    "console",
+    "echo",
+    "echo_plain",
+    "generate",
+    "items_import",
+    "pairs_import",
+    "plot",
+    "preference_rows",
+    "print_agreement",
+    "print_calibration",
+    "print_plan",
+    "print_stat",
+    "report_preference",
+    "run_outcome",
+    "score",
+    "sql",
+    "statistic",
+]

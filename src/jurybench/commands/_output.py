@@ -1,0 +1,199 @@
+"""What commands print: plain lines, tables, plans, statistics, calibrations and run outcomes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+
+def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + ("\n" if nl else ""))
+    stream.flush()
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
+    if fmt not in allowed:
+        raise JurybenchError(f"--format {fmt!r} is not valid.", hint=f"Valid: {', '.join(allowed)}.")
+
+
+def echo_plain(rows: list[list[str]], left: int) -> None:
+    """A plain text table, whole values and no wrapping (the first ``left`` columns left-aligned)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        echo(
+            "  ".join(
+                cell.ljust(w) if i < left else cell.rjust(w)
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+        )
+
+
+def print_plan(result: Any) -> None:
+    """The cost plan as a plain table: per juror and in total; an unknown price says so."""
+
+    def money(value: float | None) -> str:
+        return "unknown" if value is None else f"${value:.4f}"
+
+    rows = [["juror", "model", "calls", "cached", "input tokens", "output tokens (expected)", "cost", "batch cost"]]
+    for p in result.plan:
+        rows.append([p.juror, p.model, str(p.calls), str(p.cached), f"{p.input_tokens:,}",
+                     f"{p.output_tokens:,.0f} ({p.output_basis})", money(p.cost_usd), money(p.cost_batch_usd)])  # fmt: skip
+
+    def total(values: list[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    plans = result.plan
+    rows.append(["total", "", str(sum(p.calls for p in plans)), str(sum(p.cached for p in plans)),
+                 f"{sum(p.input_tokens for p in plans):,}", f"{sum(p.output_tokens for p in plans):,.0f}",
+                 money(total([p.cost_usd for p in plans])), money(total([p.cost_batch_usd for p in plans]))])  # fmt: skip
+    echo_plain(rows, left=2)
+    unknown = [p.juror for p in plans if p.cost_usd is None]
+    if unknown:
+        echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
+             "(the total is unknown, not 0).")  # fmt: skip
+    echo("plan only: nothing was called and no run was written.")
+
+
+def run_outcome(result: Any) -> int:
+    """The exit code of a run, with the reasons on stderr: 3 when calls ended in error
+    (re-running retries them), 4 when the budget stopped it (a higher --max-cost resumes it)."""
+    from jurybench.jury import EXIT_BUDGET, EXIT_CALL_ERRORS
+
+    if result.status == "stopped_budget":
+        left = result.n_tasks - result.n_cached - result.n_called
+        echo(f"budget reached: the run has spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
+             f"{left} calls were not made. Run the same command with a higher --max-cost to go on.", err=True)  # fmt: skip
+        return EXIT_BUDGET
+    report = result.error_report()
+    for line in report:
+        echo(line, err=True)
+    return EXIT_CALL_ERRORS if report else 0
+
+
+def print_stat(frame: Any, fmt: str) -> None:
+    """A recorded statistic (a DataFrame from jurybench.stats) as a table, JSON or CSV."""
+    from jurybench.stats.functions import flatten
+    from jurybench.store import rich_table, to_csv
+
+    attrs = frame.attrs
+    name, run_id, result = attrs["statistic"], attrs["run"], attrs["result"]
+    if fmt == "json":
+        echo(json.dumps({"result_id": attrs["result_id"], "name": name, "params": attrs["params"], "result": result},
+                        indent=2, default=str))  # fmt: skip
+        return
+    columns, rows = flatten(name, result)
+    if fmt == "csv":
+        echo(to_csv(columns, [tuple(r) for r in rows]), nl=False)
+        return
+    console().print(rich_table(columns, [tuple(r) for r in rows], title=f"{name} ({run_id or 'query'})"))
+    jury = result.get("jury")
+    if jury:
+        present = jury.get("mean_jurors_present")
+        echo(f"{result.get('level', 'jury')} level; jury rule {jury['aggregation']}, quorum {jury['quorum']}: "
+             f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
+             f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum")  # fmt: skip
+    echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
+
+
+def print_calibration(artifact: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    out = console()
+    labels = {j["key"]: j.get("label", j["name"]) for j in artifact["jurors"]}
+
+    def feature_label(feature: str) -> str:
+        crit, _, key = feature.rpartition(":")
+        return f"{crit}:{labels.get(key, key)}" if crit else labels.get(feature, feature)
+
+    for criterion, spec in artifact["criteria"].items():
+        report = spec["report"]
+        if artifact["kind"] == "preference":
+            out.print(f"[bold]preference[/bold]: held-out accuracy over {report['n_test']} pairs")
+            for who, acc in report["held_out_accuracy"].items():
+                out.print(f"  {who}: {acc:.3f}")
+            out.print(f"  weights: {', '.join(f'{feature_label(k)} {v:.3f}' for k, v in spec['weights'].items())}")
+            continue
+        table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
+                      f"{report['n_groups']} groups; winner {report['winner']} (lowest CV RMSE)")  # fmt: skip
+        for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
+            table.add_column(col)
+        for label, entry in [*(("calibrated " + m, v) for m, v in report["variants"].items()),
+                             *(("rescaled " + b, v) for b, v in report["baselines"].items())]:  # fmt: skip
+            t = entry["test"]
+            table.add_row(label, f"{t['rmse']:.4f}", f"{t['mae']:.4f}", f"{t['r2']:.3f}", f"{t['pearson']:.3f}",
+                          f"{t['spearman']:.3f}", f"{t['kendall']:.3f}", f"{entry['cv_rmse_mean']:.4f}")  # fmt: skip
+        out.print(table)
+        ci = spec.get("coefficient_ci", {})
+        weights = ", ".join(
+            f"{feature_label(k)} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
+            for k, v in spec["weights"].items()
+        )
+        out.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")
+
+
+def print_agreement(report: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    out = console()
+    for block in report:
+        h = block["humans"]
+        out.print(
+            f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, {block['n_annotators']} annotators; "
+            f"alpha interval {h['alpha_interval']}, ordinal {h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, "
+            f"mean pairwise Spearman {h['mean_pairwise_spearman']}"
+        )
+        table = Table(show_lines=False)
+        for col in ("vs human mean", "pearson [95% CI]", "spearman", "kendall", "MAE", "exact", "within 1",
+                    "jury - juror pearson [95% CI]"):  # fmt: skip
+            table.add_column(col)
+        for row in [*block["jurors"], block["jury"]]:
+            diff = row.get("jury_minus_juror_pearson")
+            table.add_row(
+                row["juror"], str(row["pearson_ci"]), f"{row['spearman']:.3f}", f"{row['kendall']:.3f}",
+                f"{row['mae']:.3f}", f"{row['exact']:.3f}", f"{row['within_one']:.3f}", str(diff) if diff else "",
+            )  # fmt: skip
+        ceiling = block["human_ceiling"]["mean"]
+        table.add_row(
+            "human ceiling (one vs rest)", f"{ceiling['pearson']:.3f}", f"{ceiling['spearman']:.3f}",
+            f"{ceiling['kendall']:.3f}", f"{ceiling['mae']:.3f}", f"{ceiling['exact']:.3f}", f"{ceiling['within_one']:.3f}", "",
+        )  # fmt: skip
+        out.print(table)
+        rule = block["jury_rule"]
+        out.print(
+            f"jury: {rule['aggregation']}, quorum {rule['quorum']}; jurors expected {rule['n_jurors_expected']}, "
+            f"present {rule['mean_jurors_present']:.2f} per item on average; {rule['items_below_quorum']} items below quorum"
+        )
+        verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
+        out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
+
+
+def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
+    """The preference report's table: one header per value, in the same order."""
+    columns = ["juror", "correct AB", "correct BA", "both", "consistent", "consistent (valid)", "kappa AB/BA",
+               "no verdict AB/BA", "jury ties AB/BA"]  # fmt: skip
+
+    def cell(counts: dict[str, int], key: str) -> str:
+        n = report.n_pairs or 1
+        return f"{counts.get(key, 0)} ({100 * counts.get(key, 0) / n:.1f}%)"
+
+    rows = []
+    for row in [*report.jurors, report.jury]:
+        c = row.counts
+        rows.append([
+            row.juror, cell(c, "correct_ab"), cell(c, "correct_ba"), cell(c, "both_correct"), cell(c, "consistent"),
+            cell(c, "consistent_valid"),
+            f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
+            f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
+            f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
+        ])  # fmt: skip
+    return columns, rows

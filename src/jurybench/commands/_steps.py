@@ -1,0 +1,308 @@
+"""What each command a study can run does, as a function of its options.
+
+The CLI's typer commands and the steps of a study file call these functions; each calls the
+library's API (``jurybench.api``, ``jurybench.stats``) and prints what the command prints.
+Parameter names are the command's option names (``--give-up-after`` is ``give_up_after``),
+``db`` is the store. Each returns the command's exit code (0, 3 when calls ended in error, 4
+when a budget stopped a run); user errors raise :class:`JurybenchError`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jurybench.commands._output import (
+    check_format,
+    console,
+    echo,
+    preference_rows,
+    print_agreement,
+    print_calibration,
+    print_plan,
+    print_stat,
+    run_outcome,
+)
+from jurybench.errors import JurybenchError
+
+
+def _words(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _mapping(text: str, option: str) -> dict[str, str]:
+    out = {}
+    for part in _words(text):
+        if "=" not in part:
+            raise JurybenchError(f"{option} {part!r}: expected name=column.", hint="e.g. item_id=story,value=score")
+        key, value = part.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _engine(concurrency: int, retries: int, give_up_after: float, max_cost: float | None, plan: bool, batch: bool,
+            poll_every: float, progress: bool) -> Any:  # fmt: skip
+    import sys
+
+    from jurybench.api import engine_options
+
+    return engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after, max_cost=max_cost,
+                          plan=plan, batch=batch, poll_every=poll_every, progress=progress and sys.stderr.isatty())  # fmt: skip
+
+
+def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury: Path | None = None,
+          aggregate: str | None = None, quorum: int | None = None, tie: str | None = None,
+          calibration: Path | None = None, where: str | None = None, run: str | None = None, concurrency: int = 16,
+          retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
+          batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
+    """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
+    from dataclasses import replace
+
+    from jurybench import api
+    from jurybench.config import db_path
+    from jurybench.jury import Jury, parse_juror
+
+    panel = api.jury_of(jury) if jury else Jury(())
+    panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
+    options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
+    # By path: the engine releases the file between flushes so other processes can read it.
+    result = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
+                       calibration=calibration, where=where, run=run, options=options).result  # fmt: skip
+    if plan:
+        print_plan(result)
+        return 0
+    echo(result.summary())
+    return run_outcome(result)
+
+
+def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model: list[str] | None = None,
+             samples: int | None = None, exclusion: str | None = None, run: str | None = None, concurrency: int = 16,
+             retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
+             batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
+    """Generate responses for a spec (``jurybench.generate``), then print the refusals per model and arm."""
+    from jurybench import api
+    from jurybench.config import db_path
+    from jurybench.generate import load_spec_file, refusal_table
+    from jurybench.store import connect, rich_table
+
+    gen_spec, _ = load_spec_file(spec)  # its name titles the refusal table
+    options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
+    report = api.generate(db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion,
+                          run=run, options=options).report  # fmt: skip
+    if plan:
+        print_plan(report.run)
+        return 0
+    for line in report.lines():
+        echo(line)
+    con = connect(db, read_only=True)
+    try:
+        rows = refusal_table(con, gen_spec.name)
+    finally:
+        con.close()
+    shown = [(g, v, a, n, r, None if rate is None else round(rate, 3)) for g, v, a, n, r, rate in rows]
+    console().print(rich_table(["model", "variable", "arm", "answered", "refused", "refusal_rate"], shown,
+                               title=f"refusals ({gen_spec.name})"))  # fmt: skip
+    return run_outcome(report.run)
+
+
+def sql(db: Path | None, *, query: str, format: str = "table", output: Path | None = None) -> int:
+    """Query the store (read-only); JSON output is an array of row objects."""
+    from jurybench.store import connect, rich_table, run_query, to_csv, to_json, to_parquet
+
+    check_format(format, ("table", "csv", "json", "parquet"))
+    con = connect(db, read_only=True)
+    try:
+        if format == "parquet":
+            if output is None:
+                raise JurybenchError("--format parquet needs --output FILE.parquet.")
+            echo(f"{to_parquet(con, query, output)} rows written to {output}")
+            return 0
+        names, rows = run_query(con, query)
+    finally:
+        con.close()
+    if format == "table":
+        if output:
+            raise JurybenchError("--output is for csv, json and parquet.")
+        console().print(rich_table(names, rows))
+        return 0
+    text = to_json(names, rows) if format == "json" else to_csv(names, rows)
+    if output:
+        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        echo(f"{len(rows)} rows written to {output}")
+    else:
+        echo(text, nl=not text.endswith("\n"))
+    return 0
+
+
+def items_import(db: Path | None, *, file: Path, treatment: str = "", dataset: str | None = None,
+                 format: str | None = None) -> int:  # fmt: skip
+    """Import generations (``Store.import_items``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        result = store.import_items(file, fmt=format, treatment=_words(treatment), dataset=dataset)
+    echo(f"items from {file}: {result}")
+    return 0
+
+
+def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, format: str | None = None) -> int:
+    """Import pairs of stored items (``Store.import_pairs``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        result = store.import_pairs(file, fmt=format, dataset=dataset)
+    echo(f"pairs from {file}: {result}")
+    return 0
+
+
+def annotations_import(db: Path | None, *, file: Path, rubric: str, layout: str = "auto", map: str = "",
+                       annotator_columns: str = "", criterion: str | None = None, replace: bool = False,
+                       format: str | None = None) -> int:  # fmt: skip
+    """Import human labels, validated against the rubric (``Store.import_annotations``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        result = store.import_annotations(file, rubric=rubric, fmt=format, layout=layout, mapping=_mapping(map, "--map"),
+                                          annotator_columns=_words(annotator_columns), criterion=criterion,
+                                          replace=replace)  # fmt: skip
+    echo(f"annotations from {file}: {result}")
+    return 0
+
+
+def annotations_simulate(db: Path | None, *, rubric: str, where: str | None = None, fraction: float = 1.0,
+                         annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip
+    """Human labels from the simulated jurors' known truth (``Store.simulate_annotations``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        n = store.simulate_annotations(rubric=rubric, where=where, fraction=fraction, annotators=annotators,
+                                       noise=noise, seed=seed, truth_seed=truth_seed)  # fmt: skip
+    echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
+    return 0
+
+
+def baselines_import(db: Path | None, *, file: Path, name: str, statistic: str | None = None) -> int:
+    """Human baselines under a name (``Store.import_baselines``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        result = store.import_baselines(file, name=name, statistic=statistic)
+    echo(f"baselines '{name}' from {file}: {result.inserted} values"
+         + (f" (replacing {result.updated})" if result.updated else ""))  # fmt: skip
+    return 0
+
+
+def calibrate(db: Path | None, *, run: str, name: str | None = None, criterion: list[str] | None = None,
+              covariate: list[str] | None = None, method: list[str] | None = None, group_by: str = "prompt",
+              test_size: float = 0.2, folds: int = 10, seed: int = 0, boot: int = 200, out: Path | None = None,
+              format: str = "table") -> int:  # fmt: skip
+    """Fit per-criterion juror weights against the human mean (``jurybench.calibrate``)."""
+    from jurybench import api
+
+    check_format(format, ("table", "json"))
+    fitted = api.calibrate(db, run, name=name, criteria=criterion, covariates=covariate, methods=method,
+                           group_by=group_by, test_size=test_size, folds=folds, seed=seed, boot=boot, out=out)  # fmt: skip
+    if format == "json":
+        echo(json.dumps(fitted.artifact, indent=2, default=str))
+        return 0
+    print_calibration(fitted.artifact)
+    echo(f"calibration written to {fitted.path}")
+    return 0
+
+
+def calibrate_apply(db: Path | None, *, calibration: Path, run: str) -> int:
+    """Write calibrated scores for a run (table calibrated_scores, view calibrated_items)."""
+    from jurybench.calibration import apply_calibration
+    from jurybench.store import writing
+
+    with writing(db) as con:
+        result = apply_calibration(con, calibration, run)
+    echo(f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
+         f"({result['imputed']} juror votes imputed)")  # fmt: skip
+    return 0
+
+
+def agreement(db: Path | None, *, run: str, criterion: list[str] | None = None, boot: int = 1000, seed: int = 0,
+              format: str = "table") -> int:  # fmt: skip
+    """Human agreement, the human ceiling, and each juror and the jury against the humans."""
+    from jurybench.annotations import agreement_report, to_jsonable
+    from jurybench.store import reading
+
+    check_format(format, ("table", "json"))
+    with reading(db) as con:
+        report = agreement_report(con, run, criteria=criterion, n_boot=boot, seed=seed)
+    if format == "json":
+        echo(json.dumps(to_jsonable(report), indent=2))
+        return 0
+    print_agreement(report)
+    return 0
+
+
+def report_preference(db: Path | None, *, run: str, annotator: str | None = None, format: str = "table") -> int:
+    """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
+    from rich.table import Table
+
+    from jurybench.annotations import preference_accuracy
+    from jurybench.store import reading
+
+    check_format(format, ("table", "json"))
+    with reading(db) as con:
+        report = preference_accuracy(con, run, annotator=annotator)
+    if format == "json":
+        echo(json.dumps(report.as_dict(), indent=2))
+        return 0
+    table = Table(title=f"{run}: verdicts vs {report.reference} ({report.n_pairs} pairs)")
+    columns, rows = preference_rows(report)
+    for col in columns:
+        table.add_column(col, justify="left" if col == "juror" else "right")
+    for values in rows:
+        table.add_row(*values)
+    console().print(table)
+    rule = report.jury_rule
+    echo(f"jury rule {rule['aggregation']} (tie: {rule['tie']}), quorum {rule['quorum']}, "
+         f"{rule['n_jurors_expected']} jurors expected; {rule['pair_orders_below_quorum']} pair-orders below quorum")  # fmt: skip
+    if report.n_without_reference or report.n_reference_ties:
+        echo(f"left out: {report.n_without_reference} pairs without a human label, "
+             f"{report.n_reference_ties} where humans tie")  # fmt: skip
+    return 0
+
+
+# The statistics: the command 'stats NAME' is jurybench.stats.<function>(db, **options).
+STATISTICS = {
+    "directional": "directional", "gap": "gap", "consistency": "consistency", "robustness": "robustness",
+    "friedman": "friedman", "ttest": "ttest", "welch": "welch", "mannwhitney": "mannwhitney", "kendall": "kendall",
+    "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity",
+}  # fmt: skip
+
+
+def statistic(db: Path | None, name: str, *, format: str = "table", **options: Any) -> int:
+    """Compute, record and print one statistic."""
+    from jurybench import stats
+
+    check_format(format, ("table", "json", "csv"))
+    function = getattr(stats, STATISTICS[name])
+    print_stat(function(db, **options), format)
+    return 0
+
+
+def plot(db: Path | None, *, name: str, output: Path, result: str | None = None, alpha: float = 0.05) -> int:
+    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity."""
+    from jurybench.report import PLOTS, draw
+    from jurybench.store import reading
+
+    if name not in PLOTS:
+        raise JurybenchError(f"unknown plot {name!r}.", hint=f"Valid: {', '.join(PLOTS)}.")
+    source = {"posthoc": ("friedman", "gap")}.get(name, (name,))
+    with reading(db) as con:
+        if result:
+            rows = con.execute("SELECT name, result FROM stats_results WHERE result_id = ?", [result]).fetchall()
+        else:
+            marks = ", ".join("?" for _ in source)
+            rows = con.execute(f"SELECT name, result FROM stats_results WHERE name IN ({marks}) "
+                               "ORDER BY created_at DESC LIMIT 1", list(source)).fetchall()  # fmt: skip
+    if not rows or rows[0][0] not in source:
+        raise JurybenchError(f"no stored {' or '.join(source)} result{f' with id {result}' if result else ''}.",
+                             hint=f"Run 'jurybench stats {source[0]} ...' first.")  # fmt: skip
+    echo(f"wrote {draw(name, json.loads(rows[0][1]), output, alpha=alpha)}")
+    return 0
