@@ -46,6 +46,15 @@ def test_import_jurybench_is_light_and_shows_the_api() -> None:
     assert not [name for name in shown if name.startswith("_") and name != "__version__"]
 
 
+def test_api_names_stay_functions_after_every_package_is_imported() -> None:
+    import importlib
+
+    for package in ("generation", "calibration", "annotations", "jury", "stats", "store", "api", "commands"):
+        importlib.import_module(f"jurybench.{package}")
+    for name in ("open", "score", "ascore", "generate", "calibrate", "agreement", "check"):
+        assert callable(getattr(jb, name)) and getattr(jb, name).__module__.startswith("jurybench.api"), name
+
+
 def test_import_from_data_checks_rows_and_writes_nothing_on_error(tmp_path: Path) -> None:
     with jb.open(tmp_path / "s.duckdb") as store:
         bad = pd.DataFrame({"item_id": ["a", "b", "c"], "response": ["ok", float("nan"), "ok"]})
@@ -155,3 +164,35 @@ def test_check_from_the_command_line_exit_codes(tmp_path: Path) -> None:
     assert usage.exit_code == 2 and "is not a rule" in usage.stderr
     nothing = run_cli("check", "--run", "r", "--db", str(db))
     assert nothing.exit_code == 2 and "nothing to check" in nothing.stderr
+
+
+def test_generate_from_a_spec_and_a_dataframe_of_prompts(tmp_path: Path) -> None:
+    from jurybench.generation import GenerationSpec
+
+    spec = GenerationSpec.model_validate({
+        "name": "letters", "user": "Write to {recipient_gender}: {prompt}", "models": ["sim/writer,seed=1"],
+        "treatments": {"recipient_gender": {"arms": ["female", "male"], "text": {"female": "a woman", "male": "a man"}}},
+    })  # fmt: skip
+    prompts = pd.DataFrame({"prompt_id": ["p1", "p2", "p3"], "prompt": ["Ask for help.", "Say thanks.", "Decline."]})
+    with jb.open(tmp_path / "g.duckdb") as store:
+        run = jb.generate(store, spec, prompts=prompts, run="g1")
+        assert run.status == "finished" and run.counts == {"ok": 6, "cached": 0}  # 3 prompts x 2 arms x 1 model
+        items = store.sql("SELECT count(*) AS n FROM items")["n"][0]
+        pairs = store.sql("SELECT count(*) AS n FROM pairs")["n"][0]
+        assert (items, pairs) == (6, 3) and len(run.results()) == 6
+        with pytest.raises(jb.JurybenchError, match="DataFrame row 2, field 'prompt'"):
+            jb.generate(store, spec, prompts=pd.DataFrame({"prompt_id": ["a", "b"], "prompt": ["x", None]}))
+
+
+def test_store_sql_follows_the_cli_rules_on_a_writable_store(store: Any, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    with pytest.raises(jb.JurybenchError, match="file system operations are disabled"):
+        store.sql(f"SELECT * FROM read_text('{secret}')")
+    with pytest.raises(jb.JurybenchError, match="give one statement, not 2"):
+        store.sql("SELECT 1; DROP TABLE items")
+    assert store.sql("SELECT count(*) AS n FROM items")["n"][0] == len(ITEMS)
+    # what the store does itself is unaffected: imports from files, judging, statistics, calibration files
+    extra = tmp_path / "more.csv"
+    extra.write_text("item_id,response\nz1,one more\n")
+    assert store.import_items(extra).inserted == 1

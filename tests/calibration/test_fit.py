@@ -12,8 +12,7 @@ import pytest
 from jurybench.calibration import apply_calibration, fit_calibration
 from jurybench.calibration._fit import _split
 from jurybench.errors import JurybenchError
-from jurybench.jury import Jury, register_jury
-from jurybench.jury._engine import call_key
+from jurybench.jury import Jury, call_key, register_jury
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._store_io import register_jurors, register_rubric
 from jurybench.rubric import load_rubric

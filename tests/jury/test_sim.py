@@ -78,7 +78,7 @@ def test_planted_d_lies_inside_its_bootstrap_ci(con: Any, tmp_path: Path) -> Non
     import_items(con, write(tmp_path / "i.csv", "\n".join(rows) + "\n"), treatment_columns=["gender"])
     spec = "sim/j,effect=0.8,effect_on=relevance,effect_arm=gender=f,noise=0.7"
     score(con, QUALITY, [parse_juror(spec)], run_id="d", options=QUIET)
-    from jurybench.stats._store import stat_cohens_d
+    from jurybench.stats._store_effects import stat_cohens_d
 
     out = stat_cohens_d(con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'",
                         n_boot=1000, seed=1)  # fmt: skip

@@ -110,7 +110,7 @@ def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dic
 
 
 def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: Path, tmp_path: Path) -> None:
-    from jurybench.stats._store import stat_cohens_d, stat_item_spearman
+    from jurybench.stats._store_effects import stat_cohens_d, stat_item_spearman
     from jurybench.store import connect
 
     params = {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "boot": 100}

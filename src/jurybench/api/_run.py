@@ -232,8 +232,8 @@ def generate(
     GenerationSpec; ``prompts`` a prompt file, a DataFrame or a list of dicts (prompt_id, prompt[, language]).
     ``run.report`` holds the per-model lines (refusals, items and pairs written)."""
     from jurybench.api._store import rows_of
-    from jurybench.generate import GenerationSpec, generators_of, load_prompts, load_spec_file, prompts_from_rows
-    from jurybench.generate import generate as run_generate
+    from jurybench.generation import GenerationSpec, generators_of, load_prompts, load_spec_file, prompts_from_rows
+    from jurybench.generation import generate as run_generate
 
     source = None
     if isinstance(spec, str | Path):

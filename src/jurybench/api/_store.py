@@ -64,7 +64,8 @@ class Store:
 
         self.path = db_path(path)
         self.read_only = read_only
-        self.connection: Any = connect(self.path, read_only=read_only)
+        # Hardened like the CLI's readers: user SQL (store.sql, where=, by=) reaches no file, URL or extension.
+        self.connection: Any = connect(self.path, read_only=read_only, hardened=True)
 
     # -- the connection --------------------------------------------------------------------
     def __enter__(self) -> Store:
@@ -100,8 +101,8 @@ class Store:
 
     # -- reading ---------------------------------------------------------------------------
     def sql(self, query: str) -> Any:
-        """One SELECT over the store's tables and views as a DataFrame (the rules of 'jurybench sql':
-        exactly one read-only statement, no files, URLs or extensions)."""
+        """One SELECT over the store's tables and views as a DataFrame, under the rules of
+        'jurybench sql': exactly one read-only statement; no files, URLs or extensions."""
         from jurybench.store import check_query, execute_user_sql
 
         con = self._con()

@@ -83,7 +83,7 @@ def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model:
     """Generate responses for a spec (``jurybench.generate``), then print the refusals per model and arm."""
     from jurybench import api
     from jurybench.config import db_path
-    from jurybench.generate import load_spec_file, refusal_table
+    from jurybench.generation import load_spec_file, refusal_table
     from jurybench.store import connect, rich_table
 
     gen_spec, _ = load_spec_file(spec)  # its name titles the refusal table

@@ -13,20 +13,8 @@ from jurybench.jury._backends import (
 )
 from jurybench.jury._batches import cancel_batch, list_batches, refresh_batch
 from jurybench.jury._cost import CostTally, price_of
-from jurybench.jury._engine import (
-    EXIT_BUDGET,
-    EXIT_CALL_ERRORS,
-    EngineOptions,
-    Planned,
-    RunResult,
-    Task,
-    call_key,
-    check_batch_jurors,
-    plan_tasks,
-    run_job,
-    score,
-    validate_jurors,
-)
+from jurybench.jury._engine import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
+from jurybench.jury._execute import EngineOptions
 from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
 from jurybench.jury._jury import (
     AGGREGATIONS,
@@ -40,6 +28,7 @@ from jurybench.jury._jury import (
     run_panel,
 )
 from jurybench.jury._parse import Outcome, parse_answer
+from jurybench.jury._plan import Planned, Task, call_key, check_batch_jurors, plan_tasks, validate_jurors
 from jurybench.jury._sim import simulate_human_labels
 from jurybench.jury._store_io import record_run, register_jurors, register_rubric, subject_table
 from jurybench.jury._units import parse_unit, unit_id

@@ -43,7 +43,7 @@ def default_reasks(rubric: Any, offline_recording: bool) -> int:
 
 @dataclass
 class CallState:
-    task: Any  # jury._engine.Task
+    task: Any  # jury._plan.Task
     rubric: AnyRubric
     parse_retries: int
     messages: list[dict[str, str]] = field(default_factory=list)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.stats import _store
+from jurybench.stats import _store, _store_effects
 from jurybench.stats._effects import AnchorThresholds
 from jurybench.stats._tables import flatten
 from jurybench.store import connect, reading, writing
@@ -98,7 +98,7 @@ def ttest(store: Any, run: str, *, where: str | None = None, by: str = "model", 
     """One-sample t-test of each group's mean score against a human baseline (a value, a file or stored)."""
 
     def compute(con: Any) -> dict[str, Any]:
-        stored = _store.stored_baselines(con, baselines, "mean") if baselines else None
+        stored = _store_effects.stored_baselines(con, baselines, "mean") if baselines else None
         return _store.stat_ttest(con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file,
                                  stored=stored, level=level)  # fmt: skip
 
@@ -147,8 +147,8 @@ def cohens_d(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], whe
     pair = _two(arms, "arms")
 
     def compute(con: Any) -> dict[str, Any]:
-        stored = _store.stored_baselines(con, baselines, "d") if baselines else None
-        return _store.stat_cohens_d(
+        stored = _store_effects.stored_baselines(con, baselines, "d") if baselines else None
+        return _store_effects.stat_cohens_d(
             con, run, arm=arm, arms=pair, where=where, by=by, baseline_file=baseline_file, factor_file=factor_file,
             factors=factors, baselines=stored, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
             level=level,
@@ -173,7 +173,7 @@ def item_spearman(store: Any, run: str, *, arm: str, arms: str | tuple[str, str]
     if keys is not None:
         params["keys"] = keys
     return _recorded(store, "item-spearman", run, params, None,
-                     lambda con: _store.stat_item_spearman(con, run, arm=arm, arms=pair, by=by, where=where,
+                     lambda con: _store_effects.stat_item_spearman(con, run, arm=arm, arms=pair, by=by, where=where,
                                                            key_file=key_file, keys=keys, level=level))  # fmt: skip
 
 
@@ -188,7 +188,7 @@ def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, m
     params = {"sql": sql, "file": file, "max_invalid_rate": -1.0 if max_invalid_rate is None else max_invalid_rate,
               "reference": reference, "boot": boot}  # fmt: skip
     return _recorded(store, "disparity", None, params, seed,
-                     lambda con: _store.stat_disparity(con, sql=sql, file=file, max_invalid_rate=max_invalid_rate,
+                     lambda con: _store_effects.stat_disparity(con, sql=sql, file=file, max_invalid_rate=max_invalid_rate,
                                                        reference=reference, n_boot=boot, seed=seed))  # fmt: skip
 
 

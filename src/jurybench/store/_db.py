@@ -13,11 +13,14 @@ from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._safe import HARDENED, open_with_retry
 
 
-def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None) -> Any:
+def connect(
+    path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None, hardened: bool | None = None
+) -> Any:
     """A DuckDB connection to the store, migrated to the latest schema unless read-only.
 
     Read-only connections are hardened for user SQL: no file or network access, no
-    extensions, configuration locked. Either kind waits up to ``wait_s`` seconds
+    extensions, configuration locked (``hardened=True`` does the same for a writable one:
+    what the library's and the server's stores use, since they run user SQL too). Either kind waits up to ``wait_s`` seconds
     (default: $JURYBENCH_WAIT or 10) while another process holds the file, which
     'jurybench score' does only for the moment of each flush.
     """
@@ -28,7 +31,9 @@ def connect(path: str | Path | None = None, *, read_only: bool = False, wait_s: 
             hint="Import items or run 'jurybench score' first, or pass --db.",
         )
     wait = wait_s if wait_s is not None else lock_wait_s()
-    con = open_with_retry(target, read_only=read_only, config=dict(HARDENED) if read_only else None, wait_s=wait)
+    if hardened is None:
+        hardened = read_only
+    con = open_with_retry(target, read_only=read_only, config=dict(HARDENED) if hardened else None, wait_s=wait)
     if not read_only:
         migrate(con)
     else:

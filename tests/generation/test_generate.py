@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from jurybench.errors import JurybenchError
-from jurybench.generate import GenerationSpec, generate, generators_of, load_prompts
+from jurybench.generation import GenerationSpec, generate, generators_of, load_prompts
 from jurybench.jury import EngineOptions, FakeBackend, parse_juror, score
 from jurybench.rubric import load_rubric
 from tests.conftest import write

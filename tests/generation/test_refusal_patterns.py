@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jurybench.generate import GenerationSpec
+from jurybench.generation import GenerationSpec
 
 REFUSALS = {
     "en": ["I'm sorry, but I can't help with that.", "I cannot write that message.",

@@ -1,6 +1,6 @@
 """Responses generated under paired treatments, through the judge engine's machinery."""
 
-from jurybench.generate._run import (
+from jurybench.generation._run import (
     GenerationReport,
     Prompt,
     generate,
@@ -9,7 +9,7 @@ from jurybench.generate._run import (
     prompts_from_rows,
     refusal_table,
 )
-from jurybench.generate._spec import DEFAULT_REFUSAL_PATTERNS, GenerationSpec, load_spec_file
+from jurybench.generation._spec import DEFAULT_REFUSAL_PATTERNS, GenerationSpec, load_spec_file
 
 __all__ = [
     "DEFAULT_REFUSAL_PATTERNS",

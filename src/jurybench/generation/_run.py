@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.generate._spec import GenerationSpec
+from jurybench.generation._spec import GenerationSpec
 from jurybench.jury import (
     EngineOptions,
     JurorSpec,

@@ -1,0 +1,429 @@
+"""Making the calls of a run: the progress bar, rate limits, the engine's options, calls shared
+within the process, and the concurrent loop that asks, retries, parses and records."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import threading
+import time
+from collections import Counter, defaultdict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jurybench.jury._backends import (
+    Backend,
+    Completion,
+    JurorUnusable,
+    LiteLLMBackend,
+    PermanentError,
+    RateLimited,
+    ReplayBackend,
+    Slot,
+    TransientError,
+)
+from jurybench.jury._call import CallState, backoff_s, default_reasks
+from jurybench.jury._cost import OFFLINE, Budget, CostTally
+from jurybench.jury._limits import EndpointLimiter, estimate_tokens
+from jurybench.jury._parse import Outcome
+from jurybench.jury._plan import Task
+from jurybench.jury._write import _Writer
+from jurybench.redact import redact
+from jurybench.rubric import (
+    AnyRubric,
+)
+
+
+class _Progress:
+    """A rich progress bar: done / total, ETA, calls per second, cost, invalid count."""
+
+    def __init__(self, total: int, cached: int, enabled: bool) -> None:
+        self.enabled = enabled and total > 0
+        self.counts: Counter[str] = Counter()
+        self.errors: Counter[tuple[str, str]] = Counter()
+        self.skipped = 0
+        self.stopped = False  # asked to stop early (options.stop)
+        self.cost = CostTally()
+        self.started = time.perf_counter()
+        if not self.enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.progress = Progress(
+            TextColumn("[bold]judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[rate]:.1f} calls/s"),
+            TextColumn("{task.fields[cost]}"),
+            TextColumn("invalid {task.fields[invalid]} · refusal {task.fields[refusal]} · error {task.fields[error]}"),
+            TextColumn("{task.fields[note]}"),
+            transient=False,
+        )
+        self.task_id = self.progress.add_task(
+            "judging",
+            total=total,
+            completed=cached,
+            rate=0.0,
+            cost="",
+            invalid=0,
+            refusal=0,
+            error=0,
+            note="",
+        )
+        self.progress.start()
+
+    def advance(self, status: str, cost: float | None, juror: str = "", shared: bool = False) -> None:
+        self.counts[status] += 1
+        if not shared:  # another run asked and paid for a shared answer
+            self.cost.add(juror, cost, status)
+        if not self.enabled:
+            return
+        done = sum(self.counts.values())
+        rate = done / max(time.perf_counter() - self.started, 1e-9)
+        self.progress.update(
+            self.task_id,
+            advance=1,
+            rate=rate,
+            cost=self.cost.text(),
+            invalid=self.counts["invalid"],
+            refusal=self.counts["refusal"],
+            error=self.counts["error"],
+        )
+
+    def reuse(self, n: int) -> None:
+        """Calls answered before (from the store): counted as done, not made."""
+        if self.enabled and n:
+            self.progress.update(self.task_id, advance=n)
+
+    def note(self, text: str) -> None:
+        """A line of state beside the bar (e.g. the batches submitted, in progress, collected)."""
+        if self.enabled:
+            self.progress.update(self.task_id, note=text)
+
+    def skip(self) -> None:
+        """A task not attempted because its juror is unusable."""
+        self.skipped += 1
+        if self.enabled:
+            self.progress.update(self.task_id, advance=1)
+
+    def stop(self) -> None:
+        if self.enabled:
+            self.progress.stop()
+
+
+class _RateLimiter:
+    """A juror's own caps: requests spaced to at most ``rpm`` a minute and tokens to at most
+    ``tpm`` (None: no cap). Provider limits are the endpoint limiter's (jury/_limits.py)."""
+
+    def __init__(self, rpm: float | None, tpm: float | None = None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.seconds_per_token = 60.0 / tpm if tpm else 0.0
+        self.next_at = 0.0
+        self.next_token_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self, tokens: float = 0.0) -> None:
+        if not self.interval and not self.seconds_per_token:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = max(self.next_at - now, self.next_token_at - now if tokens else 0.0)
+            self.next_at = max(now, self.next_at) + self.interval
+            if self.seconds_per_token and tokens:
+                self.next_token_at = max(now, self.next_token_at) + tokens * self.seconds_per_token
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
+@dataclass
+class EngineOptions:
+    concurrency: int = 16
+    retries: int = 4
+    retry_base_s: float = 1.0
+    retry_max_s: float = 60.0
+    progress: bool = False  # library calls are quiet; the CLI turns the bar on in a terminal
+    on_result: Callable[[Task, str], None] | None = None
+    # For embedding (the HTTP service): every finished call's row, a way to stop early
+    # (the run ends 'interrupted' and resumes later), and a lock held around store writes
+    # when several threads share one connection.
+    on_call: Callable[[dict[str, Any]], None] | None = None
+    stop: Callable[[], bool] | None = None
+    store_lock: Any = None
+    # How long a call may keep waiting out rate limits (429s) before it counts as an error.
+    give_up_after_s: float = 3600.0
+    # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).
+    plan_only: bool = False
+    # A budget in USD for the run's whole spend (earlier invocations included): no call starts
+    # that could pass it; the run ends 'stopped_budget' and a higher budget resumes it.
+    max_cost: float | None = None
+    on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
+    # Send calls through the providers' batch APIs (score --batch); poll open batches this often.
+    batch: bool = False
+    batch_poll_s: float = 30.0
+
+
+class _InFlight:
+    """Call keys being answered in this process right now, shared by every run in it.
+
+    Two service jobs (or two library calls in threads) over the same subjects plan the same
+    call keys. The first to start a call makes it; the others wait for its answer and take
+    it as their own (no second request, nothing paid twice). A failed call is not shared:
+    the waiter then makes its own attempt."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: dict[str, tuple[threading.Event, list[Any]]] = {}
+
+    def claim(self, key: str) -> tuple[bool, threading.Event, list[Any]]:
+        with self.lock:
+            if key in self.calls:
+                event, box = self.calls[key]
+                return False, event, box
+            event, box = threading.Event(), []
+            self.calls[key] = (event, box)
+            return True, event, box
+
+    def release(self, key: str, result: Any) -> None:
+        with self.lock:
+            event, box = self.calls.pop(key)
+        box.append(result)
+        event.set()
+
+
+_IN_FLIGHT = _InFlight()
+
+
+async def _claimed(
+    key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], Outcome | None]]]
+) -> tuple[dict[str, Any], Outcome | None]:
+    """``make()``'s answer, or another run's answer to the same call key if it is being made."""
+    while True:
+        owner, event, box = _IN_FLIGHT.claim(key)
+        if owner:
+            result: tuple[dict[str, Any], Outcome | None] | None = None
+            try:
+                result = await make()
+                return result
+            finally:
+                _IN_FLIGHT.release(key, result)
+        while not event.is_set():
+            await asyncio.sleep(0.02)
+        shared = box[0] if box else None
+        if shared is not None and shared[0]["status"] != "error":
+            call, outcome = shared
+            # The same answer, paid for by the run that asked: whichever run writes the row
+            # stores its cost, but only the asking run counts it ("shared").
+            return {**call, "shared": True}, outcome
+
+
+def _release(endpoint: EndpointLimiter, started: float, completion: Completion | None, estimate: float) -> None:
+    """A request's end, told to its endpoint: with the answer's limit headers and token use."""
+    if completion is None:
+        endpoint.done(None, started=started)
+        return
+    used = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
+    endpoint.done(completion.signals, started=started, tokens_used=used or None, prompt_tokens=completion.prompt_tokens,
+                  completion_tokens=completion.completion_tokens, prompt_estimate=estimate)  # fmt: skip
+
+
+async def _run_task(
+    task: Task,
+    backend: Backend,
+    rubric: AnyRubric,
+    limiter: _RateLimiter,
+    options: EngineOptions,
+    rng: random.Random,
+    unusable: dict[str, str],
+) -> tuple[dict[str, Any], Outcome | None]:
+    """One call over the synchronous request path: the juror's caps and its endpoint's limiter
+    before each request, the retry policy after a failed one, and every answer into the call's
+    :class:`CallState` (parsing, re-asks). Backends only send a request and say what came back."""
+    spec = task.juror
+    slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
+    retries = int(spec.option("retries", options.retries))
+    reasks = int(spec.option("parse_retries", default_reasks(rubric, isinstance(backend, ReplayBackend))))
+    state = CallState(task, rubric, reasks)
+    timeout = float(spec.option("timeout", 60))
+    use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
+    failures = 0
+    endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
+    deadline = time.monotonic() + options.give_up_after_s
+    rate_limits = 0
+    while not state.settled:
+        estimate = estimate_tokens(state.messages)
+        await limiter.wait(estimate)
+        started = await endpoint.acquire(estimate) if endpoint is not None else 0.0
+        limited = False
+        completion: Completion | None = None
+        backoff = 0.0  # seconds to wait before trying again after a transient error
+        try:
+            state.attempts += 1
+            if use_instructor:
+                assert isinstance(backend, LiteLLMBackend)
+                completion, answer, failure, n = await backend.complete_with_instructor(state.messages, slot, reasks)
+                state.attempts += n - 1  # instructor reports its own total
+                state.structured(completion, answer, failure)
+            elif isinstance(backend, LiteLLMBackend):  # its own timeout, from the juror's options
+                completion = await backend.complete(state.messages, slot)
+            else:
+                completion = await asyncio.wait_for(backend.complete(state.messages, slot), timeout)
+        except RateLimited as exc:
+            # Never a failure: the endpoint pauses (as long as the provider asks) and the call
+            # goes again, until its deadline.
+            limited = True
+            rate_limits += 1
+            wait = (
+                endpoint.rate_limited(exc.signals, started=started, attempt=rate_limits)
+                if endpoint
+                else 2.0 ** min(rate_limits, 5)
+            )
+            if time.monotonic() + wait > deadline:
+                state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
+                break
+            await asyncio.sleep(wait + rng.uniform(0, min(wait, 1.0) * 0.1))
+            continue
+        except JurorUnusable as exc:
+            state.failed(str(exc))
+            unusable.setdefault(spec.key, redact(f"juror '{spec.display_name}' ({spec.model}): {exc}; {exc.advice}."))
+            break
+        except (TimeoutError, TransientError) as exc:
+            failures += 1
+            reason = str(exc) or "request timed out"
+            if failures > retries:
+                state.failed(f"gave up after {failures} tries: {reason}")
+                break
+            backoff = backoff_s(options, failures, rng)
+        except PermanentError as exc:
+            state.failed(str(exc))
+            break
+        finally:
+            # Every request the endpoint admitted goes back to it once, before any backoff
+            # (a 429 already went back).
+            if endpoint is not None and not limited:
+                _release(endpoint, started, completion, estimate)
+        if backoff:
+            await asyncio.sleep(backoff)
+            continue
+        if completion is not None and not use_instructor:
+            state.answered(completion)
+    return state.row()
+
+
+async def _execute(
+    run_id: str,
+    rubric: AnyRubric,
+    tasks: list[Task],
+    backends: dict[str, Backend],
+    writer: _Writer,
+    progress: _Progress,
+    options: EngineOptions,
+    unusable: dict[str, str],
+    budget: Budget | None = None,
+    limiters: dict[str, _RateLimiter] | None = None,
+) -> None:
+    batched: list[Task] = []
+    if options.batch:  # jurors with a batch API go that way; offline ones answer at once
+        from jurybench.jury._batch import protocol_of
+
+        batched = [t for t in tasks if protocol_of(t.juror) is not None]
+        tasks = [t for t in tasks if protocol_of(t.juror) is None]
+    by_provider: dict[str, deque[Task]] = defaultdict(deque)
+    for task in tasks:
+        by_provider[task.juror.provider].append(task)
+    if limiters is None:
+        limiters = {}
+    for spec in {t.juror.key: t.juror for t in tasks}.values():
+        if spec.key not in limiters:
+            limiters[spec.key] = _RateLimiter(spec.option("rpm", None), spec.option("tpm", None))
+    rng = random.Random()
+
+    def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+        """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
+        call["run_id"] = run_id
+        if call["cost_usd"] is None and call["status"] != "error" and task.juror.model.startswith(OFFLINE):
+            call["cost_usd"] = 0.0  # offline jurors cost nothing: a known price, not an unknown one
+        writer.add(task, call, outcome)
+        paid = None if call.get("shared") else call["cost_usd"]
+        progress.advance(call["status"], call["cost_usd"], task.juror.display_name, shared=bool(call.get("shared")))
+        if call["status"] == "error":
+            progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
+        if options.on_result:
+            options.on_result(task, call["status"])
+        if options.on_call:
+            options.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
+
+    async def worker(queue: deque[Task]) -> None:
+        while queue:
+            if options.stop is not None and options.stop():
+                progress.stopped = True
+                return
+            task = queue[0]
+            reserved = budget.expected(task) if budget is not None else 0.0
+            if budget is not None and not budget.reserve(reserved):
+                return  # the budget would be passed: this call and the rest are not made
+            queue.popleft()
+            if task.juror.key in unusable:
+                if budget is not None:
+                    budget.settle(reserved, 0.0)
+                progress.skip()
+                continue
+            answered = False
+            try:
+                call, outcome = await _claimed(
+                task.call_key,
+                    functools.partial(
+                        _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
+                        unusable,
+                    ),
+                )  # fmt: skip
+                answered = True
+            finally:
+                if budget is not None and not answered:  # interrupted: nothing to count
+                    budget.settle(reserved, 0.0)
+            if budget is not None:  # what it really cost (an unreported cost counts as expected)
+                failed = call["status"] == "error" and call["cost_usd"] is None
+                budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
+            record(task, call, outcome)
+
+    async def flusher() -> None:
+        # A batch is written every second, or sooner once it holds writer.batch calls. Writes
+        # run inline: measured against a worker thread, they cost the requests less (the
+        # Arrow conversion holds the GIL either way).
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.05)
+            writer.access.poll()
+            if writer.n_calls < writer.batch and time.monotonic() - last < writer.every_s:
+                continue
+            last = time.monotonic()
+            batch = writer.take()
+            if not writer.write(batch):
+                writer.put_back(batch)
+
+    workers = []
+    for queue in by_provider.values():
+        juror = queue[0].juror
+        n = int(juror.option("concurrency", options.concurrency))
+        workers += [asyncio.create_task(worker(queue)) for _ in range(max(1, n))]
+    if batched:
+        from jurybench.jury._batch_run import BatchRunner
+
+        runner = BatchRunner(run_id, rubric, batched, backends, writer.access, writer, progress, options, record,
+                             unusable, budget)  # fmt: skip
+        workers.append(asyncio.create_task(runner.run()))
+    flush_task = asyncio.create_task(flusher())
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        flush_task.cancel()
+        for w in workers:
+            w.cancel()

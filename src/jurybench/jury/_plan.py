@@ -1,0 +1,148 @@
+"""Planning a run: the tasks (one call each) for subjects and jurors, their cache keys, and the
+checks on jurors before anything is opened or written."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.jury._backends import (
+    check_juror,
+)
+from jurybench.jury._juror import JurorSpec
+from jurybench.rubric import (
+    AnyRubric,
+    ClassificationRubric,
+    InventoryRubric,
+    PreferenceRubric,
+    is_pairwise,
+    presentation,
+    render_classification,
+    render_inventory,
+    render_pairwise,
+    render_pointwise,
+)
+
+
+@dataclass
+class Task:
+    call_key: str
+    juror: JurorSpec
+    subject_id: str
+    order: str
+    sample_index: int
+    messages: list[dict[str, str]]
+    language: str | None = None
+    presentation: str | None = None  # questionnaires: the order and rotation shown (JSON)
+
+
+# Subjects planned, checked against the cache and judged at a time: memory stays flat as runs grow.
+CHUNK = 2000
+
+
+@dataclass
+class Planned:
+    """What a run will do: subject and task counts up front, the tasks themselves a chunk at a time."""
+
+    n_subjects: int
+    n_tasks: int
+    chunks: Callable[[], Iterator[list[Task]]]
+    subject_ids: list[str] | None = None
+    write: Callable[[Any], None] | None = None  # what planning records in the store (under the write lock)
+
+    @classmethod
+    def of(cls, tasks: list[Task], n_subjects: int) -> Planned:
+        return cls(n_subjects, len(tasks), lambda: iter([tasks]), sorted({t.subject_id for t in tasks}))
+
+
+def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int) -> str:
+    raw = f"{rubric_hash}\x1f{juror_key}\x1f{subject_id}\x1f{order}\x1f{sample}"
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]]) -> list[Task]:
+    """Every (juror, subject, order, sample); pairwise subjects in both orders. A questionnaire
+    is shown in an order and rotation drawn from each call's key, so every call has its own."""
+    tasks = []
+    pairwise = is_pairwise(rubric)
+    rubric_hash = rubric.content_hash
+    for subject in subjects:
+        if isinstance(rubric, InventoryRubric):
+            sid = subject["item_id"]
+            for juror in jurors:
+                for sample in range(juror.samples):
+                    key = call_key(rubric_hash, juror.key, sid, "", sample)
+                    shown = presentation(rubric, key)
+                    messages = render_inventory(rubric, subject, shown)
+                    tasks.append(Task(key, juror, sid, "", sample, messages, subject.get("language"), shown.as_json()))
+            continue
+        if pairwise:
+            sid = subject["pair_id"]
+            rendered = [(o, render_pairwise(rubric, subject, o)) for o in ("AB", "BA")]  # type: ignore[arg-type]
+        elif isinstance(rubric, ClassificationRubric):
+            sid = subject["item_id"]
+            rendered = [("", render_classification(rubric, subject))]
+        else:
+            sid = subject["item_id"]
+            rendered = [("", render_pointwise(rubric, subject))]  # type: ignore[arg-type]
+        language = subject.get("language")
+        for juror in jurors:
+            for order, messages in rendered:
+                for sample in range(juror.samples):
+                    key = call_key(rubric_hash, juror.key, sid, order, sample)
+                    tasks.append(Task(key, juror, sid, order, sample, messages, language))
+    return tasks
+
+
+def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bool = True) -> None:
+    """Each juror's parameters against the rubric and its provider (an empty jury is Jury.resolved's
+    to refuse); API keys only when calls will be made (a plan needs none)."""
+    keys = Counter(j.key for j in jurors)
+    for juror in jurors:
+        check_juror(juror, need_key=need_keys)
+        if keys[juror.key] > 1:
+            raise JurybenchError(
+                f"juror '{juror.display_name}' is listed twice with the same parameters.",
+                hint="Use samples=N to ask one juror several times.",
+            )
+        rules = juror.params.get("verdicts")
+        if rules is not None:
+            if not isinstance(rubric, PreferenceRubric):
+                raise JurybenchError(f"juror '{juror.display_name}': verdicts= applies to preference rubrics only.")
+            if rules not in rubric.verdict_rules:
+                raise JurybenchError(
+                    f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule set '{rules}'.",
+                    hint=f"Valid: {', '.join(sorted(rubric.verdict_rules)) or 'none defined'}.",
+                )
+        structured = juror.params.get("structured", "json")
+        if structured not in ("json", "instructor"):
+            raise JurybenchError(
+                f"juror '{juror.display_name}': structured={structured!r} is not valid.",
+                hint="Valid: json, instructor.",
+            )
+        if structured == "instructor" and rubric.kind in ("classification", "inventory"):
+            raise JurybenchError(
+                f"juror '{juror.display_name}': structured=instructor is for pointwise, pairwise and preference "
+                f"rubrics; {rubric.kind} answers are read as text.",
+            )
+
+
+def check_batch_jurors(jurors: list[JurorSpec]) -> None:
+    """``--batch``: every juror that calls a provider must have a batch API jurybench speaks."""
+    from jurybench.jury._batch import check_batch_juror
+    from jurybench.jury._batch_run import batch_protocol_problems
+
+    for spec in jurors:
+        check_batch_juror(spec)
+    missing = batch_protocol_problems(jurors)
+    if missing:
+        raise JurybenchError(
+            f"--batch: {', '.join(missing)} has no batch API that jurybench speaks (OpenAI files + batches, "
+            "Anthropic message batches).",
+            hint="If its endpoint implements OpenAI's batch API, add batch_api=openai to the juror; otherwise run "
+            "without --batch.",
+        )

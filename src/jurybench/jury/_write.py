@@ -1,0 +1,202 @@
+"""Writing a run's answers: the store held for the run (a connection) or released between
+flushes (a path, so other processes can read), and the buffer of calls and judgments."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from jurybench.jury._parse import Outcome
+from jurybench.jury._plan import Task
+from jurybench.jury._store_io import (
+    CALL_COLUMNS,
+    JUDGMENT_COLUMNS,
+    write_batch,
+)
+from jurybench.rubric import (
+    AnyRubric,
+    is_pairwise,
+)
+from jurybench.store import StoreBusy
+
+
+class _Held:
+    """A connection the caller opened and keeps: used as it is for the whole run (under the
+    caller's lock, if it gave one, while writing)."""
+
+    def __init__(self, con: Any, lock: Any = None) -> None:
+        self.con = con
+        self.lock = lock
+
+    @contextlib.contextmanager
+    def open(self, wait_s: float) -> Iterator[Any]:
+        if self.lock is None:
+            yield self.con
+            return
+        with self.lock:
+            yield self.con
+
+    @contextlib.contextmanager
+    def read(self, wait_s: float) -> Iterator[Any]:
+        """The connection for reading: without the caller's write lock (DuckDB's snapshots keep
+        readers and the one writer apart), so other threads' writes do not wait for a plan."""
+        yield self.con
+
+    def poll(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Released:
+    """The store by path, held for the run but let go when another process asks.
+
+    DuckDB lets one process open a file for writing and then no other process can even
+    read it. A process that finds the store busy leaves a release request beside it
+    (``<store>.release-request``); between flushes the engine checks for one (a stat),
+    closes the file, gives the others a moment, then takes it back, with answers buffered
+    meanwhile. Nobody asking costs nothing: no reopen, no extra checkpoint.
+    """
+
+    GRACE_S = 1.0
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.con: Any = None
+        self.released_at = 0.0
+        from jurybench.store import release_request
+
+        self.request = release_request(path)
+
+    @contextlib.contextmanager
+    def open(self, wait_s: float) -> Iterator[Any]:
+        from jurybench.store import open_with_retry
+
+        if self.con is None:
+            if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
+                raise StoreBusy(f"{self.path} is lent to a reader for a moment")
+            self.con = open_with_retry(self.path, read_only=False, config=None, wait_s=wait_s, ask_release=False)
+        yield self.con
+
+    def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:
+        return self.open(wait_s)
+
+    def poll(self) -> None:
+        """Let the file go if someone asked (called between writes, never during one)."""
+        if self.con is not None and self.request.exists():
+            with contextlib.suppress(OSError):
+                self.request.unlink()
+            self.con.close()
+            self.con = None
+            self.released_at = time.monotonic()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+        with contextlib.suppress(OSError):
+            self.request.unlink()
+
+
+Batch = tuple[dict[str, list[Any]], dict[str, list[Any]], list[str]]
+
+
+def _columns(spec: list[tuple[str, str]]) -> dict[str, list[Any]]:
+    return {name: [] for name, _ in spec}
+
+
+class _Writer:
+    """Buffers results as columns and writes them in batched transactions.
+
+    With a store opened by path, a flush that finds the file lent to a reader puts its
+    rows back and tries again at the next flush; the last flush waits.
+    """
+
+    def __init__(
+        self, access: _Held | _Released, run_id: str, rubric: AnyRubric, batch: int = 1000, every_s: float = 1.0
+    ) -> None:
+        self.access = access
+        self.run_id = run_id
+        self.rubric_hash = rubric.content_hash
+        self.pairwise = is_pairwise(rubric)
+        self.dimensions = rubric.dimensions
+        self.batch = batch
+        self.every_s = every_s
+        self.calls = _columns(CALL_COLUMNS)
+        self.judgments = _columns(JUDGMENT_COLUMNS)
+        self.cached: list[str] = []
+
+    @property
+    def n_calls(self) -> int:
+        return len(self.calls["call_key"])
+
+    def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+        for name, values in self.calls.items():
+            values.append(call[name])
+        if outcome is None:
+            return
+        j, n = self.judgments, len(self.dimensions)
+        if not n:
+            return
+        scores = outcome.scores or {}
+        j["dimension"].extend(self.dimensions)
+        j["score"].extend(scores.get(dim) for dim in self.dimensions)
+        details = outcome.details
+        if details is None:
+            j["status"].extend([outcome.status] * n)
+            j["reason"].extend([outcome.reason] * n)
+            for name in ("label", "raw_value", "shown_position"):
+                j[name].extend([None] * n)
+        else:
+            for dim in self.dimensions:
+                d = details[dim]
+                j["status"].append(d.status)
+                j["reason"].append(d.reason)
+                j["label"].append(d.label)
+                j["raw_value"].append(d.raw)
+                j["shown_position"].append(d.position)
+        for name, value in (
+            ("call_key", task.call_key), ("rubric_hash", self.rubric_hash), ("juror_key", task.juror.key),
+            ("subject_id", task.subject_id), ("presented_order", task.order or None),
+            ("sample_index", task.sample_index), ("rationale", outcome.rationale),
+        ):  # fmt: skip
+            j[name].extend([value] * n)
+
+    def add_cached(self, keys: list[str]) -> None:
+        self.cached.extend(keys)
+
+    def take(self) -> Batch:
+        """The buffered rows, leaving the buffer empty."""
+        batch = (self.calls, self.judgments, self.cached)
+        self.calls, self.judgments, self.cached = _columns(CALL_COLUMNS), _columns(JUDGMENT_COLUMNS), []
+        return batch
+
+    def put_back(self, batch: Batch) -> None:
+        calls, judgments, cached = batch
+        for name, values in calls.items():
+            self.calls[name][:0] = values
+        for name, values in judgments.items():
+            self.judgments[name][:0] = values
+        self.cached[:0] = cached
+
+    def write(self, batch: Batch, wait_s: float = 0.05) -> bool:
+        """Write one batch; False when the store was busy and nothing was written."""
+        calls, judgments, cached = batch
+        if not (calls["call_key"] or cached):
+            return True
+        try:
+            with self.access.open(wait_s=wait_s) as con:
+                write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
+        except StoreBusy:
+            return False
+        return True
+
+    def flush(self, con: Any) -> None:
+        """Write everything buffered into an open connection (setup and the last flush)."""
+        calls, judgments, cached = self.take()
+        if calls["call_key"] or cached:
+            write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)

@@ -1,0 +1,31 @@
+"""Ordered, named migrations, one module each. Never edit a shipped one: add the next.
+
+Each is a function taking a DuckDB connection; ``migrate`` applies the ones not yet recorded
+in the ``migrations`` table, in this order, each in its own transaction.
+"""
+
+from __future__ import annotations
+
+from jurybench.store._migrations._base import Migration
+from jurybench.store._migrations._view_docs import VIEW_DOCS
+from jurybench.store._migrations.m001_initial import m001_initial
+from jurybench.store._migrations.m002_calibration import m002_calibration
+from jurybench.store._migrations.m003_stats_results import m003_stats_results
+from jurybench.store._migrations.m004_jury import m004_jury
+from jurybench.store._migrations.m005_studies import m005_studies
+from jurybench.store._migrations.m006_service import m006_service
+from jurybench.store._migrations.m007_calibrated_join import m007_calibrated_join
+from jurybench.store._migrations.m008_batches import m008_batches
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("m001_initial", m001_initial),
+    ("m002_calibration", m002_calibration),
+    ("m003_stats_results", m003_stats_results),
+    ("m004_jury", m004_jury),
+    ("m005_studies", m005_studies),
+    ("m006_service", m006_service),
+    ("m007_calibrated_join", m007_calibrated_join),
+    ("m008_batches", m008_batches),
+]
+
+__all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

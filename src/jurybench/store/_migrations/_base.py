@@ -1,0 +1,18 @@
+"""What every migration uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Migration = Callable[[Any], None]
+
+
+def comment(con: Any, table: str, comments: dict[str, str]) -> None:
+    """Document a table ('' key) and its columns in the catalog (docs/schema.md is built from it)."""
+    for column, text in comments.items():
+        quoted = text.replace("'", "''")
+        if column == "":
+            con.execute(f"COMMENT ON TABLE {table} IS '{quoted}'")
+        else:
+            con.execute(f"COMMENT ON COLUMN {table}.{column} IS '{quoted}'")

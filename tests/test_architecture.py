@@ -1,0 +1,91 @@
+"""The packages' dependency order (docs/architecture.md), read from every import with ``ast``:
+module-level and inside functions alike. A package imports only packages below it, and only
+their public names (never a module or name with a leading underscore)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "jurybench"
+# Lowest first. A package may import the ones before it, never the ones after it.
+ORDER = [
+    "errors", "config", "redact", "testing", "store", "rubric", "jury", "generation", "annotations", "calibration",
+    "stats", "report", "datasets", "api", "commands", "studies", "service", "cli",
+]  # fmt: skip
+
+
+def package_of(path: Path) -> str:
+    parts = path.relative_to(SRC).parts
+    return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
+
+
+def imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported jurybench module, names) for every import in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "jurybench":
+            found.append((node.lineno, node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if a.name.split(".")[0] == "jurybench"]
+    return found
+
+
+def violations() -> list[str]:
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        source = package_of(path)
+        where = f"{path.relative_to(SRC.parent)}:"
+        for line, module, names in imports(path):
+            parts = module.split(".")
+            # 'from jurybench import X': X is a package or a public name
+            targets = [(n, []) for n in names] if len(parts) == 1 else [(parts[1], parts[2:])]
+            for target, rest in targets:
+                if target == source or target in ("__version__", "JurybenchError"):
+                    continue
+                if source == "__init__":  # the face re-exports the API
+                    if target not in ("api", "stats", "errors"):
+                        bad.append(f"{where}{line} the package root imports {target}")
+                    continue
+                if target not in ORDER:
+                    bad.append(f"{where}{line} imports {module}: {target} is not in the dependency order")
+                    continue
+                if ORDER.index(target) > ORDER.index(source):
+                    bad.append(f"{where}{line} {source} imports {target}, which is above it")
+                if any(p.startswith("_") for p in rest) or any(n.startswith("_") for n in names if len(parts) > 1):
+                    bad.append(f"{where}{line} {source} imports a private part of {target}: {module} {names}")
+    return bad
+
+
+def test_every_package_is_in_the_order() -> None:
+    packages = {package_of(p) for p in SRC.rglob("*.py")} - {"__init__"}
+    assert packages - {"py"} <= set(ORDER), packages - set(ORDER)
+
+
+def test_imports_follow_the_dependency_order_and_stay_public() -> None:
+    assert violations() == []
+
+
+def test_the_check_sees_a_violation(tmp_path: Path, monkeypatch: object) -> None:
+    """The check itself can fail: an upward import and a private one, planted in a copy."""
+    import shutil
+
+    import tests.test_architecture as me
+
+    copy = tmp_path / "jurybench"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "store" / "_planted.py").write_text("def f():\n    from jurybench.service import Store\n")
+    (copy / "stats" / "_planted.py").write_text("from jurybench.jury._engine import score\n")
+    old = me.SRC
+    me.SRC = copy
+    try:
+        found = violations()
+    finally:
+        me.SRC = old
+    assert any("store imports service, which is above it" in v for v in found)
+    assert any("stats imports a private part of jury" in v for v in found)
+
+
+def test_no_file_is_too_long_to_read_in_one_sitting() -> None:
+    long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
+    assert long == {}
