@@ -14,7 +14,11 @@ from jurybench.store._safe import HARDENED, open_with_retry
 
 
 def connect(
-    path: str | Path | None = None, *, read_only: bool = False, wait_s: float | None = None, hardened: bool | None = None
+    path: str | Path | None = None,
+    *,
+    read_only: bool = False,
+    wait_s: float | None = None,
+    hardened: bool | None = None,
 ) -> Any:
     """A DuckDB connection to the store, migrated to the latest schema unless read-only.
 
