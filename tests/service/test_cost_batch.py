@@ -163,7 +163,8 @@ def test_concurrent_submissions_commit_together_and_a_bad_one_fails_alone(db_pat
 def test_workers_let_a_submission_in_progress_go_first(db_path: Path) -> None:
     import time
 
-    from jurybench.service._jobs import JobManager
+    from jurybench.rubric import load_rubric
+    from jurybench.service._jobs import JobManager, JobWrite
     from jurybench.service._store import Store
     from jurybench.store._imports import import_item_rows
 
@@ -173,11 +174,11 @@ def test_workers_let_a_submission_in_progress_go_first(db_path: Path) -> None:
         with store.writing() as cur:
             import_item_rows(cur, [(1, {"item_id": "i0", "response": "A story."})], source="items")
         jobs.start()
-        request = {"rubric": "story-quality", "jury": {"jurors": ["fake/a"]}, "_ids": ["i0"], "_n_subjects": 1}
+        request = {"rubric": "story-quality", "jury": {"jurors": ["fake/a"]}, "_ids": ["i0"]}
         with jobs.admitting_one():  # a submission is being handled
             with store.writing() as cur:
-                job_id = jobs.insert(cur, request)
-            jobs.enqueue(job_id, [])
+                (row,) = jobs.insert_many(cur, [JobWrite(request, load_rubric("story-quality"), ["i0"], None)])
+            job_id = jobs.enqueue(row, [])["job_id"]
             time.sleep(0.5)
             assert jobs.get(job_id)["status"] == "queued"  # the worker waits for it
         deadline = time.monotonic() + 30

@@ -24,7 +24,7 @@ from jurybench import __version__
 from jurybench.errors import JurybenchError
 from jurybench.redact import install_log_redaction, redact_value, register_secret
 from jurybench.service import _requests as rq
-from jurybench.service._jobs import Conflict, JobManager, NotFound
+from jurybench.service._jobs import Conflict, JobManager, JobWrite, NotFound
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
 
@@ -69,12 +69,14 @@ class _BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
-        declared = headers.get(b"content-length")
-        too_big = _error(413, f"request body over the server's limit of {self.limit} bytes.",
-                         "Send fewer rows per request.")  # fmt: skip
+        declared = next((v for k, v in scope.get("headers") or [] if k == b"content-length"), None)
+
+        def too_big() -> JSONResponse:  # made only when needed: an answer costs a redaction pass
+            return _error(413, f"request body over the server's limit of {self.limit} bytes.",
+                          "Send fewer rows per request.")  # fmt: skip
+
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await too_big(scope, receive, send)
+            await too_big()(scope, receive, send)
             return
         seen = 0
 
@@ -90,11 +92,30 @@ class _BodyLimit:
         try:
             await self.app(scope, counted, send)
         except _TooBig:
-            await too_big(scope, receive, send)
+            await too_big()(scope, receive, send)
 
 
 class _TooBig(Exception):
     pass
+
+
+class _Auth:
+    """ASGI middleware: a bearer token on every path but the open ones (a plain ASGI layer: the
+    request-object middleware costs every request a task group and a stream)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app, self.token = app, token.encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path") not in OPEN_PATHS:
+            given = next((v for k, v in scope.get("headers") or [] if k == b"authorization"), b"")
+            scheme, _, token = given.decode("latin-1").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode("latin-1"), self.token):
+                response = _error(401, "missing or wrong bearer token.", "Send 'Authorization: Bearer <token>'.")
+                response.headers["WWW-Authenticate"] = "Bearer"
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def create_app(
@@ -112,16 +133,21 @@ def create_app(
     def open_state() -> None:
         if "store" in state:
             return
-        # Loaded at start, not by the first submission (DuckDB reads Arrow tables through them):
-        # 0.4-0.6 s that the first group of clients would otherwise wait.
+        # Loaded at start, not by the first submissions and jobs (DuckDB reads Arrow tables
+        # through pandas and pyarrow; checking a jury loads calibration and numpy; jobs run the
+        # engine): about a second that the first group of clients would otherwise wait.
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
+
+        import jurybench.api
+        import jurybench.calibration
+        import jurybench.jury  # noqa: F401
 
         state["store"] = store or Store(
             config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
         )
         state["jobs"] = JobManager(state["store"], workers=config.workers)
-        state["group"] = GroupWriter(state["store"])
+        state["group"] = GroupWriter(state["store"], batched={JobWrite: JobManager.insert_many})
         if start_jobs:
             state["jobs"].start()
 
@@ -175,26 +201,19 @@ def create_app(
         return _error(500, f"internal error (incident {incident}; details are in the server log).")
 
     # -- auth --------------------------------------------------------------------------------
-    @app.middleware("http")
-    async def _auth(request: Request, call_next: Any) -> Any:
-        if config.token and request.url.path not in OPEN_PATHS:
-            given = request.headers.get("authorization", "")
-            scheme, _, token = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), config.token.encode()):
-                response = _error(401, "missing or wrong bearer token.", "Send 'Authorization: Bearer <token>'.")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                return response
-        return await call_next(request)
-
     app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
+    if config.token:
+        app.add_middleware(_Auth, token=config.token)
 
-    def store_() -> Store:
+    # Dependencies are async (they only look up the app's state): a sync one would cost every
+    # request a trip through the thread pool.
+    async def store_() -> Store:
         return state["store"]  # type: ignore[no-any-return]
 
     def group_writer() -> GroupWriter:
         return state["group"]  # type: ignore[no-any-return]
 
-    def jobs_() -> JobManager:
+    async def jobs_() -> JobManager:
         return state["jobs"]  # type: ignore[no-any-return]
 
     StoreDep = Annotated[Store, Depends(store_)]
@@ -284,36 +303,32 @@ def create_app(
                 "cost_usd": total("cost_usd"), "cost_batch_usd": total("cost_batch_usd"), "jurors": jurors}  # fmt: skip
 
     @app.post("/v1/jobs", status_code=202, tags=["jobs"])
-    def submit_job(body: rq.JobIn, store: StoreDep, jobs: JobsDep) -> dict[str, Any]:
+    async def submit_job(body: rq.JobIn, jobs: JobsDep) -> dict[str, Any]:
         """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
-        with jobs.admitting_one():
-            return _submit(body, jobs)
+        import asyncio
 
-    def _submit(body: rq.JobIn, jobs: JobManager) -> dict[str, Any]:
+        with jobs.admitting_one():
+            # Checking a request takes about a millisecond: on the event loop, not a thread-pool trip.
+            write, items, pairs, secrets = _submission(body, jobs)
+            # Committed with other clients' submissions by the group writer; no thread waits for it.
+            row = await asyncio.wrap_future(group_writer().submit(write, items, pairs))
+            return jobs.enqueue(row, secrets)
+
+    def _submission(body: rq.JobIn, jobs: JobManager) -> tuple[JobWrite, list[Any], list[Any], list[str | None]]:
+        """The checked request as a job write for the group writer (its row is inserted after the
+        inline items and pairs of its group are imported), and the request's inline keys."""
         from jurybench.rubric import is_pairwise
 
         request, rubric, _jury, secrets = _prepare(body)
-        pairwise = is_pairwise(rubric)
-        ids, where = rq.subject_predicate(body, pairwise)
+        ids, where = rq.subject_predicate(body, is_pairwise(rubric))
         request.pop("items", None)
         request.pop("pairs", None)
         request["_where"] = where
         request["_ids"] = ids
         request["_needs_key"] = any(secrets)
-
-        def write(cur: Any) -> str:
-            # Runs in the group writer's transaction, with other clients' submissions (their
-            # inline items and pairs imported already).
-            n = _count_subjects(cur, rubric, ids, where)
-            if n == 0:
-                kind = "pairs" if pairwise else "items"
-                raise JurybenchError(f"no {kind} to judge{f' where {where}' if where else ''}.",
-                                     hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
-            return jobs.insert(cur, {**request, "_n_subjects": n})
-
         items = [item.model_dump(exclude_none=True) for item in body.items or []]
         pairs = [pair.model_dump(exclude_none=True) for pair in body.pairs or []]
-        return jobs.enqueue(group_writer().run(write, items, pairs), secrets)
+        return JobWrite(request, rubric, ids, where), items, pairs, secrets
 
     @app.get("/v1/jobs", tags=["jobs"])
     def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
@@ -322,9 +337,14 @@ def create_app(
         return jobs.list(status=status, limit=limit, offset=offset)
 
     @app.get("/v1/jobs/{job_id}", tags=["jobs"])
-    def get_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
+    async def get_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
         """A job's status and progress: calls done, invalid, refusals, failed, cost so far."""
-        return jobs.get(job_id)
+        known = jobs.known(job_id)  # a job this server has touched: from memory, no query
+        if known is not None:
+            return known
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(jobs.get, job_id)
 
     @app.post("/v1/jobs/{job_id}/cancel", tags=["jobs"])
     def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
@@ -481,24 +501,6 @@ def create_app(
         return {"columns": names, "rows": [[_plain(v) for v in r] for r in rows], "truncated": truncated}
 
     return app
-
-
-def _count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
-    """How many subjects the job selects: by id in SQL, or through the engine's own selection
-    (the sandboxed predicate) when there is a where."""
-    from jurybench.jury import subject_table
-    from jurybench.rubric import is_pairwise
-
-    if where or not ids:
-        return int(subject_table(cur, rubric, where, ids).num_rows)
-    import pyarrow as pa
-
-    from jurybench.store import registered
-
-    table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")
-    with registered(cur, "wanted_subjects", pa.table({"id": ids})):
-        found = cur.execute(f"SELECT count(*) FROM {table} t JOIN wanted_subjects w ON t.{key} = w.id").fetchall()
-    return int(found[0][0])
 
 
 def _plain(value: Any) -> Any:

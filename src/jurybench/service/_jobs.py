@@ -84,6 +84,33 @@ def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+@dataclass
+class JobWrite:
+    """A checked job submission, written by the group writer with the others of its group."""
+
+    request: dict[str, Any]
+    rubric: Any
+    ids: list[str] | None
+    where: str | None
+
+
+def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
+    """How many subjects a job selects: by id in SQL, or through the engine's own selection
+    (the sandboxed predicate) when there is a where."""
+    from jurybench.jury import subject_table
+    from jurybench.rubric import is_pairwise
+    from jurybench.store import registered
+
+    if where or not ids:
+        return int(subject_table(cur, rubric, where, ids).num_rows)
+    import pyarrow as pa
+
+    table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")
+    with registered(cur, "wanted_subjects", pa.table({"id": ids})):
+        found = cur.execute(f"SELECT count(*) FROM {table} t JOIN wanted_subjects w ON t.{key} = w.id").fetchall()
+    return int(found[0][0])
+
+
 class JobManager:
     def __init__(self, store: Any, *, workers: int = 2) -> None:
         self.store = store
@@ -97,6 +124,8 @@ class JobManager:
         # starts its next job, so accepting a job is never queued behind starting others.
         self.admitting = 0
         self.admit_lock = threading.Condition()
+        self.rows: dict[str, tuple[Any, ...]] = {}  # job id -> its row, as stored (see known())
+        self.rows_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> list[str]:
@@ -123,22 +152,80 @@ class JobManager:
             thread.join(timeout_s)
 
     # -- API -------------------------------------------------------------------------------
-    @staticmethod
-    def insert(cur: Any, prepared: dict[str, Any]) -> str:
-        """The job's row (queued), in the caller's transaction; enqueue it once committed."""
-        job_id = uuid.uuid4().hex[:16]
-        cur.execute(
-            "INSERT INTO jobs (job_id, status, request, run_id) VALUES (?, 'queued', ?, ?)",
-            [job_id, json.dumps(strip_secrets(prepared)), f"job-{job_id}"],
-        )
-        return job_id
+    COLUMNS = """job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
+                 n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror"""
+    KNOWN_MAX = 10_000  # job rows kept in memory for polls (older ones are read from the store)
 
-    def enqueue(self, job_id: str, secrets: list[str | None]) -> dict[str, Any]:
+    @classmethod
+    def insert_many(cls, cur: Any, writes: list[JobWrite]) -> list[tuple[Any, ...]]:
+        """Job rows for a group of submissions in a few statements: subjects counted for all the
+        id-selected jobs in one query, every row inserted at once (a job selecting nothing fails
+        the group, which the group writer then runs one by one so only that job fails)."""
+        import pyarrow as pa
+
+        from jurybench.rubric import is_pairwise
+        from jurybench.store import registered
+
+        counts: dict[int, int] = {}
+        by_table: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for n, write in enumerate(writes):
+            if write.where or not write.ids:
+                counts[n] = count_subjects(cur, write.rubric, write.ids, write.where)
+                continue
+            target = ("pairs", "pair_id") if is_pairwise(write.rubric) else ("items", "item_id")
+            by_table.setdefault(target, []).extend((n, i) for i in write.ids)
+        for (table, key), wanted in by_table.items():
+            frame = pa.table({"job": [n for n, _ in wanted], "id": [i for _, i in wanted]})
+            with registered(cur, "wanted_subjects", frame):
+                found = dict(cur.execute(f"SELECT w.job, count(t.{key}) FROM wanted_subjects w "
+                                         f"LEFT JOIN {table} t ON t.{key} = w.id GROUP BY w.job").fetchall())  # fmt: skip
+            counts.update({n: int(found.get(n, 0)) for n, _ in wanted})
+        for n, write in enumerate(writes):
+            if counts[n] == 0:
+                kind = "pairs" if is_pairwise(write.rubric) else "items"
+                raise JurybenchError(f"no {kind} to judge{f' where {write.where}' if write.where else ''}.",
+                                     hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
+        created = _now()
+        rows = []
+        for n, write in enumerate(writes):
+            job_id = uuid.uuid4().hex[:16]
+            request = json.dumps(strip_secrets({**write.request, "_n_subjects": counts[n]}))
+            rows.append((job_id, "queued", f"job-{job_id}", request, created, None, None, None, None, 0, 0, 0, 0,
+                         None, 0, None))  # fmt: skip
+        cur.executemany(
+            "INSERT INTO jobs (job_id, status, run_id, request, created_at) VALUES (?, ?, ?, ?, ?)",
+            [(r[0], r[1], r[2], r[3], r[4]) for r in rows],
+        )
+        defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
+        return [(*r[:5], *defaults[5:]) for r in rows]
+
+    def enqueue(self, row: tuple[Any, ...], secrets: list[str | None]) -> dict[str, Any]:
+        """Queue a committed job (its row from :meth:`insert`) and return it as the API shows it."""
+        job_id = str(row[0])
         if any(secrets):
             self.secrets[job_id] = secrets
         self.live[job_id] = Live()
+        self._remember(row)
         self.queue.put(job_id)
-        return self.get(job_id)
+        return self._row(row)
+
+    def known(self, job_id: str) -> dict[str, Any] | None:
+        """A job this server has inserted, run or read, from memory (the store holds the same:
+        every change to a job goes through this manager); None for others."""
+        row = self.rows.get(job_id)
+        return None if row is None else self._row(row)
+
+    def _remember(self, row: tuple[Any, ...]) -> None:
+        with self.rows_lock:
+            self.rows[str(row[0])] = row
+            while len(self.rows) > self.KNOWN_MAX:
+                self.rows.pop(next(iter(self.rows)))
+
+    def _reload(self, cur: Any, job_id: str) -> None:
+        """After a change to a job's row (in ``cur``'s transaction): the row as stored."""
+        found = cur.execute(f"SELECT {self.COLUMNS} FROM jobs WHERE job_id = ?", [job_id]).fetchall()
+        if found:
+            self._remember(tuple(found[0]))
 
     def cancel(self, job_id: str) -> dict[str, Any]:
         job = self.get(job_id)
@@ -153,13 +240,11 @@ class JobManager:
         return self.get(job_id)
 
     def get(self, job_id: str) -> dict[str, Any]:
+        known = self.known(job_id)
+        if known is not None:
+            return known
         with self.store.cursor() as cur:
-            row = cur.execute(
-                """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
-                          n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror
-                   FROM jobs WHERE job_id = ?""",
-                [job_id],
-            ).fetchall()
+            row = cur.execute(f"SELECT {self.COLUMNS} FROM jobs WHERE job_id = ?", [job_id]).fetchall()
         if not row:
             raise NotFound(f"no job {job_id!r}.")
         return self._row(row[0])
@@ -237,6 +322,7 @@ class JobManager:
             return
         with self.store.writing() as cur:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
+            self._reload(cur, job_id)
         options = engine_options(
             on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set, store_lock=self.store.write_lock,
             concurrency=int(request.get("concurrency") or 16), batch=bool(request.get("batch")),
@@ -254,6 +340,7 @@ class JobManager:
             else:  # the server is stopping: run again on the next start
                 with self.store.writing() as cur:
                     cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
+                    self._reload(cur, job_id)
             return
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
@@ -281,6 +368,7 @@ class JobManager:
                  progress.get("n_cost_unknown"),
                  json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None, job_id],
             )  # fmt: skip
+            self._reload(cur, job_id)
         self.secrets.pop(job_id, None)
 
 

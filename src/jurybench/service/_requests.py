@@ -126,6 +126,30 @@ class SqlIn(_Body):
     limit: Annotated[int, Field(ge=1, le=100_000)] | None = None
 
 
+_RUBRICS: dict[str, tuple[Any, Any, tuple[int, int]]] = {}  # name -> (rubric, its file, (mtime_ns, size))
+
+
+def _named_rubric(name: str, load: Any) -> Any:
+    """A named rubric, loaded once and again only when its file changes (finding a rubric's file
+    walks the rubric folders, which costs more than the rest of checking a job)."""
+    from jurybench.rubric import resolve_rubric_path
+
+    cached = _RUBRICS.get(name)
+    if cached is not None:
+        rubric, path, stamp = cached
+        try:
+            stat = path.stat()
+        except OSError:
+            stat = None
+        if stat is not None and (stat.st_mtime_ns, stat.st_size) == stamp:
+            return rubric
+    path = resolve_rubric_path(name)
+    rubric = load(path)
+    stat = path.stat()
+    _RUBRICS[name] = (rubric, path, (stat.st_mtime_ns, stat.st_size))
+    return rubric
+
+
 def load_rubric_for(request: dict[str, Any]) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
@@ -137,7 +161,7 @@ def load_rubric_for(request: dict[str, Any]) -> Any:
     if name is not None:
         if not re.fullmatch(r"[a-z][a-z0-9_-]*", name):
             raise JurybenchError(f"rubric: {name!r} is not a rubric name.", hint="See GET /v1/rubrics.")
-        return load_rubric(name)
+        return _named_rubric(name, load_rubric)
     try:
         return TypeAdapter(Rubric).validate_python(inline)
     except ValidationError as exc:

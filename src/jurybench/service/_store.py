@@ -164,11 +164,15 @@ class GroupWriter:
 
     MAX = 256
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, batched: dict[type, Any] | None = None) -> None:
+        """``batched`` maps a kind of write to a function that performs a list of them at once
+        (``fn(cursor, writes) -> results``): a group of job submissions becomes a few set-based
+        statements instead of a few statements per job."""
         import queue
         import threading
 
         self.store = store
+        self.batched = dict(batched or {})
         self.queue: queue.Queue[Any] = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="group-writer", daemon=True)
         self.thread.start()
@@ -178,11 +182,17 @@ class GroupWriter:
     ) -> Any:
         """``write(cursor)``'s result, committed (or its exception). ``items`` and ``pairs`` (rows
         to import first) are imported together with those of the other writes in the group."""
+        return self.submit(write, items, pairs).result()
+
+    def submit(
+        self, write: Any, items: list[dict[str, Any]] | None = None, pairs: list[dict[str, Any]] | None = None
+    ) -> Any:
+        """As :meth:`run`, without waiting: a future of the result (await it with asyncio.wrap_future)."""
         from concurrent.futures import Future
 
         future: Future[Any] = Future()
         self.queue.put(((write, items or [], pairs or []), future))
-        return future.result()
+        return future
 
     def close(self) -> None:
         self.queue.put(None)
@@ -217,6 +227,19 @@ class GroupWriter:
             for (_, future), result in zip(batch, results, strict=True):
                 future.set_result(result)
 
+    def _perform(self, cur: Any, writes: list[Any]) -> list[Any]:
+        """Each write's result, in order: batched kinds together, callables one by one."""
+        results: list[Any] = [None] * len(writes)
+        for kind, perform in self.batched.items():
+            at = [i for i, w in enumerate(writes) if isinstance(w, kind)]
+            if at:
+                for i, result in zip(at, perform(cur, [writes[i] for i in at]), strict=True):
+                    results[i] = result
+        for i, write in enumerate(writes):
+            if not any(isinstance(write, kind) for kind in self.batched):
+                results[i] = write(cur)
+        return results
+
     def _commit(self, writes: list[Any]) -> list[Any]:
         from jurybench.store import import_item_rows, import_pair_rows
 
@@ -229,7 +252,7 @@ class GroupWriter:
                     import_item_rows(cur, list(enumerate(items, start=1)), source="items", in_transaction=True)
                 if pairs:
                     import_pair_rows(cur, list(enumerate(pairs, start=1)), source="pairs", in_transaction=True)
-                results = [write(cur) for write, _, _ in writes]
+                results = self._perform(cur, [write for write, _, _ in writes])
                 cur.execute("COMMIT")
             except BaseException:
                 cur.execute("ROLLBACK")
