@@ -36,3 +36,35 @@ def test_bare_command_shows_help_without_a_traceback(tmp_path: Path) -> None:
                             env={**os.environ, "JURYBENCH_HOME": str(tmp_path)}, timeout=60)  # fmt: skip
     assert result.returncode == 2
     assert "Usage: " in result.stdout + result.stderr and "Traceback" not in result.stdout + result.stderr
+
+
+def _crashing(tmp_path: Path, error: str, debug: bool) -> subprocess.CompletedProcess[str]:
+    """The CLI with one command made to fail in a way nobody planned for."""
+    code = ("import sys, jurybench.commands as c\n"
+            f"def broken(*a, **k):\n    raise {error}\n"
+            "c.sql = broken\n"
+            "from jurybench.cli import main\n"
+            "sys.argv = ['jurybench', 'sql', 'SELECT 1']\n"
+            "main()\n")  # fmt: skip
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    env.pop("JURYBENCH_DEBUG", None)
+    if debug:
+        env["JURYBENCH_DEBUG"] = "1"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=60)  # fmt: skip
+
+
+def test_an_unexpected_error_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    result = _crashing(tmp_path, "RuntimeError('boom sk-proj-abcdefghijklmnopqrstuvwxyz012345')", debug=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: unexpected RuntimeError: boom"), result.stderr
+    assert "JURYBENCH_DEBUG=1" in lines[0] and "abcdefghijklmnopqrstuvwxyz" not in lines[0]  # redacted
+    shown = _crashing(tmp_path, "RuntimeError('boom')", debug=True)
+    assert "Traceback" in shown.stderr and "boom" in shown.stderr
+
+
+def test_duckdb_running_out_of_memory_says_so_in_one_line(tmp_path: Path) -> None:
+    result = _crashing(tmp_path, "__import__('duckdb').OutOfMemoryException('could not allocate block')", debug=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: DuckDB ran out of memory (could not allocate block)"), result.stderr

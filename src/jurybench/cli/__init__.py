@@ -8,6 +8,7 @@ their commands on the app.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -47,6 +48,22 @@ def _sigterm_as_interrupt() -> Any:
         return None
 
 
+def unexpected_line(exc: BaseException) -> str:
+    """An error nobody planned for, as one line: what happened and how to see where (the
+    traceback is for JURYBENCH_DEBUG=1, never shown by default)."""
+    from jurybench.redact import redact
+
+    first = (str(exc).strip().splitlines() or [""])[0]
+    name = type(exc).__name__
+    if name == "OutOfMemoryException":
+        return (f"DuckDB ran out of memory ({redact(first)}). Stored work is kept; free memory or raise DuckDB's "
+                "limit, then run the same command again.")  # fmt: skip
+    if name == "IOException" and "space" in first.lower():
+        return f"the disk is full ({redact(first)}). Stored work is kept; free space and run the same command again."
+    return (f"unexpected {name}: {redact(first)} (a jurybench bug; run again with JURYBENCH_DEBUG=1 to see where, "
+            "and report it).")  # fmt: skip
+
+
 def main() -> None:
     """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
     from jurybench.redact import install_log_redaction, redact
@@ -84,7 +101,10 @@ def main() -> None:
         if isinstance(exc, other):
             typer.echo(f"error: {redact(' '.join(str(exc).split()))}", err=True)
             sys.exit(int(getattr(exc, "exit_code", 1) or 1))
-        raise
+        if os.environ.get("JURYBENCH_DEBUG"):
+            raise
+        typer.echo(f"error: {unexpected_line(exc)}", err=True)
+        sys.exit(1)
     finally:
         if previous is not None:
             import signal
