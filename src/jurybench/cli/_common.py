@@ -65,9 +65,9 @@ PollOption = Annotated[
 
 
 def _console() -> Any:
-    from rich.console import Console
+    from jurybench.commands import console
 
-    return Console()
+    return console()
 
 
 def _connect(db: Path | None, *, read_only: bool = False) -> Any:

@@ -16,9 +16,14 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
 
 
 def console() -> Any:
+    """Where tables go. Into a pipe or a file, rich would squeeze a table into 80 columns and
+    fold names and numbers over lines (``ChatGPT`` and ``ChatGPT-0301`` both as ``ChatG…``);
+    there a table is as wide as its values, since nobody's terminal limits it."""
     from rich.console import Console
 
-    return Console()
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=100_000, soft_wrap=True)
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:

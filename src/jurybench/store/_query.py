@@ -83,6 +83,14 @@ def rich_table(names: list[str], rows: list[tuple[Any, ...]], title: str | None 
 
 
 def _fmt(value: Any) -> str:
+    """A cell as a table shows it: 4 significant digits, and no exponent for large numbers
+    (123456.7, not 1.235e+05); CSV, JSON and Parquet keep every digit."""
+    if isinstance(value, decimal.Decimal):
+        if value == value.to_integral_value():
+            return str(value.quantize(decimal.Decimal(1)))
+        value = float(value)
     if isinstance(value, float):
-        return f"{value:.4g}"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value)) if abs(value) >= 1e4 else f"{value:.4g}"
+        return f"{value:.1f}" if abs(value) >= 1e4 else f"{value:.4g}"
     return str(value)
