@@ -99,7 +99,7 @@ def serve(
 
     # Opened before uvicorn starts: a store another process holds is one line and exit 2.
     opened = Store(store, url, sql_memory_mb=sql_memory_mb, sql_timeout_s=sql_timeout)
-    typer.echo(f"jurybench serving {store} at {url} (OpenAPI: {url}/openapi.json)")
+    typer.echo(f"jurybench serving {store} at {url} (API docs: {url}/docs)")
     typer.echo("bearer token required" if token else "no token configured: listening on loopback only")
     if demo_mode:
         _print_demo_calls(url)

@@ -29,7 +29,8 @@ from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
 
 log = logging.getLogger("jurybench.service")
-OPEN_PATHS = frozenset({"/v1/health", "/openapi.json"})
+OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc"})
+DOCS_ASSETS = "/docs-assets"  # Swagger UI and ReDoc, served from the installed package: no CDN
 
 
 @dataclass
@@ -95,6 +96,31 @@ class _BodyLimit:
             await too_big()(scope, receive, send)
 
 
+def _offline_docs(app: FastAPI) -> None:
+    """/docs (Swagger UI) and /redoc with their scripts and styles served by this server, from
+    the fastapi-offline package's copies: the pages work offline and behind firewalls."""
+    from importlib import resources
+
+    from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+    from fastapi.staticfiles import StaticFiles
+
+    folder = resources.files("fastapi_offline") / "static"
+    app.mount(DOCS_ASSETS, StaticFiles(directory=str(folder)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> Any:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="jurybench API",
+                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")  # fmt: skip
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> Any:
+        return get_redoc_html(openapi_url="/openapi.json", title="jurybench API",
+                              redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png", with_google_fonts=False)  # fmt: skip
+
+
 class _TooBig(Exception):
     pass
 
@@ -107,7 +133,8 @@ class _Auth:
         self.app, self.token = app, token.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("path") not in OPEN_PATHS:
+        path = str(scope.get("path") or "")
+        if scope["type"] == "http" and path not in OPEN_PATHS and not path.startswith(DOCS_ASSETS + "/"):
             given = next((v for k, v in scope.get("headers") or [] if k == b"authorization"), b"")
             scheme, _, token = given.decode("latin-1").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode("latin-1"), self.token):
@@ -172,6 +199,8 @@ def create_app(
         description="Judge generations with a jury of LLMs over HTTP: jobs, items, annotations, calibration, "
         "statistics and read-only SQL on one DuckDB store.",
     )  # fmt: skip
+
+    _offline_docs(app)
 
     # -- errors ------------------------------------------------------------------------------
     @app.exception_handler(JurybenchError)
