@@ -286,23 +286,51 @@ def statistic(db: Path | None, name: str, *, format: str = "table", **options: A
     return 0
 
 
+def plot_caption(con: Any, name: str, run_id: str | None, params: str | None, result_id: str, created: Any) -> str:
+    """What a figure shows, for its caption: the statistic and its parameters, the run with its
+    rubric and jury, and the recorded result it was drawn from."""
+    shown = {k: v for k, v in json.loads(params or "{}").items() if v not in (None, "", [], False) and k != "run"}
+    parts = [f"{name}" + (f" ({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")]
+    if run_id:
+        row = con.execute(
+            """SELECT ru.name, ru.version, j.name, j.aggregation, j.quorum, j.definition
+               FROM runs r JOIN rubrics ru USING (rubric_hash) LEFT JOIN juries j ON j.jury_id = r.jury_id
+               WHERE r.run_id = ?""",
+            [run_id],
+        ).fetchall()
+        if row:
+            rubric, version, jury_name, rule, quorum, definition = row[0]
+            jurors = [j.get("name", "?") for j in json.loads(definition or "{}").get("jurors", [])]
+            jury = (f"jury {jury_name + ': ' if jury_name else ''}{rule} of {', '.join(jurors)}, quorum {quorum}"
+                    if jurors else "jury unknown")  # fmt: skip
+            parts.append(f"run {run_id}; rubric {rubric} v{version}; {jury}")
+        else:
+            parts.append(f"run {run_id}")
+    parts.append(f"stats_results {result_id[:12]}, {str(created)[:19]}")
+    return " | ".join(parts)
+
+
 def plot(db: Path | None, *, name: str, output: Path, result: str | None = None, alpha: float = 0.05) -> int:
-    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity."""
+    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity. The
+    figure's caption names the run, its rubric and jury, and the recorded result."""
     from jurybench.report import PLOTS, draw
     from jurybench.store import reading
 
     if name not in PLOTS:
         raise JurybenchError(f"unknown plot {name!r}.", hint=f"Valid: {', '.join(PLOTS)}.")
     source = {"posthoc": ("friedman", "gap")}.get(name, (name,))
+    columns = "name, result, run_id, params, result_id, created_at"
     with reading(db) as con:
         if result:
-            rows = con.execute("SELECT name, result FROM stats_results WHERE result_id = ?", [result]).fetchall()
+            rows = con.execute(f"SELECT {columns} FROM stats_results WHERE result_id = ?", [result]).fetchall()
         else:
             marks = ", ".join("?" for _ in source)
-            rows = con.execute(f"SELECT name, result FROM stats_results WHERE name IN ({marks}) "
+            rows = con.execute(f"SELECT {columns} FROM stats_results WHERE name IN ({marks}) "
                                "ORDER BY created_at DESC LIMIT 1", list(source)).fetchall()  # fmt: skip
-    if not rows or rows[0][0] not in source:
-        raise JurybenchError(f"no stored {' or '.join(source)} result{f' with id {result}' if result else ''}.",
-                             hint=f"Run 'jurybench stats {source[0]} ...' first.")  # fmt: skip
-    echo(f"wrote {draw(name, json.loads(rows[0][1]), output, alpha=alpha)}")
+        if not rows or rows[0][0] not in source:
+            raise JurybenchError(f"no stored {' or '.join(source)} result{f' with id {result}' if result else ''}.",
+                                 hint=f"Run 'jurybench stats {source[0]} ...' first.")  # fmt: skip
+        stat, body, run_id, params, result_id, created = rows[0]
+        caption = plot_caption(con, stat, run_id, params, result_id, created)
+    echo(f"wrote {draw(name, json.loads(body), output, alpha=alpha, caption=caption)}")
     return 0

@@ -12,13 +12,15 @@ def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["svg.fonttype"] = "none"  # SVG text stays text (searchable, selectable)
     import matplotlib.pyplot as plt
 
     return plt
 
 
-def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05) -> Path:
-    """Draw ``result`` of statistic ``name`` to ``output`` (.png or .svg)."""
+def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05, caption: str = "") -> Path:
+    """Draw ``result`` of statistic ``name`` to ``output`` (.png or .svg). ``caption`` (what the
+    figure shows: run, rubric, jury, the recorded result) is printed under it."""
     from jurybench.errors import JurybenchError
 
     if output.suffix.lower() not in (".png", ".svg"):
@@ -31,6 +33,17 @@ def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05
         "cohens-d": _cohens_d,
         "disparity": _disparity,
     }[name](plt, result, alpha)
+    notes = [caption] if caption else []
+    if name == "gap" and any(not g["ci_low"] <= g["gap"] <= g["ci_high"] for g in result["gaps"]):
+        notes.append("A point outside its interval is expected here: a bootstrap of a sum of |D| is biased upward.")
+    if notes:  # under the figure (below its axis labels); the tight bounding box takes it in
+        import textwrap
+
+        width = max(60, int(fig.get_figwidth() * 14))
+        text = "\n".join(line for note in notes for line in textwrap.wrap(note, width))
+        fig.canvas.draw()  # where the lowest label ends, in figure coordinates
+        lowest = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
+        fig.text(0.0, lowest - 0.02, text, fontsize=8, color="#333333", ha="left", va="top")
     output.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(output, dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -144,10 +157,15 @@ def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
 def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     if "models" in result:
         return _disparity_by_model(plt, result["models"])
-    groups = result["groups"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(groups), len(result["max_min_gap"])) + 2))
-    acc = [result["accuracy"][g]["*"]["accuracy"] for g in groups]
-    left.barh(groups, acc, color="#2c3e50")
+    left_out = set(result.get("excluded_for_invalid_rate") or [])
+    every = list(result["accuracy"])  # the groups kept and those left out for their invalid rate
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(every), len(result["max_min_gap"])) + 2))
+    labels = [f"{g} (left out: invalid rate)" if g in left_out else g for g in every]
+    acc = [result["accuracy"][g]["*"]["accuracy"] for g in every]
+    bars = left.barh(labels, acc, color=["#bbbbbb" if g in left_out else "#2c3e50" for g in every])
+    for bar, group in zip(bars, every, strict=True):
+        if group in left_out:
+            bar.set_hatch("//")
     left.set_xlim(0, 1)
     left.set_title(
         f"Accuracy (invalid = wrong); Gini {result['gini']:.3f} [{result['gini_ci'][0]:.3f}, {result['gini_ci'][1]:.3f}]",
@@ -160,9 +178,18 @@ def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
 
 
 def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
-    names = list(models)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.4 * len(names) + 2), sharey=True)
-    gini = [models[m]["gini"] for m in names]
+    keys = list(models)
+
+    def label(model: str) -> str:
+        # A model whose groups were left out is measured on fewer groups (it can look fairer
+        # than it is): the label says how many.
+        out = models[model].get("excluded_for_invalid_rate") or []
+        total = len(models[model].get("groups") or []) + len(out)
+        return f"{model}\n({len(out)} of {total} groups left out: invalid rate)" if out else model
+
+    names = [label(m) for m in keys]
+    models = {label(m): models[m] for m in keys}
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.55 * len(names) + 2), sharey=True)
     left.hlines(
         names,
         [models[m]["gini_ci"][0] for m in names],
@@ -170,7 +197,13 @@ def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
         color="#7f8c8d",
         linewidth=2,
     )
-    left.plot(gini, names, "o", color="#2c3e50")
+    full = [m for m, k in zip(names, keys, strict=True) if m == k]
+    partial = [m for m in names if m not in full]
+    left.plot([models[m]["gini"] for m in full], full, "o", color="#2c3e50")
+    if partial:
+        left.plot([models[m]["gini"] for m in partial], partial, "o", markerfacecolor="white", color="#c0392b",
+                  label="groups left out")  # fmt: skip
+        left.legend(fontsize=8)
     left.set_title("Inequity: Gini of per-group accuracy (95% CI)", fontsize=9)
     y = range(len(names))
     right.barh([i - 0.2 for i in y], [models[m]["mean_gap"] for m in names], height=0.4, label="mean", color="#e67e22")
