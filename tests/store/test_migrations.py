@@ -51,7 +51,14 @@ def _old_store(path: Path) -> duckdb.DuckDBPyConnection:
 
 def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
     con = _old_store(tmp_path / "old.duckdb")
-    assert migrate(con) == ["m004_jury", "m005_studies", "m006_service", "m007_calibrated_join", "m008_batches"]
+    assert migrate(con) == [
+        "m004_jury",
+        "m005_studies",
+        "m006_service",
+        "m007_calibrated_join",
+        "m008_batches",
+        "m009_juror_views_by_run",
+    ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
     )

@@ -167,3 +167,20 @@ def test_run_jurors_keep_each_runs_display_name(con: Any) -> None:
                 [json.dumps([first.key])])  # fmt: skip
     register_jury(con, "r", Jury((first,), aggregation="mean"))
     assert con.execute("SELECT name FROM run_jurors").fetchall() == [("old",)]
+
+
+def test_juror_views_list_each_juror_per_run_with_its_rubric(small_store: Any) -> None:
+    import jurybench as jb
+
+    con = small_store
+    jb.score(con, rubric="persuasion", jury=["fake/judge,position_bias=1"], run="first", where="pair_id = 'p1'")
+    jb.score(con, rubric="persuasion", jury=["fake/judge,position_bias=1"], run="second")  # p1 reused, p2 new
+    rows = con.execute(
+        "SELECT run_id, rubric, juror, n_valid + n_excluded FROM juror_order_bias ORDER BY run_id"
+    ).fetchall()
+    assert [(r[0], r[1], r[2]) for r in rows] == [("first", "persuasion", "fake/judge"),
+                                                  ("second", "persuasion", "fake/judge")]  # fmt: skip
+    # 'second' judged both pairs (one reused from 'first'): twice the symmetrized rows of 'first'
+    assert rows[0][3] > 0 and rows[1][3] == 2 * rows[0][3]
+    position = con.execute("SELECT run_id, n_valid + n_excluded FROM juror_position_stats ORDER BY run_id").fetchall()
+    assert [r[0] for r in position] == ["first", "second"] and position[1][1] == 2 * position[0][1]

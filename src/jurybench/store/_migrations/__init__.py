@@ -16,6 +16,7 @@ from jurybench.store._migrations.m005_studies import m005_studies
 from jurybench.store._migrations.m006_service import m006_service
 from jurybench.store._migrations.m007_calibrated_join import m007_calibrated_join
 from jurybench.store._migrations.m008_batches import m008_batches
+from jurybench.store._migrations.m009_juror_views_by_run import m009_juror_views_by_run
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -26,6 +27,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m006_service", m006_service),
     ("m007_calibrated_join", m007_calibrated_join),
     ("m008_batches", m008_batches),
+    ("m009_juror_views_by_run", m009_juror_views_by_run),
 ]
 
 __all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

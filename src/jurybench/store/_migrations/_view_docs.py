@@ -10,12 +10,12 @@ VIEW_DOCS = {
         "score epsilon = (score_ab - score_ba) / 2, NULL unless both orders are valid."
     ),
     "juror_order_bias": (
-        "Per rubric x juror over valid symmetrized scores: flip_rate (the preferred item "
+        "Per run x juror (with the rubric's name) over valid symmetrized scores: flip_rate (the preferred item "
         "changes when the order is swapped: sign(score_ab) <> sign(-score_ba)) and the "
         "share where both orders were exact ties."
     ),
     "juror_position_stats": (
-        "Per rubric x juror over single-order judgments: first-position win rate, "
+        "Per run x juror (with the rubric's name) over single-order judgments: first-position win rate, "
         "second-position win rate and tie rate."
     ),
     "run_subjects": "The items and pairs each run judged (made or reused calls).",
