@@ -224,6 +224,32 @@ def item_spearman(run: Run, arm: CohensArm, arms: CohensArms,
     )
 
 
+@stats_app.command("leaderboard")
+def leaderboard(run: Run,
+                category: Annotated[str | None, typer.Option(help="The category to rank by (a preference run has one).")] = None,
+                anchor: Annotated[str | None, typer.Option(help="The model rated 1000 (default: the first by name).")] = None,
+                baseline: Annotated[str | None, typer.Option(help="Win rates are against this model (default: the anchor).")] = None,
+                boot: Boot = 1000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
+    """Bradley-Terry ratings of the run's models (Elo scale), win rates against a baseline and
+    ranks, with CIs from a bootstrap over prompts; both presentation orders count as battles."""
+    from jurybench import commands
+
+    _done(
+        commands.statistic(
+            db,
+            "leaderboard",
+            format=fmt,
+            run=run,
+            category=category,
+            anchor=anchor,
+            baseline=baseline,
+            boot=boot,
+            seed=seed,
+            level=level,
+        )
+    )
+
+
 @stats_app.command("disparity")
 def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp, category, correct, invalid.")] = None,
               file: Annotated[Path | None, typer.Option(help="CSV/JSONL/Parquet with grp, category, correct, invalid.")] = None,

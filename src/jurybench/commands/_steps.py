@@ -272,7 +272,7 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
 STATISTICS = {
     "directional": "directional", "gap": "gap", "consistency": "consistency", "robustness": "robustness",
     "friedman": "friedman", "ttest": "ttest", "welch": "welch", "mannwhitney": "mannwhitney", "kendall": "kendall",
-    "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity",
+    "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity", "leaderboard": "leaderboard",
 }  # fmt: skip
 
 

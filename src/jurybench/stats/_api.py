@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.stats import _store, _store_effects
+from jurybench.stats import _store, _store_effects, _store_leaderboard
 from jurybench.stats._effects import AnchorThresholds
 from jurybench.stats._tables import flatten
 from jurybench.store import connect, reading, writing
@@ -190,6 +190,18 @@ def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, m
     return _recorded(store, "disparity", None, params, seed,
                      lambda con: _store_effects.stat_disparity(con, sql=sql, file=file, max_invalid_rate=max_invalid_rate,
                                                        reference=reference, n_boot=boot, seed=seed))  # fmt: skip
+
+
+def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: str | None = None,
+                baseline: str | None = None, level: str = "jury", boot: int = 1000, seed: int = 0) -> Any:  # fmt: skip
+    """Bradley–Terry ratings of the run's models (Elo scale, ``anchor`` at 1000), each model's
+    predicted win rate against ``baseline``, and ranks, with intervals from a bootstrap that
+    resamples prompts; both presentation orders count as battles, ties as half a win."""
+    params = {"run": run, "category": category, "anchor": anchor, "baseline": baseline, "level": level, "boot": boot}
+    return _recorded(store, "leaderboard", run, params, seed,
+                     lambda con: _store_leaderboard.stat_leaderboard(con, run, category=category, anchor=anchor,
+                                                                     baseline=baseline, level=level, n_boot=boot,
+                                                                     seed=seed))  # fmt: skip
 
 
 def results(store: Any, *, name: str | None = None) -> Any:

@@ -56,6 +56,11 @@ def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6) -> tup
                 rows.append([cell, effect, *block["n"],
                              *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
                              e["mean_within_arm_sd"], a.get("d_human"), a.get("ratio"), a.get("baseline_in_ci"), a.get("pattern")])  # fmt: skip
+    elif name == "leaderboard":
+        cols = ["board", "rank", "model", "rating", "ci_low", "ci_high", "win_rate_vs_baseline", "win_rate_low",
+                "win_rate_high", "rank_low", "rank_high", "battles", "wins", "losses", "ties"]  # fmt: skip
+        for board, b in result["boards"].items():
+            rows += [[board, *(m[c] for c in cols[1:])] for m in b["models"]]
     elif name == "item-spearman":
         cols = ["first", "second", "n_items", "spearman", "p"]
         rows = [[r[c] for c in cols] for r in result["correlations"]]

@@ -27,14 +27,17 @@ from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_
 __all__ = [
     "FORMS",
     "AnchorThresholds",
+    "NotIdentifiable",
     "accuracy_table",
     "anchor",
     "benjamini_hochberg",
     "bootstrap_gaps",
+    "bradley_terry",
     "cohens_d",
     "cohens_d_cells",
     "directional_differences",
     "disparity",
+    "elo",
     "factor_pattern",
     "flatten",
     "friedman_posthoc",
@@ -51,5 +54,7 @@ __all__ = [
     "robustness",
     "treatment_gaps",
     "welch_t",
+    "win_rate",
 ]
+from jurybench.stats._leaderboard import NotIdentifiable, bradley_terry, elo, win_rate
 from jurybench.stats._tables import flatten

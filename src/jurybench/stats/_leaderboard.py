@@ -1,0 +1,151 @@
+"""Bradley–Terry ratings from battles, by maximum likelihood, with cluster-bootstrap intervals.
+
+A battle is one judged comparison: the model shown first, the model shown second, and the
+outcome (1: first won, 0: second won, 0.5: tie). Both presentation orders of a pair are two
+battles, so a judge's order effect cancels out of the ratings. The model is
+P(first beats second) = 1 / (1 + exp(-(b_first - b_second))). It is fitted by Newton's
+method on the log-likelihood, with no penalty and no intercept, and b = 0 for the anchor
+model. A tie counts as half a win and half a loss. Ratings are put on the Elo scale:
+1000 + 400 * b / ln(10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+ELO_SCALE = 400 / np.log(10)
+ELO_BASE = 1000.0
+
+
+class NotIdentifiable(ValueError):
+    """The battles do not pin the ratings down (a model won or lost every battle, or the models
+    fall into groups that never met)."""
+
+
+def _connected(first: np.ndarray[Any, Any], second: np.ndarray[Any, Any], n: int) -> bool:
+    parent = list(range(n))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in zip(first.tolist(), second.tolist(), strict=True):
+        parent[find(a)] = find(b)
+    return len({find(i) for i in range(n)}) == 1
+
+
+def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, anchor: int = 0,
+                  weights: Any = None, names: list[str] | None = None) -> np.ndarray[Any, Any]:  # fmt: skip
+    """Log-strengths b (b[anchor] = 0) maximising the Bradley–Terry likelihood of the battles."""
+    first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
+    y = np.asarray(outcome, dtype=float)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    if not _connected(first, second, n_models):
+        raise NotIdentifiable("the models fall into groups that never met in a battle")
+    for m in range(n_models):  # a model that won (or lost) everything has an infinite rating
+        score = float((w * np.where(first == m, y, 0.0) + w * np.where(second == m, 1 - y, 0.0)).sum())
+        played = float((w * ((first == m) | (second == m))).sum())
+        if score in (0.0, played):
+            raise NotIdentifiable(
+                f"model {m} {'won' if score else 'lost'} every battle it was in: its rating is infinite"
+            )
+    # Wins and losses as weights: a tie is half of each.
+    free = [m for m in range(n_models) if m != anchor]
+    index = {m: k for k, m in enumerate(free)}
+    x = np.zeros((len(y), len(free)))
+    for row, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
+        if a in index:
+            x[row, index[a]] += 1.0
+        if b in index:
+            x[row, index[b]] -= 1.0
+    beta = np.zeros(len(free))
+    for _ in range(200):
+        p = 1 / (1 + np.exp(-(x @ beta)))
+        gradient = x.T @ (w * (y - p))
+        hessian = (x * (w * p * (1 - p))[:, None]).T @ x
+        try:
+            step = np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:
+            raise NotIdentifiable("a group of models won or lost every battle against the others") from None
+        beta = beta + step
+        if np.max(np.abs(beta)) > 40:
+            raise NotIdentifiable("a model won (or lost) every battle it was in: its rating is infinite")
+        if np.max(np.abs(step)) < 1e-12:
+            break
+    else:
+        raise NotIdentifiable("the fit did not converge")
+    out = np.zeros(n_models)
+    out[free] = beta
+    return out
+
+
+def elo(beta: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    return np.asarray(ELO_BASE + ELO_SCALE * np.asarray(beta))
+
+
+def win_rate(beta: np.ndarray[Any, Any], baseline: int) -> np.ndarray[Any, Any]:
+    """Each model's predicted probability of beating the baseline model."""
+    return np.asarray(1 / (1 + np.exp(-(beta - beta[baseline]))))
+
+
+def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: list[str], *, anchor: int = 0,
+                baseline: int = 0, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+    """Ratings, win rates against the baseline and ranks, with percentile intervals from a
+    bootstrap that resamples clusters (prompts) with all their battles, not single battles."""
+    first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
+    y, clusters = np.asarray(outcome, dtype=float), np.asarray(clusters)
+    n = len(names)
+    beta = bradley_terry(first, second, y, n, anchor=anchor, names=names)
+    ratings, rates = elo(beta), win_rate(beta, baseline)
+    order = np.argsort(-beta, kind="stable")
+    rank = np.empty(n, dtype=int)
+    rank[order] = np.arange(1, n + 1)
+    groups = {c: np.flatnonzero(clusters == c) for c in np.unique(clusters)}
+    keys = list(groups)
+    rng = np.random.default_rng(seed)
+    boot_r, boot_w, boot_rank, failed = [], [], [], 0
+    for _ in range(n_boot):
+        chosen = rng.integers(0, len(keys), len(keys))
+        rows = np.concatenate([groups[keys[k]] for k in chosen])
+        try:
+            b = bradley_terry(first[rows], second[rows], y[rows], n, anchor=anchor)
+        except NotIdentifiable:
+            failed += 1
+            continue
+        boot_r.append(elo(b))
+        boot_w.append(win_rate(b, baseline))
+        r = np.empty(n, dtype=int)
+        r[np.argsort(-b, kind="stable")] = np.arange(1, n + 1)
+        boot_rank.append(r)
+
+    def interval(samples: list[Any], m: int, whole: bool = False) -> tuple[float | None, float | None]:
+        if not samples:
+            return None, None
+        values = np.array([s[m] for s in samples])
+        if whole:  # ranks: observed values, not interpolations between them
+            return float(np.percentile(values, 2.5, method="nearest")), float(
+                np.percentile(values, 97.5, method="nearest")
+            )
+        return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+    models = []
+    for m in order.tolist():
+        played = (first == m) | (second == m)
+        won = ((first == m) & (y == 1)) | ((second == m) & (y == 0))
+        lost = ((first == m) & (y == 0)) | ((second == m) & (y == 1))
+        r_low, r_high = interval(boot_r, m)
+        w_low, w_high = interval(boot_w, m)
+        k_low, k_high = interval(boot_rank, m, whole=True)
+        models.append({
+            "model": names[m], "rating": float(ratings[m]), "ci_low": r_low, "ci_high": r_high,
+            "win_rate_vs_baseline": float(rates[m]), "win_rate_low": w_low, "win_rate_high": w_high,
+            "rank": int(rank[m]), "rank_low": None if k_low is None else int(k_low),
+            "rank_high": None if k_high is None else int(k_high), "battles": int(played.sum()),
+            "wins": int(won.sum()), "losses": int(lost.sum()), "ties": int((played & (y == 0.5)).sum()),
+        })  # fmt: skip
+    return {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
+            "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip

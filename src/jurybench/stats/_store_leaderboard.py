@@ -1,0 +1,91 @@
+"""Leaderboards over the store: battles from a pairwise or preference run's judgments, the
+models from the items' ``model`` column, prompts as the bootstrap's clusters."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
+from jurybench.stats._store import _check_run, jury_coverage
+
+_SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
+JURY_BATTLES = f"""
+SELECT 'jury' AS board, o.pair_id, o.presented_order, o.jury_score AS score, a.model, b.model,
+       coalesce(a.prompt, p.pair_id) AS cluster
+FROM jury_pairwise_orders o {_SIDES}
+WHERE o.run_id = ? AND o.category = ? AND o.jury_score IS NOT NULL"""
+JUROR_BATTLES = f"""
+SELECT ju.name AS board, j.pair_id, j.presented_order, avg(j.score) AS score, a.model, b.model,
+       coalesce(a.prompt, p.pair_id) AS cluster
+FROM pairwise_judgments j JOIN (SELECT DISTINCT call_key FROM run_calls WHERE run_id = ?) rc USING (call_key)
+JOIN jurors ju USING (juror_key) {_SIDES}
+WHERE j.category = ? AND j.status = 'valid'
+GROUP BY ALL"""
+
+
+def _category(con: Any, run_id: str, category: str | None) -> str:
+    found = [r[0] for r in con.execute(
+        "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]  # fmt: skip
+    if not found:
+        raise JurybenchError(f"run '{run_id}' has no pairwise judgments to rank models by.",
+                             hint="A leaderboard needs a pairwise or preference run over pairs of items.")  # fmt: skip
+    if category is None:
+        if len(found) > 1:
+            raise JurybenchError(f"run '{run_id}' judged {len(found)} categories: say which one to rank by.",
+                                 hint=f"--category {found[0]} (valid: {', '.join(found)}).")  # fmt: skip
+        return str(found[0])
+    if category not in found:
+        raise JurybenchError(f"--category {category!r} is not one of the run's.", hint=f"Valid: {', '.join(found)}.")
+    return category
+
+
+def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
+                     baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
+                     seed: int = 0) -> dict[str, Any]:  # fmt: skip
+    """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``)."""
+    if level not in ("jury", "juror"):
+        raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
+    _check_run(con, run_id)
+    chosen = _category(con, run_id, category)
+    rows = con.execute(JURY_BATTLES if level == "jury" else JUROR_BATTLES, [run_id, chosen]).fetchall()
+    by_board: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    for row in rows:
+        by_board[str(row[0])].append(row)
+    boards = {}
+    for board, battles in sorted(by_board.items()):
+        first, second, outcome, clusters = [], [], [], []
+        for _, _, order, score, model_a, model_b, cluster in battles:
+            if model_a is None or model_b is None:
+                raise JurybenchError(f"run '{run_id}': pair items need a model to rank.",
+                                     hint="Import items with a 'model' column.")  # fmt: skip
+            if model_a == model_b:
+                continue  # a model against itself says nothing about ratings
+            shown = (model_a, model_b) if order == "AB" else (model_b, model_a)
+            first.append(shown[0])
+            second.append(shown[1])
+            outcome.append(1.0 if score > 0 else 0.0 if score < 0 else 0.5)
+            clusters.append(str(cluster))
+        names = sorted({*first, *second})
+        if len(names) < 2:
+            raise JurybenchError(f"run '{run_id}' compares fewer than two models: nothing to rank.")
+        for option, value in (("--anchor", anchor), ("--baseline", baseline)):
+            if value is not None and value not in names:
+                raise JurybenchError(
+                    f"{option} {value!r} is not a model of the run.", hint=f"Models: {', '.join(names)}."
+                )
+        index = {name: k for k, name in enumerate(names)}
+        anchor_i = index[anchor] if anchor else 0
+        baseline_i = index[baseline] if baseline else anchor_i
+        try:
+            boards[board] = leaderboard([index[m] for m in first], [index[m] for m in second], outcome, clusters, names,
+                                        anchor=anchor_i, baseline=baseline_i, n_boot=n_boot, seed=seed)  # fmt: skip
+        except NotIdentifiable as exc:
+            raise JurybenchError(f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
+                                 hint="Bradley-Terry needs every model to win and lose some battles, "
+                                 "and the models to be connected by battles.") from None  # fmt: skip
+    out: dict[str, Any] = {"level": level, "category": chosen, "boards": boards}
+    if level == "jury":
+        out["jury"] = jury_coverage(con, run_id, "jury_pairwise")
+    return out

@@ -1,0 +1,120 @@
+"""Bradley–Terry leaderboards: a hand-worked fit, an independent fit, planted strengths, orders."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from jurybench.stats.functions import NotIdentifiable, bradley_terry, elo, win_rate
+from tests.conftest import run_cli, write
+
+
+def _battles(counts: dict[tuple[int, int], tuple[int, int]]) -> tuple[list[int], list[int], list[float]]:
+    """(first, second, outcome) from {(i, j): (wins of i, wins of j)}."""
+    first, second, outcome = [], [], []
+    for (i, j), (wi, wj) in counts.items():
+        first += [i] * (wi + wj)
+        second += [j] * (wi + wj)
+        outcome += [1.0] * wi + [0.0] * wj
+    return first, second, outcome
+
+
+def test_a_hand_worked_three_model_fit() -> None:
+    # A beats B 2 of 3, B beats C 2 of 3, A beats C 4 of 5. Strengths with b_A - b_B = ln 2 and
+    # b_B - b_C = ln 2 predict exactly these rates (2/3, 2/3 and 4/(4+1)), so the likelihood
+    # equations (expected wins = observed wins for every model) hold there: that is the MLE.
+    first, second, outcome = _battles({(0, 1): (2, 1), (1, 2): (2, 1), (0, 2): (4, 1)})
+    beta = bradley_terry(first, second, outcome, 3, anchor=2)
+    assert beta == pytest.approx([2 * math.log(2), math.log(2), 0.0], abs=1e-9)
+    # Elo: 1000 + 400 * b / ln 10, so A is 400 * log10(4) = 240.82 points above C.
+    assert elo(beta) == pytest.approx([1000 + 400 * math.log10(4), 1000 + 400 * math.log10(2), 1000], abs=1e-6)
+    assert win_rate(beta, 2) == pytest.approx([4 / 5, 2 / 3, 1 / 2])
+
+
+def test_equal_to_an_independent_logistic_regression() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    truth = np.array([0.0, 0.4, -0.3, 1.1, 0.2])
+    first = rng.integers(0, 5, 600)
+    second = (first + rng.integers(1, 5, 600)) % 5
+    p = 1 / (1 + np.exp(-(truth[first] - truth[second])))
+    outcome = (rng.random(600) < p).astype(float)
+    outcome[:40] = 0.5  # some ties: half a win each way
+    beta = bradley_terry(first, second, outcome, 5, anchor=0)
+    # The same design for scikit-learn: +1 first, -1 second, the anchor's column dropped; a tie
+    # as two rows (a win and a loss) of weight 1/2; no intercept, no penalty.
+    x = np.zeros((600, 5))
+    x[np.arange(600), first] += 1
+    x[np.arange(600), second] -= 1
+    x = x[:, 1:]
+    tie = outcome == 0.5
+    xs = np.vstack([x[~tie], x[tie], x[tie]])
+    ys = np.concatenate([outcome[~tie], np.ones(tie.sum()), np.zeros(tie.sum())])
+    ws = np.concatenate([np.ones((~tie).sum()), np.full(tie.sum(), 0.5), np.full(tie.sum(), 0.5)])
+    fit = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=10_000)  # no penalty
+    fit.fit(xs, ys, sample_weight=ws)
+    assert beta[1:] == pytest.approx(fit.coef_[0], abs=1e-6)
+
+
+def test_planted_strengths_are_recovered_and_the_order_does_not_matter() -> None:
+    rng = np.random.default_rng(7)
+    truth = np.array([0.0, 0.5, 1.0, -0.5])
+    first = rng.integers(0, 4, 20_000)
+    second = (first + rng.integers(1, 4, 20_000)) % 4
+    p = 1 / (1 + np.exp(-(truth[first] - truth[second])))
+    outcome = (rng.random(20_000) < p).astype(float)
+    beta = bradley_terry(first, second, outcome, 4, anchor=0)
+    assert beta == pytest.approx(truth, abs=0.06)
+    # The same battles with the presentation swapped (and outcomes with it): the same ratings.
+    swapped = bradley_terry(second, first, 1 - outcome, 4, anchor=0)
+    assert swapped == pytest.approx(beta, abs=1e-9)
+
+
+def test_a_model_that_never_loses_has_no_finite_rating() -> None:
+    first, second, outcome = _battles({(0, 1): (5, 0), (1, 2): (2, 2)})
+    with pytest.raises(NotIdentifiable, match="every battle"):
+        bradley_terry(first, second, outcome, 3)
+    with pytest.raises(NotIdentifiable, match="never met"):
+        bradley_terry([0, 1], [1, 0], [1.0, 1.0], 4)
+
+
+ITEMS = "item_id,prompt,response,model\n" + "".join(
+    f"{m}-{p},prompt {p},Answer {p} by {m}.,{m}\n" for p in range(12) for m in ("m1", "m2", "m3")
+)
+PAIRS = "pair_id,item_a,item_b\n" + "".join(
+    f"p{p}-{a}{b},{a}-{p},{b}-{p}\n" for p in range(12) for a, b in (("m1", "m2"), ("m2", "m3"), ("m1", "m3"))
+)
+
+
+def test_the_leaderboard_of_a_preference_run(tmp_path: Path) -> None:
+    db = str(tmp_path / "lb.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
+    scored = run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--juror",
+                     "sim/other,noise=1.2,seed=5", "--no-progress", "--db", db)  # fmt: skip
+    assert scored.exit_code == 0, scored.stderr
+    import json
+
+    import jurybench as jb
+
+    with jb.open(db) as store:
+        board = jb.stats.leaderboard(store, "lb", anchor="m1", boot=200)
+        result = board.attrs["result"]
+        models = result["boards"]["jury"]["models"]
+        assert {m["model"] for m in models} == {"m1", "m2", "m3"}
+        assert next(m for m in models if m["model"] == "m1")["rating"] == pytest.approx(1000.0)
+        for m in models:  # every pair judged in both orders: 12 prompts x 2 opponents x 2 orders
+            assert m["battles"] == 48 and m["wins"] + m["losses"] + m["ties"] == 48
+            assert m["ci_low"] <= m["rating"] <= m["ci_high"] or m["model"] == "m1"
+            assert 1 <= m["rank_low"] <= m["rank"] <= m["rank_high"] <= 3
+        assert sorted(m["rank"] for m in models) == [1, 2, 3] and result["boards"]["jury"]["n_clusters"] == 12
+        per_juror = jb.stats.leaderboard(store, "lb", level="juror", boot=50).attrs["result"]["boards"]
+        assert set(per_juror) == {"sim/pick", "sim/other"}
+    shown = run_cli("stats", "leaderboard", "--run", "lb", "--boot", "50", "--format", "json", "--db", db)
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["name"] == "leaderboard"
+    bad = run_cli("stats", "leaderboard", "--run", "lb", "--anchor", "gpt-9", "--db", db)
+    assert bad.exit_code == 2 and "--anchor 'gpt-9' is not a model of the run" in bad.stderr
