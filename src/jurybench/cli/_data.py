@@ -179,12 +179,15 @@ def datasets_import(
         Path | None,
         typer.Option(help="Folder holding llmbar/ (default: $JURYBENCH_DATA or ../shared/datasets)."),
     ] = None,
-    subset: Annotated[list[str] | None, typer.Option(help="Subsets to import (default: all).")] = None,
+    subset: Annotated[
+        list[str] | None,
+        typer.Option(help="LLMBar subsets: folders below llmbar/ with a dataset.json, e.g. Natural (default: all)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Import a reference dataset's pairs, gold labels and recorded judge completions."""
     from jurybench.config import data_path
-    from jurybench.datasets import LLMBAR_SUBSETS, import_llmbar
+    from jurybench.datasets import import_llmbar
 
     if name == "hanna":
         from jurybench.datasets import import_hanna
@@ -193,12 +196,8 @@ def datasets_import(
         return
     if name != "llmbar":
         raise JurybenchError(f"unknown dataset '{name}'.", hint="Available: llmbar, hanna.")
-    subsets = tuple(subset or LLMBAR_SUBSETS)
-    for s in subsets:
-        if s not in LLMBAR_SUBSETS:
-            raise JurybenchError(f"unknown LLMBar subset '{s}'.", hint=f"Valid: {', '.join(LLMBAR_SUBSETS)}.")
     con = _connect(db)
-    typer.echo(f"llmbar: {import_llmbar(con, data_path(data), subsets)}")
+    typer.echo(f"llmbar: {import_llmbar(con, data_path(data), tuple(subset) if subset else None)}")
 
 
 @datasets_app.command("example")

@@ -18,7 +18,7 @@ and never copied into the repository.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +35,42 @@ class LLMBarImport:
     labels: int
     recordings: int
     sources: list[str]
+    skipped: list[str] = field(default_factory=list)  # judge/strategy result files not read, and why
 
     def __str__(self) -> str:
-        return (
+        text = (
             f"{self.pairs} pairs, {self.labels} gold labels, {self.recordings} recorded "
             f"completions from {len(self.sources)} judge/strategy sources"
         )
+        return text + "".join(f"\n  skipped {line}" for line in self.skipped)
+
+
+def available_subsets(folder: Path) -> list[str]:
+    """Every folder below ``folder`` that holds a dataset.json, by its path (e.g. 'Natural',
+    'Adversarial/Neighbor'): LLMBar's published subsets and any others laid out the same way."""
+    return sorted(str(path.parent.relative_to(folder)) for path in folder.rglob("dataset.json"))
+
+
+def _recorded_results(entries: Any, n: int) -> str | None:
+    """Why a judge/strategy result file cannot be read as both-order completions (None: it can).
+    Upstream keeps other evaluators' outputs (metrics, references, ratings) in other shapes."""
+    if not isinstance(entries, list) or len(entries) != n:
+        return f"{len(entries) if isinstance(entries, list) else 'no'} entries, dataset.json has {n}"
+    for index, entry in enumerate(entries):
+        results = entry.get("results") if isinstance(entry, dict) else None
+        if not isinstance(results, list):
+            return f"entry {index + 1} has no 'results' list"
+        for result in results:
+            for key in ORDERS:
+                completion = result.get(key, {}).get("completion") if isinstance(result, dict) else None
+                if not (isinstance(completion, list) and len(completion) == 2 and isinstance(completion[0], str)):
+                    return f"entry {index + 1} has no '{key}' completion [text, finish_reason]"
+    return None
 
 
 def llmbar_dir(data: Path) -> Path:
     folder = data / "llmbar"
-    if not (folder / "Natural" / "dataset.json").exists():
+    if not folder.is_dir() or not available_subsets(folder):
         raise JurybenchError(
             f"no LLMBar data at {folder}.",
             hint="Pass --data DIR or set JURYBENCH_DATA to the folder holding llmbar/ "
@@ -66,20 +91,27 @@ def pair_id(subset: str, index: int) -> str:
     return f"llmbar/{subset}/{index:04d}"
 
 
-def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSETS) -> LLMBarImport:
-    """Import pairs, gold labels and recorded completions in one transaction."""
+def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] | None = None) -> LLMBarImport:
+    """Import pairs, gold labels and recorded completions in one transaction. ``subsets`` are
+    folders below llmbar/ holding a dataset.json (default: every one). A judge/strategy whose
+    result file is not a list of both-order completions is skipped and named."""
     import pyarrow as pa
 
     folder = llmbar_dir(data)
+    found = available_subsets(folder)
+    for subset in subsets or ():
+        if subset not in found:
+            raise JurybenchError(
+                f"no LLMBar subset '{subset}' at {folder}.", hint=f"Subsets there: {', '.join(found)}."
+            )
+    skipped: list[str] = []
     item_records: list[tuple[int, dict[str, Any]]] = []
     pair_records: list[tuple[int, dict[str, Any]]] = []
     labels: list[dict[str, Any]] = []
     recordings: list[dict[str, Any]] = []
     sources: set[str] = set()
-    for subset in subsets:
+    for subset in subsets or found:
         sub = folder / subset
-        if not sub.exists():
-            raise JurybenchError(f"no LLMBar subset {subset} at {sub}.", hint=f"Subsets: {LLMBAR_SUBSETS}.")
         dataset_file = sub / "dataset.json"
         instances = _load_json(dataset_file)
         for index, inst in enumerate(instances):
@@ -134,10 +166,12 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
         for result_file in sorted(sub.glob("evaluators/*/*/result.json")):
             judge, strategy = result_file.parent.parent.name, result_file.parent.name
             source = f"llmbar:{judge}:{strategy}"
-            sources.add(source)
             entries = _load_json(result_file)
-            if len(entries) != len(instances):
-                raise JurybenchError(f"{result_file}: {len(entries)} entries but dataset.json has {len(instances)}.")
+            why = _recorded_results(entries, len(instances))
+            if why is not None:
+                skipped.append(f"{subset} {judge}/{strategy}: {why}")
+                continue
+            sources.add(source)
             for index, entry in enumerate(entries):
                 if entry.get("input") != instances[index]["input"]:
                     raise JurybenchError(f"{result_file} entry {index + 1}: input differs from dataset.json.")
@@ -164,11 +198,12 @@ def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] = LLMBAR_SUBSET
             "SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file FROM new_labels"
         )
         con.unregister("new_labels")
-        con.register("new_recordings", pa.Table.from_pylist(recordings))
-        con.execute("INSERT OR IGNORE INTO recordings SELECT * FROM new_recordings")
-        con.unregister("new_recordings")
+        if recordings:  # a subset may have no judge results that can be read
+            con.register("new_recordings", pa.Table.from_pylist(recordings))
+            con.execute("INSERT OR IGNORE INTO recordings SELECT * FROM new_recordings")
+            con.unregister("new_recordings")
     n_rec = scalar(con, "SELECT count(*) FROM recordings WHERE source LIKE 'llmbar:%'")
-    return LLMBarImport(len(pair_records), len(labels), int(n_rec), sorted(sources))
+    return LLMBarImport(len(pair_records), len(labels), int(n_rec), sorted(sources), skipped)
 
 
 UPSTREAM_FIGURES = {
