@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -35,3 +37,43 @@ def test_accuracy_counts_invalid_as_wrong_and_reports_gaps() -> None:
     assert everyone["groups"] == ["en", "ko", "zh"]
     with pytest.raises(JurybenchError, match="reference group 'fr'"):
         disparity(groups, cats, correct, invalid, reference="fr", n_boot=10)
+
+
+def test_resampling_groups_draws_whole_groups_a_hand_worked_case() -> None:
+    # Two groups with accuracies 0.5 and 1.0. Drawing two groups with replacement gives
+    # {0.5, 0.5} or {1, 1} (Gini 0) half the time and {0.5, 1} half the time, whose Gini is
+    # 2 * (1 * 0.5 + 2 * 1) / (2 * 1.5) - 3 / 2 = 1/6. So the 2.5 % and 97.5 % points are 0 and 1/6.
+    group = ["a"] * 4 + ["b"] * 4
+    correct = np.array([1, 1, 0, 0, 1, 1, 1, 1], dtype=float)
+    result = disparity(group, ["x"] * 8, correct, np.zeros(8), n_boot=4000, seed=1, resample="groups")
+    assert result["gini"] == pytest.approx(1 / 6) and result["resample"] == "groups"
+    assert result["gini_ci"] == pytest.approx([0.0, 1 / 6])
+    # Resampling rows within the groups instead: group b is always 1.0, group a varies, so the
+    # Gini can exceed 1/6 (a at 0.25 gives 2 * (0.25 + 2) / (2 * 1.25) - 1.5 = 0.3).
+    rows = disparity(group, ["x"] * 8, correct, np.zeros(8), n_boot=4000, seed=1)
+    assert rows["resample"] == "instances" and rows["gini_ci"][1] > 1 / 6
+
+
+def test_an_unknown_resampling_unit_is_refused() -> None:
+    from jurybench.errors import JurybenchError
+
+    with pytest.raises(JurybenchError, match="--resample 'languages' is not valid"):
+        disparity(["a", "b"], ["x", "x"], np.array([1.0, 0.0]), np.zeros(2), resample="languages")
+
+
+def test_the_cli_passes_the_resampling_unit_and_records_it(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_cli
+
+    rows = [{"grp": g, "category": "x", "correct": k < n, "invalid": False}
+            for g, n in (("a", 2), ("b", 4)) for k in range(4)]  # fmt: skip
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = str(tmp_path / "d.duckdb")
+    out = run_cli("stats", "disparity", "--file", str(data), "--resample", "groups", "--boot", "2000", "--seed", "1",
+                  "--format", "json", "--db", db)  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert shown["params"]["resample"] == "groups" and shown["result"]["resample"] == "groups"
+    assert shown["result"]["gini_ci"] == pytest.approx([0.0, 1 / 6])  # as the hand-worked case above

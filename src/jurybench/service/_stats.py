@@ -121,6 +121,7 @@ class Disparity(_P):
     reference: Annotated[str, Field(max_length=256)] | None = None
     boot: Boot = 2000
     seed: int = 0
+    resample: Literal["instances", "groups"] = "instances"
 
 
 def _run(store: Any, name: str, p: Any) -> Any:
@@ -155,7 +156,7 @@ def _run(store: Any, name: str, p: Any) -> Any:
                                    keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
     assert name == "disparity"
     return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
-                           boot=p.boot, seed=p.seed)  # fmt: skip
+                           boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip
 
 
 STATS: dict[str, type[_P]] = {

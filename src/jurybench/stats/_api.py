@@ -178,7 +178,7 @@ def item_spearman(store: Any, run: str, *, arm: str, arms: str | tuple[str, str]
 
 
 def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, max_invalid_rate: float | None = 0.10,
-              reference: str | None = None, boot: int = 2000, seed: int = 0) -> Any:  # fmt: skip
+              reference: str | None = None, boot: int = 2000, seed: int = 0, resample: str = "instances") -> Any:  # fmt: skip
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium.
     ``max_invalid_rate=None`` (or a negative value) keeps every group."""
     if max_invalid_rate is not None and max_invalid_rate < 0:
@@ -186,10 +186,11 @@ def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, m
     if file is not None and (store is None or isinstance(store, str | Path)):
         connect(store).close()  # a statistic over a file records into the store, created if need be
     params = {"sql": sql, "file": file, "max_invalid_rate": -1.0 if max_invalid_rate is None else max_invalid_rate,
-              "reference": reference, "boot": boot}  # fmt: skip
+              "reference": reference, "boot": boot, "resample": resample}  # fmt: skip
     return _recorded(store, "disparity", None, params, seed,
                      lambda con: _store_effects.stat_disparity(con, sql=sql, file=file, max_invalid_rate=max_invalid_rate,
-                                                       reference=reference, n_boot=boot, seed=seed))  # fmt: skip
+                                                       reference=reference, n_boot=boot, seed=seed,
+                                                       resample=resample))  # fmt: skip
 
 
 def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: str | None = None,

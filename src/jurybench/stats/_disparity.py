@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
+RESAMPLE_UNITS = ("instances", "groups")
 
 
 def gini(values: Array) -> float:
@@ -54,8 +55,18 @@ def disparity(
     reference: str | None = None,
     n_boot: int = 2000,
     seed: int = 0,
+    resample: str = "instances",
 ) -> dict[str, Any]:
-    """Accuracy by group x category, Gini inequity with a bootstrap CI, max-min gaps, reference premium."""
+    """Accuracy by group x category, Gini inequity with a bootstrap CI, max-min gaps, reference premium.
+
+    ``resample`` is the bootstrap's unit for the Gini CI: ``instances`` (the rows within each
+    group, groups fixed; the default) or ``groups`` (the kept groups themselves, drawn with
+    replacement with their observed accuracies, as a study that treats its languages as a
+    sample of languages does)."""
+    if resample not in RESAMPLE_UNITS:
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=f"Valid: {', '.join(RESAMPLE_UNITS)}.")
     table = accuracy_table(group, category, correct, invalid)
     excluded = sorted(
         g for g, t in table.items() if max_invalid_rate is not None and t["*"]["invalid_rate"] > max_invalid_rate
@@ -67,14 +78,17 @@ def disparity(
     for c in categories:
         vals = [table[g][c]["accuracy"] for g in kept if table[g][c]["n"] > 0]
         gaps[c] = float(max(vals) - min(vals)) if vals else float("nan")
-    # Bootstrap: resample instances within each kept group.
     rng = np.random.default_rng(seed)
-    g_arr = np.asarray(group)
-    ok = np.asarray(correct, dtype=bool) & ~np.asarray(invalid, dtype=bool)
-    per_group = [ok[g_arr == g].astype(float) for g in kept]
     draws = np.empty(n_boot)
-    for b in range(n_boot):
-        draws[b] = gini(np.array([v[rng.integers(0, len(v), len(v))].mean() for v in per_group]))
+    if resample == "groups":  # the groups are the sample: draw them, keep each one's accuracy
+        for b in range(n_boot):
+            draws[b] = gini(accuracies[rng.integers(0, len(accuracies), len(accuracies))])
+    else:  # the rows within each kept group
+        g_arr = np.asarray(group)
+        ok = np.asarray(correct, dtype=bool) & ~np.asarray(invalid, dtype=bool)
+        per_group = [ok[g_arr == g].astype(float) for g in kept]
+        for b in range(n_boot):
+            draws[b] = gini(np.array([v[rng.integers(0, len(v), len(v))].mean() for v in per_group]))
     low, high = np.nanpercentile(draws, [2.5, 97.5]) if len(kept) > 1 else (float("nan"), float("nan"))
     result: dict[str, Any] = {
         "groups": kept,
@@ -83,6 +97,7 @@ def disparity(
         "accuracy": table,
         "gini": gini(accuracies),
         "gini_ci": [float(low), float(high)],
+        "resample": resample,
         "max_min_gap": gaps,
         "mean_gap": float(np.nanmean(list(gaps.values()))) if gaps else float("nan"),
         "max_gap": float(np.nanmax(list(gaps.values()))) if gaps else float("nan"),

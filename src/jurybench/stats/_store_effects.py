@@ -216,6 +216,7 @@ def stat_disparity(
     reference: str | None = None,
     n_boot: int = 2000,
     seed: int = 0,
+    resample: str = "instances",
 ) -> dict[str, Any]:
     """Classification disparity from a query or file with columns grp, category, correct, invalid
     (and optionally model: then one result per model)."""
@@ -244,7 +245,7 @@ def stat_disparity(
         return _disparity.disparity(
             [str(r["grp"]) for r in rows], [str(r["category"]) for r in rows],
             np.array([truthy(r["correct"]) for r in rows]), np.array([truthy(r["invalid"]) for r in rows]),
-            max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed,
+            max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed, resample=resample,
         )  # fmt: skip
 
     if "model" not in records[0]:
