@@ -117,20 +117,20 @@ def check(
         raise JurybenchError(f"pair_on {pair_on!r} is not valid.", hint="Valid: auto, subject, prompt.")
     if not 0 < alpha < 1:
         raise JurybenchError(f"alpha {alpha} must lie strictly between 0 and 1.")
+    mode = pair_on if baseline_run is not None else "subject"
     with reading(store) as con:
-        scores = _scores(con, run, "subject")
+        scores = _scores(con, run, "prompt" if mode == "prompt" else "subject")
         if not scores:
             raise JurybenchError(f"run '{run}' has no jury scores to check.",
                                  hint="Score it first, or check that its subjects reach the jury's quorum.")  # fmt: skip
         base: dict[str, dict[str, float]] = {}
-        mode = pair_on
         if baseline_run is not None:
-            base = _scores(con, baseline_run, "subject")
-            if mode == "auto":
+            base = _scores(con, baseline_run, "prompt" if mode == "prompt" else "subject")
+            if mode == "auto":  # by subject when the runs share any, else by prompt
                 shared = any(set(scores.get(c, {})) & set(base.get(c, {})) for c in scores)
                 mode = "subject" if shared else "prompt"
-            if mode == "prompt":
-                scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
+                if mode == "prompt":
+                    scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
     for name, _, _ in rules:
         if name not in scores:
             raise JurybenchError(f"--min {name}: run '{run}' has no criterion '{name}'.",

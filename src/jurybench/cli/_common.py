@@ -7,8 +7,6 @@ from typing import Annotated, Any
 
 import typer
 
-from jurybench.errors import JurybenchError
-
 app = typer.Typer(
     name="jurybench",
     help="Judge generations with a jury of LLMs, keep every judgment in DuckDB, query it with SQL.",
@@ -74,11 +72,6 @@ def _connect(db: Path | None, *, read_only: bool = False) -> Any:
     from jurybench.store import connect
 
     return connect(db, read_only=read_only)
-
-
-def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
-    if fmt not in allowed:
-        raise JurybenchError(f"--format {fmt!r} is not valid.", hint=f"Valid: {', '.join(allowed)}.")
 
 
 def click_exceptions() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

@@ -12,7 +12,6 @@ import typer
 from jurybench.cli._common import (
     DbOption,
     FormatOption,
-    _check_format,
     _connect,
     _done,
     annotations_app,
@@ -23,6 +22,7 @@ from jurybench.cli._common import (
     recordings_app,
     rubrics_app,
 )
+from jurybench.commands import check_format
 from jurybench.errors import JurybenchError
 
 
@@ -168,7 +168,7 @@ def schema(fmt: FormatOption = "markdown") -> None:
     """Print the store's tables and views (markdown or json), from a freshly migrated database."""
     from jurybench.store import schema_json, schema_markdown
 
-    _check_format(fmt, ("markdown", "json"))
+    check_format(fmt, ("markdown", "json"))
     typer.echo(schema_markdown() if fmt == "markdown" else schema_json())
 
 

@@ -19,12 +19,11 @@ from jurybench.cli._common import (
     ProgressOption,
     RetriesOption,
     RunOption,
-    _check_format,
     _connect,
     _done,
     app,
 )
-from jurybench.commands import echo_plain
+from jurybench.commands import check_format, echo_plain
 
 
 @app.command()
@@ -183,7 +182,7 @@ def batches_list(
     from jurybench.jury import list_batches
     from jurybench.store import to_csv, to_json
 
-    _check_format(fmt, ("table", "csv", "json"))
+    check_format(fmt, ("table", "csv", "json"))
     names, rows = list_batches(_connect(db, read_only=True), run, open_only)
     if fmt == "table":
         shown = ["batch_id", "provider_batch_id", "juror", "run_id", "round", "status", "n_requests", "n_completed",
@@ -260,7 +259,7 @@ def check(
     The check is recorded in stats_results (name 'check')."""
     from jurybench.api import check as run_check
 
-    _check_format(fmt, ("table", "json"))
+    check_format(fmt, ("table", "json"))
     result = run_check(db, run, min=min_rule, baseline_run=baseline_run, max_drop=max_drop, alpha=alpha,
                        pair_on=pair_on)  # fmt: skip
     if fmt == "json":

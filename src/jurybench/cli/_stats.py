@@ -31,13 +31,6 @@ Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 Db = Annotated[Path | None, typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb).")]
 
 
-def _two(text: str, option: str) -> tuple[str, str]:
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if len(parts) != 2:
-        raise JurybenchError(f"{option} needs two comma-separated values, got {text!r}.")
-    return parts[0], parts[1]
-
-
 @stats_app.command("directional")
 def directional(run: Run, where: Where = None, by: By = None,
                 zero_method: Annotated[str, typer.Option(help="Zero differences: wilcox (drop), pratt or zsplit.")] = "wilcox",
@@ -124,13 +117,21 @@ def ttest(run: Run, where: Where = None, by: Annotated[str, typer.Option(help="G
     )
 
 
+def two_values(text: str, option: str) -> tuple[str, str]:
+    """'a,b' as two values (jurybench.stats.two_values, imported when a command runs: the
+    statistics load numpy, which 'jurybench --help' must not wait for)."""
+    from jurybench.stats import two_values as parse
+
+    return parse(text, option)
+
+
 def _compare(test: str, run: str, groups: str, where: str | None, by: str, fmt: str, db: Path | None,
              level: str = "jury") -> None:  # fmt: skip
     from jurybench import commands
 
     _done(
         commands.statistic(
-            db, test, format=fmt, run=run, groups=_two(groups, "--groups"), where=where, by=by, level=level
+            db, test, format=fmt, run=run, groups=two_values(groups, "--groups"), where=where, by=by, level=level
         )
     )
 
@@ -185,7 +186,7 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
             format=fmt,
             run=run,
             arm=arm,
-            arms=_two(arms, "--arms"),
+            arms=two_values(arms, "--arms"),
             where=where,
             by=by,
             baseline_file=baseline_file,
@@ -215,7 +216,7 @@ def item_spearman(run: Run, arm: CohensArm, arms: CohensArms,
             format=fmt,
             run=run,
             arm=arm,
-            arms=_two(arms, "--arms"),
+            arms=two_values(arms, "--arms"),
             by=by,
             key_file=key_file,
             where=where,

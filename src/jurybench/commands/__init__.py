@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybench.commands import _steps
 from jurybench.commands._output import (
     check_format,
     console,
@@ -23,7 +22,23 @@ from jurybench.commands._output import (
     print_stat,
     run_outcome,
 )
-from jurybench.commands._steps import STATISTICS
+from jurybench.commands._steps import (
+    STATISTICS,
+    agreement,
+    annotations_import,
+    annotations_simulate,
+    baselines_import,
+    calibrate,
+    calibrate_apply,
+    generate,
+    items_import,
+    pairs_import,
+    plot,
+    report_preference,
+    score,
+    sql,
+    statistic,
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +83,7 @@ class Command:
 def _stat(name: str) -> Command:
     from jurybench import stats
 
-    return Command(_steps.statistic, fixed={"name": name}, signature_of=getattr(stats, STATISTICS[name]))
+    return Command(statistic, fixed={"name": name}, signature_of=getattr(stats, STATISTICS[name]))
 
 
 def command(name: str) -> Command | None:
@@ -76,39 +91,25 @@ def command(name: str) -> Command | None:
     if name.startswith("stats "):
         return _stat(name[6:]) if name[6:] in STATISTICS else None
     if name.startswith("plot "):
-        return Command(_steps.plot, fixed={"name": name[5:]})
+        return Command(plot, fixed={"name": name[5:]})
     return COMMANDS.get(name)
 
 
 COMMANDS: dict[str, Command] = {
-    "generate": Command(_steps.generate, "spec"),
-    "score": Command(_steps.score),
-    "sql": Command(_steps.sql, "query"),
-    "items import": Command(_steps.items_import, "file"),
-    "pairs import": Command(_steps.pairs_import, "file"),
-    "annotations import": Command(_steps.annotations_import, "file"),
-    "annotations simulate": Command(_steps.annotations_simulate),
-    "baselines import": Command(_steps.baselines_import, "file"),
-    "calibrate": Command(_steps.calibrate),
-    "calibrate apply": Command(_steps.calibrate_apply, "calibration"),
-    "agreement": Command(_steps.agreement),
-    "report preference": Command(_steps.report_preference),
+    "generate": Command(generate, "spec"),
+    "score": Command(score),
+    "sql": Command(sql, "query"),
+    "items import": Command(items_import, "file"),
+    "pairs import": Command(pairs_import, "file"),
+    "annotations import": Command(annotations_import, "file"),
+    "annotations simulate": Command(annotations_simulate),
+    "baselines import": Command(baselines_import, "file"),
+    "calibrate": Command(calibrate),
+    "calibrate apply": Command(calibrate_apply, "calibration"),
+    "agreement": Command(agreement),
+    "report preference": Command(report_preference),
 }
 
-agreement = _steps.agreement
-annotations_import = _steps.annotations_import
-annotations_simulate = _steps.annotations_simulate
-baselines_import = _steps.baselines_import
-calibrate = _steps.calibrate
-calibrate_apply = _steps.calibrate_apply
-generate = _steps.generate
-items_import = _steps.items_import
-pairs_import = _steps.pairs_import
-plot = _steps.plot
-report_preference = _steps.report_preference
-score = _steps.score
-sql = _steps.sql
-statistic = _steps.statistic
 
 __all__ = [
     "COMMANDS",

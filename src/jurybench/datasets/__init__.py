@@ -1,6 +1,6 @@
 """First-class imports of public reference datasets, read at run time from the data folder."""
 
 from jurybench.datasets.hanna import import_hanna
-from jurybench.datasets.llmbar import LLMBAR_SUBSETS, import_llmbar
+from jurybench.datasets.llmbar import import_llmbar
 
-__all__ = ["LLMBAR_SUBSETS", "import_hanna", "import_llmbar"]
+__all__ = ["import_hanna", "import_llmbar"]

@@ -25,7 +25,6 @@ from typing import Any
 from jurybench.errors import JurybenchError
 from jurybench.store import scalar, transaction, write_items, write_pairs
 
-LLMBAR_SUBSETS = ("Natural", "MT-Bench")
 ORDERS = {"swap = False": "AB", "swap = True": "BA"}
 
 

@@ -190,17 +190,14 @@ class JobManager:
         for n, write in enumerate(writes):
             job_id = uuid.uuid4().hex[:16]
             request = json.dumps(strip_secrets({**write.request, "_n_subjects": counts[n]}))
-            rows.append((job_id, "queued", f"job-{job_id}", request, created, None, None, None, None, 0, 0, 0, 0,
-                         None, 0, None))  # fmt: skip
-        cur.executemany(
-            "INSERT INTO jobs (job_id, status, run_id, request, created_at) VALUES (?, ?, ?, ?, ?)",
-            [(r[0], r[1], r[2], r[3], r[4]) for r in rows],
-        )
+            rows.append((job_id, "queued", f"job-{job_id}", request, created))
+        cur.executemany("INSERT INTO jobs (job_id, status, run_id, request, created_at) VALUES (?, ?, ?, ?, ?)", rows)
+        # The other columns hold the table's defaults, the same for every new job: read them once.
         defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
-        return [(*r[:5], *defaults[5:]) for r in rows]
+        return [(*row, *defaults[5:]) for row in rows]
 
     def enqueue(self, row: tuple[Any, ...], secrets: list[str | None]) -> dict[str, Any]:
-        """Queue a committed job (its row from :meth:`insert`) and return it as the API shows it."""
+        """Queue a committed job (its row from :meth:`insert_many`) and return it as the API shows it."""
         job_id = str(row[0])
         if any(secrets):
             self.secrets[job_id] = secrets

@@ -18,6 +18,7 @@ from jurybench.stats._api import (
     results,
     robustness,
     ttest,
+    two_values,
     welch,
 )
 from jurybench.stats._effects import AnchorThresholds
@@ -42,5 +43,6 @@ __all__ = [
     "results",
     "robustness",
     "ttest",
+    "two_values",
     "welch",
 ]

@@ -22,7 +22,8 @@ from jurybench.store import connect, reading, writing
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
-def _two(value: str | tuple[str, str] | list[str], option: str) -> tuple[str, str]:
+def two_values(value: str | tuple[str, str] | list[str], option: str) -> tuple[str, str]:
+    """Two values from 'a,b' (or a pair), or one line naming ``option``."""
     parts = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else [str(v) for v in value]
     if len(parts) != 2:
         raise JurybenchError(f"{option} needs two comma-separated values, got {value!r}.")
@@ -44,9 +45,8 @@ def _recorded(
         result = compute(con)
     with writing(store) as con:
         result_id = _store.record_result(con, name, run, params, seed, result)
-    columns, rows = flatten(name, result, digits=None)
-    if name == "disparity" and "models" not in result:
-        rows = rows[:-1]  # the summary line of the table is in attrs["result"] (gini, gaps, premium)
+    # Tidy: no summary line of text (gini, gaps and premium are in attrs["result"]).
+    columns, rows = flatten(name, result, digits=None, summary=False)
     frame = pd.DataFrame(rows, columns=columns)
     frame.attrs.update(
         {"result_id": result_id, "statistic": name, "run": run, "params": params, "result": _store.jsonable(result)}
@@ -108,7 +108,7 @@ def ttest(store: Any, run: str, *, where: str | None = None, by: str = "model", 
 
 
 def _compare(test: str, store: Any, run: str, groups: Any, where: str | None, by: str, level: str) -> Any:
-    pair = _two(groups, "groups")
+    pair = two_values(groups, "groups")
     params = {"run": run, "where": where, "by": by, "groups": ",".join(pair), "level": level}
     return _recorded(store, test, run, params, None,
                      lambda con: _store.stat_compare(con, run, test=test, groups=pair, where=where, by=by, level=level))  # fmt: skip
@@ -144,7 +144,7 @@ def cohens_d(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], whe
              baselines: str | None = None, factors: dict[str, str] | None = None, min_gap: float = 0.0, reorganization_gap: float = 0.2, boot: int = 2000,
              seed: int = 0, level: str = "jury") -> Any:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
-    pair = _two(arms, "arms")
+    pair = two_values(arms, "arms")
 
     def compute(con: Any) -> dict[str, Any]:
         stored = _store_effects.stored_baselines(con, baselines, "d") if baselines else None
@@ -167,7 +167,7 @@ def item_spearman(store: Any, run: str, *, arm: str, arms: str | tuple[str, str]
                   level: str = "jury") -> Any:  # fmt: skip
     """Spearman correlation between conditions of per-item keyed differences between the arms
     (reverse-keyed items from ``key_file``, CSV criterion,key, or ``keys``, criterion -> +1/-1)."""
-    pair = _two(arms, "arms")
+    pair = two_values(arms, "arms")
     params: dict[str, Any] = {"run": run, "arm": arm, "arms": ",".join(pair), "by": by, "key_file": key_file, "where": where,
               "level": level}  # fmt: skip
     if keys is not None:

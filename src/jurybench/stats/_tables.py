@@ -13,7 +13,9 @@ def _fmt(v: Any, digits: int) -> Any:
     return round(v, digits) if isinstance(v, float) else v
 
 
-def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6) -> tuple[list[str], list[list[Any]]]:
+def flatten(
+    name: str, result: dict[str, Any], *, digits: int | None = 6, summary: bool = True
+) -> tuple[list[str], list[list[Any]]]:
     """Column names and rows for a statistic's result (floats rounded to ``digits``; None keeps them whole)."""
     rows: list[list[Any]] = []
     if name == "directional":
@@ -86,10 +88,11 @@ def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6) -> tup
             rows.append([g + (" (excluded)" if g in result["excluded_for_invalid_rate"] else ""), t["*"]["accuracy"],
                          t["*"]["invalid_rate"], *(t[c]["accuracy"] for c in categories)])  # fmt: skip
         rows.append(["max-min gap", None, None, *(result["max_min_gap"][c] for c in categories)])
-        rows.append([f"gini {_num(result['gini'])} [{_num(result['gini_ci'][0])}, {_num(result['gini_ci'][1])}]; "
-                     f"mean gap {_num(result['mean_gap'])}; max gap {_num(result['max_gap'])}"
-                     + (f"; {result['reference']} premium {_num(result['reference_premium'], '+.4f')}" if "reference" in result else ""),
-                     None, None, *([None] * len(categories))])  # fmt: skip
+        if summary:  # a line of text for people, not data
+            rows.append([f"gini {_num(result['gini'])} [{_num(result['gini_ci'][0])}, {_num(result['gini_ci'][1])}]; "
+                         f"mean gap {_num(result['mean_gap'])}; max gap {_num(result['max_gap'])}"
+                         + (f"; {result['reference']} premium {_num(result['reference_premium'], '+.4f')}" if "reference" in result else ""),
+                         None, None, *([None] * len(categories))])  # fmt: skip
     else:
         raise ValueError(name)
     if digits is None:

@@ -23,6 +23,7 @@ An option set to ``true`` is a flag (``--progress``), ``false`` its negation
 from __future__ import annotations
 
 import shlex
+import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -140,9 +141,11 @@ def _value(option: Any, value: Any) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
     annotation = option.annotation
-    if "list[" in str(annotation) and not isinstance(value, list):
+    kinds = {typing.get_origin(a) or a for a in (typing.get_args(annotation) or (annotation,))}
+    many = bool(kinds & {list, tuple}) or typing.get_origin(annotation) in (list, tuple)
+    if many and not isinstance(value, list) and not (tuple in kinds and str in kinds):
         value = [value]
-    if isinstance(value, list) and "list[" not in str(annotation) and "tuple[" not in str(annotation):
+    if isinstance(value, list) and not many:
         raise JurybenchError(f"Option '{option.flag}' takes one value, not a list.")
     try:
         return TypeAdapter(annotation).validate_python(value)
