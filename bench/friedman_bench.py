@@ -1,6 +1,7 @@
-"""stats friedman over big runs: the block means are computed in DuckDB, so time grows with the
-rows no faster than a scan and memory stays flat. Each size runs in its own process (peak RSS
-from wait4); ``python bench/friedman_bench.py ROWS`` runs one size."""
+"""stats friedman over big runs: the block means are computed in DuckDB, one criterion at a time,
+so time grows with the rows no faster than a scan. Each store is built in one process and
+measured in another, so the peak RSS of building it does not hide the test's own peak;
+``python bench/friedman_bench.py build ROWS DIR`` / ``measure DIR`` run one step."""
 
 from __future__ import annotations
 
@@ -20,14 +21,13 @@ CRITERIA = 6
 MODELS = 6
 
 
-def one(n_rows: int) -> dict[str, Any]:
+def build(n_rows: int, folder: str) -> dict[str, Any]:
     import pyarrow as pa
 
     from jurybench.jury import Jury, register_jury
     from jurybench.jury._juror import JurorSpec
     from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.rubric import parse_rubric
-    from jurybench.stats._store import stat_friedman
     from jurybench.store import connect
 
     sys.path.insert(0, str(Path(__file__).parent))
@@ -42,41 +42,57 @@ def one(n_rows: int) -> dict[str, Any]:
     n_items = n_rows // CRITERIA
     n_prompts = max(1, n_items // (MODELS * 10))  # ten items per prompt and model
     rng = np.random.default_rng(3)
-    with tempfile.TemporaryDirectory() as tmp:
-        con = connect(Path(tmp) / "f.duckdb")
-        register_rubric(con, rubric)
-        register_jurors(con, [juror])
-        con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('f', ?, 'pointwise', '[]', "
-                    "'finished')", [rubric.content_hash])  # fmt: skip
-        register_jury(con, "f", Jury((juror,), aggregation="mean"))
-        ids = np.array([f"i{k}" for k in range(n_items)])
-        models = np.array([f"m{k % MODELS}" for k in range(n_items)])
-        prompts = np.array([f"p{(k // MODELS) % n_prompts}" for k in range(n_items)])
-        con.register("new_items", pa.table({"item_id": ids, "model": models, "prompt": prompts}))
-        con.execute(
-            "INSERT INTO items (item_id, prompt, response, model) SELECT item_id, prompt, 'x', model FROM new_items"
-        )
-        shift = np.array([int(m[1:]) * 0.1 for m in models])
-        scores = np.clip(np.rint(3 + shift[:, None] + rng.normal(0, 1, (n_items, CRITERIA))), 1, 5)
-        insert_judgments(con, rubric, juror, "f", ids, [f"c{k}" for k in range(CRITERIA)], scores)
-        del scores
-        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        cpu = time.process_time()
-        start = time.perf_counter()
-        result = stat_friedman(con, "f", block="prompt")
-        seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
-        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"rows": n_items * CRITERIA, "blocks": n_prompts, "seconds": seconds, "cpu_seconds": cpu_s,
-            "rss_before_mb": before, "rss_after_mb": after, "growth_mb": after - before,
-            "p_c0": result["criteria"]["c0"]["p"]}  # fmt: skip
+    con = connect(Path(folder) / "f.duckdb")
+    register_rubric(con, rubric)
+    register_jurors(con, [juror])
+    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('f', ?, 'pointwise', '[]', "
+                "'finished')", [rubric.content_hash])  # fmt: skip
+    register_jury(con, "f", Jury((juror,), aggregation="mean"))
+    ids = np.array([f"i{k}" for k in range(n_items)])
+    models = np.array([f"m{k % MODELS}" for k in range(n_items)])
+    prompts = np.array([f"p{(k // MODELS) % n_prompts}" for k in range(n_items)])
+    con.register("new_items", pa.table({"item_id": ids, "model": models, "prompt": prompts}))
+    con.execute(
+        "INSERT INTO items (item_id, prompt, response, model) SELECT item_id, prompt, 'x', model FROM new_items"
+    )
+    shift = np.array([int(m[1:]) * 0.1 for m in models])
+    scores = np.clip(np.rint(3 + shift[:, None] + rng.normal(0, 1, (n_items, CRITERIA))), 1, 5)
+    insert_judgments(con, rubric, juror, "f", ids, [f"c{k}" for k in range(CRITERIA)], scores)
+    del scores
+    con.close()
+    return {"rows": n_items * CRITERIA, "blocks": n_prompts}
+
+
+def measure(folder: str) -> dict[str, Any]:
+    """Peak RSS growth of one friedman over a built store, after the libraries it uses are loaded."""
+    import duckdb  # noqa: F401
+    import pandas  # noqa: F401
+    import scipy.stats  # noqa: F401
+
+    from jurybench.stats._store import stat_friedman
+    from jurybench.store import connect
+
+    con = connect(Path(folder) / "f.duckdb")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu = time.process_time()
+    start = time.perf_counter()
+    result = stat_friedman(con, "f", block="prompt")
+    seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "cpu_seconds": cpu_s, "rss_before_mb": before, "rss_after_mb": after,
+            "growth_mb": after - before, "p_c0": result["criteria"]["c0"]["p"]}  # fmt: skip
 
 
 def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, Any]:
     runs = []
     for n in (small, large):
-        done = subprocess.run([sys.executable, __file__, str(n)], capture_output=True, text=True, check=True,
-                              env={**os.environ})  # fmt: skip
-        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        with tempfile.TemporaryDirectory() as tmp:
+            step = {}
+            for args in (["build", str(n), tmp], ["measure", tmp]):
+                done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True,
+                                      env={**os.environ})  # fmt: skip
+                step.update(json.loads(done.stdout.strip().splitlines()[-1]))
+        runs.append(step)
     a, b = runs
     return {"small": a, "large": b, "rows_ratio": b["rows"] / a["rows"], "time_ratio": b["seconds"] / a["seconds"],
             "growth_mb_large": b["growth_mb"]}  # fmt: skip
@@ -85,5 +101,7 @@ def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, An
 if __name__ == "__main__":
     if sys.argv[1] == "both":  # python bench/friedman_bench.py both SMALL LARGE
         print(json.dumps(bench_friedman(int(sys.argv[2]), int(sys.argv[3]))))
+    elif sys.argv[1] == "build":
+        print(json.dumps(build(int(sys.argv[2]), sys.argv[3])))
     else:
-        print(json.dumps(one(int(sys.argv[1]))))
+        print(json.dumps(measure(sys.argv[2])))

@@ -17,7 +17,7 @@ def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
     """Friedman test across models (columns) with blocks = prompts (rows, complete only),
     then pairwise Wilcoxon signed-rank tests (null distribution as in
     :func:`jurybench.stats._pairwise.wilcoxon_method`), Holm-corrected, as a p-value matrix."""
-    from scipy.stats import friedmanchisquare, wilcoxon
+    from scipy.stats import friedmanchisquare, rankdata, wilcoxon
 
     complete = scores[~np.isnan(scores).any(axis=1)]
     chi2, p = friedmanchisquare(*[complete[:, j] for j in range(complete.shape[1])])
@@ -31,16 +31,10 @@ def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
     matrix = {a: dict.fromkeys(models, 1.0) for a in models}
     for (i, j), q in zip(pairs, adjusted, strict=True):
         matrix[models[i]][models[j]] = matrix[models[j]][models[i]] = float(q)
-    mean_ranks = np.mean(np.apply_along_axis(_rank, 1, complete), axis=0)
+    mean_ranks = np.mean(rankdata(complete, axis=1), axis=0)  # ranks within each block, ties averaged
     return {"n_blocks": len(complete), "n_dropped": int(len(scores) - len(complete)), "chi2": float(chi2),
             "p": float(p), "mean_rank": dict(zip(models, map(float, mean_ranks), strict=True)),
             "means": dict(zip(models, map(float, complete.mean(axis=0)), strict=True)), "posthoc_holm": matrix}  # fmt: skip
-
-
-def _rank(row: Array) -> Array:
-    from scipy.stats import rankdata
-
-    return np.asarray(rankdata(row), dtype=float)
 
 
 def one_sample_t(x: Array, baseline: float) -> dict[str, float]:

@@ -77,18 +77,42 @@ def _level(level: str, by: str | None) -> tuple[str | None, bool]:
     return (f"juror || ' / ' || CAST(({by}) AS VARCHAR)" if by else "juror"), False
 
 
+def run_dimensions(con: Any, run_id: str) -> list[str]:
+    """The criteria (or categories) of a run's rubric, in the rubric's order."""
+    rows = con.execute(
+        "SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) WHERE r.run_id = ? "
+        "ORDER BY d.position",
+        [run_id],
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
-    """The run's jury rule with jurors expected vs present and the subjects below quorum."""
+    """The run's jury rule with jurors expected vs present and the subjects below quorum. Read one
+    criterion at a time: the jury views aggregate per subject x criterion, and one criterion's
+    hash tables are a fraction of the run's (a filter on the criterion reaches the base tables)."""
     from jurybench.jury import jury_rule
 
-    subject = "pair_id" if view == "jury_pairwise" else "item_id"
-    row = con.execute(
-        f"SELECT count(DISTINCT {subject}), count(DISTINCT {subject}) FILTER (WHERE below_quorum), "
-        f"avg(n_jurors_present) FROM {view} WHERE run_id = ?",
-        [run_id],
-    ).fetchall()[0]
-    return {**jury_rule(con, run_id), "n_subjects": row[0], "subjects_below_quorum": row[1],
-            "mean_jurors_present": None if row[2] is None else float(row[2])}  # fmt: skip
+    subject, dimension = ("pair_id", "category") if view == "jury_pairwise" else ("item_id", "criterion")
+    below: set[Any] = set()
+    present, rows = 0.0, 0
+    names: list[str | None] = [*run_dimensions(con, run_id)] or [None]
+    for name in names:
+        where = f"run_id = $run AND {dimension} = $dim" if name is not None else "run_id = $run"
+        params = {"run": run_id, **({"dim": name} if name is not None else {})}
+        n, total, short = con.execute(
+            f"SELECT count(*), sum(n_jurors_present), list(DISTINCT {subject}) FILTER (WHERE below_quorum) "
+            f"FROM {view} WHERE {where}",
+            params,
+        ).fetchone()
+        rows, present = rows + int(n), present + float(total or 0)
+        below.update(short or ())
+    subjects_n = con.execute(
+        "SELECT count(DISTINCT subject_id) FROM run_subjects WHERE run_id = ? AND subject_kind = ?",
+        [run_id, "pair" if view == "jury_pairwise" else "item"],
+    ).fetchone()[0]
+    return {**jury_rule(con, run_id), "n_subjects": int(subjects_n) if rows else 0, "subjects_below_quorum": len(below),
+            "mean_jurors_present": present / rows if rows else None}  # fmt: skip
 
 
 STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
@@ -268,14 +292,17 @@ def stat_friedman(
     level: str = "jury",
 ) -> dict[str, Any]:
     """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
-    computed in DuckDB, so only one row per (criterion, block, group) reaches Python: time
-    grows with the rows no faster than a scan, and memory with the blocks, not the rows."""
+    computed in DuckDB, one criterion at a time, so only one row per (criterion, block, group)
+    reaches Python and DuckDB's hash tables hold one criterion's subjects, not the run's."""
     _check_run(con, run_id)
-    sql = (
-        f"SELECT criterion, extra AS blk, grp, avg(score) AS score FROM ({_pointwise_sql(by, where, block, level)}) "
-        "GROUP BY ALL ORDER BY criterion, blk, grp"
-    )
-    rows = _query(con, sql, {"run": run_id}, "reading pointwise scores")
+    if where:
+        expression(where, option="--where")  # checked alone before it is combined with the criterion
+    rows: list[tuple[Any, ...]] = []
+    for criterion in run_dimensions(con, run_id):  # one criterion at a time: its hash tables, not the run's
+        inner = _pointwise_sql(by, f"({where}) AND criterion = $criterion" if where else "criterion = $criterion",
+                               block, level)  # fmt: skip
+        sql = f"SELECT criterion, extra AS blk, grp, avg(score) AS score FROM ({inner}) GROUP BY ALL ORDER BY blk, grp"
+        rows += _query(con, sql, {"run": run_id, "criterion": criterion}, "reading pointwise scores")
     if not rows:
         raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
     out = {}
