@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "jurybench"
 # Lowest first. A package may import the ones before it, never the ones after it.
 ORDER = [
     "errors", "config", "redact", "testing", "store", "rubric", "jury", "generation", "annotations", "calibration",
-    "stats", "report", "datasets", "api", "commands", "studies", "service", "cli",
+    "stats", "report", "datasets", "api", "commands", "studies", "viewer", "service", "cli",
 ]  # fmt: skip
 
 

@@ -19,6 +19,10 @@ class JurybenchError(Exception):
         super().__init__(f"{message} {hint}".strip() if hint else message)
 
 
+class NotFound(JurybenchError):
+    """What was asked for (a run, a job, a result) is not in the store (HTTP 404)."""
+
+
 def where(path: object, *, row: int | None = None, field: str | None = None) -> str:
     """Format a location prefix such as ``items.csv row 4, field 'item_id':``."""
     parts = [str(path)]

@@ -103,3 +103,17 @@ def calibrate_apply(
     from jurybench import commands
 
     _done(commands.calibrate_apply(db, calibration=calibration, run=run))
+
+
+@report_app.command("html")
+def report_html(
+    run: Annotated[list[str], typer.Option("--run", help="A run to report (repeat for several).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path("report.html"),
+    db: DbOption = None,
+) -> None:
+    """One self-contained HTML file (inline CSS, plots as SVG) with each run's jury, jurors,
+    figures with CIs, recorded statistics and calibration."""
+    from jurybench.config import db_path
+    from jurybench.viewer import report_html as write
+
+    typer.echo(f"wrote {write(db_path(db), run, output)}")

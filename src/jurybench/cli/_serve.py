@@ -181,3 +181,49 @@ def demo(
     code = run_study(path, out / name, store, echo=typer.echo)
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def view(
+    db: DbOption = None,
+    host: Annotated[str, typer.Option(help="Loopback address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8766,
+    no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+) -> None:
+    """Look at the store in a browser, read-only: runs, a run's jury and jurors, every item with
+    each juror's raw answers, disagreements, statistics with plots, calibrations.
+
+    Served on loopback only; `jurybench serve` shows the same pages behind its token."""
+    import ipaddress
+    import socket
+
+    from jurybench.config import db_path
+
+    if not (host == "localhost" or _is_loopback(host, ipaddress)):
+        raise JurybenchError(f"--host {host}: the viewer listens on loopback only.",
+                             hint="To share the pages, use 'jurybench serve' with a token.")  # fmt: skip
+    store = db_path(db)
+    if not store.is_file():
+        raise JurybenchError(f"{store}: no such store.", hint="Pass --db FILE or set JURYBENCH_DB.")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise JurybenchError(f"--port {port}: cannot listen on {host} ({exc.strerror}).",
+                             hint="Choose another --port (0 picks a free one).") from None  # fmt: skip
+    port = sock.getsockname()[1]
+    from jurybench.viewer import create_viewer_app
+
+    app_ = create_viewer_app(store)  # opens the store now: a store held by a writer is one line
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
+    typer.echo(f"jurybench viewer: {store} (read-only) at {url}  (Ctrl-C to stop)")
+    if not no_browser:
+        import threading
+        import webbrowser
+
+        threading.Timer(0.8, webbrowser.open, args=(url,)).start()
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app_, log_level="warning"))
+    server.run(sockets=[sock])

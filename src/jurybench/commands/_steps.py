@@ -286,34 +286,10 @@ def statistic(db: Path | None, name: str, *, format: str = "table", **options: A
     return 0
 
 
-def plot_caption(con: Any, name: str, run_id: str | None, params: str | None, result_id: str, created: Any) -> str:
-    """What a figure shows, for its caption: the statistic and its parameters, the run with its
-    rubric and jury, and the recorded result it was drawn from."""
-    shown = {k: v for k, v in json.loads(params or "{}").items() if v not in (None, "", [], False) and k != "run"}
-    parts = [f"{name}" + (f" ({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")]
-    if run_id:
-        row = con.execute(
-            """SELECT ru.name, ru.version, j.name, j.aggregation, j.quorum, j.definition
-               FROM runs r JOIN rubrics ru USING (rubric_hash) LEFT JOIN juries j ON j.jury_id = r.jury_id
-               WHERE r.run_id = ?""",
-            [run_id],
-        ).fetchall()
-        if row:
-            rubric, version, jury_name, rule, quorum, definition = row[0]
-            jurors = [j.get("name", "?") for j in json.loads(definition or "{}").get("jurors", [])]
-            jury = (f"jury {jury_name + ': ' if jury_name else ''}{rule} of {', '.join(jurors)}, quorum {quorum}"
-                    if jurors else "jury unknown")  # fmt: skip
-            parts.append(f"run {run_id}; rubric {rubric} v{version}; {jury}")
-        else:
-            parts.append(f"run {run_id}")
-    parts.append(f"stats_results {result_id[:12]}, {str(created)[:19]}")
-    return " | ".join(parts)
-
-
 def plot(db: Path | None, *, name: str, output: Path, result: str | None = None, alpha: float = 0.05) -> int:
     """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity. The
     figure's caption names the run, its rubric and jury, and the recorded result."""
-    from jurybench.report import PLOTS, draw
+    from jurybench.report import PLOTS, draw, plot_caption
     from jurybench.store import reading
 
     if name not in PLOTS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,43 @@ def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
     right.set_title("Max - min accuracy gap across groups, over categories", fontsize=9)
     right.legend(fontsize=8)
     return fig
+
+
+# The plot drawn for a recorded statistic (stats_results.name -> plot name).
+PLOT_OF_STAT = {"directional": "directional", "gap": "gap", "friedman": "posthoc", "cohens-d": "cohens-d",
+                "disparity": "disparity"}  # fmt: skip
+
+
+def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str = "") -> str:
+    """The plot of a recorded statistic as SVG text, for pages and reports (``name`` is the
+    statistic's name as recorded; see ``PLOT_OF_STAT``)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = draw(PLOT_OF_STAT[name], result, Path(tmp) / "plot.svg", alpha=alpha, caption=caption)
+        text = out.read_text(encoding="utf-8")
+    return text[text.index("<svg") :]  # without the XML prolog and doctype: it is embedded in HTML
+
+
+def plot_caption(con: Any, name: str, run_id: str | None, params: str | None, result_id: str, created: Any) -> str:
+    """What a figure shows, for its caption: the statistic and its parameters, the run with its
+    rubric and jury, and the recorded result it was drawn from."""
+    shown = {k: v for k, v in json.loads(params or "{}").items() if v not in (None, "", [], False) and k != "run"}
+    parts = [f"{name}" + (f" ({', '.join(f'{k}={v}' for k, v in shown.items())})" if shown else "")]
+    if run_id:
+        row = con.execute(
+            """SELECT ru.name, ru.version, j.name, j.aggregation, j.quorum, j.definition
+               FROM runs r JOIN rubrics ru USING (rubric_hash) LEFT JOIN juries j ON j.jury_id = r.jury_id
+               WHERE r.run_id = ?""",
+            [run_id],
+        ).fetchall()
+        if row:
+            rubric, version, jury_name, rule, quorum, definition = row[0]
+            jurors = [j.get("name", "?") for j in json.loads(definition or "{}").get("jurors", [])]
+            jury = (f"jury {jury_name + ': ' if jury_name else ''}{rule} of {', '.join(jurors)}, quorum {quorum}"
+                    if jurors else "jury unknown")  # fmt: skip
+            parts.append(f"run {run_id}; rubric {rubric} v{version}; {jury}")
+        else:
+            parts.append(f"run {run_id}")
+    parts.append(f"stats_results {result_id[:12]}, {str(created)[:19]}")
+    return " | ".join(parts)

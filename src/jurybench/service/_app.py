@@ -21,15 +21,17 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybench import __version__
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, NotFound
 from jurybench.redact import install_log_redaction, redact_value, register_secret
 from jurybench.service import _requests as rq
-from jurybench.service._jobs import Conflict, JobManager, JobWrite, NotFound
+from jurybench.service._jobs import Conflict, JobManager, JobWrite
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
+from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of
 
 log = logging.getLogger("jurybench.service")
-OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc"})
+OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/login"})
+OPEN_PREFIXES = ("/docs-assets/", "/assets/")  # Swagger UI, ReDoc and the viewer's stylesheet
 DOCS_ASSETS = "/docs-assets"  # Swagger UI and ReDoc, served from the installed package: no CDN
 
 
@@ -130,19 +132,45 @@ class _Auth:
     request-object middleware costs every request a task group and a stream)."""
 
     def __init__(self, app: Any, token: str) -> None:
-        self.app, self.token = app, token.encode()
+        self.app, self.token, self.session = app, token.encode(), session_of(token).encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = str(scope.get("path") or "")
-        if scope["type"] == "http" and path not in OPEN_PATHS and not path.startswith(DOCS_ASSETS + "/"):
-            given = next((v for k, v in scope.get("headers") or [] if k == b"authorization"), b"")
+        if scope["type"] == "http" and path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
+            headers = scope.get("headers") or []
+            given = next((v for k, v in headers if k == b"authorization"), b"")
             scheme, _, token = given.decode("latin-1").partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode("latin-1"), self.token):
+            bearer = scheme.lower() == "bearer" and hmac.compare_digest(token.encode("latin-1"), self.token)
+            if not bearer and not self._cookie(headers):
+                if scope.get("method") == "GET" and not path.startswith("/v1/"):  # a viewer page: sign in first
+                    from urllib.parse import quote
+
+                    from starlette.responses import RedirectResponse
+
+                    target = path + (f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else "")
+                    await RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)(
+                        scope, receive, send
+                    )
+                    return
                 response = _error(401, "missing or wrong bearer token.", "Send 'Authorization: Bearer <token>'.")
                 response.headers["WWW-Authenticate"] = "Bearer"
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+    def _cookie(self, headers: list[tuple[bytes, bytes]]) -> bool:
+        from http.cookies import CookieError, SimpleCookie
+
+        for key, value in headers:
+            if key == b"cookie":
+                try:
+                    jar = SimpleCookie(value.decode("latin-1"))
+                except CookieError:
+                    return False
+                morsel = jar.get(SESSION_COOKIE)
+                if morsel is not None and hmac.compare_digest(morsel.value.encode("latin-1"), self.session):
+                    return True
+        return False
 
 
 def create_app(
@@ -201,6 +229,7 @@ def create_app(
     )  # fmt: skip
 
     _offline_docs(app)
+    mount_viewer(app, config, lambda: state["store"])
 
     # -- errors ------------------------------------------------------------------------------
     @app.exception_handler(JurybenchError)

@@ -23,16 +23,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, NotFound
 from jurybench.jury import CostTally
 from jurybench.redact import redact
 
 log = logging.getLogger("jurybench.service")
 FINAL = ("finished", "finished_with_errors", "failed", "cancelled", "stopped_budget")
-
-
-class NotFound(JurybenchError):
-    pass
 
 
 class Conflict(JurybenchError):

@@ -23,6 +23,7 @@ from jurybench.stats._api import (
 )
 from jurybench.stats._effects import AnchorThresholds
 from jurybench.stats._store import jsonable, record_result
+from jurybench.stats._tables import flatten
 
 __all__ = [
     "ZERO_METHODS",
@@ -31,6 +32,7 @@ __all__ = [
     "consistency",
     "directional",
     "disparity",
+    "flatten",
     "friedman",
     "functions",
     "gap",

@@ -1,0 +1,8 @@
+"""The viewer: the store's runs, jurors, items, disagreements, statistics and calibrations as
+pages in a browser (``jurybench view``, and ``jurybench serve`` at ``/``), and a run as one
+self-contained HTML file (``jurybench report html``)."""
+
+from jurybench.viewer._report import report_html
+from jurybench.viewer._web import ASSETS, ReadOnlyStore, create_viewer_app, router
+
+__all__ = ["ASSETS", "ReadOnlyStore", "create_viewer_app", "report_html", "router"]

@@ -1,0 +1,310 @@
+"""What the viewer's pages show, read from the store's tables and views (one cursor per page).
+
+Pages list at most ``PAGE`` rows and page on by key (``after=``), never by offset, so a page
+of a big store costs what the page shows. A run's figures, juror table and disagreements are
+aggregates over every judgment of the run: they are computed once per state of the run (its
+status, end time and jury) and kept, since a finished run does not change."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from jurybench.errors import JurybenchError, NotFound
+
+PAGE = 50
+DISAGREEMENTS = 500  # the most disputed subjects kept per run and sort
+
+
+class _Memo:
+    """A small LRU cache shared by the pages, keyed by the run's state."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size, self.items, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
+
+    def get(self, key: Any, make: Any) -> Any:
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        value = make()
+        with self.lock:
+            self.items[key] = value
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+
+MEMO = _Memo()
+
+
+def _dicts(cur: Any) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _query(con: Any, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return _dicts(con.execute(sql, params or []))
+
+
+def _jurors_of(definition: Any) -> list[str]:
+    try:
+        return [str(j.get("name") or j.get("model") or "?") for j in json.loads(definition or "{}").get("jurors", [])]
+    except (TypeError, ValueError, AttributeError):
+        return []
+
+
+# -- runs ------------------------------------------------------------------------------------
+_RUNS = """
+WITH counts AS (
+    SELECT run_id, sum(n_calls) AS n_calls, sum(n_ok) AS n_ok, sum(n_invalid) AS n_invalid,
+           sum(n_refusal) AS n_refusal, sum(n_error) AS n_error
+    FROM run_summary GROUP BY run_id)
+SELECT r.run_id, r.mode, r.status, r.n_subjects, r.selection, r.created_at, r.finished_at, r.jury_id,
+       ru.name AS rubric, ru.version AS rubric_version, ru.kind AS rubric_kind,
+       j.name AS jury_name, j.aggregation, j.quorum, j.tie_rule, j.calibration_id, j.definition,
+       c.n_calls, c.n_ok, c.n_invalid, c.n_refusal, c.n_error,
+       rc.cost_usd, rc.n_cost_known, rc.n_cost_unknown
+FROM runs r JOIN rubrics ru USING (rubric_hash)
+LEFT JOIN juries j ON j.jury_id = r.jury_id
+LEFT JOIN counts c ON c.run_id = r.run_id
+LEFT JOIN run_cost rc ON rc.run_id = r.run_id
+"""
+
+
+def _run_row(row: dict[str, Any]) -> dict[str, Any]:
+    row["jurors"] = _jurors_of(row.pop("definition", None))
+    start, end = row.get("created_at"), row.get("finished_at")
+    row["seconds"] = (end - start).total_seconds() if start is not None and end is not None else None
+    return row
+
+
+def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What a run's cached aggregates depend on."""
+    return (row["run_id"], row["status"], str(row.get("finished_at")), row.get("jury_id"), row.get("n_calls"))
+
+
+def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "",
+              limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
+    """Runs, newest first, filtered by dataset (of any of their subjects), rubric name and status;
+    ``after`` is the last run id of the previous page."""
+    where, params = ["TRUE"], []
+    if rubric:
+        where.append("ru.name = ?")
+        params.append(rubric)
+    if status:
+        where.append("r.status = ?")
+        params.append(status)
+    if dataset:
+        where.append(
+            "r.run_id IN (SELECT s.run_id FROM run_subjects s LEFT JOIN items i ON s.subject_kind = 'item' "
+            "AND i.item_id = s.subject_id LEFT JOIN pairs p ON s.subject_kind = 'pair' AND p.pair_id = s.subject_id "
+            "WHERE coalesce(i.dataset, p.dataset) = ?)"
+        )
+        params.append(dataset)
+    if after:
+        where.append("(r.created_at, r.run_id) < (SELECT (created_at, run_id) FROM runs WHERE run_id = ?)")
+        params.append(after)
+    rows = _query(con, f"{_RUNS} WHERE {' AND '.join(where)} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
+                  [*params, limit + 1])  # fmt: skip
+    more = len(rows) > limit
+    rows = [_run_row(r) for r in rows[:limit]]
+    for row in rows:
+        row["below_quorum"] = run_figures(con, row)["below_quorum"]
+    choices = {
+        "rubrics": [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT name FROM rubrics JOIN runs USING (rubric_hash) ORDER BY 1"
+            ).fetchall()
+        ],
+        "statuses": [r[0] for r in con.execute("SELECT DISTINCT status FROM runs ORDER BY 1").fetchall()],
+        "datasets": [
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT dataset FROM (SELECT dataset FROM items UNION ALL SELECT dataset FROM pairs) "
+                "WHERE dataset IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        ],
+    }
+    return {"runs": rows, "next": rows[-1]["run_id"] if more and rows else None, "choices": choices,
+            "filters": {"dataset": dataset, "rubric": rubric, "status": status}}  # fmt: skip
+
+
+def run_header(con: Any, run_id: str) -> dict[str, Any]:
+    rows = _query(con, f"{_RUNS} WHERE r.run_id = ?", [run_id])
+    if not rows:
+        raise NotFound(f"no run '{run_id}'.", hint="The runs page lists every run.")
+    return _run_row(rows[0])
+
+
+def _ci(n: int, mean: float | None, sd: float | None) -> tuple[float | None, float | None]:
+    """The 95 % t interval of a mean."""
+    if mean is None or sd is None or n < 2 or math.isnan(sd):
+        return None, None
+    from scipy.stats import t
+
+    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def run_figures(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """Per criterion (category): the jury's mean score with its 95 % CI, the subjects scored and
+    below quorum; for pairwise runs also the shares won by A and by B."""
+
+    def make() -> dict[str, Any]:
+        pairwise = run["mode"] == "pairwise"
+        view, dim, subject = (("jury_pairwise", "category", "pair_id") if pairwise
+                              else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
+        figures: list[dict[str, Any]] = []
+        below: set[Any] = set()
+        dims = [r[0] for r in con.execute(
+            "SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) WHERE r.run_id = ? "
+            "ORDER BY d.position", [run["run_id"]]).fetchall()]  # fmt: skip
+        # A big run is read one criterion at a time (the jury view's hash tables stay one
+        # criterion's size); a small one in one query (each query scans the whole view).
+        big = (run.get("n_calls") or 0) * max(len(dims), 1) > 200_000
+        select = (f"SELECT {dim}, count(jury_score), avg(jury_score), stddev_samp(jury_score), "
+                  f"count(*) FILTER (WHERE jury_score > 0), count(*) FILTER (WHERE jury_score < 0), "
+                  f"list({subject}) FILTER (WHERE below_quorum) FROM {view} WHERE run_id = ?")  # fmt: skip
+        if big:
+            rows = [con.execute(f"{select} AND {dim} = ? GROUP BY {dim}", [run["run_id"], d]).fetchone() for d in dims]
+        else:
+            got = {r[0]: r for r in con.execute(f"{select} GROUP BY {dim}", [run["run_id"]]).fetchall()}
+            rows = [got.get(d) for d in dims]
+        for name, row in zip(dims, rows, strict=True):
+            _, n, mean, sd, pos, neg, short = row or (name, 0, None, None, 0, 0, None)
+            low, high = _ci(int(n), mean, sd)
+            below.update(short or ())
+            figures.append({"criterion": name, "n": int(n), "mean": mean, "ci_low": low, "ci_high": high,
+                            "share_a": pos / n if pairwise and n else None,
+                            "share_b": neg / n if pairwise and n else None,
+                            "below_quorum": len(short or ())})  # fmt: skip
+        return {"figures": figures, "below_quorum": len(below), "pairwise": pairwise}
+
+    return MEMO.get(("figures", *run_key(run)), make)  # type: ignore[no-any-return]
+
+
+def run_jurors(con: Any, run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The juror table: outcome rates, cost, latency; flip rate and first-position win rate for
+    pairwise runs."""
+
+    def make() -> list[dict[str, Any]]:
+        rows = _query(
+            con,
+            """SELECT s.juror, s.model, s.juror_key, s.n_calls, s.n_ok, s.n_invalid, s.n_refusal, s.n_error,
+                      s.cost_usd, s.n_costed, s.mean_latency_ms, rj.position,
+                      ob.flip_rate, ob.n_valid AS n_pairs_both_orders, ps.first_position_win_rate
+               FROM run_summary s
+               LEFT JOIN run_jurors rj ON rj.run_id = s.run_id AND rj.juror_key = s.juror_key
+               LEFT JOIN juror_order_bias ob ON ob.run_id = s.run_id AND ob.juror_key = s.juror_key
+               LEFT JOIN juror_position_stats ps ON ps.run_id = s.run_id AND ps.juror_key = s.juror_key
+               WHERE s.run_id = ? ORDER BY rj.position NULLS LAST, s.juror""",
+            [run["run_id"]],
+        )
+        for r in rows:
+            n = r["n_calls"] or 0
+            for k in ("ok", "invalid", "refusal", "error"):
+                r[f"{k}_rate"] = (r[f"n_{k}"] or 0) / n if n else None
+        return rows
+
+    return MEMO.get(("jurors", *run_key(run)), make)  # type: ignore[no-any-return]
+
+
+def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """Each juror and the jury against the human mean per criterion (pointwise runs whose items
+    have human labels); otherwise why there is none."""
+
+    def make() -> dict[str, Any]:
+        if run["mode"] != "pointwise":
+            return {"rows": [], "note": "Agreement with human labels is shown for pointwise runs "
+                                        "(preference runs: see the calibration's held-out accuracy)."}  # fmt: skip
+        labelled = con.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT subject_id FROM human_labels WHERE subject_kind = 'item') h "
+            "JOIN run_subjects s ON s.subject_id = h.subject_id AND s.subject_kind = 'item' WHERE s.run_id = ?",
+            [run["run_id"]],
+        ).fetchone()[0]
+        if not labelled:
+            return {"rows": [], "note": "No human labels on this run's items."}
+        import numpy as np
+
+        from jurybench.annotations import pointwise_data, score_agreement
+
+        try:
+            blocks = pointwise_data(con, run["run_id"], None)
+        except JurybenchError as exc:
+            return {"rows": [], "note": exc.message}
+        rows = []
+        for data in blocks:
+            raters = [
+                *zip(data.jurors, data.juror_scores.T, strict=True),
+                (f"jury ({data.rule['aggregation']})", data.jury),
+            ]
+            for name, scores in raters:
+                m = score_agreement(np.asarray(scores, dtype=float), data.human_mean)
+                n = int((~np.isnan(scores) & ~np.isnan(data.human_mean)).sum())
+                low, high = _fisher_ci(m.get("pearson"), n)
+                rows.append({"criterion": data.criterion, "rater": name, "pearson": m.get("pearson"), "low": low,
+                             "high": high, "mae": m.get("mae"), "n": n})  # fmt: skip
+        return {"rows": rows, "note": f"{labelled} of the run's items have human labels."}
+
+    return MEMO.get(("agreement", *run_key(run)), make)  # type: ignore[no-any-return]
+
+
+def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
+    """The 95 % interval of a Pearson correlation by Fisher's z (tanh(atanh r -+ 1.96 / sqrt(n - 3)))."""
+    if r is None or n < 4 or math.isnan(float(r)) or abs(float(r)) >= 1:
+        return None, None
+    z, half = math.atanh(float(r)), 1.959963984540054 / math.sqrt(n - 3)
+    return math.tanh(z - half), math.tanh(z + half)
+
+
+def run_subjects(con: Any, run: dict[str, Any], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
+    """A page of the run's items or pairs (by id) with their jury scores per criterion."""
+    kind = "pair" if run["mode"] == "pairwise" else "item"
+    ids = [r[0] for r in con.execute(
+        "SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ? AND subject_id > ? "
+        "ORDER BY subject_id LIMIT ?", [run["run_id"], kind, after, limit + 1]).fetchall()]  # fmt: skip
+    more, ids = len(ids) > limit, ids[:limit]
+    if not ids:
+        return {"rows": [], "criteria": [], "next": None}
+    marks = ", ".join("?" for _ in ids)
+    if kind == "item":
+        info = _query(con, f"SELECT item_id AS id, model, language, dataset, prompt FROM items WHERE item_id IN ({marks})",
+                      ids)  # fmt: skip
+        scores = con.execute(f"SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
+                             f"AND item_id IN ({marks})", [run["run_id"], *ids]).fetchall()  # fmt: skip
+    else:
+        info = _query(con, f"SELECT p.pair_id AS id, a.model || ' vs ' || b.model AS model, a.language, p.dataset, "
+                           f"a.prompt FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b "
+                           f"ON b.item_id = p.item_b WHERE p.pair_id IN ({marks})", ids)  # fmt: skip
+        scores = con.execute(f"SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
+                             f"AND pair_id IN ({marks})", [run["run_id"], *ids]).fetchall()  # fmt: skip
+    by_id = {r["id"]: {**r, "scores": {}} for r in info}
+    criteria: list[str] = []
+    for sid, crit, score in scores:
+        if crit not in criteria:
+            criteria.append(crit)
+        if sid in by_id:
+            by_id[sid]["scores"][crit] = score
+    rows = [by_id.get(i, {"id": i, "scores": {}}) for i in ids]
+    order = [r[0] for r in con.execute("SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) "
+                                       "WHERE r.run_id = ? ORDER BY d.position", [run["run_id"]]).fetchall()]  # fmt: skip
+    criteria.sort(key=lambda c: order.index(c) if c in order else len(order))
+    return {"rows": rows, "criteria": criteria, "next": ids[-1] if more else None}
+
+
+def run_results(con: Any, run_id: str) -> list[dict[str, Any]]:
+    return _query(con, "SELECT result_id, name, params, seed, created_at FROM stats_results WHERE run_id = ? "
+                       "ORDER BY created_at DESC, result_id", [run_id])  # fmt: skip
+
+
+def run_calibration(con: Any, run: dict[str, Any]) -> dict[str, Any] | None:
+    if not run.get("calibration_id"):
+        return None
+    rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",
+                  [run["calibration_id"]])  # fmt: skip
+    return rows[0] if rows else None

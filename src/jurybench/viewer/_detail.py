@@ -1,0 +1,197 @@
+"""The viewer's detail pages: one item or pair of a run, disagreements, statistics results and
+calibrations."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jurybench.errors import NotFound
+from jurybench.viewer._data import DISAGREEMENTS, MEMO, PAGE, _query, run_key
+
+
+def _json(value: Any) -> Any:
+    if value is None or not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def subject(con: Any, run: dict[str, Any], subject_id: str) -> dict[str, Any]:
+    """An item or pair as the run judged it: its texts, every call of every juror (both orders,
+    every sample) with the raw answer and the parsed judgments, the jury score per criterion and
+    the human labels."""
+    pairwise = run["mode"] == "pairwise"
+    if pairwise:
+        pairs = _query(con, "SELECT * FROM pairs WHERE pair_id = ?", [subject_id])
+        if not pairs:
+            raise NotFound(f"no pair '{subject_id}'.")
+        pair = pairs[0]
+        items = {r["item_id"]: r for r in _query(con, "SELECT * FROM items WHERE item_id IN (?, ?)",
+                                                   [pair["item_a"], pair["item_b"]])}  # fmt: skip
+        shown = {"pair": pair, "a": items.get(pair["item_a"]), "b": items.get(pair["item_b"])}
+    else:
+        rows = _query(con, "SELECT * FROM items WHERE item_id = ?", [subject_id])
+        if not rows:
+            raise NotFound(f"no item '{subject_id}'.")
+        shown = {"item": rows[0]}
+    for text in shown.values():
+        if text is not None:
+            for key in ("treatment", "metadata"):
+                if key in text:
+                    text[key] = _json(text[key])
+    calls = _query(
+        con,
+        """SELECT c.call_key, c.juror_key, coalesce(rj.name, ju.name) AS juror, ju.model, c.presented_order,
+                  c.sample_index, c.status, c.reason, c.attempts, c.response_text, c.finish_reason, c.messages,
+                  c.cost_usd, c.latency_ms
+           FROM run_calls rc JOIN calls c USING (call_key) LEFT JOIN jurors ju ON ju.juror_key = c.juror_key
+           LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = c.juror_key
+           WHERE rc.run_id = ? AND c.subject_id = ? AND c.subject_kind = ?
+           ORDER BY rj.position NULLS LAST, juror, c.presented_order NULLS FIRST, c.sample_index""",
+        [run["run_id"], subject_id, "pair" if pairwise else "item"],
+    )
+    keys = [c["call_key"] for c in calls]
+    judgments: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+    if keys:
+        marks = ", ".join("?" for _ in keys)
+        table, dim = ("pairwise_judgments", "category") if pairwise else ("pointwise_judgments", "criterion")
+        for j in _query(con, f"SELECT call_key, {dim} AS criterion, score, status, reason, rationale FROM {table} "
+                             f"WHERE call_key IN ({marks}) ORDER BY call_key, criterion", keys):  # fmt: skip
+            judgments[j.pop("call_key")].append(j)
+    for c in calls:
+        c["judgments"] = judgments.get(c["call_key"], [])
+        c["messages"] = _json(c["messages"])
+    view, dim, sid = (("jury_pairwise", "category", "pair_id") if pairwise
+                      else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
+    jury = _query(con, f"SELECT {dim} AS criterion, jury_score, n_jurors_present, n_jurors_expected, below_quorum "
+                       f"FROM {view} WHERE run_id = ? AND {sid} = ? ORDER BY 1", [run["run_id"], subject_id])  # fmt: skip
+    humans = _query(con, "SELECT criterion, annotator, value, label FROM human_labels WHERE subject_id = ? "
+                         "AND subject_kind = ? ORDER BY criterion, annotator",
+                    [subject_id, "pair" if pairwise else "item"])  # fmt: skip
+    return {"pairwise": pairwise, "shown": shown, "calls": calls, "jury": jury, "humans": humans,
+            "id": subject_id}  # fmt: skip
+
+
+_POINTWISE_DISPUTES = """
+SELECT item_id AS id, criterion, max(juror_score) - min(juror_score) AS spread, stddev_pop(juror_score) AS sd,
+       count(juror_score) AS n_jurors, list(juror || '=' || CAST(round(juror_score, 2) AS VARCHAR) ORDER BY juror)
+           FILTER (WHERE juror_score IS NOT NULL) AS scores,
+       0 AS flips
+FROM juror_pointwise WHERE run_id = ? GROUP BY ALL HAVING count(juror_score) >= 2
+"""
+_PAIRWISE_DISPUTES = """
+WITH flips AS (
+    SELECT s.pair_id, s.category, count(*) FILTER (WHERE s.epsilon IS NOT NULL
+               AND sign(s.score_ab) <> sign(-s.score_ba)) AS flips
+    FROM pairwise_symmetrized s JOIN run_jurors rj ON rj.juror_key = s.juror_key
+    JOIN runs r ON r.run_id = rj.run_id AND r.rubric_hash = s.rubric_hash
+    JOIN run_subjects rs ON rs.run_id = r.run_id AND rs.subject_kind = 'pair' AND rs.subject_id = s.pair_id
+    WHERE r.run_id = ? GROUP BY ALL)
+SELECT j.pair_id AS id, j.category AS criterion, max(juror_epsilon) - min(juror_epsilon) AS spread,
+       stddev_pop(juror_epsilon) AS sd, count(juror_epsilon) AS n_jurors,
+       list(juror || '=' || CAST(round(juror_epsilon, 2) AS VARCHAR) ORDER BY juror)
+           FILTER (WHERE juror_epsilon IS NOT NULL) AS scores,
+       coalesce(any_value(f.flips), 0) AS flips
+FROM juror_pairwise j LEFT JOIN flips f ON f.pair_id = j.pair_id AND f.category = j.category
+WHERE j.run_id = ? GROUP BY ALL
+"""
+SORTS = ("spread", "flips", "sd")
+
+
+def disagreements(con: Any, run: dict[str, Any], *, sort: str = "spread", after: int = 0,
+                  limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
+    """The subject x criterion cells where the jurors disagree most (spread = highest minus lowest
+    juror score, or sd) or, for pairwise runs, where jurors flip their verdict when the order is
+    swapped; the top ``DISAGREEMENTS`` are kept per run and sort."""
+    if sort not in SORTS:
+        sort = "spread"
+    pairwise = run["mode"] == "pairwise"
+
+    def make() -> list[dict[str, Any]]:
+        sql = _PAIRWISE_DISPUTES if pairwise else _POINTWISE_DISPUTES
+        params = [run["run_id"], run["run_id"]] if pairwise else [run["run_id"]]
+        return _query(con, f"SELECT * FROM ({sql}) ORDER BY {sort} DESC NULLS LAST, spread DESC NULLS LAST, id, "
+                           f"criterion LIMIT {DISAGREEMENTS}", params)  # fmt: skip
+
+    rows = MEMO.get(("disputes", sort, *run_key(run)), make)
+    start = max(0, after)
+    page = rows[start : start + limit]
+    return {"rows": page, "sort": sort, "pairwise": pairwise, "start": start,
+            "next": start + limit if start + limit < len(rows) else None, "kept": len(rows)}  # fmt: skip
+
+
+def results_page(con: Any, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, Any]:
+    where, params = ["TRUE"], []
+    if name:
+        where.append("name = ?")
+        params.append(name)
+    if after:
+        where.append(
+            "(created_at, result_id) < (SELECT (created_at, result_id) FROM stats_results WHERE result_id = ?)"
+        )
+        params.append(after)
+    rows = _query(con, f"SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
+                       f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, result_id DESC LIMIT ?",
+                  [*params, limit + 1])  # fmt: skip
+    more = len(rows) > limit
+    rows = rows[:limit]
+    for r in rows:
+        r["params"] = _json(r["params"])
+    names = [r[0] for r in con.execute("SELECT DISTINCT name FROM stats_results ORDER BY 1").fetchall()]
+    return {"rows": rows, "next": rows[-1]["result_id"] if more and rows else None, "names": names, "name": name}
+
+
+def result(con: Any, result_id: str) -> dict[str, Any]:
+    rows = _query(con, "SELECT * FROM stats_results WHERE result_id = ?", [result_id])
+    if not rows:
+        raise NotFound(f"no statistics result '{result_id}'.")
+    row = rows[0]
+    row["params"], row["result"] = _json(row["params"]), _json(row["result"])
+    return row
+
+
+def calibrations(con: Any) -> list[dict[str, Any]]:
+    rows = _query(con, "SELECT c.calibration_id, c.name, c.kind, c.path, c.created_at, r.name AS rubric "
+                       "FROM calibrations c LEFT JOIN rubrics r USING (rubric_hash) ORDER BY c.created_at DESC")  # fmt: skip
+    return rows
+
+
+def calibration(con: Any, calibration_id: str) -> dict[str, Any]:
+    """A calibration's weights with their CIs per criterion, and its held-out metrics against each
+    juror and the plain jury."""
+    rows = _query(con, "SELECT calibration_id, name, kind, path, created_at, body FROM calibrations "
+                       "WHERE calibration_id = ?", [calibration_id])  # fmt: skip
+    if not rows:
+        raise NotFound(f"no calibration '{calibration_id}'.")
+    row = rows[0]
+    body = _json(row.pop("body")) or {}
+    labels = {j.get("key"): j.get("label") or j.get("name") for j in body.get("jurors", [])}
+
+    def label(feature: str) -> str:
+        """A juror's label; 'criterion:juror key' (a cross-criterion feature) as 'criterion · label'."""
+        crit, _, key = feature.rpartition(":")
+        name = str(labels.get(key) or labels.get(feature) or feature)
+        return f"{crit} · {name}" if crit and key in labels else name
+
+    criteria = []
+    for name, crit in (body.get("criteria") or {}).items():
+        cis = crit.get("coefficient_ci") or {}
+        weights = [{"feature": label(f), "weight": w, "low": (cis.get(f) or {}).get("low"),
+                    "high": (cis.get(f) or {}).get("high")} for f, w in (crit.get("weights") or {}).items()]  # fmt: skip
+        report = crit.get("report") or {}
+        metrics = []
+        if crit.get("test"):
+            metrics.append({"rater": "calibrated jury", **crit["test"], "cv_rmse_mean": crit.get("cv_rmse_mean")})
+        for rater, base in (report.get("baselines") or {}).items():
+            metrics.append({"rater": rater, **(base.get("test") or {}), "cv_rmse_mean": base.get("cv_rmse_mean")})
+        accuracy = report.get("held_out_accuracy") or {}
+        criteria.append({"criterion": name, "method": crit.get("method"), "intercept": crit.get("intercept"),
+                         "weights": weights, "metrics": metrics, "accuracy": accuracy,
+                         "winner": report.get("winner"), "n_train": report.get("n_train"),
+                         "n_test": report.get("n_test")})  # fmt: skip
+    return {**row, "source_run": body.get("source_run"), "split": body.get("split"),
+            "missing_rule": body.get("missing_rule"), "criteria": criteria,
+            "rubric": (body.get("rubric") or {}).get("name")}  # fmt: skip

@@ -1,0 +1,250 @@
+"""The viewer's pages: server-rendered HTML (Jinja2, autoescaped) over a read-only store.
+
+Everything a page needs is served from the package (one stylesheet, no script, no font, no
+CDN). Item and answer texts are escaped by the templates: text that holds HTML or a script
+is shown as text."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from jurybench.errors import JurybenchError, NotFound
+
+ASSETS = "/assets"
+HERE = Path(__file__).parent
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    """Numbers to ``digits`` significant digits, without exponent for ordinary sizes."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isnan(x):
+        return "–"
+    if x == 0:
+        return "0"
+    if abs(x) >= 10**digits:
+        return f"{x:,.0f}"
+    if abs(x) < 1e-4:
+        return f"{x:.2e}"
+    return f"{x:.{digits}g}"
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None else f"{100 * float(value):.1f} %"
+
+
+def _usd(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    return f"${float(value):,.4f}" if float(value) < 1 else f"${float(value):,.2f}"
+
+
+def _when(value: Any) -> str:
+    if isinstance(value, dt.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return "–" if value is None else str(value)
+
+
+def _duration(seconds: Any) -> str:
+    if seconds is None:
+        return "–"
+    s = float(seconds)
+    return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h"
+
+
+def environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
+    env.filters.update(num=_num, pct=_pct, usd=_usd, when=_when, duration=_duration,
+                       u=lambda s: quote(str(s), safe=""))  # fmt: skip
+    env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
+    return env
+
+
+class ReadOnlyStore:
+    """A store opened read-only for the viewer: one hardened connection, a cursor per page."""
+
+    def __init__(self, path: Path) -> None:
+        from jurybench.store import connect
+
+        self.path = path
+        self.con = connect(path, read_only=True, hardened=True)
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Any]:
+        with self._lock:
+            cur = self.con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def plot_of(con: Any, row: dict[str, Any]) -> str | None:
+    """The recorded statistic's plot as SVG text (cached by result id), or None when it has none."""
+    from jurybench.report import PLOT_OF_STAT, plot_caption, svg
+    from jurybench.viewer._data import MEMO
+
+    if row["name"] not in PLOT_OF_STAT:
+        return None
+
+    def make() -> str | None:
+        import json
+
+        caption = plot_caption(con, row["name"], row.get("run_id"), json.dumps(row.get("params") or {}),
+                               row["result_id"], row.get("created_at"))  # fmt: skip
+        try:
+            return svg(row["name"], row["result"], caption=caption)
+        except (KeyError, TypeError, ValueError, IndexError):  # a result of another shape: shown as a table only
+            return None
+
+    return MEMO.get(("plot", row["result_id"]), make)  # type: ignore[no-any-return]
+
+
+def result_table(row: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    from jurybench.stats import flatten
+
+    try:
+        return flatten(row["name"], row["result"], digits=None, summary=False)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return [], []
+
+
+def router(store_of: Callable[[], Any]) -> Any:
+    """The pages as a FastAPI router over ``store_of()`` (anything ``jurybench.store.reading``
+    takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``."""
+    from fastapi import APIRouter, Query
+    from fastapi.responses import FileResponse, HTMLResponse
+
+    from jurybench.store import reading
+    from jurybench.viewer import _data, _detail
+
+    env = environment()
+    api = APIRouter(include_in_schema=False)
+
+    def page(template: str, build: Callable[[Any], dict[str, Any]], title: str) -> HTMLResponse:
+        start = time.perf_counter()
+        try:
+            with reading(store_of()) as con:
+                context = build(con)
+        except NotFound as exc:
+            html = env.get_template("error.html").render(title="Not found", message=exc.message, hint=exc.hint)
+            return HTMLResponse(html, status_code=404)
+        except JurybenchError as exc:
+            html = env.get_template("error.html").render(title="Error", message=exc.message, hint=exc.hint)
+            return HTMLResponse(html, status_code=400)
+        html = env.get_template(template).render(title=title, **context)
+        response = HTMLResponse(html)
+        response.headers["Server-Timing"] = f"page;dur={1000 * (time.perf_counter() - start):.1f}"
+        response.headers["Content-Security-Policy"] = (
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; script-src 'none'"
+        )
+        return response
+
+    @api.get(f"{ASSETS}/viewer.css")
+    def css() -> FileResponse:
+        return FileResponse(HERE / "static" / "viewer.css", media_type="text/css")
+
+    @api.get("/", response_class=HTMLResponse)
+    def runs(dataset: str = "", rubric: str = "", status: str = "", after: str = "") -> HTMLResponse:
+        return page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
+                                                             after=after), "Runs")  # fmt: skip
+
+    def run_context(con: Any, run_id: str, after: str) -> dict[str, Any]:
+        run = _data.run_header(con, run_id)
+        results = _data.run_results(con, run_id)
+        shown = []
+        for r in results[:10]:  # the newest ten results with their plots
+            full = _detail.result(con, r["result_id"])
+            shown.append({**full, "plot": plot_of(con, full)})
+        return {"run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
+                "agreement": _data.run_agreement(con, run), "subjects": _data.run_subjects(con, run, after=after),
+                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run)}  # fmt: skip
+
+    @api.get("/runs/{run_id}", response_class=HTMLResponse)
+    def run(run_id: str, after: str = "") -> HTMLResponse:
+        return page("run.html", lambda con: run_context(con, run_id, after), f"Run {run_id}")
+
+    @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
+    def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
+        def build(con: Any) -> dict[str, Any]:
+            run = _data.run_header(con, run_id)
+            return {"run": run, **_detail.disagreements(con, run, sort=sort, after=after), "sorts": _detail.SORTS}
+
+        return page("disagreements.html", build, f"Disagreements in {run_id}")
+
+    @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
+    def subject(run_id: str, subject_id: str) -> HTMLResponse:
+        def build(con: Any) -> dict[str, Any]:
+            run = _data.run_header(con, run_id)
+            return {"run": run, **_detail.subject(con, run, subject_id)}
+
+        return page("subject.html", build, f"{subject_id} in {run_id}")
+
+    @api.get("/stats", response_class=HTMLResponse)
+    def stats(name: str = "", after: str = "") -> HTMLResponse:
+        return page("stats.html", lambda con: _detail.results_page(con, name=name, after=after), "Statistics")
+
+    @api.get("/stats/{result_id}", response_class=HTMLResponse)
+    def stat(result_id: str) -> HTMLResponse:
+        def build(con: Any) -> dict[str, Any]:
+            row = _detail.result(con, result_id)
+            columns, rows = result_table(row)
+            return {"r": row, "plot": plot_of(con, row), "columns": columns, "rows": rows}
+
+        return page("stat.html", build, f"Statistic {result_id[:12]}")
+
+    @api.get("/calibrations", response_class=HTMLResponse)
+    def calibrations() -> HTMLResponse:
+        return page("calibrations.html", lambda con: {"rows": _detail.calibrations(con)}, "Calibrations")
+
+    @api.get("/calibrations/{calibration_id}", response_class=HTMLResponse)
+    def calibration(calibration_id: str) -> HTMLResponse:
+        return page("calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)},
+                    "Calibration")  # fmt: skip
+
+    return api
+
+
+def create_viewer_app(db: Path) -> Any:
+    """The standalone viewer (``jurybench view``): the store opened read-only."""
+    from fastapi import FastAPI
+
+    store = ReadOnlyStore(db)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        try:
+            yield
+        finally:
+            store.close()
+
+    app = FastAPI(title="jurybench viewer", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.include_router(router(lambda: store))
+    app.state.store = store
+    return app
+
+
+__all__ = ["ASSETS", "ReadOnlyStore", "create_viewer_app", "environment", "router"]

@@ -1,0 +1,124 @@
+"""The viewer in a real headless Chromium (Debian's package, driven by Playwright): a user opens
+the runs page, clicks into a run, an item, the disagreements and a statistic, and reads what the
+store holds. Screenshots go to the test's folder (and to $JURYBENCH_SCREENSHOTS when set: the
+README's picture is made this way)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)",
+                allow_module_level=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def viewer_url(viewer_store: Path) -> Iterator[str]:
+    """``jurybench view`` as a user starts it, on a free loopback port."""
+    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(viewer_store), "--port", "0",
+                             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/)", line)
+        assert match, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(viewer_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        yield tab
+        browser.close()
+
+
+def _shot(page: Any, tmp_path: Path, name: str) -> Path:
+    out = tmp_path / f"{name}.png"
+    page.screenshot(path=str(out), full_page=True)
+    if os.environ.get("JURYBENCH_SCREENSHOTS"):
+        folder = Path(os.environ["JURYBENCH_SCREENSHOTS"])
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(out, folder / f"viewer-{name}.png")
+    assert out.stat().st_size > 10_000
+    return out
+
+
+def test_a_user_walks_from_runs_to_an_item(page: Any, viewer_url: str, tmp_path: Path) -> None:
+    page.goto(viewer_url)
+    assert page.title() == "Runs · jurybench"
+    rows = page.locator("#runs tbody tr")
+    assert rows.count() == 2
+    assert "fake/kind, fake/strict, fake/shy" in page.locator("#runs").inner_text()
+    _shot(page, tmp_path, "runs")
+
+    page.get_by_role("link", name="quality", exact=True).click()
+    page.wait_for_url(re.compile(r"/runs/quality$"))
+    assert page.locator("h1").first.inner_text() == "Run quality"
+    figures = page.locator("#figures tbody tr")
+    assert figures.count() >= 3  # story-quality's criteria, each with a mean and a CI
+    first = figures.first.locator("td").all_inner_texts()
+    low, high = (float(x) for x in first[3].strip("[]").split(","))
+    assert low <= float(first[2]) <= high
+    assert page.locator("#jurors tbody tr").count() == 3
+    _shot(page, tmp_path, "run")
+
+    page.get_by_role("link", name="xss-1").click()
+    page.wait_for_url(re.compile(r"/subjects/xss-1$"))
+    # The item's HTML is shown as text: the script did not run, the tags are visible characters.
+    assert page.title() == "xss-1 in quality · jurybench"
+    assert page.get_by_text('<script>document.title="pwned"</script>', exact=False).count() >= 1
+    assert page.locator("main img").count() == 0 and page.locator("main b").count() == 0
+    calls = page.locator("section.call")
+    assert calls.count() == 4
+    calls.first.locator("summary", has_text="Raw answer").click()
+    assert calls.first.locator("pre.raw").is_visible()
+    _shot(page, tmp_path, "item")
+
+
+def test_disagreements_and_a_statistic(page: Any, viewer_url: str, tmp_path: Path) -> None:
+    page.goto(viewer_url + "runs/persuasion")
+    page.get_by_role("link", name="Disagreements →").click()
+    page.wait_for_url(re.compile(r"/disagreements$"))
+    page.get_by_role("link", name="flips", exact=True).click()
+    page.wait_for_url(re.compile(r"sort=flips"))
+    flips = [int(t) for t in page.locator("#disagreements tbody tr td:nth-child(6)").all_inner_texts()]
+    assert flips and flips == sorted(flips, reverse=True) and flips[0] > 0
+    _shot(page, tmp_path, "disagreements")
+
+    page.get_by_role("link", name="Statistics", exact=True).click()
+    page.wait_for_url(re.compile(r"/stats$"))
+    page.locator("#results a.mono").first.click()
+    page.wait_for_url(re.compile(r"/stats/[0-9a-f]{32}$"))
+    plot = page.locator("figure.plot svg")
+    assert plot.count() == 1
+    box = plot.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 150  # drawn, not an empty box
+    assert "run persuasion" in page.locator("figure.plot").inner_text()
+    # Drawn as matplotlib drew it (a page style policy that blocked the SVG's own styles painted it black).
+    from PIL import Image
+
+    shot = tmp_path / "plot.png"
+    plot.screenshot(path=str(shot))
+    pixels = list(Image.open(shot).convert("L").getdata())
+    assert sum(v > 240 for v in pixels) / len(pixels) > 0.6
+    _shot(page, tmp_path, "statistic")

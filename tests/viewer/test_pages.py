@@ -1,0 +1,173 @@
+"""The viewer's pages over HTTP: what they show equals the store, texts are escaped, pages
+page by key, and the service serves them behind its token."""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.viewer.conftest import HOSTILE
+
+
+@pytest.fixture(scope="module")
+def client(viewer_store: Path) -> Any:
+    from fastapi.testclient import TestClient
+
+    from jurybench.viewer import create_viewer_app
+
+    with TestClient(create_viewer_app(viewer_store)) as c:
+        yield c
+
+
+def _sql(client: Any, query: str) -> list[tuple[Any, ...]]:
+    """The store as the viewer holds it (one process may not open it twice with other settings)."""
+    cur = client.app.state.store.con.cursor()
+    try:
+        return list(cur.execute(query).fetchall())
+    finally:
+        cur.close()
+
+
+def _cells(html: str, table_id: str) -> list[list[str]]:
+    body = html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)
+    return [[unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+            for r in rows if "<td" in r]  # fmt: skip
+
+
+def test_runs_page_lists_every_run_with_its_counts(client: Any, viewer_store: Path) -> None:
+    page = client.get("/")
+    assert page.status_code == 200
+    rows = {r[0]: r for r in _cells(page.text, "runs")}
+    assert set(rows) == {"quality", "persuasion"}
+    ok, invalid, refusal = _sql(client, "SELECT sum(n_ok), sum(n_invalid), sum(n_refusal) FROM run_summary "
+                                        "WHERE run_id = 'quality'")[0]  # fmt: skip
+    assert rows["quality"][6:9] == [f"{ok:,}", f"{invalid:,}", f"{refusal:,}"]
+    assert "fake/kind, fake/strict, fake/shy" in rows["quality"][3]
+    # Filters are applied by the server.
+    only = _cells(client.get("/?status=finished&rubric=persuasion").text, "runs")
+    assert [r[0] for r in only] == ["persuasion"]
+    assert "No run matches" in client.get("/?dataset=nothing-here").text
+
+
+def test_run_page_figures_equal_the_jury_view(client: Any, viewer_store: Path) -> None:
+    page = client.get("/runs/quality")
+    assert page.status_code == 200
+    expected = _sql(client, "SELECT criterion, count(jury_score), avg(jury_score), stddev_samp(jury_score) "
+                            "FROM jury_pointwise WHERE run_id = 'quality' GROUP BY 1")  # fmt: skip
+    shown = {r[0]: r for r in _cells(page.text, "figures")}
+    for criterion, n, mean, sd in expected:
+        from scipy.stats import t
+
+        half = t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+        assert shown[criterion][1] == str(n)
+        assert float(shown[criterion][2]) == pytest.approx(mean, rel=1e-3)
+        low, high = (float(x) for x in shown[criterion][3].strip("[]").split(","))
+        assert (low, high) == (pytest.approx(mean - half, rel=1e-3), pytest.approx(mean + half, rel=1e-3))
+    jurors = [r[0] for r in _cells(page.text, "jurors")]
+    assert jurors == ["fake/kind", "fake/strict", "fake/shy"]
+    assert "Agreement with human labels" in page.text and 'id="agreement"' in page.text
+
+
+def test_item_page_shows_every_call_and_escapes_text(client: Any) -> None:
+    page = client.get("/runs/quality/subjects/xss-1")
+    assert page.status_code == 200
+    assert "<script>document.title" not in page.text  # never markup
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;" in page.text
+    assert "<img src=x" not in page.text and "m&lt;x&gt;" in page.text
+    assert page.text.count('class="call ') == 4  # kind x2 samples, strict, shy
+    assert "Raw answer" in page.text
+
+
+def test_pair_page_shows_both_orders(client: Any) -> None:
+    runs = client.get("/runs/persuasion").text
+    first = re.search(r'/runs/persuasion/subjects/([^"]+)"', runs).group(1)
+    page = client.get(f"/runs/persuasion/subjects/{first}")
+    assert page.status_code == 200
+    assert "order AB" in page.text and "order BA" in page.text
+
+
+def test_disagreements_sorted_by_spread(client: Any, viewer_store: Path) -> None:
+    rows = _cells(client.get("/runs/quality/disagreements").text, "disagreements")
+    spreads = [float(r[3]) for r in rows]
+    assert spreads == sorted(spreads, reverse=True) and spreads
+    top = _sql(client, "SELECT max(s) FROM (SELECT max(juror_score) - min(juror_score) AS s FROM juror_pointwise "
+                       "WHERE run_id = 'quality' GROUP BY item_id, criterion)")[0][0]  # fmt: skip
+    assert spreads[0] == pytest.approx(top, abs=1e-3)
+    flips = _cells(client.get("/runs/persuasion/disagreements?sort=flips").text, "disagreements")
+    counts = [int(r[5]) for r in flips]
+    assert counts == sorted(counts, reverse=True) and counts[0] > 0  # the biased juror flips
+
+
+def test_statistic_page_has_table_and_plot(client: Any) -> None:
+    listing = client.get("/stats").text
+    ids = re.findall(r'href="/stats/([0-9a-f]{32})"', listing)
+    assert len(ids) == 2
+    pages = [client.get(f"/stats/{i}").text for i in ids]
+    assert all("<svg" in p for p in pages)  # directional and gap are drawn inline
+    assert any("run persuasion; rubric persuasion" in p for p in pages)  # the plot's caption names the run
+
+
+def test_subject_pages_page_by_key(client: Any) -> None:
+    first = client.get("/runs/quality").text
+    assert "Next page" not in first  # 13 items fit one page
+    page = client.get("/runs/quality?after=ex-p1-m1")
+    ids = [r[0] for r in _cells(page.text, "subjects")]
+    assert ids and all(i > "ex-p1-m1" for i in ids)
+
+
+def test_unknown_pages_say_so(client: Any) -> None:
+    page = client.get("/runs/nope")
+    assert page.status_code == 404 and "no run &#39;nope&#39;" in page.text
+    assert client.get("/stats/nope").status_code == 404
+    assert client.get("/calibrations/nope").status_code == 404
+
+
+def test_report_html_is_one_self_contained_file(viewer_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    result = run_cli("report", "html", "--run", "persuasion", "--run", "quality", "-o", str(out), "--db",
+                     str(viewer_store))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    html = out.read_text()
+    assert "<link" not in html and "<style>" in html and "http://" not in html.split("<svg", 1)[0]
+    assert html.count("<svg") == 2 and "Run persuasion" in html and "Run quality" in html
+    missing = run_cli("report", "html", "--run", "nope", "-o", str(tmp_path / "n.html"), "--db", str(viewer_store))
+    assert missing.exit_code == 2 and "no run 'nope'" in missing.stderr and not (tmp_path / "n.html").exists()
+
+
+def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from jurybench.service import ServiceConfig, create_app
+
+    db = tmp_path / "s.duckdb"
+    shutil.copy(viewer_store, db)
+    app = create_app(ServiceConfig(db=db, token="tok-123456"), start_jobs=False)
+    with TestClient(app) as c:
+        gate = c.get("/runs/quality", follow_redirects=False)
+        assert gate.status_code == 303 and gate.headers["location"] == "/login?next=%2Fruns%2Fquality"
+        assert c.get("/v1/rubrics").status_code == 401  # the API still wants its bearer token
+        wrong = c.post("/login", content="token=nope&next=%2F", headers={"content-type": "application/x-www-form-"
+                                                                                         "urlencoded"})  # fmt: skip
+        assert wrong.status_code == 401
+        signed = c.post("/login", content="token=tok-123456&next=%2Fruns%2Fquality",
+                        headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
+        assert signed.status_code == 303 and signed.headers["location"] == "/runs/quality"
+        assert "tok-123456" not in signed.headers.get("set-cookie", "")  # the cookie is derived, not the token
+        page = c.get("/runs/quality")
+        assert page.status_code == 200 and 'id="figures"' in page.text
+        evil = c.post("/login", content="token=tok-123456&next=%2F%2Fevil.example",
+                      headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
+        assert evil.headers["location"] == "/"  # no open redirect
+        assert c.get("/v1/rubrics", headers={"Authorization": "Bearer tok-123456"}).status_code == 200
+
+
+def test_hostile_text_constant_is_what_the_store_holds(client: Any) -> None:
+    assert _sql(client, "SELECT response FROM items WHERE item_id = 'xss-1'") == [(HOSTILE,)]
