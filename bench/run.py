@@ -516,6 +516,7 @@ def main() -> None:
         "batch": bench_batch(),
         "memory": _memory(args.quick),
         "friedman": _friedman(args.quick),
+        "viewer": _fresh("viewer_bench.py", 50_000 if args.quick else 1_000_000),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -578,6 +579,11 @@ def main() -> None:
     print(f"stats friedman: {f['small']['rows']:,} rows {f['small']['seconds']:.1f}s (+{f['small']['growth_mb']:.0f} MB), "
           f"{f['large']['rows']:,} rows {f['large']['seconds']:.1f}s (+{f['large']['growth_mb']:.0f} MB): "
           f"time x{f['time_ratio']:.1f} for x{f['rows_ratio']:.0f} rows")  # fmt: skip
+    w = results["viewer"]
+    print(f"viewer pages at {w['rows']:,} judgment rows (ms, first visit / again): "
+          + ", ".join(f"{k} {v['first_ms']:.0f}/{v['again_ms']:.0f}" for k, v in w["warmed"].items() if k != "warm_up_s")
+          + f" after a {w['warmed']['warm_up_s']:.1f} s warm-up at start; without it, first visits: "
+          + ", ".join(f"{k} {v['first_ms']:.0f}" for k, v in w["cold"].items() if k != "warm_up_s"))  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -631,6 +637,14 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                 1.3,
             ),
         ]
+    w = results.get("viewer")
+    if w is not None:  # every page under 300 ms once the start-up warm-up is done, and on a second visit
+        for page, t in w["warmed"].items():
+            if page != "warm_up_s":
+                checks.append(
+                    (f"viewer {page} page ms (first visit after warm-up)", t["first_ms"], "<", w["target_ms"])
+                )
+                checks.append((f"viewer {page} page ms (again)", t["again_ms"], "<", w["target_ms"]))
     m = results.get("memory")
     if m is not None:
         checks.append(

@@ -55,12 +55,12 @@ def bench_cohens_d() -> dict[str, Any]:
 
 
 def insert_judgments(con: Any, rubric: Any, juror: Any, run_id: str, item_ids: Any, criteria: list[str],
-                     scores: Any) -> None:  # fmt: skip
+                     scores: Any, prefix: str = "c") -> None:  # fmt: skip
     """One answered call per item of the run (``scores``: items x criteria), straight into the
     store's tables: synthetic runs of any size in seconds."""
     import pyarrow as pa
 
-    calls = np.array([f"c{i}" for i in range(len(item_ids))])
+    calls = np.array([f"{prefix}{i}" for i in range(len(item_ids))])
     con.register("new_calls", pa.table({"call_key": calls, "item_id": np.asarray(item_ids)}))
     con.execute(
         "INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, sample_index, messages, "

@@ -171,3 +171,17 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
 
 def test_hostile_text_constant_is_what_the_store_holds(client: Any) -> None:
     assert _sql(client, "SELECT response FROM items WHERE item_id = 'xss-1'") == [(HOSTILE,)]
+
+
+def test_view_usage_mistakes_are_one_line(tmp_path: Path, viewer_store: Path) -> None:
+    import socket
+
+    missing = run_cli("view", "--db", str(tmp_path / "none.duckdb"), "--no-browser")
+    assert missing.exit_code == 2 and "no such store" in missing.stderr and "Traceback" not in missing.stderr
+    public = run_cli("view", "--db", str(viewer_store), "--host", "0.0.0.0", "--no-browser")
+    assert public.exit_code == 2 and "loopback only" in public.stderr
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = run_cli("view", "--db", str(viewer_store), "--port", str(busy.getsockname()[1]), "--no-browser")
+    assert taken.exit_code == 2 and "cannot listen" in taken.stderr and not (tmp_path / "none.duckdb").exists()

@@ -23,9 +23,11 @@ def flatten(
         for g, block in result["groups"].items():
             rows += [[g, *(r[c] for c in cols[1:])] for r in block["categories"]]
     elif name == "gap":
-        cols = ["group", "gap", "ci_low", "ci_high", "n_pairs", *(f"p_vs_{g['group']}" for g in result["gaps"])]
+        cols = ["group", "gap", "ci_low", "ci_high", "pct_low", "pct_high", "n_pairs",
+                *(f"p_vs_{g['group']}" for g in result["gaps"])]  # fmt: skip
         for g in result["gaps"]:
-            rows.append([g["group"], g["gap"], g["ci_low"], g["ci_high"], g["n_pairs"],
+            rows.append([g["group"], g["gap"], g["ci_low"], g["ci_high"], g.get("pct_low"), g.get("pct_high"),
+                         g["n_pairs"],
                          *(result["bootstrap_p"][g["group"]][o["group"]] for o in result["gaps"])])  # fmt: skip
     elif name == "consistency":
         cols = ["group", "n", "consistency", "both_zero", "no_difference_share"]

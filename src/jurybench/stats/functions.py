@@ -15,8 +15,10 @@ from jurybench.stats._effects import (
 from jurybench.stats._multiple import benjamini_hochberg, holm
 from jurybench.stats._pairwise import (
     bootstrap_gaps,
+    bootstrap_means,
     directional_differences,
     gap,
+    gap_interval,
     no_difference_share,
     positional_consistency,
     robustness,
@@ -32,6 +34,7 @@ __all__ = [
     "anchor",
     "benjamini_hochberg",
     "bootstrap_gaps",
+    "bootstrap_means",
     "bradley_terry",
     "cohens_d",
     "cohens_d_cells",
@@ -42,6 +45,7 @@ __all__ = [
     "flatten",
     "friedman_posthoc",
     "gap",
+    "gap_interval",
     "gini",
     "holm",
     "item_level_spearman",

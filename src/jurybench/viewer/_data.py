@@ -25,6 +25,10 @@ class _Memo:
     def __init__(self, size: int = 256) -> None:
         self.size, self.items, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
 
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
     def get(self, key: Any, make: Any) -> Any:
         with self.lock:
             if key in self.items:
@@ -82,9 +86,16 @@ def _run_row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def store_of(con: Any) -> str:
+    """The store's file: cached aggregates are kept per store, not only per run id."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return str(row[0]) if row else ""
+
+
 def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
     """What a run's cached aggregates depend on."""
-    return (row["run_id"], row["status"], str(row.get("finished_at")), row.get("jury_id"), row.get("n_calls"))
+    return (row.get("store"), row["run_id"], row["status"], str(row.get("finished_at")), row.get("jury_id"),
+            row.get("n_calls"))  # fmt: skip
 
 
 def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "",
@@ -111,7 +122,8 @@ def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = ""
     rows = _query(con, f"{_RUNS} WHERE {' AND '.join(where)} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
                   [*params, limit + 1])  # fmt: skip
     more = len(rows) > limit
-    rows = [_run_row(r) for r in rows[:limit]]
+    store = store_of(con)
+    rows = [{**_run_row(r), "store": store} for r in rows[:limit]]
     for row in rows:
         row["below_quorum"] = run_figures(con, row)["below_quorum"]
     choices = {
@@ -135,10 +147,21 @@ def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = ""
 
 
 def run_header(con: Any, run_id: str) -> dict[str, Any]:
-    rows = _query(con, f"{_RUNS} WHERE r.run_id = ?", [run_id])
-    if not rows:
+    """The run's row as the runs page shows it; kept per state of the run (a running run is
+    read afresh each time)."""
+    state = con.execute("SELECT status, CAST(finished_at AS VARCHAR), jury_id FROM runs WHERE run_id = ?",
+                        [run_id]).fetchall()  # fmt: skip
+    if not state:
         raise NotFound(f"no run '{run_id}'.", hint="The runs page lists every run.")
-    return _run_row(rows[0])
+
+    store = store_of(con)
+
+    def make() -> dict[str, Any]:
+        return {**_run_row(_query(con, f"{_RUNS} WHERE r.run_id = ?", [run_id])[0]), "store": store}
+
+    if state[0][0] == "running":
+        return make()
+    return dict(MEMO.get(("header", store, run_id, *state[0]), make))
 
 
 def _ci(n: int, mean: float | None, sd: float | None) -> tuple[float | None, float | None]:
@@ -275,14 +298,16 @@ def run_subjects(con: Any, run: dict[str, Any], *, after: str = "", limit: int =
     if kind == "item":
         info = _query(con, f"SELECT item_id AS id, model, language, dataset, prompt FROM items WHERE item_id IN ({marks})",
                       ids)  # fmt: skip
-        scores = con.execute(f"SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
-                             f"AND item_id IN ({marks})", [run["run_id"], *ids]).fetchall()  # fmt: skip
+        # A key range (the page's ids are consecutive in the run's order) reaches the view's base
+        # tables; an IN list does not, and costs a scan of the whole run.
+        scores = con.execute("SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
+                             "AND item_id >= ? AND item_id <= ?", [run["run_id"], ids[0], ids[-1]]).fetchall()  # fmt: skip
     else:
         info = _query(con, f"SELECT p.pair_id AS id, a.model || ' vs ' || b.model AS model, a.language, p.dataset, "
                            f"a.prompt FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b "
                            f"ON b.item_id = p.item_b WHERE p.pair_id IN ({marks})", ids)  # fmt: skip
-        scores = con.execute(f"SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
-                             f"AND pair_id IN ({marks})", [run["run_id"], *ids]).fetchall()  # fmt: skip
+        scores = con.execute("SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
+                             "AND pair_id >= ? AND pair_id <= ?", [run["run_id"], ids[0], ids[-1]]).fetchall()  # fmt: skip
     by_id = {r["id"]: {**r, "scores": {}} for r in info}
     criteria: list[str] = []
     for sid, crit, score in scores:

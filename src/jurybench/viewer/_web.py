@@ -228,17 +228,47 @@ def router(store_of: Callable[[], Any]) -> Any:
     return api
 
 
-def create_viewer_app(db: Path) -> Any:
-    """The standalone viewer (``jurybench view``): the store opened read-only."""
+def warm(store: Any, *, runs: int = 20, stop: threading.Event | None = None) -> None:
+    """Compute the newest runs' aggregates (figures, juror table, disagreements) ahead of the
+    first visit: on a big store they take seconds once, then pages take milliseconds."""
+    from jurybench.store import reading
+    from jurybench.viewer import _data, _detail
+
+    with reading(store) as con:
+        ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE status <> 'running' "
+                                         "ORDER BY created_at DESC LIMIT ?", [runs]).fetchall()]  # fmt: skip
+        for run_id in ids:
+            if stop is not None and stop.is_set():
+                return
+            try:
+                run = _data.run_header(con, run_id)
+                _data.run_figures(con, run)
+                _data.run_jurors(con, run)
+                _detail.disagreements(con, run)
+            except JurybenchError:
+                continue
+
+
+def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
+    """The standalone viewer (``jurybench view``): the store opened read-only; the newest runs'
+    aggregates are computed in the background at start (``warm_up``)."""
     from fastapi import FastAPI
 
     store = ReadOnlyStore(db)
+    stop = threading.Event()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
+        worker = threading.Thread(target=warm, args=(store,), kwargs={"stop": stop}, daemon=True, name="warm-up")
+        if warm_up:
+            worker.start()
+        app.state.warm_up = worker
         try:
             yield
         finally:
+            stop.set()
+            if worker.is_alive():
+                worker.join(timeout=30)
             store.close()
 
     app = FastAPI(title="jurybench viewer", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
