@@ -194,3 +194,58 @@ def test_weights_are_keyed_by_juror_identity_not_display_name(con: Any, tmp_path
     assert weights[twins[1].key] == pytest.approx(0.3, abs=0.03)
     labels = [j["label"] for j in artifact["jurors"]]
     assert labels == ["fake/x [temperature=0.2]", "fake/x [temperature=0.9]", "j2"]
+
+
+def test_planted_unequal_weights_are_kept_and_the_mean_is_a_candidate(con: Any, tmp_path: Path) -> None:
+    """With weights 0.6 / 0.3 / 0 and little noise, the plain mean (equal weights) is far off:
+    calibration keeps fitted weights (little or no shrinkage) and beats the mean held out."""
+    simulate(con, "sim")
+    artifact, _ = fit_calibration(con, "sim", criteria=["relevance"], n_boot=0, out_dir=tmp_path)
+    spec = artifact["criteria"]["relevance"]
+    report = spec["report"]
+    assert {"mean", "shrunk"} <= set(report["variants"])
+    assert spec["method"] != "mean"
+    assert report["variants"]["shrunk"]["shrinkage"]["share"] <= 0.2
+    assert report["variants"][spec["method"]]["test"]["rmse"] < report["variants"]["mean"]["test"]["rmse"]
+    # The mean variant is the 'jury (mean)' baseline exactly.
+    assert report["variants"]["mean"]["test"]["rmse"] == pytest.approx(
+        report["baselines"]["jury (mean)"]["test"]["rmse"], abs=1e-12
+    )
+
+
+def test_equal_jurors_fall_back_to_the_plain_mean(con: Any, tmp_path: Path) -> None:
+    """Three jurors that are the same noisy copy of the truth: equal weights are right, and fitted
+    weights only add variance, so calibration says so and uses the plain mean (rescaled)."""
+    simulate(con, "eq", n_prompts=40)
+    # Overwrite the human labels: the mean of the three jurors' scores plus noise.
+    con.execute("""
+        UPDATE human_labels h SET value = s.m + 0.8 * (hash(h.subject_id) % 1000 / 1000.0 - 0.5)
+        FROM (SELECT item_id, criterion, avg(score) AS m FROM pointwise_judgments GROUP BY ALL) s
+        WHERE s.item_id = h.subject_id AND s.criterion = h.criterion""")
+    artifact, _ = fit_calibration(con, "eq", criteria=["relevance"], methods=["ols", "mean", "shrunk"], n_boot=0,
+                                  out_dir=tmp_path)  # fmt: skip
+    spec = artifact["criteria"]["relevance"]
+    assert spec["method"] == "mean"
+    assert "plain mean" in spec["report"]["note"]
+    weights = list(spec["weights"].values())
+    assert weights[0] == pytest.approx(weights[1]) == pytest.approx(weights[2])
+
+
+def test_applying_the_mean_averages_the_jurors_present(con: Any, tmp_path: Path) -> None:
+    """Juror j0 misses some items: the mean variant scores them by the mean of j1 and j2 (as the
+    run's mean rule does), not by filling j0 with its training mean."""
+    simulate(con, "miss", missing=30)
+    artifact, path = fit_calibration(con, "miss", criteria=["relevance"], methods=["mean"], n_boot=0,
+                                     out_dir=tmp_path)  # fmt: skip
+    spec = artifact["criteria"]["relevance"]
+    part = spec["mean_part"]
+    apply_calibration(con, path, "miss")
+    rows = con.execute("""
+        SELECT c.subject_id, c.score, avg(j.score) FILTER (WHERE j.status = 'valid')
+        FROM calibrated_scores c JOIN pointwise_judgments j ON j.item_id = c.subject_id AND j.criterion = c.criterion
+        WHERE c.criterion = 'relevance' AND c.run_id = 'miss' GROUP BY ALL""").fetchall()
+    assert any(
+        r[0] for r in con.execute("SELECT count(*) FROM pointwise_judgments WHERE status = 'invalid'").fetchall()
+    )
+    for _, score, present in rows:
+        assert score == pytest.approx(spec["intercept"] + part["slope"] * present, abs=1e-9)

@@ -24,18 +24,30 @@ def hanna(con: Any) -> Any:
     return con
 
 
-def test_calibrated_jury_beats_every_rescaled_juror_on_all_criteria(hanna: Any, tmp_path: Path) -> None:
-    artifact, path = fit_calibration(hanna, "hanna", group_by="meta.prompt_id", n_boot=50, out_dir=tmp_path)
-    assert set(artifact["criteria"]) == set(CRITERIA)
-    for criterion in CRITERIA:
-        spec = artifact["criteria"][criterion]
-        report = spec["report"]
-        # 96 prompts, 20% held out as whole prompts: 19 or 20 prompts x 11 systems.
-        assert report["n_groups"] == 96 and report["n_test"] in (19 * 11, 20 * 11)
-        calibrated = report["variants"][spec["method"]]["test"]["rmse"]
-        for juror in ("Beluga-13B", "OrcaPlatypus-13B", "Mistral-7B", "Llama-13B", "ChatGPT"):
-            single = report["baselines"][juror]["test"]["rmse"]
-            assert calibrated < single, (criterion, spec["method"], calibrated, juror, single)
+def test_calibration_never_loses_to_the_plain_mean(hanna: Any, tmp_path: Path) -> None:
+    """Six split seeds x six criteria (36 held-out cells): the calibrated jury's RMSE is never
+    above the plain jury mean's (rescaled), and below every single juror's except where the
+    calibration fell back to the plain mean and the mean itself trails the best juror (by less
+    than 0.001 here). Before shrinkage toward the mean, 5 of the seeds-1..5 cells lost to it."""
+    jurors = ("Beluga-13B", "OrcaPlatypus-13B", "Mistral-7B", "Llama-13B", "ChatGPT")
+    fallbacks = []
+    for seed in range(6):
+        artifact, path = fit_calibration(hanna, "hanna", group_by="meta.prompt_id", seed=seed, n_boot=0,
+                                         out_dir=tmp_path, name=f"hanna-{seed}")  # fmt: skip
+        assert set(artifact["criteria"]) == set(CRITERIA)
+        for criterion in CRITERIA:
+            spec = artifact["criteria"][criterion]
+            report = spec["report"]
+            # 96 prompts, 20% held out as whole prompts: 19 or 20 prompts x 11 systems.
+            assert report["n_groups"] == 96 and report["n_test"] in (19 * 11, 20 * 11)
+            calibrated = report["variants"][spec["method"]]["test"]["rmse"]
+            mean = report["baselines"]["jury (mean)"]["test"]["rmse"]
+            best = min(report["baselines"][j]["test"]["rmse"] for j in jurors)
+            assert calibrated <= mean + 1e-12, (seed, criterion, spec["method"], calibrated, mean)
+            if calibrated >= best:
+                assert spec["method"] == "mean" and mean - best < 1e-3, (seed, criterion, calibrated, best)
+                fallbacks.append((seed, criterion))
+    assert len(fallbacks) <= 2
     applied = apply_calibration(hanna, path, "hanna")
     assert applied["rows"] == 1056 * 6
 

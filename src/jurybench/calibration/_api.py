@@ -227,6 +227,13 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
         filled, n_missing = impute(matrix, means)
         weights = np.array([spec["weights"][n] for n in names])
         scores = filled @ weights + spec["intercept"]
+        part = spec.get("mean_part")
+        if part and part["slope"]:  # the mean of the jurors present, not of the imputed columns
+            idx = [names.index(n) for n in part["of"]]
+            with np.errstate(all="ignore"):
+                present = np.nanmean(matrix[:, idx], axis=1)
+            present = np.where(np.isnan(present), part["fill"], present)
+            scores = scores - filled[:, idx].mean(axis=1) * part["slope"] + present * part["slope"]
         out += [{"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
                 for item, s, m in zip(items, scores, n_missing, strict=True)]  # fmt: skip
     return write_calibrated_scores(con, artifact, text, path, run_id, out)

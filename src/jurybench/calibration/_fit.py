@@ -10,7 +10,12 @@ juror's mean score on the training split (so the fit neither drops the item nor 
 the test data); the number of imputed cells is reported and stored per scored item.
 
 Variants: ``ols``, ``ridge`` (alpha chosen by inner CV), ``nnls`` (non-negative weights)
-and ``cross`` (every juror's score on every criterion as features, ridge). Baselines on
+and ``cross`` (every juror's score on every criterion as features, ridge), then ``mean`` (the
+plain mean of the criterion's jurors, rescaled: equal weights) and ``shrunk`` (the best of the
+fitted variants shrunk toward those equal weights, the amount chosen by the same grouped
+cross-validation): the plain mean is always a candidate, so calibration falls back to it when
+fitting weights does not help. Both choices (the share, and the winner) follow the
+one-standard-error rule: the simplest candidate within one standard error of the best CV RMSE. Baselines on
 the same split: each juror alone and the run's jury (its own aggregation rule), each
 linearly rescaled on the training split. Juror weights are keyed by the juror's identity
 (juror_key), never by its display name. The variant with the lowest cross-validated RMSE wins.
@@ -26,7 +31,9 @@ import numpy as np
 from jurybench.calibration._data import Array, CalibrationData
 from jurybench.errors import JurybenchError
 
-METHODS = ("ols", "ridge", "nnls", "cross")
+FITTED = ("ols", "ridge", "nnls", "cross")
+METHODS = (*FITTED, "shrunk", "mean")  # the last two are built from the fitted ones and the plain mean
+SHRINK_GRID = np.linspace(0.0, 1.0, 11)  # share of the equal-weight mean in the shrunk variant
 
 
 def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
@@ -137,7 +144,8 @@ def fit_criterion(
     train_groups = [data.groups[i] for i in train]
     folds_idx = [(train[a], train[b]) for a, b in _folds(train_groups, folds, seed)]
     variants: dict[str, Any] = {}
-    for method in methods:
+    fitted: dict[str, Any] = {}
+    for method in [m for m in methods if m in FITTED]:
         if method == "cross":
             if cross_features is None or cross_names is None:
                 continue
@@ -145,10 +153,12 @@ def fit_criterion(
         else:
             features, feature_names = juror_features, names
         model, pred, means, x_train = _fit_predict(method, features, y, train, test)
-        cv_rmse = []
+        cv_rmse, fold_preds = [], []
         for f_train, f_test in folds_idx:
             _, f_pred, _, _ = _fit_predict(method, features, y, f_train, f_test)
+            fold_preds.append(f_pred)
             cv_rmse.append(float(np.sqrt(np.mean((f_pred - y[f_test]) ** 2))))
+        fitted[method] = (features, feature_names, pred, fold_preds, x_train)
         coefs = {n: float(w) for n, w in zip(feature_names, model.coef_, strict=True)}
         ci = _bootstrap_coefficients(
             method, x_train, y[train], [data.groups[i] for i in train], feature_names, n_boot, seed,
@@ -169,8 +179,10 @@ def fit_criterion(
             "imputed_train": int(np.isnan(features[train]).sum()),
             "imputed_test": int(np.isnan(features[test]).sum()),
         }
+    _toward_the_mean(data, variants, fitted, y, train, test, folds_idx, n_boot, seed,
+                     [m for m in ("mean", "shrunk") if m in methods])  # fmt: skip
     baselines = _baselines(data, y, train, test, folds_idx)
-    winner = min(variants, key=lambda m: variants[m]["cv_rmse_mean"])
+    winner = choose(variants, len(folds_idx))
     return {
         "criterion": data.criterion,
         "n_items": len(data.items),
@@ -180,8 +192,127 @@ def fit_criterion(
         "variants": variants,
         "baselines": baselines,
         "winner": winner,
+        "note": (
+            "Fitted weights did not beat the plain mean of the jurors in cross-validation: the calibration is "
+            "that mean, rescaled to the human scale."
+        )
+        if winner == "mean"
+        else None,
         "training_data_hash": data.digest(),
     }
+
+
+def choose(variants: dict[str, Any], n_folds: int) -> str:
+    """The winning variant by the one-standard-error rule: the lowest CV RMSE sets a limit one
+    standard error (over the folds) above it; the simplest variant within it wins, in the order
+    mean, shrunk, then the fitted variants by CV RMSE."""
+    best = min(variants, key=lambda m: variants[m]["cv_rmse_mean"])
+    sd = variants[best]["cv_rmse_sd"]
+    limit = variants[best]["cv_rmse_mean"] + (sd / np.sqrt(n_folds) if np.isfinite(sd) else 0.0)
+    order: list[str] = [m for m in ("mean", "shrunk") if m in variants]
+    order += sorted((m for m in variants if m not in order), key=lambda m: variants[m]["cv_rmse_mean"])
+    return next(m for m in order if variants[m]["cv_rmse_mean"] <= limit)
+
+
+def _mean_fit(scores: Array, y: Array, train: Any, test: Any) -> tuple[float, float, float, Array]:
+    """The plain mean of the jurors present (as the run's mean rule takes it), rescaled on
+    ``train``: slope, intercept, the fill for an item no juror scored (the training mean of the
+    mean), and its predictions for ``test``; the 'jury (mean)' baseline exactly."""
+    with np.errstate(all="ignore"):
+        avg = np.nanmean(scores, axis=1)
+    keep = ~np.isnan(avg[train])
+    slope, intercept = np.polyfit(avg[train][keep], y[train][keep], 1)
+    fill = float(np.nanmean(avg[train]))
+    filled = np.where(np.isnan(avg), fill, avg)
+    return float(slope), float(intercept), fill, np.asarray(intercept + slope * filled[test], dtype=float)
+
+
+def _toward_the_mean(
+    data: CalibrationData, variants: dict[str, Any], fitted: dict[str, Any], y: Array, train: Any, test: Any,
+    folds_idx: list[Any], n_boot: int, seed: int, wanted: list[str],
+) -> None:  # fmt: skip
+    """Add ``mean`` (the plain mean of the jurors present, rescaled) and ``shrunk``: the fitted
+    variant with the lowest CV RMSE blended with it, (1 - lam) base + lam mean, lam chosen on the
+    same folds (ties go to the larger lam). Both keep the mean as a ``mean_part`` so that applying
+    them averages the jurors present, as the baseline does; ``weights`` are the effective
+    weights when every juror answered."""
+    if not wanted:
+        return
+    if not fitted and "shrunk" in wanted:
+        raise JurybenchError("method 'shrunk' needs a fitted method to shrink (ols, ridge, nnls or cross).")
+    if not fitted:  # the mean alone: its weights are on the criterion's juror columns
+        keys_ = list(data.juror_keys)
+        means = np.nanmean(data.scores[train], axis=0)
+        fitted = {"_": (data.scores, keys_, np.zeros(len(test)), [np.zeros(len(b)) for _, b in folds_idx],
+                        impute(data.scores[train], means)[0])}  # fmt: skip
+        variants["_"] = {"weights": dict.fromkeys(keys_, 0.0), "intercept": 0.0, "alpha": 0.0, "cv_rmse_mean": 0.0,
+                         "train_means": {k: float(v) for k, v in zip(keys_, means, strict=True)},
+                         "imputed_train": int(np.isnan(data.scores[train]).sum()),
+                         "imputed_test": int(np.isnan(data.scores[test]).sum())}  # fmt: skip
+    base = min(fitted, key=lambda m: variants[m]["cv_rmse_mean"])
+    _features, names, base_pred, base_folds, x_train = fitted[base]
+    keys = set(data.juror_keys)
+    cols = [i for i, n in enumerate(names) if n in keys or (n.partition(":")[0] == data.criterion
+                                                            and n.partition(":")[2] in keys)]  # fmt: skip
+    slope, intercept, fill, mean_pred = _mean_fit(data.scores, y, train, test)
+    mean_folds = [_mean_fit(data.scores, y, a, b)[3] for a, b in folds_idx]
+
+    def cv(lam: float) -> list[float]:
+        return [float(np.sqrt(np.mean(((1 - lam) * p + lam * q - y[b]) ** 2)))
+                for p, q, (_, b) in zip(base_folds, mean_folds, folds_idx, strict=True)]  # fmt: skip
+
+    # The one-standard-error rule: the largest share of the mean whose CV RMSE is within one
+    # standard error (over the folds) of the best share's.
+    folds_at = {float(lam): cv(lam) for lam in SHRINK_GRID}
+    scores = {lam: float(np.mean(v)) for lam, v in folds_at.items()}
+    best = min(scores, key=lambda k: scores[k])
+    limit = scores[best] + float(np.std(folds_at[best], ddof=1)) / np.sqrt(len(folds_idx))
+    lam = max(k for k, v in scores.items() if v <= limit)
+    base_w = np.array([variants[base]["weights"][n] for n in names])
+    equal = np.zeros(len(names))
+    equal[cols] = slope / len(cols)
+    params = {"base": base, "alpha": variants[base]["alpha"], "cols": cols}
+    for name, share in (("mean", 1.0), ("shrunk", lam)):
+        if name not in wanted:
+            continue
+        folds = cv(share)
+        variants[name] = {
+            "weights": {n: float(w) for n, w in zip(names, (1 - share) * base_w + share * equal, strict=True)},
+            "intercept": float((1 - share) * variants[base]["intercept"] + share * intercept),
+            "alpha": 0.0,
+            "feature_names": names,
+            "train_means": variants[base]["train_means"],
+            "mean_part": {"of": [names[i] for i in cols], "slope": share * slope, "fill": fill},
+            "coefficient_ci": _bootstrap_coefficients(
+                "shrunk",
+                x_train,
+                y[train],
+                [data.groups[i] for i in train],
+                names,
+                n_boot,
+                seed,
+                params={**params, "share": share},
+            ),
+            "standard_errors": {},
+            "test": regression_metrics((1 - share) * base_pred + share * mean_pred, y[test]),
+            "cv_rmse_mean": float(np.mean(folds)),
+            "cv_rmse_sd": float(np.std(folds, ddof=1)),
+            "imputed_train": variants[base]["imputed_train"],
+            "imputed_test": variants[base]["imputed_test"],
+            **(
+                {
+                    "shrinkage": {
+                        "toward": "the plain mean of the jurors (equal weights)",
+                        "base": base,
+                        "share": share,
+                        "cv_rmse_by_share": scores,
+                    }
+                }
+                if name == "shrunk"
+                else {}
+            ),
+        }
+    variants.pop("_", None)
 
 
 def _rescaled(x: Array, y: Array, train: Any, test: Any) -> Array:
@@ -203,10 +334,24 @@ def _baselines(data: CalibrationData, y: Array, train: Any, test: Any, folds_idx
     return out
 
 
-def _closed_form(method: str, x: Array, y: Array, alpha: float) -> Array:
-    """Weights then intercept, as the sklearn estimators fit them (centred, intercept unpenalised)."""
+def _closed_form(method: str, x: Array, y: Array, alpha: float, *, cols: list[int] | None = None,
+                 params: dict[str, Any] | None = None) -> Array:  # fmt: skip
+    """Weights then intercept, as the sklearn estimators fit them (centred, intercept unpenalised).
+    ``mean``: slope / k on the k columns ``cols`` (the rescaled plain mean); ``shrunk``: the blend
+    of ``params['base']`` and the mean by ``params['share']``."""
+    if method == "shrunk" and params is not None:
+        base = _closed_form(params["base"], x, y, params["alpha"])
+        mean = _closed_form("mean", x, y, 0.0, cols=params["cols"])
+        return np.asarray((1 - params["share"]) * base + params["share"] * mean, dtype=float)
     x_mean, y_mean = x.mean(axis=0), y.mean()
     xc, yc = x - x_mean, y - y_mean
+    if method == "mean":
+        chosen = cols if cols is not None else list(range(x.shape[1]))
+        avg = xc[:, chosen].mean(axis=1)
+        slope = float(avg @ yc / (avg @ avg)) if float(avg @ avg) > 0 else 0.0
+        w = np.zeros(x.shape[1])
+        w[chosen] = slope / len(chosen)
+        return np.append(w, y_mean - x_mean @ w)
     if method == "nnls":
         from scipy.optimize import nnls
 
@@ -219,8 +364,9 @@ def _closed_form(method: str, x: Array, y: Array, alpha: float) -> Array:
 
 
 def _bootstrap_coefficients(
-    method: str, x: Array, y: Array, groups: list[str], names: list[str], n_boot: int, seed: int, alpha: float = 0.0
-) -> dict[str, dict[str, float]]:
+    method: str, x: Array, y: Array, groups: list[str], names: list[str], n_boot: int, seed: int, alpha: float = 0.0,
+    params: dict[str, Any] | None = None,
+) -> dict[str, dict[str, float]]:  # fmt: skip
     """Percentile 95% CIs of the weights, resampling training prompts (groups) with replacement.
 
     Ridge variants keep the penalty chosen on the full training split.
@@ -236,7 +382,7 @@ def _bootstrap_coefficients(
     for _ in range(n_boot):
         chosen = rng.choice(unique, size=len(unique), replace=True)
         rows = np.concatenate([index[g] for g in chosen])
-        draws.append(_closed_form(method, x[rows], y[rows], alpha))
+        draws.append(_closed_form(method, x[rows], y[rows], alpha, params=params))
     arr = np.array(draws)
     low, high = np.percentile(arr, [2.5, 97.5], axis=0)
     return {

@@ -55,7 +55,7 @@ def calibrate(
     criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
     covariate: Annotated[list[str] | None, typer.Option(help="language, length or meta.<field> (repeatable).")] = None,
     method: Annotated[
-        list[str] | None, typer.Option(help="Variants to compare: ols, ridge, nnls, cross (default all).")
+        list[str] | None, typer.Option(help="Variants to compare: ols, ridge, nnls, cross, shrunk, mean (default all).")
     ] = None,
     group_by: Annotated[str, typer.Option(help="Split groups: prompt, item or meta.<field>.")] = "prompt",
     test_size: Annotated[float, typer.Option(help="Share of groups held out for testing.")] = 0.2,

@@ -129,7 +129,8 @@ def print_calibration(artifact: dict[str, Any]) -> None:
             out.print(f"  weights: {', '.join(f'{feature_label(k)} {v:.3f}' for k, v in spec['weights'].items())}")
             continue
         table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
-                      f"{report['n_groups']} groups; winner {report['winner']} (lowest CV RMSE)")  # fmt: skip
+                      f"{report['n_groups']} groups; winner {report['winner']} (the simplest within one SE of "
+                      "the lowest CV RMSE)")  # fmt: skip
         for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
             table.add_column(col)
         for label, entry in [*(("calibrated " + m, v) for m, v in report["variants"].items()),
@@ -142,7 +143,15 @@ def print_calibration(artifact: dict[str, Any]) -> None:
         weights = ", ".join(
             f"{feature_label(k)} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
             for k, v in spec["weights"].items()
+            # features a variant does not use (the mean's other criteria) are left out
+            if v != 0 or (k in ci and (ci[k]["low"], ci[k]["high"]) != (0.0, 0.0))
         )
+        shrink = report["variants"].get(spec["method"], {}).get("shrinkage")
+        if shrink:
+            out.print(f"  shrunk: {1 - shrink['share']:.0%} {shrink['base']} + {shrink['share']:.0%} plain mean "
+                      "(share chosen by grouped CV)")  # fmt: skip
+        if report.get("note"):
+            out.print(f"  {report['note']}")
         out.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")
 
 
