@@ -185,3 +185,28 @@ def test_view_usage_mistakes_are_one_line(tmp_path: Path, viewer_store: Path) ->
         busy.listen()
         taken = run_cli("view", "--db", str(viewer_store), "--port", str(busy.getsockname()[1]), "--no-browser")
     assert taken.exit_code == 2 and "cannot listen" in taken.stderr and not (tmp_path / "none.duckdb").exists()
+
+
+def test_preference_run_shows_accuracy_against_human_labels(con: Any, data_dir: Path, tmp_path: Path) -> None:
+    """LLMBar MT-Bench judged by its four replayed jurors: the run page's accuracy table equals
+    the preference report's figures (each juror and the majority jury, in both orders)."""
+    from fastapi.testclient import TestClient
+
+    from jurybench.annotations import preference_accuracy
+    from jurybench.datasets import import_llmbar
+    from jurybench.jury import EngineOptions, load_jury_file, score
+    from jurybench.rubric import load_rubric
+    from jurybench.viewer import create_viewer_app
+    from tests.conftest import REPO
+
+    import_llmbar(con, data_dir)
+    score(con, load_rubric("preference"), load_jury_file(REPO / "juries" / "llmbar-mtbench-vanilla-norules.yaml"),
+          where="dataset = 'llmbar-MT-Bench'", run_id="mt", options=EngineOptions(progress=False))  # fmt: skip
+    report = preference_accuracy(con, "mt").as_dict()
+    db = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
+    con.close()
+    with TestClient(create_viewer_app(db, warm_up=False)) as client:
+        rows = {r[0]: r for r in _cells(client.get("/runs/mt").text, "preference-agreement")}
+    for row in [*report["jurors"], report["jury"]]:
+        assert rows[row["juror"]][1] == f"{100 * row['correct_ab_rate']:.1f} %"
+        assert rows[row["juror"]][3] == f"{100 * row['both_correct_rate']:.1f} %"

@@ -243,15 +243,14 @@ def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
 
     def make() -> dict[str, Any]:
         if run["mode"] != "pointwise":
-            return {"rows": [], "note": "Agreement with human labels is shown for pointwise runs "
-                                        "(preference runs: see the calibration's held-out accuracy)."}  # fmt: skip
+            return _preference_agreement(con, run)
         labelled = con.execute(
             "SELECT count(*) FROM (SELECT DISTINCT subject_id FROM human_labels WHERE subject_kind = 'item') h "
             "JOIN run_subjects s ON s.subject_id = h.subject_id AND s.subject_kind = 'item' WHERE s.run_id = ?",
             [run["run_id"]],
         ).fetchone()[0]
         if not labelled:
-            return {"rows": [], "note": "No human labels on this run's items."}
+            return {"rows": [], "preference": [], "note": "No human labels on this run's items."}
         import numpy as np
 
         from jurybench.annotations import pointwise_data, score_agreement
@@ -259,7 +258,7 @@ def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
         try:
             blocks = pointwise_data(con, run["run_id"], None)
         except JurybenchError as exc:
-            return {"rows": [], "note": exc.message}
+            return {"rows": [], "preference": [], "note": exc.message}
         rows = []
         for data in blocks:
             raters = [
@@ -272,9 +271,29 @@ def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
                 low, high = _fisher_ci(m.get("pearson"), n)
                 rows.append({"criterion": data.criterion, "rater": name, "pearson": m.get("pearson"), "low": low,
                              "high": high, "mae": m.get("mae"), "n": n})  # fmt: skip
-        return {"rows": rows, "note": f"{labelled} of the run's items have human labels."}
+        return {"rows": rows, "preference": [], "note": f"{labelled} of the run's items have human labels."}
 
     return MEMO.get(("agreement", *run_key(run)), make)  # type: ignore[no-any-return]
+
+
+def _preference_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """A/B runs: each juror's and the jury's accuracy against the human majority in each order."""
+    if run.get("rubric_kind") != "preference":
+        return {"rows": [], "preference": [], "note": "Agreement with human labels is shown for pointwise and "
+                                                      "preference (A/B) runs."}  # fmt: skip
+    from jurybench.annotations import preference_accuracy
+
+    try:
+        report = preference_accuracy(con, run["run_id"]).as_dict()
+    except JurybenchError as exc:
+        return {"rows": [], "preference": [], "note": exc.message}
+    if not report["n_pairs"]:
+        return {"rows": [], "preference": [], "note": "No human preference labels on this run's pairs."}
+    rows = [{"rater": r["juror"], "ab": r["correct_ab_rate"], "ba": r["correct_ba_rate"],
+             "both": r["both_correct_rate"], "consistent": r["consistent_rate"]}
+            for r in [*report["jurors"], report["jury"]]]  # fmt: skip
+    return {"rows": [], "preference": rows,
+            "note": f"{report['n_pairs']} pairs with a human majority label ({report['reference']})."}  # fmt: skip
 
 
 def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
