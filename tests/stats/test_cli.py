@@ -181,3 +181,23 @@ def test_disparity_and_results_and_plots(study: Path) -> None:
 def test_bad_statistics_input_exits_2(study: Path, args: list[str], message: str) -> None:
     result = run_cli(*args)
     assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_gap_resamples_clusters_from_the_cli(tmp_path: Path) -> None:
+    """--resample clusters:<expression> is recorded with the result and counts the clusters; a
+    malformed unit is one line, exit 2."""
+    import json
+
+    for args in (("datasets", "example", "--out", str(tmp_path / "ex")),
+                 ("items", "import", str(tmp_path / "ex" / "items.csv"), "--dataset", "example"),
+                 ("pairs", "import", str(tmp_path / "ex" / "pairs.csv"), "--dataset", "example"),
+                 ("score", "--rubric", "persuasion", "--where", "dataset = 'example'", "--run", "p", "--no-progress",
+                  "--juror", "fake/biased,position_bias=1", "--juror", "fake/fair")):  # fmt: skip
+        assert run_cli(*args).exit_code == 0
+    done = run_cli("stats", "gap", "--run", "p", "--boot", "100", "--resample", "clusters:prompt", "--format", "json")
+    assert done.exit_code == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["params"]["resample"] == "clusters:prompt"
+    assert result["result"]["n_clusters"] == {"all": 6}  # six prompts, one pair each in the example set
+    bad = run_cli("stats", "gap", "--run", "p", "--resample", "prompts")
+    assert bad.exit_code == 2 and "--resample 'prompts' is not valid" in bad.stderr and "Traceback" not in bad.stderr

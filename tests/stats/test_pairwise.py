@@ -129,3 +129,20 @@ def test_gap_interval_covers_a_planted_zero_effect(n_effects: int) -> None:
     assert covered / sims >= 0.93  # nominal 0.95; 150 draws
     assert percentile_covered / sims <= 0.2
     assert inside == sims
+
+
+def test_cluster_bootstrap_by_hand() -> None:
+    """One category, two clusters of two pairs: cluster a's epsilons are +1, cluster b's -1.
+    Drawing whole clusters gives D* = +1 (a, a), 0 (a, b or b, a) or -1 (b, b), so G* is 0 or 1;
+    drawing pairs gives other values too (e.g. three +1 and one -1: D* = 0.5)."""
+    from jurybench.stats.functions import bootstrap_means
+
+    eps = np.array([[1.0], [1.0], [-1.0], [-1.0]])
+    by_cluster = np.abs(bootstrap_means(eps, n_boot=500, seed=0, clusters=["a", "a", "b", "b"])).sum(axis=1)
+    assert set(np.round(by_cluster, 12)) == {0.0, 1.0}
+    by_pair = np.abs(bootstrap_means(eps, n_boot=500, seed=0)).sum(axis=1)
+    assert 0.5 in set(np.round(by_pair, 12))
+    # One pair per cluster, in row order: the same draws as resampling pairs.
+    assert bootstrap_means(eps, n_boot=50, seed=3, clusters=["w", "x", "y", "z"]) == pytest.approx(
+        bootstrap_means(eps, n_boot=50, seed=3)
+    )

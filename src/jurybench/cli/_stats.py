@@ -56,12 +56,16 @@ def gap(
     seed: Seed = 0,
     fmt: Fmt = "table",
     level: Level = "jury",
+    resample: Annotated[
+        str, typer.Option(help="Bootstrap unit: pairs, or clusters:<expression> (e.g. clusters:prompt).")
+    ] = "pairs",
     db: Db = None,
 ) -> None:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
     from jurybench import commands
 
-    _done(commands.statistic(db, "gap", format=fmt, run=run, where=where, by=by, boot=boot, seed=seed, level=level))
+    _done(commands.statistic(db, "gap", format=fmt, run=run, where=where, by=by, boot=boot, seed=seed, level=level,
+                             resample=resample))  # fmt: skip
 
 
 @stats_app.command("consistency")

@@ -39,6 +39,9 @@ class Gap(_P):
     boot: Boot = 2000
     seed: int = 0
     level: Level = "jury"
+    resample: Annotated[str, Field(min_length=1, max_length=500, description="pairs, or clusters:<expression>")] = (
+        "pairs"
+    )
 
 
 class Consistency(_P):
@@ -131,7 +134,8 @@ def _run(store: Any, name: str, p: Any) -> Any:
     if name == "directional":
         return stats.directional(store, p.run, where=p.where, by=p.by, zero_method=p.zero_method, level=p.level)
     if name == "gap":
-        return stats.gap(store, p.run, where=p.where, by=p.by, boot=p.boot, seed=p.seed, level=p.level)
+        return stats.gap(store, p.run, where=p.where, by=p.by, boot=p.boot, seed=p.seed, level=p.level,
+                         resample=p.resample)  # fmt: skip
     if name == "consistency":
         return stats.consistency(store, p.run, where=p.where, by=p.by)
     if name == "robustness":

@@ -66,11 +66,14 @@ def directional(store: Any, run: str, *, where: str | None = None, by: str | Non
 
 
 def gap(store: Any, run: str, *, where: str | None = None, by: str | None = None, boot: int = 2000, seed: int = 0,
-        level: str = "jury") -> Any:  # fmt: skip
-    """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
-    params = {"run": run, "where": where, "by": by, "boot": boot, "level": level}
+        level: str = "jury", resample: str = "pairs") -> Any:  # fmt: skip
+    """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values.
+    ``resample``: the bootstrap unit, ``pairs`` or ``clusters:<expression>`` (e.g. ``clusters:prompt``:
+    each drawn prompt brings all its pairs)."""
+    params = {"run": run, "where": where, "by": by, "boot": boot, "level": level, "resample": resample}
     return _recorded(store, "gap", run, params, seed,
-                     lambda con: _store.stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level))  # fmt: skip
+                     lambda con: _store.stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level,
+                                                 resample=resample))  # fmt: skip
 
 
 def consistency(store: Any, run: str, *, where: str | None = None, by: str | None = None) -> Any:

@@ -70,15 +70,22 @@ def gap(eps: Array) -> float:
         return float(np.nansum(np.abs(np.nanmean(eps, axis=0))))
 
 
-def bootstrap_means(eps: Array, *, n_boot: int = 2000, seed: int = 0) -> Array:
+def bootstrap_means(eps: Array, *, n_boot: int = 2000, seed: int = 0, clusters: Any = None) -> Array:
     """B bootstrap replicates of the category means D (B x categories), resampling pairs (rows)
-    with replacement, vectorised: (counts of resampled rows) @ eps / n for all replicates at
-    once as one matrix product."""
+    with replacement, or whole clusters of pairs (``clusters``: one label per row; each drawn
+    cluster brings all its rows), vectorised: (counts of resampled rows) @ eps / n for all
+    replicates at once as one matrix product."""
     rng = np.random.default_rng(seed)
     n = eps.shape[0]
     valid = ~np.isnan(eps)
     filled = np.where(valid, eps, 0.0)
-    counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_boot)]).astype(float)
+    if clusters is None:
+        counts = np.stack([np.bincount(rng.integers(0, n, n), minlength=n) for _ in range(n_boot)]).astype(float)
+    else:
+        _, member = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+        k = int(member.max()) + 1
+        drawn = np.stack([np.bincount(rng.integers(0, k, k), minlength=k) for _ in range(n_boot)]).astype(float)
+        counts = drawn[:, member]  # each row counts as often as its cluster was drawn
     sums = counts @ filled
     ns = counts @ valid.astype(float)
     with np.errstate(all="ignore"):
@@ -144,8 +151,9 @@ class GapResult:
 
 
 def treatment_gaps(
-    groups: dict[str, Array], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
-) -> tuple[list[GapResult], dict[str, dict[str, float]]]:
+    groups: dict[str, Array], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+    clusters: dict[str, Any] | None = None,
+) -> tuple[list[GapResult], dict[str, dict[str, float]]]:  # fmt: skip
     """G per group with its bias-aware and percentile CIs, and a matrix of two-sided bootstrap
     p-values for G_a = G_b.
 
@@ -157,7 +165,8 @@ def treatment_gaps(
     results = []
     tail = (1 - level) / 2 * 100
     for i, name in enumerate(names):
-        means = bootstrap_means(groups[name], n_boot=n_boot, seed=seed + i)
+        means = bootstrap_means(groups[name], n_boot=n_boot, seed=seed + i,
+                                clusters=clusters.get(name) if clusters else None)  # fmt: skip
         draws[name] = np.asarray(np.nansum(np.abs(means), axis=1), dtype=float)
         low, high = np.percentile(draws[name], [tail, 100 - tail])
         ci_low, ci_high = gap_interval(groups[name], means, level=level)

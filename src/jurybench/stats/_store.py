@@ -200,6 +200,22 @@ def stat_directional(
     }
 
 
+RESAMPLE_HINT = "Valid: pairs (the default), or clusters:<SQL expression over the pair columns>, e.g. clusters:prompt."
+
+
+def _clusters(con: Any, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
+    """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
+    if resample in ("pairs", "instances"):
+        return None
+    kind, _, expr = resample.partition(":")
+    if kind != "clusters" or not expr.strip():
+        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=RESAMPLE_HINT)
+    column = expression(expr, option="--resample")
+    sql = (f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base")  # fmt: skip
+    label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
+    return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}
+
+
 def stat_gap(
     con: Any,
     run_id: str,
@@ -209,11 +225,16 @@ def stat_gap(
     n_boot: int = 2000,
     seed: int = 0,
     level: str = "jury",
+    resample: str = "pairs",
 ) -> dict[str, Any]:
-    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
-    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed)
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pairwise"), "categories": categories,
-            "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix}  # fmt: skip
+    matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
+    clusters = _clusters(con, run_id, resample, pair_ids)
+    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters)
+    out = {"level": level, "jury": jury_coverage(con, run_id, "jury_pairwise"), "categories": categories,
+           "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix, "resample": resample}  # fmt: skip
+    if clusters:
+        out["n_clusters"] = {g: len(set(c)) for g, c in clusters.items()}
+    return out
 
 
 def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
