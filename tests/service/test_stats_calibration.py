@@ -95,6 +95,8 @@ STATS = [
         "disparity",
         {"sql": "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes", "boot": 100},
     ),
+    ("gap", {"run": "pa", "boot": 100, "resample": "clusters:prompt"}),
+    ("leaderboard", {"run": "pa", "category": "logos", "boot": 50, "resample": "pairs"}),
 ]
 
 

@@ -118,3 +118,27 @@ def test_the_leaderboard_of_a_preference_run(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and json.loads(shown.stdout)["name"] == "leaderboard"
     bad = run_cli("stats", "leaderboard", "--run", "lb", "--anchor", "gpt-9", "--db", db)
     assert bad.exit_code == 2 and "--anchor 'gpt-9' is not a model of the run" in bad.stderr
+
+
+def test_the_bootstrap_unit_of_a_leaderboard(tmp_path: Path) -> None:
+    """prompts (default): 12 clusters; pairs: 36 (three pairs per prompt); battles: every battle
+    its own (72 = 36 pairs x 2 orders); one cluster holding everything (clusters:'all') leaves
+    nothing to vary, so every interval collapses onto its estimate. A unit that is not one is a
+    one-line error."""
+    db = str(tmp_path / "lb.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
+    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8",
+                   "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    import jurybench as jb
+
+    with jb.open(db) as store:
+        counts = {unit: jb.stats.leaderboard(store, "lb", boot=50, resample=unit).attrs["result"]["boards"]["jury"]
+                  for unit in ("prompts", "pairs", "battles", "clusters:'all'")}  # fmt: skip
+        assert {u: b["n_clusters"] for u, b in counts.items()} == {
+            "prompts": 12, "pairs": 36, "battles": counts["battles"]["n_battles"], "clusters:'all'": 1}
+        for m in counts["clusters:'all'"]["models"]:
+            assert m["ci_low"] == pytest.approx(m["rating"]) and m["ci_high"] == pytest.approx(m["rating"])
+        assert jb.stats.results(store, name="leaderboard").shape[0] == 4
+    bad = run_cli("stats", "leaderboard", "--run", "lb", "--resample", "judges", "--db", db)
+    assert bad.exit_code == 2 and "--resample 'judges' is not valid" in bad.stderr

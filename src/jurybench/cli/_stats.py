@@ -234,7 +234,9 @@ def leaderboard(run: Run,
                 category: Annotated[str | None, typer.Option(help="The category to rank by (a preference run has one).")] = None,
                 anchor: Annotated[str | None, typer.Option(help="The model rated 1000 (default: the first by name).")] = None,
                 baseline: Annotated[str | None, typer.Option(help="Win rates are against this model (default: the anchor).")] = None,
-                boot: Boot = 1000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
+                boot: Boot = 1000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury",
+                resample: Annotated[str, typer.Option(help="Bootstrap unit: prompts, pairs, battles, or clusters:<expression over p, a, b>.")] = "prompts",
+                db: Db = None) -> None:  # fmt: skip
     """Bradley-Terry ratings of the run's models (Elo scale), win rates against a baseline and
     ranks, with CIs from a bootstrap over prompts; both presentation orders count as battles."""
     from jurybench import commands
@@ -251,6 +253,7 @@ def leaderboard(run: Run,
             boot=boot,
             seed=seed,
             level=level,
+            resample=resample,
         )
     )
 

@@ -127,6 +127,18 @@ class Disparity(_P):
     resample: Literal["instances", "groups"] = "instances"
 
 
+class Leaderboard(_P):
+    run: RunId
+    category: Annotated[str, Field(max_length=256)] | None = None
+    anchor: Annotated[str, Field(max_length=256)] | None = None
+    baseline: Annotated[str, Field(max_length=256)] | None = None
+    level: Level = "jury"
+    boot: Boot = 1000
+    seed: int = 0
+    resample: Annotated[str, Field(min_length=1, max_length=500,
+                                   description="prompts, pairs, battles or clusters:<expression>")] = "prompts"  # fmt: skip
+
+
 def _run(store: Any, name: str, p: Any) -> Any:
     """The library's statistic for a request (it records the result and returns it framed)."""
     from jurybench import stats
@@ -158,6 +170,9 @@ def _run(store: Any, name: str, p: Any) -> Any:
     if name == "item-spearman":
         return stats.item_spearman(store, p.run, arm=p.arm, arms=p.arms, by=p.by, where=p.where,
                                    keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
+    if name == "leaderboard":
+        return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
+                                 level=p.level, boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip
     assert name == "disparity"
     return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
                            boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip
@@ -166,7 +181,7 @@ def _run(store: Any, name: str, p: Any) -> Any:
 STATS: dict[str, type[_P]] = {
     "directional": Directional, "gap": Gap, "consistency": Consistency, "robustness": Robustness,
     "friedman": Friedman, "ttest": Ttest, "welch": Compare, "mannwhitney": Compare, "kendall": Kendall,
-    "cohens-d": CohensD, "item-spearman": ItemSpearman, "disparity": Disparity,
+    "cohens-d": CohensD, "item-spearman": ItemSpearman, "disparity": Disparity, "leaderboard": Leaderboard,
 }  # fmt: skip
 
 

@@ -197,15 +197,18 @@ def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, m
 
 
 def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: str | None = None,
-                baseline: str | None = None, level: str = "jury", boot: int = 1000, seed: int = 0) -> Any:  # fmt: skip
+                baseline: str | None = None, level: str = "jury", boot: int = 1000, seed: int = 0,
+                resample: str = "prompts") -> Any:  # fmt: skip
     """Bradley–Terry ratings of the run's models (Elo scale, ``anchor`` at 1000), each model's
     predicted win rate against ``baseline``, and ranks, with intervals from a bootstrap that
-    resamples prompts; both presentation orders count as battles, ties as half a win."""
-    params = {"run": run, "category": category, "anchor": anchor, "baseline": baseline, "level": level, "boot": boot}
+    resamples ``resample`` units (prompts, pairs, battles, or clusters:<expression over p, a,
+    b>); both presentation orders count as battles, ties as half a win."""
+    params = {"run": run, "category": category, "anchor": anchor, "baseline": baseline, "level": level, "boot": boot,
+              "resample": resample}  # fmt: skip
     return _recorded(store, "leaderboard", run, params, seed,
                      lambda con: _store_leaderboard.stat_leaderboard(con, run, category=category, anchor=anchor,
                                                                      baseline=baseline, level=level, n_boot=boot,
-                                                                     seed=seed))  # fmt: skip
+                                                                     seed=seed, resample=resample))  # fmt: skip
 
 
 def results(store: Any, *, name: str | None = None) -> Any:

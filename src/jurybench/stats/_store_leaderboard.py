@@ -8,21 +8,38 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
-from jurybench.stats._store import _check_run, jury_coverage
+from jurybench.stats._store import _check_run, _query, jury_coverage
 
 _SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
 JURY_BATTLES = f"""
 SELECT 'jury' AS board, o.pair_id, o.presented_order, o.jury_score AS score, a.model, b.model,
-       coalesce(a.prompt, p.pair_id) AS cluster
+       CAST(({{cluster}}) AS VARCHAR) AS cluster
 FROM jury_pairwise_orders o {_SIDES}
-WHERE o.run_id = ? AND o.category = ? AND o.jury_score IS NOT NULL"""
+WHERE o.run_id = $run AND o.category = $category AND o.jury_score IS NOT NULL"""
 JUROR_BATTLES = f"""
 SELECT ju.name AS board, j.pair_id, j.presented_order, avg(j.score) AS score, a.model, b.model,
-       coalesce(a.prompt, p.pair_id) AS cluster
-FROM pairwise_judgments j JOIN (SELECT DISTINCT call_key FROM run_calls WHERE run_id = ?) rc USING (call_key)
+       CAST(({{cluster}}) AS VARCHAR) AS cluster
+FROM pairwise_judgments j JOIN (SELECT DISTINCT call_key FROM run_calls WHERE run_id = $run) rc USING (call_key)
 JOIN jurors ju USING (juror_key) {_SIDES}
-WHERE j.category = ? AND j.status = 'valid'
+WHERE j.category = $category AND j.status = 'valid'
 GROUP BY ALL"""
+# The bootstrap's unit: named units, or clusters:<expression over p (the pair), a and b (its items)>.
+UNITS = {"prompts": "coalesce(a.prompt, p.pair_id)", "pairs": "p.pair_id", "battles": None}
+UNIT_HINT = (
+    "Valid: prompts (the default), pairs, battles, or clusters:<expression over p, a and b>, e.g. clusters:a.dataset."
+)
+
+
+def cluster_expression(resample: str) -> str | None:
+    """The SQL expression naming each battle's cluster (None: every battle is its own)."""
+    from jurybench.store import expression
+
+    if resample in UNITS:
+        return UNITS[resample]
+    kind, _, expr = resample.partition(":")
+    if kind != "clusters" or not expr.strip():
+        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=UNIT_HINT)
+    return str(expression(expr, option="--resample"))
 
 
 def _category(con: Any, run_id: str, category: str | None) -> str:
@@ -43,13 +60,18 @@ def _category(con: Any, run_id: str, category: str | None) -> str:
 
 def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
                      baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
-                     seed: int = 0) -> dict[str, Any]:  # fmt: skip
-    """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``)."""
+                     seed: int = 0, resample: str = "prompts") -> dict[str, Any]:  # fmt: skip
+    """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
+    bootstrap draws ``resample`` units (prompts by default) with all their battles."""
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
     _check_run(con, run_id)
+    unit = cluster_expression(resample)
     chosen = _category(con, run_id, category)
-    rows = con.execute(JURY_BATTLES if level == "jury" else JUROR_BATTLES, [run_id, chosen]).fetchall()
+    sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL")
+    rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
+    if unit is None:  # battles: each its own cluster
+        rows = [(*r[:6], f"battle-{i}") for i, r in enumerate(rows)]
     by_board: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for row in rows:
         by_board[str(row[0])].append(row)
@@ -85,7 +107,7 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
             raise JurybenchError(f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
                                  hint="Bradley-Terry needs every model to win and lose some battles, "
                                  "and the models to be connected by battles.") from None  # fmt: skip
-    out: dict[str, Any] = {"level": level, "category": chosen, "boards": boards}
+    out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards}
     if level == "jury":
         out["jury"] = jury_coverage(con, run_id, "jury_pairwise")
     return out
