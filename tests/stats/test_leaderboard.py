@@ -136,7 +136,11 @@ def test_the_bootstrap_unit_of_a_leaderboard(tmp_path: Path) -> None:
         counts = {unit: jb.stats.leaderboard(store, "lb", boot=50, resample=unit).attrs["result"]["boards"]["jury"]
                   for unit in ("prompts", "pairs", "battles", "clusters:'all'")}  # fmt: skip
         assert {u: b["n_clusters"] for u, b in counts.items()} == {
-            "prompts": 12, "pairs": 36, "battles": counts["battles"]["n_battles"], "clusters:'all'": 1}
+            "prompts": 12,
+            "pairs": 36,
+            "battles": counts["battles"]["n_battles"],
+            "clusters:'all'": 1,
+        }
         for m in counts["clusters:'all'"]["models"]:
             assert m["ci_low"] == pytest.approx(m["rating"]) and m["ci_high"] == pytest.approx(m["rating"])
         assert jb.stats.results(store, name="leaderboard").shape[0] == 4
