@@ -47,6 +47,7 @@ class ServiceConfig:
     calibration_dir: Path | None = None
     default_jury: dict[str, Any] | None = None  # used when a job gives none (serve --demo: a simulated jury)
     url: str = ""
+    warm_viewer: bool = True  # compute the newest runs' page aggregates in the background at start
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -211,10 +212,22 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
+        import threading
+
+        from jurybench.viewer import warm
+
         open_state()
+        stop = threading.Event()
+        warming = threading.Thread(target=warm, args=(state["store"],), kwargs={"stop": stop}, daemon=True,
+                                   name="viewer-warm-up")  # fmt: skip
+        if config.warm_viewer:
+            warming.start()
         try:
             yield
         finally:
+            stop.set()
+            if warming.is_alive():
+                warming.join(timeout=30)
             if start_jobs:
                 state["jobs"].shutdown()
             state["group"].close()

@@ -230,23 +230,29 @@ def router(store_of: Callable[[], Any]) -> Any:
 
 def warm(store: Any, *, runs: int = 20, stop: threading.Event | None = None) -> None:
     """Compute the newest runs' aggregates (figures, juror table, disagreements) ahead of the
-    first visit: on a big store they take seconds once, then pages take milliseconds."""
+    first visit: on a big store they take seconds once, then pages take milliseconds. Best
+    effort: whatever fails here (a store closing under it) is left for the page to report."""
+    import logging
+
     from jurybench.store import reading
     from jurybench.viewer import _data, _detail
 
-    with reading(store) as con:
-        ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE status <> 'running' "
-                                         "ORDER BY created_at DESC LIMIT ?", [runs]).fetchall()]  # fmt: skip
-        for run_id in ids:
-            if stop is not None and stop.is_set():
-                return
-            try:
-                run = _data.run_header(con, run_id)
-                _data.run_figures(con, run)
-                _data.run_jurors(con, run)
-                _detail.disagreements(con, run)
-            except JurybenchError:
-                continue
+    try:
+        with reading(store) as con:
+            ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE status <> 'running' "
+                                             "ORDER BY created_at DESC LIMIT ?", [runs]).fetchall()]  # fmt: skip
+            for run_id in ids:
+                if stop is not None and stop.is_set():
+                    return
+                try:
+                    run = _data.run_header(con, run_id)
+                    _data.run_figures(con, run)
+                    _data.run_jurors(con, run)
+                    _detail.disagreements(con, run)
+                except JurybenchError:
+                    continue
+    except Exception as exc:  # a background nicety must not print a traceback
+        logging.getLogger("jurybench.viewer").debug("warm-up stopped: %s", exc)
 
 
 def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
@@ -277,4 +283,4 @@ def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
     return app
 
 
-__all__ = ["ASSETS", "ReadOnlyStore", "create_viewer_app", "environment", "router"]
+__all__ = ["ASSETS", "ReadOnlyStore", "create_viewer_app", "environment", "router", "warm"]
