@@ -146,3 +146,50 @@ def test_the_bootstrap_unit_of_a_leaderboard(tmp_path: Path) -> None:
         assert jb.stats.results(store, name="leaderboard").shape[0] == 4
     bad = run_cli("stats", "leaderboard", "--run", "lb", "--resample", "judges", "--db", db)
     assert bad.exit_code == 2 and "--resample 'judges' is not valid" in bad.stderr
+
+
+def test_strong_verdicts_count_as_several_battles(tmp_path: Path) -> None:
+    """A two-juror mean jury gives +1/-1 when the jurors agree and 0 (a tie) when they do not.
+    With --strong 1:3 every decisive verdict counts three times, a tie once: the ratings equal a
+    weighted Bradley-Terry fit (weights 3 and 1) of the same battles read from the store."""
+    db = str(tmp_path / "lb.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
+    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--juror",
+                   "sim/other,noise=1.2,seed=5", "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    import jurybench as jb
+
+    with jb.open(db) as store:
+        board = jb.stats.leaderboard(store, "lb", anchor="m1", boot=20, strong="1:3").attrs["result"]
+        battles = store.sql(
+            "SELECT o.presented_order, o.jury_score, a.model AS ma, b.model AS mb FROM jury_pairwise_orders o "
+            "JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b "
+            "WHERE o.run_id = 'lb' AND o.jury_score IS NOT NULL AND a.model <> b.model"
+        )
+    names = ["m1", "m2", "m3"]
+    first = [names.index(r.ma if r.presented_order == "AB" else r.mb) for r in battles.itertuples()]
+    second = [names.index(r.mb if r.presented_order == "AB" else r.ma) for r in battles.itertuples()]
+    outcome = [1.0 if s > 0 else 0.0 if s < 0 else 0.5 for s in battles.jury_score]
+    weights = [3.0 if abs(s) >= 1 else 1.0 for s in battles.jury_score]
+    assert 0.5 in outcome and 1.0 in outcome  # both kinds of verdict occur
+    expected = elo(bradley_terry(first, second, outcome, 3, anchor=0, weights=weights))
+    got = {m["model"]: m["rating"] for m in board["boards"]["jury"]["models"]}
+    assert [got[n] for n in names] == pytest.approx(list(expected), abs=1e-6)
+    assert board["strong"] == {"threshold": 1.0, "weight": 3}
+    bad = run_cli("stats", "leaderboard", "--run", "lb", "--strong", "much:3", "--db", db)
+    assert bad.exit_code == 2 and "--strong 'much:3' is not valid" in bad.stderr
+
+
+def test_the_leaderboard_plot(tmp_path: Path) -> None:
+    db = str(tmp_path / "lb.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
+    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8",
+                   "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    assert run_cli("stats", "leaderboard", "--run", "lb", "--level", "juror", "--boot", "50", "--db", db).exit_code == 0
+    out = tmp_path / "lb.svg"
+    drawn = run_cli("plot", "leaderboard", "-o", str(out), "--db", db)
+    assert drawn.exit_code == 0, drawn.stderr
+    text = out.read_text()
+    assert "Leaderboard (preference" in text and "run lb; rubric preference" in text
+    assert all(m in text for m in ("m1", "m2", "m3"))

@@ -287,7 +287,7 @@ def statistic(db: Path | None, name: str, *, format: str = "table", **options: A
 
 
 def plot(db: Path | None, *, name: str, output: Path, result: str | None = None, alpha: float = 0.05) -> int:
-    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity. The
+    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity, leaderboard. The
     figure's caption names the run, its rubric and jury, and the recorded result."""
     from jurybench.report import PLOTS, draw, plot_caption
     from jurybench.store import reading

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity")
+PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity", "leaderboard")
 
 
 def _pyplot() -> Any:
@@ -33,6 +33,7 @@ def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05
         "posthoc": _posthoc,
         "cohens-d": _cohens_d,
         "disparity": _disparity,
+        "leaderboard": _leaderboard,
     }[name](plt, result, alpha)
     notes = [caption] if caption else []
     if name == "gap" and any(not g.get("pct_low", g["ci_low"]) <= g["gap"] <= g.get("pct_high", g["ci_high"])
@@ -164,6 +165,33 @@ def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
+def _leaderboard(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+    """Ratings (Elo scale) with their bootstrap intervals, best on top; one colour per board
+    (the jury, or each juror), models ordered by the first board."""
+    boards = list(result["boards"].items())
+    order = [m["model"] for m in boards[0][1]["models"]]  # best first
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.6))
+    colors = ["#2c3e50", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#16a085"]
+    step = 0.6 / max(len(boards), 1)
+    for k, (name, board) in enumerate(boards[:6]):
+        by = {m["model"]: m for m in board["models"]}
+        ys = [i + (k - (len(boards[:6]) - 1) / 2) * step for i in range(len(order))]
+        lows = [by[m]["ci_low"] if by[m]["ci_low"] is not None else by[m]["rating"] for m in order]
+        highs = [by[m]["ci_high"] if by[m]["ci_high"] is not None else by[m]["rating"] for m in order]
+        ax.hlines(ys, lows, highs, color=colors[k % len(colors)], linewidth=2)
+        ax.plot([by[m]["rating"] for m in order], ys, "o", color=colors[k % len(colors)], label=name)
+    ax.set_yticks(range(len(order)), order)
+    ax.invert_yaxis()
+    first = boards[0][1]
+    ax.axvline(1000, color="grey", linewidth=0.6)
+    ax.set_xlabel(f"Bradley-Terry rating (Elo scale, {first['anchor']} = 1000), 95% bootstrap CI over "
+                  f"{result.get('resample', 'prompts')}")  # fmt: skip
+    ax.set_title(f"Leaderboard ({result.get('category', '')}; {first['n_battles']} battles)")
+    if len(boards) > 1:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=min(3, len(boards)), fontsize=7, frameon=False)
+    return fig
+
+
 def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     if "models" in result:
         return _disparity_by_model(plt, result["models"])
@@ -225,7 +253,7 @@ def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
 
 # The plot drawn for a recorded statistic (stats_results.name -> plot name).
 PLOT_OF_STAT = {"directional": "directional", "gap": "gap", "friedman": "posthoc", "cohens-d": "cohens-d",
-                "disparity": "disparity"}  # fmt: skip
+                "disparity": "disparity", "leaderboard": "leaderboard"}  # fmt: skip
 
 
 def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str = "") -> str:

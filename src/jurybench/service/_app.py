@@ -27,7 +27,7 @@ from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
-from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of
+from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of, warm_viewer
 
 log = logging.getLogger("jurybench.service")
 OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/login"})
@@ -212,22 +212,13 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
-        import threading
-
-        from jurybench.viewer import warm
-
         open_state()
-        stop = threading.Event()
-        warming = threading.Thread(target=warm, args=(state["store"],), kwargs={"stop": stop}, daemon=True,
-                                   name="viewer-warm-up")  # fmt: skip
-        if config.warm_viewer:
-            warming.start()
+        stop_warming = warm_viewer(state["store"]) if config.warm_viewer else None
         try:
             yield
         finally:
-            stop.set()
-            if warming.is_alive():
-                warming.join(timeout=30)
+            if stop_warming is not None:
+                stop_warming()
             if start_jobs:
                 state["jobs"].shutdown()
             state["group"].close()

@@ -137,6 +137,9 @@ class Leaderboard(_P):
     seed: int = 0
     resample: Annotated[str, Field(min_length=1, max_length=500,
                                    description="prompts, pairs, battles or clusters:<expression>")] = "prompts"  # fmt: skip
+    strong: (
+        Annotated[str, Field(max_length=50, description="T:W: a verdict with |score| >= T counts as W battles")] | None
+    ) = None
 
 
 def _run(store: Any, name: str, p: Any) -> Any:
@@ -172,7 +175,8 @@ def _run(store: Any, name: str, p: Any) -> Any:
                                    keys={k: float(v) for k, v in (p.keys or {}).items()}, level=p.level)  # fmt: skip
     if name == "leaderboard":
         return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
-                                 level=p.level, boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip
+                                 level=p.level, boot=p.boot, seed=p.seed, resample=p.resample,
+                                 strong=p.strong)  # fmt: skip
     assert name == "disparity"
     return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
                            boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip

@@ -42,6 +42,21 @@ def cluster_expression(resample: str) -> str | None:
     return str(expression(expr, option="--resample"))
 
 
+def _strong(value: str | None) -> tuple[float | None, int]:
+    """'T:W' -> (T, W): the |score| at which a verdict is strong, and how many battles it counts."""
+    if not value:
+        return None, 1
+    hint = "Write T:W, e.g. --strong 2:3 (a verdict with |score| >= 2 counts as 3 battles)."
+    t, sep, w = value.partition(":")
+    try:
+        threshold, weight = float(t), int(w)
+    except ValueError:
+        raise JurybenchError(f"--strong {value!r} is not valid.", hint=hint) from None
+    if not sep or threshold <= 0 or not 1 <= weight <= 10:
+        raise JurybenchError(f"--strong {value!r} is not valid: T must be > 0 and W an integer 1-10.", hint=hint)
+    return threshold, weight
+
+
 def _category(con: Any, run_id: str, category: str | None) -> str:
     found = [r[0] for r in con.execute(
         "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]  # fmt: skip
@@ -60,9 +75,12 @@ def _category(con: Any, run_id: str, category: str | None) -> str:
 
 def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
                      baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
-                     seed: int = 0, resample: str = "prompts") -> dict[str, Any]:  # fmt: skip
+                     seed: int = 0, resample: str = "prompts", strong: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
-    bootstrap draws ``resample`` units (prompts by default) with all their battles."""
+    bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
+    ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
+    better' verdict three times)."""
+    threshold, weight = _strong(strong)
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
     _check_run(con, run_id)
@@ -85,10 +103,11 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
             if model_a == model_b:
                 continue  # a model against itself says nothing about ratings
             shown = (model_a, model_b) if order == "AB" else (model_b, model_a)
-            first.append(shown[0])
-            second.append(shown[1])
-            outcome.append(1.0 if score > 0 else 0.0 if score < 0 else 0.5)
-            clusters.append(str(cluster))
+            times = weight if threshold is not None and abs(score) >= threshold else 1
+            first += [shown[0]] * times
+            second += [shown[1]] * times
+            outcome += [1.0 if score > 0 else 0.0 if score < 0 else 0.5] * times
+            clusters += [str(cluster)] * times
         names = sorted({*first, *second})
         if len(names) < 2:
             raise JurybenchError(f"run '{run_id}' compares fewer than two models: nothing to rank.")
@@ -108,6 +127,8 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
                                  hint="Bradley-Terry needs every model to win and lose some battles, "
                                  "and the models to be connected by battles.") from None  # fmt: skip
     out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards}
+    if threshold is not None:
+        out["strong"] = {"threshold": threshold, "weight": weight}
     if level == "jury":
         out["jury"] = jury_coverage(con, run_id, "jury_pairwise")
     return out
