@@ -38,10 +38,6 @@ def connect(
     if hardened is None:
         hardened = read_only
     con = open_with_retry(target, read_only=read_only, config=dict(HARDENED) if hardened else None, wait_s=wait)
-    import os as _os
-
-    for _stmt in filter(None, _os.environ.get("JB_EXPERIMENT_SETTINGS", "").split(";")):
-        con.execute(_stmt)
     if not read_only:
         migrate(con)
     else:
