@@ -237,6 +237,7 @@ def leaderboard(run: Run,
                 boot: Boot = 1000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury",
                 resample: Annotated[str, typer.Option(help="Bootstrap unit: prompts, pairs, battles, or clusters:<expression over p, a, b>.")] = "prompts",
                 strong: Annotated[str | None, typer.Option(help="T:W - a verdict with |score| >= T counts as W battles (e.g. 2:3).")] = None,
+                control: Annotated[str | None, typer.Option(help="Style control: length, markdown or length,markdown.")] = None,
                 db: Db = None) -> None:  # fmt: skip
     """Bradley-Terry ratings of the run's models (Elo scale), win rates against a baseline and
     ranks, with CIs from a bootstrap over prompts; both presentation orders count as battles."""
@@ -256,6 +257,7 @@ def leaderboard(run: Run,
             level=level,
             resample=resample,
             strong=strong,
+            control=control,
         )
     )
 

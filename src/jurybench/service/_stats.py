@@ -176,7 +176,7 @@ def _run(store: Any, name: str, p: Any) -> Any:
     if name == "leaderboard":
         return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
                                  level=p.level, boot=p.boot, seed=p.seed, resample=p.resample,
-                                 strong=p.strong)  # fmt: skip
+                                 strong=p.strong, control=p.control)  # fmt: skip
     assert name == "disparity"
     return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
                            boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip

@@ -53,7 +53,14 @@ def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, ancho
             raise NotIdentifiable(
                 f"model {m} {'won' if score else 'lost'} every battle it was in: its rating is infinite"
             )
-    # Wins and losses as weights: a tie is half of each.
+    beta, _ = _newton(first, second, y, w, n_models, anchor, None)
+    return beta
+
+
+def _newton(first: Any, second: Any, y: Any, w: Any, n_models: int, anchor: int,
+            style: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:  # fmt: skip
+    """Maximum likelihood by Newton's method: model indicators (+1 first, -1 second, the anchor
+    left out) and, with ``style``, its columns as covariates of the first-shown minus the second."""
     free = [m for m in range(n_models) if m != anchor]
     index = {m: k for k, m in enumerate(free)}
     x = np.zeros((len(y), len(free)))
@@ -62,7 +69,10 @@ def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, ancho
             x[row, index[a]] += 1.0
         if b in index:
             x[row, index[b]] -= 1.0
-    beta = np.zeros(len(free))
+    k = 0 if style is None else np.asarray(style).shape[1]
+    if k:
+        x = np.hstack([x, np.asarray(style, dtype=float)])
+    beta = np.zeros(x.shape[1])
     for _ in range(200):
         p = 1 / (1 + np.exp(-(x @ beta)))
         gradient = x.T @ (w * (y - p))
@@ -79,8 +89,22 @@ def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, ancho
     else:
         raise NotIdentifiable("the fit did not converge")
     out = np.zeros(n_models)
-    out[free] = beta
-    return out
+    out[free] = beta[: len(free)]
+    return out, beta[len(free) :]
+
+
+def bradley_terry_styled(first: Any, second: Any, outcome: Any, style: Any, n_models: int, *, anchor: int = 0,
+                         weights: Any = None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:  # fmt: skip
+    """Bradley–Terry with style covariates (Chatbot Arena's style control): P(first wins) =
+    1 / (1 + exp(-(b_first - b_second + gamma . z))), where z holds, per battle, the style of the
+    first-shown response minus the second's (e.g. normalised length differences). Returns the
+    style-adjusted log-strengths b (b[anchor] = 0) and the coefficients gamma."""
+    first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
+    y = np.asarray(outcome, dtype=float)
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    if not _connected(first, second, n_models):
+        raise NotIdentifiable("the models fall into groups that never met in a battle")
+    return _newton(first, second, y, w, n_models, anchor, np.asarray(style, dtype=float).reshape(len(y), -1))
 
 
 def elo(beta: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -93,7 +117,8 @@ def win_rate(beta: np.ndarray[Any, Any], baseline: int) -> np.ndarray[Any, Any]:
 
 
 def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: list[str], *, anchor: int = 0,
-                baseline: int = 0, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:  # fmt: skip
+                baseline: int = 0, n_boot: int = 1000, seed: int = 0, style: Any = None,
+                style_names: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
     """Ratings, win rates against the baseline and ranks, with percentile intervals from a
     bootstrap that resamples clusters (prompts) with all their battles, not single battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
@@ -104,15 +129,21 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
     order = np.argsort(-beta, kind="stable")
     rank = np.empty(n, dtype=int)
     rank[order] = np.arange(1, n + 1)
+    z = None if style is None else np.asarray(style, dtype=float).reshape(len(y), -1)
+    styled = None if z is None else bradley_terry_styled(first, second, y, z, n, anchor=anchor)
     groups = {c: np.flatnonzero(clusters == c) for c in np.unique(clusters)}
     keys = list(groups)
     rng = np.random.default_rng(seed)
     boot_r, boot_w, boot_rank, failed = [], [], [], 0
+    boot_s: list[Any] = []
     for _ in range(n_boot):
         chosen = rng.integers(0, len(keys), len(keys))
         rows = np.concatenate([groups[keys[k]] for k in chosen])
         try:
             b = bradley_terry(first[rows], second[rows], y[rows], n, anchor=anchor)
+            if z is not None:
+                bs, gs = bradley_terry_styled(first[rows], second[rows], y[rows], z[rows], n, anchor=anchor)
+                boot_s.append(np.concatenate([elo(bs), gs]))
         except NotIdentifiable:
             failed += 1
             continue
@@ -147,5 +178,18 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
             "rank_high": None if k_high is None else int(k_high), "battles": int(played.sum()),
             "wins": int(won.sum()), "losses": int(lost.sum()), "ties": int((played & (y == 0.5)).sum()),
         })  # fmt: skip
-    return {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
-            "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip
+    out = {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
+           "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip
+    if styled is not None:
+        b_styled, gamma = styled
+        r_styled = elo(b_styled)
+        for row in models:
+            m = names.index(row["model"])
+            low, high = interval(boot_s, m)
+            row.update(rating_styled=float(r_styled[m]), styled_low=low, styled_high=high)
+        labels = style_names or [f"style{k}" for k in range(len(gamma))]
+        out["style_coefficients"] = {
+            label: {"coefficient": float(g), **dict(zip(("ci_low", "ci_high"), interval(boot_s, n + k), strict=True))}
+            for k, (label, g) in enumerate(zip(labels, gamma, strict=True))
+        }
+    return out

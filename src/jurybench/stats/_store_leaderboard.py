@@ -13,12 +13,12 @@ from jurybench.stats._store import _check_run, _query, jury_coverage
 _SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
 JURY_BATTLES = f"""
 SELECT 'jury' AS board, o.pair_id, o.presented_order, o.jury_score AS score, a.model, b.model,
-       CAST(({{cluster}}) AS VARCHAR) AS cluster
+       CAST(({{cluster}}) AS VARCHAR) AS cluster, {{texts}}
 FROM jury_pairwise_orders o {_SIDES}
 WHERE o.run_id = $run AND o.category = $category AND o.jury_score IS NOT NULL"""
 JUROR_BATTLES = f"""
 SELECT ju.name AS board, j.pair_id, j.presented_order, avg(j.score) AS score, a.model, b.model,
-       CAST(({{cluster}}) AS VARCHAR) AS cluster
+       CAST(({{cluster}}) AS VARCHAR) AS cluster, {{texts}}
 FROM pairwise_judgments j JOIN (SELECT DISTINCT call_key FROM run_calls WHERE run_id = $run) rc USING (call_key)
 JOIN jurors ju USING (juror_key) {_SIDES}
 WHERE j.category = $category AND j.status = 'valid'
@@ -40,6 +40,40 @@ def cluster_expression(resample: str) -> str | None:
     if kind != "clusters" or not expr.strip():
         raise JurybenchError(f"--resample {resample!r} is not valid.", hint=UNIT_HINT)
     return str(expression(expr, option="--resample"))
+
+
+STYLES = {"length": ("length",), "markdown": ("headers", "lists", "bold")}
+_MARKDOWN = {
+    "headers": r"(?m)^#{1,6}\s",
+    "lists": r"(?m)^\s*(?:[-*+]|\d+[.)])\s",
+    "bold": r"\*\*[^*\n]+\*\*|__[^_\n]+__",
+}
+
+
+def style_features(control: str | None) -> list[str]:
+    """The covariates of ``--control length,markdown`` (markdown: headers, list items, bold)."""
+    if not control:
+        return []
+    names: list[str] = []
+    for part in (p.strip() for p in control.split(",") if p.strip()):
+        if part not in STYLES:
+            raise JurybenchError(
+                f"--control {part!r} is not a style.", hint="Valid: length, markdown (comma-separated)."
+            )
+        names += [n for n in STYLES[part] if n not in names]
+    return names
+
+
+def _style_of(text: str | None, feature: str) -> float:
+    import re
+
+    text = text or ""
+    return float(len(text)) if feature == "length" else float(len(re.findall(_MARKDOWN[feature], text)))
+
+
+def _normalised(first: float, second: float) -> float:
+    """(first - second) / (first + second), 0 when both are 0 (Chatbot Arena's style features)."""
+    return (first - second) / (first + second) if first + second else 0.0
 
 
 def _strong(value: str | None) -> tuple[float | None, int]:
@@ -75,28 +109,33 @@ def _category(con: Any, run_id: str, category: str | None) -> str:
 
 def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
                      baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
-                     seed: int = 0, resample: str = "prompts", strong: str | None = None) -> dict[str, Any]:  # fmt: skip
+                     seed: int = 0, resample: str = "prompts", strong: str | None = None,
+                     control: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
     bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
     ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
-    better' verdict three times)."""
+    better' verdict three times). ``control`` ('length,markdown'): style control, ratings
+    adjusted for the normalised differences in length and markdown between the two responses,
+    reported beside the raw ones with the covariates' coefficients."""
     threshold, weight = _strong(strong)
+    features = style_features(control)
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
     _check_run(con, run_id)
     unit = cluster_expression(resample)
     chosen = _category(con, run_id, category)
-    sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL")
+    texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
+    sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)
     rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
     if unit is None:  # battles: each its own cluster
-        rows = [(*r[:6], f"battle-{i}") for i, r in enumerate(rows)]
+        rows = [(*r[:6], f"battle-{i}", *r[7:]) for i, r in enumerate(rows)]
     by_board: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     for row in rows:
         by_board[str(row[0])].append(row)
     boards = {}
     for board, battles in sorted(by_board.items()):
-        first, second, outcome, clusters = [], [], [], []
-        for _, _, order, score, model_a, model_b, cluster in battles:
+        first, second, outcome, clusters, style = [], [], [], [], []
+        for _, _, order, score, model_a, model_b, cluster, text_a, text_b in battles:
             if model_a is None or model_b is None:
                 raise JurybenchError(f"run '{run_id}': pair items need a model to rank.",
                                      hint="Import items with a 'model' column.")  # fmt: skip
@@ -108,6 +147,10 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
             second += [shown[1]] * times
             outcome += [1.0 if score > 0 else 0.0 if score < 0 else 0.5] * times
             clusters += [str(cluster)] * times
+            if features:
+                shown_texts = (text_a, text_b) if order == "AB" else (text_b, text_a)
+                z = [_normalised(_style_of(shown_texts[0], f), _style_of(shown_texts[1], f)) for f in features]
+                style += [z] * times
         names = sorted({*first, *second})
         if len(names) < 2:
             raise JurybenchError(f"run '{run_id}' compares fewer than two models: nothing to rank.")
@@ -119,16 +162,51 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
         index = {name: k for k, name in enumerate(names)}
         anchor_i = index[anchor] if anchor else 0
         baseline_i = index[baseline] if baseline else anchor_i
+        z, used = _usable_style(style, features, [index[m] for m in first], [index[m] for m in second], len(names))
         try:
             boards[board] = leaderboard([index[m] for m in first], [index[m] for m in second], outcome, clusters, names,
-                                        anchor=anchor_i, baseline=baseline_i, n_boot=n_boot, seed=seed)  # fmt: skip
+                                        anchor=anchor_i, baseline=baseline_i, n_boot=n_boot, seed=seed,
+                                        style=z, style_names=used)  # fmt: skip
+            if features and len(used) < len(features):
+                boards[board]["style_left_out"] = [f for f in features if f not in used]
         except NotIdentifiable as exc:
             raise JurybenchError(f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
                                  hint="Bradley-Terry needs every model to win and lose some battles, "
                                  "and the models to be connected by battles.") from None  # fmt: skip
     out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards}
+    if features:
+        out["control"] = features
     if threshold is not None:
         out["strong"] = {"threshold": threshold, "weight": weight}
     if level == "jury":
         out["jury"] = jury_coverage(con, run_id, "jury_pairwise")
     return out
+
+
+def _usable_style(style: list[list[float]], features: list[str], first: list[int], second: list[int],
+                  n_models: int) -> tuple[Any, list[str]]:  # fmt: skip
+    """The style columns the fit can use, standardised to unit SD: a feature that never varies
+    (no markdown anywhere) or that the models alone already explain (only one model ever uses
+    headers) would make the fit singular, so it is left out and named in the result."""
+    import numpy as np
+
+    if not features:
+        return None, []
+    z = np.asarray(style, dtype=float).reshape(len(style), len(features))
+    x = np.zeros((len(first), max(n_models - 1, 0)))
+    for row, (a, b) in enumerate(zip(first, second, strict=True)):
+        if a:
+            x[row, a - 1] += 1.0
+        if b:
+            x[row, b - 1] -= 1.0
+    keep: list[int] = []
+    for k in range(len(features)):
+        sd = float(z[:, k].std())
+        if sd == 0:
+            continue
+        trial = np.hstack([x, z[:, [*keep, k]]])
+        if np.linalg.matrix_rank(trial) == trial.shape[1]:
+            keep.append(k)
+    if not keep:
+        return None, []
+    return z[:, keep] / z[:, keep].std(axis=0), [features[k] for k in keep]

@@ -63,8 +63,17 @@ def flatten(
     elif name == "leaderboard":
         cols = ["board", "rank", "model", "rating", "ci_low", "ci_high", "win_rate_vs_baseline", "win_rate_low",
                 "win_rate_high", "rank_low", "rank_high", "battles", "wins", "losses", "ties"]  # fmt: skip
+        styled = any("style_coefficients" in b for b in result["boards"].values())
+        if styled:  # style control: the adjusted ratings beside the raw ones
+            cols[6:6] = ["rating_styled", "styled_low", "styled_high"]
         for board, b in result["boards"].items():
-            rows += [[board, *(m[c] for c in cols[1:])] for m in b["models"]]
+            rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
+        if summary and styled:
+            for board, b in result["boards"].items():
+                coefs = b.get("style_coefficients") or {}
+                rows.append([board, None, "style: " + ", ".join(f"{k} {v['coefficient']:+.3f}" for k, v in coefs.items())
+                             + (f" (left out: {', '.join(b['style_left_out'])})" if b.get("style_left_out") else ""),
+                             *([None] * (len(cols) - 3))])  # fmt: skip
     elif name == "item-spearman":
         cols = ["first", "second", "n_items", "spearman", "p"]
         rows = [[r[c] for c in cols] for r in result["correlations"]]

@@ -36,6 +36,7 @@ __all__ = [
     "bootstrap_gaps",
     "bootstrap_means",
     "bradley_terry",
+    "bradley_terry_styled",
     "cohens_d",
     "cohens_d_cells",
     "directional_differences",
@@ -60,5 +61,5 @@ __all__ = [
     "welch_t",
     "win_rate",
 ]
-from jurybench.stats._leaderboard import NotIdentifiable, bradley_terry, elo, win_rate
+from jurybench.stats._leaderboard import NotIdentifiable, bradley_terry, bradley_terry_styled, elo, win_rate
 from jurybench.stats._tables import flatten
