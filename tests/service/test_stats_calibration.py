@@ -97,6 +97,7 @@ STATS = [
     ),
     ("gap", {"run": "pa", "boot": 100, "resample": "clusters:prompt"}),
     ("leaderboard", {"run": "pa", "category": "logos", "boot": 50, "resample": "pairs"}),
+    ("power", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "pair_on": "model", "d": 0.5}),
 ]
 
 

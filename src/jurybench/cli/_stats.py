@@ -172,6 +172,23 @@ CohensArm = Annotated[str, typer.Option(help="SQL expression naming the arm of a
 CohensArms = Annotated[str, typer.Option(help="The two arms compared: first,second (d = first - second).")]
 
 
+@stats_app.command("power")
+def power(run: Run, arm: CohensArm, arms: CohensArms,
+          pair_on: Annotated[str, typer.Option(help="SQL expression pairing the arms' subjects (default: prompt).")] = "prompt",
+          where: Where = None,
+          d: Annotated[float | None, typer.Option(help="Effect to detect, standardised: mean difference / SD of the differences (d_z).")] = None,
+          shift: Annotated[float | None, typer.Option(help="Effect to detect in score units (instead of --d).")] = None,
+          power: Annotated[float, typer.Option(help="Power wanted.")] = 0.8,
+          alpha: Annotated[float, typer.Option(help="Two-sided significance level.")] = 0.05,
+          fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Pairs (prompts) needed to detect an effect between two arms, from a pilot run: paired
+    t-test (and Wilcoxon by its efficiency), the pilot's own power, and other jury sizes."""
+    from jurybench import commands
+
+    _done(commands.statistic(db, "power", format=fmt, run=run, arm=arm, arms=two_values(arms, "--arms"),
+                             pair_on=pair_on, where=where, d=d, shift=shift, power=power, alpha=alpha))  # fmt: skip
+
+
 @stats_app.command("cohens-d")
 def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by: By = None,
              baseline_file: Annotated[Path | None, typer.Option(help="CSV criterion,d_human[,cell]: human effect sizes.")] = None,

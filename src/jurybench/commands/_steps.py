@@ -273,6 +273,7 @@ STATISTICS = {
     "directional": "directional", "gap": "gap", "consistency": "consistency", "robustness": "robustness",
     "friedman": "friedman", "ttest": "ttest", "welch": "welch", "mannwhitney": "mannwhitney", "kendall": "kendall",
     "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity", "leaderboard": "leaderboard",
+    "power": "power",
 }  # fmt: skip
 
 

@@ -140,6 +140,19 @@ class Leaderboard(_P):
     strong: (
         Annotated[str, Field(max_length=50, description="T:W: a verdict with |score| >= T counts as W battles")] | None
     ) = None
+    control: Annotated[str, Field(max_length=50, description="style control: length, markdown")] | None = None
+
+
+class Power(_P):
+    run: RunId
+    arm: Expr
+    arms: Annotated[str, Field(max_length=600, description="first,second")]
+    pair_on: Expr = "prompt"
+    where: Expr | None = None
+    d: float | None = None
+    shift: float | None = None
+    power: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
 
 def _run(store: Any, name: str, p: Any) -> Any:
@@ -177,6 +190,9 @@ def _run(store: Any, name: str, p: Any) -> Any:
         return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
                                  level=p.level, boot=p.boot, seed=p.seed, resample=p.resample,
                                  strong=p.strong, control=p.control)  # fmt: skip
+    if name == "power":
+        return stats.power(store, p.run, arm=p.arm, arms=p.arms, pair_on=p.pair_on, where=p.where, d=p.d,
+                           shift=p.shift, power=p.power, alpha=p.alpha)  # fmt: skip
     assert name == "disparity"
     return stats.disparity(store, sql=p.sql, max_invalid_rate=p.max_invalid_rate, reference=p.reference,
                            boot=p.boot, seed=p.seed, resample=p.resample)  # fmt: skip
@@ -186,6 +202,7 @@ STATS: dict[str, type[_P]] = {
     "directional": Directional, "gap": Gap, "consistency": Consistency, "robustness": Robustness,
     "friedman": Friedman, "ttest": Ttest, "welch": Compare, "mannwhitney": Compare, "kendall": Kendall,
     "cohens-d": CohensD, "item-spearman": ItemSpearman, "disparity": Disparity, "leaderboard": Leaderboard,
+    "power": Power,
 }  # fmt: skip
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.stats import _store, _store_effects, _store_leaderboard
+from jurybench.stats import _store, _store_effects, _store_leaderboard, _store_power
 from jurybench.stats._effects import AnchorThresholds
 from jurybench.stats._tables import flatten
 from jurybench.store import connect, reading, writing
@@ -212,6 +212,21 @@ def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: st
                                                                      baseline=baseline, level=level, n_boot=boot,
                                                                      seed=seed, resample=resample,
                                                                      strong=strong, control=control))  # fmt: skip
+
+
+def power(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], pair_on: str = "prompt",
+          where: str | None = None, d: float | None = None, shift: float | None = None, power: float = 0.8,
+          alpha: float = 0.05) -> Any:  # fmt: skip
+    """Power analysis from a pilot run: per criterion, the paired difference between two arms
+    (subjects paired on ``pair_on``), the pairs needed to detect ``d`` (d_z), ``shift`` (score
+    units) or the pilot's own effect with ``power`` at ``alpha`` (paired t-test; Wilcoxon by its
+    efficiency), the power of the pilot's n, and the pairs needed with other jury sizes."""
+    pair = two_values(arms, "arms")
+    params = {"run": run, "arm": arm, "arms": ",".join(pair), "pair_on": pair_on, "where": where, "d": d,
+              "shift": shift, "power": power, "alpha": alpha}  # fmt: skip
+    return _recorded(store, "power", run, params, None,
+                     lambda con: _store_power.stat_power(con, run, arm=arm, arms=pair, pair_on=pair_on, where=where,
+                                                         d=d, shift=shift, power=power, alpha=alpha))  # fmt: skip
 
 
 def results(store: Any, *, name: str | None = None) -> Any:

@@ -74,6 +74,14 @@ def flatten(
                 rows.append([board, None, "style: " + ", ".join(f"{k} {v['coefficient']:+.3f}" for k, v in coefs.items())
                              + (f" (left out: {', '.join(b['style_left_out'])})" if b.get("style_left_out") else ""),
                              *([None] * (len(cols) - 3))])  # fmt: skip
+    elif name == "power":
+        cols = ["criterion", "n_pairs", "mean_difference", "sd_difference", "correlation", "observed_d_z",
+                "effect_d_z", "power_now", "pairs_needed_t", "pairs_needed_wilcoxon"]  # fmt: skip
+        for crit, r in result["criteria"].items():
+            rows.append([crit, *(r.get(c) for c in cols[1:])])
+            for k, proj in (r.get("by_jury_size") or {}).items() if summary else ():
+                rows.append([f"  with {k} juror(s)", None, None, proj["sd_difference"], None, None,
+                             proj["effect_d_z"], None, proj["pairs_needed_t"], None])  # fmt: skip
     elif name == "item-spearman":
         cols = ["first", "second", "n_items", "spearman", "p"]
         rows = [[r[c] for c in cols] for r in result["correlations"]]

@@ -25,6 +25,7 @@ from jurybench.stats._pairwise import (
     treatment_gaps,
 )
 from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
+from jurybench.stats._power import paired_power, pairs_needed, power_summary
 
 __all__ = [
     "FORMS",
@@ -55,7 +56,10 @@ __all__ = [
     "mean_within_group_sd",
     "no_difference_share",
     "one_sample_t",
+    "paired_power",
+    "pairs_needed",
     "positional_consistency",
+    "power_summary",
     "robustness",
     "treatment_gaps",
     "welch_t",
