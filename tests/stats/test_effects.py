@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from jurybench.stats.functions import (
     item_level_spearman,
     mean_within_group_sd,
 )
+from tests.conftest import run_cli, write
 
 
 def test_three_forms_by_hand() -> None:
@@ -103,3 +106,39 @@ def test_pooled_sd_uses_n_minus_one_with_unequal_arms() -> None:
     assert d["d_avg"] == pytest.approx(-3 / ((1 + np.sqrt(20 / 3)) / 2), abs=1e-12)
     cells = cohens_d_cells(np.array([[1.0], [2], [3]]), np.array([[2.0], [4], [6], [8]]), n_boot=50, seed=0)
     assert cells["d_pooled"]["value"][0] == pytest.approx(-3 / np.sqrt(4.4), abs=1e-12)
+
+
+def test_cluster_bootstrap_keeps_the_arms_paired_by_hand() -> None:
+    """Two prompts, one item per arm each: prompt a scores 0 (arm 1) and 1 (arm 2), prompt b 2
+    and 3. Drawing prompts keeps each prompt's two items together, so every replicate has
+    M1 - M2 = -1 and the raw difference's interval is exactly [-1, -1]; drawing each arm's items
+    alone mixes prompts (e.g. arm 1 draws b twice, arm 2 draws a twice: +1)."""
+    from jurybench.stats.functions import cohens_d_cells
+
+    arm1, arm2 = np.array([[0.0], [2.0]]), np.array([[1.0], [3.0]])
+    paired = cohens_d_cells(arm1, arm2, n_boot=400, seed=0, clusters=(["a", "b"], ["a", "b"]))
+    assert (paired["raw"]["low"][0], paired["raw"]["high"][0]) == (-1.0, -1.0)
+    alone = cohens_d_cells(arm1, arm2, n_boot=400, seed=0)
+    assert alone["raw"]["low"][0] < -1.0 < 0.0 < alone["raw"]["high"][0]
+
+
+def test_cohens_d_resample_from_the_cli(tmp_path: Path) -> None:
+    import json
+
+    rows = ["item_id,prompt,response,model,gender"]
+    for p in range(10):
+        for g in ("f", "m"):
+            rows.append(f"i{p}{g},prompt {p},A story for prompt {p} told to {g},m0,{g}")
+    db = str(tmp_path / "d.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")), "--treatment",
+                   "gender", "--db", db).exit_code == 0  # fmt: skip
+    assert run_cli("score", "--rubric", "story-quality", "--run", "r", "--no-progress", "--db", db, "--juror",
+                   "sim/a,effect=0.5,effect_arm=gender=f,noise=0.6").exit_code == 0  # fmt: skip
+    args = ("stats", "cohens-d", "--run", "r", "--arm", "treatment->>'gender'", "--arms", "f,m", "--boot", "200")
+    done = run_cli(*args, "--resample", "clusters:prompt", "--format", "json", "--db", db)
+    assert done.exit_code == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["params"]["resample"] == "clusters:prompt"
+    assert result["result"]["cells"]["all"]["n_clusters"] == 10
+    bad = run_cli(*args, "--resample", "prompts", "--db", db)
+    assert bad.exit_code == 2 and "--resample 'prompts' is not valid" in bad.stderr

@@ -196,7 +196,9 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
              baselines: Annotated[str | None, typer.Option(help="Stored human d baselines (jurybench baselines import).")] = None,
              min_gap: Annotated[float, typer.Option(help="Smallest |d - d_human| that counts as deviating.")] = 0.0,
              reorganization_gap: Annotated[float, typer.Option(help="Sub-scale deviation for 'reorganization'.")] = 0.2,
-             boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury", db: Db = None) -> None:  # fmt: skip
+             boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", level: Level = "jury",
+             resample: Annotated[str, typer.Option(help="Bootstrap unit: instances (each arm's items) or clusters:<expression>, e.g. clusters:prompt.")] = "instances",
+             db: Db = None) -> None:  # fmt: skip
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
     from jurybench import commands
 
@@ -218,6 +220,7 @@ def cohens_d(run: Run, arm: CohensArm, arms: CohensArms, where: Where = None, by
             boot=boot,
             seed=seed,
             level=level,
+            resample=resample,
         )
     )
 

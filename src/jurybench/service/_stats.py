@@ -104,6 +104,9 @@ class CohensD(_P):
     boot: Boot = 2000
     seed: int = 0
     level: Level = "jury"
+    resample: Annotated[str, Field(min_length=1, max_length=500, description="instances, or clusters:<expression>")] = (
+        "instances"
+    )
 
 
 class ItemSpearman(_P):
@@ -182,6 +185,7 @@ def _run(store: Any, name: str, p: Any) -> Any:
         return stats.cohens_d(
             store, p.run, arm=p.arm, arms=p.arms, where=p.where, by=p.by, baselines=p.baselines, factors=p.factors,
             min_gap=p.min_gap, reorganization_gap=p.reorganization_gap, boot=p.boot, seed=p.seed, level=p.level,
+            resample=p.resample,
         )  # fmt: skip
     if name == "item-spearman":
         return stats.item_spearman(store, p.run, arm=p.arm, arms=p.arms, by=p.by, where=p.where,

@@ -145,8 +145,10 @@ def kendall(store: Any, run: str, *, baseline_file: Path | None = None, referenc
 def cohens_d(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], where: str | None = None,
              by: str | None = None, baseline_file: Path | None = None, factor_file: Path | None = None,
              baselines: str | None = None, factors: dict[str, str] | None = None, min_gap: float = 0.0, reorganization_gap: float = 0.2, boot: int = 2000,
-             seed: int = 0, level: str = "jury") -> Any:  # fmt: skip
-    """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines."""
+             seed: int = 0, level: str = "jury", resample: str = "instances") -> Any:  # fmt: skip
+    """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines.
+    ``resample``: ``instances`` (each arm's items, the default) or ``clusters:<expression over the
+    item's columns>`` (e.g. ``clusters:prompt``: a drawn prompt brings its items in both arms)."""
     pair = two_values(arms, "arms")
 
     def compute(con: Any) -> dict[str, Any]:
@@ -154,12 +156,12 @@ def cohens_d(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], whe
         return _store_effects.stat_cohens_d(
             con, run, arm=arm, arms=pair, where=where, by=by, baseline_file=baseline_file, factor_file=factor_file,
             factors=factors, baselines=stored, n_boot=boot, seed=seed, thresholds=AnchorThresholds(min_gap, reorganization_gap),
-            level=level,
+            level=level, resample=resample,
         )  # fmt: skip
 
     params: dict[str, Any] = {"run": run, "arm": arm, "arms": ",".join(pair), "where": where, "by": by, "baseline_file": baseline_file,
               "baselines": baselines, "factor_file": factor_file, "min_gap": min_gap,
-              "reorganization_gap": reorganization_gap, "boot": boot, "level": level}  # fmt: skip
+              "reorganization_gap": reorganization_gap, "boot": boot, "level": level, "resample": resample}  # fmt: skip
     if factors is not None:
         params["factors"] = factors
     return _recorded(store, "cohens-d", run, params, seed, compute)

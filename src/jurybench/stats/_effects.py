@@ -23,7 +23,7 @@ Array = NDArray[np.float64]
 FORMS = ("d_avg", "d_pooled", "raw")
 
 
-def _forms(m1: Array, s1: Array, n1: int, m2: Array, s2: Array, n2: int) -> dict[str, Array]:
+def _forms(m1: Array, s1: Array, n1: Any, m2: Array, s2: Array, n2: Any) -> dict[str, Array]:
     with np.errstate(all="ignore"):
         pooled = np.sqrt(((n1 - 1) * s1**2 + (n2 - 1) * s2**2) / (n1 + n2 - 2))
         return {"d_avg": (m1 - m2) / ((s1 + s2) / 2), "d_pooled": (m1 - m2) / pooled, "raw": m1 - m2}
@@ -38,7 +38,7 @@ def cohens_d(a: Array, b: Array) -> dict[str, float]:
     return {k: float(v) for k, v in forms.items()}
 
 
-def _moments(counts: Array, data: Array, n: int) -> tuple[Array, Array]:
+def _moments(counts: Array, data: Array, n: Any) -> tuple[Array, Array]:
     """Bootstrap means and SDs (ddof 1) of every column of ``data`` for every row of ``counts``."""
     sums = counts @ data
     sq = counts @ (data**2)
@@ -48,24 +48,37 @@ def _moments(counts: Array, data: Array, n: int) -> tuple[Array, Array]:
 
 
 def cohens_d_cells(
-    arm1: Array, arm2: Array, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95
-) -> dict[str, dict[str, Array]]:
+    arm1: Array, arm2: Array, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+    clusters: tuple[Any, Any] | None = None,
+) -> dict[str, dict[str, Array]]:  # fmt: skip
     """d for many cells measured on the same runs: ``arm1`` is runs1 x cells, ``arm2`` runs2 x cells.
 
+    ``clusters`` (a label per row of each arm): the bootstrap draws clusters (e.g. prompts) from
+    both arms' labels together, each bringing its rows in both arms, instead of each arm's rows.
     Returns, per form, arrays over cells: ``value``, ``low``, ``high``.
     """
     rng = np.random.default_rng(seed)
     n1, n2 = arm1.shape[0], arm2.shape[0]
     point = _forms(arm1.mean(0), arm1.std(0, ddof=1), n1, arm2.mean(0), arm2.std(0, ddof=1), n2)
-    c1 = rng.multinomial(n1, np.full(n1, 1 / n1), size=n_boot).astype(float)
-    c2 = rng.multinomial(n2, np.full(n2, 1 / n2), size=n_boot).astype(float)
-    m1, s1 = _moments(c1, arm1, n1)
-    m2, s2 = _moments(c2, arm2, n2)
-    draws = _forms(m1, s1, n1, m2, s2, n2)
+    if clusters is None:
+        c1 = rng.multinomial(n1, np.full(n1, 1 / n1), size=n_boot).astype(float)
+        c2 = rng.multinomial(n2, np.full(n2, 1 / n2), size=n_boot).astype(float)
+        k1: Any = n1
+        k2: Any = n2
+    else:
+        labels, member = np.unique(np.concatenate([np.asarray(c, dtype=str) for c in clusters]), return_inverse=True)
+        drawn = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_boot).astype(float)
+        c1, c2 = drawn[:, member[:n1]], drawn[:, member[n1:]]
+        k1, k2 = c1.sum(axis=1, keepdims=True), c2.sum(axis=1, keepdims=True)  # rows drawn vary by replicate
+    with np.errstate(all="ignore"):
+        m1, s1 = _moments(c1, arm1, k1)
+        m2, s2 = _moments(c2, arm2, k2)
+        draws = _forms(m1, s1, k1, m2, s2, k2)
     tail = (1 - level) / 2 * 100
     out = {}
     for form in FORMS:
-        low, high = np.nanpercentile(draws[form], [tail, 100 - tail], axis=0)
+        with np.errstate(all="ignore"):  # a replicate with one distinct value per arm has d = +-inf
+            low, high = np.nanpercentile(draws[form], [tail, 100 - tail], axis=0)
         out[form] = {"value": np.asarray(point[form], dtype=float), "low": low, "high": high}
     return out
 

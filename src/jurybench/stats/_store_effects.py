@@ -51,6 +51,28 @@ def stored_baselines(con: Any, name: str, statistic: str) -> dict[tuple[str, str
     return {(str(cell), str(target)): float(value) for cell, target, value in rows}
 
 
+def _item_clusters(con: Any, run_id: str, resample: str) -> dict[str, str] | None:
+    """Each item's cluster for ``--resample clusters:<expression over the item's columns>``
+    (None: ``instances``, each arm's items drawn alone)."""
+    from jurybench.stats._store import STATS_HINT
+    from jurybench.store import execute_user_sql, expression
+
+    if resample == "instances":
+        return None
+    kind, _, expr = resample.partition(":")
+    if kind != "clusters" or not expr.strip():
+        raise JurybenchError(f"--resample {resample!r} is not valid.",
+                             hint="Valid: instances (the default), or clusters:<expression over the item's columns>, "
+                                  "e.g. clusters:prompt.")  # fmt: skip
+    column = expression(expr, option="--resample")
+    rows = execute_user_sql(
+        con, f"SELECT i.item_id, CAST(({column}) AS VARCHAR) FROM items i WHERE i.item_id IN "
+             "(SELECT subject_id FROM run_subjects WHERE run_id = $run AND subject_kind = 'item')",
+        {"run": run_id}, what="reading the resampling clusters", hint=STATS_HINT,
+    ).fetchall()  # fmt: skip
+    return {str(i): str(c) for i, c in rows}
+
+
 def stat_cohens_d(
     con: Any,
     run_id: str,
@@ -67,6 +89,7 @@ def stat_cohens_d(
     seed: int = 0,
     thresholds: _effects.AnchorThresholds | None = None,
     level: str = "jury",
+    resample: str = "instances",
 ) -> dict[str, Any]:
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
     anchored to human baselines (file: criterion,d_human[,cell], or stored ones) and grouped into
@@ -74,6 +97,7 @@ def stat_cohens_d(
     facet and factor gets its d (over item means), and a factor's pattern looks at its facets."""
     thresholds = thresholds or _effects.AnchorThresholds()
     frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
+    cluster_of = _item_clusters(con, run_id, resample)
     if factor_file or factors:  # criterion -> factor, from a file or given
         factors = {**(_read_factors(factor_file) if factor_file else {}), **(factors or {})}
         groups = {f"factor:{f}": [c for c, g in factors.items() if g == f] for f in sorted(set(factors.values()))}
@@ -95,7 +119,10 @@ def stat_cohens_d(
         criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arms), "criterion"].unique())
         names = criteria + group_names
 
-        def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria) -> np.ndarray[Any, Any]:
+        kept: dict[str, list[Any]] = {}
+
+        def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria,
+                   kept: dict[str, list[Any]] = kept) -> np.ndarray[Any, Any]:  # fmt: skip
             wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
                 index="item_id", columns="criterion", values="score"
             )
@@ -107,15 +134,22 @@ def stat_cohens_d(
                     columns.append(np.nanmean(wide[members].to_numpy(dtype=float), axis=1, keepdims=True) if members
                                    else np.full((len(wide), 1), np.nan))  # fmt: skip
             m = np.hstack(columns)
-            return np.asarray(m[~np.isnan(m).any(axis=1)], dtype=float)
+            complete = ~np.isnan(m).any(axis=1)
+            kept[arm_name] = [i for i, ok in zip(wide.index, complete, strict=True) if ok]
+            return np.asarray(m[complete], dtype=float)
 
         a1, a2 = matrix(arms[0]), matrix(arms[1])
         if len(a1) < 2 or len(a2) < 2:
             raise JurybenchError(
                 f"cell {cell!r}: each arm needs at least 2 complete items (got {len(a1)} and {len(a2)})."
             )
-        d = _effects.cohens_d_cells(a1, a2, n_boot=n_boot, seed=seed)
+        clusters = (
+            None if cluster_of is None else tuple([cluster_of.get(str(i), str(i)) for i in kept[a]] for a in arms)
+        )
+        d = _effects.cohens_d_cells(a1, a2, n_boot=n_boot, seed=seed, clusters=clusters)  # type: ignore[arg-type]
         cell_out: dict[str, Any] = {"n": [len(a1), len(a2)], "effects": {}}
+        if clusters is not None:
+            cell_out["n_clusters"] = len(set(clusters[0]) | set(clusters[1]))
         for j, n in enumerate(names):
             entry: dict[str, Any] = {form: {"value": float(d[form]["value"][j]), "ci_low": float(d[form]["low"][j]),
                                             "ci_high": float(d[form]["high"][j])} for form in _effects.FORMS}  # fmt: skip
