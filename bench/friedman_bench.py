@@ -27,17 +27,12 @@ def build(n_rows: int, folder: str) -> dict[str, Any]:
     from jurybench.jury import Jury, register_jury
     from jurybench.jury._juror import JurorSpec
     from jurybench.jury._store_io import register_jurors, register_rubric
-    from jurybench.rubric import parse_rubric
     from jurybench.store import connect
 
     sys.path.insert(0, str(Path(__file__).parent))
-    from stats_bench import insert_judgments
+    from stats_bench import insert_judgments, quality_rubric
 
-    rubric = parse_rubric(
-        "name: quality\nkind: pointwise\ncriteria:\n"
-        + "".join(f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(CRITERIA))
-        + "templates: {en: {user: '{response}'}}\n"
-    )  # fmt: skip
+    rubric = quality_rubric(CRITERIA)
     juror = JurorSpec(model="fake/quality", name="quality")
     n_items = n_rows // CRITERIA
     n_prompts = max(1, n_items // (MODELS * 10))  # ten items per prompt and model

@@ -54,6 +54,17 @@ def bench_cohens_d() -> dict[str, Any]:
     }
 
 
+def quality_rubric(criteria: int) -> Any:
+    """A synthetic pointwise rubric 'quality' with criteria c0..c{n-1} on a 1-5 scale."""
+    from jurybench.rubric import parse_rubric
+
+    return parse_rubric(
+        "name: quality\nkind: pointwise\ncriteria:\n"
+        + "".join(f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(criteria))
+        + "templates: {en: {user: '{response}'}}\n"
+    )  # fmt: skip
+
+
 def insert_judgments(con: Any, rubric: Any, juror: Any, run_id: str, item_ids: Any, criteria: list[str],
                      scores: Any, prefix: str = "c") -> None:  # fmt: skip
     """One answered call per item of the run (``scores``: items x criteria), straight into the
