@@ -77,3 +77,36 @@ def test_the_cli_passes_the_resampling_unit_and_records_it(tmp_path: Path) -> No
     shown = json.loads(out.stdout)
     assert shown["params"]["resample"] == "groups" and shown["result"]["resample"] == "groups"
     assert shown["result"]["gini_ci"] == pytest.approx([0.0, 1 / 6])  # as the hand-worked case above
+
+
+def test_cluster_resampling_keeps_translated_items_together_by_hand() -> None:
+    """Two languages, two source items (x, y) each translated into both: x is right and y wrong
+    in both languages. Drawing items keeps both languages' accuracies equal in every replicate,
+    so the Gini CI is exactly [0, 0]; drawing rows within each language does not."""
+    from jurybench.stats.functions import disparity
+
+    group, category = ["en", "en", "ko", "ko"], ["c", "c", "c", "c"]
+    correct, invalid = np.array([1, 0, 1, 0], dtype=bool), np.zeros(4, dtype=bool)
+    by_item = disparity(group, category, correct, invalid, n_boot=300, resample="clusters:item",
+                        clusters=["x", "y", "x", "y"])  # fmt: skip
+    assert by_item["gini_ci"] == [0.0, 0.0] and by_item["resample"] == "clusters:item"
+    by_row = disparity(group, category, correct, invalid, n_boot=300)
+    assert by_row["gini_ci"][1] > 0
+
+
+def test_disparity_clusters_from_the_cli(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_cli, write
+
+    rows = "grp,category,correct,invalid,item\n" + "".join(
+        f"{lang},c,{int(k % 3 != 0)},0,s{k}\n" for lang in ("en", "ko", "zh") for k in range(12)
+    )
+    path = write(tmp_path / "d.csv", rows)
+    done = run_cli("stats", "disparity", "--file", str(path), "--resample", "clusters:item", "--boot", "100",
+                   "--format", "json")  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert result["resample"] == "clusters:item" and result["gini_ci"] == [0.0, 0.0]  # same items right everywhere
+    bad = run_cli("stats", "disparity", "--file", str(path), "--resample", "clusters:prompt")
+    assert bad.exit_code == 2 and "has no column 'prompt'" in bad.stderr

@@ -287,7 +287,7 @@ def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp,
               file: Annotated[Path | None, typer.Option(help="CSV/JSONL/Parquet with grp, category, correct, invalid.")] = None,
               max_invalid_rate: Annotated[float, typer.Option(help="Leave out groups above this invalid rate (negative: keep all).")] = 0.10,
               reference: Annotated[str | None, typer.Option(help="Reference group for the premium (e.g. en).")] = None,
-              resample: Annotated[str, typer.Option(help="Bootstrap unit for the Gini CI: instances (rows within each group) or groups.")] = "instances",
+              resample: Annotated[str, typer.Option(help="Bootstrap unit for the Gini CI: instances (rows within each group), groups, or clusters:<column> (e.g. the source item).")] = "instances",
               boot: Boot = 2000, seed: Seed = 0, fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium."""
     from jurybench import commands

@@ -127,7 +127,7 @@ class Disparity(_P):
     reference: Annotated[str, Field(max_length=256)] | None = None
     boot: Boot = 2000
     seed: int = 0
-    resample: Literal["instances", "groups"] = "instances"
+    resample: Annotated[str, Field(pattern=r"^(instances|groups|clusters:\w+)$")] = "instances"
 
 
 class Leaderboard(_P):

@@ -56,17 +56,25 @@ def disparity(
     n_boot: int = 2000,
     seed: int = 0,
     resample: str = "instances",
+    clusters: list[str] | None = None,
 ) -> dict[str, Any]:
     """Accuracy by group x category, Gini inequity with a bootstrap CI, max-min gaps, reference premium.
 
     ``resample`` is the bootstrap's unit for the Gini CI: ``instances`` (the rows within each
     group, groups fixed; the default) or ``groups`` (the kept groups themselves, drawn with
     replacement with their observed accuracies, as a study that treats its languages as a
-    sample of languages does)."""
-    if resample not in RESAMPLE_UNITS:
+    sample of languages does) or ``clusters:<column>`` (``clusters``: a label per row, e.g. the
+    source item of translated items; a drawn cluster brings its rows in every group)."""
+    if resample.startswith("clusters:"):
+        if clusters is None:
+            from jurybench.errors import JurybenchError
+
+            raise JurybenchError(f"--resample {resample}: the input has no cluster column.")
+    elif resample not in RESAMPLE_UNITS:
         from jurybench.errors import JurybenchError
 
-        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=f"Valid: {', '.join(RESAMPLE_UNITS)}.")
+        raise JurybenchError(f"--resample {resample!r} is not valid.",
+                             hint=f"Valid: {', '.join(RESAMPLE_UNITS)}, or clusters:<column of the input>.")  # fmt: skip
     table = accuracy_table(group, category, correct, invalid)
     excluded = sorted(
         g for g, t in table.items() if max_invalid_rate is not None and t["*"]["invalid_rate"] > max_invalid_rate
@@ -80,7 +88,20 @@ def disparity(
         gaps[c] = float(max(vals) - min(vals)) if vals else float("nan")
     rng = np.random.default_rng(seed)
     draws = np.empty(n_boot)
-    if resample == "groups":  # the groups are the sample: draw them, keep each one's accuracy
+    if clusters is not None and resample.startswith("clusters:"):  # whole clusters, across the groups
+        g_arr = np.asarray(group)
+        ok = np.asarray(correct, dtype=bool) & ~np.asarray(invalid, dtype=bool)
+        labels, member = np.unique(np.asarray(clusters, dtype=str), return_inverse=True)
+        drawn = rng.multinomial(len(labels), np.full(len(labels), 1 / len(labels)), size=n_boot).astype(float)
+        weight = drawn[:, member]  # B x rows: how often each row's cluster was drawn
+        per_group = []
+        for g in kept:
+            rows = g_arr == g
+            with np.errstate(all="ignore"):
+                per_group.append((weight[:, rows] @ ok[rows].astype(float)) / weight[:, rows].sum(axis=1))
+        stacked = np.column_stack(per_group)
+        draws = np.array([gini(r) if not np.isnan(r).any() else np.nan for r in stacked])
+    elif resample == "groups":  # the groups are the sample: draw them, keep each one's accuracy
         for b in range(n_boot):
             draws[b] = gini(accuracies[rng.integers(0, len(accuracies), len(accuracies))])
     else:  # the rows within each kept group

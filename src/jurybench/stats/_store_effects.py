@@ -275,11 +275,17 @@ def stat_disparity(
     def truthy(v: Any) -> bool:
         return str(v).strip().lower() in ("1", "true", "t", "yes")
 
+    column = resample.partition(":")[2] if resample.startswith("clusters:") else None
+    if column is not None and column not in records[0]:
+        raise JurybenchError(f"--resample {resample}: the input has no column {column!r}.",
+                             hint=f"Columns: {', '.join(records[0])}.")  # fmt: skip
+
     def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return _disparity.disparity(
             [str(r["grp"]) for r in rows], [str(r["category"]) for r in rows],
             np.array([truthy(r["correct"]) for r in rows]), np.array([truthy(r["invalid"]) for r in rows]),
             max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed, resample=resample,
+            clusters=[str(r[column]) for r in rows] if column else None,
         )  # fmt: skip
 
     if "model" not in records[0]:
