@@ -240,17 +240,19 @@ def _toward_the_mean(
         return
     if not fitted and "shrunk" in wanted:
         raise JurybenchError("method 'shrunk' needs a fitted method to shrink (ols, ridge, nnls or cross).")
-    if not fitted:  # the mean alone: its weights are on the criterion's juror columns
-        keys_ = list(data.juror_keys)
+    if fitted:  # the fitted variant with the lowest CV RMSE is what the mean is blended with
+        base = min(fitted, key=lambda m: variants[m]["cv_rmse_mean"])
+        _features, names, base_pred, base_folds, x_train = fitted[base]
+        spec = variants[base]
+    else:  # the mean alone (share 1): a zero base on the criterion's juror columns
+        base, names = "mean", list(data.juror_keys)
         means = np.nanmean(data.scores[train], axis=0)
-        fitted = {"_": (data.scores, keys_, np.zeros(len(test)), [np.zeros(len(b)) for _, b in folds_idx],
-                        impute(data.scores[train], means)[0])}  # fmt: skip
-        variants["_"] = {"weights": dict.fromkeys(keys_, 0.0), "intercept": 0.0, "alpha": 0.0, "cv_rmse_mean": 0.0,
-                         "train_means": {k: float(v) for k, v in zip(keys_, means, strict=True)},
-                         "imputed_train": int(np.isnan(data.scores[train]).sum()),
-                         "imputed_test": int(np.isnan(data.scores[test]).sum())}  # fmt: skip
-    base = min(fitted, key=lambda m: variants[m]["cv_rmse_mean"])
-    _features, names, base_pred, base_folds, x_train = fitted[base]
+        base_pred, base_folds = np.zeros(len(test)), [np.zeros(len(b)) for _, b in folds_idx]
+        x_train = impute(data.scores[train], means)[0]
+        spec = {"weights": dict.fromkeys(names, 0.0), "intercept": 0.0, "alpha": 0.0,
+                "train_means": {k: float(v) for k, v in zip(names, means, strict=True)},
+                "imputed_train": int(np.isnan(data.scores[train]).sum()),
+                "imputed_test": int(np.isnan(data.scores[test]).sum())}  # fmt: skip
     keys = set(data.juror_keys)
     cols = [i for i, n in enumerate(names) if n in keys or (n.partition(":")[0] == data.criterion
                                                             and n.partition(":")[2] in keys)]  # fmt: skip
@@ -268,20 +270,20 @@ def _toward_the_mean(
     best = min(scores, key=lambda k: scores[k])
     limit = scores[best] + float(np.std(folds_at[best], ddof=1)) / np.sqrt(len(folds_idx))
     lam = max(k for k, v in scores.items() if v <= limit)
-    base_w = np.array([variants[base]["weights"][n] for n in names])
+    base_w = np.array([spec["weights"][n] for n in names])
     equal = np.zeros(len(names))
     equal[cols] = slope / len(cols)
-    params = {"base": base, "alpha": variants[base]["alpha"], "cols": cols}
+    params = {"base": base, "alpha": spec["alpha"], "cols": cols}
     for name, share in (("mean", 1.0), ("shrunk", lam)):
         if name not in wanted:
             continue
         folds = cv(share)
         variants[name] = {
             "weights": {n: float(w) for n, w in zip(names, (1 - share) * base_w + share * equal, strict=True)},
-            "intercept": float((1 - share) * variants[base]["intercept"] + share * intercept),
+            "intercept": float((1 - share) * spec["intercept"] + share * intercept),
             "alpha": 0.0,
             "feature_names": names,
-            "train_means": variants[base]["train_means"],
+            "train_means": spec["train_means"],
             "mean_part": {"of": [names[i] for i in cols], "slope": share * slope, "fill": fill},
             "coefficient_ci": _bootstrap_coefficients(
                 "shrunk",
@@ -297,8 +299,8 @@ def _toward_the_mean(
             "test": regression_metrics((1 - share) * base_pred + share * mean_pred, y[test]),
             "cv_rmse_mean": float(np.mean(folds)),
             "cv_rmse_sd": float(np.std(folds, ddof=1)),
-            "imputed_train": variants[base]["imputed_train"],
-            "imputed_test": variants[base]["imputed_test"],
+            "imputed_train": spec["imputed_train"],
+            "imputed_test": spec["imputed_test"],
             **(
                 {
                     "shrinkage": {
@@ -312,7 +314,6 @@ def _toward_the_mean(
                 else {}
             ),
         }
-    variants.pop("_", None)
 
 
 def _rescaled(x: Array, y: Array, train: Any, test: Any) -> Array:

@@ -26,6 +26,15 @@ def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05
 
     if output.suffix.lower() not in (".png", ".svg"):
         raise JurybenchError(f"{output}: plots are written as .png or .svg.")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    _save(name, result, output, alpha=alpha, caption=caption)
+    return output
+
+
+def _save(
+    name: str, result: dict[str, Any], target: Any, *, alpha: float, caption: str, fmt: str | None = None
+) -> None:
+    """Draw the figure with its caption and save it to ``target`` (a path, or a file object with ``fmt``)."""
     plt = _pyplot()
     fig = {
         "directional": _directional,
@@ -48,10 +57,8 @@ def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05
         fig.canvas.draw()  # where the lowest label ends, in figure coordinates
         lowest = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
         fig.text(0.0, lowest - 0.02, text, fontsize=8, color="#333333", ha="left", va="top")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=120, bbox_inches="tight")
+    fig.savefig(target, dpi=120, bbox_inches="tight", format=fmt)
     plt.close(fig)
-    return output
 
 
 def _directional(plt: Any, result: dict[str, Any], alpha: float) -> Any:
@@ -259,11 +266,11 @@ PLOT_OF_STAT = {"directional": "directional", "gap": "gap", "friedman": "posthoc
 def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str = "") -> str:
     """The plot of a recorded statistic as SVG text, for pages and reports (``name`` is the
     statistic's name as recorded; see ``PLOT_OF_STAT``)."""
-    import tempfile
+    import io
 
-    with tempfile.TemporaryDirectory() as tmp:
-        out = draw(PLOT_OF_STAT[name], result, Path(tmp) / "plot.svg", alpha=alpha, caption=caption)
-        text = out.read_text(encoding="utf-8")
+    buffer = io.StringIO()
+    _save(PLOT_OF_STAT[name], result, buffer, alpha=alpha, caption=caption, fmt="svg")
+    text = buffer.getvalue()
     return text[text.index("<svg") :]  # without the XML prolog and doctype: it is embedded in HTML
 
 

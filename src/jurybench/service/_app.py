@@ -27,7 +27,8 @@ from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
-from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of, warm_viewer
+from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of
+from jurybench.viewer import WarmUp
 
 log = logging.getLogger("jurybench.service")
 OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/login"})
@@ -213,12 +214,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         open_state()
-        stop_warming = warm_viewer(state["store"]) if config.warm_viewer else None
+        warming = WarmUp(state["store"], start=config.warm_viewer)
         try:
             yield
         finally:
-            if stop_warming is not None:
-                stop_warming()
+            warming.stop()
             if start_jobs:
                 state["jobs"].shutdown()
             state["group"].close()

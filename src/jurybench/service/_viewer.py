@@ -55,21 +55,3 @@ def mount_viewer(app: FastAPI, config: Any, store_of: Any) -> None:
         return response
 
     app.include_router(router(store_of))
-
-
-def warm_viewer(store: Any) -> Any:
-    """Compute the newest runs' page aggregates in a background thread; returns the function
-    that stops it (called when the app stops, before the store closes)."""
-    import threading
-
-    from jurybench.viewer import warm
-
-    stop = threading.Event()
-    thread = threading.Thread(target=warm, args=(store,), kwargs={"stop": stop}, daemon=True, name="viewer-warm-up")
-    thread.start()
-
-    def halt() -> None:
-        stop.set()
-        thread.join(timeout=30)
-
-    return halt

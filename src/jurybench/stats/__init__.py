@@ -23,7 +23,7 @@ from jurybench.stats._api import (
     welch,
 )
 from jurybench.stats._effects import AnchorThresholds
-from jurybench.stats._store import jsonable, record_result
+from jurybench.stats._store import jsonable, record_result, run_dimensions
 from jurybench.stats._tables import flatten
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "record_result",
     "results",
     "robustness",
+    "run_dimensions",
     "ttest",
     "two_values",
     "welch",

@@ -200,17 +200,23 @@ def stat_directional(
     }
 
 
-RESAMPLE_HINT = "Valid: pairs (the default), or clusters:<SQL expression over the pair columns>, e.g. clusters:prompt."
+def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str | None:
+    """The SQL expression naming each row's bootstrap cluster for ``--resample``: a named unit's
+    own (None: every row alone), or the checked expression of ``clusters:<expression>``."""
+    if resample in named:
+        return named[resample]
+    kind, _, expr = resample.partition(":")
+    if kind != "clusters" or not expr.strip():
+        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=hint)
+    return str(expression(expr, option="--resample"))
 
 
 def _clusters(con: Any, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
     """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
-    if resample in ("pairs", "instances"):
+    column = resample_unit(resample, {"pairs": None, "instances": None}, "Valid: pairs (the default), or "
+                           "clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.")  # fmt: skip
+    if column is None:
         return None
-    kind, _, expr = resample.partition(":")
-    if kind != "clusters" or not expr.strip():
-        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=RESAMPLE_HINT)
-    column = expression(expr, option="--resample")
     sql = (f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base")  # fmt: skip
     label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
     return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}

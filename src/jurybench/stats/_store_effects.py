@@ -54,17 +54,13 @@ def stored_baselines(con: Any, name: str, statistic: str) -> dict[tuple[str, str
 def _item_clusters(con: Any, run_id: str, resample: str) -> dict[str, str] | None:
     """Each item's cluster for ``--resample clusters:<expression over the item's columns>``
     (None: ``instances``, each arm's items drawn alone)."""
-    from jurybench.stats._store import STATS_HINT
-    from jurybench.store import execute_user_sql, expression
+    from jurybench.stats._store import STATS_HINT, resample_unit
+    from jurybench.store import execute_user_sql
 
-    if resample == "instances":
+    column = resample_unit(resample, {"instances": None}, "Valid: instances (the default), or "
+                           "clusters:<expression over the item's columns>, e.g. clusters:prompt.")  # fmt: skip
+    if column is None:
         return None
-    kind, _, expr = resample.partition(":")
-    if kind != "clusters" or not expr.strip():
-        raise JurybenchError(f"--resample {resample!r} is not valid.",
-                             hint="Valid: instances (the default), or clusters:<expression over the item's columns>, "
-                                  "e.g. clusters:prompt.")  # fmt: skip
-    column = expression(expr, option="--resample")
     rows = execute_user_sql(
         con, f"SELECT i.item_id, CAST(({column}) AS VARCHAR) FROM items i WHERE i.item_id IN "
              "(SELECT subject_id FROM run_subjects WHERE run_id = $run AND subject_kind = 'item')",

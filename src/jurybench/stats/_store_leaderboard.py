@@ -8,7 +8,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
-from jurybench.stats._store import _check_run, _query, jury_coverage
+from jurybench.stats._store import _check_run, _query, jury_coverage, resample_unit
 
 _SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
 JURY_BATTLES = f"""
@@ -28,18 +28,6 @@ UNITS = {"prompts": "coalesce(a.prompt, p.pair_id)", "pairs": "p.pair_id", "batt
 UNIT_HINT = (
     "Valid: prompts (the default), pairs, battles, or clusters:<expression over p, a and b>, e.g. clusters:a.dataset."
 )
-
-
-def cluster_expression(resample: str) -> str | None:
-    """The SQL expression naming each battle's cluster (None: every battle is its own)."""
-    from jurybench.store import expression
-
-    if resample in UNITS:
-        return UNITS[resample]
-    kind, _, expr = resample.partition(":")
-    if kind != "clusters" or not expr.strip():
-        raise JurybenchError(f"--resample {resample!r} is not valid.", hint=UNIT_HINT)
-    return str(expression(expr, option="--resample"))
 
 
 STYLES = {"length": ("length",), "markdown": ("headers", "lists", "bold")}
@@ -122,7 +110,7 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
     _check_run(con, run_id)
-    unit = cluster_expression(resample)
+    unit = resample_unit(resample, UNITS, UNIT_HINT)  # None: every battle is its own cluster
     chosen = _category(con, run_id, category)
     texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
     sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)

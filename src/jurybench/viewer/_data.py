@@ -14,6 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 from jurybench.errors import JurybenchError, NotFound
+from jurybench.stats import run_dimensions
 
 PAGE = 50
 DISAGREEMENTS = 500  # the most disputed subjects kept per run and sort
@@ -184,9 +185,7 @@ def run_figures(con: Any, run: dict[str, Any]) -> dict[str, Any]:
                               else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
         figures: list[dict[str, Any]] = []
         below: set[Any] = set()
-        dims = [r[0] for r in con.execute(
-            "SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) WHERE r.run_id = ? "
-            "ORDER BY d.position", [run["run_id"]]).fetchall()]  # fmt: skip
+        dims = run_dimensions(con, run["run_id"])
         # A big run is read one criterion at a time (the jury view's hash tables stay one
         # criterion's size); a small one in one query (each query scans the whole view).
         big = (run.get("n_calls") or 0) * max(len(dims), 1) > 200_000
@@ -335,8 +334,7 @@ def run_subjects(con: Any, run: dict[str, Any], *, after: str = "", limit: int =
         if sid in by_id:
             by_id[sid]["scores"][crit] = score
     rows = [by_id.get(i, {"id": i, "scores": {}}) for i in ids]
-    order = [r[0] for r in con.execute("SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) "
-                                       "WHERE r.run_id = ? ORDER BY d.position", [run["run_id"]]).fetchall()]  # fmt: skip
+    order = run_dimensions(con, run["run_id"])
     criteria.sort(key=lambda c: order.index(c) if c in order else len(order))
     return {"rows": rows, "criteria": criteria, "next": ids[-1] if more else None}
 

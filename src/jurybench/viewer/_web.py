@@ -255,26 +255,41 @@ def warm(store: Any, *, runs: int = 20, stop: threading.Event | None = None) -> 
         logging.getLogger("jurybench.viewer").debug("warm-up stopped: %s", exc)
 
 
+class WarmUp:
+    """:func:`warm` in a background thread (unless ``start`` is false), stopped and waited for
+    before the store closes."""
+
+    def __init__(self, store: Any, *, start: bool = True) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=warm, args=(store,), kwargs={"stop": self._stop}, daemon=True,
+                                        name="viewer-warm-up")  # fmt: skip
+        if start:
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread.ident is not None:
+            self._thread.join()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.ident is not None:
+            self._thread.join(timeout=30)
+
+
 def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
     """The standalone viewer (``jurybench view``): the store opened read-only; the newest runs'
     aggregates are computed in the background at start (``warm_up``)."""
     from fastapi import FastAPI
 
     store = ReadOnlyStore(db)
-    stop = threading.Event()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
-        worker = threading.Thread(target=warm, args=(store,), kwargs={"stop": stop}, daemon=True, name="warm-up")
-        if warm_up:
-            worker.start()
-        app.state.warm_up = worker
+        app.state.warm_up = WarmUp(store, start=warm_up)
         try:
             yield
         finally:
-            stop.set()
-            if worker.is_alive():
-                worker.join(timeout=30)
+            app.state.warm_up.stop()
             store.close()
 
     app = FastAPI(title="jurybench viewer", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
@@ -283,4 +298,4 @@ def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
     return app
 
 
-__all__ = ["ASSETS", "ReadOnlyStore", "create_viewer_app", "environment", "router", "warm"]
+__all__ = ["ASSETS", "ReadOnlyStore", "WarmUp", "create_viewer_app", "environment", "router", "warm"]
