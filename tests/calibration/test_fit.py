@@ -249,3 +249,24 @@ def test_applying_the_mean_averages_the_jurors_present(con: Any, tmp_path: Path)
     )
     for _, score, present in rows:
         assert score == pytest.approx(spec["intercept"] + part["slope"] * present, abs=1e-9)
+
+
+def test_variant_choice_compares_paired_folds() -> None:
+    """A variant 0.01 worse on every fold is worse, however much the folds differ in difficulty
+    (the old unpaired rule called it equal: the best's own fold SD, 0.258, dwarfed 0.01)."""
+    from jurybench.calibration._fit import choose, no_worse
+
+    best = [0.5, 0.9, 0.7, 1.1]
+    assert not no_worse([b + 0.01 for b in best], best)
+    # Hand-worked: differences 0.1, 0.1, 0.2: mean 0.1333, SD 0.0577, SE 0.0333; the one-sided
+    # 5% critical t with 2 df is 2.920, so the limit is 0.0973 < 0.1333: worse.
+    assert not no_worse([1.0, 1.1, 1.2], [0.9, 1.0, 1.0])
+    # Differences 0.1, -0.1, 0.1: mean 0.0333, SE 0.0667, limit 0.1947: as good.
+    assert no_worse([1.0, 0.9, 1.1], [0.9, 1.0, 1.0])
+    variants = {
+        "mean": {"cv_rmse_mean": 0.81, "cv_rmse_folds": [b + 0.01 for b in best]},
+        "shrunk": {"cv_rmse_mean": 0.8025, "cv_rmse_folds": [0.5, 0.91, 0.7, 1.1]},
+        "ols": {"cv_rmse_mean": 0.8, "cv_rmse_folds": best},
+    }
+    # The mean is consistently worse; shrunk differs on one fold only: the simplest as-good wins.
+    assert choose(variants) == "shrunk"

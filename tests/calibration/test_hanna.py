@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from jurybench.annotations import agreement_report
@@ -25,12 +26,14 @@ def hanna(con: Any) -> Any:
 
 
 def test_calibration_never_loses_to_the_plain_mean(hanna: Any, tmp_path: Path) -> None:
-    """Six split seeds x six criteria (36 held-out cells): the calibrated jury's RMSE is never
-    above the plain jury mean's (rescaled), and below every single juror's except where the
-    calibration fell back to the plain mean and the mean itself trails the best juror (by less
-    than 0.001 here). Before shrinkage toward the mean, 5 of the seeds-1..5 cells lost to it."""
+    """Six split seeds x six criteria (36 held-out cells). At seeds 1-5 (issue 17's 30 cells) the
+    calibrated jury's RMSE is <= the plain jury mean's (rescaled) and < the best single juror's in
+    every cell. At seed 0 the calibration falls back to the mean for relevance, and the mean
+    trails the best juror there by less than 0.001. Before shrinkage toward the mean, 5 of the
+    30 cells lost to it; with the unpaired one-SE rule, (seed 3, empathy) fell back to a mean
+    0.0001 behind the best juror and the mean won 26 of 36 cells."""
     jurors = ("Beluga-13B", "OrcaPlatypus-13B", "Mistral-7B", "Llama-13B", "ChatGPT")
-    fallbacks = []
+    fallbacks, gains = [], []
     for seed in range(6):
         artifact, path = fit_calibration(hanna, "hanna", group_by="meta.prompt_id", seed=seed, n_boot=0,
                                          out_dir=tmp_path, name=f"hanna-{seed}")  # fmt: skip
@@ -44,10 +47,18 @@ def test_calibration_never_loses_to_the_plain_mean(hanna: Any, tmp_path: Path) -
             mean = report["baselines"]["jury (mean)"]["test"]["rmse"]
             best = min(report["baselines"][j]["test"]["rmse"] for j in jurors)
             assert calibrated <= mean + 1e-12, (seed, criterion, spec["method"], calibrated, mean)
+            gains.append(mean - calibrated)
             if calibrated >= best:
-                assert spec["method"] == "mean" and mean - best < 1e-3, (seed, criterion, calibrated, best)
+                assert seed == 0 and spec["method"] == "mean" and mean - best < 1e-3, (
+                    seed,
+                    criterion,
+                    calibrated,
+                    best,
+                )
                 fallbacks.append((seed, criterion))
-    assert len(fallbacks) <= 2
+    assert len(fallbacks) <= 1
+    # The fitted weights do help: shrunk beats the mean in most cells (22 of 36 measured).
+    assert sum(g > 1e-6 for g in gains) >= 18 and float(np.median(gains)) > 0.002
     applied = apply_calibration(hanna, path, "hanna")
     assert applied["rows"] == 1056 * 6
 

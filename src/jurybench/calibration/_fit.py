@@ -14,11 +14,12 @@ and ``cross`` (every juror's score on every criterion as features, ridge), then 
 plain mean of the criterion's jurors, rescaled: equal weights) and ``shrunk`` (the best of the
 fitted variants shrunk toward those equal weights, the amount chosen by the same grouped
 cross-validation): the plain mean is always a candidate, so calibration falls back to it when
-fitting weights does not help. Both choices (the share, and the winner) follow the
-one-standard-error rule: the simplest candidate within one standard error of the best CV RMSE. Baselines on
+fitting weights does not help. Both choices (the share, and the winner) take the simplest
+candidate that a one-sided paired t-test over the folds does not find worse than the one with
+the lowest CV RMSE (``no_worse``). Baselines on
 the same split: each juror alone and the run's jury (its own aggregation rule), each
 linearly rescaled on the training split. Juror weights are keyed by the juror's identity
-(juror_key), never by its display name. The variant with the lowest cross-validated RMSE wins.
+(juror_key), never by its display name.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from jurybench.errors import JurybenchError
 FITTED = ("ols", "ridge", "nnls", "cross")
 METHODS = (*FITTED, "shrunk", "mean")  # the last two are built from the fitted ones and the plain mean
 SHRINK_GRID = np.linspace(0.0, 1.0, 11)  # share of the equal-weight mean in the shrunk variant
+# A more complex candidate replaces a simpler one only when a one-sided paired t-test over the
+# cross-validation folds finds it better at this level (see ``no_worse``).
+SELECT_ALPHA = 0.05
 
 
 def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
@@ -176,13 +180,14 @@ def fit_criterion(
             "test": regression_metrics(pred, y[test]),
             "cv_rmse_mean": float(np.mean(cv_rmse)),
             "cv_rmse_sd": float(np.std(cv_rmse, ddof=1)),
+            "cv_rmse_folds": cv_rmse,
             "imputed_train": int(np.isnan(features[train]).sum()),
             "imputed_test": int(np.isnan(features[test]).sum()),
         }
     _toward_the_mean(data, variants, fitted, y, train, test, folds_idx, n_boot, seed,
                      [m for m in ("mean", "shrunk") if m in methods])  # fmt: skip
     baselines = _baselines(data, y, train, test, folds_idx)
-    winner = choose(variants, len(folds_idx))
+    winner = choose(variants)
     return {
         "criterion": data.criterion,
         "n_items": len(data.items),
@@ -202,16 +207,30 @@ def fit_criterion(
     }
 
 
-def choose(variants: dict[str, Any], n_folds: int) -> str:
-    """The winning variant by the one-standard-error rule: the lowest CV RMSE sets a limit one
-    standard error (over the folds) above it; the simplest variant within it wins, in the order
-    mean, shrunk, then the fitted variants by CV RMSE."""
+def no_worse(candidate: list[float], best: list[float], alpha: float = SELECT_ALPHA) -> bool:
+    """Whether ``candidate`` counts as good as ``best`` on the same cross-validation folds: its
+    mean excess RMSE over them is not significant by a one-sided paired t-test at ``alpha``
+    (excess <= t_(1-alpha, k-1) standard errors of the paired differences). The folds differ in
+    difficulty far more than two variants differ on any one fold, so it is the paired
+    difference, not either variant's own spread, that measures the noise."""
+    from scipy.stats import t
+
+    diff = np.asarray(candidate, dtype=float) - np.asarray(best, dtype=float)
+    if len(diff) < 2:
+        return bool(diff.mean() <= 0.0)
+    se = float(np.std(diff, ddof=1)) / np.sqrt(len(diff))
+    return bool(diff.mean() <= float(t.ppf(1 - alpha, len(diff) - 1)) * se + 1e-12)
+
+
+def choose(variants: dict[str, Any]) -> str:
+    """The winning variant: the simplest that is ``no_worse`` than the variant with the lowest CV
+    RMSE, in the order mean, shrunk, then the fitted variants by CV RMSE. A more complex variant
+    wins only when the folds say, significantly, that it predicts better."""
     best = min(variants, key=lambda m: variants[m]["cv_rmse_mean"])
-    sd = variants[best]["cv_rmse_sd"]
-    limit = variants[best]["cv_rmse_mean"] + (sd / np.sqrt(n_folds) if np.isfinite(sd) else 0.0)
     order: list[str] = [m for m in ("mean", "shrunk") if m in variants]
     order += sorted((m for m in variants if m not in order), key=lambda m: variants[m]["cv_rmse_mean"])
-    return next(m for m in order if variants[m]["cv_rmse_mean"] <= limit)
+    return next(m for m in order
+                if no_worse(variants[m]["cv_rmse_folds"], variants[best]["cv_rmse_folds"]))  # fmt: skip
 
 
 def _mean_fit(scores: Array, y: Array, train: Any, test: Any) -> tuple[float, float, float, Array]:
@@ -263,13 +282,11 @@ def _toward_the_mean(
         return [float(np.sqrt(np.mean(((1 - lam) * p + lam * q - y[b]) ** 2)))
                 for p, q, (_, b) in zip(base_folds, mean_folds, folds_idx, strict=True)]  # fmt: skip
 
-    # The one-standard-error rule: the largest share of the mean whose CV RMSE is within one
-    # standard error (over the folds) of the best share's.
+    # The largest share of the mean that is no worse (on paired folds) than the best share.
     folds_at = {float(lam): cv(lam) for lam in SHRINK_GRID}
     scores = {lam: float(np.mean(v)) for lam, v in folds_at.items()}
     best = min(scores, key=lambda k: scores[k])
-    limit = scores[best] + float(np.std(folds_at[best], ddof=1)) / np.sqrt(len(folds_idx))
-    lam = max(k for k, v in scores.items() if v <= limit)
+    lam = max(k for k in scores if no_worse(folds_at[k], folds_at[best]))
     base_w = np.array([spec["weights"][n] for n in names])
     equal = np.zeros(len(names))
     equal[cols] = slope / len(cols)
@@ -299,6 +316,7 @@ def _toward_the_mean(
             "test": regression_metrics((1 - share) * base_pred + share * mean_pred, y[test]),
             "cv_rmse_mean": float(np.mean(folds)),
             "cv_rmse_sd": float(np.std(folds, ddof=1)),
+            "cv_rmse_folds": folds,
             "imputed_train": spec["imputed_train"],
             "imputed_test": spec["imputed_test"],
             **(
