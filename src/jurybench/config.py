@@ -22,6 +22,31 @@ def lock_wait_s() -> float:
         return 10.0
 
 
+# DuckDB's cache of a writing command's store: without a cap DuckDB keeps every block it has
+# read or written (up to 80 % of RAM), so a run's memory grew with the store.
+DEFAULT_DUCKDB_MEMORY = "128MB"
+
+
+def duckdb_memory() -> str | None:
+    """The memory limit of the DuckDB connections jurybench opens to write (the engine's, the
+    importers', the Python API's): ``JURYBENCH_DUCKDB_MEMORY`` (e.g. ``1GB``; ``default`` leaves
+    DuckDB's own, 80 % of RAM), else 128MB. Beyond it DuckDB spills to ``<store>.tmp`` beside
+    the store. Read-only connections and the server keep their own settings."""
+    import re
+
+    from jurybench.errors import JurybenchError
+
+    value = (os.environ.get("JURYBENCH_DUCKDB_MEMORY") or DEFAULT_DUCKDB_MEMORY).strip()
+    if value.lower() == "default":
+        return None
+    if not re.fullmatch(r"\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)", value, flags=re.IGNORECASE):
+        raise JurybenchError(
+            f"JURYBENCH_DUCKDB_MEMORY={value!r} is not a size.",
+            hint="Use a size such as 512MB or 2GB, or 'default' for DuckDB's own limit (80 % of RAM).",
+        )
+    return value
+
+
 def data_path(flag: str | Path | None = None) -> Path:
     """Reference datasets: ``--data``, else ``JURYBENCH_DATA``, else ``../shared/datasets``."""
     return Path(flag or os.environ.get("JURYBENCH_DATA") or DEFAULT_DATA)

@@ -80,3 +80,29 @@ def test_a_library_call_is_quiet_by_default(db_path: Path, tmp_path: Path, capsy
     result = score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")])
     assert result.n_called == 7
     assert capsys.readouterr() == ("", "")  # no progress bar unless asked for (EngineOptions(progress=True))
+
+
+def test_selection_reads_subjects_a_page_at_a_time_and_holds_only_ids(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--where runs in the sandbox over pages of 3 candidates (keyset pages in id order): the
+    selected ids are exactly those of one pass over everything, for items and for pairs."""
+    import jurybench.jury._store_io as store_io
+    from jurybench.store import connect
+
+    items = "item_id,prompt,response,model\n" + "".join(f"i{i:02d},P,Story {i},m{i % 2}\n" for i in range(10))
+    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{i},i{i:02d},i{i + 1:02d}\n" for i in range(0, 9, 2))
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", items)), "--db", str(db_path)).exit_code == 0
+    assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", pairs)), "--db", str(db_path)).exit_code == 0
+    con = connect(db_path)
+    pointwise, pairwise = load_rubric("story-quality"), load_rubric("persuasion")
+    whole = [store_io.subject_table(con, r, w).column(0).to_pylist()
+             for r, w in ((pointwise, "model = 'm1'"), (pairwise, "model_b = 'm1'"))]  # fmt: skip
+    monkeypatch.setattr(store_io, "SELECT_CHUNK", 3)
+    assert store_io.subject_ids(con, pointwise, "model = 'm1'") == whole[0] == ["i01", "i03", "i05", "i07", "i09"]
+    assert store_io.subject_ids(con, pairwise, "model_b = 'm1'") == whole[1] == ["p0", "p2", "p4", "p6", "p8"]
+    assert store_io.subject_ids(con, pointwise, "model = 'm1'", ids=["i09", "i01", "i02"]) == ["i01", "i09"]
+    assert store_io.subject_ids(con, pointwise, None) == [f"i{i:02d}" for i in range(10)]
+    rows = store_io.subject_rows(con, pointwise, ["i03", "i01"])
+    assert [(r["item_id"], r["response"]) for r in rows] == [("i01", "Story 1"), ("i03", "Story 3")]
+    con.close()

@@ -38,7 +38,9 @@ def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None
     match = re.search(r"40 judgments requested, (\d+) from cache, (\d+) called", out)
     assert match, out
     cached, called = int(match.group(1)), int(match.group(2))
-    assert cached > 0 and called > 0 and cached + called == 40
+    # Usually part was answered before the signal; on a slow machine the signal can land after
+    # the last answer was stored, and then nothing is left to call.
+    assert cached > 0 and cached + called == 40
     status = subprocess.run(
         _cli(db, "sql", "SELECT status, count(*) AS n FROM runs GROUP BY ALL", "--format", "csv"),
         env=env, capture_output=True, text=True, check=True,

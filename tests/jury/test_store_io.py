@@ -63,3 +63,31 @@ def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store:
     assert small_store.execute("SELECT score FROM pointwise_judgments").fetchall() == [(4.0,)]
     runs = small_store.execute("SELECT run_id FROM run_calls ORDER BY 1").fetchall()
     assert runs == [("a",), ("b",), ("c",)]
+
+
+def test_a_batch_written_twice_or_with_repeats_is_stored_once(small_store: Any) -> None:
+    """No key index keeps the tables unique (migration m010): the writer does. A retried flush
+    and a batch that names a call twice leave one call, one row per criterion and one
+    membership row per run."""
+    from jurybench.jury._store_io import write_batch
+
+    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
+            "sample_index": 0, "messages": "[]", "response_text": "{}", "finish_reason": None, "attempts": 1,
+            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
+            "run_id": None, "presentation": None, "status": "ok", "reason": None}  # fmt: skip
+    judgment = {"rubric_hash": "h", "juror_key": "j", "subject_id": "i1", "presented_order": None,
+                "sample_index": 0, "score": 4.0, "status": "valid", "reason": None,
+                "rationale": None, "label": None, "raw_value": None, "shown_position": None}  # fmt: skip
+    calls = [{**base, "call_key": k} for k in ("k1", "k2", "k1")]
+    judgments = [{**judgment, "call_key": k, "dimension": d} for k in ("k1", "k2", "k1") for d in ("a", "b")]
+    for _ in range(2):
+        write_batch(small_store, "r", calls, judgments, ["k0", "k0"], False)
+    write_batch(small_store, "r2", [], [], ["k1", "k2"], False)
+    assert small_store.execute("SELECT call_key, count(*) FROM calls GROUP BY 1 ORDER BY 1").fetchall() == [
+        ("k1", 1), ("k2", 1)]  # fmt: skip
+    rows = small_store.execute(
+        "SELECT call_key, criterion, count(*) FROM pointwise_judgments GROUP BY 1, 2 ORDER BY 1, 2"
+    )
+    assert rows.fetchall() == [("k1", "a", 1), ("k1", "b", 1), ("k2", "a", 1), ("k2", "b", 1)]
+    members = small_store.execute("SELECT run_id, call_key FROM run_calls ORDER BY 1, 2").fetchall()
+    assert members == [("r", "k0"), ("r", "k1"), ("r", "k2"), ("r2", "k1"), ("r2", "k2")]

@@ -55,3 +55,31 @@ def test_stats_in_process_after_an_open_store_connection(small_store: object, db
                      "--db", str(db_path))  # fmt: skip
     assert "different configuration" not in result.stderr
     assert result.exit_code == 0, result.stderr
+
+
+def test_writing_connections_cap_duckdb_memory_and_a_bad_cap_is_one_line(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB's block cache grew with the store (to 80 % of RAM): writing connections are capped
+    at 128MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; read-only ones keep DuckDB's own."""
+    from tests.conftest import run_cli
+
+    def limit_of(con: object) -> str:
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # type: ignore[attr-defined]
+
+    con = connect(db_path)
+    assert limit_of(con) == "122.0 MiB"  # 128 MB, as DuckDB shows it
+    con.close()
+    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "1GB")
+    con = connect(db_path, hardened=True)
+    assert limit_of(con) == "953.6 MiB"
+    con.close()
+    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "default")
+    con = connect(db_path)
+    assert limit_of(con) != "122.0 MiB"
+    con.close()
+    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "lots")
+    result = run_cli("items", "import", str(tmp_path / "none.csv"), "--db", str(tmp_path / "other.duckdb"))
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: JURYBENCH_DUCKDB_MEMORY='lots' is not a size. Use a size such as 512MB")
+    assert not (tmp_path / "other.duckdb").exists()

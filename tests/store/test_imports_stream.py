@@ -34,3 +34,35 @@ def test_chunks_find_a_duplicate_across_chunks_and_write_nothing(
     missing = write(tmp_path / "missing.csv", "item_id,text\nx,a\n")
     with pytest.raises(JurybenchError, match="missing column"):
         import_items(con, missing)
+
+
+def test_checks_run_before_any_chunk_is_written_and_each_chunk_commits_alone(
+    con: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every check (including a stored id with other content, found in the last chunk) runs on
+    the staged file before the first write; then chunks are written in transactions of their
+    own (one transaction held a 600k-row file in DuckDB's memory), so a write cut short is
+    finished by importing again."""
+    import jurybench.store._imports as imports
+
+    monkeypatch.setattr(imports, "IMPORT_CHUNK", 2)
+    import_items(con, write(tmp_path / "old.csv", "item_id,response\nz,stored\n"))
+    clash = write(tmp_path / "clash.csv", "item_id,response\na,1\nb,2\nc,3\nz,other\n")
+    with pytest.raises(JurybenchError, match=r"clash.csv row 5, field 'item_id': 'z' already exists"):
+        import_items(con, clash)
+    assert con.execute("SELECT count(*) FROM items").fetchall() == [(1,)]
+    commits: list[int] = []
+    real = imports.transaction
+
+    def counting(c: Any) -> Any:
+        commits.append(1)
+        return real(c)
+
+    monkeypatch.setattr(imports, "transaction", counting)
+    good = write(tmp_path / "good.csv", "item_id,response,dataset\na,1,\nb,2,\nc,3,\nz,stored,renamed\n")
+    assert str(import_items(con, good)) == "3 inserted, 0 already present, 1 updated (dataset)"
+    assert len(commits) == 1 + 2  # the dataset update, then two chunks of two rows
+    # A write cut short after the first chunk: importing again writes the rest.
+    con.execute("DELETE FROM items WHERE item_id IN ('c')")
+    assert str(import_items(con, good)) == "1 inserted, 3 already present"
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_jb_import'").fetchall() == [(0,)]

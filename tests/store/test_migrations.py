@@ -58,6 +58,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m007_calibrated_join",
         "m008_batches",
         "m009_juror_views_by_run",
+        "m010_unindexed_run_tables",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
@@ -87,4 +88,34 @@ def test_m005_keeps_old_calls_and_judgments_and_new_writes_name_their_columns(tm
     )
     stamped = con.execute("SELECT count(*) FROM calls WHERE created_at IS NOT NULL AND run_id = 'new'").fetchall()
     assert stamped == [(1,)]
+    con.close()
+
+
+def test_m010_drops_the_growing_tables_keys_and_keeps_rows_not_null_and_comments(tmp_path: Path) -> None:
+    con = _old_store(tmp_path / "old.duckdb")
+    before = {
+        t: con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+        for t in ("calls", "run_calls", "pointwise_judgments")
+    }
+    migrate(con)
+    for table, rows in before.items():
+        # m005 added columns to calls and judgments (NULL for old rows): compare the old columns.
+        width = len(rows[0])
+        assert [r[:width] for r in con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()] == rows
+    kinds = con.execute(
+        "SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
+        "WHERE table_name IN ('calls', 'run_calls', 'pointwise_judgments', 'pairwise_judgments')"
+    ).fetchall()
+    assert not [k for k in kinds if k[1] in ("PRIMARY KEY", "UNIQUE")]
+    not_null = {(t, c[0]) for t, kind, c in kinds if kind == "NOT NULL"}
+    assert {("run_calls", "run_id"), ("run_calls", "call_key"), ("calls", "call_key"),
+            ("pointwise_judgments", "criterion"), ("pairwise_judgments", "category")} <= not_null  # fmt: skip
+    assert con.execute("SELECT count(*) FROM duckdb_indexes()").fetchone() == (0,)
+    comments = dict(con.execute(
+        "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'calls' AND comment IS NOT NULL"
+    ).fetchall())  # fmt: skip
+    assert comments["call_key"].startswith("sha256")
+    assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'run_calls'").fetchone()[0]
+    # The views over them still answer.
+    assert con.execute("SELECT count(*) FROM jury_pointwise WHERE jury_score IS NOT NULL").fetchone() == (1,)
     con.close()

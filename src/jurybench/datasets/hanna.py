@@ -174,20 +174,31 @@ def import_hanna(con: Any, data: Path) -> HannaImport:
             "INSERT OR IGNORE INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file) "
             "SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file FROM new_labels"
         )
+        # calls, judgments and run_calls keep no key index (migration m010): a re-import adds
+        # only the calls not stored yet, with their rows.
         con.execute(
-            """INSERT OR IGNORE INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, presented_order,
+            """CREATE OR REPLACE TEMP TABLE _jb_fresh AS
+               SELECT DISTINCT call_key FROM new_calls ANTI JOIN calls USING (call_key)"""
+        )
+        con.execute(
+            """INSERT INTO calls (call_key, rubric_hash, juror_key, subject_kind, subject_id, presented_order,
                    sample_index, messages, response_text, finish_reason, status, reason, attempts, run_id)
                SELECT call_key, rubric_hash, juror_key, subject_kind, subject_id, NULL, sample_index, '[]', NULL,
-                   NULL, status, reason, 0, ? FROM new_calls""",
+                   NULL, status, reason, 0, ? FROM new_calls SEMI JOIN _jb_fresh USING (call_key)""",
             [RUN_ID],
         )
         con.execute(
-            """INSERT OR IGNORE INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index,
+            """INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index,
                    criterion, score, status, reason)
                SELECT call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status, reason
-               FROM new_judgments"""
+               FROM new_judgments SEMI JOIN _jb_fresh USING (call_key)"""
         )
-        con.execute("INSERT OR IGNORE INTO run_calls SELECT ?, call_key FROM new_calls", [RUN_ID])
+        con.execute(
+            """INSERT INTO run_calls SELECT DISTINCT ?, call_key FROM new_calls
+               WHERE call_key NOT IN (SELECT call_key FROM run_calls WHERE run_id = ?)""",
+            [RUN_ID, RUN_ID],
+        )
+        con.execute("DROP TABLE temp._jb_fresh")
         for name in ("new_labels", "new_calls", "new_judgments"):
             con.unregister(name)
     return HannaImport(len(items), len(labels), len(judgments), invalid)

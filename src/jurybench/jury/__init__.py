@@ -30,7 +30,7 @@ from jurybench.jury._jury import (
 from jurybench.jury._parse import Outcome, parse_answer
 from jurybench.jury._plan import Planned, Task, call_key, check_batch_jurors, plan_tasks, validate_jurors
 from jurybench.jury._sim import simulate_human_labels
-from jurybench.jury._store_io import record_run, register_jurors, register_rubric, subject_table
+from jurybench.jury._store_io import record_run, register_jurors, register_rubric, subject_ids, subject_table
 from jurybench.jury._units import parse_unit, unit_id
 from jurybench.rubric import extract_json
 
@@ -80,6 +80,7 @@ __all__ = [
     "run_panel",
     "score",
     "simulate_human_labels",
+    "subject_ids",
     "subject_table",
     "unit_id",
     "validate_jurors",

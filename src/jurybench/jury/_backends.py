@@ -289,7 +289,7 @@ class FakeBackend:
         self.seed = p.get("seed", 0)
         # Sampling settings change a real juror's answers, so they change the fake's too.
         self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
-        self.calls: dict[Slot, int] = defaultdict(int)
+        self.calls: dict[Slot, int] = {}
         self.generating = getattr(rubric, "kind", None) == "generation"  # a generation spec, not a rubric
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
@@ -298,12 +298,16 @@ class FakeBackend:
         queue = self._queues.get(self.name)
         if queue:
             return Completion(text=queue.popleft(), finish_reason="stop", prompt_tokens=0, completion_tokens=0)
-        attempt = self.calls[slot]
-        self.calls[slot] += 1
+        # Only a slot that will be asked again (after an error, a refusal or an invalid answer)
+        # keeps its attempt count: a long run does not hold one entry per call.
+        attempt = self.calls.pop(slot, 0)
         rng = random.Random(_seed_of(self.name, self.seed, slot, messages[-1]["content"], attempt, *self.sampling))
         if rng.random() < self.error_rate:
+            self.calls[slot] = attempt + 1
             raise TransientError("fake transient error (error_rate)")
         roll = rng.random()
+        if roll < self.refusal_rate + self.invalid_rate:
+            self.calls[slot] = attempt + 1
         if roll < self.refusal_rate:
             text = "I'm sorry, but I can't help with judging this."
         elif roll < self.refusal_rate + self.invalid_rate:
@@ -352,14 +356,15 @@ class SimBackend:
 
         self.juror = SimJuror(spec, rubric)
         self.items, self.pairs = load_sim_subjects(con, subject_ids)
-        self.calls: dict[Slot, int] = defaultdict(int)
+        self.calls: dict[Slot, int] = {}
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
-        attempt = self.calls[slot]
-        self.calls[slot] += 1
+        attempt = self.calls.pop(slot, 0)  # kept only for a slot that will be asked again
         juror = self.juror
         rng = juror.rng(slot.subject_id, slot.order, slot.sample_index, attempt)
         roll = rng.random()
+        if roll < juror.refusal_rate + juror.invalid_rate:
+            self.calls[slot] = attempt + 1
         if roll < juror.refusal_rate:
             text = "I'm sorry, but I can't judge this."
         elif roll < juror.refusal_rate + juror.invalid_rate:

@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,15 +33,15 @@ from jurybench.jury._cost import Budget, CostTally, JurorPlan, make_budget, plan
 from jurybench.jury._execute import EngineOptions, _execute, _Progress, _RateLimiter
 from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
-from jurybench.jury._plan import CHUNK, Planned, check_batch_jurors, plan_tasks, validate_jurors
+from jurybench.jury._plan import CHUNK, Planned, Reader, Task, check_batch_jurors, plan_tasks, validate_jurors
 from jurybench.jury._store_io import (
     clear_stale_calls,
     done_call_keys,
     record_gold_labels,
     register_jurors,
     register_rubric,
-    subject_slices,
-    subject_table,
+    subject_ids,
+    subject_rows,
 )
 from jurybench.jury._write import _Held, _Released, _Writer
 from jurybench.rubric import (
@@ -143,8 +143,8 @@ def score(
     jurors = list(definition.jurors)
 
     def plan(con: Any) -> Planned:
-        table = subject_table(con, rubric, where, ids)
-        if not table.num_rows:
+        selected = subject_ids(con, rubric, where, ids)
+        if not selected:
             kind = "pairs" if is_pairwise(rubric) else "items"
             raise JurybenchError(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
@@ -152,14 +152,20 @@ def score(
             )
         per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) else 1)
         # A batch run sends every call at once (batches take hours: one chunk after another would wait each out).
-        size = 1 << 30 if options.batch else CHUNK
-        return Planned(
-            table.num_rows,
-            table.num_rows * per_subject,
-            lambda: (plan_tasks(rubric, jurors, rows) for rows in subject_slices(table, size)),
-            [str(v) for v in table.column(0).to_pylist()],
-            lambda con: record_gold_labels(con, rubric, (row for rows in subject_slices(table, CHUNK) for row in rows)),
-        )
+        size = len(selected) if options.batch else CHUNK
+        slices = [selected[i : i + size] for i in range(0, len(selected), size)]
+
+        def chunks(reader: Reader) -> Iterator[list[Task]]:
+            for part in slices:
+                with reader() as con:
+                    rows = subject_rows(con, rubric, part)
+                yield plan_tasks(rubric, jurors, rows)
+
+        def gold(con: Any) -> None:
+            parts = [selected[i : i + CHUNK] for i in range(0, len(selected), CHUNK)]
+            record_gold_labels(con, rubric, (row for part in parts for row in subject_rows(con, rubric, part)))
+
+        return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold)
 
     def finish(con: Any, result: RunResult) -> None:
         if after is not None and not result.interrupted:
@@ -203,12 +209,18 @@ def run_job(
     if options.plan_only:
         with access.open(wait_s=lock_wait_s()) as con:
             planned = plan(con)
-            chunks = []
-            for tasks in planned.chunks():
-                chunks.append((tasks, done_call_keys(con, [t.call_key for t in tasks])))
-            result = RunResult(run_id or "(new run)", planned.n_tasks, sum(len(d) for _, d in chunks), 0,
-                               status="planned")  # fmt: skip
-            result.plan = plan_costs(con, rubric, chunks)
+            cached = 0
+
+            def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
+                nonlocal cached
+                for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
+                    done = done_call_keys(con, [t.call_key for t in tasks])
+                    cached += len(done)
+                    yield tasks, done
+
+            plans = plan_costs(con, rubric, checked())
+            result = RunResult(run_id or "(new run)", planned.n_tasks, cached, 0, status="planned")
+            result.plan = plans
         access.close()
         return result
     try:
@@ -236,7 +248,7 @@ def run_job(
     unusable: dict[str, str] = {}
 
     async def each_chunk() -> None:
-        for tasks in planned.chunks():
+        for tasks in planned.chunks(lambda: access.read(wait_s=lock_wait_s())):
             with access.open(wait_s=lock_wait_s()) as con:
                 done = done_call_keys(con, [t.call_key for t in tasks])
                 todo = [t for t in tasks if t.call_key not in done]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,19 +45,25 @@ class Task:
 CHUNK = 2000
 
 
+# Opens the store for reading for a moment (a context manager yielding a connection).
+Reader = Callable[[], AbstractContextManager[Any]]
+
+
 @dataclass
 class Planned:
-    """What a run will do: subject and task counts up front, the tasks themselves a chunk at a time."""
+    """What a run will do: subject and task counts up front, the tasks themselves a chunk at a
+    time. ``chunks(reader)`` reads each chunk's subjects from the store as it comes (``reader``
+    opens it for that moment), so no run holds all its subjects or tasks."""
 
     n_subjects: int
     n_tasks: int
-    chunks: Callable[[], Iterator[list[Task]]]
+    chunks: Callable[[Reader], Iterator[list[Task]]]
     subject_ids: list[str] | None = None
     write: Callable[[Any], None] | None = None  # what planning records in the store (under the write lock)
 
     @classmethod
     def of(cls, tasks: list[Task], n_subjects: int) -> Planned:
-        return cls(n_subjects, len(tasks), lambda: iter([tasks]), sorted({t.subject_id for t in tasks}))
+        return cls(n_subjects, len(tasks), lambda _reader: iter([tasks]), sorted({t.subject_id for t in tasks}))
 
 
 def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int) -> str:

@@ -71,33 +71,92 @@ def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[s
     return [row for rows in subject_slices(subject_table(con, rubric, where), 1 << 30) for row in rows]
 
 
-def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
-    """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
-    the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
-    ``where``."""
-    import pyarrow as pa
-
-    from jurybench.store import registered, select_table
-
+def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
+    """(the SELECT of a subject's columns, its qualified key, the key's output name)."""
     if is_pairwise(rubric):
-        base = """
-            SELECT p.pair_id, p.dataset, p.item_a, p.item_b, a.prompt, a.reference, a.language,
+        return (
+            """SELECT p.pair_id, p.dataset, p.item_a, p.item_b, a.prompt, a.reference, a.language,
                    a.response AS response_a, b.response AS response_b,
                    a.model AS model_a, b.model AS model_b,
                    a.treatment AS treatment_a, b.treatment AS treatment_b,
                    coalesce(p.metadata, a.metadata)::VARCHAR AS metadata
-            FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
-        order = "pair_id"
-    else:
-        base = """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
-                         metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items"""
-        order = "item_id"
+            FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b""",
+            "p.pair_id",
+            "pair_id",
+        )
+    return (
+        """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
+                  metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items""",
+        "item_id",
+        "item_id",
+    )
+
+
+def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
+    """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
+    the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
+    ``where``. The engine does not hold a run's subjects: it plans from :func:`subject_ids` and
+    reads :func:`subject_rows` a chunk at a time."""
+    import pyarrow as pa
+
+    from jurybench.store import registered, select_table
+
+    base, key, order = _subject_query(rubric)
     if ids is None:
         return select_table(con.sql(base).to_arrow_table(), where, option="--where", order_by=order)
-    key = "p.pair_id" if is_pairwise(rubric) else "item_id"
     with registered(con, "_jb_subject_ids", pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})):
         table = con.sql(f"{base} WHERE {key} IN (SELECT id FROM _jb_subject_ids)").to_arrow_table()
     return select_table(table, where, option="--where", order_by=order)
+
+
+# Candidate subjects passed through a --where sandbox at a time while selecting ids.
+SELECT_CHUNK = 20_000
+
+
+def subject_ids(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> list[str]:
+    """The ids of the selected subjects, sorted. Without ``where`` SQL returns only the ids; with
+    one, the candidates go through the sandbox (``select_table``) ``SELECT_CHUNK`` rows at a time
+    in key order, so only ids are ever held, never every subject's texts."""
+    import pyarrow as pa
+
+    from jurybench.store import registered, select_table
+
+    base, key, order = _subject_query(rubric)
+    wanted = None if ids is None else pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})
+    with contextlib.ExitStack() as stack:
+        among = ""
+        if wanted is not None:
+            stack.enter_context(registered(con, "_jb_subject_ids", wanted))
+            among = f" AND {key} IN (SELECT id FROM _jb_subject_ids)"
+        if not where:
+            keyed = con.sql(f"SELECT {order} FROM ({base} WHERE true{among}) ORDER BY {order}").to_arrow_table()
+            return [str(v) for v in keyed.column(0).to_pylist()]
+        out: list[str] = []
+        last: str | None = None
+        while True:
+            after = "" if last is None else f" AND {key} > ?"
+            chunk = con.sql(
+                f"{base} WHERE true{among}{after} ORDER BY {key} LIMIT {SELECT_CHUNK}",
+                params=None if last is None else [last],
+            ).to_arrow_table()
+            if not chunk.num_rows:
+                return out
+            last = str(chunk.column(order)[-1].as_py())
+            out.extend(
+                str(v) for v in select_table(chunk, where, option="--where", order_by=order).column(order).to_pylist()
+            )
+
+
+def subject_rows(con: Any, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The subjects with these ids, as dicts in key order (metadata parsed)."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    base, key, _order = _subject_query(rubric)
+    with registered(con, "_jb_chunk_ids", pa.table({"id": pa.array(list(ids), pa.string())})):
+        table = con.sql(f"{base} WHERE {key} IN (SELECT id FROM _jb_chunk_ids) ORDER BY {key}").to_arrow_table()
+    return next(subject_slices(table, max(table.num_rows, 1)), [])
 
 
 def subject_slices(table: Any, size: int) -> Iterator[list[dict[str, Any]]]:
@@ -211,22 +270,13 @@ def write_batch(
     ``calls`` and ``judgments`` are row dicts or columns; the engine buffers columns, which
     become Arrow arrays without a per-row conversion.
 
-    Two runs may answer the same call key (two service jobs over the same subjects, or two
-    processes one after the other): the first answer is kept, an answer replaces an earlier
-    error, and judgment rows are written only with the call row they belong to, so every
-    judgment is stored once. Plain inserts are tried first; the merge runs only when a key is
-    already there."""
-    import duckdb
-
-    try:
-        _write_batch(con, run_id, calls, judgments, cached_keys, pairwise, merge=False)
-    except duckdb.ConstraintException:
-        _write_batch(con, run_id, calls, judgments, cached_keys, pairwise, merge=True)
-
-
-def _write_batch(
-    con: Any, run_id: str, calls: Rows, judgments: Rows, cached_keys: list[str], pairwise: bool, *, merge: bool
-) -> None:
+    The tables carry no key index (migration m010: it would hold memory for every call ever
+    stored), so the write keeps them unique itself: one scan finds which of the batch's call
+    keys are stored already. Two runs may answer the same call key (two service jobs over the
+    same subjects, or two processes one after the other): the first answer is kept, an answer
+    replaces an earlier error, and judgment rows are written only with the call row they
+    belong to, so every call and judgment is stored once. A run's membership rows are written
+    once per (run, call)."""
     import pyarrow as pa
 
     def table(rows: Rows, columns: list[tuple[str, str]]) -> Any:
@@ -238,72 +288,75 @@ def _write_batch(
     subject, dim = ("pair_id", "category") if pairwise else ("item_id", "criterion")
     target = "pairwise_judgments" if pairwise else "pointwise_judgments"
     order_col = "presented_order, " if pairwise else ""
+    extra = ("", "") if pairwise else (", label, raw_value, shown_position", ", label, raw_value, shown_position")
+    names = ", ".join(name for name, _ in CALL_COLUMNS)
+    call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
+    keys = list(dict.fromkeys([*call_keys, *cached_keys]))
+    registered: list[str] = []
+
+    def register(name: str, data: Any) -> None:
+        con.register(name, data)
+        registered.append(name)
+
     con.execute("BEGIN TRANSACTION")
     try:
-        names = ", ".join(name for name, _ in CALL_COLUMNS)
-        keep = "WHERE call_key IN (SELECT call_key FROM fresh_keys)" if merge else ""
-        if n_rows(calls) and not merge:
-            con.register("new_calls", table(calls, CALL_COLUMNS))
-            con.execute(f"INSERT INTO calls ({names}) SELECT {names} FROM new_calls")
-            con.unregister("new_calls")
-        elif n_rows(calls):
-            con.register("new_calls", table(calls, CALL_COLUMNS))
+        if n_rows(calls):
+            register("_jb_new_calls", table(calls, CALL_COLUMNS))
+            # The batch's keys already stored, with their status: one scan of calls.
             con.execute(
-                """CREATE OR REPLACE TEMP TABLE superseded AS
-                   SELECT c.call_key FROM calls c JOIN new_calls n USING (call_key)
-                   WHERE c.status = 'error' AND n.status <> 'error'"""
+                """CREATE OR REPLACE TEMP TABLE _jb_stored AS
+                   SELECT c.call_key, c.status = 'error' AS failed FROM calls c
+                   WHERE c.call_key IN (SELECT call_key FROM _jb_new_calls)"""
             )
-            for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
-                con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM superseded)")
+            superseded = con.execute(
+                """SELECT DISTINCT s.call_key FROM _jb_stored s JOIN _jb_new_calls n USING (call_key)
+                   WHERE s.failed AND n.status <> 'error'"""
+            ).fetchall()
+            if superseded:  # an answer replaces an earlier error (and whatever rows it had)
+                register("_jb_superseded", pa.table({"call_key": pa.array([r[0] for r in superseded], pa.string())}))
+                for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
+                    con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM _jb_superseded)")
+                con.execute("DELETE FROM _jb_stored WHERE call_key IN (SELECT call_key FROM _jb_superseded)")
             con.execute(
-                """CREATE OR REPLACE TEMP TABLE fresh_keys AS
-                   SELECT DISTINCT n.call_key FROM new_calls n ANTI JOIN calls c USING (call_key)"""
+                """CREATE OR REPLACE TEMP TABLE _jb_fresh AS
+                   SELECT DISTINCT call_key FROM _jb_new_calls ANTI JOIN _jb_stored USING (call_key)"""
             )
             con.execute(
-                f"""INSERT INTO calls ({names}) SELECT {names} FROM new_calls
-                    WHERE call_key IN (SELECT call_key FROM fresh_keys)
+                f"""INSERT INTO calls ({names}) SELECT {names} FROM _jb_new_calls
+                    WHERE call_key IN (SELECT call_key FROM _jb_fresh)
                     QUALIFY row_number() OVER (PARTITION BY call_key) = 1"""
             )
-            con.unregister("new_calls")
-        elif merge:
-            con.execute("CREATE OR REPLACE TEMP TABLE fresh_keys (call_key VARCHAR)")
-        if n_rows(judgments) and not pairwise:
-            con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
-            con.execute(
-                f"""INSERT INTO pointwise_judgments
-                    (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, status, reason,
-                     rationale, label, raw_value, shown_position)
-                    SELECT call_key, rubric_hash, juror_key, subject_id, sample_index, dimension, score, status,
-                           reason, rationale, label, raw_value, shown_position FROM new_judgments {keep}"""
-            )
-            con.unregister("new_judgments")
-        elif n_rows(judgments):
-            con.register("new_judgments", table(judgments, JUDGMENT_COLUMNS))
-            con.execute(
-                f"""INSERT INTO {target}
-                    (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
-                     {dim}, score, status, reason, rationale)
-                    SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
-                           dimension, score, status, reason, rationale FROM new_judgments {keep}"""
-            )
-            con.unregister("new_judgments")
-        call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
-        keys = list(call_keys) + cached_keys
+            if n_rows(judgments):
+                register("_jb_new_judgments", table(judgments, JUDGMENT_COLUMNS))
+                con.execute(
+                    f"""INSERT INTO {target}
+                        (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
+                         {dim}, score, status, reason, rationale{extra[0]})
+                        SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
+                               dimension, score, status, reason, rationale{extra[1]} FROM _jb_new_judgments
+                        WHERE call_key IN (SELECT call_key FROM _jb_fresh)
+                        QUALIFY row_number() OVER (PARTITION BY call_key, dimension) = 1"""
+                )
         if keys:
-            con.register("new_members", pa.table({"run_id": [run_id] * len(keys), "call_key": keys}))
-            con.execute("INSERT OR IGNORE INTO run_calls SELECT run_id, call_key FROM new_members")
-            con.unregister("new_members")
+            # Membership: the run's own rows only (appended together, so the scan skips
+            # other runs' row groups by their run_id range).
+            register("_jb_members", pa.table({"call_key": pa.array(keys, pa.string())}))
+            con.execute(
+                """INSERT INTO run_calls SELECT ?, call_key FROM _jb_members
+                   WHERE call_key NOT IN (SELECT call_key FROM run_calls WHERE run_id = ?)""",
+                [run_id, run_id],
+            )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
     finally:
-        for name in ("new_calls", "new_judgments", "new_members"):
+        for name in registered:
             with contextlib.suppress(Exception):
                 con.unregister(name)
-        if merge:
-            con.execute("DROP TABLE IF EXISTS temp.fresh_keys")
-            con.execute("DROP TABLE IF EXISTS temp.superseded")
+        for name in ("_jb_stored", "_jb_fresh"):
+            with contextlib.suppress(Exception):
+                con.execute(f"DROP TABLE IF EXISTS temp.{name}")
 
 
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:

@@ -74,12 +74,14 @@ class _Released:
 
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
-        from jurybench.store import open_with_retry
+        from jurybench.store import open_with_retry, writing_config
 
         if self.con is None:
             if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
                 raise StoreBusy(f"{self.path} is lent to a reader for a moment")
-            self.con = open_with_retry(self.path, read_only=False, config=None, wait_s=wait_s, ask_release=False)
+            self.con = open_with_retry(
+                self.path, read_only=False, config=writing_config(False), wait_s=wait_s, ask_release=False
+            )
         yield self.con
 
     def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:

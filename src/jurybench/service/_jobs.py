@@ -93,12 +93,12 @@ class JobWrite:
 def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects a job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
-    from jurybench.jury import subject_table
+    from jurybench.jury import subject_ids
     from jurybench.rubric import is_pairwise
     from jurybench.store import registered
 
     if where or not ids:
-        return int(subject_table(cur, rubric, where, ids).num_rows)
+        return len(subject_ids(cur, rubric, where, ids))
     import pyarrow as pa
 
     table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")

@@ -11,6 +11,7 @@ from jurybench.store._db import (
     scalar,
     transaction,
     writing,
+    writing_config,
 )
 from jurybench.store._holder import holder_of, server_file
 from jurybench.store._imports import (
@@ -80,4 +81,5 @@ __all__ = [
     "write_items",
     "write_pairs",
     "writing",
+    "writing_config",
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jurybench.config import db_path, lock_wait_s
+from jurybench.config import db_path, duckdb_memory, lock_wait_s
 from jurybench.errors import JurybenchError
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._safe import HARDENED, open_with_retry
@@ -37,7 +38,8 @@ def connect(
     wait = wait_s if wait_s is not None else lock_wait_s()
     if hardened is None:
         hardened = read_only
-    con = open_with_retry(target, read_only=read_only, config=dict(HARDENED) if hardened else None, wait_s=wait)
+    config = (dict(HARDENED) if hardened else None) if read_only else writing_config(hardened)
+    con = open_with_retry(target, read_only=read_only, config=config, wait_s=wait)
     if not read_only:
         migrate(con)
     else:
@@ -49,6 +51,17 @@ def connect(
                 hint="Open it once with a writing command (e.g. 'jurybench migrate').",
             )
     return con
+
+
+def writing_config(hardened: bool) -> dict[str, Any] | None:
+    """DuckDB settings of a writing connection jurybench opens: hardened or not, with its memory
+    capped (``config.duckdb_memory``): DuckDB's block cache, not the data, is what grew with
+    the store."""
+    config: dict[str, Any] = dict(HARDENED) if hardened else {}
+    limit = duckdb_memory()
+    if limit is not None:
+        config["memory_limit"] = limit
+    return config or None
 
 
 def pending_migrations(con: Any) -> list[str]:
@@ -123,11 +136,14 @@ def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint:
 @contextmanager
 def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
     """Expose an Arrow table or DataFrame to SQL as ``name`` for the duration of the block."""
+    import duckdb
+
     con.register(name, table)
     try:
         yield con
     finally:
-        con.unregister(name)
+        with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses it; its cause is what counts
+            con.unregister(name)
 
 
 @contextmanager

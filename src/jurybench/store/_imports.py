@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import first_row, scalar, transaction
+from jurybench.store._db import first_row, registered, scalar, transaction
 from jurybench.store._read import Row, iter_rows, read_rows, require_columns, text_field
 
 ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
@@ -30,6 +31,17 @@ class ImportResult:
         return text + (f", {self.updated} updated (dataset)" if self.updated else "")
 
 
+_ITEM_FIELDS = ("item_id", "response", "prompt", "reference", "model", "language", "treatment", "metadata",
+                "dataset", "source_file")  # fmt: skip
+_CONFLICT = """n.response IS DISTINCT FROM i.response
+                OR n.prompt IS DISTINCT FROM i.prompt
+                OR n.model IS DISTINCT FROM i.model
+                OR n.language IS DISTINCT FROM i.language
+                OR n.reference IS DISTINCT FROM i.reference
+                OR n.treatment::JSON IS DISTINCT FROM i.treatment
+                OR n.metadata::JSON IS DISTINCT FROM i.metadata"""
+
+
 def import_items(
     con: Any,
     path: str | Path,
@@ -40,47 +52,82 @@ def import_items(
 ) -> ImportResult:
     """Import generations; columns beyond the known ones go to ``metadata``.
 
-    The file is read and written a chunk of rows at a time inside one transaction, so an
-    import of any size takes little memory and is still all or nothing."""
+    Validated first, then written. The file is read a chunk of rows at a time into a staging
+    table (DuckDB spills it to disk when it is large); every check (each row's fields, ids
+    repeated anywhere in the file, ids stored with other content) runs before anything is
+    written, so bad input leaves the store as it was. The rows are then written a chunk per
+    transaction: one transaction over all of them kept every row in DuckDB's memory until the
+    commit (a 600,000-row file took 2.4 GB; 2 M rows ran out of a capped DuckDB's memory). If
+    writing stops part-way (the process killed, the disk full), running the same import again
+    finishes it: rows already stored are skipped."""
     import itertools
 
     path = Path(path)
     source = str(path)
     rows = iter_rows(path, fmt)
-    inserted = unchanged = updated = 0
     n_rows = 0
-    with transaction(con):
-        con.execute("CREATE OR REPLACE TEMP TABLE _jb_import_ids (item_id VARCHAR, row_number BIGINT)")
-        # (created in the transaction: a failed import's rollback removes it too)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _jb_import (row_number BIGINT, "
+        + ", ".join(f"{c} VARCHAR" for c in _ITEM_FIELDS)
+        + ")"
+    )
+    try:
         while chunk := list(itertools.islice(rows, IMPORT_CHUNK)):
             if not n_rows:  # columns are known from the first rows
                 require_columns(path, chunk, ("item_id", "response"))
             n_rows += len(chunk)
             records = _item_records(path, chunk, treatment_columns, dataset, source)
             _check_duplicates(source, records, "item_id")
-            _check_earlier_chunks(con, source, records)
-            done = write_items(con, records, source=source, in_transaction=True)
-            inserted, unchanged, updated = (inserted + done.inserted, unchanged + done.unchanged,
-                                                updated + done.updated)  # fmt: skip
-        con.execute("DROP TABLE _jb_import_ids")
+            _stage_chunk(con, source, records)
         if not n_rows:
             raise JurybenchError(f"{path}: no data rows.", hint="The file has a header but no rows.")
-    return ImportResult(inserted=inserted, unchanged=unchanged, updated=updated)
+        conflict = first_row(
+            con,
+            f"""SELECT n.item_id, n.row_number FROM _jb_import n JOIN items i USING (item_id)
+                WHERE {_CONFLICT} ORDER BY n.row_number LIMIT 1""",
+        )
+        if conflict:
+            raise JurybenchError(
+                f"{source} row {conflict[1]}, field 'item_id': '{conflict[0]}' already exists with a different "
+                "prompt, response, reference, model, language, treatment or metadata.",
+                hint="Give the new item another id, or import into a fresh --db.",
+            )
+        with transaction(con):
+            # The dataset is a label, not content: a new name replaces the stored one (and is reported).
+            updated = _update_dataset(con, "items", "item_id", "_jb_import")
+        inserted = 0
+        for first in range(1, n_rows + 1, IMPORT_CHUNK):
+            with transaction(con):
+                before = scalar(con, "SELECT count(*) FROM items")
+                con.execute(
+                    f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)})
+                        SELECT item_id, response, prompt, reference, model, language,
+                               treatment::JSON, metadata::JSON, dataset, source_file
+                        FROM _jb_import
+                        WHERE row_number >= ? AND row_number < ? AND item_id NOT IN (SELECT item_id FROM items)""",
+                    [first, first + IMPORT_CHUNK],
+                )
+                inserted += int(scalar(con, "SELECT count(*) FROM items")) - int(before)
+    finally:
+        with contextlib.suppress(Exception):  # never hide the error that brought us here
+            con.execute("DROP TABLE IF EXISTS temp._jb_import")
+    return ImportResult(inserted=inserted, unchanged=n_rows - inserted - updated, updated=updated)
 
 
 IMPORT_CHUNK = 20_000
 
 
-def _check_earlier_chunks(con: Any, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
-    """An id seen in an earlier chunk of the same file is a duplicate (as within one chunk)."""
+def _stage_chunk(con: Any, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
+    """Add a checked chunk to the staging table; an id already staged (an earlier chunk of the
+    same file) is a duplicate, as within one chunk."""
+    table = _text_table(records, _ITEM_FIELDS)
     import pyarrow as pa
 
-    table = pa.table({"item_id": [r["item_id"] for _, r in records], "row_number": [n for n, _ in records]})
-    con.register("_jb_chunk_ids", table)
-    try:
+    table = table.append_column("row_number", pa.array([n for n, _ in records], pa.int64()))
+    with registered(con, "_jb_chunk", table):
         found = first_row(
             con,
-            "SELECT c.item_id, c.row_number, e.row_number FROM _jb_chunk_ids c JOIN _jb_import_ids e USING (item_id) "
+            "SELECT c.item_id, c.row_number, e.row_number FROM _jb_chunk c JOIN _jb_import e USING (item_id) "
             "ORDER BY c.row_number LIMIT 1",
         )
         if found:
@@ -88,9 +135,7 @@ def _check_earlier_chunks(con: Any, source: str, records: list[tuple[int, dict[s
                 f"{source} row {found[1]}, field 'item_id': duplicate id '{found[0]}' (first at row {found[2]}).",
                 hint="Ids must be unique within a file.",
             )
-        con.execute("INSERT INTO _jb_import_ids SELECT item_id, row_number FROM _jb_chunk_ids")
-    finally:
-        con.unregister("_jb_chunk_ids")
+        con.execute(f"INSERT INTO _jb_import SELECT row_number, {', '.join(_ITEM_FIELDS)} FROM _jb_chunk")
 
 
 def import_item_rows(
@@ -165,15 +210,7 @@ def write_items(
         try:
             conflict = first_row(
                 con,
-                """SELECT n.item_id FROM incoming_items n JOIN items i USING (item_id)
-                   WHERE n.response IS DISTINCT FROM i.response
-                      OR n.prompt IS DISTINCT FROM i.prompt
-                      OR n.model IS DISTINCT FROM i.model
-                      OR n.language IS DISTINCT FROM i.language
-                      OR n.reference IS DISTINCT FROM i.reference
-                      OR n.treatment::JSON IS DISTINCT FROM i.treatment
-                      OR n.metadata::JSON IS DISTINCT FROM i.metadata
-                   LIMIT 1""",
+                f"SELECT n.item_id FROM incoming_items n JOIN items i USING (item_id) WHERE {_CONFLICT} LIMIT 1",
             )
             if conflict:
                 number = next(n for n, r in records if r["item_id"] == conflict[0])
@@ -195,7 +232,8 @@ def write_items(
             )
             after = scalar(con, "SELECT count(*) FROM items")
         finally:
-            con.unregister("incoming_items")
+            with contextlib.suppress(Exception):  # an aborted transaction refuses it; its cause is what counts
+                con.unregister("incoming_items")
     inserted = after - before
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 

@@ -1,0 +1,43 @@
+"""Migration 10: the tables that grow with every call carry no primary-key index."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jurybench.store._migrations._base import comment
+
+# (table, its former key columns): one row per call, per call and run, per call and criterion.
+GROWING = (
+    ("calls", ("call_key",)),
+    ("run_calls", ("run_id", "call_key")),
+    ("pointwise_judgments", ("call_key", "criterion")),
+    ("pairwise_judgments", ("call_key", "category")),
+)
+
+
+def m010_unindexed_run_tables(con: Any) -> None:
+    """DuckDB keeps a primary key's ART index wholly in memory while a connection writes the
+    table, so a writer's memory grew with every call ever stored (about 80 bytes per judgment
+    row: 1 M rows took the engine past 1 GB). These four tables are rebuilt without the key;
+    the key columns stay NOT NULL, and the writer keeps them unique (one writer at a time;
+    every insert is an anti-join against what is stored: ``jury._store_io.write_batch``)."""
+    for table, key in GROWING:
+        sql = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]
+        body = re.sub(r",\s*PRIMARY KEY\s*\([^)]*\)", "", sql)
+        body = body.replace(" PRIMARY KEY", " NOT NULL")
+        for column in key:  # a composite key's columns were NOT NULL only through the key
+            body = re.sub(rf"([(,]\s*){column} VARCHAR(?! NOT NULL)", rf"\1{column} VARCHAR NOT NULL", body)
+        body = re.sub(rf"^CREATE TABLE {table}\(", f"CREATE TABLE {table}__unindexed(", body)
+        notes = {"": con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]}
+        notes |= dict(
+            con.execute(
+                "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? AND comment IS NOT NULL",
+                [table],
+            ).fetchall()
+        )
+        con.execute(body.rstrip(";"))
+        con.execute(f"INSERT INTO {table}__unindexed SELECT * FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"ALTER TABLE {table}__unindexed RENAME TO {table}")
+        comment(con, table, {k: v for k, v in notes.items() if v})
