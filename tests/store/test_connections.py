@@ -57,29 +57,43 @@ def test_stats_in_process_after_an_open_store_connection(small_store: object, db
     assert result.exit_code == 0, result.stderr
 
 
-def test_writing_connections_cap_duckdb_memory_and_a_bad_cap_is_one_line(
+def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """DuckDB's block cache grew with the store (to 80 % of RAM): writing connections are capped
-    at 128MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; read-only ones keep DuckDB's own."""
-    from tests.conftest import run_cli
+    """DuckDB's block cache grew with the store (to 80 % of RAM): the engine's writes and the
+    importers run capped at 128MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; analysis (and
+    a run's finishing steps) keep DuckDB's own limit, since a capped DuckDB 2.0 fails some
+    large multi-join queries."""
+    import jurybench.jury._store_io as store_io
+    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.rubric import load_rubric
+    from tests.conftest import run_cli, write
 
     def limit_of(con: object) -> str:
         return str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # type: ignore[attr-defined]
 
     con = connect(db_path)
-    assert limit_of(con) == "122.0 MiB"  # 128 MB, as DuckDB shows it
+    uncapped = limit_of(con)
+    assert uncapped != "122.0 MiB"
     con.close()
-    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "1GB")
-    con = connect(db_path, hardened=True)
+    con = connect(db_path, hardened=True, memory_limit="1GB")
     assert limit_of(con) == "953.6 MiB"
     con.close()
-    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "default")
-    con = connect(db_path)
-    assert limit_of(con) != "122.0 MiB"
-    con.close()
+    items = write(tmp_path / "i.csv", "item_id,response\na,x\nb,y\n")
+    assert run_cli("items", "import", str(items), "--db", str(db_path)).exit_code == 0
+    seen: list[tuple[str, str]] = []
+    real = store_io.write_batch
+
+    def spy(c: object, *args: object, **kwargs: object) -> None:
+        seen.append(("write", limit_of(c)))
+        real(c, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("jurybench.jury._write.write_batch", spy)
+    score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], options=EngineOptions(progress=False),
+          after=lambda c, run_id: seen.append(("finish", limit_of(c))))  # fmt: skip
+    assert ("write", "122.0 MiB") in seen and seen[-1] == ("finish", uncapped)
     monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "lots")
-    result = run_cli("items", "import", str(tmp_path / "none.csv"), "--db", str(tmp_path / "other.duckdb"))
+    result = run_cli("items", "import", str(items), "--db", str(tmp_path / "other.duckdb"))
     assert result.exit_code == 2
     assert result.stderr.startswith("error: JURYBENCH_DUCKDB_MEMORY='lots' is not a size. Use a size such as 512MB")
     assert not (tmp_path / "other.duckdb").exists()

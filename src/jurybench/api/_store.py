@@ -58,14 +58,18 @@ class Store:
     file on exit. Writable by default; ``read_only=True`` opens it for reading alongside a
     running ``jurybench score``."""
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, read_only: bool = False, memory_limit: str | None = None
+    ) -> None:
+        """``memory_limit`` (e.g. ``"256MB"``) caps DuckDB's memory on a writable store (what the
+        CLI's importers do); by default DuckDB takes up to 80 % of RAM."""
         from jurybench.config import db_path
         from jurybench.store import connect
 
         self.path = db_path(path)
         self.read_only = read_only
         # Hardened like the CLI's readers: user SQL (store.sql, where=, by=) reaches no file, URL or extension.
-        self.connection: Any = connect(self.path, read_only=read_only, hardened=True)
+        self.connection: Any = connect(self.path, read_only=read_only, hardened=True, memory_limit=memory_limit)
 
     # -- the connection --------------------------------------------------------------------
     def __enter__(self) -> Store:

@@ -137,20 +137,22 @@ def sql(db: Path | None, *, query: str, format: str = "table", output: Path | No
 
 def items_import(db: Path | None, *, file: Path, treatment: str = "", dataset: str | None = None,
                  format: str | None = None) -> int:  # fmt: skip
-    """Import generations (``Store.import_items``)."""
+    """Import generations (``Store.import_items``), DuckDB's memory capped (``config.duckdb_memory``)."""
     from jurybench.api import Store
+    from jurybench.config import duckdb_memory
 
-    with Store(db) as store:
+    with Store(db, memory_limit=duckdb_memory()) as store:
         result = store.import_items(file, fmt=format, treatment=_words(treatment), dataset=dataset)
     echo(f"items from {file}: {result}")
     return 0
 
 
 def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, format: str | None = None) -> int:
-    """Import pairs of stored items (``Store.import_pairs``)."""
+    """Import pairs of stored items (``Store.import_pairs``), DuckDB's memory capped."""
     from jurybench.api import Store
+    from jurybench.config import duckdb_memory
 
-    with Store(db) as store:
+    with Store(db, memory_limit=duckdb_memory()) as store:
         result = store.import_pairs(file, fmt=format, dataset=dataset)
     echo(f"pairs from {file}: {result}")
     return 0

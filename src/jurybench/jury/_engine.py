@@ -289,6 +289,7 @@ def run_job(
             stack.callback(access.close)
             con = stack.enter_context(access.open(wait_s=FINAL_FLUSH_WAIT_S))
             writer.flush(con)
+            access.uncap()  # the finishing steps (a calibration applied over the run) are analysis
             con.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],

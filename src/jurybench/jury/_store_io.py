@@ -341,9 +341,12 @@ def write_batch(
             # Membership: the run's own rows only (appended together, so the scan skips
             # other runs' row groups by their run_id range).
             register("_jb_members", pa.table({"call_key": pa.array(keys, pa.string())}))
+            # (The stored members are found by a semi-join on the batch, so no hash table over
+            # every member of the run is built.)
             con.execute(
                 """INSERT INTO run_calls SELECT ?, call_key FROM _jb_members
-                   WHERE call_key NOT IN (SELECT call_key FROM run_calls WHERE run_id = ?)""",
+                   WHERE call_key NOT IN (SELECT call_key FROM run_calls WHERE run_id = ?
+                                          AND call_key IN (SELECT call_key FROM _jb_members))""",
                 [run_id, run_id],
             )
         con.execute("COMMIT")

@@ -48,6 +48,9 @@ class _Held:
     def poll(self) -> None:
         pass
 
+    def uncap(self) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -74,18 +77,29 @@ class _Released:
 
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
+        from jurybench.config import duckdb_memory
         from jurybench.store import open_with_retry, writing_config
 
         if self.con is None:
             if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
                 raise StoreBusy(f"{self.path} is lent to a reader for a moment")
             self.con = open_with_retry(
-                self.path, read_only=False, config=writing_config(False), wait_s=wait_s, ask_release=False
+                self.path,
+                read_only=False,
+                config=writing_config(False, duckdb_memory()),
+                wait_s=wait_s,
+                ask_release=False,
             )
         yield self.con
 
     def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:
         return self.open(wait_s)
+
+    def uncap(self) -> None:
+        """DuckDB's own memory limit again, for what follows the writes: a capped DuckDB 2.0
+        fails some large multi-join queries (duckdb/duckdb#24807)."""
+        if self.con is not None:
+            self.con.execute("RESET memory_limit")
 
     def poll(self) -> None:
         """Let the file go if someone asked (called between writes, never during one)."""

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from jurybench.config import db_path, duckdb_memory, lock_wait_s
+from jurybench.config import db_path, lock_wait_s
 from jurybench.errors import JurybenchError
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._safe import HARDENED, open_with_retry
@@ -20,8 +20,13 @@ def connect(
     read_only: bool = False,
     wait_s: float | None = None,
     hardened: bool | None = None,
+    memory_limit: str | None = None,
 ) -> Any:
     """A DuckDB connection to the store, migrated to the latest schema unless read-only.
+
+    ``memory_limit`` caps DuckDB's memory on a writing connection (e.g. ``config.duckdb_memory()``,
+    what the importers use); analysis keeps DuckDB's own limit, since a capped DuckDB 2.0 fails
+    some large multi-join queries with an internal error (duckdb/duckdb#24807).
 
     Read-only connections are hardened for user SQL: no file or network access, no
     extensions, configuration locked (``hardened=True`` does the same for a writable one:
@@ -38,7 +43,7 @@ def connect(
     wait = wait_s if wait_s is not None else lock_wait_s()
     if hardened is None:
         hardened = read_only
-    config = (dict(HARDENED) if hardened else None) if read_only else writing_config(hardened)
+    config = (dict(HARDENED) if hardened else None) if read_only else writing_config(hardened, memory_limit)
     con = open_with_retry(target, read_only=read_only, config=config, wait_s=wait)
     if not read_only:
         migrate(con)
@@ -53,14 +58,12 @@ def connect(
     return con
 
 
-def writing_config(hardened: bool) -> dict[str, Any] | None:
-    """DuckDB settings of a writing connection jurybench opens: hardened or not, with its memory
-    capped (``config.duckdb_memory``): DuckDB's block cache, not the data, is what grew with
-    the store."""
+def writing_config(hardened: bool, memory_limit: str | None = None) -> dict[str, Any] | None:
+    """DuckDB settings of a writing connection jurybench opens: hardened or not, and with its
+    memory capped if ``memory_limit`` is given."""
     config: dict[str, Any] = dict(HARDENED) if hardened else {}
-    limit = duckdb_memory()
-    if limit is not None:
-        config["memory_limit"] = limit
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
     return config or None
 
 

@@ -104,8 +104,10 @@ def import_items(
                         SELECT item_id, response, prompt, reference, model, language,
                                treatment::JSON, metadata::JSON, dataset, source_file
                         FROM _jb_import
-                        WHERE row_number >= ? AND row_number < ? AND item_id NOT IN (SELECT item_id FROM items)""",
-                    [first, first + IMPORT_CHUNK],
+                        WHERE row_number >= ? AND row_number < ? AND item_id NOT IN (
+                            SELECT item_id FROM items WHERE item_id IN (
+                                SELECT item_id FROM _jb_import WHERE row_number >= ? AND row_number < ?))""",
+                    [first, first + IMPORT_CHUNK, first, first + IMPORT_CHUNK],
                 )
                 inserted += int(scalar(con, "SELECT count(*) FROM items")) - int(before)
     finally:
