@@ -68,3 +68,36 @@ def test_duckdb_running_out_of_memory_says_so_in_one_line(tmp_path: Path) -> Non
     result = _crashing(tmp_path, "__import__('duckdb').OutOfMemoryException('could not allocate block')", debug=False)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("error: DuckDB ran out of memory (could not allocate block)"), result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sql", "SELECT 1"],
+        ["schema"],
+        ["calibrate", "--run", "r"],
+        ["agreement", "--run", "r"],
+        ["report", "preference", "--run", "r"],
+        ["check", "--run", "r", "--min", "relevance=3"],
+        ["batches", "list"],
+        ["stats", "directional", "--run", "r"],
+        ["stats", "leaderboard", "--run", "r"],
+    ],
+)
+def test_format_help_names_exactly_the_formats_a_command_takes(args: list[str], tmp_path: Path) -> None:
+    """calibrate's help offered csv and parquet and then refused them: each command's --format
+    help now lists what it accepts, in the order its refusal does."""
+    import re
+
+    from tests.conftest import run_cli
+
+    shown = run_cli(*args, "--help").stdout
+    line = next(x for x in shown.splitlines() if "--format" in x)
+    offered = re.findall(r"\b(table|csv|json|parquet|markdown)\b", line.split("[default")[0])
+    refused = run_cli(*args, "--format", "bogus", "--db", str(tmp_path / "s.duckdb"))
+    if args[0] == "schema":
+        refused = run_cli(*args, "--format", "bogus")
+    assert refused.exit_code == 2, refused.stderr
+    valid = re.search(r"Valid: ([a-z, ]+)\.", refused.stderr)
+    assert valid, refused.stderr
+    assert offered == valid.group(1).split(", "), (line, refused.stderr)

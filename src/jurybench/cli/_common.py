@@ -40,6 +40,8 @@ DbOption = Annotated[
     typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb)."),
 ]
 FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, json or parquet.")]
+TableJsonOption = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
+TableCsvJsonOption = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
 # The engine's options, shared by score and generate.
 RunOption = Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")]
 ConcurrencyOption = Annotated[int, typer.Option(help="Parallel requests per provider.")]

@@ -164,7 +164,9 @@ def sql(
 
 
 @app.command()
-def schema(fmt: FormatOption = "markdown") -> None:
+def schema(
+    fmt: Annotated[str, typer.Option("--format", "-f", help="markdown or json.")] = "markdown",
+) -> None:
     """Print the store's tables and views (markdown or json), from a freshly migrated database."""
     from jurybench.store import schema_json, schema_markdown
 

@@ -9,7 +9,7 @@ import typer
 
 from jurybench.cli._common import (
     DbOption,
-    FormatOption,
+    TableJsonOption,
     _done,
     app,
     calibrate_app,
@@ -23,7 +23,7 @@ def report_preference(
     annotator: Annotated[
         str | None, typer.Option(help="Compare with this annotator only (default: human majority).")
     ] = None,
-    fmt: FormatOption = "table",
+    fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
@@ -38,7 +38,7 @@ def agreement(
     criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
     boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    fmt: FormatOption = "table",
+    fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """Human agreement (alpha, Fleiss' kappa, Spearman), the human ceiling, and each juror and the jury vs humans."""
@@ -63,7 +63,7 @@ def calibrate(
     seed: Annotated[int, typer.Option(help="Split and bootstrap seed.")] = 0,
     boot: Annotated[int, typer.Option(help="Bootstrap resamples for weight CIs.")] = 200,
     out: Annotated[Path | None, typer.Option(help="Folder for the calibration file (default ./calibration).")] = None,
-    fmt: FormatOption = "table",
+    fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """Fit per-criterion juror weights by least squares against the human mean, validated on held-out prompts."""

@@ -12,13 +12,14 @@ from jurybench.cli._common import (
     BatchOption,
     ConcurrencyOption,
     DbOption,
-    FormatOption,
     GiveUpOption,
     MaxCostOption,
     PollOption,
     ProgressOption,
     RetriesOption,
     RunOption,
+    TableCsvJsonOption,
+    TableJsonOption,
     _connect,
     _done,
     app,
@@ -175,7 +176,7 @@ KeyEnvOption = Annotated[
 def batches_list(
     run: Annotated[str | None, typer.Option("--run", help="Only this run's batches.")] = None,
     open_only: Annotated[bool, typer.Option("--open", help="Only batches whose results are not stored yet.")] = False,
-    fmt: FormatOption = "table",
+    fmt: TableCsvJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """Every batch in the store: provider id, juror, run, status, counts, times."""
@@ -250,7 +251,7 @@ def check(
         str,
         typer.Option(help="Pair runs by subject (item or pair id), by prompt, or auto (subject when they share any)."),
     ] = "auto",
-    fmt: FormatOption = "table",
+    fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """A gate for CI: exit 1 when a criterion misses its threshold or drops against a baseline run.

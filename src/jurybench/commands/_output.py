@@ -129,8 +129,8 @@ def print_calibration(artifact: dict[str, Any]) -> None:
             out.print(f"  weights: {', '.join(f'{feature_label(k)} {v:.3f}' for k, v in spec['weights'].items())}")
             continue
         table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
-                      f"{report['n_groups']} groups; winner {report['winner']} (the simplest within one SE of "
-                      "the lowest CV RMSE)")  # fmt: skip
+                      f"{report['n_groups']} groups; winner {report['winner']} (the simplest that a paired t-test "
+                      "over the folds does not find worse than the lowest CV RMSE)")  # fmt: skip
         for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
             table.add_column(col)
         for label, entry in [*(("calibrated " + m, v) for m, v in report["variants"].items()),
