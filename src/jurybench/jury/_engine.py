@@ -42,6 +42,8 @@ from jurybench.jury._store_io import (
     register_rubric,
     subject_ids,
     subject_rows,
+    subject_slices,
+    subject_table,
 )
 from jurybench.jury._write import _Held, _Released, _Writer
 from jurybench.rubric import (
@@ -143,7 +145,12 @@ def score(
     jurors = list(definition.jurors)
 
     def plan(con: Any) -> Planned:
-        selected = subject_ids(con, rubric, where, ids)
+        held: list[dict[str, Any]] | None = None
+        if ids is not None and len(ids) <= CHUNK:  # a few named subjects (a service job): one read, kept
+            held = next(subject_slices(subject_table(con, rubric, where, ids), CHUNK), [])
+            selected = [str(row["pair_id" if is_pairwise(rubric) else "item_id"]) for row in held]
+        else:
+            selected = subject_ids(con, rubric, where, ids)
         if not selected:
             kind = "pairs" if is_pairwise(rubric) else "items"
             raise JurybenchError(
@@ -156,12 +163,18 @@ def score(
         slices = [selected[i : i + size] for i in range(0, len(selected), size)]
 
         def chunks(reader: Reader) -> Iterator[list[Task]]:
+            if held is not None:
+                yield plan_tasks(rubric, jurors, held)
+                return
             for part in slices:
                 with reader() as con:
                     rows = subject_rows(con, rubric, part)
                 yield plan_tasks(rubric, jurors, rows)
 
         def gold(con: Any) -> None:
+            if held is not None:
+                record_gold_labels(con, rubric, held)
+                return
             parts = [selected[i : i + CHUNK] for i in range(0, len(selected), CHUNK)]
             record_gold_labels(con, rubric, (row for part in parts for row in subject_rows(con, rubric, part)))
 
@@ -214,7 +227,7 @@ def run_job(
             def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
                 nonlocal cached
                 for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
-                    done = done_call_keys(con, [t.call_key for t in tasks])
+                    done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
                     cached += len(done)
                     yield tasks, done
 
@@ -250,7 +263,7 @@ def run_job(
     async def each_chunk() -> None:
         for tasks in planned.chunks(lambda: access.read(wait_s=lock_wait_s())):
             with access.open(wait_s=lock_wait_s()) as con:
-                done = done_call_keys(con, [t.call_key for t in tasks])
+                done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
                 todo = [t for t in tasks if t.call_key not in done]
                 clear_stale_calls(con, [t.call_key for t in todo])
                 writer.add_cached([t.call_key for t in tasks if t.call_key in done])
