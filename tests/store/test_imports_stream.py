@@ -66,3 +66,19 @@ def test_checks_run_before_any_chunk_is_written_and_each_chunk_commits_alone(
     con.execute("DELETE FROM items WHERE item_id IN ('c')")
     assert str(import_items(con, good)) == "1 inserted, 3 already present"
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = '_jb_import'").fetchall() == [(0,)]
+
+
+def test_every_row_is_written_up_to_the_last_line(con: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CSV's rows are numbered from line 2: the chunks written must reach the last line (the
+    first chunked version stopped one short and lost the file's last row)."""
+    import jurybench.store._imports as imports
+
+    monkeypatch.setattr(imports, "IMPORT_CHUNK", 2)
+    for n in (1, 2, 3, 4, 5):
+        ids = [f"n{n}-{k}" for k in range(n)]
+        done = import_items(con, write(tmp_path / f"{n}.csv", "item_id,response\n" + "".join(f"{i},t\n" for i in ids)))
+        assert (done.inserted, done.unchanged) == (n, 0)
+        stored = con.execute("SELECT item_id FROM items WHERE item_id LIKE ? ORDER BY 1", [f"n{n}-%"]).fetchall()
+        assert [r[0] for r in stored] == ids
+    jsonl = write(tmp_path / "j.jsonl", "".join(f'{{"item_id": "j{k}", "response": "t"}}\n' for k in range(3)))
+    assert import_items(con, jsonl).inserted == 3

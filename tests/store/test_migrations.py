@@ -58,7 +58,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m007_calibrated_join",
         "m008_batches",
         "m009_juror_views_by_run",
-        "m010_unindexed_run_tables",
+        "m010_unindexed_growing_tables",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
@@ -104,11 +104,12 @@ def test_m010_drops_the_growing_tables_keys_and_keeps_rows_not_null_and_comments
         assert [r[:width] for r in con.execute(f"SELECT * FROM {table} ORDER BY ALL").fetchall()] == rows
     kinds = con.execute(
         "SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
-        "WHERE table_name IN ('calls', 'run_calls', 'pointwise_judgments', 'pairwise_judgments')"
+        "WHERE table_name IN ('items', 'pairs', 'calls', 'run_calls', 'pointwise_judgments', 'pairwise_judgments')"
     ).fetchall()
     assert not [k for k in kinds if k[1] in ("PRIMARY KEY", "UNIQUE")]
     not_null = {(t, c[0]) for t, kind, c in kinds if kind == "NOT NULL"}
-    assert {("run_calls", "run_id"), ("run_calls", "call_key"), ("calls", "call_key"),
+    assert {("items", "item_id"), ("pairs", "pair_id"), ("run_calls", "run_id"), ("run_calls", "call_key"),
+            ("calls", "call_key"),
             ("pointwise_judgments", "criterion"), ("pairwise_judgments", "category")} <= not_null  # fmt: skip
     assert con.execute("SELECT count(*) FROM duckdb_indexes()").fetchone() == (0,)
     comments = dict(con.execute(

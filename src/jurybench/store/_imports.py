@@ -96,7 +96,9 @@ def import_items(
             # The dataset is a label, not content: a new name replaces the stored one (and is reported).
             updated = _update_dataset(con, "items", "item_id", "_jb_import")
         inserted = 0
-        for first in range(1, n_rows + 1, IMPORT_CHUNK):
+        # Row numbers are the file's own (a CSV's data starts on line 2): write them all.
+        low, high = first_row(con, "SELECT min(row_number), max(row_number) FROM _jb_import") or (1, 0)
+        for first in range(int(low), int(high) + 1, IMPORT_CHUNK):
             with transaction(con):
                 before = scalar(con, "SELECT count(*) FROM items")
                 con.execute(
@@ -230,7 +232,8 @@ def write_items(
                    SELECT item_id, prompt, response, reference, model, language,
                           treatment::JSON, metadata::JSON, dataset, source_file
                    FROM incoming_items
-                   WHERE item_id NOT IN (SELECT item_id FROM items)"""
+                   WHERE item_id NOT IN (SELECT item_id FROM items
+                                         WHERE item_id IN (SELECT item_id FROM incoming_items))"""
             )
             after = scalar(con, "SELECT count(*) FROM items")
         finally:
@@ -320,7 +323,8 @@ def write_pairs(
             con.execute(
                 """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
                    SELECT pair_id, item_a, item_b, dataset, metadata::JSON, source_file
-                   FROM incoming_pairs WHERE pair_id NOT IN (SELECT pair_id FROM pairs)"""
+                   FROM incoming_pairs WHERE pair_id NOT IN (
+                       SELECT pair_id FROM pairs WHERE pair_id IN (SELECT pair_id FROM incoming_pairs))"""
             )
             after = scalar(con, "SELECT count(*) FROM pairs")
         finally:

@@ -17,7 +17,7 @@ from jurybench.store._migrations.m006_service import m006_service
 from jurybench.store._migrations.m007_calibrated_join import m007_calibrated_join
 from jurybench.store._migrations.m008_batches import m008_batches
 from jurybench.store._migrations.m009_juror_views_by_run import m009_juror_views_by_run
-from jurybench.store._migrations.m010_unindexed_run_tables import m010_unindexed_run_tables
+from jurybench.store._migrations.m010_unindexed_growing_tables import m010_unindexed_growing_tables
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -29,7 +29,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m007_calibrated_join", m007_calibrated_join),
     ("m008_batches", m008_batches),
     ("m009_juror_views_by_run", m009_juror_views_by_run),
-    ("m010_unindexed_run_tables", m010_unindexed_run_tables),
+    ("m010_unindexed_growing_tables", m010_unindexed_growing_tables),
 ]
 
 __all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

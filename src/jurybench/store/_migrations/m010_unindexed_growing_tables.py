@@ -1,4 +1,4 @@
-"""Migration 10: the tables that grow with every call carry no primary-key index."""
+"""Migration 10: the tables that grow with every call or imported item carry no primary-key index."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from typing import Any
 
 from jurybench.store._migrations._base import comment
 
-# (table, its former key columns): one row per call, per call and run, per call and criterion.
+# (table, its former key columns): one row per item, pair, call, call and run, call and criterion.
 GROWING = (
+    ("items", ("item_id",)),
+    ("pairs", ("pair_id",)),
     ("calls", ("call_key",)),
     ("run_calls", ("run_id", "call_key")),
     ("pointwise_judgments", ("call_key", "criterion")),
@@ -16,12 +18,14 @@ GROWING = (
 )
 
 
-def m010_unindexed_run_tables(con: Any) -> None:
+def m010_unindexed_growing_tables(con: Any) -> None:
     """DuckDB keeps a primary key's ART index wholly in memory while a connection writes the
     table, so a writer's memory grew with every call ever stored (about 80 bytes per judgment
-    row: 1 M rows took the engine past 1 GB). These four tables are rebuilt without the key;
-    the key columns stay NOT NULL, and the writer keeps them unique (one writer at a time;
-    every insert is an anti-join against what is stored: ``jury._store_io.write_batch``)."""
+    row: 1 M rows took the engine past 1 GB) and an import with every item (2 M items with
+    UUID ids did not fit in 128 MB). These six tables are rebuilt without the key; the key
+    columns stay NOT NULL, and the writers keep them unique (one writer at a time; every
+    insert is an anti-join against what is stored: ``jury._store_io.write_batch``,
+    ``store._imports``)."""
     for table, key in GROWING:
         sql = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]
         body = re.sub(r",\s*PRIMARY KEY\s*\([^)]*\)", "", sql)
