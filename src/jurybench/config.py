@@ -24,14 +24,14 @@ def lock_wait_s() -> float:
 
 # DuckDB's cache on the engine's and the importers' connections: without a cap DuckDB keeps
 # every block it has read or written (up to 80 % of RAM), so a run's memory grew with the store.
-DEFAULT_DUCKDB_MEMORY = "128MB"
+DEFAULT_DUCKDB_MEMORY = "64MB"
 
 
 def duckdb_memory() -> str | None:
     """The memory limit of DuckDB while the engine writes a run's answers and while the items
     and pairs importers write (the CLI's ``score``, ``generate``, ``items import``, ``pairs
     import``): ``JURYBENCH_DUCKDB_MEMORY`` (e.g. ``1GB``; ``default`` leaves DuckDB's own, 80 %
-    of RAM), else 128MB. Beyond it DuckDB spills to ``<store>.tmp`` beside the store. Analysis
+    of RAM), else 64MB. Beyond it DuckDB spills to ``<store>.tmp`` beside the store. Analysis
     (statistics, SQL, the viewer, a run's finishing steps) keeps DuckDB's own limit; the server
     has ``--sql-memory-mb``."""
     import re

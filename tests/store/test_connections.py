@@ -61,7 +61,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """DuckDB's block cache grew with the store (to 80 % of RAM): the engine's writes and the
-    importers run capped at 128MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; analysis (and
+    importers run capped at 64MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; analysis (and
     a run's finishing steps) keep DuckDB's own limit, since a capped DuckDB 2.0 fails some
     large multi-join queries."""
     import jurybench.jury._store_io as store_io
@@ -74,7 +74,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
 
     con = connect(db_path)
     uncapped = limit_of(con)
-    assert uncapped != "122.0 MiB"
+    assert uncapped != "61.0 MiB"
     con.close()
     con = connect(db_path, hardened=True, memory_limit="1GB")
     assert limit_of(con) == "953.6 MiB"
@@ -91,7 +91,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     monkeypatch.setattr("jurybench.jury._write.write_batch", spy)
     score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], options=EngineOptions(progress=False),
           after=lambda c, run_id: seen.append(("finish", limit_of(c))))  # fmt: skip
-    assert ("write", "122.0 MiB") in seen and seen[-1] == ("finish", uncapped)
+    assert ("write", "61.0 MiB") in seen and seen[-1] == ("finish", uncapped)
     monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "lots")
     result = run_cli("items", "import", str(items), "--db", str(tmp_path / "other.duckdb"))
     assert result.exit_code == 2
