@@ -147,8 +147,9 @@ def score(
     def plan(con: Any) -> Planned:
         held: list[dict[str, Any]] | None = None
         if ids is not None and len(ids) <= CHUNK:  # a few named subjects (a service job): one read, kept
-            held = next(subject_slices(subject_table(con, rubric, where, ids), CHUNK), [])
-            selected = [str(row["pair_id" if is_pairwise(rubric) else "item_id"]) for row in held]
+            table = subject_table(con, rubric, where, ids)
+            selected = [str(v) for v in table.column(0).to_pylist()]  # the key comes first
+            held = next(subject_slices(table, CHUNK), [])
         else:
             selected = subject_ids(con, rubric, where, ids)
         if not selected:
@@ -158,9 +159,12 @@ def score(
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
         per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) else 1)
+
         # A batch run sends every call at once (batches take hours: one chunk after another would wait each out).
-        size = len(selected) if options.batch else CHUNK
-        slices = [selected[i : i + size] for i in range(0, len(selected), size)]
+        def cut(size: int) -> list[list[str]]:
+            return [selected[i : i + size] for i in range(0, len(selected), size)]
+
+        slices = cut(len(selected) if options.batch else CHUNK)
 
         def chunks(reader: Reader) -> Iterator[list[Task]]:
             if held is not None:
@@ -175,8 +179,7 @@ def score(
             if held is not None:
                 record_gold_labels(con, rubric, held)
                 return
-            parts = [selected[i : i + CHUNK] for i in range(0, len(selected), CHUNK)]
-            record_gold_labels(con, rubric, (row for part in parts for row in subject_rows(con, rubric, part)))
+            record_gold_labels(con, rubric, (row for part in cut(CHUNK) for row in subject_rows(con, rubric, part)))
 
         return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold)
 

@@ -296,15 +296,16 @@ def write_batch(
     subject, dim = ("pair_id", "category") if pairwise else ("item_id", "criterion")
     target = "pairwise_judgments" if pairwise else "pointwise_judgments"
     order_col = "presented_order, " if pairwise else ""
-    extra = ("", "") if pairwise else (", label, raw_value, shown_position", ", label, raw_value, shown_position")
+    extra = "" if pairwise else ", label, raw_value, shown_position"  # pointwise-only columns
     names = ", ".join(name for name, _ in CALL_COLUMNS)
     call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
     keys = list(dict.fromkeys([*call_keys, *cached_keys]))
-    registered: list[str] = []
+    from jurybench.store import registered
+
+    stack = contextlib.ExitStack()
 
     def register(name: str, data: Any) -> None:
-        con.register(name, data)
-        registered.append(name)
+        stack.enter_context(registered(con, name, data))
 
     con.execute("BEGIN TRANSACTION")
     try:
@@ -343,9 +344,9 @@ def write_batch(
                 con.execute(
                     f"""INSERT INTO {target}
                         (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
-                         {dim}, score, status, reason, rationale{extra[0]})
+                         {dim}, score, status, reason, rationale{extra})
                         SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
-                               dimension, score, status, reason, rationale{extra[1]} FROM _jb_new_judgments
+                               dimension, score, status, reason, rationale{extra} FROM _jb_new_judgments
                         {keep} {once}"""
                 )
         if keys:
@@ -363,9 +364,7 @@ def write_batch(
         con.execute("ROLLBACK")
         raise
     finally:
-        for name in registered:
-            with contextlib.suppress(Exception):
-                con.unregister(name)
+        stack.close()
 
 
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:

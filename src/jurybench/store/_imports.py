@@ -124,10 +124,11 @@ IMPORT_CHUNK = 20_000
 def _stage_chunk(con: Any, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
     """Add a checked chunk to the staging table; an id already staged (an earlier chunk of the
     same file) is a duplicate, as within one chunk."""
-    table = _text_table(records, _ITEM_FIELDS)
     import pyarrow as pa
 
-    table = table.append_column("row_number", pa.array([n for n, _ in records], pa.int64()))
+    table = _text_table(records, _ITEM_FIELDS).append_column(
+        "row_number", pa.array([n for n, _ in records], pa.int64())
+    )
     with registered(con, "_jb_chunk", table):
         found = first_row(
             con,
