@@ -160,10 +160,10 @@ def score(
             )
         per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) else 1)
 
-        # A batch run sends every call at once (batches take hours: one chunk after another would wait each out).
         def cut(size: int) -> list[list[str]]:
             return [selected[i : i + size] for i in range(0, len(selected), size)]
 
+        # A batch run sends every call at once (batches take hours: one chunk after another would wait each out).
         slices = cut(len(selected) if options.batch else CHUNK)
 
         def chunks(reader: Reader) -> Iterator[list[Task]]:
