@@ -65,6 +65,47 @@ def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store:
     assert runs == [("a",), ("b",), ("c",)]
 
 
+def test_a_later_error_replaces_an_earlier_error(small_store: Any) -> None:
+    """Only answers are kept first-come; an error is a failed attempt, and the store keeps the
+    latest one (its reason is what a user reads to fix the juror)."""
+    from jurybench.jury._store_io import write_batch
+
+    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
+            "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
+            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
+            "run_id": None, "presentation": None, "call_key": "k", "status": "error"}  # fmt: skip
+    write_batch(small_store, "a", [{**base, "reason": "timeout"}], [], [], False)
+    write_batch(small_store, "b", [{**base, "reason": "invalid api key"}], [], [], False)
+    assert small_store.execute("SELECT status, reason FROM calls").fetchall() == [("error", "invalid api key")]
+
+
+def test_a_fresh_run_takes_the_store_lock_twice(small_store: Any) -> None:
+    """The service's workers share one write lock: a run holds it to open the run and for its
+    last flush, never to plan or to look up answered calls (reads), so other jobs' writes
+    do not queue behind its reads. A re-run that reuses every answer takes it once more, to
+    record the run's membership of those answers."""
+
+    class Counting:
+        def __init__(self) -> None:
+            self.lock, self.taken, self.depth = threading.RLock(), 0, 0
+
+        def __enter__(self) -> None:
+            self.lock.acquire()
+            self.depth += 1
+            self.taken += self.depth == 1
+
+        def __exit__(self, *exc: object) -> None:
+            self.depth -= 1
+            self.lock.release()
+
+    rubric = load_rubric("story-quality")
+    juror = parse_juror("fake/quick")
+    for run_id, expected in (("first", 2), ("again", 3)):
+        lock = Counting()
+        score(small_store, rubric, [juror], run_id=run_id, options=EngineOptions(progress=False, store_lock=lock))
+        assert lock.taken == expected
+
+
 def test_a_batch_written_twice_or_with_repeats_is_stored_once(small_store: Any) -> None:
     """No key index keeps the tables unique (migration m010): the writer does. A retried flush
     and a batch that names a call twice leave one call, one row per criterion and one

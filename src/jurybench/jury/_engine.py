@@ -35,7 +35,6 @@ from jurybench.jury._juror import JurorSpec
 from jurybench.jury._jury import Jury, as_jury, register_jury
 from jurybench.jury._plan import CHUNK, Planned, Reader, Task, check_batch_jurors, plan_tasks, validate_jurors
 from jurybench.jury._store_io import (
-    clear_stale_calls,
     done_call_keys,
     record_gold_labels,
     register_jurors,
@@ -50,7 +49,7 @@ from jurybench.rubric import (
     AnyRubric,
     is_pairwise,
 )
-from jurybench.store import first_row
+from jurybench.store import first_row, transaction
 
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
 # (or were not made because their juror was unusable): re-running retries them.
@@ -249,9 +248,10 @@ def run_job(
                 else None
             )
         with access.open(wait_s=lock_wait_s()) as con:
-            if planned.write is not None:
-                planned.write(con)
-            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
+            with transaction(con):  # the run, its rubric, jurors and jury: one commit
+                if planned.write is not None:
+                    planned.write(con)
+                run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
@@ -265,12 +265,15 @@ def run_job(
 
     async def each_chunk() -> None:
         for tasks in planned.chunks(lambda: access.read(wait_s=lock_wait_s())):
-            with access.open(wait_s=lock_wait_s()) as con:
+            # A read: other runs' writes do not wait for it. (A call another run answers
+            # meanwhile is made again here and stored once: the first answer is kept.)
+            with access.read(wait_s=lock_wait_s()) as con:
                 done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
-                todo = [t for t in tasks if t.call_key not in done]
-                clear_stale_calls(con, [t.call_key for t in todo])
+            todo = [t for t in tasks if t.call_key not in done]
+            if done:  # the run's membership of the answers it reuses
                 writer.add_cached([t.call_key for t in tasks if t.call_key in done])
-                writer.flush(con)
+                with access.open(wait_s=lock_wait_s()) as con:
+                    writer.flush(con)
             result.n_cached += len(done)
             progress.reuse(len(done))
             if options.on_plan:
@@ -304,12 +307,13 @@ def run_job(
         with contextlib.ExitStack() as stack:
             stack.callback(access.close)
             con = stack.enter_context(access.open(wait_s=FINAL_FLUSH_WAIT_S))
-            writer.flush(con)
+            with transaction(con):  # the last answers and the run's status: one commit
+                writer.flush(con, in_transaction=True)
+                con.execute(
+                    "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                    [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
+                )
             access.uncap()  # the finishing steps (a calibration applied over the run) are analysis
-            con.execute(
-                "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
-            )
             finish(con, result)
     return result
 

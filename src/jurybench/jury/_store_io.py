@@ -231,33 +231,6 @@ def done_call_keys(con: Any, keys: list[str], subjects: list[str] | None = None)
     return {r[0] for r in rows}
 
 
-def clear_stale_calls(con: Any, keys: list[str]) -> int:
-    """Remove earlier failed attempts (status error) of calls about to be made again.
-
-    Answered calls are never in ``keys`` (they are served from the cache), so only
-    error rows go; doing it once up front lets every batch use plain inserts.
-    """
-    import pyarrow as pa
-
-    if not keys:
-        return 0
-    con.register("stale_keys", pa.table({"call_key": keys}))
-    try:
-        stale = con.execute("SELECT count(*) FROM calls JOIN stale_keys USING (call_key)").fetchall()[0][0]
-        if not stale:  # the usual case: nothing was tried before (a judgment row always has its call)
-            return 0
-        con.execute("BEGIN TRANSACTION")
-        for table in ("pointwise_judgments", "pairwise_judgments", "calls"):
-            con.execute(f"DELETE FROM {table} WHERE call_key IN (SELECT call_key FROM stale_keys)")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        con.unregister("stale_keys")
-    return int(stale)
-
-
 Rows = list[dict[str, Any]] | dict[str, list[Any]]  # row dicts, or columns (name -> values)
 
 
@@ -272,8 +245,11 @@ def write_batch(
     judgments: Rows,
     cached_keys: list[str],
     pairwise: bool,
+    *,
+    in_transaction: bool = False,
 ) -> None:
-    """One transaction: calls, their judgment rows, and the run's membership rows.
+    """One transaction: calls, their judgment rows, and the run's membership rows (or part of
+    the caller's transaction, ``in_transaction``).
 
     ``calls`` and ``judgments`` are row dicts or columns; the engine buffers columns, which
     become Arrow arrays without a per-row conversion.
@@ -281,8 +257,8 @@ def write_batch(
     The tables carry no key index (migration m010: it would hold memory for every call ever
     stored), so the write keeps them unique itself: one scan finds which of the batch's call
     keys are stored already. Two runs may answer the same call key (two service jobs over the
-    same subjects, or two processes one after the other): the first answer is kept, an answer
-    replaces an earlier error, and judgment rows are written only with the call row they
+    same subjects, or two processes one after the other): the first answer is kept, a new
+    attempt (answer or error) replaces an earlier error, and judgment rows are written only with the call row they
     belong to, so every call and judgment is stored once. A run's membership rows are written
     once per (run, call)."""
     import pyarrow as pa
@@ -300,15 +276,14 @@ def write_batch(
     names = ", ".join(name for name, _ in CALL_COLUMNS)
     call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
     keys = list(dict.fromkeys([*call_keys, *cached_keys]))
-    from jurybench.store import registered
+    from jurybench.store import registered, transaction
 
     stack = contextlib.ExitStack()
 
     def register(name: str, data: Any) -> None:
         stack.enter_context(registered(con, name, data))
 
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with stack, contextlib.nullcontext() if in_transaction else transaction(con):
         if n_rows(calls):
             register("_jb_new_calls", table(calls, CALL_COLUMNS))
             # The batch's keys already stored, and whether as an error: one scan of calls; the
@@ -320,10 +295,8 @@ def write_batch(
                     "AND call_key IN (SELECT call_key FROM _jb_new_calls) GROUP BY call_key"
                 ).fetchall()
             )
-            statuses = calls["status"] if isinstance(calls, dict) else [c["status"] for c in calls]
-            answered = {k for k, status in zip(call_keys, statuses, strict=True) if status != "error"}
-            superseded = [k for k, failed in stored.items() if failed and k in answered]
-            if superseded:  # an answer replaces an earlier error (and whatever rows it had)
+            superseded = [k for k, failed in stored.items() if failed]  # every stored key is in the batch
+            if superseded:  # the new attempt replaces an earlier error (and whatever rows it had)
                 register("_jb_superseded", pa.table({"call_key": pa.array(superseded, pa.string())}))
                 for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
                     con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM _jb_superseded)")
@@ -359,12 +332,6 @@ def write_batch(
                                           AND call_key IN (SELECT call_key FROM _jb_members))""",
                 [run_id, run_id],
             )
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        stack.close()
 
 
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:
