@@ -247,11 +247,11 @@ def run_job(
                 if options.max_cost is not None
                 else None
             )
-        with access.open(wait_s=lock_wait_s()) as con:
-            with transaction(con):  # the run, its rubric, jurors and jury: one commit
-                if planned.write is not None:
-                    planned.write(con)
-                run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
+        # The run, its rubric, jurors and jury: one commit.
+        with access.open(wait_s=lock_wait_s()) as con, transaction(con):
+            if planned.write is not None:
+                planned.write(con)
+            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
