@@ -132,3 +132,42 @@ def test_a_batch_written_twice_or_with_repeats_is_stored_once(small_store: Any) 
     assert rows.fetchall() == [("k1", "a", 1), ("k1", "b", 1), ("k2", "a", 1), ("k2", "b", 1)]
     members = small_store.execute("SELECT run_id, call_key FROM run_calls ORDER BY 1, 2").fetchall()
     assert members == [("r", "k0"), ("r", "k1"), ("r", "k2"), ("r2", "k1"), ("r2", "k2")]
+
+
+def test_end_runs_writes_several_runs_ends_in_one_go(small_store: Any) -> None:
+    """The service commits the ends of concurrent jobs together: each run's answers, its
+    membership and its status, with a call two runs both answered stored once."""
+    from datetime import datetime
+
+    from jurybench.jury import RunEnd, end_runs
+    from jurybench.jury._store_io import CALL_COLUMNS, JUDGMENT_COLUMNS
+
+    def batch(keys: list[str], cached: list[str]) -> Any:
+        calls: dict[str, list[Any]] = {name: [] for name, _ in CALL_COLUMNS}
+        judgments: dict[str, list[Any]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
+        for k in keys:
+            row = {name: None for name, _ in CALL_COLUMNS} | {
+                "call_key": k, "rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": f"s-{k}",
+                "sample_index": 0, "messages": "[]", "status": "ok", "attempts": 1}  # fmt: skip
+            for name, values in calls.items():
+                values.append(row[name])
+            jrow = {name: None for name, _ in JUDGMENT_COLUMNS} | {
+                "call_key": k, "rubric_hash": "h", "juror_key": "j", "subject_id": f"s-{k}", "sample_index": 0,
+                "dimension": "d", "score": 3.0, "status": "valid"}  # fmt: skip
+            for name, values in judgments.items():
+                values.append(jrow[name])
+        return calls, judgments, cached
+
+    for run in ("r1", "r2"):
+        small_store.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, 'h', "
+                            "'pointwise', '[]', 'running')", [run])  # fmt: skip
+    at = datetime(2026, 11, 24, 12, 0)
+    ends = [RunEnd("r1", False, batch(["k1", "k2"], []), "finished", at),
+            RunEnd("r2", False, batch(["k2", "k3"], ["k0"]), "finished_with_errors", at)]  # fmt: skip
+    assert end_runs(small_store, ends) == [None, None]
+    assert small_store.execute("SELECT call_key FROM calls ORDER BY 1").fetchall() == [("k1",), ("k2",), ("k3",)]
+    assert small_store.execute("SELECT count(*) FROM pointwise_judgments").fetchone() == (3,)
+    members = small_store.execute("SELECT run_id, call_key FROM run_calls ORDER BY 1, 2").fetchall()
+    assert members == [("r1", "k1"), ("r1", "k2"), ("r2", "k0"), ("r2", "k2"), ("r2", "k3")]
+    statuses = small_store.execute("SELECT run_id, status, finished_at FROM runs WHERE run_id LIKE 'r_' ORDER BY 1")
+    assert statuses.fetchall() == [("r1", "finished", at), ("r2", "finished_with_errors", at)]

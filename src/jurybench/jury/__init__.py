@@ -32,6 +32,7 @@ from jurybench.jury._plan import Planned, Task, call_key, check_batch_jurors, pl
 from jurybench.jury._sim import simulate_human_labels
 from jurybench.jury._store_io import record_run, register_jurors, register_rubric, subject_ids, subject_table
 from jurybench.jury._units import parse_unit, unit_id
+from jurybench.jury._write import RunEnd, end_runs
 from jurybench.rubric import extract_json
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "PermanentError",
     "Planned",
     "ReplayBackend",
+    "RunEnd",
     "RunResult",
     "Slot",
     "Task",
@@ -60,6 +62,7 @@ __all__ = [
     "cancel_batch",
     "check_batch_jurors",
     "check_juror",
+    "end_runs",
     "extract_json",
     "juror_from_mapping",
     "jury_from_mapping",

@@ -44,7 +44,7 @@ from jurybench.jury._store_io import (
     subject_slices,
     subject_table,
 )
-from jurybench.jury._write import _Held, _Released, _Writer
+from jurybench.jury._write import RunEnd, _Held, _Released, _Writer, end_runs
 from jurybench.rubric import (
     AnyRubric,
     is_pairwise,
@@ -186,7 +186,9 @@ def score(
         if after is not None and not result.interrupted:
             after(con, result.run_id)
 
-    return run_job(store, rubric, definition, plan, finish, where=where, run_id=run_id, options=options)
+    return run_job(
+        store, rubric, definition, plan, finish if after else None, where=where, run_id=run_id, options=options
+    )
 
 
 def run_job(
@@ -194,7 +196,7 @@ def run_job(
     rubric: Any,
     definition: Jury,
     plan: Callable[[Any], Planned],
-    finish: Callable[[Any, RunResult], None],
+    finish: Callable[[Any, RunResult], None] | None,
     *,
     where: str | None = None,
     run_id: str | None = None,
@@ -306,15 +308,18 @@ def run_job(
         # The last flush waits for readers as long as it must: answers are never dropped.
         with contextlib.ExitStack() as stack:
             stack.callback(access.close)
-            con = stack.enter_context(access.open(wait_s=FINAL_FLUSH_WAIT_S))
-            with transaction(con):  # the last answers and the run's status: one commit
-                writer.flush(con, in_transaction=True)
-                con.execute(
-                    "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
-                    [result.status, datetime.now(UTC).replace(tzinfo=None), run_id],
-                )
-            access.uncap()  # the finishing steps (a calibration applied over the run) are analysis
-            finish(con, result)
+            end = RunEnd(run_id, writer.pairwise, writer.take(), result.status, datetime.now(UTC).replace(tzinfo=None))
+            grouped = options.end_run is not None and isinstance(access, _Held)
+            if options.end_run is not None and grouped:
+                options.end_run(end)  # committed together with other runs' ends (the service)
+            if finish is not None or not grouped:
+                con = stack.enter_context(access.open(wait_s=FINAL_FLUSH_WAIT_S))
+                if not grouped:
+                    with transaction(con):  # the last answers and the run's status: one commit
+                        end_runs(con, [end])
+                access.uncap()  # the finishing steps (a calibration applied over the run) are analysis
+                if finish is not None:
+                    finish(con, result)
     return result
 
 

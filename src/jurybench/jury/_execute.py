@@ -158,6 +158,9 @@ class EngineOptions:
     on_call: Callable[[dict[str, Any]], None] | None = None
     stop: Callable[[], bool] | None = None
     store_lock: Any = None
+    # A writer for the run's last answers and status (a RunEnd), committed with other runs'
+    # (the service's group writer); on a held connection only.
+    end_run: Callable[[Any], None] | None = None
     # How long a call may keep waiting out rate limits (429s) before it counts as an error.
     give_up_after_s: float = 3600.0
     # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).

@@ -258,80 +258,106 @@ def write_batch(
     stored), so the write keeps them unique itself: one scan finds which of the batch's call
     keys are stored already. Two runs may answer the same call key (two service jobs over the
     same subjects, or two processes one after the other): the first answer is kept, a new
-    attempt (answer or error) replaces an earlier error, and judgment rows are written only with the call row they
-    belong to, so every call and judgment is stored once. A run's membership rows are written
-    once per (run, call)."""
+    attempt (answer or error) replaces an earlier error, and judgment rows are written only
+    with the call row they belong to, so every call and judgment is stored once. A run's
+    membership rows are written once per (run, call)."""
+    from jurybench.store import transaction
+
+    call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
+    keys = [*call_keys, *cached_keys]
+    with contextlib.nullcontext() if in_transaction else transaction(con):
+        write_calls(con, calls, judgments, pairwise)
+        write_members(con, [run_id] * len(keys), keys)
+
+
+def _arrow(rows: Rows, columns: list[tuple[str, str]]) -> Any:
     import pyarrow as pa
 
-    def table(rows: Rows, columns: list[tuple[str, str]]) -> Any:
-        schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
-        if isinstance(rows, dict):
-            return pa.table([pa.array(rows[name], type=schema.field(name).type) for name, _ in columns], schema=schema)
-        return pa.Table.from_pylist(rows, schema=schema)
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])
+    if isinstance(rows, dict):
+        return pa.table([pa.array(rows[name], type=schema.field(name).type) for name, _ in columns], schema=schema)
+    return pa.Table.from_pylist(rows, schema=schema)
 
+
+def write_calls(con: Any, calls: Rows, judgments: Rows, pairwise: bool) -> None:
+    """Calls and their judgment rows, each stored once (see :func:`write_batch`); in the
+    caller's transaction."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    if not n_rows(calls):
+        return
     subject, dim = ("pair_id", "category") if pairwise else ("item_id", "criterion")
     target = "pairwise_judgments" if pairwise else "pointwise_judgments"
     order_col = "presented_order, " if pairwise else ""
     extra = "" if pairwise else ", label, raw_value, shown_position"  # pointwise-only columns
     names = ", ".join(name for name, _ in CALL_COLUMNS)
     call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
-    keys = list(dict.fromkeys([*call_keys, *cached_keys]))
-    from jurybench.store import registered, transaction
+    with contextlib.ExitStack() as stack:
 
-    stack = contextlib.ExitStack()
+        def register(name: str, data: Any) -> None:
+            stack.enter_context(registered(con, name, data))
 
-    def register(name: str, data: Any) -> None:
-        stack.enter_context(registered(con, name, data))
-
-    with stack, contextlib.nullcontext() if in_transaction else transaction(con):
-        if n_rows(calls):
-            register("_jb_new_calls", table(calls, CALL_COLUMNS))
-            # The batch's keys already stored, and whether as an error: one scan of calls; the
-            # usual answer is none, and then the inserts below need no filter.
-            stored = dict(
-                con.execute(
-                    "SELECT call_key, bool_and(status = 'error') FROM calls "
-                    "WHERE subject_id IN (SELECT subject_id FROM _jb_new_calls) "  # skips row groups (done_call_keys)
-                    "AND call_key IN (SELECT call_key FROM _jb_new_calls) GROUP BY call_key"
-                ).fetchall()
-            )
-            superseded = [k for k, failed in stored.items() if failed]  # every stored key is in the batch
-            if superseded:  # the new attempt replaces an earlier error (and whatever rows it had)
-                register("_jb_superseded", pa.table({"call_key": pa.array(superseded, pa.string())}))
-                for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
-                    con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM _jb_superseded)")
-                for k in superseded:
-                    del stored[k]
-            fresh = [k for k in dict.fromkeys(call_keys) if k not in stored]
-            repeated = len(fresh) < len(call_keys)  # keys stored already, or named twice in the batch
-            keep = ""
-            if repeated and fresh:
-                register("_jb_fresh", pa.table({"call_key": pa.array(fresh, pa.string())}))
-                keep = "WHERE call_key IN (SELECT call_key FROM _jb_fresh)"
-            once = "QUALIFY row_number() OVER (PARTITION BY call_key) = 1" if repeated else ""
-            if fresh:
-                con.execute(f"INSERT INTO calls ({names}) SELECT {names} FROM _jb_new_calls {keep} {once}")
-            if fresh and n_rows(judgments):
-                register("_jb_new_judgments", table(judgments, JUDGMENT_COLUMNS))
-                once = "QUALIFY row_number() OVER (PARTITION BY call_key, dimension) = 1" if repeated else ""
-                con.execute(
-                    f"""INSERT INTO {target}
-                        (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
-                         {dim}, score, status, reason, rationale{extra})
-                        SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
-                               dimension, score, status, reason, rationale{extra} FROM _jb_new_judgments
-                        {keep} {once}"""
-                )
-        if keys:
-            # Membership: the run's own rows only. (The stored members are found by a semi-join
-            # on the batch, so no hash table over every member of the run is built.)
-            register("_jb_members", pa.table({"call_key": pa.array(keys, pa.string())}))
+        register("_jb_new_calls", _arrow(calls, CALL_COLUMNS))
+        # The batch's keys already stored, and whether as an error: one scan of calls; the
+        # usual answer is none, and then the inserts below need no filter.
+        stored = dict(
             con.execute(
-                """INSERT INTO run_calls SELECT ?, call_key FROM _jb_members
-                   WHERE call_key NOT IN (SELECT call_key FROM run_calls WHERE run_id = ?
-                                          AND call_key IN (SELECT call_key FROM _jb_members))""",
-                [run_id, run_id],
+                "SELECT call_key, bool_and(status = 'error') FROM calls "
+                "WHERE subject_id IN (SELECT subject_id FROM _jb_new_calls) "  # skips row groups (done_call_keys)
+                "AND call_key IN (SELECT call_key FROM _jb_new_calls) GROUP BY call_key"
+            ).fetchall()
+        )
+        superseded = [k for k, failed in stored.items() if failed]  # every stored key is in the batch
+        if superseded:  # the new attempt replaces an earlier error (and whatever rows it had)
+            register("_jb_superseded", pa.table({"call_key": pa.array(superseded, pa.string())}))
+            for table_name in ("pointwise_judgments", "pairwise_judgments", "calls"):
+                con.execute(f"DELETE FROM {table_name} WHERE call_key IN (SELECT call_key FROM _jb_superseded)")
+            for k in superseded:
+                del stored[k]
+        fresh = [k for k in dict.fromkeys(call_keys) if k not in stored]
+        if not fresh:
+            return
+        repeated = len(fresh) < len(call_keys)  # keys stored already, or named twice in the batch
+        keep = ""
+        if repeated:
+            register("_jb_fresh", pa.table({"call_key": pa.array(fresh, pa.string())}))
+            keep = "WHERE call_key IN (SELECT call_key FROM _jb_fresh)"
+        once = "QUALIFY row_number() OVER (PARTITION BY call_key) = 1" if repeated else ""
+        con.execute(f"INSERT INTO calls ({names}) SELECT {names} FROM _jb_new_calls {keep} {once}")
+        if n_rows(judgments):
+            register("_jb_new_judgments", _arrow(judgments, JUDGMENT_COLUMNS))
+            once = "QUALIFY row_number() OVER (PARTITION BY call_key, dimension) = 1" if repeated else ""
+            con.execute(
+                f"""INSERT INTO {target}
+                    (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
+                     {dim}, score, status, reason, rationale{extra})
+                    SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
+                           dimension, score, status, reason, rationale{extra} FROM _jb_new_judgments
+                    {keep} {once}"""
             )
+
+
+def write_members(con: Any, run_ids: list[str], keys: list[str]) -> None:
+    """Membership rows (run, call), each once; in the caller's transaction. The stored members
+    are found by a semi-join on the batch's keys, so no hash table over every member of a
+    run is built."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    pairs = list(dict.fromkeys(zip(run_ids, keys, strict=True)))
+    if not pairs:
+        return
+    members = pa.table({"run_id": pa.array([r for r, _ in pairs], pa.string()),
+                        "call_key": pa.array([k for _, k in pairs], pa.string())})  # fmt: skip
+    with registered(con, "_jb_members", members):
+        con.execute(
+            """INSERT INTO run_calls SELECT run_id, call_key FROM _jb_members
+               ANTI JOIN (SELECT run_id, call_key FROM run_calls
+                          WHERE call_key IN (SELECT call_key FROM _jb_members)) USING (run_id, call_key)"""
+        )
 
 
 def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:

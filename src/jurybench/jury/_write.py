@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ from jurybench.jury._store_io import (
     CALL_COLUMNS,
     JUDGMENT_COLUMNS,
     write_batch,
+    write_calls,
+    write_members,
 )
 from jurybench.rubric import (
     AnyRubric,
@@ -119,6 +123,44 @@ class _Released:
 
 
 Batch = tuple[dict[str, list[Any]], dict[str, list[Any]], list[str]]
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """A run's last answers (a :class:`_Writer` batch) and its final status, for a writer that
+    commits several runs' ends together (``EngineOptions.end_run``: the service's group writer)."""
+
+    run_id: str
+    pairwise: bool
+    batch: Batch
+    status: str
+    finished_at: datetime
+
+
+def end_runs(con: Any, ends: list[RunEnd]) -> list[None]:
+    """Several runs' last answers and statuses in the caller's transaction, in the statements
+    of one: the calls of all of them in one write, their memberships in another, one update.
+    Writes of concurrent runs queue for the store's one writer; committed together, the
+    queue moves as many runs per commit as are waiting (``jurybench serve --workers``)."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    for pairwise in (False, True):
+        group = [e for e in ends if e.pairwise == pairwise]
+        if not group:
+            continue
+        calls = {name: [v for e in group for v in e.batch[0][name]] for name, _ in CALL_COLUMNS}
+        judgments = {name: [v for e in group for v in e.batch[1][name]] for name, _ in JUDGMENT_COLUMNS}
+        write_calls(con, calls, judgments, pairwise)
+        members = [(e.run_id, k) for e in group for k in (*e.batch[0]["call_key"], *e.batch[2])]
+        write_members(con, [r for r, _ in members], [k for _, k in members])
+    ended = pa.table({"run_id": [e.run_id for e in ends], "status": [e.status for e in ends],
+                      "finished_at": pa.array([e.finished_at for e in ends], pa.timestamp("us"))})  # fmt: skip
+    with registered(con, "_jb_run_ends", ended):
+        con.execute("UPDATE runs SET status = e.status, finished_at = e.finished_at FROM _jb_run_ends e "
+                    "WHERE runs.run_id = e.run_id")  # fmt: skip
+    return [None] * len(ends)
 
 
 def _columns(spec: list[tuple[str, str]]) -> dict[str, list[Any]]:

@@ -22,6 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybench import __version__
 from jurybench.errors import JurybenchError, NotFound
+from jurybench.jury import RunEnd, end_runs
 from jurybench.redact import install_log_redaction, redact_value, register_secret
 from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
@@ -203,8 +204,11 @@ def create_app(
         state["store"] = store or Store(
             config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
         )
-        state["jobs"] = JobManager(state["store"], workers=config.workers)
-        state["group"] = GroupWriter(state["store"], batched={JobWrite: JobManager.insert_many})
+        # One writer commits submissions, and the ends of jobs (their last answers and status),
+        # in groups: the workers' writes queue for the store's one writer, and a group moves
+        # as many jobs per commit as are waiting.
+        state["group"] = GroupWriter(state["store"], batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
+        state["jobs"] = JobManager(state["store"], workers=config.workers, end_run=state["group"].run)
         if start_jobs:
             state["jobs"].start()
 

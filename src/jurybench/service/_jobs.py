@@ -108,8 +108,11 @@ def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | No
 
 
 class JobManager:
-    def __init__(self, store: Any, *, workers: int = 2) -> None:
+    def __init__(self, store: Any, *, workers: int = 2, end_run: Any = None) -> None:
+        """``end_run`` commits a job's last answers and status (the app's group writer);
+        without it each job writes its own."""
         self.store = store
+        self.end_run = end_run
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.live: dict[str, Live] = {}
         self.secrets: dict[str, list[str | None]] = {}  # job -> inline api_key per juror, memory only
@@ -318,6 +321,7 @@ class JobManager:
             self._reload(cur, job_id)
         options = engine_options(
             on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set, store_lock=self.store.write_lock,
+            end_run=self.end_run,
             concurrency=int(request.get("concurrency") or 16), batch=bool(request.get("batch")),
             poll_every=float(request.get("poll_every") or 30.0), max_cost=request.get("max_cost"),
         )  # fmt: skip
