@@ -34,11 +34,11 @@ def test_fifty_identical_jobs_at_once_all_finish_and_store_each_judgment_once(tm
                           (SELECT sum(attempts) FROM calls),
                           (SELECT count(*) FROM (SELECT DISTINCT call_key, criterion FROM pointwise_judgments)),
                           (SELECT count(*) FROM pointwise_judgments),
-                          (SELECT count(DISTINCT run_id) FROM run_calls),
+                          (SELECT count(DISTINCT run_id) FROM run_calls), (SELECT count(*) FROM run_calls),
                           (SELECT count(*) FROM items WHERE dataset = 'example')"""
         status, result = _get(f"{url}/v1/sql", body={"query": query})
         assert status == 200, result
-        n_calls, n_keys, attempts, n_distinct_judgments, n_judgments, n_runs, n_items = result["rows"][0]
+        n_calls, n_keys, attempts, n_distinct_judgments, n_judgments, n_runs, n_members, n_items = result["rows"][0]
         # Each example item x 2 simulated jurors is one call, x 6 story-quality criteria one
         # judgment row; every job's run holds all of them, each stored (and asked) once.
         expected_calls = 2 * n_items
@@ -46,6 +46,7 @@ def test_fifty_identical_jobs_at_once_all_finish_and_store_each_judgment_once(tm
         assert (n_calls, n_keys, attempts) == (expected_calls,) * 3
         assert n_judgments == n_distinct_judgments == 6 * expected_calls
         assert n_runs == 50
+        assert n_members == 50 * expected_calls  # jobs ending together: each run's membership, once
         for job in jobs:
             assert job["progress"]["n_done"] == job["progress"]["n_tasks"] == expected_calls
     finally:

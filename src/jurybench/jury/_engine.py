@@ -309,12 +309,12 @@ def run_job(
         with contextlib.ExitStack() as stack:
             stack.callback(access.close)
             end = RunEnd(run_id, writer.pairwise, writer.take(), result.status, datetime.now(UTC).replace(tzinfo=None))
-            grouped = options.end_run is not None and isinstance(access, _Held)
-            if options.end_run is not None and grouped:
-                options.end_run(end)  # committed together with other runs' ends (the service)
-            if finish is not None or not grouped:
+            end_run = options.end_run if isinstance(access, _Held) else None
+            if end_run is not None:
+                end_run(end)  # committed together with other runs' ends (the service)
+            if finish is not None or end_run is None:
                 con = stack.enter_context(access.open(wait_s=FINAL_FLUSH_WAIT_S))
-                if not grouped:
+                if end_run is None:
                     with transaction(con):  # the last answers and the run's status: one commit
                         end_runs(con, [end])
                 access.uncap()  # the finishing steps (a calibration applied over the run) are analysis

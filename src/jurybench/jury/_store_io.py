@@ -245,11 +245,8 @@ def write_batch(
     judgments: Rows,
     cached_keys: list[str],
     pairwise: bool,
-    *,
-    in_transaction: bool = False,
 ) -> None:
-    """One transaction: calls, their judgment rows, and the run's membership rows (or part of
-    the caller's transaction, ``in_transaction``).
+    """One transaction: calls, their judgment rows, and the run's membership rows.
 
     ``calls`` and ``judgments`` are row dicts or columns; the engine buffers columns, which
     become Arrow arrays without a per-row conversion.
@@ -265,7 +262,7 @@ def write_batch(
 
     call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
     keys = [*call_keys, *cached_keys]
-    with contextlib.nullcontext() if in_transaction else transaction(con):
+    with transaction(con):
         write_calls(con, calls, judgments, pairwise)
         write_members(con, [run_id] * len(keys), keys)
 

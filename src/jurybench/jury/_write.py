@@ -253,8 +253,8 @@ class _Writer:
             return False
         return True
 
-    def flush(self, con: Any, *, in_transaction: bool = False) -> None:
-        """Write everything buffered into an open connection (reused answers and the last flush)."""
+    def flush(self, con: Any) -> None:
+        """Write everything buffered into an open connection (the membership of reused answers)."""
         calls, judgments, cached = self.take()
         if calls["call_key"] or cached:
-            write_batch(con, self.run_id, calls, judgments, cached, self.pairwise, in_transaction=in_transaction)
+            write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
