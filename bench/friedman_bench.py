@@ -1,5 +1,6 @@
-"""stats friedman over big runs: the block means are computed in DuckDB, one criterion at a time,
-so time grows with the rows no faster than a scan. Each store is built in one process and
+"""stats friedman over big runs: the block means are computed in DuckDB, a slice of the run's
+subjects at a time under the engine's DuckDB cap, so time grows with the rows no faster than a
+scan and memory does not grow with them. Each store is built in one process and
 measured in another, so the peak RSS of building it does not hide the test's own peak;
 ``python bench/friedman_bench.py build ROWS DIR`` / ``measure DIR`` run one step."""
 
@@ -59,19 +60,20 @@ def build(n_rows: int, folder: str) -> dict[str, Any]:
 
 
 def measure(folder: str) -> dict[str, Any]:
-    """Peak RSS growth of one friedman over a built store, after the libraries it uses are loaded."""
+    """Peak RSS growth of one friedman over a built store, as the CLI and the library run it
+    (the store by path: read, then the result recorded), after the libraries it uses are loaded."""
     import duckdb  # noqa: F401
     import pandas  # noqa: F401
     import scipy.stats  # noqa: F401
 
-    from jurybench.stats._store import stat_friedman
+    from jurybench.stats import friedman
     from jurybench.store import connect
 
-    con = connect(Path(folder) / "f.duckdb")
+    connect(Path(folder) / "f.duckdb").close()  # migrated, and its catalog read once
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     cpu = time.process_time()
     start = time.perf_counter()
-    result = stat_friedman(con, "f", block="prompt")
+    result = friedman(str(Path(folder) / "f.duckdb"), "f", block="prompt").attrs["result"]
     seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": seconds, "cpu_seconds": cpu_s, "rss_before_mb": before, "rss_after_mb": after,

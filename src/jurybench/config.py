@@ -28,10 +28,11 @@ DEFAULT_DUCKDB_MEMORY = "64MB"
 
 
 def duckdb_memory() -> str | None:
-    """The memory limit of DuckDB while the engine writes a run's answers and while the items
+    """The memory limit of DuckDB while the engine writes a run's answers, while the items
     and pairs importers write (the CLI's ``score``, ``generate``, ``items import``, ``pairs
-    import``): ``JURYBENCH_DUCKDB_MEMORY`` (e.g. ``1GB``; ``default`` leaves DuckDB's own, 80 %
-    of RAM), else 64MB. Beyond it DuckDB spills to ``<store>.tmp`` beside the store. Analysis
+    import``), and while ``stats friedman`` reads a run a slice at a time:
+    ``JURYBENCH_DUCKDB_MEMORY`` (e.g. ``1GB``; ``default`` leaves DuckDB's own, 80 % of RAM),
+    else 64MB. Beyond it DuckDB spills to ``<store>.tmp`` beside the store. Other analysis
     (statistics, SQL, the viewer, a run's finishing steps) keeps DuckDB's own limit; the server
     has ``--sql-memory-mb``."""
     import re

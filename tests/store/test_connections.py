@@ -70,7 +70,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     from tests.conftest import run_cli, write
 
     def limit_of(con: object) -> str:
-        return str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0])  # type: ignore[attr-defined]
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])  # type: ignore[attr-defined]
 
     con = connect(db_path)
     uncapped = limit_of(con)
@@ -82,13 +82,13 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     items = write(tmp_path / "i.csv", "item_id,response\na,x\nb,y\n")
     assert run_cli("items", "import", str(items), "--db", str(db_path)).exit_code == 0
     seen: list[tuple[str, str]] = []
-    real = store_io.write_batch
+    real = store_io.write_calls
 
     def spy(c: object, *args: object, **kwargs: object) -> None:
         seen.append(("write", limit_of(c)))
         real(c, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("jurybench.jury._write.write_batch", spy)
+    monkeypatch.setattr("jurybench.jury._write.write_calls", spy)  # the run's answers, written as it ends
     score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], options=EngineOptions(progress=False),
           after=lambda c, run_id: seen.append(("finish", limit_of(c))))  # fmt: skip
     assert ("write", "61.0 MiB") in seen and seen[-1] == ("finish", uncapped)

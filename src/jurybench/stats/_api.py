@@ -37,12 +37,30 @@ def _recorded(
     params: dict[str, Any],
     seed: int | None,
     compute: Callable[[Any], dict[str, Any]],
+    *,
+    capped: bool = False,
 ) -> Any:
-    """Compute on a reading connection (closed before writing), record, and frame the result."""
+    """Compute on a reading connection (closed before writing), record, and frame the result.
+
+    ``capped`` (a statistic that reads a big run a slice at a time): a store given by path is
+    read with DuckDB held to the engine's cap (``JURYBENCH_DUCKDB_MEMORY``) on one thread (two
+    threads' buffers did not fit 64MB at 3 M rows), so memory does not grow with the run;
+    should DuckDB still run out, the statistic is computed again under DuckDB's own limit:
+    more memory, never a failed statistic."""
+    import duckdb
     import pandas as pd
 
-    with reading(store) as con:
-        result = compute(con)
+    from jurybench.config import duckdb_memory
+
+    limit = duckdb_memory() if capped and (store is None or isinstance(store, str | Path)) else None
+    try:
+        with reading(store, memory_limit=limit, threads=1 if limit else None) as con:
+            result = compute(con)
+    except duckdb.OutOfMemoryException:
+        if limit is None:
+            raise
+        with reading(store) as con:
+            result = compute(con)
     with writing(store) as con:
         result_id = _store.record_result(con, name, run, params, seed, result)
     # Tidy: no summary line of text (gini, gaps and premium are in attrs["result"]).
@@ -93,7 +111,8 @@ def friedman(store: Any, run: str, *, where: str | None = None, by: str = "model
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
     params = {"run": run, "where": where, "by": by, "block": block, "level": level}
     return _recorded(store, "friedman", run, params, None,
-                     lambda con: _store.stat_friedman(con, run, where=where, by=by, block=block, level=level))  # fmt: skip
+                     lambda con: _store.stat_friedman(con, run, where=where, by=by, block=block, level=level),
+                     capped=True)  # fmt: skip
 
 
 def ttest(store: Any, run: str, *, where: str | None = None, by: str = "model", baseline: float | None = None,

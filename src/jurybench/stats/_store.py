@@ -9,9 +9,11 @@ below quorum are left out and counted); ``level="juror"`` reads ``juror_pairwise
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,32 +89,131 @@ def run_dimensions(con: Any, run_id: str) -> list[str]:
     return [str(r[0]) for r in rows]
 
 
-def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
-    """The run's jury rule with jurors expected vs present and the subjects below quorum. Read one
-    criterion at a time: the jury views aggregate per subject x criterion, and one criterion's
-    hash tables are a fraction of the run's (a filter on the criterion reaches the base tables)."""
-    from jurybench.jury import jury_rule
+# Judgment rows one query of a statistic reads at once: a bigger run is read in slices of its
+# subjects (see run_slices), so DuckDB's hash tables, and memory, do not grow with the run.
+SLICE_ROWS = 100_000
 
-    subject, dimension = ("pair_id", "category") if view == "jury_pairwise" else ("item_id", "criterion")
-    below: set[Any] = set()
-    present, rows = 0.0, 0
-    names: list[str | None] = [*run_dimensions(con, run_id)] or [None]
-    for name in names:
-        where = f"run_id = $run AND {dimension} = $dim" if name is not None else "run_id = $run"
-        params = {"run": run_id, **({"dim": name} if name is not None else {})}
+
+def slices_of(con: Any, run_id: str, n_dimensions: int) -> int:
+    """How many slices a run's pointwise rows are read in (1 for runs up to SLICE_ROWS)."""
+    n_calls = con.execute("SELECT count(*) FROM run_calls WHERE run_id = ?", [run_id]).fetchall()[0][0]
+    return max(1, -(-int(n_calls) * max(n_dimensions, 1) // SLICE_ROWS))
+
+
+@contextlib.contextmanager
+def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], contextlib.AbstractContextManager[None]]]:
+    """``only(part)``: inside ``with only(part)``, the views read one of ``parts`` hash slices
+    of the run's subjects (for ``parts`` = 1, the run as it is).
+
+    The jury views aggregate per subject over every run's rows, and DuckDB does not push a
+    filter on their output down to the scans under their joins and groupings: a query over
+    them holds hash tables for every subject of the run. So the run's rows of the tables the
+    views read (``run_calls``, ``calls``, ``pointwise_judgments``, ``items``,
+    ``calibrated_scores``) are copied once into temporary tables, with each row's slice,
+    sorted by slice; inside ``only(part)``, temporary views of the tables' own names, which
+    come first in DuckDB's search path, show one slice of them, on this connection only.
+    A subject's rows all fall in one slice, so per-subject figures are whole and each
+    slice's exact. The copies hold the columns the pointwise views read, spill to disk under
+    DuckDB's memory limit, and a slice is a range of row groups of them."""
+    if parts == 1:
+        yield lambda part: contextlib.nullcontext()
+        return
+    db = con.execute("SELECT current_database()").fetchall()[0][0]
+
+    def real(table: str) -> str:
+        return f'"{db}".main.{table}'
+
+    def part_of(column: str) -> str:
+        return f"hash({column}) % {int(parts)} AS _jb_part"
+
+    # The run's rubric and jurors pick its judgments and calls without a hash table over its
+    # call keys (a lookup that did not fit a small DuckDB); another run's rows they also pick
+    # find no membership row and drop out in the views.
+    mine = (
+        "rubric_hash = (SELECT rubric_hash FROM runs WHERE run_id = $run) "
+        "AND juror_key IN (SELECT juror_key FROM run_jurors WHERE run_id = $run)"
+    )
+    copies = [  # the columns the pointwise views read
+        ("calls", f"SELECT call_key, rubric_hash, juror_key, subject_kind, subject_id, status, "
+                  f"{part_of('subject_id')} FROM {real('calls')} WHERE {mine}"),
+        ("run_calls", f"SELECT rc.*, c._jb_part FROM {real('run_calls')} rc "
+                      "JOIN temp.main._jb_calls c USING (call_key) WHERE rc.run_id = $run"),
+        ("pointwise_judgments", f"SELECT call_key, item_id, criterion, juror_key, score, status, "
+                                f"{part_of('item_id')} FROM {real('pointwise_judgments')} WHERE {mine}"),
+        ("items", f"SELECT *, {part_of('item_id')} FROM {real('items')} "
+                  "WHERE item_id IN (SELECT subject_id FROM temp.main._jb_calls)"),
+        ("calibrated_scores", f"SELECT *, {part_of('subject_id')} FROM {real('calibrated_scores')} WHERE run_id = $run"),
+    ]  # fmt: skip
+    made: list[str] = []
+
+    @contextlib.contextmanager
+    def only(part: int) -> Iterator[None]:
+        shown: list[str] = []
+        try:
+            for name, _ in copies:
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (_jb_part) "
+                            f"FROM temp.main._jb_{name} WHERE _jb_part = {int(part)}")  # fmt: skip
+                shown.append(name)
+            yield
+        finally:
+            for name in shown:
+                con.execute(f"DROP VIEW IF EXISTS temp.main.{name}")
+
+    try:
+        for name, sql in copies:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE _jb_{name} AS {sql} ORDER BY _jb_part",
+                        {"run": run_id} if "$run" in sql else None)  # fmt: skip
+            made.append(name)
+        yield only
+    finally:
+        for name in made:
+            con.execute(f"DROP TABLE IF EXISTS temp.main._jb_{name}")
+
+
+class Coverage:
+    """The run's jury rule with jurors expected vs present and the subjects below quorum,
+    added up over the slices a run is read in (:func:`run_slices`)."""
+
+    def __init__(self, run_id: str, view: str) -> None:
+        self.run_id, self.view = run_id, view
+        self.below: set[Any] = set()
+        self.present, self.rows, self.subjects = 0.0, 0, 0
+
+    def add(self, con: Any) -> None:
+        """The figures of the subjects the views read now (the run's, or one slice's)."""
+        subject = "pair_id" if self.view == "jury_pairwise" else "item_id"
         n, total, short = con.execute(
             f"SELECT count(*), sum(n_jurors_present), list(DISTINCT {subject}) FILTER (WHERE below_quorum) "
-            f"FROM {view} WHERE {where}",
-            params,
+            f"FROM {self.view} WHERE run_id = ?",
+            [self.run_id],
         ).fetchone()
-        rows, present = rows + int(n), present + float(total or 0)
-        below.update(short or ())
-    subjects_n = con.execute(
-        "SELECT count(DISTINCT subject_id) FROM run_subjects WHERE run_id = ? AND subject_kind = ?",
-        [run_id, "pair" if view == "jury_pairwise" else "item"],
-    ).fetchone()[0]
-    return {**jury_rule(con, run_id), "n_subjects": int(subjects_n) if rows else 0, "subjects_below_quorum": len(below),
-            "mean_jurors_present": present / rows if rows else None}  # fmt: skip
+        self.rows, self.present = self.rows + int(n), self.present + float(total or 0)
+        self.below.update(short or ())
+        self.subjects += int(
+            con.execute(
+                "SELECT count(DISTINCT subject_id) FROM run_subjects WHERE run_id = ? AND subject_kind = ?",
+                [self.run_id, "pair" if self.view == "jury_pairwise" else "item"],
+            ).fetchone()[0]
+        )
+
+    def result(self, con: Any) -> dict[str, Any]:
+        from jurybench.jury import jury_rule
+
+        return {**jury_rule(con, self.run_id), "n_subjects": self.subjects if self.rows else 0,
+                "subjects_below_quorum": len(self.below),
+                "mean_jurors_present": self.present / self.rows if self.rows else None}  # fmt: skip
+
+
+def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
+    """:class:`Coverage` of a run: a pointwise run read in slices (flat memory), a pairwise
+    one whole."""
+    coverage = Coverage(run_id, view)
+    parts = slices_of(con, run_id, len(run_dimensions(con, run_id))) if view == "jury_pointwise" else 1
+    with run_slices(con, run_id, parts) as only:
+        for part in range(parts):
+            with only(part):
+                coverage.add(con)
+    return coverage.result(con)
 
 
 STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
@@ -319,35 +420,51 @@ def stat_friedman(
     level: str = "jury",
 ) -> dict[str, Any]:
     """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
-    computed in DuckDB, one criterion at a time, so only one row per (criterion, block, group)
-    reaches Python and DuckDB's hash tables hold one criterion's subjects, not the run's."""
+    computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
+    so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
+    counts per (criterion, block, group) are added up in DuckDB too, and only the block x
+    group matrix of each criterion reaches Python, as arrays."""
     _check_run(con, run_id)
     if where:
         expression(where, option="--where")  # checked alone before it is combined with the criterion
-    rows: list[tuple[Any, ...]] = []
-    for criterion in run_dimensions(con, run_id):  # one criterion at a time: its hash tables, not the run's
-        inner = _pointwise_sql(by, f"({where}) AND criterion = $criterion" if where else "criterion = $criterion",
-                               block, level)  # fmt: skip
-        sql = f"SELECT criterion, extra AS blk, grp, avg(score) AS score FROM ({inner}) GROUP BY ALL ORDER BY blk, grp"
-        rows += _query(con, sql, {"run": run_id, "criterion": criterion}, "reading pointwise scores")
-    if not rows:
+    parts = slices_of(con, run_id, len(run_dimensions(con, run_id)))
+    coverage = Coverage(run_id, "jury_pointwise")
+    inner = _pointwise_sql(by, where, block, level)
+    con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, "
+                "total DOUBLE, n BIGINT)")  # fmt: skip
+    try:
+        with run_slices(con, run_id, parts) as only:
+            for part in range(parts):
+                with only(part):
+                    coverage.add(con)
+                    execute_user_sql(con, f"INSERT INTO _jb_cells SELECT criterion, extra, grp, sum(score), "
+                                          f"count(score) FROM ({inner}) GROUP BY ALL", {"run": run_id},
+                                     what="reading pointwise scores", hint=STATS_HINT)  # fmt: skip
+        out = {}
+        for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
+            models = [str(g) for (g,) in con.execute("SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells "
+                                                     "WHERE criterion = ? ORDER BY 1", [criterion]).fetchall()]  # fmt: skip
+            if len(models) < 3:
+                raise JurybenchError(
+                    f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)})."
+                )
+            # A block mean over slices is their sums over their counts: the mean over every
+            # item. Blocks and groups come as row and column numbers, so only numbers reach Python.
+            cells = con.execute(
+                """SELECT dense_rank() OVER (ORDER BY blk NULLS LAST) - 1,
+                          dense_rank() OVER (ORDER BY coalesce(grp, 'None')) - 1, sum(total) / sum(n)
+                   FROM _jb_cells WHERE criterion = ? GROUP BY blk, grp""",
+                [criterion],
+            ).fetchnumpy()
+            row, column, mean = (np.asarray(v) for v in cells.values())
+            matrix = np.full((int(row.max()) + 1, len(models)), np.nan)
+            matrix[row.astype(np.int64), column.astype(np.int64)] = mean.astype(float)
+            out[criterion] = _pointwise.friedman_posthoc(matrix, models)
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.main._jb_cells")
+    if not out:
         raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
-    out = {}
-    by_criterion: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
-    for row in rows:
-        by_criterion[str(row[0])].append(row)
-    for criterion, cells in sorted(by_criterion.items()):
-        models = sorted({str(r[2]) for r in cells})
-        if len(models) < 3:
-            raise JurybenchError(f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)}).")
-        blocks = sorted({r[1] for r in cells}, key=lambda b: (b is None, str(b)))
-        at_block = {b: i for i, b in enumerate(blocks)}
-        at_model = {m: j for j, m in enumerate(models)}
-        matrix = np.full((len(blocks), len(models)), np.nan)
-        for _, blk, grp, score in cells:
-            matrix[at_block[blk], at_model[str(grp)]] = score
-        out[criterion] = _pointwise.friedman_posthoc(matrix, models)
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "block": block, "criteria": out}
+    return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}
 
 
 def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:

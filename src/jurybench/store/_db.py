@@ -21,12 +21,14 @@ def connect(
     wait_s: float | None = None,
     hardened: bool | None = None,
     memory_limit: str | None = None,
+    threads: int | None = None,
 ) -> Any:
     """A DuckDB connection to the store, migrated to the latest schema unless read-only.
 
-    ``memory_limit`` caps DuckDB's memory on a writing connection (e.g. ``config.duckdb_memory()``,
-    what the importers use); analysis keeps DuckDB's own limit, since a capped DuckDB 2.0 fails
-    some large multi-join queries with an internal error (duckdb/duckdb#24807).
+    ``memory_limit`` caps DuckDB's memory (e.g. ``config.duckdb_memory()``, what the importers
+    and ``stats friedman`` use) and ``threads`` its threads; analysis otherwise keeps DuckDB's
+    own limit, since a capped DuckDB 2.0 fails some large multi-join queries with an internal
+    error (duckdb/duckdb#24807).
 
     Read-only connections are hardened for user SQL: no file or network access, no
     extensions, configuration locked (``hardened=True`` does the same for a writable one:
@@ -43,7 +45,9 @@ def connect(
     wait = wait_s if wait_s is not None else lock_wait_s()
     if hardened is None:
         hardened = read_only
-    config = (dict(HARDENED) if hardened else None) if read_only else writing_config(hardened, memory_limit)
+    config = writing_config(hardened, memory_limit)
+    if threads is not None:
+        config = {**(config or {}), "threads": threads}
     con = open_with_retry(target, read_only=read_only, config=config, wait_s=wait)
     if not read_only:
         migrate(con)
@@ -59,8 +63,8 @@ def connect(
 
 
 def writing_config(hardened: bool, memory_limit: str | None = None) -> dict[str, Any] | None:
-    """DuckDB settings of a writing connection jurybench opens: hardened or not, and with its
-    memory capped if ``memory_limit`` is given."""
+    """DuckDB settings of a connection jurybench opens: hardened or not, and with its memory
+    capped if ``memory_limit`` is given."""
     config: dict[str, Any] = dict(HARDENED) if hardened else {}
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
@@ -150,12 +154,13 @@ def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
 
 
 @contextmanager
-def reading(store: Any) -> Iterator[Any]:
+def reading(store: Any, *, memory_limit: str | None = None, threads: int | None = None) -> Iterator[Any]:
     """A connection to read ``store`` through: a path (or None: the default store) opens a
-    hardened read-only connection for the block; an open store (``jurybench.open``, or the
-    server's) gives its reading connection; a DuckDB connection is used as it is."""
+    hardened read-only connection for the block (with DuckDB's memory and threads capped, if
+    given); an open store (``jurybench.open``, or the server's) gives its reading connection;
+    a DuckDB connection is used as it is."""
     if store is None or isinstance(store, str | Path):
-        con = connect(store, read_only=True)
+        con = connect(store, read_only=True, memory_limit=memory_limit, threads=threads)
         try:
             yield con
         finally:

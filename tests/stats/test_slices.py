@@ -1,0 +1,119 @@
+"""stats friedman reads a big run a slice of its subjects at a time (flat memory): the sliced
+answer is the whole-run answer, to the last digit, whatever is in the store beside the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jurybench.stats import _store
+from jurybench.store import connect
+from tests.conftest import run_cli, write
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """12 prompts x 4 models x 2 genders. Run 'qual': two jurors and a third that fails a third
+    of its calls (error rows, subjects below the quorum of 3). Run 'other' judges the same
+    items with one of the same jurors and the same rubric, so its rows share the run's
+    rubric and juror keys and must not leak into the run's figures."""
+    items = ["item_id,prompt,response,model,gender"]
+    for p in range(12):
+        for m in ("m1", "m2", "m3", "m4"):
+            for g in ("f", "m"):
+                items.append(f"p{p}-{m}-{g},Prompt {p},Reply {p} {m} {g},{m},{g}")
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(items) + "\n")),
+                   "--treatment", "gender").exit_code == 0  # fmt: skip
+    jury = write(tmp_path / "jury.yaml", "jurors: [fake/a, fake/b, 'fake/c,error_rate=0.3,retries=0']\nquorum: 3\n")
+    r = run_cli("score", "-r", "story-quality", "--jury", str(jury), "--run", "qual", "--no-progress")
+    assert r.exit_code in (0, 3), r.stderr
+    r = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--run", "other", "--where", "model <> 'm4'",
+                "--no-progress")  # fmt: skip
+    assert r.exit_code == 0, r.stderr
+    return tmp_path
+
+
+def _friedman(db: Path, slice_rows: int, monkeypatch: Any, **kwargs: Any) -> tuple[int, str]:
+    monkeypatch.setattr(_store, "SLICE_ROWS", slice_rows)
+    con = connect(db / "test.duckdb", read_only=True)
+    try:
+        parts = _store.slices_of(con, "qual", 6)
+        result = _store.stat_friedman(con, "qual", **kwargs)
+        left = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
+        views = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()[0][0]
+        assert (left, views) == (0, 0)  # the slices' tables and views are gone
+    finally:
+        con.close()
+    return parts, json.dumps(result, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"level": "juror"},
+        {"by": "model", "block": "prompt || '/' || (treatment->>'gender')", "where": "model <> 'm2' OR prompt < 'P'"},
+    ],
+)
+def test_sliced_friedman_equals_the_whole_run(store: Path, monkeypatch: Any, kwargs: dict[str, Any]) -> None:
+    whole_parts, whole = _friedman(store, 10**9, monkeypatch, **kwargs)
+    sliced_parts, sliced = _friedman(store, 100, monkeypatch, **kwargs)
+    assert (whole_parts, sliced_parts) == (1, 96 * 3 * 6 // 100 + 1)  # 96 items x 3 jurors x 6 criteria
+    assert sliced == whole
+    coverage = json.loads(whole)["jury"]
+    assert coverage["n_subjects"] == 96 and coverage["subjects_below_quorum"] > 0  # fake/c's errors count
+
+
+def test_coverage_is_the_same_in_slices(store: Path, monkeypatch: Any) -> None:
+    con = connect(store / "test.duckdb", read_only=True)
+    try:
+        whole = _store.jury_coverage(con, "qual", "jury_pointwise")
+        monkeypatch.setattr(_store, "SLICE_ROWS", 50)
+        assert _store.jury_coverage(con, "qual", "jury_pointwise") == whole
+    finally:
+        con.close()
+
+
+def test_the_cli_path_reads_under_the_cap_and_falls_back_when_it_is_too_small(store: Path, monkeypatch: Any) -> None:
+    """A store by path is read with DuckDB held to JURYBENCH_DUCKDB_MEMORY on one thread;
+    should a slice not fit, the statistic is computed again under DuckDB's own limit."""
+    from jurybench.stats import friedman
+
+    _, whole = _friedman(store, 10**9, monkeypatch)
+    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    seen: list[tuple[str, str]] = []
+    real = _store.stat_friedman
+
+    too_small = [False]
+
+    def watched(con: Any, run_id: str, **kwargs: Any) -> dict[str, Any]:
+        import duckdb
+
+        seen.append(con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0])
+        if too_small[0] and len(seen) == 1:  # as DuckDB says when a slice does not fit the cap
+            raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
+        return real(con, run_id, **kwargs)
+
+    monkeypatch.setattr(_store, "stat_friedman", watched)
+    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "64MB")
+    db = str(store / "test.duckdb")
+    for small, tries in ((False, 1), (True, 2)):
+        too_small[0] = small
+        seen.clear()
+        result = friedman(db, "qual").attrs["result"]
+        assert json.dumps(result, sort_keys=True, default=str) == whole
+        assert len(seen) == tries
+        assert seen[0] == (shown("64MB"), 1)
+        if tries == 2:  # the second try: DuckDB's own limit and threads
+            assert seen[1][0] == shown(None)
+
+
+def shown(limit: str | None) -> str:
+    """memory_limit as DuckDB shows it for a connection opened with ``limit``."""
+    import duckdb
+
+    with duckdb.connect(config={"memory_limit": limit} if limit else {}) as con:
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
