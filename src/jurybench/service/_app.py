@@ -191,9 +191,8 @@ def create_app(
     def open_state() -> None:
         if "store" in state:
             return
-        # Loaded at start, not by the first submissions and jobs (DuckDB reads Arrow tables
-        # through pandas and pyarrow; checking a jury loads calibration and numpy; jobs run the
-        # engine): about a second that the first group of clients would otherwise wait.
+        # Loaded at start, not by the first submissions and jobs (pandas and pyarrow for DuckDB's Arrow
+        # tables, calibration and numpy for juries, the engine): a second the first clients would wait.
         import pandas  # noqa: F401
         import pyarrow  # noqa: F401
 
@@ -201,12 +200,9 @@ def create_app(
         import jurybench.calibration
         import jurybench.jury  # noqa: F401
 
-        state["store"] = store or Store(
-            config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
-        )
-        # One writer commits submissions, and the ends of jobs (their last answers and status),
-        # in groups: the workers' writes queue for the store's one writer, and a group moves
-        # as many jobs per commit as are waiting.
+        state["store"] = store or Store(config.db, config.url, sql_memory_mb=config.sql_memory_mb,
+                                        sql_timeout_s=config.sql_timeout_s)  # fmt: skip
+        # Submissions and the ends of jobs are committed in groups (as many as are waiting).
         state["group"] = GroupWriter(state["store"], batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
         state["jobs"] = JobManager(state["store"], workers=config.workers, end_run=state["group"].run)
         if start_jobs:
