@@ -172,28 +172,35 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
 
 class Coverage:
     """The run's jury rule with jurors expected vs present and the subjects below quorum,
-    added up over the slices a run is read in (:func:`run_slices`)."""
+    added up over the slices a run is read in (:func:`run_slices`). A whole run is read one
+    criterion (or category) at a time: the jury views aggregate per subject x dimension, and
+    one dimension's hash tables are a fraction of the run's (a filter on it reaches the base
+    tables); a slice is small enough to read at once."""
 
-    def __init__(self, run_id: str, view: str) -> None:
+    def __init__(self, con: Any, run_id: str, view: str) -> None:
         self.run_id, self.view = run_id, view
+        self.dimensions: list[str] = run_dimensions(con, run_id)
         self.below: set[Any] = set()
         self.present, self.rows, self.subjects = 0.0, 0, 0
 
-    def add(self, con: Any) -> None:
-        """The figures of the subjects the views read now (the run's, or one slice's)."""
-        subject = "pair_id" if self.view == "jury_pairwise" else "item_id"
-        n, total, short = con.execute(
-            f"SELECT count(*), sum(n_jurors_present), list(DISTINCT {subject}) FILTER (WHERE below_quorum) "
-            f"FROM {self.view} WHERE run_id = ?",
-            [self.run_id],
-        ).fetchone()
-        self.rows, self.present = self.rows + int(n), self.present + float(total or 0)
-        self.below.update(short or ())
+    def add(self, con: Any, *, whole: bool) -> None:
+        """The figures of the subjects the views read now: the ``whole`` run, or one slice."""
+        subject, dimension = ("pair_id", "category") if self.view == "jury_pairwise" else ("item_id", "criterion")
+        names: list[str | None] = [*self.dimensions] if whole and self.dimensions else [None]
+        for name in names:
+            where = f"run_id = $run AND {dimension} = $dim" if name is not None else "run_id = $run"
+            n, total, short = con.execute(
+                f"SELECT count(*), sum(n_jurors_present), list(DISTINCT {subject}) FILTER (WHERE below_quorum) "
+                f"FROM {self.view} WHERE {where}",
+                {"run": self.run_id, **({"dim": name} if name is not None else {})},
+            ).fetchall()[0]
+            self.rows, self.present = self.rows + int(n), self.present + float(total or 0)
+            self.below.update(short or ())
         self.subjects += int(
             con.execute(
                 "SELECT count(DISTINCT subject_id) FROM run_subjects WHERE run_id = ? AND subject_kind = ?",
                 [self.run_id, "pair" if self.view == "jury_pairwise" else "item"],
-            ).fetchone()[0]
+            ).fetchall()[0][0]
         )
 
     def result(self, con: Any) -> dict[str, Any]:
@@ -207,12 +214,12 @@ class Coverage:
 def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
     """:class:`Coverage` of a run: a pointwise run read in slices (flat memory), a pairwise
     one whole."""
-    coverage = Coverage(run_id, view)
-    parts = slices_of(con, run_id, len(run_dimensions(con, run_id))) if view == "jury_pointwise" else 1
+    coverage = Coverage(con, run_id, view)
+    parts = slices_of(con, run_id, len(coverage.dimensions)) if view == "jury_pointwise" else 1
     with run_slices(con, run_id, parts) as only:
         for part in range(parts):
             with only(part):
-                coverage.add(con)
+                coverage.add(con, whole=parts == 1)
     return coverage.result(con)
 
 
@@ -427,8 +434,8 @@ def stat_friedman(
     _check_run(con, run_id)
     if where:
         expression(where, option="--where")  # checked alone before it is combined with the criterion
-    parts = slices_of(con, run_id, len(run_dimensions(con, run_id)))
-    coverage = Coverage(run_id, "jury_pointwise")
+    coverage = Coverage(con, run_id, "jury_pointwise")
+    parts = slices_of(con, run_id, len(coverage.dimensions))
     inner = _pointwise_sql(by, where, block, level)
     con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, "
                 "total DOUBLE, n BIGINT)")  # fmt: skip
@@ -436,7 +443,7 @@ def stat_friedman(
         with run_slices(con, run_id, parts) as only:
             for part in range(parts):
                 with only(part):
-                    coverage.add(con)
+                    coverage.add(con, whole=parts == 1)
                     execute_user_sql(con, f"INSERT INTO _jb_cells SELECT criterion, extra, grp, sum(score), "
                                           f"count(score) FROM ({inner}) GROUP BY ALL", {"run": run_id},
                                      what="reading pointwise scores", hint=STATS_HINT)  # fmt: skip
