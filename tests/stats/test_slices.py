@@ -117,3 +117,19 @@ def shown(limit: str | None) -> str:
 
     with duckdb.connect(config={"memory_limit": limit} if limit else {}) as con:
         return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+def test_the_server_computes_the_sliced_statistic_on_its_locked_connection(store: Path, monkeypatch: Any) -> None:
+    """The server's connection is hardened (configuration locked, no file access) and its
+    statistics run in a transaction that is rolled back: the slices' temporary tables work
+    there too, and nothing of them is left."""
+    from tests.service.conftest import make_client
+
+    _, whole = _friedman(store, 10**9, monkeypatch)
+    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    with make_client(store / "test.duckdb") as client:
+        answer = client.post("/v1/stats/friedman", json={"run": "qual"})
+        assert answer.status_code == 200, answer.text
+        assert json.dumps(answer.json()["result"], sort_keys=True, default=str) == whole
+        left = client.post("/v1/sql", json={"query": "SELECT count(*) FROM duckdb_tables() WHERE temporary"})
+        assert left.json()["rows"] == [[0]]
