@@ -82,7 +82,7 @@ class _Released:
     @contextlib.contextmanager
     def open(self, wait_s: float) -> Iterator[Any]:
         from jurybench.config import duckdb_memory
-        from jurybench.store import open_with_retry, writing_config
+        from jurybench.store import connection_config, open_with_retry
 
         if self.con is None:
             if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
@@ -90,7 +90,7 @@ class _Released:
             self.con = open_with_retry(
                 self.path,
                 read_only=False,
-                config=writing_config(False, duckdb_memory()),
+                config=connection_config(False, duckdb_memory()),
                 wait_s=wait_s,
                 ask_release=False,
             )

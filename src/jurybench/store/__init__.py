@@ -2,6 +2,7 @@
 
 from jurybench.store._db import (
     connect,
+    connection_config,
     execute_user_sql,
     first_row,
     migrate,
@@ -11,7 +12,6 @@ from jurybench.store._db import (
     scalar,
     transaction,
     writing,
-    writing_config,
 )
 from jurybench.store._holder import holder_of, server_file
 from jurybench.store._imports import (
@@ -48,6 +48,7 @@ __all__ = [
     "StoreBusy",
     "check_query",
     "connect",
+    "connection_config",
     "execute_user_sql",
     "expression",
     "first_row",
@@ -81,5 +82,4 @@ __all__ = [
     "write_items",
     "write_pairs",
     "writing",
-    "writing_config",
 ]

@@ -45,7 +45,7 @@ def connect(
     wait = wait_s if wait_s is not None else lock_wait_s()
     if hardened is None:
         hardened = read_only
-    config = writing_config(hardened, memory_limit)
+    config = connection_config(hardened, memory_limit)
     if threads is not None:
         config = {**(config or {}), "threads": threads}
     con = open_with_retry(target, read_only=read_only, config=config, wait_s=wait)
@@ -62,7 +62,7 @@ def connect(
     return con
 
 
-def writing_config(hardened: bool, memory_limit: str | None = None) -> dict[str, Any] | None:
+def connection_config(hardened: bool, memory_limit: str | None = None) -> dict[str, Any] | None:
     """DuckDB settings of a connection jurybench opens: hardened or not, and with its memory
     capped if ``memory_limit`` is given."""
     config: dict[str, Any] = dict(HARDENED) if hardened else {}
