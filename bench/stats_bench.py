@@ -15,7 +15,7 @@ import numpy as np
 
 def bench_gap() -> dict[str, Any]:
     """G_T bootstrap for 13 models x 19 categories x 150 pairs, B = 2000: vectorised vs loop."""
-    from jurybench.stats import treatment_gaps
+    from jurybench.stats.functions import treatment_gaps
     from jurybench.stats._pairwise import bootstrap_gaps_loop
 
     rng = np.random.default_rng(0)
@@ -32,7 +32,7 @@ def bench_gap() -> dict[str, Any]:
 
 def bench_cohens_d() -> dict[str, Any]:
     """Cohen's d with bootstrap CIs, 24 cells x 30 sub-scales, 400 runs per arm, B = 2000."""
-    from jurybench.stats import cohens_d_cells
+    from jurybench.stats.functions import cohens_d_cells
     from jurybench.stats._effects import cohens_d_loop
 
     rng = np.random.default_rng(1)
@@ -99,7 +99,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
     from jurybench.jury._juror import JurorSpec
     from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.rubric import parse_rubric
-    from jurybench.stats._store import stat_cohens_d
+    from jurybench.stats._store_effects import stat_cohens_d
     from jurybench.store import connect
 
     rubric = parse_rubric(

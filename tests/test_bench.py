@@ -36,3 +36,19 @@ def test_missed_targets_are_listed() -> None:
     assert bench.missed_targets(_results(0.95, 0.5)) == []
     misses = bench.missed_targets(_results(0.85, 1.2))
     assert misses == ["engine / bare litellm: 0.850 (target >= 0.9)", "G_T bootstrap seconds: 1.200 (target < 1.0)"]
+
+
+def test_every_name_the_benches_import_from_jurybench_exists() -> None:
+    """The benches import lazily, inside the functions a long `make bench` reaches minutes in:
+    a name that moved (stats_bench's treatment_gaps did) must fail here, not there."""
+    import ast
+    import importlib
+
+    missing = []
+    for path in sorted((REPO / "bench").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "jurybench":
+                module = importlib.import_module(node.module)
+                missing += [f"{path.name}:{node.lineno} {node.module}.{a.name}" for a in node.names
+                            if not hasattr(module, a.name)]  # fmt: skip
+    assert missing == []
