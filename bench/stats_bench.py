@@ -15,8 +15,8 @@ import numpy as np
 
 def bench_gap() -> dict[str, Any]:
     """G_T bootstrap for 13 models x 19 categories x 150 pairs, B = 2000: vectorised vs loop."""
-    from jurybench.stats.functions import treatment_gaps
     from jurybench.stats._pairwise import bootstrap_gaps_loop
+    from jurybench.stats.functions import treatment_gaps
 
     rng = np.random.default_rng(0)
     groups = {f"model{m:02d}": rng.normal(0.1 * m / 13, 1, size=(150, 19)).round() for m in range(13)}
@@ -32,8 +32,8 @@ def bench_gap() -> dict[str, Any]:
 
 def bench_cohens_d() -> dict[str, Any]:
     """Cohen's d with bootstrap CIs, 24 cells x 30 sub-scales, 400 runs per arm, B = 2000."""
-    from jurybench.stats.functions import cohens_d_cells
     from jurybench.stats._effects import cohens_d_loop
+    from jurybench.stats.functions import cohens_d_cells
 
     rng = np.random.default_rng(1)
     cells = [(rng.normal(0.2, 1, (400, 30)), rng.normal(0, 1, (400, 30))) for _ in range(24)]
