@@ -133,3 +133,51 @@ def test_the_server_computes_the_sliced_statistic_on_its_locked_connection(store
         assert json.dumps(answer.json()["result"], sort_keys=True, default=str) == whole
         left = client.post("/v1/sql", json={"query": "SELECT count(*) FROM duckdb_tables() WHERE temporary"})
         assert left.json()["rows"] == [[0]]
+
+
+def test_the_cell_sums_hold_one_row_per_cell_however_many_slices(store: Path, monkeypatch: Any) -> None:
+    """A block's subjects fall in many slices; the (criterion, block, group) sums are folded
+    after each slice, so they hold one row per cell, not one per cell and slice (which grew
+    with the run times its blocks). A cell is a criterion x prompt x model with at least one
+    jury score (fake/c's errors leave some below quorum): counted here from the view itself."""
+    con = connect(store / "test.duckdb", read_only=True)
+    cells = con.execute(
+        "SELECT count(*) FROM (SELECT DISTINCT v.criterion, i.prompt, i.model FROM jury_pointwise v "
+        "JOIN items i USING (item_id) WHERE v.run_id = 'qual' AND v.jury_score IS NOT NULL)"
+    ).fetchall()[0][0]
+    seen: list[int] = []
+    real = _store._pointwise.friedman_posthoc
+
+    def counted(matrix: Any, models: list[str]) -> Any:
+        seen.append(con.execute("SELECT count(*) FROM temp.main._jb_cells").fetchall()[0][0])
+        return real(matrix, models)
+
+    monkeypatch.setattr(_store._pointwise, "friedman_posthoc", counted)
+    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    try:
+        assert _store.slices_of(con, "qual", 6) == 18
+        _store.stat_friedman(con, "qual")
+    finally:
+        con.close()
+    assert 200 < cells <= 6 * 12 * 4
+    assert seen == [cells] * 6
+
+
+def test_coverage_in_slices_keeps_no_subject_ids(store: Path, monkeypatch: Any) -> None:
+    """Subjects below quorum are counted per slice (a subject falls in one slice) instead of
+    gathered into a set that grows with the run; the count is the whole run's."""
+    con = connect(store / "test.duckdb", read_only=True)
+    try:
+        whole = _store.Coverage(con, "qual", "jury_pointwise")
+        whole.add(con, whole=True)
+        monkeypatch.setattr(_store, "SLICE_ROWS", 50)
+        sliced = _store.Coverage(con, "qual", "jury_pointwise")
+        parts = _store.slices_of(con, "qual", 6)
+        with _store.run_slices(con, "qual", parts) as only:
+            for part in range(parts):
+                with only(part):
+                    sliced.add(con, whole=False)
+    finally:
+        con.close()
+    assert parts > 1 and sliced.below == set()
+    assert sliced.below_in_slices == len(whole.below) > 0

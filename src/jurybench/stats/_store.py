@@ -114,7 +114,9 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
     come first in DuckDB's search path, show one slice of them, on this connection only.
     A subject's rows all fall in one slice, so per-subject figures are whole and each
     slice's exact. The copies hold the columns the pointwise views read, spill to disk under
-    DuckDB's memory limit, and a slice is a range of row groups of them."""
+    DuckDB's memory limit, and a slice is a range of row groups of them. Inside
+    ``only(part)``, ``jury_pointwise`` itself is shown from a copy of the slice's jury scores,
+    worked out once for all the queries of the slice."""
     if parts == 1:
         yield lambda part: contextlib.nullcontext()
         return
@@ -134,7 +136,7 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
         "AND juror_key IN (SELECT juror_key FROM run_jurors WHERE run_id = $run)"
     )
     copies = [  # the columns the pointwise views read
-        ("calls", f"SELECT call_key, rubric_hash, juror_key, subject_kind, subject_id, status, "
+        ("calls", f"SELECT call_key, juror_key, subject_kind, subject_id, status, "
                   f"{part_of('subject_id')} FROM {real('calls')} WHERE {mine}"),
         ("run_calls", f"SELECT rc.*, c._jb_part FROM {real('run_calls')} rc "
                       "JOIN temp.main._jb_calls c USING (call_key) WHERE rc.run_id = $run"),
@@ -154,10 +156,17 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
                 con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (_jb_part) "
                             f"FROM temp.main._jb_{name} WHERE _jb_part = {int(part)}")  # fmt: skip
                 shown.append(name)
+            # The slice's jury scores, worked out once for every query of the slice (the jury's
+            # coverage and the statistic both read them): jury_pointwise is shown from a copy.
+            con.execute("CREATE OR REPLACE TEMP TABLE _jb_jury AS SELECT * FROM jury_pointwise WHERE run_id = $run",
+                        {"run": run_id})  # fmt: skip
+            con.execute("CREATE OR REPLACE TEMP VIEW jury_pointwise AS SELECT * FROM temp.main._jb_jury")
+            shown.append("jury_pointwise")
             yield
         finally:
-            for name in shown:
+            for name in reversed(shown):
                 con.execute(f"DROP VIEW IF EXISTS temp.main.{name}")
+            con.execute("DROP TABLE IF EXISTS temp.main._jb_jury")
 
     try:
         for name, sql in copies:
@@ -175,12 +184,15 @@ class Coverage:
     added up over the slices a run is read in (:func:`run_slices`). A whole run is read one
     criterion (or category) at a time: the jury views aggregate per subject x dimension, and
     one dimension's hash tables are a fraction of the run's (a filter on it reaches the base
-    tables); a slice is small enough to read at once."""
+    tables); a slice is small enough to read at once. A subject falls in one slice only, so
+    the subjects below quorum are counted per slice and added up: nothing kept grows with
+    the run."""
 
     def __init__(self, con: Any, run_id: str, view: str) -> None:
         self.run_id, self.view = run_id, view
         self.dimensions: list[str] = run_dimensions(con, run_id)
-        self.below: set[Any] = set()
+        self.below: set[Any] = set()  # a whole run's, over its dimensions
+        self.below_in_slices = 0
         self.present, self.rows, self.subjects = 0.0, 0, 0
 
     def add(self, con: Any, *, whole: bool) -> None:
@@ -189,13 +201,17 @@ class Coverage:
         names: list[str | None] = [*self.dimensions] if whole and self.dimensions else [None]
         for name in names:
             where = f"run_id = $run AND {dimension} = $dim" if name is not None else "run_id = $run"
+            below = (f"list(DISTINCT {subject}) FILTER (WHERE below_quorum)" if whole
+                     else f"count(DISTINCT {subject}) FILTER (WHERE below_quorum)")  # fmt: skip
             n, total, short = con.execute(
-                f"SELECT count(*), sum(n_jurors_present), list(DISTINCT {subject}) FILTER (WHERE below_quorum) "
-                f"FROM {self.view} WHERE {where}",
+                f"SELECT count(*), sum(n_jurors_present), {below} FROM {self.view} WHERE {where}",
                 {"run": self.run_id, **({"dim": name} if name is not None else {})},
             ).fetchall()[0]
             self.rows, self.present = self.rows + int(n), self.present + float(total or 0)
-            self.below.update(short or ())
+            if whole:
+                self.below.update(short or ())
+            else:
+                self.below_in_slices += int(short or 0)
         self.subjects += int(
             con.execute(
                 "SELECT count(DISTINCT subject_id) FROM run_subjects WHERE run_id = ? AND subject_kind = ?",
@@ -207,7 +223,7 @@ class Coverage:
         from jurybench.jury import jury_rule
 
         return {**jury_rule(con, self.run_id), "n_subjects": self.subjects if self.rows else 0,
-                "subjects_below_quorum": len(self.below),
+                "subjects_below_quorum": len(self.below) + self.below_in_slices,
                 "mean_jurors_present": self.present / self.rows if self.rows else None}  # fmt: skip
 
 
@@ -429,7 +445,8 @@ def stat_friedman(
     """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
     computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
     so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
-    counts per (criterion, block, group) are added up in DuckDB too, and only the block x
+    counts per (criterion, block, group) are added up in DuckDB too (folded as they come, so
+    they hold at most two rows per cell: a block's subjects fall in many slices), and only the block x
     group matrix of each criterion reaches Python, as arrays."""
     _check_run(con, run_id)
     if where:
@@ -439,14 +456,24 @@ def stat_friedman(
     inner = _pointwise_sql(by, where, block, level)
     con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, "
                 "total DOUBLE, n BIGINT)")  # fmt: skip
+    folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
     try:
         with run_slices(con, run_id, parts) as only:
             for part in range(parts):
                 with only(part):
                     coverage.add(con, whole=parts == 1)
-                    execute_user_sql(con, f"INSERT INTO _jb_cells SELECT criterion, extra, grp, sum(score), "
-                                          f"count(score) FROM ({inner}) GROUP BY ALL", {"run": run_id},
-                                     what="reading pointwise scores", hint=STATS_HINT)  # fmt: skip
+                    inserted = execute_user_sql(con, f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
+                                                     f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
+                                                {"run": run_id}, what="reading pointwise scores", hint=STATS_HINT)  # fmt: skip
+                    added += int(inserted.fetchall()[0][0])
+                # A block's subjects fall in many slices: the rows of a cell from several slices
+                # are folded into one once as many rows were added as there were, so the table
+                # holds at most twice its cells and folding costs no more than adding did.
+                if added >= max(folded, 1) or part == parts - 1:
+                    con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
+                                "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells GROUP BY ALL")  # fmt: skip
+                    folded = con.execute("SELECT count(*) FROM temp.main._jb_cells").fetchall()[0][0]
+                    added = 0
         out = {}
         for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
             models = [str(g) for (g,) in con.execute("SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells "
