@@ -1,7 +1,9 @@
 """stats friedman over big runs: the block means are computed in DuckDB, a slice of the run's
-subjects at a time under the engine's DuckDB cap, so time grows with the rows no faster than a
-scan and memory does not grow with them. Each store is built in one process and
-measured in another, so the peak RSS of building it does not hide the test's own peak;
+subjects at a time under the engine's DuckDB cap, so time grows with the rows about as a scan
+does and memory does not grow with them. Three sizes: a small run (read whole, in one query),
+a large one and one three times larger (both read in slices), so that flatness is seen where
+slicing is at work. Each store is built in one process and measured in another, so the peak
+RSS of building it does not hide the test's own peak;
 ``python bench/friedman_bench.py build ROWS DIR`` / ``measure DIR`` run one step."""
 
 from __future__ import annotations
@@ -80,9 +82,10 @@ def measure(folder: str) -> dict[str, Any]:
             "growth_mb": after - before, "p_c0": result["criteria"]["c0"]["p"]}  # fmt: skip
 
 
-def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, Any]:
+def bench_friedman(*sizes: int) -> dict[str, Any]:
+    """``small``, ``large`` and (given a third size) ``larger``: each size built and measured."""
     runs = []
-    for n in (small, large):
+    for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             step = {}
             for args in (["build", str(n), tmp], ["measure", tmp]):
@@ -90,14 +93,19 @@ def bench_friedman(small: int = 100_000, large: int = 1_000_000) -> dict[str, An
                                       env={**os.environ})  # fmt: skip
                 step.update(json.loads(done.stdout.strip().splitlines()[-1]))
         runs.append(step)
-    a, b = runs
-    return {"small": a, "large": b, "rows_ratio": b["rows"] / a["rows"], "time_ratio": b["seconds"] / a["seconds"],
-            "growth_mb_large": b["growth_mb"]}  # fmt: skip
+    a, b = runs[0], runs[1]
+    out = {"small": a, "large": b, "rows_ratio": b["rows"] / a["rows"], "time_ratio": b["seconds"] / a["seconds"],
+           "peak_rss_ratio": b["rss_after_mb"] / a["rss_after_mb"], "growth_mb_large": b["growth_mb"]}  # fmt: skip
+    if len(runs) > 2:
+        c = runs[2]
+        out.update({"larger": c, "larger_rows_ratio": c["rows"] / b["rows"], "larger_time_ratio": c["seconds"] / b["seconds"],
+                    "larger_growth_ratio": c["growth_mb"] / max(b["growth_mb"], 1.0)})  # fmt: skip
+    return out
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "both":  # python bench/friedman_bench.py both SMALL LARGE
-        print(json.dumps(bench_friedman(int(sys.argv[2]), int(sys.argv[3]))))
+    if sys.argv[1] == "both":  # python bench/friedman_bench.py both SMALL LARGE [LARGER]
+        print(json.dumps(bench_friedman(*(int(n) for n in sys.argv[2:]))))
     elif sys.argv[1] == "build":
         print(json.dumps(build(int(sys.argv[2]), sys.argv[3])))
     else:

@@ -52,3 +52,20 @@ def test_every_name_the_benches_import_from_jurybench_exists() -> None:
                 missing += [f"{path.name}:{node.lineno} {node.module}.{a.name}" for a in node.names
                             if not hasattr(module, a.name)]  # fmt: skip
     assert missing == []
+
+
+def test_friedman_targets_read_time_peak_rss_and_flatness_once_sliced() -> None:
+    """Time below the rows ratio; peak RSS at 10x the rows under 1.3x; growth at 3x the rows
+    (both read in slices) under 1.3x. Hand-made figures: 1.2 and 1.35 miss, the rest meet."""
+    bench = _bench()
+    friedman = {"time_ratio": 8.0, "rows_ratio": 10.0, "peak_rss_ratio": 1.1, "larger_growth_ratio": 1.1,
+                "larger": {}}  # fmt: skip
+    assert bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman}) == []
+    friedman.update({"time_ratio": 10.5, "peak_rss_ratio": 1.35, "larger_growth_ratio": 1.2})
+    assert bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman}) == [
+        "friedman: time ratio large / small (below the rows ratio): 10.500 (target < 10.0)",
+        "friedman: peak RSS large / small: 1.350 (target < 1.3)",
+    ]
+    del friedman["larger"]
+    friedman["larger_growth_ratio"] = 2.0  # no third size measured: no flatness check
+    assert len(bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman})) == 2
