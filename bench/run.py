@@ -703,11 +703,9 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
     if "skipped" not in k:
         checks.append(("calibration 10-fold, three variants, seconds", k["fit_10fold_three_variants_seconds"], "<",
                        k["target_seconds"]))  # fmt: skip
-    return [
-        f"{name}: {value:.3f} (target {op} {target})"
-        for name, value, op, target in checks
-        if not (value >= target if op == ">=" else value < target)
-    ]
+    meets = {">=": lambda v, t: v >= t, ">": lambda v, t: v > t, "<": lambda v, t: v < t}
+    return [f"{name}: {value:.3f} (target {op} {target})" for name, value, op, target in checks
+            if not meets[op](value, target)]  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -69,3 +69,19 @@ def test_friedman_targets_read_time_peak_rss_and_flatness_once_sliced() -> None:
     del friedman["larger"]
     friedman["larger_growth_ratio"] = 2.0  # no third size measured: no flatness check
     assert len(bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman})) == 2
+
+
+def test_a_greater_than_target_is_read_as_greater_than() -> None:
+    """The service's throughput targets say 'x > 1.2': a ratio of 1.15 misses, 2.1 meets. The
+    check used to read every operator but '>=' as '<', so it listed 2.1 and passed 1.15."""
+    bench = _bench()
+    ratio = {"simulated": 1.15, "provider_0.2s": 2.1}
+    service = {
+        "submit_ms": {"p95": 100}, "poll_ms": {"p95": 10}, "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200,
+        "connection_errors": 0}, "jobs_finished": 50, "clients": 50, "connection_errors": 0, "workers": 4,
+        "throughput_ratio": ratio, "calls": 10, "calls_expected": 10, "distinct_calls": 10, "judgment_rows": 60,
+        "distinct_judgments": 60, "judgments_expected": 60,
+    }  # fmt: skip
+    assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
+        "service jobs/s with 4 workers over 1 (simulated jurors): 1.150 (target > 1.2)"
+    ]
