@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from jurybench.jury import JurorSpec, Jury, register_jury
-from jurybench.stats._store import jury_coverage, run_dimensions
+from jurybench.stats._slices import jury_coverage, run_dimensions
 
 
 def _store(con: Any) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from jurybench.stats import _store
+from jurybench.stats import _slices, _store
 from jurybench.store import connect
 from tests.conftest import run_cli, write
 
@@ -37,10 +37,10 @@ def store(tmp_path: Path) -> Path:
 
 
 def _friedman(db: Path, slice_rows: int, monkeypatch: Any, **kwargs: Any) -> tuple[int, str]:
-    monkeypatch.setattr(_store, "SLICE_ROWS", slice_rows)
+    monkeypatch.setattr(_slices, "SLICE_ROWS", slice_rows)
     con = connect(db / "test.duckdb", read_only=True)
     try:
-        parts = _store.slices_of(con, "qual", 6)
+        parts = _slices.slices_of(con, "qual", 6)
         result = _store.stat_friedman(con, "qual", **kwargs)
         left = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
         views = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()[0][0]
@@ -70,9 +70,9 @@ def test_sliced_friedman_equals_the_whole_run(store: Path, monkeypatch: Any, kwa
 def test_coverage_is_the_same_in_slices(store: Path, monkeypatch: Any) -> None:
     con = connect(store / "test.duckdb", read_only=True)
     try:
-        whole = _store.jury_coverage(con, "qual", "jury_pointwise")
-        monkeypatch.setattr(_store, "SLICE_ROWS", 50)
-        assert _store.jury_coverage(con, "qual", "jury_pointwise") == whole
+        whole = _slices.jury_coverage(con, "qual", "jury_pointwise")
+        monkeypatch.setattr(_slices, "SLICE_ROWS", 50)
+        assert _slices.jury_coverage(con, "qual", "jury_pointwise") == whole
     finally:
         con.close()
 
@@ -83,7 +83,7 @@ def test_the_cli_path_reads_under_the_cap_and_falls_back_when_it_is_too_small(st
     from jurybench.stats import friedman
 
     _, whole = _friedman(store, 10**9, monkeypatch)
-    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     seen: list[tuple[str, str]] = []
     real = _store.stat_friedman
 
@@ -126,7 +126,7 @@ def test_the_server_computes_the_sliced_statistic_on_its_locked_connection(store
     from tests.service.conftest import make_client
 
     _, whole = _friedman(store, 10**9, monkeypatch)
-    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     with make_client(store / "test.duckdb") as client:
         answer = client.post("/v1/stats/friedman", json={"run": "qual"})
         assert answer.status_code == 200, answer.text
@@ -153,9 +153,9 @@ def test_the_cell_sums_hold_one_row_per_cell_however_many_slices(store: Path, mo
         return real(matrix, models)
 
     monkeypatch.setattr(_store._pointwise, "friedman_posthoc", counted)
-    monkeypatch.setattr(_store, "SLICE_ROWS", 100)
+    monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     try:
-        assert _store.slices_of(con, "qual", 6) == 18
+        assert _slices.slices_of(con, "qual", 6) == 18
         _store.stat_friedman(con, "qual")
     finally:
         con.close()
@@ -168,12 +168,12 @@ def test_coverage_in_slices_keeps_no_subject_ids(store: Path, monkeypatch: Any) 
     gathered into a set that grows with the run; the count is the whole run's."""
     con = connect(store / "test.duckdb", read_only=True)
     try:
-        whole = _store.Coverage(con, "qual", "jury_pointwise")
+        whole = _slices.Coverage(con, "qual", "jury_pointwise")
         whole.add(con, whole=True)
-        monkeypatch.setattr(_store, "SLICE_ROWS", 50)
-        sliced = _store.Coverage(con, "qual", "jury_pointwise")
-        parts = _store.slices_of(con, "qual", 6)
-        with _store.run_slices(con, "qual", parts) as only:
+        monkeypatch.setattr(_slices, "SLICE_ROWS", 50)
+        sliced = _slices.Coverage(con, "qual", "jury_pointwise")
+        parts = _slices.slices_of(con, "qual", 6)
+        with _slices.run_slices(con, "qual", parts) as only:
             for part in range(parts):
                 with only(part):
                     sliced.add(con, whole=False)

@@ -23,7 +23,8 @@ from jurybench.stats._api import (
     welch,
 )
 from jurybench.stats._effects import AnchorThresholds
-from jurybench.stats._store import jsonable, record_result, run_dimensions
+from jurybench.stats._slices import run_dimensions
+from jurybench.stats._store import jsonable, record_result
 from jurybench.stats._tables import flatten
 
 __all__ = [

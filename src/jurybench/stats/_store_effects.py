@@ -11,10 +11,8 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects
-from jurybench.stats._store import (
-    item_frame,
-    jury_coverage,
-)
+from jurybench.stats._slices import jury_coverage
+from jurybench.stats._store import item_frame
 from jurybench.store import check_query, execute_user_sql
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
-from jurybench.stats._store import _check_run, _query, jury_coverage, resample_unit
+from jurybench.stats._slices import jury_coverage
+from jurybench.stats._store import _check_run, _query, resample_unit
 
 _SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
 JURY_BATTLES = f"""

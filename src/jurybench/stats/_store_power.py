@@ -6,7 +6,8 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._power import power_summary
-from jurybench.stats._store import _query, item_frame, jury_coverage
+from jurybench.stats._slices import jury_coverage
+from jurybench.stats._store import _query, item_frame
 
 
 def stat_power(
