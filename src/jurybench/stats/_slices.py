@@ -31,7 +31,9 @@ def slices_of(con: Any, run_id: str, n_dimensions: int) -> int:
 
 
 @contextlib.contextmanager
-def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], contextlib.AbstractContextManager[None]]]:
+def run_slices(
+    con: Any, run_id: str, parts: int, *, jury_read_twice: bool = False
+) -> Iterator[Callable[[int], contextlib.AbstractContextManager[None]]]:
     """``only(part)``: inside ``with only(part)``, the views read one of ``parts`` hash slices
     of the run's subjects (for ``parts`` = 1, the run as it is).
 
@@ -44,9 +46,9 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
     come first in DuckDB's search path, show one slice of them, on this connection only.
     A subject's rows all fall in one slice, so per-subject figures are whole and each
     slice's exact. The copies hold the columns the pointwise views read, spill to disk under
-    DuckDB's memory limit, and a slice is a range of row groups of them. Inside
-    ``only(part)``, ``jury_pointwise`` itself is shown from a copy of the slice's jury scores,
-    worked out once for all the queries of the slice."""
+    DuckDB's memory limit, and a slice is a range of row groups of them. For a caller that
+    reads a slice's jury scores more than once (``jury_read_twice``: the coverage and the
+    statistic), ``jury_pointwise`` itself is shown from a copy of them, worked out once."""
     if parts == 1:
         yield lambda part: contextlib.nullcontext()
         return
@@ -86,12 +88,11 @@ def run_slices(con: Any, run_id: str, parts: int) -> Iterator[Callable[[int], co
                 con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (_jb_part) "
                             f"FROM temp.main._jb_{name} WHERE _jb_part = {int(part)}")  # fmt: skip
                 shown.append(name)
-            # The slice's jury scores, worked out once for every query of the slice (the jury's
-            # coverage and the statistic both read them): jury_pointwise is shown from a copy.
-            con.execute("CREATE OR REPLACE TEMP TABLE _jb_jury AS SELECT * FROM jury_pointwise WHERE run_id = $run",
-                        {"run": run_id})  # fmt: skip
-            con.execute("CREATE OR REPLACE TEMP VIEW jury_pointwise AS SELECT * FROM temp.main._jb_jury")
-            shown.append("jury_pointwise")
+            if jury_read_twice:  # the slice's jury scores, worked out once for every read of them
+                con.execute("CREATE OR REPLACE TEMP TABLE _jb_jury AS SELECT * FROM jury_pointwise "
+                            "WHERE run_id = $run", {"run": run_id})  # fmt: skip
+                con.execute("CREATE OR REPLACE TEMP VIEW jury_pointwise AS SELECT * FROM temp.main._jb_jury")
+                shown.append("jury_pointwise")
             yield
         finally:
             for name in reversed(shown):

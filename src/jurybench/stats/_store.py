@@ -297,7 +297,8 @@ def stat_friedman(
                 "total DOUBLE, n BIGINT)")  # fmt: skip
     folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
     try:
-        with run_slices(con, run_id, parts) as only:
+        # At the jury level the coverage and the statistic both read the slice's jury scores.
+        with run_slices(con, run_id, parts, jury_read_twice=level == "jury") as only:
             for part in range(parts):
                 with only(part):
                     coverage.add(con, whole=parts == 1)
@@ -308,10 +309,10 @@ def stat_friedman(
                 # A block's subjects fall in many slices: the rows of a cell from several slices
                 # are folded into one once as many rows were added as there were, so the table
                 # holds at most twice its cells and folding costs no more than adding did.
-                if added >= max(folded, 1) or part == parts - 1:
-                    con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
-                                "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells GROUP BY ALL")  # fmt: skip
-                    folded = con.execute("SELECT count(*) FROM temp.main._jb_cells").fetchall()[0][0]
+                if parts > 1 and (added >= max(folded, 1) or part == parts - 1):  # one slice: a row per cell
+                    folded = con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
+                                         "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells "
+                                         "GROUP BY ALL").fetchall()[0][0]  # fmt: skip
                     added = 0
         out = {}
         for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
