@@ -66,6 +66,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     large multi-join queries."""
     import jurybench.jury._store_io as store_io
     from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.jury._write import _Released
     from jurybench.rubric import load_rubric
     from tests.conftest import run_cli, write
 
@@ -89,9 +90,21 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
         real(c, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr("jurybench.jury._write.write_calls", spy)  # the run's answers, written as it ends
+    closing = _Released.close
+
+    def closed(self: _Released) -> None:  # closing the file checkpoints it: the run's writes
+        if self.con is not None:
+            seen.append(("close", limit_of(self.con)))
+        closing(self)
+
+    monkeypatch.setattr(_Released, "close", closed)
     score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], options=EngineOptions(progress=False),
           after=lambda c, run_id: seen.append(("finish", limit_of(c))))  # fmt: skip
-    assert ("write", "61.0 MiB") in seen and seen[-1] == ("finish", uncapped)
+    assert ("write", "61.0 MiB") in seen and seen[-2:] == [("finish", uncapped), ("close", "61.0 MiB")]
+    # Without finishing steps (the CLI's score) nothing is uncapped, up to the close.
+    seen.clear()
+    score(db_path, load_rubric("story-quality"), [parse_juror("fake/b")], options=EngineOptions(progress=False))
+    assert seen and all(limit == "61.0 MiB" for _, limit in seen), seen
     monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "lots")
     result = run_cli("items", "import", str(items), "--db", str(tmp_path / "other.duckdb"))
     assert result.exit_code == 2

@@ -317,9 +317,9 @@ def run_job(
                 if end_run is None:
                     with transaction(con):  # the last answers and the run's status: one commit
                         end_runs(con, [end])
-                access.uncap()  # the finishing steps (a calibration applied over the run) are analysis
                 if finish is not None:
-                    finish(con, result)
+                    with access.uncapped():  # the finishing steps (a calibration applied over the run) are analysis
+                        finish(con, result)
     return result
 
 

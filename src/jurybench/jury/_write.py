@@ -52,8 +52,9 @@ class _Held:
     def poll(self) -> None:
         pass
 
-    def uncap(self) -> None:
-        pass
+    @contextlib.contextmanager
+    def uncapped(self) -> Iterator[None]:
+        yield
 
     def close(self) -> None:
         pass
@@ -99,11 +100,24 @@ class _Released:
     def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:
         return self.open(wait_s)
 
-    def uncap(self) -> None:
-        """DuckDB's own memory limit again, for what follows the writes: a capped DuckDB 2.0
-        fails some large multi-join queries (duckdb/duckdb#24807)."""
-        if self.con is not None:
-            self.con.execute("RESET memory_limit")
+    @contextlib.contextmanager
+    def uncapped(self) -> Iterator[None]:
+        """DuckDB's own memory limit for the finishing steps, which are analysis: a capped DuckDB
+        2.0 fails some large multi-join queries (duckdb/duckdb#24807). The cap comes back after
+        them, since closing the file checkpoints the run's writes, and uncapped that checkpoint
+        took up to 80 MB more at 30,000 items."""
+        from jurybench.config import duckdb_memory
+
+        if self.con is None:
+            yield
+            return
+        self.con.execute("RESET memory_limit")
+        try:
+            yield
+        finally:
+            cap = duckdb_memory()
+            if self.con is not None and cap is not None:
+                self.con.execute(f"SET memory_limit = '{cap}'")
 
     def poll(self) -> None:
         """Let the file go if someone asked (called between writes, never during one)."""
