@@ -80,8 +80,24 @@ def test_a_greater_than_target_is_read_as_greater_than() -> None:
         "submit_ms": {"p95": 100}, "poll_ms": {"p95": 10}, "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200,
         "connection_errors": 0}, "jobs_finished": 50, "clients": 50, "connection_errors": 0, "workers": 4,
         "throughput_ratio": ratio, "calls": 10, "calls_expected": 10, "distinct_calls": 10, "judgment_rows": 60,
-        "distinct_judgments": 60, "judgments_expected": 60,
+        "distinct_judgments": 60, "judgments_expected": 60, "throughput_jobs_unfinished": 0,
     }  # fmt: skip
     assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
         "service jobs/s with 4 workers over 1 (simulated jurors): 1.150 (target > 1.2)"
+    ]
+
+
+def test_throughput_counts_only_finished_jobs() -> None:
+    """A job that fails ends quickly, so failed jobs would raise jobs/s: a throughput burst with
+    a job not finished is a missed target, whatever the ratio."""
+    bench = _bench()
+    service = {
+        "submit_ms": {"p95": 100}, "poll_ms": {"p95": 10}, "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200,
+        "connection_errors": 0}, "jobs_finished": 50, "clients": 50, "connection_errors": 0, "workers": 4,
+        "throughput_ratio": {"simulated": 1.5, "provider_0.2s": 2.1}, "calls": 10, "calls_expected": 10,
+        "distinct_calls": 10, "judgment_rows": 60, "distinct_judgments": 60, "judgments_expected": 60,
+        "throughput_jobs_unfinished": 3,
+    }  # fmt: skip
+    assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
+        "service throughput bursts: jobs not finished: 3.000 (target < 1)"
     ]
