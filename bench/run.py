@@ -385,18 +385,17 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3, workers: int = 4)
         # other load falls on both alike (one burst a server swung from 17.8 to 26.8 jobs/s).
         from jurybench.testing.stub import RateLimits, StubServer
 
-        kinds = {"simulated": (100, "sim/bench,noise=0.5"), "provider_0.2s": (40, None)}
-        bursts: dict[str, dict[int, list[float]]] = {k: {1: [], workers: []} for k in kinds}
         unfinished = 0
         with StubServer(json.dumps(ANSWER), limits=RateLimits(delay_s=0.2, headers=False)) as stub:
             provider = f"openai/stub,api_base={stub.api_base},api_key=sk-bench"
+            kinds = {"simulated": (100, "sim/bench,noise=0.5"), "provider_0.2s": (40, provider)}
+            bursts: dict[str, dict[int, list[float]]] = {k: {1: [], workers: []} for k in kinds}
             servers = {n: _serving(n, folder) for n in (1, workers)}
             try:
                 for turn in range(THROUGHPUT_TURNS):
                     for kind, (n_jobs, juror) in kinds.items():
                         for n_workers, (_, url) in servers.items():
-                            burst = _service_burst(url, n_jobs, items_per_job, 0.25, f"{kind[0]}{turn}-",
-                                                   juror=juror or provider)  # fmt: skip
+                            burst = _service_burst(url, n_jobs, items_per_job, 0.25, f"{kind[0]}{turn}-", juror=juror)
                             bursts[kind][n_workers].append(burst["jobs_per_s"])
                             unfinished += burst["clients"] - burst["jobs_finished"]  # a failed job is quick
             finally:

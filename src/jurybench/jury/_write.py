@@ -75,6 +75,7 @@ class _Released:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.con: Any = None
+        self.cap: str | None = None  # the memory limit the file is opened with
         self.released_at = 0.0
         from jurybench.store import release_request
 
@@ -88,10 +89,11 @@ class _Released:
         if self.con is None:
             if time.monotonic() - self.released_at < self.GRACE_S and wait_s < self.GRACE_S:
                 raise StoreBusy(f"{self.path} is lent to a reader for a moment")
+            self.cap = duckdb_memory()
             self.con = open_with_retry(
                 self.path,
                 read_only=False,
-                config=connection_config(False, duckdb_memory()),
+                config=connection_config(False, self.cap),
                 wait_s=wait_s,
                 ask_release=False,
             )
@@ -106,18 +108,14 @@ class _Released:
         2.0 fails some large multi-join queries (duckdb/duckdb#24807). The cap comes back after
         them, since closing the file checkpoints the run's writes, and uncapped that checkpoint
         took up to 80 MB more at 30,000 items."""
-        from jurybench.config import duckdb_memory
-
-        if self.con is None:
+        if self.con is None or self.cap is None:
             yield
             return
         self.con.execute("RESET memory_limit")
         try:
             yield
         finally:
-            cap = duckdb_memory()
-            if self.con is not None and cap is not None:
-                self.con.execute(f"SET memory_limit = '{cap}'")
+            self.con.execute(f"SET memory_limit = '{self.cap}'")
 
     def poll(self) -> None:
         """Let the file go if someone asked (called between writes, never during one)."""
