@@ -24,13 +24,34 @@ ESCAPES = [
     ("SET enable_external_access = true", "only a single SELECT"),
     ("PRAGMA enable_profiling", "only a single SELECT"),
     ("CALL checkpoint()", "only a single SELECT"),
-    ("SELECT * FROM read_csv('/etc/passwd')", "Permission Error"),
-    ("SELECT * FROM read_text('/etc/hostname')", "Permission Error"),
-    ("SELECT * FROM glob('/*')", "Permission Error"),
-    ("SELECT * FROM read_parquet('https://example.com/x.parquet')", "Permission Error"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "contains read_csv()"),
+    ("SELECT * FROM read_text('/etc/hostname')", "contains read_text()"),
+    ("SELECT * FROM glob('/*')", "contains glob()"),
+    ("SELECT * FROM read_parquet('https://example.com/x.parquet')", "contains read_parquet()"),
     ("SELECT * FROM query('DELETE FROM items')", "contains query(), which is not allowed"),
     ("SELECT * FROM query('ATTACH ''/tmp/o.duckdb'' AS o')", "contains query(), which is not allowed"),
     ("SELECT current_setting('enable_external_access') AS v FROM (SELECT set_config('x', 1))", "query:"),
+    # A statement serialized to text and run by json_execute_serialized_sql ran on a connection
+    # of its own, outside the request's transaction, and was committed (issue 27).
+    ("SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
+     "'WITH u AS (UPDATE items SET response = ''x'' RETURNING 1) SELECT count(*) FROM u'))",
+     "contains json_execute_serialized_sql()"),
+    ("SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
+     "'WITH d AS (DELETE FROM items RETURNING 1) SELECT count(*) FROM d'))",
+     "contains json_execute_serialized_sql()"),
+    ("SELECT (SELECT count(*) FROM main.json_execute_serialized_sql('x')) AS n", "json_execute_serialized_sql()"),
+    ("SELECT path FROM duckdb_databases()", "contains duckdb_databases()"),
+    ("SELECT path FROM duckdb_databases", "contains duckdb_databases"),
+    ("SELECT * FROM system.main.duckdb_settings", "contains duckdb_settings"),
+    ("SELECT current_setting('memory_limit')", "contains current_setting()"),
+    ("SELECT getenv('HOME')", "contains getenv()"),
+    ("SELECT * FROM query_table('items')", "contains query_table()"),
+    ("SELECT nextval('s')", "contains nextval()"),
+    ("SELECT write_log('x')", "contains write_log()"),
+    ("SELECT current_database()", "contains current_database()"),
+    ("SELECT * FROM pragma_database_list", "contains pragma_database_list"),
+    ("SELECT * FROM checkpoint()", "contains checkpoint()"),
+    ("SELECT * FROM sniff_csv('/etc/passwd')", "contains sniff_csv()"),
 ]
 
 
@@ -63,3 +84,79 @@ def test_bad_sql_is_a_400_with_the_engines_first_line(client: Any) -> None:
     r = client.post("/v1/sql", json={"query": "SELECT nope FROM items"})
     assert r.status_code == 400 and r.json()["error"].startswith("query: Binder Error")
     assert client.post("/v1/sql", json={"query": ""}).status_code == 422
+
+
+def test_the_servers_sql_cursor_cannot_write_even_unchecked(db_path: Path) -> None:
+    """Beyond the allow-list: the cursor user SQL runs on is in a READ ONLY transaction, so a
+    write that got past every check would still fail (and nothing persists)."""
+    import duckdb
+
+    from jurybench.service._store import Store
+
+    store = Store(db_path)
+    try:
+        with store.writing() as cur:
+            cur.execute("INSERT INTO items (item_id, response) VALUES ('a', 'x')")
+        with store.reading() as cur, pytest.raises(duckdb.Error, match="read-only"):
+            cur.execute("UPDATE items SET response = 'y'")
+        with store.reading() as cur, pytest.raises(duckdb.Error, match="read-only"):
+            cur.execute("CREATE TABLE t AS SELECT 1")
+        with store.cursor() as cur:
+            assert cur.execute("SELECT response FROM items").fetchall() == [("x",)]
+    finally:
+        store.close()
+
+
+def test_expressions_follow_the_same_allow_list() -> None:
+    from jurybench.errors import JurybenchError
+    from jurybench.store import expression
+
+    assert expression("dataset = 'x' AND lower(model) LIKE 'g%'", option="--where")
+    for bad in ("(SELECT count(*) FROM json_execute_serialized_sql('x')) > 0", "current_setting('threads') = 1",
+                "(SELECT count(*) FROM duckdb_databases()) > 0", "(SELECT count(*) FROM read_csv('/etc/passwd')) > 0"):
+        with pytest.raises(JurybenchError, match="not allowed"):
+            expression(bad, option="--where")
+
+
+def test_every_allowed_function_exists_and_none_reads_the_servers_state() -> None:
+    import duckdb
+
+    from jurybench.store._sql_functions import SCALAR, TABLE
+
+    known = {r[0] for r in duckdb.connect().execute("SELECT DISTINCT function_name FROM duckdb_functions()").fetchall()}
+    assert SCALAR <= known and TABLE <= known
+    for name in ("query", "query_table", "json_execute_serialized_sql", "current_setting", "getenv", "nextval",
+                 "setval", "duckdb_databases", "read_csv", "glob", "checkpoint", "write_log", "pg_sleep"):
+        assert name not in SCALAR | TABLE, name
+
+
+def test_a_query_that_builds_huge_values_is_refused_or_stopped_by_the_memory_watch(db_path: Path) -> None:
+    """DuckDB's memory_limit does not cover a list or string built by one call: a literal size
+    above the limit is refused before the query runs, a computed one is stopped once the
+    process has grown by the server's --sql-memory-mb (it took 7.2 GB and 28 s before)."""
+    from tests.service.conftest import make_client
+
+    with make_client(db_path, sql_timeout_s=20.0, sql_memory_mb=128) as c:
+        for literal in ("SELECT sum(x) FROM (SELECT unnest(range(100000000)) AS x)", "SELECT length(repeat('x', 1e9))"):
+            r = c.post("/v1/sql", json={"query": literal})
+            assert r.status_code == 400 and "more than 10,000,000 elements" in r.json()["error"], r.json()
+        computed = "SELECT sum(x) FROM (SELECT unnest(range((SELECT 100000000))) AS x)"
+        r = c.post("/v1/sql", json={"query": computed})
+        assert r.status_code == 413 and "128 MB" in r.json()["error"], r.json()
+        assert c.post("/v1/sql", json={"query": "SELECT 42"}).json()["rows"] == [[42]]
+
+
+def test_the_watchdog_interrupts_on_growth_and_says_which_limit(db_path: Path) -> None:
+    from jurybench.service._store import Store, SqlTimeout, SqlTooLarge
+
+    store = Store(db_path, sql_memory_mb=64)
+    try:
+        with store.reading() as cur, pytest.raises(SqlTooLarge):
+            with store.limited(cur, timeout_s=30):
+                cur.execute("SELECT sum(x) FROM (SELECT unnest(range((SELECT 60000000))) AS x)").fetchall()
+        with store.reading() as cur, pytest.raises(SqlTimeout):
+            with store.limited(cur, timeout_s=0.3):
+                cur.execute("SELECT count(*) FROM range(10000000000) a WHERE a.range % 7 = 3").fetchall()
+        assert store._slots.acquire(blocking=False) and store._slots.acquire(blocking=False)  # both slots back
+    finally:
+        store.close()

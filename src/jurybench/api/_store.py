@@ -107,11 +107,12 @@ class Store:
     def sql(self, query: str) -> Any:
         """One SELECT over the store's tables and views as a DataFrame, under the rules of
         'jurybench sql': exactly one read-only statement; no files, URLs or extensions."""
-        from jurybench.store import check_query, execute_user_sql
+        from jurybench.store import check_query, execute_user_sql, read_only_transaction
 
         con = self._con()
         check_query(con, query)
-        return execute_user_sql(con, query, what="SQL").df()
+        with read_only_transaction(con):
+            return execute_user_sql(con, query, what="SQL").df()
 
     def runs(self) -> Any:
         """Every run with its counts and cost (the ``run_summary`` view) as a DataFrame."""

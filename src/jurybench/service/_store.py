@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store import HARDENED, check_query, holder_of, server_file
+from jurybench.store import HARDENED, check_query, holder_of, read_only_transaction, server_file
 
 
 class SqlTimeout(JurybenchError):
@@ -35,7 +35,10 @@ class Store:
     disk up to twice that): DuckDB's limit holds for the whole database, so it caps user
     queries and the server's own writes together (these need little)."""
 
-    def __init__(self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0) -> None:
+    def __init__(
+        self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0,
+        sql_concurrency: int = 2,
+    ) -> None:  # fmt: skip
         import duckdb
 
         from jurybench.store import migrate
@@ -43,6 +46,8 @@ class Store:
         self.path = path
         self.sql_memory_mb = sql_memory_mb
         self.sql_timeout_s = sql_timeout_s
+        self.sql_concurrency = sql_concurrency
+        self._slots = threading.BoundedSemaphore(sql_concurrency)
         config: dict[str, Any] = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
                   "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
         try:
@@ -80,44 +85,76 @@ class Store:
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Any]:
-        """A cursor inside a transaction that is always rolled back: whatever user SQL runs in it
-        (one SELECT, checked), nothing it does can persist."""
-        with self.cursor() as cur:
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                yield cur
-            finally:
-                with contextlib.suppress(Exception):
-                    cur.execute("ROLLBACK")
+        """A cursor inside a READ ONLY transaction that is always rolled back: whatever user SQL
+        runs in it (one SELECT, checked against the allow-list), it cannot write."""
+        with self.cursor() as cur, read_only_transaction(cur):
+            yield cur
 
     @contextlib.contextmanager
     def limited(self, cur: Any, *, timeout_s: float, what: str = "query") -> Iterator[None]:
-        """Run user SQL on ``cur`` under the server's limits: interrupted at ``timeout_s``
-        (408), refused when it needs more memory than queries get (413)."""
+        """Run user SQL on ``cur`` under the server's limits: at most ``sql_concurrency`` such
+        queries at once; interrupted at ``timeout_s`` (408) or as soon as the process has grown
+        by more than ``sql_memory_mb`` since the query began (413: DuckDB's own limit does not
+        cover every allocation, e.g. a list or string built by one function call)."""
         import duckdb
 
-        timer = threading.Timer(timeout_s, cur.interrupt)
-        timer.daemon = True
-        timer.start()
+        if not self._slots.acquire(timeout=timeout_s):
+            raise SqlTimeout(
+                f"{what}: the server's {self.sql_concurrency} query slots stayed busy for {timeout_s:g} s.",
+                hint="Try again when the other queries have finished.",
+            )
+        watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024)
         try:
             yield
         except duckdb.InterruptException:
+            if watchdog.over_memory:
+                raise self._too_large(what) from None
             raise SqlTimeout(
                 f"{what}: stopped after {timeout_s:g} s (the server's limit).",
                 hint="Narrow the query (WHERE, LIMIT) or aggregate.",
             ) from None
         except duckdb.OutOfMemoryException:
-            raise SqlTooLarge(
-                f"{what}: needs more than the server's {self.sql_memory_mb} MB for queries (--sql-memory-mb).",
-                hint="Aggregate or narrow the query.",
-            ) from None
+            raise self._too_large(what) from None
         finally:
-            timer.cancel()
+            watchdog.stop()
+            self._slots.release()
+
+    def _too_large(self, what: str) -> SqlTooLarge:
+        return SqlTooLarge(
+            f"{what}: needs more than the server's {self.sql_memory_mb} MB for queries (--sql-memory-mb).",
+            hint="Aggregate or narrow the query.",
+        )
 
     def query(
         self, sql: str, *, limit: int, timeout_s: float, max_bytes: int | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
-        """One read-only SELECT with row, time, memory and answer-size limits: (columns, rows, truncated)."""
+        """One read-only SELECT with row, time, memory and answer-size limits: (columns, rows, truncated).
+
+        The query runs on a thread of its own and the answer waits for it at most ``timeout_s``
+        (plus a second for the interrupt to land): a query DuckDB cannot interrupt at once still
+        gets its 408 in time, and keeps its query slot until it ends."""
+        from concurrent.futures import Future
+
+        done: Future[tuple[list[str], list[tuple[Any, ...]], bool]] = Future()
+
+        def work() -> None:
+            try:
+                done.set_result(self._query(sql, limit=limit, timeout_s=timeout_s, max_bytes=max_bytes))
+            except BaseException as exc:  # handed to the waiting request
+                done.set_exception(exc)
+
+        threading.Thread(target=work, name="user-sql", daemon=True).start()
+        try:
+            return done.result(timeout=timeout_s + 1.0)
+        except TimeoutError:
+            raise SqlTimeout(
+                f"query: stopped after {timeout_s:g} s (the server's limit).",
+                hint="Narrow the query (WHERE, LIMIT) or aggregate.",
+            ) from None
+
+    def _query(
+        self, sql: str, *, limit: int, timeout_s: float, max_bytes: int | None
+    ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         import duckdb
 
         max_bytes = max_bytes if max_bytes is not None else self.sql_memory_mb * 1024 * 1024 // 4
@@ -152,6 +189,44 @@ class Store:
             self.con.close()
         with contextlib.suppress(OSError):
             server_file(self.path).unlink()
+
+
+def rss_bytes() -> int | None:
+    """This process's resident memory now (Linux), or None where /proc cannot tell."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Watchdog:
+    """Interrupts a cursor's query at its deadline, or once the process has grown by more than
+    ``max_growth`` bytes since the query began (sampled every 10 ms)."""
+
+    def __init__(self, cur: Any, *, timeout_s: float, max_growth: int) -> None:
+        self.cur = cur
+        self.deadline = time.monotonic() + timeout_s
+        self.start = rss_bytes()
+        self.max_growth = max_growth
+        self.over_memory = False
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="sql-watchdog", daemon=True)
+        self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(0.01):
+            now = rss_bytes()
+            if self.start is not None and now is not None and now - self.start > self.max_growth:
+                self.over_memory = True
+            if self.over_memory or time.monotonic() >= self.deadline:
+                self.cur.interrupt()
+                if self.stopped.wait(0.05):  # interrupt again until the query has stopped
+                    return
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 class GroupWriter:

@@ -13,7 +13,7 @@ from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects
 from jurybench.stats._slices import jury_coverage
 from jurybench.stats._store import item_frame
-from jurybench.store import check_query, execute_user_sql
+from jurybench.store import check_query, execute_user_sql, read_only_transaction
 
 
 def inventory_groups(con: Any, run_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -254,9 +254,10 @@ def stat_disparity(
         )
     if sql is not None:
         check_query(con, sql, what="--sql")
-        cursor = execute_user_sql(con, sql, what="--sql")
-        names = [d[0] for d in cursor.description]
-        records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+        with read_only_transaction(con):
+            cursor = execute_user_sql(con, sql, what="--sql")
+            names = [d[0] for d in cursor.description]
+            records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
     else:
         from jurybench.store import read_rows
 

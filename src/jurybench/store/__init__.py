@@ -34,6 +34,7 @@ from jurybench.store._safe import (
     check_query,
     expression,
     open_with_retry,
+    read_only_transaction,
     release_request,
     select_table,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "migrate",
     "open_with_retry",
     "pending_migrations",
+    "read_only_transaction",
     "read_rows",
     "reading",
     "registered",

@@ -99,13 +99,11 @@ def open_with_retry(
 # Query nodes a read may contain; a CTE or subquery holding DELETE/UPDATE/INSERT (with
 # RETURNING) parses as one of DuckDB's *_QUERY_NODE types and is refused.
 _READ_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
-# Functions a read may not call: ones that run SQL text or change state (query,
-# checkpoint, sequences), and ones that show the server's files and settings.
-_REFUSED_FUNCTIONS = frozenset({
-    "query", "checkpoint", "force_checkpoint", "nextval", "setval", "getenv", "current_setting",
-    "duckdb_databases", "pragma_database_list", "duckdb_settings", "duckdb_temporary_files",
-    "duckdb_extensions", "duckdb_secrets", "which_secret", "duckdb_log", "duckdb_logs",
-})  # fmt: skip
+# Tables a read may not name: DuckDB's own catalogue views (the server's files, settings,
+# secrets, logs), wherever they are looked up from.
+_SYSTEM_CATALOGS = frozenset({"system", "temp"})
+_SYSTEM_SCHEMAS = frozenset({"pg_catalog"})
+_SYSTEM_PREFIXES = ("duckdb_", "pragma_", "sqlite_", "pg_")
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)?", re.IGNORECASE)
 
 
@@ -127,7 +125,10 @@ def parse_tree(sql: str) -> dict[str, Any]:
 
 
 def _refusal_in(tree: Any) -> str | None:
-    """The first data-changing node or refused function anywhere in a parsed query."""
+    """The first data-changing node, function outside the allow-list (store/_sql_functions.py)
+    or system table anywhere in a parsed query."""
+    from jurybench.store._sql_functions import SCALAR, TABLE
+
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -135,13 +136,59 @@ def _refusal_in(tree: Any) -> str | None:
             kind = node.get("type")
             if isinstance(kind, str) and kind.endswith("_NODE") and kind not in _READ_NODES:
                 return kind.removesuffix("_QUERY_NODE").removesuffix("_NODE")
-            name = node.get("function_name") or (node.get("table_name") if kind == "BASE_TABLE" else None)
-            if isinstance(name, str) and name.lower() in _REFUSED_FUNCTIONS:
+            if kind == "TABLE_FUNCTION":
+                function = node.get("function") or {}
+                name = str(function.get("function_name") or "")
+                if name.lower() not in TABLE:
+                    return f"{name}()"
+                stack.extend(function.get("arguments") or [])  # a table function's rows stream
+                stack.extend(v for k, v in node.items() if k != "function")
+                continue
+            too_big = _too_big(node)
+            if too_big is not None:
+                return too_big
+            name = node.get("function_name")
+            if isinstance(name, str) and name.lower() not in SCALAR and name.lower() not in TABLE:
                 return f"{name}()"
+            if kind == "BASE_TABLE" and _system_table(node):
+                return str(node.get("table_name"))
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
     return None
+
+
+# Scalar functions that build one value (a string, a list) whose size is an argument: the
+# value is made in one go, outside DuckDB's memory cap and before a time limit can stop it,
+# so a constant size above this is refused before the query runs.
+_SIZED = frozenset({"repeat", "lpad", "rpad", "range", "generate_series", "list_resize", "array_resize"})
+MAX_BUILT_VALUE = 10_000_000
+
+
+def _too_big(node: dict[str, Any]) -> str | None:
+    name = node.get("function_name")
+    if node.get("class") != "FUNCTION" or not isinstance(name, str) or name.lower() not in _SIZED:
+        return None
+    for argument in node.get("arguments") or []:
+        expr = argument.get("expression") if isinstance(argument, dict) else None
+        literal = (expr or {}).get("literal") if isinstance(expr, dict) else None
+        if isinstance(literal, dict) and literal.get("kind") in ("INTEGER", "NUMERIC", "BIGINT", "HUGEINT"):
+            try:
+                size = abs(float(literal.get("text") or 0))
+            except ValueError:
+                continue
+            if size > MAX_BUILT_VALUE:
+                return f"{name}() of {literal.get('text')} (one value of more than {MAX_BUILT_VALUE:,} elements)"
+    return None
+
+
+def _system_table(node: dict[str, Any]) -> bool:
+    name = str(node.get("table_name") or "").lower()
+    return (
+        str(node.get("catalog_name") or "").lower() in _SYSTEM_CATALOGS
+        or str(node.get("schema_name") or "").lower() in _SYSTEM_SCHEMAS
+        or name.startswith(_SYSTEM_PREFIXES)
+    )
 
 
 # Connections this process opened, per store file: DuckDB holds one configuration per file
@@ -235,6 +282,25 @@ def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
         )
 
 
+@contextlib.contextmanager
+def read_only_transaction(con: Any) -> Any:
+    """A transaction that cannot write (DuckDB's READ ONLY) and is always rolled back, for user
+    SQL on a connection that could otherwise write (the server's, the Python API's). Inside a
+    transaction the caller already opened, the caller's transaction stands."""
+    import duckdb
+
+    try:
+        con.execute("BEGIN TRANSACTION READ ONLY")
+    except duckdb.TransactionException:
+        yield con
+        return
+    try:
+        yield con
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+
+
 def expression(text: str, *, option: str) -> str:
     """``text`` parsed as exactly one SQL expression, returned in canonical form."""
     import duckdb
@@ -247,7 +313,15 @@ def expression(text: str, *, option: str) -> str:
             f"{option} {text!r} is not one SQL expression ({first}).",
             hint=f"{option} takes an expression such as \"dataset = 'x'\", never a statement.",
         ) from None
-    return str(parsed)
+    canonical = str(parsed)
+    tree = parse_tree(f"SELECT {canonical}")
+    refused = _refusal_in(tree.get("statements") or []) if not tree.get("error") else "an unparsable part"
+    if refused is not None:
+        raise JurybenchError(
+            f"{option} {text!r} contains {refused}, which is not allowed.",
+            hint=f"{option} takes an expression over the columns, e.g. \"dataset = 'x'\".",
+        )
+    return canonical
 
 
 def sandbox() -> Any:
