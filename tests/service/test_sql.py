@@ -33,12 +33,16 @@ ESCAPES = [
     ("SELECT current_setting('enable_external_access') AS v FROM (SELECT set_config('x', 1))", "query:"),
     # A statement serialized to text and run by json_execute_serialized_sql ran on a connection
     # of its own, outside the request's transaction, and was committed (issue 27).
-    ("SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
-     "'WITH u AS (UPDATE items SET response = ''x'' RETURNING 1) SELECT count(*) FROM u'))",
-     "contains json_execute_serialized_sql()"),
-    ("SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
-     "'WITH d AS (DELETE FROM items RETURNING 1) SELECT count(*) FROM d'))",
-     "contains json_execute_serialized_sql()"),
+    (
+        "SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
+        "'WITH u AS (UPDATE items SET response = ''x'' RETURNING 1) SELECT count(*) FROM u'))",
+        "contains json_execute_serialized_sql()",
+    ),
+    (
+        "SELECT * FROM json_execute_serialized_sql(json_serialize_sql("
+        "'WITH d AS (DELETE FROM items RETURNING 1) SELECT count(*) FROM d'))",
+        "contains json_execute_serialized_sql()",
+    ),
     ("SELECT (SELECT count(*) FROM main.json_execute_serialized_sql('x')) AS n", "json_execute_serialized_sql()"),
     ("SELECT path FROM duckdb_databases()", "contains duckdb_databases()"),
     ("SELECT path FROM duckdb_databases", "contains duckdb_databases"),
@@ -112,8 +116,12 @@ def test_expressions_follow_the_same_allow_list() -> None:
     from jurybench.store import expression
 
     assert expression("dataset = 'x' AND lower(model) LIKE 'g%'", option="--where")
-    for bad in ("(SELECT count(*) FROM json_execute_serialized_sql('x')) > 0", "current_setting('threads') = 1",
-                "(SELECT count(*) FROM duckdb_databases()) > 0", "(SELECT count(*) FROM read_csv('/etc/passwd')) > 0"):
+    for bad in (
+        "(SELECT count(*) FROM json_execute_serialized_sql('x')) > 0",
+        "current_setting('threads') = 1",
+        "(SELECT count(*) FROM duckdb_databases()) > 0",
+        "(SELECT count(*) FROM read_csv('/etc/passwd')) > 0",
+    ):
         with pytest.raises(JurybenchError, match="not allowed"):
             expression(bad, option="--where")
 
@@ -124,9 +132,22 @@ def test_every_allowed_function_exists_and_none_reads_the_servers_state() -> Non
     from jurybench.store._sql_functions import SCALAR, TABLE
 
     known = {r[0] for r in duckdb.connect().execute("SELECT DISTINCT function_name FROM duckdb_functions()").fetchall()}
-    assert SCALAR <= known and TABLE <= known
-    for name in ("query", "query_table", "json_execute_serialized_sql", "current_setting", "getenv", "nextval",
-                 "setval", "duckdb_databases", "read_csv", "glob", "checkpoint", "write_log", "pg_sleep"):
+    assert known >= SCALAR and known >= TABLE
+    for name in (
+        "query",
+        "query_table",
+        "json_execute_serialized_sql",
+        "current_setting",
+        "getenv",
+        "nextval",
+        "setval",
+        "duckdb_databases",
+        "read_csv",
+        "glob",
+        "checkpoint",
+        "write_log",
+        "pg_sleep",
+    ):
         assert name not in SCALAR | TABLE, name
 
 
@@ -147,16 +168,14 @@ def test_a_query_that_builds_huge_values_is_refused_or_stopped_by_the_memory_wat
 
 
 def test_the_watchdog_interrupts_on_growth_and_says_which_limit(db_path: Path) -> None:
-    from jurybench.service._store import Store, SqlTimeout, SqlTooLarge
+    from jurybench.service._store import SqlTimeout, SqlTooLarge, Store
 
     store = Store(db_path, sql_memory_mb=64)
     try:
-        with store.reading() as cur, pytest.raises(SqlTooLarge):
-            with store.limited(cur, timeout_s=30):
-                cur.execute("SELECT sum(x) FROM (SELECT unnest(range((SELECT 60000000))) AS x)").fetchall()
-        with store.reading() as cur, pytest.raises(SqlTimeout):
-            with store.limited(cur, timeout_s=0.3):
-                cur.execute("SELECT count(*) FROM range(10000000000) a WHERE a.range % 7 = 3").fetchall()
+        with store.reading() as cur, pytest.raises(SqlTooLarge), store.limited(cur, timeout_s=30):
+            cur.execute("SELECT sum(x) FROM (SELECT unnest(range((SELECT 60000000))) AS x)").fetchall()
+        with store.reading() as cur, pytest.raises(SqlTimeout), store.limited(cur, timeout_s=0.3):
+            cur.execute("SELECT count(*) FROM range(10000000000) a WHERE a.range % 7 = 3").fetchall()
         assert store._slots.acquire(blocking=False) and store._slots.acquire(blocking=False)  # both slots back
     finally:
         store.close()

@@ -143,6 +143,8 @@ variant_array_length,variant_bytes_to_variant,variant_comparator,variant_contain
 variant_extract,variant_extract_string,variant_group_array,variant_group_object,variant_keys,
 variant_normalize,variant_to_parquet_variant,variant_type,variant_typeof,vector_type,vertex_extract,
 wavg,week,weekday,weekofyear,weighted_avg,xor,year,yearweek,|,||,~,~~,~~*,~~~,
-""".replace("\n", "").rstrip(",").split(",")
+""".replace("\n", "")
+    .rstrip(",")
+    .split(",")
 )
-TABLE = frozenset(('range', 'generate_series', 'unnest', 'json_each', 'json_tree'))
+TABLE = frozenset(("range", "generate_series", "unnest", "json_each", "json_tree"))
