@@ -282,21 +282,25 @@ def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
         )
 
 
+_IN_READ_ONLY: set[int] = set()  # ids of connections inside read_only_transaction now
+
+
 @contextlib.contextmanager
 def read_only_transaction(con: Any) -> Any:
     """A transaction that cannot write (DuckDB's READ ONLY) and is always rolled back, for user
-    SQL on a connection that could otherwise write (the server's, the Python API's). Inside a
-    transaction the caller already opened, the caller's transaction stands."""
+    SQL on a connection that could otherwise write (the server's, the Python API's). Nested in
+    another on the same connection, the outer one stands."""
     import duckdb
 
-    try:
-        con.execute("BEGIN TRANSACTION READ ONLY")
-    except duckdb.TransactionException:
+    if id(con) in _IN_READ_ONLY:
         yield con
         return
+    con.execute("BEGIN TRANSACTION READ ONLY")
+    _IN_READ_ONLY.add(id(con))
     try:
         yield con
     finally:
+        _IN_READ_ONLY.discard(id(con))
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
 
