@@ -187,7 +187,7 @@ def test_generate_from_a_spec_and_a_dataframe_of_prompts(tmp_path: Path) -> None
 def test_store_sql_follows_the_cli_rules_on_a_writable_store(store: Any, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("s3cret")
-    with pytest.raises(jb.JurybenchError, match="read_text\(\), which is not allowed"):
+    with pytest.raises(jb.JurybenchError, match=r"read_text\(\), which is not allowed"):
         store.sql(f"SELECT * FROM read_text('{secret}')")
     with pytest.raises(jb.JurybenchError, match="give one statement, not 2"):
         store.sql("SELECT 1; DROP TABLE items")

@@ -42,7 +42,9 @@ def _friedman(db: Path, slice_rows: int, monkeypatch: Any, **kwargs: Any) -> tup
     try:
         parts = _slices.slices_of(con, "qual", 6)
         result = _store.stat_friedman(con, "qual", **kwargs)
-        left = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'").fetchall()[0][0]
+        left = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'").fetchall()[0][
+            0
+        ]
         views = con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal").fetchall()[0][0]
         assert (left, views) == (0, 0)  # the slices' tables and views are gone
     finally:
@@ -131,7 +133,9 @@ def test_the_server_computes_the_sliced_statistic_on_its_locked_connection(store
         answer = client.post("/v1/stats/friedman", json={"run": "qual"})
         assert answer.status_code == 200, answer.text
         assert json.dumps(answer.json()["result"], sort_keys=True, default=str) == whole
-        left = client.post("/v1/sql", json={"query": "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'"})
+        left = client.post(
+            "/v1/sql", json={"query": "SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'"}
+        )
         assert left.json()["rows"] == [[0]]
 
 
