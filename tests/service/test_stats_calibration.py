@@ -195,3 +195,13 @@ def test_calibration_fit_list_apply(client: Any) -> None:
     by_path = client.post("/v1/jobs", json={"rubric": "story-quality", "where": "dataset = 'pw'", "jury": {
         "jurors": ["sim/a"], "aggregation": "calibrated", "calibration": "/etc/passwd"}})  # fmt: skip
     assert by_path.status_code == 422
+
+
+@pytest.mark.parametrize("field", ["by", "block", "where"])
+def test_friedman_with_a_misspelt_column_is_a_400_not_a_500(client: Any, field: str) -> None:
+    # The clean-up's DROP TABLE ran in the aborted transaction and failed: a 500 (issue 27).
+    value = "nope = 1" if field == "where" else "nope"
+    r = client.post("/v1/stats/friedman", json={"run": "pw", field: value})
+    assert r.status_code == 400 and "nope" in r.json()["error"], r.text
+    ok = client.post("/v1/stats/friedman", json={"run": "pw"})
+    assert ok.status_code == 200, ok.text

@@ -96,8 +96,8 @@ def run_slices(
             yield
         finally:
             for name in reversed(shown):
-                con.execute(f"DROP VIEW IF EXISTS temp.main.{name}")
-            con.execute("DROP TABLE IF EXISTS temp.main._jb_jury")
+                drop_temp(con, f"VIEW IF EXISTS temp.main.{name}")
+            drop_temp(con, "TABLE IF EXISTS temp.main._jb_jury")
 
     try:
         for name, sql in copies:
@@ -107,7 +107,17 @@ def run_slices(
         yield only
     finally:
         for name in made:
-            con.execute(f"DROP TABLE IF EXISTS temp.main._jb_{name}")
+            drop_temp(con, f"TABLE IF EXISTS temp.main._jb_{name}")
+
+
+def drop_temp(con: Any, what: str) -> None:
+    """Drop a temporary table or view on the way out. After an error (a misspelt column in a
+    user's --by) the transaction may be aborted, where DROP fails too: the error that got us
+    here is the one to report, and an aborted transaction's temporary objects go with it."""
+    import duckdb
+
+    with contextlib.suppress(duckdb.TransactionException):
+        con.execute(f"DROP {what}")
 
 
 class Coverage:

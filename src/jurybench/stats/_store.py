@@ -19,7 +19,7 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.stats import _pairwise, _pointwise
-from jurybench.stats._slices import Coverage, jury_coverage, run_slices, slices_of
+from jurybench.stats._slices import Coverage, drop_temp, jury_coverage, run_slices, slices_of
 from jurybench.store import execute_user_sql, expression
 
 PAIRWISE_BASE = """
@@ -335,7 +335,7 @@ def stat_friedman(
             matrix[row.astype(np.int64), column.astype(np.int64)] = mean.astype(float)
             out[criterion] = _pointwise.friedman_posthoc(matrix, models)
     finally:
-        con.execute("DROP TABLE IF EXISTS temp.main._jb_cells")
+        drop_temp(con, "TABLE IF EXISTS temp.main._jb_cells")
     if not out:
         raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
     return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}
