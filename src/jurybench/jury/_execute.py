@@ -26,7 +26,7 @@ from jurybench.jury._backends import (
 )
 from jurybench.jury._call import CallState, backoff_s, default_reasks
 from jurybench.jury._cost import OFFLINE, Budget, CostTally
-from jurybench.jury._limits import EndpointLimiter, estimate_tokens
+from jurybench.jury._limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
 from jurybench.jury._parse import Outcome
 from jurybench.jury._plan import Task
 from jurybench.jury._write import _Writer
@@ -264,7 +264,14 @@ async def _run_task(
     while not state.settled:
         estimate = estimate_tokens(state.messages)
         await limiter.wait(estimate)
-        started = await endpoint.acquire(estimate) if endpoint is not None else 0.0
+        if endpoint is not None:
+            try:
+                started = await endpoint.acquire(estimate, deadline=deadline, stop=options.stop)
+            except LimiterTimeout as exc:
+                state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
+                break
+        else:
+            started = 0.0
         limited = False
         completion: Completion | None = None
         backoff = 0.0  # seconds to wait before trying again after a transient error
@@ -292,7 +299,7 @@ async def _run_task(
             if time.monotonic() + wait > deadline:
                 state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
                 break
-            await asyncio.sleep(wait + rng.uniform(0, min(wait, 1.0) * 0.1))
+            await _pause(wait + rng.uniform(0, min(wait, 1.0) * 0.1), options.stop)
             continue
         except JurorUnusable as exc:
             state.failed(str(exc))
@@ -319,6 +326,15 @@ async def _run_task(
         if completion is not None and not use_instructor:
             state.answered(completion)
     return state.row()
+
+
+async def _pause(seconds: float, stop: Callable[[], bool] | None) -> None:
+    """Sleep, but raise LimiterStopped within a quarter second of ``stop()`` saying so."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if stop is not None and stop():
+            raise LimiterStopped()
+        await asyncio.sleep(min(left, 0.25))
 
 
 async def _execute(
@@ -389,6 +405,9 @@ async def _execute(
                     ),
                 )  # fmt: skip
                 answered = True
+            except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
+                progress.stopped = True
+                return
             finally:
                 if budget is not None and not answered:  # interrupted: nothing to count
                     budget.settle(reserved, 0.0)

@@ -24,12 +24,29 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 # Limits are per minute unless the provider says otherwise (OpenAI, Anthropic, Together).
 _MINUTE = 60.0
+# Clamps on what headers say (README, "Rate limits"): a provider's numbers are trusted only
+# within these, so no header can pause a run for ever or let it storm the endpoint.
+MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After (1e9, inf, a date far ahead) waits this long
+MIN_RETRY_AFTER_S = 0.05  # a shorter one (0, negative) backs off as if none had been given
+MAX_PACE_WAIT_S = 60.0  # the longest one wait for a budget to refill
+MIN_RATE_PER_S = 1.0 / _MINUTE  # a stated limit below one a minute (0, 1e-9) counts as one a minute
+UNKNOWN_REFILL_S = 2.0  # a budget reported with no limit and no reset is forgotten after this long
+
+
+class LimiterTimeout(Exception):
+    """The endpoint would not admit a request before the call's deadline (--give-up-after)."""
+
+
+class LimiterStopped(Exception):
+    """The run was asked to stop while a request waited for its endpoint."""
+
+
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?")
 
 
@@ -42,9 +59,11 @@ def parse_duration(text: str | None, *, now: float | None = None) -> float | Non
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        number = float(value)
     except ValueError:
         pass
+    else:
+        return None if math.isnan(number) else max(0.0, number)
     match = _DURATION.fullmatch(value)
     if match and any(match.groups()):
         h, m, s, ms = (float(g) if g else 0.0 for g in match.groups())
@@ -86,17 +105,23 @@ def read_headers(headers: Mapping[str, Any] | None) -> Signals:
         h.setdefault(name, str(value))
 
     def number(*names: str) -> float | None:
+        """A count a header states: finite and not negative (-1e9 reads as 0), else not said."""
         for name in names:
             with contextlib.suppress(KeyError, ValueError):
-                return float(h[name])
+                value = float(h[name])
+                if math.isfinite(value):
+                    return max(0.0, value)
         return None
 
     retry = None
     if "retry-after-ms" in h:
         with contextlib.suppress(ValueError):
-            retry = max(0.0, float(h["retry-after-ms"]) / 1000)
+            ms = float(h["retry-after-ms"])
+            retry = None if math.isnan(ms) else max(0.0, ms / 1000)
     if retry is None:
         retry = parse_duration(h.get("retry-after"))
+    if retry is not None:
+        retry = min(retry, MAX_RETRY_AFTER_S)
     return Signals(
         retry_after=retry,
         limit_requests=number("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit"),
@@ -128,30 +153,41 @@ class _Bucket:
         self.capacity = math.inf
         self.updated = 0.0
         self.spent = 0.0  # sent since the last report
+        self.expires = math.inf  # when the last report stops holding (a reset, or no rate to refill it)
 
-    def observe(self, limit: float | None, remaining: float | None, at: float, spent_since: float) -> None:
+    def observe(self, limit: float | None, remaining: float | None, at: float, spent_since: float,
+                reset: float | None = None) -> None:  # fmt: skip
         """A report made at about ``at`` (older ones than the last are ignored); ``spent_since``:
-        what was sent after it."""
-        if limit is not None and limit > 0:
-            self.rate = limit / _MINUTE
+        what was sent after it; ``reset``: seconds until the budget is whole again."""
+        if limit is not None:  # a limit of 0 or 1e-9 a minute would wait for ever: one a minute at least
+            self.rate = max(limit / _MINUTE, MIN_RATE_PER_S)
         if remaining is None:
             return
         self.capacity = max(1.0, remaining, 0.0 if self.capacity == math.inf else self.capacity)
         if at >= self.updated:
             self.remaining, self.updated, self.spent = remaining, at, spent_since
+            if self.rate > 0:  # refilled at the stated rate
+                self.expires = math.inf
+            else:  # nothing says how it refills but a reset, if given: trust it that long, then probe
+                self.expires = at + min(reset if reset is not None else UNKNOWN_REFILL_S, MAX_PACE_WAIT_S)
 
     def available(self, now: float) -> float:
         if self.remaining == math.inf:
+            return math.inf
+        if now >= self.expires:  # the report no longer holds: forgotten (a 429 or a new report says more)
+            self.remaining, self.spent, self.expires = math.inf, 0.0, math.inf
             return math.inf
         refill = self.rate * max(0.0, now - self.updated)
         return min(self.capacity, self.remaining + refill) - self.spent
 
     def wait_for(self, amount: float, now: float) -> float:
-        """Seconds until ``amount`` is available (0: now)."""
+        """Seconds until ``amount`` is available (0: now), at most until the report expires and
+        never more than MAX_PACE_WAIT_S."""
         short = amount - self.available(now)
         if short <= 0:
             return 0.0
-        return short / self.rate if self.rate > 0 else 1.0
+        wait = short / self.rate if self.rate > 0 else UNKNOWN_REFILL_S
+        return min(wait, max(0.0, self.expires - now), MAX_PACE_WAIT_S) or MIN_RETRY_AFTER_S
 
 
 class EndpointLimiter:
@@ -191,9 +227,12 @@ class EndpointLimiter:
             wait = max(wait, self.tokens.wait_for(min(tokens, self.tokens.capacity), now))
         return wait
 
-    async def acquire(self, tokens: float = 0.0) -> float:
+    async def acquire(self, tokens: float = 0.0, *, deadline: float = math.inf,
+                      stop: Callable[[], bool] | None = None) -> float:  # fmt: skip
         """Wait until a request may start; ``tokens`` is its expected use (0: unknown). Returns
-        the start time, which ``done`` and ``rate_limited`` take back."""
+        the start time, which ``done`` and ``rate_limited`` take back. Raises LimiterTimeout
+        when the wait would pass ``deadline`` (time.monotonic()) and LimiterStopped as soon as
+        ``stop()`` says so (checked at least every quarter second)."""
         loop = asyncio.get_running_loop()
         # The caller's estimate from the request's text, corrected by what answers really used.
         expected = tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
@@ -211,6 +250,10 @@ class EndpointLimiter:
                         self._sent.popleft()
                     return now
                 event = self._waiters.setdefault(loop, asyncio.Event())
+            if stop is not None and stop():
+                raise LimiterStopped()
+            if now + (0.0 if math.isinf(delay) else delay) > deadline or now >= deadline:
+                raise LimiterTimeout(f"the endpoint would not admit a request for {delay:.3g} s")
             if math.isinf(delay):
                 with self._lock:
                     event.clear()
@@ -222,7 +265,7 @@ class EndpointLimiter:
                     with self._lock:
                         self._waiting -= 1
             else:
-                await asyncio.sleep(min(delay, 5.0))
+                await asyncio.sleep(min(delay, 0.25))
 
     def _wake(self) -> None:
         """Wake requests waiting for a slot, on whichever loop they wait (cheap when none does)."""
@@ -283,8 +326,9 @@ class EndpointLimiter:
                     break
             self._observe(signals, started, now)
             retry = signals.retry_after if signals is not None else None
-            if retry is None:
+            if retry is None or retry < MIN_RETRY_AFTER_S:  # none, 0 or negative: back off ourselves
                 retry = min(30.0, 0.5 * 2 ** min(attempt, 6))
+            retry = min(retry, MAX_RETRY_AFTER_S)
             if now - self.last_decrease > max(retry, 0.5):
                 self.window = max(1.0, self.window / 2)
                 self.last_decrease = now
@@ -307,8 +351,10 @@ class EndpointLimiter:
             if t <= since:
                 break
             sent.append((t, k))
-        self.requests.observe(signals.limit_requests, signals.remaining_requests, now, float(len(sent)))
-        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, now, sum(k for _, k in sent))
+        self.requests.observe(signals.limit_requests, signals.remaining_requests, now, float(len(sent)),
+                              signals.reset_requests)  # fmt: skip
+        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, now, sum(k for _, k in sent),
+                            signals.reset_tokens)  # fmt: skip
 
 
 _registry: dict[str, EndpointLimiter] = {}

@@ -1,8 +1,8 @@
 """A loopback OpenAI-compatible chat-completions server for tests and benchmarks.
 
 It answers ``POST /v1/chat/completions`` at once. By default every answer is
-``default_content``; ``script`` holds (status, content) pairs served first, in
-order, to inject rate limits (429), server errors (5xx) or bad answers; ``{api_key}`` in
+``default_content``; ``script`` holds (status, content) pairs, or (status, content,
+headers) triples, served first, in order, to inject rate limits (429), server errors (5xx) or bad answers; ``{api_key}`` in
 an error's content is replaced by the key the client sent, as providers echo it. A content
 that is a mapping is the whole message (e.g. ``{"content": None, "refusal": "..."}``)
 for provider signals such as OpenAI's refusal field. It also speaks two batch APIs (see :class:`Batches`): OpenAI's files + batches and
@@ -178,7 +178,7 @@ def _prompt_tokens(body: dict[str, Any]) -> float:
 
 def make_app(
     default_content: str,
-    script: deque[tuple[int, Any]],
+    script: deque[tuple[Any, ...]],
     requests: list[dict[str, Any]],
     limits: RateLimits | None = None,
     batches: Batches | None = None,
@@ -187,7 +187,7 @@ def make_app(
 
     book = batches if batches is not None else Batches()
 
-    def next_answer() -> tuple[int, Any]:
+    def next_answer() -> tuple[Any, ...]:
         return script.popleft() if script else (200, default_content)
 
     async def handle(request: web.Request) -> web.Response:
@@ -206,15 +206,17 @@ def make_app(
             limits.served(tokens)
             answer = _completion(body.get("model", "stub"), default_content, prompt_tokens=round(tokens) - 7)
             return web.json_response(answer, headers=limits.header_values())
-        status, content = script.popleft() if script else (200, default_content)
+        entry = script.popleft() if script else (200, default_content)
+        status, content = entry[0], entry[1]
+        extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
             key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
             message = str(content).replace("{api_key}", key)
             return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
-                                     status=status)  # fmt: skip
-        return web.json_response(_completion(body.get("model", "stub"), content))
+                                     status=status, headers=extra)  # fmt: skip
+        return web.json_response(_completion(body.get("model", "stub"), content), headers=extra)
 
     def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
         state = book.state(batch)
@@ -389,7 +391,7 @@ class StubServer:
         self.limits = limits
         self.batches = batches if batches is not None else Batches()
         self.port = port or free_port()
-        self.script: deque[tuple[int, Any]] = deque()
+        self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
