@@ -155,7 +155,7 @@ def test_secrets_are_never_stored_or_echoed(db_path: Path) -> None:
     with make_client(db_path) as c:
         job_id = c.get("/v1/jobs").json()[0]["job_id"]
         failed = wait_for(c, job_id)
-        assert failed["status"] == "failed" and "inline api_key" in failed["error"]
+        assert failed["status"] == "failed" and "inline credentials (api_key" in failed["error"]
 
 
 def test_cancel_a_queued_or_running_job_and_unknown_ones(db_path: Path) -> None:
@@ -214,3 +214,56 @@ def test_body_limit(db_path: Path) -> None:
 def test_rubrics_endpoint(client: Any) -> None:
     names = {r["name"]: r for r in client.get("/v1/rubrics").json()}
     assert names["persuasion"]["kind"] == "pairwise" and len(names["persuasion"]["dimensions"]) == 19
+
+
+def test_credentials_through_new_doors_are_used_but_never_stored_or_served(db_path: Path) -> None:
+    """A space before '=' in a juror string, and headers (extra_headers) that carry credentials,
+    were stored verbatim in jobs.request and jurors.params and served; so was the server's
+    calibration folder (issue 27)."""
+    import json as _json
+
+    from jurybench.testing import StubServer
+    from tests.conftest import FULL
+
+    key, auth, portkey = "sk-spacebefore1234567", "Bearer hel-abcdefgh12345678", "pk-portkey-87654321"
+    with StubServer(_json.dumps(FULL)) as stub, make_client(db_path, workers=1) as c:
+        jurors = [
+            f"openai/stub,api_base={stub.api_base},api_key ={key}",
+            {"model": "openai/stub2", "api_base": stub.api_base, "api_key": "sk-x1234567890",
+             "extra_headers": {"Helicone-Auth": auth, "x-portkey-api-key": portkey}},
+        ]  # fmt: skip
+        job_id = c.post("/v1/jobs", json={"rubric": "story-quality", "items": ITEMS[:2],
+                                          "jury": {"jurors": jurors}}).json()["job_id"]  # fmt: skip
+        job = wait_for(c, job_id)
+        assert job["status"] == "finished", job
+        served = c.get("/v1/jobs").text + c.get(f"/v1/jobs/{job_id}").text
+        served += c.post("/v1/sql", json={"query": "SELECT request FROM jobs"}).text
+        served += c.post("/v1/sql", json={"query": "SELECT params FROM jurors"}).text
+        listed = c.get(f"/v1/jobs/{job_id}").json()["request"]["jury"]["jurors"]
+    sent = [r for r in stub.requests]
+    assert len(sent) == 4  # both jurors were asked: the credentials were used
+    con = duckdb.connect(str(db_path))
+    stored = _json.dumps(con.execute("SELECT * FROM jobs").fetchall(), default=str)
+    stored += _json.dumps(con.execute("SELECT * FROM jurors").fetchall(), default=str)
+    con.close()
+    for secret in (key, auth, "hel-abcdefgh12345678", portkey, "sk-x1234567890"):
+        assert secret not in stored and secret not in served, secret
+    assert "_calibration_dir" not in stored and str(db_path.parent) not in stored
+    assert listed[0]["secrets"] == ["api_key"] and listed[1]["secrets"] == ["api_key", "extra_headers"]
+
+
+def test_one_juror_parser_and_headers_are_never_identity() -> None:
+    from jurybench.jury import is_secret_param, juror_from_mapping, parse_juror, public_juror
+    from jurybench.jury._juror import stored_params
+
+    spaced = parse_juror("openai/m, api_key = sk-abcdefgh123 ,temperature=0")
+    plain = parse_juror("openai/m,temperature=0")
+    assert spaced.options["api_key"] == "sk-abcdefgh123" and spaced.key == plain.key
+    headed = juror_from_mapping({"model": "openai/m", "temperature": 0,
+                                 "extra_headers": {"Authorization": "Bearer abcdefgh12345"}}, where="t")  # fmt: skip
+    assert headed.key == plain.key and "extra_headers" not in stored_params(headed)
+    assert public_juror(headed) == {"model": "openai/m", "temperature": 0, "secrets": ["extra_headers"]}
+    for name in ("api_key", "extra_headers", "extra.headers", "extra.auth_token", "extra.x_api_key", "password"):
+        assert is_secret_param(name), name
+    for name in ("temperature", "max_tokens", "top_p", "extra.repetition_penalty", "seed"):
+        assert not is_secret_param(name), name

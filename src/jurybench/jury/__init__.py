@@ -15,7 +15,14 @@ from jurybench.jury._batches import cancel_batch, list_batches, refresh_batch
 from jurybench.jury._cost import CostTally, price_of
 from jurybench.jury._engine import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
 from jurybench.jury._execute import EngineOptions
-from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
+from jurybench.jury._juror import (
+    JurorSpec,
+    is_secret_param,
+    juror_from_mapping,
+    parse_juror,
+    public_juror,
+    secret_options,
+)
 from jurybench.jury._jury import (
     AGGREGATIONS,
     TIE_RULES,
@@ -64,6 +71,7 @@ __all__ = [
     "check_juror",
     "end_runs",
     "extract_json",
+    "is_secret_param",
     "juror_from_mapping",
     "jury_from_mapping",
     "jury_rule",
@@ -74,6 +82,7 @@ __all__ = [
     "parse_unit",
     "plan_tasks",
     "price_of",
+    "public_juror",
     "record_run",
     "refresh_batch",
     "register_jurors",
@@ -82,6 +91,7 @@ __all__ = [
     "run_job",
     "run_panel",
     "score",
+    "secret_options",
     "simulate_human_labels",
     "subject_ids",
     "subject_table",

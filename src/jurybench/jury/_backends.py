@@ -26,6 +26,7 @@ from jurybench.jury._juror import (
     READING,
     SAMPLING,
     JurorSpec,
+    is_secret_param,
 )
 from jurybench.jury._limits import Signals, endpoint_key, endpoint_limiter, read_headers
 from jurybench.rubric import (
@@ -114,6 +115,9 @@ class LiteLLMBackend:
         for key in ("api_base", "api_key"):
             if key in spec.options:
                 self.kwargs[key] = spec.options[key]
+        for key, value in spec.options.items():  # other credentials: headers, extra.<key-like name>
+            if key != "api_key" and is_secret_param(key):
+                self.kwargs[key.removeprefix(EXTRA_PREFIX)] = value
         self.kwargs["timeout"] = float(spec.option("timeout", 60))
         secret = spec.options.get("api_key") or os.environ.get(f"{spec.provider.upper()}_API_KEY")
         self.endpoint = endpoint_limiter(

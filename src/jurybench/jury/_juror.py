@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -52,6 +53,28 @@ ANSWERING = {
     "latency_ms": "fake: simulated latency per call",
 }
 _SECRET = {"api_key"}
+# Parameters whose values are credentials: api_key, every header (extra_headers, extra.headers,
+# extra.extra_headers: Authorization, Helicone-Auth, Ocp-Apim-Subscription-Key, ...) and any
+# parameter named like a key, token, secret or password. They are operational: never part of
+# the juror's identity, never stored, logged or served; only their names are kept.
+_SECRET_NAME = re.compile(
+    r"(?i)(^|[._-])(api[_-]?key|key|token|secret|password|passwd|authorization|auth|credentials?|headers)$"
+)
+
+
+def is_secret_param(name: str) -> bool:
+    """Whether a juror parameter's value is a credential (see _SECRET_NAME)."""
+    return name in _SECRET or bool(_SECRET_NAME.search(name.strip()))
+
+
+def _secret_strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _secret_strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _secret_strings(v)]
+    return [str(value)] if value is not None else []
+
+
 SAMPLING = frozenset({"temperature", "max_tokens", "seed", "top_p"})
 READING = frozenset({"verdicts", "structured", "response_format"})
 FAKE_KNOBS = frozenset({"invalid_rate", "refusal_rate", "error_rate", "position_bias", "latency_ms"})
@@ -101,14 +124,17 @@ def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
     params: dict[str, Any] = {}
     options: dict[str, Any] = {}
     for key, value in data.items():
+        key = str(key).strip()
         if key == "model":
             continue
-        if key in OPERATIONAL:
+        if key in OPERATIONAL or is_secret_param(key):
             options[key] = value
         else:
             params[key] = value
-    if isinstance(options.get("api_key"), str):
-        register_secret(options["api_key"])  # redacted from every error text from now on
+    for key, value in options.items():
+        if is_secret_param(key):
+            for text in _secret_strings(value):
+                register_secret(text)  # redacted from every error text from now on
     samples = options.pop("samples", 1)
     if not isinstance(samples, int) or samples < 1:
         raise JurybenchError(f"{where}: samples must be a whole number >= 1 (got {samples!r}).")
@@ -134,3 +160,21 @@ def parse_juror(text: str) -> JurorSpec:
 def stored_params(spec: JurorSpec) -> dict[str, Any]:
     """What the jurors table records: answer-changing params, never secrets."""
     return {k: v for k, v in spec.params.items() if k not in _SECRET}
+
+
+def secret_options(spec: JurorSpec) -> dict[str, Any]:
+    """The juror's credentials (kept in memory only): api_key, headers, key-like parameters."""
+    return {k: v for k, v in spec.options.items() if is_secret_param(k)}
+
+
+def public_juror(spec: JurorSpec) -> dict[str, Any]:
+    """The juror as a mapping without any credential (what a service job stores and serves);
+    the names of the credentials it was given are listed under ``secrets``."""
+    out: dict[str, Any] = {"model": spec.model, **spec.params}
+    out.update({k: v for k, v in spec.options.items() if not is_secret_param(k)})
+    if spec.name:
+        out["name"] = spec.name
+    if spec.samples != 1:
+        out["samples"] = spec.samples
+    hidden = sorted(secret_options(spec))
+    return {**out, "secrets": hidden} if hidden else out

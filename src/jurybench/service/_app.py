@@ -204,7 +204,8 @@ def create_app(
                                         sql_timeout_s=config.sql_timeout_s)  # fmt: skip
         # Submissions and the ends of jobs are committed in groups (as many as are waiting).
         state["group"] = GroupWriter(state["store"], batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
-        state["jobs"] = JobManager(state["store"], workers=config.workers, end_run=state["group"].run)
+        state["jobs"] = JobManager(state["store"], workers=config.workers, end_run=state["group"].run,
+                                   calibration_dir=config.calibrations)  # fmt: skip
         if start_jobs:
             state["jobs"].start()
 
@@ -310,7 +311,7 @@ def create_app(
         return out
 
     # -- jobs --------------------------------------------------------------------------------
-    def _prepare(body: rq.JobIn) -> tuple[dict[str, Any], Any, Any, list[str | None]]:
+    def _prepare(body: rq.JobIn) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
         from jurybench.jury import check_batch_jurors, validate_jurors
@@ -324,7 +325,7 @@ def create_app(
             request["jury"] = dict(config.default_jury)
         rubric = rq.load_rubric_for(request)
         secrets = rq.secrets_of(request["jury"])
-        request["_calibration_dir"] = str(config.calibrations)
+        request["jury"] = rq.public_jury(request["jury"])  # stored and served without credentials
         jury = rq.jury_for(request, secrets, config.calibrations)
         validate_jurors(rubric, list(jury.jurors))
         jury = attach_calibration(jury, rubric)
@@ -376,7 +377,9 @@ def create_app(
             row = await asyncio.wrap_future(group_writer().submit(write, items, pairs))
             return jobs.enqueue(row, secrets)
 
-    def _submission(body: rq.JobIn, jobs: JobManager) -> tuple[JobWrite, list[Any], list[Any], list[str | None]]:
+    def _submission(
+        body: rq.JobIn, jobs: JobManager
+    ) -> tuple[JobWrite, list[Any], list[Any], list[dict[str, Any] | None]]:
         """The checked request as a job write for the group writer (its row is inserted after the
         inline items and pairs of its group are imported), and the request's inline keys."""
         from jurybench.rubric import is_pairwise

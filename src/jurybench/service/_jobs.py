@@ -65,15 +65,23 @@ class Live:
                 "n_refusal": c.get("refusal", 0), "n_failed": c.get("error", 0), **cost}  # fmt: skip
 
 
-def strip_secrets(value: Any) -> Any:
-    """A request with every api_key removed (mappings, and 'MODEL,...,api_key=...' strings)."""
-    if isinstance(value, dict):
-        return {k: strip_secrets(v) for k, v in value.items() if k != "api_key"}
-    if isinstance(value, list):
-        return [strip_secrets(v) for v in value]
-    if isinstance(value, str) and "api_key=" in value:
-        return ",".join(p for p in value.split(",") if not p.strip().startswith("api_key="))
-    return value
+def strip_secrets(request: dict[str, Any]) -> dict[str, Any]:
+    """A job request as stored and served: the jury without any credential (key-like entries,
+    headers; juror strings are mappings without credentials by then) and every text redacted."""
+    from jurybench.jury import is_secret_param
+    from jurybench.redact import redact_value
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if not is_secret_param(str(k))}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return redact_value(value)
+
+    out: dict[str, Any] = redact_value({k: v for k, v in request.items() if k != "jury"})
+    if "jury" in request:
+        out["jury"] = clean(request["jury"])
+    return out
 
 
 def _now() -> datetime:
@@ -108,14 +116,16 @@ def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | No
 
 
 class JobManager:
-    def __init__(self, store: Any, *, workers: int = 2, end_run: Any = None) -> None:
+    def __init__(self, store: Any, *, workers: int = 2, end_run: Any = None, calibration_dir: Any = None) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
-        without it each job writes its own."""
+        without it each job writes its own. ``calibration_dir``: where named calibrations are."""
         self.store = store
+        self.calibration_dir = calibration_dir
         self.end_run = end_run
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.live: dict[str, Live] = {}
-        self.secrets: dict[str, list[str | None]] = {}  # job -> inline api_key per juror, memory only
+        # job -> each juror's credentials (api_key, headers), memory only
+        self.secrets: dict[str, list[dict[str, Any] | None]] = {}
         self.threads = [threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True)
                         for i in range(max(1, workers))]  # fmt: skip
         self.closing = False
@@ -195,7 +205,7 @@ class JobManager:
         defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
         return [(*row, *defaults[5:]) for row in rows]
 
-    def enqueue(self, row: tuple[Any, ...], secrets: list[str | None]) -> dict[str, Any]:
+    def enqueue(self, row: tuple[Any, ...], secrets: list[dict[str, Any] | None]) -> dict[str, Any]:
         """Queue a committed job (its row from :meth:`insert_many`) and return it as the API shows it."""
         job_id = str(row[0])
         if any(secrets):
@@ -259,7 +269,7 @@ class JobManager:
 
     def _row(self, r: tuple[Any, ...]) -> dict[str, Any]:
         stored = json.loads(r[3])
-        request = {k: v for k, v in stored.items() if not k.startswith("_")}
+        request = strip_secrets({k: v for k, v in stored.items() if not k.startswith("_")})
         job = {
             "job_id": r[0], "status": r[1], "run_id": r[2], "request": request, "n_subjects": stored.get("_n_subjects"),
             "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]),
@@ -312,7 +322,7 @@ class JobManager:
         live = self.live.setdefault(job_id, Live())
         request, run_id = json.loads(row[0][1]), row[0][2]
         try:
-            rubric, jury, where, ids = build_job(request, self.secrets.get(job_id))
+            rubric, jury, where, ids = build_job(request, self.secrets.get(job_id), self.calibration_dir)
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return

@@ -170,26 +170,28 @@ def load_rubric_for(request: dict[str, Any]) -> Any:
         raise JurybenchError(f"rubric_inline.{field}: {err['msg']}.", hint="See docs/rubrics.md.") from None
 
 
-def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibration_dir: Any = None) -> Any:
+def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Any = None) -> Any:
+    """The job's jury, with each juror's credentials (kept in memory only) put back."""
     from dataclasses import replace
 
     from jurybench.jury import jury_from_mapping
 
     data = dict(request["jury"])
+    data["jurors"] = [_without_secret_names(entry) for entry in data.get("jurors") or []]
     calibration = data.pop("calibration", None)
     jury = jury_from_mapping({k: v for k, v in data.items() if v is not None}, where="jury")
     jurors = list(jury.jurors)
     for i, juror in enumerate(jurors):
-        key = secrets[i] if secrets and i < len(secrets) else None
-        if key:
-            jurors[i] = replace(juror, options={**juror.options, "api_key": key})
+        given = secrets[i] if secrets and i < len(secrets) else None
+        if given:
+            jurors[i] = replace(juror, options={**juror.options, **given})
     samples = request.get("samples")
     if samples:
         jurors = [replace(j, samples=samples) if j.samples == 1 else j for j in jurors]
     if calibration is not None:
         from pathlib import Path
 
-        path = Path(calibration_dir or request.get("_calibration_dir") or "calibration") / f"{calibration}.json"
+        path = Path(calibration_dir or "calibration") / f"{calibration}.json"
         if not path.exists():
             raise JurybenchError(
                 f"jury.calibration: no calibration named {calibration!r}.", hint="See GET /v1/calibrations."
@@ -198,31 +200,47 @@ def jury_for(request: dict[str, Any], secrets: list[str | None] | None, calibrat
     return replace(jury, jurors=tuple(jurors))
 
 
-def secrets_of(jury: dict[str, Any]) -> list[str | None]:
-    """Each juror's inline api_key (kept in memory only), in order."""
+def _without_secret_names(entry: Any) -> Any:
+    """A stored juror mapping lists the names of its credentials under 'secrets': not a parameter."""
+    return {k: v for k, v in entry.items() if k != "secrets"} if isinstance(entry, dict) else entry
+
+
+def parsed_jurors(jury: dict[str, Any]) -> list[Any]:
+    """Each juror of a request's jury, parsed the one way the CLI parses it."""
     from jurybench.jury import juror_from_mapping, parse_juror
 
-    out: list[str | None] = []
-    for n, entry in enumerate(jury.get("jurors", []), start=1):
-        spec = (
-            juror_from_mapping(entry, where=f"jury juror {n}") if isinstance(entry, dict) else parse_juror(str(entry))
-        )
-        key = spec.options.get("api_key")
-        out.append(None if key is None else str(key))
-    return out
+    return [
+        juror_from_mapping(entry, where=f"jury juror {n}") if isinstance(entry, dict) else parse_juror(str(entry))
+        for n, entry in enumerate(jury.get("jurors", []), start=1)
+    ]
+
+
+def secrets_of(jury: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """Each juror's credentials (api_key, headers, key-like parameters; kept in memory only), in order."""
+    from jurybench.jury import secret_options
+
+    return [secret_options(spec) or None for spec in parsed_jurors(jury)]
+
+
+def public_jury(jury: dict[str, Any]) -> dict[str, Any]:
+    """The request's jury as stored and served: every juror as a mapping without credentials."""
+    from jurybench.jury import public_juror
+
+    return {**jury, "jurors": [public_juror(spec) for spec in parsed_jurors(jury)]}
 
 
 def build_job(
-    request: dict[str, Any], secrets: list[str | None] | None
+    request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Any = None
 ) -> tuple[Any, Any, str | None, list[str] | None]:
     """The rubric, jury, subject predicate and subject ids of a stored (prepared) job."""
     rubric = load_rubric_for(request)
     if request.get("_needs_key") and not secrets:
         raise JurybenchError(
-            "this job's jurors had an inline api_key, which the server keeps only in memory and lost on restart.",
+            "this job's jurors had inline credentials (api_key, headers), which the server keeps only in memory "
+            "and lost on restart.",
             hint="Submit the job again (or give the provider's key in the server's environment).",
         )
-    jury = jury_for(request, secrets, request.get("_calibration_dir"))
+    jury = jury_for(request, secrets, calibration_dir)
     return rubric, jury, request.get("_where"), request.get("_ids")
 
 
