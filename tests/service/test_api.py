@@ -14,7 +14,7 @@ from tests.service.conftest import ITEMS, make_client, wait_for
 
 
 def test_health_and_openapi_are_open_everything_else_needs_the_token(db_path: Path) -> None:
-    with make_client(db_path, token="s3cret") as c:
+    with make_client(db_path, token="s3cret-token-0123456") as c:
         assert c.get("/v1/health").json()["status"] == "ok"
         assert "/v1/jobs" in c.get("/openapi.json").json()["paths"]
         for method, path in (("get", "/v1/jobs"), ("get", "/v1/items"), ("post", "/v1/sql"), ("get", "/v1/rubrics"),
@@ -23,7 +23,7 @@ def test_health_and_openapi_are_open_everything_else_needs_the_token(db_path: Pa
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", path
             wrong = getattr(c, method)(path, headers={"Authorization": "Bearer nope"})
             assert wrong.status_code == 401
-        ok = c.get("/v1/items", headers={"Authorization": "Bearer s3cret"})
+        ok = c.get("/v1/items", headers={"Authorization": "Bearer s3cret-token-0123456"})
         assert ok.status_code == 200 and ok.json() == []
 
 

@@ -22,13 +22,22 @@ from tests.service.test_serve import _get, _start, _stop, _wait_up
 
 @pytest.mark.parametrize(
     "header",
-    ["Bearer s3c", "Bearer s3cretX", "Bearer ", "Bearer", "bearer  s3cret", "Basic s3cret", "s3cret", "Bearer S3CRET"],
+    [
+        "Bearer s3c",
+        "Bearer s3cret-token-0123456X",
+        "Bearer ",
+        "Bearer",
+        "bearer  s3cret-token-0123456",
+        "Basic s3cret-token-0123456",
+        "s3cret-token-0123456",
+        "Bearer S3CRET",
+    ],
 )
 def test_only_the_whole_token_opens_the_api(db_path: Path, header: str) -> None:
-    with make_client(db_path, token="s3cret") as c:
+    with make_client(db_path, token="s3cret-token-0123456") as c:
         assert c.get("/v1/items", headers={"Authorization": header}).status_code == 401
-        assert c.get("/v1/items", headers={"Authorization": "Bearer s3cret"}).status_code == 200
-        assert c.get("/v1/items", headers={"Authorization": "bearer s3cret"}).status_code == 200
+        assert c.get("/v1/items", headers={"Authorization": "Bearer s3cret-token-0123456"}).status_code == 200
+        assert c.get("/v1/items", headers={"Authorization": "bearer s3cret-token-0123456"}).status_code == 200
 
 
 WRITES = [

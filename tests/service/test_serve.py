@@ -64,7 +64,7 @@ def _stop(process: subprocess.Popen[str]) -> tuple[str, str]:
 def server(tmp_path: Path) -> Iterator[tuple[str, Path, subprocess.Popen[str]]]:
     db = tmp_path / "served.duckdb"
     port = free_port()
-    process = _start(["--db", str(db), "--port", str(port)], {"JURYBENCH_TOKEN": "t0ken"})
+    process = _start(["--db", str(db), "--port", str(port)], {"JURYBENCH_TOKEN": "t0ken-0123456789abcdef"})
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_up(url, process)
@@ -79,7 +79,7 @@ def test_the_server_owns_the_store_and_the_cli_says_so(server: tuple[str, Path, 
     url, db, process = server
     assert _get(f"{url}/v1/health")[0] == 200
     assert _get(f"{url}/v1/jobs")[0] == 401
-    status, body = _get(f"{url}/v1/sql", "t0ken", {"query": "SELECT count(*) FROM jobs"})
+    status, body = _get(f"{url}/v1/sql", "t0ken-0123456789abcdef", {"query": "SELECT count(*) FROM jobs"})
     assert status == 200 and body["rows"] == [[0]]
     cli = run_cli("sql", "SELECT 1", "--db", str(db))
     assert cli.exit_code == 2

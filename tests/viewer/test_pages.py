@@ -149,7 +149,7 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
 
     db = tmp_path / "s.duckdb"
     shutil.copy(viewer_store, db)
-    app = create_app(ServiceConfig(db=db, token="tok-123456"), start_jobs=False)
+    app = create_app(ServiceConfig(db=db, token="tok-1234567890abcdef"), start_jobs=False)
     with TestClient(app) as c:
         gate = c.get("/runs/quality", follow_redirects=False)
         assert gate.status_code == 303 and gate.headers["location"] == "/login?next=%2Fruns%2Fquality"
@@ -157,16 +157,18 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
         wrong = c.post("/login", content="token=nope&next=%2F", headers={"content-type": "application/x-www-form-"
                                                                                          "urlencoded"})  # fmt: skip
         assert wrong.status_code == 401
-        signed = c.post("/login", content="token=tok-123456&next=%2Fruns%2Fquality",
+        signed = c.post("/login", content="token=tok-1234567890abcdef&next=%2Fruns%2Fquality",
                         headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
         assert signed.status_code == 303 and signed.headers["location"] == "/runs/quality"
-        assert "tok-123456" not in signed.headers.get("set-cookie", "")  # the cookie is derived, not the token
+        assert "tok-1234567890abcdef" not in signed.headers.get(
+            "set-cookie", ""
+        )  # the cookie is derived, not the token
         page = c.get("/runs/quality")
         assert page.status_code == 200 and 'id="figures"' in page.text
-        evil = c.post("/login", content="token=tok-123456&next=%2F%2Fevil.example",
+        evil = c.post("/login", content="token=tok-1234567890abcdef&next=%2F%2Fevil.example",
                       headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
         assert evil.headers["location"] == "/"  # no open redirect
-        assert c.get("/v1/rubrics", headers={"Authorization": "Bearer tok-123456"}).status_code == 200
+        assert c.get("/v1/rubrics", headers={"Authorization": "Bearer tok-1234567890abcdef"}).status_code == 200
 
 
 def test_hostile_text_constant_is_what_the_store_holds(client: Any) -> None:

@@ -53,6 +53,10 @@ def serve(
     demo_mode: Annotated[
         bool, typer.Option("--demo", help="A fresh store with the example items and a simulated default jury.")
     ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
+    ] = None,
 ) -> None:
     """Serve the store over HTTP (/v1: jobs, items, annotations, calibration, statistics, read-only SQL).
 
@@ -75,6 +79,9 @@ def serve(
     elif os.environ.get("JURYBENCH_TOKEN", "").strip():
         token = os.environ["JURYBENCH_TOKEN"].strip()
     register_secret(token)
+    from jurybench.service._app import check_token, listening_hosts
+
+    check_token(token)
     loopback = host in ("localhost",) or _is_loopback(host, ipaddress)
     if token is None and not loopback:
         raise JurybenchError(
@@ -93,7 +100,7 @@ def serve(
     config = ServiceConfig(
         db=store, token=token, workers=workers, max_body_bytes=int(max_body_mb * 1024 * 1024),
         sql_timeout_s=sql_timeout, sql_max_rows=sql_rows, sql_memory_mb=sql_memory_mb, default_jury=default_jury,
-        url=url,
+        url=url, allowed_hosts=tuple(listening_hosts(host, port, tuple(allow_host or ()))),
     )  # fmt: skip
     from jurybench.service import Store
 
@@ -189,6 +196,10 @@ def view(
     host: Annotated[str, typer.Option(help="Loopback address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8766,
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
+    ] = None,
 ) -> None:
     """Look at the store in a browser, read-only: runs, a run's jury and jurors, every item with
     each juror's raw answers, disagreements, statistics with plots, calibrations.
@@ -216,6 +227,9 @@ def view(
     from jurybench.viewer import create_viewer_app
 
     app_ = create_viewer_app(store)  # opens the store now: a store held by a writer is one line
+    from jurybench.service._app import HostCheck, listening_hosts
+
+    app_ = HostCheck(app_, listening_hosts(host, port, tuple(allow_host or ())))
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     typer.echo(f"jurybench viewer: {store} (read-only) at {url}  (Ctrl-C to stop)")
     if not no_browser:

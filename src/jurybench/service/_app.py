@@ -28,7 +28,7 @@ from jurybench.service import _requests as rq
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
-from jurybench.service._viewer import SESSION_COOKIE, mount_viewer, session_of
+from jurybench.service._viewer import MIN_TOKEN_LENGTH, SESSION_COOKIE, mount_viewer, session_valid
 from jurybench.viewer import WarmUp
 
 log = logging.getLogger("jurybench.service")
@@ -51,6 +51,8 @@ class ServiceConfig:
     url: str = ""
     warm_viewer: bool = True  # compute the newest runs' page aggregates in the background at start
     extra: dict[str, Any] = field(default_factory=dict)
+    # Host headers answered (None: any; 'jurybench serve' sets the address it listens as).
+    allowed_hosts: tuple[str, ...] | None = None
 
     @property
     def calibrations(self) -> Path:
@@ -130,12 +132,51 @@ class _TooBig(Exception):
     pass
 
 
+class HostCheck:
+    """ASGI middleware: only requests whose Host header names an address the server listens as
+    (what a DNS-rebinding page cannot send), unless more hosts are allowed."""
+
+    def __init__(self, app: Any, allowed: set[str]) -> None:
+        self.app, self.allowed = app, {h.lower() for h in allowed}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            host = next((v for k, v in scope.get("headers") or [] if k == b"host"), b"").decode("latin-1").lower()
+            if host not in self.allowed:
+                response = _error(421, f"this server does not answer for host {host[:100]!r}.",
+                                  "Use the address it printed at start (or --allow-host).")  # fmt: skip
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def listening_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> set[str]:
+    """The Host headers a server on ``host:port`` answers: that address, and the loopback names
+    when it is a loopback one; plus ``extra`` (name or name:port)."""
+    names = {host if ":" not in host else f"[{host}]"}
+    if host in ("127.0.0.1", "localhost", "::1") or host.startswith("127."):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    allowed = {f"{name}:{port}" for name in names}
+    for item in extra:
+        allowed |= {item} if ":" in item.lstrip("[").split("]")[-1] else {item, f"{item}:{port}"}
+    return allowed
+
+
+def check_token(token: str | None) -> None:
+    """A bearer token long enough not to be guessed."""
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise JurybenchError(
+            f"the token has {len(token)} characters; at least {MIN_TOKEN_LENGTH} are needed.",
+            hint="Make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'.",
+        )
+
+
 class _Auth:
     """ASGI middleware: a bearer token on every path but the open ones (a plain ASGI layer: the
     request-object middleware costs every request a task group and a stream)."""
 
     def __init__(self, app: Any, token: str) -> None:
-        self.app, self.token, self.session = app, token.encode(), session_of(token).encode()
+        self.app, self.token, self.plain = app, token.encode(), token
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = str(scope.get("path") or "")
@@ -144,7 +185,10 @@ class _Auth:
             given = next((v for k, v in headers if k == b"authorization"), b"")
             scheme, _, token = given.decode("latin-1").partition(" ")
             bearer = scheme.lower() == "bearer" and hmac.compare_digest(token.encode("latin-1"), self.token)
-            if not bearer and not self._cookie(headers):
+            # The viewer's cookie reads: it opens GET/HEAD only. Anything that changes state needs
+            # the bearer token (a form on another local port carries the cookie, not the token).
+            reads = scope.get("method") in ("GET", "HEAD")
+            if not bearer and not (reads and self._cookie(headers)):
                 if scope.get("method") == "GET" and not path.startswith("/v1/"):  # a viewer page: sign in first
                     from urllib.parse import quote
 
@@ -171,7 +215,7 @@ class _Auth:
                 except CookieError:
                     return False
                 morsel = jar.get(SESSION_COOKIE)
-                if morsel is not None and hmac.compare_digest(morsel.value.encode("latin-1"), self.session):
+                if morsel is not None and session_valid(self.plain, morsel.value):
                     return True
         return False
 
@@ -266,7 +310,10 @@ def create_app(
     # -- auth --------------------------------------------------------------------------------
     app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
     if config.token:
+        check_token(config.token)
         app.add_middleware(_Auth, token=config.token)
+    if config.allowed_hosts is not None:  # outermost: a foreign Host is refused before anything else
+        app.add_middleware(HostCheck, allowed=set(config.allowed_hosts))
 
     # Dependencies are async (they only look up the app's state): a sync one would cost every
     # request a trip through the thread pool.

@@ -11,10 +11,29 @@ from fastapi import FastAPI, Request
 SESSION_COOKIE = "jurybench_session"  # the viewer's pages: a browser signs in once at /login
 
 
-def session_of(token: str) -> str:
-    """The cookie a signed-in browser holds: derived from the token (HMAC), never the token itself,
-    so no response carries the secret."""
-    return hmac.new(token.encode(), b"jurybench viewer session", "sha256").hexdigest()
+SESSION_TTL_S = 12 * 3600  # a signed-in browser signs in again after this long
+MIN_TOKEN_LENGTH = 16
+
+
+def session_of(token: str, issued: int | None = None) -> str:
+    """The cookie a signed-in browser holds: when it was issued and an HMAC of that under the
+    token, never the token itself, so no response carries the secret."""
+    import time
+
+    at = int(time.time()) if issued is None else int(issued)
+    mac = hmac.new(token.encode(), f"jurybench viewer session {at}".encode(), "sha256").hexdigest()
+    return f"{at}.{mac}"
+
+
+def session_valid(token: str, value: str, now: float | None = None) -> bool:
+    """A cookie made by :func:`session_of` under ``token`` that has not expired."""
+    import time
+
+    issued, _, _mac = value.partition(".")
+    if not issued.isdigit():
+        return False
+    age = (time.time() if now is None else now) - int(issued)
+    return 0 <= age <= SESSION_TTL_S and hmac.compare_digest(value.encode(), session_of(token, int(issued)).encode())
 
 
 _LOGIN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign in · jurybench</title>
@@ -51,7 +70,8 @@ def mount_viewer(app: FastAPI, config: Any, store_of: Any) -> None:
             return HTMLResponse(page, status_code=401)
         response = RedirectResponse(target, status_code=303)
         if config.token:
-            response.set_cookie(SESSION_COOKIE, session_of(config.token), httponly=True, samesite="strict", path="/")
+            response.set_cookie(SESSION_COOKIE, session_of(config.token), httponly=True, samesite="strict", path="/",
+                                max_age=SESSION_TTL_S, secure=request.url.scheme == "https")  # fmt: skip
         return response
 
     app.include_router(router(store_of))
