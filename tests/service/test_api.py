@@ -186,7 +186,9 @@ def test_a_restart_resumes_unfinished_jobs_without_repeating_calls(db_path: Path
         wait_for(c, job_id, ("running",))
         import time
 
-        time.sleep(0.6)
+        deadline = time.monotonic() + 60  # stopped once a call is stored, not after a fixed sleep
+        while c.get(f"/v1/jobs/{job_id}").json()["progress"]["n_done"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
     # The server stopped mid-run: the job is queued again, with some calls stored.
     con = duckdb.connect(str(db_path))
     status, run_id = con.execute("SELECT status, run_id FROM jobs").fetchall()[0]
