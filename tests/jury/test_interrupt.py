@@ -23,7 +23,7 @@ def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None
     items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
     env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
     subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
-    juror = "fake/slow,latency_ms=100,concurrency=2"
+    juror = "fake/slow,latency_ms=400,concurrency=2"  # about 8 s: long enough to be signalled mid-run
     cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # Signalled once a call is stored (a fixed 2.5 s sleep failed on a loaded machine: the
