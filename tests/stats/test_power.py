@@ -120,3 +120,15 @@ def test_the_planned_size_reaches_its_power_with_simulated_jurors(tmp_path: Path
     # 80 % planned; the pilot's d_z is itself an estimate, and 30 studies give +-0.15 (2 SE).
     print(f"planned {needed} prompts; {rejected} of {studies} studies rejected")
     assert 0.55 <= rejected / studies <= 0.98, (needed, rejected)
+
+
+def test_no_pairs_across_the_arms_is_one_line_naming_pair_on(tmp_path: Path) -> None:
+    # Items without a prompt under the default --pair-on prompt: a KeyError before (issue 27).
+    db = str(tmp_path / "np.duckdb")
+    rows = ["item_id,response,gender"] + [f"i{k},Story {k},{'f' if k % 2 else 'm'}" for k in range(8)]
+    assert run_cli("items", "import", str(write(tmp_path / "np.csv", "\n".join(rows) + "\n")), "--treatment", "gender",
+                   "--db", db).exit_code == 0  # fmt: skip
+    assert run_cli("score", "--rubric", "story-quality", "--run", "np", "--no-progress", "--db", db,
+                   "--juror", "sim/a,seed=1").exit_code == 0  # fmt: skip
+    done = run_cli("stats", "power", "--run", "np", "--arm", "treatment->>'gender'", "--arms", "f,m", "--db", db)
+    assert done.exit_code == 2 and "--pair-on 'prompt'" in done.stderr and done.stderr.count("\n") == 1, done.stderr

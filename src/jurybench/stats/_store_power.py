@@ -49,10 +49,15 @@ def stat_power(
             "reading juror noise",
         )
     }
+    if frame.empty or frame["grp"].isna().all():
+        raise JurybenchError(
+            f"no subject of run '{run_id}' has a value for --pair-on {pair_on!r}, so none pairs across the arms.",
+            hint="Choose --pair-on as a column the arms share (e.g. --pair-on item_group), or give each item a prompt.",
+        )
     out: dict[str, Any] = {}
     for criterion, block in frame.groupby("criterion", sort=True):
         means = block[block["extra"].isin(arms)].groupby(["grp", "extra"])["score"].mean().unstack("extra")
-        means = means.dropna(subset=list(arms))
+        means = means.reindex(columns=list(arms)).dropna(subset=list(arms))
         if len(means) < 3:
             raise JurybenchError(f"criterion {criterion!r}: {len(means)} pairs with both arms; at least 3 are needed.",
                                  hint=f"Check --pair-on {pair_on!r} and --arm.")  # fmt: skip
