@@ -161,8 +161,9 @@ def test_batch_refuses_jurors_without_a_batch_api_in_one_line(db_path: Path, tmp
 def test_budget_holds_back_batched_calls(db_path: Path, tmp_path: Path) -> None:
     _items(db_path, tmp_path)
     with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
-        juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
-        # ~700 prompt tokens x 1.2 x $0.075/M + 202 x $0.30/M is about $0.000124 a call: 3 fit in $0.0004.
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},max_tokens=200"
+        # A call is reserved at its worst case: ~700 prompt tokens x 1.2 x $0.075/M + max_tokens 200 x
+        # $0.30/M is about $0.000123: 3 fit in $0.0004.
         stopped = _score(db_path, juror, "--max-cost", "0.0004")
         assert stopped.exit_code == 4, stopped.stderr
         assert stub.batches.requests_seen == 3

@@ -88,7 +88,7 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_
     # The stub reports real usage (prompt characters / 4, 7 answer tokens), so litellm prices
     # each call as gpt-4o-mini: about 650 x $0.15/M + 7 x $0.60/M, roughly $0.0001.
     with StubServer(json.dumps(FULL), limits=RateLimits()) as stub:
-        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t"
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t,max_tokens=200"  # reserved at 200 out
         first = _cli_score(db_path, juror, "--max-cost", "0.0004")
         assert first.exit_code == 4, first.stdout + first.stderr
         assert "budget reached" in first.stderr and "higher --max-cost" in first.stderr
@@ -122,3 +122,35 @@ def test_a_budget_needs_known_prices(db_path: Path, tmp_path: Path) -> None:
     from jurybench.store import connect
 
     assert connect(db_path).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_the_budget_holds_with_long_answers_at_high_concurrency(db_path: Path, tmp_path: Path) -> None:
+    """2,000-token answers at concurrency 256: the expected output was a fixed estimate, so 82
+    calls launched at once spent $0.1067 of $0.0200 (issue 27). A call is now reserved at its
+    worst case (max_tokens), so the spend never passes the budget."""
+    from jurybench.store import connect
+
+    rows = "".join(f"i{i},Story number {i} about a fox.\n" for i in range(120))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\n" + rows)), "--db", str(db_path))
+    with StubServer(json.dumps(FULL)) as stub:
+        for _ in range(120):
+            stub.script.append((200, json.dumps(FULL), {"x-stub-completion-tokens": 2000}))
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t,max_tokens=2000,concurrency=256"
+        stopped = _cli_score(db_path, juror, "--max-cost", "0.02")
+        assert stopped.exit_code == 4, stopped.stdout + stopped.stderr
+    con = connect(db_path)
+    n, spent, tokens = con.execute("SELECT count(*), sum(cost_usd), min(completion_tokens) FROM calls").fetchone()
+    con.close()
+    assert tokens == 2000 and 0 < n < 120
+    assert spent <= 0.02, spent
+
+
+def test_a_budget_that_is_not_a_number_is_refused() -> None:
+    import math
+
+    import jurybench as jb
+    from jurybench.jury._cost import Budget
+
+    for bad in (math.nan, math.inf, -1.0):
+        with pytest.raises(jb.JurybenchError, match="max_cost must be a number"):
+            Budget(bad, 0.0, {}, {})

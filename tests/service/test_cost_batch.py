@@ -119,7 +119,8 @@ def test_a_job_with_batch_and_a_budget(db_path: Path) -> None:
         assert len(stub.requests) == 9
         # a budget that holds about 3 calls of ~$0.0001 (sync): the job ends stopped_budget, saying why
         more = [{**item, "item_id": f"x{item['item_id']}"} for item in ITEMS]
-        capped = client.post("/v1/jobs", json={"rubric": "story-quality", "jury": {"jurors": [juror]}, "items": more,
+        capped = client.post("/v1/jobs", json={"rubric": "story-quality", "jury": {"jurors": [f"{juror},max_tokens=200"]},
+                                               "items": more,
                                                "max_cost": 0.0004, "concurrency": 1})  # fmt: skip
         stopped = wait_for(client, capped.json()["job_id"], FINAL)
         assert stopped["status"] == "stopped_budget" and "budget reached" in stopped["error"]

@@ -189,14 +189,41 @@ class Budget:
     and its expected output at the juror's prices; once answered, its real cost counts."""
 
     SAFETY = 1.2
+    # Output tokens reserved for a call whose juror states no max_tokens and whose model's
+    # output limit litellm does not know, until the run's own answers say more.
+    UNKNOWN_OUTPUT_TOKENS = 4096.0
 
-    def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float]) -> None:
+    def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float],
+                 worst: dict[str, float | None] | None = None) -> None:  # fmt: skip
+        import math
+
+        if not isinstance(max_cost, int | float) or not math.isfinite(max_cost) or max_cost < 0:
+            from jurybench.errors import JurybenchError
+
+            raise JurybenchError(f"max_cost must be a number of dollars >= 0 (got {max_cost!r}).")
         self.max_cost = max_cost
         self.spent = spent  # paid by the run so far (earlier invocations included)
         self.reserved = 0.0
         self.prices = prices
-        self.output = output
+        self.output = output  # expected output tokens (what --plan shows)
+        self.worst = dict(worst or {})  # the most a call can answer: max_tokens or the model's limit
+        self.longest: dict[str, float] = {}  # the longest answer seen in this run, per juror
         self.reached = False
+
+    def output_reserve(self, key: str) -> float:
+        """Output tokens a call is reserved at: its worst case where it is bounded (the juror's
+        max_tokens, else the model's output limit); else the run's longest answer so far with a
+        quarter more, and UNKNOWN_OUTPUT_TOKENS before any answer."""
+        worst = self.worst.get(key)
+        if worst:
+            return float(worst)
+        longest = self.longest.get(key)
+        return max(self.output.get(key, 0.0), 1.25 * longest if longest else self.UNKNOWN_OUTPUT_TOKENS)
+
+    def learn(self, key: str, completion_tokens: int | None) -> None:
+        """An answer's length, for the reserve of later calls of the juror."""
+        if completion_tokens:
+            self.longest[key] = max(self.longest.get(key, 0.0), float(completion_tokens))
 
     def expected(self, task: Any, *, batch: bool = False) -> float:
         from jurybench.jury._limits import estimate_tokens
@@ -204,7 +231,10 @@ class Budget:
         price = self.prices[task.juror.key]
         if batch:
             price = batch_price(price) or price
-        return self.SAFETY * estimate_tokens(task.messages) * price.input + self.output[task.juror.key] * price.output
+        return (
+            self.SAFETY * estimate_tokens(task.messages) * price.input
+            + self.output_reserve(task.juror.key) * price.output
+        )
 
     def reserve(self, cost: float) -> bool:
         if self.reached or self.spent + self.reserved + cost > self.max_cost:
@@ -228,6 +258,7 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
 
     prices: dict[str, Price] = {}
     output: dict[str, float] = {}
+    worst: dict[str, float | None] = {}
     for spec in jurors:
         price = price_of(spec)
         if price is None:
@@ -238,6 +269,7 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
             )
         prices[spec.key] = price
         output[spec.key] = expected_output_tokens(con, spec, rubric)[0]
+        worst[spec.key] = output_limit(spec)
     from jurybench.store import first_row
 
     row = first_row(
@@ -245,4 +277,22 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
         "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ?",
         [run_id],
     )
-    return Budget(max_cost, float(row[0]) if row else 0.0, prices, output)
+    return Budget(max_cost, float(row[0]) if row else 0.0, prices, output, worst)
+
+
+def output_limit(spec: JurorSpec) -> float | None:
+    """The most output tokens one call of the juror can cost: its max_tokens, else the model's
+    output limit as litellm knows it, else None (unknown)."""
+    given = spec.params.get("max_tokens")
+    if isinstance(given, int | float) and given > 0:
+        return float(given)
+    if spec.model.startswith(("fake/", "sim/", "replay/")):
+        return None
+    try:
+        from jurybench.jury._backends import import_litellm
+
+        info = import_litellm().get_model_info(spec.model)
+    except Exception:  # litellm does not know the model: no limit to reserve at
+        return None
+    limit = info.get("max_output_tokens") or info.get("max_tokens")
+    return float(limit) if isinstance(limit, int | float) and limit > 0 else None

@@ -414,6 +414,7 @@ async def _execute(
             if budget is not None:  # what it really cost (an unreported cost counts as expected)
                 failed = call["status"] == "error" and call["cost_usd"] is None
                 budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
+                budget.learn(task.juror.key, call.get("completion_tokens"))
             record(task, call, outcome)
 
     async def flusher() -> None:

@@ -25,7 +25,7 @@ from collections import deque
 from typing import Any
 
 
-def _completion(model: str, content: Any, prompt_tokens: int = 11) -> dict[str, Any]:
+def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
     message = (
         {"role": "assistant", **content} if isinstance(content, dict) else {"role": "assistant", "content": content}
     )
@@ -41,7 +41,11 @@ def _completion(model: str, content: Any, prompt_tokens: int = 11) -> dict[str, 
                 "finish_reason": "stop",
             }
         ],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 7, "total_tokens": prompt_tokens + 7},
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }
 
 
@@ -209,6 +213,8 @@ def make_app(
         entry = script.popleft() if script else (200, default_content)
         status, content = entry[0], entry[1]
         extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers
+        # A scripted answer's usage: "x-stub-completion-tokens" (not sent) is its completion tokens.
+        answered = int(extra.pop("x-stub-completion-tokens", 7))
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
@@ -216,7 +222,8 @@ def make_app(
             message = str(content).replace("{api_key}", key)
             return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
                                      status=status, headers=extra)  # fmt: skip
-        return web.json_response(_completion(body.get("model", "stub"), content), headers=extra)
+        return web.json_response(_completion(body.get("model", "stub"), content, round(_prompt_tokens(body)), answered),
+                                 headers=extra)  # fmt: skip
 
     def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
         state = book.state(batch)
