@@ -223,8 +223,19 @@ class BatchClient:
             path = source if self.protocol == "anthropic" else f"/files/{source}/content"
             text = (await self._request("GET", path)).text
             for line in _lines(text):
-                out.append(self._result(line, cost))
+                out.append(self.read_line(line, cost))
         return out
+
+    def read_line(self, line: dict[str, Any], cost: Any) -> Result:
+        """One output line as its call's result; a line the protocol does not describe (no
+        object body, a choice that is null, token counts as text, a status that is not a
+        number) is that call's error with the reason, so the batch's other answers are kept."""
+        key = str(line.get("custom_id"))
+        try:
+            result = self._result(line, cost)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as exc:
+            return Result(key, error=f"batch answer unreadable ({type(exc).__name__}: {str(exc)[:200]})")
+        return result
 
     def _result(self, line: dict[str, Any], cost: Any) -> Result:
         key = str(line.get("custom_id"))
@@ -238,8 +249,8 @@ class BatchClient:
                 completion = Completion(
                     text=text,
                     finish_reason=_anthropic_finish(message.get("stop_reason")),
-                    prompt_tokens=usage.get("input_tokens"),
-                    completion_tokens=usage.get("output_tokens"),
+                    prompt_tokens=_count(usage.get("input_tokens")),
+                    completion_tokens=_count(usage.get("output_tokens")),
                 )
                 completion.cost_usd = cost(completion)
                 return Result(key, completion)
@@ -262,10 +273,12 @@ class BatchClient:
         completion = Completion(
             text=message.get("content") or "",
             finish_reason=choice.get("finish_reason"),
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
+            prompt_tokens=_count(usage.get("prompt_tokens")),
+            completion_tokens=_count(usage.get("completion_tokens")),
             refusal=message.get("refusal") or None,
         )
+        if not isinstance(completion.text, str):
+            raise TypeError(f"the answer's content is {type(completion.text).__name__}, not text")
         completion.cost_usd = cost(completion)
         return Result(key, completion)
 
@@ -313,14 +326,23 @@ def split(
         yield part
 
 
+def _count(value: Any) -> int | None:
+    """A token count as a provider states it: a whole number or nothing."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise ValueError(f"token count {value!r} is not a whole number")
+
+
 def _lines(text: str) -> Iterator[dict[str, Any]]:
     for raw in text.splitlines():
         raw = raw.strip()
         if raw:
             try:
-                yield json.loads(raw)
+                line = json.loads(raw)
             except json.JSONDecodeError:
                 continue
+            if isinstance(line, dict) and line.get("custom_id") is not None:
+                yield line  # a line with no object or no custom_id names no call: its call is re-asked
 
 
 def _anthropic_finish(reason: str | None) -> str | None:
