@@ -220,6 +220,35 @@ def test_kill_9_then_rerun_polls_the_same_batch_and_never_submits_twice(
     assert _rows(db_path, "SELECT count(*), count(collected_at) FROM batches") == [(1, 1)]
 
 
+@pytest.mark.parametrize("ended", [False, True], ids=["still-in-progress", "ended"])
+def test_kill_9_while_an_anthropic_batch_is_created_finds_it_and_never_pays_twice(
+    db_path: Path, tmp_path: Path, ended: bool
+) -> None:
+    """Anthropic's batches carry no metadata: a kill -9 between the provider's accepting a batch
+    and the store's recording it submitted every call again on the re-run (issue 27). The
+    batch is now looked up by creation time, size and (once ended) its custom ids."""
+    _items(db_path, tmp_path)
+    batches = Batches(delay_s=0.5 if ended else 60.0, create_delay_s=30.0)
+    with StubServer(json.dumps(FULL), batches=batches) as stub:
+        juror = f"anthropic/claude-haiku-4-5,api_base={stub.api_base},api_key=sk-ant-test-0123456789,max_tokens=300"
+        proc = _cli_process(db_path, juror, tmp_path)
+        try:
+            _wait(lambda: stub.batches.n_created == 1)
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate()
+        assert _rows(db_path, "SELECT status, provider_batch_id FROM batches") == [("submitting", None)]
+        stub.batches.create_delay_s = 0.0
+        if ended:
+            _wait(lambda: all(stub.batches.state(b) == "completed" for b in stub.batches.batches.values()))
+        else:
+            stub.batches.delay_s = 0.3  # the found batch ends soon after the re-run starts polling it
+        result = _score(db_path, juror)
+        assert result.exit_code == 0, result.stderr
+        assert stub.batches.n_created == 1 and stub.batches.requests_seen == 7
+    assert _rows(db_path, "SELECT count(*) FROM calls WHERE status = 'ok'") == [(7,)]
+
+
 def test_a_cancelled_batch_leaves_its_calls_for_the_next_run(db_path: Path, tmp_path: Path) -> None:
     _items(db_path, tmp_path)
     with StubServer(json.dumps(FULL), batches=Batches(delay_s=60.0)) as stub:

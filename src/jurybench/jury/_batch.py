@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,12 +166,15 @@ class BatchClient:
         )  # fmt: skip
         return str(created.json()["id"]), file_id
 
-    async def find(self, local_id: str, since: float) -> str | None:
+    async def find(self, local_id: str, since: float, *, keys: Sequence[str] = (),
+                   claimed: Collection[str] = ()) -> str | None:  # fmt: skip
         """A batch this store asked for but never heard back about (the process died between
-        the provider's accepting it and the store's recording that): OpenAI's batches carry our
-        id in their metadata. Anthropic's carry none, so such a batch cannot be found there."""
+        the provider's accepting it and the store's recording that). OpenAI's batches carry our
+        id in their metadata; Anthropic's carry none, so there it is the batch created since the
+        row was written with as many requests as ``keys``, not ``claimed`` by another row of
+        the store, and, once ended, whose results are exactly ``keys`` (the custom ids)."""
         if self.protocol == "anthropic":
-            return None
+            return await self._find_anthropic(since, keys, claimed)
         after: str | None = None
         for _ in range(20):  # newest first, 100 a page; only batches made since the row was written
             params: dict[str, Any] = {"limit": 100, **({"after": after} if after else {})}
@@ -184,6 +187,39 @@ class BatchClient:
             if not page.get("has_more") or not page.get("data"):
                 return None
             after = page["data"][-1]["id"]
+        return None
+
+    async def _find_anthropic(self, since: float, keys: Sequence[str], claimed: Collection[str]) -> str | None:
+        from datetime import datetime
+
+        wanted = set(keys)
+        after: str | None = None
+        candidates: list[tuple[float, str, bool]] = []
+        for _ in range(20):  # newest first; only batches made since the row was written
+            params: dict[str, Any] = {"limit": 100, **({"after_id": after} if after else {})}
+            page = (await self._request("GET", "/messages/batches", params=params)).json()
+            old = False
+            for batch in page.get("data") or []:
+                try:
+                    created = datetime.fromisoformat(str(batch.get("created_at")).replace("Z", "+00:00")).timestamp()
+                except ValueError:
+                    continue
+                if created < since - 60:
+                    old = True
+                    break
+                counts = batch.get("request_counts") or {}
+                size = sum(int(v or 0) for v in counts.values() if isinstance(v, int | float))
+                if batch.get("id") not in claimed and size == len(wanted):
+                    candidates.append((created, str(batch["id"]), batch.get("processing_status") == "ended"))
+            if old or not page.get("has_more") or not page.get("data"):
+                break
+            after = page.get("last_id") or page["data"][-1]["id"]
+        for _, batch_id, ended in sorted(candidates):  # the earliest after the row was written first
+            if not ended:
+                return batch_id
+            text = (await self._request("GET", f"/messages/batches/{batch_id}/results")).text
+            if {line.get("custom_id") for line in _lines(text)} == wanted:
+                return batch_id
         return None
 
     async def status(self, batch_id: str) -> BatchStatus:

@@ -199,7 +199,13 @@ class BatchRunner:
         """Send a batch written as submitting (looking for it at the provider first if it may
         have been sent before the process died)."""
         client = self.clients[batch.juror_key]
-        pid = await self._retrying(lambda: client.find(batch.batch_id, batch.created)) if batch.adopted else None
+        pid = None
+        if batch.adopted:
+            with self._con() as con:
+                claimed = {str(r[0]) for r in con.execute(
+                    "SELECT provider_batch_id FROM batches WHERE provider_batch_id IS NOT NULL").fetchall()}  # fmt: skip
+            pid = await self._retrying(lambda: client.find(batch.batch_id, batch.created, keys=batch.keys,
+                                                           claimed=claimed))  # fmt: skip
         file_id = None
         if pid is None:
             lines = [self._body(self.states[key]) for key in batch.keys]

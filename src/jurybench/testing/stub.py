@@ -315,7 +315,11 @@ def make_app(
             missing = total - len(results)
             counts["canceled" if batch["cancelled"] else "expired"] = missing
         base = str(request_base.get("url", ""))
+        from datetime import UTC, datetime
+
+        created = datetime.fromtimestamp(batch["created"], UTC).isoformat().replace("+00:00", "Z")
         return {"id": batch["id"], "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "created_at": created,
                 "request_counts": counts, "cancel_initiated_at": "now" if batch["cancelled"] else None,
                 "results_url": f"{base}/v1/messages/batches/{batch['id']}/results" if ended else None}  # fmt: skip
 
@@ -337,6 +341,20 @@ def make_app(
         if batch is None:
             return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
         return web.json_response(anthropic_batch(batch))
+
+    async def anthropic_list(request: web.Request) -> web.Response:
+        """Anthropic's list: newest first, ``limit`` a page, ``after_id`` for the next page."""
+        request_base["url"] = f"{request.scheme}://{request.host}"
+        mine = [b for b in reversed(book.batches.values()) if b["protocol"] == "anthropic"]
+        after = request.query.get("after_id")
+        if after:
+            ids = [b["id"] for b in mine]
+            mine = mine[ids.index(after) + 1 :] if after in ids else []
+        limit = int(request.query.get("limit") or 20)
+        page = [anthropic_batch(b) for b in mine[:limit]]
+        return web.json_response({"data": page, "has_more": len(mine) > limit,
+                                  "first_id": page[0]["id"] if page else None,
+                                  "last_id": page[-1]["id"] if page else None})  # fmt: skip
 
     async def anthropic_results(request: web.Request) -> web.Response:
         batch = book.batches.get(request.match_info["batch_id"])
@@ -377,6 +395,7 @@ def make_app(
     app.router.add_get("/v1/batches/{batch_id}", get_batch)
     app.router.add_post("/v1/batches/{batch_id}/cancel", cancel_batch)
     app.router.add_post("/v1/messages/batches", anthropic_create)
+    app.router.add_get("/v1/messages/batches", anthropic_list)
     app.router.add_get("/v1/messages/batches/{batch_id}", anthropic_get)
     app.router.add_get("/v1/messages/batches/{batch_id}/results", anthropic_results)
     app.router.add_post("/v1/messages/batches/{batch_id}/cancel", cancel_batch)
