@@ -89,3 +89,40 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
         check=True,
     ).stdout
     assert 0 < int(out.split()[-1]) < 40
+
+
+def test_kill_9_never_asks_again_for_an_answer_it_received(tmp_path: Path) -> None:
+    """Answers received but not yet flushed were lost to a kill -9 and paid for again (up to a
+    second of them: 164 of 2,000 calls at concurrency 64, issue 27). They are journaled as they
+    arrive and stored by the next run of the same name, so only requests still in flight at the
+    kill (at most the concurrency) are asked again."""
+    import json
+
+    from jurybench.testing import RateLimits, StubServer
+    from tests.conftest import FULL
+
+    db = tmp_path / "k.duckdb"
+    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(60))
+    items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    with StubServer(json.dumps(FULL), limits=RateLimits(delay_s=0.1, headers=False)) as stub:
+        juror = f"openai/stub,api_base={stub.api_base},api_key=sk-test-0123456789,concurrency=4"
+        cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "k", "--no-progress")
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while stub.limits.n_ok < 12 and time.monotonic() < deadline:  # a dozen answers sent back
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        proc.kill()
+        proc.communicate()
+        answered_before = stub.limits.n_ok
+        assert answered_before < 60, "the run ended before it was killed"
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        asked = len(stub.requests)
+    assert asked <= 60 + 4 + 1, (asked, answered_before)  # only what was in flight at the kill again
+    out = subprocess.run(_cli(db, "sql", "SELECT count(*) AS n FROM calls WHERE status = 'ok'", "--format", "csv"),
+                         env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert out.split()[-1] == "60"
+    assert not (tmp_path / "k.duckdb.journal").exists()  # the run's end removed its journal

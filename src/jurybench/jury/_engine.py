@@ -44,7 +44,7 @@ from jurybench.jury._store_io import (
     subject_slices,
     subject_table,
 )
-from jurybench.jury._write import RunEnd, _Held, _Released, _Writer, end_runs
+from jurybench.jury._write import RunEnd, _Held, _Released, _Writer, end_runs, replay_journal
 from jurybench.rubric import (
     AnyRubric,
     is_pairwise,
@@ -241,6 +241,8 @@ def run_job(
         access.close()
         return result
     try:
+        if isinstance(access, _Released) and run_id is not None:  # answers a killed run received
+            replay_journal(access, run_id, is_pairwise(rubric))
         with access.read(wait_s=lock_wait_s()) as con:  # planning only reads
             planned = plan(con)
             backends = {j.key: make_backend(j, rubric, con, planned.subject_ids) for j in jurors}
@@ -317,6 +319,7 @@ def run_job(
                 if end_run is None:
                     with transaction(con):  # the last answers and the run's status: one commit
                         end_runs(con, [end])
+                    writer.ended()
                 if finish is not None:
                     with access.uncapped():  # the finishing steps (a calibration applied over the run) are analysis
                         finish(con, result)

@@ -179,6 +179,93 @@ def _columns(spec: list[tuple[str, str]]) -> dict[str, list[Any]]:
     return {name: [] for name, _ in spec}
 
 
+class _Journal:
+    """Answers between their arrival and the flush that stores them, in a file beside the store
+    (``<store>.journal/<run>.jsonl``): one line a call, written with one unbuffered append as
+    the answer is recorded, so a kill -9 loses none of what was paid for (the operating system
+    keeps a dead process's writes). The next run of the same name stores them before it plans,
+    so they are never asked again; each successful flush empties the file, the run's end
+    removes it."""
+
+    def __init__(self, store: Path, run_id: str) -> None:
+        import hashlib
+
+        folder = store.with_name(store.name + ".journal")
+        self.path = folder / f"{hashlib.sha256(run_id.encode()).hexdigest()[:24]}.jsonl"
+        self.fd: int | None = None
+        self.dirty = False
+
+    def append(self, call: dict[str, Any], judgments: dict[str, list[Any]]) -> None:
+        import json
+        import os
+
+        if self.fd is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        line = json.dumps({"call": call, "judgments": judgments}, default=str) + "\n"
+        os.write(self.fd, line.encode())
+        self.dirty = True
+
+    def clear(self) -> None:
+        """Everything journaled is in the store now."""
+        import os
+
+        if self.dirty and self.fd is not None:
+            os.ftruncate(self.fd, 0)
+            self.dirty = False
+
+    def pending(self) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+        """The calls and judgment rows a killed run left here (a torn last line is skipped)."""
+        import json
+
+        calls: list[dict[str, Any]] = []
+        judgments = _columns(JUDGMENT_COLUMNS)
+        if not self.path.exists():
+            return calls, judgments
+        for raw in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(raw)
+                call, rows = entry["call"], entry["judgments"]
+                if not isinstance(call, dict) or not isinstance(rows, dict):
+                    continue
+            except (ValueError, KeyError, TypeError):
+                continue
+            calls.append(call)
+            for name, values in judgments.items():
+                values.extend(rows.get(name) or [])
+        return calls, judgments
+
+    def remove(self) -> None:
+        import os
+
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        with contextlib.suppress(OSError):
+            self.path.parent.rmdir()  # only when no other run's journal is there
+
+
+def replay_journal(access: _Released, run_id: str, pairwise: bool) -> int:
+    """Store the answers a killed run of this name had received but not flushed; how many."""
+    from jurybench.jury._store_io import write_batch
+
+    journal = _Journal(access.path, run_id)
+    calls, judgments = journal.pending()
+    if calls:
+        rows = _columns(CALL_COLUMNS)
+        for call in calls:
+            for name, values in rows.items():
+                values.append(call.get(name))
+        from jurybench.config import lock_wait_s
+
+        with access.open(wait_s=lock_wait_s()) as con:
+            write_batch(con, run_id, rows, judgments, [], pairwise)  # one transaction
+    journal.remove()
+    return len(calls)
+
+
 class _Writer:
     """Buffers results as columns and writes them in batched transactions.
 
@@ -199,12 +286,21 @@ class _Writer:
         self.calls = _columns(CALL_COLUMNS)
         self.judgments = _columns(JUDGMENT_COLUMNS)
         self.cached: list[str] = []
+        # Answers not yet flushed are journaled beside a store opened by path (kill -9 safe).
+        self.journal = _Journal(access.path, run_id) if isinstance(access, _Released) else None
 
     @property
     def n_calls(self) -> int:
         return len(self.calls["call_key"])
 
     def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+        before = len(self.judgments["call_key"])
+        self._add(task, call, outcome)
+        if self.journal is not None:
+            self.journal.append({name: call[name] for name in self.calls},
+                                {name: values[before:] for name, values in self.judgments.items()})  # fmt: skip
+
+    def _add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         for name, values in self.calls.items():
             values.append(call[name])
         if outcome is None:
@@ -263,6 +359,7 @@ class _Writer:
                 write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
         except StoreBusy:
             return False
+        self._stored()
         return True
 
     def flush(self, con: Any) -> None:
@@ -270,3 +367,14 @@ class _Writer:
         calls, judgments, cached = self.take()
         if calls["call_key"] or cached:
             write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
+            self._stored()
+
+    def _stored(self) -> None:
+        """A write committed: what the journal holds is stored unless rows wait in the buffer."""
+        if self.journal is not None and not self.calls["call_key"]:
+            self.journal.clear()
+
+    def ended(self) -> None:
+        """The run's last rows are committed: its journal goes."""
+        if self.journal is not None:
+            self.journal.remove()

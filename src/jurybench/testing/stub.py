@@ -222,7 +222,7 @@ def make_app(
             message = str(content).replace("{api_key}", key)
             return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
                                      status=status, headers=extra)  # fmt: skip
-        return web.json_response(_completion(body.get("model", "stub"), content, round(_prompt_tokens(body)), answered),
+        return web.json_response(_completion(body.get("model", "stub"), content, completion_tokens=answered),
                                  headers=extra)  # fmt: skip
 
     def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
