@@ -525,6 +525,7 @@ def main() -> None:
         "service": bench_service(),
         "rate_limits": bench_rate_limits(),
         "batch": bench_batch(),
+        "kill9": _fresh("kill_bench.py", 600 if args.quick else 2000, 3),
         "memory": _memory(args.quick),
         "friedman": _friedman(args.quick),
         "viewer": _fresh("viewer_bench.py", 50_000 if args.quick else 1_000_000),
@@ -578,6 +579,11 @@ def main() -> None:
         print(f"batch ({protocol}): {b['stored_ok']}/{b['calls']} stored ok via {b['batches']} batches, "
               f"{b['requests_sent']} requests sent, ${b['cost_usd']:.5f} at the batch price in {b['seconds']:.1f}s; "
               f"a re-run called {b['rerun_called']}")  # fmt: skip
+    k9 = results["kill9"]
+    print(f"kill -9 mid-run, then again ({k9['calls']} calls, concurrency 64, 200 ms): answers asked twice "
+          + ", ".join(str(t["answered_twice"]) for t in k9["trials"])
+          + f" (worst {k9['worst_share']:.2%}; target < 1%), in flight at the kill "
+          + ", ".join(str(t["in_flight_at_kill"]) for t in k9["trials"]))  # fmt: skip
     m = results["memory"]
     print(f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
           f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
@@ -647,6 +653,9 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             (f"batch {protocol}: requests sent per call", b["requests_sent"] / b["calls"], "<", 1.0001),
             (f"batch {protocol}: calls called again on a re-run", b["rerun_called"], "<", 1),
         ]
+    k9 = results.get("kill9")
+    if k9 is not None:
+        checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))
     f = results.get("friedman")
     if f is not None:
         # Time grows no faster than the rows; the process's peak RSS at 10x the rows is at most
