@@ -196,3 +196,66 @@ def test_store_sql_follows_the_cli_rules_on_a_writable_store(store: Any, tmp_pat
     extra = tmp_path / "more.csv"
     extra.write_text("item_id,response\nz1,one more\n")
     assert store.import_items(extra).inserted == 1
+
+
+def test_python_arguments_of_the_wrong_type_are_one_line_before_anything_is_written(tmp_path: Path,
+                                                                                      monkeypatch: Any) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    with jb.open(tmp_path / "t.duckdb") as store:
+        store.import_items([{"item_id": "a", "response": "x"}])
+        for kwargs, says in (({"run": 123}, "run: expected str"), ({"where": 42}, "where: expected str"),
+                             ({"max_cost": float("nan")}, "max_cost"), ({"ids": ["a", 1]}, "ids")):  # fmt: skip
+            with pytest.raises(jb.JurybenchError, match=says):
+                jb.score(store, rubric="story-quality", jury=["fake/a"], **kwargs)
+        with pytest.raises(jb.JurybenchError, match="dataset: expected str"):
+            store.import_items([{"item_id": "b", "response": "y"}], dataset=5)  # type: ignore[arg-type]
+        assert len(store.sql("SELECT * FROM runs")) == 0 and len(store.sql("SELECT * FROM items")) == 1
+    with pytest.raises(jb.JurybenchError, match="store: None"):
+        jb.score(None, rubric="story-quality", jury=["fake/a"])
+    assert not (tmp_path / "jurybench.duckdb").exists()
+
+
+def test_two_runs_on_one_open_store_the_second_is_refused_at_once(tmp_path: Path) -> None:
+    import asyncio
+
+    with jb.open(tmp_path / "two.duckdb") as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"S {k}"} for k in range(6)])
+
+        async def both() -> list[Any]:
+            slow = jb.ascore(store, rubric="story-quality", jury=["fake/slow,latency_ms=300,concurrency=1"], run="a")
+            first = asyncio.ensure_future(slow)
+            await asyncio.sleep(0.5)
+            second = jb.ascore(store, rubric="story-quality", jury=["fake/b"], run="b")
+            return list(await asyncio.gather(first, second, return_exceptions=True))
+
+        first, second = asyncio.run(both())
+        assert first.status == "finished"
+        assert isinstance(second, jb.JurybenchError) and "another run" in str(second)
+
+
+def test_a_python_run_lets_other_processes_read_the_store_between_flushes(tmp_path: Path) -> None:
+    """jb.open held the file for its whole with block: 'jurybench sql' from another process was
+    refused during a long jb.score (issue 27); the run now lends it as the CLI's score does."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    db = tmp_path / "lend.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k:02d}", "response": f"S {k}"} for k in range(30)])
+        done: list[Any] = []
+        runner = threading.Thread(target=lambda: done.append(jb.score(
+            store, rubric="story-quality", jury=["fake/slow,latency_ms=150,concurrency=1"], run="slow")))  # fmt: skip
+        runner.start()
+        seen = 0
+        deadline = time.monotonic() + 120
+        while seen == 0 and time.monotonic() < deadline and runner.is_alive():
+            out = subprocess.run([sys.executable, "-m", "jurybench.cli", "sql", "SELECT count(*) FROM calls", "--format",
+                                  "csv", "--db", str(db)], capture_output=True, text=True, timeout=60)  # fmt: skip
+            assert out.returncode == 0, out.stderr
+            seen = int(out.stdout.split()[-1])
+        assert runner.is_alive() and seen > 0  # read from another process while the run went on
+        runner.join(120)
+        assert done and done[0].status == "finished"
+        assert len(store.sql("SELECT * FROM calls")) == 30  # the store is back in the with block

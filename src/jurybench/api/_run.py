@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -71,18 +72,25 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
                          plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, **embedding)  # fmt: skip
 
 
-def _engine_store(store: Any) -> Any:
-    """What the engine runs on: a path (released between flushes so other processes can read),
-    or the connection of an open store."""
-    if store is None or isinstance(store, str | Path):
+@contextlib.contextmanager
+def _engine_store(store: Any) -> Iterator[Any]:
+    """What the engine runs on: a path (released between flushes so other processes can read,
+    an open store's file included: it is let go for the run), or a DuckDB connection."""
+    from jurybench.api._store import Store
+
+    if isinstance(store, str | Path):
         from jurybench.config import db_path
 
-        return db_path(store)
-    con = getattr(store, "connection", store)
+        yield db_path(store)
+        return
+    if isinstance(store, Store):
+        with store.lent_for_a_run() as target:
+            yield target
+        return
     if getattr(store, "read_only", False):
         raise JurybenchError(f"{getattr(store, 'path', 'the store')} is open read-only.",
                              hint="Open it with jurybench.open(path) to judge.")  # fmt: skip
-    return con
+    yield getattr(store, "connection", store)
 
 
 @dataclass
@@ -192,15 +200,42 @@ def score(
     from jurybench.calibration import attach_calibration, calibration_finisher
     from jurybench.jury import score as run_score
 
+    _check_run_arguments(store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost,
+                         concurrency=concurrency)  # fmt: skip
     spec = rubric_of(rubric)
     panel = jury_of(jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration)
     panel = attach_calibration(panel, spec)
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
                                  max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
-    result = run_score(_engine_store(store), spec, panel, where=where, ids=ids, run_id=run, options=options,
-                       after=calibration_finisher(panel))  # fmt: skip
+    with _engine_store(store) as target:
+        result = run_score(target, spec, panel, where=where, ids=ids, run_id=run, options=options,
+                           after=calibration_finisher(panel))  # fmt: skip
     return Run(result, store, spec)
+
+
+def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples: Any, max_cost: Any,
+                         concurrency: Any) -> None:  # fmt: skip
+    """Each argument of the right type, before anything is written (one line each)."""
+    import math
+
+    from jurybench.api._store import _expect
+
+    if store is None:
+        raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.",
+                             hint="Nothing was judged; no store file was made.")  # fmt: skip
+    _expect("run", run, str)
+    _expect("where", where, str)
+    _expect("ids", ids, list)
+    if ids is not None and not all(isinstance(i, str) for i in ids):
+        raise JurybenchError("ids: expected a list of item or pair ids (text).")
+    _expect("samples", samples, int)
+    _expect("concurrency", concurrency, int, none=False)
+    _expect("max_cost", max_cost, (int, float))
+    if max_cost is not None and (not math.isfinite(max_cost) or max_cost < 0):
+        raise JurybenchError(f"max_cost: expected a number of dollars >= 0, got {max_cost!r}.")
+    if (samples is not None and samples < 1) or concurrency < 1:
+        raise JurybenchError("samples and concurrency must be whole numbers >= 1.")
 
 
 async def ascore(store: Any, **kwargs: Any) -> Run:
@@ -262,6 +297,9 @@ def generate(
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
                                  max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
-    report = run_generate(_engine_store(store), gen_spec, generators_of(gen_spec, models), prompt_list, run_id=run,
-                          options=options, source=str(source) if source else None)  # fmt: skip
+    if store is None:
+        raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.")
+    with _engine_store(store) as target:
+        report = run_generate(target, gen_spec, generators_of(gen_spec, models), prompt_list, run_id=run,
+                              options=options, source=str(source) if source else None)  # fmt: skip
     return Run(report.run, store, gen_spec, report)

@@ -53,6 +53,20 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def _expect(name: str, value: Any, kind: type | tuple[type, ...], *, none: bool = True) -> None:
+    """A Python argument of the right type, or one line saying which and what it got."""
+    if value is None and none:
+        return
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        value_ok = False
+    else:
+        value_ok = isinstance(value, kind)
+    if not value_ok:
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise JurybenchError(f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} "
+                             f"({value!r:.60}).")  # fmt: skip
+
+
 class Store:
     """An open judgment store (``jurybench.open(path)``): a context manager that closes the
     file on exit. Writable by default; ``read_only=True`` opens it for reading alongside a
@@ -63,13 +77,47 @@ class Store:
     ) -> None:
         """``memory_limit`` (e.g. ``"256MB"``) caps DuckDB's memory on a writable store (what the
         CLI's importers do); by default DuckDB takes up to 80 % of RAM."""
+        import threading
+
         from jurybench.config import db_path
         from jurybench.store import connect
 
+        if path is not None and not isinstance(path, str | Path):
+            raise JurybenchError(f"path: expected a file path, got {type(path).__name__}.")
         self.path = db_path(path)
         self.read_only = read_only
+        self.memory_limit = memory_limit
+        self._running = threading.Lock()  # one run (score, generate) at a time on this store
         # Hardened like the CLI's readers: user SQL (store.sql, where=, by=) reaches no file, URL or extension.
         self.connection: Any = connect(self.path, read_only=read_only, hardened=True, memory_limit=memory_limit)
+
+    @contextlib.contextmanager
+    def lent_for_a_run(self) -> Iterator[Any]:
+        """The file let go while a run judges (the engine opens it by path and lends it to other
+        processes between flushes, as the CLI's score does), taken back after; the store's
+        connection for an in-memory store. One run at a time: a second is refused at once."""
+        from jurybench.store import connect
+
+        if self.read_only:
+            raise JurybenchError(f"{self.path} is open read-only.", hint="Open it with jurybench.open(path) to judge.")
+        if not self._running.acquire(blocking=False):
+            raise JurybenchError(
+                f"{self.path}: another run (score or generate) is running on this store.",
+                hint="Await it first: DuckDB lets one process write a file, and runs on one store take turns.",
+            )
+        try:
+            self._con()
+            if str(self.path) == ":memory:":
+                yield self.connection
+                return
+            self.connection.close()
+            self.connection = None
+            try:
+                yield self.path
+            finally:
+                self.connection = connect(self.path, hardened=True, memory_limit=self.memory_limit)
+        finally:
+            self._running.release()
 
     # -- the connection --------------------------------------------------------------------
     def __enter__(self) -> Store:
@@ -88,6 +136,11 @@ class Store:
         return f"<jurybench.Store {self.path} ({state})>"
 
     def _con(self) -> Any:
+        if self.connection is None and self._running.locked():
+            raise JurybenchError(
+                f"{self.path}: a run (score or generate) is using this store's file now.",
+                hint="Await the run first, or read it from another jurybench.open(path, read_only=True).",
+            )
         if self.connection is None:
             raise JurybenchError(f"the store {self.path} is closed.", hint="Open it again with jurybench.open(path).")
         return self.connection
@@ -126,6 +179,7 @@ class Store:
         All rows are checked before any is written."""
         from jurybench.store import import_item_rows, import_items
 
+        _expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "item")
             if given is None:
@@ -137,6 +191,7 @@ class Store:
         """Pairs of stored items for pairwise rubrics: columns pair_id, item_a, item_b."""
         from jurybench.store import import_pair_rows, import_pairs
 
+        _expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "pair")
             if given is None:

@@ -546,8 +546,10 @@ def _unknown(label: str, key: str, allowed: frozenset[str] | set[str], provider:
     import difflib
 
     known = sorted(set(allowed) | set(OPERATIONAL))
-    close = difflib.get_close_matches(key, known + sorted(ANSWERING), n=1)
+    close = difflib.get_close_matches(key, [k for k in known + sorted(ANSWERING) if k != key], n=1)
     guess = f" (did you mean '{close[0]}'?)" if close else ""
+    if key in ANSWERING and key not in allowed:  # a parameter of another kind of juror
+        guess = " (it is not one of this kind of juror's parameters)"
     where = f" for provider '{provider}'" if provider else ""
     raise JurybenchError(
         f"{label}: unknown parameter '{key}'{guess}{where}.",

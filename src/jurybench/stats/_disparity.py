@@ -65,6 +65,11 @@ def disparity(
     replacement with their observed accuracies, as a study that treats its languages as a
     sample of languages does) or ``clusters:<column>`` (``clusters``: a label per row, e.g. the
     source item of translated items; a drawn cluster brings its rows in every group)."""
+    if not isinstance(n_boot, int) or isinstance(n_boot, bool) or n_boot < 10:
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(f"--boot {n_boot!r}: the bootstrap needs at least 10 draws.",
+                             hint="Give --boot 2000 (the default) or another whole number >= 10.")  # fmt: skip
     if resample.startswith("clusters:"):
         if clusters is None:
             from jurybench.errors import JurybenchError
