@@ -34,7 +34,7 @@ _SHAPES = [
     re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
     re.compile(r"\b(?:hf|gsk|xai|pplx|r8)[_-][A-Za-z0-9]{16,}"),
 ]
-_BEARER = re.compile(r"(?i)\b(bearer)(\s+)[A-Za-z0-9._~+/=\-]{4,}")
+_BEARER = re.compile(r"(?i)\b(bearer)(\s+)(?=[A-Za-z0-9._~+/=\-]*[0-9_\-.~+/=])[A-Za-z0-9._~+/=\-]{8,}")
 _PAIR = re.compile(
     r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)"
     r"(['\"]?\s*[:=]\s*['\"]?)([^\s'\",;&)}\]]{4,})"

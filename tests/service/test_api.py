@@ -269,3 +269,13 @@ def test_one_juror_parser_and_headers_are_never_identity() -> None:
         assert is_secret_param(name), name
     for name in ("temperature", "max_tokens", "top_p", "extra.repetition_penalty", "seed"):
         assert not is_secret_param(name), name
+
+
+def test_the_401_text_is_not_mangled_by_redaction(db_path: Path) -> None:
+    # "missing or wrong bearer token." read as a bearer credential: "bearer [REDACTED]" (issue 27).
+    with make_client(db_path, token="a-long-enough-token-0123") as c:
+        r = c.get("/v1/jobs", headers={"authorization": "Bearer wrong-token-0123456789"})
+    assert r.status_code == 401 and r.json()["error"] == "missing or wrong bearer token."
+    from jurybench.redact import redact
+
+    assert redact("Authorization: Bearer abcdef0123456789") == "Authorization: Bearer [REDACTED]"
