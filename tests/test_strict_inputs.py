@@ -70,10 +70,11 @@ def test_classification_labels_import_by_any_accepted_name(small_store: Any, tmp
 )
 def test_bad_baselines_are_refused(tmp_path: Path, content: str, message: str) -> None:
     db = tmp_path / "b.duckdb"
-    result = run_cli("baselines", "import", str(write(tmp_path / "h.csv", content)), "--name", "h", "--db", str(db))
+    result = run_cli("baselines", "import", str(write(tmp_path / "h.csv", content)), "--name", "h", "--statistic", "d",
+                     "--db", str(db))  # fmt: skip
     assert result.exit_code == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    ok = run_cli("baselines", "import", str(write(tmp_path / "g.csv", "target,value\nfacet:warmth,0.3\n")),
+    ok = run_cli("baselines", "import", str(write(tmp_path / "g.csv", "target,value,statistic\nfacet:warmth,0.3,d\n")),
                  "--name", "h", "--db", str(db))  # fmt: skip
     assert ok.exit_code == 0, ok.stderr
 
@@ -186,3 +187,15 @@ def test_a_study_is_checked_whole_before_its_first_step(tmp_path: Path, edit: tu
     assert result.exit_code == 2, result.stdout + result.stderr
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not db.exists() and result.stdout == ""  # nothing ran, nothing written
+
+
+def test_a_baselines_file_without_a_statistic_column_is_refused(tmp_path: Path) -> None:
+    # Read as effect sizes (d) by default before: a file of means was taken for d (issue 27).
+    db = tmp_path / "b.duckdb"
+    path = write(tmp_path / "h.csv", "target,value\nwarmth,3.2\n")
+    refused = run_cli("baselines", "import", str(path), "--name", "h", "--db", str(db))
+    assert refused.exit_code == 2 and "no 'statistic' column" in refused.stderr and "--statistic" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert (
+        run_cli("baselines", "import", str(path), "--name", "h", "--statistic", "mean", "--db", str(db)).exit_code == 0
+    )

@@ -109,9 +109,9 @@ def test_generate_cli_bad_spec_is_one_line_exit_2_and_writes_nothing(tmp_path: P
 def test_baselines_import_validates_and_feeds_the_ttest(tmp_path: Path) -> None:
     db = tmp_path / "b.duckdb"
     bad = write(tmp_path / "bad.csv", "target,value\nfactor:x,high\n")
-    out = run_cli("baselines", "import", str(bad), "--name", "h", "--db", str(db))
+    out = run_cli("baselines", "import", str(bad), "--name", "h", "--statistic", "d", "--db", str(db))
     assert out.exit_code == 2 and "bad.csv row 2, field 'value': 'high' is not a number" in out.stderr
-    good = write(tmp_path / "good.csv", "target,cell,value\nfactor:x,de,0.3\nfactor:x,,0.1\n")
+    good = write(tmp_path / "good.csv", "target,cell,value,statistic\nfactor:x,de,0.3,d\nfactor:x,,0.1,d\n")
     assert run_cli("baselines", "import", str(good), "--name", "h", "--db", str(db)).exit_code == 0
     assert sorted(_sql(db, "SELECT cell, value FROM human_baselines")) == [("", 0.1), ("de", 0.3)]
 

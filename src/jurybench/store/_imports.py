@@ -381,6 +381,11 @@ def import_baseline_rows(
             f"{path}: column '{extra[0]}' is not a baselines column; its values would be ignored.",
             hint=f"Valid: {', '.join(BASELINE_COLUMNS)}. Remove it, or put one value per row in value.",
         )
+    if statistic is None and "statistic" not in columns:  # a mean read as an effect size would be silent
+        raise JurybenchError(
+            f"{path}: no 'statistic' column, so it cannot say whether its values are effect sizes or means.",
+            hint="Add a statistic column (d or mean) or pass --statistic d|mean.",
+        )
     records: dict[tuple[str, str, str], tuple[int, float]] = {}
     for number, row in rows:
         target = text_field(path, number, row, "target", required=False) or ""  # '': every criterion
@@ -391,7 +396,7 @@ def import_baseline_rows(
                 "or leave it empty for every criterion.",
             )
         cell = text_field(path, number, row, "cell", required=False) or ""
-        kind = text_field(path, number, row, "statistic", required=False) or statistic or "d"
+        kind = text_field(path, number, row, "statistic", required=False) or statistic or ""
         if kind not in BASELINE_STATISTICS:
             raise JurybenchError(
                 f"{path} row {number}, field 'statistic': {kind!r} is not valid.", hint="Valid: d, mean."
