@@ -212,3 +212,28 @@ def test_preference_run_shows_accuracy_against_human_labels(con: Any, data_dir: 
     for row in [*report["jurors"], report["jury"]]:
         assert rows[row["juror"]][1] == f"{100 * row['correct_ab_rate']:.1f} %"
         assert rows[row["juror"]][3] == f"{100 * row['both_correct_rate']:.1f} %"
+
+
+def test_a_run_named_with_a_slash_opens(tmp_path: Path) -> None:
+    # "/runs/a%2Fb" was decoded to /runs/a/b before routing: a 404 (issue 27).
+    from fastapi.testclient import TestClient
+
+    from jurybench.viewer import create_viewer_app
+    from tests.conftest import write
+
+    db = tmp_path / "slash.duckdb"
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\na/1,x\nb,y\n")),
+                   "--db", str(db)).exit_code == 0  # fmt: skip
+    for run in ("study/one", "100%/sure"):
+        assert run_cli("score", "--rubric", "story-quality", "--juror", "fake/a", "--run", run, "--no-progress",
+                       "--db", str(db)).exit_code == 0  # fmt: skip
+    with TestClient(create_viewer_app(db, warm_up=False)) as c:
+        home = c.get("/").text
+        for run in ("study/one", "100%/sure"):
+            href = re.search(r'href="(/runs/[^"]+)">' + re.escape(run) + "<", home)
+            assert href, run
+            page = c.get(unescape(href.group(1)))
+            assert page.status_code == 200 and run in unescape(page.text)
+            sub = re.search(r'href="(/runs/[^"]+/subjects/[^"]+)"', page.text)
+            assert sub and c.get(unescape(sub.group(1))).status_code == 200
+            assert c.get(unescape(href.group(1)) + "/disagreements").status_code == 200

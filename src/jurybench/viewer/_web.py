@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -68,13 +69,23 @@ def _duration(seconds: Any) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
+def run_segment(run_id: Any) -> str:
+    """A run id as one path segment. Servers decode %2F to '/' before routing, so a run named
+    'a/b' is written 'a~sb' ('~' itself as '~~'; run_from_segment undoes it), then quoted."""
+    return quote(str(run_id).replace("~", "~~").replace("/", "~s"), safe="~")
+
+
+def run_from_segment(segment: str) -> str:
+    return re.sub(r"~(~|s)", lambda m: "~" if m.group(1) == "~" else "/", segment)
+
+
 def environment() -> Any:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
     env.filters.update(num=_num, pct=_pct, usd=_usd, when=_when, duration=_duration,
-                       u=lambda s: quote(str(s), safe=""))  # fmt: skip
+                       u=lambda s: quote(str(s), safe=""), run_u=run_segment)  # fmt: skip
     env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
     return env
 
@@ -185,10 +196,13 @@ def router(store_of: Callable[[], Any]) -> Any:
 
     @api.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str, after: str = "") -> HTMLResponse:
+        run_id = run_from_segment(run_id)
         return page("run.html", lambda con: run_context(con, run_id, after), f"Run {run_id}")
 
     @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
+        run_id = run_from_segment(run_id)
+
         def build(con: Any) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.disagreements(con, run, sort=sort, after=after), "sorts": _detail.SORTS}
@@ -197,6 +211,8 @@ def router(store_of: Callable[[], Any]) -> Any:
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
     def subject(run_id: str, subject_id: str) -> HTMLResponse:
+        run_id = run_from_segment(run_id)
+
         def build(con: Any) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.subject(con, run, subject_id)}
