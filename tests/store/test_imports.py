@@ -144,3 +144,21 @@ def test_pairs_take_dataset_like_items(con: Any, tmp_path: Path) -> None:
     assert row[0] == "from-file" and json.loads(row[1]) == {"topic": "t"}
     assert import_pairs(con, pairs, dataset="flag").updated == 1
     assert con.execute("SELECT dataset FROM pairs").fetchall() == [("flag",)]
+
+
+def test_infinity_in_an_extra_column_is_refused_and_nan_is_missing(tmp_path: Path) -> None:
+    # Stored as {"big": Infinity}, which is not JSON any other reader accepts (issue 27).
+    import json as _json
+
+    from tests.conftest import run_cli, write
+
+    db = tmp_path / "n.duckdb"
+    bad = write(tmp_path / "inf.jsonl", '{"item_id": "a", "response": "x", "big": Infinity}\n')
+    refused = run_cli("items", "import", str(bad), "--db", str(db))
+    assert (
+        refused.exit_code == 2 and "row 1, field 'big'" in refused.stderr and "JSON has no infinity" in refused.stderr
+    )
+    ok = write(tmp_path / "nan.jsonl", '{"item_id": "b", "response": "y", "score": NaN, "k": 1}\n')
+    assert run_cli("items", "import", str(ok), "--db", str(db)).exit_code == 0
+    out = run_cli("sql", "SELECT metadata FROM items", "--format", "json", "--db", str(db)).stdout
+    assert _json.loads(_json.loads(out)[0]["metadata"]) == {"k": 1}

@@ -194,9 +194,27 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
     metadata = {k: v for k, v in row.items() if k not in known and v is not None}
     if isinstance(row.get("metadata"), dict):
         metadata.update(row["metadata"])
-    record["treatment"] = json.dumps(treatment, sort_keys=True, default=str) if treatment else None
-    record["metadata"] = json.dumps(metadata, sort_keys=True, default=str) if metadata else None
+    metadata = {k: v for k, v in metadata.items() if not (isinstance(v, float) and math.isnan(v))}  # NaN: missing
+    for field, value in (*treatment.items(), *metadata.items()):
+        _finite_json(path, number, field, value)
+    record["treatment"] = json.dumps(treatment, sort_keys=True, default=str, allow_nan=False) if treatment else None
+    record["metadata"] = json.dumps(metadata, sort_keys=True, default=str, allow_nan=False) if metadata else None
     return record
+
+
+def _finite_json(path: Path, number: int, field: str, value: Any) -> None:
+    """A value JSON can hold: no infinity or NaN anywhere in it (JSON has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise JurybenchError(
+            f"{path} row {number}, field '{field}': {value!r} cannot be stored (JSON has no infinity or NaN).",
+            hint='Leave the value empty, or write it as text (e.g. "inf").',
+        )
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _finite_json(path, number, f"{field}.{k}", v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _finite_json(path, number, field, v)
 
 
 def write_items(
