@@ -122,3 +122,19 @@ def test_shipped_study_files_validate(name: str, tmp_path: Path) -> None:
 
     study, steps = load_steps(shipped_study(name), tmp_path, tmp_path / "x.duckdb")
     assert study == name and steps and all("--db" in s.args for s in steps)
+
+
+@pytest.mark.parametrize(("step", "says"), [
+    ("score: {rubric: story-quality, juror: ['sim/a,seed=abc']}", "seed must be a whole number"),
+    ("score: {rubric: story-quality, juror: ['fake/a,temprature=0']}", "unknown parameter 'temprature'"),
+    ("stats gap: {run: x, boot: -5}", "'--boot': -5 is below 0"),
+    ("score: {rubric: story-quality, juror: ['fake/a'], concurrency: 0}", "'--concurrency': 0 is below 1"),
+])  # fmt: skip
+def test_a_bad_value_in_a_later_step_stops_the_study_before_step_one(tmp_path: Path, step: str, says: str) -> None:
+    # These failed mid-study, after the steps before them had written (issue 27).
+    items = write(tmp_path / "i.csv", "item_id,response\na,x\n")
+    study = write(tmp_path / "s.yaml", f"name: x\nsteps:\n  - items import: {{_: '{items}'}}\n  - {step}\n")
+    db = tmp_path / "x.duckdb"
+    out = run_cli("study", "run", str(study), "--db", str(db))
+    assert out.exit_code == 2 and "step 2" in out.stderr and says in out.stderr, out.stderr
+    assert not db.exists()

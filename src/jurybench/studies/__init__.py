@@ -186,9 +186,45 @@ def check_step(step: Step) -> tuple[Any, dict[str, Any]]:
             if option.required and name not in values:
                 what = f"argument '{name.upper()}'" if name == found.positional else f"option '{option.flag}'"
                 raise JurybenchError(f"Missing {what}.")
+        _check_domains(values)
+        _check_jurors(values)
     except JurybenchError as exc:
         raise JurybenchError(f"{step.where} ('{step.command}'): {exc.message}", hint=exc.hint) from None
     return found, {"db": Path(db) if db is not None else None, **values}
+
+
+# Numeric options whose range the command line states (typer's min=): a study's values are
+# held to the same before step 1 runs.
+_AT_LEAST = {"boot": 0, "seed": None, "max_cost": 0, "concurrency": 1, "samples": 1, "folds": 2, "retries": 0,
+             "give_up_after": 1, "poll_every": 0.01, "test_size": 0.0, "quorum": 1, "alpha": 0.0, "power": 0.0}  # fmt: skip
+
+
+def _check_domains(values: dict[str, Any]) -> None:
+    for name, low in _AT_LEAST.items():
+        value = values.get(name)
+        if low is None or value is None or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if value < low:
+            flag = "--" + name.replace("_", "-")
+            raise JurybenchError(f"Invalid value for '{flag}': {value!r} is below {low:g}.")
+
+
+def _check_jurors(values: dict[str, Any]) -> None:
+    """Juror strings parsed and their parameters checked as score checks them (seed=abc or a
+    misspelt temperature fail here, not after the steps before them have written)."""
+    jurors = values.get("juror") or []
+    if not jurors:
+        return
+    from jurybench.jury import parse_juror, validate_jurors
+    from jurybench.rubric import load_rubric
+
+    specs = [parse_juror(str(text)) for text in jurors]
+    try:
+        rubric = load_rubric(str(values["rubric"])) if values.get("rubric") else None
+    except JurybenchError:  # a rubric an earlier step makes: the step itself checks it
+        rubric = None
+    if rubric is not None:
+        validate_jurors(rubric, specs, need_keys=False)
 
 
 def check_steps(steps: list[Step]) -> list[tuple[Any, dict[str, Any]]]:
