@@ -26,10 +26,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int,
     port = free_port()
     process = _start(["--db", str(db), "--port", str(port)], {"JURYBENCH_TOKEN": TOKEN})
     url = f"http://127.0.0.1:{port}"
-    _wait_up(url, process)
-    status, _ = _get(f"{url}/v1/items", TOKEN, {"items": ITEMS})
-    assert status in (200, 201)
-    try:
+    try:  # the server is stopped whatever happens, set-up failures included
+        _wait_up(url, process)
+        status, _ = _get(f"{url}/v1/items", TOKEN, {"items": ITEMS})
+        assert status in (200, 201)
         yield url, port, db
     finally:
         _stop(process)

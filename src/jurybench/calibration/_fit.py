@@ -103,7 +103,10 @@ def _folds(groups: list[str], k: int, seed: int) -> list[tuple[np.ndarray[Any, A
 
     n_groups = len(set(groups))
     if n_groups < k:
-        raise JurybenchError(f"{k}-fold cross-validation needs at least {k} groups; there are {n_groups}.")
+        raise JurybenchError(
+            f"{k}-fold cross-validation needs at least {k} groups in the training split; there are {n_groups}.",
+            hint=f"Pass --folds {max(2, n_groups)} (or fewer), or group by something finer with --group-by.",
+        )
     try:
         splitter = GroupKFold(n_splits=k, shuffle=True, random_state=seed)
     except TypeError:  # scikit-learn < 1.6 has no shuffling GroupKFold

@@ -49,8 +49,20 @@ _EXAMPLES = [
 ]
 
 
+CRITERIA = ("relevance", "coherence", "empathy", "surprise", "engagement", "complexity")
+
+
+def _rating(item: int, verbose: bool, criterion: int, annotator: int) -> int:
+    """Made-up human ratings on 1..5: brief answers rated higher, annotators differing a little
+    in a fixed pattern (no randomness: the file is the same everywhere)."""
+    base = 2 if verbose else 4
+    shift = ((item * 7 + criterion * 3 + annotator * 5) % 5 - 2) // 2  # -1, 0 or +1
+    return max(1, min(5, base + shift + (1 if annotator == 2 and not verbose and criterion % 2 else 0)))
+
+
 def write_example(folder: Path) -> list[Path]:
-    """Write ``items.csv`` (12 items) and ``pairs.csv`` (6 pairs) into ``folder``."""
+    """Write ``items.csv`` (12 items), ``pairs.csv`` (6 pairs) and ``ratings.csv`` (three
+    annotators' story-quality ratings of every item, long format keyed by ``story_id``)."""
     folder.mkdir(parents=True, exist_ok=True)
     items_path = folder / "items.csv"
     pairs_path = folder / "pairs.csv"
@@ -65,4 +77,15 @@ def write_example(folder: Path) -> list[Path]:
         writer.writerow(["pair_id", "item_a", "item_b"])
         for i in range(1, len(_EXAMPLES) + 1):
             writer.writerow([f"ex{i:02d}", f"ex{i:02d}-brief", f"ex{i:02d}-verbose"])
-    return [items_path, pairs_path]
+    ratings_path = folder / "ratings.csv"
+    with ratings_path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["story_id", "annotator", "criterion", "value"])
+        for i in range(1, len(_EXAMPLES) + 1):
+            for kind in ("brief", "verbose"):
+                for c, criterion in enumerate(CRITERIA):
+                    for a in (1, 2, 3):
+                        writer.writerow(
+                            [f"ex{i:02d}-{kind}", f"ann{a}", criterion, _rating(i, kind == "verbose", c, a)]
+                        )
+    return [items_path, pairs_path, ratings_path]

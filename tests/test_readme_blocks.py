@@ -1,0 +1,76 @@
+"""Every code block of the README runs as written, in order, in a fresh folder after the demo
+(as a reader would after `make demo`), with the installed CLI. A block that cannot run here
+says why on the line before it (`<!-- readme-test: not run (REASON) -->`); only two kinds may:
+the set-up block that starts this very suite, and calls to real providers (network, keys)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+BLOCK = re.compile(r"(?:<!-- readme-test: (?P<skip>[^>]*?) -->\n)?```(?P<lang>sh|bash|python)\n(?P<body>.*?)```", re.S)
+SERVER = "runs until Ctrl-C"  # a command that serves until stopped: started, seen up, stopped
+
+
+def blocks() -> list[tuple[str, str, str | None]]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return [(m["lang"], m["body"], m["skip"]) for m in BLOCK.finditer(text)]
+
+
+def _until_stopped(line: str) -> str:
+    """A line that serves until Ctrl-C, as the test runs it: in the background without opening a
+    browser, until it says where it listens; then stopped as Ctrl-C would."""
+    command = line.split("#", 1)[0].strip()
+    return (f"{command} --no-browser > served.log 2>&1 & served=$!\n"
+            "until grep -q 'http://' served.log; do kill -0 $served; sleep 0.1; done\n"
+            "kill $served; wait $served || true\n")  # fmt: skip
+
+
+def test_the_readme_blocks_are_known() -> None:
+    found = blocks()
+    assert len(found) >= 12
+    for _lang, _body, skip in found:
+        if skip is not None:
+            assert skip.startswith("not run (") and skip.endswith(")"), skip
+            assert "starts the test suite" in skip or "real providers" in skip, skip
+    assert sum(skip is not None for _, _, skip in found) <= 3
+
+
+def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    shared = REPO.parent / "shared"
+    if shared.exists():  # the README names ../shared/datasets, beside the clone
+        (tmp_path / "shared").symlink_to(shared)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
+    env.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", LITELLM_LOCAL_MODEL_COST_MAP="True"
+    )
+    demo = subprocess.run(["bash", str(REPO / "scripts" / "demo.sh")], cwd=work, capture_output=True, text=True,
+                          env={**env, "JURYBENCH_DEMO_OUT": str(work / "demo-out"),
+                               "JURYBENCH_DATA": str(shared / "datasets")}, timeout=900)  # fmt: skip
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    exports: list[str] = []
+    ran = 0
+    for number, (lang, body, skip) in enumerate(blocks(), start=1):
+        if skip is not None:
+            continue
+        if lang == "python":
+            done = subprocess.run([sys.executable, "-c", body], cwd=work, env=env, capture_output=True, text=True,
+                                  timeout=600)  # fmt: skip
+        else:
+            script = "".join(_until_stopped(line) if SERVER in line else line + "\n" for line in body.splitlines())
+            done = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join([*exports, script])], cwd=work,
+                                  env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
+            exports += [line for line in body.splitlines() if line.startswith("export ")]
+        assert done.returncode == 0, (
+            f"README block {number} ({lang}) exited {done.returncode}:\n{done.stderr[-3000:]}\n---\n{body}\n---\n{done.stdout[-2000:]}"
+        )
+        assert "Traceback" not in done.stderr and "a jurybench bug" not in done.stderr, done.stderr[-2000:]
+        ran += 1
+    assert ran >= 10
