@@ -92,6 +92,7 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_
         first = _cli_score(db_path, juror, "--max-cost", "0.0004")
         assert first.exit_code == 4, first.stdout + first.stderr
         assert "budget reached" in first.stderr and "higher --max-cost" in first.stderr
+        assert "$0.0000 of" not in first.stderr and "of $0.00040;" in first.stderr, first.stderr
         con = connect(db_path)
         n_first, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
         status = con.execute("SELECT status FROM runs WHERE run_id = 'b'").fetchone()[0]
@@ -154,3 +155,33 @@ def test_a_budget_that_is_not_a_number_is_refused() -> None:
     for bad in (math.nan, math.inf, -1.0):
         with pytest.raises(jb.JurybenchError, match="max_cost must be a number"):
             Budget(bad, 0.0, {}, {})
+
+
+def test_dollars_show_the_digits_a_cheap_run_needs() -> None:
+    # "spent $0.0000 of $0.0010" on every line of a cheap run (issue 27).
+    from jurybench.jury._cost import usd
+
+    assert [usd(v) for v in (0, 0.000123, 0.001, 0.0166, 0.5, 12.5)] == [
+        "$0", "$0.00012", "$0.0010", "$0.0166", "$0.5000", "$12.50"]  # fmt: skip
+
+
+def test_a_plan_from_python_reports_what_it_prices_the_run_at(tmp_path: Path, monkeypatch: Any) -> None:
+    import jurybench as jb
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with jb.open(tmp_path / "p.duckdb") as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"Story {k}"} for k in range(3)])
+        run = jb.score(store, rubric="story-quality", jury=["openai/gpt-4o-mini"], plan=True)
+    assert run.status == "planned" and run.cost_usd is not None and run.cost_usd > 0
+    assert run.cost_usd == pytest.approx(float(run.plan["cost_usd"].sum()))
+
+
+def test_the_service_plans_without_a_key(db_path: Path, monkeypatch: Any) -> None:
+    from tests.service.conftest import ITEMS, make_client
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with make_client(db_path) as c:
+        c.post("/v1/items", json={"items": ITEMS})
+        r = c.post("/v1/plan", json={"rubric": "story-quality", "item_ids": ["i0", "i1"],
+                                     "jury": {"jurors": ["openai/gpt-4o-mini"]}})  # fmt: skip
+    assert r.status_code == 200 and r.json()["n_calls"] == 2 and r.json()["cost_usd"] > 0, r.text

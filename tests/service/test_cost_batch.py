@@ -23,7 +23,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_cost_tally_hand_worked() -> None:
     tally = CostTally()
-    assert (tally.usd, tally.text()) == (0.0, "$0.0000")  # nothing answered yet: nothing paid
+    assert (tally.usd, tally.text()) == (0.0, "$0")  # nothing answered yet: nothing paid
     tally.add("a", 0.25, "ok")
     tally.add("a", 0.5, "invalid")
     tally.add("b", None, "error")  # a failed request without an answer costs nothing
@@ -65,7 +65,7 @@ def test_cli_and_service_say_the_same_cost(tmp_path: Path, kind: str) -> None:
         said = _cli_cost(tmp_path / "cli.duckdb", tmp_path, juror)
         progress = _job_cost(tmp_path / "svc.duckdb", juror)
     if kind == "offline":  # free, and said so: not "unknown"
-        assert "; $0.0000;" in said and progress["cost_usd"] == 0.0 and progress["n_cost_unknown"] == 0
+        assert "; $0;" in said and progress["cost_usd"] == 0.0 and progress["n_cost_unknown"] == 0
     elif kind == "unknown price":
         assert "; cost unknown;" in said and progress["cost_usd"] is None and progress["n_cost_unknown"] == 9
     else:

@@ -119,7 +119,11 @@ class Run:
 
     @property
     def cost_usd(self) -> float | None:
-        """What this call spent in USD; None when a juror's price is unknown (never 0 for unknown)."""
+        """What this call spent in USD, or for ``plan=True`` what the plan prices the calls at (it
+        spent nothing); None when a juror's price is unknown (never 0 for unknown)."""
+        if self.result.status == "planned" and self.result.plan:
+            planned = [p.cost_usd for p in self.result.plan]
+            return None if any(v is None for v in planned) else float(sum(planned))
         value = self.result.cost_usd
         return None if value is None else float(value)
 

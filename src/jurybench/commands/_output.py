@@ -45,9 +45,10 @@ def echo_plain(rows: list[list[str]], left: int) -> None:
 
 def print_plan(result: Any) -> None:
     """The cost plan as a plain table: per juror and in total; an unknown price says so."""
+    from jurybench.jury._cost import usd
 
     def money(value: float | None) -> str:
-        return "unknown" if value is None else f"${value:.4f}"
+        return "unknown" if value is None else usd(value)
 
     rows = [["juror", "model", "calls", "cached", "input tokens", "output tokens (expected)", "cost", "batch cost"]]
     for p in result.plan:
@@ -73,11 +74,13 @@ def run_outcome(result: Any) -> int:
     """The exit code of a run, with the reasons on stderr: 3 when calls ended in error
     (re-running retries them), 4 when the budget stopped it (a higher --max-cost resumes it)."""
     from jurybench.jury import EXIT_BUDGET, EXIT_CALL_ERRORS
+    from jurybench.jury._cost import usd
 
     if result.status == "stopped_budget":
         left = result.n_tasks - result.n_cached - result.n_called
-        echo(f"budget reached: the run has spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
-             f"{left} calls were not made. Run the same command with a higher --max-cost to go on.", err=True)  # fmt: skip
+        echo(f"budget reached: the run has spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
+             f"{left} calls were not made (none could start without the risk of passing it). Run the same command "
+             "with a higher --max-cost to go on.", err=True)  # fmt: skip
         return EXIT_BUDGET
     report = result.error_report()
     for line in report:

@@ -96,6 +96,21 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
 
 
+def usd(value: float) -> str:
+    """Dollars with the digits a cheap run needs: $0, $0.00012 (two significant digits below a
+    cent), $0.0166 (four decimals below a dollar), $12.50."""
+    import math
+
+    if value == 0:
+        return "$0"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if abs(value) >= 0.01:
+        return f"${value:.4f}"
+    digits = 1 - math.floor(math.log10(abs(value)))
+    return f"${value:.{digits}f}"
+
+
 @dataclass
 class CostTally:
     """What a run paid, the same for the CLI, the progress bar, the service and the store: the
@@ -127,7 +142,7 @@ class CostTally:
         if self.usd is None:
             return "cost unknown"
         extra = f" (+ {self.n_unpriced} calls of unknown price)" if self.n_unpriced else ""
-        return f"${self.known:.4f}{extra}"
+        return f"{usd(self.known)}{extra}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"cost_usd": self.usd, "n_cost_unknown": self.n_unpriced,

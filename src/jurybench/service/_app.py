@@ -358,7 +358,9 @@ def create_app(
         return out
 
     # -- jobs --------------------------------------------------------------------------------
-    def _prepare(body: rq.JobIn) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
+    def _prepare(
+        body: rq.JobIn, *, need_keys: bool = True
+    ) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
         from jurybench.jury import check_batch_jurors, validate_jurors
@@ -374,7 +376,7 @@ def create_app(
         secrets = rq.secrets_of(request["jury"])
         request["jury"] = rq.public_jury(request["jury"])  # stored and served without credentials
         jury = rq.jury_for(request, secrets, config.calibrations)
-        validate_jurors(rubric, list(jury.jurors))
+        validate_jurors(rubric, list(jury.jurors), need_keys=need_keys)  # a plan calls nothing: no key needed
         jury = attach_calibration(jury, rubric)
         jury.resolved(rubric)
         if body.batch:
@@ -399,7 +401,7 @@ def create_app(
         if body.items or body.pairs:
             raise JurybenchError("a plan reads stored subjects: upload items or pairs first (POST /v1/items, "
                                  "/v1/pairs), then plan with item_ids, pair_ids or where.")  # fmt: skip
-        _, rubric, jury, _ = _prepare(body)
+        _, rubric, jury, _ = _prepare(body, need_keys=False)
         ids, where = rq.subject_predicate(body, is_pairwise(rubric))
         with store.cursor() as cur:
             result = score(cur, rubric=rubric, jury=jury, where=where, ids=ids, plan=True).result

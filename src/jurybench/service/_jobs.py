@@ -352,7 +352,9 @@ class JobManager:
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
             left = result.n_tasks - result.n_cached - result.n_called
-            error = (f"budget reached: the run spent ${result.budget.spent:.4f} of ${result.budget.max_cost:.4f}; "
+            from jurybench.jury._cost import usd
+
+            error = (f"budget reached: the run spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
                      f"{left} calls were not made. Submit the job again with a higher max_cost to go on.")  # fmt: skip
         with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
             live.counts["error"] = result.n_errors + result.n_skipped

@@ -53,7 +53,9 @@ def _pct(value: Any) -> str:
 def _usd(value: Any) -> str:
     if value is None:
         return "unknown"
-    return f"${float(value):,.4f}" if float(value) < 1 else f"${float(value):,.2f}"
+    from jurybench.jury._cost import usd
+
+    return usd(float(value))
 
 
 def _when(value: Any) -> str:
