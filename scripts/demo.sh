@@ -68,4 +68,6 @@ echo "== Audit studies, offline on simulated models with known truth (study file
 for study in persuasion inventory culture emotion; do
   jurybench demo "$study" --out "$OUT/studies"
 done
-echo "== Done. The store is $JURYBENCH_DB; try: jurybench sql \"SELECT * FROM run_summary\" --db $JURYBENCH_DB"
+echo "== Done. The store is $JURYBENCH_DB. Look at it in your browser:"
+echo "   .venv/bin/jurybench view --db $JURYBENCH_DB"
+echo "   (or query it: .venv/bin/jurybench sql \"SELECT * FROM run_summary\" --db $JURYBENCH_DB)"

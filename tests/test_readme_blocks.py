@@ -55,6 +55,7 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
                           env={**env, "JURYBENCH_DEMO_OUT": str(work / "demo-out"),
                                "JURYBENCH_DATA": str(shared / "datasets")}, timeout=900)  # fmt: skip
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    assert "jurybench view --db" in "".join(demo.stdout.splitlines(keepends=True)[-3:])  # it ends by pointing there
     exports: list[str] = []
     ran = 0
     for number, (lang, body, skip) in enumerate(blocks(), start=1):

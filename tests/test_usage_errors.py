@@ -101,3 +101,22 @@ def test_format_help_names_exactly_the_formats_a_command_takes(args: list[str], 
     valid = re.search(r"Valid: ([a-z, ]+)\.", refused.stderr)
     assert valid, refused.stderr
     assert offered == valid.group(1).split(", "), (line, refused.stderr)
+
+
+def test_help_at_80_columns_wraps_and_never_cuts_a_description() -> None:
+    # Rich's option tables cut descriptions with '…' at 80 columns (issue 27); plain help wraps.
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "80"}
+    for command in (["score"], ["stats", "gap"], ["serve"], ["report"], ["plot"], ["calibrate"]):
+        out = subprocess.run([sys.executable, "-m", "jurybench.cli", *command, "--help"], env=env, capture_output=True,
+                             text=True, check=True).stdout  # fmt: skip
+        assert "…" not in out, (command, out)
+        assert max(len(line) for line in out.splitlines()) <= 80, command
+    plot = subprocess.run([sys.executable, "-m", "jurybench.cli", "plot", "--help"], env=env, capture_output=True,
+                          text=True, check=True).stdout  # fmt: skip
+    from jurybench.report import PLOTS
+
+    assert all(name in plot for name in PLOTS)  # the help lists every plot there is

@@ -8,26 +8,37 @@ from typing import Annotated, Any
 import typer
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="jurybench",
     help="Judge generations with a jury of LLMs, keep every judgment in DuckDB, query it with SQL.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-items_app = typer.Typer(help="Import generations to be judged.", no_args_is_help=True)
-pairs_app = typer.Typer(help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
-rubrics_app = typer.Typer(help="List, show and check rubric files.", no_args_is_help=True)
-datasets_app = typer.Typer(help="Import reference datasets (LLMBar) and the offline example set.", no_args_is_help=True)
-report_app = typer.Typer(help="Figures over stored judgments.", no_args_is_help=True)
-recordings_app = typer.Typer(help="Recorded completions served by replay/<source> jurors.", no_args_is_help=True)
+items_app = typer.Typer(rich_markup_mode=None, help="Import generations to be judged.", no_args_is_help=True)
+pairs_app = typer.Typer(rich_markup_mode=None, help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
+rubrics_app = typer.Typer(rich_markup_mode=None, help="List, show and check rubric files.", no_args_is_help=True)
+datasets_app = typer.Typer(
+    rich_markup_mode=None, help="Import reference datasets (LLMBar) and the offline example set.", no_args_is_help=True
+)
+report_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Reports over stored judgments: a preference run's accuracy against human labels (preference), "
+    "a run as one self-contained HTML file (html).",
+    no_args_is_help=True,
+)
+recordings_app = typer.Typer(
+    rich_markup_mode=None, help="Recorded completions served by replay/<source> jurors.", no_args_is_help=True
+)
 app.add_typer(items_app, name="items")
 app.add_typer(pairs_app, name="pairs")
 app.add_typer(rubrics_app, name="rubrics")
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(report_app, name="report")
 app.add_typer(recordings_app, name="recordings")
-annotations_app = typer.Typer(help="Import human annotations.", no_args_is_help=True)
+annotations_app = typer.Typer(rich_markup_mode=None, help="Import human annotations.", no_args_is_help=True)
 calibrate_app = typer.Typer(
+    rich_markup_mode=None,
     help="Fit juror weights against human labels (jurybench calibrate --run R), or apply a calibration.",
     invoke_without_command=True,
 )

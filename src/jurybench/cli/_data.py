@@ -334,7 +334,9 @@ def annotations_simulate(
 
 
 baselines_app = typer.Typer(
-    help="Human reference values (effect sizes, means) used by the statistics.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Human reference values (effect sizes, means) used by the statistics.",
+    no_args_is_help=True,
 )
 app.add_typer(baselines_app, name="baselines")
 

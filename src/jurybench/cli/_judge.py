@@ -165,7 +165,9 @@ def generate(
     )
 
 
-batches_app = typer.Typer(help="Provider batches sent by score/generate --batch.", no_args_is_help=True)
+batches_app = typer.Typer(
+    rich_markup_mode=None, help="Provider batches sent by score/generate --batch.", no_args_is_help=True
+)
 app.add_typer(batches_app, name="batches")
 KeyEnvOption = Annotated[
     str | None, typer.Option("--api-key-env", help="Variable holding the provider's key (default PROVIDER_API_KEY).")

@@ -13,7 +13,9 @@ from jurybench.cli._common import (
 )
 from jurybench.errors import JurybenchError
 
-study_app = typer.Typer(help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True)
+study_app = typer.Typer(
+    rich_markup_mode=None, help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True
+)
 app.add_typer(study_app, name="study")
 
 

@@ -11,7 +11,9 @@ from jurybench.cli._common import _done
 from jurybench.errors import JurybenchError
 
 stats_app = typer.Typer(
-    help="Statistics over stored judgments (results are recorded in stats_results).", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Statistics over stored judgments (results are recorded in stats_results).",
+    no_args_is_help=True,
 )
 
 Run = Annotated[str, typer.Option("--run", help="Run id.")]
@@ -325,7 +327,7 @@ def results(name: Annotated[str | None, typer.Option(help="Only this statistic."
 
 
 def plot(
-    name: Annotated[str, typer.Argument(help="directional, gap, posthoc, cohens-d or disparity.")],
+    name: Annotated[str, typer.Argument(help="directional, gap, posthoc, cohens-d, disparity or leaderboard.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The .png or .svg to write.")],
     result_id: Annotated[
         str | None, typer.Option("--result", help="A stored stats_results id (default: the latest of that statistic).")
@@ -333,7 +335,8 @@ def plot(
     alpha: Annotated[float, typer.Option(help="Significance level for colouring.")] = 0.05,
     db: Db = None,
 ) -> None:
-    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc (friedman or gap p-values), cohens-d, disparity."""
+    """Plot a recorded statistic (.png/.svg): directional, gap, posthoc (friedman or gap p-values), cohens-d,
+    disparity, leaderboard."""
     from jurybench import commands
 
     _done(commands.plot(db, name=name, output=output, result=result_id, alpha=alpha))
