@@ -138,18 +138,18 @@ def _refusal_in(tree: Any) -> str | None:
                 return kind.removesuffix("_QUERY_NODE").removesuffix("_NODE")
             if kind == "TABLE_FUNCTION":
                 function = node.get("function") or {}
-                name = str(function.get("function_name") or "")
-                if name.lower() not in TABLE:
-                    return f"{name}()"
+                table_function = str(function.get("function_name") or "")
+                if table_function.lower() not in TABLE:
+                    return f"{table_function}()"
                 stack.extend(function.get("arguments") or [])  # a table function's rows stream
                 stack.extend(v for k, v in node.items() if k != "function")
                 continue
             too_big = _too_big(node)
             if too_big is not None:
                 return too_big
-            name = node.get("function_name")
-            if isinstance(name, str) and name.lower() not in SCALAR and name.lower() not in TABLE:
-                return f"{name}()"
+            called = node.get("function_name")
+            if isinstance(called, str) and called.lower() not in SCALAR and called.lower() not in TABLE:
+                return f"{called}()"
             if kind == "BASE_TABLE" and _system_table(node):
                 return str(node.get("table_name"))
             stack.extend(node.values())
