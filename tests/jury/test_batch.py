@@ -202,8 +202,8 @@ def test_kill_9_then_rerun_polls_the_same_batch_and_never_submits_twice(
         proc = _cli_process(db_path, juror, tmp_path)
         try:
             _wait(lambda: stub.batches.n_created == 1)
-            if not slow_ack:
-                time.sleep(0.3)  # the acknowledgement is recorded; the batch is still in progress
+            if not slow_ack:  # polled: so the acknowledgement is recorded; the batch is still in progress
+                _wait(lambda: stub.batches.n_polled >= 1)
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.communicate()
@@ -255,8 +255,7 @@ def test_a_cancelled_batch_leaves_its_calls_for_the_next_run(db_path: Path, tmp_
         juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
         proc = _cli_process(db_path, juror, tmp_path)
         try:
-            _wait(lambda: stub.batches.n_created == 1)
-            time.sleep(0.3)
+            _wait(lambda: stub.batches.n_polled >= 1)  # the batch's id is recorded before it is polled
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.communicate()

@@ -135,6 +135,7 @@ class Batches:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.n_created = 0
+        self.n_polled = 0  # looks at a batch's state (a client polls only what it has recorded)
         self.n_cancelled = 0
         self.requests_seen = 0
 
@@ -266,6 +267,7 @@ def make_app(
         return web.json_response(openai_batch(batch))
 
     async def get_batch(request: web.Request) -> web.Response:
+        book.n_polled += 1
         batch = book.batches.get(request.match_info["batch_id"])
         if batch is None:
             return web.json_response({"error": {"message": "no such batch"}}, status=404)
@@ -337,6 +339,7 @@ def make_app(
 
     async def anthropic_get(request: web.Request) -> web.Response:
         request_base["url"] = f"{request.scheme}://{request.host}"
+        book.n_polled += 1
         batch = book.batches.get(request.match_info["batch_id"])
         if batch is None:
             return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
