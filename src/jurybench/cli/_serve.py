@@ -81,7 +81,7 @@ def serve(
     elif os.environ.get("JURYBENCH_TOKEN", "").strip():
         token = os.environ["JURYBENCH_TOKEN"].strip()
     register_secret(token)
-    from jurybench.service._app import check_token, listening_hosts
+    from jurybench.service import check_token, listening_hosts
 
     check_token(token)
     loopback = host in ("localhost",) or _is_loopback(host, ipaddress)
@@ -229,7 +229,7 @@ def view(
     from jurybench.viewer import create_viewer_app
 
     app_ = create_viewer_app(store)  # opens the store now: a store held by a writer is one line
-    from jurybench.service._app import HostCheck, listening_hosts
+    from jurybench.service import HostCheck, listening_hosts
 
     app_ = HostCheck(app_, listening_hosts(host, port, tuple(allow_host or ())))
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"

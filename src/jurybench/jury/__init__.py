@@ -12,7 +12,7 @@ from jurybench.jury._backends import (
     check_juror,
 )
 from jurybench.jury._batches import cancel_batch, list_batches, refresh_batch
-from jurybench.jury._cost import CostTally, price_of
+from jurybench.jury._cost import CostTally, price_of, usd
 from jurybench.jury._engine import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
 from jurybench.jury._execute import EngineOptions
 from jurybench.jury._juror import (
@@ -96,5 +96,6 @@ __all__ = [
     "subject_ids",
     "subject_table",
     "unit_id",
+    "usd",
     "validate_jurors",
 ]

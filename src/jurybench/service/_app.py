@@ -6,7 +6,6 @@ not echoed back (they may hold keys).
 """
 
 import contextlib
-import hmac
 import json
 import logging
 import uuid
@@ -23,17 +22,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from jurybench import __version__
 from jurybench.errors import JurybenchError, NotFound
 from jurybench.jury import RunEnd, end_runs
-from jurybench.redact import install_log_redaction, redact_value, register_secret
+from jurybench.redact import install_log_redaction, register_secret
 from jurybench.service import _requests as rq
+from jurybench.service._access import Auth, HostCheck, check_token
+from jurybench.service._access import error_response as _error
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
 from jurybench.service._stats import STATS, run_statistic
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
-from jurybench.service._viewer import MIN_TOKEN_LENGTH, SESSION_COOKIE, mount_viewer, session_valid
+from jurybench.service._viewer import mount_viewer
 from jurybench.viewer import WarmUp
 
 log = logging.getLogger("jurybench.service")
-OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/login"})
-OPEN_PREFIXES = ("/docs-assets/", "/assets/")  # Swagger UI, ReDoc and the viewer's stylesheet
 DOCS_ASSETS = "/docs-assets"  # Swagger UI and ReDoc, served from the installed package: no CDN
 
 
@@ -57,14 +56,6 @@ class ServiceConfig:
     @property
     def calibrations(self) -> Path:
         return self.calibration_dir or self.db.parent / "calibration"
-
-
-def _error(status: int, message: str, hint: str | None = None, **extra: Any) -> JSONResponse:
-    body: dict[str, Any] = {"error": message}
-    if hint:
-        body["hint"] = hint
-    body.update(extra)
-    return JSONResponse(redact_value(body), status_code=status)  # an error may quote a provider's
 
 
 class _BodyLimit:
@@ -130,94 +121,6 @@ def _offline_docs(app: FastAPI) -> None:
 
 class _TooBig(Exception):
     pass
-
-
-class HostCheck:
-    """ASGI middleware: only requests whose Host header names an address the server listens as
-    (what a DNS-rebinding page cannot send), unless more hosts are allowed."""
-
-    def __init__(self, app: Any, allowed: set[str]) -> None:
-        self.app, self.allowed = app, {h.lower() for h in allowed}
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            host = next((v for k, v in scope.get("headers") or [] if k == b"host"), b"").decode("latin-1").lower()
-            if host not in self.allowed:
-                response = _error(421, f"this server does not answer for host {host[:100]!r}.",
-                                  "Use the address it printed at start (or --allow-host).")  # fmt: skip
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def listening_hosts(host: str, port: int, extra: tuple[str, ...] = ()) -> set[str]:
-    """The Host headers a server on ``host:port`` answers: that address, and the loopback names
-    when it is a loopback one; plus ``extra`` (name or name:port)."""
-    names = {host if ":" not in host else f"[{host}]"}
-    if host in ("127.0.0.1", "localhost", "::1") or host.startswith("127."):
-        names |= {"127.0.0.1", "localhost", "[::1]"}
-    allowed = {f"{name}:{port}" for name in names}
-    for item in extra:
-        allowed |= {item} if ":" in item.lstrip("[").split("]")[-1] else {item, f"{item}:{port}"}
-    return allowed
-
-
-def check_token(token: str | None) -> None:
-    """A bearer token long enough not to be guessed."""
-    if token is not None and len(token) < MIN_TOKEN_LENGTH:
-        raise JurybenchError(
-            f"the token has {len(token)} characters; at least {MIN_TOKEN_LENGTH} are needed.",
-            hint="Make one with: python -c 'import secrets; print(secrets.token_urlsafe(24))'.",
-        )
-
-
-class _Auth:
-    """ASGI middleware: a bearer token on every path but the open ones (a plain ASGI layer: the
-    request-object middleware costs every request a task group and a stream)."""
-
-    def __init__(self, app: Any, token: str) -> None:
-        self.app, self.token, self.plain = app, token.encode(), token
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        path = str(scope.get("path") or "")
-        if scope["type"] == "http" and path not in OPEN_PATHS and not path.startswith(OPEN_PREFIXES):
-            headers = scope.get("headers") or []
-            given = next((v for k, v in headers if k == b"authorization"), b"")
-            scheme, _, token = given.decode("latin-1").partition(" ")
-            bearer = scheme.lower() == "bearer" and hmac.compare_digest(token.encode("latin-1"), self.token)
-            # The viewer's cookie reads: it opens GET/HEAD only. Anything that changes state needs
-            # the bearer token (a form on another local port carries the cookie, not the token).
-            reads = scope.get("method") in ("GET", "HEAD")
-            if not bearer and not (reads and self._cookie(headers)):
-                if scope.get("method") == "GET" and not path.startswith("/v1/"):  # a viewer page: sign in first
-                    from urllib.parse import quote
-
-                    from starlette.responses import RedirectResponse
-
-                    target = path + (f"?{scope['query_string'].decode('latin-1')}" if scope.get("query_string") else "")
-                    await RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)(
-                        scope, receive, send
-                    )
-                    return
-                response = _error(401, "missing or wrong bearer token.", "Send 'Authorization: Bearer <token>'.")
-                response.headers["WWW-Authenticate"] = "Bearer"
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-    def _cookie(self, headers: list[tuple[bytes, bytes]]) -> bool:
-        from http.cookies import CookieError, SimpleCookie
-
-        for key, value in headers:
-            if key == b"cookie":
-                try:
-                    jar = SimpleCookie(value.decode("latin-1"))
-                except CookieError:
-                    return False
-                morsel = jar.get(SESSION_COOKIE)
-                if morsel is not None and session_valid(self.plain, morsel.value):
-                    return True
-        return False
 
 
 def create_app(
@@ -311,7 +214,7 @@ def create_app(
     app.add_middleware(_BodyLimit, limit=config.max_body_bytes)
     if config.token:
         check_token(config.token)
-        app.add_middleware(_Auth, token=config.token)
+        app.add_middleware(Auth, token=config.token)
     if config.allowed_hosts is not None:  # outermost: a foreign Host is refused before anything else
         app.add_middleware(HostCheck, allowed=set(config.allowed_hosts))
 

@@ -352,7 +352,7 @@ class JobManager:
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
             left = result.n_tasks - result.n_cached - result.n_called
-            from jurybench.jury._cost import usd
+            from jurybench.jury import usd
 
             error = (f"budget reached: the run spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
                      f"{left} calls were not made. Submit the job again with a higher max_cost to go on.")  # fmt: skip
