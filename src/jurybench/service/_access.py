@@ -6,6 +6,8 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+from fastapi.responses import JSONResponse
+
 from jurybench.errors import JurybenchError
 from jurybench.redact import redact_value
 from jurybench.service._viewer import MIN_TOKEN_LENGTH, SESSION_COOKIE, session_valid
@@ -14,10 +16,8 @@ OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/logi
 OPEN_PREFIXES = ("/docs-assets/", "/assets/")  # Swagger UI, ReDoc and the viewer's stylesheet
 
 
-def error_response(status: int, message: str, hint: str | None = None, **extra: Any) -> Any:
+def error_response(status: int, message: str, hint: str | None = None, **extra: Any) -> JSONResponse:
     """The service's error answer: {"error", "hint"?, ...}, redacted (an error may quote a provider's)."""
-    from fastapi.responses import JSONResponse
-
     body: dict[str, Any] = {"error": message}
     if hint:
         body["hint"] = hint
