@@ -105,7 +105,8 @@ async def bare_litellm(messages: list[list[dict[str, str]]], api_base: str, conc
 
 def engine_run(store: Path, api_base: str, concurrency: int, extra: str = "", where: str | None = None) -> float:
     """One engine run as the CLI makes it: the store by path, released between flushes."""
-    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
     from jurybench.rubric import load_rubric
 
     juror = parse_juror(f"openai/bench-judge,api_base={api_base},api_key=x,temperature=0,retries=0{extra}")
@@ -177,7 +178,7 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
 
 
 def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
-    from jurybench.jury._store_io import write_batch
+    from jurybench.engine._records import write_batch
     from jurybench.store import connect
 
     def judgment(i: int) -> dict[str, Any]:
@@ -411,8 +412,9 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3, workers: int = 4)
 
 
 def _rate_case(n: int, rpm: float | None, tpm: float | None, jurors: int) -> dict[str, Any]:
-    from jurybench.jury import EngineOptions, parse_juror, score
-    from jurybench.jury._limits import reset_limiters
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.jurors._endpoint_limits import reset_limiters
     from jurybench.rubric import load_rubric
     from jurybench.store import connect, import_items
     from jurybench.testing.stub import RateLimits, StubServer
@@ -460,7 +462,8 @@ def bench_rate_limits(n: int = 400) -> dict[str, Any]:
 def bench_batch(n: int = 200) -> dict[str, Any]:
     """A batch round trip on the loopback stub: n calls through OpenAI-style batches of 50 (and
     one Anthropic-style batch), every call stored once at the batch price, nothing sent twice."""
-    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
     from jurybench.rubric import load_rubric
     from jurybench.store import connect, import_items
     from jurybench.testing import Batches, StubServer

@@ -95,9 +95,9 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
     Cohen's d per model x language cell for 100 items and 30 sub-scales, straight from the store."""
     import pyarrow as pa
 
+    from jurybench.engine._records import register_jurors, register_rubric
+    from jurybench.jurors._spec import JurorSpec
     from jurybench.jury import Jury, register_jury
-    from jurybench.jury._juror import JurorSpec
-    from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.rubric import parse_rubric
     from jurybench.stats._store_effects import stat_cohens_d
     from jurybench.store import connect

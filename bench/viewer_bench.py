@@ -20,9 +20,9 @@ MODELS = 6
 def build(n_rows: int, folder: Path) -> Path:
     import pyarrow as pa
 
+    from jurybench.engine._records import register_jurors, register_rubric
+    from jurybench.jurors._spec import JurorSpec
     from jurybench.jury import Jury, register_jury
-    from jurybench.jury._juror import JurorSpec
-    from jurybench.jury._store_io import register_jurors, register_rubric
     from jurybench.store import connect
 
     sys.path.insert(0, str(Path(__file__).parent))

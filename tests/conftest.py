@@ -21,7 +21,7 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]
     monkeypatch.setenv("JURYBENCH_HOME", str(tmp_path))
     monkeypatch.setenv("JURYBENCH_DB", str(tmp_path / "test.duckdb"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from jurybench.jury import FakeBackend
+    from jurybench.jurors import FakeBackend
 
     FakeBackend.clear()
     yield

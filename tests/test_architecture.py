@@ -10,7 +10,8 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "jurybench"
 # Lowest first. A package may import the ones before it, never the ones after it.
 ORDER = [
-    "errors", "config", "redact", "testing", "store", "rubric", "jury", "generation", "annotations", "calibration",
+    "errors", "config", "redact", "testing", "store", "rubric", "jurors", "jury", "engine", "generation", "annotations",
+    "calibration",
     "stats", "report", "datasets", "api", "commands", "studies", "viewer", "service", "cli",
 ]  # fmt: skip
 
@@ -75,7 +76,7 @@ def test_the_check_sees_a_violation(tmp_path: Path, monkeypatch: object) -> None
     copy = tmp_path / "jurybench"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "store" / "_planted.py").write_text("def f():\n    from jurybench.service import Store\n")
-    (copy / "stats" / "_planted.py").write_text("from jurybench.jury._engine import score\n")
+    (copy / "stats" / "_planted.py").write_text("from jurybench.engine._run import score\n")
     old = me.SRC
     me.SRC = copy
     try:
@@ -83,7 +84,7 @@ def test_the_check_sees_a_violation(tmp_path: Path, monkeypatch: object) -> None
     finally:
         me.SRC = old
     assert any("store imports service, which is above it" in v for v in found)
-    assert any("stats imports a private part of jury" in v for v in found)
+    assert any("stats imports a private part of engine" in v for v in found)
 
 
 def test_no_file_is_too_long_to_read_in_one_sitting() -> None:

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from jurybench.annotations import preference_accuracy
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, FakeBackend, parse_juror, score
+from jurybench.jurors import FakeBackend, parse_juror
 from jurybench.rubric import load_rubric
 
 QUIET = EngineOptions(progress=False, concurrency=1)

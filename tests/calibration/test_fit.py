@@ -11,10 +11,11 @@ import pytest
 
 from jurybench.calibration import apply_calibration, fit_calibration
 from jurybench.calibration._fit import _split
+from jurybench.engine import call_key
+from jurybench.engine._records import register_jurors, register_rubric
 from jurybench.errors import JurybenchError
-from jurybench.jury import Jury, call_key, register_jury
-from jurybench.jury._juror import JurorSpec
-from jurybench.jury._store_io import register_jurors, register_rubric
+from jurybench.jurors._spec import JurorSpec
+from jurybench.jury import Jury, register_jury
 from jurybench.rubric import load_rubric
 
 RUBRIC = load_rubric("story-quality")

@@ -10,7 +10,8 @@ import pytest
 
 from jurybench.calibration import apply_calibration, fit_calibration
 from jurybench.datasets import import_llmbar
-from jurybench.jury import EngineOptions, load_jury_file, score
+from jurybench.engine import EngineOptions, score
+from jurybench.jury import load_jury_file
 from jurybench.rubric import load_rubric
 from tests.conftest import REPO
 

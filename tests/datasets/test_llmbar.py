@@ -11,9 +11,10 @@ import pytest
 
 from jurybench.datasets import import_llmbar
 from jurybench.datasets.llmbar import compare_with_upstream, upstream_counts
-from jurybench.jury import EngineOptions, load_jury_file, score
-from jurybench.jury._parse import parse_with_rules
+from jurybench.engine import EngineOptions, score
+from jurybench.jury import load_jury_file
 from jurybench.rubric import load_rubric
+from jurybench.rubric._answers import parse_with_rules
 from tests.conftest import REPO
 
 JURIES = [

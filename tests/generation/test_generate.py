@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
 from jurybench.generation import GenerationSpec, generate, generators_of, load_prompts
-from jurybench.jury import EngineOptions, FakeBackend, parse_juror, score
+from jurybench.jurors import FakeBackend, parse_juror
 from jurybench.rubric import load_rubric
 from tests.conftest import write
 

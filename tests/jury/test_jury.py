@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, FakeBackend, Jury, load_jury_file, parse_juror, score
+from jurybench.jurors import FakeBackend, parse_juror
+from jurybench.jury import Jury, load_jury_file
 from jurybench.rubric import load_rubric
 from tests.conftest import FULL, ITEMS_CSV, run_cli, write
 

@@ -255,8 +255,8 @@ def test_credentials_through_new_doors_are_used_but_never_stored_or_served(db_pa
 
 
 def test_one_juror_parser_and_headers_are_never_identity() -> None:
-    from jurybench.jury import is_secret_param, juror_from_mapping, parse_juror, public_juror
-    from jurybench.jury._juror import stored_params
+    from jurybench.jurors import is_secret_param, juror_from_mapping, parse_juror, public_juror
+    from jurybench.jurors._spec import stored_params
 
     spaced = parse_juror("openai/m, api_key = sk-abcdefgh123 ,temperature=0")
     plain = parse_juror("openai/m,temperature=0")

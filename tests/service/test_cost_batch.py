@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import CostTally
+from jurybench.engine import CostTally
 from jurybench.testing import Batches, RateLimits, StubServer
 from tests.conftest import FULL, run_cli, write
 from tests.service.conftest import ITEMS, make_client, wait_for

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jurybench.jury import FakeBackend
+from jurybench.jurors import FakeBackend
 from jurybench.rubric import load_rubric
 from tests.conftest import FULL, run_cli, write
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import JurorSpec, Jury, register_jury
+from jurybench.jurors import JurorSpec
+from jurybench.jury import Jury, register_jury
 from jurybench.stats._slices import jury_coverage, run_dimensions
 
 

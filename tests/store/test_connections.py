@@ -64,9 +64,10 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
     importers run capped at 64MB unless JURYBENCH_DUCKDB_MEMORY says otherwise; analysis (and
     a run's finishing steps) keep DuckDB's own limit, since a capped DuckDB 2.0 fails some
     large multi-join queries."""
-    import jurybench.jury._store_io as store_io
-    from jurybench.jury import EngineOptions, parse_juror, score
-    from jurybench.jury._write import _Released
+    import jurybench.engine._records as store_io
+    from jurybench.engine import EngineOptions, score
+    from jurybench.engine._writer import _Released
+    from jurybench.jurors import parse_juror
     from jurybench.rubric import load_rubric
     from tests.conftest import run_cli, write
 
@@ -89,7 +90,7 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
         seen.append(("write", limit_of(c)))
         real(c, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("jurybench.jury._write.write_calls", spy)  # the run's answers, written as it ends
+    monkeypatch.setattr("jurybench.engine._writer.write_calls", spy)  # the run's answers, written as it ends
     closing = _Released.close
 
     def closed(self: _Released) -> None:  # closing the file checkpoints it: the run's writes

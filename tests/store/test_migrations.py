@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from jurybench.jury import JurorSpec
+from jurybench.jurors import JurorSpec
 from jurybench.rubric import load_rubric
 from jurybench.store import migrate
 from jurybench.store._migrations import MIGRATIONS
@@ -81,7 +81,8 @@ def test_m005_keeps_old_calls_and_judgments_and_new_writes_name_their_columns(tm
     assert con.execute("SELECT count(*) FROM calls WHERE presentation IS NULL").fetchall() == [(3,)]
     assert con.execute("SELECT count(*) FROM pointwise_judgments WHERE label IS NULL").fetchall() == [(3,)]
     # calls gained a column after created_at: the engine's inserts must name columns, not rely on order.
-    from jurybench.jury import EngineOptions, parse_juror, score
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
 
     score(
         con, load_rubric("story-quality"), [parse_juror("fake/c")], run_id="new", options=EngineOptions(progress=False)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import JurorSpec, Jury, register_jury
+from jurybench.jurors import JurorSpec
+from jurybench.jury import Jury, register_jury
 
 
 def _run(con: Any, run_id: str, kind: str, dims: list[str], jurors: list[str], **jury: Any) -> None:
@@ -157,7 +158,7 @@ def test_majority_per_order_and_quorum(con: Any) -> None:
 
 
 def test_run_jurors_keep_each_runs_display_name(con: Any) -> None:
-    from jurybench.jury._store_io import register_jurors
+    from jurybench.engine._records import register_jurors
 
     first = JurorSpec("fake/x", name="old")
     register_jurors(con, [first])

@@ -196,7 +196,8 @@ def test_preference_run_shows_accuracy_against_human_labels(con: Any, data_dir: 
 
     from jurybench.annotations import preference_accuracy
     from jurybench.datasets import import_llmbar
-    from jurybench.jury import EngineOptions, load_jury_file, score
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jury import load_jury_file
     from jurybench.rubric import load_rubric
     from jurybench.viewer import create_viewer_app
     from tests.conftest import REPO

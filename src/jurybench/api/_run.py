@@ -27,7 +27,8 @@ def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = No
             tie: str | None = None, calibration: str | Path | None = None) -> Any:  # fmt: skip
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
     mapping with 'model', or a JurorSpec); ``samples`` sets every juror's samples."""
-    from jurybench.jury import JurorSpec, Jury, juror_from_mapping, load_jury_file, parse_juror
+    from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
+    from jurybench.jury import Jury, load_jury_file
 
     if isinstance(jury, Path) or (isinstance(jury, str) and (jury.endswith((".yaml", ".yml")) or Path(jury).is_file())):
         panel = load_jury_file(Path(jury))
@@ -66,7 +67,7 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
                    max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
                    progress: bool = False, **embedding: Any) -> Any:  # fmt: skip
     """The engine's options from the arguments score and generate share."""
-    from jurybench.jury import EngineOptions
+    from jurybench.engine import EngineOptions
 
     return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
                          plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, **embedding)  # fmt: skip
@@ -202,7 +203,7 @@ def score(
     YAML file. ``plan=True`` counts calls, tokens and cost and calls nothing. Works inside a
     running event loop (Jupyter): the engine then runs on its own thread."""
     from jurybench.calibration import attach_calibration, calibration_finisher
-    from jurybench.jury import score as run_score
+    from jurybench.engine import score as run_score
 
     _check_run_arguments(store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost,
                          concurrency=concurrency)  # fmt: skip

@@ -222,7 +222,7 @@ class Store:
         """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
         sim-human-1..N), standing in for ``import_annotations``; returns the number of labels."""
         from jurybench.api._run import rubric_of
-        from jurybench.jury import simulate_human_labels
+        from jurybench.jurors import simulate_human_labels
 
         with self.writing() as con:
             return simulate_human_labels(con, rubric_of(rubric), where=where, fraction=fraction,

@@ -241,7 +241,7 @@ def recordings_from_run(
     db: DbOption = None,
 ) -> None:
     """Save a juror's raw answers from a run so the run can be re-executed offline."""
-    from jurybench.jury import record_run
+    from jurybench.engine import record_run
 
     con = _connect(db)
     typer.echo(f"{record_run(con, run, juror, source)} completions recorded as replay/{source}")

@@ -182,7 +182,7 @@ def batches_list(
     db: DbOption = None,
 ) -> None:
     """Every batch in the store: provider id, juror, run, status, counts, times."""
-    from jurybench.jury import list_batches
+    from jurybench.engine import list_batches
     from jurybench.store import to_csv, to_json
 
     check_format(fmt, ("table", "csv", "json"))
@@ -211,7 +211,7 @@ def batches_status(
     db: DbOption = None,
 ) -> None:
     """Ask the provider where a batch stands (the store's row is updated)."""
-    from jurybench.jury import refresh_batch
+    from jurybench.engine import refresh_batch
 
     info = refresh_batch(_connect(db), batch_id, api_key_env)
     typer.echo("  ".join(f"{k}={v}" for k, v in info.items() if v is not None))
@@ -226,7 +226,7 @@ def batches_cancel(
     """Cancel a batch at its provider; its unanswered calls are left for the next run.
 
     The run that sent it ends interrupted; running it again sends those calls in a new batch."""
-    from jurybench.jury import cancel_batch
+    from jurybench.engine import cancel_batch
 
     info = cancel_batch(_connect(db), batch_id, api_key_env)
     typer.echo("  ".join(f"{k}={v}" for k, v in info.items() if v is not None))

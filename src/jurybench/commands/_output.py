@@ -45,7 +45,7 @@ def echo_plain(rows: list[list[str]], left: int) -> None:
 
 def print_plan(result: Any) -> None:
     """The cost plan as a plain table: per juror and in total; an unknown price says so."""
-    from jurybench.jury import usd
+    from jurybench.jurors import usd
 
     def money(value: float | None) -> str:
         return "unknown" if value is None else usd(value)
@@ -73,7 +73,8 @@ def print_plan(result: Any) -> None:
 def run_outcome(result: Any) -> int:
     """The exit code of a run, with the reasons on stderr: 3 when calls ended in error
     (re-running retries them), 4 when the budget stopped it (a higher --max-cost resumes it)."""
-    from jurybench.jury import EXIT_BUDGET, EXIT_CALL_ERRORS, usd
+    from jurybench.engine import EXIT_BUDGET, EXIT_CALL_ERRORS
+    from jurybench.jurors import usd
 
     if result.status == "stopped_budget":
         left = result.n_tasks - result.n_cached - result.n_called

@@ -61,7 +61,8 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
 
     from jurybench import api
     from jurybench.config import db_path
-    from jurybench.jury import Jury, parse_juror
+    from jurybench.jurors import parse_juror
+    from jurybench.jury import Jury
 
     panel = api.jury_of(jury) if jury else Jury(())
     panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))

@@ -105,7 +105,9 @@ def import_hanna(con: Any, data: Path) -> HannaImport:
     """Import stories, human ratings and LLM ratings in one transaction (idempotent)."""
     import pyarrow as pa
 
-    from jurybench.jury import JurorSpec, Jury, call_key, register_jurors, register_jury, register_rubric
+    from jurybench.engine import call_key, register_jurors, register_rubric
+    from jurybench.jurors import JurorSpec
+    from jurybench.jury import Jury, register_jury
     from jurybench.rubric import load_rubric
 
     path = hanna_file(data)

@@ -18,21 +18,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from jurybench.engine import EngineOptions, Planned, RunResult, Task, call_key, run_job
 from jurybench.errors import JurybenchError
 from jurybench.generation._spec import GenerationSpec
-from jurybench.jury import (
-    EngineOptions,
-    JurorSpec,
-    Planned,
-    RunResult,
-    Task,
-    as_jury,
-    call_key,
-    juror_from_mapping,
-    parse_juror,
-    run_job,
-    unit_id,
-)
+from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror, unit_id
+from jurybench.jury import as_jury
 
 
 @dataclass
@@ -206,13 +196,13 @@ def generate(
     source: str | None = None,
 ) -> GenerationReport:
     """Generate every (prompt, arms, model, sample) not yet answered, then build items and pairs."""
-    from jurybench.jury import check_juror
+    from jurybench.jurors import check_juror
 
     plan_only = options is not None and options.plan_only
     for generator in generators:
         check_juror(generator, need_key=not plan_only)
     if options is not None and options.batch:
-        from jurybench.jury import check_batch_jurors
+        from jurybench.engine import check_batch_jurors
 
         check_batch_jurors(list(generators))
     definition = as_jury(generators).resolved(spec)

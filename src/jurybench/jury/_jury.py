@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._juror import JurorSpec, juror_from_mapping, parse_juror
+from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
 from jurybench.rubric import is_pairwise
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")

@@ -1,5 +1,6 @@
 """Rubrics: load and validate YAML, render prompts per language, build response schemas."""
 
+from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label, normalise_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
@@ -28,6 +29,7 @@ from jurybench.rubric._render import (
     render_pointwise,
 )
 from jurybench.rubric._schema import answer_format, response_model
+from jurybench.rubric._subjects import load_subjects, subject_ids, subject_rows, subject_slices, subject_table
 
 __all__ = [
     "PLACEHOLDER_RE",
@@ -36,6 +38,7 @@ __all__ = [
     "ClassificationRubric",
     "Criterion",
     "InventoryRubric",
+    "Outcome",
     "PairwiseRubric",
     "PointwiseRubric",
     "PreferenceRubric",
@@ -51,8 +54,11 @@ __all__ = [
     "is_pairwise",
     "line_of",
     "load_rubric",
+    "load_subjects",
     "match_label",
     "normalise_label",
+    "outcome_from_answer",
+    "parse_answer",
     "parse_inventory",
     "parse_rubric",
     "presentation",
@@ -63,4 +69,8 @@ __all__ = [
     "render_pointwise",
     "resolve_rubric_path",
     "response_model",
+    "subject_ids",
+    "subject_rows",
+    "subject_slices",
+    "subject_table",
 ]

@@ -20,8 +20,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from jurybench import __version__
+from jurybench.engine import RunEnd, end_runs
 from jurybench.errors import JurybenchError, NotFound
-from jurybench.jury import RunEnd, end_runs
 from jurybench.redact import install_log_redaction, register_secret
 from jurybench.service import _requests as rq
 from jurybench.service._access import Auth, HostCheck, check_token
@@ -266,7 +266,7 @@ def create_app(
     ) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
-        from jurybench.jury import check_batch_jurors, validate_jurors
+        from jurybench.engine import check_batch_jurors, validate_jurors
 
         if not body.swap:
             raise JurybenchError("swap: false is not offered: jurybench judges every pair in both orders.")
@@ -285,7 +285,7 @@ def create_app(
         if body.batch:
             check_batch_jurors(list(jury.jurors))
         if body.max_cost is not None:
-            from jurybench.jury import price_of
+            from jurybench.jurors import price_of
 
             unknown = [j.display_name for j in jury.jurors if price_of(j) is None]
             if unknown:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from jurybench.engine import CostTally
 from jurybench.errors import JurybenchError, NotFound
-from jurybench.jury import CostTally
 from jurybench.redact import redact
 
 log = logging.getLogger("jurybench.service")
@@ -68,7 +68,7 @@ class Live:
 def strip_secrets(request: dict[str, Any]) -> dict[str, Any]:
     """A job request as stored and served: the jury without any credential (key-like entries,
     headers; juror strings are mappings without credentials by then) and every text redacted."""
-    from jurybench.jury import is_secret_param
+    from jurybench.jurors import is_secret_param
     from jurybench.redact import redact_value
 
     def clean(value: Any) -> Any:
@@ -101,8 +101,7 @@ class JobWrite:
 def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects a job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
-    from jurybench.jury import subject_ids
-    from jurybench.rubric import is_pairwise
+    from jurybench.rubric import is_pairwise, subject_ids
     from jurybench.store import registered
 
     if where or not ids:
@@ -352,7 +351,7 @@ class JobManager:
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
             left = result.n_tasks - result.n_cached - result.n_called
-            from jurybench.jury import usd
+            from jurybench.jurors import usd
 
             error = (f"budget reached: the run spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
                      f"{left} calls were not made. Submit the job again with a higher max_cost to go on.")  # fmt: skip

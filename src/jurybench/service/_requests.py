@@ -207,7 +207,7 @@ def _without_secret_names(entry: Any) -> Any:
 
 def parsed_jurors(jury: dict[str, Any]) -> list[Any]:
     """Each juror of a request's jury, parsed the one way the CLI parses it."""
-    from jurybench.jury import juror_from_mapping, parse_juror
+    from jurybench.jurors import juror_from_mapping, parse_juror
 
     return [
         juror_from_mapping(entry, where=f"jury juror {n}") if isinstance(entry, dict) else parse_juror(str(entry))
@@ -217,14 +217,14 @@ def parsed_jurors(jury: dict[str, Any]) -> list[Any]:
 
 def secrets_of(jury: dict[str, Any]) -> list[dict[str, Any] | None]:
     """Each juror's credentials (api_key, headers, key-like parameters; kept in memory only), in order."""
-    from jurybench.jury import secret_options
+    from jurybench.jurors import secret_options
 
     return [secret_options(spec) or None for spec in parsed_jurors(jury)]
 
 
 def public_jury(jury: dict[str, Any]) -> dict[str, Any]:
     """The request's jury as stored and served: every juror as a mapping without credentials."""
-    from jurybench.jury import public_juror
+    from jurybench.jurors import public_juror
 
     return {**jury, "jurors": [public_juror(spec) for spec in parsed_jurors(jury)]}
 

@@ -215,7 +215,8 @@ def _check_jurors(values: dict[str, Any]) -> None:
     jurors = values.get("juror") or []
     if not jurors:
         return
-    from jurybench.jury import parse_juror, validate_jurors
+    from jurybench.engine import validate_jurors
+    from jurybench.jurors import parse_juror
     from jurybench.rubric import load_rubric
 
     specs = [parse_juror(str(text)) for text in jurors]

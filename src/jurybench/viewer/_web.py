@@ -53,7 +53,7 @@ def _pct(value: Any) -> str:
 def _usd(value: Any) -> str:
     if value is None:
         return "unknown"
-    from jurybench.jury import usd
+    from jurybench.jurors import usd
 
     return usd(float(value))
 

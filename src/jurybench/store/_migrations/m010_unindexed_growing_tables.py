@@ -24,7 +24,7 @@ def m010_unindexed_growing_tables(con: Any) -> None:
     row: 1 M rows took the engine past 1 GB) and an import with every item (2 M items with
     UUID ids did not fit in 128 MB). These six tables are rebuilt without the key; the key
     columns stay NOT NULL, and the writers keep them unique (one writer at a time; every
-    insert is an anti-join against what is stored: ``jury._store_io.write_batch``,
+    insert is an anti-join against what is stored: ``engine._records.write_batch``,
     ``store._imports``)."""
     for table, key in GROWING:
         sql = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0]

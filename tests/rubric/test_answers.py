@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import json
 
-from jurybench.jury import parse_answer
-from jurybench.jury._parse import extract_json, parse_with_rules
-from jurybench.rubric import load_rubric
+from jurybench.rubric import extract_json, load_rubric, parse_answer
+from jurybench.rubric._answers import parse_with_rules
 from tests.conftest import FULL as FULL_ANSWER
 
 QUALITY = load_rubric("story-quality")

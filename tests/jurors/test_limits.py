@@ -8,8 +8,15 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import EngineOptions, parse_juror, score
-from jurybench.jury._limits import EndpointLimiter, endpoint_key, parse_duration, read_headers, reset_limiters
+from jurybench.engine import EngineOptions, score
+from jurybench.jurors import parse_juror
+from jurybench.jurors._endpoint_limits import (
+    EndpointLimiter,
+    endpoint_key,
+    parse_duration,
+    read_headers,
+    reset_limiters,
+)
 from jurybench.rubric import load_rubric
 from jurybench.testing import StubServer
 from jurybench.testing.stub import RateLimits
@@ -54,7 +61,7 @@ def test_headers_openai_anthropic_and_litellm_prefixed() -> None:
 
 
 def test_one_limiter_per_endpoint_and_key() -> None:
-    from jurybench.jury._limits import endpoint_limiter
+    from jurybench.jurors._endpoint_limits import endpoint_limiter
 
     a = endpoint_limiter(endpoint_key("openai", "http://x/v1", "sk-1"), 16)
     assert endpoint_limiter(endpoint_key("openai", "http://x/v1", "sk-1"), 8) is a
@@ -118,7 +125,7 @@ def test_two_jurors_on_one_key_share_its_limit(con: Any, tmp_path: Any) -> None:
         jurors = [parse_juror(base + ",temperature=0"), parse_juror(base + ",temperature=1")]
         result = score(con, load_rubric("story-quality"), jurors, options=EngineOptions(progress=False))
         assert result.status_counts == {"ok": 20}
-    from jurybench.jury._limits import endpoint_limiter
+    from jurybench.jurors._endpoint_limits import endpoint_limiter
 
     shared = endpoint_limiter(endpoint_key("openai", stub.api_base, "sk-shared"), 16)
     assert shared.n_requests == limits.n_ok + limits.n_limited == 20 + limits.n_limited

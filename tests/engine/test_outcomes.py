@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from jurybench.testing.stub import StubServer, free_port
 from tests.conftest import FULL, ITEMS_CSV, run_cli, write

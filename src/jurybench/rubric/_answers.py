@@ -12,17 +12,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from jurybench.rubric import (
-    AnyRubric,
-    ClassificationRubric,
-    InventoryRubric,
-    PreferenceRubric,
-    Presentation,
-    extract_json,
-    match_label,
-    parse_inventory,
-    response_model,
-)
+from jurybench.rubric._classify import match_label
+from jurybench.rubric._inventory import Presentation, parse_inventory
+from jurybench.rubric._json import extract_json
+from jurybench.rubric._model import AnyRubric, ClassificationRubric, InventoryRubric, PreferenceRubric
+from jurybench.rubric._schema import response_model
 
 PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
@@ -77,10 +71,10 @@ def parse_structured(rubric: AnyRubric, text: str, finish_reason: str | None = N
         err = exc.errors()[0]
         field = ".".join(str(p) for p in err["loc"]) or "answer"
         return Outcome("invalid", None, None, f"{field}: {err['msg']}")
-    return _outcome_from_answer(rubric, answer.model_dump())
+    return outcome_from_answer(rubric, answer.model_dump())
 
 
-def _outcome_from_answer(rubric: AnyRubric, values: dict[str, Any]) -> Outcome:
+def outcome_from_answer(rubric: AnyRubric, values: dict[str, Any]) -> Outcome:
     rationale = values.pop("rationale", None)
     if isinstance(rubric, PreferenceRubric):
         return Outcome("valid", {"preference": PREFERENCE_SCORE[values["verdict"]]}, rationale, None)

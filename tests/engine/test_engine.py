@@ -5,9 +5,10 @@ from typing import Any
 
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, FakeBackend, parse_juror, score
-from jurybench.jury._juror import JurorSpec
+from jurybench.jurors import FakeBackend, parse_juror
+from jurybench.jurors._spec import JurorSpec
 from jurybench.rubric import load_rubric
 
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)
@@ -223,7 +224,7 @@ def test_resuming_a_named_run_with_another_jury_is_refused(small_store: Any) -> 
 
 
 def test_replay_of_a_recorded_run_reproduces_it(small_store: Any) -> None:
-    from jurybench.jury._store_io import record_run
+    from jurybench.engine._records import record_run
 
     rubric = load_rubric("story-quality")
     original = score(small_store, rubric, [parse_juror("fake/a,invalid_rate=0.3,parse_retries=0")], options=QUIET)

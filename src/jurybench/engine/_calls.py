@@ -13,26 +13,31 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jurybench.jury._backends import (
+from jurybench.engine._budget import Budget, CostTally
+from jurybench.engine._call_state import CallState, backoff_s, default_reasks
+from jurybench.engine._plan import Task
+from jurybench.engine._writer import _Writer
+from jurybench.jurors import (
+    OFFLINE,
     Backend,
     Completion,
+    EndpointLimiter,
+    JurorPace,
     JurorUnusable,
+    LimiterStopped,
+    LimiterTimeout,
     LiteLLMBackend,
     PermanentError,
     RateLimited,
     ReplayBackend,
     Slot,
     TransientError,
+    estimate_tokens,
 )
-from jurybench.jury._call import CallState, backoff_s, default_reasks
-from jurybench.jury._cost import OFFLINE, Budget, CostTally
-from jurybench.jury._limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
-from jurybench.jury._parse import Outcome
-from jurybench.jury._plan import Task
-from jurybench.jury._write import _Writer
 from jurybench.redact import redact
 from jurybench.rubric import (
     AnyRubric,
+    Outcome,
 )
 
 
@@ -118,30 +123,6 @@ class _Progress:
     def stop(self) -> None:
         if self.enabled:
             self.progress.stop()
-
-
-class _RateLimiter:
-    """A juror's own caps: requests spaced to at most ``rpm`` a minute and tokens to at most
-    ``tpm`` (None: no cap). Provider limits are the endpoint limiter's (jury/_limits.py)."""
-
-    def __init__(self, rpm: float | None, tpm: float | None = None) -> None:
-        self.interval = 60.0 / rpm if rpm else 0.0
-        self.seconds_per_token = 60.0 / tpm if tpm else 0.0
-        self.next_at = 0.0
-        self.next_token_at = 0.0
-        self.lock = asyncio.Lock()
-
-    async def wait(self, tokens: float = 0.0) -> None:
-        if not self.interval and not self.seconds_per_token:
-            return
-        async with self.lock:
-            now = time.monotonic()
-            delay = max(self.next_at - now, self.next_token_at - now if tokens else 0.0)
-            self.next_at = max(now, self.next_at) + self.interval
-            if self.seconds_per_token and tokens:
-                self.next_token_at = max(now, self.next_token_at) + tokens * self.seconds_per_token
-        if delay > 0:
-            await asyncio.sleep(delay)
 
 
 @dataclass
@@ -242,7 +223,7 @@ async def _run_task(
     task: Task,
     backend: Backend,
     rubric: AnyRubric,
-    limiter: _RateLimiter,
+    limiter: JurorPace,
     options: EngineOptions,
     rng: random.Random,
     unusable: dict[str, str],
@@ -347,11 +328,11 @@ async def _execute(
     options: EngineOptions,
     unusable: dict[str, str],
     budget: Budget | None = None,
-    limiters: dict[str, _RateLimiter] | None = None,
+    limiters: dict[str, JurorPace] | None = None,
 ) -> None:
     batched: list[Task] = []
     if options.batch:  # jurors with a batch API go that way; offline ones answer at once
-        from jurybench.jury._batch import protocol_of
+        from jurybench.jurors import protocol_of
 
         batched = [t for t in tasks if protocol_of(t.juror) is not None]
         tasks = [t for t in tasks if protocol_of(t.juror) is None]
@@ -362,7 +343,7 @@ async def _execute(
         limiters = {}
     for spec in {t.juror.key: t.juror for t in tasks}.values():
         if spec.key not in limiters:
-            limiters[spec.key] = _RateLimiter(spec.option("rpm", None), spec.option("tpm", None))
+            limiters[spec.key] = JurorPace(spec.option("rpm", None), spec.option("tpm", None))
     rng = random.Random()
 
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
@@ -438,7 +419,7 @@ async def _execute(
         n = int(juror.option("concurrency", options.concurrency))
         workers += [asyncio.create_task(worker(queue)) for _ in range(max(1, n))]
     if batched:
-        from jurybench.jury._batch_run import BatchRunner
+        from jurybench.engine._batch_path import BatchRunner
 
         runner = BatchRunner(run_id, rubric, batched, backends, writer.access, writer, progress, options, record,
                              unusable, budget)  # fmt: skip

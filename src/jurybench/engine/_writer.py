@@ -11,17 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jurybench.jury._parse import Outcome
-from jurybench.jury._plan import Task
-from jurybench.jury._store_io import (
-    CALL_COLUMNS,
-    JUDGMENT_COLUMNS,
-    write_batch,
-    write_calls,
-    write_members,
-)
+from jurybench.engine._plan import Task
+from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_batch, write_calls, write_members
 from jurybench.rubric import (
     AnyRubric,
+    Outcome,
     is_pairwise,
 )
 from jurybench.store import StoreBusy
@@ -249,7 +243,7 @@ class _Journal:
 
 def replay_journal(access: _Released, run_id: str, pairwise: bool) -> int:
     """Store the answers a killed run of this name had received but not flushed; how many."""
-    from jurybench.jury._store_io import write_batch
+    from jurybench.engine._records import write_batch
 
     journal = _Journal(access.path, run_id)
     calls, judgments = journal.pending()

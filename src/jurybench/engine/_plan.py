@@ -11,10 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._backends import (
-    check_juror,
-)
-from jurybench.jury._juror import JurorSpec
+from jurybench.jurors import JurorSpec, check_juror
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -140,8 +137,8 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
 
 def check_batch_jurors(jurors: list[JurorSpec]) -> None:
     """``--batch``: every juror that calls a provider must have a batch API jurybench speaks."""
-    from jurybench.jury._batch import check_batch_juror
-    from jurybench.jury._batch_run import batch_protocol_problems
+    from jurybench.engine._batch_path import batch_protocol_problems
+    from jurybench.jurors import check_batch_juror
 
     for spec in jurors:
         check_batch_juror(spec)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.engine import EngineOptions, score
+from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from jurybench.testing import StubServer
 

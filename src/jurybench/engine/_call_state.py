@@ -14,10 +14,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybench.jury._backends import Completion
-from jurybench.jury._parse import Outcome, _outcome_from_answer, parse_answer
+from jurybench.jurors import Completion
 from jurybench.redact import redact
-from jurybench.rubric import AnyRubric, Presentation
+from jurybench.rubric import AnyRubric, Outcome, Presentation, outcome_from_answer, parse_answer
 
 REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
@@ -43,7 +42,7 @@ def default_reasks(rubric: Any, offline_recording: bool) -> int:
 
 @dataclass
 class CallState:
-    task: Any  # jury._plan.Task
+    task: Any  # engine._plan.Task
     rubric: AnyRubric
     parse_retries: int
     messages: list[dict[str, str]] = field(default_factory=list)
@@ -88,7 +87,7 @@ class CallState:
         """An answer validated by instructor (which made its own re-asks): settles the call."""
         self._take(completion)
         outcome = (
-            _outcome_from_answer(self.rubric, answer) if answer is not None else Outcome("invalid", None, None, failure)
+            outcome_from_answer(self.rubric, answer) if answer is not None else Outcome("invalid", None, None, failure)
         )
         self._settle(outcome)
 

@@ -53,7 +53,7 @@ def _batch(con: Any, batch_id: str) -> tuple[Any, ...]:
 
 
 def _client(row: tuple[Any, ...], key_env: str | None) -> Any:
-    from jurybench.jury._batch import BatchClient
+    from jurybench.jurors import BatchClient
 
     provider = str(row[4] or row[2]).split("/", 1)[0]
     variable = key_env or f"{provider.upper()}_API_KEY"
@@ -68,7 +68,7 @@ def _client(row: tuple[Any, ...], key_env: str | None) -> Any:
 
 
 def _ask(client: Any, call: Any) -> Any:
-    from jurybench.jury._backends import JurorUnusable, PermanentError, TransientError
+    from jurybench.jurors import JurorUnusable, PermanentError, TransientError
     from jurybench.redact import redact
 
     async def go() -> Any:

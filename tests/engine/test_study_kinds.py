@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, FakeBackend, parse_juror, score
+from jurybench.jurors import FakeBackend, parse_juror
 from jurybench.rubric import Presentation, load_rubric
 from jurybench.store import import_items
 from tests.conftest import run_cli, write

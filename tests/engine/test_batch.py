@@ -97,8 +97,8 @@ def test_anthropic_message_batches_system_prompt_max_tokens_and_half_price(db_pa
         assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 300
         assert "system" in body and all(m["role"] != "system" for m in body["messages"])
         assert "response_format" not in body
-    from jurybench.jury._cost import batch_price, price_of
-    from jurybench.jury._juror import parse_juror
+    from jurybench.jurors._prices import batch_price, price_of
+    from jurybench.jurors._spec import parse_juror
 
     price = batch_price(price_of(parse_juror("anthropic/claude-haiku-4-5")))
     assert price is not None
@@ -109,7 +109,7 @@ def test_anthropic_message_batches_system_prompt_max_tokens_and_half_price(db_pa
 
 
 def test_batch_price_is_the_maps_or_half_the_synchronous_price() -> None:
-    from jurybench.jury._cost import Price, batch_price
+    from jurybench.jurors._prices import Price, batch_price
 
     assert batch_price(Price(2e-6, 8e-6, 1e-6, 3e-6)) == Price(1e-6, 3e-6)
     assert batch_price(Price(2e-6, 8e-6)) == Price(1e-6, 4e-6)

@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._juror import JurorSpec
-from jurybench.jury._units import parse_unit
+from jurybench.jurors._spec import JurorSpec
+from jurybench.jurors._units import parse_unit
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -429,7 +429,7 @@ class SimGeneratorBackend:
         self.calls: dict[Any, int] = {}
 
     async def complete(self, messages: list[dict[str, str]], slot: Any) -> Any:
-        from jurybench.jury._backends import Completion
+        from jurybench.jurors._transports import Completion
 
         attempt = self.calls.get(slot, 0)
         self.calls[slot] = attempt + 1
@@ -454,8 +454,7 @@ def simulate_human_labels(
     of the items on every criterion as round(mid + half * 0.5 * z + planted + noise * e), clipped
     (the same truth and generator markers the simulated jurors see, without their distortions).
     Annotators are named sim-human-1.. ; returns the number of labels written."""
-    from jurybench.jury._store_io import load_subjects
-    from jurybench.rubric import PointwiseRubric
+    from jurybench.rubric import PointwiseRubric, load_subjects
 
     if not isinstance(rubric, PointwiseRubric):
         raise JurybenchError("simulated human labels are for pointwise rubrics (scores per criterion).")

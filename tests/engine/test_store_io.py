@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.engine import EngineOptions, score
+from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 
 QUIET = EngineOptions(progress=False)
@@ -45,7 +46,7 @@ def test_concurrent_runs_over_the_same_calls_store_each_once(small_store: Any) -
 
 
 def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store: Any) -> None:
-    from jurybench.jury._store_io import write_batch
+    from jurybench.engine._records import write_batch
 
     base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
             "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
@@ -68,7 +69,7 @@ def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store:
 def test_a_later_error_replaces_an_earlier_error(small_store: Any) -> None:
     """Only answers are kept first-come; an error is a failed attempt, and the store keeps the
     latest one (its reason is what a user reads to fix the juror)."""
-    from jurybench.jury._store_io import write_batch
+    from jurybench.engine._records import write_batch
 
     base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
             "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
@@ -110,7 +111,7 @@ def test_a_batch_written_twice_or_with_repeats_is_stored_once(small_store: Any) 
     """No key index keeps the tables unique (migration m010): the writer does. A retried flush
     and a batch that names a call twice leave one call, one row per criterion and one
     membership row per run."""
-    from jurybench.jury._store_io import write_batch
+    from jurybench.engine._records import write_batch
 
     base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
             "sample_index": 0, "messages": "[]", "response_text": "{}", "finish_reason": None, "attempts": 1,
@@ -139,8 +140,8 @@ def test_end_runs_writes_several_runs_ends_in_one_go(small_store: Any) -> None:
     membership and its status, with a call two runs both answered stored once."""
     from datetime import datetime
 
-    from jurybench.jury import RunEnd, end_runs
-    from jurybench.jury._store_io import CALL_COLUMNS, JUDGMENT_COLUMNS
+    from jurybench.engine import RunEnd, end_runs
+    from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS
 
     def batch(keys: list[str], cached: list[str]) -> Any:
         calls: dict[str, list[Any]] = {name: [] for name, _ in CALL_COLUMNS}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury._limits import (
+from jurybench.jurors._endpoint_limits import (
     MAX_PACE_WAIT_S,
     MAX_RETRY_AFTER_S,
     UNKNOWN_REFILL_S,
@@ -121,8 +121,9 @@ def _finishes(work: Any) -> Any:
 def test_a_run_after_remaining_zero_with_no_limit_goes_on(tmp_path: Any) -> None:
     import json
 
-    from jurybench.jury import EngineOptions, parse_juror, score
-    from jurybench.jury._limits import reset_limiters
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.jurors._endpoint_limits import reset_limiters
     from jurybench.rubric import load_rubric
     from jurybench.store import connect, import_items
     from jurybench.testing import StubServer
@@ -144,7 +145,7 @@ def test_a_served_job_stuck_behind_retry_after_1e9_cancels_and_the_next_job_runs
     import json
     import time
 
-    from jurybench.jury._limits import reset_limiters
+    from jurybench.jurors._endpoint_limits import reset_limiters
     from jurybench.testing import StubServer
     from tests.conftest import FULL
     from tests.service.conftest import ITEMS, make_client, wait_for

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.engine import EngineOptions, score
+from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from tests.conftest import run_cli, write
 
@@ -17,7 +18,7 @@ ITEMS = "item_id,prompt,response\n" + "".join(f"i{i},Prompt {i},Story {i}\n" for
 def test_chunks_cover_every_subject_once_and_resume_from_the_cache(
     db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jurybench.jury._engine as engine
+    import jurybench.engine._run as engine
 
     monkeypatch.setattr(engine, "CHUNK", 2)  # 7 items x 2 jurors in chunks of 2 items: 4 chunks
     seen: list[tuple[int, int]] = []
@@ -56,7 +57,7 @@ def test_score_works_inside_a_running_event_loop(db_path: Path, tmp_path: Path) 
 def test_a_failure_inside_the_engine_leaves_the_run_resumable_not_finished(
     db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import jurybench.jury._engine as engine
+    import jurybench.engine._run as engine
 
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
 
@@ -87,7 +88,7 @@ def test_selection_reads_subjects_a_page_at_a_time_and_holds_only_ids(
 ) -> None:
     """--where runs in the sandbox over pages of 3 candidates (keyset pages in id order): the
     selected ids are exactly those of one pass over everything, for items and for pairs."""
-    import jurybench.jury._store_io as store_io
+    import jurybench.rubric._subjects as store_io
     from jurybench.store import connect
 
     items = "item_id,prompt,response,model\n" + "".join(f"i{i:02d},P,Story {i},m{i % 2}\n" for i in range(10))

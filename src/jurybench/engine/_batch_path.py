@@ -1,6 +1,6 @@
 """The batch request path (``score --batch``): the run's calls go to providers in batches,
 are polled until they end and their answers take the same way into the store as
-synchronous ones (:class:`~jurybench.jury._call.CallState`).
+synchronous ones (:class:`~jurybench.engine._call_state.CallState`).
 
 Durability: a batch is written to the store (``batches``, ``batch_requests``) *before* it is
 sent and updated with the provider's id once accepted. A process killed at any point is
@@ -24,10 +24,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from jurybench.jury._backends import Completion, JurorUnusable, PermanentError, TransientError
-from jurybench.jury._batch import TERMINAL, BatchClient, BatchStatus, Result, protocol_of, request_body, split
-from jurybench.jury._call import CallState, backoff_s, default_reasks
-from jurybench.jury._cost import batch_price, price_of
+from jurybench.engine._call_state import CallState, backoff_s, default_reasks
+from jurybench.jurors import (
+    TERMINAL,
+    BatchClient,
+    BatchStatus,
+    Completion,
+    JurorUnusable,
+    PermanentError,
+    Result,
+    TransientError,
+    batch_price,
+    price_of,
+    protocol_of,
+    request_body,
+    split,
+)
 from jurybench.redact import redact
 
 Record = Callable[[Any, dict[str, Any], Any], None]  # (task, call row, outcome)
@@ -427,7 +439,7 @@ class BatchRunner:
 def batch_protocol_problems(jurors: Sequence[Any]) -> list[str]:
     """Jurors that call a provider but have no batch API jurybench speaks (offline jurors answer
     at once and need none)."""
-    from jurybench.jury._cost import OFFLINE
+    from jurybench.jurors import OFFLINE
 
     return [
         f"juror '{spec.display_name}' ({spec.model})"

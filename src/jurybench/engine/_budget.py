@@ -1,12 +1,4 @@
-"""What a run will cost before it runs (``score --plan``): per juror, the calls left after the
-cache, their input tokens counted from the rendered prompts, the output tokens expected, and
-the price synchronously and through a provider's batch API.
-
-Prices come from litellm's offline price map (batch prices where it lists them). A model it
-has no price for is *unknown*, never 0; offline jurors (fake, sim, replay) cost nothing.
-Output tokens are the mean of the juror's earlier answers in the store where there are any,
-else a rule from the rubric's answer format (documented in :func:`expected_output_tokens`).
-"""
+"""Cost as a run spends it: the tally, the plan's prices and the --max-cost budget."""
 
 from __future__ import annotations
 
@@ -14,62 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybench.jury._juror import JurorSpec
-
-OFFLINE = ("fake/", "sim/", "replay/")
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per token; batch prices None where the price map lists none."""
-
-    input: float
-    output: float
-    input_batch: float | None = None
-    output_batch: float | None = None
-
-
-def price_of(spec: JurorSpec) -> Price | None:
-    """The juror's per-token prices (0 offline), or None when they are unknown."""
-    if spec.model.startswith(OFFLINE):
-        return Price(0.0, 0.0, 0.0, 0.0)
-    from jurybench.jury._backends import import_litellm
-
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model=spec.model)
-    except Exception:
-        return None
-    given_in, given_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if given_in is None or given_out is None:
-        return None
-    return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
-                 info.get("output_cost_per_token_batches"))  # fmt: skip
-
-
-def batch_price(price: Price | None) -> Price | None:
-    """What a batch API charges per token: the price map's batch prices where it lists them,
-    else half the synchronous price (OpenAI's and Anthropic's published batch discount)."""
-    if price is None:
-        return None
-    return Price(
-        price.input_batch if price.input_batch is not None else price.input / 2,
-        price.output_batch if price.output_batch is not None else price.output / 2,
-    )
-
-
-def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
-    """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
-    if not spec.model.startswith(OFFLINE):
-        from jurybench.jury._backends import import_litellm
-
-        try:
-            return int(import_litellm().token_counter(model=spec.model, messages=messages))
-        except Exception:
-            pass
-    from jurybench.jury._limits import estimate_tokens
-
-    return round(estimate_tokens(messages))
+from jurybench.jurors import JurorSpec, Price, batch_price, count_tokens, output_limit, price_of, usd
 
 
 def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
@@ -94,21 +31,6 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     dims = len(getattr(rubric, "dimensions", []) or [])
     rationale = 120 if getattr(rubric, "rationale", False) else 0
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
-
-
-def usd(value: float) -> str:
-    """Dollars with the digits a cheap run needs: $0, $0.00012 (two significant digits below a
-    cent), $0.0166 (four decimals below a dollar), $12.50."""
-    import math
-
-    if value == 0:
-        return "$0"
-    if abs(value) >= 1:
-        return f"${value:,.2f}"
-    if abs(value) >= 0.01:
-        return f"${value:.4f}"
-    digits = 1 - math.floor(math.log10(abs(value)))
-    return f"${value:.{digits}f}"
 
 
 @dataclass
@@ -241,7 +163,7 @@ class Budget:
             self.longest[key] = max(self.longest.get(key, 0.0), float(completion_tokens))
 
     def expected(self, task: Any, *, batch: bool = False) -> float:
-        from jurybench.jury._limits import estimate_tokens
+        from jurybench.jurors import estimate_tokens
 
         price = self.prices[task.juror.key]
         if batch:
@@ -293,21 +215,3 @@ def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Seq
         [run_id],
     )
     return Budget(max_cost, float(row[0]) if row else 0.0, prices, output, worst)
-
-
-def output_limit(spec: JurorSpec) -> float | None:
-    """The most output tokens one call of the juror can cost: its max_tokens, else the model's
-    output limit as litellm knows it, else None (unknown)."""
-    given = spec.params.get("max_tokens")
-    if isinstance(given, int | float) and given > 0:
-        return float(given)
-    if spec.model.startswith(("fake/", "sim/", "replay/")):
-        return None
-    try:
-        from jurybench.jury._backends import import_litellm
-
-        info = import_litellm().get_model_info(spec.model)
-    except Exception:  # litellm does not know the model: no limit to reserve at
-        return None
-    limit = info.get("max_output_tokens") or info.get("max_tokens")
-    return float(limit) if isinstance(limit, int | float) and limit > 0 else None

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from jurybench.errors import JurybenchError
-from jurybench.jury._juror import (
+from jurybench.jurors._endpoint_limits import Signals, endpoint_key, endpoint_limiter, read_headers
+from jurybench.jurors._spec import (
     ANSWERING,
     EXTRA_PREFIX,
     FAKE_KNOBS,
@@ -28,7 +29,6 @@ from jurybench.jury._juror import (
     JurorSpec,
     is_secret_param,
 )
-from jurybench.jury._limits import Signals, endpoint_key, endpoint_limiter, read_headers
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -353,10 +353,10 @@ class FakeBackend:
 
 
 class SimBackend:
-    """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jury._sim`."""
+    """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jurors._simulated`."""
 
     def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> None:
-        from jurybench.jury._sim import SimJuror, load_sim_subjects
+        from jurybench.jurors._simulated import SimJuror, load_sim_subjects
 
         self.juror = SimJuror(spec, rubric)
         self.items, self.pairs = load_sim_subjects(con, subject_ids)
@@ -430,7 +430,7 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list
         return FakeBackend(spec, rubric)
     if spec.model.startswith("sim/"):
         if getattr(rubric, "kind", None) == "generation":
-            from jurybench.jury._sim import SimGeneratorBackend
+            from jurybench.jurors._simulated import SimGeneratorBackend
 
             return SimGeneratorBackend(spec, rubric)
         return SimBackend(spec, rubric, con, subject_ids)
@@ -482,7 +482,7 @@ def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
     """Refuse misspelt or unsupported parameters and a missing API key before any call."""
     label = f"juror '{spec.display_name}'"
     if spec.model.startswith(("fake/", "replay/", "sim/")):
-        from jurybench.jury._sim import SIM_GENERATOR_KNOBS, SIM_KNOBS
+        from jurybench.jurors._simulated import SIM_GENERATOR_KNOBS, SIM_KNOBS
 
         kind = spec.model.split("/", 1)[0]
         allowed = {
@@ -504,7 +504,7 @@ def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
             if key not in allowed:
                 _unknown(label, key, allowed)
         if kind in ("fake", "sim"):
-            from jurybench.jury._sim import _seed
+            from jurybench.jurors._simulated import _seed
 
             for key in ("seed", "truth_seed"):
                 _seed(spec.params, key, label)

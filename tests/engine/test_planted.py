@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jurybench.jury._limits import _Bucket
+from jurybench.jurors._endpoint_limits import _Bucket
 
 
 def test_a_bucket_waits_short_over_rate_seconds() -> None:
@@ -20,7 +20,7 @@ def test_a_bucket_waits_short_over_rate_seconds() -> None:
 @pytest.mark.parametrize(("code", "retryable"), [(500, True), (502, True), (503, True), (429, True), (400, False),
                                                  (404, False)])  # fmt: skip
 def test_batch_request_errors_are_retryable_on_5xx_and_429_only(code: int, retryable: bool) -> None:
-    from jurybench.jury._batch import BatchClient
+    from jurybench.jurors._batch_clients import BatchClient
 
     line = {"custom_id": "k", "response": {"status_code": code, "body": {"error": {"message": "boom"}}}}
     result = BatchClient("openai", None, None).read_line(line, lambda completion: None)
@@ -28,7 +28,7 @@ def test_batch_request_errors_are_retryable_on_5xx_and_429_only(code: int, retry
 
 
 def test_the_budget_settles_at_the_real_cost_not_the_reserve() -> None:
-    from jurybench.jury._cost import Budget
+    from jurybench.engine._budget import Budget
 
     budget = Budget(1.0, 0.0, {}, {})
     assert budget.reserve(0.3)
@@ -59,14 +59,14 @@ def test_credential_variables_are_redacted_wherever_the_word_is(name: str, monke
 ])  # fmt: skip
 def test_a_batch_line_that_cannot_be_read_is_its_calls_error(line: dict[str, object]) -> None:
     # These crashed the run ("a jurybench bug") and every re-run on the same line (issue 27).
-    from jurybench.jury._batch import BatchClient
+    from jurybench.jurors._batch_clients import BatchClient
 
     result = BatchClient("openai", None, None).read_line(line, lambda completion: None)  # type: ignore[arg-type]
     assert result.call_key == "k" and result.completion is None and "unreadable" in (result.error or "")
 
 
 def test_lines_that_name_no_call_are_skipped() -> None:
-    from jurybench.jury._batch import _lines
+    from jurybench.jurors._batch_clients import _lines
 
     text = '42\nnull\n"x"\n[1]\n{"no": "id"}\n{"custom_id": "k", "response": {}}\n'
     assert [line["custom_id"] for line in _lines(text)] == ["k"]

@@ -24,30 +24,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
+from jurybench.engine._call_state import generating
+from jurybench.engine._calls import EngineOptions, _execute, _Progress
+from jurybench.engine._plan import CHUNK, Planned, Reader, Task, check_batch_jurors, plan_tasks, validate_jurors
+from jurybench.engine._records import done_call_keys, record_gold_labels, register_jurors, register_rubric
+from jurybench.engine._writer import RunEnd, _Held, _Released, _Writer, end_runs, replay_journal
 from jurybench.errors import JurybenchError
-from jurybench.jury._backends import (
-    make_backend,
-)
-from jurybench.jury._call import generating
-from jurybench.jury._cost import Budget, CostTally, JurorPlan, make_budget, plan_costs
-from jurybench.jury._execute import EngineOptions, _execute, _Progress, _RateLimiter
-from jurybench.jury._juror import JurorSpec
-from jurybench.jury._jury import Jury, as_jury, register_jury
-from jurybench.jury._plan import CHUNK, Planned, Reader, Task, check_batch_jurors, plan_tasks, validate_jurors
-from jurybench.jury._store_io import (
-    done_call_keys,
-    record_gold_labels,
-    register_jurors,
-    register_rubric,
+from jurybench.jurors import JurorPace, JurorSpec, make_backend
+from jurybench.jury import Jury, as_jury, register_jury
+from jurybench.rubric import (
+    AnyRubric,
+    is_pairwise,
     subject_ids,
     subject_rows,
     subject_slices,
     subject_table,
-)
-from jurybench.jury._write import RunEnd, _Held, _Released, _Writer, end_runs, replay_journal
-from jurybench.rubric import (
-    AnyRubric,
-    is_pairwise,
 )
 from jurybench.store import first_row, transaction
 
@@ -263,7 +255,7 @@ def run_job(
     started = time.perf_counter()
     progress = _Progress(planned.n_tasks, 0, options.progress)
     result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
-    limiters = {j.key: _RateLimiter(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
+    limiters = {j.key: JurorPace(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
     interrupted = False
     unusable: dict[str, str] = {}
 

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jury import EngineOptions, parse_juror, score
-from jurybench.jury._sim import SimItem, SimJuror, truth
+from jurybench.jurors import parse_juror
+from jurybench.jurors._simulated import SimItem, SimJuror, truth
 from jurybench.rubric import load_rubric
 from jurybench.store import import_items, import_pairs
 from tests.conftest import run_cli, write

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.jury import EngineOptions, parse_juror, score
+from jurybench.engine import EngineOptions, score
+from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from jurybench.testing import StubServer
 from tests.conftest import FULL, ITEMS_CSV, run_cli, write
@@ -150,7 +151,7 @@ def test_a_budget_that_is_not_a_number_is_refused() -> None:
     import math
 
     import jurybench as jb
-    from jurybench.jury._cost import Budget
+    from jurybench.engine._budget import Budget
 
     for bad in (math.nan, math.inf, -1.0):
         with pytest.raises(jb.JurybenchError, match="max_cost must be a number"):
@@ -159,7 +160,7 @@ def test_a_budget_that_is_not_a_number_is_refused() -> None:
 
 def test_dollars_show_the_digits_a_cheap_run_needs() -> None:
     # "spent $0.0000 of $0.0010" on every line of a cheap run (issue 27).
-    from jurybench.jury._cost import usd
+    from jurybench.jurors._prices import usd
 
     assert [usd(v) for v in (0, 0.000123, 0.001, 0.0166, 0.5, 12.5)] == [
         "$0", "$0.00012", "$0.0010", "$0.0166", "$0.5000", "$12.50"]  # fmt: skip

@@ -1,0 +1,39 @@
+"""One run: plan, call (synchronously or in provider batches), parse, write; cache and resume,
+cost and budget, progress. Judging and generation both run here."""
+
+from jurybench.engine._budget import Budget, CostTally
+from jurybench.engine._call_state import CallState, backoff_s, default_reasks
+from jurybench.engine._calls import EngineOptions
+from jurybench.engine._plan import Planned, Task, call_key, check_batch_jurors, plan_tasks, validate_jurors
+from jurybench.engine._records import record_run, register_jurors, register_rubric
+from jurybench.engine._run import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
+from jurybench.engine._stored_batches import cancel_batch, list_batches, refresh_batch
+from jurybench.engine._writer import RunEnd, end_runs
+
+__all__ = [
+    "EXIT_BUDGET",
+    "EXIT_CALL_ERRORS",
+    "Budget",
+    "CallState",
+    "CostTally",
+    "EngineOptions",
+    "Planned",
+    "RunEnd",
+    "RunResult",
+    "Task",
+    "backoff_s",
+    "call_key",
+    "cancel_batch",
+    "check_batch_jurors",
+    "default_reasks",
+    "end_runs",
+    "list_batches",
+    "plan_tasks",
+    "record_run",
+    "refresh_batch",
+    "register_jurors",
+    "register_rubric",
+    "run_job",
+    "score",
+    "validate_jurors",
+]

@@ -1,0 +1,86 @@
+"""Who answers: juror specs and their parameters, the transports (litellm, fake, sim, replay),
+the endpoint's rate limits and the juror's own pace, the provider batch clients, prices."""
+
+from jurybench.jurors._batch_clients import (
+    TERMINAL,
+    BatchClient,
+    BatchStatus,
+    Result,
+    check_batch_juror,
+    protocol_of,
+    request_body,
+    split,
+)
+from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
+from jurybench.jurors._own_pace import JurorPace
+from jurybench.jurors._prices import OFFLINE, Price, batch_price, count_tokens, output_limit, price_of, usd
+from jurybench.jurors._simulated import simulate_human_labels
+from jurybench.jurors._spec import (
+    JurorSpec,
+    is_secret_param,
+    juror_from_mapping,
+    parse_juror,
+    public_juror,
+    secret_options,
+    stored_params,
+)
+from jurybench.jurors._transports import (
+    Backend,
+    Completion,
+    FakeBackend,
+    JurorUnusable,
+    LiteLLMBackend,
+    PermanentError,
+    RateLimited,
+    ReplayBackend,
+    Slot,
+    TransientError,
+    check_juror,
+    make_backend,
+)
+from jurybench.jurors._units import parse_unit, unit_id
+
+__all__ = [
+    "OFFLINE",
+    "TERMINAL",
+    "Backend",
+    "BatchClient",
+    "BatchStatus",
+    "Completion",
+    "EndpointLimiter",
+    "FakeBackend",
+    "JurorPace",
+    "JurorSpec",
+    "JurorUnusable",
+    "LimiterStopped",
+    "LimiterTimeout",
+    "LiteLLMBackend",
+    "PermanentError",
+    "Price",
+    "RateLimited",
+    "ReplayBackend",
+    "Result",
+    "Slot",
+    "TransientError",
+    "batch_price",
+    "check_batch_juror",
+    "check_juror",
+    "count_tokens",
+    "estimate_tokens",
+    "is_secret_param",
+    "juror_from_mapping",
+    "make_backend",
+    "output_limit",
+    "parse_juror",
+    "parse_unit",
+    "price_of",
+    "protocol_of",
+    "public_juror",
+    "request_body",
+    "secret_options",
+    "simulate_human_labels",
+    "split",
+    "stored_params",
+    "unit_id",
+    "usd",
+]

@@ -1,0 +1,30 @@
+"""A juror's own pace: the rpm/tpm caps given on the juror (the endpoint's limits are in _endpoint_limits)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+
+class JurorPace:
+    """A juror's own caps: requests spaced to at most ``rpm`` a minute and tokens to at most
+    ``tpm`` (None: no cap). Provider limits are the endpoint limiter's (jury/_limits.py)."""
+
+    def __init__(self, rpm: float | None, tpm: float | None = None) -> None:
+        self.interval = 60.0 / rpm if rpm else 0.0
+        self.seconds_per_token = 60.0 / tpm if tpm else 0.0
+        self.next_at = 0.0
+        self.next_token_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self, tokens: float = 0.0) -> None:
+        if not self.interval and not self.seconds_per_token:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = max(self.next_at - now, self.next_token_at - now if tokens else 0.0)
+            self.next_at = max(now, self.next_at) + self.interval
+            if self.seconds_per_token and tokens:
+                self.next_token_at = max(now, self.next_token_at) + tokens * self.seconds_per_token
+        if delay > 0:
+            await asyncio.sleep(delay)

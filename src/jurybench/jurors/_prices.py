@@ -1,0 +1,104 @@
+"""What a run will cost before it runs (``score --plan``): per juror, the calls left after the
+cache, their input tokens counted from the rendered prompts, the output tokens expected, and
+the price synchronously and through a provider's batch API.
+
+Prices come from litellm's offline price map (batch prices where it lists them). A model it
+has no price for is *unknown*, never 0; offline jurors (fake, sim, replay) cost nothing.
+Output tokens are the mean of the juror's earlier answers in the store where there are any,
+else a rule from the rubric's answer format (documented in :func:`expected_output_tokens`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jurybench.jurors._spec import JurorSpec
+
+OFFLINE = ("fake/", "sim/", "replay/")
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per token; batch prices None where the price map lists none."""
+
+    input: float
+    output: float
+    input_batch: float | None = None
+    output_batch: float | None = None
+
+
+def price_of(spec: JurorSpec) -> Price | None:
+    """The juror's per-token prices (0 offline), or None when they are unknown."""
+    if spec.model.startswith(OFFLINE):
+        return Price(0.0, 0.0, 0.0, 0.0)
+    from jurybench.jurors._transports import import_litellm
+
+    litellm = import_litellm()
+    try:
+        info = litellm.get_model_info(model=spec.model)
+    except Exception:
+        return None
+    given_in, given_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if given_in is None or given_out is None:
+        return None
+    return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
+                 info.get("output_cost_per_token_batches"))  # fmt: skip
+
+
+def batch_price(price: Price | None) -> Price | None:
+    """What a batch API charges per token: the price map's batch prices where it lists them,
+    else half the synchronous price (OpenAI's and Anthropic's published batch discount)."""
+    if price is None:
+        return None
+    return Price(
+        price.input_batch if price.input_batch is not None else price.input / 2,
+        price.output_batch if price.output_batch is not None else price.output / 2,
+    )
+
+
+def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
+    """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
+    if not spec.model.startswith(OFFLINE):
+        from jurybench.jurors._transports import import_litellm
+
+        try:
+            return int(import_litellm().token_counter(model=spec.model, messages=messages))
+        except Exception:
+            pass
+    from jurybench.jurors._endpoint_limits import estimate_tokens
+
+    return round(estimate_tokens(messages))
+
+
+def usd(value: float) -> str:
+    """Dollars with the digits a cheap run needs: $0, $0.00012 (two significant digits below a
+    cent), $0.0166 (four decimals below a dollar), $12.50."""
+    import math
+
+    if value == 0:
+        return "$0"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    if abs(value) >= 0.01:
+        return f"${value:.4f}"
+    digits = 1 - math.floor(math.log10(abs(value)))
+    return f"${value:.{digits}f}"
+
+
+def output_limit(spec: JurorSpec) -> float | None:
+    """The most output tokens one call of the juror can cost: its max_tokens, else the model's
+    output limit as litellm knows it, else None (unknown)."""
+    given = spec.params.get("max_tokens")
+    if isinstance(given, int | float) and given > 0:
+        return float(given)
+    if spec.model.startswith(("fake/", "sim/", "replay/")):
+        return None
+    try:
+        from jurybench.jurors._transports import import_litellm
+
+        info = import_litellm().get_model_info(spec.model)
+    except Exception:  # litellm does not know the model: no limit to reserve at
+        return None
+    limit = info.get("max_output_tokens") or info.get("max_tokens")
+    return float(limit) if isinstance(limit, int | float) and limit > 0 else None

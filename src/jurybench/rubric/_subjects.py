@@ -1,0 +1,117 @@
+"""A rubric's subjects in the store: its items (pointwise) or pairs, read by id, predicate or chunk."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from jurybench.rubric._model import AnyRubric, is_pairwise
+
+
+def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[str, Any]]:
+    """Items (pointwise) or pairs with both texts (pairwise), filtered by a SQL predicate.
+
+    The predicate is parsed as one expression and evaluated in a sandbox holding only
+    the candidate rows, never on the store's (writable) connection.
+    """
+    return [row for rows in subject_slices(subject_table(con, rubric, where), 1 << 30) for row in rows]
+
+
+def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
+    """(the SELECT of a subject's columns, its qualified key, the key's output name)."""
+    if is_pairwise(rubric):
+        return (
+            """SELECT p.pair_id, p.dataset, p.item_a, p.item_b, a.prompt, a.reference, a.language,
+                   a.response AS response_a, b.response AS response_b,
+                   a.model AS model_a, b.model AS model_b,
+                   a.treatment AS treatment_a, b.treatment AS treatment_b,
+                   coalesce(p.metadata, a.metadata)::VARCHAR AS metadata
+            FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b""",
+            "p.pair_id",
+            "pair_id",
+        )
+    return (
+        """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
+                  metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items""",
+        "item_id",
+        "item_id",
+    )
+
+
+def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
+    """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
+    the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
+    ``where``. The engine does not hold a run's subjects: it plans from :func:`subject_ids` and
+    reads :func:`subject_rows` a chunk at a time."""
+    import pyarrow as pa
+
+    from jurybench.store import registered, select_table
+
+    base, key, order = _subject_query(rubric)
+    if ids is None:
+        return select_table(con.sql(base).to_arrow_table(), where, option="--where", order_by=order)
+    with registered(con, "_jb_subject_ids", pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})):
+        table = con.sql(f"{base} WHERE {key} IN (SELECT id FROM _jb_subject_ids)").to_arrow_table()
+    return select_table(table, where, option="--where", order_by=order)
+
+
+# Candidate subjects passed through a --where sandbox at a time while selecting ids.
+SELECT_CHUNK = 20_000
+
+
+def subject_ids(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> list[str]:
+    """The ids of the selected subjects, sorted. Without ``where`` SQL returns only the ids; with
+    one, the candidates go through the sandbox (``select_table``) ``SELECT_CHUNK`` rows at a time
+    in key order, so only ids are ever held, never every subject's texts."""
+    import pyarrow as pa
+
+    from jurybench.store import registered, select_table
+
+    base, key, order = _subject_query(rubric)
+    wanted = None if ids is None else pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})
+    with contextlib.ExitStack() as stack:
+        among = ""
+        if wanted is not None:
+            stack.enter_context(registered(con, "_jb_subject_ids", wanted))
+            among = f" AND {key} IN (SELECT id FROM _jb_subject_ids)"
+        if not where:
+            keyed = con.sql(f"SELECT {order} FROM ({base} WHERE true{among}) ORDER BY {order}").to_arrow_table()
+            return [str(v) for v in keyed.column(0).to_pylist()]
+        out: list[str] = []
+        last: str | None = None
+        while True:
+            after = "" if last is None else f" AND {key} > ?"
+            chunk = con.sql(
+                f"{base} WHERE true{among}{after} ORDER BY {key} LIMIT {SELECT_CHUNK}",
+                params=None if last is None else [last],
+            ).to_arrow_table()
+            if not chunk.num_rows:
+                return out
+            last = str(chunk.column(order)[-1].as_py())
+            out.extend(
+                str(v) for v in select_table(chunk, where, option="--where", order_by=order).column(order).to_pylist()
+            )
+
+
+def subject_rows(con: Any, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The subjects with these ids, as dicts in key order (metadata parsed)."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    base, key, _order = _subject_query(rubric)
+    with registered(con, "_jb_chunk_ids", pa.table({"id": pa.array(list(ids), pa.string())})):
+        table = con.sql(f"{base} WHERE {key} IN (SELECT id FROM _jb_chunk_ids) ORDER BY {key}").to_arrow_table()
+    return next(subject_slices(table, max(table.num_rows, 1)), [])
+
+
+def subject_slices(table: Any, size: int) -> Iterator[list[dict[str, Any]]]:
+    """The subjects as dicts, ``size`` at a time (metadata parsed)."""
+    for start in range(0, table.num_rows, size):
+        rows = table.slice(start, size).to_pylist()
+        for row in rows:
+            if isinstance(row.get("metadata"), str):
+                row["metadata"] = json.loads(row["metadata"])
+        yield rows
