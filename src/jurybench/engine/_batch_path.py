@@ -439,10 +439,10 @@ class BatchRunner:
 def batch_protocol_problems(jurors: Sequence[Any]) -> list[str]:
     """Jurors that call a provider but have no batch API jurybench speaks (offline jurors answer
     at once and need none)."""
-    from jurybench.jurors import OFFLINE
+    from jurybench.jurors import is_offline
 
     return [
         f"juror '{spec.display_name}' ({spec.model})"
         for spec in jurors
-        if not spec.model.startswith(OFFLINE) and protocol_of(spec) is None
+        if not is_offline(spec.model) and protocol_of(spec) is None
     ]

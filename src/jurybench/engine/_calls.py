@@ -18,7 +18,6 @@ from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.engine._plan import Task
 from jurybench.engine._writer import _Writer
 from jurybench.jurors import (
-    OFFLINE,
     Backend,
     Completion,
     EndpointLimiter,
@@ -29,10 +28,11 @@ from jurybench.jurors import (
     LiteLLMBackend,
     PermanentError,
     RateLimited,
-    ReplayBackend,
     Slot,
     TransientError,
     estimate_tokens,
+    is_offline,
+    kind_of,
 )
 from jurybench.redact import redact
 from jurybench.rubric import (
@@ -234,7 +234,7 @@ async def _run_task(
     spec = task.juror
     slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
     retries = int(spec.option("retries", options.retries))
-    reasks = int(spec.option("parse_retries", default_reasks(rubric, isinstance(backend, ReplayBackend))))
+    reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind_of(spec.model).reaskable)))
     state = CallState(task, rubric, reasks)
     timeout = float(spec.option("timeout", 60))
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
@@ -349,7 +349,7 @@ async def _execute(
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
         call["run_id"] = run_id
-        if call["cost_usd"] is None and call["status"] != "error" and task.juror.model.startswith(OFFLINE):
+        if call["cost_usd"] is None and call["status"] != "error" and is_offline(task.juror.model):
             call["cost_usd"] = 0.0  # offline jurors cost nothing: a known price, not an unknown one
         writer.add(task, call, outcome)
         paid = None if call.get("shared") else call["cost_usd"]

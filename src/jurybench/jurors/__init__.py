@@ -12,8 +12,17 @@ from jurybench.jurors._batch_clients import (
     split,
 )
 from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
+from jurybench.jurors._kinds import (
+    ENTRY_POINT_GROUP,
+    JurorKind,
+    is_offline,
+    kind_of,
+    kinds,
+    register_kind,
+    unregister_kind,
+)
 from jurybench.jurors._own_pace import JurorPace
-from jurybench.jurors._prices import OFFLINE, Price, batch_price, count_tokens, output_limit, price_of, usd
+from jurybench.jurors._prices import Price, batch_price, count_tokens, output_limit, price_of, usd
 from jurybench.jurors._simulated import simulate_human_labels
 from jurybench.jurors._spec import (
     JurorSpec,
@@ -41,7 +50,7 @@ from jurybench.jurors._transports import (
 from jurybench.jurors._units import parse_unit, unit_id
 
 __all__ = [
-    "OFFLINE",
+    "ENTRY_POINT_GROUP",
     "TERMINAL",
     "Backend",
     "BatchClient",
@@ -49,6 +58,7 @@ __all__ = [
     "Completion",
     "EndpointLimiter",
     "FakeBackend",
+    "JurorKind",
     "JurorPace",
     "JurorSpec",
     "JurorUnusable",
@@ -67,8 +77,11 @@ __all__ = [
     "check_juror",
     "count_tokens",
     "estimate_tokens",
+    "is_offline",
     "is_secret_param",
     "juror_from_mapping",
+    "kind_of",
+    "kinds",
     "make_backend",
     "output_limit",
     "parse_juror",
@@ -76,11 +89,13 @@ __all__ = [
     "price_of",
     "protocol_of",
     "public_juror",
+    "register_kind",
     "request_body",
     "secret_options",
     "simulate_human_labels",
     "split",
     "stored_params",
     "unit_id",
+    "unregister_kind",
     "usd",
 ]

@@ -15,8 +15,6 @@ from typing import Any
 
 from jurybench.jurors._spec import JurorSpec
 
-OFFLINE = ("fake/", "sim/", "replay/")
-
 
 @dataclass(frozen=True)
 class Price:
@@ -29,8 +27,14 @@ class Price:
 
 
 def price_of(spec: JurorSpec) -> Price | None:
-    """The juror's per-token prices (0 offline), or None when they are unknown."""
-    if spec.model.startswith(OFFLINE):
+    """The juror's per-token prices: its kind's price if it states one, 0 for an offline kind,
+    else litellm's price map; None when they are unknown."""
+    from jurybench.jurors._kinds import kind_of
+
+    kind = kind_of(spec.model)
+    if kind.price is not None:
+        return kind.price(spec)  # type: ignore[no-any-return]
+    if kind.offline:
         return Price(0.0, 0.0, 0.0, 0.0)
     from jurybench.jurors._transports import import_litellm
 
@@ -59,7 +63,9 @@ def batch_price(price: Price | None) -> Price | None:
 
 def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
     """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
-    if not spec.model.startswith(OFFLINE):
+    from jurybench.jurors._kinds import is_offline
+
+    if not is_offline(spec.model):
         from jurybench.jurors._transports import import_litellm
 
         try:
@@ -92,7 +98,9 @@ def output_limit(spec: JurorSpec) -> float | None:
     given = spec.params.get("max_tokens")
     if isinstance(given, int | float) and given > 0:
         return float(given)
-    if spec.model.startswith(("fake/", "sim/", "replay/")):
+    from jurybench.jurors._kinds import is_offline
+
+    if is_offline(spec.model):
         return None
     try:
         from jurybench.jurors._transports import import_litellm

@@ -22,10 +22,8 @@ from jurybench.jurors._endpoint_limits import Signals, endpoint_key, endpoint_li
 from jurybench.jurors._spec import (
     ANSWERING,
     EXTRA_PREFIX,
-    FAKE_KNOBS,
     OPERATIONAL,
     READING,
-    SAMPLING,
     JurorSpec,
     is_secret_param,
 )
@@ -424,31 +422,52 @@ def _first_line(exc: BaseException) -> str:
 
 
 def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> Backend:
-    """The backend for a juror; unknown providers and sources are user errors. ``subject_ids``
-    (the run's items or pairs) lets a simulated juror read only what it will judge."""
-    if spec.model.startswith("fake/"):
-        return FakeBackend(spec, rubric)
-    if spec.model.startswith("sim/"):
-        if getattr(rubric, "kind", None) == "generation":
-            from jurybench.jurors._simulated import SimGeneratorBackend
+    """The transport for a juror, as its kind builds it (jurors/_kinds.py); unknown sources are
+    user errors. ``subject_ids`` (the run's items or pairs) lets a simulated juror read only
+    what it will judge."""
+    from jurybench.jurors._kinds import kind_of
 
-            return SimGeneratorBackend(spec, rubric)
-        return SimBackend(spec, rubric, con, subject_ids)
-    if spec.model.startswith("replay/"):
-        source = spec.model.split("/", 1)[1]
-        rows = con.execute(
-            "SELECT subject_id, presented_order, sample_index, response_text, finish_reason "
-            "FROM recordings WHERE source = ?",
-            [source],
-        ).fetchall()
-        if not rows:
-            known = [r[0] for r in con.execute("SELECT DISTINCT source FROM recordings ORDER BY 1").fetchall()]
-            raise JurybenchError(
-                f"juror '{spec.model}': no recordings named '{source}' in the store.",
-                hint=f"Known sources: {', '.join(known) or 'none (import recordings first)'}.",
-            )
-        return ReplayBackend(spec, {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows})
+    return kind_of(spec.model).make(spec, rubric, con, subject_ids)  # type: ignore[no-any-return]
+
+
+def make_fake(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+    return FakeBackend(spec, rubric)
+
+
+def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+    if getattr(rubric, "kind", None) == "generation":
+        from jurybench.jurors._simulated import SimGeneratorBackend
+
+        return SimGeneratorBackend(spec, rubric)
+    return SimBackend(spec, rubric, con, subject_ids)
+
+
+def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+    source = spec.model.split("/", 1)[1]
+    rows = con.execute(
+        "SELECT subject_id, presented_order, sample_index, response_text, finish_reason "
+        "FROM recordings WHERE source = ?",
+        [source],
+    ).fetchall()
+    if not rows:
+        known = [r[0] for r in con.execute("SELECT DISTINCT source FROM recordings ORDER BY 1").fetchall()]
+        raise JurybenchError(
+            f"juror '{spec.model}': no recordings named '{source}' in the store.",
+            hint=f"Known sources: {', '.join(known) or 'none (import recordings first)'}.",
+        )
+    return ReplayBackend(spec, {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows})
+
+
+def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
     return LiteLLMBackend(spec, rubric)  # its model string and parameters were checked by check_juror
+
+
+def check_seeds(spec: JurorSpec, label: str) -> None:
+    """A simulated or fake juror's seeds are whole numbers."""
+    from jurybench.jurors._simulated import _seed
+
+    for key in ("seed", "truth_seed"):
+        _seed(spec.params, key, label)
 
 
 def check_litellm_model(model: str) -> None:
@@ -481,19 +500,15 @@ UNSUPPORTED = {
 def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
     """Refuse misspelt or unsupported parameters and a missing API key before any call."""
     label = f"juror '{spec.display_name}'"
-    if spec.model.startswith(("fake/", "replay/", "sim/")):
-        from jurybench.jurors._simulated import SIM_GENERATOR_KNOBS, SIM_KNOBS
+    from jurybench.jurors._kinds import kind_of
 
-        kind = spec.model.split("/", 1)[0]
-        allowed = {
-            "fake": READING | SAMPLING | FAKE_KNOBS,
-            "sim": READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS,
-            "replay": frozenset({"verdicts", "structured"}),
-        }[kind]
+    kind = kind_of(spec.model)
+    if kind.parameters is not None:  # a kind that says which parameters it takes
+        allowed = kind.parameters
         for key in spec.params:
             if key.startswith(EXTRA_PREFIX):
                 raise JurybenchError(
-                    f"{label}: extra.<key> parameters are for litellm jurors; {kind}/ jurors take none.",
+                    f"{label}: extra.<key> parameters are for litellm jurors; {kind.prefix}/ jurors take none.",
                     hint=f"Valid parameters here: {', '.join(sorted(allowed | set(OPERATIONAL)))}.",
                 )
             if key in UNSUPPORTED and key not in allowed:
@@ -503,11 +518,8 @@ def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
                 )
             if key not in allowed:
                 _unknown(label, key, allowed)
-        if kind in ("fake", "sim"):
-            from jurybench.jurors._simulated import _seed
-
-            for key in ("seed", "truth_seed"):
-                _seed(spec.params, key, label)
+        if kind.check is not None:
+            kind.check(spec, label)
         return
     litellm = import_litellm()
     check_litellm_model(spec.model)

@@ -1,0 +1,21 @@
+"""The built-in juror kinds, registered the way a third party registers its own (jurors/_kinds.py)."""
+
+from __future__ import annotations
+
+from jurybench.jurors._kinds import JurorKind, register_kind
+from jurybench.jurors._spec import FAKE_KNOBS, READING, SAMPLING
+from jurybench.jurors._transports import check_seeds, make_fake, make_litellm, make_replay, make_sim
+
+
+def register() -> None:
+    from jurybench.jurors._simulated import SIM_GENERATOR_KNOBS, SIM_KNOBS
+
+    register_kind(JurorKind("fake", make_fake, "deterministic rule-based answers for tests and demos",
+                            parameters=READING | SAMPLING | FAKE_KNOBS, offline=True, check=check_seeds), replace=True)  # fmt: skip
+    register_kind(JurorKind("sim", make_sim, "simulated jurors and generators with known truth",
+                            parameters=READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS, offline=True,
+                            check=check_seeds), replace=True)  # fmt: skip
+    register_kind(JurorKind("replay", make_replay, "recorded completions from the recordings table",
+                            parameters=frozenset({"verdicts", "structured"}), offline=True,
+                            reaskable=False), replace=True)  # fmt: skip
+    register_kind(JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)"))

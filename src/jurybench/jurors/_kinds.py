@@ -1,0 +1,109 @@
+"""Juror kinds: what the part of a model string before the first '/' means.
+
+A kind says how to build a juror's transport, which parameters it takes, whether it is
+offline (costs nothing, needs no key or network), whether an answer that fails validation
+may be asked for again, and (optionally) its price. ``fake/``, ``sim/`` and ``replay/`` are
+built in; every other model string is litellm's (``openai/...``, ``ollama/...``). Built-in
+kinds register with :func:`register_kind`, as a third party's do: from code, or from a
+package's entry point in the group ``jurybench.jurors`` (a callable that registers its kinds),
+loaded the first time a kind is looked up.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+ENTRY_POINT_GROUP = "jurybench.jurors"
+
+
+@dataclass(frozen=True)
+class JurorKind:
+    """One kind of juror. ``make(spec, rubric, con, subject_ids)`` returns its transport (an
+    object with ``async complete(messages, slot) -> Completion``); ``check(spec, label)``
+    refuses a bad parameter with one line (None: ``parameters`` alone decide); ``parameters``
+    are the answer-changing parameters it takes (None: whatever its provider takes, checked
+    by litellm); ``price(spec)`` its price per token, if it has one."""
+
+    prefix: str
+    make: Callable[[Any, Any, Any, list[str] | None], Any]
+    description: str = ""
+    parameters: frozenset[str] | None = None
+    offline: bool = False
+    reaskable: bool = True
+    check: Callable[[Any, str], None] | None = None
+    price: Callable[[Any], Any] | None = None
+
+
+_KINDS: dict[str, JurorKind] = {}
+_DEFAULT: list[JurorKind] = []  # the kind of every model string no registered prefix claims (litellm)
+_LOCK = threading.Lock()
+_LOADED = [False]
+
+
+def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
+    """Make ``<prefix>/...`` model strings jurors of this kind; ``prefix="*"`` is the default
+    kind (litellm's). Registering a prefix twice is refused unless ``replace``."""
+    with _LOCK:
+        if kind.prefix == "*":
+            _DEFAULT[:] = [kind]
+            return
+        if "/" in kind.prefix or not kind.prefix:
+            raise JurybenchError(f"juror kind prefix {kind.prefix!r}: give the part before the '/', e.g. 'echo'.")
+        if kind.prefix in _KINDS and not replace and _KINDS[kind.prefix] is not kind:
+            raise JurybenchError(f"juror kind '{kind.prefix}/' is registered already.",
+                                 hint="Pass replace=True to register_kind to replace it.")  # fmt: skip
+        _KINDS[kind.prefix] = kind
+
+
+def unregister_kind(prefix: str) -> None:
+    with _LOCK:
+        _KINDS.pop(prefix, None)
+
+
+def _load() -> None:
+    """Built-in kinds, then those of installed packages' entry points (once)."""
+    if _LOADED[0]:
+        return
+    with _LOCK:
+        if _LOADED[0]:
+            return
+        _LOADED[0] = True
+    from jurybench.jurors._builtin_kinds import register
+
+    register()
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.value.startswith("jurybench."):
+            continue  # the built-ins, registered above
+        try:
+            point.load()()
+        except Exception as exc:  # a broken plug-in is named, not a crash at every command
+            raise JurybenchError(f"juror kinds from '{point.value}' ({point.name}) failed to load: {exc}",
+                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
+
+
+def kind_of(model: str) -> JurorKind:
+    """The kind of a model string (``fake/kind`` → fake; ``openai/gpt-4o`` → litellm's)."""
+    _load()
+    prefix = model.split("/", 1)[0] if "/" in model else ""
+    found = _KINDS.get(prefix)
+    if found is not None:
+        return found
+    return _DEFAULT[0]
+
+
+def kinds() -> list[JurorKind]:
+    """Every registered kind, the default last."""
+    _load()
+    return [*sorted(_KINDS.values(), key=lambda k: k.prefix), *_DEFAULT]
+
+
+def is_offline(model: str) -> bool:
+    """Whether a juror costs nothing and needs no key or network (fake, sim, replay, ...)."""
+    return kind_of(model).offline
