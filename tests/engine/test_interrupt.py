@@ -17,12 +17,18 @@ def _cli(db: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "jurybench.cli", *args, "--db", str(db)]
 
 
-def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None:
-    db = tmp_path / "run.duckdb"
-    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(40))
+def _store_with_items(tmp_path: Path, name: str, n: int) -> tuple[Path, dict[str, str]]:
+    """A store of ``n`` items made with the CLI, and the environment the test's commands run in."""
+    db = tmp_path / name
+    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(n))
     items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
     env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
     subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    return db, env
+
+
+def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None:
+    db, env = _store_with_items(tmp_path, "run.duckdb", 40)
     juror = "fake/slow,latency_ms=400,concurrency=2"  # about 8 s: long enough to be signalled mid-run
     cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -60,11 +66,7 @@ def _wait_for_calls(db: Path, env: dict[str, str], proc: subprocess.Popen[str], 
 
 
 def test_sigterm_is_handled_like_ctrl_c(tmp_path: Path) -> None:
-    db = tmp_path / "run.duckdb"
-    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(40))
-    items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
-    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
-    subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    db, env = _store_with_items(tmp_path, "run.duckdb", 40)
     cmd = _cli(
         db,
         "score",
@@ -101,11 +103,7 @@ def test_kill_9_never_asks_again_for_an_answer_it_received(tmp_path: Path) -> No
     from jurybench.testing import RateLimits, StubServer
     from tests.conftest import FULL
 
-    db = tmp_path / "k.duckdb"
-    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(60))
-    items = write(tmp_path / "items.csv", "item_id,prompt,response\n" + rows + "\n")
-    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
-    subprocess.run(_cli(db, "items", "import", str(items)), check=True, env=env, capture_output=True)
+    db, env = _store_with_items(tmp_path, "k.duckdb", 60)
     with StubServer(json.dumps(FULL), limits=RateLimits(delay_s=0.1, headers=False)) as stub:
         juror = f"openai/stub,api_base={stub.api_base},api_key=sk-test-0123456789,concurrency=4"
         cmd = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "k", "--no-progress")
