@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from jurybench.api import (  # noqa: F401
         Calibration,
         CheckResult,
+        JurorSpec,
+        Jury,
+        Rubric,
         Run,
         Store,
         agreement,
@@ -34,14 +37,27 @@ if TYPE_CHECKING:
         calibrate,
         check,
         generate,
+        load_rubric,
         open,
+        parse_juror,
         score,
     )
 
-__version__ = "0.1.0"
 
-_API = ("Calibration", "CheckResult", "Run", "Store", "agreement", "ascore", "calibrate", "check", "generate",
-        "open", "score")  # fmt: skip
+def _version() -> str:
+    """The installed package's version (pyproject.toml), read from its metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("jurybench")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()
+
+_API = ("Calibration", "CheckResult", "JurorSpec", "Jury", "Rubric", "Run", "Store", "agreement", "ascore",
+        "calibrate", "check", "generate", "load_rubric", "open", "parse_juror", "score")  # fmt: skip
 __all__ = [*_API, "JurybenchError", "__version__", "stats"]
 
 

@@ -259,3 +259,18 @@ def test_a_python_run_lets_other_processes_read_the_store_between_flushes(tmp_pa
         runner.join(120)
         assert done and done[0].status == "finished"
         assert len(store.sql("SELECT * FROM calls")) == 30  # the store is back in the with block
+
+
+def test_the_types_the_docs_tell_users_to_pass_are_exported_and_the_version_is_the_packages() -> None:
+    from importlib.metadata import version
+
+    from jurybench.jurors import JurorSpec
+    from jurybench.jury import Jury
+
+    assert jb.__version__ == version("jurybench")
+    assert jb.Jury is Jury and jb.JurorSpec is JurorSpec
+    rubric = jb.load_rubric("story-quality")
+    assert isinstance(rubric, jb.Rubric.__args__)  # type: ignore[attr-defined]
+    spec = jb.parse_juror("fake/a,samples=2")
+    run_jury = jb.api.jury_of([spec])
+    assert isinstance(run_jury, jb.Jury) and run_jury.jurors[0].samples == 2

@@ -6,10 +6,17 @@ from jurybench.api._calibrate import Calibration, agreement, calibrate
 from jurybench.api._check import CheckResult, check, parse_rule
 from jurybench.api._run import Run, ascore, engine_options, generate, jury_of, rubric_of, score
 from jurybench.api._store import Store, open, rows_of
+from jurybench.jurors import JurorSpec, parse_juror
+from jurybench.jury import Jury
+from jurybench.rubric import AnyRubric as Rubric
+from jurybench.rubric import load_rubric
 
 __all__ = [
     "Calibration",
     "CheckResult",
+    "JurorSpec",
+    "Jury",
+    "Rubric",
     "Run",
     "Store",
     "agreement",
@@ -19,7 +26,9 @@ __all__ = [
     "engine_options",
     "generate",
     "jury_of",
+    "load_rubric",
     "open",
+    "parse_juror",
     "parse_rule",
     "rows_of",
     "rubric_of",

@@ -26,9 +26,10 @@ def rubric_of(rubric: Any) -> Any:
 def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
             tie: str | None = None, calibration: str | Path | None = None) -> Any:  # fmt: skip
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
-    mapping with 'model', or a JurorSpec); ``samples`` sets every juror's samples."""
+    mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that
+    did not set its own."""
     from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
-    from jurybench.jury import Jury, load_jury_file
+    from jurybench.jury import Jury, load_jury_file, with_samples
 
     if isinstance(jury, Path) or (isinstance(jury, str) and (jury.endswith((".yaml", ".yml")) or Path(jury).is_file())):
         panel = load_jury_file(Path(jury))
@@ -53,7 +54,7 @@ def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = No
     if samples is not None:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise JurybenchError(f"samples must be a whole number >= 1 (got {samples!r}).")
-        panel = replace(panel, jurors=tuple(replace(j, samples=samples) for j in panel.jurors))
+        panel = with_samples(panel, samples)  # a juror's own samples=N wins, as over HTTP
     return replace(
         panel,
         aggregation=aggregate or panel.aggregation,

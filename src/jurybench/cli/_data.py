@@ -72,20 +72,11 @@ def pairs_import(
 @rubrics_app.command("list")
 def rubrics_list() -> None:
     """Rubrics found in ./rubrics and the shipped ones."""
-    from jurybench.config import rubric_dirs
-    from jurybench.rubric import load_rubric
+    from jurybench.rubric import load_rubric, rubric_files
 
-    seen: set[str] = set()
-    for folder in rubric_dirs():
-        for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
-            if path.stem in seen:
-                continue
-            seen.add(path.stem)
-            rubric = load_rubric(path)
-            typer.echo(
-                f"{path.stem:20s} {rubric.kind:14s} {len(rubric.dimensions):3d} dims  "
-                f"{rubric.content_hash[:12]}  {path}"
-            )
+    for name, path in rubric_files():
+        rubric = load_rubric(path)
+        typer.echo(f"{name:20s} {rubric.kind:14s} {len(rubric.dimensions):3d} dims  {rubric.content_hash[:12]}  {path}")
 
 
 @rubrics_app.command("show")

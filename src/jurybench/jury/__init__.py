@@ -10,6 +10,7 @@ from jurybench.jury._jury import (
     load_jury_file,
     register_jury,
     run_panel,
+    with_samples,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "load_jury_file",
     "register_jury",
     "run_panel",
+    "with_samples",
 ]

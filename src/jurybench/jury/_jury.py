@@ -220,3 +220,13 @@ def jury_rule(con: Any, run_id: str) -> dict[str, Any]:
         raise JurybenchError(f"run '{run_id}' has no jury definition.", hint="Score it again with 'jurybench score'.")
     aggregation, quorum, tie, name, n = row[0]
     return {"aggregation": aggregation, "quorum": quorum, "tie": tie, "name": name, "n_jurors_expected": n}
+
+
+def with_samples(jury: Jury, samples: int | None) -> Jury:
+    """A job's ``samples`` for the jurors that did not set their own (one rule for the CLI,
+    Python and HTTP: a juror's own ``samples=N`` wins)."""
+    from dataclasses import replace
+
+    if not samples:
+        return jury
+    return replace(jury, jurors=tuple(replace(j, samples=samples) if j.samples == 1 else j for j in jury.jurors))

@@ -4,7 +4,7 @@ from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label, normalise_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
-from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path
+from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path, rubric_files
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
     AnyRubric,
@@ -69,6 +69,7 @@ __all__ = [
     "render_pointwise",
     "resolve_rubric_path",
     "response_model",
+    "rubric_files",
     "subject_ids",
     "subject_rows",
     "subject_slices",

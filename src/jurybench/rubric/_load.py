@@ -15,6 +15,18 @@ from jurybench.rubric._model import KINDS, AnyRubric, Rubric
 _ADAPTER: TypeAdapter[AnyRubric] = TypeAdapter(Rubric)
 
 
+def rubric_files() -> list[tuple[str, Path]]:
+    """Every rubric known by name, as the CLI, the service and Python list them: ``*.yaml`` and
+    ``*.yml`` in the rubric folders (./rubrics first, then the shipped ones), the first file of
+    each name."""
+    seen: dict[str, Path] = {}
+    for folder in rubric_dirs():
+        for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+            if path.suffix in (".yaml", ".yml"):
+                seen.setdefault(path.stem, path)
+    return list(seen.items())
+
+
 def resolve_rubric_path(name_or_path: str | Path) -> Path:
     """A path as given, or a name looked up as ``<name>.yaml`` in the rubric folders."""
     candidate = Path(name_or_path)

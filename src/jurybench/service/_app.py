@@ -244,20 +244,15 @@ def create_app(
     @app.get("/v1/rubrics", tags=["service"])
     def rubrics() -> list[dict[str, Any]]:
         """The rubrics the server knows by name."""
-        from jurybench.config import rubric_dirs
-        from jurybench.rubric import load_rubric
+        from jurybench.rubric import load_rubric, rubric_files
 
-        out, seen = [], set()
-        for folder in rubric_dirs():
-            for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
-                if path.stem in seen:
-                    continue
-                seen.add(path.stem)
-                try:
-                    r = load_rubric(path)
-                except JurybenchError:
-                    continue
-                out.append({"name": path.stem, "kind": r.kind, "dimensions": r.dimensions, "hash": r.content_hash})
+        out = []
+        for name, path in rubric_files():
+            try:
+                r = load_rubric(path)
+            except JurybenchError:  # a broken file is left out here ('jurybench rubrics check' names it)
+                continue
+            out.append({"name": name, "kind": r.kind, "dimensions": r.dimensions, "hash": r.content_hash})
         return out
 
     # -- jobs --------------------------------------------------------------------------------

@@ -174,7 +174,7 @@ def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | Non
     """The job's jury, with each juror's credentials (kept in memory only) put back."""
     from dataclasses import replace
 
-    from jurybench.jury import jury_from_mapping
+    from jurybench.jury import jury_from_mapping, with_samples
 
     data = dict(request["jury"])
     data["jurors"] = [_without_secret_names(entry) for entry in data.get("jurors") or []]
@@ -185,9 +185,7 @@ def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | Non
         given = secrets[i] if secrets and i < len(secrets) else None
         if given:
             jurors[i] = replace(juror, options={**juror.options, **given})
-    samples = request.get("samples")
-    if samples:
-        jurors = [replace(j, samples=samples) if j.samples == 1 else j for j in jurors]
+
     if calibration is not None:
         from pathlib import Path
 
@@ -197,7 +195,7 @@ def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | Non
                 f"jury.calibration: no calibration named {calibration!r}.", hint="See GET /v1/calibrations."
             )
         jury = replace(jury, calibration=str(path))
-    return replace(jury, jurors=tuple(jurors))
+    return with_samples(replace(jury, jurors=tuple(jurors)), request.get("samples"))
 
 
 def _without_secret_names(entry: Any) -> Any:
