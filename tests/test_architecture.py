@@ -90,3 +90,62 @@ def test_the_check_sees_a_violation(tmp_path: Path, monkeypatch: object) -> None
 def test_no_file_is_too_long_to_read_in_one_sitting() -> None:
     long = {str(p.relative_to(SRC)): n for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > 600}
     assert long == {}
+
+
+def import_circles(src: Path) -> list[list[str]]:
+    """Circles of imports between the files of one package (module-level and inside functions
+    alike: a lazy import still ties two files together)."""
+    graph: dict[str, set[str]] = {}
+    for path in src.rglob("*.py"):
+        parts = path.relative_to(src).with_suffix("").parts
+        if parts[-1] == "__init__" or len(parts) < 2:
+            continue
+        module = "jurybench." + ".".join(parts)
+        package = "jurybench." + parts[0]
+        found = set()
+        for _, imported, names in imports(path):
+            found |= {imported, *(f"{imported}.{n}" for n in names)}
+        graph[module] = {m for m in found if m.startswith(package + ".") and m != module}
+    graph = {m: {d for d in deps if d in graph} for m, deps in graph.items()}
+    circles: list[list[str]] = []
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle_between_files() -> None:
+    assert import_circles(SRC) == []
+
+
+def test_the_circle_check_sees_one(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "jurybench"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "store" / "_a.py").write_text("def f():\n    from jurybench.store._b import g\n")
+    (copy / "store" / "_b.py").write_text("from jurybench.store._a import f\n")
+    assert import_circles(copy) == [["jurybench.store._a", "jurybench.store._b"]]

@@ -62,7 +62,7 @@ def test_registering_a_prefix_twice_or_a_bad_prefix_is_refused(echo: JurorKind) 
 def test_kinds_come_from_entry_points_and_a_broken_one_is_named(monkeypatch: Any) -> None:
     import importlib.metadata as metadata
 
-    import jurybench.jurors._kinds as registry
+    import jurybench.jurors._lookup as registry
 
     class Point:
         def __init__(self, name: str, value: str, load: Any) -> None:

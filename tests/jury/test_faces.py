@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jurybench.api._run import jury_of
+from jurybench.api._specs import jury_of
 from jurybench.service._requests import jury_for
 from tests.conftest import run_cli
 

@@ -4,7 +4,8 @@ these functions."""
 
 from jurybench.api._calibrate import Calibration, agreement, calibrate
 from jurybench.api._check import CheckResult, check, parse_rule
-from jurybench.api._run import Run, ascore, engine_options, generate, jury_of, rubric_of, score
+from jurybench.api._run import Run, ascore, engine_options, generate, score
+from jurybench.api._specs import jury_of, rubric_of
 from jurybench.api._store import Store, open, rows_of
 from jurybench.jurors import JurorSpec, parse_juror
 from jurybench.jury import Jury

@@ -205,7 +205,7 @@ class Store:
         """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
         (as 'jurybench annotations import'); every value is checked against the rubric's scale."""
         from jurybench.annotations import import_annotation_rows, import_annotations, rename_columns
-        from jurybench.api._run import rubric_of
+        from jurybench.api._specs import rubric_of
 
         spec = rubric_of(rubric)
         with self.writing() as con:
@@ -221,7 +221,7 @@ class Store:
                              annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip
         """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
         sim-human-1..N), standing in for ``import_annotations``; returns the number of labels."""
-        from jurybench.api._run import rubric_of
+        from jurybench.api._specs import rubric_of
         from jurybench.jurors import simulate_human_labels
 
         with self.writing() as con:

@@ -15,10 +15,10 @@ import numpy as np
 from jurybench.annotations import run_rubric
 from jurybench.calibration._data import CalibrationData, calibration_data, covariate_columns, item_attributes
 from jurybench.calibration._fit import METHODS, fit_criterion, impute
+from jurybench.calibration._scores import register_artifact, write_calibrated_scores
 from jurybench.config import project_root
 from jurybench.errors import JurybenchError
 from jurybench.jury import Jury
-from jurybench.store import transaction
 
 # /2: weights keyed by juror_key (identity), with labels for display.
 FORMAT = "jurybench.calibration/2"
@@ -140,15 +140,6 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def register_artifact(con: Any, artifact: dict[str, Any], path: Path, text: str) -> str:
-    calibration_id = hashlib.sha256(text.encode()).hexdigest()
-    con.execute(
-        "INSERT OR IGNORE INTO calibrations (calibration_id, name, rubric_hash, kind, path, body) VALUES (?, ?, ?, ?, ?, ?)",
-        [calibration_id, artifact["name"], artifact["rubric"]["hash"], artifact["kind"], str(path), text],
-    )
-    return calibration_id
-
-
 def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
     if not path.exists():
         candidate = project_root() / "calibration" / f"{path}.json"
@@ -237,29 +228,6 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
         out += [{"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
                 for item, s, m in zip(items, scores, n_missing, strict=True)]  # fmt: skip
     return write_calibrated_scores(con, artifact, text, path, run_id, out)
-
-
-def write_calibrated_scores(
-    con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Replace a run's scores under this calibration in one transaction (rows: subject_id,
-    criterion, score, n_imputed and, for preference calibrations, probability)."""
-    import pyarrow as pa
-
-    calibration_id = hashlib.sha256(text.encode()).hexdigest()
-    table = pa.Table.from_pylist([{"probability": None, **r} for r in rows])
-    with transaction(con):
-        register_artifact(con, artifact, path, text)
-        con.execute("DELETE FROM calibrated_scores WHERE run_id = ? AND calibration_id = ?", [run_id, calibration_id])
-        con.register("new_scores", table)
-        con.execute(
-            """INSERT INTO calibrated_scores (run_id, calibration_id, subject_id, criterion, score, probability, n_imputed)
-               SELECT ?, ?, subject_id, criterion, score, probability::DOUBLE, n_imputed FROM new_scores""",
-            [run_id, calibration_id],
-        )
-        con.unregister("new_scores")
-    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(rows),
-            "imputed": int(sum(r["n_imputed"] for r in rows))}  # fmt: skip
 
 
 def fit_preference_calibration(

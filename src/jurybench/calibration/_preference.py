@@ -125,7 +125,7 @@ def fit_preference(
 
 
 def apply_preference(con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
-    from jurybench.calibration._api import write_calibrated_scores
+    from jurybench.calibration._scores import write_calibrated_scores
 
     pairs, _, keys, eps = _epsilons(con, run_id)
     spec = artifact["criteria"]["preference"]

@@ -11,16 +11,19 @@ from jurybench.jurors._batch_clients import (
     request_body,
     split,
 )
-from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
-from jurybench.jurors._kinds import (
-    ENTRY_POINT_GROUP,
-    JurorKind,
-    is_offline,
-    kind_of,
-    kinds,
-    register_kind,
-    unregister_kind,
+from jurybench.jurors._completion import (
+    Backend,
+    Completion,
+    JurorUnusable,
+    PermanentError,
+    RateLimited,
+    Slot,
+    TransientError,
 )
+from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
+from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind, register_kind, unregister_kind
+from jurybench.jurors._lookup import is_offline, kind_of, kinds
+from jurybench.jurors._make import check_juror, make_backend
 from jurybench.jurors._own_pace import JurorPace
 from jurybench.jurors._prices import Price, batch_price, count_tokens, output_limit, price_of, usd
 from jurybench.jurors._simulated import simulate_human_labels
@@ -33,20 +36,7 @@ from jurybench.jurors._spec import (
     secret_options,
     stored_params,
 )
-from jurybench.jurors._transports import (
-    Backend,
-    Completion,
-    FakeBackend,
-    JurorUnusable,
-    LiteLLMBackend,
-    PermanentError,
-    RateLimited,
-    ReplayBackend,
-    Slot,
-    TransientError,
-    check_juror,
-    make_backend,
-)
+from jurybench.jurors._transports import FakeBackend, LiteLLMBackend, ReplayBackend
 from jurybench.jurors._units import parse_unit, unit_id
 
 __all__ = [

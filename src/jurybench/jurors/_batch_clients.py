@@ -24,8 +24,8 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jurybench.jurors._completion import Completion, JurorUnusable, PermanentError, TransientError
 from jurybench.jurors._spec import JurorSpec
-from jurybench.jurors._transports import Completion, JurorUnusable, PermanentError, TransientError
 
 # Per-batch limits the providers publish: OpenAI 50,000 requests and 200 MB per input file;
 # Anthropic 100,000 requests or 256 MB per batch. A little is kept back on bytes.

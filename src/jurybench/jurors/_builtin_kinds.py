@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from jurybench.jurors._kinds import JurorKind, register_kind
+from jurybench.jurors._simulated import check_seeds, make_sim
 from jurybench.jurors._spec import FAKE_KNOBS, READING, SAMPLING
-from jurybench.jurors._transports import check_seeds, make_fake, make_litellm, make_replay, make_sim
+from jurybench.jurors._transports import make_fake, make_litellm, make_replay
 
 
 def register() -> None:

@@ -42,7 +42,6 @@ class JurorKind:
 _KINDS: dict[str, JurorKind] = {}
 _DEFAULT: list[JurorKind] = []  # the kind of every model string no registered prefix claims (litellm)
 _LOCK = threading.Lock()
-_LOADED = [False]
 
 
 def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
@@ -63,47 +62,3 @@ def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
 def unregister_kind(prefix: str) -> None:
     with _LOCK:
         _KINDS.pop(prefix, None)
-
-
-def _load() -> None:
-    """Built-in kinds, then those of installed packages' entry points (once)."""
-    if _LOADED[0]:
-        return
-    with _LOCK:
-        if _LOADED[0]:
-            return
-        _LOADED[0] = True
-    from jurybench.jurors._builtin_kinds import register
-
-    register()
-    from importlib.metadata import entry_points
-
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.value.startswith("jurybench."):
-            continue  # the built-ins, registered above
-        try:
-            point.load()()
-        except Exception as exc:  # a broken plug-in is named, not a crash at every command
-            raise JurybenchError(f"juror kinds from '{point.value}' ({point.name}) failed to load: {exc}",
-                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
-
-
-def kind_of(model: str) -> JurorKind:
-    """The kind of a model string (``fake/kind`` → fake; ``openai/gpt-4o`` → litellm's)."""
-    _load()
-    prefix = model.split("/", 1)[0] if "/" in model else ""
-    found = _KINDS.get(prefix)
-    if found is not None:
-        return found
-    return _DEFAULT[0]
-
-
-def kinds() -> list[JurorKind]:
-    """Every registered kind, the default last."""
-    _load()
-    return [*sorted(_KINDS.values(), key=lambda k: k.prefix), *_DEFAULT]
-
-
-def is_offline(model: str) -> bool:
-    """Whether a juror costs nothing and needs no key or network (fake, sim, replay, ...)."""
-    return kind_of(model).offline

@@ -29,14 +29,14 @@ class Price:
 def price_of(spec: JurorSpec) -> Price | None:
     """The juror's per-token prices: its kind's price if it states one, 0 for an offline kind,
     else litellm's price map; None when they are unknown."""
-    from jurybench.jurors._kinds import kind_of
+    from jurybench.jurors._lookup import kind_of
 
     kind = kind_of(spec.model)
     if kind.price is not None:
         return kind.price(spec)  # type: ignore[no-any-return]
     if kind.offline:
         return Price(0.0, 0.0, 0.0, 0.0)
-    from jurybench.jurors._transports import import_litellm
+    from jurybench.jurors._completion import import_litellm
 
     litellm = import_litellm()
     try:
@@ -63,10 +63,10 @@ def batch_price(price: Price | None) -> Price | None:
 
 def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
     """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
-    from jurybench.jurors._kinds import is_offline
+    from jurybench.jurors._lookup import is_offline
 
     if not is_offline(spec.model):
-        from jurybench.jurors._transports import import_litellm
+        from jurybench.jurors._completion import import_litellm
 
         try:
             return int(import_litellm().token_counter(model=spec.model, messages=messages))
@@ -98,12 +98,12 @@ def output_limit(spec: JurorSpec) -> float | None:
     given = spec.params.get("max_tokens")
     if isinstance(given, int | float) and given > 0:
         return float(given)
-    from jurybench.jurors._kinds import is_offline
+    from jurybench.jurors._lookup import is_offline
 
     if is_offline(spec.model):
         return None
     try:
-        from jurybench.jurors._transports import import_litellm
+        from jurybench.jurors._completion import import_litellm
 
         info = import_litellm().get_model_info(spec.model)
     except Exception:  # litellm does not know the model: no limit to reserve at

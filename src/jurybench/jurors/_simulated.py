@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.jurors._completion import Backend, Completion, Messages, Slot
 from jurybench.jurors._spec import JurorSpec
 from jurybench.jurors._units import parse_unit
 from jurybench.rubric import (
@@ -429,7 +430,7 @@ class SimGeneratorBackend:
         self.calls: dict[Any, int] = {}
 
     async def complete(self, messages: list[dict[str, str]], slot: Any) -> Any:
-        from jurybench.jurors._transports import Completion
+        from jurybench.jurors._completion import Completion
 
         attempt = self.calls.get(slot, 0)
         self.calls[slot] = attempt + 1
@@ -487,3 +488,54 @@ def simulate_human_labels(
         rows,
     )
     return len(rows)
+
+
+class SimBackend:
+    """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jurors._simulated`."""
+
+    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> None:
+        from jurybench.jurors._simulated import SimJuror, load_sim_subjects
+
+        self.juror = SimJuror(spec, rubric)
+        self.items, self.pairs = load_sim_subjects(con, subject_ids)
+        self.calls: dict[Slot, int] = {}
+
+    async def complete(self, messages: Messages, slot: Slot) -> Completion:
+        attempt = self.calls.pop(slot, 0)  # kept only for a slot that will be asked again
+        juror = self.juror
+        rng = juror.rng(slot.subject_id, slot.order, slot.sample_index, attempt)
+        roll = rng.random()
+        if roll < juror.refusal_rate + juror.invalid_rate:
+            self.calls[slot] = attempt + 1
+        if roll < juror.refusal_rate:
+            text = "I'm sorry, but I can't judge this."
+        elif roll < juror.refusal_rate + juror.invalid_rate:
+            text = "Both have merits; it is hard to say."
+        elif slot.order:
+            a, b = (self.items[i] for i in self.pairs[slot.subject_id])
+            first, second = (a, b) if slot.order == "AB" else (b, a)
+            text = json.dumps(juror.pairwise(first, second, rng))
+        elif isinstance(juror.rubric, ClassificationRubric):
+            text = juror.classify(self.items[slot.subject_id], rng)
+        elif isinstance(juror.rubric, InventoryRubric):
+            assert slot.presentation is not None
+            text = juror.questionnaire(self.items[slot.subject_id], slot.presentation, rng)
+        else:
+            text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
+        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0, latency_ms=0.0)
+
+
+def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+    if getattr(rubric, "kind", None) == "generation":
+        from jurybench.jurors._simulated import SimGeneratorBackend
+
+        return SimGeneratorBackend(spec, rubric)
+    return SimBackend(spec, rubric, con, subject_ids)
+
+
+def check_seeds(spec: JurorSpec, label: str) -> None:
+    """A simulated or fake juror's seeds are whole numbers."""
+    from jurybench.jurors._simulated import _seed
+
+    for key in ("seed", "truth_seed"):
+        _seed(spec.params, key, label)

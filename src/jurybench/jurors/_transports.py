@@ -14,15 +14,23 @@ import os
 import random
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from jurybench.errors import JurybenchError
-from jurybench.jurors._endpoint_limits import Signals, endpoint_key, endpoint_limiter, read_headers
+from jurybench.jurors._completion import (
+    Backend,
+    Completion,
+    JurorUnusable,
+    Messages,
+    PermanentError,
+    RateLimited,
+    Slot,
+    TransientError,
+    import_litellm,
+)
+from jurybench.jurors._endpoint_limits import endpoint_key, endpoint_limiter, read_headers
 from jurybench.jurors._spec import (
-    ANSWERING,
     EXTRA_PREFIX,
-    OPERATIONAL,
     READING,
     JurorSpec,
     is_secret_param,
@@ -35,70 +43,6 @@ from jurybench.rubric import (
     PointwiseRubric,
     PreferenceRubric,
 )
-
-Messages = list[dict[str, str]]
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Which request this is: the subject, the order it was shown in, the sample index."""
-
-    subject_id: str
-    order: str  # "AB", "BA", or "" for pointwise
-    sample_index: int
-    presentation: str | None = None  # questionnaires: the order and rotation the prompt states (JSON)
-    language: str | None = None  # the subject's language (the response language, for generation)
-
-
-@dataclass
-class Completion:
-    text: str
-    finish_reason: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cost_usd: float | None = None
-    latency_ms: float | None = None
-    refusal: str | None = None  # the provider's own refusal signal (e.g. OpenAI's message.refusal)
-    signals: Signals | None = None  # what the answer's headers said about the endpoint's limits
-
-
-class TransientError(Exception):
-    """Worth retrying: rate limit, server error, timeout, dropped connection."""
-
-
-class RateLimited(TransientError):
-    """A 429: never a failure of the call; the endpoint pauses and the call goes again."""
-
-    def __init__(self, message: str, signals: Signals | None = None) -> None:
-        super().__init__(message)
-        self.signals = signals
-
-
-class PermanentError(Exception):
-    """Retrying will not help for this request: bad request, no recording, context too long."""
-
-
-class JurorUnusable(PermanentError):
-    """Retrying will not help for any request of this juror: bad or missing credentials,
-    access denied, unknown model, nothing listening at the endpoint. The engine stops
-    calling the juror; ``advice`` says what to set."""
-
-    def __init__(self, message: str, advice: str) -> None:
-        super().__init__(message)
-        self.advice = advice
-
-
-class Backend(Protocol):
-    async def complete(self, messages: Messages, slot: Slot) -> Completion: ...
-
-
-def import_litellm() -> Any:
-    """Import litellm lazily, never letting it fetch its price table from the network."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
 
 
 class LiteLLMBackend:
@@ -350,41 +294,6 @@ class FakeBackend:
         return answer
 
 
-class SimBackend:
-    """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jurors._simulated`."""
-
-    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> None:
-        from jurybench.jurors._simulated import SimJuror, load_sim_subjects
-
-        self.juror = SimJuror(spec, rubric)
-        self.items, self.pairs = load_sim_subjects(con, subject_ids)
-        self.calls: dict[Slot, int] = {}
-
-    async def complete(self, messages: Messages, slot: Slot) -> Completion:
-        attempt = self.calls.pop(slot, 0)  # kept only for a slot that will be asked again
-        juror = self.juror
-        rng = juror.rng(slot.subject_id, slot.order, slot.sample_index, attempt)
-        roll = rng.random()
-        if roll < juror.refusal_rate + juror.invalid_rate:
-            self.calls[slot] = attempt + 1
-        if roll < juror.refusal_rate:
-            text = "I'm sorry, but I can't judge this."
-        elif roll < juror.refusal_rate + juror.invalid_rate:
-            text = "Both have merits; it is hard to say."
-        elif slot.order:
-            a, b = (self.items[i] for i in self.pairs[slot.subject_id])
-            first, second = (a, b) if slot.order == "AB" else (b, a)
-            text = json.dumps(juror.pairwise(first, second, rng))
-        elif isinstance(juror.rubric, ClassificationRubric):
-            text = juror.classify(self.items[slot.subject_id], rng)
-        elif isinstance(juror.rubric, InventoryRubric):
-            assert slot.presentation is not None
-            text = juror.questionnaire(self.items[slot.subject_id], slot.presentation, rng)
-        else:
-            text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
-        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0, latency_ms=0.0)
-
-
 class ReplayBackend:
     """Serves recorded raw completions (table ``recordings``) for ``replay/<source>``."""
 
@@ -421,25 +330,8 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 
-def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> Backend:
-    """The transport for a juror, as its kind builds it (jurors/_kinds.py); unknown sources are
-    user errors. ``subject_ids`` (the run's items or pairs) lets a simulated juror read only
-    what it will judge."""
-    from jurybench.jurors._kinds import kind_of
-
-    return kind_of(spec.model).make(spec, rubric, con, subject_ids)  # type: ignore[no-any-return]
-
-
 def make_fake(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
     return FakeBackend(spec, rubric)
-
-
-def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
-    if getattr(rubric, "kind", None) == "generation":
-        from jurybench.jurors._simulated import SimGeneratorBackend
-
-        return SimGeneratorBackend(spec, rubric)
-    return SimBackend(spec, rubric, con, subject_ids)
 
 
 def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
@@ -460,111 +352,3 @@ def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[
 
 def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
     return LiteLLMBackend(spec, rubric)  # its model string and parameters were checked by check_juror
-
-
-def check_seeds(spec: JurorSpec, label: str) -> None:
-    """A simulated or fake juror's seeds are whole numbers."""
-    from jurybench.jurors._simulated import _seed
-
-    for key in ("seed", "truth_seed"):
-        _seed(spec.params, key, label)
-
-
-def check_litellm_model(model: str) -> None:
-    """Refuse model strings litellm cannot route, naming the fix."""
-    litellm = import_litellm()
-    try:
-        litellm.get_llm_provider(model=model)
-    except Exception:
-        raise JurybenchError(
-            f"unknown juror model '{model}': litellm cannot tell its provider.",
-            hint="Use provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
-            "ollama/llama3, hosted_vllm/<name>; or fake/<name>, sim/<name>, replay/<source>.",
-        ) from None
-
-
-# Provider parameters that would break one-answer-per-request parsing, with the way to get the same.
-UNSUPPORTED = {
-    "n": "use samples=N",
-    "stream": "answers are read whole",
-    "stream_options": "answers are read whole",
-    "tools": "jurors answer in JSON or free text",
-    "tool_choice": "jurors answer in JSON or free text",
-    "functions": "jurors answer in JSON or free text",
-    "function_call": "jurors answer in JSON or free text",
-    "parallel_tool_calls": "jurors answer in JSON or free text",
-    "max_retries": "use retries=N (the engine retries with backoff)",
-}
-
-
-def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
-    """Refuse misspelt or unsupported parameters and a missing API key before any call."""
-    label = f"juror '{spec.display_name}'"
-    from jurybench.jurors._kinds import kind_of
-
-    kind = kind_of(spec.model)
-    if kind.parameters is not None:  # a kind that says which parameters it takes
-        allowed = kind.parameters
-        for key in spec.params:
-            if key.startswith(EXTRA_PREFIX):
-                raise JurybenchError(
-                    f"{label}: extra.<key> parameters are for litellm jurors; {kind.prefix}/ jurors take none.",
-                    hint=f"Valid parameters here: {', '.join(sorted(allowed | set(OPERATIONAL)))}.",
-                )
-            if key in UNSUPPORTED and key not in allowed:
-                raise JurybenchError(
-                    f"{label}: parameter '{key}' is not supported by jurybench.",
-                    hint=UNSUPPORTED[key][:1].upper() + UNSUPPORTED[key][1:] + ".",
-                )
-            if key not in allowed:
-                _unknown(label, key, allowed)
-        if kind.check is not None:
-            kind.check(spec, label)
-        return
-    litellm = import_litellm()
-    check_litellm_model(spec.model)
-    try:
-        provider_params = set(litellm.get_supported_openai_params(model=spec.model) or [])
-    except Exception:
-        provider_params = set()
-    for key in spec.params:
-        if key.startswith(EXTRA_PREFIX):
-            if len(key) == len(EXTRA_PREFIX):
-                raise JurybenchError(f"{label}: 'extra.' needs a parameter name, e.g. extra.repetition_penalty=1.1.")
-            continue
-        if key in UNSUPPORTED:
-            raise JurybenchError(
-                f"{label}: parameter '{key}' is not supported by jurybench.",
-                hint=UNSUPPORTED[key][:1].upper() + UNSUPPORTED[key][1:] + ".",
-            )
-        if key in READING:
-            continue
-        if key not in provider_params:
-            _unknown(label, key, (provider_params - set(UNSUPPORTED)) | READING, provider=spec.provider)
-    if need_key and "api_key" not in spec.options:
-        try:
-            missing = litellm.validate_environment(model=spec.model).get("missing_keys") or []
-        except Exception:
-            missing = []
-        keys = [k for k in missing if "KEY" in k or "TOKEN" in k]
-        if keys:
-            raise JurybenchError(
-                f"{label}: no API key for {spec.provider}.",
-                hint=f"Set {' or '.join(keys)} in the environment, or pass api_key=... in the juror.",
-            )
-
-
-def _unknown(label: str, key: str, allowed: frozenset[str] | set[str], provider: str | None = None) -> None:
-    import difflib
-
-    known = sorted(set(allowed) | set(OPERATIONAL))
-    close = difflib.get_close_matches(key, [k for k in known + sorted(ANSWERING) if k != key], n=1)
-    guess = f" (did you mean '{close[0]}'?)" if close else ""
-    if key in ANSWERING and key not in allowed:  # a parameter of another kind of juror
-        guess = " (it is not one of this kind of juror's parameters)"
-    where = f" for provider '{provider}'" if provider else ""
-    raise JurybenchError(
-        f"{label}: unknown parameter '{key}'{guess}{where}.",
-        hint=f"Valid: {', '.join(known)}"
-        + ("; pass other provider parameters as extra.<key>=value." if provider else "."),
-    )

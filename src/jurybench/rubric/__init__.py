@@ -1,9 +1,10 @@
 """Rubrics: load and validate YAML, render prompts per language, build response schemas."""
 
 from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
-from jurybench.rubric._classify import gold_label, match_label, normalise_label
+from jurybench.rubric._classify import gold_label, match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
+from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path, rubric_files
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,

@@ -11,20 +11,10 @@ a sentence) matches no label and is invalid: nothing is guessed.
 from __future__ import annotations
 
 import json
-import re
-import unicodedata
 from dataclasses import dataclass
 
+from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._model import ClassificationRubric
-
-_EDGE = " \t\r\n\"'`“”„‘’«»「」『』.,;:!?。、！？"
-_PREFIX_RE = re.compile(r"^(?:label|answer|emotion|category)\s*[:：]\s*", re.IGNORECASE)
-
-
-def normalise_label(text: str) -> str:
-    value = unicodedata.normalize("NFKC", text).casefold().strip(_EDGE)
-    value = _PREFIX_RE.sub("", value).strip(_EDGE)
-    return re.sub(r"\s+", " ", value)
 
 
 def label_index(rubric: ClassificationRubric, language: str | None) -> dict[str, str]:

@@ -254,7 +254,7 @@ class ClassificationRubric(_RubricBase):
     def _unambiguous(self) -> ClassificationRubric:
         """Every accepted answer (name, shown name, alias; normalised) names one label only,
         in every language: an alias that is another label's name would make answers ambiguous."""
-        from jurybench.rubric._classify import normalise_label
+        from jurybench.rubric._labels import normalise_label
 
         languages = sorted({lang for label in self.labels for lang in (*label.names, *label.aliases)} | {""})
         for language in languages:

@@ -3,7 +3,6 @@
 from jurybench.store._db import (
     connect,
     connection_config,
-    execute_user_sql,
     first_row,
     migrate,
     pending_migrations,
@@ -32,6 +31,7 @@ from jurybench.store._safe import (
     HARDENED,
     StoreBusy,
     check_query,
+    execute_user_sql,
     expression,
     open_with_retry,
     read_only_transaction,

@@ -128,18 +128,6 @@ def scalar(con: Any, sql: str, params: list[Any] | None = None) -> Any:
     return row[0] if row else None
 
 
-def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
-    """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
-    import duckdb
-
-    try:
-        return con.execute(sql, params) if params is not None else con.execute(sql)
-    except (duckdb.InterruptException, duckdb.OutOfMemoryException):
-        raise  # the caller's time and memory limits say what happened
-    except duckdb.Error as exc:
-        raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None
-
-
 @contextmanager
 def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
     """Expose an Arrow table or DataFrame to SQL as ``name`` for the duration of the block."""

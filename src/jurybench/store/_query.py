@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._db import execute_user_sql
-from jurybench.store._safe import check_query
+from jurybench.store._safe import check_query, execute_user_sql
 
 OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
 

@@ -242,6 +242,18 @@ def _same_process(target: Path, *, read_only: bool, config: dict[str, Any] | Non
     )
 
 
+def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
+    """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
+    import duckdb
+
+    try:
+        return con.execute(sql, params) if params is not None else con.execute(sql)
+    except (duckdb.InterruptException, duckdb.OutOfMemoryException):
+        raise  # the caller's time and memory limits say what happened
+    except duckdb.Error as exc:
+        raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None
+
+
 def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
     """Exactly one SELECT (or EXPLAIN of one) that reads and nothing else, or a user error.
 
@@ -342,8 +354,6 @@ def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str
 
 def select_table(table: Any, predicate: str | None, *, option: str, order_by: str) -> Any:
     """As :func:`select_rows`, as an Arrow table (so a caller can read it a slice at a time)."""
-    from jurybench.store._db import execute_user_sql
-
     if not predicate:  # nothing of the user's to evaluate: sorted in Arrow, no sandbox needed
         return table.sort_by(order_by)
     where = expression(predicate, option=option)

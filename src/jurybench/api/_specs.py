@@ -1,0 +1,62 @@
+"""A rubric and a jury from what a caller passes: names, paths, objects or lists of jurors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+
+def rubric_of(rubric: Any) -> Any:
+    """A rubric from its name (rubrics/<name>.yaml or a shipped one), a path, or a rubric object."""
+    from jurybench.rubric import load_rubric
+
+    if isinstance(rubric, str | Path):
+        return load_rubric(str(rubric))
+    if hasattr(rubric, "content_hash") and hasattr(rubric, "kind"):
+        return rubric
+    raise JurybenchError(f"rubric: expected a name, a path or a rubric, got {type(rubric).__name__}.")
+
+
+def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
+            tie: str | None = None, calibration: str | Path | None = None) -> Any:  # fmt: skip
+    """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
+    mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that
+    did not set its own."""
+    from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
+    from jurybench.jury import Jury, load_jury_file, with_samples
+
+    if isinstance(jury, Path) or (isinstance(jury, str) and (jury.endswith((".yaml", ".yml")) or Path(jury).is_file())):
+        panel = load_jury_file(Path(jury))
+    elif isinstance(jury, Jury):
+        panel = jury
+    elif isinstance(jury, str | dict | JurorSpec) or (isinstance(jury, Sequence) and not isinstance(jury, bytes)):
+        entries = [jury] if isinstance(jury, str | dict | JurorSpec) else list(jury)
+        jurors = []
+        for number, entry in enumerate(entries, start=1):
+            if isinstance(entry, JurorSpec):
+                jurors.append(entry)
+            elif isinstance(entry, str):
+                jurors.append(parse_juror(entry))
+            elif isinstance(entry, dict):
+                jurors.append(juror_from_mapping(entry, where=f"jury entry {number}"))
+            else:
+                raise JurybenchError(f"jury entry {number}: expected 'MODEL[,key=value...]' or a mapping with 'model', "
+                                     f"got {type(entry).__name__}.")  # fmt: skip
+        panel = Jury(tuple(jurors))
+    else:
+        raise JurybenchError(f"jury: expected a YAML file, a Jury or a list of jurors, got {type(jury).__name__}.")
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise JurybenchError(f"samples must be a whole number >= 1 (got {samples!r}).")
+        panel = with_samples(panel, samples)  # a juror's own samples=N wins, as over HTTP
+    return replace(
+        panel,
+        aggregation=aggregate or panel.aggregation,
+        quorum=quorum if quorum is not None else panel.quorum,
+        tie=tie or panel.tie,
+        calibration=str(calibration) if calibration else panel.calibration,
+    )

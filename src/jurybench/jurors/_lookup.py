@@ -1,0 +1,57 @@
+"""Looking a juror's kind up by its model string: the built-in kinds and those of installed
+packages' entry points (group jurybench.jurors) are loaded the first time.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from jurybench.errors import JurybenchError
+from jurybench.jurors._kinds import _DEFAULT, _KINDS, ENTRY_POINT_GROUP, JurorKind
+
+_LOAD_LOCK = threading.Lock()
+_LOADED = [False]
+
+
+def _load() -> None:
+    """Built-in kinds, then those of installed packages' entry points (once)."""
+    if _LOADED[0]:
+        return
+    with _LOAD_LOCK:
+        if _LOADED[0]:
+            return
+        _LOADED[0] = True
+    from jurybench.jurors._builtin_kinds import register
+
+    register()
+    from importlib.metadata import entry_points
+
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.value.startswith("jurybench."):
+            continue  # the built-ins, registered above
+        try:
+            point.load()()
+        except Exception as exc:  # a broken plug-in is named, not a crash at every command
+            raise JurybenchError(f"juror kinds from '{point.value}' ({point.name}) failed to load: {exc}",
+                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
+
+
+def kind_of(model: str) -> JurorKind:
+    """The kind of a model string (``fake/kind`` → fake; ``openai/gpt-4o`` → litellm's)."""
+    _load()
+    prefix = model.split("/", 1)[0] if "/" in model else ""
+    found = _KINDS.get(prefix)
+    if found is not None:
+        return found
+    return _DEFAULT[0]
+
+
+def kinds() -> list[JurorKind]:
+    """Every registered kind, the default last."""
+    _load()
+    return [*sorted(_KINDS.values(), key=lambda k: k.prefix), *_DEFAULT]
+
+
+def is_offline(model: str) -> bool:
+    """Whether a juror costs nothing and needs no key or network (fake, sim, replay, ...)."""
+    return kind_of(model).offline
