@@ -1,7 +1,9 @@
 """kill -9 in the middle of a run, then the same command again: how many answers the run had
 received were asked for again (issue 27's yardstick: under 1 % of 2,000 calls at 200 ms
 latency and concurrency 64). Requests still in flight at the kill are counted apart: no
-client can keep an answer it never received.
+client can keep an answer it never received. ``sent_but_not_kept``: answers the stub had sent
+that the killed run did not keep (stored or journaled): those still in transit in the
+socket, which no client can keep either, and any the run read and lost.
 
     python bench/kill_bench.py [CALLS] [TRIALS]   -> one JSON object on stdout
 """
@@ -44,14 +46,34 @@ def trial(calls: int, kill_after: int) -> dict[str, float]:
         answered, asked = stub.limits.n_ok, len(stub.requests)
         time.sleep(0.3)  # requests in flight at the kill end on the stub's side
         first_s = time.monotonic() - start
+        kept = _kept(db)
         t0 = time.monotonic()
         subprocess.run(cmd, env=env, check=True, capture_output=True)
         rerun_s = time.monotonic() - t0
         total = len(stub.requests)
     in_flight = asked - answered
     return {"answered_before_kill": answered, "in_flight_at_kill": in_flight, "requests": total,
-            "answered_twice": total - calls - in_flight, "calls_per_s_first": answered / first_s,
+            "answered_twice": total - calls - in_flight, "kept_after_kill": kept,
+            "sent_but_not_kept": answered - kept, "calls_per_s_first": answered / first_s,
             "calls_per_s_rerun": (calls - answered) / rerun_s}  # fmt: skip
+
+
+def _kept(db: Path) -> int:
+    """Answers the killed run kept: stored, or in its journal for the next run to store."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        keys = {r[0] for r in con.execute("SELECT call_key FROM calls WHERE status <> 'error'").fetchall()}
+    finally:
+        con.close()
+    for journal in Path(str(db) + ".journal").glob("*.jsonl"):
+        for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                keys.add(json.loads(line)["call"]["call_key"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return len(keys)
 
 
 def main() -> None:
