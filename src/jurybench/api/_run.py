@@ -172,9 +172,8 @@ def score(
 def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples: Any, max_cost: Any,
                          concurrency: Any) -> None:  # fmt: skip
     """Each argument of the right type, before anything is written (one line each)."""
-    import math
-
     from jurybench.api._store import _expect
+    from jurybench.engine import checked_max_cost
 
     if store is None:
         raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.",
@@ -186,9 +185,8 @@ def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples:
         raise JurybenchError("ids: expected a list of item or pair ids (text).")
     _expect("samples", samples, int)
     _expect("concurrency", concurrency, int, none=False)
-    _expect("max_cost", max_cost, (int, float))
-    if max_cost is not None and (not math.isfinite(max_cost) or max_cost < 0):
-        raise JurybenchError(f"max_cost: expected a number of dollars >= 0, got {max_cost!r}.")
+    if max_cost is not None:
+        checked_max_cost(max_cost)  # the engine's own rule, checked before anything is written
     if (samples is not None and samples < 1) or concurrency < 1:
         raise JurybenchError("samples and concurrency must be whole numbers >= 1.")
 

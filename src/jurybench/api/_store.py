@@ -57,12 +57,9 @@ def _expect(name: str, value: Any, kind: type | tuple[type, ...], *, none: bool 
     """A Python argument of the right type, or one line saying which and what it got."""
     if value is None and none:
         return
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        value_ok = False
-    else:
-        value_ok = isinstance(value, kind)
-    if not value_ok:
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no count
+        names = " or ".join(k.__name__ for k in kinds)
         raise JurybenchError(f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} "
                              f"({value!r:.60}).")  # fmt: skip
 

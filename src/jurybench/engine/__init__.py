@@ -1,7 +1,7 @@
 """One run: plan, call (synchronously or in provider batches), parse, write; cache and resume,
 cost and budget, progress. Judging and generation both run here."""
 
-from jurybench.engine._budget import Budget, CostTally
+from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.engine._calls import EngineOptions
 from jurybench.engine._plan import Planned, Task, call_key, check_batch_jurors, plan_tasks, validate_jurors
@@ -25,6 +25,7 @@ __all__ = [
     "call_key",
     "cancel_batch",
     "check_batch_jurors",
+    "checked_max_cost",
     "default_reasks",
     "end_runs",
     "list_batches",

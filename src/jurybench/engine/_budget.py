@@ -33,6 +33,17 @@ def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[floa
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
 
 
+def checked_max_cost(value: Any) -> float:
+    """A budget in dollars: a finite number >= 0, or one line saying what was given."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(f"max_cost must be a number of dollars >= 0 (got {value!r}).")
+    return float(value)
+
+
 @dataclass
 class CostTally:
     """What a run paid, the same for the CLI, the progress bar, the service and the store: the
@@ -132,13 +143,7 @@ class Budget:
 
     def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float],
                  worst: dict[str, float | None] | None = None) -> None:  # fmt: skip
-        import math
-
-        if not isinstance(max_cost, int | float) or not math.isfinite(max_cost) or max_cost < 0:
-            from jurybench.errors import JurybenchError
-
-            raise JurybenchError(f"max_cost must be a number of dollars >= 0 (got {max_cost!r}).")
-        self.max_cost = max_cost
+        self.max_cost = checked_max_cost(max_cost)
         self.spent = spent  # paid by the run so far (earlier invocations included)
         self.reserved = 0.0
         self.prices = prices

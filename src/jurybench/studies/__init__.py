@@ -195,14 +195,14 @@ def check_step(step: Step) -> tuple[Any, dict[str, Any]]:
 
 # Numeric options whose range the command line states (typer's min=): a study's values are
 # held to the same before step 1 runs.
-_AT_LEAST = {"boot": 0, "seed": None, "max_cost": 0, "concurrency": 1, "samples": 1, "folds": 2, "retries": 0,
+_AT_LEAST = {"boot": 0, "max_cost": 0, "concurrency": 1, "samples": 1, "folds": 2, "retries": 0,
              "give_up_after": 1, "poll_every": 0.01, "test_size": 0.0, "quorum": 1, "alpha": 0.0, "power": 0.0}  # fmt: skip
 
 
 def _check_domains(values: dict[str, Any]) -> None:
     for name, low in _AT_LEAST.items():
         value = values.get(name)
-        if low is None or value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue
         if value < low:
             flag = "--" + name.replace("_", "-")
