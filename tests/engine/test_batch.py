@@ -81,7 +81,10 @@ def test_openai_batches_split_reask_cost_at_the_batch_price_and_a_rerun_sends_no
         reask[-2] == {"role": "assistant", "content": "I think it is good"}
         and "could not be used" in reask[-1]["content"]
     )
-    assert stub.requests[0]["response_format"] == {"type": "json_object"}
+    # gpt-4o-mini enforces a response schema (litellm says so): the rubric's, strict.
+    sent = stub.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"]["properties"]["coherence"] == {"type": "integer", "minimum": 1, "maximum": 5}
     listed = run_cli("batches", "list", "--run", "b", "--db", str(db_path))
     assert listed.exit_code == 0 and listed.stdout.count(" completed ") == 4
 

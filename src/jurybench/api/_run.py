@@ -90,6 +90,12 @@ class Run:
         """Why calls ended in error (empty when none did)."""
         return list(self.result.error_report())
 
+    @property
+    def notes(self) -> list[str]:
+        """What the run says that is no error: e.g. a scores=expected juror whose provider sent no
+        token probabilities."""
+        return list(self.result.notes)
+
     def summary(self) -> str:
         return str(self.result.summary())
 

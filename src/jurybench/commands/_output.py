@@ -82,6 +82,8 @@ def run_outcome(result: Any) -> int:
              f"{left} calls were not made (none could start without the risk of passing it). Run the same command "
              "with a higher --max-cost to go on.", err=True)  # fmt: skip
         return EXIT_BUDGET
+    for note in result.notes:
+        echo(f"note: {note}", err=True)
     report = result.error_report()
     for line in report:
         echo(line, err=True)

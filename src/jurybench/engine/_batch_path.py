@@ -90,7 +90,8 @@ class BatchRunner:
         self.reserved: dict[str, float] = {}
         for task in tasks:
             reasks = int(task.juror.option("parse_retries", default_reasks(rubric, False)))
-            self.states[task.call_key] = CallState(task, rubric, reasks)
+            mode = getattr(backends.get(task.juror.key), "mode", None)
+            self.states[task.call_key] = CallState(task, rubric, reasks, mode=mode)
         self.clients = {key: BatchClient.for_juror(spec) for key, spec in self.specs.items()}
         self.kwargs = {key: dict(getattr(backends.get(key), "kwargs", {}) or {}) for key in self.specs}
         self.open: dict[str, _Batch] = {}

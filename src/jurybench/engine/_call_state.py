@@ -10,13 +10,14 @@ validation, refusal detection and the stored row never depend on how the answer 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybench.jurors import Completion
+from jurybench.jurors import Completion, structured_mode
 from jurybench.redact import redact
-from jurybench.rubric import AnyRubric, Outcome, Presentation, outcome_from_answer, parse_answer
+from jurybench.rubric import AnyRubric, Outcome, Presentation, expected_scores, outcome_from_answer, parse_answer
 
 REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
@@ -45,6 +46,7 @@ class CallState:
     task: Any  # engine._plan.Task
     rubric: AnyRubric
     parse_retries: int
+    mode: str | None = None  # how the answer is structured (schema, json, instructor, text): stored with the call
     messages: list[dict[str, str]] = field(default_factory=list)
     attempts: int = 0  # every request made: retries after errors and re-asks included
     reasks: int = 0
@@ -61,6 +63,8 @@ class CallState:
     def __post_init__(self) -> None:
         if not self.messages:
             self.messages = list(self.task.messages)
+        if self.mode is None:  # offline jurors: JSON answers validated here, or text
+            self.mode = structured_mode(self.task.juror, self.rubric, None)
 
     def answered(self, completion: Completion) -> bool:
         """Take an answer: True when the call is settled, False when ``messages`` now hold a
@@ -72,6 +76,12 @@ class CallState:
             language=task.language, shown=Presentation.from_json(task.presentation) if task.presentation else None,
             signal=completion.refusal,
         )  # fmt: skip
+        if outcome.status == "valid" and task.juror.params.get("scores") == "expected" and completion.logprobs:
+            # Token probabilities, where the provider sent them; without them the discrete score
+            # stands alone (expected NULL) and the run says so once per juror.
+            found = expected_scores(self.rubric, completion.text, completion.logprobs)
+            if found:
+                outcome = dataclasses.replace(outcome, distributions=found)
         self.reasks += outcome.status == "invalid"
         if outcome.status == "invalid" and self.reasks <= self.parse_retries:
             self.messages = [
@@ -133,5 +143,6 @@ class CallState:
             "latency_ms": self.latency_ms if answered else None,
             "run_id": None,
             "presentation": task.presentation,
+            "structured": self.mode,
         }
         return call, (self.outcome if self.status != "error" else None)

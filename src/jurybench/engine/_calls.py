@@ -235,7 +235,7 @@ async def _run_task(
     slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
     retries = int(spec.option("retries", options.retries))
     reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind_of(spec.model).reaskable)))
-    state = CallState(task, rubric, reasks)
+    state = CallState(task, rubric, reasks, mode=getattr(backend, "mode", None))
     timeout = float(spec.option("timeout", 60))
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
     failures = 0

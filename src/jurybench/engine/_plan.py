@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jurors import JurorSpec, check_juror
+from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, answers_in_json, check_juror
 from jurybench.rubric import (
     AnyRubric,
     ClassificationRubric,
@@ -122,16 +122,32 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
                     f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule set '{rules}'.",
                     hint=f"Valid: {', '.join(sorted(rubric.verdict_rules)) or 'none defined'}.",
                 )
-        structured = juror.params.get("structured", "json")
-        if structured not in ("json", "instructor"):
+        for name, valid in (("structured", STRUCTURED_MODES), ("response_format", REQUEST_FORMATS),
+                            ("scores", ("discrete", "expected"))):  # fmt: skip
+            value = juror.params.get(name, valid[0])
+            if value not in valid:
+                raise JurybenchError(
+                    f"juror '{juror.display_name}': {name}={value!r} is not valid.", hint=f"Valid: {', '.join(valid)}."
+                )
+        structured = juror.params.get("structured", "auto")
+        for name, value in (("structured", structured), ("scores", juror.params.get("scores", "discrete"))):
+            if value in ("instructor", "schema", "expected") and not answers_in_json(rubric):
+                raise JurybenchError(
+                    f"juror '{juror.display_name}': {name}={value} is for pointwise, pairwise and preference "
+                    f"rubrics; {rubric.kind} answers are read as text.",
+                )
+        if juror.params.get("verdicts") and (structured in ("schema", "instructor")
+                                             or juror.params.get("scores") == "expected"):  # fmt: skip
             raise JurybenchError(
-                f"juror '{juror.display_name}': structured={structured!r} is not valid.",
-                hint="Valid: json, instructor.",
+                f"juror '{juror.display_name}': verdicts= reads free text; it cannot go with structured={structured} "
+                "or scores=expected.",
+                hint="Drop verdicts= to have the answer in JSON.",
             )
-        if structured == "instructor" and rubric.kind in ("classification", "inventory"):
+        if juror.params.get("scores") == "expected" and structured == "instructor":
             raise JurybenchError(
-                f"juror '{juror.display_name}': structured=instructor is for pointwise, pairwise and preference "
-                f"rubrics; {rubric.kind} answers are read as text.",
+                f"juror '{juror.display_name}': scores=expected reads the answer's tokens, which instructor does not "
+                "pass on.",
+                hint="Use structured=schema or structured=json with scores=expected.",
             )
 
 

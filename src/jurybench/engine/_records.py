@@ -17,12 +17,14 @@ CALL_COLUMNS = [
     ("finish_reason", "string"), ("status", "string"), ("reason", "string"),
     ("attempts", "int32"), ("prompt_tokens", "int64"), ("completion_tokens", "int64"),
     ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"), ("presentation", "string"),
+    ("structured", "string"),
 ]  # fmt: skip
 JUDGMENT_COLUMNS = [
     ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
     ("subject_id", "string"), ("presented_order", "string"), ("sample_index", "int32"),
     ("dimension", "string"), ("score", "float64"), ("status", "string"), ("reason", "string"),
     ("rationale", "string"), ("label", "string"), ("raw_value", "float64"), ("shown_position", "int32"),
+    ("expected", "float64"), ("distribution", "string"),
 ]  # fmt: skip
 
 
@@ -222,9 +224,10 @@ def write_calls(con: Any, calls: Rows, judgments: Rows, pairwise: bool) -> None:
             con.execute(
                 f"""INSERT INTO {target}
                     (call_key, rubric_hash, juror_key, {subject}, {order_col}sample_index,
-                     {dim}, score, status, reason, rationale{extra})
+                     {dim}, score, status, reason, rationale, expected, distribution{extra})
                     SELECT call_key, rubric_hash, juror_key, subject_id, {order_col}sample_index,
-                           dimension, score, status, reason, rationale{extra} FROM _jb_new_judgments
+                           dimension, score, status, reason, rationale, expected, distribution{extra}
+                    FROM _jb_new_judgments
                     {keep} {once}"""
             )
 

@@ -70,6 +70,8 @@ class RunResult:
     plan: list[JurorPlan] = field(default_factory=list)  # --plan: what the run would do and cost
     stopped_budget: bool = False  # --max-cost reached before every call was made
     budget: Budget | None = None
+    # Lines worth a user's eye that are no error (e.g. scores=expected without token probabilities)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def cost_usd(self) -> float | None:
@@ -298,6 +300,12 @@ def run_job(
         result.error_reasons = progress.errors
         names = {j.key: j.display_name for j in jurors}
         result.fatal = {names[key]: message for key, message in unusable.items()}
+        result.notes = [
+            f"juror '{name}': {n} valid answers came without token log probabilities that spell a score (the "
+            "provider sent none, or none at the value); their expected score is NULL and the discrete score "
+            "stands in for it."
+            for name, n in writer.unread_expected.items()
+        ]
         result.status = run_status(result)
         # The last flush waits for readers as long as it must: answers are never dropped.
         with contextlib.ExitStack() as stack:

@@ -4,7 +4,9 @@ flushes (a path, so other processes can read), and the buffer of calls and judgm
 from __future__ import annotations
 
 import contextlib
+import json
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -280,6 +282,8 @@ class _Writer:
         self.calls = _columns(CALL_COLUMNS)
         self.judgments = _columns(JUDGMENT_COLUMNS)
         self.cached: list[str] = []
+        # scores=expected jurors' valid answers that came without usable token probabilities
+        self.unread_expected: Counter[str] = Counter()
         # Answers not yet flushed are journaled beside a store opened by path (kill -9 safe).
         self.journal = _Journal(access.path, run_id) if isinstance(access, _Released) else None
 
@@ -305,6 +309,13 @@ class _Writer:
         scores = outcome.scores or {}
         j["dimension"].extend(self.dimensions)
         j["score"].extend(scores.get(dim) for dim in self.dimensions)
+        found = outcome.distributions or {}
+        if not found and outcome.status == "valid" and task.juror.params.get("scores") == "expected":
+            self.unread_expected[task.juror.display_name] += 1
+        j["expected"].extend(found[dim].expected if dim in found else None for dim in self.dimensions)
+        j["distribution"].extend(
+            json.dumps(found[dim].as_json(), sort_keys=True) if dim in found else None for dim in self.dimensions
+        )
         details = outcome.details
         if details is None:
             j["status"].extend([outcome.status] * n)

@@ -36,11 +36,24 @@ from jurybench.jurors._spec import (
     secret_options,
     stored_params,
 )
-from jurybench.jurors._transports import FakeBackend, LiteLLMBackend, ReplayBackend
+from jurybench.jurors._transports import (
+    DEFAULT_TOP_LOGPROBS,
+    REQUEST_FORMATS,
+    STRUCTURED_MODES,
+    FakeBackend,
+    LiteLLMBackend,
+    ReplayBackend,
+    answer_schema,
+    answers_in_json,
+    structured_mode,
+)
 from jurybench.jurors._units import parse_unit, unit_id
 
 __all__ = [
+    "DEFAULT_TOP_LOGPROBS",
     "ENTRY_POINT_GROUP",
+    "REQUEST_FORMATS",
+    "STRUCTURED_MODES",
     "TERMINAL",
     "Backend",
     "BatchClient",
@@ -62,6 +75,8 @@ __all__ = [
     "Result",
     "Slot",
     "TransientError",
+    "answer_schema",
+    "answers_in_json",
     "batch_price",
     "check_batch_juror",
     "check_juror",
@@ -85,6 +100,7 @@ __all__ = [
     "simulate_human_labels",
     "split",
     "stored_params",
+    "structured_mode",
     "unit_id",
     "unregister_kind",
     "usd",

@@ -26,6 +26,7 @@ from typing import Any
 
 from jurybench.jurors._completion import Completion, JurorUnusable, PermanentError, TransientError
 from jurybench.jurors._spec import JurorSpec
+from jurybench.rubric import tokens_from_logprobs
 
 # Per-batch limits the providers publish: OpenAI 50,000 requests and 200 MB per input file;
 # Anthropic 100,000 requests or 256 MB per batch. A little is kept back on bytes.
@@ -312,6 +313,7 @@ class BatchClient:
             prompt_tokens=_count(usage.get("prompt_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
             refusal=message.get("refusal") or None,
+            logprobs=tokens_from_logprobs(choice.get("logprobs")),
         )
         if not isinstance(completion.text, str):
             raise TypeError(f"the answer's content is {type(completion.text).__name__}, not text")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from jurybench.jurors._endpoint_limits import Signals
+from jurybench.rubric import Token
 
 Messages = list[dict[str, str]]
 
@@ -32,6 +33,7 @@ class Completion:
     latency_ms: float | None = None
     refusal: str | None = None  # the provider's own refusal signal (e.g. OpenAI's message.refusal)
     signals: Signals | None = None  # what the answer's headers said about the endpoint's limits
+    logprobs: list[Token] | None = None  # per generated token, when the juror asked for them (scores=expected)
 
 
 class TransientError(Exception):

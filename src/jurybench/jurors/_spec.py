@@ -43,8 +43,15 @@ ANSWERING = {
     "seed": "provider sampling seed",
     "top_p": "nucleus sampling",
     "verdicts": "name of the rubric's free-text verdict rule set (instead of JSON)",
-    "structured": "json (default: JSON mode done by jurybench) or instructor",
-    "response_format": "auto, json_object or none (what to ask the provider for)",
+    "structured": (
+        "auto (default: schema where litellm says the provider enforces one, else json), schema (the rubric's "
+        "JSON schema, enforced by the provider), json (JSON mode, validated by jurybench) or instructor"
+    ),
+    "response_format": (
+        "auto, json_object, json_schema or none (the request field's shape; json_object with structured=schema "
+        "sends the schema in the object, as llama.cpp's server reads it)"
+    ),
+    "scores": "discrete (default) or expected: also read token log probabilities into each score's distribution",
     # fake juror knobs
     "invalid_rate": "fake: share of unparseable answers",
     "refusal_rate": "fake: share of refusals",
@@ -76,7 +83,7 @@ def _secret_strings(value: Any) -> list[str]:
 
 
 SAMPLING = frozenset({"temperature", "max_tokens", "seed", "top_p"})
-READING = frozenset({"verdicts", "structured", "response_format"})
+READING = frozenset({"verdicts", "structured", "response_format", "scores"})
 FAKE_KNOBS = frozenset({"invalid_rate", "refusal_rate", "error_rate", "position_bias", "latency_ms"})
 EXTRA_PREFIX = "extra."
 

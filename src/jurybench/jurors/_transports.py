@@ -42,7 +42,70 @@ from jurybench.rubric import (
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
+    Token,
+    dimension_values,
+    tokens_from_logprobs,
 )
+
+# Alternatives asked for per token with scores=expected (OpenAI allows 0-20).
+DEFAULT_TOP_LOGPROBS = 20
+STRUCTURED_MODES = ("auto", "schema", "json", "instructor")
+REQUEST_FORMATS = ("auto", "json_object", "json_schema", "none")
+
+
+def answers_in_json(rubric: Any) -> bool:
+    """Pointwise, pairwise and preference rubrics are answered in JSON; the others in text."""
+    return getattr(rubric, "kind", None) in ("pointwise", "pairwise", "preference")
+
+
+def structured_mode(spec: JurorSpec, rubric: Any, litellm: Any | None) -> str:
+    """How a juror's answer is structured, as stored with each call: ``schema`` (the provider
+    enforces the rubric's JSON schema), ``json`` (JSON mode or the prompt; jurybench validates),
+    ``instructor``, or ``text`` (verdict rules, classification, questionnaires, generation).
+    ``auto`` is ``schema`` where litellm says the provider supports a response schema, else
+    ``json``; offline jurors (litellm None) answer in ``json``."""
+    if spec.params.get("verdicts") or not answers_in_json(rubric):
+        return "text"
+    chosen = str(spec.params.get("structured", "auto"))
+    if chosen != "auto":
+        return chosen
+    if litellm is None or spec.params.get("response_format") in ("none", "json_object"):
+        return "json"
+    try:
+        return "schema" if litellm.supports_response_schema(model=spec.model) else "json"
+    except Exception:
+        return "json"
+
+
+def answer_schema(rubric: AnyRubric) -> dict[str, Any]:
+    """The rubric's answer as a strict JSON schema: every key required, no other key, integer
+    bounds and the verdict's choices stated (a provider may not enforce them all; the answer is
+    validated afterwards either way)."""
+    properties: dict[str, Any] = {}
+    for key, values in dimension_values(rubric).items():
+        if isinstance(rubric, PreferenceRubric):
+            properties[key] = {"type": "string", "enum": list(values)}
+        else:
+            points = [int(v) for v in values]
+            properties[key] = {"type": "integer", "minimum": min(points), "maximum": max(points)}
+    if rubric.rationale:
+        properties["rationale"] = {"type": ["string", "null"]}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _response_format(spec: JurorSpec, rubric: Any, mode: str, supports_json: bool) -> dict[str, Any] | None:
+    """The request's ``response_format`` for the juror's structured mode and the chosen shape."""
+    shape = str(spec.params.get("response_format", "auto"))
+    if mode not in ("schema", "json") or shape == "none":
+        return None
+    if mode == "schema":
+        schema = answer_schema(rubric)
+        if shape == "json_object":  # llama.cpp's server (and others) read a schema inside json_object
+            return {"type": "json_object", "schema": schema}
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+    if shape == "json_object" or (shape == "auto" and supports_json):
+        return {"type": "json_object"}
+    return None
 
 
 class LiteLLMBackend:
@@ -66,11 +129,14 @@ class LiteLLMBackend:
             endpoint_key(spec.provider, spec.options.get("api_base"), secret), int(spec.option("concurrency", 256))
         )
         self.kwargs["max_retries"] = 0  # the engine retries, with backoff and jitter
-        fmt = spec.params.get("response_format", "auto")
-        wants_json = fmt == "json_object" or (fmt == "auto" and self._supports_json(spec.model))
-        generating = getattr(rubric, "kind", None) == "generation"
-        if not spec.params.get("verdicts") and fmt != "none" and wants_json and not generating:
-            self.kwargs["response_format"] = {"type": "json_object"}
+        self.mode = structured_mode(spec, rubric, self.litellm)
+        request_format = _response_format(spec, rubric, self.mode, self._supports_json(spec.model))
+        if request_format is not None:
+            self.kwargs["response_format"] = request_format
+        self.wants_logprobs = spec.params.get("scores") == "expected" and self.mode in ("schema", "json")
+        if self.wants_logprobs and self._supports("logprobs"):
+            self.kwargs["logprobs"] = True
+            self.kwargs.setdefault("top_logprobs", DEFAULT_TOP_LOGPROBS)
         self._transient = tuple(
             getattr(self.litellm, name)
             for name in (
@@ -86,11 +152,14 @@ class LiteLLMBackend:
 
     def _supports_json(self, model: str) -> bool:
         """Whether litellm knows the provider to accept ``response_format`` (offline lookup)."""
+        return self._supports("response_format")
+
+    def _supports(self, param: str) -> bool:
         try:
-            params = self.litellm.get_supported_openai_params(model=model) or []
+            params = self.litellm.get_supported_openai_params(model=self.spec.model) or []
         except Exception:
             return False
-        return "response_format" in params
+        return param in params
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         start = time.perf_counter()
@@ -168,6 +237,7 @@ class LiteLLMBackend:
             completion_tokens=getattr(usage, "completion_tokens", None),
             cost_usd=float(cost) if cost is not None else None,  # 0.0 is a real (free) cost
             latency_ms=(time.perf_counter() - start) * 1000,
+            logprobs=tokens_from_logprobs(getattr(choice, "logprobs", None)),
         )
 
     async def complete_with_instructor(
@@ -267,11 +337,13 @@ class FakeBackend:
             text = "\n".join(f"{n}. {rng.randint(1, points)}" for n in range(1, len(self.rubric.items) + 1))
         else:
             text = json.dumps(self._answer(rng, slot))
+        expected = self.spec.params.get("scores") == "expected" and not self.generating
         return Completion(
             text=text,
             finish_reason="stop",
             prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
             completion_tokens=len(text) // 4,
+            logprobs=fake_logprobs(self.rubric, text, rng) if expected and text.startswith("{") else None,
         )
 
     def _answer(self, rng: random.Random, slot: Slot) -> dict[str, Any]:
@@ -292,6 +364,37 @@ class FakeBackend:
         if rubric.rationale:
             answer["rationale"] = "fake juror"
         return answer
+
+
+def fake_logprobs(rubric: AnyRubric, text: str, rng: random.Random) -> list[Token]:
+    """Tokens for a fake JSON answer as a provider would send them with ``logprobs``: each value
+    its own token (a space before it, as tokenisers often do), with the chosen value at 0.5-0.9
+    and the rest of the probability on the neighbouring values."""
+    import math
+    import re
+
+    tokens: list[Token] = []
+    position = 0
+    for key, values in dimension_values(rubric).items():
+        match = re.search(r'"' + re.escape(key) + r'": "?([^",}]+)', text)
+        if match is None:
+            continue
+        start, end = match.span(1)
+        if start > position:
+            tokens.append(Token(text[position:start], 0.0))
+        chosen = match.group(1)
+        written = list(values)
+        at = written.index(chosen)
+        neighbours = [
+            v for v in (written[at - 1] if at else None, written[at + 1] if at + 1 < len(written) else None) if v
+        ]
+        p = rng.uniform(0.5, 0.9)
+        top = [(chosen, math.log(p))] + [(v, math.log((1 - p) / len(neighbours))) for v in neighbours]
+        tokens.append(Token(chosen, math.log(p), tuple(top)))
+        position = end
+    if position < len(text):
+        tokens.append(Token(text[position:], 0.0))
+    return tokens
 
 
 class ReplayBackend:

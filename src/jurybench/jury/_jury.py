@@ -33,7 +33,8 @@ from jurybench.rubric import is_pairwise
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
 TIE_RULES = ("tie", "abstain")
-JURY_FILE_KEYS = ("name", "aggregation", "quorum", "tie", "calibration", "jurors")
+JURY_FILE_KEYS = ("name", "aggregation", "quorum", "tie", "calibration", "scores", "jurors")
+SCORE_SOURCES = ("discrete", "expected")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class Jury:
     calibration: str | None = None  # path of a calibration file (aggregation 'calibrated')
     name: str = ""
     calibration_id: str | None = field(default=None, compare=False)
+    scores: str = "discrete"  # what the jury aggregates: the jurors' discrete or expected scores
 
     def weight(self, juror: JurorSpec) -> float:
         return float(juror.options.get("weight", 1.0))
@@ -54,6 +56,10 @@ class Jury:
         if not self.jurors:
             raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
         aggregation = self.aggregation or ("majority" if rubric.kind == "preference" else "mean")
+        if self.scores not in SCORE_SOURCES:
+            raise JurybenchError(
+                f"jury scores {self.scores!r} is not valid.", hint=f"Valid: {', '.join(SCORE_SOURCES)}."
+            )
         if aggregation not in AGGREGATIONS:
             raise JurybenchError(
                 f"aggregation {aggregation!r} is not valid.", hint=f"Valid: {', '.join(AGGREGATIONS)}."
@@ -98,6 +104,8 @@ class Jury:
             "tie": self.tie,
             "calibration_id": self.calibration_id,
             "jurors": [{"key": j.key, "name": j.display_name, "weight": self.weight(j)} for j in self.jurors],
+            # only when not the default, so that the ids of juries defined before it stay the same
+            **({"scores": self.scores} if self.scores != "discrete" else {}),
         }
 
     @property
@@ -159,16 +167,17 @@ def jury_from_mapping(data: Any, *, where: str, base: Path | None = None) -> Jur
         tie=str(data.get("tie", "tie")),
         calibration=str(calibration) if calibration is not None else None,
         name=str(data.get("name") or ""),
+        scores=str(data.get("scores", "discrete")),
     )
 
 
 def register_jury(con: Any, run_id: str, jury: Jury) -> None:
     """Store the definition and the run's expected panel (names as given in this run)."""
     con.execute(
-        "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
+        "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [jury.jury_id, jury.name, jury.aggregation, jury.quorum, jury.tie, jury.calibration_id,
-         json.dumps(jury.definition(), sort_keys=True)],
+         json.dumps(jury.definition(), sort_keys=True), jury.scores],
     )  # fmt: skip
     con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
     con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])

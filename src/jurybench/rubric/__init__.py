@@ -6,6 +6,7 @@ from jurybench.rubric._inventory import Presentation, parse_inventory, presentat
 from jurybench.rubric._json import extract_json
 from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path, rubric_files
+from jurybench.rubric._logprobs import Distribution, Token, dimension_values, expected_scores, tokens_from_logprobs
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
     AnyRubric,
@@ -38,6 +39,7 @@ __all__ = [
     "Category",
     "ClassificationRubric",
     "Criterion",
+    "Distribution",
     "InventoryRubric",
     "Outcome",
     "PairwiseRubric",
@@ -47,8 +49,11 @@ __all__ = [
     "Rubric",
     "Scale",
     "Template",
+    "Token",
     "VerdictRule",
     "answer_format",
+    "dimension_values",
+    "expected_scores",
     "extract_json",
     "fill_template",
     "gold_label",
@@ -75,4 +80,5 @@ __all__ = [
     "subject_rows",
     "subject_slices",
     "subject_table",
+    "tokens_from_logprobs",
 ]

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from jurybench.rubric._classify import match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory
 from jurybench.rubric._json import extract_json
+from jurybench.rubric._logprobs import Distribution
 from jurybench.rubric._model import AnyRubric, ClassificationRubric, InventoryRubric, PreferenceRubric
 from jurybench.rubric._schema import response_model
 
@@ -47,6 +48,8 @@ class Outcome:
     rationale: str | None
     reason: str | None
     details: dict[str, Detail] | None = None
+    # scores=expected: per dimension, the distribution read from the answer's token probabilities
+    distributions: dict[str, Distribution] | None = None
 
 
 def _refusal_or_invalid(text: str, finish_reason: str | None, reason: str) -> Outcome:

@@ -72,7 +72,7 @@ def run_slices(
                   f"{part_of('subject_id')} FROM {real('calls')} WHERE {mine}"),
         ("run_calls", f"SELECT rc.*, c._jb_part FROM {real('run_calls')} rc "
                       "JOIN temp.main._jb_calls c USING (call_key) WHERE rc.run_id = $run"),
-        ("pointwise_judgments", f"SELECT call_key, item_id, criterion, juror_key, score, status, "
+        ("pointwise_judgments", f"SELECT call_key, item_id, criterion, juror_key, score, expected, status, "
                                 f"{part_of('item_id')} FROM {real('pointwise_judgments')} WHERE {mine}"),
         ("items", f"SELECT *, {part_of('item_id')} FROM {real('items')} "
                   "WHERE item_id IN (SELECT subject_id FROM temp.main._jb_calls)"),

@@ -26,6 +26,9 @@ from typing import Any
 
 
 def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
+    content = dict(content) if isinstance(content, dict) else content
+    # A scripted answer's "logprobs" belong to the choice, as a provider sends them.
+    logprobs = content.pop("logprobs", None) if isinstance(content, dict) else None
     message = (
         {"role": "assistant", **content} if isinstance(content, dict) else {"role": "assistant", "content": content}
     )
@@ -39,6 +42,7 @@ def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_to
                 "index": 0,
                 "message": message,
                 "finish_reason": "stop",
+                **({"logprobs": logprobs} if logprobs is not None else {}),
             }
         ],
         "usage": {

@@ -1,0 +1,137 @@
+"""Migration 11: how each answer was structured, expected scores from token probabilities, and a
+jury that aggregates either the discrete or the expected scores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jurybench.store._migrations._base import comment
+
+
+def m011_expected_scores(con: Any) -> None:
+    """``calls.structured`` says how the answer was constrained; ``expected`` and ``distribution``
+    on both judgment tables hold what a juror with ``scores=expected`` read from the answer's
+    token probabilities; ``juries.scores`` says which of the two the jury aggregates, and the
+    juror views compute ``juror_score`` from it (with ``juror_expected`` beside it always)."""
+    con.execute("ALTER TABLE calls ADD COLUMN structured VARCHAR")
+    for table in ("pointwise_judgments", "pairwise_judgments"):
+        con.execute(f"ALTER TABLE {table} ADD COLUMN expected DOUBLE")
+        con.execute(f"ALTER TABLE {table} ADD COLUMN distribution JSON")
+    con.execute("ALTER TABLE juries ADD COLUMN scores VARCHAR DEFAULT 'discrete'")
+    con.execute("UPDATE juries SET scores = 'discrete'")
+    notes = {
+        "expected": (
+            "scores=expected jurors: the probability-weighted score read from the answer's token log "
+            "probabilities (G-Eval's weighting; for preferences +1 A .. -1 B in the shown order); NULL "
+            "when the provider sent none (the discrete score then stands alone)"
+        ),
+        "distribution": (
+            'the distribution behind expected: {"p": {value: probability}, "coverage": the probability '
+            "the scale's values held among the token alternatives before renormalising}"
+        ),
+    }
+    for table in ("pointwise_judgments", "pairwise_judgments"):
+        for column, text in notes.items():
+            con.execute(f"COMMENT ON COLUMN {table}.{column} IS '{text.replace(chr(39), chr(39) * 2)}'")
+    comment(
+        con,
+        "calls",
+        {
+            "structured": (
+                "how the answer was constrained: schema (the provider enforced the rubric's JSON schema), "
+                "json (JSON mode or the prompt; validated by jurybench), instructor, or text (verdict rules, "
+                "labels, questionnaires, generation)"
+            )
+        },
+    )
+    comment(con, "juries", {"scores": "discrete (the juror's score) or expected (its expected score, where read)"})
+    con.execute("DROP VIEW juror_pointwise")
+    con.execute(
+        """
+        CREATE VIEW juror_pointwise AS
+        WITH judged AS (
+            SELECT rc.run_id, j.item_id, j.criterion, j.juror_key,
+                   avg(j.score) FILTER (WHERE j.status = 'valid') AS juror_discrete,
+                   avg(coalesce(j.expected, j.score)) FILTER (WHERE j.status = 'valid') AS juror_expected,
+                   count(j.expected) FILTER (WHERE j.status = 'valid') AS n_expected,
+                   count(*) AS n_samples,
+                   count(*) FILTER (WHERE j.status = 'valid') AS n_valid,
+                   count(*) FILTER (WHERE j.status = 'invalid') AS n_invalid,
+                   count(*) FILTER (WHERE j.status = 'refusal') AS n_refusal
+            FROM pointwise_judgments j JOIN run_calls rc USING (call_key)
+            GROUP BY ALL
+        ), errors AS (
+            SELECT rc.run_id, c.subject_id AS item_id, c.juror_key, count(*) AS n_error
+            FROM run_calls rc JOIN calls c USING (call_key)
+            WHERE c.status = 'error' AND c.subject_kind = 'item'
+            GROUP BY ALL
+        )
+        SELECT s.run_id, s.subject_id AS item_id, d.dimension AS criterion, rj.juror_key, rj.name AS juror,
+               rj.weight,
+               CASE WHEN ju.scores = 'expected' THEN j.juror_expected ELSE j.juror_discrete END AS juror_score,
+               coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
+               coalesce(j.n_invalid, 0) AS n_invalid, coalesce(j.n_refusal, 0) AS n_refusal,
+               coalesce(e.n_error, 0) AS n_error,
+               j.juror_discrete, j.juror_expected, coalesce(j.n_expected, 0) AS n_expected
+        FROM run_subjects s
+        JOIN runs r ON r.run_id = s.run_id
+        LEFT JOIN juries ju ON ju.jury_id = r.jury_id
+        JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
+        JOIN run_jurors rj ON rj.run_id = s.run_id
+        LEFT JOIN judged j ON j.run_id = s.run_id AND j.item_id = s.subject_id
+             AND j.criterion = d.dimension AND j.juror_key = rj.juror_key
+        LEFT JOIN errors e ON e.run_id = s.run_id AND e.item_id = s.subject_id AND e.juror_key = rj.juror_key
+        WHERE s.subject_kind = 'item'"""
+    )
+    con.execute("DROP VIEW juror_pairwise")
+    con.execute(
+        """
+        CREATE VIEW juror_pairwise AS
+        WITH sym AS (
+            SELECT rc.run_id, j.pair_id, j.category, j.juror_key, j.sample_index,
+                   max(j.score) FILTER (WHERE j.presented_order = 'AB' AND j.status = 'valid') AS score_ab,
+                   max(j.score) FILTER (WHERE j.presented_order = 'BA' AND j.status = 'valid') AS score_ba,
+                   max(coalesce(j.expected, j.score))
+                       FILTER (WHERE j.presented_order = 'AB' AND j.status = 'valid') AS expected_ab,
+                   max(coalesce(j.expected, j.score))
+                       FILTER (WHERE j.presented_order = 'BA' AND j.status = 'valid') AS expected_ba,
+                   count(j.expected) FILTER (WHERE j.status = 'valid') AS n_expected
+            FROM pairwise_judgments j JOIN run_calls rc USING (call_key)
+            GROUP BY ALL
+        ), judged AS (
+            SELECT run_id, pair_id, category, juror_key,
+                   avg((score_ab - score_ba) / 2.0) AS juror_discrete_epsilon,
+                   avg((expected_ab - expected_ba) / 2.0) AS juror_expected_epsilon,
+                   avg(score_ab) AS discrete_ab, avg(score_ba) AS discrete_ba,
+                   avg(expected_ab) FILTER (WHERE expected_ba IS NOT NULL) AS expected_ab,
+                   avg(expected_ba) FILTER (WHERE expected_ab IS NOT NULL) AS expected_ba,
+                   sum(n_expected) AS n_expected,
+                   count(*) AS n_samples,
+                   count(score_ab - score_ba) AS n_valid,
+                   count(*) - count(score_ab - score_ba) AS n_excluded
+            FROM sym GROUP BY ALL
+        ), errors AS (
+            SELECT rc.run_id, c.subject_id AS pair_id, c.juror_key, count(*) AS n_error
+            FROM run_calls rc JOIN calls c USING (call_key)
+            WHERE c.status = 'error' AND c.subject_kind = 'pair'
+            GROUP BY ALL
+        )
+        SELECT s.run_id, s.subject_id AS pair_id, d.dimension AS category, rj.juror_key, rj.name AS juror,
+               rj.weight,
+               CASE WHEN ju.scores = 'expected' THEN j.juror_expected_epsilon ELSE j.juror_discrete_epsilon END
+                   AS juror_epsilon,
+               CASE WHEN ju.scores = 'expected' THEN j.expected_ab ELSE j.discrete_ab END AS juror_score_ab,
+               CASE WHEN ju.scores = 'expected' THEN j.expected_ba ELSE j.discrete_ba END AS juror_score_ba,
+               coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
+               coalesce(j.n_excluded, 0) AS n_excluded, coalesce(e.n_error, 0) AS n_error,
+               j.juror_discrete_epsilon, j.juror_expected_epsilon, coalesce(j.n_expected, 0)::BIGINT AS n_expected
+        FROM run_subjects s
+        JOIN runs r ON r.run_id = s.run_id
+        LEFT JOIN juries ju ON ju.jury_id = r.jury_id
+        JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
+        JOIN run_jurors rj ON rj.run_id = s.run_id
+        LEFT JOIN judged j ON j.run_id = s.run_id AND j.pair_id = s.subject_id
+             AND j.category = d.dimension AND j.juror_key = rj.juror_key
+        LEFT JOIN errors e ON e.run_id = s.run_id AND e.pair_id = s.subject_id AND e.juror_key = rj.juror_key
+        WHERE s.subject_kind = 'pair'"""
+    )

@@ -1,0 +1,160 @@
+"""Provider-native structured outputs and logprob-weighted scores over the real litellm path,
+against the loopback stub: what is sent, what is stored, and that validation stays strict."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from jurybench.engine import EngineOptions, score
+from jurybench.errors import JurybenchError
+from jurybench.jurors import answer_schema, parse_juror
+from jurybench.jury import Jury
+from jurybench.rubric import load_rubric
+from jurybench.testing import StubServer
+
+QUIET = EngineOptions(progress=False, retry_base_s=0.001)
+FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
+
+
+def _juror(stub: StubServer, extra: str = "") -> Any:
+    return parse_juror(f"openai/stub-judge,api_base={stub.api_base},api_key=sk-test{extra}")
+
+
+def _modes(con: Any) -> set[Any]:
+    return {r[0] for r in con.execute("SELECT structured FROM calls").fetchall()}
+
+
+def test_auto_is_json_mode_where_litellm_knows_no_schema_support_and_the_mode_is_stored(small_store: Any) -> None:
+    with StubServer(json.dumps(FULL)) as stub:
+        score(small_store, load_rubric("story-quality"), [_juror(stub)], options=QUIET)
+        assert stub.requests[0]["response_format"] == {"type": "json_object"}
+    assert _modes(small_store) == {"json"}
+
+
+def test_schema_mode_sends_the_rubrics_strict_schema_and_still_validates_bounds(small_store: Any) -> None:
+    rubric = load_rubric("story-quality")
+    out_of_range = {**FULL, "relevance": 7}  # a server that did not enforce the bound
+    with StubServer(json.dumps(FULL)) as stub:
+        stub.script.extend([(200, json.dumps(out_of_range))] * 2)  # the answer and its re-ask
+        score(small_store, rubric, [_juror(stub, ",structured=schema,concurrency=1")], where="item_id = 'i1'",
+              options=QUIET)  # fmt: skip
+        sent = stub.requests[0]["response_format"]
+    assert sent == {"type": "json_schema", "json_schema": {"name": "answer", "schema": answer_schema(rubric),
+                                                           "strict": True}}  # fmt: skip
+    schema = sent["json_schema"]["schema"]
+    assert schema["required"] == [*rubric.dimensions, "rationale"] and schema["additionalProperties"] is False
+    assert schema["properties"]["rationale"] == {"type": ["string", "null"]}
+    assert schema["properties"]["relevance"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    status, reason, mode = small_store.execute("SELECT status, reason, structured FROM calls").fetchall()[0]
+    assert (status, mode) == ("invalid", "schema")
+    assert reason.startswith("relevance:") and "less than or equal to 5" in reason
+
+
+def test_schema_inside_json_object_for_servers_that_read_it_there(small_store: Any) -> None:
+    rubric = load_rubric("preference")
+    with StubServer(json.dumps({"verdict": "A"})) as stub:
+        score(small_store, rubric, [_juror(stub, ",structured=schema,response_format=json_object")], options=QUIET)
+        sent = stub.requests[0]["response_format"]
+    assert sent == {"type": "json_object", "schema": answer_schema(rubric)}
+    assert sent["schema"]["properties"]["verdict"] == {"type": "string", "enum": ["A", "B"]}  # no tie in this rubric
+
+
+def _logprobs(answer: dict[str, int]) -> dict[str, Any]:
+    """Tokens of json.dumps(answer) with each value its own token; at each value, the chosen
+    point at p = 0.5 and the point below it at 0.25 (or above it at the scale's bottom), and
+    0.25 on a token that is no value."""
+    text = json.dumps(answer)
+    content: list[dict[str, Any]] = []
+    position = 0
+    for key, value in answer.items():
+        start = text.index(f'"{key}": ') + len(f'"{key}": ')
+        content.append({"token": text[position:start], "logprob": 0.0, "top_logprobs": []})
+        other = value - 1 if value > 1 else value + 1
+        content.append({"token": str(value), "logprob": math.log(0.5), "top_logprobs": [
+            {"token": str(value), "logprob": math.log(0.5)}, {"token": str(other), "logprob": math.log(0.25)},
+            {"token": "x", "logprob": math.log(0.25)}]})  # fmt: skip
+        position = start + len(str(value))
+    content.append({"token": text[position:], "logprob": 0.0, "top_logprobs": []})
+    return {"content": content, "text": text}
+
+
+def test_expected_scores_are_read_from_logprobs_stored_and_aggregated(small_store: Any) -> None:
+    rubric = load_rubric("story-quality")
+    payload = _logprobs(FULL)
+    answer = {"content": payload.pop("text"), "logprobs": payload}
+    with StubServer(json.dumps(FULL)) as stub:
+        stub.script.extend([(200, answer)] * 3)
+        spec = _juror(stub, ",scores=expected,top_logprobs=5")
+        result = score(small_store, rubric, Jury((spec,), scores="expected"), options=QUIET)
+        sent = stub.requests[0]
+    assert sent["logprobs"] is True and sent["top_logprobs"] == 5
+    assert result.notes == []
+    # relevance 5: p(5) = 0.5, p(4) = 0.25 (0.25 on "x" dropped): renormalised 2/3, 1/3;
+    # expected = 5 * 2/3 + 4 * 1/3 = 14/3. engagement 1: p(1) 2/3, p(2) 1/3: expected 4/3.
+    rows = dict(
+        small_store.execute(
+            "SELECT criterion, expected FROM pointwise_judgments WHERE item_id = 'i1' AND criterion IN "
+            "('relevance', 'engagement')"
+        ).fetchall()
+    )
+    assert rows["relevance"] == pytest.approx(14 / 3, abs=1e-12)
+    assert rows["engagement"] == pytest.approx(4 / 3, abs=1e-12)
+    dist = json.loads(
+        small_store.execute(
+            "SELECT distribution FROM pointwise_judgments WHERE item_id = 'i1' AND criterion = 'relevance'"
+        ).fetchone()[0]
+    )
+    assert dist["p"] == pytest.approx({"5": 2 / 3, "4": 1 / 3}) and dist["coverage"] == pytest.approx(0.75)
+    # The jury aggregates the expected scores; the discrete ones stay beside them.
+    juror_score, discrete, expected = small_store.execute(
+        "SELECT juror_score, juror_discrete, juror_expected FROM juror_pointwise WHERE item_id = 'i1' "
+        "AND criterion = 'relevance'"
+    ).fetchone()
+    assert (discrete, juror_score) == (5, pytest.approx(14 / 3))
+    assert expected == pytest.approx(14 / 3)
+    jury = small_store.execute(
+        "SELECT jury_score FROM jury_pointwise WHERE item_id = 'i1' AND criterion = 'relevance'"
+    ).fetchone()[0]
+    assert jury == pytest.approx(14 / 3)
+
+
+def test_expected_scores_without_logprobs_fall_back_and_say_so(small_store: Any) -> None:
+    with StubServer(json.dumps(FULL)) as stub:
+        result = score(small_store, load_rubric("story-quality"), [_juror(stub, ",scores=expected")], options=QUIET)
+    assert len(result.notes) == 1 and "3 valid answers came without token log probabilities" in result.notes[0]
+    assert small_store.execute("SELECT count(expected), count(score) FROM pointwise_judgments").fetchone() == (0, 18)
+
+
+def test_fake_jurors_give_expected_scores_and_the_jury_can_use_either(small_store: Any) -> None:
+    rubric = load_rubric("story-quality")
+    spec = parse_juror("fake/a,scores=expected")
+    score(small_store, rubric, Jury((spec,), scores="expected"), options=QUIET, run_id="expected")
+    score(small_store, rubric, [spec], options=QUIET, run_id="discrete")
+    rows = small_store.execute(
+        "SELECT run_id, sum(juror_score), sum(juror_expected), sum(juror_discrete) FROM juror_pointwise GROUP BY 1"
+    ).fetchall()
+    got = {r[0]: r[1:] for r in rows}
+    assert got["expected"][0] == pytest.approx(got["expected"][1])
+    assert got["discrete"][0] == got["discrete"][2]
+    assert got["expected"][1] != pytest.approx(got["expected"][2])  # the expected scores differ from the points
+
+
+@pytest.mark.parametrize(
+    ("juror", "rubric", "message"),
+    [
+        ("fake/a,structured=strict", "story-quality", "structured='strict' is not valid"),
+        ("fake/a,scores=weighted", "story-quality", "scores='weighted' is not valid"),
+        ("fake/a,response_format=xml", "story-quality", "response_format='xml' is not valid"),
+        ("fake/a,scores=expected", "emotion-label", "scores=expected is for pointwise, pairwise and preference"),
+        ("fake/a,structured=schema,verdicts=verdict_line", "preference", "verdicts= reads free text"),
+        ("fake/a,structured=instructor,scores=expected", "story-quality", "instructor does not pass on"),
+    ],
+)
+def test_structured_settings_are_checked_before_any_call(small_store: Any, juror: str, rubric: str,
+                                                         message: str) -> None:  # fmt: skip
+    with pytest.raises(JurybenchError, match=message):
+        score(small_store, load_rubric(rubric), [parse_juror(juror)], options=QUIET)
