@@ -534,6 +534,8 @@ def main() -> None:
         "memory": _memory(args.quick),
         "friedman": _friedman(args.quick),
         "viewer": _fresh("viewer_bench.py", 50_000 if args.quick else 1_000_000),
+        # a real llama.cpp server: about 3 s a request on 2 cores, so few requests
+        "local_model": _fresh("local_model_bench.py", 4 if args.quick else 8, 2),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -614,6 +616,14 @@ def main() -> None:
           + ", ".join(f"{k} {v['first_ms']:.0f}/{v['again_ms']:.0f}" for k, v in w["warmed"].items() if k != "warm_up_s")
           + f" after a {w['warmed']['warm_up_s']:.1f} s warm-up at start; without it, first visits: "
           + ", ".join(f"{k} {v['first_ms']:.0f}" for k, v in w["cold"].items() if k != "warm_up_s"))  # fmt: skip
+    lm = results["local_model"]
+    if "skipped" in lm:
+        print(f"local model server: not run ({lm['skipped']})")
+    else:
+        print(f"local model server (llama.cpp, Gemma 3 270M, {lm['requests_per_run']} requests x 2 runs each, concurrency "
+              f"{lm['concurrency']}): jurybench {lm['jurybench_calls_per_s']:.2f} calls/s vs direct openai client "
+              f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
+              f"(target >= {lm['target_ratio']})")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -658,6 +668,24 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             (f"batch {protocol}: requests sent per call", b["requests_sent"] / b["calls"], "<", 1.0001),
             (f"batch {protocol}: calls called again on a re-run", b["rerun_called"], "<", 1),
         ]
+    lm = results.get("local_model")
+    if lm is not None and "skipped" not in lm:  # the server is the bottleneck; jurybench must not be
+        checks += [
+            (
+                "local model server: jurybench / direct openai client, calls/s",
+                lm["calls_ratio"],
+                ">=",
+                lm["target_ratio"],
+            ),
+            (
+                "local model server: jurybench / direct, generated tokens/s",
+                lm["tokens_ratio"],
+                ">=",
+                lm["target_ratio"],
+            ),
+        ]
+    elif lm is not None:
+        checks.append((f"local model server section ran ({lm['skipped']})", 0, ">=", 1))
     k9 = results.get("kill9")
     if k9 is not None:
         checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))

@@ -101,3 +101,17 @@ def test_throughput_counts_only_finished_jobs() -> None:
     assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
         "service throughput bursts: jobs not finished: 3.000 (target < 1)"
     ]
+
+
+def test_the_local_model_section_is_a_target_and_a_skipped_one_is_a_miss() -> None:
+    """jurybench / direct client against the llama.cpp server: 0.97 meets 0.95, 0.9 misses; a
+    section that could not run (no model environment) is listed, never passed silently."""
+    bench = _bench()
+    section = {"calls_ratio": 0.97, "tokens_ratio": 0.97, "target_ratio": 0.95}
+    assert bench.missed_targets({**_results(0.95, 0.5), "local_model": section}) == []
+    section["calls_ratio"] = 0.9
+    assert bench.missed_targets({**_results(0.95, 0.5), "local_model": section}) == [
+        "local model server: jurybench / direct openai client, calls/s: 0.900 (target >= 0.95)"
+    ]
+    skipped = {"skipped": "no model environment"}
+    assert len(bench.missed_targets({**_results(0.95, 0.5), "local_model": skipped})) == 1

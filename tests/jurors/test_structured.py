@@ -158,3 +158,58 @@ def test_structured_settings_are_checked_before_any_call(small_store: Any, juror
                                                          message: str) -> None:  # fmt: skip
     with pytest.raises(JurybenchError, match=message):
         score(small_store, load_rubric(rubric), [parse_juror(juror)], options=QUIET)
+
+
+def test_the_cli_switches_a_run_to_expected_scores_without_a_call(tmp_path: Any) -> None:
+    from tests.conftest import ITEMS_CSV, run_cli, write
+
+    db = str(tmp_path / "cli.duckdb")
+    assert run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), "--db", db).exit_code == 0
+    juror = "fake/a,scores=expected"
+    first = run_cli("score", "-r", "story-quality", "-j", juror, "--run", "r", "--no-progress", "--db", db)
+    assert first.exit_code == 0, first.stderr
+    query = "SELECT round(sum(jury_score), 6) FROM jury_pointwise WHERE run_id = 'r'"
+    discrete = run_cli("sql", query, "--format", "json", "--db", db).stdout
+    again = run_cli("score", "-r", "story-quality", "-j", juror, "--run", "r", "--scores", "expected",
+                    "--no-progress", "--db", db)  # fmt: skip
+    assert again.exit_code == 0 and "3 from cache, 0 called" in again.stdout
+    expected = run_cli("sql", query, "--format", "json", "--db", db).stdout
+    assert discrete != expected
+    refused = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--scores", "expected", "--db", db)
+    assert refused.exit_code == 2 and "no juror reads them" in refused.stderr and "Traceback" not in refused.stderr
+    bad = run_cli("score", "-r", "story-quality", "-j", juror, "--scores", "soft", "--db", db)
+    assert bad.exit_code == 2 and "scores 'soft'" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("juror", "local"),
+    [
+        ("openai/m,api_base=http://127.0.0.1:8080/v1", True),
+        ("openai/m,api_base=http://localhost:11434", True),
+        ("hosted_vllm/m,api_base=http://[::1]:8000/v1", True),
+        ("ollama/llama3", True),
+        ("ollama/llama3,api_base=http://10.0.0.5:11434", False),
+        ("openai/m,api_base=https://api.example.com/v1", False),
+        ("openai/gpt-4o-mini", False),
+    ],
+)
+def test_a_juror_on_this_machine_is_local_and_priced_at_zero(juror: str, local: bool) -> None:
+    from jurybench.jurors import is_local, price_of
+
+    spec = parse_juror(juror)
+    assert is_local(spec) is local
+    if local:
+        price = price_of(spec)
+        assert price is not None and price.input == price.output == 0
+
+
+def test_plan_prices_a_local_server_at_zero_and_says_so(small_store: Any, tmp_path: Any) -> None:
+    from tests.conftest import ITEMS_CSV, run_cli, write
+
+    db = str(tmp_path / "plan.duckdb")
+    run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), "--db", db)
+    out = run_cli("score", "-r", "story-quality", "-j", "openai/gemma,api_base=http://127.0.0.1:9/v1,api_key=x",
+                  "--plan", "--db", db)  # fmt: skip
+    assert out.exit_code == 0, out.stderr
+    assert "priced at $0: openai/gemma (a server on this machine" in out.stdout
+    assert "price unknown" not in out.stdout

@@ -141,6 +141,7 @@ def score(
     quorum: int | None = None,
     tie: str | None = None,
     calibration: str | Path | None = None,
+    scores: str | None = None,
     batch: bool = False,
     max_cost: float | None = None,
     plan: bool = False,
@@ -156,7 +157,8 @@ def score(
 
     ``store`` is an open store (``jurybench.open``), a path, or a DuckDB connection. ``rubric``
     a name, path or rubric; ``jury`` a list of jurors ('MODEL[,key=value...]'), a Jury or a
-    YAML file. ``plan=True`` counts calls, tokens and cost and calls nothing. Works inside a
+    YAML file; ``scores='expected'`` has the jury aggregate its jurors' expected scores (jurors with
+    ``scores=expected``; the discrete score where none was read). ``plan=True`` counts calls, tokens and cost and calls nothing. Works inside a
     running event loop (Jupyter): the engine then runs on its own thread."""
     from jurybench.calibration import attach_calibration, calibration_finisher
     from jurybench.engine import score as run_score
@@ -164,7 +166,8 @@ def score(
     _check_run_arguments(store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost,
                          concurrency=concurrency)  # fmt: skip
     spec = rubric_of(rubric)
-    panel = jury_of(jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration)
+    panel = jury_of(jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration,
+                    scores=scores)  # fmt: skip
     panel = attach_calibration(panel, spec)
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,

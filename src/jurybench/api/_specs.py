@@ -22,10 +22,10 @@ def rubric_of(rubric: Any) -> Any:
 
 
 def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
-            tie: str | None = None, calibration: str | Path | None = None) -> Any:  # fmt: skip
+            tie: str | None = None, calibration: str | Path | None = None, scores: str | None = None) -> Any:  # fmt: skip
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
     mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that
-    did not set its own."""
+    did not set its own; ``scores`` (discrete or expected) what the jury aggregates."""
     from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
     from jurybench.jury import Jury, load_jury_file, with_samples
 
@@ -59,4 +59,5 @@ def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = No
         quorum=quorum if quorum is not None else panel.quorum,
         tie=tie or panel.tie,
         calibration=str(calibration) if calibration else panel.calibration,
+        scores=scores or panel.scores,
     )

@@ -41,7 +41,7 @@ def score(
     jury: Annotated[
         Path | None,
         typer.Option(
-            help="YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration."
+            help="YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration, scores."
         ),
     ] = None,
     aggregate: Annotated[
@@ -58,6 +58,13 @@ def score(
     tie: Annotated[str | None, typer.Option(help="Majority with equal votes: tie (0) or abstain (no verdict).")] = None,
     calibration: Annotated[
         Path | None, typer.Option(help="Calibration file for --aggregate calibrated (applied when the run ends).")
+    ] = None,
+    scores: Annotated[
+        str | None,
+        typer.Option(
+            help="What the jury aggregates: discrete (the jurors' scores) or expected (the expected scores of "
+            "jurors with scores=expected). Re-running a run with another choice makes no call."
+        ),
     ] = None,
     where: Annotated[
         str | None,
@@ -94,6 +101,7 @@ def score(
             quorum=quorum,
             tie=tie,
             calibration=calibration,
+            scores=scores,
             where=where,
             run=run,
             concurrency=concurrency,

@@ -67,6 +67,10 @@ def print_plan(result: Any) -> None:
     if unknown:
         echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
              "(the total is unknown, not 0).")  # fmt: skip
+    local = [p.juror for p in plans if getattr(p, "local", False)]
+    if local:
+        echo(f"priced at $0: {', '.join(local)} (a server on this machine, api_base on loopback: the cost is your "
+             "own hardware and time).")  # fmt: skip
     echo("plan only: nothing was called and no run was written.")
 
 

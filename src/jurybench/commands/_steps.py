@@ -53,7 +53,8 @@ def _engine(concurrency: int, retries: int, give_up_after: float, max_cost: floa
 
 def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury: Path | None = None,
           aggregate: str | None = None, quorum: int | None = None, tie: str | None = None,
-          calibration: Path | None = None, where: str | None = None, run: str | None = None, concurrency: int = 16,
+          calibration: Path | None = None, scores: str | None = None, where: str | None = None,
+          run: str | None = None, concurrency: int = 16,
           retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
           batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
@@ -69,7 +70,7 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
     options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
     # By path: the engine releases the file between flushes so other processes can read it.
     result = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
-                       calibration=calibration, where=where, run=run, options=options).result  # fmt: skip
+                       calibration=calibration, scores=scores, where=where, run=run, options=options).result  # fmt: skip
     if plan:
         print_plan(result)
         return 0

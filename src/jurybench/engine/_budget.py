@@ -6,7 +6,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jurybench.jurors import JurorSpec, Price, batch_price, count_tokens, output_limit, price_of, usd
+from jurybench.jurors import (
+    JurorSpec,
+    Price,
+    batch_price,
+    count_tokens,
+    is_local,
+    is_offline,
+    output_limit,
+    price_of,
+    usd,
+)
 
 
 def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
@@ -93,6 +103,7 @@ class JurorPlan:
     output_basis: str
     cost_usd: float | None  # synchronously; None: price unknown
     cost_batch_usd: float | None  # through a batch API; None: unknown
+    local: bool = False  # served from this machine (api_base on loopback): priced at 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -110,7 +121,8 @@ def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[
             plan = plans.get(spec.key)
             if plan is None:
                 per_call[spec.key], basis = expected_output_tokens(con, spec, rubric)
-                plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0)
+                plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0,
+                                                   local=is_local(spec) and not is_offline(spec.model))  # fmt: skip
                 prices[spec.key] = price_of(spec)
             if task.call_key in cached_keys:
                 plan.cached += 1

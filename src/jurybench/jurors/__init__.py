@@ -25,7 +25,7 @@ from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind, register_kind,
 from jurybench.jurors._lookup import is_offline, kind_of, kinds
 from jurybench.jurors._make import check_juror, make_backend
 from jurybench.jurors._own_pace import JurorPace
-from jurybench.jurors._prices import Price, batch_price, count_tokens, output_limit, price_of, usd
+from jurybench.jurors._prices import Price, batch_price, count_tokens, is_local, output_limit, price_of, usd
 from jurybench.jurors._simulated import simulate_human_labels
 from jurybench.jurors._spec import (
     JurorSpec,
@@ -82,6 +82,7 @@ __all__ = [
     "check_juror",
     "count_tokens",
     "estimate_tokens",
+    "is_local",
     "is_offline",
     "is_secret_param",
     "juror_from_mapping",

@@ -10,8 +10,10 @@ else a rule from the rubric's answer format (documented in :func:`expected_outpu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from jurybench.jurors._spec import JurorSpec
 
@@ -26,15 +28,31 @@ class Price:
     output_batch: float | None = None
 
 
+# Providers whose server runs where the user runs it when no api_base says otherwise.
+LOCAL_PROVIDERS = frozenset({"ollama", "ollama_chat", "llamafile", "lm_studio"})
+_LOOPBACK = re.compile(r"^(localhost|127(\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0)$", re.IGNORECASE)
+
+
+def is_local(spec: JurorSpec) -> bool:
+    """A juror served from this machine: its api_base is a loopback address (llama.cpp's
+    server, vLLM, Ollama, LM Studio on localhost), or a local provider with no api_base."""
+    base = spec.options.get("api_base")
+    if base:
+        host = urlsplit(str(base) if "//" in str(base) else f"//{base}").hostname or ""
+        return bool(_LOOPBACK.match(host))
+    return spec.provider in LOCAL_PROVIDERS
+
+
 def price_of(spec: JurorSpec) -> Price | None:
-    """The juror's per-token prices: its kind's price if it states one, 0 for an offline kind,
-    else litellm's price map; None when they are unknown."""
+    """The juror's per-token prices: its kind's price if it states one, 0 for an offline kind
+    or a local server (its cost is the user's own hardware), else litellm's price map; None when
+    they are unknown."""
     from jurybench.jurors._lookup import kind_of
 
     kind = kind_of(spec.model)
     if kind.price is not None:
         return kind.price(spec)  # type: ignore[no-any-return]
-    if kind.offline:
+    if kind.offline or is_local(spec):
         return Price(0.0, 0.0, 0.0, 0.0)
     from jurybench.jurors._completion import import_litellm
 

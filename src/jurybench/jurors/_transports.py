@@ -29,6 +29,7 @@ from jurybench.jurors._completion import (
     import_litellm,
 )
 from jurybench.jurors._endpoint_limits import endpoint_key, endpoint_limiter, read_headers
+from jurybench.jurors._prices import is_local
 from jurybench.jurors._spec import (
     EXTRA_PREFIX,
     READING,
@@ -133,6 +134,7 @@ class LiteLLMBackend:
         request_format = _response_format(spec, rubric, self.mode, self._supports_json(spec.model))
         if request_format is not None:
             self.kwargs["response_format"] = request_format
+        self.local = is_local(spec)  # a server on this machine: its answers cost nothing billed
         self.wants_logprobs = spec.params.get("scores") == "expected" and self.mode in ("schema", "json")
         if self.wants_logprobs and self._supports("logprobs"):
             self.kwargs["logprobs"] = True
@@ -235,7 +237,7 @@ class LiteLLMBackend:
             finish_reason=choice.finish_reason,
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
-            cost_usd=float(cost) if cost is not None else None,  # 0.0 is a real (free) cost
+            cost_usd=0.0 if self.local else float(cost) if cost is not None else None,  # 0.0 is a real (free) cost
             latency_ms=(time.perf_counter() - start) * 1000,
             logprobs=tokens_from_logprobs(getattr(choice, "logprobs", None)),
         )

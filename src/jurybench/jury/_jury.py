@@ -58,7 +58,14 @@ class Jury:
         aggregation = self.aggregation or ("majority" if rubric.kind == "preference" else "mean")
         if self.scores not in SCORE_SOURCES:
             raise JurybenchError(
-                f"jury scores {self.scores!r} is not valid.", hint=f"Valid: {', '.join(SCORE_SOURCES)}."
+                f"scores {self.scores!r} (what the jury aggregates) is not valid.",
+                hint=f"Valid: {', '.join(SCORE_SOURCES)}.",
+            )
+        if self.scores == "expected" and not any(j.params.get("scores") == "expected" for j in self.jurors):
+            raise JurybenchError(
+                "the jury aggregates expected scores, but no juror reads them.",
+                hint="Add scores=expected to the jurors whose token probabilities should count "
+                "(e.g. openai/gpt-4o-mini,scores=expected).",
             )
         if aggregation not in AGGREGATIONS:
             raise JurybenchError(

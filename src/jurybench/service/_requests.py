@@ -81,6 +81,9 @@ class JuryIn(_Body):
         default=None, description="a calibration name known to the server (GET /v1/calibrations)"
     )
     name: Annotated[str, Field(max_length=128)] = ""
+    scores: Literal["discrete", "expected"] = Field(
+        default="discrete", description="what the jury aggregates: the jurors' discrete or expected scores"
+    )
 
 
 class JobIn(_Body):

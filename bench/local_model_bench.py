@@ -1,0 +1,198 @@
+"""Throughput against a real model server: jurybench versus the same requests sent directly with
+the ``openai`` client, to the same llama.cpp server (Gemma 3 270M) at the same concurrency.
+
+The server is the bottleneck (about 10 generated tokens a second on 2 cores), so jurybench should
+reach at least 0.95 of the direct figure. Runs alternate A B B A (direct, jurybench, jurybench,
+direct) so that a drift of the machine's speed falls on both alike. Each jurybench run writes a
+fresh store (no cache), and the direct client sends exactly the request bodies jurybench sent
+(read back from the server's side: the same messages, response_format, logprobs, max_tokens).
+
+    JURYBENCH_MODEL_PYTHON=.venv-models/bin/python JURYBENCH_MODEL_GGUF=... python bench/local_model_bench.py N C
+prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 0.95
+RUBRIC = """
+name: clarity-bench
+kind: pointwise
+rationale: false
+criteria:
+  - name: clarity
+    description: how clear the response is
+    scale: {min: 1, max: 5}
+    anchors: {1: unreadable, 2: muddled, 3: fair, 4: clear, 5: crystal clear}
+templates:
+  en:
+    user: |
+      Rate how clear this response is, from 1 to 5.
+      Response: {response}
+"""
+
+
+def _start_server(python: str, gguf: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+    command = [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", "2048", "--logits_all", "True", "--n_threads", "2"]  # fmt: skip
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"llama.cpp's server exited: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5):
+                return server
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise RuntimeError("llama.cpp's server did not answer in 300 s")
+
+
+def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) -> dict[str, Any]:
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import parse_rubric
+    from jurybench.store import connect, import_items
+
+    db = folder / f"{tag}.duckdb"
+    items = folder / "items.csv"
+    if not items.exists():
+        rows = [f"i{k},Describe thing {k},This is response number {k} about a topic worth describing.,m"
+                for k in range(n)]  # fmt: skip
+        items.write_text("item_id,prompt,response,model\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    con = connect(db)
+    try:
+        import_items(con, items)
+        juror = parse_juror(
+            f"openai/gemma-3-270m,api_base={api_base},api_key=local,temperature=0,max_tokens=12,"
+            f"structured=schema,response_format=json_object,scores=expected,top_logprobs=5,timeout=300,"
+            f"concurrency={concurrency}"
+        )
+        started = time.perf_counter()
+        result = score(con, parse_rubric(RUBRIC), [juror], options=EngineOptions(progress=False), run_id=tag)
+        elapsed = time.perf_counter() - started
+        tokens = con.execute("SELECT sum(completion_tokens) FROM calls").fetchone()[0] or 0
+        stored = con.execute("SELECT count(*) FROM calls WHERE status IN ('ok', 'invalid')").fetchone()[0]
+    finally:
+        con.close()
+    assert result.n_called == n, result.summary()
+    return {"seconds": elapsed, "calls": n, "stored": stored, "completion_tokens": int(tokens)}
+
+
+async def _direct(api_base: str, bodies: list[dict[str, Any]], concurrency: int) -> dict[str, Any]:
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=api_base, api_key="local", max_retries=0, timeout=300)
+    gate = asyncio.Semaphore(concurrency)
+    tokens = 0
+
+    async def one(body: dict[str, Any]) -> None:
+        nonlocal tokens
+        async with gate:
+            answer = await client.chat.completions.create(**body)
+            tokens += answer.usage.completion_tokens if answer.usage else 0
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(b) for b in bodies))
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return {"seconds": elapsed, "calls": len(bodies), "completion_tokens": tokens}
+
+
+class _Recorder:
+    """A loopback pass-through in front of the server that keeps the request bodies jurybench
+    sends, so that the direct client sends the very same ones."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.bodies: list[dict[str, Any]] = []
+
+    def serve(self, port: int) -> Any:
+        import threading
+
+        from aiohttp import ClientSession, web
+
+        async def forward(request: web.Request) -> web.Response:
+            body = await request.json()
+            self.bodies.append(body)
+            async with ClientSession() as session, session.post(f"{self.upstream}/chat/completions", json=body) as up:
+                return web.Response(body=await up.read(), status=up.status, content_type="application/json")
+
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            app = web.Application()
+            app.router.add_post("/v1/chat/completions", forward)
+            runner = web.AppRunner(app, access_log=None)
+            loop.run_until_complete(runner.setup())
+            loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+            ready.set()
+            loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait(10)
+        return loop
+
+
+def main() -> None:
+    n, concurrency = (int(a) for a in sys.argv[1:3])
+    python, gguf = os.environ.get("JURYBENCH_MODEL_PYTHON"), os.environ.get("JURYBENCH_MODEL_GGUF")
+    if not python or not gguf:
+        print(json.dumps({"skipped": "JURYBENCH_MODEL_PYTHON / JURYBENCH_MODEL_GGUF not set (make bench sets them)"}))
+        return
+    from jurybench.testing import free_port
+
+    folder = Path(tempfile.mkdtemp(prefix="jb-local-bench-"))
+    port, relay = free_port(), free_port()
+    server = _start_server(python, gguf, port, folder / "server.log")
+    api_base = f"http://127.0.0.1:{port}/v1"
+    try:
+        recorder = _Recorder(api_base)
+        recorder.serve(relay)
+        # Warm-up through the recorder: the server's first request loads what it lazily loads,
+        # and the bodies jurybench sends are captured for the direct client.
+        _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, "record")
+        bodies = [{k: v for k, v in b.items() if k not in ("stream",)} for b in recorder.bodies]
+        runs: list[tuple[str, dict[str, Any]]] = []
+        for turn, kind in enumerate(("direct", "jurybench", "jurybench", "direct")):
+            if kind == "direct":
+                runs.append((kind, asyncio.run(_direct(api_base, bodies, concurrency))))
+            else:
+                runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"run{turn}")))
+    finally:
+        server.terminate()
+        server.wait(30)
+
+    def total(kind: str, key: str) -> float:
+        return sum(r[key] for k, r in runs if k == kind)
+
+    calls_ratio = (total("jurybench", "calls") / total("jurybench", "seconds")) / (
+        total("direct", "calls") / total("direct", "seconds")
+    )
+    tokens_ratio = (total("jurybench", "completion_tokens") / total("jurybench", "seconds")) / (
+        total("direct", "completion_tokens") / total("direct", "seconds")
+    )
+    print(json.dumps({
+        "requests_per_run": n, "concurrency": concurrency, "runs": [{"kind": k, **r} for k, r in runs],
+        "jurybench_calls_per_s": total("jurybench", "calls") / total("jurybench", "seconds"),
+        "direct_calls_per_s": total("direct", "calls") / total("direct", "seconds"),
+        "calls_ratio": calls_ratio, "tokens_ratio": tokens_ratio, "target_ratio": TARGET,
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
