@@ -81,3 +81,36 @@ def test_non_utf8_and_conflicts(small_store: Any, tmp_path: Path) -> None:
         import_annotations(small_store, changed, QUALITY)
     result = import_annotations(small_store, changed, QUALITY, replace=True)
     assert (result.replaced, _labels(small_store)) == (1, [("i1", "relevance", "a", 2.0)])
+
+
+def test_continuous_targets_import_with_the_flag_and_are_named_without_it(small_store: Any, tmp_path: Path) -> None:
+    """A panel mean of 4.254 on a 1..5 scale: refused without --continuous (the message names the
+    flag), stored as such and marked continuous with it; still refused outside the scale."""
+    means = write(tmp_path / "means.csv", "item_id,annotator,criterion,value\ni1,panel,relevance,4.254\n"
+                                           "i2,panel,relevance,1.5\n")  # fmt: skip
+    with pytest.raises(JurybenchError, match="not a whole number") as refused:
+        import_annotations(small_store, means, QUALITY)
+    assert "--continuous" in (refused.value.hint or "")
+    assert small_store.execute("SELECT count(*) FROM human_labels").fetchone() == (0,)
+    result = import_annotations(small_store, means, QUALITY, continuous=True)
+    assert result.inserted == 2
+    rows = small_store.execute("SELECT subject_id, value, continuous FROM human_labels ORDER BY 1").fetchall()
+    assert rows == [("i1", 4.254, True), ("i2", 1.5, True)]
+    outside = write(tmp_path / "out.csv", "item_id,annotator,criterion,value\ni3,panel,relevance,5.2\n")
+    with pytest.raises(JurybenchError, match=r"outside the rubric's scale 1\.\.5"):
+        import_annotations(small_store, outside, QUALITY, continuous=True)
+    prefs = write(tmp_path / "p.csv", "pair_id,annotator,criterion,value\np1,h,preference,A\n")
+    with pytest.raises(JurybenchError, match="labels are categories"):
+        import_annotations(small_store, prefs, load_rubric("preference"), continuous=True)
+
+
+def test_the_cli_names_the_flag_and_takes_it(small_store: Any, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    means = write(tmp_path / "means.csv", "item_id,annotator,criterion,value\ni1,panel,relevance,4.254\n")
+    db = str(tmp_path / "cli.duckdb")
+    run_cli("items", "import", str(write(tmp_path / "items.csv", "item_id,response\ni1,A cat sat.\n")), "--db", db)
+    refused = run_cli("annotations", "import", str(means), "-r", "story-quality", "--db", db)
+    assert refused.exit_code == 2 and "--continuous" in refused.stderr and "row 2" in refused.stderr
+    taken = run_cli("annotations", "import", str(means), "-r", "story-quality", "--continuous", "--db", db)
+    assert taken.exit_code == 0, taken.stderr

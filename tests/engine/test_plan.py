@@ -118,7 +118,7 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_
 
 def test_a_budget_needs_known_prices(db_path: Path, tmp_path: Path) -> None:
     run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
-    out = _cli_score(db_path, "openai/no-such-price-model,api_key=sk-t,api_base=http://127.0.0.1:9/v1",
+    out = _cli_score(db_path, "openai/no-such-price-model,api_key=sk-t,api_base=http://127.0.0.1:9/v1,local=false",
                      "--max-cost", "1")  # fmt: skip
     assert out.exit_code == 2 and "--max-cost: no price is known for juror 'openai/no-such-price-model'" in out.stderr
     from jurybench.store import connect

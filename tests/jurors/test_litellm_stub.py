@@ -22,7 +22,8 @@ FULL = {
 
 
 def _juror(stub: StubServer, extra: str = "") -> Any:
-    return parse_juror(f"openai/stub-judge,api_base={stub.api_base},api_key=sk-test,temperature=0{extra}")
+    # local=false: the loopback stub stands in for a remote provider whose price is unknown
+    return parse_juror(f"openai/stub-judge,api_base={stub.api_base},api_key=sk-test,temperature=0,local=false{extra}")
 
 
 def test_litellm_juror_scores_and_records_tokens(small_store: Any) -> None:

@@ -191,6 +191,9 @@ def test_the_cli_switches_a_run_to_expected_scores_without_a_call(tmp_path: Any)
         ("ollama/llama3,api_base=http://10.0.0.5:11434", False),
         ("openai/m,api_base=https://api.example.com/v1", False),
         ("openai/gpt-4o-mini", False),
+        ("openai/gpt-4o-mini,api_base=http://127.0.0.1:4000", False),  # a local proxy to a priced model
+        ("openai/m,api_base=http://127.0.0.1:8080/v1,local=false", False),  # a loopback stand-in for a remote one
+        ("openai/m,api_base=https://gpu-box.example/v1,local=true", True),
     ],
 )
 def test_a_juror_on_this_machine_is_local_and_priced_at_zero(juror: str, local: bool) -> None:

@@ -38,7 +38,9 @@ def test_items_upload_list_get_and_conflicts(client: Any) -> None:
     assert missing.status_code == 404 and missing.json()["error"] == "no item 'nope'."
     changed = client.post("/v1/items", json={"items": [{"item_id": "i1", "response": "other"}]})
     assert changed.status_code == 400 and "items row 1, field 'item_id': 'i1' already exists" in changed.json()["error"]
-    invalid = client.post("/v1/items", json={"items": [{"item_id": "x", "response": ""}]})
+    empty = client.post("/v1/items", json={"items": [{"item_id": "x", "response": ""}]})  # an empty generation is data
+    assert empty.status_code == 201 and client.get("/v1/items/x").json()["empty"] is True
+    invalid = client.post("/v1/items", json={"items": [{"item_id": "y", "response": None}]})
     assert invalid.status_code == 422 and invalid.json()["fields"][0]["field"] == "body.items.0.response"
     extra = client.post("/v1/items", json={"items": [{"item_id": "x", "response": "r", "colour": "red"}]})
     assert extra.status_code == 422 and "body.items.0.colour" in extra.json()["error"]
@@ -117,9 +119,9 @@ def test_pairwise_job_with_inline_pairs_and_an_inline_rubric(client: Any) -> Non
             "is not one SQL expression",
         ),
         (
-            {"rubric": "persuasion", "pair_ids": ["p1"], "swap": False, "jury": {"jurors": ["fake/a"]}},
+            {"rubric": "story-quality", "item_ids": ["i0"], "orders": "one", "jury": {"jurors": ["fake/a"]}},
             400,
-            "both orders",
+            "orders are for pairwise",
         ),
         ({"rubric": "story-quality", "item_ids": ["i0"], "jury": {"jurors": ["fake/a"], "quorum": 3}}, 400, "quorum 3"),
         ({"rubric": "story-quality", "rubric_inline": {}, "jury": {"jurors": ["fake/a"]}}, 400, "exactly one of"),
@@ -279,3 +281,19 @@ def test_the_401_text_is_not_mangled_by_redaction(db_path: Path) -> None:
     from jurybench.redact import redact
 
     assert redact("Authorization: Bearer abcdef0123456789") == "Authorization: Bearer [REDACTED]"
+
+
+def test_a_job_with_expected_scores_aggregates_them_and_a_job_without_logprobs_says_so(client: Any) -> None:
+    """HTTP's jury takes scores: expected; a juror asked for expected scores that reads none
+    (a fake juror without scores=expected never sends them: here the fake sends them, and a
+    jury of discrete scores keeps them beside) leaves its job's notes empty."""
+    body = {"rubric": "story-quality", "items": ITEMS,
+            "jury": {"jurors": ["fake/a,scores=expected"], "scores": "expected"}}  # fmt: skip
+    job = wait_for(client, client.post("/v1/jobs", json=body).json()["job_id"])
+    assert job["status"] == "finished" and job["notes"] == []
+    rows = client.post("/v1/sql", json={"query": "SELECT count(*) FILTER (WHERE juror_score = juror_expected), "
+                                                 "count(*) FROM juror_pointwise WHERE run_id = "
+                                                 f"'{job['run_id']}'"}).json()["rows"]  # fmt: skip
+    assert rows[0][0] == rows[0][1] > 0
+    refused = client.post("/v1/jobs", json={**body, "jury": {"jurors": ["fake/a"], "scores": "expected"}})
+    assert refused.status_code == 400 and "no juror reads them" in refused.text

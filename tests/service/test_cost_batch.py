@@ -59,7 +59,7 @@ def test_cli_and_service_say_the_same_cost(tmp_path: Path, kind: str) -> None:
     with StubServer(json.dumps(FULL)) as stub:
         juror = {
             "offline": "fake/a",
-            "unknown price": f"openai/no-such-priced-model,api_base={stub.api_base}",
+            "unknown price": f"openai/no-such-priced-model,api_base={stub.api_base},local=false",
             "known price": f"openai/gpt-4o-mini,api_base={stub.api_base}",
         }[kind]
         said = _cli_cost(tmp_path / "cli.duckdb", tmp_path, juror)
@@ -129,7 +129,7 @@ def test_a_job_with_batch_and_a_budget(db_path: Path) -> None:
                                                 "jury": {"jurors": ["gemini/gemini-1.5-flash,api_key=x"]}})  # fmt: skip
         assert refused.status_code == 400 and "no batch API" in refused.json()["error"]
         unpriced = client.post("/v1/jobs", json={"rubric": "story-quality", "items": ITEMS, "max_cost": 1,
-                                                 "jury": {"jurors": [f"openai/no-such-priced-model,api_base={stub.api_base}"]}})  # fmt: skip
+                                                 "jury": {"jurors": [f"openai/no-such-priced-model,api_base={stub.api_base},local=false"]}})  # fmt: skip
         assert unpriced.status_code == 400 and "no price is known" in unpriced.json()["error"]
 
 

@@ -60,10 +60,10 @@ def test_jsonl_and_parquet(con: Any, tmp_path: Path) -> None:
             "item_id,response\na,x\nb,y\na,z\n",
             r"dup.csv row 4, field 'item_id': duplicate id 'a' \(first at row 2\)",
         ),
-        (
-            "empty.csv",
-            "item_id,response\na,x\nb,\n",
-            r"empty.csv row 3, field 'response': missing value",
+        (  # an empty CSV cell is an empty response (data); a JSON null is no response
+            "null.jsonl",
+            '{"item_id": "a", "response": "x"}\n{"item_id": "b", "response": null}\n',
+            r"null.jsonl row 2, field 'response': missing value",
         ),
         (
             "bytes.csv",
@@ -162,3 +162,30 @@ def test_infinity_in_an_extra_column_is_refused_and_nan_is_missing(tmp_path: Pat
     assert run_cli("items", "import", str(ok), "--db", str(db)).exit_code == 0
     out = run_cli("sql", "SELECT metadata FROM items", "--format", "json", "--db", str(db)).stdout
     assert _json.loads(_json.loads(out)[0]["metadata"]) == {"k": 1}
+
+
+def test_empty_responses_are_data_and_null_is_not(con: Any, tmp_path: Path) -> None:
+    """An empty CSV cell, "" in JSONL, white space and zero-width characters are empty responses
+    (imported, flagged empty); a JSON null or a missing key is an error naming the row."""
+    from jurybench.errors import JurybenchError
+    from jurybench.store import import_items, is_blank
+    from tests.conftest import write
+
+    csv_file = write(tmp_path / "e.csv", "item_id,response\ne1,\ne2,   \ne3,\u200b\ne4,ok\n")
+    import_items(con, csv_file)
+    jsonl = write(
+        tmp_path / "e.jsonl", '{"item_id": "e5", "response": ""}\n{"item_id": "e6", "response": "\\u2060 "}\n'
+    )
+    import_items(con, jsonl)
+    rows = con.execute("SELECT item_id, response, empty FROM items ORDER BY 1").fetchall()
+    assert rows == [("e1", "", True), ("e2", "   ", True), ("e3", "\u200b", True), ("e4", "ok", False),
+                    ("e5", "", True), ("e6", "\u2060 ", True)]  # fmt: skip
+    assert [is_blank(r[1]) for r in rows] == [r[2] for r in rows]  # one rule in SQL and in Python
+    for text, row in (
+        ('{"item_id": "n1", "response": null}\n', 1),
+        ('{"item_id": "n2"}\n{"item_id": "n3", "response": "x"}\n', 1),
+    ):
+        bad = write(tmp_path / f"n{row}{len(text)}.jsonl", text)
+        with pytest.raises(JurybenchError, match=rf"row {row}, field 'response': missing value"):
+            import_items(con, bad)
+    assert con.execute("SELECT count(*) FROM items").fetchone() == (6,)

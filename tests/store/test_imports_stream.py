@@ -27,8 +27,8 @@ def test_chunks_find_a_duplicate_across_chunks_and_write_nothing(
     with pytest.raises(JurybenchError, match=r"bad.csv row 6, field 'item_id': duplicate id 'n1' \(first at row 3\)"):
         import_items(con, bad)
     assert con.execute("SELECT count(*) FROM items WHERE item_id LIKE 'n%'").fetchall() == [(0,)]
-    late = write(tmp_path / "late.csv", "item_id,response\nm0,a\nm1,b\nm2,\n")  # an error in the last chunk
-    with pytest.raises(JurybenchError, match=r"late.csv row 4, field 'response': missing value"):
+    late = write(tmp_path / "late.csv", "item_id,response\nm0,a\nm1,b\n,c\n")  # an error in the last chunk
+    with pytest.raises(JurybenchError, match=r"late.csv row 4, field 'item_id': missing value"):
         import_items(con, late)
     assert con.execute("SELECT count(*) FROM items WHERE item_id LIKE 'm%'").fetchall() == [(0,)]
     missing = write(tmp_path / "missing.csv", "item_id,text\nx,a\n")

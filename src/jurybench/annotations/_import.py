@@ -61,7 +61,9 @@ def rename_columns(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> l
     return [(n, {inverse.get(k, k): v for k, v in row.items()}) for n, row in rows]
 
 
-def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[float | None, str]:
+def _value(
+    rubric: AnyRubric, criterion: str, raw: Any, where: str, continuous: bool = False
+) -> tuple[float | None, str]:
     """The numeric label and its text (a classification label: no number, its canonical name
     in any language the rubric knows), or an error naming what is valid."""
     text = "" if raw is None else str(raw).strip()
@@ -88,10 +90,13 @@ def _value(rubric: AnyRubric, criterion: str, raw: Any, where: str) -> tuple[flo
         value = float(text)
     except ValueError:
         raise JurybenchError(f"{where}: {text!r} is not a number.") from None
-    if not math.isfinite(value) or value != int(value):
+    if not math.isfinite(value):
+        raise JurybenchError(f"{where}: {text} is not a finite number.", hint="Fix the value.")
+    if value != int(value) and not continuous:
         raise JurybenchError(
             f"{where}: {text} is not a whole number; the rubric's scale for '{criterion}' has whole points.",
-            hint="Round labels the way your annotation protocol says, or fix the value.",
+            hint="Round labels the way your annotation protocol says, or fix the value; for panel means or "
+            "published scores between the points, import with --continuous.",
         )
     if isinstance(rubric, InventoryRubric):
         low, high = 1, rubric.scale.points
@@ -124,13 +129,15 @@ def import_annotations(
     annotator_columns: Sequence[str] = (),
     criterion: str | None = None,
     replace: bool = False,
+    continuous: bool = False,
 ) -> AnnotationImport:
-    """Validate every row, then write all labels in one transaction."""
+    """Validate every row, then write all labels in one transaction. ``continuous``: values between
+    the scale's points are accepted (panel means, published scores) and marked as such."""
     path = Path(path)
     rows = rename_columns(read_rows(path, fmt), mapping or {})
     return import_annotation_rows(
         con, rows, rubric, source=str(path), layout=layout, annotator_columns=annotator_columns,
-        criterion=criterion, replace=replace,
+        criterion=criterion, replace=replace, continuous=continuous,
     )  # fmt: skip
 
 
@@ -144,6 +151,7 @@ def import_annotation_rows(
     annotator_columns: Sequence[str] = (),
     criterion: str | None = None,
     replace: bool = False,
+    continuous: bool = False,
 ) -> AnnotationImport:
     """Labels from rows (number, mapping), as read from a file or received by the service;
     errors name ``source``, the row and the field."""
@@ -223,7 +231,12 @@ def import_annotation_rows(
                 f"{path} row {number}, field 'criterion': {crit!r} is not in rubric '{rubric.name}'.",
                 hint=f"Valid: {', '.join(dims)}.",
             )
-        value, text = _value(rubric, str(crit), raw, where)
+        if continuous and not isinstance(rubric, PointwiseRubric | PairwiseRubric | InventoryRubric):
+            raise JurybenchError(
+                f"--continuous: {rubric.kind} labels are categories, not points on a scale.",
+                hint="Drop --continuous for preference and classification labels.",
+            )
+        value, text = _value(rubric, str(crit), raw, where, continuous)
         key = (str(subject), str(crit), str(annotator))
         if key in seen:
             raise JurybenchError(
@@ -242,6 +255,7 @@ def import_annotation_rows(
                 "label": text,
                 "source_file": str(path),
                 "row": number,
+                "continuous": continuous,
             }
         )
 
@@ -260,7 +274,7 @@ def import_annotation_rows(
 
     schema = pa.schema([("subject_kind", pa.string()), ("subject_id", pa.string()), ("criterion", pa.string()),
                         ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
-                        ("source_file", pa.string()), ("row", pa.int64())])  # fmt: skip
+                        ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_())])  # fmt: skip
     table = pa.Table.from_pylist(labels, schema=schema)
     subject_table = "pairs" if is_pairwise(rubric) else "items"
     with transaction(con):
@@ -304,8 +318,9 @@ def import_annotation_rows(
                 )
             before = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
             con.execute(
-                """INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file)
-                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file
+                """INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file,
+                                            continuous)
+                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file, continuous
                    FROM incoming_labels ON CONFLICT DO NOTHING"""
             )
             after = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]

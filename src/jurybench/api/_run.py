@@ -15,12 +15,14 @@ from jurybench.errors import JurybenchError
 
 def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
                    max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
-                   progress: bool = False, **embedding: Any) -> Any:  # fmt: skip
+                   progress: bool = False, orders: str = "both", order_seed: int = 0,
+                   **embedding: Any) -> Any:  # fmt: skip
     """The engine's options from the arguments score and generate share."""
     from jurybench.engine import EngineOptions
 
     return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
-                         plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, **embedding)  # fmt: skip
+                         plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, orders=orders,
+                         order_seed=order_seed, **embedding)  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -142,6 +144,8 @@ def score(
     tie: str | None = None,
     calibration: str | Path | None = None,
     scores: str | None = None,
+    orders: str = "both",
+    order_seed: int = 0,
     batch: bool = False,
     max_cost: float | None = None,
     plan: bool = False,
@@ -171,7 +175,8 @@ def score(
     panel = attach_calibration(panel, spec)
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
-                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
+                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress,
+                                 orders=orders, order_seed=order_seed)  # fmt: skip
     with _engine_store(store) as target:
         result = run_score(target, spec, panel, where=where, ids=ids, run_id=run, options=options,
                            after=calibration_finisher(panel))  # fmt: skip

@@ -196,11 +196,33 @@ class Store:
             rows, source = given
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
+    def import_judgments(self, data: Data, *, run: str, rubric: Any, juror: str, replace: bool = False,
+                         as_recording: str | None = None, fmt: str | None = None) -> Any:  # fmt: skip
+        """Judgments made elsewhere (a model's or a person's) as run ``run``'s calls and judgments of
+        juror ``import/<juror>``, as if the engine had made them (as 'jurybench judgments import'):
+        item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise); pair_id and
+        verdict or p_b (preference); optionally shown, sample, raw, reason, status, cost_usd, model.
+        Every row is checked before any is written."""
+        from jurybench.api._specs import rubric_of
+        from jurybench.engine import import_judgments
+        from jurybench.store import read_rows
+
+        _expect("run", run, str)
+        _expect("juror", juror, str)
+        spec = rubric_of(rubric)
+        given = rows_of(data, "judgment")
+        rows, source = given if given is not None else (list(read_rows(Path(str(data)), fmt)), str(data))
+        with self.writing() as con:
+            return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
+                                    as_recording=as_recording)  # fmt: skip
+
     def import_annotations(self, data: Data, *, rubric: Any, layout: str = "auto",
                            mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),
-                           criterion: str | None = None, replace: bool = False, fmt: str | None = None) -> Any:  # fmt: skip
+                           criterion: str | None = None, replace: bool = False, fmt: str | None = None,
+                           continuous: bool = False) -> Any:  # fmt: skip
         """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
-        (as 'jurybench annotations import'); every value is checked against the rubric's scale."""
+        (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
+        whole point unless ``continuous`` (panel means, published scores)."""
         from jurybench.annotations import import_annotation_rows, import_annotations, rename_columns
         from jurybench.api._specs import rubric_of
 
@@ -209,10 +231,12 @@ class Store:
             given = rows_of(data, "annotation")
             if given is None:
                 return import_annotations(con, data, spec, fmt=fmt, layout=layout, mapping=mapping,
-                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace)  # fmt: skip
+                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace,
+                                          continuous=continuous)  # fmt: skip
             rows, source = given
             return import_annotation_rows(con, rename_columns(rows, mapping or {}), spec, source=source, layout=layout,
-                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace)  # fmt: skip
+                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace,
+                                          continuous=continuous)  # fmt: skip
 
     def simulate_annotations(self, *, rubric: Any, where: str | None = None, fraction: float = 1.0,
                              annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip

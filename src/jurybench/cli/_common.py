@@ -43,6 +43,12 @@ calibrate_app = typer.Typer(
     invoke_without_command=True,
 )
 app.add_typer(annotations_app, name="annotations")
+judgments_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Judgments made elsewhere (a model's or a person's), imported as a run.",
+    no_args_is_help=True,
+)
+app.add_typer(judgments_app, name="judgments")
 
 app.add_typer(calibrate_app, name="calibrate")
 

@@ -18,6 +18,7 @@ from jurybench.cli._common import (
     app,
     datasets_app,
     items_app,
+    judgments_app,
     pairs_app,
     recordings_app,
     rubrics_app,
@@ -258,6 +259,34 @@ def _pairs(text: str, option: str) -> dict[str, str]:
     return out
 
 
+@judgments_app.command("import")
+def judgments_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet, one judgment a row.")],
+    run: Annotated[str, typer.Option("--run", help="The run they become (created, or added to).")],
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="The rubric the judgments answer.")],
+    juror: Annotated[str, typer.Option("--juror", "-j", help="The judge's name (stored as import/<name>).")],
+    replace: Annotated[bool, typer.Option(help="Overwrite stored judgments that differ.")] = False,
+    as_recording: Annotated[
+        str | None,
+        typer.Option(help="Also keep them as recordings SOURCE, for a replay/SOURCE juror to re-run them."),
+    ] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import judgments made elsewhere as a run's calls and judgments, as if jurybench had made them.
+
+    Rows: item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise, -k..k);
+    pair_id and verdict (A, B, tie) or p_b (the probability item_b is preferred) for
+    preference rubrics; optionally shown (AB or BA), sample, raw, reason, status (ok,
+    invalid, refusal), cost_usd, model. All rows are checked before any is written;
+    importing the same file again changes nothing.
+    """
+    from jurybench import commands
+
+    _done(commands.judgments_import(db, file=file, run=run, rubric=rubric, juror=juror, replace=replace,
+                                    as_recording=as_recording, format=fmt))  # fmt: skip
+
+
 @annotations_app.command("import")
 def annotations_import(
     file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with human labels.")],
@@ -271,6 +300,13 @@ def annotations_import(
     ] = "",
     criterion: Annotated[str | None, typer.Option(help="Wide-annotator files: the criterion they rate.")] = None,
     replace: Annotated[bool, typer.Option(help="Overwrite stored labels that differ.")] = False,
+    continuous: Annotated[
+        bool,
+        typer.Option(
+            "--continuous",
+            help="Accept values between the scale's points (panel means, published scores); stored as continuous.",
+        ),
+    ] = False,
     fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
     db: DbOption = None,
 ) -> None:
@@ -291,6 +327,7 @@ def annotations_import(
             annotator_columns=annotator_columns,
             criterion=criterion,
             replace=replace,
+            continuous=continuous,
             format=fmt,
         )
     )

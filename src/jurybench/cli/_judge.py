@@ -66,6 +66,14 @@ def score(
             "jurors with scores=expected). Re-running a run with another choice makes no call."
         ),
     ] = None,
+    orders: Annotated[
+        str,
+        typer.Option(
+            help="Pairs: both orders (symmetrized), one (item_a first) or random (one order per pair, drawn "
+            "from --order-seed); with one order, position bias cannot be measured."
+        ),
+    ] = "both",
+    order_seed: Annotated[int, typer.Option(help="--orders random: the seed that draws each pair's order.")] = 0,
     where: Annotated[
         str | None,
         typer.Option(help="SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\"."),
@@ -102,6 +110,8 @@ def score(
             tie=tie,
             calibration=calibration,
             scores=scores,
+            orders=orders,
+            order_seed=order_seed,
             where=where,
             run=run,
             concurrency=concurrency,

@@ -284,6 +284,22 @@ def leaderboard(run: Run,
     )
 
 
+@stats_app.command("winrate")
+def winrate(run: Run,
+            reference: Annotated[str, typer.Option(help="The reference model (the items' model column).")],
+            category: Annotated[str | None, typer.Option(help="The category (a preference run has one).")] = None,
+            level: Level = "jury",
+            length_controlled: Annotated[bool, typer.Option("--length-controlled", help="Also the win rate predicted at equal length (docs/statistics.md).")] = False,
+            fmt: Fmt = "table", db: Db = None) -> None:  # fmt: skip
+    """Win rates against a reference model as AlpacaEval defines them: wins, losses, draws, the
+    mean preference (probabilistic where the jury's scores are) with its standard error, and the
+    discrete win rate (ties as half)."""
+    from jurybench import commands
+
+    _done(commands.statistic(db, "winrate", format=fmt, run=run, reference=reference, category=category, level=level,
+                             length_controlled=length_controlled))  # fmt: skip
+
+
 @stats_app.command("disparity")
 def disparity(sql: Annotated[str | None, typer.Option(help="Query returning grp, category, correct, invalid.")] = None,
               file: Annotated[Path | None, typer.Option(help="CSV/JSONL/Parquet with grp, category, correct, invalid.")] = None,

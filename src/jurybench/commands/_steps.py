@@ -53,8 +53,8 @@ def _engine(concurrency: int, retries: int, give_up_after: float, max_cost: floa
 
 def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury: Path | None = None,
           aggregate: str | None = None, quorum: int | None = None, tie: str | None = None,
-          calibration: Path | None = None, scores: str | None = None, where: str | None = None,
-          run: str | None = None, concurrency: int = 16,
+          calibration: Path | None = None, scores: str | None = None, orders: str = "both", order_seed: int = 0,
+          where: str | None = None, run: str | None = None, concurrency: int = 16,
           retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
           batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
@@ -67,7 +67,8 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
 
     panel = api.jury_of(jury) if jury else Jury(())
     panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
-    options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
+    options = replace(_engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress),
+                      orders=orders, order_seed=order_seed)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
     result = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
                        calibration=calibration, scores=scores, where=where, run=run, options=options).result  # fmt: skip
@@ -160,16 +161,30 @@ def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, for
     return 0
 
 
+def judgments_import(db: Path | None, *, file: Path, run: str, rubric: str, juror: str, replace: bool = False,
+                     as_recording: str | None = None, format: str | None = None) -> int:  # fmt: skip
+    """Import judgments made elsewhere as a run (``Store.import_judgments``)."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        result = store.import_judgments(file, run=run, rubric=rubric, juror=juror, replace=replace,
+                                        as_recording=as_recording, fmt=format)  # fmt: skip
+    echo(f"judgments from {file}: {result}")
+    if as_recording:
+        echo(f"recorded as replay/{as_recording}")
+    return 0
+
+
 def annotations_import(db: Path | None, *, file: Path, rubric: str, layout: str = "auto", map: str = "",
                        annotator_columns: str = "", criterion: str | None = None, replace: bool = False,
-                       format: str | None = None) -> int:  # fmt: skip
+                       continuous: bool = False, format: str | None = None) -> int:  # fmt: skip
     """Import human labels, validated against the rubric (``Store.import_annotations``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
         result = store.import_annotations(file, rubric=rubric, fmt=format, layout=layout, mapping=_mapping(map, "--map"),
                                           annotator_columns=_words(annotator_columns), criterion=criterion,
-                                          replace=replace)  # fmt: skip
+                                          replace=replace, continuous=continuous)  # fmt: skip
     echo(f"annotations from {file}: {result}")
     return 0
 
@@ -277,7 +292,7 @@ STATISTICS = {
     "directional": "directional", "gap": "gap", "consistency": "consistency", "robustness": "robustness",
     "friedman": "friedman", "ttest": "ttest", "welch": "welch", "mannwhitney": "mannwhitney", "kendall": "kendall",
     "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity", "leaderboard": "leaderboard",
-    "power": "power",
+    "power": "power", "winrate": "winrate",
 }  # fmt: skip
 
 

@@ -4,7 +4,18 @@ cost and budget, progress. Judging and generation both run here."""
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.engine._calls import EngineOptions
-from jurybench.engine._plan import Planned, Task, call_key, check_batch_jurors, plan_tasks, validate_jurors
+from jurybench.engine._imported import IMPORTED_PREFIX, JudgmentImport, import_judgments, imported_juror
+from jurybench.engine._plan import (
+    ORDERS,
+    Planned,
+    Task,
+    call_key,
+    check_batch_jurors,
+    check_orders,
+    orders_of,
+    plan_tasks,
+    validate_jurors,
+)
 from jurybench.engine._records import record_run, register_jurors, register_rubric
 from jurybench.engine._run import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
 from jurybench.engine._stored_batches import cancel_batch, list_batches, refresh_batch
@@ -13,10 +24,13 @@ from jurybench.engine._writer import RunEnd, end_runs
 __all__ = [
     "EXIT_BUDGET",
     "EXIT_CALL_ERRORS",
+    "IMPORTED_PREFIX",
+    "ORDERS",
     "Budget",
     "CallState",
     "CostTally",
     "EngineOptions",
+    "JudgmentImport",
     "Planned",
     "RunEnd",
     "RunResult",
@@ -25,10 +39,14 @@ __all__ = [
     "call_key",
     "cancel_batch",
     "check_batch_jurors",
+    "check_orders",
     "checked_max_cost",
     "default_reasks",
     "end_runs",
+    "import_judgments",
+    "imported_juror",
     "list_batches",
+    "orders_of",
     "plan_tasks",
     "record_run",
     "refresh_batch",

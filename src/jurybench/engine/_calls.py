@@ -153,6 +153,10 @@ class EngineOptions:
     # Send calls through the providers' batch APIs (score --batch); poll open batches this often.
     batch: bool = False
     batch_poll_s: float = 30.0
+    # Pairwise designs: both orders (symmetrized), one (item_a shown first), or random (one order
+    # per pair drawn from order_seed and the pair's id: reproducible, stored with the run).
+    orders: str = "both"
+    order_seed: int = 0
 
 
 class _InFlight:

@@ -68,9 +68,33 @@ def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, samp
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]]) -> list[Task]:
-    """Every (juror, subject, order, sample); pairwise subjects in both orders. A questionnaire
-    is shown in an order and rotation drawn from each call's key, so every call has its own."""
+ORDERS = ("both", "one", "random")
+
+
+def orders_of(pair_id: str, orders: str, seed: int) -> tuple[str, ...]:
+    """The orders a pair is shown in: both; one (item_a first); random (one drawn from the seed and
+    the pair's id, so the same pair gets the same order in every run with that seed)."""
+    if orders == "both":
+        return ("AB", "BA")
+    if orders == "one":
+        return ("AB",)
+    digest = hashlib.sha256(f"{seed}\x1f{pair_id}".encode()).digest()
+    return ("AB",) if digest[0] % 2 == 0 else ("BA",)
+
+
+def check_orders(orders: str, rubric: AnyRubric) -> None:
+    if orders not in ORDERS:
+        raise JurybenchError(f"--orders {orders!r} is not valid.", hint=f"Valid: {', '.join(ORDERS)}.")
+    if orders != "both" and not is_pairwise(rubric):
+        raise JurybenchError(f"--orders {orders}: items are judged alone; orders are for pairwise and preference "
+                             "rubrics.")  # fmt: skip
+
+
+def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]], orders: str = "both",
+               order_seed: int = 0) -> list[Task]:  # fmt: skip
+    """Every (juror, subject, order, sample); pairwise subjects in the design's orders (both by
+    default). A questionnaire is shown in an order and rotation drawn from each call's key, so
+    every call has its own."""
     tasks = []
     pairwise = is_pairwise(rubric)
     rubric_hash = rubric.content_hash
@@ -86,7 +110,8 @@ def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[s
             continue
         if pairwise:
             sid = subject["pair_id"]
-            rendered = [(o, render_pairwise(rubric, subject, o)) for o in ("AB", "BA")]  # type: ignore[arg-type]
+            rendered = [(o, render_pairwise(rubric, subject, o))  # type: ignore[arg-type]
+                        for o in orders_of(str(sid), orders, order_seed)]  # fmt: skip
         elif isinstance(rubric, ClassificationRubric):
             sid = subject["item_id"]
             rendered = [("", render_classification(rubric, subject))]

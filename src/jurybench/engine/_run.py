@@ -27,7 +27,16 @@ from typing import Any
 from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.engine._call_state import generating
 from jurybench.engine._calls import EngineOptions, _execute, _Progress
-from jurybench.engine._plan import CHUNK, Planned, Reader, Task, check_batch_jurors, plan_tasks, validate_jurors
+from jurybench.engine._plan import (
+    CHUNK,
+    Planned,
+    Reader,
+    Task,
+    check_batch_jurors,
+    check_orders,
+    plan_tasks,
+    validate_jurors,
+)
 from jurybench.engine._records import done_call_keys, record_gold_labels, register_jurors, register_rubric
 from jurybench.engine._writer import RunEnd, _Held, _Released, _Writer, end_runs, replay_journal
 from jurybench.errors import JurybenchError
@@ -136,6 +145,8 @@ def score(
         check_batch_jurors(list(as_jury(jury).jurors))
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
+    check_orders(options.orders, rubric)
+    design = (options.orders, options.order_seed)
 
     def plan(con: Any) -> Planned:
         held: list[dict[str, Any]] | None = None
@@ -151,7 +162,7 @@ def score(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
-        per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) else 1)
+        per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) and options.orders == "both" else 1)
 
         def cut(size: int) -> list[list[str]]:
             return [selected[i : i + size] for i in range(0, len(selected), size)]
@@ -161,12 +172,12 @@ def score(
 
         def chunks(reader: Reader) -> Iterator[list[Task]]:
             if held is not None:
-                yield plan_tasks(rubric, jurors, held)
+                yield plan_tasks(rubric, jurors, held, *design)
                 return
             for part in slices:
                 with reader() as con:
                     rows = subject_rows(con, rubric, part)
-                yield plan_tasks(rubric, jurors, rows)
+                yield plan_tasks(rubric, jurors, rows, *design)
 
         def gold(con: Any) -> None:
             if held is not None:
@@ -249,7 +260,9 @@ def run_job(
         with access.open(wait_s=lock_wait_s()) as con, transaction(con):
             if planned.write is not None:
                 planned.write(con)
-            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects)
+            run_id = _open_run(
+                con, run_id, rubric, definition, where, planned.n_subjects, (options.orders, options.order_seed)
+            )
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
@@ -384,20 +397,33 @@ def _open_run(
     jury: Jury,
     where: str | None,
     n: int,
+    design: tuple[str, int] = ("both", 0),
 ) -> str:
-    """Create the run, or resume it with the same rubric and jurors. The jury's rule, quorum,
-    weights and names may change on resume: they re-define the run's jury figures, no call."""
+    """Create the run, or resume it with the same rubric, jurors and design (orders). The jury's
+    rule, quorum, weights and names may change on resume: they re-define the run's jury figures,
+    no call."""
     jurors = list(jury.jurors)
     register_rubric(con, rubric)
     register_jurors(con, jurors)
     juror_keys = json.dumps(sorted(j.key for j in jurors))
     if run_id:
-        row = first_row(con, "SELECT rubric_hash, jurors FROM runs WHERE run_id = ?", [run_id])
+        row = first_row(con, "SELECT rubric_hash, jurors, orders, order_seed FROM runs WHERE run_id = ?", [run_id])
         if row:
             if row[0] != rubric.content_hash or json.dumps(sorted(json.loads(row[1]))) != juror_keys:
                 raise JurybenchError(
                     f"run '{run_id}' exists with another rubric or jury.",
                     hint="Choose a new --run name, or repeat the original rubric and jurors to resume.",
+                )
+            stored = (row[2] or "both", row[3] or 0)
+            if is_pairwise(rubric) and (stored[0], stored[1] if stored[0] == "random" else 0) != (
+                design[0],
+                design[1] if design[0] == "random" else 0,
+            ):
+                raise JurybenchError(
+                    f"run '{run_id}' was judged with --orders {stored[0]}"
+                    + (f" (seed {stored[1]})" if stored[0] == "random" else "")
+                    + f", not {design[0]}.",
+                    hint="Repeat the run's --orders to resume it, or choose a new --run name.",
                 )
             con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
             register_jury(con, run_id, jury)
@@ -405,8 +431,8 @@ def _open_run(
     else:
         run_id = datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     con.execute(
-        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status) "
-        "VALUES (?, ?, ?, ?, ?, ?, 'running')",
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, order_seed) "
+        "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
         [
             run_id,
             rubric.content_hash,
@@ -414,6 +440,8 @@ def _open_run(
             juror_keys,
             where,
             n,
+            design[0] if is_pairwise(rubric) else "both",
+            design[1] if design[0] == "random" else None,
         ],
     )
     register_jury(con, run_id, jury)

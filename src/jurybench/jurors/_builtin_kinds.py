@@ -5,7 +5,7 @@ from __future__ import annotations
 from jurybench.jurors._kinds import JurorKind, register_kind
 from jurybench.jurors._simulated import check_seeds, make_sim
 from jurybench.jurors._spec import FAKE_KNOBS, READING, SAMPLING
-from jurybench.jurors._transports import make_fake, make_litellm, make_replay
+from jurybench.jurors._transports import make_fake, make_imported, make_litellm, make_replay
 
 
 def register() -> None:
@@ -18,5 +18,8 @@ def register() -> None:
                             check=check_seeds), replace=True)  # fmt: skip
     register_kind(JurorKind("replay", make_replay, "recorded completions from the recordings table",
                             parameters=frozenset({"verdicts", "structured"}), offline=True,
+                            reaskable=False), replace=True)  # fmt: skip
+    register_kind(JurorKind("import", make_imported, "judgments made elsewhere (jurybench judgments import)",
+                            parameters=frozenset({"scores", "source", "prompt_variants"}), offline=True,
                             reaskable=False), replace=True)  # fmt: skip
     register_kind(JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)"))

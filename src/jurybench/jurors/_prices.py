@@ -10,37 +10,10 @@ else a rule from the rubric's answer format (documented in :func:`expected_outpu
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
+from jurybench.jurors._price_map import Price, is_local, listed_price
 from jurybench.jurors._spec import JurorSpec
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per token; batch prices None where the price map lists none."""
-
-    input: float
-    output: float
-    input_batch: float | None = None
-    output_batch: float | None = None
-
-
-# Providers whose server runs where the user runs it when no api_base says otherwise.
-LOCAL_PROVIDERS = frozenset({"ollama", "ollama_chat", "llamafile", "lm_studio"})
-_LOOPBACK = re.compile(r"^(localhost|127(\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0)$", re.IGNORECASE)
-
-
-def is_local(spec: JurorSpec) -> bool:
-    """A juror served from this machine: its api_base is a loopback address (llama.cpp's
-    server, vLLM, Ollama, LM Studio on localhost), or a local provider with no api_base."""
-    base = spec.options.get("api_base")
-    if base:
-        host = urlsplit(str(base) if "//" in str(base) else f"//{base}").hostname or ""
-        return bool(_LOOPBACK.match(host))
-    return spec.provider in LOCAL_PROVIDERS
 
 
 def price_of(spec: JurorSpec) -> Price | None:
@@ -54,18 +27,7 @@ def price_of(spec: JurorSpec) -> Price | None:
         return kind.price(spec)  # type: ignore[no-any-return]
     if kind.offline or is_local(spec):
         return Price(0.0, 0.0, 0.0, 0.0)
-    from jurybench.jurors._completion import import_litellm
-
-    litellm = import_litellm()
-    try:
-        info = litellm.get_model_info(model=spec.model)
-    except Exception:
-        return None
-    given_in, given_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if given_in is None or given_out is None:
-        return None
-    return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
-                 info.get("output_cost_per_token_batches"))  # fmt: skip
+    return listed_price(spec)
 
 
 def batch_price(price: Price | None) -> Price | None:

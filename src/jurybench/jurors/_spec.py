@@ -30,6 +30,10 @@ OPERATIONAL = {
     "parse_retries": "re-asks after an answer that fails validation",
     "api_base": "endpoint URL",
     "api_key": "credential (never stored)",
+    "local": (
+        "true: a server on this machine, priced at $0; false: not (default: api_base on loopback and a model "
+        "litellm's price map does not price)"
+    ),
     "weight": "the juror's weight when the jury aggregates with 'weighted'",
     "batch_api": "--batch: the batch protocol of the endpoint, openai or anthropic (default: the provider's)",
     "batch_size": "--batch: most requests in one provider batch (default: the provider's limit)",

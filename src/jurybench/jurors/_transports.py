@@ -29,7 +29,7 @@ from jurybench.jurors._completion import (
     import_litellm,
 )
 from jurybench.jurors._endpoint_limits import endpoint_key, endpoint_limiter, read_headers
-from jurybench.jurors._prices import is_local
+from jurybench.jurors._price_map import is_local
 from jurybench.jurors._spec import (
     EXTRA_PREFIX,
     READING,
@@ -437,6 +437,15 @@ def _first_line(exc: BaseException) -> str:
 
 def make_fake(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
     return FakeBackend(spec, rubric)
+
+
+def make_imported(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+    """Imported judgments have no transport: they were made elsewhere."""
+    raise JurybenchError(
+        f"juror '{spec.model}' cannot be asked: its judgments were made elsewhere and imported.",
+        hint="Import more with 'jurybench judgments import', or replay them through a new rubric with "
+        "--as-recording SOURCE and a replay/SOURCE juror.",
+    )
 
 
 def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:

@@ -261,16 +261,17 @@ def create_app(
     ) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
-        from jurybench.engine import check_batch_jurors, validate_jurors
+        from jurybench.engine import check_batch_jurors, check_orders, validate_jurors
 
-        if not body.swap:
-            raise JurybenchError("swap: false is not offered: jurybench judges every pair in both orders.")
         request = body.model_dump(exclude_none=True)
+        if not body.swap:  # the older way to ask for one order
+            request["orders"] = "one" if body.orders == "both" else body.orders
         if body.jury is None:
             if not config.default_jury:
                 raise JurybenchError("jury: missing.", hint='Give jury.jurors (e.g. ["openai/gpt-4o-mini"]).')
             request["jury"] = dict(config.default_jury)
         rubric = rq.load_rubric_for(request)
+        check_orders(str(request.get("orders") or "both"), rubric)
         secrets = rq.secrets_of(request["jury"])
         request["jury"] = rq.public_jury(request["jury"])  # stored and served without credentials
         jury = rq.jury_for(request, secrets, config.calibrations)
@@ -392,6 +393,20 @@ def create_app(
         with store.writing() as cur:
             return _counts(_import_items(cur, body.items, body.dataset))
 
+    @app.post("/v1/judgments", status_code=201, tags=["judgments"])
+    def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, Any]:
+        """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""
+        from jurybench.engine import import_judgments
+
+        rubric = rq.load_rubric_for({"rubric": body.rubric})
+        rows = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]
+        with store.writing() as cur:
+            result = import_judgments(cur, rows, rubric, run=body.run, juror=body.juror, source="judgments",
+                                      replace=body.replace)  # fmt: skip
+        return {"run": result.run_id, "calls": result.calls, "judgments": result.judgments,
+                "inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced,
+                "orders": result.orders, "probabilistic": result.probabilistic}  # fmt: skip
+
     @app.get("/v1/items", tags=["items"])
     def list_items(store: StoreDep, dataset: Dataset = None, limit: Limit = 100, offset: Offset = 0) -> Any:
         """Items, by id (``?dataset=`` to choose one dataset)."""
@@ -426,7 +441,8 @@ def create_app(
         rows = [(n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion,
                      "value": lab.value}) for n, lab in enumerate(body.labels, start=1)]  # fmt: skip
         with store.writing() as cur:
-            result = import_annotation_rows(cur, rows, rubric, source="labels", layout="long", replace=body.replace)
+            result = import_annotation_rows(cur, rows, rubric, source="labels", layout="long", replace=body.replace,
+                                            continuous=body.continuous)  # fmt: skip
         return {"inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced}
 
     @app.get("/v1/annotations", tags=["annotations"])

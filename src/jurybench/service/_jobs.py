@@ -18,7 +18,7 @@ import queue
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -161,7 +161,7 @@ class JobManager:
 
     # -- API -------------------------------------------------------------------------------
     COLUMNS = """job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
-                 n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror"""
+                 n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror, notes"""
     KNOWN_MAX = 10_000  # job rows kept in memory for polls (older ones are read from the store)
 
     @classmethod
@@ -255,8 +255,7 @@ class JobManager:
         return self._row(row[0])
 
     def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
-        sql = """SELECT job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
-                        n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror FROM jobs"""
+        sql = f"SELECT {self.COLUMNS} FROM jobs"
         params: list[Any] = []
         if status:
             sql += " WHERE status = ?"
@@ -273,6 +272,7 @@ class JobManager:
             "job_id": r[0], "status": r[1], "run_id": r[2], "request": request, "n_subjects": stored.get("_n_subjects"),
             "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]),
             "error": redact(r[7]) if r[7] else r[7],
+            "notes": json.loads(r[16]) if len(r) > 16 and r[16] else [],
             "progress": {"n_tasks": r[8], "n_done": r[9], "n_invalid": r[10], "n_refusal": r[11],
                          "n_failed": r[12], "cost_usd": r[13], "n_cost_unknown": r[14] or 0,
                          "cost_by_juror": json.loads(r[15]) if r[15] else {}},
@@ -333,6 +333,7 @@ class JobManager:
             end_run=self.end_run,
             concurrency=int(request.get("concurrency") or 16), batch=bool(request.get("batch")),
             poll_every=float(request.get("poll_every") or 30.0), max_cost=request.get("max_cost"),
+            orders=str(request.get("orders") or "both"), order_seed=int(request.get("order_seed") or 0),
         )  # fmt: skip
         try:
             with self.store.cursor() as cur:
@@ -358,9 +359,10 @@ class JobManager:
         with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
             live.counts["error"] = result.n_errors + result.n_skipped
             live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
-        self._finish(job_id, result.status, error, live)
+        self._finish(job_id, result.status, error, live, notes=result.notes)
 
-    def _finish(self, job_id: str, status: str, error: str | None, live: Live | None) -> None:
+    def _finish(self, job_id: str, status: str, error: str | None, live: Live | None,
+                notes: Sequence[str] | None = None) -> None:  # fmt: skip
         progress = live.progress() if live else {}
         error = redact(error) if error else error
         with self.store.writing() as cur:
@@ -369,12 +371,13 @@ class JobManager:
                           n_done = coalesce(?, n_done), n_invalid = coalesce(?, n_invalid),
                           n_refusal = coalesce(?, n_refusal), n_failed = coalesce(?, n_failed),
                           cost_usd = coalesce(?, cost_usd), n_cost_unknown = coalesce(?, n_cost_unknown),
-                          cost_by_juror = coalesce(?, cost_by_juror)
+                          cost_by_juror = coalesce(?, cost_by_juror), notes = coalesce(?, notes)
                    WHERE job_id = ?""",
                 [status, error, _now(), progress.get("n_tasks"), progress.get("n_done"), progress.get("n_invalid"),
                  progress.get("n_refusal"), progress.get("n_failed"), progress.get("cost_usd"),
                  progress.get("n_cost_unknown"),
-                 json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None, job_id],
+                 json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
+                 json.dumps([redact(n) for n in notes]) if notes else None, job_id],
             )  # fmt: skip
             self._reload(cur, job_id)
         self.secrets.pop(job_id, None)

@@ -28,7 +28,7 @@ Cell = str | int | float | bool | None
 
 class ItemIn(_Body):
     item_id: Annotated[str, Field(min_length=1, max_length=256)]
-    response: Annotated[str, Field(min_length=1, max_length=200_000)]
+    response: Annotated[str, Field(max_length=200_000)]
     prompt: Annotated[str, Field(max_length=200_000)] | None = None
     reference: Annotated[str, Field(max_length=200_000)] | None = None
     model: Annotated[str, Field(max_length=256)] | None = None
@@ -67,6 +67,36 @@ class AnnotationsUpload(_Body):
     rubric: Annotated[str, Field(pattern=NAME)]
     labels: list[LabelIn] = Field(min_length=1, max_length=MAX_ROWS)
     replace: bool = False
+    continuous: bool = Field(default=False, description="accept values between the scale's points (panel means)")
+
+
+Value = float | int | str | None
+
+
+class JudgmentIn(_Body):
+    """One judgment made elsewhere (the columns of 'jurybench judgments import')."""
+
+    item_id: Annotated[str, Field(max_length=256)] | None = None
+    pair_id: Annotated[str, Field(max_length=256)] | None = None
+    criterion: Annotated[str, Field(max_length=128)] | None = None
+    score: Value = None
+    verdict: Annotated[str, Field(max_length=8)] | None = None
+    p_b: Value = None
+    shown: Annotated[str, Field(max_length=2)] | None = None
+    sample: Value = None
+    raw: Annotated[str, Field(max_length=200_000)] | None = None
+    reason: Annotated[str, Field(max_length=2000)] | None = None
+    status: Annotated[str, Field(max_length=16)] | None = None
+    cost_usd: Value = None
+    model: Annotated[str, Field(max_length=256)] | None = None
+
+
+class JudgmentsUpload(_Body):
+    run: Annotated[str, Field(min_length=1, max_length=256)]
+    rubric: Annotated[str, Field(pattern=NAME)]
+    juror: Annotated[str, Field(min_length=1, max_length=128)]
+    judgments: list[JudgmentIn] = Field(min_length=1, max_length=MAX_ROWS)
+    replace: bool = False
 
 
 JurorEntry = Annotated[str, Field(min_length=1, max_length=2000)] | dict[str, Any]
@@ -96,7 +126,11 @@ class JobIn(_Body):
     pair_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(default=None, max_length=MAX_ROWS)
     where: Annotated[str, Field(max_length=2000)] | None = Field(default=None, description="SQL predicate")
     samples: Annotated[int, Field(ge=1, le=20)] | None = Field(default=None, description="answers per juror")
-    swap: bool = Field(default=True, description="pairs are always judged in both orders; false is refused")
+    swap: bool = Field(default=True, description="false is the same as orders: one")
+    orders: Literal["both", "one", "random"] = Field(
+        default="both", description="pairs: both orders, one (item_a first) or random (one per pair, from order_seed)"
+    )
+    order_seed: int = 0
     concurrency: Annotated[int, Field(ge=1, le=64)] = 16
     batch: bool = Field(default=False, description="send the calls through the providers' batch APIs")
     poll_every: Annotated[float, Field(ge=0.01, le=3600)] = Field(

@@ -158,6 +158,14 @@ class Power(_P):
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
 
+class Winrate(_P):
+    run: RunId
+    reference: Annotated[str, Field(min_length=1, max_length=256, description="the reference model")]
+    category: Annotated[str, Field(max_length=256)] | None = None
+    level: Level = "jury"
+    length_controlled: bool = False
+
+
 def _run(store: Any, name: str, p: Any) -> Any:
     """The library's statistic for a request (it records the result and returns it framed)."""
     from jurybench import stats
@@ -194,6 +202,9 @@ def _run(store: Any, name: str, p: Any) -> Any:
         return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
                                  level=p.level, boot=p.boot, seed=p.seed, resample=p.resample,
                                  strong=p.strong, control=p.control)  # fmt: skip
+    if name == "winrate":
+        return stats.winrate(store, p.run, reference=p.reference, category=p.category, level=p.level,
+                             length_controlled=p.length_controlled)  # fmt: skip
     if name == "power":
         return stats.power(store, p.run, arm=p.arm, arms=p.arms, pair_on=p.pair_on, where=p.where, d=p.d,
                            shift=p.shift, power=p.power, alpha=p.alpha)  # fmt: skip
@@ -206,7 +217,7 @@ STATS: dict[str, type[_P]] = {
     "directional": Directional, "gap": Gap, "consistency": Consistency, "robustness": Robustness,
     "friedman": Friedman, "ttest": Ttest, "welch": Compare, "mannwhitney": Compare, "kendall": Kendall,
     "cohens-d": CohensD, "item-spearman": ItemSpearman, "disparity": Disparity, "leaderboard": Leaderboard,
-    "power": Power,
+    "power": Power, "winrate": Winrate,
 }  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from jurybench.stats._api import (
     ttest,
     two_values,
     welch,
+    winrate,
 )
 from jurybench.stats._effects import AnchorThresholds
 from jurybench.stats._slices import run_dimensions
@@ -51,4 +52,5 @@ __all__ = [
     "ttest",
     "two_values",
     "welch",
+    "winrate",
 ]

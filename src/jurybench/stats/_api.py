@@ -235,6 +235,22 @@ def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: st
                                                                      strong=strong, control=control))  # fmt: skip
 
 
+def winrate(store: Any, run: str, *, reference: str, category: str | None = None, level: str = "jury",
+            length_controlled: bool = False) -> Any:  # fmt: skip
+    """Win rates of the run's models against ``reference``, as AlpacaEval defines them: per model
+    n_total, n_wins, n_wins_base, n_draws, win_rate (100 x the mean preference for the model,
+    probabilistic where the jury's scores are), standard_error and discrete_win_rate (ties as
+    half); ``length_controlled``: the win rate a logistic model of length predicts at equal length
+    (docs/statistics.md says where it differs from AlpacaEval's)."""
+    from jurybench.stats import _winrate
+
+    params = {"run": run, "reference": reference, "category": category, "level": level,
+              "length_controlled": length_controlled}  # fmt: skip
+    return _recorded(store, "winrate", run, params, None,
+                     lambda con: _winrate.stat_winrate(con, run, reference=reference, category=category, level=level,
+                                                       length_controlled_too=length_controlled))  # fmt: skip
+
+
 def power(store: Any, run: str, *, arm: str, arms: str | tuple[str, str], pair_on: str = "prompt",
           where: str | None = None, d: float | None = None, shift: float | None = None, power: float = 0.8,
           alpha: float = 0.05) -> Any:  # fmt: skip

@@ -74,6 +74,13 @@ def flatten(
                 rows.append([board, None, "style: " + ", ".join(f"{k} {v['coefficient']:+.3f}" for k, v in coefs.items())
                              + (f" (left out: {', '.join(b['style_left_out'])})" if b.get("style_left_out") else ""),
                              *([None] * (len(cols) - 3))])  # fmt: skip
+    elif name == "winrate":
+        cols = ["board", "model", "n_total", "n_wins", "n_wins_base", "n_draws", "win_rate", "standard_error",
+                "discrete_win_rate"]  # fmt: skip
+        if result.get("length_controlled"):
+            cols += ["lc_win_rate", "length_slope"]
+        for board, b in result["boards"].items():
+            rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
     elif name == "power":
         cols = ["criterion", "n_pairs", "mean_difference", "sd_difference", "correlation", "observed_d_z",
                 "effect_d_z", "power_now", "pairs_needed_t", "pairs_needed_wilcoxon"]  # fmt: skip

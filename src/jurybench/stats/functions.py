@@ -32,6 +32,7 @@ __all__ = [
     "AnchorThresholds",
     "NotIdentifiable",
     "accuracy_table",
+    "alpaca_winrate",
     "anchor",
     "benjamini_hochberg",
     "bootstrap_gaps",
@@ -52,6 +53,7 @@ __all__ = [
     "holm",
     "item_level_spearman",
     "kendall_rankings",
+    "length_controlled",
     "mann_whitney",
     "mean_within_group_sd",
     "no_difference_share",
@@ -67,3 +69,4 @@ __all__ = [
 ]
 from jurybench.stats._leaderboard import NotIdentifiable, bradley_terry, bradley_terry_styled, elo, win_rate
 from jurybench.stats._tables import flatten
+from jurybench.stats._winrate import alpaca_winrate, length_controlled

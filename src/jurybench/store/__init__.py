@@ -26,7 +26,7 @@ from jurybench.store._imports import (
 )
 from jurybench.store._migrations import MIGRATIONS, VIEW_DOCS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
-from jurybench.store._read import Row, read_rows, require_columns, text_field
+from jurybench.store._read import Row, is_blank, read_rows, require_columns, text_field
 from jurybench.store._safe import (
     HARDENED,
     StoreBusy,
@@ -60,6 +60,7 @@ __all__ = [
     "import_items",
     "import_pair_rows",
     "import_pairs",
+    "is_blank",
     "migrate",
     "open_with_retry",
     "pending_migrations",

@@ -14,7 +14,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import first_row, registered, scalar, transaction
-from jurybench.store._read import Row, iter_rows, read_rows, require_columns, text_field
+from jurybench.store._read import BLANK_PATTERN, Row, iter_rows, read_rows, require_columns, response_field, text_field
 
 ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
 PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
@@ -102,9 +102,10 @@ def import_items(
             with transaction(con):
                 before = scalar(con, "SELECT count(*) FROM items")
                 con.execute(
-                    f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)})
+                    f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)}, empty)
                         SELECT item_id, response, prompt, reference, model, language,
-                               treatment::JSON, metadata::JSON, dataset, source_file
+                               treatment::JSON, metadata::JSON, dataset, source_file,
+                               regexp_replace(response, '{BLANK_PATTERN}', '', 'g') = ''
                         FROM _jb_import
                         WHERE row_number >= ? AND row_number < ? AND item_id NOT IN (
                             SELECT item_id FROM items WHERE item_id IN (
@@ -175,7 +176,7 @@ def _item_records(
 def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
     record: dict[str, Any] = {
         "item_id": text_field(path, number, row, "item_id", required=True),
-        "response": text_field(path, number, row, "response", required=True, ids=False),
+        "response": response_field(path, number, row),
     }
     for field in ("prompt", "reference"):  # texts a juror reads: a number here is a mistake in the file
         record[field] = text_field(path, number, row, field, required=False, ids=False)
@@ -246,10 +247,11 @@ def write_items(
             updated = _update_dataset(con, "items", "item_id", "incoming_items")
             before = scalar(con, "SELECT count(*) FROM items")
             con.execute(
-                """INSERT INTO items (item_id, prompt, response, reference, model, language,
-                                      treatment, metadata, dataset, source_file)
+                f"""INSERT INTO items (item_id, prompt, response, reference, model, language,
+                                      treatment, metadata, dataset, source_file, empty)
                    SELECT item_id, prompt, response, reference, model, language,
-                          treatment::JSON, metadata::JSON, dataset, source_file
+                          treatment::JSON, metadata::JSON, dataset, source_file,
+                          regexp_replace(response, '{BLANK_PATTERN}', '', 'g') = ''
                    FROM incoming_items
                    WHERE item_id NOT IN (SELECT item_id FROM items
                                          WHERE item_id IN (SELECT item_id FROM incoming_items))"""

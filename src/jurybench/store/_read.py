@@ -189,6 +189,36 @@ def require_columns(path: Path, rows: list[tuple[int, Row]], required: tuple[str
         )
 
 
+# An empty response: nothing but white space and zero-width characters (one rule everywhere: the
+# items' ``empty`` flag is computed in SQL with this pattern, and is_blank in Python).
+BLANK_PATTERN = r"[\s\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}]"
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def is_blank(text: str) -> bool:
+    """Nothing but white space and zero-width characters (an empty response)."""
+    return not text.translate({ord(c): None for c in _ZERO_WIDTH}).strip()
+
+
+def response_field(path: Path, number: int, row: Row) -> str:
+    """A response, which may be empty (an empty generation is an outcome to judge): an empty CSV
+    cell is the empty text; a JSON null, or no value at all, is an error."""
+    value = row.get("response")
+    if value is None and path.suffix.lower() == ".csv" and "response" in row:
+        return ""
+    if value is None:
+        raise JurybenchError(
+            f"{path} row {number}, field 'response': missing value.",
+            hint="Every row needs a 'response'; an empty generation is the empty text (\"\" in JSON), not null.",
+        )
+    if not isinstance(value, str):
+        raise JurybenchError(
+            f"{path} row {number}, field 'response': expected text, got {type(value).__name__}.",
+            hint="Make 'response' a string.",
+        )
+    return value
+
+
 def text_field(path: Path, number: int, row: Row, field: str, *, required: bool, ids: bool = True) -> str | None:
     """A text field; whole numbers pass as text where they may be ids (``ids``), never for texts."""
     value = row.get(field)

@@ -18,7 +18,7 @@ from jurybench.store._migrations.m007_calibrated_join import m007_calibrated_joi
 from jurybench.store._migrations.m008_batches import m008_batches
 from jurybench.store._migrations.m009_juror_views_by_run import m009_juror_views_by_run
 from jurybench.store._migrations.m010_unindexed_growing_tables import m010_unindexed_growing_tables
-from jurybench.store._migrations.m011_expected_scores import m011_expected_scores
+from jurybench.store._migrations.m011_judgments_from_anywhere import m011_judgments_from_anywhere
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -31,7 +31,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m008_batches", m008_batches),
     ("m009_juror_views_by_run", m009_juror_views_by_run),
     ("m010_unindexed_growing_tables", m010_unindexed_growing_tables),
-    ("m011_expected_scores", m011_expected_scores),
+    ("m011_judgments_from_anywhere", m011_judgments_from_anywhere),
 ]
 
 __all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

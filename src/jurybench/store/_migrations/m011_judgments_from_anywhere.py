@@ -1,5 +1,6 @@
-"""Migration 11: how each answer was structured, expected scores from token probabilities, and a
-jury that aggregates either the discrete or the expected scores."""
+"""Migration 11: judgments from anywhere. How each answer was structured; expected scores and
+probabilistic verdicts (from token probabilities or imported); a jury that aggregates either;
+single-order designs; empty responses; continuous human targets."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from typing import Any
 
 from jurybench.store._migrations._base import comment
 
+# A response is empty when nothing but white space and zero-width characters is left (one rule,
+# the same as store.is_blank).
+BLANK = r"[\s\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}]"
 
-def m011_expected_scores(con: Any) -> None:
+
+def m011_judgments_from_anywhere(con: Any) -> None:
     """``calls.structured`` says how the answer was constrained; ``expected`` and ``distribution``
     on both judgment tables hold what a juror with ``scores=expected`` read from the answer's
     token probabilities; ``juries.scores`` says which of the two the jury aggregates, and the
@@ -18,6 +23,39 @@ def m011_expected_scores(con: Any) -> None:
         con.execute(f"ALTER TABLE {table} ADD COLUMN expected DOUBLE")
         con.execute(f"ALTER TABLE {table} ADD COLUMN distribution JSON")
     con.execute("ALTER TABLE juries ADD COLUMN scores VARCHAR DEFAULT 'discrete'")
+    con.execute("ALTER TABLE jobs ADD COLUMN notes JSON")
+    con.execute("ALTER TABLE runs ADD COLUMN orders VARCHAR DEFAULT 'both'")
+    con.execute("UPDATE runs SET orders = 'both'")
+    con.execute("ALTER TABLE runs ADD COLUMN order_seed INTEGER")
+    con.execute("ALTER TABLE items ADD COLUMN empty BOOLEAN DEFAULT false")
+    con.execute(f"UPDATE items SET empty = regexp_replace(response, '{BLANK}', '', 'g') = ''")
+    con.execute("ALTER TABLE human_labels ADD COLUMN continuous BOOLEAN DEFAULT false")
+    con.execute("UPDATE human_labels SET continuous = false")
+    comment(
+        con,
+        "runs",
+        {
+            "orders": (
+                "which orders each pair was shown in: both (symmetrized), one (item_a first), random (one order per pair, "
+                "drawn from the run's seed), or unknown (imported without the order shown); with one order a juror's "
+                "epsilon is that order's score in the pair's frame, and position bias cannot be measured"
+            )
+        },
+    )
+    comment(con, "runs", {"order_seed": "orders random: the seed that drew each pair's order with its id"})
+    comment(con, "items", {"empty": "the response is empty: nothing but white space or zero-width characters"})
+    comment(
+        con,
+        "human_labels",
+        {
+            "continuous": (
+                "imported with --continuous: a value between the scale's points (a panel mean, a published score)"
+            )
+        },
+    )
+    comment(
+        con, "jobs", {"notes": "what the job's run said that is no error (e.g. a juror sent no token probabilities)"}
+    )
     con.execute("UPDATE juries SET scores = 'discrete'")
     notes = {
         "expected": (
@@ -99,17 +137,23 @@ def m011_expected_scores(con: Any) -> None:
             FROM pairwise_judgments j JOIN run_calls rc USING (call_key)
             GROUP BY ALL
         ), judged AS (
-            SELECT run_id, pair_id, category, juror_key,
-                   avg((score_ab - score_ba) / 2.0) AS juror_discrete_epsilon,
-                   avg((expected_ab - expected_ba) / 2.0) AS juror_expected_epsilon,
+            -- both orders: (score_AB - score_BA) / 2; one order per pair (orders one, random or
+            -- unknown): the order's score in the pair's frame (A = item_a).
+            SELECT s.run_id, s.pair_id, s.category, s.juror_key,
+                   avg(CASE WHEN r.orders = 'both' THEN (score_ab - score_ba) / 2.0
+                            ELSE coalesce(score_ab, -score_ba) END) AS juror_discrete_epsilon,
+                   avg(CASE WHEN r.orders = 'both' THEN (expected_ab - expected_ba) / 2.0
+                            ELSE coalesce(expected_ab, -expected_ba) END) AS juror_expected_epsilon,
                    avg(score_ab) AS discrete_ab, avg(score_ba) AS discrete_ba,
-                   avg(expected_ab) FILTER (WHERE expected_ba IS NOT NULL) AS expected_ab,
-                   avg(expected_ba) FILTER (WHERE expected_ab IS NOT NULL) AS expected_ba,
+                   avg(expected_ab) FILTER (WHERE expected_ba IS NOT NULL OR r.orders <> 'both') AS expected_ab,
+                   avg(expected_ba) FILTER (WHERE expected_ab IS NOT NULL OR r.orders <> 'both') AS expected_ba,
                    sum(n_expected) AS n_expected,
                    count(*) AS n_samples,
-                   count(score_ab - score_ba) AS n_valid,
-                   count(*) - count(score_ab - score_ba) AS n_excluded
-            FROM sym GROUP BY ALL
+                   count(CASE WHEN r.orders = 'both' THEN score_ab - score_ba ELSE coalesce(score_ab, score_ba) END)
+                       AS n_valid,
+                   count(*) - count(CASE WHEN r.orders = 'both' THEN score_ab - score_ba
+                                         ELSE coalesce(score_ab, score_ba) END) AS n_excluded
+            FROM sym s JOIN runs r ON r.run_id = s.run_id GROUP BY ALL
         ), errors AS (
             SELECT rc.run_id, c.subject_id AS pair_id, c.juror_key, count(*) AS n_error
             FROM run_calls rc JOIN calls c USING (call_key)

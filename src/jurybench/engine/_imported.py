@@ -1,0 +1,472 @@
+"""Judgments made elsewhere, by a model or a person, stored as a run's calls and judgments exactly
+as if the engine had made them, so every view, report, statistic, calibration and the viewer
+work on them unchanged.
+
+One row a judgment, long format (CSV, JSONL or Parquet):
+- pointwise rubrics: ``item_id``, ``criterion``, ``score``;
+- pairwise rubrics: ``pair_id``, ``criterion`` (the category), ``score`` (a whole number in -k..k);
+- preference rubrics: ``pair_id`` and ``verdict`` (A, B or tie) or ``p_b``, the probability in
+  [0, 1] that item_b is preferred (AlpacaEval's preference - 1).
+Scores and verdicts are in the pair's stored frame (A = item_a), whatever was shown first.
+Optional: ``shown`` (AB or BA: what the judge saw first), ``sample``, ``raw`` (the judge's text),
+``reason``, ``status`` (ok, invalid, refusal), ``cost_usd``, ``model``.
+
+Rows with the same subject, ``shown`` and ``sample`` are one call. The juror is ``import/<name>``.
+Every row is checked before anything is written; re-importing the same file changes nothing,
+and a stored judgment with another value is refused unless ``replace``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jurybench.engine._plan import call_key
+from jurybench.engine._records import register_jurors, register_rubric
+from jurybench.errors import JurybenchError
+from jurybench.jurors import JurorSpec
+from jurybench.jury import Jury, register_jury
+from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
+
+IMPORTED_PREFIX = "import"
+STATUSES = {"ok": "valid", "valid": "valid", "invalid": "invalid", "refusal": "refusal"}
+COLUMNS = {
+    "item_id", "pair_id", "criterion", "score", "verdict", "p_b", "shown", "sample", "raw", "reason", "status",
+    "cost_usd", "model",
+}  # fmt: skip
+VERDICTS = {"a": 1, "b": -1, "tie": 0}
+
+
+@dataclass
+class _Call:
+    subject: str
+    shown: str  # "" pointwise, AB / BA
+    sample: int
+    first_row: int
+    judgments: dict[str, dict[str, Any]] = field(default_factory=dict)  # dimension -> row
+    raw: str | None = None
+    cost: float | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class JudgmentImport:
+    run_id: str
+    juror: str
+    calls: int
+    judgments: int
+    inserted: int
+    unchanged: int
+    replaced: int
+    invalid: int
+    orders: str
+    probabilistic: bool
+
+    def __str__(self) -> str:
+        text = (f"run '{self.run_id}', juror '{self.juror}': {self.judgments} judgments in {self.calls} calls "
+                f"({self.inserted} calls inserted, {self.unchanged} already present")  # fmt: skip
+        text += f", {self.replaced} replaced)" if self.replaced else ")"
+        if self.invalid:
+            text += f"; {self.invalid} invalid or refusals kept as such"
+        if self.orders in ("one", "unknown"):
+            text += "; one order per pair" + (" (the order shown is unknown: position bias cannot be measured)"
+                                              if self.orders == "unknown" else "")  # fmt: skip
+        return text
+
+
+def imported_juror(name: str, *, probabilistic: bool) -> JurorSpec:
+    """The juror of imported judgments: ``import/<name>``; one with probabilities reads them as its
+    expected scores (``scores=expected``)."""
+    return JurorSpec(model=f"{IMPORTED_PREFIX}/{name}", params={"scores": "expected"} if probabilistic else {},
+                     name=name)  # fmt: skip
+
+
+def import_judgments(
+    con: Any,
+    rows: Sequence[tuple[int, dict[str, Any]]],
+    rubric: AnyRubric,
+    *,
+    run: str,
+    juror: str,
+    source: str,
+    replace: bool = False,
+    as_recording: str | None = None,
+) -> JudgmentImport:
+    """Check every row, then write the run, its juror, calls and judgments in one transaction."""
+    from jurybench.store import transaction
+
+    if not rows:
+        raise JurybenchError(f"{source}: no data rows.", hint="The file has a header but no rows.")
+    if not isinstance(run, str) or not run.strip():
+        raise JurybenchError("--run: a run name is needed for imported judgments.")
+    if not isinstance(juror, str) or not juror.strip() or "/" in juror or "," in juror:
+        raise JurybenchError(f"--juror {juror!r}: name the judge with a plain name (no '/' or ',').",
+                             hint="e.g. --juror gpt4-turbo-annotator")  # fmt: skip
+    if getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference"):
+        raise JurybenchError(f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
+                             "pointwise, pairwise and preference rubrics.")  # fmt: skip
+    calls, probabilistic = _read_calls(rows, rubric, source)
+    spec = imported_juror(juror, probabilistic=probabilistic)
+    pairwise = is_pairwise(rubric)
+    orders = _orders(calls, pairwise)
+    if pairwise and orders == "one" and not any(r.get("shown") not in (None, "") for _, r in rows):
+        orders = "unknown"  # stored as shown AB, but nobody said: position bias cannot be measured
+    with transaction(con):
+        _check_subjects(con, calls, pairwise, source)
+        register_rubric(con, rubric)
+        register_jurors(con, [spec])
+        jury = _register_run(con, run, rubric, spec, orders, source, len({c.subject for c in calls.values()}))
+        inserted, unchanged, replaced = _write(con, calls, rubric, spec, run, pairwise, replace, source)
+        register_jury(con, run, jury)
+        if as_recording:
+            _record(con, as_recording, calls, rubric)
+    invalid = sum(j["status"] != "valid" for c in calls.values() for j in c.judgments.values())
+    return JudgmentImport(run, juror, len(calls), sum(len(c.judgments) for c in calls.values()), inserted,
+                          unchanged, replaced, invalid, orders, probabilistic)  # fmt: skip
+
+
+def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
+                source: str) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
+    pairwise = is_pairwise(rubric)
+    subject_col = "pair_id" if pairwise else "item_id"
+    columns = set().union(*(set(r) for _, r in rows))
+    unknown = sorted(columns - COLUMNS)
+    if unknown:
+        raise JurybenchError(f"{source}: column '{unknown[0]}' is not a judgment column; its values would be dropped.",
+                             hint=f"Valid columns: {', '.join(sorted(COLUMNS))}.")  # fmt: skip
+    needed = [subject_col] + (["criterion", "score"] if not isinstance(rubric, PreferenceRubric) else [])
+    missing = [c for c in needed if c not in columns]
+    if isinstance(rubric, PreferenceRubric) and not {"verdict", "p_b"} & columns:
+        missing.append("verdict or p_b")
+    if missing:
+        raise JurybenchError(f"{source}: missing column(s) {', '.join(missing)} for a {rubric.kind} rubric.",
+                             hint=f"It has {', '.join(sorted(columns))}.")  # fmt: skip
+    calls: dict[tuple[str, str, int], _Call] = {}
+    probabilistic = False
+    for number, row in rows:
+        where = f"{source} row {number}"
+        subject = str(_text(row, subject_col, where, required=True))
+        shown = _shown(row, where, pairwise)
+        sample = _sample(row, where)
+        if isinstance(rubric, PreferenceRubric):
+            dimension = _text(row, "criterion", where, required=False) or "preference"
+            if dimension != "preference":
+                raise JurybenchError(f"{where}, field 'criterion': {dimension!r}: a preference rubric judges "
+                                     "'preference' only.", hint="Leave criterion empty or write preference.")  # fmt: skip
+        else:
+            dimension = _text(row, "criterion", where, required=True) or ""
+            if dimension not in rubric.dimensions:
+                raise JurybenchError(f"{where}, field 'criterion': {dimension!r} is not in rubric '{rubric.name}'.",
+                                     hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+        status = STATUSES.get(str(row.get("status") or "ok").strip().lower())
+        if status is None:
+            raise JurybenchError(f"{where}, field 'status': {row.get('status')!r} is not a status.",
+                                 hint="Use ok, invalid or refusal.")  # fmt: skip
+        judgment = _value(row, rubric, dimension, status, shown, where)
+        probabilistic |= judgment["expected"] is not None
+        key = (subject, shown, sample)
+        call = calls.setdefault(key, _Call(subject, shown, sample, number))
+        if dimension in call.judgments:
+            raise JurybenchError(f"{where}: a second judgment of {subject_col} {subject!r}, {dimension!r}, shown "
+                                 f"{shown or 'once'}, sample {sample} (first at row "
+                                 f"{call.judgments[dimension]['row']}).",
+                                 hint="Give repeated judgments of one subject their own 'sample' numbers.")  # fmt: skip
+        call.judgments[dimension] = {**judgment, "row": number}
+        raw = row.get("raw")
+        if raw is not None:
+            call.raw = str(raw)
+        call.cost = _cost(row, where) if row.get("cost_usd") not in (None, "") else call.cost
+        call.model = _text(row, "model", where, required=False) or call.model
+    if probabilistic:
+        plain = next((j["row"] for c in calls.values() for j in c.judgments.values()
+                      if j["status"] == "valid" and j["expected"] is None), None)  # fmt: skip
+        if plain is not None:
+            raise JurybenchError(f"{source} row {plain}, field 'p_b': missing, while other rows give p_b.",
+                                 hint="Give every valid row a p_b, or import verdicts and probabilities apart.")  # fmt: skip
+    return calls, probabilistic
+
+
+def _text(row: dict[str, Any], name: str, where: str, *, required: bool) -> str | None:
+    value = row.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise JurybenchError(f"{where}, field '{name}': missing value.", hint=f"Every row needs a '{name}'.")
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise JurybenchError(f"{where}, field '{name}': expected text, got {type(value).__name__}.")
+    return str(value).strip()
+
+
+def _shown(row: dict[str, Any], where: str, pairwise: bool) -> str:
+    value = row.get("shown")
+    if value is None or str(value).strip() == "":
+        return "AB" if pairwise else ""
+    if not pairwise:
+        raise JurybenchError(f"{where}, field 'shown': items are judged alone; 'shown' is for pairs.")
+    text = str(value).strip().upper()
+    if text not in ("AB", "BA"):
+        raise JurybenchError(f"{where}, field 'shown': {value!r} is not an order.",
+                             hint="AB: item_a was shown first; BA: item_b was.")  # fmt: skip
+    return text
+
+
+def _sample(row: dict[str, Any], where: str) -> int:
+    value = row.get("sample")
+    if value is None or str(value).strip() == "":
+        return 0
+    try:
+        number = float(str(value))
+    except ValueError:
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or number < 0:
+        raise JurybenchError(f"{where}, field 'sample': {value!r} is not a whole number >= 0.")
+    return int(number)
+
+
+def _cost(row: dict[str, Any], where: str) -> float:
+    try:
+        cost = float(row["cost_usd"])
+    except (TypeError, ValueError):
+        cost = math.nan
+    if not math.isfinite(cost) or cost < 0:
+        raise JurybenchError(f"{where}, field 'cost_usd': {row['cost_usd']!r} is not a cost in USD (>= 0).")
+    return cost
+
+
+def _number(row: dict[str, Any], name: str, where: str) -> float:
+    value = row.get(name)
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise JurybenchError(f"{where}, field '{name}': {value!r} is not a number.")
+    return number
+
+
+def _value(row: dict[str, Any], rubric: AnyRubric, dimension: str, status: str, shown: str,
+           where: str) -> dict[str, Any]:  # fmt: skip
+    """The judgment as stored: score (and expected) in the order shown, like the engine's (for a
+    pair, 'how much more in the first-shown response'); the row gives them in the pair's frame."""
+    flip = -1 if shown == "BA" else 1
+    given = [n for n in ("score", "verdict", "p_b") if row.get(n) not in (None, "")]
+    if status != "valid":
+        if given:
+            raise JurybenchError(f"{where}, field '{given[0]}': a judgment with status {status} has no value.",
+                                 hint="Leave the value empty, or mark the row ok.")  # fmt: skip
+        return {"score": None, "expected": None, "distribution": None, "status": status,
+                "reason": row.get("reason") or f"imported as {status}"}  # fmt: skip
+    reason = row.get("reason") or None
+    if isinstance(rubric, PreferenceRubric):
+        verdict, p_b = row.get("verdict"), row.get("p_b")
+        if verdict in (None, "") and p_b in (None, ""):
+            raise JurybenchError(f"{where}, field 'verdict': missing value.", hint="Give verdict (A, B, tie) or p_b.")
+        expected = distribution = None
+        if p_b not in (None, ""):
+            p = _number(row, "p_b", where)
+            if not 0 <= p <= 1:
+                raise JurybenchError(f"{where}, field 'p_b': {p:g} is not a probability in [0, 1].",
+                                     hint="p_b is the probability that item_b is preferred (AlpacaEval's "
+                                     "preference minus 1).")  # fmt: skip
+            in_a_frame = 1 - 2 * p  # +1 item_a surely better .. -1 item_b
+            expected = flip * in_a_frame
+            first = (1 - p) if shown != "BA" else p  # the first-shown response preferred
+            distribution = json.dumps({"p": {"A": first, "B": 1 - first}, "coverage": 1.0}, sort_keys=True)
+        if verdict not in (None, ""):
+            found = VERDICTS.get(str(verdict).strip().lower())
+            if found is None:
+                raise JurybenchError(f"{where}, field 'verdict': {verdict!r} is not a verdict.",
+                                     hint="Use A, B or tie (in the pair's frame: A = item_a).")  # fmt: skip
+            if found == 0 and not rubric.allow_tie:
+                raise JurybenchError(f"{where}, field 'verdict': a tie, which rubric '{rubric.name}' does not allow.",
+                                     hint="Import with a rubric that allows ties (allow_tie: true).")  # fmt: skip
+            if expected is not None and found != (0 if in_a_frame == 0 else math.copysign(1, in_a_frame)):
+                raise JurybenchError(f"{where}: verdict {verdict!r} and p_b {p:g} disagree.",
+                                     hint="p_b above 0.5 is B, below is A, 0.5 a tie.")  # fmt: skip
+            score = flip * found
+        else:  # AlpacaEval's discrete rule: above 0.5 item_b wins, below item_a, 0.5 a draw
+            score = flip * (0 if in_a_frame == 0 else int(math.copysign(1, in_a_frame)))
+        return {"score": score, "expected": expected, "distribution": distribution, "status": "valid",
+                "reason": reason}  # fmt: skip
+    value = _number(row, "score", where)
+    if isinstance(rubric, PairwiseRubric):
+        if value != int(value) or abs(value) > rubric.k:
+            raise JurybenchError(f"{where}, field 'score': {value:g} is not a whole number in -{rubric.k}..{rubric.k}.",
+                                 hint="Pairwise category scores are whole points of the rubric's scale.")  # fmt: skip
+        return {"score": flip * int(value), "expected": None, "distribution": None, "status": "valid",
+                "reason": reason}  # fmt: skip
+    assert isinstance(rubric, PointwiseRubric)
+    scale = next(c.scale for c in rubric.criteria if c.name == dimension)
+    if not scale.min <= value <= scale.max:
+        raise JurybenchError(f"{where}, field 'score': {value:g} is outside {scale.min}..{scale.max} for "
+                             f"'{dimension}'.", hint="Fix the value, or import it with status invalid.")  # fmt: skip
+    return {"score": value, "expected": None, "distribution": None, "status": "valid", "reason": reason}
+
+
+def _orders(calls: dict[tuple[str, str, int], _Call], pairwise: bool) -> str:
+    """both: every pair judged in both orders; one: in one order each; unknown: no 'shown' given."""
+    if not pairwise:
+        return "both"
+    shown: dict[tuple[str, int], set[str]] = {}
+    for subject, order, sample in calls:
+        shown.setdefault((subject, sample), set()).add(order)
+    if all(len(s) == 2 for s in shown.values()):
+        return "both"
+    if any(len(s) == 2 for s in shown.values()):
+        raise JurybenchError("some pairs are judged in both orders and others in one: a run has one design.",
+                             hint="Import the one-order judgments into a run of their own.")  # fmt: skip
+    return "one"
+
+
+def _check_subjects(con: Any, calls: dict[tuple[str, str, int], _Call], pairwise: bool, source: str) -> None:
+    import pyarrow as pa
+
+    from jurybench.store import first_row, registered
+
+    table, column = ("pairs", "pair_id") if pairwise else ("items", "item_id")
+    firsts: dict[str, int] = {}
+    for call in calls.values():
+        firsts.setdefault(call.subject, call.first_row)
+    wanted = pa.table({"subject": list(firsts), "row": list(firsts.values())})
+    with registered(con, "_jb_wanted", wanted):
+        missing = first_row(con, f"SELECT subject, row FROM _jb_wanted ANTI JOIN {table} ON {column} = subject "
+                                 "ORDER BY row LIMIT 1")  # fmt: skip
+    if missing:
+        raise JurybenchError(f"{source} row {missing[1]}, field '{column}': no {table[:-1]} {missing[0]!r} in the store.",
+                             hint=f"Import the {table} first (jurybench {table} import), or fix the id.")  # fmt: skip
+
+
+def _register_run(con: Any, run: str, rubric: AnyRubric, spec: JurorSpec, orders: str, source: str,
+                  n_subjects: int) -> Jury:  # fmt: skip
+    from jurybench.store import first_row
+
+    stored = first_row(con, "SELECT rubric_hash, jurors, orders FROM runs WHERE run_id = ?", [run])
+    keys = [spec.key]
+    if stored:
+        if stored[0] != rubric.content_hash:
+            raise JurybenchError(f"run '{run}' exists with another rubric.",
+                                 hint="Import into a new --run, or give the rubric that run used.")  # fmt: skip
+        keys = sorted(set(json.loads(stored[1])) | {spec.key})
+        if stored[2] != orders and is_pairwise(rubric):
+            raise JurybenchError(f"run '{run}' holds judgments in {stored[2]} order(s); these are in {orders}.",
+                                 hint="A run has one design: import these into a run of their own.")  # fmt: skip
+        con.execute("UPDATE runs SET jurors = ? WHERE run_id = ?", [json.dumps(keys), run])
+    else:
+        con.execute(
+            "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'finished', ?, current_timestamp)",
+            [run, rubric.content_hash, "pairwise" if is_pairwise(rubric) else "pointwise", json.dumps(keys),
+             f"imported from {source}", n_subjects, orders],
+        )  # fmt: skip
+    names = dict(con.execute(f"SELECT juror_key, model FROM jurors WHERE juror_key IN ({', '.join('?' * len(keys))})",
+                             keys).fetchall())  # fmt: skip
+    members = []
+    for key in keys:
+        model = names.get(key, spec.model)
+        member = spec if key == spec.key else JurorSpec(model=model, name=model.split("/", 1)[-1])
+        if key != spec.key:  # another imported juror of the run: its stored identity
+            params = con.execute("SELECT params, name FROM jurors WHERE juror_key = ?", [key]).fetchall()[0]
+            member = JurorSpec(model=model, params=json.loads(params[0]), name=params[1])
+        members.append(member)
+    probabilistic = any(m.params.get("scores") == "expected" for m in members)
+    jury = Jury(tuple(members), aggregation="mean" if probabilistic else None,
+                scores="expected" if probabilistic else "discrete")  # fmt: skip
+    return jury.resolved(rubric)
+
+
+def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric, spec: JurorSpec, run: str,
+           pairwise: bool, replace: bool, source: str) -> tuple[int, int, int]:  # fmt: skip
+    import pyarrow as pa
+
+    from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_calls, write_members
+    from jurybench.store import registered
+
+    call_rows: dict[str, list[Any]] = {name: [] for name, _ in CALL_COLUMNS}
+    judgment_rows: dict[str, list[Any]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
+    keys: list[str] = []
+    for (subject, shown, sample), call in calls.items():
+        key = call_key(rubric.content_hash, spec.key, subject, shown, sample)
+        keys.append(key)
+        valid = any(j["status"] == "valid" for j in call.judgments.values())
+        status = "ok" if valid else next(iter(call.judgments.values()))["status"]
+        row = {"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
+               "subject_kind": "pair" if pairwise else "item", "subject_id": subject,
+               "presented_order": shown or None, "sample_index": sample, "messages": "[]",
+               "response_text": call.raw, "finish_reason": None, "status": status,
+               "reason": None if valid else next(iter(call.judgments.values()))["reason"], "attempts": 0,
+               "prompt_tokens": None, "completion_tokens": None, "cost_usd": call.cost, "latency_ms": None,
+               "run_id": run, "presentation": None, "structured": "imported"}  # fmt: skip
+        for name in call_rows:
+            call_rows[name].append(row[name])
+        for dimension, j in call.judgments.items():
+            values = {"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
+                      "subject_id": subject, "presented_order": shown or None, "sample_index": sample,
+                      "dimension": dimension, "score": j["score"], "status": j["status"], "reason": j["reason"],
+                      "rationale": None, "label": None, "raw_value": None, "shown_position": None,
+                      "expected": j["expected"], "distribution": j["distribution"]}  # fmt: skip
+            for name in judgment_rows:
+                judgment_rows[name].append(values[name])
+    target, dim = ("pairwise_judgments", "category") if pairwise else ("pointwise_judgments", "criterion")
+    new = pa.table({"call_key": judgment_rows["call_key"], "dimension": judgment_rows["dimension"],
+                    "score": pa.array(judgment_rows["score"], pa.float64()),
+                    "expected": pa.array(judgment_rows["expected"], pa.float64()),
+                    "status": judgment_rows["status"]})  # fmt: skip
+    with registered(con, "_jb_new", new):
+        stored_keys = {r[0] for r in con.execute(
+            "SELECT DISTINCT call_key FROM calls WHERE call_key IN (SELECT call_key FROM _jb_new)").fetchall()}  # fmt: skip
+        changed = con.execute(
+            f"""SELECT DISTINCT n.call_key FROM _jb_new n
+                LEFT JOIN {target} s ON s.call_key = n.call_key AND s.{dim} = n.dimension
+                WHERE n.call_key IN (SELECT call_key FROM calls WHERE call_key IN (SELECT call_key FROM _jb_new))
+                  AND (s.call_key IS NULL OR s.score IS DISTINCT FROM n.score
+                       OR s.expected IS DISTINCT FROM n.expected OR s.status <> n.status)"""
+        ).fetchall()
+    changed_keys = {r[0] for r in changed}
+    if changed_keys and not replace:
+        first = min(calls.values(), key=lambda c: c.first_row if call_key(rubric.content_hash, spec.key, c.subject,
+                                                                          c.shown, c.sample) in changed_keys
+                    else math.inf)  # fmt: skip
+        raise JurybenchError(f"{source} row {first.first_row}: juror '{spec.display_name}' already has another "
+                             f"judgment of {first.subject!r} stored.",
+                             hint="Pass --replace to overwrite stored judgments with the file's.")  # fmt: skip
+    if changed_keys:
+        with registered(con, "_jb_replaced", pa.table({"call_key": sorted(changed_keys)})):
+            for table in ("pointwise_judgments", "pairwise_judgments", "calls"):
+                con.execute(f"DELETE FROM {table} WHERE call_key IN (SELECT call_key FROM _jb_replaced)")
+    write_calls(con, call_rows, judgment_rows, pairwise)
+    write_members(con, [run] * len(keys), keys)
+    unchanged = len(stored_keys - changed_keys)
+    return len(keys) - len(stored_keys), unchanged, len(changed_keys)
+
+
+def _record(con: Any, source: str, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric) -> None:
+    """The judgments as recordings a replay/<source> juror serves: the raw text where given, else
+    the JSON answer the rubric asks for (in the order shown)."""
+    rows = []
+    for (subject, shown, sample), call in calls.items():
+        text = call.raw
+        if text is None:
+            answer: dict[str, Any] = {}
+            for dimension, j in call.judgments.items():
+                if j["status"] != "valid":
+                    continue
+                if isinstance(rubric, PreferenceRubric):
+                    answer["verdict"] = {1: "A", -1: "B", 0: "tie"}[int(j["score"])]
+                else:
+                    value = float(j["score"])  # a rubric's answer holds whole numbers (a mean is written as is)
+                    answer[dimension] = int(value) if value == int(value) else value
+            if not answer:
+                continue
+            text = json.dumps(answer)
+        rows.append((source, subject, shown, sample, text, None))
+    con.executemany("INSERT OR REPLACE INTO recordings VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+
+def read_judgment_rows(path: str | Path, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+    from jurybench.store import read_rows
+
+    return list(read_rows(Path(path), fmt))

@@ -1,0 +1,299 @@
+"""Judgments made elsewhere, imported as a run: AlpacaEval's leaderboard figures reproduced from
+released-style annotations through the CLI, pointwise and pairwise imports, single-order designs,
+re-imports and conflicts, recordings, the Python face and HTTP, and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli, write
+
+# AlpacaEval's annotations: output_1 is the reference (generator_1), output_2 the model;
+# preference in [1, 2] where 2 means the model's output is preferred.
+REFERENCE = "gpt4_1106_preview"
+ANNOTATIONS = [
+    # instruction, model, model output, preference
+    ("Name a prime.", "model-x", "Seven.", 1.9),
+    ("Name a colour.", "model-x", "Blue, the colour of the sky on a clear day.", 1.25),
+    ("Say hi.", "model-x", "Hi!", 1.5),
+    ("Count to three.", "model-x", "One, two, three.", 2.0),
+    ("Name a fruit.", "model-x", "", 1.0),  # an empty generation: judged, and lost
+    ("Name a prime.", "model-y", "Two is the only even prime number.", 1.6),
+    ("Name a colour.", "model-y", "Red.", 1.1),
+    ("Say hi.", "model-y", "Hello there, how are you doing today?", 1.75),
+]
+REFERENCE_OUTPUTS = {
+    "Name a prime.": "Three.",
+    "Name a colour.": "Green.",
+    "Say hi.": "Hello.",
+    "Count to three.": "1, 2, 3.",
+    "Name a fruit.": "An apple.",
+}
+
+
+def _alpaca_files(folder: Path) -> tuple[Path, Path, Path, Path]:
+    """AlpacaEval-shaped annotations, and the items, pairs and judgments a user makes of them:
+    item_a = the reference's output, item_b = the model's, p_b = preference - 1."""
+    annotations = [{"instruction": i, "output_1": REFERENCE_OUTPUTS[i], "generator_1": REFERENCE, "output_2": out,
+                    "generator_2": model, "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": pref}
+                   for i, model, out, pref in ANNOTATIONS]  # fmt: skip
+    source = write(folder / "annotations.json", json.dumps(annotations))
+    items, pairs, judgments = [], [], []
+    prompts = sorted(REFERENCE_OUTPUTS)
+    for a in json.loads(source.read_text()):
+        k = prompts.index(a["instruction"])
+        ref_id, model_id = f"ref-{k}", f"{a['generator_2']}-{k}"
+        items.append({"item_id": ref_id, "prompt": a["instruction"], "response": a["output_1"],
+                      "model": a["generator_1"]})  # fmt: skip
+        items.append({"item_id": model_id, "prompt": a["instruction"], "response": a["output_2"],
+                      "model": a["generator_2"]})  # fmt: skip
+        pairs.append({"pair_id": f"{model_id}-vs-ref", "item_a": ref_id, "item_b": model_id})
+        judgments.append({"pair_id": f"{model_id}-vs-ref", "p_b": a["preference"] - 1})
+    unique = list({i["item_id"]: i for i in items}.values())
+    lines = lambda rows: "".join(json.dumps(r) + "\n" for r in rows)  # noqa: E731
+    return (source, write(folder / "items.jsonl", lines(unique)), write(folder / "pairs.jsonl", lines(pairs)),
+            write(folder / "judgments.jsonl", lines(judgments)))  # fmt: skip
+
+
+def _hand_worked(model: str) -> dict[str, float]:
+    """AlpacaEval's get_winrate, by hand: p = preference - 1; win_rate = 100 mean(p);
+    standard_error = 100 sd(p, ddof=1)/sqrt(n); n_wins p > .5, n_wins_base p < .5, n_draws p = .5;
+    discrete_win_rate = 100 (n_wins + n_draws/2)/n."""
+    p = [pref - 1 for _, m, _, pref in ANNOTATIONS if m == model]
+    n = len(p)
+    mean = sum(p) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in p) / (n - 1))
+    wins, base, draws = sum(x > 0.5 for x in p), sum(x < 0.5 for x in p), sum(x == 0.5 for x in p)
+    return {"n_total": n, "n_wins": wins, "n_wins_base": base, "n_draws": draws, "win_rate": 100 * mean,
+            "standard_error": 100 * sd / math.sqrt(n), "discrete_win_rate": 100 * (wins + draws / 2) / n}  # fmt: skip
+
+
+def test_alpacaeval_figures_are_reproduced_from_imported_probabilistic_preferences(tmp_path: Path) -> None:
+    # model-x: p = .9, .25, .5, 1, 0 -> mean .53, n_wins 2, n_wins_base 2, n_draws 1, discrete 50
+    # model-y: p = .6, .1, .75 -> mean .48333..., n_wins 2, n_wins_base 1, discrete 66.67
+    _, items, pairs, judgments = _alpaca_files(tmp_path)
+    db = str(tmp_path / "alpaca.duckdb")
+    for command in (("items", "import", str(items)), ("pairs", "import", str(pairs))):
+        done = run_cli(*command, "--db", db)
+        assert done.exit_code == 0, done.stderr
+    done = run_cli("judgments", "import", str(judgments), "--run", "alpaca", "-r", "preference", "-j",
+                   "weighted_alpaca_eval_gpt4_turbo", "--db", db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert "8 judgments in 8 calls" in done.stdout and "position bias cannot be measured" in done.stdout
+    stat = run_cli("stats", "winrate", "--run", "alpaca", "--reference", REFERENCE, "--format", "json", "--db", db)
+    assert stat.exit_code == 0, stat.stderr
+    models = {m["model"]: m for m in json.loads(stat.stdout)["result"]["boards"]["jury"]["models"]}
+    assert set(models) == {"model-x", "model-y"}
+    for model, got in models.items():
+        want = _hand_worked(model)
+        for key, value in want.items():
+            assert got[key] == pytest.approx(value, abs=1e-9), (model, key)
+    assert models["model-x"]["win_rate"] == pytest.approx(53.0, abs=1e-9)
+    assert models["model-y"]["discrete_win_rate"] == pytest.approx(200 / 3, abs=1e-9)
+    # the empty generation was imported as an item flagged empty, and judged like any other
+    from jurybench.store import connect
+
+    con = connect(Path(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM items WHERE empty").fetchone() == (1,)
+    assert con.execute("SELECT orders FROM runs WHERE run_id = 'alpaca'").fetchone() == ("unknown",)
+    con.close()
+
+
+def test_the_length_controlled_win_rate_is_the_raw_one_without_length_differences_and_50_for_pure_length() -> None:
+    import numpy as np
+
+    from jurybench.stats.functions import length_controlled
+
+    p = np.array([0.9, 0.25, 0.5, 1.0, 0.0, 0.6])
+    same = length_controlled(p, np.zeros(6))
+    # no length differences: logit P = bias only, whose MLE is logit(mean p): LC = raw = 100 * 3.25/6
+    assert same["lc_win_rate"] == pytest.approx(100 * p.mean(), abs=1e-9) and same["length_slope"] is None
+    # preferences that follow length alone, symmetric around 0: the bias is 0, LC = 50
+    d = np.array([-300.0, -100.0, -20.0, 20.0, 100.0, 300.0])
+    feature = np.tanh(d / d.std(ddof=1))
+    p_len = 1 / (1 + np.exp(-2.0 * feature))
+    pure = length_controlled(p_len, d)
+    assert pure["lc_win_rate"] == pytest.approx(50.0, abs=1e-6)
+    assert pure["length_slope"] == pytest.approx(2.0, abs=1e-6)  # soft labels from the model itself: recovered
+
+
+@pytest.fixture
+def pointwise_db(tmp_path: Path) -> str:
+    db = str(tmp_path / "point.duckdb")
+    items = write(tmp_path / "items.csv", "item_id,response,model\ni1,A cat sat.,m1\ni2,A dog ran.,m2\ni3,,m1\n")
+    assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
+    return db
+
+
+GOOD = "item_id,criterion,score,raw\ni1,relevance,4,r1\ni1,coherence,5,r1\ni2,relevance,2.5,r2\ni3,relevance,,r3\n"
+
+
+def test_pointwise_judgments_become_a_run_and_a_reimport_changes_nothing(pointwise_db: str, tmp_path: Path) -> None:
+    from jurybench.store import connect
+
+    bad_status = GOOD.replace("i3,relevance,,r3", "i3,relevance,,r3").replace("score,raw", "score,raw,status")
+    text = bad_status.replace(",r1\n", ",r1,ok\n").replace(",r2\n", ",r2,ok\n").replace(",r3\n", ",r3,invalid\n")
+    file = write(tmp_path / "point.csv", text)
+    first = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
+                    "--db", pointwise_db)  # fmt: skip
+    assert first.exit_code == 0, first.stderr
+    assert "4 judgments in 3 calls (3 calls inserted, 0 already present)" in first.stdout
+    assert "1 invalid or refusals kept as such" in first.stdout
+    again = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
+                    "--db", pointwise_db)  # fmt: skip
+    assert again.exit_code == 0 and "0 calls inserted, 3 already present" in again.stdout
+    con = connect(Path(pointwise_db), read_only=True)
+    rows = con.execute("SELECT item_id, criterion, juror, juror_score, n_invalid FROM juror_pointwise "
+                       "WHERE run_id = 'human' AND juror_score IS NOT NULL OR n_invalid > 0 ORDER BY 1, 2").fetchall()  # fmt: skip
+    assert rows == [("i1", "coherence", "panel", 5.0, 0), ("i1", "relevance", "panel", 4.0, 0),
+                    ("i2", "relevance", "panel", 2.5, 0), ("i3", "relevance", "panel", None, 1)]  # fmt: skip
+    model, structured = con.execute("SELECT j.model, c.structured FROM calls c JOIN jurors j USING (juror_key) "
+                                    "LIMIT 1").fetchone()  # fmt: skip
+    assert (model, structured) == ("import/panel", "imported")
+    con.close()
+    changed = write(tmp_path / "changed.csv", "item_id,criterion,score\ni1,relevance,3\n")
+    refused = run_cli("judgments", "import", str(changed), "--run", "human", "-r", "story-quality", "-j", "panel",
+                      "--db", pointwise_db)  # fmt: skip
+    assert refused.exit_code == 2 and "row 2" in refused.stderr and "--replace" in refused.stderr
+    replaced = run_cli("judgments", "import", str(changed), "--run", "human", "-r", "story-quality", "-j", "panel",
+                       "--replace", "--db", pointwise_db)  # fmt: skip
+    assert replaced.exit_code == 0 and "1 replaced" in replaced.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "rubric", "message"),
+    [
+        (
+            "item_id,criterion,score,extra\ni1,relevance,4,x\n",
+            "story-quality",
+            "column 'extra' is not a judgment column",
+        ),
+        ("item_id,criterion,score\ni9,relevance,4\n", "story-quality", "row 2, field 'item_id': no item 'i9'"),
+        ("item_id,criterion,score\ni1,charm,4\n", "story-quality", "row 2, field 'criterion': 'charm' is not in"),
+        ("item_id,criterion,score\ni1,relevance,9\n", "story-quality", "row 2, field 'score': 9 is outside 1..5"),
+        ("item_id,criterion,score\ni1,relevance,nan\n", "story-quality", "row 2, field 'score': 'nan' is not a number"),
+        ("item_id,criterion,score,status\ni1,relevance,4,invalid\n", "story-quality", "status invalid has no value"),
+        ("item_id,criterion,score,status\ni1,relevance,4,maybe\n", "story-quality", "'maybe' is not a status"),
+        ("item_id,criterion,score,sample\ni1,relevance,4,-1\n", "story-quality", "field 'sample'"),
+        ("item_id,criterion,score\ni1,relevance,4\ni1,relevance,5\n", "story-quality", "row 3: a second judgment"),
+        ("item_id,criterion,score,shown\ni1,relevance,4,AB\n", "story-quality", "'shown' is for pairs"),
+        ("item_id,criterion\ni1,relevance\n", "story-quality", "missing column(s) score"),
+    ],
+)
+def test_bad_judgment_files_are_one_line_and_write_nothing(pointwise_db: str, tmp_path: Path, content: str,
+                                                           rubric: str, message: str) -> None:  # fmt: skip
+    from jurybench.store import connect
+
+    file = write(tmp_path / "bad.csv", content)
+    done = run_cli("judgments", "import", str(file), "--run", "r", "-r", rubric, "-j", "panel", "--db", pointwise_db)
+    assert done.exit_code == 2, done.stdout
+    assert message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) <= 2
+    con = connect(Path(pointwise_db), read_only=True)
+    assert con.execute("SELECT (SELECT count(*) FROM runs), (SELECT count(*) FROM calls)").fetchone() == (0, 0)
+    con.close()
+
+
+@pytest.fixture
+def pairs_db(tmp_path: Path) -> str:
+    db = str(tmp_path / "pairs.duckdb")
+    items = write(tmp_path / "items.csv", "item_id,response,model\na1,x,m1\nb1,y,m2\na2,z,m1\nb2,w,m2\n")
+    pairs = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b\np1,a1,b1\np2,a2,b2\n")
+    assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
+    assert run_cli("pairs", "import", str(pairs), "--db", db).exit_code == 0
+    return db
+
+
+def test_verdicts_in_both_orders_are_symmetrized_and_one_order_is_its_own_design(pairs_db: str,
+                                                                                 tmp_path: Path) -> None:  # fmt: skip
+    from jurybench.store import connect
+
+    # p1: shown AB the judge chose A (item_a), shown BA it chose A again (item_a): epsilon +1.
+    # p2: shown AB it chose A (item_a), shown BA it chose B (item_b): a position flip, epsilon 0.
+    both = write(tmp_path / "both.csv", "pair_id,verdict,shown\np1,A,AB\np1,A,BA\np2,A,AB\np2,B,BA\n")
+    done = run_cli("judgments", "import", str(both), "--run", "both", "-r", "preference", "-j", "judge",
+                   "--db", pairs_db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    one = write(tmp_path / "one.csv", "pair_id,verdict,shown\np1,B,BA\np2,A,AB\n")
+    done = run_cli("judgments", "import", str(one), "--run", "one", "-r", "preference", "-j", "judge1",
+                   "--db", pairs_db)  # fmt: skip
+    assert done.exit_code == 0 and "one order per pair" in done.stdout
+    con = connect(Path(pairs_db), read_only=True)
+    eps = dict(con.execute("SELECT run_id || ':' || pair_id, juror_epsilon FROM juror_pairwise ORDER BY 1").fetchall())
+    # stored in the order shown: p1 shown BA, verdict B (item_b) = first shown better: stored +1
+    assert con.execute("SELECT score FROM pairwise_judgments j JOIN run_calls USING (call_key) "
+                       "WHERE run_id = 'one' AND pair_id = 'p1'").fetchone() == (1,)  # fmt: skip
+    con.close()
+    assert eps == {"both:p1": 1.0, "both:p2": 0.0, "one:p1": -1.0, "one:p2": 1.0}
+    mixed = write(tmp_path / "mixed.csv", "pair_id,verdict,shown\np1,A,AB\np1,A,BA\np2,A,AB\n")
+    refused = run_cli("judgments", "import", str(mixed), "--run", "mixed", "-r", "preference", "-j", "judge",
+                      "--db", pairs_db)  # fmt: skip
+    assert refused.exit_code == 2 and "a run has one design" in refused.stderr
+
+
+def test_imported_judgments_replay_through_a_new_jury_as_recordings(pairs_db: str, tmp_path: Path) -> None:
+    file = write(tmp_path / "v.csv", "pair_id,verdict,shown\np1,A,AB\np1,B,BA\np2,B,AB\np2,A,BA\n")
+    done = run_cli("judgments", "import", str(file), "--run", "imp", "-r", "preference", "-j", "judge",
+                   "--as-recording", "judge-rec", "--db", pairs_db)  # fmt: skip
+    assert done.exit_code == 0 and "recorded as replay/judge-rec" in done.stdout, done.stderr
+    replay = run_cli("score", "-r", "preference", "-j", "replay/judge-rec", "--run", "again", "--no-progress",
+                     "--db", pairs_db)  # fmt: skip
+    assert replay.exit_code == 0 and "ok 4" in replay.stdout, replay.stderr
+    asked = run_cli("score", "-r", "preference", "-j", "import/judge", "--run", "ask", "--db", pairs_db)
+    assert asked.exit_code == 2 and "cannot be asked" in asked.stderr
+
+
+def test_python_and_http_import_the_same_rows(pairs_db: str, tmp_path: Path) -> None:
+    import jurybench as jb
+    from tests.service.conftest import make_client
+
+    rows = [{"pair_id": "p1", "p_b": 0.2}, {"pair_id": "p2", "p_b": 0.7, "cost_usd": 0.001}]
+    with jb.open(pairs_db) as store:
+        result = store.import_judgments(rows, run="py", rubric="preference", juror="soft")
+    assert result.probabilistic and result.calls == 2
+    with make_client(Path(pairs_db)) as client:
+        answer = client.post("/v1/judgments", json={"run": "http", "rubric": "preference", "juror": "soft",
+                                                    "judgments": rows})  # fmt: skip
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["probabilistic"] is True
+        bad = client.post("/v1/judgments", json={"run": "bad", "rubric": "preference", "juror": "soft",
+                                                 "judgments": [{"pair_id": "p1", "p_b": 1.5}]})  # fmt: skip
+        assert bad.status_code == 400 and "not a probability" in bad.text
+        scores = client.post("/v1/sql", json={"query": "SELECT run_id, pair_id, jury_score FROM jury_pairwise "
+                                                        "ORDER BY 1, 2"}).json()["rows"]  # fmt: skip
+    # p_b = .2 -> 1 - 2(.2) = +0.6 for item_a; p_b = .7 -> -0.4; the same from both faces
+    assert [(r[0], r[1], round(r[2], 9)) for r in scores] == [("http", "p1", 0.6), ("http", "p2", -0.4),
+                                                              ("py", "p1", 0.6), ("py", "p2", -0.4)]  # fmt: skip
+
+
+def test_score_orders_one_and_random_make_one_call_per_pair_and_say_so(pairs_db: str) -> None:
+    from jurybench.engine import orders_of
+    from jurybench.store import connect
+
+    one = run_cli("score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "one", "--no-progress",
+                  "--db", pairs_db)  # fmt: skip
+    assert one.exit_code == 0 and "2 judgments requested" in one.stdout, one.stderr + one.stdout
+    rand = run_cli("score", "-r", "preference", "-j", "fake/b", "--orders", "random", "--order-seed", "7",
+                   "--run", "rand", "--no-progress", "--db", pairs_db)  # fmt: skip
+    assert rand.exit_code == 0, rand.stderr
+    con = connect(Path(pairs_db), read_only=True)
+    shown = dict(con.execute("SELECT c.subject_id, c.presented_order FROM calls c JOIN run_calls rc USING (call_key) "
+                             "WHERE rc.run_id = 'rand'").fetchall())  # fmt: skip
+    assert shown == {p: orders_of(p, "random", 7)[0] for p in ("p1", "p2")}  # drawn from the seed and the pair
+    orders = dict(con.execute("SELECT run_id, orders || coalesce(':' || order_seed, '') FROM runs").fetchall())
+    assert orders == {"one": "one", "rand": "random:7"}
+    # with one order, a juror's epsilon is that order's score in the pair's frame, never excluded
+    rows = con.execute("SELECT s.pair_id, s.juror_epsilon, j.score, j.presented_order FROM juror_pairwise s "
+                       "JOIN pairwise_judgments j ON j.pair_id = s.pair_id JOIN run_calls rc ON rc.call_key = j.call_key "
+                       "AND rc.run_id = s.run_id WHERE s.run_id = 'rand'").fetchall()  # fmt: skip
+    con.close()
+    assert rows and all(eps == (score if order == "AB" else -score) for _, eps, score, order in rows)
+    again = run_cli("score", "-r", "preference", "-j", "fake/a", "--run", "one", "--db", pairs_db)
+    assert again.exit_code == 2 and "was judged with --orders one, not both" in again.stderr
+    items = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--orders", "one", "--db", pairs_db)
+    assert items.exit_code == 2 and "orders are for pairwise" in items.stderr
+    assert {orders_of("p9", "random", s)[0] for s in range(20)} == {"AB", "BA"}  # both orders occur
