@@ -534,6 +534,8 @@ def main() -> None:
         "memory": _memory(args.quick),
         "friedman": _friedman(args.quick),
         "viewer": _fresh("viewer_bench.py", 50_000 if args.quick else 1_000_000),
+        # Bradley-Terry at a published leaderboard's scale, beside Arena-Hard-Auto's method
+        "leaderboard": _fresh("leaderboard_bench.py", 20_000 if args.quick else 100_000, 1000, 3 if args.quick else 5),
         # a real llama.cpp server: about 3 s a request on 2 cores, so few requests
         "local_model": _fresh("local_model_bench.py", 4 if args.quick else 8, 2),
     }
@@ -616,6 +618,11 @@ def main() -> None:
           + ", ".join(f"{k} {v['first_ms']:.0f}/{v['again_ms']:.0f}" for k, v in w["warmed"].items() if k != "warm_up_s")
           + f" after a {w['warmed']['warm_up_s']:.1f} s warm-up at start; without it, first visits: "
           + ", ".join(f"{k} {v['first_ms']:.0f}" for k, v in w["cold"].items() if k != "warm_up_s"))  # fmt: skip
+    lb = results["leaderboard"]
+    print(f"leaderboard: {lb['models']} models, {lb['battles']:,} battles, {lb['rounds']} bootstrap rounds in "
+          f"{lb['seconds']:.1f}s (target < {lb['target_seconds']:.0f}s); Arena-Hard-Auto's method "
+          f"{lb['arena_hard_seconds_per_round']:.3f}s a round ({lb['arena_hard_rounds_timed']} timed) -> "
+          f"~{lb['arena_hard_seconds_for_rounds']:.0f}s for {lb['rounds']}: x{lb['speedup_vs_arena_hard']:.0f}")  # fmt: skip
     lm = results["local_model"]
     if "skipped" in lm:
         print(f"local model server: not run ({lm['skipped']})")
@@ -668,6 +675,13 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             (f"batch {protocol}: requests sent per call", b["requests_sent"] / b["calls"], "<", 1.0001),
             (f"batch {protocol}: calls called again on a re-run", b["rerun_called"], "<", 1),
         ]
+    lb = results.get("leaderboard")
+    if lb is not None:
+        checks += [
+            (f"leaderboard: {lb['battles']:,} battles x {lb['rounds']} rounds, seconds", lb["seconds"], "<",
+             lb["target_seconds"]),
+            ("leaderboard: speed over Arena-Hard-Auto's method", lb["speedup_vs_arena_hard"], ">=", 1.0),
+        ]  # fmt: skip
     lm = results.get("local_model")
     if lm is not None and "skipped" not in lm:  # the server is the bottleneck; jurybench must not be
         checks += [

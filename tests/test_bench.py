@@ -115,3 +115,12 @@ def test_the_local_model_section_is_a_target_and_a_skipped_one_is_a_miss() -> No
     ]
     skipped = {"skipped": "no model environment"}
     assert len(bench.missed_targets({**_results(0.95, 0.5), "local_model": skipped})) == 1
+
+
+def test_the_leaderboard_section_has_a_time_and_a_side_by_side_target() -> None:
+    bench = _bench()
+    section = {"battles": 100_000, "rounds": 1000, "seconds": 2.0, "target_seconds": 60.0,
+               "speedup_vs_arena_hard": 100.0}  # fmt: skip
+    assert bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section}) == []
+    section.update(seconds=75.0, speedup_vs_arena_hard=0.8)
+    assert len(bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section})) == 2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr, spearmanr
@@ -95,3 +98,60 @@ def test_bootstrap_is_seeded_and_covers_the_truth() -> None:
     assert first.low < 1.0 < first.high
     # Width near 2 * 1.96 * sd / sqrt(n) = 0.196.
     assert first.high - first.low == pytest.approx(0.196, abs=0.04)
+
+
+TIE_RUBRIC = """
+name: pref-tie
+kind: preference
+allow_tie: true
+templates:
+  en: {user: "Which is better, {response_a} or {response_b}?"}
+"""
+
+
+def test_categorical_agreement_for_preferences_hand_worked(tmp_path: Path) -> None:
+    """Humans (3 annotators) on five pairs: p1 A,A,B -> A; p2 B,B,tie -> B; p3 A,B,tie -> tie (a
+    shared top count is a tie); p4 tie,tie,A -> tie; p5 A,B (two annotators) -> tie.
+    The juror's verdicts: A, A, tie, tie, B. Right on p1, p3, p4: accuracy 3/5 = 0.6.
+    Per class: A precision 1/2, recall 1/1, F1 2/3; B precision 0/1, recall 0/1, F1 0;
+    tie precision 2/2, recall 2/3, F1 0.8; macro F1 (2/3 + 0 + 0.8)/3 = 0.488889.
+    Cohen's kappa: p_o 0.6, p_e = .4*.2 + .2*.2 + .4*.6 = 0.36, kappa = 0.24/0.64 = 0.375.
+    Fleiss' kappa over p1-p4 (all three annotators): P_i = 1/3, 1/3, 0, 1/3 -> 0.25; every
+    category 4 of 12 -> P_e = 1/3; kappa = (0.25 - 1/3)/(2/3) = -0.125."""
+    from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
+
+    from tests.conftest import run_cli, write
+
+    db = str(tmp_path / "cat.duckdb")
+    rubric = write(tmp_path / "pref-tie.yaml", TIE_RUBRIC)
+    items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, 6))
+    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, 6))
+    labels = ("pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
+              "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
+              "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
+              "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\n")  # fmt: skip
+    verdicts = "pair_id,verdict,shown\np1,A,AB\np2,A,AB\np3,tie,AB\np4,tie,AB\np5,B,AB\n"
+    for args in (("items", "import", str(write(tmp_path / "i.csv", items))),
+                 ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
+                 ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
+                 ("judgments", "import", str(write(tmp_path / "v.csv", verdicts)), "--run", "cat", "-r", str(rubric),
+                  "-j", "judge")):  # fmt: skip
+        done = run_cli(*args, "--db", db)
+        assert done.exit_code == 0, (args, done.stderr)
+    out = run_cli("agreement", "--run", "cat", "--boot", "50", "--format", "json", "--db", db)
+    assert out.exit_code == 0, out.stderr
+    (block,) = json.loads(out.stdout)
+    assert block["human_labels"] == {"A": 1, "B": 1, "tie": 3}
+    assert block["humans"]["fleiss_kappa"]["value"] == pytest.approx(-0.125, abs=1e-12)
+    judge = block["jurors"][0]
+    assert judge["accuracy"] == pytest.approx(0.6) and judge["cohen_kappa"]["value"] == pytest.approx(0.375)
+    assert judge["per_class"]["A"]["f1"] == pytest.approx(2 / 3) and judge["per_class"]["B"]["f1"] == 0.0
+    assert judge["per_class"]["tie"]["f1"] == pytest.approx(0.8)
+    assert judge["macro_f1"] == pytest.approx((2 / 3 + 0 + 0.8) / 3)
+    # the reference implementation agrees
+    gold, pred = ["A", "B", "tie", "tie", "tie"], ["A", "A", "tie", "tie", "B"]
+    assert judge["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(pred, gold), abs=1e-12)
+    _, _, f1, _ = precision_recall_fscore_support(gold, pred, labels=["A", "B", "tie"], zero_division=0)
+    assert [judge["per_class"][k]["f1"] for k in ("A", "B", "tie")] == pytest.approx(list(f1))
+    table = run_cli("agreement", "--run", "cat", "--boot", "50", "--db", db)
+    assert table.exit_code == 0 and "Fleiss kappa" in table.stdout and "F1 tie" in table.stdout

@@ -297,3 +297,29 @@ def test_score_orders_one_and_random_make_one_call_per_pair_and_say_so(pairs_db:
     items = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--orders", "one", "--db", pairs_db)
     assert items.exit_code == 2 and "orders are for pairwise" in items.stderr
     assert {orders_of("p9", "random", s)[0] for s in range(20)} == {"AB", "BA"}  # both orders occur
+
+
+def test_a_weighted_leaderboard_reads_probabilities_as_outcomes(tmp_path: Path) -> None:
+    """Two models, B against the reference A on 4 prompts with p_b = .9, .6, .3, .8. Weighted,
+    each battle's outcome for B is its p_b, and Bradley-Terry's MLE for two models solves
+    s(b_B - b_A) = mean outcome = 0.65: b_B = ln(0.65/0.35) = 0.619039, Elo 1000 + 400 b / ln 10
+    = 1107.536 with A (the anchor) at 1000. Unweighted, the signs give B 3 wins of 4: ln 3."""
+    db = str(tmp_path / "w.duckdb")
+    items = "item_id,prompt,response,model\n" + "".join(f"a{k},q{k},x,A\nb{k},q{k},y,B\n" for k in range(4))
+    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(4))
+    judgments = "pair_id,p_b\np0,0.9\np1,0.6\np2,0.3\np3,0.8\n"
+    for kind, text in (("items", items), ("pairs", pairs)):
+        assert run_cli(kind, "import", str(write(tmp_path / f"{kind}.csv", text)), "--db", db).exit_code == 0
+    done = run_cli("judgments", "import", str(write(tmp_path / "j.csv", judgments)), "--run", "w", "-r",
+                   "preference", "-j", "soft", "--db", db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+
+    def rating(*extra: str) -> float:
+        out = run_cli("stats", "leaderboard", "--run", "w", "--boot", "20", *extra, "--format", "json", "--db", db)
+        assert out.exit_code == 0, out.stderr
+        models = {m["model"]: m for m in json.loads(out.stdout)["result"]["boards"]["jury"]["models"]}
+        assert models["A"]["rating"] == pytest.approx(1000.0)
+        return float(models["B"]["rating"])
+
+    assert rating("--weighted") == pytest.approx(1000 + 400 * math.log(0.65 / 0.35) / math.log(10), abs=1e-6)
+    assert rating() == pytest.approx(1000 + 400 * math.log(3) / math.log(10), abs=1e-6)

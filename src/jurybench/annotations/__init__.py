@@ -10,6 +10,7 @@ from jurybench.annotations._agreement import (
     mean_pairwise_spearman,
     score_agreement,
 )
+from jurybench.annotations._categorical import categorical_report, class_metrics, pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
 from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
@@ -22,6 +23,8 @@ __all__ = [
     "PreferenceReport",
     "agreement_report",
     "bootstrap",
+    "categorical_report",
+    "class_metrics",
     "cohen_kappa",
     "criterion_agreement",
     "fleiss_kappa",
@@ -30,6 +33,8 @@ __all__ = [
     "krippendorff_alpha",
     "leave_one_annotator_out",
     "mean_pairwise_spearman",
+    "pairwise_cohen_kappa",
+    "plurality",
     "pointwise_data",
     "preference_accuracy",
     "rename_columns",

@@ -78,7 +78,13 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
 def agreement_report(
     con: Any, run_id: str, *, criteria: list[str] | None = None, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """One agreement block per criterion of a pointwise run."""
+    """One agreement block per criterion of a pointwise run; for a preference or classification
+    run, the categorical block (annotations/_categorical.py)."""
+    from jurybench.annotations._categorical import categorical_report
+    from jurybench.annotations._data import run_rubric
+
+    if run_rubric(con, run_id).kind in ("preference", "classification"):
+        return categorical_report(con, run_id, n_boot=n_boot, seed=seed)
     return [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
 
 

@@ -126,6 +126,14 @@ def agreement(store: Any, run: str, *, criteria: list[str] | None = None, boot: 
         report = agreement_report(con, run, criteria=criteria, n_boot=boot, seed=seed)
     rows = []
     for block in report:
+        if block.get("kind") == "categorical":  # preference or classification: accuracy, kappa, F1
+            for row in [*block["jurors"], block["jury"]]:
+                rows.append({"criterion": block["criterion"], "rater": row["juror"], "n": row["n"],
+                             "accuracy": row["accuracy"], "cohen_kappa": row["cohen_kappa"].value,
+                             "cohen_kappa_low": row["cohen_kappa"].low, "cohen_kappa_high": row["cohen_kappa"].high,
+                             "macro_f1": row["macro_f1"],
+                             **{f"f1_{lab}": row["per_class"][lab]["f1"] for lab in block["labels"]}})  # fmt: skip
+            continue
         for row in [*block["jurors"], block["jury"]]:
             ci = row.get("pearson_ci")  # an Estimate: value with its bootstrap CI
             rows.append({"criterion": block["criterion"], "rater": row["juror"],

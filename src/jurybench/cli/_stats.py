@@ -260,6 +260,7 @@ def leaderboard(run: Run,
                 resample: Annotated[str, typer.Option(help="Bootstrap unit: prompts, pairs, battles, or clusters:<expression over p, a, b>.")] = "prompts",
                 strong: Annotated[str | None, typer.Option(help="T:W - a verdict with |score| >= T counts as W battles (e.g. 2:3).")] = None,
                 control: Annotated[str | None, typer.Option(help="Style control: length, markdown or length,markdown.")] = None,
+                weighted: Annotated[bool, typer.Option("--weighted", help="A battle's outcome is the probability its first model won, not the score's sign.")] = False,
                 db: Db = None) -> None:  # fmt: skip
     """Bradley-Terry ratings of the run's models (Elo scale), win rates against a baseline and
     ranks, with CIs from a bootstrap over prompts; both presentation orders count as battles."""
@@ -280,6 +281,7 @@ def leaderboard(run: Run,
             resample=resample,
             strong=strong,
             control=control,
+            weighted=weighted,
         )
     )
 

@@ -169,6 +169,9 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
 
     out = console()
     for block in report:
+        if block.get("kind") == "categorical":
+            _print_categorical(out, block)
+            continue
         h = block["humans"]
         out.print(
             f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, {block['n_annotators']} annotators; "
@@ -198,6 +201,32 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         )
         verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
         out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
+
+
+def _print_categorical(out: Any, block: dict[str, Any]) -> None:
+    """A preference or classification run's agreement: humans among themselves, then each rater
+    against the human plurality (accuracy, Cohen's kappa, per-class F1)."""
+    from rich.table import Table
+
+    h = block["humans"]
+    out.print(f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, {block['n_annotators']} annotators; "
+              f"Fleiss kappa {h['fleiss_kappa']}, mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
+              f"human labels by {block['majority_rule']}: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(block["human_labels"].items())))  # fmt: skip
+    table = Table(show_lines=False)
+    labels = block["labels"]
+    for col in ("vs human plurality", "n", "accuracy", "Cohen kappa [95% CI]", "macro F1", *(f"F1 {lab}" for lab in labels),
+                "no verdict"):  # fmt: skip
+        table.add_column(col)
+
+    def number(value: Any) -> str:
+        return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}"
+
+    for row in [*block["jurors"], block["jury"]]:
+        table.add_row(row["juror"], str(row["n"]), number(row["accuracy"]), str(row["cohen_kappa"]),
+                      number(row["macro_f1"]), *(number(row["per_class"][lab]["f1"]) for lab in labels),
+                      str(row["n_without_verdict"]))  # fmt: skip
+    out.print(table)
 
 
 def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:

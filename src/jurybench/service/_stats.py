@@ -144,6 +144,7 @@ class Leaderboard(_P):
         Annotated[str, Field(max_length=50, description="T:W: a verdict with |score| >= T counts as W battles")] | None
     ) = None
     control: Annotated[str, Field(max_length=50, description="style control: length, markdown")] | None = None
+    weighted: bool = Field(default=False, description="battle outcomes are probabilities, not signs")
 
 
 class Power(_P):
@@ -201,7 +202,7 @@ def _run(store: Any, name: str, p: Any) -> Any:
     if name == "leaderboard":
         return stats.leaderboard(store, p.run, category=p.category, anchor=p.anchor, baseline=p.baseline,
                                  level=p.level, boot=p.boot, seed=p.seed, resample=p.resample,
-                                 strong=p.strong, control=p.control)  # fmt: skip
+                                 strong=p.strong, control=p.control, weighted=p.weighted)  # fmt: skip
     if name == "winrate":
         return stats.winrate(store, p.run, reference=p.reference, category=p.category, level=p.level,
                              length_controlled=p.length_controlled)  # fmt: skip

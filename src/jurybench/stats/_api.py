@@ -219,20 +219,24 @@ def disparity(store: Any, *, sql: str | None = None, file: Path | None = None, m
 
 def leaderboard(store: Any, run: str, *, category: str | None = None, anchor: str | None = None,
                 baseline: str | None = None, level: str = "jury", boot: int = 1000, seed: int = 0,
-                resample: str = "prompts", strong: str | None = None, control: str | None = None) -> Any:  # fmt: skip
+                resample: str = "prompts", strong: str | None = None, control: str | None = None,
+                weighted: bool = False) -> Any:  # fmt: skip
     """Bradley–Terry ratings of the run's models (Elo scale, ``anchor`` at 1000), each model's
     predicted win rate against ``baseline``, and ranks, with intervals from a bootstrap that
     resamples ``resample`` units (prompts, pairs, battles, or clusters:<expression over p, a,
     b>); both presentation orders count as battles, ties as half a win. ``strong`` ('T:W'): a
     verdict with |score| >= T counts as W battles. ``control`` ('length', 'markdown' or both,
-    comma-separated): style-adjusted ratings beside the raw ones, and the style coefficients."""
+    comma-separated): style-adjusted ratings beside the raw ones, and the style coefficients.
+    ``weighted``: each battle's outcome is the probability that its first-shown model won (from a
+    probabilistic or mean score), not the sign of the score."""
     params = {"run": run, "category": category, "anchor": anchor, "baseline": baseline, "level": level, "boot": boot,
-              "resample": resample, "strong": strong, "control": control}  # fmt: skip
+              "resample": resample, "strong": strong, "control": control, "weighted": weighted}  # fmt: skip
     return _recorded(store, "leaderboard", run, params, seed,
                      lambda con: _store_leaderboard.stat_leaderboard(con, run, category=category, anchor=anchor,
                                                                      baseline=baseline, level=level, n_boot=boot,
                                                                      seed=seed, resample=resample,
-                                                                     strong=strong, control=control))  # fmt: skip
+                                                                     strong=strong, control=control,
+                                                                     weighted=weighted))  # fmt: skip
 
 
 def winrate(store: Any, run: str, *, reference: str, category: str | None = None, level: str = "jury",

@@ -107,6 +107,76 @@ def bradley_terry_styled(first: Any, second: Any, outcome: Any, style: Any, n_mo
     return _newton(first, second, y, w, n_models, anchor, np.asarray(style, dtype=float).reshape(len(y), -1))
 
 
+class PairCounts:
+    """The battles as the Bradley–Terry likelihood sees them: per unordered pair of models (i < j)
+    the battles N_ij and i's wins W_ij (ties half), summed with the battles' weights. Per cluster
+    the same sums are kept as sparse rows, so a bootstrap round (clusters drawn with
+    replacement) is one sparse product, not a rebuilt design over every battle."""
+
+    def __init__(self, first: Any, second: Any, outcome: Any, weights: Any, clusters: Any, n_models: int) -> None:
+        from scipy import sparse
+
+        first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
+        y, w = np.asarray(outcome, dtype=float), np.asarray(weights, dtype=float)
+        low, high = np.minimum(first, second), np.maximum(first, second)
+        codes, pair = np.unique(low * n_models + high, return_inverse=True)
+        self.i, self.j = codes // n_models, codes % n_models
+        self.n_models = n_models
+        wins_low = np.where(first == low, y, 1 - y)
+        keys, cluster = np.unique(np.asarray(clusters), return_inverse=True)
+        self.n_clusters = len(keys)
+        shape = (len(keys), len(codes))
+        self.by_cluster_n = sparse.csr_matrix((w, (cluster, pair)), shape=shape)
+        self.by_cluster_w = sparse.csr_matrix((w * wins_low, (cluster, pair)), shape=shape)
+        self.n = np.asarray(self.by_cluster_n.sum(axis=0)).ravel()
+        self.w = np.asarray(self.by_cluster_w.sum(axis=0)).ravel()
+
+    def drawn(self, counts: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """N and W for a bootstrap round in which cluster c was drawn counts[c] times."""
+        return self.by_cluster_n.T @ counts, self.by_cluster_w.T @ counts
+
+
+def fit_counts(counts: PairCounts, n: Any, w: Any, anchor: int, start: Any = None) -> np.ndarray[Any, Any]:
+    """Log-strengths b (b[anchor] = 0) maximising sum W_ij log s(b_i - b_j) + (N_ij - W_ij) log
+    s(b_j - b_i), by Newton's method from ``start`` (a bootstrap round starts from the estimate
+    of all the data: a few steps). NotIdentifiable where the likelihood has no finite maximum."""
+    n, w = np.asarray(n, dtype=float), np.asarray(w, dtype=float)
+    m = counts.n_models
+    played = np.bincount(counts.i, n, m) + np.bincount(counts.j, n, m)
+    won = np.bincount(counts.i, w, m) + np.bincount(counts.j, n - w, m)
+    for model in range(m):
+        if played[model] <= 0:
+            raise NotIdentifiable(f"model {model} has no battle")
+        if won[model] <= 0 or won[model] >= played[model]:
+            raise NotIdentifiable(
+                f"model {model} {'won' if won[model] > 0 else 'lost'} every battle it was in: its rating is infinite"
+            )
+    met = n > 0
+    if not _connected(counts.i[met], counts.j[met], m):
+        raise NotIdentifiable("the models fall into groups that never met in a battle")
+    free = np.array([k for k in range(m) if k != anchor])
+    b = np.zeros(m) if start is None else np.array(start, dtype=float)
+    for _ in range(200):
+        p = 1 / (1 + np.exp(-(b[counts.i] - b[counts.j])))
+        g = w - n * p  # d loglik / d (b_i - b_j)
+        gradient = np.bincount(counts.i, g, m) - np.bincount(counts.j, g, m)
+        h = n * p * (1 - p)
+        hessian = np.zeros((m, m))
+        np.add.at(hessian, (counts.i, counts.j), -h)
+        np.add.at(hessian, (counts.j, counts.i), -h)
+        hessian[np.arange(m), np.arange(m)] = np.bincount(counts.i, h, m) + np.bincount(counts.j, h, m)
+        try:
+            step = np.linalg.solve(hessian[np.ix_(free, free)], gradient[free])
+        except np.linalg.LinAlgError:
+            raise NotIdentifiable("a group of models won or lost every battle against the others") from None
+        b[free] += step
+        if np.max(np.abs(b)) > 40:
+            raise NotIdentifiable("a model won (or lost) every battle it was in: its rating is infinite")
+        if np.max(np.abs(step)) < 1e-10:
+            return b
+    raise NotIdentifiable("the fit did not converge")
+
+
 def elo(beta: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return np.asarray(ELO_BASE + ELO_SCALE * np.asarray(beta))
 
@@ -124,24 +194,31 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
     y, clusters = np.asarray(outcome, dtype=float), np.asarray(clusters)
     n = len(names)
-    beta = bradley_terry(first, second, y, n, anchor=anchor, names=names)
+    weights = np.ones(len(y))
+    counts = PairCounts(first, second, y, weights, clusters, n)
+    if not _connected(first, second, n):
+        raise NotIdentifiable("the models fall into groups that never met in a battle")
+    beta = fit_counts(counts, counts.n, counts.w, anchor)
     ratings, rates = elo(beta), win_rate(beta, baseline)
     order = np.argsort(-beta, kind="stable")
     rank = np.empty(n, dtype=int)
     rank[order] = np.arange(1, n + 1)
     z = None if style is None else np.asarray(style, dtype=float).reshape(len(y), -1)
     styled = None if z is None else bradley_terry_styled(first, second, y, z, n, anchor=anchor)
-    groups = {c: np.flatnonzero(clusters == c) for c in np.unique(clusters)}
-    keys = list(groups)
+    keys, cluster_of = np.unique(clusters, return_inverse=True)
+    groups = None if z is None else {k: np.flatnonzero(cluster_of == k) for k in range(len(keys))}
     rng = np.random.default_rng(seed)
     boot_r, boot_w, boot_rank, failed = [], [], [], 0
     boot_s: list[Any] = []
     for _ in range(n_boot):
         chosen = rng.integers(0, len(keys), len(keys))
-        rows = np.concatenate([groups[keys[k]] for k in chosen])
         try:
-            b = bradley_terry(first[rows], second[rows], y[rows], n, anchor=anchor)
+            # the same draw of clusters as a resampling of battles would make, in the counts form
+            b = fit_counts(counts, *counts.drawn(np.bincount(chosen, minlength=len(keys)).astype(float)), anchor,
+                           start=beta)  # fmt: skip
             if z is not None:
+                assert groups is not None
+                rows = np.concatenate([groups[k] for k in chosen])
                 bs, gs = bradley_terry_styled(first[rows], second[rows], y[rows], z[rows], n, anchor=anchor)
                 boot_s.append(np.concatenate([elo(bs), gs]))
         except NotIdentifiable:
@@ -177,6 +254,8 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
             "rank": int(rank[m]), "rank_low": None if k_low is None else int(k_low),
             "rank_high": None if k_high is None else int(k_high), "battles": int(played.sum()),
             "wins": int(won.sum()), "losses": int(lost.sum()), "ties": int((played & (y == 0.5)).sum()),
+            # the probability of winning summed over battles (= wins + ties / 2 for discrete outcomes)
+            "expected_wins": float(np.where(first == m, y, 0.0).sum() + np.where(second == m, 1 - y, 0.0).sum()),
         })  # fmt: skip
     out = {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
            "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip

@@ -3,6 +3,7 @@ models from the items' ``model`` column, prompts as the bootstrap's clusters."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any
 
@@ -99,13 +100,16 @@ def _category(con: Any, run_id: str, category: str | None) -> str:
 def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
                      baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
                      seed: int = 0, resample: str = "prompts", strong: str | None = None,
-                     control: str | None = None) -> dict[str, Any]:  # fmt: skip
+                     control: str | None = None, weighted: bool = False) -> dict[str, Any]:  # fmt: skip
     """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
     bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
     ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
     better' verdict three times). ``control`` ('length,markdown'): style control, ratings
     adjusted for the normalised differences in length and markdown between the two responses,
-    reported beside the raw ones with the covariates' coefficients."""
+    reported beside the raw ones with the covariates' coefficients. ``weighted``: a battle's outcome
+    is the probability that the first-shown model won, (1 + s / k) / 2 for a score s on -k..k (a
+    preference's k is 1), as AlpacaEval's and Arena-Hard's weighted modes do; otherwise its sign
+    decides (a tie is half)."""
     threshold, weight = _strong(strong)
     features = style_features(control)
     if level not in ("jury", "juror"):
@@ -113,6 +117,11 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
     _check_run(con, run_id)
     unit = resample_unit(resample, UNITS, UNIT_HINT)  # None: every battle is its own cluster
     chosen = _category(con, run_id, category)
+    scale = 1.0
+    if weighted:
+        body = con.execute("SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?",
+                           [run_id]).fetchall()  # fmt: skip
+        scale = float(json.loads(body[0][0]).get("k") or 1) if body else 1.0
     texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
     sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)
     rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
@@ -134,7 +143,10 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
             times = weight if threshold is not None and abs(score) >= threshold else 1
             first += [shown[0]] * times
             second += [shown[1]] * times
-            outcome += [1.0 if score > 0 else 0.0 if score < 0 else 0.5] * times
+            if weighted:
+                outcome += [min(1.0, max(0.0, (1 + float(score) / scale) / 2))] * times
+            else:
+                outcome += [1.0 if score > 0 else 0.0 if score < 0 else 0.5] * times
             clusters += [str(cluster)] * times
             if features:
                 shown_texts = (text_a, text_b) if order == "AB" else (text_b, text_a)
@@ -162,7 +174,8 @@ def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anch
             raise JurybenchError(f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
                                  hint="Bradley-Terry needs every model to win and lose some battles, "
                                  "and the models to be connected by battles.") from None  # fmt: skip
-    out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards}
+    out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards,
+                           "weighted": weighted}  # fmt: skip
     if features:
         out["control"] = features
     if threshold is not None:
