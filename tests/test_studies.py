@@ -75,6 +75,10 @@ def test_demo_culture_calibrates_and_ranks_the_models(tmp_path: Path) -> None:
     weights = {j["name"]: j for j in artifact["jurors"]}
     assert set(weights) == {"sim/steady", "sim/harsh", "sim/erratic"}
     assert _sql(db, "SELECT aggregation FROM jury_pointwise LIMIT 1") == [("calibrated",)]
+    # the target: panel means between the scale's points, imported with --continuous
+    ((n, continuous, fractional),) = _sql(db, "SELECT count(*), bool_and(continuous), count(*) FILTER (WHERE value <> "
+                                              "round(value)) FROM human_labels")  # fmt: skip
+    assert n > 50 and continuous and fractional > 0
     friedman = json.loads(str(_sql(db, "SELECT result FROM stats_results WHERE name = 'friedman'")[0][0]))
     assert friedman["criteria"]["position"]["p"] < 0.01  # writer-high, -mid, -low were planted apart
 

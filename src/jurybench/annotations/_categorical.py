@@ -84,7 +84,7 @@ def categorical_report(con: Any, run_id: str, *, n_boot: int = 1000, seed: int =
     if not preference and not isinstance(rubric, ClassificationRubric):
         raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; categorical agreement is for preference "
                              "and classification runs.")  # fmt: skip
-    labels = PREFERENCE_LABELS if preference else tuple(lab.name for lab in rubric.labels)
+    labels = tuple(lab.name for lab in rubric.labels) if isinstance(rubric, ClassificationRubric) else PREFERENCE_LABELS
     dimension = "preference" if preference else "label"
     kind = "pair" if preference else "item"
     humans: dict[str, dict[str, str]] = {}

@@ -239,15 +239,19 @@ class Store:
                                           continuous=continuous)  # fmt: skip
 
     def simulate_annotations(self, *, rubric: Any, where: str | None = None, fraction: float = 1.0,
-                             annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip
+                             annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
+                             panel_out: str | Path | None = None) -> int:  # fmt: skip
         """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
-        sim-human-1..N), standing in for ``import_annotations``; returns the number of labels."""
+        sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
+        ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
+        ``import_annotations(..., continuous=True)``, as published panel means are imported)."""
         from jurybench.api._specs import rubric_of
         from jurybench.jurors import simulate_human_labels
 
         with self.writing() as con:
             return simulate_human_labels(con, rubric_of(rubric), where=where, fraction=fraction,
-                                         annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed)  # fmt: skip
+                                         annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed,
+                                         panel_file=Path(panel_out) if panel_out else None)  # fmt: skip
 
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> Any:
         """Human reference values under a name (columns target, value[, cell][, statistic]),

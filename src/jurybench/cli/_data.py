@@ -342,6 +342,10 @@ def annotations_simulate(
     noise: Annotated[float, typer.Option(help="SD of each annotator's noise, in scale points.")] = 0.5,
     seed: Annotated[int, typer.Option(help="Seed for the subset and the noise.")] = 0,
     truth_seed: Annotated[int, typer.Option(help="The simulated jurors' truth_seed (the same known truth).")] = 0,
+    panel_out: Annotated[
+        Path | None,
+        typer.Option(help="Write the panel's mean per item and criterion to this CSV instead of the store."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
@@ -357,6 +361,7 @@ def annotations_simulate(
             noise=noise,
             seed=seed,
             truth_seed=truth_seed,
+            panel_out=panel_out,
         )
     )
 

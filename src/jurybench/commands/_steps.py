@@ -190,14 +190,19 @@ def annotations_import(db: Path | None, *, file: Path, rubric: str, layout: str 
 
 
 def annotations_simulate(db: Path | None, *, rubric: str, where: str | None = None, fraction: float = 1.0,
-                         annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0) -> int:  # fmt: skip
+                         annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
+                         panel_out: Path | None = None) -> int:  # fmt: skip
     """Human labels from the simulated jurors' known truth (``Store.simulate_annotations``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
         n = store.simulate_annotations(rubric=rubric, where=where, fraction=fraction, annotators=annotators,
-                                       noise=noise, seed=seed, truth_seed=truth_seed)  # fmt: skip
-    echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
+                                       noise=noise, seed=seed, truth_seed=truth_seed, panel_out=panel_out)  # fmt: skip
+    if panel_out:
+        echo(f"{n} panel means of {annotators} simulated annotators written to {panel_out} "
+             "(import them with 'annotations import FILE --continuous')")  # fmt: skip
+    else:
+        echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
     return 0
 
 

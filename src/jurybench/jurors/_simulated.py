@@ -42,6 +42,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
@@ -450,11 +451,15 @@ def simulate_human_labels(
     noise: float = 0.5,
     seed: int = 0,
     truth_seed: int = 0,
+    panel_file: Path | None = None,
 ) -> int:
     """Human labels from the known truth, for offline studies: each annotator rates a seeded share
     of the items on every criterion as round(mid + half * 0.5 * z + planted + noise * e), clipped
     (the same truth and generator markers the simulated jurors see, without their distortions).
-    Annotators are named sim-human-1.. ; returns the number of labels written."""
+    Annotators are named sim-human-1.. ; returns the number of labels written. ``panel_file``:
+    nothing is written to the store; the panel's mean per item and criterion (annotator 'panel',
+    a value between the scale's points) goes to that CSV instead, for 'annotations import
+    --continuous' as a published panel mean would."""
     from jurybench.rubric import PointwiseRubric, load_subjects
 
     if not isinstance(rubric, PointwiseRubric):
@@ -482,6 +487,19 @@ def simulate_human_labels(
                 rows.append(("item", item.item_id, c.name, f"sim-human-{k}", float(score), str(score), "simulated"))
     if not rows:
         raise JurybenchError("no items selected for simulated labels.", hint="Check --where and --fraction.")
+    if panel_file is not None:
+        import csv
+
+        means: dict[tuple[str, str], list[float]] = {}
+        for _, item_id, criterion, _, value, _, _ in rows:
+            means.setdefault((item_id, criterion), []).append(value)
+        panel_file.parent.mkdir(parents=True, exist_ok=True)
+        with panel_file.open("w", newline="", encoding="utf-8") as out:
+            writer = csv.writer(out)
+            writer.writerow(["item_id", "annotator", "criterion", "value"])
+            for (item_id, criterion), values in means.items():
+                writer.writerow([item_id, "panel", criterion, repr(round(sum(values) / len(values), 6))])
+        return len(means)
     con.executemany(
         "INSERT OR REPLACE INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
