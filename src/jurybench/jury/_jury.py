@@ -228,14 +228,16 @@ def run_panel(con: Any, run_id: str) -> list[PanelSeat]:
 def jury_rule(con: Any, run_id: str) -> dict[str, Any]:
     """The run's jury rule as reported beside every jury figure."""
     row = con.execute(
-        "SELECT ju.aggregation, ju.quorum, ju.tie_rule, ju.name, (SELECT count(*) FROM run_jurors WHERE run_id = ?) "
-        "FROM runs r JOIN juries ju USING (jury_id) WHERE r.run_id = ?",
+        "SELECT ju.aggregation, ju.quorum, ju.tie_rule, ju.name, (SELECT count(*) FROM run_jurors WHERE run_id = ?), "
+        "coalesce(ju.scores, 'discrete') FROM runs r JOIN juries ju USING (jury_id) WHERE r.run_id = ?",
         [run_id, run_id],
     ).fetchall()
     if not row:
         raise JurybenchError(f"run '{run_id}' has no jury definition.", hint="Score it again with 'jurybench score'.")
-    aggregation, quorum, tie, name, n = row[0]
-    return {"aggregation": aggregation, "quorum": quorum, "tie": tie, "name": name, "n_jurors_expected": n}
+    aggregation, quorum, tie, name, n, scores = row[0]
+    # scores: whether the jury's figures rest on its jurors' discrete or expected (probabilistic) scores
+    return {"aggregation": aggregation, "quorum": quorum, "tie": tie, "name": name, "n_jurors_expected": n,
+            "scores": scores}  # fmt: skip
 
 
 def with_samples(jury: Jury, samples: int | None) -> Jury:

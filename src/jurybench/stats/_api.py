@@ -61,6 +61,15 @@ def _recorded(
             raise
         with reading(store) as con:
             result = compute(con)
+    if run is not None and isinstance(result, dict):
+        with reading(store) as con:  # which scores the figures rest on: the jury's discrete or expected ones
+            found = con.execute(
+                "SELECT ju.scores, r.orders FROM runs r LEFT JOIN juries ju ON ju.jury_id = r.jury_id "
+                "WHERE r.run_id = ?", [run]
+            ).fetchall()  # fmt: skip
+        if found:
+            result.setdefault("scores", found[0][0] or "discrete")
+            result.setdefault("orders", found[0][1] or "both")
     with writing(store) as con:
         result_id = _store.record_result(con, name, run, params, seed, result)
     # Tidy: no summary line of text (gini, gaps and premium are in attrs["result"]).
