@@ -323,3 +323,17 @@ def test_a_weighted_leaderboard_reads_probabilities_as_outcomes(tmp_path: Path) 
 
     assert rating("--weighted") == pytest.approx(1000 + 400 * math.log(0.65 / 0.35) / math.log(10), abs=1e-6)
     assert rating() == pytest.approx(1000 + 400 * math.log(3) / math.log(10), abs=1e-6)
+
+
+def test_an_empty_response_is_judged_shown_empty_and_counted(pointwise_db: str) -> None:
+    from jurybench.store import connect
+
+    done = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--run", "e", "--no-progress", "--db", pointwise_db)
+    assert done.exit_code == 0, done.stderr
+    assert "note: 1 of the run's 3 items have an empty response" in done.stderr
+    con = connect(Path(pointwise_db), read_only=True)
+    shown = dict(con.execute("SELECT subject_id, messages FROM calls").fetchall())
+    con.close()
+    # the same template, the response shown as it is: i1's prompt without its text is i3's
+    first, empty = (json.loads(shown[k])[-1]["content"] for k in ("i1", "i3"))
+    assert "A cat sat." in first and first.replace("A cat sat.", "") == empty

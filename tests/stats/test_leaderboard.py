@@ -255,6 +255,16 @@ def test_style_control_from_the_cli(tmp_path: Path) -> None:
                                                                                        "bold"}  # fmt: skip
     assert "length" in board["style_coefficients"] and "lists" in board["style_left_out"]  # only m2 writes lists
     assert all("rating_styled" in m and "rating" in m for m in board["models"])
+    # the styled win rate against the baseline (the anchor, m1) is the styled ratings' logistic difference
+    styled = {m["model"]: m for m in board["models"]}
+    for m in styled.values():
+        diff = (m["rating_styled"] - styled[board["baseline"]]["rating_styled"]) * math.log(10) / 400
+        assert m["win_rate_styled"] == pytest.approx(1 / (1 + math.exp(-diff)), abs=1e-9)
+        assert (
+            m["win_rate_styled_low"] <= m["win_rate_styled"] <= m["win_rate_styled_high"]
+            or m["model"] == board["baseline"]
+        )
+    assert styled[board["baseline"]]["win_rate_styled"] == pytest.approx(0.5)
     bad = run_cli("stats", "leaderboard", "--run", "lb", "--control", "emoji", "--db", db)
     assert bad.exit_code == 2 and "--control 'emoji' is not a style" in bad.stderr
     plain = tmp_path / "plain.duckdb"

@@ -57,6 +57,7 @@ class Planned:
     chunks: Callable[[Reader], Iterator[list[Task]]]
     subject_ids: list[str] | None = None
     write: Callable[[Any], None] | None = None  # what planning records in the store (under the write lock)
+    n_empty: int = 0  # subjects with an empty response (an item's, or either side of a pair's)
 
     @classmethod
     def of(cls, tasks: list[Task], n_subjects: int) -> Planned:

@@ -185,7 +185,8 @@ def score(
                 return
             record_gold_labels(con, rubric, (row for part in cut(CHUNK) for row in subject_rows(con, rubric, part)))
 
-        return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold)
+        return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold,
+                       n_empty=_count_empty(con, rubric, selected))  # fmt: skip
 
     def finish(con: Any, result: RunResult) -> None:
         if after is not None and not result.interrupted:
@@ -270,6 +271,10 @@ def run_job(
     started = time.perf_counter()
     progress = _Progress(planned.n_tasks, 0, options.progress)
     result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
+    if planned.n_empty:
+        kind = "pairs have an empty response on a side" if is_pairwise(rubric) else "items have an empty response"
+        result.notes.append(f"{planned.n_empty} of the run's {planned.n_subjects} {kind} (judged as such; "
+                            "items.empty).")  # fmt: skip
     limiters = {j.key: JurorPace(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
     interrupted = False
     unusable: dict[str, str] = {}
@@ -313,7 +318,7 @@ def run_job(
         result.error_reasons = progress.errors
         names = {j.key: j.display_name for j in jurors}
         result.fatal = {names[key]: message for key, message in unusable.items()}
-        result.notes = [
+        result.notes += [
             f"juror '{name}': {n} valid answers came without token log probabilities that spell a score (the "
             "provider sent none, or none at the value); their expected score is NULL and the discrete score "
             "stands in for it."
@@ -388,6 +393,24 @@ def _run_async(coro: Any) -> None:
             raise KeyboardInterrupt from None
 
     asyncio.run(main())
+
+
+def _count_empty(con: Any, rubric: AnyRubric, selected: list[str]) -> int:
+    """How many of the run's subjects show a juror an empty response (items.empty)."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    if generating(rubric) or getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference",
+                                                                    "classification"):  # fmt: skip
+        return 0
+    with registered(con, "_jb_selected", pa.table({"subject_id": pa.array(selected, pa.string())})):
+        if is_pairwise(rubric):
+            sql = """SELECT count(*) FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
+                     WHERE p.pair_id IN (SELECT subject_id FROM _jb_selected) AND (a.empty OR b.empty)"""
+        else:
+            sql = "SELECT count(*) FROM items WHERE item_id IN (SELECT subject_id FROM _jb_selected) AND empty"
+        return int(con.execute(sql).fetchall()[0][0])
 
 
 def _open_run(

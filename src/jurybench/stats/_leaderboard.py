@@ -262,10 +262,16 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
     if styled is not None:
         b_styled, gamma = styled
         r_styled = elo(b_styled)
+        # the win rate against the baseline that the style-adjusted fit predicts at equal style
+        rates_styled = win_rate(b_styled, baseline)
+        boot_sw = [win_rate((np.asarray(sample[:n]) - ELO_BASE) / ELO_SCALE, baseline) for sample in boot_s]
         for row in models:
             m = names.index(row["model"])
             low, high = interval(boot_s, m)
-            row.update(rating_styled=float(r_styled[m]), styled_low=low, styled_high=high)
+            w_low, w_high = interval(boot_sw, m)
+            row.update(rating_styled=float(r_styled[m]), styled_low=low, styled_high=high,
+                       win_rate_styled=float(rates_styled[m]), win_rate_styled_low=w_low,
+                       win_rate_styled_high=w_high)  # fmt: skip
         labels = style_names or [f"style{k}" for k in range(len(gamma))]
         out["style_coefficients"] = {
             label: {"coefficient": float(g), **dict(zip(("ci_low", "ci_high"), interval(boot_s, n + k), strict=True))}

@@ -64,8 +64,9 @@ def flatten(
         cols = ["board", "rank", "model", "rating", "ci_low", "ci_high", "win_rate_vs_baseline", "win_rate_low",
                 "win_rate_high", "rank_low", "rank_high", "battles", "wins", "losses", "ties"]  # fmt: skip
         styled = any("style_coefficients" in b for b in result["boards"].values())
-        if styled:  # style control: the adjusted ratings beside the raw ones
-            cols[6:6] = ["rating_styled", "styled_low", "styled_high"]
+        if styled:  # style control: the adjusted ratings and win rates beside the raw ones
+            cols[6:6] = ["rating_styled", "styled_low", "styled_high", "win_rate_styled", "win_rate_styled_low",
+                         "win_rate_styled_high"]  # fmt: skip
         for board, b in result["boards"].items():
             rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
         if summary and styled:
