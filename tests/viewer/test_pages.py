@@ -238,3 +238,29 @@ def test_a_run_named_with_a_slash_opens(tmp_path: Path) -> None:
             sub = re.search(r'href="(/runs/[^"]+/subjects/[^"]+)"', page.text)
             assert sub and c.get(unescape(sub.group(1))).status_code == 200
             assert c.get(unescape(href.group(1)) + "/disagreements").status_code == 200
+
+
+def test_report_html_keeps_its_style_sheet_whole_and_shows_the_calibration_fitted_on_the_run(tmp_path: Path) -> None:
+    """The inline CSS was HTML-escaped ("DejaVu Sans Mono" became &#34;DejaVu...), so the report
+    fell back to the browser's serif font; and a calibration fitted on the run was left out."""
+    from tests.conftest import ITEMS_CSV, write
+
+    db = str(tmp_path / "cal.duckdb")
+    rows = "".join(f"i{k},Write about thing {k % 4},Text number {k}.,m{k % 2},en,f\n" for k in range(4, 24))
+    items = write(tmp_path / "items.csv", ITEMS_CSV + rows)
+    assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
+    done = run_cli("score", "-r", "story-quality", "-j", "sim/a,seed=1", "-j", "sim/b,seed=2,noise=1", "--run",
+                   "both", "--no-progress", "--db", db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert run_cli("annotations", "simulate", "-r", "story-quality", "--db", db).exit_code == 0
+    fitted = run_cli("calibrate", "--run", "both", "--name", "fitted", "--folds", "2", "--boot", "10", "--out",
+                     str(tmp_path / "calibration"), "--db", db)  # fmt: skip
+    assert fitted.exit_code == 0, fitted.stderr
+    out = tmp_path / "r.html"
+    assert run_cli("report", "html", "--run", "both", "-o", str(out), "--db", db).exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    from jurybench.viewer import _web
+
+    css = (_web.HERE / "static" / "viewer.css").read_text(encoding="utf-8")
+    assert f"<style>{css}</style>" in html and "&#34;" not in html.split("</style>")[0]
+    assert "Calibration fitted" in html

@@ -345,8 +345,11 @@ def run_results(con: Any, run_id: str) -> list[dict[str, Any]]:
 
 
 def run_calibration(con: Any, run: dict[str, Any]) -> dict[str, Any] | None:
-    if not run.get("calibration_id"):
-        return None
-    rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",
-                  [run["calibration_id"]])  # fmt: skip
+    """The calibration the run's jury applies, else the newest one fitted on the run."""
+    if run.get("calibration_id"):
+        rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",
+                      [run["calibration_id"]])  # fmt: skip
+        return rows[0] if rows else None
+    rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations "
+                       "WHERE body->>'source_run' = ? ORDER BY created_at DESC LIMIT 1", [run["run_id"]])  # fmt: skip
     return rows[0] if rows else None

@@ -35,9 +35,13 @@ def report_html(store: Any, runs: list[str], output: Path) -> Path:
                 "calibration": _detail.calibration(con, calibration["calibration_id"]) if calibration else None,
             })  # fmt: skip
     env = environment()
+    # Our own style sheet, inlined as it is: escaped, its quotes (font names) and '>' selectors broke
+    # it and the report fell back to the browser's serif font. It must not close its own element.
+    css = (HERE / "static" / "viewer.css").read_text(encoding="utf-8")
+    if "</" in css:
+        raise JurybenchError("viewer.css contains '</': it cannot be inlined in <style> (a jurybench bug).")
     html = env.get_template("report.html").render(
-        title="jurybench report: " + ", ".join(runs), sections=sections,
-        inline_css=(HERE / "static" / "viewer.css").read_text(encoding="utf-8"),
+        title="jurybench report: " + ", ".join(runs), sections=sections, inline_css=css,
     )  # fmt: skip
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
