@@ -186,3 +186,40 @@ def test_the_service_plans_without_a_key(db_path: Path, monkeypatch: Any) -> Non
         r = c.post("/v1/plan", json={"rubric": "story-quality", "item_ids": ["i0", "i1"],
                                      "jury": {"jurors": ["openai/gpt-4o-mini"]}})  # fmt: skip
     assert r.status_code == 200 and r.json()["n_calls"] == 2 and r.json()["cost_usd"] > 0, r.text
+
+
+def test_plan_shows_the_prompt_cache_saving_of_the_shared_prefix(db_path: Path, tmp_path: Path) -> None:
+    """A rubric whose system prompt (6,000 characters, about 1,500 tokens) every call shares:
+    the shared prefix is that system message plus the user text before the item; for 3 items,
+    2 calls read it from the cache at gpt-4o-mini's cached rate ($0.075 / M instead of $0.15)."""
+    from jurybench.engine._budget import _common_prefix
+
+    assert _common_prefix("abcdef", "abcxyz") == "abc" and _common_prefix("abc", "abcd") == "abc"
+    assert _common_prefix("x", "y") == "" and _common_prefix("", "abc") == ""
+    long_rules = "Apply the scale exactly as written. " * 166  # 5,976 characters
+    rubric = write(
+        tmp_path / "cached.yaml",
+        f"""
+name: cached
+kind: pointwise
+rationale: false
+criteria:
+  - name: clarity
+    description: how clear
+    scale: {{min: 1, max: 3}}
+    anchors: {{1: muddled, 2: fair, 3: clear}}
+templates:
+  en:
+    system: "{long_rules.strip()}"
+    user: "Score this.\\n{{response}}"
+""",
+    )
+    run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
+    out = run_cli("score", "-r", str(rubric), "-j", "openai/gpt-4o-mini,api_key=sk-t", "--plan", "--db", str(db_path))
+    assert out.exit_code == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("prompt cache:"))
+    # shared: "\x1esystem\x1f" + rules + "\x1euser\x1fScore this.\n" + "A " (every response starts
+    # so) = 8 + 5,975 + 18 + 2 = 6,003 characters: ~1,501 tokens; 2 x 1,501 x 0.075e-6 = $0.00022515
+    shared = 8 + len(long_rules.strip()) + len("\x1euser\x1fScore this.\n") + len("A ")
+    assert shared == 6003
+    assert "first ~1,501 tokens" in line and "saves about $0.00023" in line

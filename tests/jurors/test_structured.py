@@ -216,3 +216,32 @@ def test_plan_prices_a_local_server_at_zero_and_says_so(small_store: Any, tmp_pa
     assert out.exit_code == 0, out.stderr
     assert "priced at $0: openai/gemma (a server on this machine" in out.stdout
     assert "price unknown" not in out.stdout
+
+
+def test_cached_prompt_tokens_are_stored_per_call_and_priced_at_the_cached_rate(small_store: Any) -> None:
+    """The stub reports 1,000 prompt tokens, 800 of them read from its cache, and 10 completion
+    tokens. Stored as said; at gpt-4o-mini's prices ($0.15 / M input, $0.075 / M cached, $0.60 / M
+    output): 200 x 0.15e-6 + 800 x 0.075e-6 + 10 x 0.6e-6 = 3.0e-5 + 6.0e-5 + 0.6e-5 = $0.000096."""
+    from jurybench.jurors import Completion, priced
+    from jurybench.jurors._price_map import listed_price
+
+    headers = {"x-stub-prompt-tokens": 1000, "x-stub-cached-tokens": 800, "x-stub-completion-tokens": 10}
+    with StubServer(json.dumps(FULL)) as stub:
+        stub.script.append((200, json.dumps(FULL), headers))
+        score(small_store, load_rubric("story-quality"), [_juror(stub)], where="item_id = 'i1'", options=QUIET)
+    row = small_store.execute("SELECT prompt_tokens, cached_tokens, completion_tokens FROM calls").fetchone()
+    assert row == (1000, 800, 10)
+    price = listed_price(parse_juror("openai/gpt-4o-mini"))
+    assert price is not None and price.input_cached == pytest.approx(0.075e-6)
+    cost = priced(Completion("x", prompt_tokens=1000, cached_tokens=800, completion_tokens=10), price)
+    assert cost == pytest.approx(200 * 0.15e-6 + 800 * 0.075e-6 + 10 * 0.6e-6, rel=1e-12)
+
+
+def test_anthropic_jurors_mark_the_shared_system_prompt_for_caching() -> None:
+    from jurybench.jurors._transports import cache_marked
+
+    messages = [{"role": "system", "content": "rules shared by every call"}, {"role": "user", "content": "item 7"}]
+    marked = cache_marked(messages)
+    assert marked[0] == {"role": "system", "content": [{"type": "text", "text": "rules shared by every call",
+                                                        "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
+    assert marked[1] == messages[1] and messages[0]["content"] == "rules shared by every call"  # not modified

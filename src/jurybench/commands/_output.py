@@ -67,6 +67,14 @@ def print_plan(result: Any) -> None:
     if unknown:
         echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
              "(the total is unknown, not 0).")  # fmt: skip
+    for p in plans:
+        if getattr(p, "cache_saving_usd", None) is not None and p.calls > 1:
+            if p.cache_saving_usd:
+                echo(f"prompt cache: {p.juror}'s calls share their first ~{p.shared_prefix_tokens:,} tokens; at the "
+                     f"provider's cached rate that saves about {usd(p.cache_saving_usd)} of the cost above.")  # fmt: skip
+            else:
+                echo(f"prompt cache: {p.juror}'s calls share only their first ~{p.shared_prefix_tokens:,} tokens, "
+                     "below the 1,024 that providers cache: no saving.")  # fmt: skip
     local = [p.juror for p in plans if getattr(p, "local", False)]
     if local:
         echo(f"priced at $0: {', '.join(local)} (a server on this machine, api_base on loopback: the cost is your "

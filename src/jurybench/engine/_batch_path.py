@@ -36,6 +36,7 @@ from jurybench.jurors import (
     TransientError,
     batch_price,
     price_of,
+    priced,
     protocol_of,
     request_body,
     split,
@@ -266,7 +267,7 @@ class BatchRunner:
         def cost(c: Completion) -> float | None:
             if price is None or c.prompt_tokens is None or c.completion_tokens is None:
                 return None
-            return c.prompt_tokens * price.input + c.completion_tokens * price.output
+            return priced(c, price)
 
         return cost
 

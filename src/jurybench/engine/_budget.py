@@ -104,6 +104,10 @@ class JurorPlan:
     cost_usd: float | None  # synchronously; None: price unknown
     cost_batch_usd: float | None  # through a batch API; None: unknown
     local: bool = False  # served from this machine (api_base on loopback): priced at 0
+    # Prompt caching: the tokens every call of the juror starts with (byte-identical), and what the
+    # provider's cached rate saves on them after the first call (None: no cached rate is known).
+    shared_prefix_tokens: int = 0
+    cache_saving_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -115,6 +119,7 @@ def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[
     plans: dict[str, JurorPlan] = {}
     prices: dict[str, Price | None] = {}
     per_call: dict[str, float] = {}  # expected output tokens of one call
+    prefixes: dict[str, str] = {}  # the text every call of the juror starts with, so far
     for tasks, cached_keys in chunks:
         for task in tasks:
             spec = task.juror
@@ -129,6 +134,8 @@ def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[
                 continue
             plan.calls += 1
             plan.input_tokens += count_tokens(spec, task.messages)
+            text = "".join(f"\x1e{m['role']}\x1f{m['content']}" for m in task.messages)
+            prefixes[spec.key] = _common_prefix(prefixes.get(spec.key, text), text)
     for key, plan in plans.items():
         plan.output_tokens = per_call[key] * plan.calls
         price = prices[key]
@@ -139,7 +146,36 @@ def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[
         batch = batch_price(price)
         assert batch is not None
         plan.cost_batch_usd = plan.input_tokens * batch.input + plan.output_tokens * batch.output
+    for key, plan in plans.items():
+        shared = prefixes.get(key, "")
+        plan.shared_prefix_tokens = max(0, round(len(shared) / 4)) if plan.calls > 1 else 0
+        price = prices[key]
+        if price is not None and price.input_cached is not None:
+            cacheable = plan.shared_prefix_tokens >= CACHE_MIN_TOKENS
+            plan.cache_saving_usd = (
+                (plan.calls - 1) * plan.shared_prefix_tokens * (price.input - price.input_cached) if cacheable else 0.0
+            )
     return list(plans.values())
+
+
+# Providers cache a prompt prefix only from this many tokens on (OpenAI: 1,024; Anthropic: 1,024
+# or 2,048 by model): a shorter shared prefix saves nothing.
+CACHE_MIN_TOKENS = 1024
+
+
+def _common_prefix(a: str, b: str) -> str:
+    """The longest common prefix of two texts."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return a[:n]
+    low, high = 0, n  # the prefix of length low is common, that of length high is not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return a[:low]
 
 
 class Budget:

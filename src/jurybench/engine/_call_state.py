@@ -52,6 +52,8 @@ class CallState:
     reasks: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    tokens_cached: int | None = None  # prompt tokens read from the provider's cache, where it said
+    tokens_cache_written: int | None = None
     cost: float | None = None
     latency_ms: float = 0.0
     completion: Completion | None = None
@@ -106,6 +108,10 @@ class CallState:
         self.completion = completion
         self.tokens_in += completion.prompt_tokens or 0
         self.tokens_out += completion.completion_tokens or 0
+        if completion.cached_tokens is not None:
+            self.tokens_cached = (self.tokens_cached or 0) + completion.cached_tokens
+        if completion.cache_write_tokens is not None:
+            self.tokens_cache_written = (self.tokens_cache_written or 0) + completion.cache_write_tokens
         self.latency_ms += completion.latency_ms or 0.0
         if completion.cost_usd is not None:
             self.cost = (self.cost or 0.0) + completion.cost_usd
@@ -144,5 +150,7 @@ class CallState:
             "run_id": None,
             "presentation": task.presentation,
             "structured": self.mode,
+            "cached_tokens": self.tokens_cached if answered else None,
+            "cache_write_tokens": self.tokens_cache_written if answered else None,
         }
         return call, (self.outcome if self.status != "error" else None)

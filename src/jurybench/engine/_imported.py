@@ -399,7 +399,8 @@ def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric
                "response_text": call.raw, "finish_reason": None, "status": status,
                "reason": None if valid else next(iter(call.judgments.values()))["reason"], "attempts": 0,
                "prompt_tokens": None, "completion_tokens": None, "cost_usd": call.cost, "latency_ms": None,
-               "run_id": run, "presentation": None, "structured": "imported"}  # fmt: skip
+               "run_id": run, "presentation": None, "structured": "imported", "cached_tokens": None,
+               "cache_write_tokens": None}  # fmt: skip
         for name in call_rows:
             call_rows[name].append(row[name])
         for dimension, j in call.judgments.items():

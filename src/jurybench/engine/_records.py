@@ -17,7 +17,7 @@ CALL_COLUMNS = [
     ("finish_reason", "string"), ("status", "string"), ("reason", "string"),
     ("attempts", "int32"), ("prompt_tokens", "int64"), ("completion_tokens", "int64"),
     ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"), ("presentation", "string"),
-    ("structured", "string"),
+    ("structured", "string"), ("cached_tokens", "int64"), ("cache_write_tokens", "int64"),
 ]  # fmt: skip
 JUDGMENT_COLUMNS = [
     ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),

@@ -25,7 +25,7 @@ from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind, register_kind,
 from jurybench.jurors._lookup import is_offline, kind_of, kinds
 from jurybench.jurors._make import check_juror, make_backend
 from jurybench.jurors._own_pace import JurorPace
-from jurybench.jurors._price_map import Price, is_local
+from jurybench.jurors._price_map import Price, is_local, priced
 from jurybench.jurors._prices import batch_price, count_tokens, output_limit, price_of, usd
 from jurybench.jurors._simulated import simulate_human_labels
 from jurybench.jurors._spec import (
@@ -94,6 +94,7 @@ __all__ = [
     "parse_juror",
     "parse_unit",
     "price_of",
+    "priced",
     "protocol_of",
     "public_juror",
     "register_kind",

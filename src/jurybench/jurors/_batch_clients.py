@@ -287,6 +287,8 @@ class BatchClient:
                     text=text,
                     finish_reason=_anthropic_finish(message.get("stop_reason")),
                     prompt_tokens=_count(usage.get("input_tokens")),
+                    cached_tokens=_count(usage.get("cache_read_input_tokens")),
+                    cache_write_tokens=_count(usage.get("cache_creation_input_tokens")),
                     completion_tokens=_count(usage.get("output_tokens")),
                 )
                 completion.cost_usd = cost(completion)
@@ -311,6 +313,7 @@ class BatchClient:
             text=message.get("content") or "",
             finish_reason=choice.get("finish_reason"),
             prompt_tokens=_count(usage.get("prompt_tokens")),
+            cached_tokens=_count((usage.get("prompt_tokens_details") or {}).get("cached_tokens")),
             completion_tokens=_count(usage.get("completion_tokens")),
             refusal=message.get("refusal") or None,
             logprobs=tokens_from_logprobs(choice.get("logprobs")),

@@ -34,6 +34,8 @@ class Completion:
     refusal: str | None = None  # the provider's own refusal signal (e.g. OpenAI's message.refusal)
     signals: Signals | None = None  # what the answer's headers said about the endpoint's limits
     logprobs: list[Token] | None = None  # per generated token, when the juror asked for them (scores=expected)
+    cached_tokens: int | None = None  # prompt tokens the provider read from its prompt cache (billed lower)
+    cache_write_tokens: int | None = None  # prompt tokens written to the cache (Anthropic bills them higher)
 
 
 class TransientError(Exception):

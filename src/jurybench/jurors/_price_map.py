@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from jurybench.jurors._spec import JurorSpec
@@ -18,6 +19,19 @@ class Price:
     output: float
     input_batch: float | None = None
     output_batch: float | None = None
+    input_cached: float | None = None  # a prompt token read from the provider's cache
+    input_cache_write: float | None = None  # a prompt token written to it (Anthropic)
+
+
+def priced(completion: Any, price: Price) -> float:
+    """What an answer costs at ``price``: its prompt tokens at the input rate, those the provider
+    read from its cache at the cached rate (where the map lists one) and those it wrote to the
+    cache at the cache-write rate, and its completion tokens at the output rate."""
+    prompt = completion.prompt_tokens or 0
+    cached = min(completion.cached_tokens or 0, prompt) if price.input_cached is not None else 0
+    written = min(completion.cache_write_tokens or 0, prompt - cached) if price.input_cache_write is not None else 0
+    cost = (prompt - cached - written) * price.input + (completion.completion_tokens or 0) * price.output
+    return float(cost + cached * (price.input_cached or 0.0) + written * (price.input_cache_write or 0.0))
 
 
 # Providers whose server runs where the user runs it when no api_base says otherwise.
@@ -57,4 +71,5 @@ def listed_price(spec: JurorSpec) -> Price | None:
     if given_in is None or given_out is None:
         return None
     return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
-                 info.get("output_cost_per_token_batches"))  # fmt: skip
+                 info.get("output_cost_per_token_batches"), info.get("cache_read_input_token_cost"),
+                 info.get("cache_creation_input_token_cost"))  # fmt: skip

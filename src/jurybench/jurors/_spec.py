@@ -35,6 +35,7 @@ OPERATIONAL = {
         "litellm's price map does not price)"
     ),
     "weight": "the juror's weight when the jury aggregates with 'weighted'",
+    "prompt_cache": "auto (mark the shared system prompt for providers that cache only marked text: Anthropic) or off",
     "batch_api": "--batch: the batch protocol of the endpoint, openai or anthropic (default: the provider's)",
     "batch_size": "--batch: most requests in one provider batch (default: the provider's limit)",
 }

@@ -135,6 +135,8 @@ class LiteLLMBackend:
         if request_format is not None:
             self.kwargs["response_format"] = request_format
         self.local = is_local(spec)  # a server on this machine: its answers cost nothing billed
+        # Anthropic caches only a marked prefix: the system prompt, which every call of a run shares
+        self.mark_cache = spec.option("prompt_cache", "auto") != "off" and spec.provider == "anthropic"
         self.wants_logprobs = spec.params.get("scores") == "expected" and self.mode in ("schema", "json")
         if self.wants_logprobs and self._supports("logprobs"):
             self.kwargs["logprobs"] = True
@@ -165,8 +167,9 @@ class LiteLLMBackend:
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         start = time.perf_counter()
+        sent: Any = cache_marked(messages) if self.mark_cache else messages
         try:
-            response = await self.litellm.acompletion(model=self.spec.model, messages=messages, **self.kwargs)
+            response = await self.litellm.acompletion(model=self.spec.model, messages=sent, **self.kwargs)
         except TimeoutError:
             raise TransientError("request timed out") from None
         except Exception as exc:
@@ -240,6 +243,8 @@ class LiteLLMBackend:
             cost_usd=0.0 if self.local else float(cost) if cost is not None else None,  # 0.0 is a real (free) cost
             latency_ms=(time.perf_counter() - start) * 1000,
             logprobs=tokens_from_logprobs(getattr(choice, "logprobs", None)),
+            cached_tokens=_count_of(getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)),
+            cache_write_tokens=_count_of(getattr(usage, "cache_creation_input_tokens", None)),
         )
 
     async def complete_with_instructor(
@@ -414,6 +419,24 @@ class ReplayBackend:
             raise PermanentError(f"replay/{self.source} has no recording for this subject, order and sample")
         text, finish = found
         return Completion(text=text, finish_reason=finish, latency_ms=0.0)
+
+
+def _count_of(value: Any) -> int | None:
+    """A token count the provider reported, or None (absent, or not a count)."""
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def cache_marked(messages: Messages) -> list[dict[str, Any]]:
+    """The messages with the system prompt (the part every call of a run shares) marked for
+    providers that cache only what is marked (Anthropic's ``cache_control``); others are as given."""
+    out: list[dict[str, Any]] = []
+    for k, message in enumerate(messages):
+        if k == 0 and message.get("role") == "system" and isinstance(message.get("content"), str):
+            block = {"type": "text", "text": message["content"], "cache_control": {"type": "ephemeral"}}
+            out.append({"role": "system", "content": [block]})
+        else:
+            out.append(dict(message))
+    return out
 
 
 def _seed_of(*parts: Any) -> int:

@@ -25,7 +25,8 @@ from collections import deque
 from typing import Any
 
 
-def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict[str, Any]:
+def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7,
+                cached_tokens: int | None = None) -> dict[str, Any]:  # fmt: skip
     content = dict(content) if isinstance(content, dict) else content
     # A scripted answer's "logprobs" belong to the choice, as a provider sends them.
     logprobs = content.pop("logprobs", None) if isinstance(content, dict) else None
@@ -49,6 +50,7 @@ def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_to
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            **({"prompt_tokens_details": {"cached_tokens": cached_tokens}} if cached_tokens is not None else {}),
         },
     }
 
@@ -220,6 +222,9 @@ def make_app(
         extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers
         # A scripted answer's usage: "x-stub-completion-tokens" (not sent) is its completion tokens.
         answered = int(extra.pop("x-stub-completion-tokens", 7))
+        # ... and "x-stub-prompt-tokens" / "x-stub-cached-tokens" its prompt tokens and those read from a cache
+        asked = int(extra.pop("x-stub-prompt-tokens", 11))
+        cached = extra.pop("x-stub-cached-tokens", None)
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
@@ -227,7 +232,9 @@ def make_app(
             message = str(content).replace("{api_key}", key)
             return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
                                      status=status, headers=extra)  # fmt: skip
-        return web.json_response(_completion(body.get("model", "stub"), content, completion_tokens=answered),
+        return web.json_response(_completion(body.get("model", "stub"), content, prompt_tokens=asked,
+                                             completion_tokens=answered,
+                                             cached_tokens=int(cached) if cached is not None else None),
                                  headers=extra)  # fmt: skip
 
     def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
