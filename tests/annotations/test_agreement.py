@@ -155,3 +155,42 @@ def test_categorical_agreement_for_preferences_hand_worked(tmp_path: Path) -> No
     assert [judge["per_class"][k]["f1"] for k in ("A", "B", "tie")] == pytest.approx(list(f1))
     table = run_cli("agreement", "--run", "cat", "--boot", "50", "--db", db)
     assert table.exit_code == 0 and "Fleiss kappa" in table.stdout and "F1 tie" in table.stdout
+
+
+def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
+    """Two annotators on four texts: t1 joy/joy -> joy; t2 anger/fear -> a shared top count goes to
+    the first of them in the rubric's order (anger comes before fear): anger; t3 fear/fear; t4
+    sadness/joy -> joy (joy is listed first). The juror's answers are queued: joy, fear, fear, joy:
+    right on t1, t3, t4 -> accuracy 0.75; Cohen's kappa and F1 as scikit-learn computes them."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from jurybench.jurors import FakeBackend
+    from tests.conftest import run_cli, write
+
+    db = str(tmp_path / "cls.duckdb")
+    items = write(tmp_path / "i.csv", "item_id,response\nt1,so happy\nt2,so cross\nt3,so scared\nt4,so-so\n")
+    labels = write(tmp_path / "h.csv", "item_id,annotator,criterion,value\nt1,h1,label,joy\nt1,h2,label,joy\n"
+                                       "t2,h1,label,anger\nt2,h2,label,fear\nt3,h1,label,fear\nt3,h2,label,fear\n"
+                                       "t4,h1,label,sadness\nt4,h2,label,joy\n")  # fmt: skip
+    assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
+    assert run_cli("annotations", "import", str(labels), "-r", "emotion-label", "--db", db).exit_code == 0
+    FakeBackend.enqueue("cls", "joy", "fear", "fear", "joy")
+    done = run_cli("score", "-r", "emotion-label", "-j", "fake/cls", "--concurrency", "1", "--run", "c",
+                   "--no-progress", "--db", db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    out = run_cli("agreement", "--run", "c", "--boot", "50", "--format", "json", "--db", db)
+    assert out.exit_code == 0, out.stderr
+    (block,) = json.loads(out.stdout)
+    assert block["criterion"] == "label" and block["human_labels"] == {"joy": 2, "anger": 1, "fear": 1}
+    juror = block["jurors"][0]
+    from jurybench.store import connect
+
+    con = connect(Path(db), read_only=True)
+    said = dict(con.execute("SELECT item_id, label FROM pointwise_judgments").fetchall())
+    con.close()
+    gold = {"t1": "joy", "t2": "anger", "t3": "fear", "t4": "joy"}
+    pred = [said[k] for k in sorted(gold)]
+    truth = [gold[k] for k in sorted(gold)]
+    assert juror["accuracy"] == pytest.approx(sum(p == t for p, t in zip(pred, truth, strict=True)) / 4)
+    assert juror["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(pred, truth), abs=1e-12)
+    assert pred == ["joy", "fear", "fear", "joy"] and juror["accuracy"] == 0.75  # the queued answers, in order

@@ -337,3 +337,27 @@ def test_an_empty_response_is_judged_shown_empty_and_counted(pointwise_db: str) 
     # the same template, the response shown as it is: i1's prompt without its text is i3's
     first, empty = (json.loads(shown[k])[-1]["content"] for k in ("i1", "i3"))
     assert "A cat sat." in first and first.replace("A cat sat.", "") == empty
+
+
+def test_the_judge_model_named_in_the_rows_is_the_jurors_and_two_models_are_two_jurors(pairs_db: str,
+                                                                                      tmp_path: Path) -> None:  # fmt: skip
+    from jurybench.store import connect
+
+    one = write(tmp_path / "one.csv", "pair_id,verdict,model\np1,A,gpt-4-turbo\np2,B,gpt-4-turbo\n")
+    done = run_cli("judgments", "import", str(one), "--run", "m", "-r", "preference", "-j", "annotator",
+                   "--db", pairs_db)  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    con = connect(Path(pairs_db), read_only=True)
+    assert json.loads(con.execute("SELECT params FROM jurors WHERE name = 'annotator'").fetchone()[0]) == {
+        "judge_model": "gpt-4-turbo"}  # fmt: skip
+    con.close()
+    two = write(tmp_path / "two.csv", "pair_id,verdict,model\np1,A,gpt-4-turbo\np2,B,claude\n")
+    refused = run_cli("judgments", "import", str(two), "--run", "m2", "-r", "preference", "-j", "annotator",
+                      "--db", pairs_db)  # fmt: skip
+    assert refused.exit_code == 2 and "one juror is one judge" in refused.stderr
+
+
+def test_a_one_order_run_says_position_bias_cannot_be_measured(pairs_db: str) -> None:
+    done = run_cli("score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "o", "--no-progress",
+                   "--db", pairs_db)  # fmt: skip
+    assert done.exit_code == 0 and "position bias cannot be measured" in done.stderr

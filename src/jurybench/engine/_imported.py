@@ -78,11 +78,14 @@ class JudgmentImport:
         return text
 
 
-def imported_juror(name: str, *, probabilistic: bool) -> JurorSpec:
+def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) -> JurorSpec:
     """The juror of imported judgments: ``import/<name>``; one with probabilities reads them as its
-    expected scores (``scores=expected``)."""
-    return JurorSpec(model=f"{IMPORTED_PREFIX}/{name}", params={"scores": "expected"} if probabilistic else {},
-                     name=name)  # fmt: skip
+    expected scores (``scores=expected``); ``model``, the judge's model where the rows name it, is
+    part of its identity (stored in ``jurors.params``)."""
+    params: dict[str, Any] = {"scores": "expected"} if probabilistic else {}
+    if model:
+        params["judge_model"] = model
+    return JurorSpec(model=f"{IMPORTED_PREFIX}/{name}", params=params, name=name)
 
 
 def import_judgments(
@@ -110,7 +113,13 @@ def import_judgments(
         raise JurybenchError(f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
                              "pointwise, pairwise and preference rubrics.")  # fmt: skip
     calls, probabilistic = _read_calls(rows, rubric, source)
-    spec = imported_juror(juror, probabilistic=probabilistic)
+    models = {c.model for c in calls.values() if c.model}
+    if len(models) > 1:
+        first = min((c for c in calls.values() if c.model), key=lambda c: c.first_row)
+        raise JurybenchError(f"{source}: the rows name {len(models)} judge models ({', '.join(sorted(models)[:3])}); "
+                             f"one juror is one judge (first at row {first.first_row}).",
+                             hint="Import each model's rows as a juror of its own (--juror NAME).")  # fmt: skip
+    spec = imported_juror(juror, probabilistic=probabilistic, model=next(iter(models), None))
     pairwise = is_pairwise(rubric)
     orders = _orders(calls, pairwise)
     if pairwise and orders == "one" and not any(r.get("shown") not in (None, "") for _, r in rows):

@@ -271,6 +271,9 @@ def run_job(
     started = time.perf_counter()
     progress = _Progress(planned.n_tasks, 0, options.progress)
     result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
+    if is_pairwise(rubric) and options.orders != "both":
+        result.notes.append(f"--orders {options.orders}: each pair is judged in one order, so position bias cannot be "
+                            "measured in this run (its flip rates stay empty).")  # fmt: skip
     if planned.n_empty:
         kind = "pairs have an empty response on a side" if is_pairwise(rubric) else "items have an empty response"
         result.notes.append(f"{planned.n_empty} of the run's {planned.n_subjects} {kind} (judged as such; "

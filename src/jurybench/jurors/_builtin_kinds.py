@@ -20,6 +20,6 @@ def register() -> None:
                             parameters=frozenset({"verdicts", "structured"}), offline=True,
                             reaskable=False), replace=True)  # fmt: skip
     register_kind(JurorKind("import", make_imported, "judgments made elsewhere (jurybench judgments import)",
-                            parameters=frozenset({"scores", "source", "prompt_variants"}), offline=True,
+                            parameters=frozenset({"scores", "source", "prompt_variants", "judge_model"}), offline=True,
                             reaskable=False), replace=True)  # fmt: skip
     register_kind(JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)"))
