@@ -361,3 +361,22 @@ def test_a_one_order_run_says_position_bias_cannot_be_measured(pairs_db: str) ->
     done = run_cli("score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "o", "--no-progress",
                    "--db", pairs_db)  # fmt: skip
     assert done.exit_code == 0 and "position bias cannot be measured" in done.stderr
+
+
+def test_winrate_over_http_is_the_clis(tmp_path: Path) -> None:
+    from tests.service.conftest import make_client
+
+    _, items, pairs, judgments = _alpaca_files(tmp_path)
+    db = tmp_path / "http.duckdb"
+    for command in (("items", "import", str(items)), ("pairs", "import", str(pairs)),
+                    ("judgments", "import", str(judgments), "--run", "alpaca", "-r", "preference", "-j", "gpt4t")):  # fmt: skip
+        assert run_cli(*command, "--db", str(db)).exit_code == 0
+    cli = json.loads(run_cli("stats", "winrate", "--run", "alpaca", "--reference", REFERENCE, "--format", "json",
+                             "--db", str(db)).stdout)["result"]  # fmt: skip
+    with make_client(db) as client:
+        answer = client.post("/v1/stats/winrate", json={"run": "alpaca", "reference": REFERENCE})
+        assert answer.status_code == 200, answer.text
+        served = answer.json()["result"]
+        bad = client.post("/v1/stats/winrate", json={"run": "alpaca", "reference": "nobody"})
+        assert bad.status_code == 400 and "is not a model of run 'alpaca'" in bad.text
+    assert served["boards"] == cli["boards"] and served["scores"] == "expected" and served["orders"] == "unknown"
