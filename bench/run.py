@@ -537,7 +537,7 @@ def main() -> None:
         # Bradley-Terry at a published leaderboard's scale, beside Arena-Hard-Auto's method
         "leaderboard": _fresh("leaderboard_bench.py", 20_000 if args.quick else 100_000, 1000, 3 if args.quick else 5),
         # a real llama.cpp server: about 3 s a request on 2 cores, so few requests
-        "local_model": _fresh("local_model_bench.py", 4 if args.quick else 8, 2),
+        "local_model": _fresh("local_model_bench.py", 8 if args.quick else 16, 2),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
