@@ -380,3 +380,19 @@ def test_winrate_over_http_is_the_clis(tmp_path: Path) -> None:
         bad = client.post("/v1/stats/winrate", json={"run": "alpaca", "reference": "nobody"})
         assert bad.status_code == 400 and "is not a model of run 'alpaca'" in bad.text
     assert served["boards"] == cli["boards"] and served["scores"] == "expected" and served["orders"] == "unknown"
+
+
+def test_two_judges_imported_into_one_run_make_its_jury(pairs_db: str, tmp_path: Path) -> None:
+    """p1: judge one says A (+1), judge two says B (-1); p2 both say A. A mean jury of the two:
+    p1 0, p2 +1 (preference runs default to majority: p1 is then a tie, 0, as well)."""
+    from jurybench.store import connect
+
+    for name, text in (("one", "pair_id,verdict\np1,A\np2,A\n"), ("two", "pair_id,verdict\np1,B\np2,A\n")):
+        done = run_cli("judgments", "import", str(write(tmp_path / f"{name}.csv", text)), "--run", "two", "-r",
+                       "preference", "-j", name, "--db", pairs_db)  # fmt: skip
+        assert done.exit_code == 0, done.stderr
+    con = connect(Path(pairs_db), read_only=True)
+    panel = [r[0] for r in con.execute("SELECT name FROM run_jurors WHERE run_id = 'two' ORDER BY 1").fetchall()]
+    scores = dict(con.execute("SELECT pair_id, jury_score FROM jury_pairwise WHERE run_id = 'two'").fetchall())
+    con.close()
+    assert panel == ["one", "two"] and scores == {"p1": 0.0, "p2": 1.0}

@@ -371,16 +371,12 @@ def _register_run(con: Any, run: str, rubric: AnyRubric, spec: JurorSpec, orders
             [run, rubric.content_hash, "pairwise" if is_pairwise(rubric) else "pointwise", json.dumps(keys),
              f"imported from {source}", n_subjects, orders],
         )  # fmt: skip
-    names = dict(con.execute(f"SELECT juror_key, model FROM jurors WHERE juror_key IN ({', '.join('?' * len(keys))})",
-                             keys).fetchall())  # fmt: skip
-    members = []
-    for key in keys:
-        model = names.get(key, spec.model)
-        member = spec if key == spec.key else JurorSpec(model=model, name=model.split("/", 1)[-1])
-        if key != spec.key:  # another imported juror of the run: its stored identity
-            params = con.execute("SELECT params, name FROM jurors WHERE juror_key = ?", [key]).fetchall()[0]
-            member = JurorSpec(model=model, params=json.loads(params[0]), name=params[1])
-        members.append(member)
+    # The run's other jurors (imported earlier, or the engine's) as stored: the same keys.
+    stored_jurors = {key: (model, json.loads(params), name) for key, model, params, name in con.execute(
+        f"SELECT juror_key, model, params, name FROM jurors WHERE juror_key IN ({', '.join('?' * len(keys))})", keys
+    ).fetchall()}  # fmt: skip
+    members = [spec if key == spec.key else JurorSpec(model=stored_jurors[key][0], params=stored_jurors[key][1],
+                                                      name=stored_jurors[key][2]) for key in keys]  # fmt: skip
     probabilistic = any(m.params.get("scores") == "expected" for m in members)
     jury = Jury(tuple(members), aggregation="mean" if probabilistic else None,
                 scores="expected" if probabilistic else "discrete")  # fmt: skip

@@ -53,23 +53,29 @@ def _recorded(
     from jurybench.config import duckdb_memory
 
     limit = duckdb_memory() if capped and (store is None or isinstance(store, str | Path)) else None
-    try:
-        with reading(store, memory_limit=limit, threads=1 if limit else None) as con:
-            result = compute(con)
-    except duckdb.OutOfMemoryException:
-        if limit is None:
-            raise
-        with reading(store) as con:
-            result = compute(con)
-    if run is not None and isinstance(result, dict):
-        with reading(store) as con:  # which scores the figures rest on: the jury's discrete or expected ones
+
+    def described(con: Any) -> dict[str, Any]:
+        """The result, with what its figures rest on: the jury's discrete or expected scores, and
+        the run's design (both orders or one), read on the same connection."""
+        result = compute(con)
+        if run is not None and isinstance(result, dict):
             found = con.execute(
                 "SELECT ju.scores, r.orders FROM runs r LEFT JOIN juries ju ON ju.jury_id = r.jury_id "
                 "WHERE r.run_id = ?", [run]
             ).fetchall()  # fmt: skip
-        if found:
-            result.setdefault("scores", found[0][0] or "discrete")
-            result.setdefault("orders", found[0][1] or "both")
+            if found:
+                result.setdefault("scores", found[0][0] or "discrete")
+                result.setdefault("orders", found[0][1] or "both")
+        return result
+
+    try:
+        with reading(store, memory_limit=limit, threads=1 if limit else None) as con:
+            result = described(con)
+    except duckdb.OutOfMemoryException:
+        if limit is None:
+            raise
+        with reading(store) as con:
+            result = described(con)
     with writing(store) as con:
         result_id = _store.record_result(con, name, run, params, seed, result)
     # Tidy: no summary line of text (gini, gaps and premium are in attrs["result"]).
