@@ -16,49 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.95
-RUBRIC = """
-name: clarity-bench
-kind: pointwise
-rationale: false
-criteria:
-  - name: clarity
-    description: how clear the response is
-    scale: {min: 1, max: 5}
-    anchors: {1: unreadable, 2: muddled, 3: fair, 4: clear, 5: crystal clear}
-templates:
-  en:
-    user: |
-      Rate how clear this response is, from 1 to 5.
-      Response: {response}
-"""
-
-
-def _start_server(python: str, gguf: str, port: int, log: Path) -> subprocess.Popen[bytes]:
-    command = [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", "2048", "--logits_all", "True", "--n_threads", "2"]  # fmt: skip
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"llama.cpp's server exited: {log.read_text()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=5):
-                return server
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("llama.cpp's server did not answer in 300 s")
 
 
 def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) -> dict[str, Any]:
@@ -66,6 +31,7 @@ def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) 
     from jurybench.jurors import parse_juror
     from jurybench.rubric import parse_rubric
     from jurybench.store import connect, import_items
+    from jurybench.testing.llama import CLARITY_RUBRIC
 
     db = folder / f"{tag}.duckdb"
     items = folder / "items.csv"
@@ -82,7 +48,7 @@ def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) 
             f"concurrency={concurrency}"
         )
         started = time.perf_counter()
-        result = score(con, parse_rubric(RUBRIC), [juror], options=EngineOptions(progress=False), run_id=tag)
+        result = score(con, parse_rubric(CLARITY_RUBRIC), [juror], options=EngineOptions(progress=False), run_id=tag)
         elapsed = time.perf_counter() - started
         tokens = con.execute("SELECT sum(completion_tokens) FROM calls").fetchone()[0] or 0
         stored = con.execute("SELECT count(*) FROM calls WHERE status IN ('ok', 'invalid')").fetchone()[0]
@@ -155,12 +121,11 @@ def main() -> None:
         print(json.dumps({"skipped": "JURYBENCH_MODEL_PYTHON / JURYBENCH_MODEL_GGUF not set (make bench sets them)"}))
         return
     from jurybench.testing import free_port
+    from jurybench.testing.llama import llama_server
 
     folder = Path(tempfile.mkdtemp(prefix="jb-local-bench-"))
-    port, relay = free_port(), free_port()
-    server = _start_server(python, gguf, port, folder / "server.log")
-    api_base = f"http://127.0.0.1:{port}/v1"
-    try:
+    relay = free_port()
+    with llama_server(python, gguf, folder / "server.log") as api_base:
         recorder = _Recorder(api_base)
         recorder.serve(relay)
         # Warm-up through the recorder: the server's first request loads what it lazily loads,
@@ -173,9 +138,6 @@ def main() -> None:
                 runs.append((kind, asyncio.run(_direct(api_base, bodies, concurrency))))
             else:
                 runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"run{turn}")))
-    finally:
-        server.terminate()
-        server.wait(30)
 
     def total(kind: str, key: str) -> float:
         return sum(r[key] for k, r in runs if k == kind)

@@ -7,18 +7,14 @@ server does not come up, these tests fail with the reason: the tier never skips 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from jurybench.testing import free_port
+from jurybench.testing.llama import ServerFailed, llama_server
 
 # How long the server may take to load the model before the tier fails (a bound on a failure,
 # not a timing assertion: the wait ends as soon as the server answers).
@@ -46,31 +42,9 @@ def _needed(name: str) -> Path:
 @pytest.fixture(scope="session")
 def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
     python, gguf = _needed("JURYBENCH_MODEL_PYTHON"), _needed("JURYBENCH_MODEL_GGUF")
-    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "2048", "--logits_all", "True", "--n_threads", "2"]  # fmt: skip
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    api_base = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + START_LIMIT_S
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"llama.cpp's server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{api_base}/models", timeout=5) as answer:
-                    if json.load(answer).get("data"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama.cpp's server did not answer in {START_LIMIT_S:.0f} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
-        yield LocalModel(api_base, log)
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        with llama_server(python, gguf, log, start_limit_s=START_LIMIT_S) as api_base:
+            yield LocalModel(api_base, log)
+    except ServerFailed as exc:
+        pytest.fail(str(exc), pytrace=False)

@@ -16,26 +16,13 @@ from typing import Any
 import duckdb
 import pytest
 
+from jurybench.testing.llama import CLARITY_RUBRIC
 from tests.conftest import run_cli, write
 from tests.models.conftest import LocalModel
 
 pytestmark = pytest.mark.model
 
-RUBRIC = """
-name: clarity-local
-kind: pointwise
-rationale: false
-criteria:
-  - name: clarity
-    description: how clear the response is
-    scale: {min: 1, max: 5}
-    anchors: {1: unreadable, 2: muddled, 3: fair, 4: clear, 5: crystal clear}
-templates:
-  en:
-    user: |
-      Rate how clear this response is, from 1 to 5.
-      Response: {response}
-"""
+RUBRIC = CLARITY_RUBRIC  # the bench judges with the same rubric
 ITEMS = """item_id,prompt,response,model
 i1,Describe a cat,A cat is a small furry animal that purrs.,m1
 i2,Describe a dog,dog dog dog the the,m2

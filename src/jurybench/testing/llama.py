@@ -1,0 +1,75 @@
+"""llama.cpp's OpenAI-compatible server on loopback, for the real-model test tier and its bench.
+
+The server runs from another environment's python (``.venv-models``, where llama-cpp-python is
+installed), so this module only starts and stops a process: it imports nothing of llama.cpp.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from jurybench.testing.stub import free_port
+
+# A small pointwise rubric without a rationale: short answers, so a 270M model on 2 cores answers
+# a call in a few seconds. Shared by the model tier's tests and the bench.
+CLARITY_RUBRIC = """
+name: clarity-local
+kind: pointwise
+rationale: false
+criteria:
+  - name: clarity
+    description: how clear the response is
+    scale: {min: 1, max: 5}
+    anchors: {1: unreadable, 2: muddled, 3: fair, 4: clear, 5: crystal clear}
+templates:
+  en:
+    user: |
+      Rate how clear this response is, from 1 to 5.
+      Response: {response}
+"""
+
+
+class ServerFailed(RuntimeError):
+    """The server exited, or did not answer within the limit; the message ends with its log."""
+
+
+@contextlib.contextmanager
+def llama_server(python: str | Path, gguf: str | Path, log: Path, *, start_limit_s: float = 300.0) -> Iterator[str]:
+    """Start the server on a free loopback port, wait until it lists its model (polling for that
+    event; ``start_limit_s`` bounds a failure, it is no timing assertion), yield its api_base, and
+    stop it on the way out."""
+    port = free_port()
+    command = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
+               "--port", str(port), "--n_ctx", "2048", "--logits_all", "True", "--n_threads", "2"]  # fmt: skip
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    api_base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + start_limit_s
+        while True:
+            if server.poll() is not None:
+                raise ServerFailed(f"llama.cpp's server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(f"{api_base}/models", timeout=5) as answer,
+            ):
+                if json.load(answer).get("data"):
+                    break
+            if time.monotonic() > deadline:
+                raise ServerFailed(
+                    f"llama.cpp's server did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}"
+                )
+            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+        yield api_base
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
