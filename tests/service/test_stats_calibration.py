@@ -206,3 +206,17 @@ def test_friedman_with_a_misspelt_column_is_a_400_not_a_500(client: Any, field: 
     assert r.status_code == 400 and "nope" in r.json()["error"], r.text
     ok = client.post("/v1/stats/friedman", json={"run": "pw"})
     assert ok.status_code == 200, ok.text
+
+
+def test_a_statistic_left_with_its_defaults_gives_what_the_cli_and_python_give(client: Any, prepared: Path) -> None:
+    """The HTTP bodies are the statistics' own parameters: friedman and kendall over HTTP once
+    defaulted 'by' to nothing, so at the juror level they grouped by juror alone while the CLI
+    and Python grouped by juror and model."""
+    import jurybench as jb
+
+    served = client.post("/v1/stats/friedman", json={"run": "pw", "level": "juror"})
+    assert served.status_code == 200, served.json()
+    local = jb.stats.friedman(prepared, "pw", level="juror").attrs["result"]
+    groups = sorted(next(iter(served.json()["result"]["criteria"].values()))["means"])
+    assert groups == sorted(next(iter(local["criteria"].values()))["means"])
+    assert all(" / " in g for g in groups)  # juror / model, as the CLI's default --by model gives

@@ -27,8 +27,9 @@ __all__ = ["app", "click_exceptions", "main", "preference_rows", "usage_line", "
 
 
 def _register_stats() -> None:
-    from jurybench.cli._stats import plot, stats_app
+    from jurybench.cli._stats import add_statistics, plot, stats_app
 
+    add_statistics()
     app.add_typer(stats_app, name="stats")
     app.command("plot")(plot)
 

@@ -23,7 +23,6 @@ from jurybench.commands._output import (
     run_outcome,
 )
 from jurybench.commands._steps import (
-    STATISTICS,
     agreement,
     annotations_import,
     annotations_simulate,
@@ -66,13 +65,14 @@ class Command:
 
     def options(self) -> dict[str, Option]:
         source = self.signature_of or self.function
-        hints = typing.get_type_hints(source)
+        hints = typing.get_type_hints(source) if inspect.isfunction(source) else {}
         out = {}
         for name, param in inspect.signature(source).parameters.items():
             if name in ("db", "store", *self.fixed) or param.kind is inspect.Parameter.VAR_KEYWORD:
                 continue
             required = param.default is inspect.Parameter.empty
-            out[name] = Option(name, hints.get(name, Any), required, None if required else param.default)
+            annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+            out[name] = Option(name, hints.get(name, annotation), required, None if required else param.default)
         if self.signature_of is not None and "format" not in out:  # statistics print as table, json or csv
             out["format"] = Option("format", str, False, "table")
         return out
@@ -81,16 +81,17 @@ class Command:
         return self.function(db, **self.fixed, **values)
 
 
-def _stat(name: str) -> Command:
-    from jurybench import stats
+def _stat(name: str) -> Command | None:
+    from jurybench.stats import statistics
 
-    return Command(statistic, fixed={"name": name}, signature_of=getattr(stats, STATISTICS[name]))
+    stat = statistics().get(name)
+    return None if stat is None else Command(statistic, fixed={"name": name}, signature_of=stat)
 
 
 def command(name: str) -> Command | None:
     """The command called ``name`` ('score', 'stats gap', 'plot directional'), or None."""
     if name.startswith("stats "):
-        return _stat(name[6:]) if name[6:] in STATISTICS else None
+        return _stat(name[6:])
     if name.startswith("plot "):
         return Command(plot, fixed={"name": name[5:]})
     return COMMANDS.get(name)
@@ -115,7 +116,6 @@ COMMANDS: dict[str, Command] = {
 
 __all__ = [
     "COMMANDS",
-    "STATISTICS",
     "Command",
     "Option",
     "agreement",

@@ -292,22 +292,15 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
     return 0
 
 
-# The statistics: the command 'stats NAME' is jurybench.stats.<function>(db, **options).
-STATISTICS = {
-    "directional": "directional", "gap": "gap", "consistency": "consistency", "robustness": "robustness",
-    "friedman": "friedman", "ttest": "ttest", "welch": "welch", "mannwhitney": "mannwhitney", "kendall": "kendall",
-    "cohens-d": "cohens_d", "item-spearman": "item_spearman", "disparity": "disparity", "leaderboard": "leaderboard",
-    "power": "power", "winrate": "winrate",
-}  # fmt: skip
-
-
-def statistic(db: Path | None, name: str, *, format: str = "table", **options: Any) -> int:
-    """Compute, record and print one statistic."""
-    from jurybench import stats
+def statistic(db: Path | None, name: str, *, format: str = "table", face: str = "python", **options: Any) -> int:
+    """Compute, record and print the registered statistic ``name`` (options named as ``face``
+    names them in its messages: the CLI's ``--arms``, a study's ``arms``)."""
+    from jurybench.stats import get_statistic
 
     check_format(format, ("table", "json", "csv"))
-    function = getattr(stats, STATISTICS[name])
-    print_stat(function(db, **options), format)
+    stat = get_statistic(name)
+    stat.check(options, face)
+    print_stat(stat(db, **options), format)
     return 0
 
 
@@ -319,7 +312,9 @@ def plot(db: Path | None, *, name: str, output: Path, result: str | None = None,
 
     if name not in PLOTS:
         raise JurybenchError(f"unknown plot {name!r}.", hint=f"Valid: {', '.join(PLOTS)}.")
-    source = {"posthoc": ("friedman", "gap")}.get(name, (name,))
+    from jurybench.stats import statistics
+
+    source = tuple(stat.name for stat in statistics().values() if name in stat.plots) or (name,)
     columns = "name, result, run_id, params, result_id, created_at"
     with reading(db) as con:
         if result:

@@ -27,7 +27,7 @@ from jurybench.service import _requests as rq
 from jurybench.service._access import Auth, HostCheck, check_token
 from jurybench.service._access import error_response as _error
 from jurybench.service._jobs import Conflict, JobManager, JobWrite
-from jurybench.service._stats import STATS, run_statistic
+from jurybench.service._stats import run_statistic, stat_bodies
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
 from jurybench.service._viewer import mount_viewer
 from jurybench.viewer import WarmUp
@@ -504,7 +504,7 @@ def create_app(
         endpoint.__doc__ = f"Run the {name} statistic (parameters as in 'jurybench stats {name}'); recorded."
         app.post(f"/v1/stats/{name}", tags=["statistics"], name=f"stats_{name}")(endpoint)
 
-    for stat_name, stat_model in STATS.items():
+    for stat_name, stat_model in stat_bodies().items():
         _stat_endpoint(stat_name, stat_model)
 
     @app.get("/v1/stats/results", tags=["statistics"])

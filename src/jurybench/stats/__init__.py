@@ -1,10 +1,33 @@
-"""Statistics over stored judgments: each function reads a run, records the result in
+"""Statistics over stored judgments: each statistic reads a run, records the result in
 ``stats_results`` and returns a tidy DataFrame (``.attrs["result_id"]`` names the recorded row).
-The same statistics on plain arrays are in :mod:`jurybench.stats.functions`."""
 
-from jurybench.stats import functions
-from jurybench.stats._api import (
-    ZERO_METHODS,
+Every statistic is a :class:`Statistic` in a registry (:func:`statistics`); the CLI's
+``stats`` commands, the service's ``/v1/stats/...`` endpoints and study steps are derived from
+it, and :func:`register_statistic` adds one of your own (docs/extending.md). The same
+statistics on plain arrays are in :mod:`jurybench.stats.functions`. Importing this package is
+light: numpy, scipy and pandas load when a statistic runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from jurybench.stats import params
+from jurybench.stats._api import result_rows, results
+from jurybench.stats._registry import (
+    ENTRY_POINT_GROUP,
+    Param,
+    Parameter,
+    Statistic,
+    flatten,
+    get_statistic,
+    param,
+    register_statistic,
+    statistic,
+    statistics,
+    two_values,
+    unregister_statistic,
+)
+from jurybench.stats.builtin import (
     cohens_d,
     consistency,
     directional,
@@ -16,21 +39,46 @@ from jurybench.stats._api import (
     leaderboard,
     mannwhitney,
     power,
-    results,
     robustness,
     ttest,
-    two_values,
     welch,
     winrate,
 )
-from jurybench.stats._effects import AnchorThresholds
-from jurybench.stats._slices import run_dimensions
-from jurybench.stats._store import jsonable, record_result
-from jurybench.stats._tables import flatten
+from jurybench.stats.builtin.directional import ZERO_METHODS
+
+if TYPE_CHECKING:
+    from jurybench.stats import functions
+    from jurybench.stats._effects import AnchorThresholds
+    from jurybench.stats._slices import run_dimensions
+    from jurybench.stats._store import jsonable, record_result
+
+_LAZY = {
+    "functions": ("jurybench.stats.functions", None),
+    "AnchorThresholds": ("jurybench.stats._effects", "AnchorThresholds"),
+    "run_dimensions": ("jurybench.stats._slices", "run_dimensions"),
+    "jsonable": ("jurybench.stats._store", "jsonable"),
+    "record_result": ("jurybench.stats._store", "record_result"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names that need numpy or scipy, imported when first used."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'jurybench.stats' has no attribute {name!r}")
+    import importlib
+
+    module, attribute = _LAZY[name]
+    found = importlib.import_module(module)
+    return found if attribute is None else getattr(found, attribute)
+
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "ZERO_METHODS",
     "AnchorThresholds",
+    "Param",
+    "Parameter",
+    "Statistic",
     "cohens_d",
     "consistency",
     "directional",
@@ -39,18 +87,26 @@ __all__ = [
     "friedman",
     "functions",
     "gap",
+    "get_statistic",
     "item_spearman",
     "jsonable",
     "kendall",
     "leaderboard",
     "mannwhitney",
+    "param",
+    "params",
     "power",
     "record_result",
+    "register_statistic",
+    "result_rows",
     "results",
     "robustness",
     "run_dimensions",
+    "statistic",
+    "statistics",
     "ttest",
     "two_values",
+    "unregister_statistic",
     "welch",
     "winrate",
 ]

@@ -68,5 +68,5 @@ __all__ = [
     "win_rate",
 ]
 from jurybench.stats._leaderboard import NotIdentifiable, bradley_terry, bradley_terry_styled, elo, win_rate
-from jurybench.stats._tables import flatten
+from jurybench.stats._registry import flatten
 from jurybench.stats._winrate import alpaca_winrate, length_controlled

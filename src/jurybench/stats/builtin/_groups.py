@@ -1,0 +1,18 @@
+"""The table shared by the statistics that test each criterion's groups (ttest, welch,
+mannwhitney, kendall): one row per criterion (and group), the test's figures as columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def per_criterion(result: dict[str, Any], by_group: bool) -> tuple[list[str], list[list[Any]]]:
+    keys: list[str] = []
+    rows: list[list[Any]] = []
+    for crit, r in result["criteria"].items():
+        entries = r.items() if by_group else [("", r)]
+        for grp, values in entries:
+            flat = {k: v for k, v in values.items() if not isinstance(v, list)}
+            keys = keys or list(flat)
+            rows.append([crit, grp, *(flat[k] for k in keys)])
+    return ["criterion", "group", *keys], rows

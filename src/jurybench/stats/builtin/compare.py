@@ -1,0 +1,36 @@
+"""welch and mannwhitney: two groups compared on each criterion."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from jurybench.stats import params
+from jurybench.stats._registry import param, statistic, two_values
+from jurybench.stats.builtin._groups import per_criterion
+
+TwoGroups = Annotated[str | tuple[str, str], param("Two groups: a,b.", pair=True, cli_type=str, http_type=str,
+                                                   http={"max_length": 512})]  # fmt: skip
+
+
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+    return per_criterion(result, by_group=False)
+
+
+@statistic("welch", table=table)
+def welch(con: Any, run: params.Run, *, groups: TwoGroups, where: params.Where = None, by: params.Groups = "model",
+          level: params.Level = "jury") -> dict[str, Any]:  # fmt: skip
+    """Welch two-sample t-test between two groups."""
+    from jurybench.stats._store import stat_compare
+
+    return stat_compare(con, run, test="welch", groups=two_values(groups, "groups"), where=where, by=by,
+                        level=level)  # fmt: skip
+
+
+@statistic("mannwhitney", table=table)
+def mannwhitney(con: Any, run: params.Run, *, groups: TwoGroups, where: params.Where = None,
+                by: params.Groups = "model", level: params.Level = "jury") -> dict[str, Any]:  # fmt: skip
+    """Mann-Whitney U test between two groups."""
+    from jurybench.stats._store import stat_compare
+
+    return stat_compare(con, run, test="mannwhitney", groups=two_values(groups, "groups"), where=where, by=by,
+                        level=level)  # fmt: skip

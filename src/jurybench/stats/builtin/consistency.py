@@ -1,0 +1,23 @@
+"""consistency: how often a juror gives the same verdict whichever answer is shown first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jurybench.stats import params
+from jurybench.stats._registry import statistic
+
+
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+    cols = ["group", "n", "consistency", "both_zero", "no_difference_share"]
+    rows = [[g, r["n"], r["consistency"], r["both_zero"], result["no_difference_share"].get(g)]
+            for g, r in result["positional_consistency"].items()]  # fmt: skip
+    return cols, rows
+
+
+@statistic("consistency", table=table)
+def consistency(con: Any, run: params.Run, *, where: params.Where = None, by: params.By = None) -> dict[str, Any]:
+    """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
+    from jurybench.stats._store import stat_consistency
+
+    return stat_consistency(con, run, where=where, by=by)

@@ -1,0 +1,36 @@
+"""directional: per category, D_j (the mean symmetrized score) and the Wilcoxon signed-rank test."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from jurybench.stats import params
+from jurybench.stats._registry import param, statistic
+
+ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+
+
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+    cols = ["group", "category", "n", "n_zero", "D", "wilcoxon_statistic", "p", "p_holm", "p_bh"]
+    rows: list[list[Any]] = []
+    for g, block in result["groups"].items():
+        rows += [[g, *(r[c] for c in cols[1:])] for r in block["categories"]]
+    return cols, rows
+
+
+@statistic("directional", table=table, plots=("directional",))
+def directional(
+    con: Any,
+    run: params.Run,
+    *,
+    where: params.Where = None,
+    by: params.By = None,
+    zero_method: Annotated[
+        str, param("Zero differences: wilcox (drop), pratt or zsplit.", choices=ZERO_METHODS)
+    ] = "wilcox",
+    level: params.Level = "jury",
+) -> dict[str, Any]:
+    """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
+    from jurybench.stats._store import stat_directional
+
+    return stat_directional(con, run, where=where, by=by, zero_method=zero_method, level=level)
