@@ -11,9 +11,9 @@ import pytest
 
 from jurybench.engine import EngineOptions, score
 from jurybench.errors import JurybenchError
-from jurybench.jurors import answer_schema, parse_juror
+from jurybench.jurors import parse_juror
 from jurybench.jury import Jury
-from jurybench.rubric import load_rubric
+from jurybench.rubric import answer_schema, load_rubric
 from jurybench.testing import StubServer
 
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from jurybench.errors import JurybenchError
-from jurybench.rubric import load_rubric, parse_rubric, response_model
+from jurybench.rubric import is_pairwise, load_rubric, parse_rubric, response_model
 
 POINTWISE = """
 name: tiny
@@ -143,3 +143,34 @@ def test_a_rubric_file_is_validated_once_per_version(tmp_path: Path) -> None:
     path.write_text(source.replace('version: "1"', 'version: "2"'), encoding="utf-8")
     changed = load_rubric(path)
     assert changed is not first and changed.version == "2"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "subjects", "table", "view", "json_answer", "scale"),
+    [
+        ("story-quality", "pointwise", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise", True,
+         ("coherence", (1, 5))),
+        ("persuasion", "pairwise", ("pair", "pairs", "pair_id"), "pairwise_judgments", "jury_pairwise", True,
+         ("logos", (-3, 3))),
+        ("preference", "preference", ("pair", "pairs", "pair_id"), "pairwise_judgments", "jury_pairwise", True,
+         ("preference", (-1, 1))),
+        ("emotion-label", "classification", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise",
+         False, ("label", None)),
+        ("social-style", "inventory", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise", False,
+         (None, (1, 5))),
+    ],
+)  # fmt: skip
+def test_each_kind_says_what_it_judges_where_it_is_stored_and_its_scale(
+    name: str, kind: str, subjects: tuple[str, str, str], table: str, view: str, json_answer: bool,
+    scale: tuple[str | None, tuple[int, int] | None],
+) -> None:  # fmt: skip
+    """Callers ask the rubric, not which kind it is (issue 28)."""
+    rubric = load_rubric(name)
+    assert rubric.kind == kind
+    assert (rubric.subject_kind, rubric.subject_table, rubric.subject_column) == subjects
+    assert rubric.judgment_table == table and rubric.jury_view == view and rubric.juror_view == "juror" + view[4:]
+    assert rubric.answers_in_json is json_answer and is_pairwise(rubric) is (subjects[0] == "pair")
+    dimension, bounds = scale
+    assert rubric.scale_for(dimension or rubric.dimensions[0]) == bounds
+    # What a kind decides is not part of the rubric's content: its hash is unchanged by it.
+    assert not {"pairwise", "answers_in_json"} & set(rubric.model_dump())

@@ -117,7 +117,7 @@ def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -
 
     monkeypatch.chdir(tmp_path)
     text = (REPO / "docs" / "extending.md").read_text(encoding="utf-8")
-    section = text[text.index("## A statistic of your own"):]
+    section = text[text.index("## A statistic of your own") :]
     block = re.search(r"```python\n(.*?)```", section, re.S)
     assert block is not None
     try:

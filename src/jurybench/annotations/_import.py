@@ -31,7 +31,6 @@ from jurybench.rubric import (
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
-    is_pairwise,
 )
 from jurybench.store import Row, first_row, read_rows, transaction
 
@@ -98,14 +97,9 @@ def _value(
             hint="Round labels the way your annotation protocol says, or fix the value; for panel means or "
             "published scores between the points, import with --continuous.",
         )
-    if isinstance(rubric, InventoryRubric):
-        low, high = 1, rubric.scale.points
-    elif isinstance(rubric, PointwiseRubric):
-        scale = next(c.scale for c in rubric.criteria if c.name == criterion)
-        low, high = scale.min, scale.max
-    else:
-        assert isinstance(rubric, PairwiseRubric)
-        low, high = -rubric.k, rubric.k
+    scale = rubric.scale_for(criterion)
+    assert scale is not None  # a rubric that takes labels answered above
+    low, high = scale
     if not (low <= value <= high):
         raise JurybenchError(
             f"{where}: {text} is outside the rubric's scale {low}..{high} for '{criterion}'.",
@@ -160,8 +154,7 @@ def import_annotation_rows(
     path = source
     if not rows:
         raise JurybenchError(f"{path}: no data rows.")
-    subject_col = "pair_id" if is_pairwise(rubric) else "item_id"
-    subject_kind = "pair" if is_pairwise(rubric) else "item"
+    subject_col, subject_kind = rubric.subject_column, rubric.subject_kind
     columns: set[str] = set()
     for _, row in rows:
         columns |= set(row)
@@ -276,7 +269,7 @@ def import_annotation_rows(
                         ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
                         ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_())])  # fmt: skip
     table = pa.Table.from_pylist(labels, schema=schema)
-    subject_table = "pairs" if is_pairwise(rubric) else "items"
+    subject_table = rubric.subject_table
     with transaction(con):
         con.register("incoming_labels", table)
         try:

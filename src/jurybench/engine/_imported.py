@@ -141,7 +141,7 @@ def import_judgments(
 def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
                 source: str) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
     pairwise = is_pairwise(rubric)
-    subject_col = "pair_id" if pairwise else "item_id"
+    subject_col = rubric.subject_column
     columns = set().union(*(set(r) for _, r in rows))
     unknown = sorted(columns - COLUMNS)
     if unknown:
@@ -368,7 +368,7 @@ def _register_run(con: Any, run: str, rubric: AnyRubric, spec: JurorSpec, orders
         con.execute(
             "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, 'finished', ?, current_timestamp)",
-            [run, rubric.content_hash, "pairwise" if is_pairwise(rubric) else "pointwise", json.dumps(keys),
+            [run, rubric.content_hash, rubric.store_kind, json.dumps(keys),
              f"imported from {source}", n_subjects, orders],
         )  # fmt: skip
     # The run's other jurors (imported earlier, or the engine's) as stored: the same keys.
@@ -399,7 +399,7 @@ def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric
         valid = any(j["status"] == "valid" for j in call.judgments.values())
         status = "ok" if valid else next(iter(call.judgments.values()))["status"]
         row = {"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
-               "subject_kind": "pair" if pairwise else "item", "subject_id": subject,
+               "subject_kind": rubric.subject_kind, "subject_id": subject,
                "presented_order": shown or None, "sample_index": sample, "messages": "[]",
                "response_text": call.raw, "finish_reason": None, "status": status,
                "reason": None if valid else next(iter(call.judgments.values()))["reason"], "attempts": 0,
@@ -416,7 +416,7 @@ def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric
                       "expected": j["expected"], "distribution": j["distribution"]}  # fmt: skip
             for name in judgment_rows:
                 judgment_rows[name].append(values[name])
-    target, dim = ("pairwise_judgments", "category") if pairwise else ("pointwise_judgments", "criterion")
+    target, dim = rubric.judgment_table, rubric.dimension_column
     new = pa.table({"call_key": judgment_rows["call_key"], "dimension": judgment_rows["dimension"],
                     "score": pa.array(judgment_rows["score"], pa.float64()),
                     "expected": pa.array(judgment_rows["expected"], pa.float64()),

@@ -44,7 +44,6 @@ from jurybench.jurors._transports import (
     FakeBackend,
     LiteLLMBackend,
     ReplayBackend,
-    answer_schema,
     answers_in_json,
     structured_mode,
 )
@@ -76,7 +75,6 @@ __all__ = [
     "Result",
     "Slot",
     "TransientError",
-    "answer_schema",
     "answers_in_json",
     "batch_price",
     "check_batch_juror",

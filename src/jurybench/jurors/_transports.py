@@ -44,6 +44,7 @@ from jurybench.rubric import (
     PointwiseRubric,
     PreferenceRubric,
     Token,
+    answer_schema,
     dimension_values,
     tokens_from_logprobs,
 )
@@ -76,22 +77,6 @@ def structured_mode(spec: JurorSpec, rubric: Any, litellm: Any | None) -> str:
         return "schema" if litellm.supports_response_schema(model=spec.model) else "json"
     except Exception:
         return "json"
-
-
-def answer_schema(rubric: AnyRubric) -> dict[str, Any]:
-    """The rubric's answer as a strict JSON schema: every key required, no other key, integer
-    bounds and the verdict's choices stated (a provider may not enforce them all; the answer is
-    validated afterwards either way)."""
-    properties: dict[str, Any] = {}
-    for key, values in dimension_values(rubric).items():
-        if isinstance(rubric, PreferenceRubric):
-            properties[key] = {"type": "string", "enum": list(values)}
-        else:
-            points = [int(v) for v in values]
-            properties[key] = {"type": "integer", "minimum": min(points), "maximum": max(points)}
-    if rubric.rationale:
-        properties["rationale"] = {"type": ["string", "null"]}
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _response_format(spec: JurorSpec, rubric: Any, mode: str, supports_json: bool) -> dict[str, Any] | None:

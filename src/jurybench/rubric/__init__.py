@@ -30,7 +30,7 @@ from jurybench.rubric._render import (
     render_pairwise,
     render_pointwise,
 )
-from jurybench.rubric._schema import answer_format, response_model
+from jurybench.rubric._schema import answer_format, answer_schema, response_model
 from jurybench.rubric._subjects import load_subjects, subject_ids, subject_rows, subject_slices, subject_table
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "Token",
     "VerdictRule",
     "answer_format",
+    "answer_schema",
     "dimension_values",
     "expected_scores",
     "extract_json",

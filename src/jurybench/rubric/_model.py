@@ -114,6 +114,56 @@ class _RubricBase(_Strict):
     templates: dict[str, Template]
 
     placeholder_fields: ClassVar[frozenset[str]] = POINTWISE_FIELDS
+    # What the kind decides, so that no caller asks which kind a rubric is: a judgment is about
+    # a pair of items (shown in both orders) or one item; a juror answers in JSON (a schema a
+    # provider can enforce) or in text (a label, a questionnaire's numbered lines).
+    pairwise: ClassVar[bool] = False
+    answers_in_json: ClassVar[bool] = True
+
+    @property
+    def subject_kind(self) -> str:
+        """'pair' or 'item': what one judgment is about (``human_labels.subject_kind``)."""
+        return "pair" if self.pairwise else "item"
+
+    @property
+    def subject_table(self) -> str:
+        """The table of the subjects: ``pairs`` or ``items``."""
+        return "pairs" if self.pairwise else "items"
+
+    @property
+    def subject_column(self) -> str:
+        """The subjects' id column: ``pair_id`` or ``item_id``."""
+        return "pair_id" if self.pairwise else "item_id"
+
+    @property
+    def store_kind(self) -> str:
+        """How the store keys its judgments (``runs.kind``): ``pairwise`` or ``pointwise``
+        (classification and inventory rubrics are judged item by item like pointwise ones)."""
+        return "pairwise" if self.pairwise else "pointwise"
+
+    @property
+    def judgment_table(self) -> str:
+        """``pairwise_judgments`` or ``pointwise_judgments``."""
+        return f"{self.store_kind}_judgments"
+
+    @property
+    def dimension_column(self) -> str:
+        """The judgments' dimension column: ``category`` or ``criterion``."""
+        return "category" if self.pairwise else "criterion"
+
+    @property
+    def jury_view(self) -> str:
+        """The jury's scores per subject: ``jury_pairwise`` or ``jury_pointwise``."""
+        return f"jury_{self.store_kind}"
+
+    @property
+    def juror_view(self) -> str:
+        """Each juror's scores per subject: ``juror_pairwise`` or ``juror_pointwise``."""
+        return f"juror_{self.store_kind}"
+
+    def scale_for(self, dimension: str) -> tuple[int, int] | None:
+        """The lowest and highest value of ``dimension`` (None: it takes labels, not numbers)."""
+        return None
 
     @model_validator(mode="after")
     def _check_templates(self) -> _RubricBase:
@@ -179,6 +229,10 @@ class PointwiseRubric(_RubricBase):
     def dimensions(self) -> list[str]:
         return [c.name for c in self.criteria]
 
+    def scale_for(self, dimension: str) -> tuple[int, int] | None:
+        scale = next(c.scale for c in self.criteria if c.name == dimension)
+        return scale.min, scale.max
+
 
 class PairwiseRubric(_RubricBase):
     """Two responses compared on categories, each scored ``-k..k``."""
@@ -188,6 +242,7 @@ class PairwiseRubric(_RubricBase):
     categories: list[Category] = Field(min_length=1)
 
     placeholder_fields: ClassVar[frozenset[str]] = PAIRWISE_FIELDS
+    pairwise: ClassVar[bool] = True
 
     @field_validator("categories")
     @classmethod
@@ -198,6 +253,9 @@ class PairwiseRubric(_RubricBase):
     @property
     def dimensions(self) -> list[str]:
         return [c.name for c in self.categories]
+
+    def scale_for(self, dimension: str) -> tuple[int, int] | None:
+        return -self.k, self.k
 
 
 class PreferenceRubric(_RubricBase):
@@ -214,10 +272,14 @@ class PreferenceRubric(_RubricBase):
     verdict_rules: dict[str, list[VerdictRule]] = Field(default_factory=dict)
 
     placeholder_fields: ClassVar[frozenset[str]] = PAIRWISE_FIELDS
+    pairwise: ClassVar[bool] = True
 
     @property
     def dimensions(self) -> list[str]:
         return ["preference"]
+
+    def scale_for(self, dimension: str) -> tuple[int, int] | None:
+        return -1, 1
 
 
 class Label(_Strict):
@@ -238,6 +300,7 @@ class ClassificationRubric(_RubricBase):
     invalid. Gold labels are the items' ``reference`` (a canonical name, or a shown name)."""
 
     kind: Literal["classification"]
+    answers_in_json: ClassVar[bool] = False
     rationale: bool = False
     labels: list[Label] = Field(min_length=2)
     answer: Literal["text", "json"] = Field(default="text", description='text: the label alone; json: {"label": ...}')
@@ -329,6 +392,7 @@ class InventoryRubric(_RubricBase):
     (e.g. pronouns that follow the target's gender)."""
 
     kind: Literal["inventory"]
+    answers_in_json: ClassVar[bool] = False
     rationale: bool = False
     scale: InventoryScale
     rotation: bool = True
@@ -397,6 +461,9 @@ class InventoryRubric(_RubricBase):
     def factors(self) -> list[str]:
         return sorted({f.factor for f in self.facets if f.factor})
 
+    def scale_for(self, dimension: str) -> tuple[int, int] | None:
+        return 1, self.scale.points
+
     def structure(self) -> list[tuple[str, str, str | None, bool]]:
         """(item, facet, factor, reverse) for every item."""
         factor_of = {f.name: f.factor for f in self.facets}
@@ -415,7 +482,8 @@ KINDS = ("pointwise", "pairwise", "preference", "classification", "inventory")
 
 
 def is_pairwise(rubric: Any) -> bool:
-    return getattr(rubric, "kind", None) in ("pairwise", "preference")
+    """Whether ``rubric`` (any spec: a generation spec is not) judges pairs."""
+    return getattr(rubric, "pairwise", False) is True
 
 
 def _check_unique(names: list[str], what: str) -> None:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from jurybench.rubric._logprobs import dimension_values
 from jurybench.rubric._model import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
 
 
@@ -46,6 +47,22 @@ def response_model(rubric: AnyRubric) -> type[BaseModel]:
     if model is None:
         model = _MODELS[rubric.content_hash] = _build_response_model(rubric)
     return model
+
+
+def answer_schema(rubric: AnyRubric) -> dict[str, Any]:
+    """The rubric's answer as a strict JSON schema: every key required, no other key, integer
+    bounds and the verdict's choices stated (a provider may not enforce them all; the answer is
+    validated afterwards either way)."""
+    properties: dict[str, Any] = {}
+    for key, values in dimension_values(rubric).items():
+        if isinstance(rubric, PreferenceRubric):
+            properties[key] = {"type": "string", "enum": list(values)}
+        else:
+            points = [int(v) for v in values]
+            properties[key] = {"type": "integer", "minimum": min(points), "maximum": max(points)}
+    if rubric.rationale:
+        properties["rationale"] = {"type": ["string", "null"]}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def answer_format(rubric: AnyRubric) -> str:

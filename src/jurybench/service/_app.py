@@ -434,10 +434,9 @@ def create_app(
     def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, Any]:
         """Import human labels (long layout), validated against the rubric, all or nothing."""
         from jurybench.annotations import import_annotation_rows
-        from jurybench.rubric import is_pairwise
 
         rubric = rq.load_rubric_for({"rubric": body.rubric})
-        column = "pair_id" if is_pairwise(rubric) else "item_id"
+        column = rubric.subject_column
         rows = [(n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion,
                      "value": lab.value}) for n, lab in enumerate(body.labels, start=1)]  # fmt: skip
         with store.writing() as cur:

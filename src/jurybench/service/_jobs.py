@@ -101,14 +101,14 @@ class JobWrite:
 def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects a job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
-    from jurybench.rubric import is_pairwise, subject_ids
+    from jurybench.rubric import subject_ids
     from jurybench.store import registered
 
     if where or not ids:
         return len(subject_ids(cur, rubric, where, ids))
     import pyarrow as pa
 
-    table, key = ("pairs", "pair_id") if is_pairwise(rubric) else ("items", "item_id")
+    table, key = rubric.subject_table, rubric.subject_column
     with registered(cur, "wanted_subjects", pa.table({"id": ids})):
         found = cur.execute(f"SELECT count(*) FROM {table} t JOIN wanted_subjects w ON t.{key} = w.id").fetchall()
     return int(found[0][0])
@@ -171,7 +171,6 @@ class JobManager:
         the group, which the group writer then runs one by one so only that job fails)."""
         import pyarrow as pa
 
-        from jurybench.rubric import is_pairwise
         from jurybench.store import registered
 
         counts: dict[int, int] = {}
@@ -180,7 +179,7 @@ class JobManager:
             if write.where or not write.ids:
                 counts[n] = count_subjects(cur, write.rubric, write.ids, write.where)
                 continue
-            target = ("pairs", "pair_id") if is_pairwise(write.rubric) else ("items", "item_id")
+            target = (write.rubric.subject_table, write.rubric.subject_column)
             by_table.setdefault(target, []).extend((n, i) for i in write.ids)
         for (table, key), wanted in by_table.items():
             frame = pa.table({"job": [n for n, _ in wanted], "id": [i for _, i in wanted]})
@@ -190,7 +189,7 @@ class JobManager:
             counts.update({n: int(found.get(n, 0)) for n, _ in wanted})
         for n, write in enumerate(writes):
             if counts[n] == 0:
-                kind = "pairs" if is_pairwise(write.rubric) else "items"
+                kind = write.rubric.subject_table
                 raise JurybenchError(f"no {kind} to judge{f' where {write.where}' if write.where else ''}.",
                                      hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
         created = _now()
