@@ -28,7 +28,7 @@ def client(viewer_store: Path) -> Any:
 
 def _sql(client: Any, query: str) -> list[tuple[Any, ...]]:
     """The store as the viewer holds it (one process may not open it twice with other settings)."""
-    cur = client.app.state.store.con.cursor()
+    cur = client.app.state.store.connection.cursor()
     try:
         return list(cur.execute(query).fetchall())
     finally:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
+from jurybench.store import Holder
 
 Data = Any  # a pandas DataFrame, an iterable of mappings, or a path to a CSV/JSONL/Parquet file
 
@@ -64,10 +65,12 @@ def _expect(name: str, value: Any, kind: type | tuple[type, ...], *, none: bool 
                              f"({value!r:.60}).")  # fmt: skip
 
 
-class Store:
+class Store(Holder):
     """An open judgment store (``jurybench.open(path)``): a context manager that closes the
     file on exit. Writable by default; ``read_only=True`` opens it for reading alongside a
-    running ``jurybench score``."""
+    running ``jurybench score``. It holds the file as the viewer and the service do
+    (:class:`jurybench.store.Holder`: a cursor per use, one writer at a time), and lets it go
+    while a run judges."""
 
     def __init__(
         self, path: str | Path | None = None, *, read_only: bool = False, memory_limit: str | None = None
@@ -77,16 +80,12 @@ class Store:
         import threading
 
         from jurybench.config import db_path
-        from jurybench.store import connect
 
         if path is not None and not isinstance(path, str | Path):
             raise JurybenchError(f"path: expected a file path, got {type(path).__name__}.")
-        self.path = db_path(path)
-        self.read_only = read_only
-        self.memory_limit = memory_limit
         self._running = threading.Lock()  # one run (score, generate) at a time on this store
         # Hardened like the CLI's readers: user SQL (store.sql, where=, by=) reaches no file, URL or extension.
-        self.connection: Any = connect(self.path, read_only=read_only, hardened=True, memory_limit=memory_limit)
+        super().__init__(db_path(path), read_only=read_only, memory_limit=memory_limit)
 
     @contextlib.contextmanager
     def lent_for_a_run(self) -> Iterator[Any]:
@@ -123,11 +122,6 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        if self.connection is not None:
-            self.connection.close()
-            self.connection = None
-
     def __repr__(self) -> str:
         state = "closed" if self.connection is None else ("read-only" if self.read_only else "open")
         return f"<jurybench.Store {self.path} ({state})>"
@@ -138,20 +132,7 @@ class Store:
                 f"{self.path}: a run (score or generate) is using this store's file now.",
                 hint="Await the run first, or read it from another jurybench.open(path, read_only=True).",
             )
-        if self.connection is None:
-            raise JurybenchError(f"the store {self.path} is closed.", hint="Open it again with jurybench.open(path).")
-        return self.connection
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
-        yield self._con()
-
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[Any]:
-        if self.read_only:
-            raise JurybenchError(f"{self.path} is open read-only.",
-                                 hint="Open it with jurybench.open(path) to import, judge or record results.")  # fmt: skip
-        yield self._con()
+        return super()._con()
 
     # -- reading ---------------------------------------------------------------------------
     def sql(self, query: str) -> Any:

@@ -1,4 +1,4 @@
-"""The store as the service owns it: one hardened connection, cursors per request, one write lock.
+"""The store as the service holds it: one hardened connection, cursors per request, one write lock.
 
 DuckDB lets one process write a file. The service opens it once, for its whole life, with
 external access disabled (no files, URLs, ATTACH targets or extensions) and the
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store import HARDENED, check_query, holder_of, read_only_transaction, server_file
+from jurybench.store import HARDENED, Holder, check_query, holder_of, server_file
 
 
 class SqlTimeout(JurybenchError):
@@ -30,10 +30,12 @@ class SqlTooLarge(JurybenchError):
     """A query needed more memory than the server gives queries, or its answer was too big."""
 
 
-class Store:
-    """``sql_memory_mb`` bounds DuckDB's memory in the server (``memory_limit``, spilling to
-    disk up to twice that): DuckDB's limit holds for the whole database, so it caps user
-    queries and the server's own writes together (these need little)."""
+class Store(Holder):
+    """The server's hold on its store (:class:`jurybench.store.Holder`: a cursor per request,
+    one writer at a time, every read in a READ ONLY transaction that is rolled back).
+    ``sql_memory_mb`` bounds DuckDB's memory in the server (``memory_limit``, spilling to disk
+    up to twice that): DuckDB's limit holds for the whole database, so it caps user queries
+    and the server's own writes together (these need little)."""
 
     def __init__(
         self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0,
@@ -43,7 +45,6 @@ class Store:
 
         from jurybench.store import migrate
 
-        self.path = path
         self.sql_memory_mb = sql_memory_mb
         self.sql_timeout_s = sql_timeout_s
         self.sql_concurrency = sql_concurrency
@@ -51,7 +52,7 @@ class Store:
         config: dict[str, Any] = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
                   "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
         try:
-            self.con = duckdb.connect(str(path), config=config)
+            con = duckdb.connect(str(path), config=config)
         except duckdb.IOException as exc:
             holder = holder_of(path)
             if holder is not None:
@@ -64,31 +65,9 @@ class Store:
                 f"cannot serve {path}: it is held by another process ({str(exc).splitlines()[0]}).",
                 hint="Stop the other process, or serve another --db.",
             ) from None
-        migrate(self.con)
-        self.write_lock = threading.RLock()
-        self._cursor_lock = threading.Lock()  # cursors are made from the one connection, one at a time
+        migrate(con)
+        super().__init__(path, connection=con, isolated_reads=True)
         server_file(path).write_text(json.dumps({"pid": os.getpid(), "url": url, "started": time.time()}))
-
-    @contextlib.contextmanager
-    def cursor(self) -> Iterator[Any]:
-        with self._cursor_lock:
-            cur = self.con.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
-
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[Any]:
-        with self.write_lock, self.cursor() as cur:
-            yield cur
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
-        """A cursor inside a READ ONLY transaction that is always rolled back: whatever user SQL
-        runs in it (one SELECT, checked against the allow-list), it cannot write."""
-        with self.cursor() as cur, read_only_transaction(cur):
-            yield cur
 
     @contextlib.contextmanager
     def limited(self, cur: Any, *, timeout_s: float, what: str = "query") -> Iterator[None]:
@@ -185,8 +164,7 @@ class Store:
         return names, rows[:limit], len(rows) > limit
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.con.close()
+        super().close()
         with contextlib.suppress(OSError):
             server_file(self.path).unlink()
 

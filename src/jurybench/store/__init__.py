@@ -12,7 +12,7 @@ from jurybench.store._db import (
     transaction,
     writing,
 )
-from jurybench.store._holder import holder_of, server_file
+from jurybench.store._holder import Holder
 from jurybench.store._imports import (
     ImportResult,
     import_baseline_rows,
@@ -39,11 +39,13 @@ from jurybench.store._safe import (
     select_table,
 )
 from jurybench.store._schema_doc import schema_json, schema_markdown
+from jurybench.store._server_file import holder_of, server_file
 
 __all__ = [
     "HARDENED",
     "MIGRATIONS",
     "VIEW_DOCS",
+    "Holder",
     "ImportResult",
     "Row",
     "StoreBusy",

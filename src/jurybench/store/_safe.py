@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.store._holder import holder_of
+from jurybench.store._server_file import holder_of
 
 # Settings of every connection that runs user SQL.
 HARDENED = {

@@ -3,6 +3,6 @@ pages in a browser (``jurybench view``, and ``jurybench serve`` at ``/``), and a
 self-contained HTML file (``jurybench report html``)."""
 
 from jurybench.viewer._report import report_html
-from jurybench.viewer._web import ASSETS, ReadOnlyStore, WarmUp, create_viewer_app, router, warm
+from jurybench.viewer._web import ASSETS, WarmUp, create_viewer_app, router, warm
 
-__all__ = ["ASSETS", "ReadOnlyStore", "WarmUp", "create_viewer_app", "report_html", "router", "warm"]
+__all__ = ["ASSETS", "WarmUp", "create_viewer_app", "report_html", "router", "warm"]

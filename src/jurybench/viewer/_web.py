@@ -12,7 +12,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -90,29 +90,6 @@ def environment() -> Any:
                        u=lambda s: quote(str(s), safe=""), run_u=run_segment)  # fmt: skip
     env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
     return env
-
-
-class ReadOnlyStore:
-    """A store opened read-only for the viewer: one hardened connection, a cursor per page."""
-
-    def __init__(self, path: Path) -> None:
-        from jurybench.store import connect
-
-        self.path = path
-        self.con = connect(path, read_only=True, hardened=True)
-        self._lock = threading.Lock()
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
-        with self._lock:
-            cur = self.con.cursor()
-        try:
-            yield cur
-        finally:
-            cur.close()
-
-    def close(self) -> None:
-        self.con.close()
 
 
 def plot_of(con: Any, row: dict[str, Any]) -> str | None:
@@ -299,7 +276,9 @@ def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
     aggregates are computed in the background at start (``warm_up``)."""
     from fastapi import FastAPI
 
-    store = ReadOnlyStore(db)
+    from jurybench.store import Holder
+
+    store = Holder(db, read_only=True)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -316,4 +295,4 @@ def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
     return app
 
 
-__all__ = ["ASSETS", "ReadOnlyStore", "WarmUp", "create_viewer_app", "environment", "router", "warm"]
+__all__ = ["ASSETS", "WarmUp", "create_viewer_app", "environment", "router", "warm"]
