@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         open,
         parse_juror,
         score,
+        select_jury,
     )
 
 
@@ -57,7 +58,7 @@ def _version() -> str:
 __version__ = _version()
 
 _API = ("Calibration", "CheckResult", "JurorSpec", "Jury", "Rubric", "Run", "Store", "agreement", "ascore",
-        "calibrate", "check", "generate", "load_rubric", "open", "parse_juror", "score")  # fmt: skip
+        "calibrate", "check", "generate", "load_rubric", "open", "parse_juror", "score", "select_jury")  # fmt: skip
 __all__ = [*_API, "JurybenchError", "__version__", "stats"]
 
 

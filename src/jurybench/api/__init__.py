@@ -2,7 +2,7 @@
 check, and the statistics (``jurybench.stats``). The CLI, the service and the study runner call
 these functions."""
 
-from jurybench.api._calibrate import Calibration, agreement, calibrate
+from jurybench.api._calibrate import Calibration, agreement, calibrate, select_jury
 from jurybench.api._check import CheckResult, check, parse_rule
 from jurybench.api._run import Run, ascore, engine_options, generate, score
 from jurybench.api._specs import jury_of, rubric_of
@@ -34,4 +34,5 @@ __all__ = [
     "rows_of",
     "rubric_of",
     "score",
+    "select_jury",
 ]

@@ -147,3 +147,25 @@ def agreement(store: Any, run: str, *, criteria: list[str] | None = None, boot: 
     frame = pd.DataFrame(rows)
     frame.attrs["report"] = to_jsonable(report)
     return frame
+
+
+def select_jury(store: Any, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
+                budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
+                group_by: str = "prompt", out: str | Path | None = None) -> Any:  # fmt: skip
+    """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury
+    select``): every sub-jury's held-out error against the human labels (``target="human"``)
+    or the full jury (``"jury"``; ``"auto"``: humans when there are labels), its cost and latency
+    per subject from the stored calls, the Pareto front, and the chosen one (the cheapest not
+    significantly worse than the full jury; or ``max_error``, or ``budget`` USD for ``subjects``
+    subjects). ``out``: write the chosen sub-jury as a jury file. Returns a
+    :class:`jurybench.calibration.Selection` (``as_dict()``, ``pareto``, ``chosen``, ``full``)."""
+    from jurybench.calibration import select_jury as select
+    from jurybench.calibration import write_jury_file
+    from jurybench.store import reading
+
+    with reading(store) as con:
+        selection = select(con, run, target=target, method=method, max_error=max_error, budget=budget,
+                           subjects=subjects, folds=folds, seed=seed, group_by=group_by)  # fmt: skip
+    if out is not None:
+        write_jury_file(selection, Path(out))
+    return selection

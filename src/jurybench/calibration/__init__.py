@@ -1,4 +1,5 @@
-"""Calibration: fit least-squares juror weights against human labels, validate, save, apply."""
+"""Calibration: fit least-squares juror weights against human labels, validate, save, apply;
+and choose the cheapest sub-jury that is good enough (``select_jury``)."""
 
 from jurybench.calibration._api import (
     apply_calibration,
@@ -8,14 +9,20 @@ from jurybench.calibration._api import (
     load_artifact,
 )
 from jurybench.calibration._fit import METHODS, fit_criterion, regression_metrics
+from jurybench.calibration._selection import Selection, SubJury, jury_file_text, select_jury, write_jury_file
 
 __all__ = [
     "METHODS",
+    "Selection",
+    "SubJury",
     "apply_calibration",
     "attach_calibration",
     "calibration_finisher",
     "fit_calibration",
     "fit_criterion",
+    "jury_file_text",
     "load_artifact",
     "regression_metrics",
+    "select_jury",
+    "write_jury_file",
 ]

@@ -51,6 +51,12 @@ judgments_app = typer.Typer(
 app.add_typer(judgments_app, name="judgments")
 
 app.add_typer(calibrate_app, name="calibrate")
+jury_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Juries: choose the cheapest sub-jury of a pilot run that is good enough.",
+    no_args_is_help=True,
+)
+app.add_typer(jury_app, name="jury")
 
 DbOption = Annotated[
     Path | None,

@@ -13,6 +13,7 @@ from jurybench.cli._common import (
     _done,
     app,
     calibrate_app,
+    jury_app,
     report_app,
 )
 
@@ -117,3 +118,38 @@ def report_html(
     from jurybench.viewer import report_html as write
 
     typer.echo(f"wrote {write(db_path(db), run, output)}")
+
+
+@jury_app.command("select")
+def jury_select(
+    run: Annotated[str, typer.Option("--run", help="The pilot run, judged by every candidate juror.")],
+    target: Annotated[
+        str, typer.Option(help="human (the labels), jury (the full jury's score) or auto (human if labelled).")
+    ] = "auto",
+    method: Annotated[
+        str, typer.Option(help="mean (a sub-jury's mean, rescaled) or calibrated (least-squares weights).")
+    ] = "mean",
+    max_error: Annotated[
+        float | None, typer.Option(help="Choose the cheapest sub-jury with held-out RMSE at most this.")
+    ] = None,
+    budget: Annotated[
+        float | None, typer.Option(help="Choose the most accurate sub-jury costing at most this (USD) for --subjects.")
+    ] = None,
+    subjects: Annotated[
+        int | None, typer.Option(help="Subjects the study will judge (for --budget; default: the pilot's).")
+    ] = None,
+    folds: Annotated[int, typer.Option(help="Grouped k-fold cross-validation (groups: --group-by).")] = 5,
+    seed: Annotated[int, typer.Option(help="Fold seed.")] = 0,
+    group_by: Annotated[str, typer.Option(help="Fold groups: prompt, item or meta.<field>.")] = "prompt",
+    out: Annotated[Path | None, typer.Option(help="Write the chosen sub-jury as a jury file (YAML).")] = None,
+    fmt: TableJsonOption = "table",
+    db: DbOption = None,
+) -> None:
+    """The cheapest sub-jury that is good enough: every sub-jury's held-out error (against the
+    human labels, or the full jury), its cost and latency per subject from the stored calls, the
+    Pareto front, and the cheapest not significantly worse than the full jury (or --max-error,
+    or --budget)."""
+    from jurybench import commands
+
+    _done(commands.jury_select(db, run=run, target=target, method=method, max_error=max_error, budget=budget,
+                               subjects=subjects, folds=folds, seed=seed, group_by=group_by, out=out, format=fmt))  # fmt: skip

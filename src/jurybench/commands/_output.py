@@ -127,6 +127,34 @@ def print_stat(frame: Any, fmt: str) -> None:
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
+def print_selection(selection: Any) -> None:
+    """A jury selection: the Pareto front (error vs cost), the full jury and the chosen one."""
+    from jurybench.store import rich_table
+
+    def money(value: float | None) -> str:
+        return "unknown" if value is None else f"${value:.6g}"
+
+    def row(c: Any, mark: str) -> tuple[Any, ...]:
+        latency = "unknown" if c.latency_ms is None else f"{c.latency_ms:.0f}"
+        return (mark, ", ".join(c.jurors), round(c.error, 4), money(c.cost_per_subject), latency,
+                "yes" if c.no_worse_than_full else "no")  # fmt: skip
+
+    shown = [row(c, "chosen" if c is selection.chosen else ("full" if c is selection.full else "front"))
+             for c in selection.pareto]  # fmt: skip
+    for extra, mark in ((selection.full, "full"), (selection.chosen, "chosen")):
+        if not extra.pareto:
+            shown.append(row(extra, mark))
+    title = (f"jury selection on {selection.run}: {selection.kind}, {selection.target} target, {selection.method}, "
+             f"{selection.n_rows} rows, {selection.folds} folds")  # fmt: skip
+    console().print(rich_table(["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "no_worse_than_full"],
+                               shown, title=title))  # fmt: skip
+    share, full_cost = selection.saving(), selection.full.cost_per_subject
+    cost = (f"{share:.1%} of the full jury's cost" if share is not None
+            else "no juror costs anything" if full_cost == 0 else "its cost is unknown")  # fmt: skip
+    echo(f"chosen: {', '.join(selection.chosen.jurors)} ({selection.rule}); " + cost
+         + ("" if selection.exhaustive else f"; {len(selection.candidates)} sub-juries (a greedy path beyond 10 jurors)"))  # fmt: skip
+
+
 def print_calibration(artifact: dict[str, Any]) -> None:
     from rich.table import Table
 

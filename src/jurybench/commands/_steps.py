@@ -21,6 +21,7 @@ from jurybench.commands._output import (
     print_agreement,
     print_calibration,
     print_plan,
+    print_selection,
     print_stat,
     run_outcome,
 )
@@ -232,6 +233,25 @@ def calibrate(db: Path | None, *, run: str, name: str | None = None, criterion: 
         return 0
     print_calibration(fitted.artifact)
     echo(f"calibration written to {fitted.path}")
+    return 0
+
+
+def jury_select(db: Path | None, *, run: str, target: str = "auto", method: str = "mean",
+                max_error: float | None = None, budget: float | None = None, subjects: int | None = None,
+                folds: int = 5, seed: int = 0, group_by: str = "prompt", out: Path | None = None,
+                format: str = "table") -> int:  # fmt: skip
+    """The cheapest sub-jury of a pilot run that is good enough (``jurybench.select_jury``)."""
+    from jurybench import api
+
+    check_format(format, ("table", "json"))
+    selection = api.select_jury(db, run, target=target, method=method, max_error=max_error, budget=budget,
+                                subjects=subjects, folds=folds, seed=seed, group_by=group_by, out=out)  # fmt: skip
+    if format == "json":
+        echo(json.dumps(selection.as_dict(), indent=2, default=str))
+    else:
+        print_selection(selection)
+    if out is not None:
+        echo(f"jury file written to {out} (score --jury {out})")
     return 0
 
 

@@ -13,7 +13,9 @@ A juror turns the truth into an answer with documented distortions:
   (``key=value``, e.g. ``gender=f``) on the dimensions in ``effect_on`` (``a|b|c``; all
   when omitted); in pairs, the effect is the difference between the two items' arms;
 - ``language_leniency`` (``ko:-0.5|de:0.3``: points added per item language);
-- ``refusal_rate``, ``invalid_rate`` (shares of refusals and unparseable answers).
+- ``refusal_rate``, ``invalid_rate`` (shares of refusals and unparseable answers);
+- ``cost`` (USD) and ``latency_ms``: what each call reports it cost and took (no wait), for
+  studies of a jury's price (``jurybench jury select``).
 
 Classification: the juror names the gold label with probability ``accuracy`` (default 0.8)
 plus ``language_accuracy`` for the item's language (``ko:-0.2|de:0.05``) plus ``effect``
@@ -64,6 +66,7 @@ SIM_KNOBS = frozenset(
     {
         "leniency", "noise", "scale_use", "position_bias", "verbosity_bias", "effect", "effect_on", "effect_arm",
         "language_leniency", "refusal_rate", "invalid_rate", "truth_seed", "accuracy", "language_accuracy",
+        "cost", "latency_ms",
     }
 )  # fmt: skip
 
@@ -152,6 +155,11 @@ class SimJuror:
         self.effect_on = _names(p.get("effect_on"))
         self.languages = _language_map(p.get("language_leniency"), label)
         self.accuracy = number("accuracy", 0.8)
+        # What each call reports it cost (USD) and took (ms), for studies of a jury's price: no wait.
+        self.cost = number("cost", 0.0)
+        self.latency_ms = number("latency_ms", 0.0)
+        if self.cost < 0 or self.latency_ms < 0:
+            raise JurybenchError(f"{label}: cost and latency_ms cannot be negative.")
         self.language_accuracy = _language_map(p.get("language_accuracy"), label)
         arm = p.get("effect_arm")
         self.effect_arm: tuple[str, str] | None = None
@@ -540,7 +548,8 @@ class SimBackend:
             text = juror.questionnaire(self.items[slot.subject_id], slot.presentation, rng)
         else:
             text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
-        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0, latency_ms=0.0)
+        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0,
+                          latency_ms=juror.latency_ms, cost_usd=juror.cost or None)  # fmt: skip
 
 
 def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:

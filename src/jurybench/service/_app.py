@@ -495,6 +495,18 @@ def create_app(
         with store.writing() as cur:
             return {"name": name, "run": body.run, "result": jsonable(apply_calibration(cur, path, body.run))}
 
+    @app.post("/v1/jury/select", tags=["calibration"])
+    def select(body: rq.JurySelectIn, store: StoreDep) -> dict[str, Any]:
+        """The cheapest sub-jury of a pilot run that is good enough (as 'jurybench jury select'):
+        every sub-jury's held-out error, cost and latency, the Pareto front, the chosen one, and
+        the chosen one as a jury file (``jury_file``, YAML text)."""
+        from jurybench.calibration import jury_file_text, select_jury
+        from jurybench.stats import jsonable
+
+        with store.reading() as cur:
+            selection = select_jury(cur, **body.model_dump())
+        return {**jsonable(selection.as_dict()), "jury_file": jury_file_text(selection)}
+
     # -- statistics --------------------------------------------------------------------------
     def _stat_endpoint(name: str, model: Any) -> None:
         def endpoint(body: Annotated[model, Body()], store: StoreDep) -> dict[str, Any]:

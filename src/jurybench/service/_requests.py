@@ -154,6 +154,20 @@ class CalibrationIn(_Body):
     boot: Annotated[int, Field(ge=0, le=5000)] = 200
 
 
+class JurySelectIn(_Body):
+    """As 'jurybench jury select': the jury file comes back as text (a server writes no client paths)."""
+
+    run: Annotated[str, Field(min_length=1, max_length=256)]
+    target: Literal["auto", "human", "jury"] = "auto"
+    method: Literal["mean", "calibrated"] = "mean"
+    max_error: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    budget: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    subjects: Annotated[int, Field(ge=1)] | None = None
+    folds: Annotated[int, Field(ge=2, le=50)] = 5
+    seed: int = 0
+    group_by: Annotated[str, Field(max_length=128)] = "prompt"
+
+
 class ApplyIn(_Body):
     run: Annotated[str, Field(min_length=1, max_length=256)]
 

@@ -1,0 +1,373 @@
+"""Cost-aware jury selection: which of a pilot run's jurors a study needs.
+
+Every sub-jury of the pilot's jurors (every non-empty subset up to ``EXHAUSTIVE`` jurors; beyond
+that the singletons and a greedy forward path: each step adds the juror that lowers the error
+most) is scored three ways:
+
+- **held-out error** against the target: the human labels (the mean label per subject and
+  criterion) or, with none (``target="jury"``), the full jury's own score. Rows are subject x
+  criterion (pointwise) or pair x category (pairwise and preference: the symmetrized score ε).
+  A sub-jury predicts a row by ``method``: ``mean``, the mean of its jurors present, linearly
+  rescaled on the training rows per criterion (calibration's ``mean`` variant), or
+  ``calibrated``, least-squares weights and an intercept per criterion (calibration's ``ols``).
+  The error is the RMSE on held-out rows of a grouped k-fold cross-validation (groups: the
+  subjects' prompt, as ``calibrate`` groups them), the same folds for every sub-jury;
+- **cost per subject**: what its jurors' stored calls on the pilot's subjects cost (all samples
+  and orders), divided by the subjects; unknown if a juror's calls have no price;
+- **latency per subject**: its slowest juror's mean latency per call (a jury's jurors answer
+  concurrently).
+
+The report gives the Pareto front (no other sub-jury is both cheaper and more accurate), the
+full jury, and the chosen sub-jury: by default the cheapest that is not significantly worse than
+the full jury (a one-sided paired t-test over the folds at 5 %, calibration's winner rule);
+with ``max_error`` the cheapest whose error is at most that; with ``budget`` (USD for
+``subjects`` subjects) the most accurate that fits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jurybench.calibration._fit import _folds, no_worse
+from jurybench.errors import JurybenchError
+
+EXHAUSTIVE = 10
+METHODS = ("mean", "calibrated")
+TARGETS = ("auto", "human", "jury")
+Array = np.ndarray[Any, np.dtype[np.float64]]
+
+
+@dataclass
+class SubJury:
+    """One candidate: its jurors (labels and keys), its error per fold and their mean, its cost
+    and latency per subject (None: unknown), and how it compares."""
+
+    jurors: tuple[str, ...]
+    keys: tuple[str, ...]
+    error: float
+    error_folds: list[float]
+    cost_per_subject: float | None
+    latency_ms: float | None
+    pareto: bool = False
+    no_worse_than_full: bool = False
+
+
+@dataclass
+class Selection:
+    run: str
+    kind: str
+    target: str
+    method: str
+    n_subjects: int
+    n_rows: int
+    folds: int
+    exhaustive: bool
+    full: SubJury
+    chosen: SubJury
+    rule: str
+    candidates: list[SubJury] = field(default_factory=list)
+    jurors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def pareto(self) -> list[SubJury]:
+        return sorted((c for c in self.candidates if c.pareto), key=lambda c: (_cost(c), c.error))
+
+    def saving(self) -> float | None:
+        """The chosen sub-jury's cost per subject as a share of the full jury's (None: unknown)."""
+        if self.chosen.cost_per_subject is None or not self.full.cost_per_subject:
+            return None
+        return self.chosen.cost_per_subject / self.full.cost_per_subject
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "candidates"}
+        out["pareto"] = [asdict(c) for c in self.pareto]
+        out["candidates"] = [asdict(c) for c in self.candidates]
+        out["cost_share_of_full"] = self.saving()
+        return out
+
+
+@dataclass
+class _Data:
+    kind: str
+    rows: list[tuple[str, str]]  # (subject, dimension)
+    groups: list[str]
+    x: Array  # rows x jurors, NaN where a juror has no valid score
+    y: Array
+    dims: list[str]
+
+
+def _cost(c: SubJury) -> float:
+    return float("inf") if c.cost_per_subject is None else c.cost_per_subject
+
+
+def _read(con: Any, run: str, target: str, group_by: str) -> tuple[_Data, list[Any], str]:
+    """The run's rows with a target, each juror's value on them, and the groups of the folds."""
+    from jurybench.annotations import run_rubric
+    from jurybench.calibration._data import group_of, item_attributes
+    from jurybench.jury import run_panel
+
+    rubric = run_rubric(con, run)
+    if not rubric.answers_in_json:
+        raise JurybenchError(f"run '{run}' used a {rubric.kind} rubric; jury selection needs scores.",
+                             hint="Use a pointwise, pairwise or preference run.")  # fmt: skip
+    panel = run_panel(con, run)
+    if len(panel) < 2:
+        raise JurybenchError(f"run '{run}' has {len(panel)} juror: there is nothing to select.",
+                             hint="Run the pilot with every candidate juror.")  # fmt: skip
+    subject, dim = rubric.subject_column, rubric.dimension_column
+    value = "juror_epsilon" if rubric.pairwise else "juror_score"
+    juror_rows = con.execute(f"SELECT {subject}, {dim}, juror_key, {value} FROM {rubric.juror_view} "
+                             "WHERE run_id = ?", [run]).fetchall()  # fmt: skip
+    humans = con.execute(
+        "SELECT subject_id, criterion, avg(value) FROM human_labels WHERE subject_kind = ? AND value IS NOT NULL "
+        "AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?) GROUP BY ALL",
+        [rubric.subject_kind, run],
+    ).fetchall()  # fmt: skip
+    if target == "auto":
+        target = "human" if humans else "jury"
+    if target == "human":
+        if not humans:
+            raise JurybenchError(f"run '{run}' has no human labels to select a jury against.",
+                                 hint="Import them (jurybench annotations import), or pass --target jury.")  # fmt: skip
+        truth = {(s, d): float(v) for s, d, v in humans}
+    else:
+        truth = {(s, d): float(v) for s, d, v in con.execute(
+            f"SELECT {subject}, {dim}, jury_score FROM {rubric.jury_view} WHERE run_id = ? AND jury_score IS NOT NULL",
+            [run]).fetchall()}  # fmt: skip
+    index = {seat.key: j for j, seat in enumerate(panel)}
+    rows = sorted(k for k in truth if k[1] in rubric.dimensions)
+    where = {k: i for i, k in enumerate(rows)}
+    x = np.full((len(rows), len(panel)), np.nan)
+    for s, d, key, v in juror_rows:
+        i = where.get((s, d))
+        if i is not None and v is not None and key in index:
+            x[i, index[key]] = v
+    keep = ~np.all(np.isnan(x), axis=1)
+    rows = [r for r, k in zip(rows, keep, strict=True) if k]
+    x = x[keep]
+    if len(rows) < 4:
+        raise JurybenchError(f"run '{run}' has {len(rows)} judged rows with a {target} target; selection needs more.",
+                             hint="Judge more subjects (or label more of them) in the pilot.")  # fmt: skip
+    y = np.array([truth[r] for r in rows])
+    subjects = sorted({s for s, _ in rows})
+    if rubric.pairwise:  # a pair's group is its first item's
+        firsts = dict(con.execute("SELECT pair_id, item_a FROM pairs WHERE pair_id IN "
+                                  "(SELECT subject_id FROM run_subjects WHERE run_id = ?)", [run]).fetchall())  # fmt: skip
+        attrs = item_attributes(con, sorted(set(firsts.values())))
+        group = {p: group_of(attrs.get(firsts[p], {"metadata": {}}), group_by, firsts[p]) for p in subjects}
+    else:
+        attrs = item_attributes(con, subjects)
+        group = {s: group_of(attrs.get(s, {"metadata": {}}), group_by, s) for s in subjects}
+    data = _Data(rubric.kind, rows, [group[s] for s, _ in rows], x, y, rubric.dimensions)
+    return data, panel, target
+
+
+def _prices(con: Any, run: str, panel: list[Any]) -> tuple[dict[str, float | None], dict[str, float | None],
+                                                            dict[str, int], int]:  # fmt: skip
+    """Per juror: cost per subject (None: a call without a price), mean latency per call, and
+    samples; and the run's subject count. Calls are the run's jurors' on its subjects, whichever
+    run made them (a cached call cost what it cost once)."""
+    n_subjects = int(con.execute("SELECT count(*) FROM run_subjects WHERE run_id = ?", [run]).fetchall()[0][0])
+    rows = con.execute(
+        "SELECT c.juror_key, sum(c.cost_usd), count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error'), "
+        "avg(c.latency_ms), count(DISTINCT c.sample_index) FROM calls c "
+        "JOIN runs r ON r.run_id = ? AND c.rubric_hash = r.rubric_hash "
+        "JOIN run_subjects s ON s.run_id = r.run_id AND s.subject_id = c.subject_id "
+        "JOIN run_jurors rj ON rj.run_id = r.run_id AND rj.juror_key = c.juror_key GROUP BY c.juror_key",
+        [run],
+    ).fetchall()  # fmt: skip
+    found = {key: (total, unpriced, latency, samples) for key, total, unpriced, latency, samples in rows}
+    cost: dict[str, float | None] = {}
+    latency: dict[str, float | None] = {}
+    samples: dict[str, int] = {}
+    for seat in panel:
+        total, unpriced, mean_latency, n = found.get(seat.key, (None, 1, None, 1))
+        # Rounded to 12 digits: a sum of many prices carries float noise ($0.0005000000000000003).
+        cost[seat.key] = None if unpriced or total is None or not n_subjects else round(float(total) / n_subjects, 12)
+        latency[seat.key] = None if mean_latency is None else float(mean_latency)
+        samples[seat.key] = int(n or 1)
+    return cost, latency, samples, n_subjects
+
+
+def _predict(method: str, x: Array, y: Array, dims: np.ndarray[Any, Any], train: Any, test: Any) -> Array:
+    """The sub-jury's prediction of the test rows, fitted on the training rows per dimension."""
+    out = np.full(len(test), np.nan)
+    for d in np.unique(dims[test]):
+        tr, te = train[dims[train] == d], test[dims[test] == d]
+        where = np.flatnonzero(dims[test] == d)
+        means = np.nanmean(x[tr], axis=0) if len(tr) else np.full(x.shape[1], np.nan)
+        means = np.where(np.isnan(means), np.nanmean(y[tr]) if len(tr) else 0.0, means)
+        if method == "mean":
+            with np.errstate(all="ignore"):
+                feature = np.nanmean(x, axis=1, keepdims=True)
+            feature = np.where(np.isnan(feature), float(np.nanmean(feature[tr])) if len(tr) else 0.0, feature)
+        else:
+            feature = np.where(np.isnan(x), means, x)
+        if len(tr) < feature.shape[1] + 1 or np.ptp(feature[tr], axis=0).max(initial=0.0) == 0.0:
+            out[where] = float(np.mean(y[tr])) if len(tr) else float(np.mean(y))
+            continue
+        design = np.hstack([feature[tr], np.ones((len(tr), 1))])
+        coef, *_ = np.linalg.lstsq(design, y[tr], rcond=None)
+        out[where] = np.hstack([feature[te], np.ones((len(te), 1))]) @ coef
+    return out
+
+
+def held_out_errors(data: _Data, columns: list[int], method: str, folds: list[tuple[Any, Any]]) -> list[float]:
+    """The sub-jury's RMSE on each fold's held-out rows."""
+    import warnings
+
+    dims = np.array([d for _, d in data.rows])
+    x = data.x[:, columns]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a juror with no score in a fold: its mean is imputed
+        return [float(np.sqrt(np.mean((_predict(method, x, data.y, dims, a, b) - data.y[b]) ** 2)))
+                for a, b in folds]  # fmt: skip
+
+
+def pareto_front(candidates: list[SubJury]) -> None:
+    """Mark the candidates no other beats on both cost and error (an unknown cost counts as the
+    highest)."""
+    for c in candidates:
+        c.pareto = not any(
+            (_cost(o) <= _cost(c) and o.error <= c.error) and (_cost(o) < _cost(c) or o.error < c.error)
+            for o in candidates
+        )
+
+
+def choose(candidates: list[SubJury], full: SubJury, *, max_error: float | None, budget: float | None,
+           subjects: int) -> tuple[SubJury, str]:  # fmt: skip
+    """The chosen sub-jury and the rule that chose it (see the module's text)."""
+    for c in candidates:
+        c.no_worse_than_full = no_worse(c.error_folds, full.error_folds)
+    by_cost = sorted(candidates, key=lambda c: (_cost(c), c.error, len(c.jurors)))
+    if max_error is not None:
+        fit = [c for c in by_cost if c.error <= max_error]
+        if not fit:
+            best = min(candidates, key=lambda c: c.error)
+            raise JurybenchError(f"no sub-jury has a held-out error of at most {max_error:g}; the lowest is "
+                                 f"{best.error:.4g} ({', '.join(best.jurors)}).", hint="Raise --max-error.")  # fmt: skip
+        return fit[0], f"the cheapest with held-out error <= {max_error:g}"
+    if budget is not None:
+        fit = [c for c in candidates
+               if c.cost_per_subject is not None and c.cost_per_subject * subjects <= budget * (1 + 1e-9)]  # fmt: skip
+        if not fit:
+            cheapest = by_cost[0]
+            need = "unknown" if cheapest.cost_per_subject is None else f"${cheapest.cost_per_subject * subjects:.4g}"
+            raise JurybenchError(f"no sub-jury fits ${budget:g} for {subjects} subjects; the cheapest needs {need}.",
+                                 hint="Raise --budget, or lower --subjects.")  # fmt: skip
+        best = min(fit, key=lambda c: (c.error, _cost(c), len(c.jurors)))
+        return best, f"the most accurate costing at most ${budget:g} for {subjects} subjects"
+    chosen = next(c for c in by_cost if c.no_worse_than_full)
+    return chosen, "the cheapest not significantly worse than the full jury (paired t-test over folds, 5 %)"
+
+
+def _subsets(n: int, score: Any) -> tuple[list[tuple[int, ...]], bool]:
+    """Every non-empty subset (n <= EXHAUSTIVE), else the singletons, the full jury and a greedy
+    forward path by ``score`` (the error of a subset)."""
+    if n <= EXHAUSTIVE:
+        return [c for k in range(1, n + 1) for c in itertools.combinations(range(n), k)], True
+    chosen: list[int] = []
+    path: list[tuple[int, ...]] = [(j,) for j in range(n)]
+    while len(chosen) < n:
+        best = min((j for j in range(n) if j not in chosen), key=lambda j: score(tuple(sorted([*chosen, j]))))
+        chosen.append(best)
+        path.append(tuple(sorted(chosen)))
+    return list(dict.fromkeys(path)), False
+
+
+def select_jury(con: Any, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
+                budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
+                group_by: str = "prompt") -> Selection:  # fmt: skip
+    """Score every sub-jury of a pilot run's jurors and choose one (see the module's text)."""
+    if target not in TARGETS:
+        raise JurybenchError(f"--target {target!r} is not valid.", hint=f"Valid: {', '.join(TARGETS)}.")
+    if method not in METHODS:
+        raise JurybenchError(f"--method {method!r} is not valid.", hint=f"Valid: {', '.join(METHODS)}.")
+    if max_error is not None and budget is not None:
+        raise JurybenchError("give --max-error or --budget, not both.")
+    if folds < 2:
+        raise JurybenchError("--folds must be at least 2.")
+    for name, value in (("--max-error", max_error), ("--budget", budget)):
+        if value is not None and (not np.isfinite(value) or value < 0):
+            raise JurybenchError(f"{name} must be a finite number >= 0 (got {value}).")
+    if subjects is not None and subjects < 1:
+        raise JurybenchError("--subjects must be at least 1.")
+    data, panel, target = _read(con, run, target, group_by)
+    cost, latency, samples, n_subjects = _prices(con, run, panel)
+    fold_index = _folds(data.groups, folds, seed)
+    memo: dict[tuple[int, ...], list[float]] = {}
+
+    def errors(columns: tuple[int, ...]) -> list[float]:
+        if columns not in memo:
+            memo[columns] = held_out_errors(data, list(columns), method, fold_index)
+        return memo[columns]
+
+    subsets, exhaustive = _subsets(len(panel), lambda c: float(np.mean(errors(c))))
+    full_columns = tuple(range(len(panel)))
+    if full_columns not in subsets:
+        subsets.append(full_columns)
+    candidates = []
+    for columns in subsets:
+        keys = tuple(panel[j].key for j in columns)
+        prices = [cost[k] for k in keys]
+        waits = [latency[k] for k in keys]
+        folds_err = errors(columns)
+        candidates.append(SubJury(
+            tuple(panel[j].label for j in columns), keys, float(np.mean(folds_err)), folds_err,
+            None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
+            None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
+        ))  # fmt: skip
+    full = next(c for c in candidates if len(c.jurors) == len(panel))
+    pareto_front(candidates)
+    chosen, rule = choose(candidates, full, max_error=max_error, budget=budget, subjects=subjects or n_subjects)
+    jurors = _juror_rows(con, panel, cost, latency, samples)
+    return Selection(run, data.kind, target, method, n_subjects, len(data.rows), folds, exhaustive, full, chosen, rule,
+                     candidates, jurors)  # fmt: skip
+
+
+def _juror_rows(con: Any, panel: list[Any], cost: dict[str, float | None], latency: dict[str, float | None],
+                samples: dict[str, int]) -> list[dict[str, Any]]:  # fmt: skip
+    params = dict(con.execute("SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM "
+                              "run_jurors)").fetchall())  # fmt: skip
+    return [{"label": s.label, "key": s.key, "name": s.name, "model": s.model, "weight": s.weight,
+             "params": json.loads(params.get(s.key) or "{}"), "samples": samples[s.key],
+             "cost_per_subject": cost[s.key], "latency_ms": latency[s.key]} for s in panel]  # fmt: skip
+
+
+def write_jury_file(selection: Selection, path: Path) -> Path:
+    """Write the chosen sub-jury as a jury file (:func:`jury_file_text`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(jury_file_text(selection), encoding="utf-8")
+    return path
+
+
+def jury_file_text(selection: Selection) -> str:
+    """The chosen sub-jury as a jury file ('score --jury FILE'), its rule the plain mean."""
+    import yaml
+
+    chosen = set(selection.chosen.keys)
+    jurors = []
+    for row in selection.jurors:
+        if row["key"] not in chosen:
+            continue
+        entry: dict[str, Any] = {"model": row["model"], **row["params"]}
+        if row["name"] and row["name"] != row["model"]:
+            entry["name"] = row["name"]
+        if row["samples"] > 1:
+            entry["samples"] = row["samples"]
+        jurors.append(entry)
+    cost = selection.chosen.cost_per_subject
+    header = (f"# Chosen by 'jurybench jury select' from run {selection.run} ({selection.rule}).\n"
+              f"# Held-out RMSE {selection.chosen.error:.4g} vs {selection.full.error:.4g} for the full jury "
+              f"({selection.target} target, {selection.method}); cost per subject "
+              f"{'unknown' if cost is None else f'${cost:.6g}'}.\n")  # fmt: skip
+    if selection.method == "calibrated":
+        header += "# Its weights are fitted by 'jurybench calibrate' on a run scored with this jury.\n"
+    body = {"name": f"{selection.run}-selected", "aggregation": "mean", "jurors": jurors}
+    return header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)

@@ -1,0 +1,205 @@
+"""Cost-aware jury selection (issue 31): hand-worked Pareto fronts, choices and costs, the
+held-out error checked against a plain numpy reimplementation, simulated jurors of known
+accuracy and price whose cheap good juror is recovered, and the three faces."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+import jurybench as jb
+from jurybench.calibration import SubJury
+from jurybench.calibration._selection import _Data, choose, held_out_errors, pareto_front
+from jurybench.rubric import load_rubric
+from tests.conftest import run_cli
+
+GOOD_CHEAP = "sim/good-cheap,noise=0.3,cost=0.001,latency_ms=400"
+GOOD_DEAR = "sim/good-dear,noise=0.3,cost=0.02,latency_ms=2000"
+BAD = ["sim/bad-a,noise=2,cost=0.0005,latency_ms=300", "sim/bad-b,noise=2.5,cost=0.0008,latency_ms=250"]
+
+
+def _candidate(name: str, folds: list[float], cost: float | None) -> SubJury:
+    return SubJury((name,), (name,), float(np.mean(folds)), folds, cost, None)
+
+
+def test_the_pareto_front_by_hand() -> None:
+    # (error, cost): a (1.0, $1) b (0.5, $2) c (0.6, $3: b is cheaper and better) d (0.4, unknown: highest cost)
+    a, b, c, d = (_candidate("a", [1.0], 1.0), _candidate("b", [0.5], 2.0), _candidate("c", [0.6], 3.0),
+                  _candidate("d", [0.4], None))  # fmt: skip
+    pareto_front([a, b, c, d])
+    assert [x.pareto for x in (a, b, c, d)] == [True, True, False, True]
+
+
+def test_the_choice_by_hand() -> None:
+    full = _candidate("full", [0.40, 0.50, 0.45, 0.55], 10.0)
+    # 'close': per-fold excess over the full jury 0.02, 0.0, 0.01, -0.01: mean 0.005, SE 0.00645,
+    # t_(0.95, 3) = 2.353 -> threshold 0.0152: not significantly worse. 'far': excess 0.2 on every fold.
+    close = _candidate("close", [0.42, 0.50, 0.46, 0.54], 1.0)
+    far = _candidate("far", [0.60, 0.70, 0.65, 0.75], 0.5)
+    chosen, rule = choose([full, close, far], full, max_error=None, budget=None, subjects=100)
+    assert chosen is close and close.no_worse_than_full and not far.no_worse_than_full and "not significantly" in rule
+    chosen, _ = choose([full, close, far], full, max_error=0.7, budget=None, subjects=100)
+    assert chosen is far  # the cheapest with error <= 0.7 (its mean is 0.675)
+    chosen, _ = choose([full, close, far], full, max_error=None, budget=60.0, subjects=100)
+    assert chosen is far  # $0.5 x 100 = $50 fits, 'close' ($100) does not
+    chosen, _ = choose([full, close, far], full, max_error=None, budget=100.0, subjects=100)
+    assert chosen is close  # both fit: the more accurate
+    with pytest.raises(
+        jb.JurybenchError, match=r"no sub-jury has a held-out error of at most 0.1; the lowest is 0.475"
+    ):
+        choose([full, close, far], full, max_error=0.1, budget=None, subjects=100)
+    with pytest.raises(jb.JurybenchError, match=r"no sub-jury fits \$10 for 100 subjects; the cheapest needs \$50"):
+        choose([full, close, far], full, max_error=None, budget=10.0, subjects=100)
+
+
+def test_the_held_out_error_is_what_numpy_gives_fold_by_fold() -> None:
+    """The mean method: per criterion, a line fitted on the training rows from the sub-jury's mean."""
+    rng = np.random.default_rng(3)
+    n = 40
+    truth = rng.normal(3, 1, n)
+    x = np.column_stack([truth + rng.normal(0, s, n) for s in (0.2, 0.8, 1.5)])
+    x[5, 1] = np.nan  # a missing vote: the mean of the others present
+    rows = [(f"s{i // 2}", "c1" if i % 2 else "c2") for i in range(n)]
+    data = _Data("pointwise", rows, [f"g{i % 8}" for i in range(n)], x, truth, ["c1", "c2"])
+    folds = [(np.flatnonzero(np.arange(n) % 4 != k), np.flatnonzero(np.arange(n) % 4 == k)) for k in range(4)]
+    got = held_out_errors(data, [0, 1], "mean", folds)
+    dims = np.array([d for _, d in rows])
+    expected = []
+    for train, test in folds:
+        pred = np.empty(len(test))
+        for d in ("c1", "c2"):
+            tr, te = train[dims[train] == d], test[dims[test] == d]
+            feature = np.nanmean(x[:, [0, 1]], axis=1)
+            slope, intercept = np.polyfit(feature[tr], truth[tr], 1)
+            pred[dims[test] == d] = intercept + slope * feature[te]
+        expected.append(float(np.sqrt(np.mean((pred - truth[test]) ** 2))))
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.fixture(scope="module")
+def pilot(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """60 stories on 20 prompts judged by two good jurors (one cheap, one dear) and two noisy cheap
+    ones, twice each for the cheap good one; three simulated annotators per story."""
+    db = tmp_path_factory.mktemp("sel") / "pilot.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"Story {k}", "prompt": f"p{k % 20}"} for k in range(60)])
+        jurors = [GOOD_CHEAP + ",samples=2", GOOD_DEAR, *BAD]
+        jb.score(store, rubric="story-quality", jury=jurors, run="pilot")
+        store.simulate_annotations(rubric="story-quality", annotators=3, noise=0.5)
+    return db
+
+
+def test_the_cheap_good_juror_is_recovered_and_costs_are_the_calls(pilot: Path) -> None:
+    selection = jb.select_jury(pilot, "pilot")
+    assert selection.target == "human" and selection.exhaustive and len(selection.candidates) == 15
+    assert selection.chosen.jurors == ("sim/good-cheap",)
+    # Hand-worked costs: 2 samples x $0.001 per story for the cheap good juror; the full jury
+    # 0.002 + 0.02 + 0.0005 + 0.0008 = $0.0233 per story; latency is the slowest juror's.
+    assert selection.chosen.cost_per_subject == pytest.approx(0.002)
+    assert selection.full.cost_per_subject == pytest.approx(0.0233)
+    assert selection.full.latency_ms == 2000 and selection.chosen.latency_ms == 400
+    assert selection.saving() == pytest.approx(0.002 / 0.0233)
+    assert selection.chosen.error < selection.full.error  # the noisy jurors hurt the plain mean
+    front = {c.jurors for c in selection.pareto}
+    assert ("sim/good-cheap",) in front and ("sim/good-dear",) not in front  # same accuracy, ten times the price
+    calibrated = jb.select_jury(pilot, "pilot", method="calibrated")
+    assert "sim/good-cheap" in calibrated.chosen.jurors and calibrated.chosen.cost_per_subject < 0.02
+
+
+def test_the_cli_writes_a_jury_file_that_scores_from_the_cache(pilot: Path, tmp_path: Path) -> None:
+    out = tmp_path / "chosen.yaml"
+    shown = run_cli("jury", "select", "--run", "pilot", "--out", str(out), "--db", str(pilot))
+    assert shown.exit_code == 0, shown.stderr
+    assert (
+        "chosen" in shown.stdout and "sim/good-cheap" in shown.stdout and "8.6% of the full jury's cost" in shown.stdout
+    )
+    written = yaml.safe_load(out.read_text(encoding="utf-8"))
+    assert written["aggregation"] == "mean"
+    assert written["jurors"] == [{"model": "sim/good-cheap", "cost": 0.001, "latency_ms": 400, "noise": 0.3,
+                                  "samples": 2}]  # fmt: skip
+    again = run_cli("score", "--jury", str(out), "-r", "story-quality", "--run", "chosen", "--no-progress",
+                    "--db", str(pilot))  # fmt: skip
+    assert again.exit_code == 0 and "0 called" in again.stdout  # the same juror: every answer is stored
+    as_json = json.loads(run_cli("jury", "select", "--run", "pilot", "--format", "json", "--db", str(pilot)).stdout)
+    assert as_json["chosen"]["jurors"] == ["sim/good-cheap"] and len(as_json["candidates"]) == 15
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--max-error", "0.01"], "no sub-jury has a held-out error of at most 0.01"),
+        (["--max-error", "1", "--budget", "2"], "give --max-error or --budget, not both"),
+        (["--target", "people"], "--target 'people' is not valid"),
+        (["--folds", "1"], "--folds must be at least 2"),
+        (["--budget", "nan"], "--budget must be a finite number"),
+    ],
+)
+def test_bad_requests_are_one_line_and_exit_2(pilot: Path, args: list[str], message: str) -> None:
+    done = run_cli("jury", "select", "--run", "pilot", *args, "--db", str(pilot))
+    assert done.exit_code == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_over_http(pilot: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.service.conftest import make_client
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(pilot, db)
+    with make_client(db) as client:
+        answer = client.post("/v1/jury/select", json={"run": "pilot", "budget": 0.13, "subjects": 60})
+        assert answer.status_code == 200, answer.json()
+        body = answer.json()
+        assert body["chosen"]["jurors"] == ["sim/good-cheap"] and "model: sim/good-cheap" in body["jury_file"]
+        assert client.post("/v1/jury/select", json={"run": "pilot", "budget": -1}).status_code == 422
+        assert client.post("/v1/jury/select", json={"run": "nope"}).status_code in (400, 404)
+
+
+def _pairs_store(db: Path, rubric: str, jurors: list[str]) -> None:
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"Reply {k}", "prompt": f"p{k // 2}"} for k in range(80)])
+        store.import_pairs([{"pair_id": f"q{k}", "item_a": f"i{2 * k}", "item_b": f"i{2 * k + 1}"} for k in range(40)])
+        jb.score(store, rubric=rubric, jury=jurors, run="pairs")
+
+
+@pytest.mark.parametrize(("rubric", "kind"), [("persuasion", "pairwise"), ("preference", "preference")])
+def test_pairwise_and_preference_runs_against_the_full_jury(tmp_path: Path, rubric: str, kind: str) -> None:
+    """No human labels: the target is the full jury's ε; a bound on the error picks the cheapest
+    sub-jury within it."""
+    db = tmp_path / "p.duckdb"
+    _pairs_store(db, rubric, ["sim/good,noise=0.2,cost=0.001", "sim/noisy,noise=3,cost=0.0001",
+                              "sim/dear,noise=0.2,cost=0.05"])  # fmt: skip
+    loose = jb.select_jury(db, "pairs", max_error=10.0)
+    assert loose.target == "jury" and loose.kind == kind and loose.n_rows == 40 * len(load_rubric(rubric).dimensions)
+    assert loose.chosen.jurors == ("sim/noisy",)  # the cheapest under a loose bound
+    good = next(c for c in loose.candidates if c.jurors == ("sim/good",))
+    noisy = next(c for c in loose.candidates if c.jurors == ("sim/noisy",))
+    assert good.error < noisy.error
+    bound = jb.select_jury(db, "pairs", max_error=good.error)
+    assert bound.chosen.jurors == ("sim/good",)  # the cheapest as good as the good juror
+
+
+def test_beyond_ten_jurors_a_greedy_path(tmp_path: Path) -> None:
+    db = tmp_path / "many.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"S {k}", "prompt": f"p{k % 10}"} for k in range(30)])
+        jurors = [f"sim/j{k},noise={0.2 + 0.2 * k:.1f},cost={0.001 * (k + 1):.3f}" for k in range(11)]
+        jb.score(store, rubric="story-quality", jury=jurors, run="many")
+    selection = jb.select_jury(db, "many", target="jury", max_error=100.0)
+    assert not selection.exhaustive
+    sizes = sorted(len(c.jurors) for c in selection.candidates)
+    assert sizes.count(1) == 11 and sizes[-1] == 11 and len(selection.candidates) <= 11 + 10
+    assert selection.chosen.jurors == ("sim/j0",)  # the cheapest of all
+
+
+def test_a_run_with_one_juror_has_nothing_to_select(tmp_path: Path) -> None:
+    db = tmp_path / "one.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"S {k}"} for k in range(6)])
+        jb.score(store, rubric="story-quality", jury=["sim/only"], run="one")
+    with pytest.raises(jb.JurybenchError, match="nothing to select"):
+        jb.select_jury(db, "one")
