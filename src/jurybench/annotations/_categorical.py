@@ -16,7 +16,7 @@ jury's the sign of its score by the run's rule; a pair without one is left out a
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from jurybench.annotations._agreement import Estimate, bootstrap, cohen_kappa, f
 from jurybench.annotations._data import run_rubric
 from jurybench.errors import JurybenchError
 from jurybench.rubric import ClassificationRubric, PreferenceRubric
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 PREFERENCE_LABELS = ("A", "B", "tie")
 
@@ -75,7 +78,7 @@ def pairwise_cohen_kappa(matrix: np.ndarray[Any, Any]) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
-def categorical_report(con: Any, run_id: str, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     """One block (the rubric's one categorical dimension) for a preference or classification run."""
     from jurybench.jury import jury_rule, run_panel
 
@@ -146,7 +149,9 @@ def _kappa(pred: list[int], truth: list[int], n_boot: int, seed: int) -> Estimat
     return bootstrap(lambda idx: cohen_kappa(p[idx], t[idx]), len(p), n_boot=n_boot, seed=seed)
 
 
-def _verdicts(con: Any, run_id: str, preference: bool, labels: tuple[str, ...]) -> dict[str, dict[str, str | None]]:
+def _verdicts(
+    con: Connection, run_id: str, preference: bool, labels: tuple[str, ...]
+) -> dict[str, dict[str, str | None]]:
     """Per juror key ('__jury__' for the jury) and unit: its label."""
     out: dict[str, dict[str, str | None]] = {}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -11,8 +11,11 @@ from jurybench.errors import JurybenchError
 from jurybench.rubric import AnyRubric
 from jurybench.store import first_row
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def run_rubric(con: Any, run_id: str) -> AnyRubric:
+
+def run_rubric(con: Connection, run_id: str) -> AnyRubric:
     from pydantic import TypeAdapter
 
     from jurybench.rubric import Rubric
@@ -55,7 +58,7 @@ class PointwiseData:
                 "items_below_quorum": below}  # fmt: skip
 
 
-def pointwise_data(con: Any, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
+def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
     """Per criterion, the run's items that have at least one human label."""
     from jurybench.jury import jury_rule, run_panel
 

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import (
@@ -33,6 +33,9 @@ from jurybench.rubric import (
     PreferenceRubric,
 )
 from jurybench.store import Row, first_row, read_rows, transaction
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
 
@@ -113,7 +116,7 @@ def _shown(value: float | None, label: str | None) -> str:
 
 
 def import_annotations(
-    con: Any,
+    con: Connection,
     path: str | Path,
     rubric: AnyRubric,
     *,
@@ -136,7 +139,7 @@ def import_annotations(
 
 
 def import_annotation_rows(
-    con: Any,
+    con: Connection,
     rows: list[tuple[int, Row]],
     rubric: AnyRubric,
     *,

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store import first_row
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 FIGURES = ("correct_ab", "correct_ba", "both_correct", "consistent", "consistent_valid")
 
@@ -86,7 +89,7 @@ def _winner(order: str, mean_score: float | None) -> str | None:
     return "B" if first_wins else "A"
 
 
-def preference_accuracy(con: Any, run_id: str, *, annotator: str | None = None) -> PreferenceReport:
+def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None = None) -> PreferenceReport:
     """Per-juror and majority-vote jury figures of a preference run against human labels."""
     run = first_row(
         con,

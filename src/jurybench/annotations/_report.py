@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from jurybench.annotations._agreement import (
     score_agreement,
 )
 from jurybench.annotations._data import PointwiseData, pointwise_data
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def _pearson(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
@@ -76,7 +79,7 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
 
 
 def agreement_report(
-    con: Any, run_id: str, *, criteria: list[str] | None = None, n_boot: int = 1000, seed: int = 0
+    con: Connection, run_id: str, *, criteria: list[str] | None = None, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
     """One agreement block per criterion of a pointwise run; for a preference or classification
     run, the categorical block (annotations/_categorical.py)."""

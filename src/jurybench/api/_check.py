@@ -16,9 +16,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 _RULE = re.compile(r"^\s*([^<>=\s]+)\s*(>=|<=)\s*(-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+)\s*$")
 
@@ -66,7 +69,7 @@ def _num(value: Any, digits: int = 3) -> str:
     return "n/a" if _nan(value) else f"{value:.{digits}f}"
 
 
-def _scores(con: Any, run: str, pair_on: str) -> dict[str, dict[str, float]]:
+def _scores(con: Connection, run: str, pair_on: str) -> dict[str, dict[str, float]]:
     """criterion -> subject key -> jury score (subjects below quorum left out)."""
     from jurybench.store import first_row
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from jurybench.config import project_root
 from jurybench.errors import JurybenchError
 from jurybench.jury import Jury
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
 # /2: weights keyed by juror_key (identity), with labels for display.
 FORMAT = "jurybench.calibration/2"
 MISSING_RULE = (
@@ -28,7 +31,7 @@ MISSING_RULE = (
 )
 
 
-def _jurors_of(con: Any, keys: list[str], labels: list[str]) -> list[dict[str, Any]]:
+def _jurors_of(con: Connection, keys: list[str], labels: list[str]) -> list[dict[str, Any]]:
     rows = {r[0]: r for r in con.execute("SELECT juror_key, name, model, params FROM jurors").fetchall()}
     return [
         {"key": k, "label": label, "name": rows[k][1], "model": rows[k][2], "params": json.loads(rows[k][3])}
@@ -37,7 +40,7 @@ def _jurors_of(con: Any, keys: list[str], labels: list[str]) -> list[dict[str, A
 
 
 def fit_calibration(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     name: str | None = None,
@@ -120,7 +123,7 @@ def jury_summary(block: CalibrationData) -> dict[str, Any]:
             "items_without_jury_score": int(np.isnan(block.jury).sum()) if block.jury is not None else None}  # fmt: skip
 
 
-def save_artifact(con: Any, artifact: dict[str, Any], out_dir: Path | None) -> Path:
+def save_artifact(con: Connection, artifact: dict[str, Any], out_dir: Path | None) -> Path:
     folder = out_dir or project_root() / "calibration"
     folder.mkdir(parents=True, exist_ok=True)
     text = json.dumps(_clean(artifact), indent=2, sort_keys=False) + "\n"
@@ -157,7 +160,7 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
     return artifact, text
 
 
-def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
+def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, Any]:
     """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates."""
 
     artifact, text = load_artifact(path)
@@ -231,7 +234,7 @@ def apply_calibration(con: Any, path: Path, run_id: str) -> dict[str, Any]:
 
 
 def fit_preference_calibration(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     name: str | None,
@@ -280,7 +283,7 @@ def calibration_finisher(jury: Jury) -> Callable[[Any, str], None] | None:
         return None
     path = Path(jury.calibration)
 
-    def finish(con: Any, run_id: str) -> None:
+    def finish(con: Connection, run_id: str) -> None:
         apply_calibration(con, path, run_id)
 
     return finish

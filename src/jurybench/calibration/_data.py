@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from jurybench.annotations import PointwiseData, pointwise_data
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 Array = np.ndarray[Any, np.dtype[np.float64]]
 COVARIATES = ("language", "length")
@@ -37,7 +40,7 @@ class CalibrationData:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def item_attributes(con: Any, items: list[str]) -> dict[str, dict[str, Any]]:
+def item_attributes(con: Connection, items: list[str]) -> dict[str, dict[str, Any]]:
     import pyarrow as pa
 
     from jurybench.store import registered
@@ -102,7 +105,7 @@ def covariate_columns(
 
 
 def calibration_data(
-    con: Any, run_id: str, *, criteria: list[str] | None, group_by: str, covariates: list[str]
+    con: Connection, run_id: str, *, criteria: list[str] | None, group_by: str, covariates: list[str]
 ) -> tuple[list[CalibrationData], dict[str, list[str]]]:
     blocks: list[PointwiseData] = pointwise_data(con, run_id, criteria)
     out = []

@@ -14,7 +14,7 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,8 +22,11 @@ from jurybench.annotations import run_rubric
 from jurybench.calibration._data import group_of, item_attributes
 from jurybench.errors import JurybenchError
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
+
+def _epsilons(con: Connection, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
     """Pairs, juror labels, juror keys and the pairs x jurors matrix of symmetrized scores."""
     from jurybench.jury import run_panel
 
@@ -42,7 +45,7 @@ def _epsilons(con: Any, run_id: str) -> tuple[list[str], list[str], list[str], n
     return pairs, [s.label for s in panel], [s.key for s in panel], eps
 
 
-def _jury_verdicts(con: Any, run_id: str) -> tuple[str, dict[str, float | None]]:
+def _jury_verdicts(con: Connection, run_id: str) -> tuple[str, dict[str, float | None]]:
     """The run's jury score per pair by its own rule (NULL below quorum or on an abstained tie)."""
     from jurybench.jury import jury_rule
 
@@ -61,7 +64,7 @@ def verdict_accuracy(scores: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) 
 
 
 def fit_preference(
-    con: Any, run_id: str, *, name: str | None, group_by: str, test_size: float, seed: int
+    con: Connection, run_id: str, *, name: str | None, group_by: str, test_size: float, seed: int
 ) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupShuffleSplit
@@ -124,7 +127,7 @@ def fit_preference(
     }
 
 
-def apply_preference(con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
+def apply_preference(con: Connection, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
     from jurybench.calibration._scores import write_calibrated_scores
 
     pairs, _, keys, eps = _epsilons(con, run_id)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.store import transaction
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # /2: weights keyed by juror_key (identity), with labels for display.
 
 
-def register_artifact(con: Any, artifact: dict[str, Any], path: Path, text: str) -> str:
+def register_artifact(con: Connection, artifact: dict[str, Any], path: Path, text: str) -> str:
     calibration_id = hashlib.sha256(text.encode()).hexdigest()
     con.execute(
         "INSERT OR IGNORE INTO calibrations (calibration_id, name, rubric_hash, kind, path, body) VALUES (?, ?, ?, ?, ?, ?)",
@@ -21,7 +24,7 @@ def register_artifact(con: Any, artifact: dict[str, Any], path: Path, text: str)
 
 
 def write_calibrated_scores(
-    con: Any, artifact: dict[str, Any], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
+    con: Connection, artifact: dict[str, Any], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
 ) -> dict[str, Any]:
     """Replace a run's scores under this calibration in one transaction (rows: subject_id,
     criterion, score, n_imputed and, for preference calibrations, probability)."""

@@ -30,12 +30,15 @@ import itertools
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from jurybench.calibration._fit import _folds, no_worse
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 EXHAUSTIVE = 10
 METHODS = ("mean", "calibrated")
@@ -106,7 +109,7 @@ def _cost(c: SubJury) -> float:
     return float("inf") if c.cost_per_subject is None else c.cost_per_subject
 
 
-def _read(con: Any, run: str, target: str, group_by: str) -> tuple[_Data, list[Any], str]:
+def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data, list[Any], str]:
     """The run's rows with a target, each juror's value on them, and the groups of the folds."""
     from jurybench.annotations import run_rubric
     from jurybench.calibration._data import group_of, item_attributes
@@ -168,7 +171,7 @@ def _read(con: Any, run: str, target: str, group_by: str) -> tuple[_Data, list[A
     return data, panel, target
 
 
-def _prices(con: Any, run: str, panel: list[Any]) -> tuple[dict[str, float | None], dict[str, float | None],
+def _prices(con: Connection, run: str, panel: list[Any]) -> tuple[dict[str, float | None], dict[str, float | None],
                                                             dict[str, int], int]:  # fmt: skip
     """Per juror: cost per subject (None: a call without a price), mean latency per call, and
     samples; and the run's subject count. Calls are the run's jurors' on its subjects, whichever
@@ -281,7 +284,7 @@ def _subsets(n: int, score: Any) -> tuple[list[tuple[int, ...]], bool]:
     return list(dict.fromkeys(path)), False
 
 
-def select_jury(con: Any, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
+def select_jury(con: Connection, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
                 budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
                 group_by: str = "prompt") -> Selection:  # fmt: skip
     """Score every sub-jury of a pilot run's jurors and choose one (see the module's text)."""
@@ -331,7 +334,7 @@ def select_jury(con: Any, run: str, *, target: str = "auto", method: str = "mean
                      candidates, jurors)  # fmt: skip
 
 
-def _juror_rows(con: Any, panel: list[Any], cost: dict[str, float | None], latency: dict[str, float | None],
+def _juror_rows(con: Connection, panel: list[Any], cost: dict[str, float | None], latency: dict[str, float | None],
                 samples: dict[str, int]) -> list[dict[str, Any]]:  # fmt: skip
     params = dict(con.execute("SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM "
                               "run_jurors)").fetchall())  # fmt: skip

@@ -22,10 +22,13 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store import transaction, write_items
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 CRITERIA = {
     "RE": "relevance",
@@ -101,7 +104,7 @@ def read_hanna(path: Path) -> list[dict[str, Any]]:
     return stories
 
 
-def import_hanna(con: Any, data: Path) -> HannaImport:
+def import_hanna(con: Connection, data: Path) -> HannaImport:
     """Import stories, human ratings and LLM ratings in one transaction (idempotent)."""
     import pyarrow as pa
 

@@ -20,10 +20,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store import scalar, transaction, write_items, write_pairs
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 ORDERS = {"swap = False": "AB", "swap = True": "BA"}
 
@@ -90,7 +93,7 @@ def pair_id(subset: str, index: int) -> str:
     return f"llmbar/{subset}/{index:04d}"
 
 
-def import_llmbar(con: Any, data: Path, subsets: tuple[str, ...] | None = None) -> LLMBarImport:
+def import_llmbar(con: Connection, data: Path, subsets: tuple[str, ...] | None = None) -> LLMBarImport:
     """Import pairs, gold labels and recorded completions in one transaction. ``subsets`` are
     folders below llmbar/ holding a dataset.json (default: every one). A judge/strategy whose
     result file is not a list of both-order completions is skipped and named."""
@@ -220,7 +223,9 @@ def upstream_counts(data: Path, subset: str, judge: str, strategy: str) -> dict[
     return {ours: int(str(stats[theirs]).split("/")[0]) for theirs, ours in UPSTREAM_FIGURES.items()}
 
 
-def compare_with_upstream(con: Any, run_id: str, data: Path, subset: str, strategy: str) -> tuple[list[str], bool]:
+def compare_with_upstream(
+    con: Connection, run_id: str, data: Path, subset: str, strategy: str
+) -> tuple[list[str], bool]:
     """Lines comparing each replayed judge's figures with statistics.json, and whether all match."""
     from jurybench.annotations import preference_accuracy
 

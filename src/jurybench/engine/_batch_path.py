@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.jurors import (
@@ -42,6 +42,9 @@ from jurybench.jurors import (
     split,
 )
 from jurybench.redact import redact
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 Record = Callable[[Any, dict[str, Any], Any], None]  # (task, call row, outcome)
 
@@ -151,7 +154,7 @@ class BatchRunner:
         state.cost, state.latency_ms = prior.get("cost"), float(prior.get("latency_ms") or 0.0)
         self.tries[state.task.call_key] = int(prior.get("tries") or 0)
 
-    def _write_batches(self, con: Any, juror_key: str, rnd: int, states: list[CallState]) -> list[_Batch]:
+    def _write_batches(self, con: Connection, juror_key: str, rnd: int, states: list[CallState]) -> list[_Batch]:
         """Rows for new batches of these calls (status submitting), split to the provider's limits."""
         import pyarrow as pa
 

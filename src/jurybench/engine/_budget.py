@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.jurors import (
     JurorSpec,
@@ -18,8 +18,11 @@ from jurybench.jurors import (
     usd,
 )
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def expected_output_tokens(con: Any, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
+
+def expected_output_tokens(con: Connection, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
     """Output tokens a call of this juror is expected to use, and where the figure comes from:
     the mean of its earlier answers in the store, else 12 tokens per criterion or category
     (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10; for a
@@ -113,7 +116,7 @@ class JurorPlan:
         return dict(self.__dict__)
 
 
-def plan_costs(con: Any, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
+def plan_costs(con: Connection, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
     """Per juror (in jury order): calls, tokens and cost of the tasks not already answered, over
     the run's chunks of (tasks, keys already answered)."""
     plans: dict[str, JurorPlan] = {}
@@ -242,7 +245,7 @@ class Budget:
         self.spent += cost if cost is not None else reserved  # no reported cost: the estimate counts
 
 
-def make_budget(con: Any, max_cost: float, run_id: str, rubric: Any, jurors: Sequence[JurorSpec]) -> Budget:
+def make_budget(con: Connection, max_cost: float, run_id: str, rubric: Any, jurors: Sequence[JurorSpec]) -> Budget:
     """A budget for a run, or a user error naming the juror whose price is unknown."""
     from jurybench.errors import JurybenchError
 

@@ -23,7 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._plan import call_key
 from jurybench.engine._records import register_jurors, register_rubric
@@ -31,6 +31,9 @@ from jurybench.errors import JurybenchError
 from jurybench.jurors import JurorSpec
 from jurybench.jury import Jury, register_jury
 from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 IMPORTED_PREFIX = "import"
 STATUSES = {"ok": "valid", "valid": "valid", "invalid": "invalid", "refusal": "refusal"}
@@ -89,7 +92,7 @@ def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) 
 
 
 def import_judgments(
-    con: Any,
+    con: Connection,
     rows: Sequence[tuple[int, dict[str, Any]]],
     rubric: AnyRubric,
     *,
@@ -331,7 +334,7 @@ def _orders(calls: dict[tuple[str, str, int], _Call], pairwise: bool) -> str:
     return "one"
 
 
-def _check_subjects(con: Any, calls: dict[tuple[str, str, int], _Call], pairwise: bool, source: str) -> None:
+def _check_subjects(con: Connection, calls: dict[tuple[str, str, int], _Call], pairwise: bool, source: str) -> None:
     import pyarrow as pa
 
     from jurybench.store import first_row, registered
@@ -349,7 +352,7 @@ def _check_subjects(con: Any, calls: dict[tuple[str, str, int], _Call], pairwise
                              hint=f"Import the {table} first (jurybench {table} import), or fix the id.")  # fmt: skip
 
 
-def _register_run(con: Any, run: str, rubric: AnyRubric, spec: JurorSpec, orders: str, source: str,
+def _register_run(con: Connection, run: str, rubric: AnyRubric, spec: JurorSpec, orders: str, source: str,
                   n_subjects: int) -> Jury:  # fmt: skip
     from jurybench.store import first_row
 
@@ -383,7 +386,7 @@ def _register_run(con: Any, run: str, rubric: AnyRubric, spec: JurorSpec, orders
     return jury.resolved(rubric)
 
 
-def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric, spec: JurorSpec, run: str,
+def _write(con: Connection, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric, spec: JurorSpec, run: str,
            pairwise: bool, replace: bool, source: str) -> tuple[int, int, int]:  # fmt: skip
     import pyarrow as pa
 
@@ -449,7 +452,7 @@ def _write(con: Any, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric
     return len(keys) - len(stored_keys), unchanged, len(changed_keys)
 
 
-def _record(con: Any, source: str, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric) -> None:
+def _record(con: Connection, source: str, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric) -> None:
     """The judgments as recordings a replay/<source> juror serves: the raw text where given, else
     the JSON answer the rubric asks for (in the order shown)."""
     rows = []

@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.jurors import JurorSpec, stored_params
 from jurybench.rubric import AnyRubric, InventoryRubric
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 CALL_COLUMNS = [
     ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
@@ -28,7 +31,7 @@ JUDGMENT_COLUMNS = [
 ]  # fmt: skip
 
 
-def register_rubric(con: Any, rubric: AnyRubric) -> None:
+def register_rubric(con: Connection, rubric: AnyRubric) -> None:
     from jurybench.store import first_row
 
     if first_row(con, "SELECT 1 FROM rubrics WHERE rubric_hash = ?", [rubric.content_hash]):
@@ -49,7 +52,7 @@ def register_rubric(con: Any, rubric: AnyRubric) -> None:
         )
 
 
-def register_jurors(con: Any, jurors: Sequence[JurorSpec]) -> None:
+def register_jurors(con: Connection, jurors: Sequence[JurorSpec]) -> None:
     """Add jurors; a juror seen before takes the display name it has now."""
     for spec in jurors:
         con.execute(
@@ -64,7 +67,7 @@ def register_jurors(con: Any, jurors: Sequence[JurorSpec]) -> None:
         )
 
 
-def record_gold_labels(con: Any, rubric: AnyRubric, subjects: Iterable[dict[str, Any]]) -> None:
+def record_gold_labels(con: Connection, rubric: AnyRubric, subjects: Iterable[dict[str, Any]]) -> None:
     """Classification: each item's reference as a canonical label (classification_gold).
 
     A reference that names no label is bad input: one line naming the item and the fix,
@@ -102,7 +105,7 @@ def record_gold_labels(con: Any, rubric: AnyRubric, subjects: Iterable[dict[str,
             con.unregister("new_gold")
 
 
-def done_call_keys(con: Any, keys: list[str], subjects: list[str] | None = None) -> set[str]:
+def done_call_keys(con: Connection, keys: list[str], subjects: list[str] | None = None) -> set[str]:
     """Keys already answered (valid, invalid or refusal); errors are tried again. ``subjects``
     (the tasks' subject ids) narrow the scan: ``calls`` has no key index (migration m010), and
     its rows lie roughly in subject order, so DuckDB skips the row groups whose subject range
@@ -134,7 +137,7 @@ def n_rows(rows: Rows) -> int:
 
 
 def write_batch(
-    con: Any,
+    con: Connection,
     run_id: str,
     calls: Rows,
     judgments: Rows,
@@ -171,7 +174,7 @@ def _arrow(rows: Rows, columns: list[tuple[str, str]]) -> Any:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def write_calls(con: Any, calls: Rows, judgments: Rows, pairwise: bool) -> None:
+def write_calls(con: Connection, calls: Rows, judgments: Rows, pairwise: bool) -> None:
     """Calls and their judgment rows, each stored once (see :func:`write_batch`); in the
     caller's transaction."""
     import pyarrow as pa
@@ -232,7 +235,7 @@ def write_calls(con: Any, calls: Rows, judgments: Rows, pairwise: bool) -> None:
             )
 
 
-def write_members(con: Any, run_ids: list[str], keys: list[str]) -> None:
+def write_members(con: Connection, run_ids: list[str], keys: list[str]) -> None:
     """Membership rows (run, call), each once; in the caller's transaction. The stored members
     are found by a semi-join on the batch's keys, so no hash table over every member of a
     run is built."""
@@ -253,7 +256,7 @@ def write_members(con: Any, run_ids: list[str], keys: list[str]) -> None:
         )
 
 
-def record_run(con: Any, run_id: str, juror_name: str, source: str) -> int:
+def record_run(con: Connection, run_id: str, juror_name: str, source: str) -> int:
     """Copy a juror's raw answers in a run into ``recordings`` under ``source``."""
     from jurybench.errors import JurybenchError
     from jurybench.store import scalar

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.engine._call_state import generating
@@ -51,6 +51,9 @@ from jurybench.rubric import (
     subject_table,
 )
 from jurybench.store import first_row, transaction
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
 # (or were not made because their juror was unusable): re-running retries them.
@@ -148,7 +151,7 @@ def score(
     check_orders(options.orders, rubric)
     design = (options.orders, options.order_seed)
 
-    def plan(con: Any) -> Planned:
+    def plan(con: Connection) -> Planned:
         held: list[dict[str, Any]] | None = None
         if ids is not None and len(ids) <= CHUNK:  # a few named subjects (a service job): one read, kept
             table = subject_table(con, rubric, where, ids)
@@ -179,7 +182,7 @@ def score(
                     rows = subject_rows(con, rubric, part)
                 yield plan_tasks(rubric, jurors, rows, *design)
 
-        def gold(con: Any) -> None:
+        def gold(con: Connection) -> None:
             if held is not None:
                 record_gold_labels(con, rubric, held)
                 return
@@ -188,7 +191,7 @@ def score(
         return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold,
                        n_empty=_count_empty(con, rubric, selected))  # fmt: skip
 
-    def finish(con: Any, result: RunResult) -> None:
+    def finish(con: Connection, result: RunResult) -> None:
         if after is not None and not result.interrupted:
             after(con, result.run_id)
 
@@ -398,7 +401,7 @@ def _run_async(coro: Any) -> None:
     asyncio.run(main())
 
 
-def _count_empty(con: Any, rubric: AnyRubric, selected: list[str]) -> int:
+def _count_empty(con: Connection, rubric: AnyRubric, selected: list[str]) -> int:
     """How many of the run's subjects show a juror an empty response (items.empty)."""
     import pyarrow as pa
 
@@ -417,7 +420,7 @@ def _count_empty(con: Any, rubric: AnyRubric, selected: list[str]) -> int:
 
 
 def _open_run(
-    con: Any,
+    con: Connection,
     run_id: str | None,
     rubric: AnyRubric,
     jury: Jury,

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 COLUMNS = ["batch_id", "provider_batch_id", "protocol", "juror", "run_id", "round", "status", "n_requests",
            "n_completed", "n_failed", "submitted_at", "finished_at", "collected_at", "error"]  # fmt: skip
 
 
 def list_batches(
-    con: Any, run_id: str | None = None, open_only: bool = False
+    con: Connection, run_id: str | None = None, open_only: bool = False
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Every batch (newest first), or a run's, or the open ones (results not yet stored)."""
     where, params = [], []
@@ -33,7 +36,7 @@ def list_batches(
     return COLUMNS, con.execute(sql, params).fetchall()
 
 
-def _batch(con: Any, batch_id: str) -> tuple[Any, ...]:
+def _batch(con: Connection, batch_id: str) -> tuple[Any, ...]:
     from jurybench.store import first_row
 
     row = first_row(
@@ -85,7 +88,7 @@ def _ask(client: Any, call: Any) -> Any:
         raise JurybenchError(redact(f"{exc}."), hint="Try again later.") from None
 
 
-def refresh_batch(con: Any, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
+def refresh_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
     """Where a batch stands at its provider (the store's row is updated; results are stored by
     the run that sent it, when it runs again)."""
     row = _batch(con, batch_id)
@@ -98,7 +101,7 @@ def refresh_batch(con: Any, batch_id: str, key_env: str | None = None) -> dict[s
             "collected": row[6] is not None, "error": status.message}  # fmt: skip
 
 
-def cancel_batch(con: Any, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
+def cancel_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
     """Ask the provider to cancel a batch; its unanswered calls are not made (a later run plans
     them again), answers it already has are still stored when the run is run again."""
     row = _batch(con, batch_id)

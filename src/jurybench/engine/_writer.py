@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._plan import Task
 from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_batch, write_calls, write_members
@@ -22,12 +22,15 @@ from jurybench.rubric import (
 )
 from jurybench.store import StoreBusy
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
 
 class _Held:
     """A connection the caller opened and keeps: used as it is for the whole run (under the
     caller's lock, if it gave one, while writing)."""
 
-    def __init__(self, con: Any, lock: Any = None) -> None:
+    def __init__(self, con: Connection, lock: Any = None) -> None:
         self.con = con
         self.lock = lock
 
@@ -70,7 +73,7 @@ class _Released:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.con: Any = None
+        self.con: Any = None  # the connection while the file is held, None when let go
         self.cap: str | None = None  # the memory limit the file is opened with
         self.released_at = 0.0
         from jurybench.store import release_request
@@ -145,7 +148,7 @@ class RunEnd:
     finished_at: datetime
 
 
-def end_runs(con: Any, ends: list[RunEnd]) -> list[None]:
+def end_runs(con: Connection, ends: list[RunEnd]) -> list[None]:
     """Several runs' last answers and statuses in the caller's transaction, in the statements
     of one: the calls of all of them in one write, their memberships in another, one update.
     Writes of concurrent runs queue for the store's one writer; committed together, the
@@ -367,7 +370,7 @@ class _Writer:
         self._stored()
         return True
 
-    def flush(self, con: Any) -> None:
+    def flush(self, con: Connection) -> None:
         """Write everything buffered into an open connection (the membership of reused answers)."""
         calls, judgments, cached = self.take()
         if calls["call_key"] or cached:

@@ -16,13 +16,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine import EngineOptions, Planned, RunResult, Task, call_key, run_job
 from jurybench.errors import JurybenchError
 from jurybench.generation._spec import GenerationSpec
 from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror, unit_id
 from jurybench.jury import as_jury
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 @dataclass
@@ -209,13 +212,13 @@ def generate(
     tasks, planned, n_units = plan_generation(spec, generators, prompts)
     holder: dict[str, GenerationReport] = {}
 
-    def plan(con: Any) -> Planned:
+    def plan(con: Connection) -> Planned:
         planned_run = Planned.of(tasks, n_units)
         if not plan_only:  # --plan writes nothing
             planned_run.write = record
         return planned_run
 
-    def record(con: Any) -> None:
+    def record(con: Connection) -> None:
         import pyarrow as pa
 
         rows = {
@@ -239,7 +242,7 @@ def generate(
         finally:
             con.unregister("planned_generations")
 
-    def finish(con: Any, result: RunResult) -> None:
+    def finish(con: Connection, result: RunResult) -> None:
         holder["report"] = materialize(con, spec, result, planned, source=source or spec.name)
 
     result = run_job(store, spec, definition, plan, finish, run_id=run_id, options=options)
@@ -249,7 +252,7 @@ def generate(
 
 
 def materialize(
-    con: Any, spec: GenerationSpec, result: RunResult, planned: dict[str, _Planned], *, source: str
+    con: Connection, spec: GenerationSpec, result: RunResult, planned: dict[str, _Planned], *, source: str
 ) -> GenerationReport:
     """Refusals, exclusion, items and pairs from the run's answered generations."""
     import pyarrow as pa
@@ -376,7 +379,7 @@ def _pairs(spec: GenerationSpec, kept: list[_Planned]) -> list[dict[str, Any]]:
     return out
 
 
-def _withdraw(con: Any, item_ids: list[str]) -> tuple[int, int]:
+def _withdraw(con: Connection, item_ids: list[str]) -> tuple[int, int]:
     """Remove items (and their pairs) the exclusion policy now drops, unless they were judged."""
     import pyarrow as pa
 
@@ -411,7 +414,7 @@ def _withdraw(con: Any, item_ids: list[str]) -> tuple[int, int]:
         con.unregister("dropped")
 
 
-def refusal_table(con: Any, study: str) -> list[tuple[Any, ...]]:
+def refusal_table(con: Connection, study: str) -> list[tuple[Any, ...]]:
     """(generator, variable, arm, answered, refused, rate) for a study, from the refusal_rates view."""
     rows: list[tuple[Any, ...]] = con.execute(
         """SELECT generator, variable, arm, n_answered, n_refused, refusal_rate FROM refusal_rates

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors._completion import Backend, import_litellm
@@ -17,8 +17,11 @@ from jurybench.rubric import (
     AnyRubric,
 )
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> Backend:
+
+def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None = None) -> Backend:
     """The transport for a juror, as its kind builds it (jurors/_kinds.py); unknown sources are
     user errors. ``subject_ids`` (the run's items or pairs) lets a simulated juror read only
     what it will judge."""

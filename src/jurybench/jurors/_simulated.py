@@ -45,7 +45,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors._completion import Backend, Completion, Messages, Slot
@@ -59,6 +59,9 @@ from jurybench.rubric import (
     PointwiseRubric,
     PreferenceRubric,
 )
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # Response models (``sim/<name>`` as a generator in 'jurybench generate'): see SimGenerator.
 SIM_GENERATOR_KNOBS = frozenset({"length", "language_refusal", "refusal_arm", "arm_refusal_rate"})
@@ -278,7 +281,7 @@ class SimJuror:
 
 
 def load_sim_subjects(
-    con: Any, subject_ids: list[str] | None = None
+    con: Connection, subject_ids: list[str] | None = None
 ) -> tuple[dict[str, SimItem], dict[str, tuple[str, str]]]:
     """Items (id -> attributes) and pairs (id -> (item_a, item_b)) as the simulated jurors see them:
     all of them, or only those a run judges (``subject_ids``: item or pair ids)."""
@@ -450,7 +453,7 @@ class SimGeneratorBackend:
 
 
 def simulate_human_labels(
-    con: Any,
+    con: Connection,
     rubric: Any,
     *,
     where: str | None = None,
@@ -519,7 +522,9 @@ def simulate_human_labels(
 class SimBackend:
     """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jurors._simulated`."""
 
-    def __init__(self, spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None = None) -> None:
+    def __init__(
+        self, spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None = None
+    ) -> None:
         from jurybench.jurors._simulated import SimJuror, load_sim_subjects
 
         self.juror = SimJuror(spec, rubric)
@@ -552,7 +557,7 @@ class SimBackend:
                           latency_ms=juror.latency_ms, cost_usd=juror.cost or None)  # fmt: skip
 
 
-def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
     if getattr(rubric, "kind", None) == "generation":
         from jurybench.jurors._simulated import SimGeneratorBackend
 

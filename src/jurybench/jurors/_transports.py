@@ -14,7 +14,7 @@ import os
 import random
 import time
 from collections import defaultdict, deque
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors._completion import (
@@ -48,6 +48,9 @@ from jurybench.rubric import (
     dimension_values,
     tokens_from_logprobs,
 )
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # Alternatives asked for per token with scores=expected (OpenAI allows 0-20).
 DEFAULT_TOP_LOGPROBS = 20
@@ -443,11 +446,11 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
 
 
-def make_fake(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+def make_fake(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
     return FakeBackend(spec, rubric)
 
 
-def make_imported(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+def make_imported(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
     """Imported judgments have no transport: they were made elsewhere."""
     raise JurybenchError(
         f"juror '{spec.model}' cannot be asked: its judgments were made elsewhere and imported.",
@@ -456,7 +459,7 @@ def make_imported(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: lis
     )
 
 
-def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
     source = spec.model.split("/", 1)[1]
     rows = con.execute(
         "SELECT subject_id, presented_order, sample_index, response_text, finish_reason "
@@ -472,5 +475,5 @@ def make_replay(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[
     return ReplayBackend(spec, {(r[0], r[1], r[2]): (r[3], r[4]) for r in rows})
 
 
-def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Any, subject_ids: list[str] | None) -> Backend:
+def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
     return LiteLLMBackend(spec, rubric)  # its model string and parameters were checked by check_juror

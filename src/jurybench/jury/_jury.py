@@ -25,11 +25,14 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
 from jurybench.rubric import is_pairwise
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
 TIE_RULES = ("tie", "abstain")
@@ -178,7 +181,7 @@ def jury_from_mapping(data: Any, *, where: str, base: Path | None = None) -> Jur
     )
 
 
-def register_jury(con: Any, run_id: str, jury: Jury) -> None:
+def register_jury(con: Connection, run_id: str, jury: Jury) -> None:
     """Store the definition and the run's expected panel (names as given in this run)."""
     con.execute(
         "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
@@ -205,7 +208,7 @@ class PanelSeat:
     weight: float
 
 
-def run_panel(con: Any, run_id: str) -> list[PanelSeat]:
+def run_panel(con: Connection, run_id: str) -> list[PanelSeat]:
     """The jurors a run expects, in jury order. Labels are display names, made unique with the
     parameters that tell same-named jurors apart (e.g. ``fake/x [temperature=0.2]``)."""
     rows = con.execute(
@@ -225,7 +228,7 @@ def run_panel(con: Any, run_id: str) -> list[PanelSeat]:
     return [replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats]
 
 
-def jury_rule(con: Any, run_id: str) -> dict[str, Any]:
+def jury_rule(con: Connection, run_id: str) -> dict[str, Any]:
     """The run's jury rule as reported beside every jury figure."""
     row = con.execute(
         "SELECT ju.aggregation, ju.quorum, ju.tie_rule, ju.name, (SELECT count(*) FROM run_jurors WHERE run_id = ?), "

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity", "leaderboard")
 
@@ -274,7 +277,9 @@ def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str 
     return text[text.index("<svg") :]  # without the XML prolog and doctype: it is embedded in HTML
 
 
-def plot_caption(con: Any, name: str, run_id: str | None, params: str | None, result_id: str, created: Any) -> str:
+def plot_caption(
+    con: Connection, name: str, run_id: str | None, params: str | None, result_id: str, created: Any
+) -> str:
     """What a figure shows, for its caption: the statistic and its parameters, the run with its
     rubric and jury, and the recorded result it was drawn from."""
     shown = {k: v for k, v in json.loads(params or "{}").items() if v not in (None, "", [], False) and k != "run"}

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.rubric._model import AnyRubric, is_pairwise
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def load_subjects(con: Any, rubric: AnyRubric, where: str | None) -> list[dict[str, Any]]:
+
+def load_subjects(con: Connection, rubric: AnyRubric, where: str | None) -> list[dict[str, Any]]:
     """Items (pointwise) or pairs with both texts (pairwise), filtered by a SQL predicate.
 
     The predicate is parsed as one expression and evaluated in a sandbox holding only
@@ -40,7 +43,7 @@ def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
     )
 
 
-def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
+def subject_table(con: Connection, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
     """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
     the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
     ``where``. The engine does not hold a run's subjects: it plans from :func:`subject_ids` and
@@ -61,7 +64,7 @@ def subject_table(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[
 SELECT_CHUNK = 20_000
 
 
-def subject_ids(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> list[str]:
+def subject_ids(con: Connection, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> list[str]:
     """The ids of the selected subjects, sorted. Without ``where`` SQL returns only the ids; with
     one, the candidates go through the sandbox (``select_table``) ``SELECT_CHUNK`` rows at a time
     in key order, so only ids are ever held, never every subject's texts."""
@@ -95,7 +98,7 @@ def subject_ids(con: Any, rubric: AnyRubric, where: str | None, ids: Sequence[st
             )
 
 
-def subject_rows(con: Any, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, Any]]:
+def subject_rows(con: Connection, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, Any]]:
     """The subjects with these ids, as dicts in key order (metadata parsed)."""
     import pyarrow as pa
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import re
 import threading
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from duckdb import DuckDBPyConnection as Connection
 
 ENTRY_POINT_GROUP = "jurybench.statistics"
 FACES = frozenset({"cli", "http", "python"})
@@ -154,8 +156,12 @@ class Statistic(Generic[P]):
         )
 
     def _parameters(self) -> tuple[Parameter, ...]:
-        hints = typing.get_type_hints(self.compute, include_extras=True)
         found = list(inspect.signature(self.compute).parameters.values())[1:]  # the first is the connection
+        # Only the parameters' annotations are read: the connection's type may be imported for
+        # type checking alone (``if TYPE_CHECKING``), so it is not evaluated.
+        wanted = {p.name: a for p in found if (a := self.compute.__annotations__.get(p.name)) is not None}
+        holder = types.SimpleNamespace(__annotations__=wanted, __globals__=getattr(self.compute, "__globals__", {}))
+        hints = typing.get_type_hints(holder, include_extras=True)
         out = []
         for p in found:
             if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
@@ -251,7 +257,7 @@ def _recorded(stat: Statistic[Any], store: Any, values: dict[str, Any]) -> pd.Da
     by_path = store is None or isinstance(store, str | Path)
     limit = duckdb_memory() if stat.capped and by_path else None
 
-    def described(con: Any) -> dict[str, Any]:
+    def described(con: Connection) -> dict[str, Any]:
         """The result, with what its figures rest on: the jury's discrete or expected scores, and
         the run's design (both orders or one), read on the same connection."""
         result = stat.compute(con, **values)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
-def run_dimensions(con: Any, run_id: str) -> list[str]:
+def run_dimensions(con: Connection, run_id: str) -> list[str]:
     """The criteria (or categories) of a run's rubric, in the rubric's order."""
     rows = con.execute(
         "SELECT d.dimension FROM runs r JOIN rubric_dimensions d USING (rubric_hash) WHERE r.run_id = ? "
@@ -24,7 +27,7 @@ def run_dimensions(con: Any, run_id: str) -> list[str]:
 SLICE_ROWS = 100_000
 
 
-def slices_of(con: Any, run_id: str, n_dimensions: int) -> int:
+def slices_of(con: Connection, run_id: str, n_dimensions: int) -> int:
     """How many slices a run's pointwise rows are read in (1 for runs up to SLICE_ROWS)."""
     n_calls = con.execute("SELECT count(*) FROM run_calls WHERE run_id = ?", [run_id]).fetchall()[0][0]
     return max(1, -(-int(n_calls) * max(n_dimensions, 1) // SLICE_ROWS))
@@ -32,7 +35,7 @@ def slices_of(con: Any, run_id: str, n_dimensions: int) -> int:
 
 @contextlib.contextmanager
 def run_slices(
-    con: Any, run_id: str, parts: int, *, jury_read_twice: bool = False
+    con: Connection, run_id: str, parts: int, *, jury_read_twice: bool = False
 ) -> Iterator[Callable[[int], contextlib.AbstractContextManager[None]]]:
     """``only(part)``: inside ``with only(part)``, the views read one of ``parts`` hash slices
     of the run's subjects (for ``parts`` = 1, the run as it is).
@@ -110,7 +113,7 @@ def run_slices(
             drop_temp(con, f"TABLE IF EXISTS temp.main._jb_{name}")
 
 
-def drop_temp(con: Any, what: str) -> None:
+def drop_temp(con: Connection, what: str) -> None:
     """Drop a temporary table or view on the way out. After an error (a misspelt column in a
     user's --by) the transaction may be aborted, where DROP fails too: the error that got us
     here is the one to report, and an aborted transaction's temporary objects go with it."""
@@ -129,14 +132,14 @@ class Coverage:
     the subjects below quorum are counted per slice and added up: nothing kept grows with
     the run."""
 
-    def __init__(self, con: Any, run_id: str, view: str) -> None:
+    def __init__(self, con: Connection, run_id: str, view: str) -> None:
         self.run_id, self.view = run_id, view
         self.dimensions: list[str] = run_dimensions(con, run_id)
         self.below: set[Any] = set()  # a whole run's, over its dimensions
         self.below_in_slices = 0
         self.present, self.rows, self.subjects = 0.0, 0, 0
 
-    def add(self, con: Any, *, whole: bool) -> None:
+    def add(self, con: Connection, *, whole: bool) -> None:
         """The figures of the subjects the views read now: the ``whole`` run, or one slice."""
         subject, dimension = ("pair_id", "category") if self.view == "jury_pairwise" else ("item_id", "criterion")
         names: list[str | None] = [*self.dimensions] if whole and self.dimensions else [None]
@@ -160,7 +163,7 @@ class Coverage:
             ).fetchall()[0][0]
         )
 
-    def result(self, con: Any) -> dict[str, Any]:
+    def result(self, con: Connection) -> dict[str, Any]:
         from jurybench.jury import jury_rule
 
         return {**jury_rule(con, self.run_id), "n_subjects": self.subjects if self.rows else 0,
@@ -168,7 +171,7 @@ class Coverage:
                 "mean_jurors_present": self.present / self.rows if self.rows else None}  # fmt: skip
 
 
-def jury_coverage(con: Any, run_id: str, view: str) -> dict[str, Any]:
+def jury_coverage(con: Connection, run_id: str, view: str) -> dict[str, Any]:
     """:class:`Coverage` of a run: a pointwise run read in slices (flat memory), a pairwise
     one whole."""
     coverage = Coverage(con, run_id, view)

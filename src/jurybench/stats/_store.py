@@ -13,7 +13,7 @@ import json
 import uuid
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from jurybench.errors import JurybenchError
 from jurybench.stats import _pairwise, _pointwise
 from jurybench.stats._slices import Coverage, drop_temp, jury_coverage, run_slices, slices_of
 from jurybench.store import execute_user_sql, expression
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 PAIRWISE_BASE = """
 WITH members AS (
@@ -81,7 +84,7 @@ def _level(level: str, by: str | None) -> tuple[str | None, bool]:
 STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
 
 
-def _query(con: Any, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
+def _query(con: Connection, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
     return list(execute_user_sql(con, sql, params, what=what, hint=STATS_HINT).fetchall())
 
 
@@ -92,13 +95,15 @@ def _fragments(group: str, where: str | None, extra: str | None = None) -> tuple
     return expression(group, option="--by"), (expression(where, option="--where") if where else None)
 
 
-def _check_run(con: Any, run_id: str) -> None:
+def _check_run(con: Connection, run_id: str) -> None:
     if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run_id]).fetchall()[0][0]:
         known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 8").fetchall()]
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
 
 
-def _pairwise_rows(con: Any, run_id: str, *, group: str, columns: str, where: str | None) -> list[tuple[Any, ...]]:
+def _pairwise_rows(
+    con: Connection, run_id: str, *, group: str, columns: str, where: str | None
+) -> list[tuple[Any, ...]]:
     """(group, *columns) rows of the run's single-sample pairwise verdicts (both orders side by side)."""
     _check_run(con, run_id)
     group, where = _fragments(group, where)
@@ -107,7 +112,7 @@ def _pairwise_rows(con: Any, run_id: str, *, group: str, columns: str, where: st
 
 
 def epsilon_matrices(
-    con: Any, run_id: str, *, where: str | None, by: str | None, level: str = "jury"
+    con: Connection, run_id: str, *, where: str | None, by: str | None, level: str = "jury"
 ) -> tuple[dict[str, np.ndarray[Any, Any]], list[str], dict[str, list[str]]]:
     """Per group: pairs x categories of the symmetrized score, the jury's (by its rule) or each juror's."""
     _check_run(con, run_id)
@@ -140,7 +145,7 @@ def epsilon_matrices(
 
 
 def stat_directional(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     where: str | None = None,
@@ -174,7 +179,7 @@ def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str
     return str(expression(expr, option="--resample"))
 
 
-def _clusters(con: Any, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
+def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
     """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
     column = resample_unit(resample, {"pairs": None, "instances": None}, "Valid: pairs (the default), or "
                            "clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.")  # fmt: skip
@@ -186,7 +191,7 @@ def _clusters(con: Any, run_id: str, resample: str, pair_ids: dict[str, list[str
 
 
 def stat_gap(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     where: str | None = None,
@@ -206,7 +211,9 @@ def stat_gap(
     return out
 
 
-def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str | None = None) -> dict[str, Any]:
+def stat_consistency(
+    con: Connection, run_id: str, *, where: str | None = None, by: str | None = None
+) -> dict[str, Any]:
     group = by or "juror"
     rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
     by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -228,7 +235,7 @@ def stat_consistency(con: Any, run_id: str, *, where: str | None = None, by: str
     }
 
 
-def stat_robustness(con: Any, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
+def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
     first = stat_directional(con, run_id, where=where)["groups"]["all"]["categories"]
     second = stat_directional(con, other_run, where=where)["groups"]["all"]["categories"]
     d1 = {r["category"]: r["D"] for r in first}
@@ -252,7 +259,7 @@ def _pointwise_sql(by: str | None, where: str | None, extra: str | None, level: 
 
 
 def item_scores(
-    con: Any, run_id: str, *, where: str | None, by: str | None, extra: str | None = None, level: str = "jury"
+    con: Connection, run_id: str, *, where: str | None, by: str | None, extra: str | None = None, level: str = "jury"
 ) -> list[tuple[Any, ...]]:
     """(group, item, criterion, [extra], score): the jury's score by the run's rule (or each juror's)."""
     _check_run(con, run_id)
@@ -262,7 +269,9 @@ def item_scores(
     return rows
 
 
-def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extra: str, level: str = "jury") -> Any:
+def item_frame(
+    con: Connection, run_id: str, *, where: str | None, by: str | None, extra: str, level: str = "jury"
+) -> Any:
     """The same rows as :func:`item_scores` as a DataFrame: grp, item_id, criterion, extra, score."""
     _check_run(con, run_id)
     sql = _pointwise_sql(by, where, extra, level)
@@ -273,7 +282,7 @@ def item_frame(con: Any, run_id: str, *, where: str | None, by: str | None, extr
 
 
 def stat_friedman(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     where: str | None = None,
@@ -348,7 +357,7 @@ def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray
     return {c: {g: np.array(v, dtype=float) for g, v in gs.items()} for c, gs in values.items()}
 
 
-def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
+def stat_ttest(con: Connection, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
                baseline_file: Path | None = None, stored: dict[tuple[str, str], float] | None = None,
                level: str = "jury") -> dict[str, Any]:  # fmt: skip
     """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
@@ -369,7 +378,7 @@ def stat_ttest(con: Any, run_id: str, *, where: str | None = None, by: str | Non
 
 
 def stat_compare(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     test: str,
@@ -396,7 +405,7 @@ def stat_compare(
 
 
 def stat_kendall(
-    con: Any, run_id: str, *, baseline_file: Path | None = None, reference: dict[str, float] | None = None,
+    con: Connection, run_id: str, *, baseline_file: Path | None = None, reference: dict[str, float] | None = None,
     where: str | None = None, by: str | None = None, level: str = "jury",
 ) -> dict[str, Any]:  # fmt: skip
     """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
@@ -433,7 +442,7 @@ def _read_baselines(path: Path) -> dict[str, float]:
 
 
 def record_result(
-    con: Any, name: str, run_id: str | None, params: dict[str, Any], seed: int | None, result: dict[str, Any]
+    con: Connection, name: str, run_id: str | None, params: dict[str, Any], seed: int | None, result: dict[str, Any]
 ) -> str:
     result_id = uuid.uuid4().hex
     con.execute(

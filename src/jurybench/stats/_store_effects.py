@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,8 +15,11 @@ from jurybench.stats._slices import jury_coverage
 from jurybench.stats._store import item_frame
 from jurybench.store import check_query, execute_user_sql, read_only_transaction
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def inventory_groups(con: Any, run_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+
+def inventory_groups(con: Connection, run_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """For a questionnaire run: facet:<name> and factor:<name> -> their items, and factor -> its facets."""
     rows = con.execute(
         """SELECT s.dimension, s.facet, s.factor FROM inventory_structure s JOIN runs r USING (rubric_hash)
@@ -34,7 +37,7 @@ def inventory_groups(con: Any, run_id: str) -> tuple[dict[str, list[str]], dict[
     return dict(groups), dict(subs)
 
 
-def stored_baselines(con: Any, name: str, statistic: str) -> dict[tuple[str, str], float]:
+def stored_baselines(con: Connection, name: str, statistic: str) -> dict[tuple[str, str], float]:
     """Human baselines imported under ``name`` ('jurybench baselines import'): (cell, target) -> value."""
     rows = con.execute(
         "SELECT cell, target, value FROM human_baselines WHERE name = ? AND statistic = ?", [name, statistic]
@@ -49,7 +52,7 @@ def stored_baselines(con: Any, name: str, statistic: str) -> dict[tuple[str, str
     return {(str(cell), str(target)): float(value) for cell, target, value in rows}
 
 
-def _item_clusters(con: Any, run_id: str, resample: str) -> dict[str, str] | None:
+def _item_clusters(con: Connection, run_id: str, resample: str) -> dict[str, str] | None:
     """Each item's cluster for ``--resample clusters:<expression over the item's columns>``
     (None: ``instances``, each arm's items drawn alone)."""
     from jurybench.stats._store import STATS_HINT, resample_unit
@@ -68,7 +71,7 @@ def _item_clusters(con: Any, run_id: str, resample: str) -> dict[str, str] | Non
 
 
 def stat_cohens_d(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     arm: str,
@@ -172,7 +175,7 @@ def stat_cohens_d(
 
 
 def stat_item_spearman(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     arm: str,
@@ -236,7 +239,7 @@ def _read_d_baselines(path: Path) -> dict[tuple[str, str], float]:
 
 
 def stat_disparity(
-    con: Any,
+    con: Connection,
     *,
     sql: str | None = None,
     file: Path | None = None,

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
 from jurybench.stats._slices import jury_coverage
 from jurybench.stats._store import _check_run, _query, resample_unit
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 _SIDES = """JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"""
 JURY_BATTLES = f"""
@@ -81,7 +84,7 @@ def _strong(value: str | None) -> tuple[float | None, int]:
     return threshold, weight
 
 
-def _category(con: Any, run_id: str, category: str | None) -> str:
+def _category(con: Connection, run_id: str, category: str | None) -> str:
     found = [r[0] for r in con.execute(
         "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]  # fmt: skip
     if not found:
@@ -97,7 +100,7 @@ def _category(con: Any, run_id: str, category: str | None) -> str:
     return category
 
 
-def stat_leaderboard(con: Any, run_id: str, *, category: str | None = None, anchor: str | None = None,
+def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = None, anchor: str | None = None,
                      baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
                      seed: int = 0, resample: str = "prompts", strong: str | None = None,
                      control: str | None = None, weighted: bool = False) -> dict[str, Any]:  # fmt: skip

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.stats._power import power_summary
 from jurybench.stats._slices import jury_coverage
 from jurybench.stats._store import _query, item_frame
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
 
 def stat_power(
-    con: Any,
+    con: Connection,
     run_id: str,
     *,
     arm: str,

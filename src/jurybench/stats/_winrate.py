@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 _ROWS = """
 SELECT {board} AS board, s.pair_id, {value} AS score, a.model AS model_a, b.model AS model_b,
@@ -81,7 +84,7 @@ def length_controlled(p: np.ndarray[Any, Any], delta_len: np.ndarray[Any, Any]) 
     }
 
 
-def stat_winrate(con: Any, run_id: str, *, reference: str, category: str | None = None, level: str = "jury",
+def stat_winrate(con: Connection, run_id: str, *, reference: str, category: str | None = None, level: str = "jury",
                  length_controlled_too: bool = False) -> dict[str, Any]:  # fmt: skip
     """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
     ``reference`` over the run's pairs that set the model against it."""

@@ -6,12 +6,15 @@ import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.config import db_path, lock_wait_s
 from jurybench.errors import JurybenchError
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._safe import HARDENED, open_with_retry
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def connect(
@@ -71,7 +74,7 @@ def connection_config(hardened: bool, memory_limit: str | None = None) -> dict[s
     return config or None
 
 
-def pending_migrations(con: Any) -> list[str]:
+def pending_migrations(con: Connection) -> list[str]:
     exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'migrations'").fetchall()[
         0
     ][0]
@@ -81,7 +84,7 @@ def pending_migrations(con: Any) -> list[str]:
     return [name for name, _ in MIGRATIONS if name not in done]
 
 
-def migrate(con: Any) -> list[str]:
+def migrate(con: Connection) -> list[str]:
     """Apply pending migrations in order, each in a transaction; returns their names."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS migrations "
@@ -105,7 +108,7 @@ def migrate(con: Any) -> list[str]:
 
 
 @contextmanager
-def transaction(con: Any) -> Iterator[Any]:
+def transaction(con: Connection) -> Iterator[Any]:
     """All-or-nothing: commit on success, roll back on any exception."""
     con.execute("BEGIN TRANSACTION")
     try:
@@ -117,19 +120,19 @@ def transaction(con: Any) -> Iterator[Any]:
         con.execute("COMMIT")
 
 
-def first_row(con: Any, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
+def first_row(con: Connection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
     """The first row of a query, reading the result to the end (DuckDB 2 needs that)."""
     rows = con.execute(sql, params or []).fetchall()
     return rows[0] if rows else None
 
 
-def scalar(con: Any, sql: str, params: list[Any] | None = None) -> Any:
+def scalar(con: Connection, sql: str, params: list[Any] | None = None) -> Any:
     row = first_row(con, sql, params)
     return row[0] if row else None
 
 
 @contextmanager
-def registered(con: Any, name: str, table: Any) -> Iterator[Any]:
+def registered(con: Connection, name: str, table: Any) -> Iterator[Any]:
     """Expose an Arrow table or DataFrame to SQL as ``name`` for the duration of the block."""
     import duckdb
 

@@ -10,11 +10,14 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import first_row, registered, scalar, transaction
 from jurybench.store._read import BLANK_PATTERN, Row, iter_rows, read_rows, require_columns, response_field, text_field
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
 PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
@@ -43,7 +46,7 @@ _CONFLICT = """n.response IS DISTINCT FROM i.response
 
 
 def import_items(
-    con: Any,
+    con: Connection,
     path: str | Path,
     *,
     fmt: str | None = None,
@@ -122,7 +125,7 @@ def import_items(
 IMPORT_CHUNK = 20_000
 
 
-def _stage_chunk(con: Any, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
+def _stage_chunk(con: Connection, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
     """Add a checked chunk to the staging table; an id already staged (an earlier chunk of the
     same file) is a duplicate, as within one chunk."""
     import pyarrow as pa
@@ -145,7 +148,7 @@ def _stage_chunk(con: Any, source: str, records: list[tuple[int, dict[str, Any]]
 
 
 def import_item_rows(
-    con: Any,
+    con: Connection,
     rows: list[tuple[int, Row]],
     *,
     source: str,
@@ -219,7 +222,7 @@ def _finite_json(path: Path, number: int, field: str, value: Any) -> None:
 
 
 def write_items(
-    con: Any,
+    con: Connection,
     records: list[tuple[int, dict[str, Any]]],
     *,
     source: str,
@@ -264,7 +267,7 @@ def write_items(
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
-def _update_dataset(con: Any, table: str, key: str, incoming: str) -> int:
+def _update_dataset(con: Connection, table: str, key: str, incoming: str) -> int:
     changed = f"""FROM {incoming} n WHERE n.{key} = {table}.{key}
                  AND n.dataset IS NOT NULL AND n.dataset IS DISTINCT FROM {table}.dataset"""
     n = int(scalar(con, f"SELECT count(*) FROM {table} WHERE EXISTS (SELECT 1 {changed})"))
@@ -273,14 +276,21 @@ def _update_dataset(con: Any, table: str, key: str, incoming: str) -> int:
     return n
 
 
-def import_pairs(con: Any, path: str | Path, *, fmt: str | None = None, dataset: str | None = None) -> ImportResult:
+def import_pairs(
+    con: Connection, path: str | Path, *, fmt: str | None = None, dataset: str | None = None
+) -> ImportResult:
     """Import pairs of existing items (columns pair_id, item_a, item_b)."""
     path = Path(path)
     return import_pair_rows(con, read_rows(path, fmt), source=str(path), dataset=dataset)
 
 
 def import_pair_rows(
-    con: Any, rows: list[tuple[int, Row]], *, source: str, dataset: str | None = None, in_transaction: bool = False
+    con: Connection,
+    rows: list[tuple[int, Row]],
+    *,
+    source: str,
+    dataset: str | None = None,
+    in_transaction: bool = False,
 ) -> ImportResult:
     """Pairs from rows (number, mapping), all or nothing."""
     path = Path(source)
@@ -303,7 +313,7 @@ def import_pair_rows(
 
 
 def write_pairs(
-    con: Any,
+    con: Connection,
     records: list[tuple[int, dict[str, Any]]],
     *,
     source: str,
@@ -379,7 +389,7 @@ BASELINE_COLUMNS = ("target", "value", "cell", "statistic")
 BASELINE_TARGET = re.compile(r"(?:(?:facet|factor):)?[A-Za-z][A-Za-z0-9_\-]*")
 
 
-def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | None = None) -> ImportResult:
+def import_baselines(con: Connection, path: str | Path, *, name: str, statistic: str | None = None) -> ImportResult:
     """Human reference values (columns target, value[, cell][, statistic]) under a name, all or nothing.
 
     ``target`` is a criterion, ``facet:<name>`` or ``factor:<name>``; ``cell`` a country, language
@@ -389,7 +399,7 @@ def import_baselines(con: Any, path: str | Path, *, name: str, statistic: str | 
 
 
 def import_baseline_rows(
-    con: Any, rows: list[tuple[int, Row]], *, source: str, name: str, statistic: str | None = None
+    con: Connection, rows: list[tuple[int, Row]], *, source: str, name: str, statistic: str | None = None
 ) -> ImportResult:
     """Baselines from rows (number, mapping), all or nothing; errors name ``source``, row and field."""
     path = Path(source)

@@ -8,15 +8,18 @@ import decimal
 import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._safe import check_query, execute_user_sql
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
 OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
 
 
-def run_query(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+def run_query(con: Connection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """One read-only SELECT; anything else is refused before it runs."""
     check_query(con, sql)
     cursor = execute_user_sql(con, sql, what="SQL error", hint="See docs/schema.md for tables and views.")
@@ -55,7 +58,7 @@ def to_csv(names: list[str], rows: list[tuple[Any, ...]]) -> str:
     return out.getvalue()
 
 
-def to_parquet(con: Any, sql: str, output: Path) -> int:
+def to_parquet(con: Connection, sql: str, output: Path) -> int:
     import duckdb
 
     check_query(con, sql)

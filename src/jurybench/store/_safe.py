@@ -21,10 +21,13 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._server_file import holder_of
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # Settings of every connection that runs user SQL.
 HARDENED = {
@@ -198,7 +201,7 @@ _OPEN: dict[str, list[tuple[weakref.ref[Any], bool]]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def _remember(target: Path, con: Any, read_only: bool) -> None:
+def _remember(target: Path, con: Connection, read_only: bool) -> None:
     key = str(Path(target).resolve()) if str(target) != ":memory:" else ""
     if not key:
         return
@@ -242,7 +245,7 @@ def _same_process(target: Path, *, read_only: bool, config: dict[str, Any] | Non
     )
 
 
-def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
+def execute_user_sql(con: Connection, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
     """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
     import duckdb
 
@@ -254,7 +257,7 @@ def execute_user_sql(con: Any, sql: str, params: Any = None, *, what: str, hint:
         raise JurybenchError(f"{what}: {str(exc).splitlines()[0]}", hint=hint) from None
 
 
-def check_query(con: Any, sql: str, *, what: str = "SQL") -> None:
+def check_query(con: Connection, sql: str, *, what: str = "SQL") -> None:
     """Exactly one SELECT (or EXPLAIN of one) that reads and nothing else, or a user error.
 
     The decision is DuckDB's parse, not the text: the statement's type, then every node of
@@ -298,7 +301,7 @@ _IN_READ_ONLY: set[int] = set()  # ids of connections inside read_only_transacti
 
 
 @contextlib.contextmanager
-def read_only_transaction(con: Any) -> Any:
+def read_only_transaction(con: Connection) -> Any:
     """A transaction that cannot write (DuckDB's READ ONLY) and is always rolled back, for user
     SQL on a connection that could otherwise write (the server's, the Python API's). Nested in
     another on the same connection, the outer one stands."""

@@ -11,10 +11,13 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError, NotFound
 from jurybench.stats import run_dimensions
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 PAGE = 50
 DISAGREEMENTS = 500  # the most disputed subjects kept per run and sort
@@ -51,7 +54,7 @@ def _dicts(cur: Any) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _query(con: Any, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _query(con: Connection, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return _dicts(con.execute(sql, params or []))
 
 
@@ -87,7 +90,7 @@ def _run_row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def store_of(con: Any) -> str:
+def store_of(con: Connection) -> str:
     """The store's file: cached aggregates are kept per store, not only per run id."""
     row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
     return str(row[0]) if row else ""
@@ -99,7 +102,7 @@ def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
             row.get("n_calls"))  # fmt: skip
 
 
-def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "",
+def runs_page(con: Connection, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "",
               limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
     """Runs, newest first, filtered by dataset (of any of their subjects), rubric name and status;
     ``after`` is the last run id of the previous page."""
@@ -147,7 +150,7 @@ def runs_page(con: Any, *, dataset: str = "", rubric: str = "", status: str = ""
             "filters": {"dataset": dataset, "rubric": rubric, "status": status}}  # fmt: skip
 
 
-def run_header(con: Any, run_id: str) -> dict[str, Any]:
+def run_header(con: Connection, run_id: str) -> dict[str, Any]:
     """The run's row as the runs page shows it; kept per state of the run (a running run is
     read afresh each time)."""
     state = con.execute("SELECT status, CAST(finished_at AS VARCHAR), jury_id FROM runs WHERE run_id = ?",
@@ -175,7 +178,7 @@ def _ci(n: int, mean: float | None, sd: float | None) -> tuple[float | None, flo
     return mean - half, mean + half
 
 
-def run_figures(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """Per criterion (category): the jury's mean score with its 95 % CI, the subjects scored and
     below quorum; for pairwise runs also the shares won by A and by B."""
 
@@ -210,7 +213,7 @@ def run_figures(con: Any, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("figures", *run_key(run)), make)  # type: ignore[no-any-return]
 
 
-def run_jurors(con: Any, run: dict[str, Any]) -> list[dict[str, Any]]:
+def run_jurors(con: Connection, run: dict[str, Any]) -> list[dict[str, Any]]:
     """The juror table: outcome rates, cost, latency; flip rate and first-position win rate for
     pairwise runs."""
 
@@ -236,7 +239,7 @@ def run_jurors(con: Any, run: dict[str, Any]) -> list[dict[str, Any]]:
     return MEMO.get(("jurors", *run_key(run)), make)  # type: ignore[no-any-return]
 
 
-def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """Each juror and the jury against the human mean per criterion (pointwise runs whose items
     have human labels); otherwise why there is none."""
 
@@ -247,7 +250,7 @@ def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
             "SELECT count(*) FROM (SELECT DISTINCT subject_id FROM human_labels WHERE subject_kind = 'item') h "
             "JOIN run_subjects s ON s.subject_id = h.subject_id AND s.subject_kind = 'item' WHERE s.run_id = ?",
             [run["run_id"]],
-        ).fetchone()[0]
+        ).fetchall()[0][0]
         if not labelled:
             return {"rows": [], "preference": [], "note": "No human labels on this run's items."}
         import numpy as np
@@ -275,7 +278,7 @@ def run_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("agreement", *run_key(run)), make)  # type: ignore[no-any-return]
 
 
-def _preference_agreement(con: Any, run: dict[str, Any]) -> dict[str, Any]:
+def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """A/B runs: each juror's and the jury's accuracy against the human majority in each order."""
     if run.get("rubric_kind") != "preference":
         return {"rows": [], "preference": [], "note": "Agreement with human labels is shown for pointwise and "
@@ -303,7 +306,7 @@ def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
     return math.tanh(z - half), math.tanh(z + half)
 
 
-def run_subjects(con: Any, run: dict[str, Any], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
+def run_subjects(con: Connection, run: dict[str, Any], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
     """A page of the run's items or pairs (by id) with their jury scores per criterion."""
     kind = "pair" if run["mode"] == "pairwise" else "item"
     ids = [r[0] for r in con.execute(
@@ -339,12 +342,12 @@ def run_subjects(con: Any, run: dict[str, Any], *, after: str = "", limit: int =
     return {"rows": rows, "criteria": criteria, "next": ids[-1] if more else None}
 
 
-def run_results(con: Any, run_id: str) -> list[dict[str, Any]]:
+def run_results(con: Connection, run_id: str) -> list[dict[str, Any]]:
     return _query(con, "SELECT result_id, name, params, seed, created_at FROM stats_results WHERE run_id = ? "
                        "ORDER BY created_at DESC, result_id", [run_id])  # fmt: skip
 
 
-def run_calibration(con: Any, run: dict[str, Any]) -> dict[str, Any] | None:
+def run_calibration(con: Connection, run: dict[str, Any]) -> dict[str, Any] | None:
     """The calibration the run's jury applies, else the newest one fitted on the run."""
     if run.get("calibration_id"):
         rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",

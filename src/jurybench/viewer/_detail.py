@@ -4,10 +4,13 @@ calibrations."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import NotFound
 from jurybench.viewer._data import DISAGREEMENTS, MEMO, PAGE, _query, run_key
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def _json(value: Any) -> Any:
@@ -19,7 +22,7 @@ def _json(value: Any) -> Any:
         return value
 
 
-def subject(con: Any, run: dict[str, Any], subject_id: str) -> dict[str, Any]:
+def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, Any]:
     """An item or pair as the run judged it: its texts, every call of every juror (both orders,
     every sample) with the raw answer and the parsed judgments, the jury score per criterion and
     the human labels."""
@@ -101,7 +104,7 @@ WHERE j.run_id = ? GROUP BY ALL
 SORTS = ("spread", "flips", "sd")
 
 
-def disagreements(con: Any, run: dict[str, Any], *, sort: str = "spread", after: int = 0,
+def disagreements(con: Connection, run: dict[str, Any], *, sort: str = "spread", after: int = 0,
                   limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
     """The subject x criterion cells where the jurors disagree most (spread = highest minus lowest
     juror score, or sd) or, for pairwise runs, where jurors flip their verdict when the order is
@@ -123,7 +126,7 @@ def disagreements(con: Any, run: dict[str, Any], *, sort: str = "spread", after:
             "next": start + limit if start + limit < len(rows) else None, "kept": len(rows)}  # fmt: skip
 
 
-def results_page(con: Any, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, Any]:
+def results_page(con: Connection, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, Any]:
     where, params = ["TRUE"], []
     if name:
         where.append("name = ?")
@@ -144,7 +147,7 @@ def results_page(con: Any, *, name: str = "", after: str = "", limit: int = PAGE
     return {"rows": rows, "next": rows[-1]["result_id"] if more and rows else None, "names": names, "name": name}
 
 
-def result(con: Any, result_id: str) -> dict[str, Any]:
+def result(con: Connection, result_id: str) -> dict[str, Any]:
     rows = _query(con, "SELECT * FROM stats_results WHERE result_id = ?", [result_id])
     if not rows:
         raise NotFound(f"no statistics result '{result_id}'.")
@@ -153,13 +156,13 @@ def result(con: Any, result_id: str) -> dict[str, Any]:
     return row
 
 
-def calibrations(con: Any) -> list[dict[str, Any]]:
+def calibrations(con: Connection) -> list[dict[str, Any]]:
     rows = _query(con, "SELECT c.calibration_id, c.name, c.kind, c.path, c.created_at, r.name AS rubric "
                        "FROM calibrations c LEFT JOIN rubrics r USING (rubric_hash) ORDER BY c.created_at DESC")  # fmt: skip
     return rows
 
 
-def calibration(con: Any, calibration_id: str) -> dict[str, Any]:
+def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
     """A calibration's weights with their CIs per criterion, and its held-out metrics against each
     juror and the plain jury."""
     rows = _query(con, "SELECT calibration_id, name, kind, path, created_at, body FROM calibrations "

@@ -14,10 +14,13 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from jurybench.errors import JurybenchError, NotFound
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 ASSETS = "/assets"
 HERE = Path(__file__).parent
@@ -92,7 +95,7 @@ def environment() -> Any:
     return env
 
 
-def plot_of(con: Any, row: dict[str, Any]) -> str | None:
+def plot_of(con: Connection, row: dict[str, Any]) -> str | None:
     """The recorded statistic's plot as SVG text (cached by result id), or None when it has none."""
     from jurybench.report import PLOT_OF_STAT, plot_caption, svg
     from jurybench.viewer._data import MEMO
@@ -162,7 +165,7 @@ def router(store_of: Callable[[], Any]) -> Any:
         return page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
                                                              after=after), "Runs")  # fmt: skip
 
-    def run_context(con: Any, run_id: str, after: str) -> dict[str, Any]:
+    def run_context(con: Connection, run_id: str, after: str) -> dict[str, Any]:
         run = _data.run_header(con, run_id)
         results = _data.run_results(con, run_id)
         shown = []
@@ -182,7 +185,7 @@ def router(store_of: Callable[[], Any]) -> Any:
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
         run_id = run_from_segment(run_id)
 
-        def build(con: Any) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.disagreements(con, run, sort=sort, after=after), "sorts": _detail.SORTS}
 
@@ -192,7 +195,7 @@ def router(store_of: Callable[[], Any]) -> Any:
     def subject(run_id: str, subject_id: str) -> HTMLResponse:
         run_id = run_from_segment(run_id)
 
-        def build(con: Any) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.subject(con, run, subject_id)}
 
@@ -204,7 +207,7 @@ def router(store_of: Callable[[], Any]) -> Any:
 
     @api.get("/stats/{result_id}", response_class=HTMLResponse)
     def stat(result_id: str) -> HTMLResponse:
-        def build(con: Any) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, Any]:
             row = _detail.result(con, result_id)
             columns, rows = result_table(row)
             return {"r": row, "plot": plot_of(con, row), "columns": columns, "rows": rows}

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic, two_values
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 COLUMNS = ["cell", "effect", "n_arm1", "n_arm2", "d_avg", "d_avg_low", "d_avg_high", "d_pooled", "d_pooled_low",
            "d_pooled_high", "raw", "raw_low", "raw_high", "mean_within_arm_sd", "d_human", "ratio", "baseline_in_ci",
@@ -27,7 +30,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("cohens-d", table=table, plots=("cohens-d",))
 def cohens_d(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     arm: params.Arm,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic, two_values
 from jurybench.stats.builtin._groups import per_criterion
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 TwoGroups = Annotated[str | tuple[str, str], param("Two groups: a,b.", pair=True, cli_type=str, http_type=str,
                                                    http={"max_length": 512})]  # fmt: skip
@@ -17,7 +20,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 
 @statistic("welch", table=table)
-def welch(con: Any, run: params.Run, *, groups: TwoGroups, where: params.Where = None, by: params.Groups = "model",
+def welch(con: Connection, run: params.Run, *, groups: TwoGroups, where: params.Where = None, by: params.Groups = "model",
           level: params.Level = "jury") -> dict[str, Any]:  # fmt: skip
     """Welch two-sample t-test between two groups."""
     from jurybench.stats._store import stat_compare
@@ -27,7 +30,7 @@ def welch(con: Any, run: params.Run, *, groups: TwoGroups, where: params.Where =
 
 
 @statistic("mannwhitney", table=table)
-def mannwhitney(con: Any, run: params.Run, *, groups: TwoGroups, where: params.Where = None,
+def mannwhitney(con: Connection, run: params.Run, *, groups: TwoGroups, where: params.Where = None,
                 by: params.Groups = "model", level: params.Level = "jury") -> dict[str, Any]:  # fmt: skip
     """Mann-Whitney U test between two groups."""
     from jurybench.stats._store import stat_compare

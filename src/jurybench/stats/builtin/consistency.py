@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
@@ -16,7 +19,9 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 
 @statistic("consistency", table=table)
-def consistency(con: Any, run: params.Run, *, where: params.Where = None, by: params.By = None) -> dict[str, Any]:
+def consistency(
+    con: Connection, run: params.Run, *, where: params.Where = None, by: params.By = None
+) -> dict[str, Any]:
     """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
     from jurybench.stats._store import stat_consistency
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
@@ -20,7 +23,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("directional", table=table, plots=("directional",))
 def directional(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     where: params.Where = None,

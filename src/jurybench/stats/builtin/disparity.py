@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def _num(value: Any, spec: str = ".4f") -> str:
@@ -51,7 +54,7 @@ def _kept(rate: float | None) -> float | None:
 
 @statistic("disparity", table=table, plots=("disparity",), runs_sql=True, prepare=_store_exists)
 def disparity(
-    con: Any,
+    con: Connection,
     *,
     sql: Annotated[
         str | None,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic, two_values
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
@@ -16,7 +19,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("item-spearman", table=table)
 def item_spearman(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     arm: params.Arm,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic
 from jurybench.stats.builtin._groups import per_criterion
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
@@ -16,7 +19,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("kendall", table=table)
 def kendall(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     baseline_file: Annotated[

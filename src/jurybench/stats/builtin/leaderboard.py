@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 COLUMNS = ["board", "rank", "model", "rating", "ci_low", "ci_high", "win_rate_vs_baseline", "win_rate_low",
            "win_rate_high", "rank_low", "rank_high", "battles", "wins", "losses", "ties"]  # fmt: skip
@@ -32,7 +35,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("leaderboard", table=table, plots=("leaderboard",))
 def leaderboard(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     category: Annotated[

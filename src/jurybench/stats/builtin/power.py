@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic, two_values
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 COLUMNS = ["criterion", "n_pairs", "mean_difference", "sd_difference", "correlation", "observed_d_z", "effect_d_z",
            "power_now", "pairs_needed_t", "pairs_needed_wilcoxon"]  # fmt: skip
@@ -23,7 +26,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("power", table=table)
 def power(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     arm: params.Arm,

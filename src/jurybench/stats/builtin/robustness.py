@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
@@ -13,7 +16,9 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 
 @statistic("robustness", table=table)
-def robustness(con: Any, run: params.Run, *, other_run: params.OtherRun, where: params.Where = None) -> dict[str, Any]:
+def robustness(
+    con: Connection, run: params.Run, *, other_run: params.OtherRun, where: params.Where = None
+) -> dict[str, Any]:
     """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
     from jurybench.stats._store import stat_robustness
 

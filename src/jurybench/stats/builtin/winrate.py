@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.stats import params
 from jurybench.stats._registry import param, statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 COLUMNS = ["board", "model", "n_total", "n_wins", "n_wins_base", "n_draws", "win_rate", "standard_error",
            "discrete_win_rate"]  # fmt: skip
@@ -23,7 +26,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
 
 @statistic("winrate", table=table)
 def winrate(
-    con: Any,
+    con: Connection,
     run: params.Run,
     *,
     reference: Annotated[

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 Migration = Callable[[Any], None]
 
 
-def comment(con: Any, table: str, comments: dict[str, str]) -> None:
+def comment(con: Connection, table: str, comments: dict[str, str]) -> None:
     """Document a table ('' key) and its columns in the catalog (docs/schema.md is built from it)."""
     for column, text in comments.items():
         quoted = text.replace("'", "''")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m001_initial(con: Any) -> None:
+
+def m001_initial(con: Connection) -> None:
     con.execute(
         """
         CREATE TABLE rubrics (
@@ -266,7 +269,7 @@ def m001_initial(con: Any) -> None:
     _views_v1(con)
 
 
-def _views_v1(con: Any) -> None:
+def _views_v1(con: Connection) -> None:
     con.execute(
         """
         CREATE VIEW pointwise_scores AS

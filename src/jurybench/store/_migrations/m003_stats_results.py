@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m003_stats_results(con: Any) -> None:
+
+def m003_stats_results(con: Connection) -> None:
     con.execute(
         """
         CREATE TABLE stats_results (

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 def _jury_score(present: str, mean: str, median: str, weighted: str, votes_a: str, votes_b: str) -> str:
@@ -24,7 +27,7 @@ def _jury_score(present: str, mean: str, median: str, weighted: str, votes_a: st
              END"""
 
 
-def m004_jury(con: Any) -> None:
+def m004_jury(con: Connection) -> None:
     import hashlib
     import json
 
@@ -137,7 +140,7 @@ def m004_jury(con: Any) -> None:
     _views_v2(con)
 
 
-def _views_v2(con: Any) -> None:
+def _views_v2(con: Connection) -> None:
     con.execute(
         """
         CREATE VIEW run_subjects AS
@@ -236,7 +239,9 @@ def _views_v2(con: Any) -> None:
     )
 
 
-def _jury_pointwise_view(con: Any, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores") -> None:
+def _jury_pointwise_view(
+    con: Connection, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores"
+) -> None:
     """The jury_pointwise view; m007 passes a materialized source for the calibrated scores."""
     con.execute(
         f"""
@@ -267,7 +272,9 @@ def _jury_pointwise_view(con: Any, *, calibrated_cte: str = "", calibrated_sourc
     )
 
 
-def _jury_pairwise_views(con: Any, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores") -> None:
+def _jury_pairwise_views(
+    con: Connection, *, calibrated_cte: str = "", calibrated_source: str = "calibrated_scores"
+) -> None:
     """The jury_pairwise and jury_pairwise_orders views; m007 passes a materialized calibrated source."""
     for view, value, keys in (
         ("jury_pairwise", "juror_epsilon", ""),

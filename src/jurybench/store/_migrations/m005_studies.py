@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m005_studies(con: Any) -> None:
+
+def m005_studies(con: Connection) -> None:
     """Audit studies: questionnaire and classification judgments, generation under treatments, baselines."""
     con.execute("ALTER TABLE calls ADD COLUMN presentation JSON")
     comment(
@@ -122,7 +125,7 @@ def m005_studies(con: Any) -> None:
     _views_v3(con)
 
 
-def _views_v3(con: Any) -> None:
+def _views_v3(con: Connection) -> None:
     con.execute(
         """
         CREATE VIEW classification_outcomes AS

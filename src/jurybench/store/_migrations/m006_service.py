@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m006_service(con: Any) -> None:
+
+def m006_service(con: Connection) -> None:
     """Jobs submitted to the HTTP service (jurybench serve)."""
     con.execute(
         """

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations.m004_jury import _jury_pairwise_views, _jury_pointwise_view
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m007_calibrated_join(con: Any) -> None:
+
+def m007_calibrated_join(con: Connection) -> None:
     """The jury views read calibrated scores through a materialized CTE.
 
     DuckDB 2.0.0 returns every row of a run for ``SELECT ... FROM jury_pointwise WHERE run_id =

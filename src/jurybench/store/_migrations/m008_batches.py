@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
-def m008_batches(con: Any) -> None:
+
+def m008_batches(con: Connection) -> None:
     """Provider batches (``score --batch``): what was submitted, for which calls, and where it
     stands, so a killed process's batches are polled again and never submitted twice."""
     con.execute(

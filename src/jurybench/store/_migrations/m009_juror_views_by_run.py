@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # The pairs each run judged with each juror (made or reused calls).
 _MEMBERS = """SELECT DISTINCT rc.run_id, j.rubric_hash, j.juror_key, j.pair_id
               FROM pairwise_judgments j JOIN run_calls rc USING (call_key)"""
 
 
-def m009_juror_views_by_run(con: Any) -> None:
+def m009_juror_views_by_run(con: Connection) -> None:
     """``juror_order_bias`` and ``juror_position_stats`` were per rubric x juror over every run:
     two runs with the same juror (or two jurors with the same name in different runs) gave rows
     that could not be told apart. They are now per run x juror and carry the rubric's name."""

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # (table, its former key columns): one row per item, pair, call, call and run, call and criterion.
 GROWING = (
@@ -18,7 +21,7 @@ GROWING = (
 )
 
 
-def m010_unindexed_growing_tables(con: Any) -> None:
+def m010_unindexed_growing_tables(con: Connection) -> None:
     """DuckDB keeps a primary key's ART index wholly in memory while a connection writes the
     table, so a writer's memory grew with every call ever stored (about 80 bytes per judgment
     row: 1 M rows took the engine past 1 GB) and an import with every item (2 M items with

@@ -4,16 +4,19 @@ single-order designs; empty responses; continuous human targets."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.store._migrations._base import comment
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 # A response is empty when nothing but white space and zero-width characters is left (one rule,
 # the same as store.is_blank).
 BLANK = r"[\s\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}]"
 
 
-def m011_judgments_from_anywhere(con: Any) -> None:
+def m011_judgments_from_anywhere(con: Connection) -> None:
     """``calls.structured`` says how the answer was constrained; ``expected`` and ``distribution``
     on both judgment tables hold what a juror with ``scores=expected`` read from the answer's
     token probabilities; ``juries.scores`` says which of the two the jury aggregates, and the
