@@ -123,7 +123,11 @@ def test_no_function_is_too_long_to_read_in_one_sitting() -> None:
 
 def test_the_length_check_sees_a_long_function_and_measures_its_own_lines(tmp_path: Path) -> None:
     body = "\n".join(f"    x{k} = {k}" for k in range(MAX_FUNCTION_LINES + 5))
-    nested = "def factory():\n    def inner():\n" + "\n".join(f"        y{k} = {k}" for k in range(200)) + "\n    return inner\n"
+    nested = (
+        "def factory():\n    def inner():\n"
+        + "\n".join(f"        y{k} = {k}" for k in range(200))
+        + "\n    return inner\n"
+    )
     (tmp_path / "m.py").write_text(f"def long():\n{body}\n\n{nested}", encoding="utf-8")
     assert long_functions(tmp_path) == {"m.py:long": MAX_FUNCTION_LINES + 6, "m.py:inner": 201}
 
