@@ -12,7 +12,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "jurybench"
 ORDER = [
     "errors", "config", "redact", "testing", "store", "rubric", "jurors", "jury", "engine", "generation", "annotations",
     "calibration",
-    "stats", "report", "datasets", "api", "commands", "studies", "viewer", "service", "cli",
+    "stats", "plots", "datasets", "api", "commands", "studies", "viewer", "service", "cli",
 ]  # fmt: skip
 
 

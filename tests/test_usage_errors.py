@@ -117,6 +117,6 @@ def test_help_at_80_columns_wraps_and_never_cuts_a_description() -> None:
         assert max(len(line) for line in out.splitlines()) <= 80, command
     plot = subprocess.run([sys.executable, "-m", "jurybench.cli", "plot", "--help"], env=env, capture_output=True,
                           text=True, check=True).stdout  # fmt: skip
-    from jurybench.report import PLOTS
+    from jurybench.plots import PLOTS
 
     assert all(name in plot for name in PLOTS)  # the help lists every plot there is

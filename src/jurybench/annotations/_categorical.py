@@ -80,7 +80,7 @@ def pairwise_cohen_kappa(matrix: np.ndarray[Any, Any]) -> float:
 
 def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     """One block (the rubric's one categorical dimension) for a preference or classification run."""
-    from jurybench.jury import jury_rule, run_panel
+    from jurybench.jury import jurors_of_run, jury_rule
 
     rubric = run_rubric(con, run_id)
     preference = isinstance(rubric, PreferenceRubric)
@@ -119,7 +119,7 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
         ),
     }
     verdicts = _verdicts(con, run_id, preference, labels)
-    panel = run_panel(con, run_id)
+    panel = jurors_of_run(con, run_id)
     rows = []
     for seat in [*((s.key, s.label) for s in panel), ("__jury__", None)]:
         key, name = seat

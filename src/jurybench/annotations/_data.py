@@ -60,7 +60,7 @@ class PointwiseData:
 
 def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
     """Per criterion, the run's items that have at least one human label."""
-    from jurybench.jury import jury_rule, run_panel
+    from jurybench.jury import jurors_of_run, jury_rule
 
     rubric = run_rubric(con, run_id)
     if rubric.kind != "pointwise":
@@ -72,7 +72,7 @@ def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = No
             f"criterion {unknown[0]!r} is not in rubric '{rubric.name}'.",
             hint=f"Valid: {', '.join(rubric.dimensions)}.",
         )
-    panel = run_panel(con, run_id)
+    panel = jurors_of_run(con, run_id)
     rule = jury_rule(con, run_id)
     juror_rows = con.execute(
         "SELECT item_id, criterion, juror_key, juror_score FROM juror_pointwise WHERE run_id = ?", [run_id]

@@ -111,9 +111,9 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
             params,
         ).fetchall()
     }
-    from jurybench.jury import jury_rule, run_panel
+    from jurybench.jury import jurors_of_run, jury_rule
 
-    panel = run_panel(con, run_id)
+    panel = jurors_of_run(con, run_id)
     rule = jury_rule(con, run_id)
     verdicts: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
     pairs: set[str] = set()

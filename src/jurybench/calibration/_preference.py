@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
 def _epsilons(con: Connection, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
     """Pairs, juror labels, juror keys and the pairs x jurors matrix of symmetrized scores."""
-    from jurybench.jury import run_panel
+    from jurybench.jury import jurors_of_run
 
-    panel = run_panel(con, run_id)
+    panel = jurors_of_run(con, run_id)
     rows = con.execute(
         "SELECT pair_id, juror_key, juror_epsilon FROM juror_pairwise WHERE run_id = ? AND category = 'preference'",
         [run_id],

@@ -113,13 +113,13 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
     """The run's rows with a target, each juror's value on them, and the groups of the folds."""
     from jurybench.annotations import run_rubric
     from jurybench.calibration._data import group_of, item_attributes
-    from jurybench.jury import run_panel
+    from jurybench.jury import jurors_of_run
 
     rubric = run_rubric(con, run)
     if not rubric.answers_in_json:
         raise JurybenchError(f"run '{run}' used a {rubric.kind} rubric; jury selection needs scores.",
                              hint="Use a pointwise, pairwise or preference run.")  # fmt: skip
-    panel = run_panel(con, run)
+    panel = jurors_of_run(con, run)
     if len(panel) < 2:
         raise JurybenchError(f"run '{run}' has {len(panel)} juror: there is nothing to select.",
                              hint="Run the pilot with every candidate juror.")  # fmt: skip

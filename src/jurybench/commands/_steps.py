@@ -327,7 +327,7 @@ def statistic(db: Path | None, name: str, *, format: str = "table", face: str = 
 def plot(db: Path | None, *, name: str, output: Path, result: str | None = None, alpha: float = 0.05) -> int:
     """Plot a recorded statistic (.png/.svg): directional, gap, posthoc, cohens-d, disparity, leaderboard. The
     figure's caption names the run, its rubric and jury, and the recorded result."""
-    from jurybench.report import PLOTS, draw, plot_caption
+    from jurybench.plots import PLOTS, draw, plot_caption
     from jurybench.store import reading
 
     if name not in PLOTS:

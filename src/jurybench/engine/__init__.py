@@ -17,7 +17,7 @@ from jurybench.engine._plan import (
     validate_jurors,
 )
 from jurybench.engine._records import record_run, register_jurors, register_rubric
-from jurybench.engine._run import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_job, score
+from jurybench.engine._run import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_tasks, score
 from jurybench.engine._stored_batches import cancel_batch, list_batches, refresh_batch
 from jurybench.engine._writer import RunEnd, end_runs
 
@@ -52,7 +52,7 @@ __all__ = [
     "refresh_batch",
     "register_jurors",
     "register_rubric",
-    "run_job",
+    "run_tasks",
     "score",
     "validate_jurors",
 ]

@@ -195,12 +195,12 @@ def score(
         if after is not None and not result.interrupted:
             after(con, result.run_id)
 
-    return run_job(
+    return run_tasks(
         store, rubric, definition, plan, finish if after else None, where=where, run_id=run_id, options=options
     )
 
 
-def run_job(
+def run_tasks(
     store: Any,
     rubric: Any,
     definition: Jury,

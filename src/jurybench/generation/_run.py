@@ -18,7 +18,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybench.engine import EngineOptions, Planned, RunResult, Task, call_key, run_job
+from jurybench.engine import EngineOptions, Planned, RunResult, Task, call_key, run_tasks
 from jurybench.errors import JurybenchError
 from jurybench.generation._spec import GenerationSpec
 from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror, unit_id
@@ -245,7 +245,7 @@ def generate(
     def finish(con: Connection, result: RunResult) -> None:
         holder["report"] = materialize(con, spec, result, planned, source=source or spec.name)
 
-    result = run_job(store, spec, definition, plan, finish, run_id=run_id, options=options)
+    result = run_tasks(store, spec, definition, plan, finish, run_id=run_id, options=options)
     report = holder.get("report") or GenerationReport(result)
     report.n_units = n_units
     return report

@@ -5,11 +5,11 @@ from jurybench.jury._jury import (
     TIE_RULES,
     Jury,
     as_jury,
+    jurors_of_run,
     jury_from_mapping,
     jury_rule,
     load_jury_file,
     register_jury,
-    run_panel,
     with_samples,
 )
 
@@ -18,10 +18,10 @@ __all__ = [
     "TIE_RULES",
     "Jury",
     "as_jury",
+    "jurors_of_run",
     "jury_from_mapping",
     "jury_rule",
     "load_jury_file",
     "register_jury",
-    "run_panel",
     "with_samples",
 ]

@@ -198,7 +198,7 @@ def register_jury(con: Connection, run_id: str, jury: Jury) -> None:
 
 
 @dataclass(frozen=True)
-class PanelSeat:
+class RunJuror:
     """One juror of a run's panel: its identity, a label unique within the run, its weight."""
 
     key: str
@@ -208,7 +208,7 @@ class PanelSeat:
     weight: float
 
 
-def run_panel(con: Connection, run_id: str) -> list[PanelSeat]:
+def jurors_of_run(con: Connection, run_id: str) -> list[RunJuror]:
     """The jurors a run expects, in jury order. Labels are display names, made unique with the
     parameters that tell same-named jurors apart (e.g. ``fake/x [temperature=0.2]``)."""
     rows = con.execute(
@@ -223,7 +223,7 @@ def run_panel(con: Connection, run_id: str) -> list[PanelSeat]:
         if names.count(name) > 1:
             detail = ", ".join(f"{k}={v}" for k, v in sorted(json.loads(params).items()))
             label = f"{name} [{detail or key[:8]}]"
-        seats.append(PanelSeat(key, label, name, model, float(weight)))
+        seats.append(RunJuror(key, label, name, model, float(weight)))
     labels = [s.label for s in seats]
     return [replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats]
 

@@ -97,7 +97,7 @@ def environment() -> Any:
 
 def plot_of(con: Connection, row: dict[str, Any]) -> str | None:
     """The recorded statistic's plot as SVG text (cached by result id), or None when it has none."""
-    from jurybench.report import PLOT_OF_STAT, plot_caption, svg
+    from jurybench.plots import PLOT_OF_STAT, plot_caption, svg
     from jurybench.viewer._data import MEMO
 
     if row["name"] not in PLOT_OF_STAT:
