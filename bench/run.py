@@ -540,6 +540,8 @@ def main() -> None:
         "local_model": _fresh("local_model_bench.py", 8 if args.quick else 16, 2),
         # jury select on a simulated pilot, then a new study judged by the chosen and the full jury
         "selection": _fresh("selection_bench.py", 60 if args.quick else 120, 150 if args.quick else 400),
+        # score --until's stopping rule on simulated studies, against the fixed design
+        "sequential": _fresh("sequential_bench.py", 200 if args.quick else 1000, 400, 20),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -639,6 +641,13 @@ def main() -> None:
           f"cost ${sel['study_cost_chosen']:.2f} vs ${sel['study_cost_full']:.2f} for the full jury "
           f"(x{sel['cost_ratio']:.3f}) at RMSE {sel['study_rmse_chosen']:.3f} vs {sel['study_rmse_full']:.3f} "
           "against the human labels (target: cheaper, RMSE within 5 %)")  # fmt: skip
+    sq = results["sequential"]
+    print(f"sequential judging ({sq['studies']} simulated studies of {sq['subjects']} subjects, a look every "
+          f"{sq['batch']}): with an effect it judged {sq['judged_with_effect']:.0f} subjects on average "
+          f"({sq['judged_share_of_fixed']:.1%} of the fixed design), deciding {sq['decided_with_effect']:.1%} "
+          f"(fixed design: {sq['fixed_design_power']:.1%}); with none it decided falsely in "
+          f"{sq['false_decisions_sequential']:.1%} (target <= 5 %; a t-test looked at as often: "
+          f"{sq['false_decisions_naive_looks']:.1%})")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -713,6 +722,12 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         checks += [
             ("jury select: study cost chosen / full", sel["cost_ratio"], "<", 1.0),
             ("jury select: study RMSE chosen / full", sel["study_rmse_chosen"] / sel["study_rmse_full"], "<=", 1.05),
+        ]
+    sq = results.get("sequential")
+    if sq is not None:  # optional stopping keeps its error rate and saves subjects when there is an effect
+        checks += [
+            ("sequential: false decisions with no effect", sq["false_decisions_sequential"], "<=", sq["alpha"]),
+            ("sequential: subjects judged / fixed design, with an effect", sq["judged_share_of_fixed"], "<", 1.0),
         ]
     k9 = results.get("kill9")
     if k9 is not None:

@@ -20,7 +20,7 @@ from jurybench.stats import Statistic, get_statistic, register_statistic, statis
 from tests.conftest import REPO, run_cli
 
 BUILTIN = ["directional", "gap", "consistency", "robustness", "friedman", "ttest", "welch", "mannwhitney", "kendall",
-           "cohens-d", "item-spearman", "disparity", "leaderboard", "power", "winrate"]  # fmt: skip
+           "cohens-d", "item-spearman", "disparity", "leaderboard", "power", "winrate", "sequential"]  # fmt: skip
 
 PLUGIN = '''
 from typing import Annotated

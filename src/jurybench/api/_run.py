@@ -56,6 +56,7 @@ class Run:
     store: Any
     rubric: Any
     report: Any = None  # generate: the GenerationReport (per-model lines, items and pairs written)
+    stopping: dict[str, Any] | None = None  # score(until=...): the rule, every look, why it stopped
 
     @property
     def run_id(self) -> str:
@@ -155,6 +156,10 @@ def score(
     poll_every: float = 30.0,
     progress: bool = False,
     options: Any = None,
+    until: str | None = None,
+    batch_items: int = 50,
+    until_seed: int = 0,
+    until_alpha: float = 0.05,
 ) -> Run:
     """Judge the stored items (pointwise) or pairs (in both orders) selected by ``where`` / ``ids``
     with a jury; answers already stored are reused, so repeating a run resumes it.
@@ -163,7 +168,12 @@ def score(
     a name, path or rubric; ``jury`` a list of jurors ('MODEL[,key=value...]'), a Jury or a
     YAML file; ``scores='expected'`` has the jury aggregate its jurors' expected scores (jurors with
     ``scores=expected``; the discrete score where none was read). ``plan=True`` counts calls, tokens and cost and calls nothing. Works inside a
-    running event loop (Jupyter): the engine then runs on its own thread."""
+    running event loop (Jupyter): the engine then runs on its own thread.
+
+    ``until`` (``'ci_width(coherence)<0.5'`` or ``'excludes(logos,0)'``): judge in random batches
+    of ``batch_items`` (order seeded by ``until_seed``) and stop once the jury's anytime-valid
+    confidence sequence (level ``1 - until_alpha``) meets the rule; ``Run.stopping`` (and
+    ``runs.stopping``) records the rule, every look and why judging stopped."""
     from jurybench.calibration import attach_calibration, calibration_finisher
     from jurybench.engine import score as run_score
 
@@ -177,6 +187,21 @@ def score(
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
                                  max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress,
                                  orders=orders, order_seed=order_seed)  # fmt: skip
+    if until is not None:
+        from jurybench.api._sequential import judge_until
+
+        if plan or getattr(options, "plan_only", False):
+            raise JurybenchError("--until and --plan do not go together: a sequential run stops on what it sees.")
+
+        def judge(batch: list[str], name: str | None) -> Any:
+            with _engine_store(store) as target:
+                return run_score(target, spec, panel, ids=batch, run_id=name, options=options,
+                                 after=calibration_finisher(panel))  # fmt: skip
+
+        result, stopping = judge_until(store, spec, until=until, batch_items=batch_items, seed=until_seed,
+                                       alpha=until_alpha, where=where, ids=ids, run=run, judge=judge,
+                                       lock=getattr(options, "store_lock", None))  # fmt: skip
+        return Run(result, store, spec, stopping=stopping)
     with _engine_store(store) as target:
         result = run_score(target, spec, panel, where=where, ids=ids, run_id=run, options=options,
                            after=calibration_finisher(panel))  # fmt: skip

@@ -89,6 +89,16 @@ def score(
     batch: BatchOption = False,
     poll_every: PollOption = 30.0,
     progress: ProgressOption = True,
+    until: Annotated[
+        str | None,
+        typer.Option(
+            help="Judge in random batches and stop once this holds: ci_width(CRITERION)<WIDTH or "
+            "excludes(CRITERION,VALUE), on the jury's anytime-valid confidence sequence."
+        ),
+    ] = None,
+    batch_items: Annotated[int, typer.Option(help="--until: subjects judged between two looks.")] = 50,
+    until_seed: Annotated[int, typer.Option(help="--until: the seed of the subjects' random order.")] = 0,
+    until_alpha: Annotated[float, typer.Option(help="--until: 1 - the confidence sequence's level.")] = 0.05,
     db: DbOption = None,
 ) -> None:
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury.
@@ -122,6 +132,10 @@ def score(
             batch=batch,
             poll_every=poll_every,
             progress=progress,
+            until=until,
+            batch_items=batch_items,
+            until_seed=until_seed,
+            until_alpha=until_alpha,
         )
     )
 

@@ -21,6 +21,7 @@ from jurybench.commands._output import (
     print_plan,
     print_selection,
     print_stat,
+    print_stopping,
     run_outcome,
 )
 from jurybench.commands._steps import (
@@ -144,6 +145,7 @@ __all__ = [
     "print_plan",
     "print_selection",
     "print_stat",
+    "print_stopping",
     "report_preference",
     "run_outcome",
     "score",

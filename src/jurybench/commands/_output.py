@@ -127,6 +127,16 @@ def print_stat(frame: Any, fmt: str) -> None:
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
+def print_stopping(stopping: dict[str, Any]) -> None:
+    """What sequential judging did: each look, and why it stopped."""
+    for k, look in enumerate(stopping["looks"], start=1):
+        echo(f"look {k}: {look['judged']} of {stopping['subjects_available']} judged, {stopping['dimension']} mean "
+             f"{look['mean']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}] (width {look['width']:.3f})")  # fmt: skip
+    why = {"met": f"stopped: {stopping['rule']} met", "exhausted": f"every subject judged; {stopping['rule']} not met"}
+    echo(why.get(stopping["stopped"], f"stopped: the run was {stopping['stopped']}")
+         + f" ({1 - stopping['alpha']:.0%} anytime-valid interval; recorded in runs.stopping)")  # fmt: skip
+
+
 def print_selection(selection: Any) -> None:
     """A jury selection: the Pareto front (error vs cost), the full jury and the chosen one."""
     from jurybench.store import rich_table

@@ -23,6 +23,7 @@ from jurybench.commands._output import (
     print_plan,
     print_selection,
     print_stat,
+    print_stopping,
     run_outcome,
 )
 from jurybench.errors import JurybenchError
@@ -57,7 +58,8 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
           calibration: Path | None = None, scores: str | None = None, orders: str = "both", order_seed: int = 0,
           where: str | None = None, run: str | None = None, concurrency: int = 16,
           retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
-          batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
+          batch: bool = False, poll_every: float = 30.0, progress: bool = True, until: str | None = None,
+          batch_items: int = 50, until_seed: int = 0, until_alpha: float = 0.05) -> int:  # fmt: skip
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
     from dataclasses import replace
 
@@ -71,12 +73,16 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
     options = replace(_engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress),
                       orders=orders, order_seed=order_seed)  # fmt: skip
     # By path: the engine releases the file between flushes so other processes can read it.
-    result = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
-                       calibration=calibration, scores=scores, where=where, run=run, options=options).result  # fmt: skip
+    done = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
+                     calibration=calibration, scores=scores, where=where, run=run, options=options, until=until,
+                     batch_items=batch_items, until_seed=until_seed, until_alpha=until_alpha)  # fmt: skip
+    result = done.result
     if plan:
         print_plan(result)
         return 0
-    echo(result.summary())
+    echo(result.summary() + (" (the last batch)" if done.stopping is not None else ""))
+    if done.stopping is not None:
+        print_stopping(done.stopping)
     return run_outcome(result)
 
 

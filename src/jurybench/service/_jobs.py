@@ -336,7 +336,11 @@ class JobManager:
         )  # fmt: skip
         try:
             with self.store.cursor() as cur:
-                result = score(cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids).result
+                done = score(cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids,
+                             until=request.get("until"), batch_items=int(request.get("batch_items") or 50),
+                             until_seed=int(request.get("until_seed") or 0),
+                             until_alpha=float(request.get("until_alpha") or 0.05))  # fmt: skip
+                result = done.result
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return
@@ -358,7 +362,12 @@ class JobManager:
         with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
             live.counts["error"] = result.n_errors + result.n_skipped
             live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
-        self._finish(job_id, result.status, error, live, notes=result.notes)
+        notes = list(result.notes)
+        if done.stopping is not None:  # sequential judging: what it saw, in a line (runs.stopping has every look)
+            s = done.stopping
+            notes.append(f"until {s['rule']}: {s['stopped']} after {s['judged']} of {s['subjects_available']} "
+                         "subjects (runs.stopping has every look)")  # fmt: skip
+        self._finish(job_id, result.status, error, live, notes=notes)
 
     def _finish(self, job_id: str, status: str, error: str | None, live: Live | None,
                 notes: Sequence[str] | None = None) -> None:  # fmt: skip

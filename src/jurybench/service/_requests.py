@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jurybench.errors import JurybenchError
 
@@ -139,6 +139,21 @@ class JobIn(_Body):
     max_cost: Annotated[float, Field(gt=0)] | None = Field(
         default=None, description="USD budget for the job's run; it ends stopped_budget before passing it"
     )
+    until: Annotated[str, Field(max_length=200)] | None = Field(
+        default=None, description="sequential judging: ci_width(CRITERION)<WIDTH or excludes(CRITERION,VALUE)"
+    )
+    batch_items: Annotated[int, Field(ge=1, le=MAX_ROWS)] = Field(default=50, description="until: subjects per look")
+    until_seed: int = Field(default=0, description="until: the seed of the subjects' random order")
+    until_alpha: Annotated[float, Field(gt=0, lt=1)] = Field(default=0.05, description="until: 1 - the level")
+
+    @field_validator("until")
+    @classmethod
+    def _a_stopping_rule(cls, value: str | None) -> str | None:
+        from jurybench.stats import sequential
+
+        if value is not None and not sequential.is_rule(value):
+            raise ValueError("use ci_width(CRITERION)<WIDTH or excludes(CRITERION,VALUE)")
+        return value
 
 
 class CalibrationIn(_Body):

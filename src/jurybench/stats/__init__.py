@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from jurybench.stats import params
+from jurybench.stats import params, sequential
 from jurybench.stats._api import result_rows, results
 from jurybench.stats._registry import (
     ENTRY_POINT_GROUP,
@@ -102,6 +102,7 @@ __all__ = [
     "results",
     "robustness",
     "run_dimensions",
+    "sequential",
     "statistic",
     "statistics",
     "ttest",

@@ -259,16 +259,26 @@ def _recorded(stat: Statistic[Any], store: Any, values: dict[str, Any]) -> pd.Da
 
     def described(con: Connection) -> dict[str, Any]:
         """The result, with what its figures rest on: the jury's discrete or expected scores, and
-        the run's design (both orders or one), read on the same connection."""
+        the run's design (both orders or one) and, for a run judged with --until, its stopping
+        rule, read on the same connection."""
+        import json
+
         result = stat.compute(con, **values)
         if run is not None and isinstance(result, dict):
             found = con.execute(
-                "SELECT ju.scores, r.orders FROM runs r LEFT JOIN juries ju ON ju.jury_id = r.jury_id "
+                "SELECT ju.scores, r.orders, r.stopping FROM runs r LEFT JOIN juries ju ON ju.jury_id = r.jury_id "
                 "WHERE r.run_id = ?", [run]
             ).fetchall()  # fmt: skip
             if found:
                 result.setdefault("scores", found[0][0] or "discrete")
                 result.setdefault("orders", found[0][1] or "both")
+                if found[0][2]:
+                    stopping = json.loads(found[0][2])
+                    result.setdefault("stopping", {
+                        "rule": stopping["rule"], "stopped": stopping["stopped"], "judged": stopping["judged"],
+                        "note": "the run stopped on what it saw: fixed-n p-values here do not correct for that; "
+                                "'stats sequential' gives the anytime-valid figures",
+                    })  # fmt: skip
         return result
 
     try:

@@ -15,11 +15,12 @@ from jurybench.stats.builtin.kendall import kendall
 from jurybench.stats.builtin.leaderboard import leaderboard
 from jurybench.stats.builtin.power import power
 from jurybench.stats.builtin.robustness import robustness
+from jurybench.stats.builtin.sequential import sequential as sequential_mean
 from jurybench.stats.builtin.ttest import ttest
 from jurybench.stats.builtin.winrate import winrate
 
 BUILTIN = (directional, gap, consistency, robustness, friedman, ttest, welch, mannwhitney, kendall, cohens_d,
-           item_spearman, disparity, leaderboard, power, winrate)  # fmt: skip
+           item_spearman, disparity, leaderboard, power, winrate, sequential_mean)  # fmt: skip
 
 
 def register() -> None:
@@ -31,4 +32,4 @@ def register() -> None:
 
 
 __all__ = ["BUILTIN", "cohens_d", "consistency", "directional", "disparity", "friedman", "gap", "item_spearman",
-           "kendall", "leaderboard", "mannwhitney", "power", "register", "robustness", "ttest", "welch", "winrate"]  # fmt: skip
+           "kendall", "leaderboard", "mannwhitney", "power", "register", "robustness", "sequential_mean", "ttest", "welch", "winrate"]  # fmt: skip

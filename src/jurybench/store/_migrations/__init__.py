@@ -19,6 +19,7 @@ from jurybench.store._migrations.m008_batches import m008_batches
 from jurybench.store._migrations.m009_juror_views_by_run import m009_juror_views_by_run
 from jurybench.store._migrations.m010_unindexed_growing_tables import m010_unindexed_growing_tables
 from jurybench.store._migrations.m011_judgments_from_anywhere import m011_judgments_from_anywhere
+from jurybench.store._migrations.m012_sequential_runs import m012_sequential_runs
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -32,6 +33,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m009_juror_views_by_run", m009_juror_views_by_run),
     ("m010_unindexed_growing_tables", m010_unindexed_growing_tables),
     ("m011_judgments_from_anywhere", m011_judgments_from_anywhere),
+    ("m012_sequential_runs", m012_sequential_runs),
 ]
 
 __all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

@@ -1,0 +1,71 @@
+"""Sequential judging (``score --until``): judge the selected subjects in seeded random batches,
+look at the jury's anytime-valid confidence sequence after each, and stop as soon as the
+stopping rule is met (``jurybench.stats.sequential`` says why stopping early stays valid)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+
+def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: int, alpha: float,
+                where: str | None, ids: list[str] | None, run: str | None,
+                judge: Callable[[list[str], str | None], Any], lock: Any = None) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+    """Judge batches with ``judge(ids, run)`` (one engine run each, the same run name) until the
+    rule is met or the subjects run out; returns the last batch's engine result and the record
+    stored in ``runs.stopping``."""
+    from jurybench.rubric import subject_ids
+    from jurybench.stats import sequential
+    from jurybench.store import reading, writing
+
+    if isinstance(batch_items, bool) or not isinstance(batch_items, int) or batch_items < 1:
+        raise JurybenchError(f"--batch-items must be a whole number >= 1 (got {batch_items!r}).")
+    rule = sequential.parse_rule(until, spec.dimensions, alpha)
+    bounds = spec.scale_for(rule.dimension)
+    if bounds is None or not spec.answers_in_json:
+        raise JurybenchError(f"--until needs scores: a {spec.kind} rubric's answers are labels.")
+    low, high = float(bounds[0]), float(bounds[1])
+    with writing(store) as con:  # a store by path is created or migrated first, as a run does
+        subjects = subject_ids(con, spec, where, ids)
+    if not subjects:
+        raise JurybenchError(f"no {spec.subject_table} to judge{f' where {where}' if where else ''}.")
+    order = list(subjects)
+    random.Random(seed).shuffle(order)
+    rho = sequential.rho_for(len(order), (high - low) / 2, rule.alpha)
+    record: dict[str, Any] = {
+        "rule": rule.text, "kind": rule.kind, "dimension": rule.dimension, "threshold": rule.threshold,
+        "alpha": rule.alpha, "batch_items": batch_items, "seed": seed, "subjects_available": len(order),
+        "scale": [low, high], "rho": rho, "method": sequential.METHOD, "looks": [],
+    }  # fmt: skip
+    result = None
+    reason = "exhausted"
+    for start in range(0, len(order), batch_items):
+        result = judge(order[start : start + batch_items], run)
+        run = result.run_id
+        if result.status not in ("finished", "finished_with_errors"):
+            reason = result.status  # interrupted or stopped by the budget: what was judged is kept
+            break
+        with reading(store) as con:
+            values = [float(r[0]) for r in con.execute(
+                f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
+                "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
+        figure = sequential.look(values, low, high, rule.alpha, rho)
+        record["looks"].append({"judged": min(start + batch_items, len(order)), **figure, "total": sum(values)})
+        if sequential.met(rule, figure):
+            reason = "met"
+            break
+    assert result is not None
+    record["stopped"] = reason
+    record["judged"] = record["looks"][-1]["judged"] if record["looks"] else 0
+    record["final"] = record["looks"][-1] if record["looks"] else None
+    with contextlib.ExitStack() as held:
+        if lock is not None:  # a store shared by threads (the service's): writes take its lock
+            held.enter_context(lock)
+        con = held.enter_context(writing(store))
+        con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), result.run_id])
+    return result, record

@@ -1,0 +1,80 @@
+"""sequential: the jury's mean of one criterion with its anytime-valid interval and p-value,
+valid however the number of subjects was chosen (``score --until`` stops on what it sees)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Annotated, Any
+
+from jurybench.stats import params
+from jurybench.stats._registry import param, statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
+COLUMNS = ["criterion", "n", "mean", "ci_low", "ci_high", "width", "value", "p_always_valid", "fixed_n_low",
+           "fixed_n_high", "stopped"]  # fmt: skip
+
+
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+    return list(COLUMNS), [[result.get(c) for c in COLUMNS]]
+
+
+@statistic("sequential", table=table)
+def sequential(
+    con: Connection,
+    run: params.Run,
+    *,
+    criterion: Annotated[
+        str, param("The criterion (or category) whose jury mean is judged.", http={"min_length": 1, "max_length": 128})
+    ],
+    value: Annotated[
+        float | None, param("The value tested (default: the stopping rule's, else the scale's middle).")
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        param("1 - the interval's level (default: the stopping rule's, else 0.05).", http={"gt": 0, "lt": 1}),
+    ] = None,
+) -> dict[str, Any]:
+    """The jury's mean of a criterion with its anytime-valid confidence sequence and always-valid
+    p-value (valid under optional stopping: see docs/statistics.md), beside the fixed-n interval
+    that stopping early would invalidate; on a run judged with --until, from its recorded looks."""
+    from scipy.stats import t
+
+    from jurybench.annotations import run_rubric
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import sequential as cs
+
+    rubric = run_rubric(con, run)
+    if criterion not in rubric.dimensions:
+        raise JurybenchError(f"{criterion!r} is not a criterion of rubric '{rubric.name}'.",
+                             hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+    bounds = rubric.scale_for(criterion)
+    if bounds is None or not rubric.answers_in_json:
+        raise JurybenchError(f"a {rubric.kind} rubric's answers are labels: there is no mean to bound.")
+    low, high = float(bounds[0]), float(bounds[1])
+    stored = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchall()
+    stopping = json.loads(stored[0][0]) if stored and stored[0][0] else None
+    if stopping is not None and stopping["dimension"] != criterion:
+        stopping = None  # the recorded looks were at another criterion's figure
+    values = [float(r[0]) for r in con.execute(
+        f"SELECT jury_score FROM {rubric.jury_view} WHERE run_id = ? AND {rubric.dimension_column} = ? "
+        "AND jury_score IS NOT NULL", [run, criterion]).fetchall()]  # fmt: skip
+    if len(values) < 2:
+        raise JurybenchError(f"run '{run}' has {len(values)} jury score(s) for {criterion!r}; the statistic needs 2.")
+    alpha = alpha if alpha is not None else (stopping["alpha"] if stopping else 0.05)
+    if value is None:
+        value = stopping["threshold"] if stopping and stopping["kind"] == "excludes" else (low + high) / 2
+    rho = stopping["rho"] if stopping else cs.rho_for(len(values), (high - low) / 2, alpha)
+    figure = cs.look(values, low, high, alpha, rho)
+    looks = [(float(k["total"]), int(k["n"])) for k in stopping["looks"]] if stopping else []
+    looks.append((sum(values), len(values)))
+    mean, n = figure["mean"], figure["n"]
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
+    return {"criterion": criterion, **figure, "value": value, "alpha": alpha,
+            "p_always_valid": cs.always_valid_p(looks, value, low, high, rho),
+            "fixed_n_low": mean - half, "fixed_n_high": mean + half,
+            "stopped": stopping["stopped"] if stopping else None, "rule": stopping["rule"] if stopping else None,
+            "method": cs.METHOD}  # fmt: skip
