@@ -542,6 +542,8 @@ def main() -> None:
         "selection": _fresh("selection_bench.py", 60 if args.quick else 120, 150 if args.quick else 400),
         # score --until's stopping rule on simulated studies, against the fixed design
         "sequential": _fresh("sequential_bench.py", 200 if args.quick else 1000, 400, 20),
+        # the stub's prompt cache: the rubric's shared part first vs the item first
+        "prompt_cache": _fresh("cache_bench.py", 60 if args.quick else 300),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -648,6 +650,11 @@ def main() -> None:
           f"(fixed design: {sq['fixed_design_power']:.1%}); with none it decided falsely in "
           f"{sq['false_decisions_sequential']:.1%} (target <= 5 %; a t-test looked at as often: "
           f"{sq['false_decisions_naive_looks']:.1%})")  # fmt: skip
+    pc = results["prompt_cache"]
+    print(f"prompt caching ({pc['items']} items, ~1,300 shared tokens, stub cache): shared part first "
+          f"{pc['shared_first']['cached_tokens']:,} of {pc['shared_first']['prompt_tokens']:,} prompt tokens cached, "
+          f"input ${pc['shared_first']['input_cost_usd']:.4f} vs item first ${pc['item_first']['input_cost_usd']:.4f} "
+          f"(x{pc['input_cost_ratio']:.2f}; target < 1)")  # fmt: skip
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -723,6 +730,9 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             ("jury select: study cost chosen / full", sel["cost_ratio"], "<", 1.0),
             ("jury select: study RMSE chosen / full", sel["study_rmse_chosen"] / sel["study_rmse_full"], "<=", 1.05),
         ]
+    pc = results.get("prompt_cache")
+    if pc is not None:  # the shared-first layout is what the provider's cache can serve
+        checks.append(("prompt cache: input cost shared-first / item-first", pc["input_cost_ratio"], "<", 1.0))
     sq = results.get("sequential")
     if sq is not None:  # optional stopping keeps its error rate and saves subjects when there is an effect
         checks += [

@@ -163,7 +163,7 @@ def test_apply_refuses_other_jurors_rubric_or_covariates(con: Any, tmp_path: Pat
     simulate(con, "other", seed=4, jurors=("j0", "j1", "k9"))
     with pytest.raises(JurybenchError, match=r"run 'other' lacks juror\(s\) j2 of calibration"):
         apply_calibration(con, path, "other")
-    changed = RUBRIC.model_copy(update={"version": "2"})
+    changed = RUBRIC.model_copy(update={"version": "9"})
     register_rubric(con, changed)
     con.execute("UPDATE runs SET rubric_hash = ? WHERE run_id = 'other'", [changed.content_hash])
     with pytest.raises(JurybenchError, match=r"was fitted for rubric story-quality .* run 'other' used"):

@@ -245,3 +245,39 @@ def test_anthropic_jurors_mark_the_shared_system_prompt_for_caching() -> None:
     assert marked[0] == {"role": "system", "content": [{"type": "text", "text": "rules shared by every call",
                                                         "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
     assert marked[1] == messages[1] and messages[0]["content"] == "rules shared by every call"  # not modified
+
+
+def _long_rubric(item_first: bool) -> Any:
+    """One criterion whose scale is described at length (about 1,300 tokens), shown before the
+    item (jurybench's layout) or after it."""
+    from jurybench.rubric import parse_rubric
+
+    anchors = {level: f"Level {level}. " + " ".join(f"clause {level}-{k} of a long description" for k in range(30))
+               for level in range(1, 6)}  # fmt: skip
+    item = "Text:\n{response}"
+    shared = "Rate the text on the criterion below.\n\n{criteria}\n\n{answer_format}"
+    user = f"{item}\n\n{shared}" if item_first else f"{shared}\n\n{item}"
+    body = {"name": "long", "kind": "pointwise", "rationale": False, "templates": {"en": {"system": "Judge.", "user": user}},
+            "criteria": [{"name": "quality", "description": "How good the text is.", "scale": {"min": 1, "max": 5},
+                          "anchors": anchors}]}  # fmt: skip
+    return parse_rubric(json.dumps(body))
+
+
+@pytest.mark.parametrize("item_first", [False, True])
+def test_a_prompt_cache_reads_the_shared_part_when_it_comes_first(small_store: Any, item_first: bool) -> None:
+    """The stub's prompt cache (OpenAI's rule: 1,024 tokens or more, in blocks of 128) serves the
+    rubric's part that every call shares only when it comes before the item."""
+    from jurybench.testing import PromptCache
+
+    rubric = _long_rubric(item_first)
+    with StubServer(json.dumps({"quality": 3}), cache=PromptCache()) as stub:
+        score(small_store, rubric, [_juror(stub, ",concurrency=1")], options=QUIET)
+        n = len(stub.requests)
+    rows = small_store.execute("SELECT prompt_tokens, cached_tokens FROM calls ORDER BY cached_tokens").fetchall()
+    assert len(rows) == n >= 3
+    if item_first:
+        assert all(cached == 0 for _, cached in rows)  # the items differ from the first character on
+    else:
+        first, *rest = rows
+        assert first[1] == 0 and all(cached >= 1024 and cached % 128 == 0 for _, cached in rest)
+        assert all(cached > 0.9 * tokens - 128 for tokens, cached in rest)  # nearly the whole prompt

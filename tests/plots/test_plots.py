@@ -29,7 +29,7 @@ def test_plots_name_their_run_rubric_jury_and_result(tmp_path: Path) -> None:
     con = duckdb.connect(str(db), read_only=True)
     result_id = con.execute("SELECT result_id FROM stats_results WHERE name = 'gap'").fetchall()[0][0]
     con.close()
-    for shown in ("run persuasion", "rubric persuasion v1", "jury mean of sim/careful, sim/lenient", "quorum 1",
+    for shown in ("run persuasion", "rubric persuasion v2", "jury mean of sim/careful, sim/lenient", "quorum 1",
                   f"stats_results {result_id[:12]}", "by=model_a"):  # fmt: skip
         assert shown in svg, shown
 

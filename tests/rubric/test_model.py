@@ -128,7 +128,7 @@ def test_response_model_constrains_each_criterion() -> None:
 
 def test_a_changed_copy_gets_its_own_hash() -> None:
     rubric = load_rubric("story-quality")
-    assert rubric.model_copy(update={"version": "2"}).content_hash != rubric.content_hash
+    assert rubric.model_copy(update={"version": "3"}).content_hash != rubric.content_hash
     assert rubric.model_copy().content_hash == rubric.content_hash
 
 
@@ -140,9 +140,9 @@ def test_a_rubric_file_is_validated_once_per_version(tmp_path: Path) -> None:
     path.write_text(source, encoding="utf-8")
     first = load_rubric(path)
     assert load_rubric(path) is first  # unchanged file: the validated rubric is reused
-    path.write_text(source.replace('version: "1"', 'version: "2"'), encoding="utf-8")
+    path.write_text(source.replace('version: "2"', 'version: "3"'), encoding="utf-8")
     changed = load_rubric(path)
-    assert changed is not first and changed.version == "2"
+    assert changed is not first and changed.version == "3"
 
 
 @pytest.mark.parametrize(

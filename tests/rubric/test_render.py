@@ -83,3 +83,54 @@ def test_persuasion_judges_texts_in_any_language() -> None:
     for language in ("da", "de", "ja", "zh"):
         messages = render_pairwise(rubric, {**PAIR, "language": language}, "AB")
         assert "alpha text" in messages[-1]["content"]
+
+
+def _prefix(texts: list[str]) -> str:
+    first = texts[0]
+    n = 0
+    while n < len(first) and all(len(t) > n and t[n] == first[n] for t in texts):
+        n += 1
+    return first[:n]
+
+
+@pytest.mark.parametrize(
+    ("name", "language", "item_starts"),
+    [
+        ("story-quality", "en", "Task or premise given to the writer:\n"),
+        ("persuasion", "en", "Request both texts answer:\n"),
+        ("preference", "en", "Instruction:\n"),
+        ("preference", "ko", "지시:\n"),
+        ("emotion-label", "en", "Text: "),
+        ("emotion-label", "de", "Text: "),
+        ("emotion-label", "es", "Texto: "),
+        ("emotion-label", "ja", "文章: "),
+    ],
+)
+def test_the_shared_part_comes_first_byte_identical_and_the_subject_last(name: str, language: str,
+                                                                         item_starts: str) -> None:  # fmt: skip
+    """Issue 31: every call of a run starts with the same bytes (instructions, scale, answer
+    format), so a provider's prompt cache can serve them; only the subject's own text follows."""
+    from jurybench.rubric import render_classification, render_pairwise, render_pointwise
+
+    rubric = load_rubric(name)
+    rendered = []
+    for k, text in enumerate(["Short.", "A much longer text, with {braces} and\nlines.", "Ünïcode ✓"]):
+        subject = {"item_id": f"i{k}", "pair_id": f"p{k}", "prompt": f"Prompt {k}", "response": text,
+                   "response_a": text, "response_b": f"other {k}", "language": language, "metadata": {}}  # fmt: skip
+        if rubric.kind == "pointwise":
+            messages = render_pointwise(rubric, subject)
+        elif rubric.kind == "classification":
+            messages = render_classification(rubric, subject)
+        else:
+            messages = render_pairwise(rubric, subject, "AB")
+        assert [m["role"] for m in messages] == ["system", "user"]
+        rendered.append(messages)
+    systems = {m[0]["content"] for m in rendered}
+    assert len(systems) == 1  # the system message is the same bytes for every subject
+    users = [m[1]["content"] for m in rendered]
+    shared = _prefix(users)
+    assert shared.endswith(item_starts) or shared.endswith(item_starts + "Prompt ")  # only the subject follows
+    for user in users:
+        rest = user[len(shared) :]
+        assert item_starts not in rest and rest.strip()  # nothing shared comes after the subject
+    assert len(shared) > 0.8 * min(len(u) for u in users) - 60  # almost all of each prompt is shared

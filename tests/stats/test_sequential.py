@@ -79,6 +79,8 @@ def test_score_until_stops_when_the_rule_is_met_and_records_its_looks(stories: P
         stopping = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'seq'")["stopping"][0])
         judged = int(store.sql("SELECT count(*) AS n FROM run_subjects WHERE run_id = 'seq'")["n"][0])
     assert stopping["stopped"] == "met" and stopping["judged"] == judged < 300
+    with jb.open(stories, read_only=True) as store:  # the run counts every batch's subjects, not the last one's
+        assert int(store.sql("SELECT n_subjects FROM runs WHERE run_id = 'seq'")["n_subjects"][0]) == judged
     assert [look["judged"] for look in stopping["looks"]] == list(range(30, judged + 1, 30))
     final = stopping["final"]
     assert final["ci_low"] > 3 and final["n"] == judged  # the interval excludes 3, at the subjects judged

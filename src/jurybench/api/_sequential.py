@@ -67,5 +67,7 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
         if lock is not None:  # a store shared by threads (the service's): writes take its lock
             held.enter_context(lock)
         con = held.enter_context(writing(store))
-        con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), result.run_id])
+        # The run's subjects are those judged in every batch (each batch's engine run counted its own).
+        con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects WHERE run_id = ?) "
+                    "WHERE run_id = ?", [json.dumps(record), result.run_id, result.run_id])  # fmt: skip
     return result, record

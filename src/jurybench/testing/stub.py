@@ -182,6 +182,38 @@ class Batches:
         return list(batch["results"])
 
 
+class PromptCache:
+    """A provider's automatic prompt cache, as OpenAI describes its own: a prompt that starts with
+    at least ``min_tokens`` tokens already sent reads them from the cache, in whole blocks of
+    ``block`` tokens, and the answer's usage says how many (``prompt_tokens_details.cached_tokens``).
+    The stub's tokens are characters / 4 of the messages' text in order; it remembers the last
+    ``remember`` prompts."""
+
+    def __init__(self, min_tokens: int = 1024, block: int = 128, remember: int = 64) -> None:
+        self.min_tokens, self.block = min_tokens, block
+        self.seen: deque[str] = deque(maxlen=remember)
+
+    def tokens(self, body: dict[str, Any]) -> tuple[int, int]:
+        """(prompt tokens, of which read from the cache) for a request; remembers its prompt."""
+        text = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
+        shared = max((_common_length(text, old) for old in self.seen), default=0)
+        self.seen.append(text)
+        tokens = shared // 4
+        cached = (tokens // self.block) * self.block if tokens >= self.min_tokens else 0
+        return max(1, len(text) // 4), cached
+
+
+def _common_length(a: str, b: str) -> int:
+    """The length of the longest common prefix of two texts (bisected on slices)."""
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while high - low > 1:  # a[:low] is common, a[:high] is not
+        middle = (low + high) // 2
+        low, high = (middle, high) if a[:middle] == b[:middle] else (low, middle)
+    return low
+
+
 def _prompt_tokens(body: dict[str, Any]) -> float:
     text = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
     return max(1.0, len(text) / 4)
@@ -193,6 +225,7 @@ def make_app(
     requests: list[dict[str, Any]],
     limits: RateLimits | None = None,
     batches: Batches | None = None,
+    cache: PromptCache | None = None,
 ) -> Any:
     from aiohttp import web
 
@@ -224,7 +257,9 @@ def make_app(
         answered = int(extra.pop("x-stub-completion-tokens", 7))
         # ... and "x-stub-prompt-tokens" / "x-stub-cached-tokens" its prompt tokens and those read from a cache
         asked = int(extra.pop("x-stub-prompt-tokens", 11))
-        cached = extra.pop("x-stub-cached-tokens", None)
+        cached: Any = extra.pop("x-stub-cached-tokens", None)
+        if cache is not None and status == 200:  # a provider's prompt cache: the prompt's own tokens
+            asked, cached = cache.tokens(body)
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
@@ -426,8 +461,9 @@ class StubServer:
     """The stub in a background thread; use as a context manager."""
 
     def __init__(self, default_content: str = "{}", port: int | None = None, limits: RateLimits | None = None,
-                 batches: Batches | None = None) -> None:  # fmt: skip
+                 batches: Batches | None = None, cache: PromptCache | None = None) -> None:  # fmt: skip
         self.default_content = default_content
+        self.cache = cache
         self.limits = limits
         self.batches = batches if batches is not None else Batches()
         self.port = port or free_port()
@@ -447,7 +483,8 @@ class StubServer:
         loop = asyncio.new_event_loop()
         self._loop = loop
         runner = web.AppRunner(
-            make_app(self.default_content, self.script, self.requests, self.limits, self.batches), access_log=None
+            make_app(self.default_content, self.script, self.requests, self.limits, self.batches, self.cache),
+            access_log=None,
         )
         loop.run_until_complete(runner.setup())
         loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", self.port).start())

@@ -129,7 +129,9 @@ def runs_page(con: Connection, *, dataset: str = "", rubric: str = "", status: s
     store = store_of(con)
     rows = [{**_run_row(r), "store": store} for r in rows[:limit]]
     for row in rows:
-        row["below_quorum"] = run_figures(con, row)["below_quorum"]
+        figures = run_figures(con, row)
+        row["below_quorum"] = figures["below_quorum"]
+        row["main"] = figures["figures"][0] if figures["figures"] else None  # the first criterion's jury mean
     choices = {
         "rubrics": [
             r[0]

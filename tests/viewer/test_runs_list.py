@@ -1,0 +1,67 @@
+"""The runs list as a person sees it at 1,280 px (issue 32): it fits without scrolling sideways
+with five long-named jurors and a long run name, shows the jury's mean of the main criterion,
+and says that its outcome columns count calls (a call whose answer is valid on some criteria
+counts as ok, which is why an import's invalid judgments need not show there)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot
+
+LONG_JURORS = [f"fake/openai-gpt-4o-mini-2024-07-18-variant-{k},name=provider-model-with-a-long-name-{k}"
+               for k in range(5)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def wide_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("wide")
+    db = str(folder / "wide.duckdb")
+    for args in (("datasets", "example", "--out", str(folder / "example")),
+                 ("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example", "--db", db),
+                 ("score", "--rubric", "story-quality", "--run", "a-rather-long-run-name-for-the-hanna-reproduction",
+                  "--no-progress", "--db", db, *(x for j in LONG_JURORS for x in ("--juror", j)))):  # fmt: skip
+        done = run_cli(*args)
+        assert done.exit_code == 0, (args, done.stderr)
+    return Path(db)
+
+
+@pytest.fixture(scope="module")
+def wide_url(wide_store: Path) -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(wide_store), "--port", "0",
+                             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        match = re.search(r"(http://127\.0\.0\.1:\d+/)", proc.stdout.readline())
+        assert match
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_the_runs_list_fits_1280_px_and_shows_the_main_score(wide_url: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        page: Any = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(wide_url)
+        _shot(page, tmp_path, "runs-1280")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        headers = page.locator("#runs thead th").all_inner_texts()
+        row = page.locator("#runs tbody tr").first.inner_text()
+        note = page.locator("#runs-note").inner_text()
+        browser.close()
+    assert width <= 1280, f"the page is {width} px wide at a 1280 px window"
+    assert any(h.strip().startswith("score") for h in headers)
+    assert re.search(r"relevance\s+\d\.\d\d", row), row  # the first criterion's jury mean
+    assert "count calls" in note
