@@ -81,3 +81,21 @@ def rubric_dirs() -> list[Path]:
     if shipped.resolve() not in {d.resolve() for d in dirs}:
         dirs.append(shipped)
     return dirs
+
+
+def load_plugins(group: str, what: str) -> None:
+    """Call every installed package's entry point in ``group`` (a callable that registers its
+    juror kinds, statistics, ...); jurybench's own entries are skipped (its built-ins register
+    directly). A broken plug-in is named in one line, not a crash at every command."""
+    from importlib.metadata import entry_points
+
+    from jurybench.errors import JurybenchError
+
+    for point in entry_points(group=group):
+        if point.value.startswith("jurybench."):
+            continue  # the built-ins, registered by their own package
+        try:
+            point.load()()
+        except Exception as exc:
+            raise JurybenchError(f"{what} from '{point.value}' ({point.name}) failed to load: {exc}",
+                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip

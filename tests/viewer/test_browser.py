@@ -5,6 +5,7 @@ README's picture is made this way)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -25,10 +26,10 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
                 allow_module_level=True)  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def viewer_url(viewer_store: Path) -> Iterator[str]:
-    """``jurybench view`` as a user starts it, on a free loopback port."""
-    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(viewer_store), "--port", "0",
+@contextlib.contextmanager
+def serving(db: Path) -> Iterator[str]:
+    """``jurybench view`` as a user starts it, on a free loopback port; its address."""
+    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(db), "--port", "0",
                              "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None
@@ -39,6 +40,12 @@ def viewer_url(viewer_store: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def viewer_url(viewer_store: Path) -> Iterator[str]:
+    with serving(viewer_store) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

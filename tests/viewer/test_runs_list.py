@@ -6,8 +6,6 @@ counts as ok, which is why an import's invalid judgments need not show there).""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
-from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot
+from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot, serving
 
 LONG_JURORS = [f"fake/openai-gpt-4o-mini-2024-07-18-variant-{k},name=provider-model-with-a-long-name-{k}"
                for k in range(5)]  # fmt: skip
@@ -36,16 +34,8 @@ def wide_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def wide_url(wide_store: Path) -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(wide_store), "--port", "0",
-                             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        match = re.search(r"(http://127\.0\.0\.1:\d+/)", proc.stdout.readline())
-        assert match
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with serving(wide_store) as url:
+        yield url
 
 
 def test_the_runs_list_fits_1280_px_and_shows_the_main_score(wide_url: str, tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 
-from jurybench.errors import JurybenchError
 from jurybench.jurors._kinds import _DEFAULT, _KINDS, ENTRY_POINT_GROUP, JurorKind
 
 _LOAD_LOCK = threading.Lock()
@@ -24,16 +23,9 @@ def _load() -> None:
     from jurybench.jurors._builtin_kinds import register
 
     register()
-    from importlib.metadata import entry_points
+    from jurybench.config import load_plugins
 
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.value.startswith("jurybench."):
-            continue  # the built-ins, registered above
-        try:
-            point.load()()
-        except Exception as exc:  # a broken plug-in is named, not a crash at every command
-            raise JurybenchError(f"juror kinds from '{point.value}' ({point.name}) failed to load: {exc}",
-                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
+    load_plugins(ENTRY_POINT_GROUP, "juror kinds")
 
 
 def kind_of(model: str) -> JurorKind:

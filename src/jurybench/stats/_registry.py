@@ -349,16 +349,9 @@ def _load() -> None:
     from jurybench.stats.builtin import register
 
     register()
-    from importlib.metadata import entry_points
+    from jurybench.config import load_plugins
 
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.value.startswith("jurybench."):
-            continue  # the built-ins, registered above
-        try:
-            point.load()()
-        except Exception as exc:  # a broken plug-in is named, not a crash at every command
-            raise JurybenchError(f"statistics from '{point.value}' ({point.name}) failed to load: {exc}",
-                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
+    load_plugins(ENTRY_POINT_GROUP, "statistics")
 
 
 def statistics() -> dict[str, Statistic[Any]]:
