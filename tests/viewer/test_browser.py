@@ -130,3 +130,27 @@ def test_disagreements_and_a_statistic(page: Any, viewer_url: str, tmp_path: Pat
     pixels = np.asarray(Image.open(shot).convert("L"))
     assert float(np.mean(pixels > 240)) > 0.6
     _shot(page, tmp_path, "statistic")
+
+
+def test_a_pair_shows_both_orders_of_every_juror_side_by_side(page: Any, viewer_url: str, tmp_path: Path) -> None:
+    """Issue 32: per category, each juror's AB and BA scores in adjacent columns, its ε = (AB - BA) / 2,
+    the flips marked, and the jury's ε; the pair with the most flips has at least one."""
+    page.goto(viewer_url + "runs/persuasion/disagreements?sort=flips")
+    page.locator("#disagreements tbody tr td a").first.click()
+    page.wait_for_url(re.compile(r"/subjects/"))
+    grid = page.locator("#orders")
+    assert grid.count() == 1
+    jurors = grid.locator("thead th.juror").all_inner_texts()
+    assert jurors == ["fake/biased", "fake/fair"]
+    rows = grid.locator("tbody tr")
+    assert rows.count() == 19  # persuasion's categories
+    checked = 0
+    for k in range(rows.count()):
+        cells = rows.nth(k).locator("td").all_inner_texts()
+        for j in range(len(jurors)):
+            ab, ba, eps = (cells[1 + 3 * j + m].replace("⇄", "").strip() for m in range(3))
+            if "–" not in (ab, ba, eps):
+                assert float(eps) == pytest.approx((float(ab) - float(ba)) / 2, abs=0.01)
+                checked += 1
+    assert checked >= 19 and grid.locator("span.flip").count() >= 1
+    _shot(page, tmp_path, "pair-orders")

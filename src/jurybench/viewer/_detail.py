@@ -74,8 +74,27 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
     humans = _query(con, "SELECT criterion, annotator, value, label FROM human_labels WHERE subject_id = ? "
                          "AND subject_kind = ? ORDER BY criterion, annotator",
                     [subject_id, "pair" if pairwise else "item"])  # fmt: skip
+    orders = _both_orders(con, run["run_id"], subject_id, jury) if pairwise else None
     return {"pairwise": pairwise, "shown": shown, "calls": calls, "jury": jury, "humans": humans,
-            "id": subject_id}  # fmt: skip
+            "id": subject_id, "orders": orders}  # fmt: skip
+
+
+def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str, Any]]) -> dict[str, Any]:
+    """A pair as a pair: per category, each juror's mean score in each order (AB: A shown first;
+    BA: B shown first, in that order's frame), its symmetrized ε = (AB - BA) / 2, whether it
+    flipped (its verdict changes sign with the order), and the jury's ε."""
+    rows = _query(con, """SELECT category, juror, juror_score_ab AS ab, juror_score_ba AS ba, juror_epsilon AS eps
+                          FROM juror_pairwise WHERE run_id = ? AND pair_id = ? ORDER BY category""",
+                  [run_id, pair_id])  # fmt: skip
+    jurors = list(dict.fromkeys(r["juror"] for r in rows))
+    jury_eps = {j["criterion"]: j["jury_score"] for j in jury}
+    grid: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        ab, ba = r["ab"], r["ba"]
+        flip = ab is not None and ba is not None and ab != 0 and ba != 0 and (ab > 0) == (ba > 0)
+        cell = {"ab": ab, "ba": ba, "eps": r["eps"], "flip": flip}
+        grid.setdefault(r["category"], {"jurors": {}, "jury": jury_eps.get(r["category"])})["jurors"][r["juror"]] = cell
+    return {"jurors": jurors, "categories": grid}
 
 
 _POINTWISE_DISPUTES = """
