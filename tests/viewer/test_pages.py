@@ -45,15 +45,19 @@ def _cells(html: str, table_id: str) -> list[list[str]]:
 def test_runs_page_lists_every_run_with_its_counts(client: Any, viewer_store: Path) -> None:
     page = client.get("/")
     assert page.status_code == 200
-    rows = {r[0]: r for r in _cells(page.text, "runs")}
+    rows = {r[1]: r for r in _cells(page.text, "runs")}  # the first cell ticks a run to compare
     assert set(rows) == {"quality", "persuasion"}
     ok, invalid, refusal = _sql(client, "SELECT sum(n_ok), sum(n_invalid), sum(n_refusal) FROM run_summary "
                                         "WHERE run_id = 'quality'")[0]  # fmt: skip
-    assert rows["quality"][6:9] == [f"{ok:,}", f"{invalid:,}", f"{refusal:,}"]
-    assert "fake/kind, fake/strict, fake/shy" in rows["quality"][3]
+    assert rows["quality"][8:11] == [f"{ok:,}", f"{invalid:,}", f"{refusal:,}"]
+    assert "fake/kind, fake/strict, fake/shy" in rows["quality"][4]
+    mean = _sql(
+        client, "SELECT avg(jury_score) FROM jury_pointwise WHERE run_id = 'quality' AND criterion = 'relevance'"
+    )
+    assert rows["quality"][6].split() == ["relevance", f"{mean[0][0]:.2f}"]  # the first criterion's jury mean
     # Filters are applied by the server.
     only = _cells(client.get("/?status=finished&rubric=persuasion").text, "runs")
-    assert [r[0] for r in only] == ["persuasion"]
+    assert [r[1] for r in only] == ["persuasion"]
     assert "No run matches" in client.get("/?dataset=nothing-here").text
 
 

@@ -201,6 +201,14 @@ def router(store_of: Callable[[], Any]) -> Any:
 
         return page("subject.html", build, f"{subject_id} in {run_id}")
 
+    @api.get("/compare", response_class=HTMLResponse)
+    def compare(run: list[str] | None = Query(None)) -> HTMLResponse:  # noqa: B008 (FastAPI reads a repeated ?run=)
+        from jurybench.viewer._compare import compare as compared
+
+        wanted = [run_from_segment(r) for r in run or []][:2]
+        title = "Compare " + " and ".join(wanted) if wanted else "Compare runs"
+        return page("compare.html", lambda con: compared(con, [_data.run_header(con, r) for r in wanted]), title)
+
     @api.get("/stats", response_class=HTMLResponse)
     def stats(name: str = "", after: str = "") -> HTMLResponse:
         return page("stats.html", lambda con: _detail.results_page(con, name=name, after=after), "Statistics")
