@@ -7,10 +7,13 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.api._specs import jury_of, rubric_of
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from jurybench.engine import RunResult
 
 
 def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
@@ -52,7 +55,7 @@ class Run:
     interrupted, stopped_budget; 'planned' for ``plan=True``), counts, cost, and the run's
     stored results as DataFrames."""
 
-    result: Any  # the engine's RunResult
+    result: RunResult  # the engine's account of the run
     store: Any
     rubric: Any
     report: Any = None  # generate: the GenerationReport (per-model lines, items and pairs written)
@@ -77,7 +80,7 @@ class Run:
         spent nothing); None when a juror's price is unknown (never 0 for unknown)."""
         if self.result.status == "planned" and self.result.plan:
             planned = [p.cost_usd for p in self.result.plan]
-            return None if any(v is None for v in planned) else float(sum(planned))
+            return None if any(v is None for v in planned) else float(sum(v for v in planned if v is not None))
         value = self.result.cost_usd
         return None if value is None else float(value)
 

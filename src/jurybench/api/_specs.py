@@ -5,24 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybench.errors import JurybenchError
 
+if TYPE_CHECKING:
+    from jurybench.jury import Jury
+    from jurybench.rubric import AnyRubric
 
-def rubric_of(rubric: Any) -> Any:
+
+def rubric_of(rubric: Any) -> AnyRubric:
     """A rubric from its name (rubrics/<name>.yaml or a shipped one), a path, or a rubric object."""
     from jurybench.rubric import load_rubric
 
     if isinstance(rubric, str | Path):
         return load_rubric(str(rubric))
     if hasattr(rubric, "content_hash") and hasattr(rubric, "kind"):
-        return rubric
+        return cast("AnyRubric", rubric)
     raise JurybenchError(f"rubric: expected a name, a path or a rubric, got {type(rubric).__name__}.")
 
 
 def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
-            tie: str | None = None, calibration: str | Path | None = None, scores: str | None = None) -> Any:  # fmt: skip
+            tie: str | None = None, calibration: str | Path | None = None, scores: str | None = None) -> Jury:  # fmt: skip
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
     mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that
     did not set its own; ``scores`` (discrete or expected) what the jury aggregates."""
