@@ -16,7 +16,8 @@ HOSTILE_CSV = (
 )
 
 
-def _ok(*args: str) -> None:
+def cli_ok(*args: str) -> None:
+    """Run a CLI command in-process; it must succeed."""
     result = run_cli(*args)
     assert result.exit_code == 0, (args, result.stdout, result.stderr)
 
@@ -30,18 +31,18 @@ def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     old = os.environ.get("JURYBENCH_DB")
     os.environ["JURYBENCH_DB"] = str(db)
     try:
-        _ok("datasets", "example", "--out", str(folder / "example"))
-        _ok("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example")
-        _ok("pairs", "import", str(folder / "example" / "pairs.csv"), "--dataset", "example")
-        _ok("items", "import", str(write(folder / "hostile.csv", HOSTILE_CSV)), "--dataset", "hostile")
-        _ok("score", "--rubric", "story-quality", "--where", "dataset IN ('example', 'hostile')", "--run", "quality",
+        cli_ok("datasets", "example", "--out", str(folder / "example"))
+        cli_ok("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example")
+        cli_ok("pairs", "import", str(folder / "example" / "pairs.csv"), "--dataset", "example")
+        cli_ok("items", "import", str(write(folder / "hostile.csv", HOSTILE_CSV)), "--dataset", "hostile")
+        cli_ok("score", "--rubric", "story-quality", "--where", "dataset IN ('example', 'hostile')", "--run", "quality",
             "--no-progress", "--juror", "fake/kind,samples=2", "--juror", "fake/strict,invalid_rate=0.2",
             "--juror", "fake/shy,refusal_rate=0.15")  # fmt: skip
-        _ok("score", "--rubric", "persuasion", "--where", "dataset = 'example'", "--run", "persuasion",
+        cli_ok("score", "--rubric", "persuasion", "--where", "dataset = 'example'", "--run", "persuasion",
             "--no-progress", "--juror", "fake/biased,position_bias=1", "--juror", "fake/fair")  # fmt: skip
-        _ok("annotations", "simulate", "--rubric", "story-quality", "--where", "dataset = 'example'")
-        _ok("stats", "directional", "--run", "persuasion")
-        _ok("stats", "gap", "--run", "persuasion", "--boot", "200")
+        cli_ok("annotations", "simulate", "--rubric", "story-quality", "--where", "dataset = 'example'")
+        cli_ok("stats", "directional", "--run", "persuasion")
+        cli_ok("stats", "gap", "--run", "persuasion", "--boot", "200")
     finally:
         if old is None:
             os.environ.pop("JURYBENCH_DB", None)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import jurybench as jb
-from tests.conftest import run_cli
+from tests.viewer.conftest import cli_ok
 from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot, serving
 
 
@@ -29,8 +29,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  ("score", "-r", "story-quality", "--run", "second", "-j", "fake/kind", "-j", "fake/other",
                   "--no-progress", "--db", db),
                  ("score", "-r", "persuasion", "--run", "pairs", "-j", "fake/fair", "--no-progress", "--db", db)):  # fmt: skip
-        done = run_cli(*args)
-        assert done.exit_code == 0, (args, done.stderr)
+        cli_ok(*args)
     return Path(db)
 
 

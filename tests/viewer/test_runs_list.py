@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.viewer.conftest import cli_ok
 from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot, serving
 
 LONG_JURORS = [f"fake/openai-gpt-4o-mini-2024-07-18-variant-{k},name=provider-model-with-a-long-name-{k}"
@@ -27,8 +27,7 @@ def wide_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                  ("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example", "--db", db),
                  ("score", "--rubric", "story-quality", "--run", "a-rather-long-run-name-for-the-hanna-reproduction",
                   "--no-progress", "--db", db, *(x for j in LONG_JURORS for x in ("--juror", j)))):  # fmt: skip
-        done = run_cli(*args)
-        assert done.exit_code == 0, (args, done.stderr)
+        cli_ok(*args)
     return Path(db)
 
 

@@ -83,8 +83,11 @@ def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str
     """A pair as a pair: per category, each juror's mean score in each order (AB: A shown first;
     BA: B shown first, in that order's frame), its symmetrized ε = (AB - BA) / 2, whether it
     flipped (its verdict changes sign with the order), and the jury's ε."""
-    rows = _query(con, """SELECT category, juror, juror_score_ab AS ab, juror_score_ba AS ba, juror_epsilon AS eps
-                          FROM juror_pairwise WHERE run_id = ? AND pair_id = ? ORDER BY category""",
+    # The jurors in the jury's order (rows in no given order would shuffle the columns between visits).
+    rows = _query(con, """SELECT v.category, v.juror, v.juror_score_ab AS ab, v.juror_score_ba AS ba,
+                                 v.juror_epsilon AS eps
+                          FROM juror_pairwise v JOIN run_jurors rj ON rj.run_id = v.run_id AND rj.juror_key = v.juror_key
+                          WHERE v.run_id = ? AND v.pair_id = ? ORDER BY v.category, rj.position""",
                   [run_id, pair_id])  # fmt: skip
     jurors = list(dict.fromkeys(r["juror"] for r in rows))
     jury_eps = {j["criterion"]: j["jury_score"] for j in jury}
