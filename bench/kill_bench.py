@@ -2,8 +2,13 @@
 received were asked for again (issue 27's yardstick: under 1 % of 2,000 calls at 200 ms
 latency and concurrency 64). Requests still in flight at the kill are counted apart: no
 client can keep an answer it never received. ``sent_but_not_kept``: answers the stub had sent
-that the killed run did not keep (stored or journaled): those still in transit in the
-socket, which no client can keep either, and any the run read and lost.
+that the killed run did not keep (stored or journaled): those written to the socket before
+the kill but not yet read by the run, and any the run read and lost. An answer counts as
+answered when the stub has written it to the socket before the kill (the stub counts it
+after the write), so answers the stub was still building are in flight, not lost.
+
+Each is measured with the engine's back-pressure (``engine/_load.py``) and without it
+(``JURYBENCH_BACKPRESSURE=off``), and so is the throughput of whole runs, side by side.
 
     python bench/kill_bench.py [CALLS] [TRIALS]   -> one JSON object on stdout
 """
@@ -22,7 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def trial(calls: int, kill_after: int) -> dict[str, float]:
+def trial(calls: int, kill_after: int | None, backpressure: bool = True) -> dict[str, float]:
+    """One run killed after ``kill_after`` answers, then run again (``None``: one whole run,
+    for its throughput)."""
     from jurybench.testing import RateLimits, StubServer
 
     full = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
@@ -31,21 +38,29 @@ def trial(calls: int, kill_after: int) -> dict[str, float]:
         db = Path(tmp) / "k.duckdb"
         items = Path(tmp) / "items.csv"
         items.write_text("item_id,response\n" + "".join(f"i{i:05d},Story {i}\n" for i in range(calls)))
-        env = {**os.environ, "JURYBENCH_HOME": tmp}
+        env = {**os.environ, "JURYBENCH_HOME": tmp, "JURYBENCH_BACKPRESSURE": "on" if backpressure else "off"}
         cli = [sys.executable, "-m", "jurybench.cli"]
         subprocess.run([*cli, "items", "import", str(items), "--db", str(db)], env=env, check=True, capture_output=True)
         juror = f"openai/stub,api_base={stub.api_base},api_key=sk-bench-0123456789,concurrency=64"
         cmd = [*cli, "score", "--rubric", "story-quality", "--juror", juror, "--run", "k", "--no-progress", "--db",
                str(db)]  # fmt: skip
+        if kill_after is None:
+            t0 = time.monotonic()
+            subprocess.run(cmd, env=env, check=True, capture_output=True)
+            return {"calls_per_s": calls / (time.monotonic() - t0), "requests": len(stub.requests)}
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         start = time.monotonic()
         while stub.limits.n_ok < kill_after and proc.poll() is None:
             time.sleep(0.005)
+        killed_at = time.monotonic()
         proc.kill()
         proc.wait()
-        answered, asked = stub.limits.n_ok, len(stub.requests)
-        time.sleep(0.3)  # requests in flight at the kill end on the stub's side
-        first_s = time.monotonic() - start
+        # Every request the killed run sent reaches the stub (its handler may parse one after
+        # the kill); those still waiting out the stub's delay then meet a closed socket.
+        _settle(stub, delay_s=0.2)
+        asked = len(stub.requests)
+        answered = sum(1 for t in stub.limits.ok_times if t <= killed_at)  # written before the kill
+        first_s = killed_at - start
         kept = _kept(db)
         t0 = time.monotonic()
         subprocess.run(cmd, env=env, check=True, capture_output=True)
@@ -56,6 +71,17 @@ def trial(calls: int, kill_after: int) -> dict[str, float]:
             "answered_twice": total - calls - in_flight, "kept_after_kill": kept,
             "sent_but_not_kept": answered - kept, "calls_per_s_first": answered / first_s,
             "calls_per_s_rerun": (calls - answered) / rerun_s}  # fmt: skip
+
+
+def _settle(stub: object, delay_s: float) -> None:
+    """Wait until the stub has stopped receiving the killed run's requests: no new one for
+    twice its answer delay (an event on the stub's side, not a fixed pause)."""
+    seen, quiet_since = -1, time.monotonic()
+    requests = stub.requests  # type: ignore[attr-defined]
+    while time.monotonic() - quiet_since < 2 * delay_s + 0.1:
+        if len(requests) != seen:
+            seen, quiet_since = len(requests), time.monotonic()
+        time.sleep(0.01)
 
 
 def _kept(db: Path) -> int:
@@ -79,10 +105,19 @@ def _kept(db: Path) -> int:
 def main() -> None:
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     trials = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    runs = [trial(calls, kill_after=calls * (k + 1) // (trials + 2)) for k in range(trials)]
-    worst = max(r["answered_twice"] for r in runs)
-    print(json.dumps({"calls": calls, "trials": runs, "worst_answered_twice": worst,
-                      "worst_share": worst / calls, "target_share": 0.01}, indent=2))  # fmt: skip
+    out: dict[str, object] = {"calls": calls, "target_share": 0.01}
+    for label, on in (("", True), ("without_backpressure_", False)):
+        runs = [trial(calls, calls * (k + 1) // (trials + 2), on) for k in range(trials)]
+        worst = max(r["answered_twice"] for r in runs)
+        out |= {f"{label}trials": runs, f"{label}worst_answered_twice": worst, f"{label}worst_share": worst / calls}
+    # Throughput of whole runs, alternating, so both see the same machine.
+    speeds: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(2):
+        for on in (True, False):
+            speeds[on].append(trial(calls, None, on)["calls_per_s"])
+    out |= {"calls_per_s": max(speeds[True]), "without_backpressure_calls_per_s": max(speeds[False]),
+            "throughput_ratio": max(speeds[True]) / max(speeds[False])}  # fmt: skip
+    print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

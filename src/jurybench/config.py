@@ -22,6 +22,12 @@ def lock_wait_s() -> float:
         return 10.0
 
 
+def backpressure() -> bool:
+    """Whether a run lowers its calls in flight while its own event loop lags (the default;
+    ``JURYBENCH_BACKPRESSURE=off`` keeps every juror's ``concurrency`` whatever the load)."""
+    return (os.environ.get("JURYBENCH_BACKPRESSURE") or "on").strip().lower() not in ("off", "0", "false", "no")
+
+
 # DuckDB's cache on the engine's and the importers' connections: without a cap DuckDB keeps
 # every block it has read or written (up to 80 % of RAM), so a run's memory grew with the store.
 DEFAULT_DUCKDB_MEMORY = "64MB"

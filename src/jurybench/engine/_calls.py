@@ -15,6 +15,7 @@ from typing import Any
 
 from jurybench.engine._budget import Budget, CostTally
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
+from jurybench.engine._load import LoadControl, LoadGate, monitor
 from jurybench.engine._plan import Task
 from jurybench.engine._writer import _Writer
 from jurybench.jurors import (
@@ -365,42 +366,54 @@ async def _execute(
         if options.on_call:
             options.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
 
-    async def worker(queue: deque[Task]) -> None:
+    async def worker(queue: deque[Task], gate: LoadGate) -> None:
         while queue:
             if options.stop is not None and options.stop():
                 progress.stopped = True
                 return
-            task = queue[0]
-            reserved = budget.expected(task) if budget is not None else 0.0
-            if budget is not None and not budget.reserve(reserved):
-                return  # the budget would be passed: this call and the rest are not made
-            queue.popleft()
-            if task.juror.key in unusable:
-                if budget is not None:
-                    budget.settle(reserved, 0.0)
-                progress.skip()
-                continue
-            answered = False
+            await gate.enter()
             try:
-                call, outcome = await _claimed(
-                task.call_key,
-                    functools.partial(
-                        _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
-                        unusable,
-                    ),
-                )  # fmt: skip
-                answered = True
-            except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
-                progress.stopped = True
-                return
+                if not await attempt(queue):
+                    return
             finally:
-                if budget is not None and not answered:  # interrupted: nothing to count
-                    budget.settle(reserved, 0.0)
-            if budget is not None:  # what it really cost (an unreported cost counts as expected)
-                failed = call["status"] == "error" and call["cost_usd"] is None
-                budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
-                budget.learn(task.juror.key, call.get("completion_tokens"))
-            record(task, call, outcome)
+                gate.leave()
+
+    async def attempt(queue: deque[Task]) -> bool:
+        """The next task of the queue, if the budget allows; False when the worker should end."""
+        if not queue:
+            return True
+        task = queue[0]
+        reserved = budget.expected(task) if budget is not None else 0.0
+        if budget is not None and not budget.reserve(reserved):
+            return False  # the budget would be passed: this call and the rest are not made
+        queue.popleft()
+        if task.juror.key in unusable:
+            if budget is not None:
+                budget.settle(reserved, 0.0)
+            progress.skip()
+            return True
+        answered = False
+        try:
+            call, outcome = await _claimed(
+                task.call_key,
+                functools.partial(
+                    _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
+                    unusable,
+                ),
+            )  # fmt: skip
+            answered = True
+        except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
+            progress.stopped = True
+            return False
+        finally:
+            if budget is not None and not answered:  # interrupted: nothing to count
+                budget.settle(reserved, 0.0)
+        if budget is not None:  # what it really cost (an unreported cost counts as expected)
+            failed = call["status"] == "error" and call["cost_usd"] is None
+            budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
+            budget.learn(task.juror.key, call.get("completion_tokens"))
+        record(task, call, outcome)
+        return True
 
     async def flusher() -> None:
         # A batch is written every second, or sooner once it holds writer.batch calls. Writes
@@ -418,10 +431,17 @@ async def _execute(
                 writer.put_back(batch)
 
     workers = []
+    control = LoadControl()
+    gates: list[LoadGate] = []
     for queue in by_provider.values():
         juror = queue[0].juror
-        n = int(juror.option("concurrency", options.concurrency))
-        workers += [asyncio.create_task(worker(queue)) for _ in range(max(1, n))]
+        n = max(1, int(juror.option("concurrency", options.concurrency)))
+        gates.append(LoadGate(n, control))
+        control.largest = max(control.largest, n)
+        workers += [asyncio.create_task(worker(queue, gates[-1])) for _ in range(n)]
+    from jurybench.config import backpressure
+
+    load_task = asyncio.create_task(monitor(control, gates)) if backpressure() else None
     if batched:
         from jurybench.engine._batch_path import BatchRunner
 
@@ -433,5 +453,7 @@ async def _execute(
         await asyncio.gather(*workers)
     finally:
         flush_task.cancel()
+        if load_task is not None:
+            load_task.cancel()
         for w in workers:
             w.cancel()

@@ -247,9 +247,17 @@ def make_app(
                                                     "code": "rate_limit_exceeded"}}, status=429, headers=headers)  # fmt: skip
             if limits.delay_s:
                 await asyncio.sleep(limits.delay_s)
-            limits.served(tokens)
             answer = _completion(body.get("model", "stub"), default_content, prompt_tokens=round(tokens) - 7)
-            return web.json_response(answer, headers=limits.header_values())
+            response = web.json_response(answer, headers=limits.header_values())
+            # Counted once written to the socket: an answer still being built is not one a
+            # client could have received (the kill -9 bench counts these).
+            try:
+                await response.prepare(request)
+                await response.write_eof()
+            except ConnectionError:  # the client went away (a killed run): nothing was served
+                return response
+            limits.served(tokens)
+            return response
         entry = script.popleft() if script else (200, default_content)
         status, content = entry[0], entry[1]
         extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers

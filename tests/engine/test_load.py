@@ -1,0 +1,133 @@
+"""Back-pressure (issue 27, item 8): while the run's own event loop lags, fewer calls are in
+flight, so fewer paid answers wait in the process where a kill -9 would lose them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+import jurybench as jb
+from jurybench.engine._load import DECREASE, FASTEST, HIGH_LAG_S, MIN_SHARE, STEP_S, LoadControl, LoadGate, monitor
+from jurybench.jurors import Completion, JurorKind, register_kind, unregister_kind
+
+
+def test_the_share_falls_by_a_step_per_interval_and_grows_back_a_call_a_tick() -> None:
+    assert (HIGH_LAG_S, DECREASE, FASTEST) == (0.02, 0.85, 0.5)
+    control = LoadControl(largest=10)
+    # A smoothed lag of 0.3 * 0.1 = 0.03 s is 1.5 times the mark: the share falls to 1 / 1.5.
+    control.observe(0.1, now=0.0)
+    assert control.lag == pytest.approx(0.03) and control.share == pytest.approx(2 / 3)
+    control.observe(0.1, now=STEP_S / 2)  # within the same interval: no second step
+    assert control.share == pytest.approx(2 / 3)
+    # Now 0.3 * 0.1 + 0.7 * 0.051 = 0.0657 s: over three times the mark, so halved at most.
+    control.observe(0.1, now=STEP_S)
+    assert control.lag == pytest.approx(0.0657) and control.share == pytest.approx(1 / 3)
+    control.observe(0.0, now=2 * STEP_S)  # 0.046 s, a step later: still high, halved again
+    assert control.share == pytest.approx(1 / 6)
+    control = LoadControl(largest=10, lag=0.02)
+    control.observe(0.022, now=0.0)  # 0.0206 s, just above: the gentlest step, 0.85
+    assert control.share == pytest.approx(DECREASE)
+    # Idle ticks: the average decays (0.7 a tick) below 0.008 s, then each tick adds 1/10.
+    for tick in range(30):
+        control.observe(0.0, now=1.0 + tick)
+    assert control.share == 1.0 and control.lag < 0.005
+    for tick in range(200):  # however long the loop lags, some calls still go
+        control.observe(1.0, now=100.0 + tick)
+    assert control.share == MIN_SHARE
+
+
+def test_a_gate_admits_its_share_of_the_concurrency_and_never_less_than_one() -> None:
+    control = LoadControl(share=0.5)
+    gate = LoadGate(4, control)
+    assert gate.limit == 2
+    control.share = 0.01
+    assert gate.limit == 1
+
+    async def scenario() -> list[str]:
+        control.share = 0.5
+        order: list[str] = []
+
+        async def call(name: str) -> None:
+            await gate.enter()
+            order.append(f"in {name}")
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            order.append(f"out {name}")
+            gate.leave()
+
+        await asyncio.gather(call("a"), call("b"), call("c"))
+        return order
+
+    order = asyncio.run(scenario())
+    # c enters only after one of a and b has left
+    assert order.index("in c") > min(order.index("out a"), order.index("out b"))
+
+
+def test_a_loop_kept_busy_lowers_the_share() -> None:
+    async def scenario() -> float:
+        control = LoadControl(largest=8)
+        watcher = asyncio.create_task(monitor(control, [LoadGate(8, control)]))
+        while control.share == 1.0:
+            time.sleep(0.05)  # the loop is held: the monitor's next tick is at least this late
+            await asyncio.sleep(0)
+        watcher.cancel()
+        return control.share
+
+    assert asyncio.run(scenario()) < 1.0
+
+
+class _Busy:
+    """A transport that costs the loop CPU before each request (as building a request with a
+    provider's SDK does) and answers after a delay; it records how late each answer was
+    taken up after it arrived."""
+
+    late: ClassVar[list[float]] = []
+
+    def __init__(self, rubric: Any) -> None:
+        self.criteria = rubric.dimensions
+
+    async def complete(self, messages: list[dict[str, str]], slot: Any) -> Completion:
+        end = time.perf_counter() + 0.004
+        while time.perf_counter() < end:
+            pass
+        loop = asyncio.get_running_loop()
+        due = loop.time() + 0.05
+        await asyncio.sleep(0.05)
+        _Busy.late.append(loop.time() - due)
+        return Completion(json.dumps({name: 3 for name in self.criteria}), prompt_tokens=10, completion_tokens=4)
+
+
+@pytest.fixture
+def busy() -> Any:
+    kind = JurorKind("busy", lambda spec, rubric, con, ids: _Busy(rubric), "CPU-bound", parameters=frozenset(),
+                     price=lambda spec: None)  # fmt: skip
+    register_kind(kind)
+    yield kind
+    unregister_kind("busy")
+
+
+def _mean_lateness(tmp_path: Path, name: str) -> float:
+    _Busy.late = []
+    with jb.open(tmp_path / f"{name}.duckdb") as store:
+        store.import_items([{"item_id": f"i{k:03d}", "response": "x"} for k in range(300)])
+        run = jb.score(store, rubric="story-quality", jury=["busy/one,concurrency=64"], run=name)
+        assert run.status == "finished" and run.counts["ok"] == 300
+    return sum(_Busy.late) / len(_Busy.late)
+
+
+def test_answers_wait_less_in_a_lagging_process_with_back_pressure(
+    busy: JurorKind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without back-pressure 64 calls are in flight while the loop can serve about 12 in the
+    answer delay, so each answer waits for the CPU work of the calls ahead of it (about
+    (64 - 12) x 4 ms); with it the calls in flight shrink to what the loop keeps up with."""
+    monkeypatch.setenv("JURYBENCH_BACKPRESSURE", "off")
+    without = _mean_lateness(tmp_path, "off")
+    monkeypatch.setenv("JURYBENCH_BACKPRESSURE", "on")
+    with_it = _mean_lateness(tmp_path, "on")
+    assert with_it < without / 2, (with_it, without)
