@@ -154,3 +154,45 @@ def test_a_pair_shows_both_orders_of_every_juror_side_by_side(page: Any, viewer_
                 checked += 1
     assert checked >= 19 and grid.locator("span.flip").count() >= 1
     _shot(page, tmp_path, "pair-orders")
+
+
+def test_find_then_step_with_j_and_k(page: Any, viewer_url: str, viewer_store: Path, tmp_path: Path) -> None:
+    """A user filters the run's items (coherence at least 2, highest first), opens the first,
+    and steps with the keyboard; the steps follow the filter's order."""
+    page.goto(viewer_url + "runs/quality")
+    form = page.locator("form.find")
+    form.locator("select[name=criterion]").select_option("coherence")
+    form.locator("input[name=min]").fill("2")
+    form.locator("select[name=sort]").select_option("-score")
+    form.get_by_role("button", name="Find").click()
+    page.wait_for_url(re.compile(r"criterion=coherence"))
+    found = [r.split("\t")[1] for r in page.locator("#subjects tbody tr").all_inner_texts()]
+    assert len(found) >= 3 and page.locator("p.found").inner_text().startswith(f"{len(found)} found")
+    _shot(page, tmp_path, "find")
+
+    page.get_by_role("link", name=found[0], exact=True).click()
+    page.wait_for_url(re.compile(rf"/subjects/{re.escape(found[0])}\?"))
+    assert page.locator("nav.step").inner_text().count(f"1 of {len(found)} found") == 1
+    page.keyboard.press("j")
+    page.wait_for_url(re.compile(rf"/subjects/{re.escape(found[1])}\?"))
+    page.keyboard.press("j")
+    page.wait_for_url(re.compile(rf"/subjects/{re.escape(found[2])}\?"))
+    page.keyboard.press("k")
+    page.wait_for_url(re.compile(rf"/subjects/{re.escape(found[1])}\?"))
+    _shot(page, tmp_path, "step")
+
+
+def test_without_script_the_pages_still_step(page: Any, viewer_url: str) -> None:
+    context = page.context.browser.new_context(java_script_enabled=False)
+    try:
+        tab = context.new_page()
+        tab.goto(viewer_url + "runs/quality?criterion=coherence&sort=score")
+        tab.locator("#subjects tbody tr").first.locator("a").click()
+        tab.wait_for_url(re.compile(r"/subjects/"))
+        step = tab.locator('a[rel="next"]')
+        assert step.get_attribute("accesskey") == "j"
+        target = step.get_attribute("href")
+        step.click()
+        tab.wait_for_url(re.compile(re.escape(target.split("?")[0]) + r"\?"))
+    finally:
+        context.close()

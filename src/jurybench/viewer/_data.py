@@ -315,22 +315,30 @@ def run_subjects(con: Connection, run: dict[str, Any], *, after: str = "", limit
         "SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ? AND subject_id > ? "
         "ORDER BY subject_id LIMIT ?", [run["run_id"], kind, after, limit + 1]).fetchall()]  # fmt: skip
     more, ids = len(ids) > limit, ids[:limit]
+    return {**subject_rows(con, run, ids), "next": ids[-1] if more else None}
+
+
+def subject_rows(con: Connection, run: dict[str, Any], ids: list[str]) -> dict[str, Any]:
+    """The run's subjects ``ids`` (in that order) with their model, language, dataset, prompt and
+    jury score per criterion."""
     if not ids:
-        return {"rows": [], "criteria": [], "next": None}
+        return {"rows": [], "criteria": []}
     marks = ", ".join("?" for _ in ids)
-    if kind == "item":
+    # A key range reaches the view's base tables; an IN list does not, and costs a scan of the
+    # whole run (the run page's ids are consecutive in the run's order; a found page's may not
+    # be, and the range's extra rows are dropped below).
+    low, high = min(ids), max(ids)
+    if run["mode"] != "pairwise":
         info = _query(con, f"SELECT item_id AS id, model, language, dataset, prompt FROM items WHERE item_id IN ({marks})",
                       ids)  # fmt: skip
-        # A key range (the page's ids are consecutive in the run's order) reaches the view's base
-        # tables; an IN list does not, and costs a scan of the whole run.
         scores = con.execute("SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
-                             "AND item_id >= ? AND item_id <= ?", [run["run_id"], ids[0], ids[-1]]).fetchall()  # fmt: skip
+                             "AND item_id >= ? AND item_id <= ?", [run["run_id"], low, high]).fetchall()  # fmt: skip
     else:
         info = _query(con, f"SELECT p.pair_id AS id, a.model || ' vs ' || b.model AS model, a.language, p.dataset, "
                            f"a.prompt FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b "
                            f"ON b.item_id = p.item_b WHERE p.pair_id IN ({marks})", ids)  # fmt: skip
         scores = con.execute("SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
-                             "AND pair_id >= ? AND pair_id <= ?", [run["run_id"], ids[0], ids[-1]]).fetchall()  # fmt: skip
+                             "AND pair_id >= ? AND pair_id <= ?", [run["run_id"], low, high]).fetchall()  # fmt: skip
     by_id = {r["id"]: {**r, "scores": {}} for r in info}
     criteria: list[str] = []
     for sid, crit, score in scores:
@@ -341,7 +349,7 @@ def run_subjects(con: Connection, run: dict[str, Any], *, after: str = "", limit
     rows = [by_id.get(i, {"id": i, "scores": {}}) for i in ids]
     order = run_dimensions(con, run["run_id"])
     criteria.sort(key=lambda c: order.index(c) if c in order else len(order))
-    return {"rows": rows, "criteria": criteria, "next": ids[-1] if more else None}
+    return {"rows": rows, "criteria": criteria}
 
 
 def run_results(con: Connection, run_id: str) -> list[dict[str, Any]]:

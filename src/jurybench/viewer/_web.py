@@ -125,17 +125,37 @@ def result_table(row: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         return [], []
 
 
+def find_query(
+    q: str = "",
+    criterion: str = "",
+    min: str = "",
+    max: str = "",
+    spread: str = "",
+    status: str = "",
+    human: str = "",
+    model: str = "",
+    language: str = "",
+    dataset: str = "",
+    sort: str = "",
+) -> dict[str, str]:
+    """The find form's fields as given (checked by ``Filter.parse``, which names a bad one)."""
+    return {"q": q, "criterion": criterion, "min": min, "max": max, "spread": spread, "status": status,
+            "human": human, "model": model, "language": language, "dataset": dataset, "sort": sort}  # fmt: skip
+
+
 def router(store_of: Callable[[], Any]) -> Any:
     """The pages as a FastAPI router over ``store_of()`` (anything ``jurybench.store.reading``
     takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``."""
-    from fastapi import APIRouter, Query
+    from fastapi import APIRouter, Depends, Query
     from fastapi.responses import FileResponse, HTMLResponse
 
     from jurybench.store import reading
-    from jurybench.viewer import _data, _detail
+    from jurybench.viewer import _data, _detail, _find
+    from jurybench.viewer._find import Filter
 
     env = environment()
     api = APIRouter(include_in_schema=False)
+    finding = Depends(find_query)  # the find form's fields, on the run page and a subject's
 
     def page(template: str, build: Callable[[Any], dict[str, Any]], title: str) -> HTMLResponse:
         start = time.perf_counter()
@@ -150,9 +170,10 @@ def router(store_of: Callable[[], Any]) -> Any:
             return HTMLResponse(html, status_code=400)
         html = env.get_template(template).render(title=title, **context)
         response = HTMLResponse(html)
+        response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Server-Timing"] = f"page;dur={1000 * (time.perf_counter() - start):.1f}"
         response.headers["Content-Security-Policy"] = (
-            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; script-src 'none'"
+            "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; script-src 'self'"
         )
         return response
 
@@ -160,12 +181,16 @@ def router(store_of: Callable[[], Any]) -> Any:
     def css() -> FileResponse:
         return FileResponse(HERE / "static" / "viewer.css", media_type="text/css")
 
+    @api.get(f"{ASSETS}/keys.js")
+    def keys() -> FileResponse:  # j / k follow the page's next / previous link
+        return FileResponse(HERE / "static" / "keys.js", media_type="text/javascript")
+
     @api.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", rubric: str = "", status: str = "", after: str = "") -> HTMLResponse:
         return page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
                                                              after=after), "Runs")  # fmt: skip
 
-    def run_context(con: Connection, run_id: str, after: str) -> dict[str, Any]:
+    def run_context(con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
         run = _data.run_header(con, run_id)
         results = _data.run_results(con, run_id)
         shown = []
@@ -173,13 +198,25 @@ def router(store_of: Callable[[], Any]) -> Any:
             full = _detail.result(con, r["result_id"])
             shown.append({**full, "plot": plot_of(con, full)})
         return {"run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
-                "agreement": _data.run_agreement(con, run), "subjects": _data.run_subjects(con, run, after=after),
-                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run)}  # fmt: skip
+                "agreement": _data.run_agreement(con, run), "subjects": subjects(con, run, after, want, at),
+                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run),
+                "want": want, "choices": _find.choices(con, run), "statuses": _find.STATUSES,
+                "find_sorts": _find.SORTS}  # fmt: skip
+
+    def subjects(con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
+        """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
+        if not want.active:
+            return {**_data.run_subjects(con, run, after=after), "found": None}
+        found = _find.find(con, run, want, after=at)
+        page_rows = _data.subject_rows(con, run, [r["id"] for r in found["rows"]])
+        for row, hit in zip(page_rows["rows"], found["rows"], strict=True):
+            row |= {"score": hit["score"], "spread": hit["spread"], "pos": hit["pos"]}
+        return {**page_rows, "found": found, "next": None}
 
     @api.get("/runs/{run_id}", response_class=HTMLResponse)
-    def run(run_id: str, after: str = "") -> HTMLResponse:
+    def run(run_id: str, after: str = "", at: int = Query(0, ge=0), find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
-        return page("run.html", lambda con: run_context(con, run_id, after), f"Run {run_id}")
+        return page("run.html", lambda con: run_context(con, run_id, after, Filter.parse(find), at), f"Run {run_id}")
 
     @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
@@ -192,12 +229,14 @@ def router(store_of: Callable[[], Any]) -> Any:
         return page("disagreements.html", build, f"Disagreements in {run_id}")
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
-    def subject(run_id: str, subject_id: str) -> HTMLResponse:
+    def subject(run_id: str, subject_id: str, find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
 
         def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
-            return {"run": run, **_detail.subject(con, run, subject_id)}
+            want = Filter.parse(find)
+            shown = _detail.subject(con, run, subject_id)
+            return {"run": run, **shown, "want": want, "step": _find.neighbours(con, run, want, subject_id)}
 
         return page("subject.html", build, f"{subject_id} in {run_id}")
 
