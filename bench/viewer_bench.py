@@ -60,7 +60,10 @@ def measure(db: Path, *, warm_up: bool) -> dict[str, Any]:
     MEMO.clear()  # each measurement starts without kept aggregates
 
     pages = {"runs": "/", "run": "/runs/big", "item": "/runs/big/subjects/i0000042",
-             "disagreements": "/runs/big/disagreements", "statistics": "/stats"}  # fmt: skip
+             "disagreements": "/runs/big/disagreements", "statistics": "/stats",
+             # find and step: a score range in score order, a text search, an item's neighbours
+             "find": "/runs/big?criterion=c0&min=4.5&sort=-score", "find_text": "/runs/big?q=i00042",
+             "step": "/runs/big/subjects/i0000042?criterion=c0&min=4.5&sort=-score"}  # fmt: skip
     out: dict[str, Any] = {}
     with TestClient(create_viewer_app(db, warm_up=warm_up)) as client:
         client.get("/assets/viewer.css")  # the app and its imports are loaded
