@@ -27,10 +27,10 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
 
 
 @contextlib.contextmanager
-def serving(db: Path) -> Iterator[str]:
+def serving(db: Path, *options: str) -> Iterator[str]:
     """``jurybench view`` as a user starts it, on a free loopback port; its address."""
     proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(db), "--port", "0",
-                             "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                             "--no-browser", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -196,3 +196,30 @@ def test_without_script_the_pages_still_step(page: Any, viewer_url: str) -> None
         tab.wait_for_url(re.compile(re.escape(target.split("?")[0]) + r"\?"))
     finally:
         context.close()
+
+
+def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_path: Path) -> None:
+    """``view --annotate``: the run's label queue opens the unlabelled item, the user fills the
+    form and saves, the queue is then empty, and ``agreement`` counts the new label."""
+    db = tmp_path / "label.duckdb"
+    shutil.copy(viewer_store, db)
+    with serving(db, "--annotate") as url:
+        page.goto(url + "runs/quality")
+        page.get_by_role("link", name="Label queue →").click()
+        page.wait_for_url(re.compile(r"/subjects/xss-1\?.*queue=1"))
+        form = page.locator("section.label-form form")
+        form.locator("input[name=annotator]").fill("ana")
+        form.locator('select[name="value:relevance"]').select_option("2")
+        form.locator('select[name="value:coherence"]').select_option("5")
+        form.locator("textarea[name=note]").fill("the prompt leaks markup")
+        _shot(page, tmp_path, "label")
+        form.get_by_role("button", name=re.compile("Save label")).click()
+        page.wait_for_url(re.compile(r"/queue"))
+        assert page.locator("h1").inner_text() == "The label queue is empty"
+        page.goto(url + "runs/quality/subjects/xss-1")
+        humans = page.locator("#humans tbody tr").all_inner_texts()
+        assert sorted(h.split("\t")[:3] for h in humans) == [["coherence", "ana", "5"], ["relevance", "ana", "2"]]
+    result = subprocess.run([sys.executable, "-m", "jurybench.cli", "agreement", "--run", "quality", "--criterion",
+                             "relevance", "--boot", "20", "--format", "json", "--db", str(db)],
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert '"n_items": 13' in result.stdout

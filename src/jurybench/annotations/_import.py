@@ -149,9 +149,11 @@ def import_annotation_rows(
     criterion: str | None = None,
     replace: bool = False,
     continuous: bool = False,
+    note: str | None = None,
 ) -> AnnotationImport:
     """Labels from rows (number, mapping), as read from a file or received by the service;
-    errors name ``source``, the row and the field."""
+    errors name ``source``, the row and the field. ``note``: the annotator's note, stored with
+    every label of the rows (the viewer's label form)."""
     import pyarrow as pa
 
     path = source
@@ -252,6 +254,7 @@ def import_annotation_rows(
                 "source_file": str(path),
                 "row": number,
                 "continuous": continuous,
+                "note": note,
             }
         )
 
@@ -270,7 +273,8 @@ def import_annotation_rows(
 
     schema = pa.schema([("subject_kind", pa.string()), ("subject_id", pa.string()), ("criterion", pa.string()),
                         ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
-                        ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_())])  # fmt: skip
+                        ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_()),
+                        ("note", pa.string())])  # fmt: skip
     table = pa.Table.from_pylist(labels, schema=schema)
     subject_table = rubric.subject_table
     with transaction(con):
@@ -315,8 +319,8 @@ def import_annotation_rows(
             before = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
             con.execute(
                 """INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file,
-                                            continuous)
-                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file, continuous
+                                            continuous, note)
+                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file, continuous, note
                    FROM incoming_labels ON CONFLICT DO NOTHING"""
             )
             after = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]

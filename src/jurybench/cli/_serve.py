@@ -202,11 +202,17 @@ def view(
         list[str] | None,
         typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
     ] = None,
+    annotate: Annotated[
+        bool,
+        typer.Option("--annotate", help="Let item and pair pages take human labels (opens the store for writing)."),
+    ] = False,
 ) -> None:
     """Look at the store in a browser, read-only: runs, a run's jury and jurors, every item with
     each juror's raw answers, disagreements, statistics with plots, calibrations.
 
-    Served on loopback only; `jurybench serve` shows the same pages behind its token."""
+    With --annotate, item and pair pages take human labels, and a run's label queue serves the
+    unlabelled subjects the jurors disagree on most. Served on loopback only; `jurybench serve`
+    shows the same pages behind its token."""
     import ipaddress
     import socket
 
@@ -226,14 +232,16 @@ def view(
         raise JurybenchError(f"--port {port}: cannot listen on {host} ({exc.strerror}).",
                              hint="Choose another --port (0 picks a free one).") from None  # fmt: skip
     port = sock.getsockname()[1]
+    sock.listen(128)  # connections made once the address is printed wait for the server, not refused
     from jurybench.viewer import create_viewer_app
 
-    app_ = create_viewer_app(store)  # opens the store now: a store held by a writer is one line
+    app_ = create_viewer_app(store, annotate=annotate)  # opens the store now: a store held by a writer is one line
     from jurybench.service import HostCheck, listening_hosts
 
     app_ = HostCheck(app_, listening_hosts(host, port, tuple(allow_host or ())))
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
-    typer.echo(f"jurybench viewer: {store} (read-only) at {url}  (Ctrl-C to stop)")
+    mode = "taking labels" if annotate else "read-only"
+    typer.echo(f"jurybench viewer: {store} ({mode}) at {url}  (Ctrl-C to stop)")
     if not no_browser:
         import threading
         import webbrowser

@@ -64,6 +64,14 @@ def check_token(token: str | None) -> None:
         )
 
 
+def _label_form(scope: dict[str, Any]) -> bool:
+    """A viewer page's label form (POST /runs/<run>/labels/<subject>): the cookie lets it through
+    to the route, which takes it only with the form's own token (a page on another port carries
+    the cookie but cannot read the token)."""
+    path = str(scope.get("path") or "")
+    return scope.get("method") == "POST" and path.startswith("/runs/") and "/labels/" in path
+
+
 class Auth:
     """ASGI middleware: a bearer token on every path but the open ones (a plain ASGI layer: the
     request-object middleware costs every request a task group and a stream)."""
@@ -78,9 +86,10 @@ class Auth:
             given = next((v for k, v in headers if k == b"authorization"), b"")
             scheme, _, token = given.decode("latin-1").partition(" ")
             bearer = scheme.lower() == "bearer" and hmac.compare_digest(token.encode("latin-1"), self.token)
-            # The viewer's cookie reads: it opens GET/HEAD only. Anything that changes state needs
-            # the bearer token (a form on another local port carries the cookie, not the token).
-            reads = scope.get("method") in ("GET", "HEAD")
+            # The viewer's cookie reads: it opens GET/HEAD only, and the label form, which the route
+            # takes only with the form's token. Anything else that changes state needs the bearer
+            # token (a form on another local port carries the cookie, not the token).
+            reads = scope.get("method") in ("GET", "HEAD") or _label_form(scope)
             if not bearer and not (reads and self._cookie(headers)):
                 if scope.get("method") == "GET" and not path.startswith("/v1/"):  # a viewer page: sign in first
                     from urllib.parse import quote

@@ -71,7 +71,7 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
                       else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
     jury = _query(con, f"SELECT {dim} AS criterion, jury_score, n_jurors_present, n_jurors_expected, below_quorum "
                        f"FROM {view} WHERE run_id = ? AND {sid} = ? ORDER BY 1", [run["run_id"], subject_id])  # fmt: skip
-    humans = _query(con, "SELECT criterion, annotator, value, label FROM human_labels WHERE subject_id = ? "
+    humans = _query(con, "SELECT criterion, annotator, value, label, note FROM human_labels WHERE subject_id = ? "
                          "AND subject_kind = ? ORDER BY criterion, annotator",
                     [subject_id, "pair" if pairwise else "item"])  # fmt: skip
     orders = _both_orders(con, run["run_id"], subject_id, jury) if pairwise else None

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 STATUSES = ("invalid", "refusal", "error")
+FIELDS = ("q", "criterion", "min", "max", "spread", "status", "human", "model", "language", "dataset", "sort")
 SORTS = ("id", "score", "-score", "spread")
 
 
@@ -74,6 +75,11 @@ class Filter:
     @property
     def active(self) -> bool:
         return self != Filter()
+
+    def hidden(self) -> list[tuple[str, str]]:
+        """The filter's fields as a form's hidden inputs carry them (empty ones left out)."""
+        return [(k, f"{v:g}" if isinstance(v, float) else str(v)) for k, v in asdict(self).items()
+                if v not in ("", None) and not (k == "sort" and v == "id")]  # fmt: skip
 
     def query(self, **extra: Any) -> str:
         """The filter as a query string (empty fields left out), with ``extra`` added."""

@@ -6,6 +6,7 @@ is shown as text."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime as dt
 import math
@@ -17,7 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
+from starlette.requests import Request  # resolved by FastAPI from this module's names
+
 from jurybench.errors import JurybenchError, NotFound
+from jurybench.viewer._label import Annotating
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -143,21 +147,23 @@ def find_query(
             "human": human, "model": model, "language": language, "dataset": dataset, "sort": sort}  # fmt: skip
 
 
-def router(store_of: Callable[[], Any]) -> Any:
+def router(store_of: Callable[[], Any], annotating: Annotating | None = None) -> Any:
     """The pages as a FastAPI router over ``store_of()`` (anything ``jurybench.store.reading``
-    takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``."""
+    takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``. With ``annotating``
+    enabled, item and pair pages take human labels (the store must be writable)."""
     from fastapi import APIRouter, Depends, Query
     from fastapi.responses import FileResponse, HTMLResponse
 
     from jurybench.store import reading
-    from jurybench.viewer import _data, _detail, _find
+    from jurybench.viewer import _data, _detail, _find, _label
     from jurybench.viewer._find import Filter
 
     env = environment()
     api = APIRouter(include_in_schema=False)
+    annotating = annotating or Annotating(enabled=False)
     finding = Depends(find_query)  # the find form's fields, on the run page and a subject's
 
-    def page(template: str, build: Callable[[Any], dict[str, Any]], title: str) -> HTMLResponse:
+    def page(template: str, build: Callable[[Any], dict[str, Any]], title: str, status: int = 200) -> HTMLResponse:
         start = time.perf_counter()
         try:
             with reading(store_of()) as con:
@@ -169,7 +175,7 @@ def router(store_of: Callable[[], Any]) -> Any:
             html = env.get_template("error.html").render(title="Error", message=exc.message, hint=exc.hint)
             return HTMLResponse(html, status_code=400)
         html = env.get_template(template).render(title=title, **context)
-        response = HTMLResponse(html)
+        response = HTMLResponse(html, status_code=status)
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Server-Timing"] = f"page;dur={1000 * (time.perf_counter() - start):.1f}"
         response.headers["Content-Security-Policy"] = (
@@ -201,7 +207,7 @@ def router(store_of: Callable[[], Any]) -> Any:
                 "agreement": _data.run_agreement(con, run), "subjects": subjects(con, run, after, want, at),
                 "results": results, "shown": shown, "calibration": _data.run_calibration(con, run),
                 "want": want, "choices": _find.choices(con, run), "statuses": _find.STATUSES,
-                "find_sorts": _find.SORTS}  # fmt: skip
+                "find_sorts": _find.SORTS, "annotate": annotating.enabled}  # fmt: skip
 
     def subjects(con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
         """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
@@ -229,16 +235,82 @@ def router(store_of: Callable[[], Any]) -> Any:
         return page("disagreements.html", build, f"Disagreements in {run_id}")
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
-    def subject(run_id: str, subject_id: str, find: dict[str, str] = finding) -> HTMLResponse:
+    def subject(run_id: str, subject_id: str, find: dict[str, str] = finding, queue: str = "", annotator: str = "",
+                saved: int = Query(0, ge=0)) -> HTMLResponse:  # fmt: skip
         run_id = run_from_segment(run_id)
+        return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue == "1",
+                                                                  {"annotator": annotator}, saved=saved),
+                    f"{subject_id} in {run_id}")  # fmt: skip
+
+    def subject_context(con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: bool,
+                        form: dict[str, str], *, saved: int = 0, error: JurybenchError | None = None) -> dict[str, Any]:  # fmt: skip
+        run = _data.run_header(con, run_id)
+        want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue else find)
+        shown = _detail.subject(con, run, subject_id)
+        label = None
+        if annotating.enabled:
+            from jurybench.annotations import run_rubric
+
+            label = {"csrf": annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
+                     "queue": queue, "saved": saved, "error": error}  # fmt: skip
+        return {"run": run, **shown, "want": want, "step": _find.neighbours(con, run, want, subject_id),
+                "label": label, "queue": queue}  # fmt: skip
+
+    @api.post("/runs/{run_id}/labels/{subject_id:path}", response_class=HTMLResponse)
+    async def add_label(run_id: str, subject_id: str, request: Request) -> Any:
+        """The label form of an item's or pair's page: saved, then back to the page (or on to the
+        queue's next subject); a bad value shows the page again with the message."""
+        from urllib.parse import parse_qs
+
+        from fastapi.responses import RedirectResponse
+
+        run_id = run_from_segment(run_id)
+        raw = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
+        form = {k: v[0] for k, v in raw.items()}
+        try:
+            annotating.check(form.get("csrf", ""))
+        except _label.Forbidden as exc:
+            html = env.get_template("error.html").render(title="Forbidden", message=exc.message, hint=exc.hint)
+            return HTMLResponse(html, status_code=403)
+        find = {k: form.get(k, "") for k in _find.FIELDS}
+        queue = form.get("queue") == "1"
+        try:
+            stored = await asyncio.to_thread(_label.save, store_of(), run_id, subject_id, form)
+        except JurybenchError as exc:
+            failed = exc if "already gave" not in exc.message else JurybenchError(
+                exc.message, hint="Tick 'replace my earlier labels' to overwrite it.")  # fmt: skip
+            return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue, form,
+                                                                      error=failed),
+                        f"{subject_id} in {run_id}", status=400)  # fmt: skip
+        _data.MEMO.clear()  # the agreement figures and the queue change with the new labels
+        base = f"/runs/{run_segment(run_id)}"
+        if queue:
+            return RedirectResponse(f"{base}/queue?{urlencode({'annotator': form.get('annotator', '')})}", 303)
+        query = Filter.parse(find).query(saved=stored)
+        return RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
+
+    @api.get("/runs/{run_id}/queue", response_class=HTMLResponse)
+    def label_queue(run_id: str, annotator: str = "") -> Any:
+        """The next subject worth a human label: without one yet, the jurors' widest spread first."""
+        from fastapi.responses import RedirectResponse
+
+        run_id = run_from_segment(run_id)
+        nxt: list[str] = []
 
         def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
-            want = Filter.parse(find)
-            shown = _detail.subject(con, run, subject_id)
-            return {"run": run, **shown, "want": want, "step": _find.neighbours(con, run, want, subject_id)}
+            if not annotating.enabled:
+                raise JurybenchError("this viewer is read-only: it has no label queue.",
+                                     hint="Start it with 'jurybench view --annotate' to add labels.")  # fmt: skip
+            found = _find.find(con, run, Filter.parse(_label.QUEUE_FILTER), limit=1)
+            nxt.extend(r["id"] for r in found["rows"])
+            return {"run": run}
 
-        return page("subject.html", build, f"{subject_id} in {run_id}")
+        shown = page("queue.html", build, f"Label queue of {run_id}")
+        if not nxt:
+            return shown  # the queue is empty, or an error page
+        query = Filter.parse(_label.QUEUE_FILTER).query(queue="1", annotator=annotator)
+        return RedirectResponse(f"/runs/{run_segment(run_id)}/subjects/{quote(nxt[0], safe='')}?{query}", 303)
 
     @api.get("/compare", response_class=HTMLResponse)
     def compare(run: list[str] | None = Query(None)) -> HTMLResponse:  # noqa: B008 (FastAPI reads a repeated ?run=)
@@ -321,14 +393,15 @@ class WarmUp:
             self._thread.join(timeout=30)
 
 
-def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
-    """The standalone viewer (``jurybench view``): the store opened read-only; the newest runs'
-    aggregates are computed in the background at start (``warm_up``)."""
+def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False) -> Any:
+    """The standalone viewer (``jurybench view``): the store opened read-only (``annotate``:
+    writable, and item and pair pages take human labels); the newest runs' aggregates are
+    computed in the background at start (``warm_up``)."""
     from fastapi import FastAPI
 
     from jurybench.store import Holder
 
-    store = Holder(db, read_only=True)
+    store = Holder(db, read_only=not annotate)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
@@ -340,7 +413,7 @@ def create_viewer_app(db: Path, *, warm_up: bool = True) -> Any:
             store.close()
 
     app = FastAPI(title="jurybench viewer", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.include_router(router(lambda: store))
+    app.include_router(router(lambda: store, Annotating(enabled=annotate)))
     app.state.store = store
     return app
 

@@ -20,6 +20,7 @@ from jurybench.store._migrations.m009_juror_views_by_run import m009_juror_views
 from jurybench.store._migrations.m010_unindexed_growing_tables import m010_unindexed_growing_tables
 from jurybench.store._migrations.m011_judgments_from_anywhere import m011_judgments_from_anywhere
 from jurybench.store._migrations.m012_sequential_runs import m012_sequential_runs
+from jurybench.store._migrations.m013_label_notes import m013_label_notes
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -34,6 +35,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m010_unindexed_growing_tables", m010_unindexed_growing_tables),
     ("m011_judgments_from_anywhere", m011_judgments_from_anywhere),
     ("m012_sequential_runs", m012_sequential_runs),
+    ("m013_label_notes", m013_label_notes),
 ]
 
 __all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]

@@ -1,0 +1,187 @@
+"""Rate by hand (issue 32): the label form on item and pair pages writes human labels with the
+same validation as `annotations import`, the label queue serves the unlabelled subjects the
+jurors disagree on most, the viewer is read-only unless started with --annotate, and a form
+is taken only with the token the server put in it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import run_cli
+
+
+@pytest.fixture
+def store(viewer_store: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "labels.duckdb"
+    shutil.copy(viewer_store, copy)
+    return copy
+
+
+def _client(db: Path, annotate: bool) -> Any:
+    from fastapi.testclient import TestClient
+
+    from jurybench.viewer import create_viewer_app
+
+    return TestClient(create_viewer_app(db, warm_up=False, annotate=annotate), follow_redirects=False)
+
+
+def _csrf(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+
+
+def _labels(client: Any, where: str = "TRUE") -> list[tuple[Any, ...]]:
+    cur = client.app.state.store.connection.cursor()
+    try:
+        return cur.execute(f"SELECT subject_id, criterion, annotator, value, label, note, source_file FROM human_labels "
+                           f"WHERE {where} ORDER BY ALL").fetchall()  # fmt: skip
+    finally:
+        cur.close()
+
+
+def test_a_label_saved_from_an_item_page_is_a_human_label(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        page = client.get("/runs/quality/subjects/xss-1").text
+        assert 'action="/runs/quality/labels/xss-1"' in page and "Add your label" in page
+        form = {"csrf": _csrf(page), "annotator": "ana", "value:relevance": "4", "value:coherence": "2",
+                "value:empathy": "", "note": "clear <b>but</b> short"}  # fmt: skip
+        saved = client.post("/runs/quality/labels/xss-1", data=form)
+        assert saved.status_code == 303 and saved.headers["location"] == "/runs/quality/subjects/xss-1?saved=2"
+        assert _labels(client, "annotator = 'ana'") == [
+            ("xss-1", "coherence", "ana", 2.0, "2", "clear <b>but</b> short", "label form"),
+            ("xss-1", "relevance", "ana", 4.0, "4", "clear <b>but</b> short", "label form"),
+        ]
+        shown = client.get(saved.headers["location"]).text
+        assert "Saved 2 labels" in shown and "clear &lt;b&gt;but&lt;/b&gt; short" in shown
+        # The run page's agreement counts the item at once (13 of 13 labelled, was 12).
+        assert "13 of the run&#39;s items have human labels" in client.get("/runs/quality").text
+
+
+def test_bad_labels_are_refused_like_an_import_and_nothing_is_written(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        token = _csrf(client.get("/runs/quality/subjects/xss-1").text)
+        base = {"csrf": token, "annotator": "ana"}
+        for form, message in (
+            ({**base, "value:relevance": "9"}, "9 is outside the rubric's scale 1..5 for 'relevance'"),
+            ({**base, "value:relevance": "3.5"}, "3.5 is not a whole number"),
+            ({**base, "annotator": " "}, "field 'annotator': missing value"),
+            ({**base}, "no criterion has a value"),
+        ):  # fmt: skip
+            page = client.post("/runs/quality/labels/xss-1", data=form)
+            assert page.status_code == 400 and message in unescape(page.text), form
+            assert 'name="csrf"' in page.text  # the page again, with the form
+        assert _labels(client, "subject_id = 'xss-1'") == []
+        client.post("/runs/quality/labels/xss-1", data={**base, "value:relevance": "4"})
+        again = client.post("/runs/quality/labels/xss-1", data={**base, "value:relevance": "5"})
+        assert again.status_code == 400
+        assert "annotator 'ana' already gave 'relevance' of 'xss-1' the value 4, not 5" in unescape(again.text)
+        assert "Tick &#39;replace my earlier labels&#39;" in again.text
+        replaced = client.post("/runs/quality/labels/xss-1", data={**base, "value:relevance": "5", "replace": "on"})
+        assert replaced.status_code == 303
+        assert [r[3] for r in _labels(client, "subject_id = 'xss-1'")] == [5.0]
+
+
+def test_a_form_without_the_servers_token_is_refused(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        for form in ({"annotator": "eve", "value:relevance": "1"}, {"csrf": "guess", "annotator": "eve",
+                                                                     "value:relevance": "1"}):  # fmt: skip
+            page = client.post("/runs/quality/labels/xss-1", data=form)
+            assert page.status_code == 403 and "token is missing or stale" in page.text
+        assert _labels(client, "annotator = 'eve'") == []
+
+
+def test_the_viewer_is_read_only_without_annotate(store: Path) -> None:
+    with _client(store, annotate=False) as client:
+        page = client.get("/runs/quality/subjects/xss-1").text
+        assert 'name="csrf"' not in page and "Label queue" not in client.get("/runs/quality").text
+        refused = client.post(
+            "/runs/quality/labels/xss-1", data={"csrf": "x", "annotator": "a", "value:relevance": "1"}
+        )
+        assert refused.status_code == 403 and "read-only" in refused.text
+        assert client.get("/runs/quality/queue").status_code == 400
+
+
+def test_the_queue_serves_unlabelled_subjects_widest_spread_first(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        cur = client.app.state.store.connection.cursor()
+        cur.execute("DELETE FROM human_labels WHERE subject_id IN ('ex01-brief', 'ex02-brief')")
+        spreads = dict(cur.execute("SELECT item_id, max(s) FROM (SELECT item_id, max(juror_score) - min(juror_score) "
+                                   "AS s FROM juror_pointwise WHERE run_id = 'quality' GROUP BY item_id, criterion) "
+                                   "WHERE item_id IN ('ex01-brief', 'ex02-brief', 'xss-1') GROUP BY item_id").fetchall())  # fmt: skip
+        cur.close()
+        order = sorted(spreads, key=lambda i: (-spreads[i], i))
+        assert "Label queue" in client.get("/runs/quality").text
+        for expected in order:
+            hop = client.get("/runs/quality/queue?annotator=ana")
+            assert hop.status_code == 303
+            target = hop.headers["location"]
+            assert target.startswith(f"/runs/quality/subjects/{expected}?") and "queue=1" in target
+            page = client.get(target).text
+            assert "Label queue: your label" in page and f"({len(order) - order.index(expected)} left)" in page
+            done = client.post(f"/runs/quality/labels/{expected}",
+                               data={"csrf": _csrf(page), "annotator": "ana", "queue": "1", "value:relevance": "3"})  # fmt: skip
+            assert done.status_code == 303 and done.headers["location"] == "/runs/quality/queue?annotator=ana"
+        empty = client.get("/runs/quality/queue?annotator=ana")
+        assert empty.status_code == 200 and "The label queue is empty" in empty.text
+
+
+def test_pairs_take_category_and_preference_labels(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        cur = client.app.state.store.connection.cursor()
+        pair = cur.execute("SELECT min(subject_id) FROM run_subjects WHERE run_id = 'persuasion'").fetchall()[0][0]
+        cur.close()
+        page = client.get(f"/runs/persuasion/subjects/{pair}").text
+        assert page.count('<select name="value:') == 19  # one per category, -3..3
+        done = client.post(f"/runs/persuasion/labels/{pair}",
+                           data={"csrf": _csrf(page), "annotator": "bo", "value:logos": "-2"})  # fmt: skip
+        assert done.status_code == 303
+        assert _labels(client, "annotator = 'bo'")[0][:5] == (pair, "logos", "bo", -2.0, "-2")
+
+
+def test_labels_from_the_form_count_in_agreement_and_calibrate(store: Path) -> None:
+    with _client(store, annotate=True) as client:
+        token = _csrf(client.get("/runs/quality/subjects/xss-1").text)
+        for annotator, value in (("ana", "4"), ("bo", "5")):
+            client.post("/runs/quality/labels/xss-1", data={"csrf": token, "annotator": annotator,
+                                                             "value:relevance": value})  # fmt: skip
+    result = run_cli("agreement", "--run", "quality", "--criterion", "relevance", "--boot", "20", "--format", "json",
+                     "--db", str(store))  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)[0]["n_items"] == 13  # was 12: xss-1 is labelled now
+    fitted = run_cli("calibrate", "--run", "quality", "--criterion", "relevance", "--folds", "3", "--method", "mean",
+                     "--name", "by-hand", "--db", str(store))  # fmt: skip
+    assert fitted.exit_code == 0, fitted.stderr
+    split = re.search(r"relevance: (\d+) train / (\d+) test items", fitted.stdout)
+    assert split and int(split.group(1)) + int(split.group(2)) == 13, fitted.stdout
+
+
+def test_serve_takes_a_label_from_a_signed_in_browser_only_with_the_forms_token(viewer_store: Path,
+                                                                                tmp_path: Path) -> None:  # fmt: skip
+    from fastapi.testclient import TestClient
+
+    from jurybench.service import ServiceConfig, create_app
+
+    db = tmp_path / "s.duckdb"
+    shutil.copy(viewer_store, db)
+    app = create_app(ServiceConfig(db=db, token="tok-1234567890abcdef"), start_jobs=False)
+    with TestClient(app, follow_redirects=False) as c:
+        anonymous = c.post("/runs/quality/labels/xss-1", data={"annotator": "eve", "value:relevance": "1"})
+        assert anonymous.status_code == 401  # no cookie, no token
+        c.post("/login", content="token=tok-1234567890abcdef&next=%2F",
+               headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+        page = c.get("/runs/quality/subjects/xss-1").text
+        forged = c.post("/runs/quality/labels/xss-1", data={"annotator": "eve", "value:relevance": "1"})
+        assert forged.status_code == 403  # the cookie alone (a page on another port) is not enough
+        assert c.post("/v1/jobs/x/cancel").status_code == 401  # nor does it open the API
+        saved = c.post("/runs/quality/labels/xss-1", data={"csrf": _csrf(page), "annotator": "ana",
+                                                           "value:relevance": "4"})  # fmt: skip
+        assert saved.status_code == 303
+        rows = c.post("/v1/sql", json={"query": "SELECT annotator, value FROM human_labels WHERE subject_id = 'xss-1'"},
+                      headers={"Authorization": "Bearer tok-1234567890abcdef"}).json()  # fmt: skip
+        assert rows["rows"] == [["ana", 4.0]], rows
