@@ -206,7 +206,7 @@ def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_p
     with serving(db, "--annotate") as url:
         page.goto(url + "runs/quality")
         page.get_by_role("link", name="Label queue →").click()
-        page.wait_for_url(re.compile(r"/subjects/xss-1\?.*queue=1"))
+        page.wait_for_url(re.compile(r"/subjects/xss-1\?.*queue=spread"))
         form = page.locator("section.label-form form")
         form.locator("input[name=annotator]").fill("ana")
         form.locator('select[name="value:relevance"]').select_option("2")

@@ -121,14 +121,41 @@ def test_the_queue_serves_unlabelled_subjects_widest_spread_first(store: Path) -
             hop = client.get("/runs/quality/queue?annotator=ana")
             assert hop.status_code == 303
             target = hop.headers["location"]
-            assert target.startswith(f"/runs/quality/subjects/{expected}?") and "queue=1" in target
+            assert target.startswith(f"/runs/quality/subjects/{expected}?") and "queue=spread" in target
             page = client.get(target).text
             assert "Label queue: your label" in page and f"({len(order) - order.index(expected)} left)" in page
             done = client.post(f"/runs/quality/labels/{expected}",
-                               data={"csrf": _csrf(page), "annotator": "ana", "queue": "1", "value:relevance": "3"})  # fmt: skip
-            assert done.status_code == 303 and done.headers["location"] == "/runs/quality/queue?annotator=ana"
+                               data={"csrf": _csrf(page), "annotator": "ana", "queue": "spread", "value:relevance": "3"})  # fmt: skip
+            assert done.status_code == 303 and done.headers["location"] == "/runs/quality/queue?annotator=ana&by=spread"
         empty = client.get("/runs/quality/queue?annotator=ana")
         assert empty.status_code == 200 and "The label queue is empty" in empty.text
+        assert client.get("/runs/quality/queue?by=residual").status_code == 400  # no calibration applied
+
+
+def test_second_opinions_come_by_the_calibrations_largest_miss(store: Path, tmp_path: Path) -> None:
+    for args in (("calibrate", "--run", "quality", "--criterion", "relevance", "--folds", "3", "--method", "mean",
+                  "--name", "c"), ("calibrate", "apply", "c", "--run", "quality")):  # fmt: skip
+        done = run_cli(*args, "--db", str(store))
+        assert done.exit_code == 0, done.stderr
+    with _client(store, annotate=True) as client:
+        cur = client.app.state.store.connection.cursor()
+        gaps = cur.execute("""SELECT c.subject_id, abs(c.score - avg(h.value)) AS gap FROM calibrated_scores c
+                              JOIN human_labels h ON h.subject_id = c.subject_id AND h.criterion = c.criterion
+                              WHERE c.run_id = 'quality' GROUP BY c.subject_id, c.score
+                              ORDER BY gap DESC, c.subject_id""").fetchall()  # fmt: skip
+        cur.close()
+        assert len(gaps) == 12
+        assert "Second opinions" in client.get("/runs/quality").text
+        first = client.get("/runs/quality/queue?by=residual&annotator=zoe").headers["location"]
+        assert first.startswith(f"/runs/quality/subjects/{gaps[0][0]}?") and "queue=residual" in first
+        page = client.get(first).text
+        assert "Second opinions" in page and "(12 left)" in page
+        done = client.post(f"/runs/quality/labels/{gaps[0][0]}",
+                           data={"csrf": _csrf(page), "annotator": "zoe", "queue": "residual", "value:relevance": "3"})  # fmt: skip
+        assert done.headers["location"] == "/runs/quality/queue?annotator=zoe&by=residual"
+        # zoe has labelled the largest miss: the queue goes on with the next largest
+        nxt = client.get(done.headers["location"]).headers["location"]
+        assert nxt.startswith(f"/runs/quality/subjects/{gaps[1][0]}?")
 
 
 def test_pairs_take_category_and_preference_labels(store: Path) -> None:

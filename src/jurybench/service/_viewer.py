@@ -74,7 +74,7 @@ def mount_viewer(app: FastAPI, config: Any, store_of: Any) -> None:
                                 max_age=SESSION_TTL_S, secure=request.url.scheme == "https")  # fmt: skip
         return response
 
-    from jurybench.viewer._label import Annotating
+    from jurybench.viewer import Annotating
 
     # Behind the token, item and pair pages take human labels (a form's own token guards them).
     app.include_router(router(store_of, Annotating(enabled=True)))

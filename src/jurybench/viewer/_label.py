@@ -1,6 +1,7 @@
 """Rate by hand: the label form on an item's or pair's page, saving it as human labels with
 the same validation as ``annotations import``, and the label queue (the run's subjects
-without a human label, those the jurors disagree on most first).
+without a human label, those the jurors disagree on most first; or, for a second opinion,
+the labelled subjects the run's calibration misses most that this annotator has not labelled).
 
 The viewer is read-only unless annotation is on (``jurybench view --annotate``; ``serve``
 behind its token). Every form carries a token the server drew at start (``csrf``): a page on
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from jurybench.rubric import AnyRubric
 
 QUEUE_FILTER = {"human": "without", "sort": "spread"}  # unlabelled, widest juror spread first
+QUEUES = ("spread", "residual")
 MAX_NOTE = 2000
 MAX_ANNOTATOR = 100
 
@@ -86,3 +88,38 @@ def save(store: Any, run_id: str, subject_id: str, form: dict[str, str]) -> int:
         result = import_annotation_rows(con, [(1, row)], rubric, source="label form", layout="wide-criterion",
                                         replace=form.get("replace") == "on", note=note)  # fmt: skip
     return result.inserted + result.replaced
+
+
+def queue(con: Any, run: dict[str, Any], by: str, annotator: str) -> tuple[str | None, int]:
+    """The queue's next subject and how many are left in it.
+
+    ``spread``: the run's subjects without a human label, the widest juror spread first (what a
+    calibration needs most: labels where the jurors cannot settle it). ``residual``: subjects
+    with human labels, by the largest gap between the newest calibration applied to the run and
+    the mean human label on any criterion, leaving out those ``annotator`` labelled (a second
+    opinion where a label may be wrong, or the calibration is)."""
+    from jurybench.viewer._find import Filter, find
+
+    if by not in QUEUES:
+        raise JurybenchError(f"label queue: by={by!r} is not one of {', '.join(QUEUES)}.")
+    if by == "spread":
+        found = find(con, run, Filter.parse(QUEUE_FILTER), limit=1)
+        return (found["rows"][0]["id"] if found["rows"] else None), int(found["total"])
+    kind = "pair" if run["mode"] == "pairwise" else "item"
+    newest = con.execute("SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC "
+                         "LIMIT 1", [run["run_id"]]).fetchall()  # fmt: skip
+    if not newest:
+        raise JurybenchError(f"run '{run['run_id']}' has no calibration applied, so no residuals to queue by.",
+                             hint=f"Fit one (jurybench calibrate --run {run['run_id']}) and apply it "
+                                  f"(jurybench calibrate apply), or use the disagreement queue.")  # fmt: skip
+    rows = con.execute(
+        """WITH h AS (SELECT subject_id, criterion, avg(value) AS human FROM human_labels
+                      WHERE subject_kind = $kind AND value IS NOT NULL GROUP BY ALL),
+                mine AS (SELECT DISTINCT subject_id FROM human_labels WHERE subject_kind = $kind AND annotator = $who)
+           SELECT c.subject_id, max(abs(c.score - h.human)) AS gap, count(*) OVER () AS n
+           FROM calibrated_scores c JOIN h ON h.subject_id = c.subject_id AND h.criterion = c.criterion
+           WHERE c.run_id = $run AND c.calibration_id = $cal AND c.subject_id NOT IN (SELECT subject_id FROM mine)
+           GROUP BY c.subject_id ORDER BY gap DESC, c.subject_id LIMIT 1""",
+        {"kind": kind, "who": annotator, "run": run["run_id"], "cal": newest[0][0]},
+    ).fetchall()
+    return (rows[0][0], int(rows[0][2])) if rows else (None, 0)

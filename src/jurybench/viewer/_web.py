@@ -238,21 +238,23 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
     def subject(run_id: str, subject_id: str, find: dict[str, str] = finding, queue: str = "", annotator: str = "",
                 saved: int = Query(0, ge=0)) -> HTMLResponse:  # fmt: skip
         run_id = run_from_segment(run_id)
-        return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue == "1",
+        return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue,
                                                                   {"annotator": annotator}, saved=saved),
                     f"{subject_id} in {run_id}")  # fmt: skip
 
-    def subject_context(con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: bool,
+    def subject_context(con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: str,
                         form: dict[str, str], *, saved: int = 0, error: JurybenchError | None = None) -> dict[str, Any]:  # fmt: skip
         run = _data.run_header(con, run_id)
-        want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue else find)
+        queue = queue if queue in _label.QUEUES else ""
+        want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue == "spread" else find)
         shown = _detail.subject(con, run, subject_id)
         label = None
         if annotating.enabled:
             from jurybench.annotations import run_rubric
 
+            left = _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None
             label = {"csrf": annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
-                     "queue": queue, "saved": saved, "error": error}  # fmt: skip
+                     "queue": queue, "left": left, "saved": saved, "error": error}  # fmt: skip
         return {"run": run, **shown, "want": want, "step": _find.neighbours(con, run, want, subject_id),
                 "label": label, "queue": queue}  # fmt: skip
 
@@ -273,7 +275,7 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
             html = env.get_template("error.html").render(title="Forbidden", message=exc.message, hint=exc.hint)
             return HTMLResponse(html, status_code=403)
         find = {k: form.get(k, "") for k in _find.FIELDS}
-        queue = form.get("queue") == "1"
+        queue = form.get("queue", "")
         try:
             stored = await asyncio.to_thread(_label.save, store_of(), run_id, subject_id, form)
         except JurybenchError as exc:
@@ -284,14 +286,15 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
                         f"{subject_id} in {run_id}", status=400)  # fmt: skip
         _data.MEMO.clear()  # the agreement figures and the queue change with the new labels
         base = f"/runs/{run_segment(run_id)}"
-        if queue:
-            return RedirectResponse(f"{base}/queue?{urlencode({'annotator': form.get('annotator', '')})}", 303)
+        if queue in _label.QUEUES:
+            return RedirectResponse(f"{base}/queue?{urlencode({'annotator': form.get('annotator', ''), 'by': queue})}",
+                                    303)  # fmt: skip
         query = Filter.parse(find).query(saved=stored)
         return RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
 
     @api.get("/runs/{run_id}/queue", response_class=HTMLResponse)
-    def label_queue(run_id: str, annotator: str = "") -> Any:
-        """The next subject worth a human label: without one yet, the jurors' widest spread first."""
+    def label_queue(run_id: str, annotator: str = "", by: str = "spread") -> Any:
+        """The queue's next subject (see ``_label.queue``), or a page saying the queue is empty."""
         from fastapi.responses import RedirectResponse
 
         run_id = run_from_segment(run_id)
@@ -302,14 +305,14 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
             if not annotating.enabled:
                 raise JurybenchError("this viewer is read-only: it has no label queue.",
                                      hint="Start it with 'jurybench view --annotate' to add labels.")  # fmt: skip
-            found = _find.find(con, run, Filter.parse(_label.QUEUE_FILTER), limit=1)
-            nxt.extend(r["id"] for r in found["rows"])
-            return {"run": run}
+            first, _left = _label.queue(con, run, by, annotator)
+            nxt.extend([first] if first else [])
+            return {"run": run, "by": by}
 
         shown = page("queue.html", build, f"Label queue of {run_id}")
         if not nxt:
             return shown  # the queue is empty, or an error page
-        query = Filter.parse(_label.QUEUE_FILTER).query(queue="1", annotator=annotator)
+        query = (Filter.parse(_label.QUEUE_FILTER) if by == "spread" else Filter()).query(queue=by, annotator=annotator)
         return RedirectResponse(f"/runs/{run_segment(run_id)}/subjects/{quote(nxt[0], safe='')}?{query}", 303)
 
     @api.get("/compare", response_class=HTMLResponse)
