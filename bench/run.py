@@ -653,6 +653,12 @@ def main() -> None:
           f"(fixed design: {sq['fixed_design_power']:.1%}); with none it decided falsely in "
           f"{sq['false_decisions_sequential']:.1%} (target <= 5 %; a t-test looked at as often: "
           f"{sq['false_decisions_naive_looks']:.1%})")  # fmt: skip
+    if "separated_decided" in sq:
+        print(f"  leaderboard rule (3 models 1 point apart, 1,500 subjects): judged "
+              f"{sq['separated_judged_share_of_fixed']:.1%} of the fixed design, decided {sq['separated_decided']:.1%}, "
+              f"false {sq['separated_false_decisions']:.1%}; gap rule (one of 4 categories at 1.0): judged "
+              f"{sq['gap_judged_share_of_fixed']:.1%}, decided {sq['gap_decided']:.1%}, false "
+              f"{sq['gap_false_decisions']:.1%} (targets <= 5 %)")  # fmt: skip
     pc = results["prompt_cache"]
     print(f"prompt caching ({pc['items']} items, ~1,300 shared tokens, stub cache): shared part first "
           f"{pc['shared_first']['cached_tokens']:,} of {pc['shared_first']['prompt_tokens']:,} prompt tokens cached, "
@@ -741,6 +747,10 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         checks += [
             ("sequential: false decisions with no effect", sq["false_decisions_sequential"], "<=", sq["alpha"]),
             ("sequential: subjects judged / fixed design, with an effect", sq["judged_share_of_fixed"], "<", 1.0),
+            ("sequential: leaderboard rule, false decisions", sq["separated_false_decisions"], "<=", sq["alpha"]),
+            ("sequential: gap rule, false decisions", sq["gap_false_decisions"], "<=", sq["alpha"]),
+            ("sequential: leaderboard rule, judged / fixed", sq["separated_judged_share_of_fixed"], "<", 1.0),
+            ("sequential: gap rule, judged / fixed", sq["gap_judged_share_of_fixed"], "<", 1.0),
         ]
     k9 = results.get("kill9")
     if k9 is not None:

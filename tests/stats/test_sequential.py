@@ -139,3 +139,116 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
         assert refused.status_code == 422 and "ci_width(CRITERION)<WIDTH" in refused.text
         shown = client.post("/v1/stats/sequential", json={"run": job["run_id"], "criterion": "coherence"})
         assert shown.status_code == 200 and shown.json()["result"]["p_always_valid"] < 0.05
+
+
+# Two more stopping rules: a leaderboard's ranks settled (separated) and a gap test decided.
+
+
+def test_separated_and_the_gap_by_hand() -> None:
+    # 200 fives and 200 ones on 1..5 (sigma 2), alpha 0.1 split over two models (0.05 each),
+    # rho 1: V + rho = 801, log(801 / 0.0025) = 12.67733, sqrt(801 x 12.67733) / 200 = 0.503848.
+    figure = cs.look_groups({"b": [1.0] * 200, "a": [5.0] * 200}, 1.0, 5.0, 0.1, 1.0)
+    assert [g["group"] for g in figure["groups"]] == ["a", "b"]  # ranked by mean
+    assert figure["groups"][0]["ci_low"] == pytest.approx(5 - 0.503848, abs=1e-6)
+    assert figure["groups"][1]["ci_high"] == pytest.approx(1 + 0.503848, abs=1e-6)
+    assert figure["separated"] and figure["n"] == 400 and figure["mean"] == 3.0
+    assert not cs.look_groups({"a": [5.0, 1.0] * 5, "b": [1.0, 5.0] * 5}, 1.0, 5.0, 0.1, 1.0)["separated"]
+    # The gap on -3..3 (sigma 3), alpha 0.1 over two categories, rho 100, 100 scores each:
+    # sqrt(1000 x log(1000 / (100 x 0.0025))) / 100 = sqrt(1000 x 8.29405) / 100 = 0.910716.
+    gap = cs.look_gap({"logos": [2.0] * 100, "ethos": [1.0, -1.0] * 50}, -3.0, 3.0, 0.1, 100.0)
+    r = 0.910716
+    assert gap["gap"] == pytest.approx(2.0)
+    assert gap["ci_low"] == pytest.approx(2 - r, abs=1e-5)  # ethos's interval holds 0: it adds nothing
+    assert gap["ci_high"] == pytest.approx((2 + r) + r, abs=1e-5)
+    rule = cs.parse_rule("gap_excludes(0)", ["logos", "ethos"], 0.1)
+    assert rule.kind == "gap_excludes" and rule.dimension == "" and cs.met(rule, gap)
+    assert cs.parse_rule("separated(x)", ["x"]).threshold is None
+
+
+def _leaderboard_study(rng: np.random.Generator, means: list[float], n: int = 1500, batch: int = 50,
+                       alpha: float = 0.05) -> tuple[bool, int]:  # fmt: skip
+    """Scores on 1..5 for models with the given true means, judged in batches: (the ranks were
+    declared separated, subjects judged when it stopped)."""
+    rule = cs.StoppingRule("separated(x)", "separated", "x", None, alpha)
+    models = rng.integers(0, len(means), size=n)
+    scores = np.clip(np.rint(np.array(means)[models] + rng.normal(0, 1, n)), 1, 5)
+    rho = cs.rho_for(n, 2.0, alpha)
+    for k in range(batch, n + 1, batch):
+        groups: dict[str, list[float]] = {}
+        for m, s in zip(models[:k], scores[:k], strict=True):
+            groups.setdefault(f"m{m}", []).append(float(s))
+        if cs.met(rule, cs.look_groups(groups, 1.0, 5.0, alpha, rho)):
+            return True, k
+    return False, n
+
+
+def test_a_leaderboard_of_equal_models_is_declared_settled_at_most_alpha_of_the_time() -> None:
+    rng = np.random.default_rng(3)
+    runs = [_leaderboard_study(rng, [3.0, 3.0]) for _ in range(400)]
+    assert sum(d for d, _ in runs) / len(runs) <= 0.05
+    planted = [_leaderboard_study(rng, [2.0, 3.0, 4.0]) for _ in range(100)]
+    assert sum(d for d, _ in planted) / len(planted) > 0.9
+    assert np.mean([s for _, s in planted]) < 0.8 * 1500  # before every subject is judged
+
+
+def _gap_study(rng: np.random.Generator, effect: float, n: int = 400, batch: int = 20,
+               alpha: float = 0.05) -> tuple[bool, int]:  # fmt: skip
+    """Symmetrized scores on -3..3 in four categories, one with a true mean of ``effect``."""
+    rule = cs.StoppingRule("gap_excludes(0)", "gap_excludes", "", 0.0, alpha)
+    true = np.array([effect, 0.0, 0.0, 0.0])
+    scores = np.clip(np.rint(true + rng.normal(0, 1.2, (n, 4))), -3, 3)
+    rho = cs.rho_for(n, 3.0, alpha)
+    for k in range(batch, n + 1, batch):
+        figure = cs.look_gap({f"c{j}": list(scores[:k, j]) for j in range(4)}, -3.0, 3.0, alpha, rho)
+        if cs.met(rule, figure):
+            return True, k
+    return False, n
+
+
+def test_a_gap_of_zero_is_declared_decided_at_most_alpha_of_the_time() -> None:
+    rng = np.random.default_rng(5)
+    runs = [_gap_study(rng, 0.0) for _ in range(400)]
+    assert sum(d for d, _ in runs) / len(runs) <= 0.05
+    planted = [_gap_study(rng, 1.0) for _ in range(100)]
+    assert sum(d for d, _ in planted) / len(planted) > 0.9
+    assert np.mean([s for _, s in planted]) < 0.6 * 400
+
+
+def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
+    db = tmp_path / "lb.duckdb"
+    truth = {"m-good": 2.0, "m-mid": 0.0, "m-poor": -2.0}  # scores near 5, 3 and 1
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k:03d}", "response": f"S {k}", "prompt": f"p{k}",
+                             "model": list(truth)[k % 3], "true_coherence": list(truth.values())[k % 3]}
+                            for k in range(300)])  # fmt: skip
+    done = run_cli("score", "-r", "story-quality", "-j", "sim/a,noise=0.4", "--run", "lb", "--until",
+                   "separated(coherence)", "--batch-items", "30", "--no-progress", "--db", str(db))  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    with jb.open(db, read_only=True) as store:
+        stopping = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'lb'")["stopping"][0])
+    assert stopping["stopped"] == "met" and stopping["judged"] < 300
+    ranked = stopping["final"]["groups"]
+    assert [g["group"] for g in ranked] == ["m-good", "m-mid", "m-poor"]
+    assert ranked[0]["ci_low"] > ranked[1]["ci_high"] and ranked[1]["ci_low"] > ranked[2]["ci_high"]
+    pairwise = run_cli("score", "-r", "persuasion", "-j", "sim/a", "--run", "no", "--until", "separated(logos)",
+                       "--no-progress", "--db", str(db))  # fmt: skip
+    assert pairwise.exit_code == 2 and "a leaderboard ranks the items' models" in pairwise.stderr
+
+
+def test_score_until_gap_excludes_decides_a_planted_category(tmp_path: Path) -> None:
+    db = tmp_path / "gap.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"{side}{k:03d}", "response": f"{side} {k}", "prompt": f"p{k}",
+                             "true_logos": 1.0 if side == "a" else -1.0} for k in range(150) for side in "ab"])  # fmt: skip
+        store.import_pairs([{"pair_id": f"p{k:03d}", "item_a": f"a{k:03d}", "item_b": f"b{k:03d}"} for k in range(150)])
+    done = run_cli("score", "-r", "persuasion", "-j", "sim/a,noise=0.5", "--run", "gap", "--until", "gap_excludes(0)",
+                   "--batch-items", "15", "--no-progress", "--db", str(db))  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    with jb.open(db, read_only=True) as store:
+        stopping = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'gap'")["stopping"][0])
+    assert stopping["stopped"] == "met" and stopping["judged"] < 150
+    final = stopping["final"]
+    assert final["ci_low"] > 0 and final["categories"]["logos"]["ci_low"] > 0
+    pointwise = run_cli("score", "-r", "story-quality", "-j", "sim/a", "--run", "no", "--until", "gap_excludes(0)",
+                        "--no-progress", "--db", str(db))  # fmt: skip
+    assert pointwise.exit_code == 2 and "the treatment gap is a pairwise rubric's figure" in pointwise.stderr

@@ -26,7 +26,13 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
     if isinstance(batch_items, bool) or not isinstance(batch_items, int) or batch_items < 1:
         raise JurybenchError(f"--batch-items must be a whole number >= 1 (got {batch_items!r}).")
     rule = sequential.parse_rule(until, spec.dimensions, alpha)
-    bounds = spec.scale_for(rule.dimension)
+    if rule.kind == "gap_excludes" and spec.kind != "pairwise":
+        raise JurybenchError(f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {spec.kind} one's.",
+                             hint="Use ci_width, excludes or separated.")  # fmt: skip
+    if rule.kind == "separated" and spec.subject_table != "items":
+        raise JurybenchError(f"--until {rule.text}: a leaderboard ranks the items' models; a {spec.kind} rubric "
+                             "judges pairs.", hint="Use ci_width, excludes or gap_excludes.")  # fmt: skip
+    bounds = spec.scale_for(rule.dimension or spec.dimensions[0])
     if bounds is None or not spec.answers_in_json:
         raise JurybenchError(f"--until needs scores: a {spec.kind} rubric's answers are labels.")
     low, high = float(bounds[0]), float(bounds[1])
@@ -36,7 +42,7 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
         raise JurybenchError(f"no {spec.subject_table} to judge{f' where {where}' if where else ''}.")
     order = list(subjects)
     random.Random(seed).shuffle(order)
-    rho = sequential.rho_for(len(order), (high - low) / 2, rule.alpha)
+    rho = sequential.rho_for(len(order), (high - low) / 2, rule.alpha)  # groups: a smaller n, still valid
     record: dict[str, Any] = {
         "rule": rule.text, "kind": rule.kind, "dimension": rule.dimension, "threshold": rule.threshold,
         "alpha": rule.alpha, "batch_items": batch_items, "seed": seed, "subjects_available": len(order),
@@ -51,11 +57,8 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
             reason = result.status  # interrupted or stopped by the budget: what was judged is kept
             break
         with reading(store) as con:
-            values = [float(r[0]) for r in con.execute(
-                f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
-                "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
-        figure = sequential.look(values, low, high, rule.alpha, rho)
-        record["looks"].append({"judged": min(start + batch_items, len(order)), **figure, "total": sum(values)})
+            figure = _look(con, spec, rule, run, low, high, rho)
+        record["looks"].append({"judged": min(start + batch_items, len(order)), **figure})
         if sequential.met(rule, figure):
             reason = "met"
             break
@@ -71,3 +74,30 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
         con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects WHERE run_id = ?) "
                     "WHERE run_id = ?", [json.dumps(record), result.run_id, result.run_id])  # fmt: skip
     return result, record
+
+
+def _look(con: Any, spec: Any, rule: Any, run: str, low: float, high: float, rho: float) -> dict[str, Any]:
+    """The figure the rule looks at after a batch, from the run's jury scores so far."""
+    from collections import defaultdict
+
+    from jurybench.stats import sequential
+
+    if rule.kind == "gap_excludes":
+        by_category: dict[str, list[float]] = {dim: [] for dim in spec.dimensions}
+        for category, score in con.execute(f"SELECT {spec.dimension_column}, jury_score FROM {spec.jury_view} "
+                                           "WHERE run_id = ? AND jury_score IS NOT NULL", [run]).fetchall():  # fmt: skip
+            by_category.setdefault(category, []).append(float(score))
+        return sequential.look_gap(by_category, low, high, rule.alpha, rho)
+    if rule.kind == "separated":
+        by_model: dict[str, list[float]] = defaultdict(list)
+        for model, score in con.execute(
+            f"SELECT coalesce(i.model, '(no model)'), j.jury_score FROM {spec.jury_view} j JOIN items i USING (item_id) "
+            f"WHERE j.run_id = ? AND j.{spec.dimension_column} = ? AND j.jury_score IS NOT NULL",
+            [run, rule.dimension],
+        ).fetchall():
+            by_model[model].append(float(score))
+        return sequential.look_groups(dict(by_model), low, high, rule.alpha, rho)
+    values = [float(r[0]) for r in con.execute(
+        f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
+        "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
+    return {**sequential.look(values, low, high, rule.alpha, rho), "total": sum(values)}

@@ -92,8 +92,9 @@ def score(
     until: Annotated[
         str | None,
         typer.Option(
-            help="Judge in random batches and stop once this holds: ci_width(CRITERION)<WIDTH or "
-            "excludes(CRITERION,VALUE), on the jury's anytime-valid confidence sequence."
+            help="Judge in random batches and stop once this holds on the jury's anytime-valid confidence "
+            "sequence: ci_width(CRITERION)<WIDTH, excludes(CRITERION,VALUE), separated(CRITERION) (the "
+            "models' ranks settled) or gap_excludes(VALUE) (pairwise: the treatment gap decided)."
         ),
     ] = None,
     batch_items: Annotated[int, typer.Option(help="--until: subjects judged between two looks.")] = 50,

@@ -130,8 +130,16 @@ def print_stat(frame: Any, fmt: str) -> None:
 def print_stopping(stopping: dict[str, Any]) -> None:
     """What sequential judging did: each look, and why it stopped."""
     for k, look in enumerate(stopping["looks"], start=1):
-        echo(f"look {k}: {look['judged']} of {stopping['subjects_available']} judged, {stopping['dimension']} mean "
-             f"{look['mean']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}] (width {look['width']:.3f})")  # fmt: skip
+        head = f"look {k}: {look['judged']} of {stopping['subjects_available']} judged, "
+        if stopping["kind"] == "gap_excludes":
+            echo(f"{head}gap {look['gap']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}]")
+        elif stopping["kind"] == "separated":
+            ranks = "; ".join(f"{g['group']} {g['mean']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+                              for g in look["groups"])  # fmt: skip
+            echo(f"{head}{stopping['dimension']} by model: {ranks}{' (separated)' if look['separated'] else ''}")
+        else:
+            echo(f"{head}{stopping['dimension']} mean {look['mean']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}] "
+                 f"(width {look['width']:.3f})")  # fmt: skip
     why = {"met": f"stopped: {stopping['rule']} met", "exhausted": f"every subject judged; {stopping['rule']} not met"}
     echo(why.get(stopping["stopped"], f"stopped: the run was {stopping['stopped']}")
          + f" ({1 - stopping['alpha']:.0%} anytime-valid interval; recorded in runs.stopping)")  # fmt: skip

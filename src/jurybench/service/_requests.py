@@ -140,7 +140,9 @@ class JobIn(_Body):
         default=None, description="USD budget for the job's run; it ends stopped_budget before passing it"
     )
     until: Annotated[str, Field(max_length=200)] | None = Field(
-        default=None, description="sequential judging: ci_width(CRITERION)<WIDTH or excludes(CRITERION,VALUE)"
+        default=None,
+        description="sequential judging: ci_width(CRITERION)<WIDTH, excludes(CRITERION,VALUE), separated(CRITERION) "
+        "or gap_excludes(VALUE)",
     )
     batch_items: Annotated[int, Field(ge=1, le=MAX_ROWS)] = Field(default=50, description="until: subjects per look")
     until_seed: int = Field(default=0, description="until: the seed of the subjects' random order")
@@ -152,7 +154,7 @@ class JobIn(_Body):
         from jurybench.stats import sequential
 
         if value is not None and not sequential.is_rule(value):
-            raise ValueError("use ci_width(CRITERION)<WIDTH or excludes(CRITERION,VALUE)")
+            raise ValueError(f"use {sequential.RULE_HELP}")
         return value
 
 

@@ -18,6 +18,7 @@ min(1, 1 / max over looks of the mixture martingale at v).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -26,45 +27,63 @@ from typing import Any
 from jurybench.errors import JurybenchError
 
 METHOD = "normal-mixture confidence sequence for a bounded mean (Robbins 1970; Howard et al. 2021)"
-_RULE = re.compile(
-    r"^\s*(?:(ci_width)\(\s*([\w-]+)\s*\)\s*<\s*([0-9]*\.?[0-9]+)|(excludes)\(\s*([\w-]+)\s*,\s*(-?[0-9]*\.?[0-9]+)\s*\))\s*$"
+_NAME = r"\s*([\w-]+)\s*"
+_NUMBER = r"\s*(-?[0-9]*\.?[0-9]+)\s*"
+_RULES = {
+    "ci_width": re.compile(rf"^\s*ci_width\({_NAME}\)\s*<{_NUMBER}$"),
+    "excludes": re.compile(rf"^\s*excludes\({_NAME},{_NUMBER}\)\s*$"),
+    "separated": re.compile(rf"^\s*separated\({_NAME}\)\s*$"),
+    "gap_excludes": re.compile(rf"^\s*gap_excludes\({_NUMBER}\)\s*$"),
+}
+RULE_HELP = (
+    "ci_width(CRITERION)<WIDTH, excludes(CRITERION,VALUE), separated(CRITERION) (every model's mean "
+    "apart from the next: a settled leaderboard) or gap_excludes(VALUE) (pairwise: the treatment gap "
+    "G = sum of |category means| decided against VALUE), e.g. 'ci_width(coherence)<0.5' or "
+    "'gap_excludes(0)'"
 )
 
 
 @dataclass(frozen=True)
 class StoppingRule:
-    """When sequential judging stops: ``ci_width(DIM)<W`` (the confidence sequence for the jury's
-    mean of DIM is narrower than W) or ``excludes(DIM,V)`` (it excludes V: the sign, or the
-    difference from V, is decided)."""
+    """When sequential judging stops:
+
+    - ``ci_width(DIM)<W``: the confidence sequence for the jury's mean of DIM is narrower than W;
+    - ``excludes(DIM,V)``: it excludes V (the sign, or the difference from V, is decided);
+    - ``separated(DIM)``: a leaderboard is settled: the subjects' models, ranked by their jury
+      mean of DIM, each have a confidence sequence (alpha split over the models) apart from the
+      next one's;
+    - ``gap_excludes(V)``: pairwise rubrics: the confidence sequence for the treatment gap
+      G = sum over categories of |jury mean| (each category's at alpha split over the categories)
+      excludes V (V = 0: a gap is shown).
+    """
 
     text: str
     kind: str
-    dimension: str
-    threshold: float
+    dimension: str  # "" for gap_excludes (every category)
+    threshold: float | None  # None for separated
     alpha: float = 0.05
 
 
 def is_rule(text: str) -> bool:
     """Whether ``text`` has the form of a stopping rule (its criterion is checked against the rubric later)."""
-    return _RULE.match(text or "") is not None
+    return any(r.match(text or "") for r in _RULES.values())
 
 
 def parse_rule(text: str, dimensions: list[str], alpha: float = 0.05) -> StoppingRule:
     """A stopping rule from its text, checked against the rubric's dimensions; one line on error."""
-    found = _RULE.match(text or "")
-    if not found:
-        raise JurybenchError(f"--until {text!r} is not a stopping rule.",
-                             hint="Use ci_width(CRITERION)<WIDTH or excludes(CRITERION,VALUE), e.g. "
-                                  "'ci_width(coherence)<0.5' or 'excludes(logos,0)'.")  # fmt: skip
-    kind, dimension, value = (found.group(1), found.group(2), found.group(3)) if found.group(1) else (
-        found.group(4), found.group(5), found.group(6))  # fmt: skip
-    if dimension not in dimensions:
+    kind, found = next(((k, m) for k, r in _RULES.items() if (m := r.match(text or ""))), ("", None))
+    if found is None:
+        raise JurybenchError(f"--until {text!r} is not a stopping rule.", hint=f"Use {RULE_HELP}.")
+    groups = found.groups()
+    dimension = "" if kind == "gap_excludes" else groups[0]
+    value = {"ci_width": groups[-1], "excludes": groups[-1], "gap_excludes": groups[0]}.get(kind)
+    if kind != "gap_excludes" and dimension not in dimensions:
         raise JurybenchError(f"--until: {dimension!r} is not a criterion of the rubric.",
                              hint=f"Valid: {', '.join(dimensions)}.")  # fmt: skip
     if not 0 < alpha < 1:
         raise JurybenchError(f"--until-alpha must be between 0 and 1 (got {alpha}).")
-    threshold = float(value)
-    if kind == "ci_width" and threshold <= 0:
+    threshold = float(value) if value is not None else None
+    if kind == "ci_width" and threshold is not None and threshold <= 0:
         raise JurybenchError("--until: a width must be above 0.")
     return StoppingRule(text.strip(), kind, dimension, threshold, alpha)
 
@@ -101,12 +120,51 @@ def look(values: list[float], low: float, high: float, alpha: float, rho: float)
     return {"n": n, "mean": mean, "ci_low": lo, "ci_high": hi, "width": hi - lo}
 
 
+def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: float,
+                rho: float) -> dict[str, Any]:  # fmt: skip
+    """Each group's confidence sequence at ``alpha`` split over the groups (so all hold at once),
+    ranked by mean, and whether each is apart from the next (``separated``); with the pooled
+    look's n, mean and interval."""
+    share = alpha / max(len(groups), 1)
+    ranked = sorted(((name, look(values, low, high, share, rho)) for name, values in groups.items()),
+                    key=lambda item: (-item[1]["mean"] if item[1]["n"] else math.inf, item[0]))  # fmt: skip
+    apart = len(ranked) >= 2 and all(
+        upper[1]["n"] and lower[1]["n"] and upper[1]["ci_low"] > lower[1]["ci_high"]
+        for upper, lower in itertools.pairwise(ranked)
+    )
+    pooled = [v for values in groups.values() for v in values]
+    return {**look(pooled, low, high, alpha, rho), "total": sum(pooled), "separated": bool(apart),
+            "groups": [{"group": name, **figure} for name, figure in ranked]}  # fmt: skip
+
+
+def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha: float,
+             rho: float) -> dict[str, Any]:  # fmt: skip
+    """The treatment gap G = sum over categories of |mean| with a confidence sequence: each
+    category's at ``alpha`` split over the categories, so all hold at once, and G's bounds are its
+    least and greatest value over their box (a category whose interval holds 0 adds 0 at least)."""
+    share = alpha / max(len(categories), 1)
+    figures = {name: look(values, low, high, share, rho) for name, values in categories.items()}
+    present = [f for f in figures.values() if f["n"]]
+    n = min((f["n"] for f in figures.values()), default=0)
+    gap = sum(abs(f["mean"]) for f in present)
+    gap_low = sum(0.0 if f["ci_low"] <= 0 <= f["ci_high"] else min(abs(f["ci_low"]), abs(f["ci_high"]))
+                  for f in present)  # fmt: skip
+    gap_high = sum(max(abs(f["ci_low"]), abs(f["ci_high"])) for f in present)
+    if len(present) < len(figures):  # a category with no score yet: its mean may be anywhere
+        gap_high += (len(figures) - len(present)) * max(abs(low), abs(high))
+    return {"n": n, "gap": gap, "ci_low": gap_low, "ci_high": gap_high, "width": gap_high - gap_low,
+            "categories": {name: {k: f[k] for k in ("n", "mean", "ci_low", "ci_high")} for name, f in figures.items()}}  # fmt: skip
+
+
 def met(rule: StoppingRule, figure: dict[str, Any]) -> bool:
     """Whether a look meets the rule."""
     if figure["n"] == 0:
         return False
     if rule.kind == "ci_width":
         return bool(figure["width"] < rule.threshold)
+    if rule.kind == "separated":
+        return bool(figure["separated"])
+    assert rule.threshold is not None
     return bool(figure["ci_low"] > rule.threshold or figure["ci_high"] < rule.threshold)
 
 
