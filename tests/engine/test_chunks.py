@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jurybench.engine import EngineOptions, score
+from jurybench.engine import EngineHooks, EngineOptions, score
 from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from tests.conftest import run_cli, write
@@ -27,7 +27,9 @@ def test_chunks_cover_every_subject_once_and_resume_from_the_cache(
     first = score(db_path, load_rubric("story-quality"), jurors, where="item_id < 'i4'", run_id="r",
                   options=EngineOptions(progress=False))  # fmt: skip
     assert (first.n_tasks, first.n_cached, first.n_called) == (4 * 3, 0, 12)
-    options = EngineOptions(progress=False, on_plan=lambda total, cached: seen.append((total, cached)))
+    options = EngineOptions(
+        progress=False, hooks=EngineHooks(on_plan=lambda total, cached: seen.append((total, cached)))
+    )
     second = score(db_path, load_rubric("story-quality"), jurors, run_id="r2", options=options)
     # i0..i3 answered before (12 calls), i4..i6 new (9); the cache is counted chunk by chunk.
     assert (second.n_tasks, second.n_cached, second.n_called, second.status) == (21, 12, 9, "finished")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from jurybench.engine import EngineOptions, score
+from jurybench.engine import EngineHooks, EngineOptions, score
 from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 
@@ -23,7 +23,13 @@ def test_concurrent_runs_over_the_same_calls_store_each_once(small_store: Any) -
     def run(i: int) -> None:
         cur = small_store.cursor()
         try:
-            score(cur, rubric, [juror], run_id=f"r{i}", options=EngineOptions(progress=False, store_lock=lock))
+            score(
+                cur,
+                rubric,
+                [juror],
+                run_id=f"r{i}",
+                options=EngineOptions(progress=False, hooks=EngineHooks(store_lock=lock)),
+            )
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -103,7 +109,13 @@ def test_a_fresh_run_takes_the_store_lock_twice(small_store: Any) -> None:
     juror = parse_juror("fake/quick")
     for run_id, expected in (("first", 2), ("again", 3)):
         lock = Counting()
-        score(small_store, rubric, [juror], run_id=run_id, options=EngineOptions(progress=False, store_lock=lock))
+        score(
+            small_store,
+            rubric,
+            [juror],
+            run_id=run_id,
+            options=EngineOptions(progress=False, hooks=EngineHooks(store_lock=lock)),
+        )
         assert lock.taken == expected
 
 

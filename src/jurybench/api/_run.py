@@ -20,12 +20,13 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
                    max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
                    progress: bool = False, orders: str = "both", order_seed: int = 0,
                    **embedding: Any) -> Any:  # fmt: skip
-    """The engine's options from the arguments score and generate share."""
-    from jurybench.engine import EngineOptions
+    """The engine's options from the arguments score and generate share; ``embedding``: the
+    :class:`EngineHooks` of a program that embeds the run (the service)."""
+    from jurybench.engine import EngineHooks, EngineOptions
 
     return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
                          plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, orders=orders,
-                         order_seed=order_seed, **embedding)  # fmt: skip
+                         order_seed=order_seed, hooks=EngineHooks(**embedding))  # fmt: skip
 
 
 @contextlib.contextmanager

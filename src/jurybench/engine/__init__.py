@@ -3,7 +3,7 @@ cost and budget, progress. Judging and generation both run here."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
-from jurybench.engine._calls import EngineOptions
+from jurybench.engine._calls import EngineHooks, EngineOptions
 from jurybench.engine._imported import IMPORTED_PREFIX, JudgmentImport, import_judgments, imported_juror
 from jurybench.engine._plan import (
     ORDERS,
@@ -29,6 +29,7 @@ __all__ = [
     "Budget",
     "CallState",
     "CostTally",
+    "EngineHooks",
     "EngineOptions",
     "JudgmentImport",
     "Planned",

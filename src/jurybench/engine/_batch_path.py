@@ -412,7 +412,7 @@ class BatchRunner:
         poll_s = float(self.options.batch_poll_s)
         while self.open:
             self._note()
-            if self.options.stop is not None and self.options.stop():
+            if self.options.hooks.stop is not None and self.options.hooks.stop():
                 self.progress.stopped = True
                 return
             await asyncio.sleep(poll_s)

@@ -10,7 +10,7 @@ import threading
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jurybench.engine._budget import Budget, CostTally
@@ -50,7 +50,7 @@ class _Progress:
         self.counts: Counter[str] = Counter()
         self.errors: Counter[tuple[str, str]] = Counter()
         self.skipped = 0
-        self.stopped = False  # asked to stop early (options.stop)
+        self.stopped = False  # asked to stop early (options.hooks.stop)
         self.cost = CostTally()
         self.started = time.perf_counter()
         if not self.enabled:
@@ -127,22 +127,33 @@ class _Progress:
 
 
 @dataclass
+class EngineHooks:
+    """How an embedding program (the HTTP service, a notebook) takes part in a run: callables
+    the engine calls and a lock it holds. None of it changes what the run asks or stores."""
+
+    # Every finished call's row (the service's live progress), and each task's status.
+    on_call: Callable[[dict[str, Any]], None] | None = None
+    on_result: Callable[[Task, str], None] | None = None
+    # (calls in the run, calls reused from the store), once planned.
+    on_plan: Callable[[int, int], None] | None = None
+    # Asked between calls: True stops the run early ('interrupted'; the same run resumes later).
+    stop: Callable[[], bool] | None = None
+    # Held around store writes when several threads share one connection.
+    store_lock: Any = None
+    # A writer for the run's last answers and status (a RunEnd), committed with other runs'
+    # (the service's group writer); on a held connection only.
+    end_run: Callable[[Any], None] | None = None
+
+
+@dataclass
 class EngineOptions:
+    """What a run is set to do (plain values, the same whoever starts it), and its ``hooks``."""
+
     concurrency: int = 16
     retries: int = 4
     retry_base_s: float = 1.0
     retry_max_s: float = 60.0
     progress: bool = False  # library calls are quiet; the CLI turns the bar on in a terminal
-    on_result: Callable[[Task, str], None] | None = None
-    # For embedding (the HTTP service): every finished call's row, a way to stop early
-    # (the run ends 'interrupted' and resumes later), and a lock held around store writes
-    # when several threads share one connection.
-    on_call: Callable[[dict[str, Any]], None] | None = None
-    stop: Callable[[], bool] | None = None
-    store_lock: Any = None
-    # A writer for the run's last answers and status (a RunEnd), committed with other runs'
-    # (the service's group writer); on a held connection only.
-    end_run: Callable[[Any], None] | None = None
     # How long a call may keep waiting out rate limits (429s) before it counts as an error.
     give_up_after_s: float = 3600.0
     # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).
@@ -150,7 +161,6 @@ class EngineOptions:
     # A budget in USD for the run's whole spend (earlier invocations included): no call starts
     # that could pass it; the run ends 'stopped_budget' and a higher budget resumes it.
     max_cost: float | None = None
-    on_plan: Callable[[int, int], None] | None = None  # (calls in the run, calls reused from the store)
     # Send calls through the providers' batch APIs (score --batch); poll open batches this often.
     batch: bool = False
     batch_poll_s: float = 30.0
@@ -158,6 +168,7 @@ class EngineOptions:
     # per pair drawn from order_seed and the pair's id: reproducible, stored with the run).
     orders: str = "both"
     order_seed: int = 0
+    hooks: EngineHooks = field(default_factory=EngineHooks)
 
 
 class _InFlight:
@@ -252,7 +263,7 @@ async def _run_task(
         await limiter.wait(estimate)
         if endpoint is not None:
             try:
-                started = await endpoint.acquire(estimate, deadline=deadline, stop=options.stop)
+                started = await endpoint.acquire(estimate, deadline=deadline, stop=options.hooks.stop)
             except LimiterTimeout as exc:
                 state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
                 break
@@ -285,7 +296,7 @@ async def _run_task(
             if time.monotonic() + wait > deadline:
                 state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
                 break
-            await _pause(wait + rng.uniform(0, min(wait, 1.0) * 0.1), options.stop)
+            await _pause(wait + rng.uniform(0, min(wait, 1.0) * 0.1), options.hooks.stop)
             continue
         except JurorUnusable as exc:
             state.failed(str(exc))
@@ -361,14 +372,14 @@ async def _execute(
         progress.advance(call["status"], call["cost_usd"], task.juror.display_name, shared=bool(call.get("shared")))
         if call["status"] == "error":
             progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
-        if options.on_result:
-            options.on_result(task, call["status"])
-        if options.on_call:
-            options.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
+        if options.hooks.on_result:
+            options.hooks.on_result(task, call["status"])
+        if options.hooks.on_call:
+            options.hooks.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
 
     async def worker(queue: deque[Task], gate: LoadGate) -> None:
         while queue:
-            if options.stop is not None and options.stop():
+            if options.hooks.stop is not None and options.hooks.stop():
                 progress.stopped = True
                 return
             await gate.enter()

@@ -229,7 +229,7 @@ def run_tasks(
 
         connect(store).close()  # create or migrate the store first (generation may be its first use)
     access: _Held | _Released = (
-        _Released(Path(store)) if isinstance(store, str | Path) else _Held(store, options.store_lock)
+        _Released(Path(store)) if isinstance(store, str | Path) else _Held(store, options.hooks.store_lock)
     )
     jurors = list(definition.jurors)
     if options.plan_only:
@@ -298,8 +298,8 @@ def run_tasks(
                     writer.flush(con)
             result.n_cached += len(done)
             progress.reuse(len(done))
-            if options.on_plan:
-                options.on_plan(planned.n_tasks, result.n_cached)
+            if options.hooks.on_plan:
+                options.hooks.on_plan(planned.n_tasks, result.n_cached)
             if progress.stopped or (budget is not None and budget.reached):
                 continue  # no more calls, but answered ones are still the run's
             await _execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters)
@@ -335,7 +335,7 @@ def run_tasks(
         with contextlib.ExitStack() as stack:
             stack.callback(access.close)
             end = RunEnd(run_id, writer.pairwise, writer.take(), result.status, datetime.now(UTC).replace(tzinfo=None))
-            end_run = options.end_run if isinstance(access, _Held) else None
+            end_run = options.hooks.end_run if isinstance(access, _Held) else None
             if end_run is not None:
                 end_run(end)  # committed together with other runs' ends (the service)
             if finish is not None or end_run is None:
