@@ -17,7 +17,6 @@ for an existing (subject, criterion, annotator) is an error unless ``replace``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,18 +25,11 @@ from typing import TYPE_CHECKING, Any
 from jurybench.errors import JurybenchError
 from jurybench.rubric import (
     AnyRubric,
-    ClassificationRubric,
-    InventoryRubric,
-    PairwiseRubric,
-    PointwiseRubric,
-    PreferenceRubric,
 )
 from jurybench.store import Row, first_row, read_rows, transaction
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
-
-PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
 
 
 @dataclass(frozen=True)
@@ -68,47 +60,15 @@ def _value(
 ) -> tuple[float | None, str]:
     """The numeric label and its text (a classification label: no number, its canonical name
     in any language the rubric knows), or an error naming what is valid."""
+    from jurybench.rubric import LabelRefused
+
     text = "" if raw is None else str(raw).strip()
     if text == "":
         raise JurybenchError(f"{where}: missing value.", hint="Every label needs a value.")
-    if isinstance(rubric, PreferenceRubric):
-        value = PREFERENCE_VALUES.get(text.lower())
-        if value is None or (value == 0 and not rubric.allow_tie and text.lower() == "tie"):
-            allowed = "A, B or tie (or 1, -1, 0)" if rubric.allow_tie else "A or B (or 1, -1)"
-            raise JurybenchError(f"{where}: {text!r} is not a preference.", hint=f"Use {allowed}.")
-        return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
-    if isinstance(rubric, ClassificationRubric):
-        from jurybench.rubric import gold_label
-
-        languages = sorted({lang for lb in rubric.labels for lang in (*lb.names, *lb.aliases)})
-        label = next((found for lang in [None, *languages] if (found := gold_label(rubric, text, lang))), None)
-        if label is None:
-            names = ", ".join(lb.name for lb in rubric.labels)
-            raise JurybenchError(
-                f"{where}: {text!r} is not a label of rubric '{rubric.name}'.", hint=f"Valid: {names}."
-            )
-        return None, label
     try:
-        value = float(text)
-    except ValueError:
-        raise JurybenchError(f"{where}: {text!r} is not a number.") from None
-    if not math.isfinite(value):
-        raise JurybenchError(f"{where}: {text} is not a finite number.", hint="Fix the value.")
-    if value != int(value) and not continuous:
-        raise JurybenchError(
-            f"{where}: {text} is not a whole number; the rubric's scale for '{criterion}' has whole points.",
-            hint="Round labels the way your annotation protocol says, or fix the value; for panel means or "
-            "published scores between the points, import with --continuous.",
-        )
-    scale = rubric.scale_for(criterion)
-    assert scale is not None  # a rubric that takes labels answered above
-    low, high = scale
-    if not (low <= value <= high):
-        raise JurybenchError(
-            f"{where}: {text} is outside the rubric's scale {low}..{high} for '{criterion}'.",
-            hint="Fix the value, or check that --rubric is the rubric the annotators used.",
-        )
-    return value, text
+        return rubric.human_label(criterion, text, continuous)
+    except LabelRefused as exc:
+        raise JurybenchError(f"{where}: {exc.message}", hint=exc.hint) from None
 
 
 def _shown(value: float | None, label: str | None) -> str:
@@ -229,7 +189,7 @@ def import_annotation_rows(
                 f"{path} row {number}, field 'criterion': {crit!r} is not in rubric '{rubric.name}'.",
                 hint=f"Valid: {', '.join(dims)}.",
             )
-        if continuous and not isinstance(rubric, PointwiseRubric | PairwiseRubric | InventoryRubric):
+        if continuous and not rubric.continuous_labels:
             raise JurybenchError(
                 f"--continuous: {rubric.kind} labels are categories, not points on a scale.",
                 hint="Drop --continuous for preference and classification labels.",

@@ -101,6 +101,17 @@ class VerdictRule(_Strict):
         return value
 
 
+class LabelRefused(ValueError):
+    """A human label that is not on a rubric's scale: what is wrong, and how to fix it."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.hint = message, hint
+
+
+PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
+
+
 class _RubricBase(_Strict):
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
     version: str = "1"
@@ -164,6 +175,39 @@ class _RubricBase(_Strict):
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         """The lowest and highest value of ``dimension`` (None: it takes labels, not numbers)."""
         return None
+
+    # Human labels: whether a value between the scale's points is accepted (``--continuous``:
+    # panel means, published scores); kinds whose labels are categories say no.
+    continuous_labels: ClassVar[bool] = True
+
+    def human_choices(self, dimension: str) -> list[str]:
+        """What an annotator chooses among for ``dimension`` (the viewer's label form): the
+        scale's whole points here; A/B/tie or the label names for the kinds that take those."""
+        low, high = self.scale_for(dimension) or (0, -1)
+        return [str(v) for v in range(low, high + 1)]
+
+    def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
+        """An annotator's label of ``dimension`` as (number, text as stored); a value off the
+        kind's scale raises :class:`LabelRefused` (what is wrong, and the hint)."""
+        import math
+
+        try:
+            value = float(text)
+        except ValueError:
+            raise LabelRefused(f"{text!r} is not a number.") from None
+        if not math.isfinite(value):
+            raise LabelRefused(f"{text} is not a finite number.", "Fix the value.")
+        if value != int(value) and not continuous:
+            raise LabelRefused(
+                f"{text} is not a whole number; the rubric's scale for '{dimension}' has whole points.",
+                "Round labels the way your annotation protocol says, or fix the value; for panel means or "
+                "published scores between the points, import with --continuous.",
+            )
+        low, high = self.scale_for(dimension) or (-math.inf, math.inf)
+        if not (low <= value <= high):
+            raise LabelRefused(f"{text} is outside the rubric's scale {low}..{high} for '{dimension}'.",
+                               "Fix the value, or check that --rubric is the rubric the annotators used.")  # fmt: skip
+        return value, text
 
     @model_validator(mode="after")
     def _check_templates(self) -> _RubricBase:
@@ -274,12 +318,24 @@ class PreferenceRubric(_RubricBase):
     placeholder_fields: ClassVar[frozenset[str]] = PAIRWISE_FIELDS
     pairwise: ClassVar[bool] = True
 
+    continuous_labels: ClassVar[bool] = False
+
     @property
     def dimensions(self) -> list[str]:
         return ["preference"]
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -1, 1
+
+    def human_choices(self, dimension: str) -> list[str]:
+        return ["A", "B", *(["tie"] if self.allow_tie else [])]
+
+    def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
+        value = PREFERENCE_VALUES.get(text.lower())
+        if value is None or (value == 0 and not self.allow_tie and text.lower() == "tie"):
+            allowed = "A, B or tie (or 1, -1, 0)" if self.allow_tie else "A or B (or 1, -1)"
+            raise LabelRefused(f"{text!r} is not a preference.", f"Use {allowed}.")
+        return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
 
 
 class Label(_Strict):
@@ -306,6 +362,21 @@ class ClassificationRubric(_RubricBase):
     answer: Literal["text", "json"] = Field(default="text", description='text: the label alone; json: {"label": ...}')
 
     placeholder_fields: ClassVar[frozenset[str]] = CLASSIFICATION_FIELDS
+    continuous_labels: ClassVar[bool] = False
+
+    def human_choices(self, dimension: str) -> list[str]:
+        return [label.name for label in self.labels]
+
+    def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
+        """A label (no number): its canonical name, given in any language the rubric knows."""
+        from jurybench.rubric._classify import gold_label
+
+        languages = sorted({lang for lb in self.labels for lang in (*lb.names, *lb.aliases)})
+        label = next((found for lang in [None, *languages] if (found := gold_label(self, text, lang))), None)
+        if label is None:
+            raise LabelRefused(f"{text!r} is not a label of rubric '{self.name}'.",
+                               f"Valid: {', '.join(lb.name for lb in self.labels)}.")  # fmt: skip
+        return None, label
 
     @field_validator("labels")
     @classmethod

@@ -48,21 +48,8 @@ class Forbidden(JurybenchError):
 
 def form_fields(rubric: AnyRubric) -> list[dict[str, Any]]:
     """One field per criterion the label form asks for: its name and its choices (the scale's
-    points, A/B/tie, or a classification's labels)."""
-    from jurybench.rubric import ClassificationRubric, PreferenceRubric
-
-    out = []
-    for dim in rubric.dimensions:
-        if isinstance(rubric, PreferenceRubric):
-            choices = ["A", "B", *(["tie"] if rubric.allow_tie else [])]
-        elif isinstance(rubric, ClassificationRubric):
-            choices = [lb.name for lb in rubric.labels]
-        else:
-            scale = rubric.scale_for(dim)
-            assert scale is not None
-            choices = [str(v) for v in range(int(scale[0]), int(scale[1]) + 1)]
-        out.append({"name": dim, "choices": choices})
-    return out
+    points, A/B/tie, or a classification's labels: the rubric kind says)."""
+    return [{"name": dim, "choices": rubric.human_choices(dim)} for dim in rubric.dimensions]
 
 
 def save(store: Any, run_id: str, subject_id: str, form: dict[str, str]) -> int:
