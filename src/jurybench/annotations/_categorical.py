@@ -23,13 +23,9 @@ import numpy as np
 from jurybench.annotations._agreement import Estimate, bootstrap, cohen_kappa, fleiss_kappa
 from jurybench.annotations._data import run_rubric
 from jurybench.errors import JurybenchError
-from jurybench.rubric import ClassificationRubric, PreferenceRubric
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
-
-PREFERENCE_LABELS = ("A", "B", "tie")
-
 
 def plurality(labels: list[str], order: tuple[str, ...], *, preference: bool) -> str | None:
     """The most frequent label; on a shared top count, 'tie' for preferences, else the first of
@@ -83,13 +79,15 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
     from jurybench.jury import jurors_of_run, jury_rule
 
     rubric = run_rubric(con, run_id)
-    preference = isinstance(rubric, PreferenceRubric)
-    if not preference and not isinstance(rubric, ClassificationRubric):
+    if rubric.continuous_labels:  # labels on a scale: the pointwise report's business
         raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; categorical agreement is for preference "
                              "and classification runs.")  # fmt: skip
-    labels = tuple(lab.name for lab in rubric.labels) if isinstance(rubric, ClassificationRubric) else PREFERENCE_LABELS
-    dimension = "preference" if preference else "label"
-    kind = "pair" if preference else "item"
+    preference = rubric.pairwise  # A/B verdicts on pairs: a tied plurality is a tie
+    dimension = rubric.dimensions[0]  # the one categorical dimension (preference, label)
+    labels = tuple(rubric.human_choices(dimension))
+    if preference and "tie" not in labels:  # the humans' plurality may tie even where jurors cannot
+        labels = (*labels, "tie")
+    kind = rubric.subject_kind
     humans: dict[str, dict[str, str]] = {}
     for subject, annotator, label in con.execute(
         """SELECT h.subject_id, h.annotator, h.label FROM human_labels h
