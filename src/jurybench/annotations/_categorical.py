@@ -27,6 +27,7 @@ from jurybench.errors import JurybenchError
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+
 def plurality(labels: list[str], order: tuple[str, ...], *, preference: bool) -> str | None:
     """The most frequent label; on a shared top count, 'tie' for preferences, else the first of
     the tied labels in ``order``."""

@@ -14,15 +14,8 @@ from jurybench.errors import JurybenchError
 from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, answers_in_json, check_juror
 from jurybench.rubric import (
     AnyRubric,
-    ClassificationRubric,
-    InventoryRubric,
     PreferenceRubric,
     is_pairwise,
-    presentation,
-    render_classification,
-    render_inventory,
-    render_pairwise,
-    render_pointwise,
 )
 
 
@@ -100,31 +93,17 @@ def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[s
     pairwise = is_pairwise(rubric)
     rubric_hash = rubric.content_hash
     for subject in subjects:
-        if isinstance(rubric, InventoryRubric):
-            sid = subject["item_id"]
-            for juror in jurors:
-                for sample in range(juror.samples):
-                    key = call_key(rubric_hash, juror.key, sid, "", sample)
-                    shown = presentation(rubric, key)
-                    messages = render_inventory(rubric, subject, shown)
-                    tasks.append(Task(key, juror, sid, "", sample, messages, subject.get("language"), shown.as_json()))
-            continue
-        if pairwise:
-            sid = subject["pair_id"]
-            rendered = [(o, render_pairwise(rubric, subject, o))  # type: ignore[arg-type]
-                        for o in orders_of(str(sid), orders, order_seed)]  # fmt: skip
-        elif isinstance(rubric, ClassificationRubric):
-            sid = subject["item_id"]
-            rendered = [("", render_classification(rubric, subject))]
-        else:
-            sid = subject["item_id"]
-            rendered = [("", render_pointwise(rubric, subject))]  # type: ignore[arg-type]
+        sid = subject[rubric.subject_column]
         language = subject.get("language")
+        shown_in = orders_of(str(sid), orders, order_seed) if pairwise else ("",)
+        # One rendering per order, shared by every juror and sample (a questionnaire renders per call).
+        shared = {} if rubric.presented_per_call else {order: rubric.render(subject, order) for order in shown_in}
         for juror in jurors:
-            for order, messages in rendered:
+            for order in shown_in:
                 for sample in range(juror.samples):
                     key = call_key(rubric_hash, juror.key, sid, order, sample)
-                    tasks.append(Task(key, juror, sid, order, sample, messages, language))
+                    messages, shown = shared[order] if shared else rubric.render(subject, order, key)
+                    tasks.append(Task(key, juror, sid, order, sample, messages, language, shown))
     return tasks
 
 

@@ -101,6 +101,9 @@ class VerdictRule(_Strict):
         return value
 
 
+Messages = list[dict[str, str]]
+
+
 class LabelRefused(ValueError):
     """A human label that is not on a rubric's scale: what is wrong, and how to fix it."""
 
@@ -175,6 +178,15 @@ class _RubricBase(_Strict):
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         """The lowest and highest value of ``dimension`` (None: it takes labels, not numbers)."""
         return None
+
+    # A questionnaire shows each call its own item order and scale rotation (drawn from the call
+    # key), so its messages cannot be shared between the calls on one subject.
+    presented_per_call: ClassVar[bool] = False
+
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        """The messages of one call on ``subject`` (a pair: shown in ``order``), and what the call
+        was shown in what order (questionnaires, as JSON; None for the others)."""
+        raise NotImplementedError(f"{type(self).__name__} has no template to render")
 
     # Human labels: whether a value between the scale's points is accepted (``--continuous``:
     # panel means, published scores); kinds whose labels are categories say no.
@@ -277,6 +289,11 @@ class PointwiseRubric(_RubricBase):
         scale = next(c.scale for c in self.criteria if c.name == dimension)
         return scale.min, scale.max
 
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        from jurybench.rubric._render import render_pointwise
+
+        return render_pointwise(self, subject), None
+
 
 class PairwiseRubric(_RubricBase):
     """Two responses compared on categories, each scored ``-k..k``."""
@@ -300,6 +317,11 @@ class PairwiseRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -self.k, self.k
+
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        from jurybench.rubric._render import render_pairwise
+
+        return render_pairwise(self, subject, order), None
 
 
 class PreferenceRubric(_RubricBase):
@@ -326,6 +348,11 @@ class PreferenceRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -1, 1
+
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        from jurybench.rubric._render import render_pairwise
+
+        return render_pairwise(self, subject, order), None
 
     def human_choices(self, dimension: str) -> list[str]:
         return ["A", "B", *(["tie"] if self.allow_tie else [])]
@@ -363,6 +390,11 @@ class ClassificationRubric(_RubricBase):
 
     placeholder_fields: ClassVar[frozenset[str]] = CLASSIFICATION_FIELDS
     continuous_labels: ClassVar[bool] = False
+
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        from jurybench.rubric._render import render_classification
+
+        return render_classification(self, subject), None
 
     def human_choices(self, dimension: str) -> list[str]:
         return [label.name for label in self.labels]
@@ -532,8 +564,18 @@ class InventoryRubric(_RubricBase):
     def factors(self) -> list[str]:
         return sorted({f.factor for f in self.facets if f.factor})
 
+    presented_per_call: ClassVar[bool] = True
+
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return 1, self.scale.points
+
+    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+        """The questionnaire in the item order and scale rotation drawn from ``call_key``."""
+        from jurybench.rubric._inventory import presentation
+        from jurybench.rubric._render import render_inventory
+
+        shown = presentation(self, call_key)
+        return render_inventory(self, subject, shown), shown.as_json()
 
     def structure(self) -> list[tuple[str, str, str | None, bool]]:
         """(item, facet, factor, reverse) for every item."""
