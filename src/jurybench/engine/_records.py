@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from jurybench.jurors import JurorSpec, stored_params
-from jurybench.rubric import AnyRubric, InventoryRubric
+from jurybench.rubric import AnyRubric
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -45,10 +45,11 @@ def register_rubric(con: Connection, rubric: AnyRubric) -> None:
             "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
             [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
         )
-    if isinstance(rubric, InventoryRubric):
+    structure = rubric.structure()  # questionnaires: each item's facet, factor and keying
+    if structure:
         con.executemany(
             "INSERT OR IGNORE INTO inventory_structure VALUES (?, ?, ?, ?, ?)",
-            [(rubric.content_hash, *row) for row in rubric.structure()],
+            [(rubric.content_hash, *row) for row in structure],
         )
 
 
@@ -75,22 +76,22 @@ def record_gold_labels(con: Connection, rubric: AnyRubric, subjects: Iterable[di
     import pyarrow as pa
 
     from jurybench.errors import JurybenchError
-    from jurybench.rubric import ClassificationRubric, gold_label
 
-    if not isinstance(rubric, ClassificationRubric):
+    if not rubric.keeps_gold:
         return
     rows = []
     for item in subjects:
         reference = item.get("reference")
         if reference is None or not str(reference).strip():
             continue
-        gold = gold_label(rubric, reference, item.get("language"))
+        gold = rubric.gold_of(str(reference), item.get("language"))
         if gold is None:
             source = item.get("source_file") or "items"
             raise JurybenchError(
                 f"{source}, item '{item['item_id']}', field 'reference': {reference!r} is not a label of rubric "
                 f"'{rubric.name}'.",
-                hint=f"Use one of: {', '.join(lab.name for lab in rubric.labels)} (or its name in the item's language).",
+                hint=f"Use one of: {', '.join(rubric.human_choices(rubric.dimensions[0]))} (or its name in the item's "
+                "language).",
             )
         rows.append((item["item_id"], gold))
     if rows:

@@ -188,6 +188,18 @@ class _RubricBase(_Strict):
         was shown in what order (questionnaires, as JSON; None for the others)."""
         raise NotImplementedError(f"{type(self).__name__} has no template to render")
 
+    # Classification: an item's reference is its gold label (classification_gold).
+    keeps_gold: ClassVar[bool] = False
+
+    def gold_of(self, reference: str, language: str | None) -> str | None:
+        """An item's reference as a gold label (a canonical name); None: it names no label."""
+        return None
+
+    def structure(self) -> list[tuple[str, str, str | None, bool]]:
+        """Questionnaires: (item, facet, factor, reverse) for every item (inventory_structure);
+        other kinds have none."""
+        return []
+
     # Human labels: whether a value between the scale's points is accepted (``--continuous``:
     # panel means, published scores); kinds whose labels are categories say no.
     continuous_labels: ClassVar[bool] = True
@@ -391,10 +403,17 @@ class ClassificationRubric(_RubricBase):
     placeholder_fields: ClassVar[frozenset[str]] = CLASSIFICATION_FIELDS
     continuous_labels: ClassVar[bool] = False
 
+    keeps_gold: ClassVar[bool] = True
+
     def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
         from jurybench.rubric._render import render_classification
 
         return render_classification(self, subject), None
+
+    def gold_of(self, reference: str, language: str | None) -> str | None:
+        from jurybench.rubric._classify import gold_label
+
+        return gold_label(self, reference, language)
 
     def human_choices(self, dimension: str) -> list[str]:
         return [label.name for label in self.labels]
