@@ -24,7 +24,7 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from jurybench import stats
-    from jurybench.api import (  # noqa: F401
+    from jurybench.api import (
         Calibration,
         CheckResult,
         JurorSpec,
@@ -57,9 +57,11 @@ def _version() -> str:
 
 __version__ = _version()
 
-_API = ("Calibration", "CheckResult", "JurorSpec", "Jury", "Rubric", "Run", "Store", "agreement", "ascore",
-        "calibrate", "check", "generate", "load_rubric", "open", "parse_juror", "score", "select_jury")  # fmt: skip
-__all__ = [*_API, "JurybenchError", "__version__", "stats"]
+# A literal list, so type checkers see each name as exported (``mypy --strict`` in users' code).
+__all__ = ["Calibration", "CheckResult", "JurorSpec", "Jury", "JurybenchError", "Rubric", "Run", "Store",
+           "__version__", "agreement", "ascore", "calibrate", "check", "generate", "load_rubric", "open",
+           "parse_juror", "score", "select_jury", "stats"]  # fmt: skip
+_API = tuple(n for n in __all__ if n not in ("JurybenchError", "__version__", "stats"))
 
 
 def __getattr__(name: str) -> Any:

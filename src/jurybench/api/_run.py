@@ -7,13 +7,32 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybench.api._specs import jury_of, rubric_of
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
-    from jurybench.engine import RunResult
+    from collections.abc import Mapping, Sequence
+    from typing import TypeAlias
+
+    import pandas as pd
+    from duckdb import DuckDBPyConnection
+
+    from jurybench.api._store import Store
+    from jurybench.engine import EngineOptions, RunResult
+    from jurybench.generation import GenerationSpec
+    from jurybench.jurors import JurorSpec
+    from jurybench.jury import Jury
+    from jurybench.rubric import AnyRubric
+
+    # What score, ascore and generate take: an open store, a path (a new file is created), or a
+    # DuckDB connection; a rubric by name, path or object; a jury file, a Jury or its jurors.
+    StoreLike: TypeAlias = Store | str | Path | DuckDBPyConnection
+    RubricLike: TypeAlias = str | Path | AnyRubric
+    JurorLike: TypeAlias = str | Mapping[str, Any] | JurorSpec
+    JuryLike: TypeAlias = str | Path | Jury | JurorLike | Sequence[JurorLike]
+    PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, Any]]
 
 
 def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
@@ -136,10 +155,10 @@ class Run:
 
 
 def score(
-    store: Any,
+    store: StoreLike,
     *,
-    rubric: Any,
-    jury: Any,
+    rubric: RubricLike,
+    jury: JuryLike,
     where: str | None = None,
     ids: list[str] | None = None,
     run: str | None = None,
@@ -159,7 +178,7 @@ def score(
     give_up_after: float = 3600.0,
     poll_every: float = 30.0,
     progress: bool = False,
-    options: Any = None,
+    options: EngineOptions | None = None,
     until: str | None = None,
     batch_items: int = 50,
     until_seed: int = 0,
@@ -234,16 +253,16 @@ def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples:
         raise JurybenchError("samples and concurrency must be whole numbers >= 1.")
 
 
-async def ascore(store: Any, **kwargs: Any) -> Run:
+async def ascore(store: StoreLike, **kwargs: Any) -> Run:
     """``score`` for async code: awaits the run on a worker thread, leaving the event loop free."""
     return await asyncio.to_thread(score, store, **kwargs)
 
 
 def generate(
-    store: Any,
-    spec: str | Path | Any,
+    store: StoreLike,
+    spec: str | Path | GenerationSpec,
     *,
-    prompts: Any = None,
+    prompts: PromptsLike | None = None,
     models: list[str] | None = None,
     samples: int | None = None,
     exclusion: str | None = None,
@@ -256,7 +275,7 @@ def generate(
     give_up_after: float = 3600.0,
     poll_every: float = 30.0,
     progress: bool = False,
-    options: Any = None,
+    options: EngineOptions | None = None,
 ) -> Run:
     """Generate responses: prompts x treatment arms x models x samples, stored as items (and pairs
     across arms) with refusals detected. ``spec`` is a generation spec (or study) file or a
@@ -289,7 +308,7 @@ def generate(
                                  hint="Add prompts: FILE to the spec, or pass prompts.")  # fmt: skip
         prompts = (source.parent if source else Path.cwd()) / gen_spec.prompts
     given = rows_of(prompts, "prompt")
-    prompt_list = load_prompts(Path(prompts)) if given is None else prompts_from_rows(*given)
+    prompt_list = load_prompts(Path(cast("str | Path", prompts))) if given is None else prompts_from_rows(*given)
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
                                  max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip

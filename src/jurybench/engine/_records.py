@@ -40,11 +40,12 @@ def register_rubric(con: Connection, rubric: AnyRubric) -> None:
         "INSERT OR IGNORE INTO rubrics (rubric_hash, name, version, kind, body) VALUES (?, ?, ?, ?, ?)",
         [rubric.content_hash, rubric.name, rubric.version, rubric.kind, rubric.model_dump_json()],
     )
-    if rubric.dimensions:  # a generation spec has none
-        con.executemany(
-            "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
-            [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
-        )
+    if not rubric.dimensions:  # a generation spec has none, and no structure
+        return
+    con.executemany(
+        "INSERT OR IGNORE INTO rubric_dimensions (rubric_hash, dimension, position) VALUES (?, ?, ?)",
+        [(rubric.content_hash, d, i) for i, d in enumerate(rubric.dimensions)],
+    )
     structure = rubric.structure()  # questionnaires: each item's facet, factor and keying
     if structure:
         con.executemany(
