@@ -74,6 +74,20 @@ def run_cli(*args: str) -> CliResult:
     return CliResult(code, out.getvalue(), err.getvalue())
 
 
+def registered_kind(prefix: str, transport: Any, description: str = "") -> Iterator[Any]:
+    """A juror kind ``prefix/...`` whose transport is ``transport(rubric)`` (no parameters, no
+    known price), registered as a third party would for the test's length."""
+    from jurybench.jurors import JurorKind, register_kind, unregister_kind
+
+    kind = JurorKind(prefix, lambda spec, rubric, con, ids: transport(rubric), description, parameters=frozenset(),
+                     price=lambda spec: None)  # fmt: skip
+    register_kind(kind)
+    try:
+        yield kind
+    finally:
+        unregister_kind(prefix)
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):

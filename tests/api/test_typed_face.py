@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-USER_CODE = '''
+USER_CODE = """
 from pathlib import Path
 
 import jurybench as jb
@@ -23,7 +23,7 @@ with jb.open("study.duckdb") as store:
     jb.score(store, rubric="story-quality", jury=3.5)  # E3: a jury is jurors, a file or a Jury
     jb.generate(store, "gen.yaml", prompts=42)  # E4: prompts are a file, a DataFrame or rows
     jb.stats.gap(store, "r1", bootz=1)  # E5: misspelt
-'''
+"""
 
 
 def test_mypy_accepts_the_documented_calls_and_rejects_bad_ones(tmp_path: Path) -> None:

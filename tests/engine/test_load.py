@@ -13,7 +13,8 @@ import pytest
 
 import jurybench as jb
 from jurybench.engine._load import DECREASE, FASTEST, HIGH_LAG_S, MIN_SHARE, STEP_S, LoadControl, LoadGate, monitor
-from jurybench.jurors import Completion, JurorKind, register_kind, unregister_kind
+from jurybench.jurors import Completion, JurorKind
+from tests.conftest import registered_kind
 
 
 def test_the_share_falls_by_a_step_per_interval_and_grows_back_a_call_a_tick() -> None:
@@ -104,11 +105,7 @@ class _Busy:
 
 @pytest.fixture
 def busy() -> Any:
-    kind = JurorKind("busy", lambda spec, rubric, con, ids: _Busy(rubric), "CPU-bound", parameters=frozenset(),
-                     price=lambda spec: None)  # fmt: skip
-    register_kind(kind)
-    yield kind
-    unregister_kind("busy")
+    yield from registered_kind("busy", _Busy, "CPU-bound")
 
 
 def _mean_lateness(tmp_path: Path, name: str) -> float:

@@ -13,7 +13,7 @@ import pytest
 
 import jurybench as jb
 from jurybench.jurors import Completion, JurorKind, is_offline, kind_of, kinds, register_kind, unregister_kind
-from tests.conftest import REPO
+from tests.conftest import REPO, registered_kind
 
 
 class Echo:
@@ -28,11 +28,7 @@ class Echo:
 
 @pytest.fixture
 def echo() -> Any:
-    kind = JurorKind("echo", lambda spec, rubric, con, ids: Echo(rubric), "always 5", parameters=frozenset(),
-                     price=lambda spec: None)  # fmt: skip
-    register_kind(kind)
-    yield kind
-    unregister_kind("echo")
+    yield from registered_kind("echo", Echo, "always 5")
 
 
 def test_a_kind_registered_from_outside_judges_like_any_juror(echo: JurorKind, tmp_path: Path) -> None:
