@@ -135,6 +135,7 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
         rows = client.post("/v1/sql", json={"query": "SELECT stopping->>'stopped', CAST(stopping->>'judged' AS INT) "
                                                      f"FROM runs WHERE run_id = '{job['run_id']}'"}).json()["rows"]  # fmt: skip
         assert rows[0][0] == "met" and rows[0][1] < 300
+        assert client.post("/v1/jobs", json={**body, "until": "separated(coherence)"}).status_code == 202
         refused = client.post("/v1/jobs", json={**body, "until": "nonsense"})
         assert refused.status_code == 422 and "ci_width(CRITERION)<WIDTH" in refused.text
         shown = client.post("/v1/stats/sequential", json={"run": job["run_id"], "criterion": "coherence"})
@@ -230,6 +231,10 @@ def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
     ranked = stopping["final"]["groups"]
     assert [g["group"] for g in ranked] == ["m-good", "m-mid", "m-poor"]
     assert ranked[0]["ci_low"] > ranked[1]["ci_high"] and ranked[1]["ci_low"] > ranked[2]["ci_high"]
+    shown = json.loads(run_cli("stats", "sequential", "--run", "lb", "--criterion", "coherence", "--format", "json",
+                               "--db", str(db)).stdout)["result"]  # fmt: skip
+    assert [g["group"] for g in shown["rule_figure"]["groups"]] == ["m-good", "m-mid", "m-poor"]
+    assert shown["rule_figure"]["separated"] and shown["stopped"] == "met"
     pairwise = run_cli("score", "-r", "persuasion", "-j", "sim/a", "--run", "no", "--until", "separated(logos)",
                        "--no-progress", "--db", str(db))  # fmt: skip
     assert pairwise.exit_code == 2 and "a leaderboard ranks the items' models" in pairwise.stderr
@@ -249,6 +254,11 @@ def test_score_until_gap_excludes_decides_a_planted_category(tmp_path: Path) -> 
     assert stopping["stopped"] == "met" and stopping["judged"] < 150
     final = stopping["final"]
     assert final["ci_low"] > 0 and final["categories"]["logos"]["ci_low"] > 0
+    table = run_cli("stats", "sequential", "--run", "gap", "--criterion", "logos", "--db", str(db)).stdout
+    assert "gap" in table and "logos" in table
+    shown = json.loads(run_cli("stats", "sequential", "--run", "gap", "--criterion", "logos", "--format", "json",
+                               "--db", str(db)).stdout)["result"]  # fmt: skip
+    assert shown["rule_figure"]["ci_low"] > 0 and shown["gap_value"] == 0
     pointwise = run_cli("score", "-r", "story-quality", "-j", "sim/a", "--run", "no", "--until", "gap_excludes(0)",
                         "--no-progress", "--db", str(db))  # fmt: skip
     assert pointwise.exit_code == 2 and "the treatment gap is a pairwise rubric's figure" in pointwise.stderr

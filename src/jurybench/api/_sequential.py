@@ -57,7 +57,7 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
             reason = result.status  # interrupted or stopped by the budget: what was judged is kept
             break
         with reading(store) as con:
-            figure = _look(con, spec, rule, run, low, high, rho)
+            figure = sequential.look_run(con, spec, rule, run, low, high, rho)
         record["looks"].append({"judged": min(start + batch_items, len(order)), **figure})
         if sequential.met(rule, figure):
             reason = "met"
@@ -74,30 +74,3 @@ def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: in
         con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects WHERE run_id = ?) "
                     "WHERE run_id = ?", [json.dumps(record), result.run_id, result.run_id])  # fmt: skip
     return result, record
-
-
-def _look(con: Any, spec: Any, rule: Any, run: str, low: float, high: float, rho: float) -> dict[str, Any]:
-    """The figure the rule looks at after a batch, from the run's jury scores so far."""
-    from collections import defaultdict
-
-    from jurybench.stats import sequential
-
-    if rule.kind == "gap_excludes":
-        by_category: dict[str, list[float]] = {dim: [] for dim in spec.dimensions}
-        for category, score in con.execute(f"SELECT {spec.dimension_column}, jury_score FROM {spec.jury_view} "
-                                           "WHERE run_id = ? AND jury_score IS NOT NULL", [run]).fetchall():  # fmt: skip
-            by_category.setdefault(category, []).append(float(score))
-        return sequential.look_gap(by_category, low, high, rule.alpha, rho)
-    if rule.kind == "separated":
-        by_model: dict[str, list[float]] = defaultdict(list)
-        for model, score in con.execute(
-            f"SELECT coalesce(i.model, '(no model)'), j.jury_score FROM {spec.jury_view} j JOIN items i USING (item_id) "
-            f"WHERE j.run_id = ? AND j.{spec.dimension_column} = ? AND j.jury_score IS NOT NULL",
-            [run, rule.dimension],
-        ).fetchall():
-            by_model[model].append(float(score))
-        return sequential.look_groups(dict(by_model), low, high, rule.alpha, rho)
-    values = [float(r[0]) for r in con.execute(
-        f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
-        "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
-    return {**sequential.look(values, low, high, rule.alpha, rho), "total": sum(values)}

@@ -153,7 +153,8 @@ def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha:
     if len(present) < len(figures):  # a category with no score yet: its mean may be anywhere
         gap_high += (len(figures) - len(present)) * max(abs(low), abs(high))
     return {"n": n, "gap": gap, "ci_low": gap_low, "ci_high": gap_high, "width": gap_high - gap_low,
-            "categories": {name: {k: f[k] for k in ("n", "mean", "ci_low", "ci_high")} for name, f in figures.items()}}  # fmt: skip
+            "categories": {name: {"n": f["n"], "mean": f["mean"] if f["n"] else None, "ci_low": f["ci_low"],
+                                  "ci_high": f["ci_high"]} for name, f in figures.items()}}  # fmt: skip
 
 
 def met(rule: StoppingRule, figure: dict[str, Any]) -> bool:
@@ -173,3 +174,28 @@ def always_valid_p(looks: list[tuple[float, int]], value: float, low: float, hig
     sigma = (high - low) / 2
     best = max((log_martingale(total, n, value, sigma, rho) for total, n in looks if n), default=0.0)
     return float(min(1.0, math.exp(-best)))
+
+
+def look_run(con: Any, spec: Any, rule: StoppingRule, run: str, low: float, high: float, rho: float) -> dict[str, Any]:
+    """The figure the rule looks at after a batch, from the run's jury scores so far."""
+    from collections import defaultdict
+
+    if rule.kind == "gap_excludes":
+        by_category: dict[str, list[float]] = {dim: [] for dim in spec.dimensions}
+        for category, score in con.execute(f"SELECT {spec.dimension_column}, jury_score FROM {spec.jury_view} "
+                                           "WHERE run_id = ? AND jury_score IS NOT NULL", [run]).fetchall():  # fmt: skip
+            by_category.setdefault(category, []).append(float(score))
+        return look_gap(by_category, low, high, rule.alpha, rho)
+    if rule.kind == "separated":
+        by_model: dict[str, list[float]] = defaultdict(list)
+        for model, score in con.execute(
+            f"SELECT coalesce(i.model, '(no model)'), j.jury_score FROM {spec.jury_view} j JOIN items i USING (item_id) "
+            f"WHERE j.run_id = ? AND j.{spec.dimension_column} = ? AND j.jury_score IS NOT NULL",
+            [run, rule.dimension],
+        ).fetchall():
+            by_model[model].append(float(score))
+        return look_groups(dict(by_model), low, high, rule.alpha, rho)
+    values = [float(r[0]) for r in con.execute(
+        f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
+        "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
+    return {**look(values, low, high, rule.alpha, rho), "total": sum(values)}

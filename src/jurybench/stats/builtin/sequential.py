@@ -18,7 +18,20 @@ COLUMNS = ["criterion", "n", "mean", "ci_low", "ci_high", "width", "value", "p_a
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
-    return list(COLUMNS), [[result.get(c) for c in COLUMNS]]
+    rows = [[result.get(c) for c in COLUMNS]]
+    # A run stopped by separated(...) or gap_excludes(...): each model's or category's interval
+    # (alpha split over them), and the gap's, as the rule saw them on everything judged.
+    figure = result.get("rule_figure") or {}
+    parts = [(g["group"], g) for g in figure.get("groups", [])] + [
+        (name, f) for name, f in (figure.get("categories") or {}).items() if f["n"]
+    ]
+    for name, f in parts:
+        rows.append([name, f["n"], f["mean"], f["ci_low"], f["ci_high"], f["ci_high"] - f["ci_low"], None, None,
+                     None, None, None])  # fmt: skip
+    if "gap" in figure:
+        rows.append(["gap", figure["n"], figure["gap"], figure["ci_low"], figure["ci_high"], figure["width"],
+                     result.get("gap_value"), None, None, None, result.get("stopped")])  # fmt: skip
+    return list(COLUMNS), rows
 
 
 @statistic("sequential", table=table)
@@ -56,8 +69,20 @@ def sequential(
     low, high = float(bounds[0]), float(bounds[1])
     stored = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchall()
     stopping = json.loads(stored[0][0]) if stored and stored[0][0] else None
+    rule_figure = None
+    if stopping is not None and stopping.get("kind") in ("separated", "gap_excludes"):
+        # The rule's own figure on everything judged: the models' (or categories') anytime-valid
+        # intervals with alpha split over them, as the stopping rule used them.
+        rule = cs.StoppingRule(stopping["rule"], stopping["kind"], stopping["dimension"], stopping["threshold"],
+                               stopping["alpha"])  # fmt: skip
+        scale_low, scale_high = (float(v) for v in stopping["scale"])
+        rule_figure = cs.look_run(con, rubric, rule, run, scale_low, scale_high, float(stopping["rho"]))
+    gap_value = stopping["threshold"] if stopping and stopping.get("kind") == "gap_excludes" else None
     if stopping is not None and stopping["dimension"] != criterion:
+        stopping_kept = stopping
         stopping = None  # the recorded looks were at another criterion's figure
+    else:
+        stopping_kept = stopping
     values = [float(r[0]) for r in con.execute(
         f"SELECT jury_score FROM {rubric.jury_view} WHERE run_id = ? AND {rubric.dimension_column} = ? "
         "AND jury_score IS NOT NULL", [run, criterion]).fetchall()]  # fmt: skip
@@ -76,5 +101,6 @@ def sequential(
     return {"criterion": criterion, **figure, "value": value, "alpha": alpha,
             "p_always_valid": cs.always_valid_p(looks, value, low, high, rho),
             "fixed_n_low": mean - half, "fixed_n_high": mean + half,
-            "stopped": stopping["stopped"] if stopping else None, "rule": stopping["rule"] if stopping else None,
-            "method": cs.METHOD}  # fmt: skip
+            "stopped": stopping_kept["stopped"] if stopping_kept else None,
+            "rule": stopping_kept["rule"] if stopping_kept else None, "rule_figure": rule_figure,
+            "gap_value": gap_value, "method": cs.METHOD}  # fmt: skip
