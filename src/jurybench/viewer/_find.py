@@ -198,7 +198,13 @@ def neighbours(con: Connection, run: dict[str, Any], want: Filter, subject_id: s
 
 def choices(con: Connection, run: dict[str, Any]) -> dict[str, list[str]]:
     """The values the form's lists offer: the run's criteria and its subjects' models, languages
-    and datasets (the first 200 of each)."""
+    and datasets (the first 200 of each), kept per state of the run."""
+    from jurybench.viewer._data import MEMO, run_key
+
+    return dict(MEMO.get(("choices", *run_key(run)), lambda: _choices(con, run)))
+
+
+def _choices(con: Connection, run: dict[str, Any]) -> dict[str, list[str]]:
     from jurybench.stats import run_dimensions
 
     pairwise = run["mode"] == "pairwise"
