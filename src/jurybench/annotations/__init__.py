@@ -10,11 +10,11 @@ from jurybench.annotations._agreement import (
     mean_pairwise_spearman,
     score_agreement,
 )
-from jurybench.annotations._categorical import categorical_report, class_metrics, pairwise_cohen_kappa, plurality
+from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
 from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
-from jurybench.annotations._report import agreement_report, criterion_agreement, to_jsonable
+from jurybench.annotations._report import agreement_report, to_jsonable
 
 __all__ = [
     "AnnotationImport",
@@ -23,10 +23,7 @@ __all__ = [
     "PreferenceReport",
     "agreement_report",
     "bootstrap",
-    "categorical_report",
-    "class_metrics",
     "cohen_kappa",
-    "criterion_agreement",
     "fleiss_kappa",
     "import_annotation_rows",
     "import_annotations",

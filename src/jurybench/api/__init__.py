@@ -5,8 +5,8 @@ these functions."""
 from jurybench.api._calibrate import Calibration, agreement, calibrate, select_jury
 from jurybench.api._check import CheckResult, check, parse_rule
 from jurybench.api._run import Run, ascore, engine_options, generate, score
-from jurybench.api._specs import jury_of, rubric_of
-from jurybench.api._store import Store, open, rows_of
+from jurybench.api._specs import jury_of
+from jurybench.api._store import Store, open
 from jurybench.jurors import JurorSpec, parse_juror
 from jurybench.jury import Jury
 from jurybench.rubric import AnyRubric as Rubric
@@ -31,8 +31,6 @@ __all__ = [
     "open",
     "parse_juror",
     "parse_rule",
-    "rows_of",
-    "rubric_of",
     "score",
     "select_jury",
 ]

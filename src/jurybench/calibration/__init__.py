@@ -8,11 +8,10 @@ from jurybench.calibration._api import (
     fit_calibration,
     load_artifact,
 )
-from jurybench.calibration._fit import METHODS, fit_criterion, regression_metrics
+from jurybench.calibration._fit import fit_criterion
 from jurybench.calibration._selection import Selection, SubJury, jury_file_text, select_jury, write_jury_file
 
 __all__ = [
-    "METHODS",
     "Selection",
     "SubJury",
     "apply_calibration",
@@ -22,7 +21,6 @@ __all__ = [
     "fit_criterion",
     "jury_file_text",
     "load_artifact",
-    "regression_metrics",
     "select_jury",
     "write_jury_file",
 ]

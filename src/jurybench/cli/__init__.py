@@ -23,7 +23,7 @@ for _module in ("_judge", "_data", "_human", "_serve"):
     importlib.import_module(f"jurybench.cli.{_module}")
 
 
-__all__ = ["app", "click_exceptions", "main", "preference_rows", "usage_line", "usage_text"]
+__all__ = ["app", "main", "preference_rows"]
 
 
 def _register_stats() -> None:

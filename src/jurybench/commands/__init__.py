@@ -16,13 +16,6 @@ from jurybench.commands._output import (
     echo,
     echo_plain,
     preference_rows,
-    print_agreement,
-    print_calibration,
-    print_plan,
-    print_selection,
-    print_stat,
-    print_stopping,
-    run_outcome,
 )
 from jurybench.commands._steps import (
     agreement,
@@ -120,7 +113,6 @@ COMMANDS: dict[str, Command] = {
 
 __all__ = [
     "COMMANDS",
-    "Command",
     "Option",
     "agreement",
     "annotations_import",
@@ -140,14 +132,7 @@ __all__ = [
     "pairs_import",
     "plot",
     "preference_rows",
-    "print_agreement",
-    "print_calibration",
-    "print_plan",
-    "print_selection",
-    "print_stat",
-    "print_stopping",
     "report_preference",
-    "run_outcome",
     "score",
     "sql",
     "statistic",

@@ -2,9 +2,8 @@
 cost and budget, progress. Judging and generation both run here."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
-from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.engine._calls import EngineHooks, EngineOptions
-from jurybench.engine._imported import IMPORTED_PREFIX, JudgmentImport, import_judgments, imported_juror
+from jurybench.engine._imported import JudgmentImport, import_judgments
 from jurybench.engine._plan import (
     ORDERS,
     Planned,
@@ -13,7 +12,6 @@ from jurybench.engine._plan import (
     check_batch_jurors,
     check_orders,
     orders_of,
-    plan_tasks,
     validate_jurors,
 )
 from jurybench.engine._records import record_run, register_jurors, register_rubric
@@ -24,10 +22,8 @@ from jurybench.engine._writer import RunEnd, end_runs
 __all__ = [
     "EXIT_BUDGET",
     "EXIT_CALL_ERRORS",
-    "IMPORTED_PREFIX",
     "ORDERS",
     "Budget",
-    "CallState",
     "CostTally",
     "EngineHooks",
     "EngineOptions",
@@ -36,19 +32,15 @@ __all__ = [
     "RunEnd",
     "RunResult",
     "Task",
-    "backoff_s",
     "call_key",
     "cancel_batch",
     "check_batch_jurors",
     "check_orders",
     "checked_max_cost",
-    "default_reasks",
     "end_runs",
     "import_judgments",
-    "imported_juror",
     "list_batches",
     "orders_of",
-    "plan_tasks",
     "record_run",
     "refresh_batch",
     "register_jurors",

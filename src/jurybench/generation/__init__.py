@@ -9,10 +9,9 @@ from jurybench.generation._run import (
     prompts_from_rows,
     refusal_table,
 )
-from jurybench.generation._spec import DEFAULT_REFUSAL_PATTERNS, GenerationSpec, load_spec_file
+from jurybench.generation._spec import GenerationSpec, load_spec_file
 
 __all__ = [
-    "DEFAULT_REFUSAL_PATTERNS",
     "GenerationReport",
     "GenerationSpec",
     "Prompt",

@@ -38,19 +38,16 @@ from jurybench.jurors._spec import (
     stored_params,
 )
 from jurybench.jurors._transports import (
-    DEFAULT_TOP_LOGPROBS,
     REQUEST_FORMATS,
     STRUCTURED_MODES,
     FakeBackend,
     LiteLLMBackend,
-    ReplayBackend,
     answers_in_json,
     structured_mode,
 )
 from jurybench.jurors._units import parse_unit, unit_id
 
 __all__ = [
-    "DEFAULT_TOP_LOGPROBS",
     "ENTRY_POINT_GROUP",
     "REQUEST_FORMATS",
     "STRUCTURED_MODES",
@@ -71,7 +68,6 @@ __all__ = [
     "PermanentError",
     "Price",
     "RateLimited",
-    "ReplayBackend",
     "Result",
     "Slot",
     "TransientError",

@@ -1,8 +1,6 @@
 """The jury as a definition: its jurors, weights, rule, quorum and ties; jury files."""
 
 from jurybench.jury._jury import (
-    AGGREGATIONS,
-    TIE_RULES,
     Jury,
     as_jury,
     jurors_of_run,
@@ -14,8 +12,6 @@ from jurybench.jury._jury import (
 )
 
 __all__ = [
-    "AGGREGATIONS",
-    "TIE_RULES",
     "Jury",
     "as_jury",
     "jurors_of_run",

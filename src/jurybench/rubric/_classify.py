@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from jurybench.rubric._labels import normalise_label
-from jurybench.rubric._model import ClassificationRubric
+from jurybench.rubric._model import ClassificationRubric, kind_behaviour
 
 
 def label_index(rubric: ClassificationRubric, language: str | None) -> dict[str, str]:
@@ -58,6 +58,7 @@ def match_label(rubric: ClassificationRubric, text: str, language: str | None) -
     return LabelMatch(found, None)
 
 
+@kind_behaviour("classification", "gold")
 def gold_label(rubric: ClassificationRubric, value: str | None, language: str | None) -> str | None:
     """An item's gold label (its reference) as a canonical name; None when it has none or names no label."""
     if value is None or not str(value).strip():

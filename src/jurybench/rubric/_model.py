@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -103,6 +103,28 @@ class VerdictRule(_Strict):
 
 Messages = list[dict[str, str]]
 
+# What a kind does with code in the modules built on this one (rendering its template, reading
+# a gold label): they register it here when ``jurybench.rubric`` is imported, so this file
+# imports none of them. Keyed by (kind, what): ("pointwise", "render"), ("classification", "gold").
+_BEHAVIOUR: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+def kind_behaviour(kind: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as ``what`` (render, gold) of rubric kind ``kind``."""
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        _BEHAVIOUR[(kind, what)] = function
+        return function
+
+    return register
+
+
+def _kind_behaviour(kind: str, what: str) -> Callable[..., Any]:
+    try:
+        return _BEHAVIOUR[(kind, what)]
+    except KeyError:
+        raise NotImplementedError(f"rubric kind '{kind}' has no {what}") from None
+
 
 class LabelRefused(ValueError):
     """A human label that is not on a rubric's scale: what is wrong, and how to fix it."""
@@ -185,8 +207,11 @@ class _RubricBase(_Strict):
 
     def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
         """The messages of one call on ``subject`` (a pair: shown in ``order``), and what the call
-        was shown in what order (questionnaires, as JSON; None for the others)."""
-        raise NotImplementedError(f"{type(self).__name__} has no template to render")
+        was shown in what order (questionnaires, as JSON, drawn from ``call_key``; None for the
+        others). The kind's renderer is registered by ``rubric/_render.py``."""
+        kind: str = getattr(self, "kind")  # noqa: B009 (every concrete kind declares it; the base does not)
+        rendered: tuple[Messages, str | None] = _kind_behaviour(kind, "render")(self, subject, order, call_key)
+        return rendered
 
     # Classification: an item's reference is its gold label (classification_gold).
     keeps_gold: ClassVar[bool] = False
@@ -301,11 +326,6 @@ class PointwiseRubric(_RubricBase):
         scale = next(c.scale for c in self.criteria if c.name == dimension)
         return scale.min, scale.max
 
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
-        from jurybench.rubric._render import render_pointwise
-
-        return render_pointwise(self, subject), None
-
 
 class PairwiseRubric(_RubricBase):
     """Two responses compared on categories, each scored ``-k..k``."""
@@ -329,11 +349,6 @@ class PairwiseRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -self.k, self.k
-
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
-        from jurybench.rubric._render import render_pairwise
-
-        return render_pairwise(self, subject, order), None
 
 
 class PreferenceRubric(_RubricBase):
@@ -360,11 +375,6 @@ class PreferenceRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -1, 1
-
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
-        from jurybench.rubric._render import render_pairwise
-
-        return render_pairwise(self, subject, order), None
 
     def human_choices(self, dimension: str) -> list[str]:
         return ["A", "B", *(["tie"] if self.allow_tie else [])]
@@ -405,25 +415,16 @@ class ClassificationRubric(_RubricBase):
 
     keeps_gold: ClassVar[bool] = True
 
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
-        from jurybench.rubric._render import render_classification
-
-        return render_classification(self, subject), None
-
     def gold_of(self, reference: str, language: str | None) -> str | None:
-        from jurybench.rubric._classify import gold_label
-
-        return gold_label(self, reference, language)
+        return _kind_behaviour(self.kind, "gold")(self, reference, language)  # type: ignore[no-any-return]
 
     def human_choices(self, dimension: str) -> list[str]:
         return [label.name for label in self.labels]
 
     def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
         """A label (no number): its canonical name, given in any language the rubric knows."""
-        from jurybench.rubric._classify import gold_label
-
         languages = sorted({lang for lb in self.labels for lang in (*lb.names, *lb.aliases)})
-        label = next((found for lang in [None, *languages] if (found := gold_label(self, text, lang))), None)
+        label = next((found for lang in [None, *languages] if (found := self.gold_of(text, lang))), None)
         if label is None:
             raise LabelRefused(f"{text!r} is not a label of rubric '{self.name}'.",
                                f"Valid: {', '.join(lb.name for lb in self.labels)}.")  # fmt: skip
@@ -587,14 +588,6 @@ class InventoryRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return 1, self.scale.points
-
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
-        """The questionnaire in the item order and scale rotation drawn from ``call_key``."""
-        from jurybench.rubric._inventory import presentation
-        from jurybench.rubric._render import render_inventory
-
-        shown = presentation(self, call_key)
-        return render_inventory(self, subject, shown), shown.as_json()
 
     def structure(self) -> list[tuple[str, str, str | None, bool]]:
         """(item, facet, factor, reverse) for every item."""

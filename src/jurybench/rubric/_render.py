@@ -16,6 +16,7 @@ from jurybench.rubric._model import (
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
+    kind_behaviour,
 )
 from jurybench.rubric._schema import answer_format
 
@@ -146,3 +147,32 @@ def _messages(
         messages.append({"role": "system", "content": fill_template(system, values, meta, label)})
     messages.append({"role": "user", "content": user_text})
     return messages
+
+
+# Each kind's renderer, as the kind's ``render`` method calls it (registered here: this module
+# builds on _model, which cannot import it).
+@kind_behaviour("pointwise", "render")
+def _pointwise(rubric: PointwiseRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
+    return render_pointwise(rubric, subject), None
+
+
+@kind_behaviour("pairwise", "render")
+@kind_behaviour("preference", "render")
+def _pairwise(rubric: PairwiseRubric | PreferenceRubric, subject: Mapping[str, Any], order: str,
+              key: str) -> tuple[Messages, None]:  # fmt: skip
+    return render_pairwise(rubric, subject, order), None
+
+
+@kind_behaviour("classification", "render")
+def _classification(rubric: ClassificationRubric, subject: Mapping[str, Any], order: str,
+                    key: str) -> tuple[Messages, None]:  # fmt: skip
+    return render_classification(rubric, subject), None
+
+
+@kind_behaviour("inventory", "render")
+def _inventory(rubric: InventoryRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, str]:
+    """The questionnaire in the item order and scale rotation drawn from the call key."""
+    from jurybench.rubric._inventory import presentation
+
+    shown = presentation(rubric, key)
+    return render_inventory(rubric, subject, shown), shown.as_json()

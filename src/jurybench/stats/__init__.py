@@ -24,7 +24,6 @@ from jurybench.stats._registry import (
     register_statistic,
     statistic,
     statistics,
-    two_values,
     unregister_statistic,
 )
 from jurybench.stats.builtin import (
@@ -44,7 +43,6 @@ from jurybench.stats.builtin import (
     welch,
     winrate,
 )
-from jurybench.stats.builtin.directional import ZERO_METHODS
 
 if TYPE_CHECKING:
     from jurybench.stats import functions
@@ -74,7 +72,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
-    "ZERO_METHODS",
     "AnchorThresholds",
     "Param",
     "Parameter",
@@ -106,7 +103,6 @@ __all__ = [
     "statistic",
     "statistics",
     "ttest",
-    "two_values",
     "unregister_statistic",
     "welch",
     "winrate",

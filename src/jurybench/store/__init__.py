@@ -24,7 +24,7 @@ from jurybench.store._imports import (
     write_items,
     write_pairs,
 )
-from jurybench.store._migrations import MIGRATIONS, VIEW_DOCS
+from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
 from jurybench.store._read import Row, is_blank, read_rows, require_columns, text_field
 from jurybench.store._safe import (
@@ -44,7 +44,6 @@ from jurybench.store._server_file import holder_of, server_file
 __all__ = [
     "HARDENED",
     "MIGRATIONS",
-    "VIEW_DOCS",
     "Holder",
     "ImportResult",
     "Row",

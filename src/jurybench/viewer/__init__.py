@@ -4,6 +4,6 @@ self-contained HTML file (``jurybench report html``)."""
 
 from jurybench.viewer._label import Annotating
 from jurybench.viewer._report import report_html
-from jurybench.viewer._web import ASSETS, WarmUp, create_viewer_app, router, warm
+from jurybench.viewer._web import WarmUp, create_viewer_app, router, warm
 
-__all__ = ["ASSETS", "Annotating", "WarmUp", "create_viewer_app", "report_html", "router", "warm"]
+__all__ = ["Annotating", "WarmUp", "create_viewer_app", "report_html", "router", "warm"]
