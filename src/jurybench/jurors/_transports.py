@@ -14,6 +14,7 @@ import os
 import random
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from jurybench.errors import JurybenchError
@@ -325,13 +326,8 @@ class FakeBackend:
             text = "" if self.generating else "Both are fine, hard to say."
         elif self.generating:
             text = f"Fake response {rng.randint(0, 10**6)} to: {messages[-1]['content'][:60]}"
-        elif isinstance(self.rubric, ClassificationRubric):
-            text = rng.choice(self.rubric.labels).shown(self.rubric.default_language)
-        elif isinstance(self.rubric, InventoryRubric):
-            points = self.rubric.scale.points
-            text = "\n".join(f"{n}. {rng.randint(1, points)}" for n in range(1, len(self.rubric.items) + 1))
         else:
-            text = json.dumps(self._answer(rng, slot))
+            text = self._answer(rng)
         expected = self.spec.params.get("scores") == "expected" and not self.generating
         return Completion(
             text=text,
@@ -341,24 +337,46 @@ class FakeBackend:
             logprobs=fake_logprobs(self.rubric, text, rng) if expected and text.startswith("{") else None,
         )
 
-    def _answer(self, rng: random.Random, slot: Slot) -> dict[str, Any]:
-        rubric = self.rubric
-        bias = self.position_bias
-        if isinstance(rubric, PointwiseRubric):
-            answer: dict[str, Any] = {c.name: rng.randint(c.scale.min, c.scale.max) for c in rubric.criteria}
-        elif isinstance(rubric, PairwiseRubric):
-            answer = {}
-            for c in rubric.categories:
-                value = round(rng.gauss(0, 1) + bias)
-                answer[c.name] = max(-rubric.k, min(rubric.k, value))
-        else:
-            assert isinstance(rubric, PreferenceRubric)
-            first = rng.random() < 0.5 + bias / 2
-            tie = rubric.allow_tie and rng.random() < 0.1
-            answer = {"verdict": "tie" if tie else ("A" if first else "B")}
-        if rubric.rationale:
+    def _answer(self, rng: random.Random) -> str:
+        """A random answer of the rubric's kind (its JSON, with the rationale it asks for; or its text)."""
+        answer = _FAKE_ANSWERS[self.rubric.kind](self.rubric, rng, self.position_bias)
+        if not self.rubric.answers_in_json:
+            return str(answer)
+        assert isinstance(answer, dict)
+        if self.rubric.rationale:
             answer["rationale"] = "fake juror"
-        return answer
+        return json.dumps(answer)
+
+
+# What a fake juror answers, per rubric kind: scores drawn uniformly (pointwise), around the
+# position bias (pairwise), a verdict leaning to the first-shown response by the bias
+# (preference), a label, or a questionnaire's numbered lines. A new kind adds its own.
+def _fake_pointwise(rubric: PointwiseRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+    return {c.name: rng.randint(c.scale.min, c.scale.max) for c in rubric.criteria}
+
+
+def _fake_pairwise(rubric: PairwiseRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+    return {c.name: max(-rubric.k, min(rubric.k, round(rng.gauss(0, 1) + bias))) for c in rubric.categories}
+
+
+def _fake_preference(rubric: PreferenceRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+    first = rng.random() < 0.5 + bias / 2
+    tie = rubric.allow_tie and rng.random() < 0.1
+    return {"verdict": "tie" if tie else ("A" if first else "B")}
+
+
+def _fake_label(rubric: ClassificationRubric, rng: random.Random, bias: float) -> str:
+    return rng.choice(rubric.labels).shown(rubric.default_language)
+
+
+def _fake_questionnaire(rubric: InventoryRubric, rng: random.Random, bias: float) -> str:
+    return "\n".join(f"{n}. {rng.randint(1, rubric.scale.points)}" for n in range(1, len(rubric.items) + 1))
+
+
+_FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, Any] | str]] = {
+    "pointwise": _fake_pointwise, "pairwise": _fake_pairwise, "preference": _fake_preference,
+    "classification": _fake_label, "inventory": _fake_questionnaire,
+}  # fmt: skip
 
 
 def fake_logprobs(rubric: AnyRubric, text: str, rng: random.Random) -> list[Token]:
