@@ -42,7 +42,7 @@ import json
 import math
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +133,14 @@ def _language_map(value: Any, label: str) -> dict[str, float]:
         raise JurybenchError(message) from None
 
 
+# What effect_on may name beyond the rubric's dimensions: a questionnaire's facets and factors
+# too; for a classification, its gold labels (the effect raises the accuracy on those).
+_EFFECT_TARGETS: dict[str, Callable[[Any], set[str]]] = {
+    "inventory": lambda r: set(r.dimensions) | {f.name for f in r.facets} | set(r.factors),
+    "classification": lambda r: {lab.name for lab in r.labels},
+}
+
+
 class SimJuror:
     """The answer model of one simulated juror (no I/O: also used directly by tests and studies)."""
 
@@ -171,11 +179,8 @@ class SimJuror:
                 raise JurybenchError(f"{label}: effect_arm takes key=value, e.g. gender=f (got {arm!r}).")
             key, value = str(arm).split("=", 1)
             self.effect_arm = (key.strip(), value.strip())
-        valid = set(rubric.dimensions)
-        if isinstance(rubric, InventoryRubric):
-            valid |= {f.name for f in rubric.facets} | set(rubric.factors)
-        if isinstance(rubric, ClassificationRubric):
-            valid = {lab.name for lab in rubric.labels}
+        targets = _EFFECT_TARGETS.get(rubric.kind)
+        valid = targets(rubric) if targets is not None else set(rubric.dimensions)
         unknown = sorted((self.effect_on or frozenset()) - valid)
         if unknown:
             raise JurybenchError(
@@ -265,13 +270,16 @@ class SimJuror:
 
     def pairwise(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, Any]:
         rubric = self.rubric
-        if isinstance(rubric, PairwiseRubric):
-            return {
-                c.name: int(max(-rubric.k, min(rubric.k, round(
-                    self.advantage(first, second, c.name) + self.position_bias + self.noise * rng.gauss(0, 1)
-                ))))
-                for c in rubric.categories
-            }  # fmt: skip
+        assert isinstance(rubric, PairwiseRubric)
+        return {
+            c.name: int(max(-rubric.k, min(rubric.k, round(
+                self.advantage(first, second, c.name) + self.position_bias + self.noise * rng.gauss(0, 1)
+            ))))
+            for c in rubric.categories
+        }  # fmt: skip
+
+    def preference(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, Any]:
+        rubric = self.rubric
         assert isinstance(rubric, PreferenceRubric)
         p_first = 1 / (1 + math.exp(-(2 * self.advantage(first, second, "preference") + self.position_bias)))
         draw = rng.random()
@@ -542,19 +550,43 @@ class SimBackend:
             text = "I'm sorry, but I can't judge this."
         elif roll < juror.refusal_rate + juror.invalid_rate:
             text = "Both have merits; it is hard to say."
-        elif slot.order:
-            a, b = (self.items[i] for i in self.pairs[slot.subject_id])
-            first, second = (a, b) if slot.order == "AB" else (b, a)
-            text = json.dumps(juror.pairwise(first, second, rng))
-        elif isinstance(juror.rubric, ClassificationRubric):
-            text = juror.classify(self.items[slot.subject_id], rng)
-        elif isinstance(juror.rubric, InventoryRubric):
-            assert slot.presentation is not None
-            text = juror.questionnaire(self.items[slot.subject_id], slot.presentation, rng)
         else:
-            text = json.dumps(juror.pointwise(self.items[slot.subject_id], rng))
+            text = _SIM_ANSWERS[juror.rubric.kind](self, slot, rng)
         return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0,
                           latency_ms=juror.latency_ms, cost_usd=juror.cost or None)  # fmt: skip
+
+    def shown_pair(self, slot: Slot) -> tuple[SimItem, SimItem]:
+        """The pair's items in the order the call shows them."""
+        a, b = (self.items[i] for i in self.pairs[slot.subject_id])
+        return (a, b) if slot.order == "AB" else (b, a)
+
+
+def _sim_scores(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
+    return json.dumps(backend.juror.pointwise(backend.items[slot.subject_id], rng))
+
+
+def _sim_categories(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
+    return json.dumps(backend.juror.pairwise(*backend.shown_pair(slot), rng))
+
+
+def _sim_verdict(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
+    return json.dumps(backend.juror.preference(*backend.shown_pair(slot), rng))
+
+
+def _sim_label(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
+    return backend.juror.classify(backend.items[slot.subject_id], rng)
+
+
+def _sim_questionnaire(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
+    assert slot.presentation is not None  # drawn for every questionnaire call
+    return backend.juror.questionnaire(backend.items[slot.subject_id], slot.presentation, rng)
+
+
+# A simulated juror's answer, per rubric kind (the generative models are described above).
+_SIM_ANSWERS: dict[str, Callable[[SimBackend, Slot, random.Random], str]] = {
+    "pointwise": _sim_scores, "pairwise": _sim_categories, "preference": _sim_verdict,
+    "classification": _sim_label, "inventory": _sim_questionnaire,
+}  # fmt: skip
 
 
 def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
