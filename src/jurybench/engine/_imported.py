@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,10 +150,10 @@ def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
     if unknown:
         raise JurybenchError(f"{source}: column '{unknown[0]}' is not a judgment column; its values would be dropped.",
                              hint=f"Valid columns: {', '.join(sorted(COLUMNS))}.")  # fmt: skip
-    needed = [subject_col] + (["criterion", "score"] if not isinstance(rubric, PreferenceRubric) else [])
-    missing = [c for c in needed if c not in columns]
-    if isinstance(rubric, PreferenceRubric) and not {"verdict", "p_b"} & columns:
-        missing.append("verdict or p_b")
+    form = _FORMATS[rubric.kind]
+    missing = [c for c in (subject_col, *form.columns) if c not in columns]
+    if form.one_of and not set(form.one_of) & columns:
+        missing.append(" or ".join(form.one_of))
     if missing:
         raise JurybenchError(f"{source}: missing column(s) {', '.join(missing)} for a {rubric.kind} rubric.",
                              hint=f"It has {', '.join(sorted(columns))}.")  # fmt: skip
@@ -164,16 +164,7 @@ def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
         subject = str(_text(row, subject_col, where, required=True))
         shown = _shown(row, where, pairwise)
         sample = _sample(row, where)
-        if isinstance(rubric, PreferenceRubric):
-            dimension = _text(row, "criterion", where, required=False) or "preference"
-            if dimension != "preference":
-                raise JurybenchError(f"{where}, field 'criterion': {dimension!r}: a preference rubric judges "
-                                     "'preference' only.", hint="Leave criterion empty or write preference.")  # fmt: skip
-        else:
-            dimension = _text(row, "criterion", where, required=True) or ""
-            if dimension not in rubric.dimensions:
-                raise JurybenchError(f"{where}, field 'criterion': {dimension!r} is not in rubric '{rubric.name}'.",
-                                     hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+        dimension = _dimension(row, rubric, where)
         status = STATUSES.get(str(row.get("status") or "ok").strip().lower())
         if status is None:
             raise JurybenchError(f"{where}, field 'status': {row.get('status')!r} is not a status.",
@@ -260,6 +251,19 @@ def _number(row: dict[str, Any], name: str, where: str) -> float:
     return number
 
 
+def _dimension(row: dict[str, Any], rubric: AnyRubric, where: str) -> str:
+    """The row's criterion (category); a rubric of one dimension (preference) may leave it out."""
+    only = rubric.dimensions[0] if len(rubric.dimensions) == 1 and _FORMATS[rubric.kind].one_of else None
+    dimension = _text(row, "criterion", where, required=only is None) or only or ""
+    if only is not None and dimension != only:
+        raise JurybenchError(f"{where}, field 'criterion': {dimension!r}: a {rubric.kind} rubric judges "
+                             f"'{only}' only.", hint=f"Leave criterion empty or write {only}.")  # fmt: skip
+    if dimension not in rubric.dimensions:
+        raise JurybenchError(f"{where}, field 'criterion': {dimension!r} is not in rubric '{rubric.name}'.",
+                             hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+    return dimension
+
+
 def _value(row: dict[str, Any], rubric: AnyRubric, dimension: str, status: str, shown: str,
            where: str) -> dict[str, Any]:  # fmt: skip
     """The judgment as stored: score (and expected) in the order shown, like the engine's (for a
@@ -272,51 +276,89 @@ def _value(row: dict[str, Any], rubric: AnyRubric, dimension: str, status: str, 
                                  hint="Leave the value empty, or mark the row ok.")  # fmt: skip
         return {"score": None, "expected": None, "distribution": None, "status": status,
                 "reason": row.get("reason") or f"imported as {status}"}  # fmt: skip
-    reason = row.get("reason") or None
-    if isinstance(rubric, PreferenceRubric):
-        verdict, p_b = row.get("verdict"), row.get("p_b")
-        if verdict in (None, "") and p_b in (None, ""):
-            raise JurybenchError(f"{where}, field 'verdict': missing value.", hint="Give verdict (A, B, tie) or p_b.")
-        expected = distribution = None
-        if p_b not in (None, ""):
-            p = _number(row, "p_b", where)
-            if not 0 <= p <= 1:
-                raise JurybenchError(f"{where}, field 'p_b': {p:g} is not a probability in [0, 1].",
-                                     hint="p_b is the probability that item_b is preferred (AlpacaEval's "
-                                     "preference minus 1).")  # fmt: skip
-            in_a_frame = 1 - 2 * p  # +1 item_a surely better .. -1 item_b
-            expected = flip * in_a_frame
-            first = (1 - p) if shown != "BA" else p  # the first-shown response preferred
-            distribution = json.dumps({"p": {"A": first, "B": 1 - first}, "coverage": 1.0}, sort_keys=True)
-        if verdict not in (None, ""):
-            found = VERDICTS.get(str(verdict).strip().lower())
-            if found is None:
-                raise JurybenchError(f"{where}, field 'verdict': {verdict!r} is not a verdict.",
-                                     hint="Use A, B or tie (in the pair's frame: A = item_a).")  # fmt: skip
-            if found == 0 and not rubric.allow_tie:
-                raise JurybenchError(f"{where}, field 'verdict': a tie, which rubric '{rubric.name}' does not allow.",
-                                     hint="Import with a rubric that allows ties (allow_tie: true).")  # fmt: skip
-            if expected is not None and found != (0 if in_a_frame == 0 else math.copysign(1, in_a_frame)):
-                raise JurybenchError(f"{where}: verdict {verdict!r} and p_b {p:g} disagree.",
-                                     hint="p_b above 0.5 is B, below is A, 0.5 a tie.")  # fmt: skip
-            score = flip * found
-        else:  # AlpacaEval's discrete rule: above 0.5 item_b wins, below item_a, 0.5 a draw
-            score = flip * (0 if in_a_frame == 0 else int(math.copysign(1, in_a_frame)))
-        return {"score": score, "expected": expected, "distribution": distribution, "status": "valid",
-                "reason": reason}  # fmt: skip
+    found = _FORMATS[rubric.kind].value(row, rubric, dimension, flip, shown, where)
+    return {"expected": None, "distribution": None, **found, "status": "valid", "reason": row.get("reason") or None}
+
+
+def _verdict(row: dict[str, Any], rubric: PreferenceRubric, dimension: str, flip: int, shown: str,
+             where: str) -> dict[str, Any]:  # fmt: skip
+    """A preference: a verdict (A, B, tie), or AlpacaEval's p_b with its discrete rule, or both."""
+    verdict, p_b = row.get("verdict"), row.get("p_b")
+    if verdict in (None, "") and p_b in (None, ""):
+        raise JurybenchError(f"{where}, field 'verdict': missing value.", hint="Give verdict (A, B, tie) or p_b.")
+    expected = distribution = None
+    if p_b not in (None, ""):
+        p = _number(row, "p_b", where)
+        if not 0 <= p <= 1:
+            raise JurybenchError(f"{where}, field 'p_b': {p:g} is not a probability in [0, 1].",
+                                 hint="p_b is the probability that item_b is preferred (AlpacaEval's "
+                                 "preference minus 1).")  # fmt: skip
+        in_a_frame = 1 - 2 * p  # +1 item_a surely better .. -1 item_b
+        expected = flip * in_a_frame
+        first = (1 - p) if shown != "BA" else p  # the first-shown response preferred
+        distribution = json.dumps({"p": {"A": first, "B": 1 - first}, "coverage": 1.0}, sort_keys=True)
+    if verdict not in (None, ""):
+        found = VERDICTS.get(str(verdict).strip().lower())
+        if found is None:
+            raise JurybenchError(f"{where}, field 'verdict': {verdict!r} is not a verdict.",
+                                 hint="Use A, B or tie (in the pair's frame: A = item_a).")  # fmt: skip
+        if found == 0 and not rubric.allow_tie:
+            raise JurybenchError(f"{where}, field 'verdict': a tie, which rubric '{rubric.name}' does not allow.",
+                                 hint="Import with a rubric that allows ties (allow_tie: true).")  # fmt: skip
+        if expected is not None and found != (0 if in_a_frame == 0 else math.copysign(1, in_a_frame)):
+            raise JurybenchError(f"{where}: verdict {verdict!r} and p_b {p:g} disagree.",
+                                 hint="p_b above 0.5 is B, below is A, 0.5 a tie.")  # fmt: skip
+        score = flip * found
+    else:  # AlpacaEval's discrete rule: above 0.5 item_b wins, below item_a, 0.5 a draw
+        score = flip * (0 if in_a_frame == 0 else int(math.copysign(1, in_a_frame)))
+    return {"score": score, "expected": expected, "distribution": distribution}
+
+
+def _category_score(row: dict[str, Any], rubric: PairwiseRubric, dimension: str, flip: int, shown: str,
+                    where: str) -> dict[str, Any]:  # fmt: skip
     value = _number(row, "score", where)
-    if isinstance(rubric, PairwiseRubric):
-        if value != int(value) or abs(value) > rubric.k:
-            raise JurybenchError(f"{where}, field 'score': {value:g} is not a whole number in -{rubric.k}..{rubric.k}.",
-                                 hint="Pairwise category scores are whole points of the rubric's scale.")  # fmt: skip
-        return {"score": flip * int(value), "expected": None, "distribution": None, "status": "valid",
-                "reason": reason}  # fmt: skip
-    assert isinstance(rubric, PointwiseRubric)
-    scale = next(c.scale for c in rubric.criteria if c.name == dimension)
-    if not scale.min <= value <= scale.max:
-        raise JurybenchError(f"{where}, field 'score': {value:g} is outside {scale.min}..{scale.max} for "
-                             f"'{dimension}'.", hint="Fix the value, or import it with status invalid.")  # fmt: skip
-    return {"score": value, "expected": None, "distribution": None, "status": "valid", "reason": reason}
+    if value != int(value) or abs(value) > rubric.k:
+        raise JurybenchError(f"{where}, field 'score': {value:g} is not a whole number in -{rubric.k}..{rubric.k}.",
+                             hint="Pairwise category scores are whole points of the rubric's scale.")  # fmt: skip
+    return {"score": flip * int(value)}
+
+
+def _criterion_score(row: dict[str, Any], rubric: PointwiseRubric, dimension: str, flip: int, shown: str,
+                     where: str) -> dict[str, Any]:  # fmt: skip
+    value = _number(row, "score", where)
+    low, high = rubric.scale_for(dimension) or (-math.inf, math.inf)
+    if not low <= value <= high:
+        raise JurybenchError(f"{where}, field 'score': {value:g} is outside {low}..{high} for '{dimension}'.",
+                             hint="Fix the value, or import it with status invalid.")  # fmt: skip
+    return {"score": value}
+
+
+def _verdict_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    verdicts = [{1: "A", -1: "B", 0: "tie"}[int(j["score"])] for j in judgments.values()]
+    return {"verdict": verdicts[-1]} if verdicts else {}
+
+
+def _scores_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    # a rubric's answer holds whole numbers (a mean is written as is)
+    return {d: int(v) if (v := float(j["score"])) == int(v) else v for d, j in judgments.items()}
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How judgments of one rubric kind are imported: the columns a file needs (``one_of``: at
+    least one of them), a row's value as stored, and the answer a replay juror gives back."""
+
+    columns: tuple[str, ...]
+    one_of: tuple[str, ...]
+    value: Callable[..., dict[str, Any]]
+    answer: Callable[[dict[str, dict[str, Any]]], dict[str, Any]]
+
+
+_FORMATS: dict[str, _Format] = {
+    "pointwise": _Format(("criterion", "score"), (), _criterion_score, _scores_answer),
+    "pairwise": _Format(("criterion", "score"), (), _category_score, _scores_answer),
+    "preference": _Format((), ("verdict", "p_b"), _verdict, _verdict_answer),
+}
 
 
 def _orders(calls: dict[tuple[str, str, int], _Call], pairwise: bool) -> str:
@@ -459,15 +501,8 @@ def _record(con: Connection, source: str, calls: dict[tuple[str, str, int], _Cal
     for (subject, shown, sample), call in calls.items():
         text = call.raw
         if text is None:
-            answer: dict[str, Any] = {}
-            for dimension, j in call.judgments.items():
-                if j["status"] != "valid":
-                    continue
-                if isinstance(rubric, PreferenceRubric):
-                    answer["verdict"] = {1: "A", -1: "B", 0: "tie"}[int(j["score"])]
-                else:
-                    value = float(j["score"])  # a rubric's answer holds whole numbers (a mean is written as is)
-                    answer[dimension] = int(value) if value == int(value) else value
+            valid = {d: j for d, j in call.judgments.items() if j["status"] == "valid"}
+            answer = _FORMATS[rubric.kind].answer(valid)
             if not answer:
                 continue
             text = json.dumps(answer)
