@@ -87,13 +87,8 @@ def rubrics_show(
 ) -> None:
     """Validate a rubric and print its hash, dimensions and answer schema (or labels / structure)."""
     from jurybench.rubric import (
-        ClassificationRubric,
-        InventoryRubric,
         answer_format,
         load_rubric,
-        presentation,
-        render_classification,
-        render_inventory,
         response_model,
     )
 
@@ -101,23 +96,14 @@ def rubrics_show(
     typer.echo(f"{rubric.name} v{rubric.version} ({rubric.kind}) hash {rubric.content_hash}")
     typer.echo(f"dimensions: {', '.join(rubric.dimensions)}")
     typer.echo(f"languages: {', '.join(sorted(rubric.templates))}")
-    if isinstance(rubric, ClassificationRubric | InventoryRubric):
+    if not rubric.answers_in_json:  # a label or numbered lines: show what and a prompt asking for it
         lang = language or rubric.default_language
-        if isinstance(rubric, ClassificationRubric):
-            typer.echo("labels: " + ", ".join(f"{lab.name} ({lab.shown(lang)})" for lab in rubric.labels))
-            messages = render_classification(rubric, {"item_id": "example", "response": "<text>", "language": lang})
-        else:
-            for item_id, facet, factor, reverse in rubric.structure():
-                typer.echo(
-                    f"  {item_id}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
-                )
-            arm = next(iter(rubric.placeholders.get(lang, {})), None)
-            treatment = json.dumps({rubric.treatment_variable: arm}) if arm and rubric.treatment_variable else None
-            item = {"item_id": "example", "response": "<target>", "language": lang, "treatment": treatment}
-            messages = render_inventory(rubric, item, presentation(rubric, "example"))
-        typer.echo(
-            f"-- an example prompt ({lang}{f', {rubric.treatment_variable}={arm}' if isinstance(rubric, InventoryRubric) and arm else ''}):"
-        )
+        for line in rubric.describe(lang):
+            typer.echo(line)
+        example = rubric.example_subject(lang)
+        arm = ", ".join(f"{k}={v}" for k, v in json.loads(example.get("treatment") or "{}").items())
+        messages, _ = rubric.render(example, "", "example")
+        typer.echo(f"-- an example prompt ({lang}{f', {arm}' if arm else ''}):")
         for message in messages:
             typer.echo(f"[{message['role']}] {message['content']}")
         return

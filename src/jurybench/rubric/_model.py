@@ -213,6 +213,14 @@ class _RubricBase(_Strict):
         rendered: tuple[Messages, str | None] = _kind_behaviour(kind, "render")(self, subject, order, call_key)
         return rendered
 
+    def example_subject(self, language: str) -> dict[str, Any]:
+        """A placeholder subject to show a prompt with (``rubrics show``)."""
+        return {"item_id": "example", "response": "<text>", "language": language}
+
+    def describe(self, language: str) -> list[str]:
+        """Lines that say what a juror answers with, beyond the dimensions (``rubrics show``)."""
+        return []
+
     # Classification: an item's reference is its gold label (classification_gold).
     keeps_gold: ClassVar[bool] = False
 
@@ -418,6 +426,9 @@ class ClassificationRubric(_RubricBase):
     def gold_of(self, reference: str, language: str | None) -> str | None:
         return _kind_behaviour(self.kind, "gold")(self, reference, language)  # type: ignore[no-any-return]
 
+    def describe(self, language: str) -> list[str]:
+        return ["labels: " + ", ".join(f"{lab.name} ({lab.shown(language)})" for lab in self.labels)]
+
     def human_choices(self, dimension: str) -> list[str]:
         return [label.name for label in self.labels]
 
@@ -585,6 +596,16 @@ class InventoryRubric(_RubricBase):
         return sorted({f.factor for f in self.facets if f.factor})
 
     presented_per_call: ClassVar[bool] = True
+
+    def example_subject(self, language: str) -> dict[str, Any]:
+        """A target to report on, with the first arm of the treatment variable in ``language``."""
+        arm = next(iter(self.placeholders.get(language, {})), None)
+        treatment = json.dumps({self.treatment_variable: arm}) if arm and self.treatment_variable else None
+        return {"item_id": "example", "response": "<target>", "language": language, "treatment": treatment}
+
+    def describe(self, language: str) -> list[str]:
+        return [f"  {item}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
+                for item, facet, factor, reverse in self.structure()]  # fmt: skip
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return 1, self.scale.points
