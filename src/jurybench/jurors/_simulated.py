@@ -24,7 +24,7 @@ drawn uniformly from the others. Invalid answers are a word outside the label se
 
 Questionnaires: a target item has a latent trait per facet (truth(item, facet)); every
 statement of the facet is answered as round(mid + half * 0.5 * z + leniency + language +
-effect + noise * e) on the instrument's 1..P agreement scale (reversed for reverse-keyed
+effect + noise * e) on the questionnaire's 1..P agreement scale (reversed for reverse-keyed
 statements), written as the numeral that stands for that label under the call's rotation,
 at the statement's shown position. ``effect_on`` may name statements, facets or factors.
 

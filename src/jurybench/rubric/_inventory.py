@@ -1,4 +1,4 @@
-"""Questionnaire instruments: presentation (rotation, item order), rendering, parsing, scoring.
+"""Questionnaires (rubric kind ``inventory``): presentation (rotation, item order), rendering, parsing, scoring.
 
 A *presentation* is drawn per call from the call's key, so a resumed run shows a call
 the same questionnaire again and the cache stays valid:
@@ -9,7 +9,7 @@ the same questionnaire again and the cache stays valid:
 
 An answer ``n. v`` (or JSON ``{"answers": {"n": v}}``) means: the item shown at position
 n got numeral v. Numeral v is label ``rotation[v - 1]``, i.e. canonical score
-``s = rotation[v - 1] + 1`` on the instrument's 1..P scale; it is rescaled to the
+``s = rotation[v - 1] + 1`` on the questionnaire's 1..P scale; it is rescaled to the
 reference scale 1..R by ``1 + (s - 1) * (R - 1) / (P - 1)`` and, for a reverse-keyed item,
 reversed as ``R + 1 - score``. A position with no answer, a numeral off the scale, or two
 different answers for one position leaves that item invalid, with the reason.

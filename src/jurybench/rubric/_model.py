@@ -481,7 +481,7 @@ class ClassificationRubric(_RubricBase):
 class InventoryScale(_Strict):
     """The response scale: ``points`` numerals 1..points with a label each, per language.
 
-    Scores are reported on the reference scale 1..``reference_points``; an instrument
+    Scores are reported on the reference scale 1..``reference_points``; a questionnaire
     with another number of points is rescaled linearly: 1 + (s - 1) * (R - 1) / (P - 1)."""
 
     points: int = Field(ge=2, le=11)
@@ -512,7 +512,7 @@ class InventoryItem(_Strict):
     id: Annotated[str, Field(pattern=NAME_RE)]
     facet: str
     reverse: bool = False
-    text: dict[str, str] = Field(description="the statement per language; may use the instrument's placeholders")
+    text: dict[str, str] = Field(description="the statement per language; may use the questionnaire's placeholders")
 
 
 class InventoryRubric(_RubricBase):
