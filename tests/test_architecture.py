@@ -204,3 +204,28 @@ def test_every_module_imports_and_type_only_names_stay_type_only() -> None:
     for name in names:
         importlib.import_module(name)
     assert len(names) > 100
+
+
+PUBLIC = {"api", "stats", "jurors", "testing", "errors"}  # docs/architecture.md, "What is public"
+
+
+def test_internal_packages_say_so_and_export_only_what_other_stages_use() -> None:
+    import ast
+    import subprocess
+
+    repo = SRC.parent.parent
+    unused = []
+    for init in sorted(SRC.glob("*/__init__.py")):
+        package = init.parent.name
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        if package in PUBLIC:
+            continue
+        assert "Internal:" in (ast.get_docstring(tree) or ""), f"{package}/__init__.py does not say it is internal"
+        names = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                      and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)), [])  # fmt: skip
+        for name in names:
+            users = subprocess.run(["grep", "-rlw", name, str(SRC), *(str(repo / d) for d in ("tests", "bench", "docs"))],
+                                   capture_output=True, text=True).stdout.split()  # fmt: skip
+            if not [u for u in users if f"/jurybench/{package}/" not in u]:
+                unused.append(f"{package}.{name}")
+    assert unused == [], f"exported, but no other stage, test, bench or doc uses them: {unused}"

@@ -1,4 +1,7 @@
-"""Human annotations and agreement between jurors, the jury and humans."""
+"""Human annotations and agreement between jurors, the jury and humans.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.annotations._agreement import (
     Estimate,
@@ -12,15 +15,13 @@ from jurybench.annotations._agreement import (
 )
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
-from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
-from jurybench.annotations._preference import PreferenceReport, preference_accuracy
+from jurybench.annotations._import import import_annotation_rows, import_annotations, rename_columns
+from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
 
 __all__ = [
-    "AnnotationImport",
     "Estimate",
     "PointwiseData",
-    "PreferenceReport",
     "agreement_report",
     "bootstrap",
     "cohen_kappa",

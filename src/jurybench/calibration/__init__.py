@@ -1,5 +1,8 @@
 """Calibration: fit least-squares juror weights against human labels, validate, save, apply;
-and choose the cheapest sub-jury that is good enough (``select_jury``)."""
+and choose the cheapest sub-jury that is good enough (``select_jury``).
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.calibration._api import (
     apply_calibration,

@@ -3,7 +3,10 @@
 Heavy modules (litellm, pandas, duckdb, scipy) are imported inside commands so
 ``jurybench --help`` starts fast. One module per command group; importing them registers
 their commands on the app.
-"""
+
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """The commands a study can run, as functions of their options: the CLI's typer commands and
 study steps both call them, and they call the library's API. ``COMMANDS`` maps each command
-('score', 'items import', 'stats gap', ...) to its function and its options."""
+('score', 'items import', 'stats gap', ...) to its function and its options.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from __future__ import annotations
 

@@ -1,9 +1,12 @@
 """One run: plan, call (synchronously or in provider batches), parse, write; cache and resume,
-cost and budget, progress. Judging and generation both run here."""
+cost and budget, progress. Judging and generation both run here.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._calls import EngineHooks, EngineOptions
-from jurybench.engine._imported import JudgmentImport, import_judgments
+from jurybench.engine._imported import import_judgments
 from jurybench.engine._plan import (
     ORDERS,
     Planned,
@@ -27,7 +30,6 @@ __all__ = [
     "CostTally",
     "EngineHooks",
     "EngineOptions",
-    "JudgmentImport",
     "Planned",
     "RunEnd",
     "RunResult",

@@ -1,4 +1,7 @@
-"""Responses generated under paired treatments, through the judge engine's machinery."""
+"""Responses generated under paired treatments, through the judge engine's machinery.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.generation._run import (
     GenerationReport,

@@ -1,4 +1,7 @@
-"""The jury as a definition: its jurors, weights, rule, quorum and ties; jury files."""
+"""The jury as a definition: its jurors, weights, rule, quorum and ties; jury files.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.jury._jury import (
     Jury,

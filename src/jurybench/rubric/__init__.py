@@ -1,4 +1,7 @@
-"""Rubrics: load and validate YAML, render prompts per language, build response schemas."""
+"""Rubrics: load and validate YAML, render prompts per language, build response schemas.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label
@@ -6,22 +9,18 @@ from jurybench.rubric._inventory import Presentation, parse_inventory, presentat
 from jurybench.rubric._json import extract_json
 from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path, rubric_files
-from jurybench.rubric._logprobs import Distribution, Token, dimension_values, expected_scores, tokens_from_logprobs
+from jurybench.rubric._logprobs import Token, dimension_values, expected_scores, tokens_from_logprobs
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
     AnyRubric,
-    Category,
     ClassificationRubric,
-    Criterion,
     InventoryRubric,
     LabelRefused,
     PairwiseRubric,
     PointwiseRubric,
     PreferenceRubric,
     Rubric,
-    Scale,
     Template,
-    VerdictRule,
     is_pairwise,
 )
 from jurybench.rubric._render import (
@@ -37,10 +36,7 @@ from jurybench.rubric._subjects import load_subjects, subject_ids, subject_rows,
 __all__ = [
     "PLACEHOLDER_RE",
     "AnyRubric",
-    "Category",
     "ClassificationRubric",
-    "Criterion",
-    "Distribution",
     "InventoryRubric",
     "LabelRefused",
     "Outcome",
@@ -49,10 +45,8 @@ __all__ = [
     "PreferenceRubric",
     "Presentation",
     "Rubric",
-    "Scale",
     "Template",
     "Token",
-    "VerdictRule",
     "answer_format",
     "answer_schema",
     "dimension_values",

@@ -1,4 +1,7 @@
-"""The judgment store: one DuckDB file, migrated schema, imports, views."""
+"""The judgment store: one DuckDB file, migrated schema, imports, views.
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.store._db import (
     connect,
@@ -14,7 +17,6 @@ from jurybench.store._db import (
 )
 from jurybench.store._holder import Holder
 from jurybench.store._imports import (
-    ImportResult,
     import_baseline_rows,
     import_baselines,
     import_item_rows,
@@ -45,7 +47,6 @@ __all__ = [
     "HARDENED",
     "MIGRATIONS",
     "Holder",
-    "ImportResult",
     "Row",
     "StoreBusy",
     "check_query",

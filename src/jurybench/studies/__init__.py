@@ -18,7 +18,10 @@ run it with ``jurybench study run FILE``.
 
 An option set to ``true`` is a flag (``--progress``), ``false`` its negation
 (``--no-progress``), a list a repeated option.
-"""
+
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from __future__ import annotations
 

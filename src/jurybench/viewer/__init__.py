@@ -1,6 +1,9 @@
 """The viewer: the store's runs, jurors, items, disagreements, statistics and calibrations as
 pages in a browser (``jurybench view``, and ``jurybench serve`` at ``/``), and a run as one
-self-contained HTML file (``jurybench report html``)."""
+self-contained HTML file (``jurybench report html``).
+
+Internal: the names below are this stage's interface to the other stages (the order in
+docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.viewer._label import Annotating
 from jurybench.viewer._report import report_html
