@@ -17,7 +17,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and a classification run, all from simulated jurors."""
     from jurybench.engine import EngineOptions, score
     from jurybench.jurors import parse_juror
-    from jurybench.jurors._simulated import simulate_human_labels
+    from jurybench.annotations import simulate_human_labels
     from jurybench.rubric import load_rubric
     from jurybench.store import connect, import_items, import_pairs
 

@@ -18,6 +18,7 @@ from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubri
 from jurybench.annotations._import import import_annotation_rows, import_annotations, rename_columns
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
+from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
     "Estimate",
@@ -38,5 +39,6 @@ __all__ = [
     "rename_columns",
     "run_rubric",
     "score_agreement",
+    "simulate_human_labels",
     "to_jsonable",
 ]

@@ -226,8 +226,8 @@ class Store(Holder):
         sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
         ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
         ``import_annotations(..., continuous=True)``, as published panel means are imported)."""
+        from jurybench.annotations import simulate_human_labels
         from jurybench.api._specs import rubric_of
-        from jurybench.jurors import simulate_human_labels
 
         with self.writing() as con:
             return simulate_human_labels(con, rubric_of(rubric), where=where, fraction=fraction,

@@ -27,7 +27,7 @@ from jurybench.jurors._make import check_juror, make_backend
 from jurybench.jurors._own_pace import JurorPace
 from jurybench.jurors._price_map import Price, is_local, priced
 from jurybench.jurors._prices import batch_price, count_tokens, output_limit, price_of, usd
-from jurybench.jurors._simulated import simulate_human_labels
+from jurybench.jurors._simulated import load_sim_subjects, truth
 from jurybench.jurors._spec import (
     JurorSpec,
     is_secret_param,
@@ -83,6 +83,7 @@ __all__ = [
     "juror_from_mapping",
     "kind_of",
     "kinds",
+    "load_sim_subjects",
     "make_backend",
     "output_limit",
     "parse_juror",
@@ -94,10 +95,10 @@ __all__ = [
     "register_kind",
     "request_body",
     "secret_options",
-    "simulate_human_labels",
     "split",
     "stored_params",
     "structured_mode",
+    "truth",
     "unit_id",
     "unregister_kind",
     "usd",
