@@ -69,6 +69,28 @@ def test_a_gate_admits_its_share_of_the_concurrency_and_never_less_than_one() ->
     assert order.index("in c") > min(order.index("out a"), order.index("out b"))
 
 
+def test_a_freed_place_lets_one_waiting_call_in_not_all_of_them() -> None:
+    """64 workers waiting on a cap of a few: each call that ends wakes one (a woken herd of
+    every waiter per call cost the engine about 7 % of its throughput)."""
+
+    async def scenario() -> tuple[int, int, int]:
+        gate = LoadGate(4, LoadControl(share=0.25))  # a limit of 1
+        await gate.enter()
+        waiters = [asyncio.create_task(gate.enter()) for _ in range(3)]
+        await asyncio.sleep(0)
+        gate.leave()
+        await asyncio.sleep(0)
+        done = sum(w.done() for w in waiters)
+        left = len(gate.waiting)
+        for w in waiters:
+            w.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+        return done, left, gate.active
+
+    done, left, active = asyncio.run(scenario())
+    assert (done, left, active) == (1, 2, 1)  # the one let in holds its place
+
+
 def test_a_loop_kept_busy_lowers_the_share() -> None:
     async def scenario() -> float:
         control = LoadControl(largest=8)

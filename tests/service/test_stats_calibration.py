@@ -15,9 +15,9 @@ from tests.service.conftest import make_client
 def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store with a pointwise run (3 models, 2 languages, 2 arms, human labels), two pairwise runs
     and a classification run, all from simulated jurors."""
+    from jurybench.annotations import simulate_human_labels
     from jurybench.engine import EngineOptions, score
     from jurybench.jurors import parse_juror
-    from jurybench.annotations import simulate_human_labels
     from jurybench.rubric import load_rubric
     from jurybench.store import connect, import_items, import_pairs
 

@@ -440,6 +440,7 @@ async def _execute(
             batch = writer.take()
             if not writer.write(batch):
                 writer.put_back(batch)
+            control.excuse(time.monotonic() - last)  # the loop stood still for the write, not for load
 
     workers = []
     control = LoadControl()

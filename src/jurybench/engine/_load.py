@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 TICK_S = 0.02  # how often the monitor looks at the loop
@@ -42,9 +43,15 @@ class LoadControl:
     lag: float = 0.0
     last_step: float = -math.inf
     largest: int = 1  # the largest group's concurrency: one call of it is the additive step
+    excused: float = 0.0  # seconds the loop was knowingly held (the flush's write) since the last sample
+
+    def excuse(self, seconds: float) -> None:
+        """The engine held the loop itself for ``seconds`` (a store write): not lag from load."""
+        self.excused += max(seconds, 0.0)
 
     def observe(self, lag_s: float, now: float) -> None:
-        self.lag = SMOOTHING * max(lag_s, 0.0) + (1 - SMOOTHING) * self.lag
+        lag_s, self.excused = max(lag_s - self.excused, 0.0), 0.0
+        self.lag = SMOOTHING * lag_s + (1 - SMOOTHING) * self.lag
         if self.lag > HIGH_LAG_S:
             if now - self.last_step >= STEP_S:
                 self.share = max(MIN_SHARE, self.share * max(FASTEST, min(DECREASE, HIGH_LAG_S / self.lag)))
@@ -55,30 +62,42 @@ class LoadControl:
 
 @dataclass
 class LoadGate:
-    """At most ``ceil(share * ceiling)`` of a group's calls in flight (never fewer than one)."""
+    """At most ``ceil(share * ceiling)`` of a group's calls in flight (never fewer than one).
+    Waiting calls are let in one by one, in order, as places free up (no herd woken at once)."""
 
     ceiling: int
     control: LoadControl
     active: int = 0
-    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
 
     @property
     def limit(self) -> int:
         return max(1, math.ceil(self.control.share * self.ceiling))
 
     async def enter(self) -> None:
-        while self.active >= self.limit:
-            self._changed.clear()
-            await self._changed.wait()
-        self.active += 1
+        if self.active < self.limit and not self.waiting:
+            self.active += 1
+            return
+        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append(place)
+        try:
+            await place  # the place is counted in ``active`` by whoever let it in
+        except asyncio.CancelledError:
+            if place.done() and not place.cancelled():
+                self.leave()  # let in, then cancelled before it could run: give the place back
+            raise
 
     def leave(self) -> None:
         self.active -= 1
-        self._changed.set()
+        self.wake()
 
     def wake(self) -> None:
-        """The share may have grown: let waiting calls look again."""
-        self._changed.set()
+        """Let waiting calls in while there is room (after a call left, or the share grew)."""
+        while self.waiting and self.active < self.limit:
+            place = self.waiting.popleft()
+            if not place.done():
+                self.active += 1
+                place.set_result(None)
 
 
 async def monitor(control: LoadControl, gates: list[LoadGate]) -> None:
