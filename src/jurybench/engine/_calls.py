@@ -4,6 +4,7 @@ within the process, and the concurrent loop that asks, retries, parses and recor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import random
 import threading
@@ -325,6 +326,21 @@ async def _run_task(
     return state.row()
 
 
+async def _off_the_loop(write: Callable[[Any], bool], batch: Any, outcome: list[bool]) -> bool:
+    """``write(batch)`` on a worker thread. Cancelled meanwhile (the run ends), it still waits
+    for the write to finish before giving the cancellation on, so the connection is never used
+    by two threads at once; ``outcome`` then holds what the write returned."""
+    job = asyncio.ensure_future(asyncio.to_thread(write, batch))
+    try:
+        result = await asyncio.shield(job)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            outcome.append(await job)
+        raise
+    outcome.append(result)
+    return result
+
+
 async def _pause(seconds: float, stop: Callable[[], bool] | None) -> None:
     """Sleep, but raise LimiterStopped within a quarter second of ``stop()`` saying so."""
     end = time.monotonic() + seconds
@@ -427,9 +443,10 @@ async def _execute(
         return True
 
     async def flusher() -> None:
-        # A batch is written every second, or sooner once it holds writer.batch calls. Writes
-        # run inline: measured against a worker thread, they cost the requests less (the
-        # Arrow conversion holds the GIL either way).
+        # A batch is written every second, or sooner once it holds writer.batch calls. The write
+        # runs on a worker thread (DuckDB lets go of the GIL while it writes), so the loop goes
+        # on reading answers and journaling them: a kill -9 during a write loses none of those.
+        # With a provider batch in progress (it uses the connection from the loop) it runs inline.
         last = time.monotonic()
         while True:
             await asyncio.sleep(0.05)
@@ -438,9 +455,21 @@ async def _execute(
                 continue
             last = time.monotonic()
             batch = writer.take()
-            if not writer.write(batch):
+            if batched:
+                ok = writer.commit(batch)
+                control.excuse(time.monotonic() - last)  # the loop stood still for the write, not for load
+            else:
+                outcome: list[bool] = []
+                try:
+                    ok = await _off_the_loop(writer.commit, batch, outcome)
+                except asyncio.CancelledError:  # the run is ending: the last flush writes what is left
+                    if outcome != [True]:
+                        writer.put_back(batch)
+                    raise
+            if ok:
+                writer.committed()
+            else:
                 writer.put_back(batch)
-            control.excuse(time.monotonic() - last)  # the loop stood still for the write, not for load
 
     workers = []
     control = LoadControl()

@@ -359,6 +359,14 @@ class _Writer:
 
     def write(self, batch: Batch, wait_s: float = 0.05) -> bool:
         """Write one batch; False when the store was busy and nothing was written."""
+        if not self.commit(batch, wait_s):
+            return False
+        self._stored()
+        return True
+
+    def commit(self, batch: Batch, wait_s: float = 0.05) -> bool:
+        """The store part of :meth:`write` (safe on a worker thread: it touches only the store
+        connection, never the buffer or the journal); False when the store was busy."""
         calls, judgments, cached = batch
         if not (calls["call_key"] or cached):
             return True
@@ -367,8 +375,11 @@ class _Writer:
                 write_batch(con, self.run_id, calls, judgments, cached, self.pairwise)
         except StoreBusy:
             return False
-        self._stored()
         return True
+
+    def committed(self) -> None:
+        """After :meth:`commit` returned True, on the event loop's thread: the journal may go."""
+        self._stored()
 
     def flush(self, con: Connection) -> None:
         """Write everything buffered into an open connection (the membership of reused answers)."""
