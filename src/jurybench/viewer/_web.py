@@ -248,15 +248,17 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
         queue = queue if queue in _label.QUEUES else ""
         want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue == "spread" else find)
         shown = _detail.subject(con, run, subject_id)
+        step = _find.neighbours(con, run, want, subject_id)
         label = None
         if annotating.enabled:
             from jurybench.annotations import run_rubric
 
-            left = _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None
+            # The spread queue is the step's own filter: its count is what is left (no second scan).
+            left = (step["total"] if queue == "spread"
+                    else _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None)  # fmt: skip
             label = {"csrf": annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
                      "queue": queue, "left": left, "saved": saved, "error": error}  # fmt: skip
-        return {"run": run, **shown, "want": want, "step": _find.neighbours(con, run, want, subject_id),
-                "label": label, "queue": queue}  # fmt: skip
+        return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue}
 
     @api.post("/runs/{run_id}/labels/{subject_id:path}", response_class=HTMLResponse)
     async def add_label(run_id: str, subject_id: str, request: Request) -> Any:
