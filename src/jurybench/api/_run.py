@@ -19,26 +19,18 @@ if TYPE_CHECKING:
     import pandas as pd
     from duckdb import DuckDBPyConnection
 
-    from jurybench.api._store import Store
+    from jurybench.api._specs import JuryLike, RubricLike, StoreLike
     from jurybench.engine import EngineOptions, RunResult
-    from jurybench.generation import GenerationSpec
-    from jurybench.jurors import JurorSpec
-    from jurybench.jury import Jury
+    from jurybench.generation import GenerationReport, GenerationSpec
     from jurybench.rubric import AnyRubric
 
-    # What score, ascore and generate take: an open store, a path (a new file is created), or a
-    # DuckDB connection; a rubric by name, path or object; a jury file, a Jury or its jurors.
-    StoreLike: TypeAlias = Store | str | Path | DuckDBPyConnection
-    RubricLike: TypeAlias = str | Path | AnyRubric
-    JurorLike: TypeAlias = str | Mapping[str, Any] | JurorSpec
-    JuryLike: TypeAlias = str | Path | Jury | JurorLike | Sequence[JurorLike]
-    PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, Any]]
+    PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, object]]
 
 
 def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
                    max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
                    progress: bool = False, orders: str = "both", order_seed: int = 0,
-                   **embedding: Any) -> Any:  # fmt: skip
+                   **embedding: Any) -> EngineOptions:  # fmt: skip
     """The engine's options from the arguments score and generate share; ``embedding``: the
     :class:`EngineHooks` of a program that embeds the run (the service)."""
     from jurybench.engine import EngineHooks, EngineOptions
@@ -49,7 +41,7 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
 
 
 @contextlib.contextmanager
-def _engine_store(store: Any) -> Iterator[Any]:
+def _engine_store(store: StoreLike) -> Iterator[Path | DuckDBPyConnection]:
     """What the engine runs on: a path (released between flushes so other processes can read,
     an open store's file included: it is let go for the run), or a DuckDB connection."""
     from jurybench.api._store import Store
@@ -76,9 +68,9 @@ class Run:
     stored results as DataFrames."""
 
     result: RunResult  # the engine's account of the run
-    store: Any
-    rubric: Any
-    report: Any = None  # generate: the GenerationReport (per-model lines, items and pairs written)
+    store: StoreLike
+    rubric: AnyRubric | GenerationSpec  # generate: the generation spec
+    report: GenerationReport | None = None  # generate: the GenerationReport (per-model lines, items and pairs written)
     stopping: dict[str, Any] | None = None  # score(until=...): the rule, every look, why it stopped
 
     @property
@@ -105,7 +97,7 @@ class Run:
         return None if value is None else float(value)
 
     @property
-    def plan(self) -> Any:
+    def plan(self) -> pd.DataFrame:
         """``plan=True``: per juror the calls, tokens and estimated cost, as a DataFrame."""
         import pandas as pd
 
@@ -128,7 +120,7 @@ class Run:
     def __repr__(self) -> str:
         return f"<jurybench.Run {self.run_id} {self.status}: {self.summary()}>"
 
-    def _view(self, pairwise: str, pointwise: str) -> Any:
+    def _view(self, pairwise: str, pointwise: str) -> pd.DataFrame:
         from jurybench.rubric import is_pairwise
         from jurybench.store import reading
 
@@ -138,7 +130,7 @@ class Run:
         with reading(self.store) as con:
             return con.execute(f"SELECT * FROM {view} WHERE run_id = ? ORDER BY ALL", [self.run_id]).df()
 
-    def results(self) -> Any:
+    def results(self) -> pd.DataFrame:
         """The jury's scores: one row per item x criterion (``jury_pointwise``) or pair x category
         (``jury_pairwise``), by the run's jury rule."""
         if getattr(self.rubric, "kind", "") == "generation":
@@ -149,7 +141,7 @@ class Run:
                                    [self.rubric.name]).df()  # fmt: skip
         return self._view("jury_pairwise", "jury_pointwise")
 
-    def judgments(self) -> Any:
+    def judgments(self) -> pd.DataFrame:
         """Each juror's scores (mean over its samples): ``juror_pointwise`` or ``juror_pairwise``."""
         return self._view("juror_pairwise", "juror_pointwise")
 
@@ -216,7 +208,7 @@ def score(
         if plan or getattr(options, "plan_only", False):
             raise JurybenchError("--until and --plan do not go together: a sequential run stops on what it sees.")
 
-        def judge(batch: list[str], name: str | None) -> Any:
+        def judge(batch: list[str], name: str | None) -> RunResult:
             with _engine_store(store) as target:
                 return run_score(target, spec, panel, ids=batch, run_id=name, options=options,
                                  after=calibration_finisher(panel))  # fmt: skip
@@ -231,8 +223,8 @@ def score(
     return Run(result, store, spec)
 
 
-def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples: Any, max_cost: Any,
-                         concurrency: Any) -> None:  # fmt: skip
+def _check_run_arguments(store: object, *, run: object, where: object, ids: object, samples: object,
+                         max_cost: object, concurrency: object) -> None:  # fmt: skip
     """Each argument of the right type, before anything is written (one line each)."""
     from jurybench.api._store import _expect
     from jurybench.engine import checked_max_cost
@@ -243,13 +235,13 @@ def _check_run_arguments(store: Any, *, run: Any, where: Any, ids: Any, samples:
     _expect("run", run, str)
     _expect("where", where, str)
     _expect("ids", ids, list)
-    if ids is not None and not all(isinstance(i, str) for i in ids):
+    if isinstance(ids, list) and not all(isinstance(i, str) for i in ids):
         raise JurybenchError("ids: expected a list of item or pair ids (text).")
     _expect("samples", samples, int)
     _expect("concurrency", concurrency, int, none=False)
     if max_cost is not None:
         checked_max_cost(max_cost)  # the engine's own rule, checked before anything is written
-    if (samples is not None and samples < 1) or concurrency < 1:
+    if (isinstance(samples, int) and samples < 1) or (isinstance(concurrency, int) and concurrency < 1):
         raise JurybenchError("samples and concurrency must be whole numbers >= 1.")
 
 

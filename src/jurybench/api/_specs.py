@@ -5,27 +5,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TypeAlias
+
+    import pandas as pd
+    from duckdb import DuckDBPyConnection
+
+    from jurybench.api._store import Store
+    from jurybench.jurors import JurorSpec
     from jurybench.jury import Jury
     from jurybench.rubric import AnyRubric
 
+    # What the Python face takes: an open store, a path (a new file is created), or a DuckDB
+    # connection; a rubric by name, path or object; a jury file, a Jury or its jurors; data as
+    # a DataFrame, rows (mappings of column to value) or a CSV/JSONL/Parquet file.
+    StoreLike: TypeAlias = Store | str | Path | DuckDBPyConnection
+    RubricLike: TypeAlias = str | Path | AnyRubric
+    JurorLike: TypeAlias = str | Mapping[str, object] | JurorSpec
+    JuryLike: TypeAlias = str | Path | Jury | JurorLike | Sequence[JurorLike]
+    Data: TypeAlias = pd.DataFrame | Sequence[Mapping[str, object]] | str | Path
 
-def rubric_of(rubric: Any) -> AnyRubric:
+
+def rubric_of(rubric: RubricLike) -> AnyRubric:
     """A rubric from its name (rubrics/<name>.yaml or a shipped one), a path, or a rubric object."""
     from jurybench.rubric import load_rubric
 
     if isinstance(rubric, str | Path):
         return load_rubric(str(rubric))
     if hasattr(rubric, "content_hash") and hasattr(rubric, "kind"):
-        return cast("AnyRubric", rubric)
+        return rubric
     raise JurybenchError(f"rubric: expected a name, a path or a rubric, got {type(rubric).__name__}.")
 
 
-def jury_of(jury: Any, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
+def jury_of(jury: JuryLike, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
             tie: str | None = None, calibration: str | Path | None = None, scores: str | None = None) -> Jury:  # fmt: skip
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
     mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that

@@ -6,15 +6,22 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybench.errors import JurybenchError
 from jurybench.store import Holder
 
-Data = Any  # a pandas DataFrame, an iterable of mappings, or a path to a CSV/JSONL/Parquet file
+if TYPE_CHECKING:
+    import pandas as pd
+    from duckdb import DuckDBPyConnection as Connection
+
+    from jurybench.annotations import AnnotationImport
+    from jurybench.api._specs import Data, RubricLike
+    from jurybench.engine import JudgmentImport
+    from jurybench.store import ImportResult
 
 
-def rows_of(data: Data, what: str) -> tuple[list[tuple[int, dict[str, Any]]], str] | None:
+def rows_of(data: object, what: str) -> tuple[list[tuple[int, dict[str, Any]]], str] | None:
     """In-memory data as numbered rows (1 = the first row) and the name errors use for it;
     None for a path (read by the file importers, which number rows as the file does)."""
     if isinstance(data, str | Path):
@@ -40,7 +47,7 @@ def rows_of(data: Data, what: str) -> tuple[list[tuple[int, dict[str, Any]]], st
     return rows, source
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> object:
     """Missing values (None, NaN, pandas NA) as None, numpy scalars as Python ones; the rest as given."""
     if value is None:
         return None
@@ -54,7 +61,7 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _expect(name: str, value: Any, kind: type | tuple[type, ...], *, none: bool = True) -> None:
+def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bool = True) -> None:
     """A Python argument of the right type, or one line saying which and what it got."""
     if value is None and none:
         return
@@ -88,7 +95,7 @@ class Store(Holder):
         super().__init__(db_path(path), read_only=read_only, memory_limit=memory_limit)
 
     @contextlib.contextmanager
-    def lent_for_a_run(self) -> Iterator[Any]:
+    def lent_for_a_run(self) -> Iterator[Path | Connection]:
         """The file let go while a run judges (the engine opens it by path and lends it to other
         processes between flushes, as the CLI's score does), taken back after; the store's
         connection for an in-memory store. One run at a time: a second is refused at once."""
@@ -102,11 +109,11 @@ class Store(Holder):
                 hint="Await it first: DuckDB lets one process write a file, and runs on one store take turns.",
             )
         try:
-            self._con()
+            connection = self._con()
             if str(self.path) == ":memory:":
-                yield self.connection
+                yield connection
                 return
-            self.connection.close()
+            connection.close()
             self.connection = None
             try:
                 yield self.path
@@ -126,7 +133,7 @@ class Store(Holder):
         state = "closed" if self.connection is None else ("read-only" if self.read_only else "open")
         return f"<jurybench.Store {self.path} ({state})>"
 
-    def _con(self) -> Any:
+    def _con(self) -> Connection:
         if self.connection is None and self._running.locked():
             raise JurybenchError(
                 f"{self.path}: a run (score or generate) is using this store's file now.",
@@ -135,7 +142,7 @@ class Store(Holder):
         return super()._con()
 
     # -- reading ---------------------------------------------------------------------------
-    def sql(self, query: str) -> Any:
+    def sql(self, query: str) -> pd.DataFrame:
         """One SELECT over the store's tables and views as a DataFrame, under the rules of
         'jurybench sql': exactly one read-only statement; no files, URLs or extensions."""
         from jurybench.store import check_query, execute_user_sql, read_only_transaction
@@ -145,13 +152,13 @@ class Store(Holder):
         with read_only_transaction(con):
             return execute_user_sql(con, query, what="SQL").df()
 
-    def runs(self) -> Any:
+    def runs(self) -> pd.DataFrame:
         """Every run with its counts and cost (the ``run_summary`` view) as a DataFrame."""
         return self._con().execute("SELECT * FROM run_summary ORDER BY started_at").df()
 
     # -- imports ---------------------------------------------------------------------------
     def import_items(self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (),
-                     fmt: str | None = None) -> Any:  # fmt: skip
+                     fmt: str | None = None) -> ImportResult:  # fmt: skip
         """Generations to judge: columns item_id and response (prompt, model, language, dataset
         optional; others kept as metadata; ``treatment`` names columns that hold treatment arms).
         All rows are checked before any is written."""
@@ -161,11 +168,11 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "item")
             if given is None:
-                return import_items(con, data, fmt=fmt, treatment_columns=treatment, dataset=dataset)
+                return import_items(con, cast("str | Path", data), fmt=fmt, treatment_columns=treatment, dataset=dataset)
             rows, source = given
             return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
 
-    def import_pairs(self, data: Data, *, dataset: str | None = None, fmt: str | None = None) -> Any:
+    def import_pairs(self, data: Data, *, dataset: str | None = None, fmt: str | None = None) -> ImportResult:
         """Pairs of stored items for pairwise rubrics: columns pair_id, item_a, item_b."""
         from jurybench.store import import_pair_rows, import_pairs
 
@@ -173,12 +180,12 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "pair")
             if given is None:
-                return import_pairs(con, data, fmt=fmt, dataset=dataset)
+                return import_pairs(con, cast("str | Path", data), fmt=fmt, dataset=dataset)
             rows, source = given
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
-    def import_judgments(self, data: Data, *, run: str, rubric: Any, juror: str, replace: bool = False,
-                         as_recording: str | None = None, fmt: str | None = None) -> Any:  # fmt: skip
+    def import_judgments(self, data: Data, *, run: str, rubric: RubricLike, juror: str, replace: bool = False,
+                         as_recording: str | None = None, fmt: str | None = None) -> JudgmentImport:  # fmt: skip
         """Judgments made elsewhere (a model's or a person's) as run ``run``'s calls and judgments of
         juror ``import/<juror>``, as if the engine had made them (as 'jurybench judgments import'):
         item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise); pair_id and
@@ -197,10 +204,10 @@ class Store(Holder):
             return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
                                     as_recording=as_recording)  # fmt: skip
 
-    def import_annotations(self, data: Data, *, rubric: Any, layout: str = "auto",
+    def import_annotations(self, data: Data, *, rubric: RubricLike, layout: str = "auto",
                            mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),
                            criterion: str | None = None, replace: bool = False, fmt: str | None = None,
-                           continuous: bool = False) -> Any:  # fmt: skip
+                           continuous: bool = False) -> AnnotationImport:  # fmt: skip
         """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
         (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
         whole point unless ``continuous`` (panel means, published scores)."""
@@ -211,7 +218,7 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "annotation")
             if given is None:
-                return import_annotations(con, data, spec, fmt=fmt, layout=layout, mapping=mapping,
+                return import_annotations(con, cast("str | Path", data), spec, fmt=fmt, layout=layout, mapping=mapping,
                                           annotator_columns=annotator_columns, criterion=criterion, replace=replace,
                                           continuous=continuous)  # fmt: skip
             rows, source = given
@@ -219,7 +226,7 @@ class Store(Holder):
                                           annotator_columns=annotator_columns, criterion=criterion, replace=replace,
                                           continuous=continuous)  # fmt: skip
 
-    def simulate_annotations(self, *, rubric: Any, where: str | None = None, fraction: float = 1.0,
+    def simulate_annotations(self, *, rubric: RubricLike, where: str | None = None, fraction: float = 1.0,
                              annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
                              panel_out: str | Path | None = None) -> int:  # fmt: skip
         """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
@@ -234,7 +241,7 @@ class Store(Holder):
                                          annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed,
                                          panel_file=Path(panel_out) if panel_out else None)  # fmt: skip
 
-    def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> Any:
+    def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:
         """Human reference values under a name (columns target, value[, cell][, statistic]),
         for ``stats.cohens_d(..., baselines=name)`` and ``stats.ttest(..., baselines=name)``."""
         from jurybench.store import import_baseline_rows, import_baselines
@@ -242,7 +249,7 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "baseline")
             if given is None:
-                return import_baselines(con, data, name=name, statistic=statistic)
+                return import_baselines(con, cast("str | Path", data), name=name, statistic=statistic)
             rows, source = given
             return import_baseline_rows(con, rows, source=source, name=name, statistic=statistic)
 

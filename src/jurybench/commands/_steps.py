@@ -100,6 +100,7 @@ def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model:
     options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
     report = api.generate(db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion,
                           run=run, options=options).report  # fmt: skip
+    assert report is not None  # generate always reports
     if plan:
         print_plan(report.run)
         return 0

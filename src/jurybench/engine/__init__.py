@@ -6,7 +6,7 @@ docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._calls import EngineHooks, EngineOptions
-from jurybench.engine._imported import import_judgments
+from jurybench.engine._imported import JudgmentImport, import_judgments
 from jurybench.engine._plan import (
     ORDERS,
     Planned,
@@ -30,6 +30,7 @@ __all__ = [
     "CostTally",
     "EngineHooks",
     "EngineOptions",
+    "JudgmentImport",
     "Planned",
     "RunEnd",
     "RunResult",

@@ -9,15 +9,17 @@ import contextlib
 import json
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jurybench import __version__
 from jurybench.engine import RunEnd, end_runs
@@ -31,6 +33,13 @@ from jurybench.service._stats import run_statistic, stat_bodies
 from jurybench.service._store import GroupWriter, SqlTimeout, SqlTooLarge, Store
 from jurybench.service._viewer import mount_viewer
 from jurybench.viewer import WarmUp
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
+    from jurybench.jury import Jury
+    from jurybench.rubric import Rubric
+    from jurybench.store import ImportResult
 
 log = logging.getLogger("jurybench.service")
 DOCS_ASSETS = "/docs-assets"  # Swagger UI and ReDoc, served from the installed package: no CDN
@@ -46,10 +55,10 @@ class ServiceConfig:
     sql_max_rows: int = 10_000
     sql_memory_mb: int = 512
     calibration_dir: Path | None = None
-    default_jury: dict[str, Any] | None = None  # used when a job gives none (serve --demo: a simulated jury)
+    default_jury: Mapping[str, object] | None = None  # used when a job gives none (serve --demo: a simulated jury)
     url: str = ""
     warm_viewer: bool = True  # compute the newest runs' page aggregates in the background at start
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     # Host headers answered (None: any; 'jurybench serve' sets the address it listens as).
     allowed_hosts: tuple[str, ...] | None = None
 
@@ -61,10 +70,10 @@ class ServiceConfig:
 class _BodyLimit:
     """ASGI middleware: refuse bodies over the limit (by Content-Length, and by counting)."""
 
-    def __init__(self, app: Any, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app, self.limit = app, limit
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -79,9 +88,9 @@ class _BodyLimit:
             return
         seen = 0
 
-        async def counted() -> dict[str, Any]:
+        async def counted() -> Message:
             nonlocal seen
-            message: dict[str, Any] = await receive()
+            message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
@@ -237,16 +246,16 @@ def create_app(
 
     # -- health ------------------------------------------------------------------------------
     @app.get("/v1/health", tags=["service"])
-    def health() -> dict[str, Any]:
+    def health() -> dict[str, object]:
         """Liveness (no token needed)."""
         return {"status": "ok", "version": __version__}
 
     @app.get("/v1/rubrics", tags=["service"])
-    def rubrics() -> list[dict[str, Any]]:
+    def rubrics() -> list[dict[str, object]]:
         """The rubrics the server knows by name."""
         from jurybench.rubric import load_rubric, rubric_files
 
-        out = []
+        out: list[dict[str, object]] = []
         for name, path in rubric_files():
             try:
                 r = load_rubric(path)
@@ -258,7 +267,7 @@ def create_app(
     # -- jobs --------------------------------------------------------------------------------
     def _prepare(
         body: rq.JobIn, *, need_keys: bool = True
-    ) -> tuple[dict[str, Any], Any, Any, list[dict[str, Any] | None]]:
+    ) -> tuple[dict[str, Any], "Rubric", "Jury", list[dict[str, str] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
         from jurybench.engine import check_batch_jurors, check_orders, validate_jurors
@@ -290,7 +299,7 @@ def create_app(
         return request, rubric, jury, secrets
 
     @app.post("/v1/plan", tags=["jobs"])
-    def plan_job(body: rq.JobIn, store: StoreDep) -> dict[str, Any]:
+    def plan_job(body: rq.JobIn, store: StoreDep) -> dict[str, object]:
         """What a job would do and cost, per juror (calls after the cache, input tokens of the rendered
         prompts, expected output tokens, cost synchronously and in batch); nothing is called or written.
         Subjects must be stored already (item_ids, pair_ids or where)."""
@@ -314,7 +323,7 @@ def create_app(
                 "cost_usd": total("cost_usd"), "cost_batch_usd": total("cost_batch_usd"), "jurors": jurors}  # fmt: skip
 
     @app.post("/v1/jobs", status_code=202, tags=["jobs"])
-    async def submit_job(body: rq.JobIn, jobs: JobsDep) -> dict[str, Any]:
+    async def submit_job(body: rq.JobIn, jobs: JobsDep) -> dict[str, object]:
         """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
         import asyncio
 
@@ -327,7 +336,7 @@ def create_app(
 
     def _submission(
         body: rq.JobIn, jobs: JobManager
-    ) -> tuple[JobWrite, list[Any], list[Any], list[dict[str, Any] | None]]:
+    ) -> tuple[JobWrite, list[dict[str, object]], list[dict[str, object]], list[dict[str, str] | None]]:
         """The checked request as a job write for the group writer (its row is inserted after the
         inline items and pairs of its group are imported), and the request's inline keys."""
         from jurybench.rubric import is_pairwise
@@ -345,12 +354,12 @@ def create_app(
 
     @app.get("/v1/jobs", tags=["jobs"])
     def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
-                  offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+                  offset: Offset = 0) -> list[dict[str, object]]:  # fmt: skip
         """Jobs, newest first."""
         return jobs.list(status=status, limit=limit, offset=offset)
 
     @app.get("/v1/jobs/{job_id}", tags=["jobs"])
-    async def get_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
+    async def get_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
         """A job's status and progress: calls done, invalid, refusals, failed, cost so far."""
         known = jobs.known(job_id)  # a job this server has touched: from memory, no query
         if known is not None:
@@ -360,27 +369,30 @@ def create_app(
         return await run_in_threadpool(jobs.get, job_id)
 
     @app.post("/v1/jobs/{job_id}/cancel", tags=["jobs"])
-    def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, Any]:
+    def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
         """Cancel a queued or running job (answers stored so far stay)."""
         return jobs.cancel(job_id)
 
     # -- items, pairs, annotations ---------------------------------------------------------
-    def _import_items(cur: Any, items: list[rq.ItemIn], dataset: str | None, in_transaction: bool = False) -> Any:
+    def _import_items(cur: "Connection", items: list[rq.ItemIn], dataset: str | None,
+                      in_transaction: bool = False) -> "ImportResult":  # fmt: skip
         from jurybench.store import import_item_rows
 
         rows = [(n, item.model_dump(exclude_none=True)) for n, item in enumerate(items, start=1)]
         return import_item_rows(cur, rows, source="items", dataset=dataset, in_transaction=in_transaction)
 
-    def _import_pairs(cur: Any, pairs: list[rq.PairIn], dataset: str | None, in_transaction: bool = False) -> Any:
+    def _import_pairs(cur: "Connection", pairs: list[rq.PairIn], dataset: str | None,
+                      in_transaction: bool = False) -> "ImportResult":  # fmt: skip
         from jurybench.store import import_pair_rows
 
         rows = [(n, pair.model_dump(exclude_none=True)) for n, pair in enumerate(pairs, start=1)]
         return import_pair_rows(cur, rows, source="pairs", dataset=dataset, in_transaction=in_transaction)
 
-    def _counts(result: Any) -> dict[str, Any]:
+    def _counts(result: "ImportResult") -> dict[str, object]:
         return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
 
-    def _listing(store: Store, table: str, key: str, dataset: str | None, limit: int, offset: int) -> Any:
+    def _listing(store: Store, table: str, key: str, dataset: str | None, limit: int,
+                 offset: int) -> list[dict[str, object]]:  # fmt: skip
         where = " WHERE dataset = ?" if dataset else ""
         return _rows(store, f"SELECT * FROM {table}{where} ORDER BY {key} LIMIT ? OFFSET ?",
                      [*([dataset] if dataset else []), limit, offset])  # fmt: skip
@@ -388,13 +400,13 @@ def create_app(
     Dataset = Annotated[str | None, Query(max_length=256)]
 
     @app.post("/v1/items", status_code=201, tags=["items"])
-    def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, Any]:
+    def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, object]:
         """Import items, all or nothing (an id stored with other content is a conflict)."""
         with store.writing() as cur:
             return _counts(_import_items(cur, body.items, body.dataset))
 
     @app.post("/v1/judgments", status_code=201, tags=["judgments"])
-    def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, Any]:
+    def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, object]:
         """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""
         from jurybench.engine import import_judgments
 
@@ -413,14 +425,14 @@ def create_app(
         return _listing(store, "items", "item_id", dataset, limit, offset)
 
     @app.get("/v1/items/{item_id}", tags=["items"])
-    def get_item(item_id: Id, store: StoreDep) -> dict[str, Any]:
+    def get_item(item_id: Id, store: StoreDep) -> dict[str, object]:
         rows = _rows(store, "SELECT * FROM items WHERE item_id = ?", [item_id])
         if not rows:
             raise NotFound(f"no item {item_id!r}.")
         return rows[0]
 
     @app.post("/v1/pairs", status_code=201, tags=["items"])
-    def upload_pairs(body: rq.PairsUpload, store: StoreDep) -> dict[str, Any]:
+    def upload_pairs(body: rq.PairsUpload, store: StoreDep) -> dict[str, object]:
         """Import pairs of stored items, all or nothing."""
         with store.writing() as cur:
             return _counts(_import_pairs(cur, body.pairs, body.dataset))
@@ -431,7 +443,7 @@ def create_app(
         return _listing(store, "pairs", "pair_id", dataset, limit, offset)
 
     @app.post("/v1/annotations", status_code=201, tags=["annotations"])
-    def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, Any]:
+    def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, object]:
         """Import human labels (long layout), validated against the rubric, all or nothing."""
         from jurybench.annotations import import_annotation_rows
 
@@ -446,7 +458,7 @@ def create_app(
 
     @app.get("/v1/annotations", tags=["annotations"])
     def list_annotations(store: StoreDep, subject_id: Annotated[str | None, Query(max_length=256)] = None,
-                         limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:  # fmt: skip
+                         limit: Limit = 100, offset: Offset = 0) -> list[dict[str, object]]:  # fmt: skip
         sql = ("SELECT subject_kind, subject_id, criterion, annotator, value, label FROM human_labels"
                + (" WHERE subject_id = ?" if subject_id else "")
                + " ORDER BY subject_id, criterion, annotator LIMIT ? OFFSET ?")  # fmt: skip
@@ -454,7 +466,7 @@ def create_app(
 
     # -- calibration -------------------------------------------------------------------------
     @app.post("/v1/calibrations", status_code=201, tags=["calibration"])
-    def fit(body: rq.CalibrationIn, store: StoreDep) -> dict[str, Any]:
+    def fit(body: rq.CalibrationIn, store: StoreDep) -> dict[str, object]:
         """Fit juror weights on a run with human labels; returns the artifact with its metrics."""
         from jurybench.calibration import fit_calibration
         from jurybench.stats import jsonable
@@ -468,7 +480,7 @@ def create_app(
         return {"name": body.name, "file": path.name, "artifact": jsonable(artifact)}
 
     @app.get("/v1/calibrations", tags=["calibration"])
-    def list_calibrations() -> list[dict[str, Any]]:
+    def list_calibrations() -> list[dict[str, object]]:
         """Calibration files in the server's calibration folder."""
         from jurybench.calibration import load_artifact
 
@@ -484,7 +496,7 @@ def create_app(
         return out
 
     @app.post("/v1/calibrations/{name}/apply", tags=["calibration"])
-    def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep) -> dict[str, Any]:
+    def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep) -> dict[str, object]:
         """Score a run with a calibration (stored in calibrated_scores)."""
         from jurybench.calibration import apply_calibration
         from jurybench.stats import jsonable
@@ -496,7 +508,7 @@ def create_app(
             return {"name": name, "run": body.run, "result": jsonable(apply_calibration(cur, path, body.run))}
 
     @app.post("/v1/jury/select", tags=["calibration"])
-    def select(body: rq.JurySelectIn, store: StoreDep) -> dict[str, Any]:
+    def select(body: rq.JurySelectIn, store: StoreDep) -> dict[str, object]:
         """The cheapest sub-jury of a pilot run that is good enough (as 'jurybench jury select'):
         every sub-jury's held-out error, cost and latency, the Pareto front, the chosen one, and
         the chosen one as a jury file (``jury_file``, YAML text)."""
@@ -508,8 +520,8 @@ def create_app(
         return {**jsonable(selection.as_dict()), "jury_file": jury_file_text(selection)}
 
     # -- statistics --------------------------------------------------------------------------
-    def _stat_endpoint(name: str, model: Any) -> None:
-        def endpoint(body: Annotated[model, Body()], store: StoreDep) -> dict[str, Any]:
+    def _stat_endpoint(name: str, model: Any) -> None:  # a pydantic model made at run time
+        def endpoint(body: Annotated[model, Body()], store: StoreDep) -> dict[str, object]:
             return run_statistic(store, name, body)
 
         endpoint.__doc__ = f"Run the {name} statistic (parameters as in 'jurybench stats {name}'); recorded."
@@ -519,12 +531,12 @@ def create_app(
         _stat_endpoint(stat_name, stat_model)
 
     @app.get("/v1/stats/results", tags=["statistics"])
-    def list_results(store: StoreDep, limit: Limit = 100, offset: Offset = 0) -> list[dict[str, Any]]:
+    def list_results(store: StoreDep, limit: Limit = 100, offset: Offset = 0) -> list[dict[str, object]]:
         return _rows(store, "SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
                      "ORDER BY created_at DESC, result_id LIMIT ? OFFSET ?", [limit, offset])  # fmt: skip
 
     @app.get("/v1/stats/results/{result_id}", tags=["statistics"])
-    def get_result(result_id: Id, store: StoreDep) -> dict[str, Any]:
+    def get_result(result_id: Id, store: StoreDep) -> dict[str, object]:
         rows = _rows(store, "SELECT * FROM stats_results WHERE result_id = ?", [result_id])
         if not rows:
             raise NotFound(f"no recorded statistic {result_id!r}.")
@@ -532,7 +544,7 @@ def create_app(
 
     # -- SQL ---------------------------------------------------------------------------------
     @app.post("/v1/sql", tags=["sql"])
-    def sql(body: rq.SqlIn, store: StoreDep) -> dict[str, Any]:
+    def sql(body: rq.SqlIn, store: StoreDep) -> dict[str, object]:
         """One read-only SELECT; the server's time (408), memory and answer-size (413) and row limits
         apply (truncated says so)."""
         limit = min(body.limit or config.sql_max_rows, config.sql_max_rows)
@@ -542,7 +554,7 @@ def create_app(
     return app
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """A JSON-safe value (timestamps and decimals as text; NaN and infinities as null)."""
     import datetime as dt
     import decimal
@@ -561,13 +573,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _rows(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+def _rows(store: Store, sql: str, params: list[object]) -> list[dict[str, object]]:
     with store.cursor() as cur:
         result = cur.execute(sql, params)
         names = [d[0] for d in result.description]
-        out = []
+        out: list[dict[str, object]] = []
         for row in result.fetchall():
-            record = {}
+            record: dict[str, object] = {}
             for name, value in zip(names, row, strict=True):
                 if name in ("treatment", "metadata", "params", "result") and isinstance(value, str):
                     with contextlib.suppress(ValueError):

@@ -11,9 +11,11 @@ model. A tie counts as half a win and half a loss. Ratings are put on the Elo sc
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+Floats = NDArray[np.float64]
+Ints = NDArray[np.int_]
 
 ELO_SCALE = 400 / np.log(10)
 ELO_BASE = 1000.0
@@ -24,7 +26,7 @@ class NotIdentifiable(ValueError):
     fall into groups that never met)."""
 
 
-def _connected(first: np.ndarray[Any, Any], second: np.ndarray[Any, Any], n: int) -> bool:
+def _connected(first: Ints, second: Ints, n: int) -> bool:
     parent = list(range(n))
 
     def find(i: int) -> int:
@@ -38,8 +40,8 @@ def _connected(first: np.ndarray[Any, Any], second: np.ndarray[Any, Any], n: int
     return len({find(i) for i in range(n)}) == 1
 
 
-def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, anchor: int = 0,
-                  weights: Any = None, names: list[str] | None = None) -> np.ndarray[Any, Any]:  # fmt: skip
+def bradley_terry(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, n_models: int, *, anchor: int = 0,
+                  weights: ArrayLike | None = None, names: list[str] | None = None) -> Floats:  # fmt: skip
     """Log-strengths b (b[anchor] = 0) maximising the Bradley–Terry likelihood of the battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
     y = np.asarray(outcome, dtype=float)
@@ -57,8 +59,8 @@ def bradley_terry(first: Any, second: Any, outcome: Any, n_models: int, *, ancho
     return beta
 
 
-def _newton(first: Any, second: Any, y: Any, w: Any, n_models: int, anchor: int,
-            style: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:  # fmt: skip
+def _newton(first: Ints, second: Ints, y: Floats, w: Floats, n_models: int, anchor: int,
+            style: Floats | None) -> tuple[Floats, Floats]:  # fmt: skip
     """Maximum likelihood by Newton's method: model indicators (+1 first, -1 second, the anchor
     left out) and, with ``style``, its columns as covariates of the first-shown minus the second."""
     free = [m for m in range(n_models) if m != anchor]
@@ -93,8 +95,8 @@ def _newton(first: Any, second: Any, y: Any, w: Any, n_models: int, anchor: int,
     return out, beta[len(free) :]
 
 
-def bradley_terry_styled(first: Any, second: Any, outcome: Any, style: Any, n_models: int, *, anchor: int = 0,
-                         weights: Any = None) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:  # fmt: skip
+def bradley_terry_styled(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, style: ArrayLike, n_models: int, *,
+                         anchor: int = 0, weights: ArrayLike | None = None) -> tuple[Floats, Floats]:  # fmt: skip
     """Bradley–Terry with style covariates (Chatbot Arena's style control): P(first wins) =
     1 / (1 + exp(-(b_first - b_second + gamma . z))), where z holds, per battle, the style of the
     first-shown response minus the second's (e.g. normalised length differences). Returns the
@@ -113,7 +115,8 @@ class PairCounts:
     the same sums are kept as sparse rows, so a bootstrap round (clusters drawn with
     replacement) is one sparse product, not a rebuilt design over every battle."""
 
-    def __init__(self, first: Any, second: Any, outcome: Any, weights: Any, clusters: Any, n_models: int) -> None:
+    def __init__(self, first: ArrayLike, second: ArrayLike, outcome: ArrayLike, weights: ArrayLike, clusters: ArrayLike,
+                 n_models: int) -> None:  # fmt: skip
         from scipy import sparse
 
         first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
@@ -131,12 +134,12 @@ class PairCounts:
         self.n = np.asarray(self.by_cluster_n.sum(axis=0)).ravel()
         self.w = np.asarray(self.by_cluster_w.sum(axis=0)).ravel()
 
-    def drawn(self, counts: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    def drawn(self, counts: Floats) -> tuple[Floats, Floats]:
         """N and W for a bootstrap round in which cluster c was drawn counts[c] times."""
         return self.by_cluster_n.T @ counts, self.by_cluster_w.T @ counts
 
 
-def fit_counts(counts: PairCounts, n: Any, w: Any, anchor: int, start: Any = None) -> np.ndarray[Any, Any]:
+def fit_counts(counts: PairCounts, n: ArrayLike, w: ArrayLike, anchor: int, start: ArrayLike | None = None) -> Floats:
     """Log-strengths b (b[anchor] = 0) maximising sum W_ij log s(b_i - b_j) + (N_ij - W_ij) log
     s(b_j - b_i), by Newton's method from ``start`` (a bootstrap round starts from the estimate
     of all the data: a few steps). NotIdentifiable where the likelihood has no finite maximum."""
@@ -177,18 +180,18 @@ def fit_counts(counts: PairCounts, n: Any, w: Any, anchor: int, start: Any = Non
     raise NotIdentifiable("the fit did not converge")
 
 
-def elo(beta: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def elo(beta: Floats) -> Floats:
     return np.asarray(ELO_BASE + ELO_SCALE * np.asarray(beta))
 
 
-def win_rate(beta: np.ndarray[Any, Any], baseline: int) -> np.ndarray[Any, Any]:
+def win_rate(beta: Floats, baseline: int) -> Floats:
     """Each model's predicted probability of beating the baseline model."""
     return np.asarray(1 / (1 + np.exp(-(beta - beta[baseline]))))
 
 
-def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: list[str], *, anchor: int = 0,
-                baseline: int = 0, n_boot: int = 1000, seed: int = 0, style: Any = None,
-                style_names: list[str] | None = None) -> dict[str, Any]:  # fmt: skip
+def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, clusters: ArrayLike, names: list[str], *,
+                anchor: int = 0, baseline: int = 0, n_boot: int = 1000, seed: int = 0, style: ArrayLike | None = None,
+                style_names: list[str] | None = None) -> dict[str, object]:  # fmt: skip
     """Ratings, win rates against the baseline and ranks, with percentile intervals from a
     bootstrap that resamples clusters (prompts) with all their battles, not single battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
@@ -209,7 +212,7 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
     groups = None if z is None else {k: np.flatnonzero(cluster_of == k) for k in range(len(keys))}
     rng = np.random.default_rng(seed)
     boot_r, boot_w, boot_rank, failed = [], [], [], 0
-    boot_s: list[Any] = []
+    boot_s: list[Floats] = []
     for _ in range(n_boot):
         chosen = rng.integers(0, len(keys), len(keys))
         try:
@@ -230,7 +233,7 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
         r[np.argsort(-b, kind="stable")] = np.arange(1, n + 1)
         boot_rank.append(r)
 
-    def interval(samples: list[Any], m: int, whole: bool = False) -> tuple[float | None, float | None]:
+    def interval(samples: list[Floats] | list[Ints], m: int, whole: bool = False) -> tuple[float | None, float | None]:
         if not samples:
             return None, None
         values = np.array([s[m] for s in samples])
@@ -257,7 +260,7 @@ def leaderboard(first: Any, second: Any, outcome: Any, clusters: Any, names: lis
             # the probability of winning summed over battles (= wins + ties / 2 for discrete outcomes)
             "expected_wins": float(np.where(first == m, y, 0.0).sum() + np.where(second == m, 1 - y, 0.0).sum()),
         })  # fmt: skip
-    out = {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
+    out: dict[str, object] = {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
            "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip
     if styled is not None:
         b_styled, gamma = styled

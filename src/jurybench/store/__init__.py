@@ -4,6 +4,9 @@ Internal: the names below are this stage's interface to the other stages (the or
 docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.store._db import (
+    OpenStore,
+    Params,
+    StoreRef,
     connect,
     connection_config,
     first_row,
@@ -17,6 +20,7 @@ from jurybench.store._db import (
 )
 from jurybench.store._holder import Holder
 from jurybench.store._imports import (
+    ImportResult,
     import_baseline_rows,
     import_baselines,
     import_item_rows,
@@ -47,8 +51,12 @@ __all__ = [
     "HARDENED",
     "MIGRATIONS",
     "Holder",
+    "ImportResult",
+    "OpenStore",
+    "Params",
     "Row",
     "StoreBusy",
+    "StoreRef",
     "check_query",
     "connect",
     "connection_config",

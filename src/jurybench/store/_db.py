@@ -3,18 +3,33 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from jurybench.config import db_path, lock_wait_s
 from jurybench.errors import JurybenchError
 from jurybench.store._migrations import MIGRATIONS
-from jurybench.store._safe import HARDENED, open_with_retry
+from jurybench.store._safe import HARDENED, DuckConfig, open_with_retry
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+
+
+class OpenStore(Protocol):
+    """A store held open by this process (``jurybench.open``, the viewer's, the server's)."""
+
+    def reading(self) -> AbstractContextManager[Connection]: ...
+
+    def writing(self) -> AbstractContextManager[Connection]: ...
+
+
+# What the library's functions take as a store: a path (None: the default store), a store held
+# open, or a DuckDB connection (or cursor) used as it is.
+StoreRef: TypeAlias = "str | Path | OpenStore | Connection | None"
+# Parameters of a query: DuckDB takes any Python values.
+Params: TypeAlias = Sequence[object]
 
 
 def connect(
@@ -25,7 +40,7 @@ def connect(
     hardened: bool | None = None,
     memory_limit: str | None = None,
     threads: int | None = None,
-) -> Any:
+) -> Connection:
     """A DuckDB connection to the store, migrated to the latest schema unless read-only.
 
     ``memory_limit`` caps DuckDB's memory (e.g. ``config.duckdb_memory()``, what the importers
@@ -65,10 +80,10 @@ def connect(
     return con
 
 
-def connection_config(hardened: bool, memory_limit: str | None = None) -> dict[str, Any] | None:
+def connection_config(hardened: bool, memory_limit: str | None = None) -> DuckConfig | None:
     """DuckDB settings of a connection jurybench opens: hardened or not, and with its memory
     capped if ``memory_limit`` is given."""
-    config: dict[str, Any] = dict(HARDENED) if hardened else {}
+    config: DuckConfig = dict(HARDENED) if hardened else {}
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
     return config or None
@@ -108,7 +123,7 @@ def migrate(con: Connection) -> list[str]:
 
 
 @contextmanager
-def transaction(con: Connection) -> Iterator[Any]:
+def transaction(con: Connection) -> Iterator[Connection]:
     """All-or-nothing: commit on success, roll back on any exception."""
     con.execute("BEGIN TRANSACTION")
     try:
@@ -120,19 +135,19 @@ def transaction(con: Connection) -> Iterator[Any]:
         con.execute("COMMIT")
 
 
-def first_row(con: Connection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...] | None:
+def first_row(con: Connection, sql: str, params: Params | None = None) -> tuple[Any, ...] | None:
     """The first row of a query, reading the result to the end (DuckDB 2 needs that)."""
     rows = con.execute(sql, params or []).fetchall()
     return rows[0] if rows else None
 
 
-def scalar(con: Connection, sql: str, params: list[Any] | None = None) -> Any:
+def scalar(con: Connection, sql: str, params: Params | None = None) -> Any:
     row = first_row(con, sql, params)
     return row[0] if row else None
 
 
 @contextmanager
-def registered(con: Connection, name: str, table: Any) -> Iterator[Any]:
+def registered(con: Connection, name: str, table: object) -> Iterator[Connection]:
     """Expose an Arrow table or DataFrame to SQL as ``name`` for the duration of the block."""
     import duckdb
 
@@ -145,7 +160,7 @@ def registered(con: Connection, name: str, table: Any) -> Iterator[Any]:
 
 
 @contextmanager
-def reading(store: Any, *, memory_limit: str | None = None, threads: int | None = None) -> Iterator[Any]:
+def reading(store: StoreRef, *, memory_limit: str | None = None, threads: int | None = None) -> Iterator[Connection]:
     """A connection to read ``store`` through: a path (or None: the default store) opens a
     hardened read-only connection for the block (with DuckDB's memory and threads capped, if
     given); an open store (``jurybench.open``, or the server's) gives its reading connection;
@@ -164,7 +179,7 @@ def reading(store: Any, *, memory_limit: str | None = None, threads: int | None 
 
 
 @contextmanager
-def writing(store: Any) -> Iterator[Any]:
+def writing(store: StoreRef) -> Iterator[Connection]:
     """A connection to write ``store`` through (a path is opened, migrated and closed after)."""
     if store is None or isinstance(store, str | Path):
         con = connect(store)

@@ -8,11 +8,14 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import connect
 from jurybench.store._safe import read_only_transaction
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 class Holder:
@@ -31,27 +34,27 @@ class Holder:
     announces its hold in ``<store>.server.json`` (:func:`holder_of`)."""
 
     def __init__(self, path: Path, *, read_only: bool = False, memory_limit: str | None = None,
-                 connection: Any = None, isolated_reads: bool = False) -> None:  # fmt: skip
+                 connection: Connection | None = None, isolated_reads: bool = False) -> None:  # fmt: skip
         self.path = path
         self.read_only = read_only
         self.memory_limit = memory_limit
         self.isolated_reads = isolated_reads
         self.write_lock = threading.RLock()
         self._cursor_lock = threading.Lock()  # cursors are made from the one connection, one at a time
-        self.connection: Any = (
+        self.connection: Connection | None = (
             connection
             if connection is not None
             else connect(path, read_only=read_only, hardened=True, memory_limit=memory_limit)
         )
 
-    def _con(self) -> Any:
+    def _con(self) -> Connection:
         """The open connection (a subclass refuses here when it has let the file go)."""
         if self.connection is None:
             raise JurybenchError(f"the store {self.path} is closed.", hint="Open it again with jurybench.open(path).")
         return self.connection
 
     @contextlib.contextmanager
-    def cursor(self) -> Iterator[Any]:
+    def cursor(self) -> Iterator[Connection]:
         """A cursor of the held connection, closed after the block."""
         con = self._con()
         with self._cursor_lock:
@@ -62,7 +65,7 @@ class Holder:
             cur.close()
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[Any]:
+    def reading(self) -> Iterator[Connection]:
         with self.cursor() as cur:
             if not self.isolated_reads:
                 yield cur
@@ -71,7 +74,7 @@ class Holder:
                 yield cur
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[Any]:
+    def writing(self) -> Iterator[Connection]:
         if self.read_only:
             raise JurybenchError(f"{self.path} is open read-only.",
                                  hint="Open it with jurybench.open(path) to import, judge or record results.")  # fmt: skip

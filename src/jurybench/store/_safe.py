@@ -20,17 +20,22 @@ import re
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from jurybench.errors import JurybenchError
 from jurybench.store._server_file import holder_of
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from duckdb import DuckDBPyConnection as Connection
 
+# A DuckDB connection's configuration, as duckdb.connect takes it.
+DuckConfig: TypeAlias = dict[str, str | bool | int | float | list[str]]
+
 # Settings of every connection that runs user SQL.
-HARDENED = {
+HARDENED: DuckConfig = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -57,8 +62,8 @@ def release_request(target: Path) -> Path:
 
 
 def open_with_retry(
-    target: Path, *, read_only: bool, config: dict[str, Any] | None, wait_s: float, ask_release: bool = True
-) -> Any:
+    target: Path, *, read_only: bool, config: DuckConfig | None, wait_s: float, ask_release: bool = True
+) -> Connection:
     """duckdb.connect, retrying for up to ``wait_s`` while another process holds the file's lock.
 
     A busy store gets a release request beside it: a running 'jurybench score' sees it within
@@ -197,7 +202,7 @@ def _system_table(node: dict[str, Any]) -> bool:
 # Connections this process opened, per store file: DuckDB holds one configuration per file
 # and process, so a second connection with other settings (a hardened read-only one beside a
 # writable one) cannot be opened while the first is alive.
-_OPEN: dict[str, list[tuple[weakref.ref[Any], bool]]] = {}
+_OPEN: dict[str, list[tuple[weakref.ref[Connection], bool]]] = {}
 _OPEN_LOCK = threading.Lock()
 
 
@@ -211,7 +216,7 @@ def _remember(target: Path, con: Connection, read_only: bool) -> None:
         _OPEN[key] = alive
 
 
-def _same_process(target: Path, *, read_only: bool, config: dict[str, Any] | None) -> Any:
+def _same_process(target: Path, *, read_only: bool, config: DuckConfig | None) -> Connection:
     """The store is open in this process with other settings: connections nobody holds any
     more are collected and the open retried; a read-only request is served by a cursor of a
     writable connection that is still open (reads through it follow the same query checks);
@@ -245,7 +250,8 @@ def _same_process(target: Path, *, read_only: bool, config: dict[str, Any] | Non
     )
 
 
-def execute_user_sql(con: Connection, sql: str, params: Any = None, *, what: str, hint: str | None = None) -> Any:
+def execute_user_sql(con: Connection, sql: str, params: object = None, *, what: str,
+                     hint: str | None = None) -> Connection:  # fmt: skip
     """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
     import duckdb
 
@@ -301,7 +307,7 @@ _IN_READ_ONLY: set[int] = set()  # ids of connections inside read_only_transacti
 
 
 @contextlib.contextmanager
-def read_only_transaction(con: Connection) -> Any:
+def read_only_transaction(con: Connection) -> Iterator[Connection]:
     """A transaction that cannot write (DuckDB's READ ONLY) and is always rolled back, for user
     SQL on a connection that could otherwise write (the server's, the Python API's). Nested in
     another on the same connection, the outer one stands."""
@@ -343,19 +349,20 @@ def expression(text: str, *, option: str) -> str:
     return canonical
 
 
-def sandbox() -> Any:
+def sandbox() -> Connection:
     """An empty in-memory connection with the hardened settings."""
     import duckdb
 
     return duckdb.connect(":memory:", config=dict(HARDENED))
 
 
-def select_rows(table: Any, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
+def select_rows(table: pa.Table, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
     """Rows of an Arrow table matching a user predicate, evaluated in a sandbox that holds only them."""
-    return select_table(table, predicate, option=option, order_by=order_by).to_pylist()  # type: ignore[no-any-return]
+    rows: list[dict[str, Any]] = select_table(table, predicate, option=option, order_by=order_by).to_pylist()
+    return rows
 
 
-def select_table(table: Any, predicate: str | None, *, option: str, order_by: str) -> Any:
+def select_table(table: pa.Table, predicate: str | None, *, option: str, order_by: str) -> pa.Table:
     """As :func:`select_rows`, as an Arrow table (so a caller can read it a slice at a time)."""
     if not predicate:  # nothing of the user's to evaluate: sorted in Arrow, no sandbox needed
         return table.sort_by(order_by)
