@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import random
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors import load_sim_subjects, truth
@@ -14,10 +14,12 @@ from jurybench.jurors import load_sim_subjects, truth
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 
 def simulate_human_labels(
     con: Connection,
-    rubric: Any,
+    rubric: AnyRubric,
     *,
     where: str | None = None,
     fraction: float = 1.0,

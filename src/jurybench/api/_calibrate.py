@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurybench.api._specs import StoreLike
 
 
 @dataclass
@@ -14,7 +17,7 @@ class Calibration:
 
     artifact: dict[str, Any]
     path: Path
-    store: Any = None
+    store: StoreLike | None = None
 
     @property
     def name(self) -> str:
@@ -69,7 +72,7 @@ class Calibration:
         out.write_text(self.path.read_text(encoding="utf-8"), encoding="utf-8")
         return out
 
-    def apply(self, run: str, store: Any = None) -> Any:
+    def apply(self, run: str, store: StoreLike | None = None) -> Any:
         """Score a run with this calibration (table calibrated_scores); returns the run's
         calibrated scores (view calibrated_items) as a DataFrame."""
         from jurybench.calibration import apply_calibration
@@ -86,7 +89,7 @@ class Calibration:
 
 
 def calibrate(
-    store: Any,
+    store: StoreLike | None,
     run: str,
     *,
     name: str | None = None,
@@ -113,7 +116,9 @@ def calibrate(
     return Calibration(artifact, path, store)
 
 
-def agreement(store: Any, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0) -> Any:
+def agreement(
+    store: StoreLike | None, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0
+) -> Any:
     """Each juror and the jury against the human mean, and the human ceiling, per criterion, as a
     DataFrame (one row per criterion x rater); ``attrs["report"]`` holds the whole report
     (alpha, Fleiss' kappa, the jury-beats-best-juror test)."""
@@ -149,7 +154,7 @@ def agreement(store: Any, run: str, *, criteria: list[str] | None = None, boot: 
     return frame
 
 
-def select_jury(store: Any, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
+def select_jury(store: StoreLike | None, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
                 budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
                 group_by: str = "prompt", out: str | Path | None = None) -> Any:  # fmt: skip
     """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury

@@ -23,6 +23,8 @@ from jurybench.errors import JurybenchError
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.api._specs import StoreLike
+
 _RULE = re.compile(r"^\s*([^<>=\s]+)\s*(>=|<=)\s*(-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+)\s*$")
 
 
@@ -92,7 +94,7 @@ def _scores(con: Connection, run: str, pair_on: str) -> dict[str, dict[str, floa
 
 
 def check(
-    store: Any,
+    store: StoreLike | None,
     run: str,
     *,
     min: list[str] | None = None,

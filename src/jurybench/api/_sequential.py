@@ -8,12 +8,15 @@ import contextlib
 import json
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 
+if TYPE_CHECKING:
+    from jurybench.api._specs import StoreLike
 
-def judge_until(store: Any, spec: Any, *, until: str, batch_items: int, seed: int, alpha: float,
+
+def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, seed: int, alpha: float,
                 where: str | None, ids: list[str] | None, run: str | None,
                 judge: Callable[[list[str], str | None], Any], lock: Any = None) -> tuple[Any, dict[str, Any]]:  # fmt: skip
     """Judge batches with ``judge(ids, run)`` (one engine run each, the same run name) until the

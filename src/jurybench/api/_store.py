@@ -168,7 +168,9 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "item")
             if given is None:
-                return import_items(con, cast("str | Path", data), fmt=fmt, treatment_columns=treatment, dataset=dataset)
+                return import_items(
+                    con, cast("str | Path", data), fmt=fmt, treatment_columns=treatment, dataset=dataset
+                )
             rows, source = given
             return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
 

@@ -23,6 +23,8 @@ from jurybench.jury import Jury
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 # /2: weights keyed by juror_key (identity), with labels for display.
 FORMAT = "jurybench.calibration/2"
 MISSING_RULE = (
@@ -250,7 +252,7 @@ def fit_preference_calibration(
     return artifact, save_artifact(con, artifact, out_dir)
 
 
-def attach_calibration(jury: Jury, rubric: Any) -> Jury:
+def attach_calibration(jury: Jury, rubric: AnyRubric) -> Jury:
     """The jury with its calibration file checked (fitted for this rubric, on these jurors) and
     identified; a jury without aggregation 'calibrated' is returned as it is."""
     if (jury.aggregation or "") != "calibrated" or not jury.calibration:
@@ -258,7 +260,7 @@ def attach_calibration(jury: Jury, rubric: Any) -> Jury:
     return replace(jury, calibration_id=_checked_calibration(jury, rubric))
 
 
-def _checked_calibration(jury: Jury, rubric: Any) -> str:
+def _checked_calibration(jury: Jury, rubric: AnyRubric) -> str:
     if not jury.calibration:
         raise JurybenchError("aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration).")
     artifact, text = load_artifact(Path(jury.calibration))

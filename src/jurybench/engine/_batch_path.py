@@ -46,6 +46,8 @@ from jurybench.redact import redact
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 Record = Callable[[Any, dict[str, Any], Any], None]  # (task, call row, outcome)
 
 
@@ -69,7 +71,7 @@ class BatchRunner:
     def __init__(
         self,
         run_id: str,
-        rubric: Any,
+        rubric: AnyRubric,
         tasks: Sequence[Any],
         backends: dict[str, Any],
         access: Any,

@@ -21,8 +21,10 @@ from jurybench.jurors import (
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
 
-def expected_output_tokens(con: Connection, spec: JurorSpec, rubric: Any) -> tuple[float, str]:
+
+def expected_output_tokens(con: Connection, spec: JurorSpec, rubric: AnyRubric) -> tuple[float, str]:
     """Output tokens a call of this juror is expected to use, and where the figure comes from:
     the mean of its earlier answers in the store, else 12 tokens per criterion or category
     (a JSON key and its score), plus 120 when the rubric asks for a rationale, plus 10; for a
@@ -116,7 +118,7 @@ class JurorPlan:
         return dict(self.__dict__)
 
 
-def plan_costs(con: Connection, rubric: Any, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
+def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
     """Per juror (in jury order): calls, tokens and cost of the tasks not already answered, over
     the run's chunks of (tasks, keys already answered)."""
     plans: dict[str, JurorPlan] = {}
@@ -245,7 +247,9 @@ class Budget:
         self.spent += cost if cost is not None else reserved  # no reported cost: the estimate counts
 
 
-def make_budget(con: Connection, max_cost: float, run_id: str, rubric: Any, jurors: Sequence[JurorSpec]) -> Budget:
+def make_budget(
+    con: Connection, max_cost: float, run_id: str, rubric: AnyRubric, jurors: Sequence[JurorSpec]
+) -> Budget:
     """A budget for a run, or a user error naming the juror whose price is unknown."""
     from jurybench.errors import JurybenchError
 

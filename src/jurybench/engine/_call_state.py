@@ -22,7 +22,7 @@ from jurybench.rubric import AnyRubric, Outcome, Presentation, expected_scores, 
 REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
 
-def generating(rubric: Any) -> bool:
+def generating(rubric: AnyRubric) -> bool:
     """A generation spec travels through the engine in a rubric's place."""
     return getattr(rubric, "kind", None) == "generation"
 
@@ -34,7 +34,7 @@ def backoff_s(options: Any, failures: int, rng: Any) -> float:
     return float(delay + rng.uniform(0, delay))
 
 
-def default_reasks(rubric: Any, offline_recording: bool) -> int:
+def default_reasks(rubric: AnyRubric, offline_recording: bool) -> int:
     """Re-asks after an unusable answer unless the juror says: classification, questionnaire and
     generation studies measure invalid answers, so none there; recordings cannot be re-asked."""
     measured = getattr(rubric, "kind", None) in ("classification", "inventory") or generating(rubric)

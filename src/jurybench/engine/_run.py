@@ -55,6 +55,8 @@ from jurybench.store import first_row, transaction
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
 # (or were not made because their juror was unusable): re-running retries them.
 EXIT_CALL_ERRORS = 3
@@ -119,7 +121,7 @@ class RunResult:
 
 
 def score(
-    store: Any,
+    store: str | Path | Connection,
     rubric: AnyRubric,
     jury: Jury | list[JurorSpec],
     *,
@@ -201,8 +203,8 @@ def score(
 
 
 def run_tasks(
-    store: Any,
-    rubric: Any,
+    store: str | Path | Connection,
+    rubric: Any,  # a rubric, or a generation spec (generation/ is above the engine)
     definition: Jury,
     plan: Callable[[Any], Planned],
     finish: Callable[[Any, RunResult], None] | None,

@@ -189,7 +189,7 @@ def plan_generation(
 
 
 def generate(
-    store: Any,
+    store: str | Path | Connection,
     spec: GenerationSpec,
     generators: list[JurorSpec],
     prompts: list[Prompt],

@@ -62,6 +62,8 @@ from jurybench.rubric import (
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 # Response models (``sim/<name>`` as a generator in 'jurybench generate'): see SimGenerator.
 SIM_GENERATOR_KNOBS = frozenset({"length", "language_refusal", "refusal_arm", "arm_refusal_rate"})
 SIM_KNOBS = frozenset(
@@ -444,7 +446,7 @@ def _arm(value: Any, label: str, key: str) -> tuple[str, str] | None:
 class SimGeneratorBackend:
     """``sim/<name>`` answering generation requests (see :class:`SimGenerator`)."""
 
-    def __init__(self, spec: JurorSpec, rubric: Any) -> None:
+    def __init__(self, spec: JurorSpec, rubric: AnyRubric) -> None:
         self.generator = SimGenerator(spec)
         self.calls: dict[Any, int] = {}
 

@@ -53,18 +53,20 @@ from jurybench.rubric import (
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 # Alternatives asked for per token with scores=expected (OpenAI allows 0-20).
 DEFAULT_TOP_LOGPROBS = 20
 STRUCTURED_MODES = ("auto", "schema", "json", "instructor")
 REQUEST_FORMATS = ("auto", "json_object", "json_schema", "none")
 
 
-def answers_in_json(rubric: Any) -> bool:
+def answers_in_json(rubric: AnyRubric) -> bool:
     """Pointwise, pairwise and preference rubrics are answered in JSON; the others in text."""
     return getattr(rubric, "kind", None) in ("pointwise", "pairwise", "preference")
 
 
-def structured_mode(spec: JurorSpec, rubric: Any, litellm: Any | None) -> str:
+def structured_mode(spec: JurorSpec, rubric: AnyRubric, litellm: Any | None) -> str:
     """How a juror's answer is structured, as stored with each call: ``schema`` (the provider
     enforces the rubric's JSON schema), ``json`` (JSON mode or the prompt; jurybench validates),
     ``instructor``, or ``text`` (verdict rules, classification, questionnaires, generation).
@@ -83,7 +85,7 @@ def structured_mode(spec: JurorSpec, rubric: Any, litellm: Any | None) -> str:
         return "json"
 
 
-def _response_format(spec: JurorSpec, rubric: Any, mode: str, supports_json: bool) -> dict[str, Any] | None:
+def _response_format(spec: JurorSpec, rubric: AnyRubric, mode: str, supports_json: bool) -> dict[str, Any] | None:
     """The request's ``response_format`` for the juror's structured mode and the chosen shape."""
     shape = str(spec.params.get("response_format", "auto"))
     if mode not in ("schema", "json") or shape == "none":

@@ -25,7 +25,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors import JurorSpec, juror_from_mapping, parse_juror
@@ -33,6 +33,14 @@ from jurybench.rubric import is_pairwise
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+
+
+class Kinded(Protocol):
+    """What a jury is checked against: a rubric, or a generation spec (kind 'generation')."""
+
+    @property
+    def kind(self) -> str: ...
+
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
 TIE_RULES = ("tie", "abstain")
@@ -54,7 +62,7 @@ class Jury:
     def weight(self, juror: JurorSpec) -> float:
         return float(juror.options.get("weight", 1.0))
 
-    def resolved(self, rubric: Any) -> Jury:
+    def resolved(self, rubric: Kinded) -> Jury:
         """The definition checked against the rubric, with the default aggregation filled in."""
         if not self.jurors:
             raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")

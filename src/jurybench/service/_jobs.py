@@ -21,11 +21,14 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine import CostTally
 from jurybench.errors import JurybenchError, NotFound
 from jurybench.redact import redact
+
+if TYPE_CHECKING:
+    from jurybench.service._store import Store
 
 log = logging.getLogger("jurybench.service")
 FINAL = ("finished", "finished_with_errors", "failed", "cancelled", "stopped_budget")
@@ -115,7 +118,7 @@ def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | No
 
 
 class JobManager:
-    def __init__(self, store: Any, *, workers: int = 2, end_run: Any = None, calibration_dir: Any = None) -> None:
+    def __init__(self, store: Store, *, workers: int = 2, end_run: Any = None, calibration_dir: Any = None) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
         without it each job writes its own. ``calibration_dir``: where named calibrations are."""
         self.store = store

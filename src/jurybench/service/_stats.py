@@ -13,9 +13,12 @@ import types
 import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
+
+if TYPE_CHECKING:
+    from jurybench.service._store import Store
 
 
 def _camel(name: str) -> str:
@@ -58,7 +61,7 @@ def stat_bodies() -> dict[str, type[BaseModel]]:
 class _Limited:
     """The server's store, reading under the server's limits (disparity runs user SQL)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
 
     @contextmanager
@@ -70,7 +73,7 @@ class _Limited:
         return self.store.writing()
 
 
-def run_statistic(store: Any, name: str, params: BaseModel) -> dict[str, Any]:
+def run_statistic(store: Store, name: str, params: BaseModel) -> dict[str, Any]:
     """Compute on a read-only (rolled back) cursor, then record the result; returns id and result.
     A statistic that runs user SQL reads under the server's SQL limits."""
     from jurybench.stats import get_statistic

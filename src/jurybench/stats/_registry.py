@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import StoreRef
+
 ENTRY_POINT_GROUP = "jurybench.statistics"
 FACES = frozenset({"cli", "http", "python"})
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
@@ -213,7 +215,7 @@ class Statistic(Generic[P]):
         seed = values.get("seed")
         return params, seed if isinstance(seed, int) else None
 
-    def __call__(self, store: Any, *args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
+    def __call__(self, store: StoreRef, *args: P.args, **kwargs: P.kwargs) -> pd.DataFrame:
         """Compute on a reading connection (closed before writing), record, and frame the result."""
         bound = inspect.signature(self).bind(store, *args, **kwargs)
         values = {k: v for k, v in bound.arguments.items() if k != "store"}
@@ -236,7 +238,7 @@ class Statistic(Generic[P]):
         return f"<statistic {self.name}>"
 
 
-def _recorded(stat: Statistic[Any], store: Any, values: dict[str, Any]) -> pd.DataFrame:
+def _recorded(stat: Statistic[Any], store: StoreRef, values: dict[str, Any]) -> pd.DataFrame:
     """Compute on a reading connection (closed before writing), record, and frame the result.
 
     A ``capped`` statistic (one that reads a big run a slice at a time) over a store given by

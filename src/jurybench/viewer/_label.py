@@ -19,6 +19,7 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from jurybench.rubric import AnyRubric
+    from jurybench.store import StoreRef
 
 QUEUE_FILTER = {"human": "without", "sort": "spread"}  # unlabelled, widest juror spread first
 QUEUES = ("spread", "residual")
@@ -52,7 +53,7 @@ def form_fields(rubric: AnyRubric) -> list[dict[str, Any]]:
     return [{"name": dim, "choices": rubric.human_choices(dim)} for dim in rubric.dimensions]
 
 
-def save(store: Any, run_id: str, subject_id: str, form: dict[str, str]) -> int:
+def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) -> int:
     """The form's labels of one subject, validated as ``annotations import`` validates a file and
     written in one transaction; how many were stored. ``form``: ``annotator``, ``note``,
     ``replace`` and one ``value:<criterion>`` per criterion (blank: not labelled)."""

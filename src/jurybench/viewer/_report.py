@@ -4,10 +4,13 @@ plots as inline SVG), for a paper's appendix or a colleague without jurybench.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jurybench.store import StoreRef
 
 
-def report_html(store: Any, runs: list[str], output: Path) -> Path:
+def report_html(store: StoreRef, runs: list[str], output: Path) -> Path:
     """Write the runs' jury, jurors, figures with CIs, statistics (tables and plots) and
     calibrations to ``output``; nothing is written when a run is missing."""
     from jurybench.errors import JurybenchError

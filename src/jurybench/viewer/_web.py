@@ -26,6 +26,8 @@ from jurybench.viewer._label import Annotating
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import StoreRef
+
 ASSETS = "/assets"
 HERE = Path(__file__).parent
 
@@ -350,7 +352,7 @@ def router(store_of: Callable[[], Any], annotating: Annotating | None = None) ->
     return api
 
 
-def warm(store: Any, *, runs: int = 20, stop: threading.Event | None = None) -> None:
+def warm(store: StoreRef, *, runs: int = 20, stop: threading.Event | None = None) -> None:
     """Compute the newest runs' aggregates (figures, juror table, disagreements) ahead of the
     first visit: on a big store they take seconds once, then pages take milliseconds. Best
     effort: whatever fails here (a store closing under it) is left for the page to report."""
@@ -381,7 +383,7 @@ class WarmUp:
     """:func:`warm` in a background thread (unless ``start`` is false), stopped and waited for
     before the store closes."""
 
-    def __init__(self, store: Any, *, start: bool = True) -> None:
+    def __init__(self, store: StoreRef, *, start: bool = True) -> None:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=warm, args=(store,), kwargs={"stop": self._stop}, daemon=True,
                                         name="viewer-warm-up")  # fmt: skip

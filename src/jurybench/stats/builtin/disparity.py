@@ -11,6 +11,8 @@ from jurybench.stats._registry import param, statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import StoreRef
+
 
 def _num(value: Any, spec: str = ".4f") -> str:
     return "n/a" if value is None else format(value, spec)
@@ -40,7 +42,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[A
     return cols, rows
 
 
-def _store_exists(store: Any, values: dict[str, Any]) -> None:
+def _store_exists(store: StoreRef, values: dict[str, Any]) -> None:
     """A statistic over a file records into the store, created if need be."""
     from jurybench.store import connect
 
