@@ -109,3 +109,51 @@ def test_selection_reads_subjects_a_page_at_a_time_and_holds_only_ids(
     rows = store_io.subject_rows(con, pointwise, ["i03", "i01"])
     assert [(r["item_id"], r["response"]) for r in rows] == [("i01", "Story 1"), ("i03", "Story 3")]
     con.close()
+
+
+def test_the_next_chunk_waits_for_the_store_write_in_progress(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher writes on a worker thread; a chunk's end must wait for that write before the
+    loop touches the connection again (the next chunk's subjects), or DuckDB refuses the second
+    use ('connection is busy with another call': 3,000 items with a fake juror hit it). The
+    first write here is held until the loop touches the store or 2 s pass: with the write
+    awaited nobody touches it (the wait runs out), without it the next chunk's read comes in
+    while the write is in progress."""
+    import threading
+
+    import jurybench.engine._run as engine
+    from jurybench.engine._writer import _Released, _Writer
+
+    monkeypatch.setattr(engine, "CHUNK", 4)  # 7 items: two chunks
+    monkeypatch.setattr(_Writer.__init__, "__defaults__", (2, 1.0))  # a write once 2 answers wait
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
+    writing: list[int] = []  # the thread of the write in progress
+    touched, overlaps, held = threading.Event(), [], [False]
+    commit, opened = _Writer.commit, _Released.open
+
+    def slow_commit(self: _Writer, batch: Any, wait_s: float = 0.05) -> bool:
+        writing.append(threading.get_ident())
+        try:
+            if not held[0]:  # the first write waits for the loop to come in, or for 2 s
+                held[0] = True
+                touched.wait(2.0)
+            return commit(self, batch, wait_s)
+        finally:
+            writing.clear()
+
+    def watched(self: _Released, wait_s: float) -> Any:
+        if writing and writing[0] != threading.get_ident():
+            overlaps.append(threading.get_ident())
+            touched.set()
+        return opened(self, wait_s)
+
+    monkeypatch.setattr(_Writer, "commit", slow_commit)
+    monkeypatch.setattr(_Released, "open", watched)
+    # One call at a time, 60 ms each: the flusher (every 50 ms) writes two answers while two
+    # more are being asked (the loop's timers fire in order, whatever the machine's load).
+    juror = parse_juror("fake/a,latency_ms=60,concurrency=1")
+    result = score(db_path, load_rubric("story-quality"), [juror], run_id="r", options=EngineOptions(progress=False))
+    assert held == [True]  # a write did run off the loop
+    assert overlaps == []
+    assert (result.status, result.n_called) == ("finished", 7)

@@ -498,3 +498,7 @@ async def _execute(
             load_task.cancel()
         for w in workers:
             w.cancel()
+        # A store write the flusher has in progress on a worker thread ends before the loop
+        # uses the connection again (the next chunk's subjects, the run's last flush): DuckDB
+        # refuses one connection used by two threads at once.
+        await asyncio.gather(flush_task, return_exceptions=True)
