@@ -102,7 +102,7 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
     if run[1] != "preference":
         raise JurybenchError(f"run '{run_id}' used a {run[1]} rubric; this report needs a preference rubric (A/B).")
     label_filter = "AND annotator = ?" if annotator else ""
-    params: list[Any] = [annotator] if annotator else []
+    params: list[object] = [annotator] if annotator else []
     references = {
         pid: value
         for pid, value in con.execute(

@@ -6,7 +6,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from jurybench.errors import JurybenchError
 from jurybench.store import Holder
@@ -18,10 +18,10 @@ if TYPE_CHECKING:
     from jurybench.annotations import AnnotationImport
     from jurybench.api._specs import Data, RubricLike
     from jurybench.engine import JudgmentImport
-    from jurybench.store import ImportResult
+    from jurybench.store import ImportResult, Row
 
 
-def rows_of(data: object, what: str) -> tuple[list[tuple[int, dict[str, Any]]], str] | None:
+def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | None:
     """In-memory data as numbered rows (1 = the first row) and the name errors use for it;
     None for a path (read by the file importers, which number rows as the file does)."""
     if isinstance(data, str | Path):

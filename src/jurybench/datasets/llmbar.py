@@ -28,6 +28,8 @@ from jurybench.store import scalar, transaction, write_items, write_pairs
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import Row
+
 ORDERS = {"swap = False": "AB", "swap = True": "BA"}
 
 
@@ -107,8 +109,8 @@ def import_llmbar(con: Connection, data: Path, subsets: tuple[str, ...] | None =
                 f"no LLMBar subset '{subset}' at {folder}.", hint=f"Subsets there: {', '.join(found)}."
             )
     skipped: list[str] = []
-    item_records: list[tuple[int, dict[str, Any]]] = []
-    pair_records: list[tuple[int, dict[str, Any]]] = []
+    item_records: list[tuple[int, Row]] = []
+    pair_records: list[tuple[int, Row]] = []
     labels: list[dict[str, Any]] = []
     recordings: list[dict[str, Any]] = []
     sources: set[str] = set()

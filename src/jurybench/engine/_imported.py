@@ -35,6 +35,8 @@ from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, Prefere
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import Row
+
 IMPORTED_PREFIX = "import"
 STATUSES = {"ok": "valid", "valid": "valid", "invalid": "invalid", "refusal": "refusal"}
 COLUMNS = {
@@ -93,7 +95,7 @@ def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) 
 
 def import_judgments(
     con: Connection,
-    rows: Sequence[tuple[int, dict[str, Any]]],
+    rows: Sequence[tuple[int, Row]],
     rubric: AnyRubric,
     *,
     run: str,
@@ -141,7 +143,7 @@ def import_judgments(
                           unchanged, replaced, invalid, orders, probabilistic)  # fmt: skip
 
 
-def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
+def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric,
                 source: str) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
     pairwise = is_pairwise(rubric)
     subject_col = rubric.subject_column
@@ -193,7 +195,7 @@ def _read_calls(rows: Sequence[tuple[int, dict[str, Any]]], rubric: AnyRubric,
     return calls, probabilistic
 
 
-def _text(row: dict[str, Any], name: str, where: str, *, required: bool) -> str | None:
+def _text(row: Row, name: str, where: str, *, required: bool) -> str | None:
     value = row.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
@@ -204,7 +206,7 @@ def _text(row: dict[str, Any], name: str, where: str, *, required: bool) -> str 
     return str(value).strip()
 
 
-def _shown(row: dict[str, Any], where: str, pairwise: bool) -> str:
+def _shown(row: Row, where: str, pairwise: bool) -> str:
     value = row.get("shown")
     if value is None or str(value).strip() == "":
         return "AB" if pairwise else ""
@@ -217,7 +219,7 @@ def _shown(row: dict[str, Any], where: str, pairwise: bool) -> str:
     return text
 
 
-def _sample(row: dict[str, Any], where: str) -> int:
+def _sample(row: Row, where: str) -> int:
     value = row.get("sample")
     if value is None or str(value).strip() == "":
         return 0
@@ -230,9 +232,11 @@ def _sample(row: dict[str, Any], where: str) -> int:
     return int(number)
 
 
-def _cost(row: dict[str, Any], where: str) -> float:
+def _cost(row: Row, where: str) -> float:
+    from jurybench.store import as_float
+
     try:
-        cost = float(row["cost_usd"])
+        cost = as_float(row["cost_usd"])
     except (TypeError, ValueError):
         cost = math.nan
     if not math.isfinite(cost) or cost < 0:
@@ -240,7 +244,7 @@ def _cost(row: dict[str, Any], where: str) -> float:
     return cost
 
 
-def _number(row: dict[str, Any], name: str, where: str) -> float:
+def _number(row: Row, name: str, where: str) -> float:
     value = row.get(name)
     try:
         number = float(value) if not isinstance(value, bool) else math.nan  # type: ignore[arg-type]
@@ -251,7 +255,7 @@ def _number(row: dict[str, Any], name: str, where: str) -> float:
     return number
 
 
-def _dimension(row: dict[str, Any], rubric: AnyRubric, where: str) -> str:
+def _dimension(row: Row, rubric: AnyRubric, where: str) -> str:
     """The row's criterion (category); a rubric of one dimension (preference) may leave it out."""
     only = rubric.dimensions[0] if len(rubric.dimensions) == 1 and _FORMATS[rubric.kind].one_of else None
     dimension = _text(row, "criterion", where, required=only is None) or only or ""
@@ -264,7 +268,7 @@ def _dimension(row: dict[str, Any], rubric: AnyRubric, where: str) -> str:
     return dimension
 
 
-def _value(row: dict[str, Any], rubric: AnyRubric, dimension: str, status: str, shown: str,
+def _value(row: Row, rubric: AnyRubric, dimension: str, status: str, shown: str,
            where: str) -> dict[str, Any]:  # fmt: skip
     """The judgment as stored: score (and expected) in the order shown, like the engine's (for a
     pair, 'how much more in the first-shown response'); the row gives them in the pair's frame."""
@@ -280,7 +284,7 @@ def _value(row: dict[str, Any], rubric: AnyRubric, dimension: str, status: str, 
     return {"expected": None, "distribution": None, **found, "status": "valid", "reason": row.get("reason") or None}
 
 
-def _verdict(row: dict[str, Any], rubric: PreferenceRubric, dimension: str, flip: int, shown: str,
+def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, shown: str,
              where: str) -> dict[str, Any]:  # fmt: skip
     """A preference: a verdict (A, B, tie), or AlpacaEval's p_b with its discrete rule, or both."""
     verdict, p_b = row.get("verdict"), row.get("p_b")
@@ -314,7 +318,7 @@ def _verdict(row: dict[str, Any], rubric: PreferenceRubric, dimension: str, flip
     return {"score": score, "expected": expected, "distribution": distribution}
 
 
-def _category_score(row: dict[str, Any], rubric: PairwiseRubric, dimension: str, flip: int, shown: str,
+def _category_score(row: Row, rubric: PairwiseRubric, dimension: str, flip: int, shown: str,
                     where: str) -> dict[str, Any]:  # fmt: skip
     value = _number(row, "score", where)
     if value != int(value) or abs(value) > rubric.k:
@@ -323,7 +327,7 @@ def _category_score(row: dict[str, Any], rubric: PairwiseRubric, dimension: str,
     return {"score": flip * int(value)}
 
 
-def _criterion_score(row: dict[str, Any], rubric: PointwiseRubric, dimension: str, flip: int, shown: str,
+def _criterion_score(row: Row, rubric: PointwiseRubric, dimension: str, flip: int, shown: str,
                      where: str) -> dict[str, Any]:  # fmt: skip
     value = _number(row, "score", where)
     low, high = rubric.scale_for(dimension) or (-math.inf, math.inf)
@@ -510,7 +514,7 @@ def _record(con: Connection, source: str, calls: dict[tuple[str, str, int], _Cal
     con.executemany("INSERT OR REPLACE INTO recordings VALUES (?, ?, ?, ?, ?, ?)", rows)
 
 
-def read_judgment_rows(path: str | Path, fmt: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+def read_judgment_rows(path: str | Path, fmt: str | None = None) -> list[tuple[int, Row]]:
     from jurybench.store import read_rows
 
     return list(read_rows(Path(path), fmt))

@@ -73,7 +73,7 @@ class _Released:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.con: Any = None  # the connection while the file is held, None when let go
+        self.con: Connection | None = None  # the connection while the file is held, None when let go
         self.cap: str | None = None  # the memory limit the file is opened with
         self.released_at = 0.0
         from jurybench.store import release_request

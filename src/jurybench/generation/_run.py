@@ -27,6 +27,8 @@ from jurybench.jury import as_jury
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import Row
+
 
 @dataclass
 class Prompt:
@@ -78,7 +80,7 @@ def load_prompts(path: Path) -> list[Prompt]:
     return prompts_from_rows(read_rows(path), str(path))
 
 
-def prompts_from_rows(rows: list[tuple[int, dict[str, Any]]], source: str) -> list[Prompt]:
+def prompts_from_rows(rows: list[tuple[int, Row]], source: str) -> list[Prompt]:
     """Prompts from rows (number, mapping); errors name ``source``, the row and the field."""
     from jurybench.store import require_columns, text_field
 

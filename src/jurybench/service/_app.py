@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from jurybench.jury import Jury
     from jurybench.rubric import Rubric
-    from jurybench.store import ImportResult
+    from jurybench.store import ImportResult, Row
 
 log = logging.getLogger("jurybench.service")
 DOCS_ASSETS = "/docs-assets"  # Swagger UI and ReDoc, served from the installed package: no CDN
@@ -449,7 +449,7 @@ def create_app(
 
         rubric = rq.load_rubric_for({"rubric": body.rubric})
         column = rubric.subject_column
-        rows = [(n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion,
+        rows: list[tuple[int, Row]] = [(n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion,
                      "value": lab.value}) for n, lab in enumerate(body.labels, start=1)]  # fmt: skip
         with store.writing() as cur:
             result = import_annotation_rows(cur, rows, rubric, source="labels", layout="long", replace=body.replace,

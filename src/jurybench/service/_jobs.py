@@ -28,6 +28,8 @@ from jurybench.errors import JurybenchError, NotFound
 from jurybench.redact import redact
 
 if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
     from jurybench.service._store import Store
 
 log = logging.getLogger("jurybench.service")
@@ -101,7 +103,7 @@ class JobWrite:
     where: str | None
 
 
-def count_subjects(cur: Any, rubric: Any, ids: list[str] | None, where: str | None) -> int:
+def count_subjects(cur: Connection, rubric: Any, ids: list[str] | None, where: str | None) -> int:
     """How many subjects a job selects: by id in SQL, or through the engine's own selection
     (the sandboxed predicate) when there is a where."""
     from jurybench.rubric import subject_ids
@@ -168,7 +170,7 @@ class JobManager:
     KNOWN_MAX = 10_000  # job rows kept in memory for polls (older ones are read from the store)
 
     @classmethod
-    def insert_many(cls, cur: Any, writes: list[JobWrite]) -> list[tuple[Any, ...]]:
+    def insert_many(cls, cur: Connection, writes: list[JobWrite]) -> list[tuple[Any, ...]]:
         """Job rows for a group of submissions in a few statements: subjects counted for all the
         id-selected jobs in one query, every row inserted at once (a job selecting nothing fails
         the group, which the group writer then runs one by one so only that job fails)."""
@@ -228,7 +230,7 @@ class JobManager:
             while len(self.rows) > self.KNOWN_MAX:
                 self.rows.pop(next(iter(self.rows)))
 
-    def _reload(self, cur: Any, job_id: str) -> None:
+    def _reload(self, cur: Connection, job_id: str) -> None:
         """After a change to a job's row (in ``cur``'s transaction): the row as stored."""
         found = cur.execute(f"SELECT {self.COLUMNS} FROM jobs WHERE job_id = ?", [job_id]).fetchall()
         if found:
@@ -258,7 +260,7 @@ class JobManager:
 
     def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
         sql = f"SELECT {self.COLUMNS} FROM jobs"
-        params: list[Any] = []
+        params: list[object] = []
         if status:
             sql += " WHERE status = ?"
             params.append(status)

@@ -16,10 +16,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store import HARDENED, Holder, check_query, holder_of, server_file
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 
 class SqlTimeout(JurybenchError):
@@ -70,7 +73,7 @@ class Store(Holder):
         server_file(path).write_text(json.dumps({"pid": os.getpid(), "url": url, "started": time.time()}))
 
     @contextlib.contextmanager
-    def limited(self, cur: Any, *, timeout_s: float, what: str = "query") -> Iterator[None]:
+    def limited(self, cur: Connection, *, timeout_s: float, what: str = "query") -> Iterator[None]:
         """Run user SQL on ``cur`` under the server's limits: at most ``sql_concurrency`` such
         queries at once; interrupted at ``timeout_s`` (408) or as soon as the process has grown
         by more than ``sql_memory_mb`` since the query began (413: DuckDB's own limit does not
@@ -182,7 +185,7 @@ class _Watchdog:
     """Interrupts a cursor's query at its deadline, or once the process has grown by more than
     ``max_growth`` bytes since the query began (sampled every 10 ms)."""
 
-    def __init__(self, cur: Any, *, timeout_s: float, max_growth: int) -> None:
+    def __init__(self, cur: Connection, *, timeout_s: float, max_growth: int) -> None:
         self.cur = cur
         self.deadline = time.monotonic() + timeout_s
         self.start = rss_bytes()
@@ -280,7 +283,7 @@ class GroupWriter:
             for (_, future), result in zip(batch, results, strict=True):
                 future.set_result(result)
 
-    def _perform(self, cur: Any, writes: list[Any]) -> list[Any]:
+    def _perform(self, cur: Connection, writes: list[Any]) -> list[Any]:
         """Each write's result, in order: batched kinds together, callables one by one."""
         results: list[Any] = [None] * len(writes)
         for kind, perform in self.batched.items():

@@ -44,7 +44,7 @@ FACES = frozenset({"cli", "http", "python"})
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 
 P = ParamSpec("P")
-Table = Callable[[dict[str, Any], bool], tuple[list[str], list[list[Any]]]]
+Table = Callable[[dict[str, Any], bool], tuple[list[str], list[list[object]]]]
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ class Statistic(Generic[P]):
 
     def rows(
         self, result: dict[str, Any], *, digits: int | None = 6, summary: bool = True
-    ) -> tuple[list[str], list[list[Any]]]:
+    ) -> tuple[list[str], list[list[object]]]:
         """Column names and rows of a result (floats rounded to ``digits``; None keeps them whole)."""
         columns, rows = self.table(result, summary)
         if digits is None:
@@ -372,7 +372,7 @@ def get_statistic(name: str) -> Statistic[Any]:
 
 
 def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6,
-            summary: bool = True) -> tuple[list[str], list[list[Any]]]:  # fmt: skip
+            summary: bool = True) -> tuple[list[str], list[list[object]]]:  # fmt: skip
     """Column names and rows for a recorded result of statistic ``name``."""
     known = statistics()
     if name not in known:

@@ -20,7 +20,7 @@ import numpy as np
 from jurybench.errors import JurybenchError
 from jurybench.stats import _pairwise, _pointwise
 from jurybench.stats._slices import Coverage, drop_temp, jury_coverage, run_slices, slices_of
-from jurybench.store import execute_user_sql, expression
+from jurybench.store import as_float, execute_user_sql, expression
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -433,7 +433,7 @@ def _read_baselines(path: Path) -> dict[str, float]:
         if "group" not in row or "value" not in row:
             raise JurybenchError(f"{path}: needs columns group and value (and optionally criterion).")
         try:
-            value = float(row["value"])
+            value = as_float(row["value"])
         except (TypeError, ValueError):
             raise JurybenchError(f"{path} row {number}, field 'value': {row['value']!r} is not a number.") from None
         key = str(row["group"]) + (f"|{row['criterion']}" if row.get("criterion") else "")

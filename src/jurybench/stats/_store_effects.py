@@ -13,7 +13,7 @@ from jurybench.errors import JurybenchError
 from jurybench.stats import _disparity, _effects
 from jurybench.stats._slices import jury_coverage
 from jurybench.stats._store import item_frame
-from jurybench.store import check_query, execute_user_sql, read_only_transaction
+from jurybench.store import as_float, check_query, execute_user_sql, read_only_transaction
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -195,7 +195,7 @@ def stat_item_spearman(
 
         for number, row in read_rows(key_file):
             try:
-                keys[str(row["criterion"])] = float(row["key"])
+                keys[str(row["criterion"])] = as_float(row["key"])
             except (KeyError, TypeError, ValueError):
                 raise JurybenchError(f"{key_file} row {number}: needs criterion and a numeric key (1 or -1).") from None
     means = frame[frame["extra"].isin(arms)].groupby(["grp", "criterion", "extra"])["score"].mean().unstack("extra")
@@ -232,7 +232,7 @@ def _read_d_baselines(path: Path) -> dict[tuple[str, str], float]:
         if "criterion" not in row or "d_human" not in row:
             raise JurybenchError(f"{path}: needs columns criterion and d_human (and optionally cell).")
         try:
-            out[(str(row.get("cell") or ""), str(row["criterion"]))] = float(row["d_human"])
+            out[(str(row.get("cell") or ""), str(row["criterion"]))] = as_float(row["d_human"])
         except (TypeError, ValueError):
             raise JurybenchError(f"{path} row {number}, field 'd_human': {row['d_human']!r} is not a number.") from None
     return out

@@ -22,9 +22,12 @@ import itertools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
 
 METHOD = "normal-mixture confidence sequence for a bounded mean (Robbins 1970; Howard et al. 2021)"
 _NAME = r"\s*([\w-]+)\s*"
@@ -176,7 +179,9 @@ def always_valid_p(looks: list[tuple[float, int]], value: float, low: float, hig
     return float(min(1.0, math.exp(-best)))
 
 
-def look_run(con: Any, spec: Any, rule: StoppingRule, run: str, low: float, high: float, rho: float) -> dict[str, Any]:
+def look_run(
+    con: Connection, spec: Any, rule: StoppingRule, run: str, low: float, high: float, rho: float
+) -> dict[str, Any]:
     """The figure the rule looks at after a batch, from the run's jury scores so far."""
     from collections import defaultdict
 

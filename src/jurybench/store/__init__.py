@@ -32,7 +32,7 @@ from jurybench.store._imports import (
 )
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
-from jurybench.store._read import Row, is_blank, read_rows, require_columns, text_field
+from jurybench.store._read import Row, as_float, is_blank, read_rows, require_columns, text_field
 from jurybench.store._safe import (
     HARDENED,
     StoreBusy,
@@ -57,6 +57,7 @@ __all__ = [
     "Row",
     "StoreBusy",
     "StoreRef",
+    "as_float",
     "check_query",
     "connect",
     "connection_config",

@@ -6,7 +6,7 @@ import contextlib
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import first_row, registered, scalar, transaction
-from jurybench.store._read import BLANK_PATTERN, Row, iter_rows, read_rows, require_columns, response_field, text_field
+from jurybench.store._read import (
+    BLANK_PATTERN,
+    Row,
+    as_float,
+    iter_rows,
+    read_rows,
+    require_columns,
+    response_field,
+    text_field,
+)
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from pyarrow import Table
 
 ITEM_COLUMNS = ("item_id", "prompt", "response", "reference", "model", "language")
 PAIR_COLUMNS = ("pair_id", "item_a", "item_b")
@@ -125,7 +135,7 @@ def import_items(
 IMPORT_CHUNK = 20_000
 
 
-def _stage_chunk(con: Connection, source: str, records: list[tuple[int, dict[str, Any]]]) -> None:
+def _stage_chunk(con: Connection, source: str, records: list[tuple[int, Row]]) -> None:
     """Add a checked chunk to the staging table; an id already staged (an earlier chunk of the
     same file) is a duplicate, as within one chunk."""
     import pyarrow as pa
@@ -165,7 +175,7 @@ def import_item_rows(
 
 def _item_records(
     path: Path, rows: list[tuple[int, Row]], treatment_columns: Sequence[str], dataset: str | None, source: str
-) -> list[tuple[int, dict[str, Any]]]:
+) -> list[tuple[int, Row]]:
     """Rows checked and shaped as the items table holds them, with their row numbers."""
     records = []
     for number, row in rows:
@@ -192,12 +202,12 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
             hint="Check --treatment against the file's header.",
         )
     treatment = {c: row[c] for c in treatment_columns}
-    if isinstance(row.get("treatment"), dict):  # rows built in code (the service) carry a mapping
-        treatment.update(row["treatment"])
+    if isinstance(given := row.get("treatment"), dict):  # rows built in code (the service) carry a mapping
+        treatment.update(given)
     known = set(ITEM_COLUMNS) | set(treatment_columns) | {"dataset", "metadata", "treatment"}
     metadata = {k: v for k, v in row.items() if k not in known and v is not None}
-    if isinstance(row.get("metadata"), dict):
-        metadata.update(row["metadata"])
+    if isinstance(given_metadata := row.get("metadata"), dict):
+        metadata.update(given_metadata)
     metadata = {k: v for k, v in metadata.items() if not (isinstance(v, float) and math.isnan(v))}  # NaN: missing
     for field, value in (*treatment.items(), *metadata.items()):
         _finite_json(path, number, field, value)
@@ -223,7 +233,7 @@ def _finite_json(path: Path, number: int, field: str, value: Any) -> None:
 
 def write_items(
     con: Connection,
-    records: list[tuple[int, dict[str, Any]]],
+    records: Sequence[tuple[int, Mapping[str, object]]],
     *,
     source: str,
     in_transaction: bool = False,
@@ -303,8 +313,8 @@ def import_pair_rows(
                 f"{path} row {number}, field 'item_b': a pair needs two different items.",
             )
         extra = {k: v for k, v in row.items() if k not in (*PAIR_COLUMNS, "dataset", "metadata") and v is not None}
-        if isinstance(row.get("metadata"), dict):
-            extra.update(row["metadata"])
+        if isinstance(given := row.get("metadata"), dict):
+            extra.update(given)
         record["metadata"] = json.dumps(extra, sort_keys=True, default=str) if extra else None
         record["dataset"] = dataset or text_field(path, number, row, "dataset", required=False)
         record["source_file"] = str(path)
@@ -314,7 +324,7 @@ def import_pair_rows(
 
 def write_pairs(
     con: Connection,
-    records: list[tuple[int, dict[str, Any]]],
+    records: Sequence[tuple[int, Mapping[str, object]]],
     *,
     source: str,
     in_transaction: bool = False,
@@ -364,15 +374,15 @@ def write_pairs(
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
-def _text_table(records: list[tuple[int, dict[str, Any]]], columns: tuple[str, ...]) -> Any:
+def _text_table(records: Sequence[tuple[int, Mapping[str, object]]], columns: tuple[str, ...]) -> Table:
     """Records as an Arrow table of text columns (compact buffers, no Python object per value)."""
     import pyarrow as pa
 
     return pa.table({c: pa.array([r.get(c) for _, r in records], pa.string()) for c in columns})
 
 
-def _check_duplicates(source: str, records: list[tuple[int, dict[str, Any]]], key: str) -> None:
-    seen: dict[str, int] = {}
+def _check_duplicates(source: str, records: Sequence[tuple[int, Mapping[str, object]]], key: str) -> None:
+    seen: dict[object, int] = {}
     for number, record in records:
         value = record[key]
         if value in seen:
@@ -432,7 +442,7 @@ def import_baseline_rows(
                 f"{path} row {number}, field 'statistic': {kind!r} is not valid.", hint="Valid: d, mean."
             )
         try:
-            value = float(row["value"])
+            value = as_float(row["value"])
         except (TypeError, ValueError):
             raise JurybenchError(
                 f"{path} row {number}, field 'value': {row['value']!r} is not a number.", hint="Write a decimal number."

@@ -9,14 +9,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, SupportsFloat, SupportsIndex
 
 from jurybench.errors import JurybenchError
 
-Row = dict[str, Any]
+# A row read from a file or received: column -> value, as read (checked where it is used).
+Row = dict[str, object]
 FORMATS = ("csv", "jsonl", "parquet")
+
+
+def as_float(value: object) -> float:
+    """``float(value)`` for what float takes (text, numbers); TypeError for anything else."""
+    if isinstance(value, str | SupportsFloat | SupportsIndex):
+        return float(value)
+    raise TypeError(f"not a number: {type(value).__name__}")
 
 
 def file_format(path: Path, explicit: str | None = None) -> str:
@@ -102,7 +110,7 @@ def _read_csv(path: Path, text: str) -> list[tuple[int, Row]]:
     return list(_iter_csv(path, io.StringIO(text, newline="")))
 
 
-def _iter_csv(path: Path, handle: Any) -> Iterator[tuple[int, Row]]:
+def _iter_csv(path: Path, handle: IO[str]) -> Iterator[tuple[int, Row]]:
     # strict: a quote that never closes, or text after a closing quote, is an error
     # instead of silently swallowing the following rows into one field.
     reader = csv.DictReader(handle, strict=True)
@@ -148,7 +156,7 @@ def _read_jsonl(path: Path, text: str) -> list[tuple[int, Row]]:
     return list(_iter_jsonl(path, text.splitlines()))
 
 
-def _iter_jsonl(path: Path, lines: Any) -> Iterator[tuple[int, Row]]:
+def _iter_jsonl(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, Row]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -17,7 +17,11 @@ from jurybench.errors import JurybenchError, NotFound
 from jurybench.stats import run_dimensions
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from duckdb import DuckDBPyConnection as Connection
+
+    from jurybench.store import Params
 
 PAGE = 50
 DISAGREEMENTS = 500  # the most disputed subjects kept per run and sort
@@ -49,12 +53,12 @@ class _Memo:
 MEMO = _Memo()
 
 
-def _dicts(cur: Any) -> list[dict[str, Any]]:
+def _dicts(cur: Connection) -> list[dict[str, Any]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
 
-def _query(con: Connection, sql: str, params: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _query(con: Connection, sql: str, params: Params | Mapping[str, object] | None = None) -> list[dict[str, Any]]:
     return _dicts(con.execute(sql, params or []))
 
 

@@ -88,7 +88,7 @@ class Filter:
         return urlencode({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in pairs.items()})
 
 
-def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[Any]]:
+def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[object]]:
     """The SQL of the run's subjects under the filter: ``id``, ``score``, ``spread`` and ``pos``
     (the 1-based position in the chosen order), and its parameters."""
     pairwise = run["mode"] == "pairwise"
@@ -98,7 +98,7 @@ def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[Any]]:
         if pairwise
         else ("item", "jury_pointwise", "juror_pointwise", "item_id", "criterion", "juror_score")
     )
-    params: list[Any] = [run_id, kind]
+    params: list[object] = [run_id, kind]
     if pairwise:
         texts = ("SELECT p.pair_id AS id, a.prompt, a.response AS response, b.response AS response_b, "
                  "a.model || ' vs ' || b.model AS model, a.language, p.dataset "
@@ -115,13 +115,13 @@ def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[Any]]:
     need_spread = want.spread is not None or want.sort == "spread"
     select = ["s.id", f"{score_sql} AS score" if want.criterion else "NULL AS score",
               f"{spread_sql} AS spread" if need_spread else "NULL AS spread"]  # fmt: skip
-    select_params: list[Any] = []
+    select_params: list[object] = []
     if want.criterion:
         select_params += [run_id, want.criterion]
     if need_spread:
         select_params += [run_id] + ([want.criterion] if want.criterion else [])
     where: list[str] = []
-    where_params: list[Any] = []
+    where_params: list[object] = []
     if want.q:
         where.append("(t.id ILIKE ? OR t.prompt ILIKE ? OR t.response ILIKE ? OR t.response_b ILIKE ?)")
         like = "%" + want.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -173,7 +173,7 @@ def find(con: Connection, run: dict[str, Any], want: Filter, *, after: int = 0, 
             "next": after + limit if after + limit < total else None}  # fmt: skip
 
 
-def _count(con: Connection, sql: str, params: list[Any]) -> int:
+def _count(con: Connection, sql: str, params: list[object]) -> int:
     return int(con.execute(f"SELECT count(*) FROM ({sql})", params).fetchall()[0][0])
 
 

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
     from jurybench.rubric import AnyRubric
-    from jurybench.store import StoreRef
+    from jurybench.store import Row, StoreRef
 
 QUEUE_FILTER = {"human": "without", "sort": "spread"}  # unlabelled, widest juror spread first
 QUEUES = ("spread", "residual")
@@ -72,13 +74,13 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) ->
         values = {dim: v for dim, v in values.items() if v}
         if not values:
             raise JurybenchError("label form: no criterion has a value.", hint="Choose a value for at least one.")
-        row = {rubric.subject_column: subject_id, "annotator": annotator, **values}
+        row: Row = {rubric.subject_column: subject_id, "annotator": annotator, **values}
         result = import_annotation_rows(con, [(1, row)], rubric, source="label form", layout="wide-criterion",
                                         replace=form.get("replace") == "on", note=note)  # fmt: skip
     return result.inserted + result.replaced
 
 
-def queue(con: Any, run: dict[str, Any], by: str, annotator: str) -> tuple[str | None, int]:
+def queue(con: Connection, run: dict[str, Any], by: str, annotator: str) -> tuple[str | None, int]:
     """The queue's next subject and how many are left in it.
 
     ``spread``: the run's subjects without a human label, the widest juror spread first (what a

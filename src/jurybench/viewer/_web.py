@@ -122,7 +122,7 @@ def plot_of(con: Connection, row: dict[str, Any]) -> str | None:
     return MEMO.get(("plot", row["result_id"]), make)  # type: ignore[no-any-return]
 
 
-def result_table(row: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+def result_table(row: dict[str, Any]) -> tuple[list[str], list[list[object]]]:
     from jurybench.stats import flatten
 
     try:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def per_criterion(result: dict[str, Any], by_group: bool) -> tuple[list[str], list[list[Any]]]:
+def per_criterion(result: dict[str, Any], by_group: bool) -> tuple[list[str], list[list[object]]]:
     keys: list[str] = []
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
     for crit, r in result["criteria"].items():
         entries = r.items() if by_group else [("", r)]
         for grp, values in entries:

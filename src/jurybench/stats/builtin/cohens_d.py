@@ -16,7 +16,7 @@ COLUMNS = ["cell", "effect", "n_arm1", "n_arm2", "d_avg", "d_avg_low", "d_avg_hi
            "pattern"]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     rows = []
     for cell, block in result["cells"].items():
         for effect, e in block["effects"].items():

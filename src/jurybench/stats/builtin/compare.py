@@ -15,7 +15,7 @@ TwoGroups = Annotated[str | tuple[str, str], param("Two groups: a,b.", pair=True
                                                    http={"max_length": 512})]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     return per_criterion(result, by_group=False)
 
 

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["group", "n", "consistency", "both_zero", "no_difference_share"]
     rows = [[g, r["n"], r["consistency"], r["both_zero"], result["no_difference_share"].get(g)]
             for g, r in result["positional_consistency"].items()]  # fmt: skip

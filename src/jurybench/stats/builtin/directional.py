@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["group", "category", "n", "n_zero", "D", "wilcoxon_statistic", "p", "p_holm", "p_bh"]
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
     for g, block in result["groups"].items():
         rows += [[g, *(r[c] for c in cols[1:])] for r in block["categories"]]
     return cols, rows

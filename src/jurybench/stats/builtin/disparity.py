@@ -18,8 +18,8 @@ def _num(value: Any, spec: str = ".4f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
-    rows: list[list[Any]] = []
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+    rows: list[list[object]] = []
     if "models" in result:
         cols = ["model", "groups", "excluded", "gini", "gini_low", "gini_high", "mean_gap", "max_gap",
                 "reference_premium"]  # fmt: skip

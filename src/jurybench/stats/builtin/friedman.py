@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["criterion", "n_blocks", "chi2", "p", "group", "mean", "mean_rank", "posthoc_holm"]
     rows = []
     for crit, r in result["criteria"].items():

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["group", "gap", "ci_low", "ci_high", "pct_low", "pct_high", "n_pairs",
             *(f"p_vs_{g['group']}" for g in result["gaps"])]  # fmt: skip
     rows = [[g["group"], g["gap"], g["ci_low"], g["ci_high"], g.get("pct_low"), g.get("pct_high"), g["n_pairs"],

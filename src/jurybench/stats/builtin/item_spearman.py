@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["first", "second", "n_items", "spearman", "p"]
     return cols, [[r[c] for c in cols] for r in result["correlations"]]
 

@@ -16,12 +16,12 @@ STYLED = ["rating_styled", "styled_low", "styled_high", "win_rate_styled", "win_
           "win_rate_styled_high"]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = list(COLUMNS)
     styled = any("style_coefficients" in b for b in result["boards"].values())
     if styled:  # style control: the adjusted ratings and win rates beside the raw ones
         cols[6:6] = STYLED
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
     for board, b in result["boards"].items():
         rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
     if summary and styled:

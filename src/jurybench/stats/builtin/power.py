@@ -14,8 +14,8 @@ COLUMNS = ["criterion", "n_pairs", "mean_difference", "sd_difference", "correlat
            "power_now", "pairs_needed_t", "pairs_needed_wilcoxon"]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
-    rows: list[list[Any]] = []
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+    rows: list[list[object]] = []
     for crit, r in result["criteria"].items():
         rows.append([crit, *(r.get(c) for c in COLUMNS[1:])])
         for k, proj in (r.get("by_jury_size") or {}).items() if summary else ():

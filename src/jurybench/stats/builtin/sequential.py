@@ -17,7 +17,7 @@ COLUMNS = ["criterion", "n", "mean", "ci_low", "ci_high", "width", "value", "p_a
            "fixed_n_high", "stopped"]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     rows = [[result.get(c) for c in COLUMNS]]
     # A run stopped by separated(...) or gap_excludes(...): each model's or category's interval
     # (alpha split over them), and the gap's, as the rule saw them on everything judged.

@@ -14,11 +14,11 @@ COLUMNS = ["board", "model", "n_total", "n_wins", "n_wins_base", "n_draws", "win
            "discrete_win_rate"]  # fmt: skip
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[Any]]]:
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = list(COLUMNS)
     if result.get("length_controlled"):
         cols += ["lc_win_rate", "length_slope"]
-    rows: list[list[Any]] = []
+    rows: list[list[object]] = []
     for board, b in result["boards"].items():
         rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
     return cols, rows
