@@ -22,7 +22,8 @@ import os
 import re
 import threading
 import traceback
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, overload
 
 MASK = "[REDACTED]"
 # Shorter values are not treated as secrets: replacing "True" or "1234" everywhere would
@@ -74,7 +75,11 @@ def redact(text: str) -> str:
     return _PAIR.sub(lambda m: m.group(0) if m.group(3) == MASK else f"{m.group(1)}{m.group(2)}{MASK}", text)
 
 
-def redact_value(value: Any) -> Any:
+@overload
+def redact_value(value: Mapping[str, object]) -> dict[str, object]: ...
+@overload
+def redact_value(value: object) -> object: ...
+def redact_value(value: object) -> object:
     """Strings redacted inside lists and mappings (an HTTP answer's body)."""
     if isinstance(value, str):
         return redact(value)

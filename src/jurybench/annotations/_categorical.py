@@ -26,6 +26,7 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 
 def plurality(labels: list[str], order: tuple[str, ...], *, preference: bool) -> str | None:
@@ -62,7 +63,7 @@ def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> 
     }
 
 
-def pairwise_cohen_kappa(matrix: np.ndarray[Any, Any]) -> float:
+def pairwise_cohen_kappa(matrix: NDArray[np.float64]) -> float:
     """Mean Cohen's kappa over pairs of annotators (columns), each on the units both labelled."""
     values = []
     for a in range(matrix.shape[1]):
@@ -154,7 +155,7 @@ def _verdicts(
     """Per juror key ('__jury__' for the jury) and unit: its label."""
     out: dict[str, dict[str, str | None]] = {}
 
-    def sign(value: Any) -> str | None:
+    def sign(value: float | None) -> str | None:
         if value is None:
             return None
         return "A" if value > 0 else "B" if value < 0 else "tie"

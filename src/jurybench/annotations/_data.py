@@ -13,6 +13,7 @@ from jurybench.store import first_row
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 
 def run_rubric(con: Connection, run_id: str) -> AnyRubric:
@@ -39,15 +40,15 @@ class PointwiseData:
     items: list[str]
     jurors: list[str]
     juror_keys: list[str]
-    juror_scores: np.ndarray[Any, np.dtype[np.float64]]
+    juror_scores: NDArray[np.float64]
     annotators: list[str]
-    human: np.ndarray[Any, np.dtype[np.float64]]
-    jury: np.ndarray[Any, np.dtype[np.float64]]
-    jurors_present: np.ndarray[Any, np.dtype[np.float64]]
+    human: NDArray[np.float64]
+    jury: NDArray[np.float64]
+    jurors_present: NDArray[np.float64]
     rule: dict[str, Any]
 
     @property
-    def human_mean(self) -> np.ndarray[Any, np.dtype[np.float64]]:
+    def human_mean(self) -> NDArray[np.float64]:
         with np.errstate(all="ignore"):
             return np.asarray(np.nanmean(self.human, axis=1), dtype=float)
 

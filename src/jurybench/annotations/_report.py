@@ -18,9 +18,10 @@ from jurybench.annotations._data import PointwiseData, pointwise_data
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 
-def _pearson(x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> float:
+def _pearson(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     keep = ~np.isnan(x) & ~np.isnan(y)
     if keep.sum() < 3 or np.std(x[keep]) == 0 or np.std(y[keep]) == 0:
         return float("nan")
@@ -45,10 +46,10 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     ceiling_mean = {k: float(np.nanmean([c[k] for c in ceiling])) for k in ceiling[0]} if ceiling else {}
     jury = data.jury  # the run's jury rule, NaN below quorum
 
-    def pearson_of(scores: np.ndarray[Any, Any]) -> Any:
+    def pearson_of(scores: NDArray[np.float64]) -> Any:
         return lambda idx: _pearson(scores[idx], target[idx])
 
-    def jury_gain_over(scores: np.ndarray[Any, Any]) -> Any:
+    def jury_gain_over(scores: NDArray[np.float64]) -> Any:
         return lambda idx: _pearson(jury[idx], target[idx]) - _pearson(scores[idx], target[idx])
 
     rows: list[dict[str, Any]] = []
@@ -91,7 +92,7 @@ def agreement_report(
     return [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: object) -> object:
     from jurybench.annotations._agreement import Estimate
 
     if isinstance(value, Estimate):

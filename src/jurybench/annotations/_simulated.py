@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors import load_sim_subjects, truth
+from jurybench.store import as_float
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -56,7 +57,7 @@ def simulate_human_labels(
             )
             for c in rubric.criteria:
                 given = item.metadata.get(f"true_{c.name}")
-                z = float(given) if given is not None else truth(item.item_id, c.name, truth_seed)
+                z = as_float(given) if given is not None else truth(item.item_id, c.name, truth_seed)
                 mid, half = (c.scale.min + c.scale.max) / 2, (c.scale.max - c.scale.min) / 2
                 value = mid + half * 0.5 * z + item.planted.get(c.name, 0.0) + noise * rng.gauss(0, 1)
                 score = int(min(c.scale.max, max(c.scale.min, round(value))))

@@ -7,7 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from jurybench.api._specs import StoreLike
+    from jurybench.calibration import Selection
 
 
 @dataclass
@@ -29,7 +32,7 @@ class Calibration:
         return f"{criterion}:{labels.get(key, key)}" if criterion else labels.get(feature, feature)
 
     @property
-    def weights(self) -> Any:
+    def weights(self) -> pd.DataFrame:
         """One row per criterion x feature (a juror, a juror on another criterion, or a covariate):
         the weight, its bootstrap CI, the criterion's method and intercept."""
         import pandas as pd
@@ -44,7 +47,7 @@ class Calibration:
         return pd.DataFrame(rows)
 
     @property
-    def metrics(self) -> Any:
+    def metrics(self) -> pd.DataFrame:
         """Held-out metrics per criterion: each calibrated variant and each rescaled baseline (the
         jury's rule, each juror alone), with the cross-validated RMSE on the training split. For a
         preference calibration: held-out accuracy per predictor."""
@@ -72,7 +75,7 @@ class Calibration:
         out.write_text(self.path.read_text(encoding="utf-8"), encoding="utf-8")
         return out
 
-    def apply(self, run: str, store: StoreLike | None = None) -> Any:
+    def apply(self, run: str, store: StoreLike | None = None) -> pd.DataFrame:
         """Score a run with this calibration (table calibrated_scores); returns the run's
         calibrated scores (view calibrated_items) as a DataFrame."""
         from jurybench.calibration import apply_calibration
@@ -118,7 +121,7 @@ def calibrate(
 
 def agreement(
     store: StoreLike | None, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0
-) -> Any:
+) -> pd.DataFrame:
     """Each juror and the jury against the human mean, and the human ceiling, per criterion, as a
     DataFrame (one row per criterion x rater); ``attrs["report"]`` holds the whole report
     (alpha, Fleiss' kappa, the jury-beats-best-juror test)."""
@@ -156,7 +159,7 @@ def agreement(
 
 def select_jury(store: StoreLike | None, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
                 budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
-                group_by: str = "prompt", out: str | Path | None = None) -> Any:  # fmt: skip
+                group_by: str = "prompt", out: str | Path | None = None) -> Selection:  # fmt: skip
     """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury
     select``): every sub-jury's held-out error against the human labels (``target="human"``)
     or the full jury (``"jury"``; ``"auto"``: humans when there are labels), its cost and latency

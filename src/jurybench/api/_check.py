@@ -63,11 +63,11 @@ class CheckResult:
         return out
 
 
-def _nan(value: Any) -> bool:
+def _nan(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def _num(value: object, digits: int = 3) -> str:
     return "n/a" if _nan(value) else f"{value:.{digits}f}"
 
 

@@ -22,6 +22,7 @@ from jurybench.jury import Jury
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
     from jurybench.rubric import AnyRubric
 
@@ -135,7 +136,7 @@ def save_artifact(con: Connection, artifact: dict[str, Any], out_dir: Path | Non
     return path
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: object) -> object:
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -199,7 +200,7 @@ def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, Any
     except JurybenchError as exc:
         raise JurybenchError(f"run '{run_id}' is missing a covariate of the calibration: {exc.message}") from None
     index = {item: i for i, item in enumerate(items)}
-    per_crit: dict[str, dict[str, np.ndarray[Any, Any]]] = {}
+    per_crit: dict[str, dict[str, NDArray[np.float64]]] = {}
     for item, criterion, key, value in rows:
         if key in keys:
             block = per_crit.setdefault(criterion, {})

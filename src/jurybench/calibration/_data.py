@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from jurybench.annotations import PointwiseData, pointwise_data
 from jurybench.errors import JurybenchError
@@ -15,7 +16,8 @@ from jurybench.errors import JurybenchError
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-Array = np.ndarray[Any, np.dtype[np.float64]]
+Array = NDArray[np.float64]
+Index = NDArray[np.int_]  # positions of rows (a training or test split, a fold)
 COVARIATES = ("language", "length")
 
 

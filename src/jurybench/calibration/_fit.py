@@ -25,12 +25,15 @@ linearly rescaled on the training split. Juror weights are keyed by the juror's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jurybench.calibration._data import Array, CalibrationData
+from jurybench.calibration._data import Array, CalibrationData, Index
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
 
 FITTED = ("ols", "ridge", "nnls", "cross")
 METHODS = (*FITTED, "shrunk", "mean")  # the last two are built from the fitted ones and the plain mean
@@ -90,7 +93,7 @@ class Design:
         return np.hstack([filled, covariates]) if covariates.size else filled, n_missing
 
 
-def _split(groups: list[str], test_size: float, seed: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+def _split(groups: list[str], test_size: float, seed: int) -> tuple[NDArray[np.int_], NDArray[np.int_]]:
     from sklearn.model_selection import GroupShuffleSplit
 
     splitter = GroupShuffleSplit(n_splits=1, test_size=test_size, random_state=seed)
@@ -98,7 +101,7 @@ def _split(groups: list[str], test_size: float, seed: int) -> tuple[np.ndarray[A
     return train, test
 
 
-def _folds(groups: list[str], k: int, seed: int) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
+def _folds(groups: list[str], k: int, seed: int) -> list[tuple[NDArray[np.int_], NDArray[np.int_]]]:
     from sklearn.model_selection import GroupKFold
 
     n_groups = len(set(groups))
@@ -114,7 +117,9 @@ def _folds(groups: list[str], k: int, seed: int) -> list[tuple[np.ndarray[Any, A
     return list(splitter.split(np.zeros(len(groups)), groups=groups))
 
 
-def _fit_predict(method: str, features: Array, target: Array, train: Any, test: Any) -> tuple[Any, Array, Array, Array]:
+def _fit_predict(
+    method: str, features: Array, target: Array, train: Index, test: Index
+) -> tuple[Any, Array, Array, Array]:
     """Fit on train rows (imputing with train means) and predict test rows."""
     means = np.nanmean(features[train], axis=0)
     means = np.where(np.isnan(means), np.nanmean(features), means)
@@ -236,7 +241,7 @@ def choose(variants: dict[str, Any]) -> str:
                 if no_worse(variants[m]["cv_rmse_folds"], variants[best]["cv_rmse_folds"]))  # fmt: skip
 
 
-def _mean_fit(scores: Array, y: Array, train: Any, test: Any) -> tuple[float, float, float, Array]:
+def _mean_fit(scores: Array, y: Array, train: Index, test: Index) -> tuple[float, float, float, Array]:
     """The plain mean of the jurors present (as the run's mean rule takes it), rescaled on
     ``train``: slope, intercept, the fill for an item no juror scored (the training mean of the
     mean), and its predictions for ``test``; the 'jury (mean)' baseline exactly."""
@@ -250,8 +255,8 @@ def _mean_fit(scores: Array, y: Array, train: Any, test: Any) -> tuple[float, fl
 
 
 def _toward_the_mean(
-    data: CalibrationData, variants: dict[str, Any], fitted: dict[str, Any], y: Array, train: Any, test: Any,
-    folds_idx: list[Any], n_boot: int, seed: int, wanted: list[str],
+    data: CalibrationData, variants: dict[str, Any], fitted: dict[str, Any], y: Array, train: Index, test: Index,
+    folds_idx: list[tuple[Index, Index]], n_boot: int, seed: int, wanted: list[str],
 ) -> None:  # fmt: skip
     """Add ``mean`` (the plain mean of the jurors present, rescaled) and ``shrunk``: the fitted
     variant with the lowest CV RMSE blended with it, (1 - lam) base + lam mean, lam chosen on the
@@ -337,14 +342,16 @@ def _toward_the_mean(
         }
 
 
-def _rescaled(x: Array, y: Array, train: Any, test: Any) -> Array:
+def _rescaled(x: Array, y: Array, train: Index, test: Index) -> Array:
     keep = ~np.isnan(x[train])
     slope, intercept = np.polyfit(x[train][keep], y[train][keep], 1)
     filled = np.where(np.isnan(x), np.nanmean(x[train]), x)
     return np.asarray(intercept + slope * filled[test], dtype=float)
 
 
-def _baselines(data: CalibrationData, y: Array, train: Any, test: Any, folds_idx: list[Any]) -> dict[str, Any]:
+def _baselines(
+    data: CalibrationData, y: Array, train: Index, test: Index, folds_idx: list[tuple[Index, Index]]
+) -> dict[str, Any]:
     candidates: dict[str, Array] = {name: data.scores[:, j] for j, name in enumerate(data.jurors)}
     if data.jury is not None:
         candidates[f"jury ({data.rule})"] = data.jury

@@ -24,9 +24,10 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 
-def _epsilons(con: Connection, run_id: str) -> tuple[list[str], list[str], list[str], np.ndarray[Any, Any]]:
+def _epsilons(con: Connection, run_id: str) -> tuple[list[str], list[str], list[str], NDArray[np.float64]]:
     """Pairs, juror labels, juror keys and the pairs x jurors matrix of symmetrized scores."""
     from jurybench.jury import jurors_of_run
 
@@ -55,7 +56,7 @@ def _jury_verdicts(con: Connection, run_id: str) -> tuple[str, dict[str, float |
     return str(jury_rule(con, run_id)["aggregation"]), dict(rows)
 
 
-def verdict_accuracy(scores: np.ndarray[Any, Any], truth: np.ndarray[Any, Any]) -> float:
+def verdict_accuracy(scores: NDArray[np.float64], truth: NDArray[np.float64]) -> float:
     """Share of pairs where the sign of a score names the human-preferred response (truth 1 = A,
     0 = B); a score of 0 (tie) or NaN (no verdict) is wrong."""
     called = np.where(np.isnan(scores), 0.0, np.sign(scores))

@@ -33,17 +33,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from jurybench.calibration._fit import _folds, no_worse
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from duckdb import DuckDBPyConnection as Connection
+
+    from jurybench.calibration._data import Index
+    from jurybench.jury import RunJuror
 
 EXHAUSTIVE = 10
 METHODS = ("mean", "calibrated")
 TARGETS = ("auto", "human", "jury")
-Array = np.ndarray[Any, np.dtype[np.float64]]
+Array = NDArray[np.float64]
 
 
 @dataclass
@@ -109,7 +115,7 @@ def _cost(c: SubJury) -> float:
     return float("inf") if c.cost_per_subject is None else c.cost_per_subject
 
 
-def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data, list[Any], str]:
+def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data, list[RunJuror], str]:
     """The run's rows with a target, each juror's value on them, and the groups of the folds."""
     from jurybench.annotations import run_rubric
     from jurybench.calibration._data import group_of, item_attributes
@@ -171,7 +177,7 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
     return data, panel, target
 
 
-def _prices(con: Connection, run: str, panel: list[Any]) -> tuple[dict[str, float | None], dict[str, float | None],
+def _prices(con: Connection, run: str, panel: list[RunJuror]) -> tuple[dict[str, float | None], dict[str, float | None],
                                                             dict[str, int], int]:  # fmt: skip
     """Per juror: cost per subject (None: a call without a price), mean latency per call, and
     samples; and the run's subject count. Calls are the run's jurors' on its subjects, whichever
@@ -198,7 +204,7 @@ def _prices(con: Connection, run: str, panel: list[Any]) -> tuple[dict[str, floa
     return cost, latency, samples, n_subjects
 
 
-def _predict(method: str, x: Array, y: Array, dims: np.ndarray[Any, Any], train: Any, test: Any) -> Array:
+def _predict(method: str, x: Array, y: Array, dims: NDArray[np.float64], train: Index, test: Index) -> Array:
     """The sub-jury's prediction of the test rows, fitted on the training rows per dimension."""
     out = np.full(len(test), np.nan)
     for d in np.unique(dims[test]):
@@ -221,7 +227,7 @@ def _predict(method: str, x: Array, y: Array, dims: np.ndarray[Any, Any], train:
     return out
 
 
-def held_out_errors(data: _Data, columns: list[int], method: str, folds: list[tuple[Any, Any]]) -> list[float]:
+def held_out_errors(data: _Data, columns: list[int], method: str, folds: list[tuple[Index, Index]]) -> list[float]:
     """The sub-jury's RMSE on each fold's held-out rows."""
     import warnings
 
@@ -270,7 +276,7 @@ def choose(candidates: list[SubJury], full: SubJury, *, max_error: float | None,
     return chosen, "the cheapest not significantly worse than the full jury (paired t-test over folds, 5 %)"
 
 
-def _subsets(n: int, score: Any) -> tuple[list[tuple[int, ...]], bool]:
+def _subsets(n: int, score: Callable[[tuple[int, ...]], float]) -> tuple[list[tuple[int, ...]], bool]:
     """Every non-empty subset (n <= EXHAUSTIVE), else the singletons, the full jury and a greedy
     forward path by ``score`` (the error of a subset)."""
     if n <= EXHAUSTIVE:
@@ -334,7 +340,7 @@ def select_jury(con: Connection, run: str, *, target: str = "auto", method: str 
                      candidates, jurors)  # fmt: skip
 
 
-def _juror_rows(con: Connection, panel: list[Any], cost: dict[str, float | None], latency: dict[str, float | None],
+def _juror_rows(con: Connection, panel: list[RunJuror], cost: dict[str, float | None], latency: dict[str, float | None],
                 samples: dict[str, int]) -> list[dict[str, Any]]:  # fmt: skip
     params = dict(con.execute("SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM "
                               "run_jurors)").fetchall())  # fmt: skip

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+    from rich.console import Console
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -87,13 +91,13 @@ PollOption = Annotated[
 ]
 
 
-def _console() -> Any:
+def _console() -> Console:
     from jurybench.commands import console
 
     return console()
 
 
-def _connect(db: Path | None, *, read_only: bool = False) -> Any:
+def _connect(db: Path | None, *, read_only: bool = False) -> Connection:
     from jurybench.store import connect
 
     return connect(db, read_only=read_only)

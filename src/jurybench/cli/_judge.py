@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -225,7 +225,7 @@ def batches_list(
                  "n_failed", "submitted_at", "collected_at"]  # fmt: skip
         at = [names.index(n) for n in shown]
 
-        def cell(value: Any) -> str:
+        def cell(value: object) -> str:
             if value is None:
                 return "-"
             return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value)

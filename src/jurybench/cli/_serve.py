@@ -235,10 +235,10 @@ def view(
     sock.listen(128)  # connections made once the address is printed wait for the server, not refused
     from jurybench.viewer import create_viewer_app
 
-    app_ = create_viewer_app(store, annotate=annotate)  # opens the store now: a store held by a writer is one line
+    viewer = create_viewer_app(store, annotate=annotate)  # opens the store now: a store held by a writer is one line
     from jurybench.service import HostCheck, listening_hosts
 
-    app_ = HostCheck(app_, listening_hosts(host, port, tuple(allow_host or ())))
+    app_ = HostCheck(viewer, listening_hosts(host, port, tuple(allow_host or ())))
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
     mode = "taking labels" if annotate else "read-only"
     typer.echo(f"jurybench viewer: {store} ({mode}) at {url}  (Ctrl-C to stop)")

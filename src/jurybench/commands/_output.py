@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
@@ -15,7 +18,7 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     stream.flush()
 
 
-def console() -> Any:
+def console() -> Console:
     """Where tables go. Into a pipe or a file, rich would squeeze a table into 80 columns and
     fold names and numbers over lines (``ChatGPT`` and ``ChatGPT-0301`` both as ``ChatG…``);
     there a table is as wide as its values, since nobody's terminal limits it."""
@@ -273,7 +276,7 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
                 "no verdict"):  # fmt: skip
         table.add_column(col)
 
-    def number(value: Any) -> str:
+    def number(value: object) -> str:
         return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}"
 
     for row in [*block["jurors"], block["jury"]]:

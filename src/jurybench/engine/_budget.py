@@ -48,7 +48,7 @@ def expected_output_tokens(con: Connection, spec: JurorSpec, rubric: AnyRubric) 
     return float(12 * max(dims, 1) + rationale + 10), "from the rubric's answer format"
 
 
-def checked_max_cost(value: Any) -> float:
+def checked_max_cost(value: object) -> float:
     """A budget in dollars: a finite number >= 0, or one line saying what was given."""
     import math
 

@@ -12,7 +12,7 @@ import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._budget import Budget, CostTally
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
@@ -41,6 +41,9 @@ from jurybench.rubric import (
     AnyRubric,
     Outcome,
 )
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 
 class _Progress:
@@ -140,7 +143,7 @@ class EngineHooks:
     # Asked between calls: True stops the run early ('interrupted'; the same run resumes later).
     stop: Callable[[], bool] | None = None
     # Held around store writes when several threads share one connection.
-    store_lock: Any = None
+    store_lock: AbstractContextManager[object] | None = None
     # A writer for the run's last answers and status (a RunEnd), committed with other runs'
     # (the service's group writer); on a held connection only.
     end_run: Callable[[Any], None] | None = None

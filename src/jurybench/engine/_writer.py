@@ -23,6 +23,8 @@ from jurybench.rubric import (
 from jurybench.store import StoreBusy
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from duckdb import DuckDBPyConnection as Connection
 
 
@@ -30,12 +32,12 @@ class _Held:
     """A connection the caller opened and keeps: used as it is for the whole run (under the
     caller's lock, if it gave one, while writing)."""
 
-    def __init__(self, con: Connection, lock: Any = None) -> None:
+    def __init__(self, con: Connection, lock: AbstractContextManager[object] | None = None) -> None:
         self.con = con
         self.lock = lock
 
     @contextlib.contextmanager
-    def open(self, wait_s: float) -> Iterator[Any]:
+    def open(self, wait_s: float) -> Iterator[Connection]:
         if self.lock is None:
             yield self.con
             return
@@ -43,7 +45,7 @@ class _Held:
             yield self.con
 
     @contextlib.contextmanager
-    def read(self, wait_s: float) -> Iterator[Any]:
+    def read(self, wait_s: float) -> Iterator[Connection]:
         """The connection for reading: without the caller's write lock (DuckDB's snapshots keep
         readers and the one writer apart), so other threads' writes do not wait for a plan."""
         yield self.con
@@ -81,7 +83,7 @@ class _Released:
         self.request = release_request(path)
 
     @contextlib.contextmanager
-    def open(self, wait_s: float) -> Iterator[Any]:
+    def open(self, wait_s: float) -> Iterator[Connection]:
         from jurybench.config import duckdb_memory
         from jurybench.store import connection_config, open_with_retry
 
@@ -98,7 +100,7 @@ class _Released:
             )
         yield self.con
 
-    def read(self, wait_s: float) -> contextlib.AbstractContextManager[Any]:
+    def read(self, wait_s: float) -> AbstractContextManager[Connection]:
         return self.open(wait_s)
 
     @contextlib.contextmanager

@@ -367,7 +367,7 @@ def split(
         yield part
 
 
-def _count(value: Any) -> int | None:
+def _count(value: object) -> int | None:
     """A token count as a provider states it: a whole number or nothing."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return value

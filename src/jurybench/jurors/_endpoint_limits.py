@@ -95,7 +95,7 @@ class Signals:
         return any(v is not None for v in self.__dict__.values())
 
 
-def read_headers(headers: Mapping[str, Any] | None) -> Signals:
+def read_headers(headers: Mapping[str, object] | None) -> Signals:
     """Signals from response headers (litellm prefixes passed-through ones with ``llm_provider-``)."""
     if not headers:
         return Signals()

@@ -58,6 +58,7 @@ from jurybench.rubric import (
     PointwiseRubric,
     PreferenceRubric,
 )
+from jurybench.store import as_float
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -86,13 +87,13 @@ class SimItem:
     item_id: str
     language: str | None
     length: int
-    treatment: Mapping[str, Any]
-    metadata: Mapping[str, Any]
+    treatment: Mapping[str, object]
+    metadata: Mapping[str, object]
     reference: str | None = None
     planted: Mapping[str, float] = field(default_factory=dict)  # a simulated generator's effect marker
 
 
-def _number(params: Mapping[str, Any], key: str, default: float, label: str) -> float:
+def _number(params: Mapping[str, object], key: str, default: float, label: str) -> float:
     """A numeric parameter of a simulated model, or a user error naming it."""
     value = params.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -100,7 +101,7 @@ def _number(params: Mapping[str, Any], key: str, default: float, label: str) -> 
     return float(value)
 
 
-def _seed(params: Mapping[str, Any], key: str, label: str) -> int:
+def _seed(params: Mapping[str, object], key: str, label: str) -> int:
     """A seed: a whole number, or a user error naming it (a misspelt seed must not pass as text)."""
     value = params.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int):
@@ -108,14 +109,14 @@ def _seed(params: Mapping[str, Any], key: str, label: str) -> int:
     return value
 
 
-def _names(value: Any) -> frozenset[str] | None:
+def _names(value: object) -> frozenset[str] | None:
     if value is None or value == "":
         return None
     items = value if isinstance(value, list) else str(value).split("|")
     return frozenset(str(v).strip() for v in items if str(v).strip())
 
 
-def _language_map(value: Any, label: str) -> dict[str, float]:
+def _language_map(value: object, label: str) -> dict[str, float]:
     if value is None or value == "":
         return {}
     message = f"{label}: language_leniency takes lang:points|lang:points (got {value!r})."
@@ -191,7 +192,7 @@ class SimJuror:
 
     def z(self, item: SimItem, dimension: str) -> float:
         given = item.metadata.get(f"true_{dimension}")
-        return float(given) if given is not None else truth(item.item_id, dimension, self.truth_seed)
+        return as_float(given) if given is not None else truth(item.item_id, dimension, self.truth_seed)
 
     def arm(self, item: SimItem) -> float:
         if self.effect_arm is None:
@@ -434,7 +435,7 @@ class SimGenerator:
         return text
 
 
-def _arm(value: Any, label: str, key: str) -> tuple[str, str] | None:
+def _arm(value: object, label: str, key: str) -> tuple[str, str] | None:
     if value is None:
         return None
     if "=" not in str(value):

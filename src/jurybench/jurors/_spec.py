@@ -79,7 +79,7 @@ def is_secret_param(name: str) -> bool:
     return name in _SECRET or bool(_SECRET_NAME.search(name.strip()))
 
 
-def _secret_strings(value: Any) -> list[str]:
+def _secret_strings(value: object) -> list[str]:
     if isinstance(value, dict):
         return [s for v in value.values() for s in _secret_strings(v)]
     if isinstance(value, list | tuple):

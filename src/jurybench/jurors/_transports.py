@@ -429,7 +429,7 @@ class ReplayBackend:
         return Completion(text=text, finish_reason=finish, latency_ms=0.0)
 
 
-def _count_of(value: Any) -> int | None:
+def _count_of(value: object) -> int | None:
     """A token count the provider reported, or None (absent, or not a count)."""
     return int(value) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 

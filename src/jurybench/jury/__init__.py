@@ -5,6 +5,7 @@ docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.jury._jury import (
     Jury,
+    RunJuror,
     as_jury,
     jurors_of_run,
     jury_from_mapping,
@@ -16,6 +17,7 @@ from jurybench.jury._jury import (
 
 __all__ = [
     "Jury",
+    "RunJuror",
     "as_jury",
     "jurors_of_run",
     "jury_from_mapping",

@@ -76,7 +76,7 @@ def strip_secrets(request: dict[str, Any]) -> dict[str, Any]:
     from jurybench.jurors import is_secret_param
     from jurybench.redact import redact_value
 
-    def clean(value: Any) -> Any:
+    def clean(value: object) -> object:
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items() if not is_secret_param(str(k))}
         if isinstance(value, list):
@@ -396,5 +396,5 @@ class JobManager:
         self.secrets.pop(job_id, None)
 
 
-def _iso(value: Any) -> str | None:
+def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()

@@ -24,6 +24,8 @@ from jurybench.store import HARDENED, Holder, check_query, holder_of, server_fil
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.store import DuckConfig
+
 
 class SqlTimeout(JurybenchError):
     pass
@@ -52,7 +54,7 @@ class Store(Holder):
         self.sql_timeout_s = sql_timeout_s
         self.sql_concurrency = sql_concurrency
         self._slots = threading.BoundedSemaphore(sql_concurrency)
-        config: dict[str, Any] = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
+        config: DuckConfig = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
                   "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
         try:
             con = duckdb.connect(str(path), config=config)

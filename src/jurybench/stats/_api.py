@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 from jurybench.store import reading
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from jurybench.store import StoreRef
 
 RESULTS_SQL = "SELECT result_id, name, run_id, seed, params, created_at FROM stats_results "
@@ -19,7 +21,7 @@ def result_rows(store: StoreRef, *, name: str | None = None) -> list[tuple[Any, 
                                 [name] if name else []).fetchall())  # fmt: skip
 
 
-def results(store: StoreRef, *, name: str | None = None) -> Any:
+def results(store: StoreRef, *, name: str | None = None) -> pd.DataFrame:
     """Recorded statistics (id, name, run, seed, parameters, time) as a DataFrame, oldest first."""
     with reading(store) as con:
         return con.execute(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from jurybench.store import as_float, execute_user_sql, expression
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 PAIRWISE_BASE = """
 WITH members AS (
@@ -113,7 +115,7 @@ def _pairwise_rows(
 
 def epsilon_matrices(
     con: Connection, run_id: str, *, where: str | None, by: str | None, level: str = "jury"
-) -> tuple[dict[str, np.ndarray[Any, Any]], list[str], dict[str, list[str]]]:
+) -> tuple[dict[str, NDArray[np.float64]], list[str], dict[str, list[str]]]:
     """Per group: pairs x categories of the symmetrized score, the jury's (by its rule) or each juror's."""
     _check_run(con, run_id)
     group, at_jury = _level(level, by)
@@ -350,7 +352,7 @@ def stat_friedman(
     return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}
 
 
-def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, np.ndarray[Any, Any]]]:
+def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, NDArray[np.float64]]]:
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for grp, _, crit, score in rows:
         values[crit][grp].append(score)
@@ -452,7 +454,12 @@ def record_result(
     return result_id
 
 
-def jsonable(value: Any) -> Any:
+@overload
+def jsonable(value: Mapping[str, object]) -> dict[str, object]: ...
+@overload
+def jsonable(value: object) -> object: ...
+def jsonable(value: object) -> object:
+    """``value`` as JSON takes it: numpy arrays and numbers as Python's, NaN and infinities as None."""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

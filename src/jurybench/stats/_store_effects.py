@@ -17,6 +17,7 @@ from jurybench.store import as_float, check_query, execute_user_sql, read_only_t
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 
 def inventory_groups(con: Connection, run_id: str) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -119,7 +120,7 @@ def stat_cohens_d(
         kept: dict[str, list[Any]] = {}
 
         def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria,
-                   kept: dict[str, list[Any]] = kept) -> np.ndarray[Any, Any]:  # fmt: skip
+                   kept: dict[str, list[Any]] = kept) -> NDArray[np.float64]:  # fmt: skip
             wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
                 index="item_id", columns="criterion", values="score"
             )

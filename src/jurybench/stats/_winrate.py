@@ -32,6 +32,7 @@ from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
 
 _ROWS = """
 SELECT {board} AS board, s.pair_id, {value} AS score, a.model AS model_a, b.model AS model_b,
@@ -40,7 +41,7 @@ FROM {view} s JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a 
 WHERE s.run_id = $run AND s.category = $category"""
 
 
-def alpaca_winrate(p: np.ndarray[Any, Any]) -> dict[str, Any]:
+def alpaca_winrate(p: NDArray[np.float64]) -> dict[str, Any]:
     """AlpacaEval's head-to-head figures from the model's preferences ``p`` in [0, 1]."""
     p = np.asarray(p, dtype=float)
     n = len(p)
@@ -53,7 +54,7 @@ def alpaca_winrate(p: np.ndarray[Any, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def length_controlled(p: np.ndarray[Any, Any], delta_len: np.ndarray[Any, Any]) -> dict[str, Any]:
+def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) -> dict[str, Any]:
     """The win rate predicted at equal length by logit P(win) = bias + slope tanh(d / sd(d)),
     fitted to the soft labels ``p`` by Newton's method on the log-likelihood."""
     p = np.asarray(p, dtype=float)

@@ -35,6 +35,7 @@ from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_pa
 from jurybench.store._read import Row, as_float, is_blank, read_rows, require_columns, text_field
 from jurybench.store._safe import (
     HARDENED,
+    DuckConfig,
     StoreBusy,
     check_query,
     execute_user_sql,
@@ -50,6 +51,7 @@ from jurybench.store._server_file import holder_of, server_file
 __all__ = [
     "HARDENED",
     "MIGRATIONS",
+    "DuckConfig",
     "Holder",
     "ImportResult",
     "OpenStore",

@@ -14,7 +14,10 @@ from jurybench.errors import JurybenchError
 from jurybench.store._safe import check_query, execute_user_sql
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from duckdb import DuckDBPyConnection as Connection
+    from rich.table import Table
 
 OUTPUT_FORMATS = ("table", "csv", "json", "parquet")
 
@@ -29,7 +32,7 @@ def run_query(con: Connection, sql: str) -> tuple[list[str], list[tuple[Any, ...
     return names, cursor.fetchall()
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> object:
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
@@ -73,7 +76,7 @@ def to_parquet(con: Connection, sql: str, output: Path) -> int:
     return int(table.num_rows)
 
 
-def rich_table(names: list[str], rows: list[tuple[Any, ...]], title: str | None = None) -> Any:
+def rich_table(names: list[str], rows: Sequence[Sequence[object]], title: str | None = None) -> Table:
     from rich.table import Table
 
     table = Table(title=title, show_lines=False)
@@ -84,7 +87,7 @@ def rich_table(names: list[str], rows: list[tuple[Any, ...]], title: str | None 
     return table
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     """A cell as a table shows it: 4 significant digits, and no exponent for large numbers
     (123456.7, not 1.235e+05); CSV, JSON and Parquet keep every digit."""
     if isinstance(value, decimal.Decimal):

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def _json(value: Any) -> Any:
+def _json(value: object) -> Any:  # parsed JSON text
     if value is None or not isinstance(value, str):
         return value
     try:

@@ -21,10 +21,15 @@ from urllib.parse import quote, urlencode
 from starlette.requests import Request  # resolved by FastAPI from this module's names
 
 from jurybench.errors import JurybenchError, NotFound
+from jurybench.store import as_float
 from jurybench.viewer._label import Annotating
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from duckdb import DuckDBPyConnection as Connection
+    from fastapi import APIRouter, FastAPI
+    from jinja2 import Environment
 
     from jurybench.store import StoreRef
 
@@ -32,7 +37,7 @@ ASSETS = "/assets"
 HERE = Path(__file__).parent
 
 
-def _num(value: Any, digits: int = 4) -> str:
+def _num(value: object, digits: int = 4) -> str:
     """Numbers to ``digits`` significant digits, without exponent for ordinary sizes."""
     if value is None:
         return "–"
@@ -41,7 +46,7 @@ def _num(value: Any, digits: int = 4) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     try:
-        x = float(value)
+        x = as_float(value)
     except (TypeError, ValueError):
         return str(value)
     if math.isnan(x):
@@ -55,25 +60,25 @@ def _num(value: Any, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def _pct(value: Any) -> str:
-    return "–" if value is None else f"{100 * float(value):.1f} %"
+def _pct(value: object) -> str:
+    return "–" if value is None else f"{100 * as_float(value):.1f} %"
 
 
-def _usd(value: Any) -> str:
+def _usd(value: object) -> str:
     if value is None:
         return "unknown"
     from jurybench.jurors import usd
 
-    return usd(float(value))
+    return usd(as_float(value))
 
 
-def _when(value: Any) -> str:
+def _when(value: object) -> str:
     if isinstance(value, dt.datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     return "–" if value is None else str(value)
 
 
-def _duration(seconds: Any) -> str:
+def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
     s = float(seconds)
@@ -90,7 +95,7 @@ def run_from_segment(segment: str) -> str:
     return re.sub(r"~(~|s)", lambda m: "~" if m.group(1) == "~" else "/", segment)
 
 
-def environment() -> Any:
+def environment() -> Environment:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
@@ -149,7 +154,7 @@ def find_query(
             "human": human, "model": model, "language": language, "dataset": dataset, "sort": sort}  # fmt: skip
 
 
-def router(store_of: Callable[[], Any], annotating: Annotating | None = None) -> Any:
+def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = None) -> APIRouter:
     """The pages as a FastAPI router over ``store_of()`` (anything ``jurybench.store.reading``
     takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``. With ``annotating``
     enabled, item and pair pages take human labels (the store must be writable)."""
@@ -400,7 +405,7 @@ class WarmUp:
             self._thread.join(timeout=30)
 
 
-def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False) -> Any:
+def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False) -> FastAPI:
     """The standalone viewer (``jurybench view``): the store opened read-only (``annotate``:
     writable, and item and pair pages take human labels); the newest runs' aggregates are
     computed in the background at start (``warm_up``)."""
@@ -411,7 +416,7 @@ def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False)
     store = Holder(db, read_only=not annotate)
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Any) -> Any:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.warm_up = WarmUp(store, start=warm_up)
         try:
             yield

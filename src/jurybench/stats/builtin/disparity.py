@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from jurybench.store import StoreRef
 
 
-def _num(value: Any, spec: str = ".4f") -> str:
+def _num(value: object, spec: str = ".4f") -> str:
     return "n/a" if value is None else format(value, spec)
 
 
