@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from duckdb import DuckDBPyConnection as Connection
+    from matplotlib.figure import Figure
 
 PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity", "leaderboard")
 
 
-def _pyplot() -> Any:
+def _pyplot() -> ModuleType:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -35,7 +38,7 @@ def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05
 
 
 def _save(
-    name: str, result: dict[str, Any], target: Any, *, alpha: float, caption: str, fmt: str | None = None
+    name: str, result: dict[str, Any], target: Path | IO[str], *, alpha: float, caption: str, fmt: str | None = None
 ) -> None:
     """Draw the figure with its caption and save it to ``target`` (a path, or a file object with ``fmt``)."""
     plt = _pyplot()
@@ -46,7 +49,7 @@ def _save(
         "cohens-d": _cohens_d,
         "disparity": _disparity,
         "leaderboard": _leaderboard,
-    }[name](plt, result, alpha)
+    }[name](result, alpha)
     notes = [caption] if caption else []
     if name == "gap" and any(not g.get("pct_low", g["ci_low"]) <= g["gap"] <= g.get("pct_high", g["ci_high"])
                              for g in result["gaps"]):  # fmt: skip
@@ -58,13 +61,15 @@ def _save(
         width = max(60, int(fig.get_figwidth() * 14))
         text = "\n".join(line for note in notes for line in textwrap.wrap(note, width))
         fig.canvas.draw()  # where the lowest label ends, in figure coordinates
-        lowest = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()
+        lowest = fig.get_tightbbox(fig.canvas.get_renderer()).y0 / fig.get_figheight()  # type: ignore[attr-defined]  # Agg's canvas
         fig.text(0.0, lowest - 0.02, text, fontsize=8, color="#333333", ha="left", va="top")
     fig.savefig(target, dpi=120, bbox_inches="tight", format=fmt)
     plt.close(fig)
 
 
-def _directional(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _directional(result: dict[str, Any], alpha: float) -> Figure:
+    import matplotlib.pyplot as plt
+
     groups = result["groups"]
     fig, axes = plt.subplots(
         1,
@@ -89,7 +94,9 @@ def _directional(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _gap(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _gap(result: dict[str, Any], alpha: float) -> Figure:
+    import matplotlib.pyplot as plt
+
     gaps = sorted(result["gaps"], key=lambda g: g["gap"])
     fig, ax = plt.subplots(figsize=(6, 0.4 * len(gaps) + 1.5))
     names = [g["group"] for g in gaps]
@@ -110,7 +117,8 @@ def _gap(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _posthoc(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _posthoc(result: dict[str, Any], alpha: float) -> Figure:
+    import matplotlib.pyplot as plt
     import numpy as np
 
     if "bootstrap_p" in result:
@@ -138,7 +146,9 @@ def _posthoc(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _cohens_d(result: dict[str, Any], alpha: float) -> Figure:
+    import matplotlib.pyplot as plt
+
     cells = result["cells"]
     effects = sorted({e for c in cells.values() for e in c["effects"]})
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(effects) * len(cells) + 1.5))
@@ -175,9 +185,11 @@ def _cohens_d(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _leaderboard(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _leaderboard(result: dict[str, Any], alpha: float) -> Figure:
     """Ratings (Elo scale) with their bootstrap intervals, best on top; one colour per board
     (the jury, or each juror), models ordered by the first board."""
+    import matplotlib.pyplot as plt
+
     boards = list(result["boards"].items())
     order = [m["model"] for m in boards[0][1]["models"]]  # best first
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(order) + 1.6))
@@ -202,9 +214,11 @@ def _leaderboard(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
+def _disparity(result: dict[str, Any], alpha: float) -> Figure:
+    import matplotlib.pyplot as plt
+
     if "models" in result:
-        return _disparity_by_model(plt, result["models"])
+        return _disparity_by_model(result["models"])
     left_out = set(result.get("excluded_for_invalid_rate") or [])
     every = list(result["accuracy"])  # the groups kept and those left out for their invalid rate
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(every), len(result["max_min_gap"])) + 2))
@@ -225,7 +239,9 @@ def _disparity(plt: Any, result: dict[str, Any], alpha: float) -> Any:
     return fig
 
 
-def _disparity_by_model(plt: Any, models: dict[str, Any]) -> Any:
+def _disparity_by_model(models: dict[str, Any]) -> Figure:
+    import matplotlib.pyplot as plt
+
     keys = list(models)
 
     def label(model: str) -> str:

@@ -9,11 +9,19 @@ calibrations are names the server resolves in its own folder.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from jurybench.jurors import JurorSpec
+    from jurybench.jury import Jury
+    from jurybench.rubric import AnyRubric
 
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 MAX_ROWS = 10_000
@@ -194,10 +202,10 @@ class SqlIn(_Body):
     limit: Annotated[int, Field(ge=1, le=100_000)] | None = None
 
 
-_RUBRICS: dict[str, tuple[Any, Any, tuple[int, int]]] = {}  # name -> (rubric, its file, (mtime_ns, size))
+_RUBRICS: dict[str, tuple[AnyRubric, Path, tuple[int, int]]] = {}  # name -> (rubric, its file, (mtime_ns, size))
 
 
-def _named_rubric(name: str, load: Any) -> Any:
+def _named_rubric(name: str, load: Callable[[Path], AnyRubric]) -> AnyRubric:
     """A named rubric, loaded once and again only when its file changes (finding a rubric's file
     walks the rubric folders, which costs more than the rest of checking a job)."""
     from jurybench.rubric import resolve_rubric_path
@@ -218,7 +226,7 @@ def _named_rubric(name: str, load: Any) -> Any:
     return rubric
 
 
-def load_rubric_for(request: dict[str, Any]) -> Any:
+def load_rubric_for(request: dict[str, Any]) -> AnyRubric:
     from pydantic import TypeAdapter, ValidationError
 
     from jurybench.rubric import Rubric, load_rubric
@@ -238,7 +246,8 @@ def load_rubric_for(request: dict[str, Any]) -> Any:
         raise JurybenchError(f"rubric_inline.{field}: {err['msg']}.", hint="See docs/rubrics.md.") from None
 
 
-def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Any = None) -> Any:
+def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | None,
+             calibration_dir: Path | None = None) -> Jury:  # fmt: skip
     """The job's jury, with each juror's credentials (kept in memory only) put back."""
     from dataclasses import replace
 
@@ -266,12 +275,12 @@ def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | Non
     return with_samples(replace(jury, jurors=tuple(jurors)), request.get("samples"))
 
 
-def _without_secret_names(entry: Any) -> Any:
+def _without_secret_names(entry: object) -> object:
     """A stored juror mapping lists the names of its credentials under 'secrets': not a parameter."""
     return {k: v for k, v in entry.items() if k != "secrets"} if isinstance(entry, dict) else entry
 
 
-def parsed_jurors(jury: dict[str, Any]) -> list[Any]:
+def parsed_jurors(jury: dict[str, Any]) -> list[JurorSpec]:
     """Each juror of a request's jury, parsed the one way the CLI parses it."""
     from jurybench.jurors import juror_from_mapping, parse_juror
 
@@ -296,8 +305,8 @@ def public_jury(jury: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_job(
-    request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Any = None
-) -> tuple[Any, Any, str | None, list[str] | None]:
+    request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Path | None = None
+) -> tuple[AnyRubric, Jury, str | None, list[str] | None]:
     """The rubric, jury, subject predicate and subject ids of a stored (prepared) job."""
     rubric = load_rubric_for(request)
     if request.get("_needs_key") and not secrets:

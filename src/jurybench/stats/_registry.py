@@ -128,14 +128,14 @@ class Statistic(Generic[P]):
     def __init__(
         self,
         name: str,
-        compute: Callable[Concatenate[Any, P], dict[str, Any]],
+        compute: Callable[Concatenate[Connection, P], dict[str, Any]],
         table: Table,
         *,
         help: str | None = None,
         plots: tuple[str, ...] = (),
         capped: bool = False,
         runs_sql: bool = False,
-        prepare: Callable[[Any, dict[str, Any]], None] | None = None,
+        prepare: Callable[[StoreRef, dict[str, Any]], None] | None = None,
     ) -> None:
         if not NAME.match(name):
             raise JurybenchError(f"statistic name {name!r}: use lower-case letters, digits and '-'.")
@@ -238,7 +238,7 @@ class Statistic(Generic[P]):
         return f"<statistic {self.name}>"
 
 
-def _recorded(stat: Statistic[Any], store: StoreRef, values: dict[str, Any]) -> pd.DataFrame:
+def _recorded(stat: Statistic[...], store: StoreRef, values: dict[str, Any]) -> pd.DataFrame:
     """Compute on a reading connection (closed before writing), record, and frame the result.
 
     A ``capped`` statistic (one that reads a big run a slice at a time) over a store given by
@@ -310,23 +310,23 @@ def statistic(
     plots: tuple[str, ...] = (),
     capped: bool = False,
     runs_sql: bool = False,
-    prepare: Callable[[Any, dict[str, Any]], None] | None = None,
-) -> Callable[[Callable[Concatenate[Any, P], dict[str, Any]]], Statistic[P]]:
+    prepare: Callable[[StoreRef, dict[str, Any]], None] | None = None,
+) -> Callable[[Callable[Concatenate[Connection, P], dict[str, Any]]], Statistic[P]]:
     """Decorate a compute function ``(con, run, **parameters) -> dict`` to make it a
     :class:`Statistic` (register it with :func:`register_statistic`)."""
 
-    def make(compute: Callable[Concatenate[Any, P], dict[str, Any]]) -> Statistic[P]:
+    def make(compute: Callable[Concatenate[Connection, P], dict[str, Any]]) -> Statistic[P]:
         return Statistic(name, compute, table, plots=plots, capped=capped, runs_sql=runs_sql, prepare=prepare)
 
     return make
 
 
-_STATS: dict[str, Statistic[Any]] = {}
+_STATS: dict[str, Statistic[...]] = {}
 _LOCK = threading.Lock()
 _LOADED = [False]
 
 
-def register_statistic(stat: Statistic[Any], *, replace: bool = False) -> None:
+def register_statistic(stat: Statistic[...], *, replace: bool = False) -> None:
     """Offer ``stat`` on every face. Registering a name twice is refused unless ``replace``."""
     with _LOCK:
         if stat.name in _STATS and not replace and _STATS[stat.name] is not stat:
@@ -356,14 +356,14 @@ def _load() -> None:
     load_plugins(ENTRY_POINT_GROUP, "statistics")
 
 
-def statistics() -> dict[str, Statistic[Any]]:
+def statistics() -> dict[str, Statistic[...]]:
     """Every registered statistic by name, built-ins first."""
     _load()
     with _LOCK:
         return dict(_STATS)
 
 
-def get_statistic(name: str) -> Statistic[Any]:
+def get_statistic(name: str) -> Statistic[...]:
     """The statistic called ``name``, or one line naming the known ones."""
     known = statistics()
     if name not in known:

@@ -11,7 +11,8 @@ import json
 import math
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from jurybench.errors import JurybenchError, NotFound
 from jurybench.stats import run_dimensions
@@ -27,21 +28,25 @@ PAGE = 50
 DISAGREEMENTS = 500  # the most disputed subjects kept per run and sort
 
 
+T = TypeVar("T")
+
+
 class _Memo:
     """A small LRU cache shared by the pages, keyed by the run's state."""
 
     def __init__(self, size: int = 256) -> None:
-        self.size, self.items, self.lock = size, OrderedDict[Any, Any](), threading.Lock()
+        self.size, self.items, self.lock = size, OrderedDict[Hashable, object](), threading.Lock()
 
     def clear(self) -> None:
         with self.lock:
             self.items.clear()
 
-    def get(self, key: Any, make: Any) -> Any:
+    def get(self, key: Hashable, make: Callable[[], T]) -> T:
+        """What ``make()`` gave for ``key`` (the key names what was made, so its type is make's)."""
         with self.lock:
             if key in self.items:
                 self.items.move_to_end(key)
-                return self.items[key]
+                return cast(T, self.items[key])
         value = make()
         with self.lock:
             self.items[key] = value
@@ -216,7 +221,7 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
                             "below_quorum": len(short or ())})  # fmt: skip
         return {"figures": figures, "below_quorum": len(below), "pairwise": pairwise}
 
-    return MEMO.get(("figures", *run_key(run)), make)  # type: ignore[no-any-return]
+    return MEMO.get(("figures", *run_key(run)), make)
 
 
 def run_jurors(con: Connection, run: dict[str, Any]) -> list[dict[str, Any]]:
@@ -242,7 +247,7 @@ def run_jurors(con: Connection, run: dict[str, Any]) -> list[dict[str, Any]]:
                 r[f"{k}_rate"] = (r[f"n_{k}"] or 0) / n if n else None
         return rows
 
-    return MEMO.get(("jurors", *run_key(run)), make)  # type: ignore[no-any-return]
+    return MEMO.get(("jurors", *run_key(run)), make)
 
 
 def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
@@ -281,7 +286,7 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
                              "high": high, "mae": m.get("mae"), "n": n})  # fmt: skip
         return {"rows": rows, "preference": [], "note": f"{labelled} of the run's items have human labels."}
 
-    return MEMO.get(("agreement", *run_key(run)), make)  # type: ignore[no-any-return]
+    return MEMO.get(("agreement", *run_key(run)), make)
 
 
 def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:

@@ -124,7 +124,7 @@ def plot_of(con: Connection, row: dict[str, Any]) -> str | None:
         except (KeyError, TypeError, ValueError, IndexError):  # a result of another shape: shown as a table only
             return None
 
-    return MEMO.get(("plot", row["result_id"]), make)  # type: ignore[no-any-return]
+    return MEMO.get(("plot", row["result_id"]), make)
 
 
 def result_table(row: dict[str, Any]) -> tuple[list[str], list[list[object]]]:
