@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-    from jurybench.api._specs import StoreLike
+    from jurybench.api._store import StoreLike
     from jurybench.calibration import Selection
 
 

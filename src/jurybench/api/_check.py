@@ -23,7 +23,7 @@ from jurybench.errors import JurybenchError
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.api._specs import StoreLike
+    from jurybench.api._store import StoreLike
 
 _RULE = re.compile(r"^\s*([^<>=\s]+)\s*(>=|<=)\s*(-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9]+)\s*$")
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from duckdb import DuckDBPyConnection
 
-    from jurybench.api._specs import JuryLike, RubricLike, StoreLike
+    from jurybench.api._specs import JuryLike, RubricLike
+    from jurybench.api._store import StoreLike
     from jurybench.engine import EngineOptions, RunResult
     from jurybench.generation import GenerationReport, GenerationSpec
     from jurybench.rubric import AnyRubric

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
-    from jurybench.api._specs import StoreLike
+    from jurybench.api._store import StoreLike
 
 
 def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, seed: int, alpha: float,

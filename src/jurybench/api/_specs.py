@@ -14,17 +14,13 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
     import pandas as pd
-    from duckdb import DuckDBPyConnection
 
-    from jurybench.api._store import Store
     from jurybench.jurors import JurorSpec
     from jurybench.jury import Jury
     from jurybench.rubric import AnyRubric
 
-    # What the Python face takes: an open store, a path (a new file is created), or a DuckDB
-    # connection; a rubric by name, path or object; a jury file, a Jury or its jurors; data as
-    # a DataFrame, rows (mappings of column to value) or a CSV/JSONL/Parquet file.
-    StoreLike: TypeAlias = Store | str | Path | DuckDBPyConnection
+    # What the Python face takes: a rubric by name, path or object; a jury file, a Jury or its
+    # jurors; data as a DataFrame, rows (mappings of column to value) or a CSV/JSONL/Parquet file.
     RubricLike: TypeAlias = str | Path | AnyRubric
     JurorLike: TypeAlias = str | Mapping[str, object] | JurorSpec
     JuryLike: TypeAlias = str | Path | Jury | JurorLike | Sequence[JurorLike]

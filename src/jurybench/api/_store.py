@@ -6,7 +6,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from jurybench.errors import JurybenchError
 from jurybench.store import Holder
@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from jurybench.api._specs import Data, RubricLike
     from jurybench.engine import JudgmentImport
     from jurybench.store import ImportResult, Row
+
+
+# What the Python face takes as a store: an open one, a path (a new file is created), or a
+# DuckDB connection.
+StoreLike: TypeAlias = "Store | str | Path | Connection"
 
 
 def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | None:

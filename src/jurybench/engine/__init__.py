@@ -5,8 +5,8 @@ Internal: the names below are this stage's interface to the other stages (the or
 docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
-from jurybench.engine._calls import EngineHooks, EngineOptions
 from jurybench.engine._imported import JudgmentImport, import_judgments
+from jurybench.engine._options import EngineHooks, EngineOptions
 from jurybench.engine._plan import (
     ORDERS,
     Planned,

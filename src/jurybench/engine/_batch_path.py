@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.jurors import (
@@ -37,18 +37,28 @@ from jurybench.jurors import (
     batch_price,
     price_of,
     priced,
-    protocol_of,
     request_body,
     split,
 )
 from jurybench.redact import redact
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Iterator
+
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.rubric import AnyRubric
+    from jurybench.engine._budget import Budget
+    from jurybench.engine._options import EngineOptions
+    from jurybench.engine._plan import Task
+    from jurybench.engine._progress import RunProgress
+    from jurybench.engine._writer import _Held, _Released, _Writer
+    from jurybench.jurors import Backend
+    from jurybench.rubric import AnyRubric, Outcome
 
-Record = Callable[[Any, dict[str, Any], Any], None]  # (task, call row, outcome)
+Record = Callable[["Task", dict[str, Any], "Outcome | None"], None]  # (task, call row, outcome)
+
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -72,15 +82,15 @@ class BatchRunner:
         self,
         run_id: str,
         rubric: AnyRubric,
-        tasks: Sequence[Any],
-        backends: dict[str, Any],
-        access: Any,
-        writer: Any,
-        progress: Any,
-        options: Any,
+        tasks: Sequence[Task],
+        backends: dict[str, Backend],
+        access: _Held | _Released,
+        writer: _Writer,
+        progress: RunProgress,
+        options: EngineOptions,
         record: Record,
         unusable: dict[str, str],
-        budget: Any = None,
+        budget: Budget | None = None,
     ) -> None:
         self.run_id, self.rubric, self.access, self.writer = run_id, rubric, access, writer
         self.progress, self.options, self.record, self.unusable, self.budget = (
@@ -107,7 +117,7 @@ class BatchRunner:
 
     # -- store ---------------------------------------------------------------------------
     @contextlib.contextmanager
-    def _con(self) -> Any:
+    def _con(self) -> Iterator[Connection]:
         from jurybench.config import lock_wait_s
 
         with self.access.open(wait_s=lock_wait_s()) as con:
@@ -202,7 +212,7 @@ class BatchRunner:
         )
 
     # -- provider --------------------------------------------------------------------------
-    async def _retrying(self, what: Callable[[], Any]) -> Any:
+    async def _retrying(self, what: Callable[[], Awaitable[T]]) -> T:
         """A batch API request, retried with backoff on transient errors (the run's retry policy)."""
         failures = 0
         while True:
@@ -441,15 +451,3 @@ class BatchRunner:
                     self.counts["collected"] += 1
                     await self._send_all(follow)
         self._note()  # calls a budget held back are left for a higher one
-
-
-def batch_protocol_problems(jurors: Sequence[Any]) -> list[str]:
-    """Jurors that call a provider but have no batch API jurybench speaks (offline jurors answer
-    at once and need none)."""
-    from jurybench.jurors import is_offline
-
-    return [
-        f"juror '{spec.display_name}' ({spec.model})"
-        for spec in jurors
-        if not is_offline(spec.model) and protocol_of(spec) is None
-    ]

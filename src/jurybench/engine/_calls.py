@@ -9,15 +9,16 @@ import functools
 import random
 import threading
 import time
-from collections import Counter, defaultdict, deque
+from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jurybench.engine._budget import Budget, CostTally
+from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
 from jurybench.engine._load import LoadControl, LoadGate, monitor
+from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import Task
+from jurybench.engine._progress import RunProgress
 from jurybench.engine._writer import _Writer
 from jurybench.jurors import (
     Backend,
@@ -43,136 +44,7 @@ from jurybench.rubric import (
 )
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-
-class _Progress:
-    """A rich progress bar: done / total, ETA, calls per second, cost, invalid count."""
-
-    def __init__(self, total: int, cached: int, enabled: bool) -> None:
-        self.enabled = enabled and total > 0
-        self.counts: Counter[str] = Counter()
-        self.errors: Counter[tuple[str, str]] = Counter()
-        self.skipped = 0
-        self.stopped = False  # asked to stop early (options.hooks.stop)
-        self.cost = CostTally()
-        self.started = time.perf_counter()
-        if not self.enabled:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("[bold]judging"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[rate]:.1f} calls/s"),
-            TextColumn("{task.fields[cost]}"),
-            TextColumn("invalid {task.fields[invalid]} · refusal {task.fields[refusal]} · error {task.fields[error]}"),
-            TextColumn("{task.fields[note]}"),
-            transient=False,
-        )
-        self.task_id = self.progress.add_task(
-            "judging",
-            total=total,
-            completed=cached,
-            rate=0.0,
-            cost="",
-            invalid=0,
-            refusal=0,
-            error=0,
-            note="",
-        )
-        self.progress.start()
-
-    def advance(self, status: str, cost: float | None, juror: str = "", shared: bool = False) -> None:
-        self.counts[status] += 1
-        if not shared:  # another run asked and paid for a shared answer
-            self.cost.add(juror, cost, status)
-        if not self.enabled:
-            return
-        done = sum(self.counts.values())
-        rate = done / max(time.perf_counter() - self.started, 1e-9)
-        self.progress.update(
-            self.task_id,
-            advance=1,
-            rate=rate,
-            cost=self.cost.text(),
-            invalid=self.counts["invalid"],
-            refusal=self.counts["refusal"],
-            error=self.counts["error"],
-        )
-
-    def reuse(self, n: int) -> None:
-        """Calls answered before (from the store): counted as done, not made."""
-        if self.enabled and n:
-            self.progress.update(self.task_id, advance=n)
-
-    def note(self, text: str) -> None:
-        """A line of state beside the bar (e.g. the batches submitted, in progress, collected)."""
-        if self.enabled:
-            self.progress.update(self.task_id, note=text)
-
-    def skip(self) -> None:
-        """A task not attempted because its juror is unusable."""
-        self.skipped += 1
-        if self.enabled:
-            self.progress.update(self.task_id, advance=1)
-
-    def stop(self) -> None:
-        if self.enabled:
-            self.progress.stop()
-
-
-@dataclass
-class EngineHooks:
-    """How an embedding program (the HTTP service, a notebook) takes part in a run: callables
-    the engine calls and a lock it holds. None of it changes what the run asks or stores."""
-
-    # Every finished call's row (the service's live progress), and each task's status.
-    on_call: Callable[[dict[str, Any]], None] | None = None
-    on_result: Callable[[Task, str], None] | None = None
-    # (calls in the run, calls reused from the store), once planned.
-    on_plan: Callable[[int, int], None] | None = None
-    # Asked between calls: True stops the run early ('interrupted'; the same run resumes later).
-    stop: Callable[[], bool] | None = None
-    # Held around store writes when several threads share one connection.
-    store_lock: AbstractContextManager[object] | None = None
-    # A writer for the run's last answers and status (a RunEnd), committed with other runs'
-    # (the service's group writer); on a held connection only.
-    end_run: Callable[[Any], None] | None = None
-
-
-@dataclass
-class EngineOptions:
-    """What a run is set to do (plain values, the same whoever starts it), and its ``hooks``."""
-
-    concurrency: int = 16
-    retries: int = 4
-    retry_base_s: float = 1.0
-    retry_max_s: float = 60.0
-    progress: bool = False  # library calls are quiet; the CLI turns the bar on in a terminal
-    # How long a call may keep waiting out rate limits (429s) before it counts as an error.
-    give_up_after_s: float = 3600.0
-    # Plan only: count calls, tokens and cost; call nothing, write nothing (score --plan).
-    plan_only: bool = False
-    # A budget in USD for the run's whole spend (earlier invocations included): no call starts
-    # that could pass it; the run ends 'stopped_budget' and a higher budget resumes it.
-    max_cost: float | None = None
-    # Send calls through the providers' batch APIs (score --batch); poll open batches this often.
-    batch: bool = False
-    batch_poll_s: float = 30.0
-    # Pairwise designs: both orders (symmetrized), one (item_a shown first), or random (one order
-    # per pair drawn from order_seed and the pair's id: reproducible, stored with the run).
-    orders: str = "both"
-    order_seed: int = 0
-    hooks: EngineHooks = field(default_factory=EngineHooks)
+    pass
 
 
 class _InFlight:
@@ -359,7 +231,7 @@ async def _execute(
     tasks: list[Task],
     backends: dict[str, Backend],
     writer: _Writer,
-    progress: _Progress,
+    progress: RunProgress,
     options: EngineOptions,
     unusable: dict[str, str],
     budget: Budget | None = None,

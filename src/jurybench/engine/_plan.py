@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, answers_in_json, check_juror
@@ -17,6 +17,9 @@ from jurybench.rubric import (
     PreferenceRubric,
     is_pairwise,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass
@@ -158,7 +161,6 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
 
 def check_batch_jurors(jurors: list[JurorSpec]) -> None:
     """``--batch``: every juror that calls a provider must have a batch API jurybench speaks."""
-    from jurybench.engine._batch_path import batch_protocol_problems
     from jurybench.jurors import check_batch_juror
 
     for spec in jurors:
@@ -171,3 +173,15 @@ def check_batch_jurors(jurors: list[JurorSpec]) -> None:
             hint="If its endpoint implements OpenAI's batch API, add batch_api=openai to the juror; otherwise run "
             "without --batch.",
         )
+
+
+def batch_protocol_problems(jurors: Sequence[JurorSpec]) -> list[str]:
+    """Jurors that call a provider but have no batch API jurybench speaks (offline jurors answer
+    at once and need none)."""
+    from jurybench.jurors import is_offline, protocol_of
+
+    return [
+        f"juror '{spec.display_name}' ({spec.model})"
+        for spec in jurors
+        if not is_offline(spec.model) and protocol_of(spec) is None
+    ]

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.engine._call_state import generating
-from jurybench.engine._calls import EngineOptions, _execute, _Progress
+from jurybench.engine._calls import _execute
+from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import (
     CHUNK,
     Planned,
@@ -37,6 +38,7 @@ from jurybench.engine._plan import (
     plan_tasks,
     validate_jurors,
 )
+from jurybench.engine._progress import RunProgress
 from jurybench.engine._records import done_call_keys, record_gold_labels, register_jurors, register_rubric
 from jurybench.engine._writer import RunEnd, _Held, _Released, _Writer, end_runs, replay_journal
 from jurybench.errors import JurybenchError
@@ -274,7 +276,7 @@ def run_tasks(
         raise
     writer = _Writer(access, run_id, rubric)
     started = time.perf_counter()
-    progress = _Progress(planned.n_tasks, 0, options.progress)
+    progress = RunProgress(planned.n_tasks, 0, options.progress)
     result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
     if is_pairwise(rubric) and options.orders != "both":
         result.notes.append(f"--orders {options.orders}: each pair is judged in one order, so position bias cannot be "

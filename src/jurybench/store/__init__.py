@@ -4,7 +4,6 @@ Internal: the names below are this stage's interface to the other stages (the or
 docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.store._db import (
-    OpenStore,
     Params,
     StoreRef,
     connect,
@@ -54,7 +53,6 @@ __all__ = [
     "DuckConfig",
     "Holder",
     "ImportResult",
-    "OpenStore",
     "Params",
     "Row",
     "StoreBusy",
