@@ -116,6 +116,7 @@ COMMANDS: dict[str, Command] = {
 
 __all__ = [
     "COMMANDS",
+    "Command",
     "Option",
     "agreement",
     "annotations_import",

@@ -447,7 +447,7 @@ def cache_marked(messages: Messages) -> list[dict[str, Any]]:
     return out
 
 
-def _seed_of(*parts: Any) -> int:
+def _seed_of(*parts: object) -> int:
     digest = hashlib.sha256(repr(parts).encode()).digest()
     return int.from_bytes(digest[:8], "big")
 

@@ -30,10 +30,15 @@ import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.commands import COMMANDS
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from jurybench.commands import Command, Option
 
 SHIPPED = ("persuasion", "inventory", "culture", "emotion")
 
@@ -62,7 +67,7 @@ def shipped_study(name: str) -> Path:
     return shipped_dir() / name / "study.yaml"
 
 
-def _option(key: str, value: Any, where: str) -> list[str]:
+def _option(key: str, value: object, where: str) -> list[str]:
     flag = "--" + key.replace("_", "-")
     if value is True:
         return [flag]
@@ -139,7 +144,7 @@ def _close_matches(flag: str, flags: list[str]) -> str:
     return f" (Possible options: {', '.join(close)})" if close else ""
 
 
-def _value(option: Any, value: Any) -> Any:
+def _value(option: Option, value: object) -> object:
     """A step's value checked against the option's type, converted as the command line would."""
     from pydantic import TypeAdapter, ValidationError
 
@@ -159,7 +164,7 @@ def _value(option: Any, value: Any) -> Any:
         ) from None
 
 
-def check_step(step: Step) -> tuple[Any, dict[str, Any]]:
+def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
     """The step's command and its arguments, every option checked as the command line checks
     them: a misspelt option, a missing one or a bad value is one line naming the step."""
     from jurybench.commands import command
@@ -231,12 +236,12 @@ def _check_jurors(values: dict[str, Any]) -> None:
         validate_jurors(rubric, specs, need_keys=False)
 
 
-def check_steps(steps: list[Step]) -> list[tuple[Any, dict[str, Any]]]:
+def check_steps(steps: list[Step]) -> list[tuple[Command, dict[str, Any]]]:
     """Every step checked before the first one runs (nothing is written when one is wrong)."""
     return [check_step(step) for step in steps]
 
 
-def run_study(path: Path, out: Path, db: Path, *, echo: Any = print) -> int:
+def run_study(path: Path, out: Path, db: Path, *, echo: Callable[[str], object] = print) -> int:
     """Check every step, then run them in order, each as the library call its command makes;
     stops at the first failing step and returns its exit code."""
     name, steps = load_steps(path, out, db)
