@@ -23,6 +23,12 @@ with jb.open("study.duckdb") as store:
     jb.score(store, rubric="story-quality", jury=3.5)  # E3: a jury is jurors, a file or a Jury
     jb.generate(store, "gen.yaml", prompts=42)  # E4: prompts are a file, a DataFrame or rows
     jb.stats.gap(store, "r1", bootz=1)  # E5: misspelt
+    counts = store.import_items([{"item_id": "a", "response": "x"}])
+    print(counts.inserted + counts.unchanged, run.results().sort_values("score"))
+    print(counts.insrted)  # E6: an import says inserted, unchanged, updated
+    run.results().sort_valuez("score")  # E7: results are a DataFrame
+    jb.agreement(store, "r1").to_csv("agreement.csv")
+    jb.agreement(store, "r1").to_cvs("agreement.csv")  # E8: so is agreement
 """
 
 
