@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from jurybench.annotations._agreement import (
     bootstrap,
@@ -17,8 +18,12 @@ from jurybench.annotations._agreement import (
 from jurybench.annotations._data import PointwiseData, pointwise_data
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from duckdb import DuckDBPyConnection as Connection
-    from numpy.typing import NDArray
+
+
+Index = NDArray[np.int_]  # rows drawn by a bootstrap round
 
 
 def _pearson(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
@@ -46,10 +51,10 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     ceiling_mean = {k: float(np.nanmean([c[k] for c in ceiling])) for k in ceiling[0]} if ceiling else {}
     jury = data.jury  # the run's jury rule, NaN below quorum
 
-    def pearson_of(scores: NDArray[np.float64]) -> Any:
+    def pearson_of(scores: NDArray[np.float64]) -> Callable[[Index], float]:
         return lambda idx: _pearson(scores[idx], target[idx])
 
-    def jury_gain_over(scores: NDArray[np.float64]) -> Any:
+    def jury_gain_over(scores: NDArray[np.float64]) -> Callable[[Index], float]:
         return lambda idx: _pearson(jury[idx], target[idx]) - _pearson(scores[idx], target[idx])
 
     rows: list[dict[str, Any]] = []

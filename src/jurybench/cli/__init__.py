@@ -13,13 +13,17 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from jurybench.cli._common import app, click_exceptions, usage_line, usage_text
 from jurybench.commands import preference_rows
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from signal import _HANDLER  # typeshed's name for what signal.signal returns
+    from types import FrameType
 
 # Importing a command module registers its commands; --help lists them in this order.
 for _module in ("_judge", "_data", "_human", "_serve"):
@@ -37,13 +41,13 @@ def _register_stats() -> None:
     app.command("plot")(plot)
 
 
-def _sigterm_as_interrupt() -> Any:
+def _sigterm_as_interrupt() -> _HANDLER:
     """SIGTERM ends a command like Ctrl-C from the start (the engine keeps its own handler while
     it runs): stored work is kept and the exit is 130, whenever the signal comes. Returns the
     handler it replaced (None off the main thread, where signals are the host's)."""
     import signal
 
-    def interrupt(signum: int, frame: Any) -> None:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jurybench.commands._output import (
     check_format,
@@ -27,6 +27,9 @@ from jurybench.commands._output import (
     run_outcome,
 )
 from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from jurybench.engine import EngineOptions
 
 
 def _words(text: str) -> list[str]:
@@ -44,7 +47,7 @@ def _mapping(text: str, option: str) -> dict[str, str]:
 
 
 def _engine(concurrency: int, retries: int, give_up_after: float, max_cost: float | None, plan: bool, batch: bool,
-            poll_every: float, progress: bool) -> Any:  # fmt: skip
+            poll_every: float, progress: bool) -> EngineOptions:  # fmt: skip
     import sys
 
     from jurybench.api import engine_options

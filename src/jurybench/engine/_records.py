@@ -11,6 +11,7 @@ from jurybench.jurors import JurorSpec, stored_params
 from jurybench.rubric import AnyRubric
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from duckdb import DuckDBPyConnection as Connection
 
 CALL_COLUMNS = [
@@ -167,7 +168,7 @@ def write_batch(
         write_members(con, [run_id] * len(keys), keys)
 
 
-def _arrow(rows: Rows, columns: list[tuple[str, str]]) -> Any:
+def _arrow(rows: Rows, columns: list[tuple[str, str]]) -> pa.Table:
     import pyarrow as pa
 
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in columns])

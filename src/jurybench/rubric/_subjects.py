@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from jurybench.rubric._model import AnyRubric, is_pairwise
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from duckdb import DuckDBPyConnection as Connection
 
 
@@ -43,7 +44,7 @@ def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
     )
 
 
-def subject_table(con: Connection, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> Any:
+def subject_table(con: Connection, rubric: AnyRubric, where: str | None, ids: Sequence[str] | None = None) -> pa.Table:
     """The selected subjects as an Arrow table (texts stay in Arrow's compact buffers): those with
     the given ids (found in SQL, so a few subjects of a big store cost little) and/or matching
     ``where``. The engine does not hold a run's subjects: it plans from :func:`subject_ids` and

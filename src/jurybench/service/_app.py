@@ -9,7 +9,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -169,7 +169,7 @@ def create_app(
         open_state()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> Any:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         open_state()
         warming = WarmUp(state["store"], start=config.warm_viewer)
         try:

@@ -18,6 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from duckdb import DuckDBPyConnection as Connection
+
     from jurybench.service._store import Store
 
 
@@ -65,11 +69,11 @@ class _Limited:
         self.store = store
 
     @contextmanager
-    def reading(self) -> Iterator[Any]:
+    def reading(self) -> Iterator[Connection]:
         with self.store.reading() as cur, self.store.limited(cur, timeout_s=self.store.sql_timeout_s, what="sql"):
             yield cur
 
-    def writing(self) -> Any:
+    def writing(self) -> AbstractContextManager[Connection]:
         return self.store.writing()
 
 
