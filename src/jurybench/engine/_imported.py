@@ -439,8 +439,8 @@ def _write(con: Connection, calls: dict[tuple[str, str, int], _Call], rubric: An
     from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_calls, write_members
     from jurybench.store import registered
 
-    call_rows: dict[str, list[Any]] = {name: [] for name, _ in CALL_COLUMNS}
-    judgment_rows: dict[str, list[Any]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
+    call_rows: dict[str, list[object]] = {name: [] for name, _ in CALL_COLUMNS}
+    judgment_rows: dict[str, list[object]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
     keys: list[str] = []
     for (subject, shown, sample), call in calls.items():
         key = call_key(rubric.content_hash, spec.key, subject, shown, sample)

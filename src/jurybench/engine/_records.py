@@ -132,7 +132,7 @@ def done_call_keys(con: Connection, keys: list[str], subjects: list[str] | None 
     return {r[0] for r in rows}
 
 
-Rows = list[dict[str, Any]] | dict[str, list[Any]]  # row dicts, or columns (name -> values)
+Rows = list[dict[str, Any]] | dict[str, list[object]]  # row dicts, or columns (name -> values)
 
 
 def n_rows(rows: Rows) -> int:

@@ -135,7 +135,7 @@ class _Released:
             self.request.unlink()
 
 
-Batch = tuple[dict[str, list[Any]], dict[str, list[Any]], list[str]]
+Batch = tuple[dict[str, list[object]], dict[str, list[object]], list[str]]
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def end_runs(con: Connection, ends: list[RunEnd]) -> list[None]:
         judgments = {name: [v for e in group for v in e.batch[1][name]] for name, _ in JUDGMENT_COLUMNS}
         write_calls(con, calls, judgments, pairwise)
         members = [(e.run_id, k) for e in group for k in (*e.batch[0]["call_key"], *e.batch[2])]
-        write_members(con, [r for r, _ in members], [k for _, k in members])
+        write_members(con, [r for r, _ in members], [str(k) for _, k in members])
     ended = pa.table({"run_id": [e.run_id for e in ends], "status": [e.status for e in ends],
                       "finished_at": pa.array([e.finished_at for e in ends], pa.timestamp("us"))})  # fmt: skip
     with registered(con, "_jb_run_ends", ended):
@@ -176,7 +176,7 @@ def end_runs(con: Connection, ends: list[RunEnd]) -> list[None]:
     return [None] * len(ends)
 
 
-def _columns(spec: list[tuple[str, str]]) -> dict[str, list[Any]]:
+def _columns(spec: list[tuple[str, str]]) -> dict[str, list[object]]:
     return {name: [] for name, _ in spec}
 
 
@@ -196,7 +196,7 @@ class _Journal:
         self.fd: int | None = None
         self.dirty = False
 
-    def append(self, call: dict[str, Any], judgments: dict[str, list[Any]]) -> None:
+    def append(self, call: dict[str, Any], judgments: dict[str, list[object]]) -> None:
         import json
         import os
 
@@ -215,7 +215,7 @@ class _Journal:
             os.ftruncate(self.fd, 0)
             self.dirty = False
 
-    def pending(self) -> tuple[list[dict[str, Any]], dict[str, list[Any]]]:
+    def pending(self) -> tuple[list[dict[str, Any]], dict[str, list[object]]]:
         """The calls and judgment rows a killed run left here (a torn last line is skipped)."""
         import json
 

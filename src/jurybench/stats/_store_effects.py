@@ -117,10 +117,10 @@ def stat_cohens_d(
         criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arms), "criterion"].unique())
         names = criteria + group_names
 
-        kept: dict[str, list[Any]] = {}
+        kept: dict[str, list[object]] = {}
 
         def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria,
-                   kept: dict[str, list[Any]] = kept) -> NDArray[np.float64]:  # fmt: skip
+                   kept: dict[str, list[object]] = kept) -> NDArray[np.float64]:  # fmt: skip
             wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
                 index="item_id", columns="criterion", values="score"
             )
