@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
     from jurybench.jury import Jury
-    from jurybench.rubric import Rubric
+    from jurybench.rubric import AnyRubric
     from jurybench.store import ImportResult, Row
 
 log = logging.getLogger("jurybench.service")
@@ -267,7 +267,7 @@ def create_app(
     # -- jobs --------------------------------------------------------------------------------
     def _prepare(
         body: rq.JobIn, *, need_keys: bool = True
-    ) -> tuple[dict[str, Any], "Rubric", "Jury", list[dict[str, str] | None]]:
+    ) -> tuple[dict[str, Any], "AnyRubric", "Jury", list[dict[str, str] | None]]:
         """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
         from jurybench.calibration import attach_calibration
         from jurybench.engine import check_batch_jurors, check_orders, validate_jurors
