@@ -22,7 +22,9 @@ FORMATS = ("csv", "jsonl", "parquet")
 
 def as_float(value: object) -> float:
     """``float(value)`` for what float takes (text, numbers); TypeError for anything else."""
-    if isinstance(value, str | SupportsFloat | SupportsIndex):
+    if isinstance(value, int | float | str):  # the common case, without the protocol checks' cost
+        return float(value)
+    if isinstance(value, SupportsFloat | SupportsIndex):  # numpy and Decimal numbers
         return float(value)
     raise TypeError(f"not a number: {type(value).__name__}")
 
