@@ -150,3 +150,26 @@ def test_answers_wait_less_in_a_lagging_process_with_back_pressure(
     monkeypatch.setenv("JURYBENCH_BACKPRESSURE", "on")
     with_it = _mean_lateness(tmp_path, "on")
     assert with_it < without / 2, (with_it, without)
+
+
+def test_a_run_keeps_its_starting_heap_out_of_the_collectors_sight_and_gives_it_back(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """A full collection that walks every object litellm and the plan made held the loop up to
+    290 ms (answers waited unread meanwhile, and a kill -9 lost them): the run freezes the heap
+    it starts with while it calls, and unfreezes it at the end."""
+    import gc
+
+    from jurybench.engine import EngineHooks, EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from tests.conftest import run_cli, write
+
+    items = "item_id,response\n" + "".join(f"i{i},Story {i}\n" for i in range(3))
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", items)), "--db", str(db_path)).exit_code == 0
+    before, during = gc.get_freeze_count(), []
+    options = EngineOptions(hooks=EngineHooks(on_call=lambda call: during.append(gc.get_freeze_count())))
+    result = score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], run_id="r", options=options)
+    assert result.n_called == 3 and len(during) == 3
+    assert min(during) > before + 1000  # litellm's, the rubric's, the plan's objects at least
+    assert gc.get_freeze_count() == before

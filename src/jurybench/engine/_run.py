@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
 from jurybench.engine._call_state import generating
 from jurybench.engine._calls import _execute
+from jurybench.engine._load import frozen_heap
 from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import (
     CHUNK,
@@ -311,7 +312,8 @@ def run_tasks(
                 return
 
     try:
-        _run_async(each_chunk())
+        with frozen_heap():  # full collections that do not walk the whole heap: no long stalls of the loop
+            _run_async(each_chunk())
     except BaseException:  # Ctrl-C, SIGTERM, or a failure: the run is left to resume, never "finished"
         interrupted = True
         raise
