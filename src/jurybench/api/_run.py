@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from jurybench.api._specs import jury_of, rubric_of
 from jurybench.errors import JurybenchError
@@ -301,7 +301,7 @@ def generate(
                                  hint="Add prompts: FILE to the spec, or pass prompts.")  # fmt: skip
         prompts = (source.parent if source else Path.cwd()) / gen_spec.prompts
     given = rows_of(prompts, "prompt")
-    prompt_list = load_prompts(Path(cast("str | Path", prompts))) if given is None else prompts_from_rows(*given)
+    prompt_list = load_prompts(Path(given)) if isinstance(given, str | Path) else prompts_from_rows(*given)
     if options is None:
         options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
                                  max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip

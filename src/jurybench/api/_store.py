@@ -6,7 +6,7 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias
 
 from jurybench.errors import JurybenchError
 from jurybench.store import Holder
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 StoreLike: TypeAlias = "Store | str | Path | Connection"
 
 
-def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | None:
-    """In-memory data as numbered rows (1 = the first row) and the name errors use for it;
-    None for a path (read by the file importers, which number rows as the file does)."""
+def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | str | Path:
+    """In-memory data as numbered rows (1 = the first row) and the name errors use for it; a
+    path as it is (read by the file importers, which number rows as the file does)."""
     if isinstance(data, str | Path):
-        return None
+        return data
     if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a DataFrame
         records = data.to_dict(orient="records")
         source = "DataFrame"
@@ -172,10 +172,8 @@ class Store(Holder):
         _expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "item")
-            if given is None:
-                return import_items(
-                    con, cast("str | Path", data), fmt=fmt, treatment_columns=treatment, dataset=dataset
-                )
+            if isinstance(given, str | Path):
+                return import_items(con, given, fmt=fmt, treatment_columns=treatment, dataset=dataset)
             rows, source = given
             return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
 
@@ -186,8 +184,8 @@ class Store(Holder):
         _expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "pair")
-            if given is None:
-                return import_pairs(con, cast("str | Path", data), fmt=fmt, dataset=dataset)
+            if isinstance(given, str | Path):
+                return import_pairs(con, given, fmt=fmt, dataset=dataset)
             rows, source = given
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
@@ -206,7 +204,7 @@ class Store(Holder):
         _expect("juror", juror, str)
         spec = rubric_of(rubric)
         given = rows_of(data, "judgment")
-        rows, source = given if given is not None else (list(read_rows(Path(str(data)), fmt)), str(data))
+        rows, source = (list(read_rows(Path(given), fmt)), str(given)) if isinstance(given, str | Path) else given
         with self.writing() as con:
             return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
                                     as_recording=as_recording)  # fmt: skip
@@ -224,8 +222,8 @@ class Store(Holder):
         spec = rubric_of(rubric)
         with self.writing() as con:
             given = rows_of(data, "annotation")
-            if given is None:
-                return import_annotations(con, cast("str | Path", data), spec, fmt=fmt, layout=layout, mapping=mapping,
+            if isinstance(given, str | Path):
+                return import_annotations(con, given, spec, fmt=fmt, layout=layout, mapping=mapping,
                                           annotator_columns=annotator_columns, criterion=criterion, replace=replace,
                                           continuous=continuous)  # fmt: skip
             rows, source = given
@@ -255,8 +253,8 @@ class Store(Holder):
 
         with self.writing() as con:
             given = rows_of(data, "baseline")
-            if given is None:
-                return import_baselines(con, cast("str | Path", data), name=name, statistic=statistic)
+            if isinstance(given, str | Path):
+                return import_baselines(con, given, name=name, statistic=statistic)
             rows, source = given
             return import_baseline_rows(con, rows, source=source, name=name, statistic=statistic)
 
