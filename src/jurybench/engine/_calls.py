@@ -11,7 +11,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
@@ -19,7 +19,7 @@ from jurybench.engine._load import LoadControl, LoadGate, monitor
 from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import Task
 from jurybench.engine._progress import RunProgress
-from jurybench.engine._writer import _Writer
+from jurybench.engine._writer import Batch, _Writer
 from jurybench.jurors import (
     Backend,
     Completion,
@@ -42,9 +42,6 @@ from jurybench.rubric import (
     AnyRubric,
     Outcome,
 )
-
-if TYPE_CHECKING:
-    pass
 
 
 class _InFlight:
@@ -201,7 +198,7 @@ async def _run_task(
     return state.row()
 
 
-async def _off_the_loop(write: Callable[[Any], bool], batch: Any, outcome: list[bool]) -> bool:
+async def _off_the_loop(write: Callable[[Batch], bool], batch: Batch, outcome: list[bool]) -> bool:
     """``write(batch)`` on a worker thread. Cancelled meanwhile (the run ends), it still waits
     for the write to finish before giving the cancellation on, so the connection is never used
     by two threads at once; ``outcome`` then holds what the write returned."""

@@ -359,15 +359,8 @@ class _Writer:
             self.judgments[name][:0] = values
         self.cached[:0] = cached
 
-    def write(self, batch: Batch, wait_s: float = 0.05) -> bool:
-        """Write one batch; False when the store was busy and nothing was written."""
-        if not self.commit(batch, wait_s):
-            return False
-        self._stored()
-        return True
-
     def commit(self, batch: Batch, wait_s: float = 0.05) -> bool:
-        """The store part of :meth:`write` (safe on a worker thread: it touches only the store
+        """Write one batch to the store (safe on a worker thread: it touches only the store
         connection, never the buffer or the journal); False when the store was busy."""
         calls, judgments, cached = batch
         if not (calls["call_key"] or cached):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-Floats = NDArray[np.float64]
+Array = NDArray[np.float64]
 Ints = NDArray[np.int_]
 
 ELO_SCALE = 400 / np.log(10)
@@ -41,7 +41,7 @@ def _connected(first: Ints, second: Ints, n: int) -> bool:
 
 
 def bradley_terry(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, n_models: int, *, anchor: int = 0,
-                  weights: ArrayLike | None = None, names: list[str] | None = None) -> Floats:  # fmt: skip
+                  weights: ArrayLike | None = None, names: list[str] | None = None) -> Array:  # fmt: skip
     """Log-strengths b (b[anchor] = 0) maximising the Bradley–Terry likelihood of the battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
     y = np.asarray(outcome, dtype=float)
@@ -59,8 +59,8 @@ def bradley_terry(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, n_mod
     return beta
 
 
-def _newton(first: Ints, second: Ints, y: Floats, w: Floats, n_models: int, anchor: int,
-            style: Floats | None) -> tuple[Floats, Floats]:  # fmt: skip
+def _newton(first: Ints, second: Ints, y: Array, w: Array, n_models: int, anchor: int,
+            style: Array | None) -> tuple[Array, Array]:  # fmt: skip
     """Maximum likelihood by Newton's method: model indicators (+1 first, -1 second, the anchor
     left out) and, with ``style``, its columns as covariates of the first-shown minus the second."""
     free = [m for m in range(n_models) if m != anchor]
@@ -96,7 +96,7 @@ def _newton(first: Ints, second: Ints, y: Floats, w: Floats, n_models: int, anch
 
 
 def bradley_terry_styled(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, style: ArrayLike, n_models: int, *,
-                         anchor: int = 0, weights: ArrayLike | None = None) -> tuple[Floats, Floats]:  # fmt: skip
+                         anchor: int = 0, weights: ArrayLike | None = None) -> tuple[Array, Array]:  # fmt: skip
     """Bradley–Terry with style covariates (Chatbot Arena's style control): P(first wins) =
     1 / (1 + exp(-(b_first - b_second + gamma . z))), where z holds, per battle, the style of the
     first-shown response minus the second's (e.g. normalised length differences). Returns the
@@ -134,12 +134,12 @@ class PairCounts:
         self.n = np.asarray(self.by_cluster_n.sum(axis=0)).ravel()
         self.w = np.asarray(self.by_cluster_w.sum(axis=0)).ravel()
 
-    def drawn(self, counts: Floats) -> tuple[Floats, Floats]:
+    def drawn(self, counts: Array) -> tuple[Array, Array]:
         """N and W for a bootstrap round in which cluster c was drawn counts[c] times."""
         return self.by_cluster_n.T @ counts, self.by_cluster_w.T @ counts
 
 
-def fit_counts(counts: PairCounts, n: ArrayLike, w: ArrayLike, anchor: int, start: ArrayLike | None = None) -> Floats:
+def fit_counts(counts: PairCounts, n: ArrayLike, w: ArrayLike, anchor: int, start: ArrayLike | None = None) -> Array:
     """Log-strengths b (b[anchor] = 0) maximising sum W_ij log s(b_i - b_j) + (N_ij - W_ij) log
     s(b_j - b_i), by Newton's method from ``start`` (a bootstrap round starts from the estimate
     of all the data: a few steps). NotIdentifiable where the likelihood has no finite maximum."""
@@ -180,11 +180,11 @@ def fit_counts(counts: PairCounts, n: ArrayLike, w: ArrayLike, anchor: int, star
     raise NotIdentifiable("the fit did not converge")
 
 
-def elo(beta: Floats) -> Floats:
+def elo(beta: Array) -> Array:
     return np.asarray(ELO_BASE + ELO_SCALE * np.asarray(beta))
 
 
-def win_rate(beta: Floats, baseline: int) -> Floats:
+def win_rate(beta: Array, baseline: int) -> Array:
     """Each model's predicted probability of beating the baseline model."""
     return np.asarray(1 / (1 + np.exp(-(beta - beta[baseline]))))
 
@@ -212,7 +212,7 @@ def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, cluster
     groups = None if z is None else {k: np.flatnonzero(cluster_of == k) for k in range(len(keys))}
     rng = np.random.default_rng(seed)
     boot_r, boot_w, boot_rank, failed = [], [], [], 0
-    boot_s: list[Floats] = []
+    boot_s: list[Array] = []
     for _ in range(n_boot):
         chosen = rng.integers(0, len(keys), len(keys))
         try:
@@ -233,7 +233,7 @@ def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, cluster
         r[np.argsort(-b, kind="stable")] = np.arange(1, n + 1)
         boot_rank.append(r)
 
-    def interval(samples: list[Floats] | list[Ints], m: int, whole: bool = False) -> tuple[float | None, float | None]:
+    def interval(samples: list[Array] | list[Ints], m: int, whole: bool = False) -> tuple[float | None, float | None]:
         if not samples:
             return None, None
         values = np.array([s[m] for s in samples])
