@@ -7,8 +7,9 @@ the kill but not yet read by the run, and any the run read and lost. An answer c
 answered when the stub has written it to the socket before the kill (the stub counts it
 after the write), so answers the stub was still building are in flight, not lost.
 
-Each is measured with the engine's back-pressure (``engine/_load.py``) and without it
-(``JURYBENCH_BACKPRESSURE=off``), and so is the throughput of whole runs, side by side.
+Each is measured with request starts taking turns with answers (the default,
+``engine/_load.py``) and with them in bursts (``JURYBENCH_BACKPRESSURE=off``), and so is the
+throughput of whole runs, side by side.
 
     python bench/kill_bench.py [CALLS] [TRIALS]   -> one JSON object on stdout
 """

@@ -1,10 +1,12 @@
-"""Back-pressure (issue 27, item 8): while the run's own event loop lags, fewer calls are in
-flight, so fewer paid answers wait in the process where a kill -9 would lose them."""
+"""Answers first (issue 27, item 8): request starts take turns with answers, and the heap a
+run starts with is frozen, so few paid answers wait in the process where a kill -9 would lose
+them."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,96 +14,9 @@ from typing import Any, ClassVar
 import pytest
 
 import jurybench as jb
-from jurybench.engine._load import DECREASE, FASTEST, HIGH_LAG_S, MIN_SHARE, STEP_S, LoadControl, LoadGate, monitor
+from jurybench.engine._load import Turns
 from jurybench.jurors import Completion, JurorKind
 from tests.conftest import registered_kind
-
-
-def test_the_share_falls_by_a_step_per_interval_and_grows_back_a_call_a_tick() -> None:
-    assert (HIGH_LAG_S, DECREASE, FASTEST) == (0.02, 0.85, 0.5)
-    control = LoadControl(largest=10)
-    # A smoothed lag of 0.3 * 0.1 = 0.03 s is 1.5 times the mark: the share falls to 1 / 1.5.
-    control.observe(0.1, now=0.0)
-    assert control.lag == pytest.approx(0.03) and control.share == pytest.approx(2 / 3)
-    control.observe(0.1, now=STEP_S / 2)  # within the same interval: no second step
-    assert control.share == pytest.approx(2 / 3)
-    # Now 0.3 * 0.1 + 0.7 * 0.051 = 0.0657 s: over three times the mark, so halved at most.
-    control.observe(0.1, now=STEP_S)
-    assert control.lag == pytest.approx(0.0657) and control.share == pytest.approx(1 / 3)
-    control.observe(0.0, now=2 * STEP_S)  # 0.046 s, a step later: still high, halved again
-    assert control.share == pytest.approx(1 / 6)
-    control = LoadControl(largest=10, lag=0.02)
-    control.observe(0.022, now=0.0)  # 0.0206 s, just above: the gentlest step, 0.85
-    assert control.share == pytest.approx(DECREASE)
-    # Idle ticks: the average decays (0.7 a tick) below 0.008 s, then each tick adds 1/10.
-    for tick in range(30):
-        control.observe(0.0, now=1.0 + tick)
-    assert control.share == 1.0 and control.lag < 0.005
-    for tick in range(200):  # however long the loop lags, some calls still go
-        control.observe(1.0, now=100.0 + tick)
-    assert control.share == MIN_SHARE
-
-
-def test_a_gate_admits_its_share_of_the_concurrency_and_never_less_than_one() -> None:
-    control = LoadControl(share=0.5)
-    gate = LoadGate(4, control)
-    assert gate.limit == 2
-    control.share = 0.01
-    assert gate.limit == 1
-
-    async def scenario() -> list[str]:
-        control.share = 0.5
-        order: list[str] = []
-
-        async def call(name: str) -> None:
-            await gate.enter()
-            order.append(f"in {name}")
-            await asyncio.sleep(0)
-            await asyncio.sleep(0)
-            order.append(f"out {name}")
-            gate.leave()
-
-        await asyncio.gather(call("a"), call("b"), call("c"))
-        return order
-
-    order = asyncio.run(scenario())
-    # c enters only after one of a and b has left
-    assert order.index("in c") > min(order.index("out a"), order.index("out b"))
-
-
-def test_a_freed_place_lets_one_waiting_call_in_not_all_of_them() -> None:
-    """64 workers waiting on a cap of a few: each call that ends wakes one (a woken herd of
-    every waiter per call cost the engine about 7 % of its throughput)."""
-
-    async def scenario() -> tuple[int, int, int]:
-        gate = LoadGate(4, LoadControl(share=0.25))  # a limit of 1
-        await gate.enter()
-        waiters = [asyncio.create_task(gate.enter()) for _ in range(3)]
-        await asyncio.sleep(0)
-        gate.leave()
-        await asyncio.sleep(0)
-        done = sum(w.done() for w in waiters)
-        left = len(gate.waiting)
-        for w in waiters:
-            w.cancel()
-        await asyncio.gather(*waiters, return_exceptions=True)
-        return done, left, gate.active
-
-    done, left, active = asyncio.run(scenario())
-    assert (done, left, active) == (1, 2, 1)  # the one let in holds its place
-
-
-def test_a_loop_kept_busy_lowers_the_share() -> None:
-    async def scenario() -> float:
-        control = LoadControl(largest=8)
-        watcher = asyncio.create_task(monitor(control, [LoadGate(8, control)]))
-        while control.share == 1.0:
-            time.sleep(0.05)  # the loop is held: the monitor's next tick is at least this late
-            await asyncio.sleep(0)
-        watcher.cancel()
-        return control.share
-
-    assert asyncio.run(scenario()) < 1.0
 
 
 class _Busy:
@@ -139,12 +54,12 @@ def _mean_lateness(tmp_path: Path, name: str) -> float:
     return sum(_Busy.late) / len(_Busy.late)
 
 
-def test_answers_wait_less_in_a_lagging_process_with_back_pressure(
+def test_answers_wait_less_when_request_starts_take_turns(
     busy: JurorKind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without back-pressure 64 calls are in flight while the loop can serve about 12 in the
-    answer delay, so each answer waits for the CPU work of the calls ahead of it (about
-    (64 - 12) x 4 ms); with it the calls in flight shrink to what the loop keeps up with."""
+    """In bursts, the starts made ready together run in one pass of the loop (4 ms of CPU
+    each) and an answer that arrives meanwhile waits for all of them; taking turns, it waits
+    for one start at most."""
     monkeypatch.setenv("JURYBENCH_BACKPRESSURE", "off")
     without = _mean_lateness(tmp_path, "off")
     monkeypatch.setenv("JURYBENCH_BACKPRESSURE", "on")
@@ -173,3 +88,79 @@ def test_a_run_keeps_its_starting_heap_out_of_the_collectors_sight_and_gives_it_
     assert result.n_called == 3 and len(during) == 3
     assert min(during) > before + 1000  # litellm's, the rubric's, the plan's objects at least
     assert gc.get_freeze_count() == before
+
+
+def test_request_starts_take_turns_a_pass_of_the_loop_each_with_answers_read_between() -> None:
+    """Ten calls ready to start at once start in ten passes of the loop, not in one burst; an
+    answer that becomes readable meanwhile is taken up after at most one start."""
+
+    async def scenario() -> tuple[list[int], list[str]]:
+        turns, passes, log = Turns(), [0], []
+        ticking = [True]
+
+        def count() -> None:  # a callback in every pass: the pass number
+            passes[0] += 1
+            if ticking[0]:
+                asyncio.get_running_loop().call_soon(count)
+
+        async def start(k: int) -> int:
+            await turns.take()
+            log.append(f"start {k}")
+            return passes[0]
+
+        asyncio.get_running_loop().call_soon(count)
+        starts = [asyncio.create_task(start(k)) for k in range(10)]
+        await asyncio.sleep(0)  # all ten wait for their turn now
+        reader, writer = socket.socketpair()
+        arrived = asyncio.Event()
+        asyncio.get_running_loop().add_reader(reader, lambda: (log.append("answer read"), arrived.set()))
+        writer.send(b"x")  # an answer arrives while the starts wait
+        await arrived.wait()
+        asyncio.get_running_loop().remove_reader(reader)
+        reader.close()
+        writer.close()
+        seen = await asyncio.gather(*starts)
+        ticking[0] = False
+        return seen, log
+
+    seen, log = asyncio.run(scenario())
+    assert len(set(seen)) == 10  # each start in a pass of its own
+    assert seen == sorted(seen)  # in the order asked
+    assert log.index("answer read") <= 2  # read at once, not after the other starts
+
+
+def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
+    async def scenario() -> list[int]:
+        turns, started = Turns(), []
+
+        async def start(k: int) -> None:
+            await turns.take()
+            started.append(k)
+
+        tasks = [asyncio.create_task(start(k)) for k in range(4)]
+        await asyncio.sleep(0)
+        tasks[1].cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        assert not turns.ticking and not turns.waiting  # the ticker stops once nobody waits
+        return started
+
+    assert asyncio.run(scenario()) == [0, 2, 3]
+
+
+def test_network_jurors_take_turns_and_offline_ones_do_not(
+    busy: JurorKind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken: list[int] = []
+    take = Turns.take
+
+    async def counted(self: Turns) -> None:
+        taken.append(1)
+        await take(self)
+
+    monkeypatch.setattr(Turns, "take", counted)
+    with jb.open(tmp_path / "t.duckdb") as store:
+        store.import_items([{"item_id": f"i{k}", "response": "x"} for k in range(5)])
+        jb.score(store, rubric="story-quality", jury=["fake/a"], run="offline")
+        assert taken == []
+        jb.score(store, rubric="story-quality", jury=["busy/one"], run="network")
+        assert len(taken) == 5  # one turn a request

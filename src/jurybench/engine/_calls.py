@@ -15,7 +15,7 @@ from typing import Any
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
-from jurybench.engine._load import LoadControl, LoadGate, monitor
+from jurybench.engine._load import Turns
 from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import Task
 from jurybench.engine._progress import RunProgress
@@ -116,6 +116,7 @@ async def _run_task(
     options: EngineOptions,
     rng: random.Random,
     unusable: dict[str, str],
+    turns: Turns | None = None,
 ) -> tuple[dict[str, Any], Outcome | None]:
     """One call over the synchronous request path: the juror's caps and its endpoint's limiter
     before each request, the retry policy after a failed one, and every answer into the call's
@@ -127,6 +128,7 @@ async def _run_task(
     state = CallState(task, rubric, reasks, mode=getattr(backend, "mode", None))
     timeout = float(spec.option("timeout", 60))
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
+    offline = is_offline(spec.model)  # answered in the process: no request to start
     failures = 0
     endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
     deadline = time.monotonic() + options.give_up_after_s
@@ -146,6 +148,8 @@ async def _run_task(
         completion: Completion | None = None
         backoff = 0.0  # seconds to wait before trying again after a transient error
         try:
+            if turns is not None and not offline:
+                await turns.take()  # a request starts on its turn: answers that arrived are read first
             state.attempts += 1
             if use_instructor:
                 assert isinstance(backend, LiteLLMBackend)
@@ -249,6 +253,10 @@ async def _execute(
         if spec.key not in limiters:
             limiters[spec.key] = JurorPace(spec.option("rpm", None), spec.option("tpm", None))
     rng = random.Random()
+    from jurybench.config import backpressure
+
+    # Requests start on their turn, one a pass of the loop, so answers are read between starts.
+    turns = Turns() if backpressure() else None
 
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
@@ -265,17 +273,13 @@ async def _execute(
         if options.hooks.on_call:
             options.hooks.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
 
-    async def worker(queue: deque[Task], gate: LoadGate) -> None:
+    async def worker(queue: deque[Task]) -> None:
         while queue:
             if options.hooks.stop is not None and options.hooks.stop():
                 progress.stopped = True
                 return
-            await gate.enter()
-            try:
-                if not await attempt(queue):
-                    return
-            finally:
-                gate.leave()
+            if not await attempt(queue):
+                return
 
     async def attempt(queue: deque[Task]) -> bool:
         """The next task of the queue, if the budget allows; False when the worker should end."""
@@ -297,7 +301,7 @@ async def _execute(
                 task.call_key,
                 functools.partial(
                     _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
-                    unusable,
+                    unusable, turns,
                 ),
             )  # fmt: skip
             answered = True
@@ -329,7 +333,6 @@ async def _execute(
             batch = writer.take()
             if batched:
                 ok = writer.commit(batch)
-                control.excuse(time.monotonic() - last)  # the loop stood still for the write, not for load
             else:
                 outcome: list[bool] = []
                 try:
@@ -344,17 +347,9 @@ async def _execute(
                 writer.put_back(batch)
 
     workers = []
-    control = LoadControl()
-    gates: list[LoadGate] = []
     for queue in by_provider.values():
-        juror = queue[0].juror
-        n = max(1, int(juror.option("concurrency", options.concurrency)))
-        gates.append(LoadGate(n, control))
-        control.largest = max(control.largest, n)
-        workers += [asyncio.create_task(worker(queue, gates[-1])) for _ in range(n)]
-    from jurybench.config import backpressure
-
-    load_task = asyncio.create_task(monitor(control, gates)) if backpressure() else None
+        n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))
+        workers += [asyncio.create_task(worker(queue)) for _ in range(n)]
     if batched:
         from jurybench.engine._batch_path import BatchRunner
 
@@ -366,8 +361,6 @@ async def _execute(
         await asyncio.gather(*workers)
     finally:
         flush_task.cancel()
-        if load_task is not None:
-            load_task.cancel()
         for w in workers:
             w.cancel()
         # A store write the flusher has in progress on a worker thread ends before the loop

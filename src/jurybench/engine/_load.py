@@ -1,18 +1,25 @@
-"""Back-pressure from this process's own event loop.
+"""Answers first: how a run keeps the answers it has been sent few while they wait in the process.
 
-A run asks for answers faster than it can read them when its CPU is the bottleneck (a fast
-endpoint, a high ``concurrency``, a busy machine): the answers then wait, already paid for,
-in the process's queues until the loop reaches them, and a kill -9 in that moment loses them.
-Those waiting answers buy no throughput (the CPU is already saturated), so the engine keeps
-them few: a monitor measures how late the loop runs a timer (its lag), and while the lag is
-high the number of calls allowed in flight shrinks (multiplicative decrease, by more the
-further the lag is above its mark); while it is low
-it grows back, one call a tick, to the jurors' own ``concurrency`` (additive increase).
+An answer the provider has sent is paid for; until the engine has read and journaled it, a
+kill -9 loses it and the next run asks for it again. Two things kept answers waiting:
 
-Provider latency does not enter: a slow endpoint leaves the loop idle, so the cap stays at
-the configured concurrency, and only a loop that cannot keep up lowers it. Throughput is
-unchanged (the CPU was the limit); ``make bench`` measures both, with and without.
-``JURYBENCH_BACKPRESSURE=off`` turns it off.
+- **Bursts of request starts.** asyncio runs every callback that is ready in one pass of the
+  loop. Starting a request costs milliseconds of CPU inside litellm and the provider's client,
+  so a pass in which many calls started (a run's first calls, places freed together) kept
+  every answer that arrived meanwhile unread until it ended. A request therefore starts only
+  on its turn (:class:`Turns`): one start a pass, and between two starts the loop reads the
+  answers that are ready. Calls waiting for their turn have sent nothing, so nothing paid waits
+  with them; throughput is the same (a pass with nothing else to do takes microseconds).
+- **Full garbage collections** that walked every object litellm and the plan had made, holding
+  the loop up to 290 ms: :func:`frozen_heap`.
+
+Offline jurors (fake, sim, replay) start no request and take no turn.
+``JURYBENCH_BACKPRESSURE=off`` lets starts run in bursts again (``make bench`` measures both).
+
+An earlier version lowered the calls in flight while the loop's lag was high (additive
+increase, multiplicative decrease). With turns it bought nothing and its swings brought the
+bursts back: over 20 killed runs of the kill bench, a worst of 38 answers asked again with it
+and of 12 without.
 """
 
 from __future__ import annotations
@@ -20,101 +27,42 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import math
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-
-TICK_S = 0.02  # how often the monitor looks at the loop
-HIGH_LAG_S = 0.02  # a smoothed lag above this shrinks the share allowed in flight ...
-LOW_LAG_S = 0.008  # ... and below this lets it grow back
-DECREASE = 0.85  # the share kept at each high-lag step (at most one step per STEP_S) ...
-FASTEST = 0.5  # ... or HIGH_LAG_S / lag when the lag is further above, but never below this
-STEP_S = 0.1
-SMOOTHING = 0.3  # weight of the newest lag sample in the moving average
-MIN_SHARE = 0.05
 
 
-@dataclass
-class LoadControl:
-    """The share (0, 1] of each group's concurrency allowed in flight, from loop-lag samples.
+class Turns:
+    """One request start a pass of the event loop, in the order asked.
 
-    Pure arithmetic, so the rule is tested without a loop: :meth:`observe` takes one lag
-    sample (seconds) at a time ``now`` (seconds, any monotonic origin)."""
+    :meth:`take` waits for the caller's turn. A callback scheduled with ``call_soon`` runs in
+    the next pass of the loop, after the input that pass finds ready has been read; so a
+    ticker that lets one waiting start through each time it runs interleaves starts with
+    answers instead of running a burst of starts ahead of them. The ticker runs only while
+    starts wait."""
 
-    share: float = 1.0
-    lag: float = 0.0
-    last_step: float = -math.inf
-    largest: int = 1  # the largest group's concurrency: one call of it is the additive step
-    excused: float = 0.0  # seconds the loop was knowingly held (the flush's write) since the last sample
+    def __init__(self) -> None:
+        self.waiting: deque[asyncio.Future[None]] = deque()
+        self.ticking = False
 
-    def excuse(self, seconds: float) -> None:
-        """The engine held the loop itself for ``seconds`` (a store write): not lag from load."""
-        self.excused += max(seconds, 0.0)
+    async def take(self) -> None:
+        loop = asyncio.get_running_loop()
+        turn: asyncio.Future[None] = loop.create_future()
+        self.waiting.append(turn)
+        if not self.ticking:
+            self.ticking = True
+            loop.call_soon(self._tick, loop)
+        await turn  # a cancelled waiter is skipped by the ticker: its turn goes to the next
 
-    def observe(self, lag_s: float, now: float) -> None:
-        lag_s, self.excused = max(lag_s - self.excused, 0.0), 0.0
-        self.lag = SMOOTHING * lag_s + (1 - SMOOTHING) * self.lag
-        if self.lag > HIGH_LAG_S:
-            if now - self.last_step >= STEP_S:
-                self.share = max(MIN_SHARE, self.share * max(FASTEST, min(DECREASE, HIGH_LAG_S / self.lag)))
-                self.last_step = now
-        elif self.lag < LOW_LAG_S:
-            self.share = min(1.0, self.share + 1.0 / max(self.largest, 1))
-
-
-@dataclass
-class LoadGate:
-    """At most ``ceil(share * ceiling)`` of a group's calls in flight (never fewer than one).
-    Waiting calls are let in one by one, in order, as places free up (no herd woken at once)."""
-
-    ceiling: int
-    control: LoadControl
-    active: int = 0
-    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
-
-    @property
-    def limit(self) -> int:
-        return max(1, math.ceil(self.control.share * self.ceiling))
-
-    async def enter(self) -> None:
-        if self.active < self.limit and not self.waiting:
-            self.active += 1
-            return
-        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.waiting.append(place)
-        try:
-            await place  # the place is counted in ``active`` by whoever let it in
-        except asyncio.CancelledError:
-            if place.done() and not place.cancelled():
-                self.leave()  # let in, then cancelled before it could run: give the place back
-            raise
-
-    def leave(self) -> None:
-        self.active -= 1
-        self.wake()
-
-    def wake(self) -> None:
-        """Let waiting calls in while there is room (after a call left, or the share grew)."""
-        while self.waiting and self.active < self.limit:
-            place = self.waiting.popleft()
-            if not place.done():
-                self.active += 1
-                place.set_result(None)
-
-
-async def monitor(control: LoadControl, gates: list[LoadGate]) -> None:
-    """Sample the loop's lag every tick until cancelled, adjusting the gates' share."""
-    loop = asyncio.get_running_loop()
-    while True:
-        due = loop.time() + TICK_S
-        await asyncio.sleep(TICK_S)
-        now = loop.time()
-        before = control.share
-        control.observe(now - due, now)
-        if control.share > before:
-            for gate in gates:
-                gate.wake()
+    def _tick(self, loop: asyncio.AbstractEventLoop) -> None:
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                break
+        if self.waiting:
+            loop.call_soon(self._tick, loop)
+        else:
+            self.ticking = False
 
 
 @contextlib.contextmanager
