@@ -124,11 +124,12 @@ async def _run_task(
     spec = task.juror
     slot = Slot(task.subject_id, task.order, task.sample_index, task.presentation, task.language)
     retries = int(spec.option("retries", options.retries))
-    reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind_of(spec.model).reaskable)))
+    kind = kind_of(spec.model)
+    reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind.reaskable)))
     state = CallState(task, rubric, reasks, mode=getattr(backend, "mode", None))
     timeout = float(spec.option("timeout", 60))
     use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
-    offline = is_offline(spec.model)  # answered in the process: no request to start
+    offline = kind.offline  # answered in the process: no request to start
     failures = 0
     endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
     deadline = time.monotonic() + options.give_up_after_s
