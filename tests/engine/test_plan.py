@@ -223,3 +223,74 @@ templates:
     shared = 8 + len(long_rules.strip()) + len("\x1euser\x1fScore this.\n") + len("A ")
     assert shared == 6003
     assert "first ~1,501 tokens" in line and "saves about $0.00023" in line
+
+
+@pytest.mark.parametrize("max_tokens", ["", ",max_tokens=2000"])
+def test_a_budget_is_spent_not_stopped_at_the_first_cautious_reserve(db_path: Path, tmp_path: Path,
+                                                                     max_tokens: str) -> None:  # fmt: skip
+    """Issue 40, item 1: every call was reserved at the model's output limit (16,384 tokens for
+    gpt-4o-mini: about $0.0099) and the run ended at the first refusal, spending 1.4 % of the
+    budget. Reserves are now learned from the run's answers and a refused call waits for calls
+    in flight: the run spends at least 90 % of the budget and never more."""
+    from jurybench.store import connect
+
+    rows = "".join(f"i{i},Story number {i} about a fox.\n" for i in range(400))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\n" + rows)), "--db", str(db_path))
+    from jurybench.testing import RateLimits
+
+    with StubServer(json.dumps(FULL), limits=RateLimits()) as stub:  # usage: prompt characters / 4, 7 tokens out
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t,concurrency=32{max_tokens}"
+        out = run_cli("score", "--rubric", "story-quality", "--juror", juror, "--run", "b", "--no-progress",
+                      "--max-cost", "0.01", "--db", str(db_path))  # fmt: skip
+        assert out.exit_code == 4, out.stdout + out.stderr
+    con = connect(db_path)
+    n, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
+    con.close()
+    assert 0 < n < 400
+    assert 0.9 * 0.01 <= spent <= 0.01, (n, spent)
+
+
+def test_the_learned_reserve_is_the_longest_answer_with_a_quarter_more() -> None:
+    """The reserve follows the longest answer, not the last or the shortest: 2,000 then two
+    100-token answers reserve 2,500 tokens (a planted bug made it 125)."""
+    from jurybench.engine._budget import Budget
+    from jurybench.jurors import Price
+
+    budget = Budget(1.0, 0.0, {"j": Price(1e-6, 1e-6)}, {"j": 30.0}, {"j": 16_384.0})
+    assert budget.output_reserve("j") == 16_384.0  # nothing seen: the worst case
+    budget.learn("j", 2000)
+    budget.learn("j", 100)
+    assert budget.output_reserve("j") == 16_384.0  # two answers are too few to learn from
+    budget.learn("j", 100)
+    assert budget.output_reserve("j") == pytest.approx(2500.0)
+    budget.learn("j", 20_000)  # never above the worst case
+    assert budget.output_reserve("j") == 16_384.0
+    unbounded = Budget(1.0, 0.0, {}, {"k": 30.0}, {}, seen={"k": (400.0, 12)})  # learned from the store
+    assert unbounded.output_reserve("k") == pytest.approx(500.0)
+
+
+def test_a_refused_call_waits_for_calls_in_flight_and_the_budget_ends_only_when_nothing_can_free_room() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from jurybench.engine._budget import Budget
+    from jurybench.jurors import Price
+
+    budget = Budget(1.0, 0.0, {"j": Price(0.0, 1e-3)}, {"j": 10.0}, {"j": 600.0})  # a call: $0.60 reserved
+    task = SimpleNamespace(juror=SimpleNamespace(key="j"), messages=[])
+
+    async def scenario() -> list[object]:
+        first = await budget.admit(task)
+        assert first == pytest.approx(0.6)
+        second = asyncio.ensure_future(budget.admit(task))  # 0.6 + 0.6 > 1: it waits, not refused
+        await asyncio.sleep(0)
+        assert not second.done() and not budget.reached
+        budget.learn("j", 100)  # the first answer: 100 tokens, $0.10
+        budget.settle(first, 0.1)
+        got = await second
+        budget.settle(got or 0.0, 0.5)
+        budget.spent = 0.95  # nothing in flight and no room: reached
+        return [got, await budget.admit(task), budget.reached]
+
+    got, last, reached = asyncio.run(scenario())
+    assert got == pytest.approx(0.6) and last is None and reached

@@ -204,12 +204,12 @@ def test_generate_keeps_a_budget_and_a_higher_one_finishes(con: Any, tmp_path: P
             f"models: ['openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-test,max_tokens=50']\n",
         )
         args = ("generate", str(spec_file), "--run", "g", "--db", str(db_path), "--no-progress", "--concurrency", "1")
-        first = run_cli(*args, "--max-cost", "0.00007")
+        first = run_cli(*args, "--max-cost", "0.00004")  # all 12 cost about $0.000059
         assert first.exit_code == 4, first.stdout + first.stderr
         made = len(stub.requests)
         assert 0 < made < 12
         check = duckdb.connect(str(db_path), read_only=True)
-        assert check.execute("SELECT sum(cost_usd) <= 0.00007, count(*) FROM calls").fetchone() == (True, made)
+        assert check.execute("SELECT sum(cost_usd) <= 0.00004, count(*) FROM calls").fetchone() == (True, made)
         check.close()
         done = run_cli(*args, "--max-cost", "1")
         assert done.exit_code == 0, done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -185,66 +186,142 @@ def _common_prefix(a: str, b: str) -> str:
 
 class Budget:
     """``--max-cost``: a call starts only if what the run has spent, plus what calls in flight
-    are expected to cost, plus this call's expected cost stays within the budget. A call's
-    expected cost is its prompt (about four characters a token, with a fifth more for safety)
-    and its expected output at the juror's prices; once answered, its real cost counts."""
+    are reserved at, plus this call's reserve stays within the budget. A call's reserve is its
+    prompt (about four characters a token, with a fifth more for safety) and its output at the
+    juror's prices; once answered, its real cost replaces the reserve.
+
+    The output a call is reserved at is its worst case (the juror's ``max_tokens``, else the
+    model's output limit) until ``LEARN_FROM`` answers of the juror have been seen (in this run
+    or earlier ones in the store); from then on it is the longest answer seen with a quarter
+    more (never above the worst case). A call that does not fit waits while calls in flight
+    may free room; the run stops only when nothing is in flight and the next call still does
+    not fit, so a run spends its budget instead of stopping at the first cautious reserve.
+    When not even one call's worst case fits, calls are made one at a time (probes) at the
+    length the rubric's answer format implies, until the juror's answers can be learned from.
+    The budget holds as long as answers stay within a quarter more than the longest seen (and,
+    for a probe, than the rubric's format implies): a longer one can pass it by at most the
+    excess of the calls then in flight."""
 
     SAFETY = 1.2
+    MARGIN = 1.25  # a learned reserve: the longest answer seen, with a quarter more
+    LEARN_FROM = 3  # answers of a juror seen before its reserve is learned from them
     # Output tokens reserved for a call whose juror states no max_tokens and whose model's
     # output limit litellm does not know, until the run's own answers say more.
     UNKNOWN_OUTPUT_TOKENS = 4096.0
 
     def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float],
-                 worst: dict[str, float | None] | None = None) -> None:  # fmt: skip
+                 worst: dict[str, float | None] | None = None,
+                 seen: dict[str, tuple[float, int]] | None = None) -> None:  # fmt: skip
         self.max_cost = checked_max_cost(max_cost)
         self.spent = spent  # paid by the run so far (earlier invocations included)
         self.reserved = 0.0
+        self.open = 0  # reservations not yet settled (calls in flight)
         self.prices = prices
         self.output = output  # expected output tokens (what --plan shows)
         self.worst = dict(worst or {})  # the most a call can answer: max_tokens or the model's limit
-        self.longest: dict[str, float] = {}  # the longest answer seen in this run, per juror
+        # The longest answer seen per juror, and how many answers were seen (earlier ones in the store too).
+        self.longest: dict[str, float] = {k: v[0] for k, v in (seen or {}).items()}
+        self.answers: dict[str, int] = {k: v[1] for k, v in (seen or {}).items()}
+        self.prompt_ratio: dict[str, float] = {}  # the largest real / estimated prompt tokens seen
         self.reached = False
+        self._room: asyncio.Event | None = None  # set when a settlement frees room
 
-    def output_reserve(self, key: str) -> float:
-        """Output tokens a call is reserved at: its worst case where it is bounded (the juror's
-        max_tokens, else the model's output limit); else the run's longest answer so far with a
-        quarter more, and UNKNOWN_OUTPUT_TOKENS before any answer."""
+    def learned(self, key: str) -> bool:
+        return bool(self.longest.get(key)) and self.answers.get(key, 0) >= self.LEARN_FROM
+
+    def output_reserve(self, key: str, *, probe: bool = False) -> float:
+        """Output tokens a call of juror ``key`` is reserved at (see the class). A probe (a call
+        made alone, while nothing else is in flight, when the worst case does not fit) is
+        reserved at the answer length the rubric's format implies or the longest seen, with a
+        quarter more."""
         worst = self.worst.get(key)
+        longest = self.longest.get(key, 0.0)
+        if self.learned(key):
+            learned = self.MARGIN * longest
+            return min(float(worst), learned) if worst else learned
+        if probe:
+            realistic = self.MARGIN * max(self.output.get(key, 0.0), longest)
+            return min(float(worst), realistic) if worst else realistic
         if worst:
             return float(worst)
-        longest = self.longest.get(key)
-        return max(self.output.get(key, 0.0), 1.25 * longest if longest else self.UNKNOWN_OUTPUT_TOKENS)
+        return max(self.output.get(key, 0.0), self.MARGIN * longest, self.UNKNOWN_OUTPUT_TOKENS)
 
-    def learn(self, key: str, completion_tokens: int | None) -> None:
-        """An answer's length, for the reserve of later calls of the juror."""
+    def learn(self, key: str, completion_tokens: int | None, prompt_tokens: int | None = None,
+              estimated: float | None = None) -> None:  # fmt: skip
+        """An answer's length, for the reserve of later calls of the juror; and how its prompt's
+        real tokens compare with the estimate from characters (``estimated``)."""
         if completion_tokens:
             self.longest[key] = max(self.longest.get(key, 0.0), float(completion_tokens))
+            self.answers[key] = self.answers.get(key, 0) + 1
+        if prompt_tokens and estimated:
+            self.prompt_ratio[key] = max(self.prompt_ratio.get(key, 0.0), prompt_tokens / estimated)
 
-    def expected(self, task: Any, *, batch: bool = False) -> float:
+    def input_reserve(self, key: str, estimated: float) -> float:
+        """Prompt tokens a call is reserved at: the estimate from characters times the largest
+        ratio of real to estimated tokens seen (with a tenth more) once the juror is learned,
+        else with a fifth more."""
+        ratio = self.prompt_ratio.get(key)
+        if ratio and self.learned(key):
+            return estimated * ratio * 1.1
+        return estimated * self.SAFETY
+
+    def expected(self, task: Any, *, batch: bool = False, probe: bool = False) -> float:
         from jurybench.jurors import estimate_tokens
 
         price = self.prices[task.juror.key]
         if batch:
             price = batch_price(price) or price
+        key = task.juror.key
         return (
-            self.SAFETY * estimate_tokens(task.messages) * price.input
-            + self.output_reserve(task.juror.key) * price.output
+            self.input_reserve(key, estimate_tokens(task.messages)) * price.input
+            + self.output_reserve(key, probe=probe) * price.output
         )
 
+    def fits(self, cost: float) -> bool:
+        return self.spent + self.reserved + cost <= self.max_cost
+
     def reserve(self, cost: float) -> bool:
-        if self.reached or self.spent + self.reserved + cost > self.max_cost:
+        """Reserve ``cost`` now, or refuse it and mark the budget reached (provider batches,
+        which cannot wait for room)."""
+        if self.reached or not self.fits(cost):
             self.reached = True
             return False
         self.reserved += cost
+        self.open += 1
         return True
+
+    async def admit(self, task: Any) -> float | None:
+        """Reserve a call's cost, waiting while calls in flight may free room for it: the
+        amount reserved, or None once nothing is in flight and the call still does not fit
+        (the budget is reached)."""
+        while not self.reached:
+            cost = self.expected(task)  # again after each settlement: the answers teach the reserve
+            if not self.fits(cost) and self.open == 0 and not self.learned(task.juror.key):
+                cost = self.expected(task, probe=True)  # alone, at the length the rubric's format implies
+            if self.fits(cost):
+                self.reserved += cost
+                self.open += 1
+                return cost
+            if self.open == 0:
+                break
+            if self._room is None:
+                self._room = asyncio.Event()
+            await self._room.wait()
+        self.reached = True
+        return None
 
     def reserve_anyway(self, cost: float) -> None:
         """A call already on its way (an open batch from an earlier invocation): counted, not refused."""
         self.reserved += cost
+        self.open += 1
 
     def settle(self, reserved: float, cost: float | None) -> None:
-        self.reserved -= reserved
+        self.reserved = max(0.0, self.reserved - reserved)
+        self.open = max(0, self.open - 1)
         self.spent += cost if cost is not None else reserved  # no reported cost: the estimate counts
+        if self._room is not None:
+            self._room.set()
+            self._room = None
 
 
 def make_budget(
@@ -269,9 +346,20 @@ def make_budget(
         worst[spec.key] = output_limit(spec)
     from jurybench.store import first_row
 
+    seen: dict[str, tuple[float, int]] = {}
+    for spec in jurors:  # answer lengths the store already knows, for the learned reserve
+        known = first_row(
+            con,
+            "SELECT max(completion_tokens), count(completion_tokens) FROM calls "
+            "WHERE juror_key = ? AND status <> 'error'",
+            [spec.key],
+        )
+        if known and known[1]:
+            seen[spec.key] = (float(known[0]), int(known[1]))
+
     row = first_row(
         con,
         "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ?",
         [run_id],
     )
-    return Budget(max_cost, float(row[0]) if row else 0.0, prices, output, worst)
+    return Budget(max_cost, float(row[0]) if row else 0.0, prices, output, worst, seen)

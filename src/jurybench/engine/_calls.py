@@ -286,11 +286,14 @@ async def _execute(
         """The next task of the queue, if the budget allows; False when the worker should end."""
         if not queue:
             return True
-        task = queue[0]
-        reserved = budget.expected(task) if budget is not None else 0.0
-        if budget is not None and not budget.reserve(reserved):
-            return False  # the budget would be passed: this call and the rest are not made
-        queue.popleft()
+        task = queue.popleft()
+        reserved = 0.0
+        if budget is not None:
+            admitted = await budget.admit(task)  # waits while calls in flight may free room
+            if admitted is None:
+                queue.appendleft(task)  # the budget is reached: this call and the rest are not made
+                return False
+            reserved = admitted
         if task.juror.key in unusable:
             if budget is not None:
                 budget.settle(reserved, 0.0)
@@ -314,8 +317,11 @@ async def _execute(
                 budget.settle(reserved, 0.0)
         if budget is not None:  # what it really cost (an unreported cost counts as expected)
             failed = call["status"] == "error" and call["cost_usd"] is None
+            from jurybench.jurors import estimate_tokens
+
+            budget.learn(task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"),
+                         estimate_tokens(task.messages))  # before settling: waiters re-price  # fmt: skip
             budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
-            budget.learn(task.juror.key, call.get("completion_tokens"))
         record(task, call, outcome)
         return True
 
