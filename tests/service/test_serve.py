@@ -119,3 +119,39 @@ def test_serve_demo_answers_the_readme_calls(tmp_path: Path) -> None:
         process.send_signal(signal.SIGTERM)
         out, _ = process.communicate(timeout=30)
     assert "curl -s -X POST" in out and "no token configured: listening on loopback only" in out
+
+
+def _status_kb(pid: int, field: str) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field + ":"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the ceiling is Linux's RLIMIT_DATA")
+def test_the_sql_memory_cap_holds_whatever_the_form_of_the_sql(tmp_path: Path) -> None:
+    """Issue 40, item 2: expressions that build one huge value (the literal check did not see
+    them) took the server from 2 GB to 8.2 GB against a 512 MB cap, answered 408 after 11 s and
+    ran 38.6 s more. Under the data ceiling each is a 413 at once, the server's peak memory
+    stays within the cap, its slots are free and the memory comes back."""
+    import concurrent.futures
+
+    db = tmp_path / "served.duckdb"
+    port = free_port()
+    process = _start(["--db", str(db), "--port", str(port), "--sql-memory-mb", "256"], {"JURYBENCH_TOKEN": ""})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_up(url, process)
+        assert _get(f"{url}/v1/sql", body={"query": "SELECT count(*) FROM items"})[0] == 200
+        before = _status_kb(process.pid, "VmRSS")
+        for query in ("SELECT length(repeat('x', 100000 * 10000))",
+                      "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
+                      "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))"):  # fmt: skip
+            status, body = _get(f"{url}/v1/sql", body={"query": query})
+            assert status == 413 and "256 MB" in body["error"], (query, status, body)
+        peak = _status_kb(process.pid, "VmHWM")  # the process's peak resident memory so far
+        assert peak - before < (256 + 64 + 64) * 1024, (before, peak)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:  # both query slots are free at once
+            answers = list(pool.map(lambda n: _get(f"{url}/v1/sql", body={"query": f"SELECT {n}"}), (1, 2)))
+        assert [a[1]["rows"] for a in answers] == [[[1]], [[2]]]
+        assert _status_kb(process.pid, "VmRSS") - before < 128 * 1024  # the memory came back
+    finally:
+        _stop(process)

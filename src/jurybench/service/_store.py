@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ class Store(Holder):
         self.sql_timeout_s = sql_timeout_s
         self.sql_concurrency = sql_concurrency
         self._slots = threading.BoundedSemaphore(sql_concurrency)
+        self._ceiling = DataCeiling(sql_memory_mb * 1024 * 1024)
         config: DuckConfig = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
                   "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
         try:
@@ -88,6 +90,7 @@ class Store(Holder):
                 hint="Try again when the other queries have finished.",
             )
         watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024)
+        self._ceiling.enter()
         try:
             yield
         except duckdb.InterruptException:
@@ -97,9 +100,14 @@ class Store(Holder):
                 f"{what}: stopped after {timeout_s:g} s (the server's limit).",
                 hint="Narrow the query (WHERE, LIMIT) or aggregate.",
             ) from None
-        except duckdb.OutOfMemoryException:
+        except (duckdb.OutOfMemoryException, MemoryError):
             raise self._too_large(what) from None
+        except duckdb.Error as exc:  # an allocation refused inside a function DuckDB reports otherwise
+            if "bad alloc" in str(exc) or "allocate" in str(exc).lower():
+                raise self._too_large(what) from None
+            raise
         finally:
+            self._ceiling.exit()
             watchdog.stop()
             self._slots.release()
 
@@ -181,6 +189,94 @@ def rss_bytes() -> int | None:
             return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None
+
+
+def data_bytes() -> int | None:
+    """This process's data size now (Linux's VmData: heap and private writable mappings, what
+    RLIMIT_DATA bounds), or None where /proc cannot tell."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class DataCeiling:
+    """While user queries run, the process may grow by at most ``per_query`` bytes for each of
+    them plus ``slack`` (a quarter of ``per_query``, for the server's other work meanwhile):
+    the operating system's RLIMIT_DATA, set from the data size when the first of them began,
+    and given back when the last one ends.
+
+    DuckDB's ``memory_limit`` covers its buffer manager only: a string or list built by one
+    function call (``repeat('x', 10^9)``, ``range(10^8)``) is allocated outside it, and an
+    interrupt lands only between vectors. Under the ceiling such an allocation fails at once
+    and DuckDB reports it as out of memory (413), whatever the SQL's form. Linux only (where
+    the limit cannot be read or set, the RSS watchdog alone guards)."""
+
+    def __init__(self, per_query: int, slack: int | None = None) -> None:
+        self.per_query = per_query
+        self.slack = per_query // 4 if slack is None else slack
+        self.lock = threading.Lock()
+        self.running = 0
+        self.base: int | None = None
+        self.original: tuple[int, int] | None = None
+        self.peak_limit = 0  # the highest ceiling set (for tests and probes)
+
+    def _set(self, soft: int) -> None:
+        import resource
+
+        assert self.original is not None
+        hard = self.original[1]
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+    def enter(self) -> None:
+        if not sys.platform.startswith("linux"):
+            return
+        import resource
+
+        with self.lock:
+            if self.running == 0:
+                self.base = data_bytes()
+                if self.base is None:
+                    return
+                self.original = resource.getrlimit(resource.RLIMIT_DATA)
+            self.running += 1
+            if self.base is not None:
+                limit = self.base + self.running * self.per_query + self.slack
+                self.peak_limit = max(self.peak_limit, limit)
+                self._set(limit)
+
+    def exit(self) -> None:
+        import resource
+
+        with self.lock:
+            if self.base is None:
+                return
+            self.running -= 1
+            if self.running > 0:
+                self._set(self.base + self.running * self.per_query + self.slack)
+                return
+            assert self.original is not None
+            resource.setrlimit(resource.RLIMIT_DATA, self.original)
+            grown = (data_bytes() or 0) - self.base
+            self.base = None
+        if grown > 64 * 1024 * 1024:  # a query that grew the heap: give what it freed back
+            _give_back()
+
+
+def _give_back() -> None:
+    """Hand freed heap back to the system (glibc's malloc_trim; DuckDB's own allocator returns
+    its pages by itself)."""
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
 
 
 class _Watchdog:
