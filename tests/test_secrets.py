@@ -111,3 +111,69 @@ def test_the_service_never_returns_or_logs_a_key_the_provider_echoes(tmp_path: P
     for secret in (ENV_KEY, INLINE_KEY, TOKEN):  # ...without any key
         assert secret not in text
         assert secret.encode() not in _store_bytes(db)
+
+
+URL_PASSWORD = "urlPassw0rdQ7"  # user-info in a juror's api_base (issue 40, item 3)
+URL_TOKEN = "queryTok3nZ8x"
+
+
+def test_credentials_in_a_jurors_url_are_used_never_stored_or_served(tmp_path: Path) -> None:
+    """A service juror with api_base=http://user:PASSWORD@host/v1 came back in the POST
+    answer, GET /v1/jobs and SELECT request FROM jobs, and was in the store's files."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    db = tmp_path / "served.duckdb"
+    with StubServer('{"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}',
+                    ) as stub:  # fmt: skip
+        base = stub.api_base.replace("http://", f"http://alice:{URL_PASSWORD}@")
+        process = _start(["--db", str(db), "--port", str(port)], {"JURYBENCH_TOKEN": TOKEN})
+        try:
+            _wait_up(url, process)
+            items = [{"item_id": "i1", "prompt": "p", "response": "r1"}]
+            juror = {"model": "openai/stub-judge", "api_base": base, "api_key": "sk-none", "concurrency": 1}
+            status, posted = _get(f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "items": items,
+                                                            "jury": {"jurors": [juror]}})  # fmt: skip
+            assert status == 202, posted
+            job = posted
+            deadline = time.monotonic() + 60
+            while job["status"] in ("queued", "running") and time.monotonic() < deadline:
+                time.sleep(0.1)
+                job = _get(f"{url}/v1/jobs/{posted['job_id']}", TOKEN)[1]
+            assert job["status"] == "finished", job  # the credentials were used: the call went out
+            assert stub.requests
+            answers = [posted, job, _get(f"{url}/v1/jobs", TOKEN)[1],
+                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT request FROM jobs"})[1]]  # fmt: skip
+        finally:
+            out, err = _stop(process)
+    text = json.dumps(answers) + out + err
+    assert "api_base" in json.dumps(answers[0]) and f"{MASK}@127.0.0.1" in json.dumps(answers[0])
+    for secret in (URL_PASSWORD,):
+        assert secret not in text
+        assert secret.encode() not in _store_bytes(db)
+
+
+def test_credentials_in_a_cli_jurors_url_stay_out_of_the_store_and_the_output(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    _cli(db, "items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), env=env)
+    with StubServer('{"relevance": 5}') as stub:
+        stub.script.extend([(500, "upstream failed at {api_base}")] * 3)
+        base = stub.api_base.replace("http://", f"http://alice:{URL_PASSWORD}@")
+        result = _cli(db, "score", "--rubric", "story-quality", "--juror",
+                      f"openai/stub-judge,api_base={base},api_key=sk-none,retries=1,concurrency=1", "--run", "r",
+                      "--no-progress", env=env)  # fmt: skip
+        assert stub.requests
+    for secret in (URL_PASSWORD,):
+        assert secret not in result.stdout + result.stderr
+        assert secret.encode() not in _store_bytes(db)
+
+
+def test_url_credentials_are_masked_in_any_text() -> None:
+    assert redact("no server at http://bob:pw@h:8/v1?api_key=abc&x=1&sig=zz") == (
+        f"no server at http://{MASK}@h:8/v1?api_key={MASK}&x=1&sig={MASK}"
+    )
+    assert redact("token=[REDACTED] stays") == "token=[REDACTED] stays"
+    from jurybench.jurors import parse_juror, public_juror
+
+    shown = public_juror(parse_juror(f"openai/m,api_base=https://gw.example/v1?api-version=2&token={URL_TOKEN}"))
+    assert shown["api_base"] == f"https://gw.example/v1?api-version=2&token={MASK}" and URL_TOKEN not in str(shown)

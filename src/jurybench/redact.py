@@ -41,6 +41,13 @@ _PAIR = re.compile(
     r"(['\"]?\s*[:=]\s*['\"]?)([^\s'\",;&)}\]]{4,})"
 )
 
+# Credentials inside a URL: user-info (scheme://user:password@host) and query parameters named
+# like a credential (?api_key=..., &token=..., &sig=...).
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@'\"]+@")
+_URL_QUERY = re.compile(
+    r"(?i)([?&][\w.\-]*(?:key|token|secret|password|passwd|auth|sig|signature|credential)=)[^&\s#'\"]+"
+)
+
 _lock = threading.Lock()
 _registered: set[str] = set()
 
@@ -71,8 +78,10 @@ def redact(text: str) -> str:
             text = text.replace(secret, MASK)
     for shape in _SHAPES:
         text = shape.sub(MASK, text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
+    text = _URL_QUERY.sub(lambda m: f"{m.group(1)}{MASK}", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-    return _PAIR.sub(lambda m: m.group(0) if m.group(3) == MASK else f"{m.group(1)}{m.group(2)}{MASK}", text)
+    return _PAIR.sub(lambda m: m.group(0) if m.group(3) in (MASK, MASK[:-1]) else f"{m.group(1)}{m.group(2)}{MASK}", text)
 
 
 @overload

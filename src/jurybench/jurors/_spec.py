@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.redact import register_secret
+from jurybench.redact import redact, register_secret
 
 # Operational settings: they never change what a juror answers.
 OPERATIONAL = {
@@ -77,6 +77,40 @@ _SECRET_NAME = re.compile(
 def is_secret_param(name: str) -> bool:
     """Whether a juror parameter's value is a credential (see _SECRET_NAME)."""
     return name in _SECRET or bool(_SECRET_NAME.search(name.strip()))
+
+
+def url_credentials(value: object) -> tuple[str, list[str]] | None:
+    """For an http(s) URL that carries credentials (user-info, or query parameters named like
+    a key, token, secret or password): the URL with each of them masked, and their values.
+    None for anything else (a URL without credentials, not a URL)."""
+    if not isinstance(value, str) or not value.lower().startswith(("http://", "https://")):
+        return None
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    from jurybench.redact import MASK
+
+    try:
+        parts = urlsplit(value)
+        user, password, host = parts.username, parts.password, parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        query = parse_qsl(parts.query, keep_blank_values=True)
+    except ValueError:
+        return None
+    found = [v for v in (password, user if user and password is None else None) if v]
+    if user is not None or password is not None:
+        found.append(parts.netloc.rsplit("@", 1)[0])  # user:password as written
+    masked_query = []
+    for name, text in query:
+        if is_secret_param(name) or re.search(r"(?i)(sig|signature|code)$", name):
+            found.append(text)
+            masked_query.append((name, MASK))
+        else:
+            masked_query.append((name, text))
+    if not found:
+        return None
+    netloc = (f"{MASK}@" if user is not None or password is not None else "") + host + port
+    public = urlunsplit((parts.scheme, netloc, parts.path, urlencode(masked_query, safe="[]"), parts.fragment))
+    return public, [f for f in found if f]
 
 
 def _secret_strings(value: object) -> list[str]:
@@ -143,10 +177,19 @@ def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
             options[key] = value
         else:
             params[key] = value
+    for key in HEADER_PARAMS:
+        if key in options:
+            _check_headers(key, options[key], where)
+    for key, value in list(params.items()):
+        if url_credentials(value) is not None:  # a URL with credentials is one: never an identity
+            options[key] = params.pop(key)
     for key, value in options.items():
         if is_secret_param(key):
             for text in _secret_strings(value):
                 register_secret(text)  # redacted from every error text from now on
+        elif (credentials := url_credentials(value)) is not None:
+            for text in credentials[1]:
+                register_secret(text)
     samples = options.pop("samples", 1)
     if not isinstance(samples, int) or samples < 1:
         raise JurybenchError(f"{where}: samples must be a whole number >= 1 (got {samples!r}).")
@@ -154,19 +197,79 @@ def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
     return JurorSpec(model=data["model"], params=params, name=name, samples=samples, options=options)
 
 
+def _split_top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside braces, brackets and double quotes (a JSON object's
+    own commas stay inside its value)."""
+    parts: list[str] = []
+    depth, quoted, escaped, start = 0, False, False, 0
+    for at, char in enumerate(text):
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+            continue
+        if char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth = max(0, depth - 1)
+        elif char == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts]
+
+
 def parse_juror(text: str) -> JurorSpec:
-    """``MODEL[,key=value...]``, e.g. ``openai/gpt-4o-mini,temperature=0,samples=3,name=mini``."""
-    model, *rest = [part.strip() for part in text.split(",")]
+    """``MODEL[,key=value...]``, e.g. ``openai/gpt-4o-mini,temperature=0,samples=3,name=mini``.
+    A value that starts with ``{`` is a JSON object (``extra_headers={"X-Key": "abc"}``)."""
+    model, *rest = _split_top_level(text)
+    shown = redact(",".join([model, *(_shown_part(part) for part in rest)]))
     data: dict[str, Any] = {"model": model}
     for part in rest:
         if "=" not in part:
             raise JurybenchError(
-                f"--juror '{text}': '{part}' is not key=value.",
+                f"--juror '{shown}': '{redact(_shown_part(part))}' is not key=value.",
                 hint="Write MODEL,key=value,... e.g. openai/gpt-4o-mini,temperature=0,samples=3.",
             )
-        key, value = part.split("=", 1)
-        data[key.strip()] = _coerce(value.strip())
-    return juror_from_mapping(data, where=f"--juror '{text}'")
+        key, value = (side.strip() for side in part.split("=", 1))
+        if value.startswith("{"):
+            try:
+                data[key] = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise JurybenchError(
+                    f"--juror '{shown}': {key} is not a JSON object ({exc.msg} at character {exc.pos + 1}).",
+                    hint=f'Write {key}={{"Name": "value", ...}} with double quotes, and quote the whole --juror '
+                    "for the shell.",
+                ) from None
+        else:
+            data[key] = _coerce(value)
+    return juror_from_mapping(data, where=f"--juror '{shown}'")
+
+
+def _shown_part(part: str) -> str:
+    """One ``key=value`` of a juror string as an error may show it: a credential's value masked."""
+    from jurybench.redact import MASK
+
+    key, _, value = part.partition("=")
+    return f"{key}={MASK}" if value and is_secret_param(key.strip()) else part
+
+
+HEADER_PARAMS = ("extra_headers", "headers", "extra.headers", "extra.extra_headers")
+
+
+def _check_headers(key: str, value: object, where: str) -> None:
+    """Headers are a mapping of names to text: anything else is refused before any call."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and k for k in value):
+        raise JurybenchError(
+            f"{where}: {key} must be a mapping of header names to values (got {type(value).__name__}).",
+            hint=f'Write {key}={{"X-Gateway-Key": "..."}} (a JSON object), or a mapping in a jury file.',
+        )
+    for name, text in value.items():
+        if not isinstance(text, str | int | float) or isinstance(text, bool):
+            raise JurybenchError(
+                f"{where}: {key}: header {name!r} must be text (got {type(text).__name__}).",
+                hint="Give each header's value as a string.",
+            )
 
 
 def stored_params(spec: JurorSpec) -> dict[str, Any]:
@@ -175,15 +278,23 @@ def stored_params(spec: JurorSpec) -> dict[str, Any]:
 
 
 def secret_options(spec: JurorSpec) -> dict[str, Any]:
-    """The juror's credentials (kept in memory only): api_key, headers, key-like parameters."""
-    return {k: v for k, v in spec.options.items() if is_secret_param(k)}
+    """The juror's credentials (kept in memory only): api_key, headers, key-like parameters,
+    and URLs that carry credentials (``api_base=http://user:password@host/v1``)."""
+    return {k: v for k, v in spec.options.items() if is_secret_param(k) or url_credentials(v) is not None}
+
+
+def public_value(value: object) -> object:
+    """A parameter's value as it may be shown: a URL's credentials masked."""
+    credentials = url_credentials(value)
+    return credentials[0] if credentials is not None else value
 
 
 def public_juror(spec: JurorSpec) -> dict[str, Any]:
     """The juror as a mapping without any credential (what a service job stores and serves);
-    the names of the credentials it was given are listed under ``secrets``."""
+    the names of the credentials it was given are listed under ``secrets`` (a URL that carried
+    credentials is shown with them masked)."""
     out: dict[str, Any] = {"model": spec.model, **spec.params}
-    out.update({k: v for k, v in spec.options.items() if not is_secret_param(k)})
+    out.update({k: public_value(v) for k, v in spec.options.items() if not is_secret_param(k)})
     if spec.name:
         out["name"] = spec.name
     if spec.samples != 1:

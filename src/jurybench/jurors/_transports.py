@@ -100,6 +100,37 @@ def _response_format(spec: JurorSpec, rubric: AnyRubric, mode: str, supports_jso
     return None
 
 
+def _client_side(exc: BaseException) -> bool:
+    """A TypeError or ValueError raised in this process while building a request (a header
+    given as text, a parameter of the wrong type): not the provider's failure. An answer that
+    could not be decoded (JSON, text) is the provider's, and stays retryable."""
+    import json
+
+    return isinstance(exc, TypeError | ValueError) and not isinstance(exc, json.JSONDecodeError | UnicodeError)
+
+
+def _userinfo_as_header(kwargs: dict[str, Any]) -> None:
+    """An api_base with user-info (``http://user:password@host/v1``) is sent as the URL without it
+    and an HTTP Basic ``Authorization`` header (unless the juror gives that header itself): the
+    asynchronous transport does not read credentials from the URL."""
+    import base64
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    base = kwargs.get("api_base")
+    if not isinstance(base, str) or "@" not in base:
+        return
+    parts = urlsplit(base)
+    if parts.username is None:
+        return
+    host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    kwargs["api_base"] = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    headers = dict(kwargs.get("extra_headers") or {})
+    if not any(name.lower() == "authorization" for name in headers):
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+    kwargs["extra_headers"] = headers
+
+
 class LiteLLMBackend:
     """Any litellm model string (openai/..., anthropic/..., ollama/..., hosted_vllm/...)."""
 
@@ -115,6 +146,7 @@ class LiteLLMBackend:
         for key, value in spec.options.items():  # other credentials: headers, extra.<key-like name>
             if key != "api_key" and is_secret_param(key):
                 self.kwargs[key.removeprefix(EXTRA_PREFIX)] = value
+        _userinfo_as_header(self.kwargs)
         self.kwargs["timeout"] = float(spec.option("timeout", 60))
         secret = spec.options.get("api_key") or os.environ.get(f"{spec.provider.upper()}_API_KEY")
         self.endpoint = endpoint_limiter(
@@ -202,6 +234,9 @@ class LiteLLMBackend:
                 f"the provider does not know model '{self.spec.model}' ({_first_line(exc)})",
                 "check the model name (provider/model)",
             )
+        local = next((e for e in chain if _client_side(e)), None)
+        if local is not None:  # raised before any provider answered: asking again gives the same
+            return PermanentError(f"a client-side error, not retried ({type(local).__name__}: {_first_line(local)})")
         if isinstance(exc, self._transient) or (isinstance(status, int) and (status >= 500 or status == 429)):
             return TransientError(_first_line(exc))
         return PermanentError(_first_line(exc))

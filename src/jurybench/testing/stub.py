@@ -226,6 +226,7 @@ def make_app(
     limits: RateLimits | None = None,
     batches: Batches | None = None,
     cache: PromptCache | None = None,
+    seen_headers: list[dict[str, str]] | None = None,
 ) -> Any:
     from aiohttp import web
 
@@ -237,6 +238,8 @@ def make_app(
     async def handle(request: web.Request) -> web.Response:
         body = await request.json()
         requests.append(body)
+        if seen_headers is not None:  # what the client sent, for tests of headers and credentials
+            seen_headers.append({name.lower(): value for name, value in request.headers.items()})
         if limits is not None:
             tokens = _prompt_tokens(body) + 7
             wait = limits.admit(tokens)
@@ -477,6 +480,7 @@ class StubServer:
         self.port = port or free_port()
         self.script: deque[tuple[Any, ...]] = deque()
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each chat request's headers (names in lower case), in order
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -491,7 +495,8 @@ class StubServer:
         loop = asyncio.new_event_loop()
         self._loop = loop
         runner = web.AppRunner(
-            make_app(self.default_content, self.script, self.requests, self.limits, self.batches, self.cache),
+            make_app(self.default_content, self.script, self.requests, self.limits, self.batches, self.cache,
+                     self.headers),
             access_log=None,
         )
         loop.run_until_complete(runner.setup())
