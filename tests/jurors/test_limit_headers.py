@@ -163,3 +163,70 @@ def test_a_served_job_stuck_behind_retry_after_1e9_cancels_and_the_next_job_runs
         assert wait_for(c, stuck, timeout=60)["status"] == "cancelled"
         offline = c.post("/v1/jobs", json={**job, "jury": {"jurors": ["fake/a"]}}).json()["job_id"]
         assert wait_for(c, offline, timeout=60)["status"] == "finished"
+
+
+@pytest.mark.parametrize("limit", ["0", "1e-9"])
+def test_a_limit_that_cannot_be_right_does_not_pace_a_run_to_a_halt(tmp_path: Any, limit: str) -> None:
+    """Issue 40, item 4: every answer said limit 0 (or 1e-9), remaining 0; the limit was clamped
+    to one a minute and 20 items took 732 s. The limit is now not said, the report of nothing
+    left expires (2 s), and after three answers that contradict it it is not believed: every
+    call is answered well within a --give-up-after that one minute's wait would pass."""
+    import json
+
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.jurors._endpoint_limits import endpoint_key, endpoint_limiter, reset_limiters
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+    from jurybench.testing import StubServer
+    from tests.conftest import FULL, write
+
+    reset_limiters()
+    con = connect(tmp_path / "h.duckdb")
+    import_items(con, write(tmp_path / "items.csv", "item_id,response\n" + "".join(f"i{i},S {i}\n" for i in range(20))))
+    said = {f"{R}limit-requests": limit, f"{R}remaining-requests": "0"}
+    with StubServer(json.dumps(FULL)) as stub:
+        stub.script.extend((200, json.dumps(FULL), said) for _ in range(20))
+        juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=sk-t,concurrency=1")
+        result = _finishes(lambda: score(con, load_rubric("story-quality"), [juror],
+                                         options=EngineOptions(progress=False, give_up_after_s=30)))  # fmt: skip
+        limiter = endpoint_limiter(endpoint_key("openai", stub.api_base, "sk-t"), 1)
+    assert result.status_counts == {"ok": 20}
+    assert limiter.requests.distrusted and limiter.requests.rate == 0.0
+    con.close()
+
+
+def test_a_429_makes_the_reports_believed_again() -> None:
+    limiter = EndpointLimiter("believe")
+    empty = read_headers({f"{R}remaining-requests": "0"})
+    for _ in range(3):
+        limiter.in_flight = 1
+        limiter.done(empty, started=0.0)
+    assert limiter.requests.distrusted and limiter._delay(1.0, 10.0) == 0.0
+    limiter.in_flight = 1
+    limiter.rate_limited(read_headers({"retry-after": "1"}), started=0.0, attempt=1)
+    assert not limiter.requests.distrusted
+
+
+def test_a_jurors_own_cap_spaces_requests_60_over_rpm_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """600 a minute: 0.1 s apart (a planted bug made it rpm / 60 = 10 s and no test saw it)."""
+    from jurybench.jurors import _own_pace
+
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(_own_pace.time, "monotonic", lambda: 100.0)
+    monkeypatch.setattr(_own_pace.asyncio, "sleep", sleep)
+    pace = _own_pace.JurorPace(600.0, 6000.0)  # and 6,000 tokens a minute: 0.01 s a token
+
+    async def three() -> None:
+        for _ in range(3):
+            await pace.wait(5.0)
+
+    asyncio.run(three())
+    # Requests at 0.1 s; 5 tokens each at 0.01 s a token: 0.05 s; the larger of the two counts.
+    assert slept == [pytest.approx(0.1), pytest.approx(0.2)]
+    with pytest.raises(LimiterTimeout):  # a wait past the call's deadline fails at once
+        asyncio.run(pace.wait(5.0, deadline=100.1))

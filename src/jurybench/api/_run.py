@@ -34,8 +34,16 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
                    **embedding: Any) -> EngineOptions:  # fmt: skip
     """The engine's options from the arguments score and generate share; ``embedding``: the
     :class:`EngineHooks` of a program that embeds the run (the service)."""
+    import math
+
     from jurybench.engine import EngineHooks, EngineOptions
 
+    for name, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise JurybenchError(f"--{name} must be a whole number >= {least} (got {value!r}).")
+    if isinstance(give_up_after, bool) or not isinstance(give_up_after, int | float) \
+            or not math.isfinite(give_up_after) or give_up_after <= 0:  # fmt: skip
+        raise JurybenchError(f"--give-up-after must be seconds > 0 (got {give_up_after!r}).")
     return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
                          plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, orders=orders,
                          order_seed=order_seed, hooks=EngineHooks(**embedding))  # fmt: skip

@@ -136,7 +136,11 @@ async def _run_task(
     rate_limits = 0
     while not state.settled:
         estimate = estimate_tokens(state.messages)
-        await limiter.wait(estimate)
+        try:
+            await limiter.wait(estimate, deadline=deadline)
+        except LimiterTimeout as exc:
+            state.failed(f"rate limited for over {options.give_up_after_s:g} s (--give-up-after): {exc}")
+            break
         if endpoint is not None:
             try:
                 started = await endpoint.acquire(estimate, deadline=deadline, stop=options.hooks.stop)

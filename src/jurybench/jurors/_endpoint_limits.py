@@ -35,7 +35,7 @@ _MINUTE = 60.0
 MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After (1e9, inf, a date far ahead) waits this long
 MIN_RETRY_AFTER_S = 0.05  # a shorter one (0, negative) backs off as if none had been given
 MAX_PACE_WAIT_S = 60.0  # the longest one wait for a budget to refill
-MIN_RATE_PER_S = 1.0 / _MINUTE  # a stated limit below one a minute (0, 1e-9) counts as one a minute
+MIN_RATE_PER_S = 1.0 / _MINUTE  # a stated limit below one a minute (0, 1e-9) cannot be right: not said
 UNKNOWN_REFILL_S = 2.0  # a budget reported with no limit and no reset is forgotten after this long
 
 
@@ -154,14 +154,38 @@ class _Bucket:
         self.updated = 0.0
         self.spent = 0.0  # sent since the last report
         self.expires = math.inf  # when the last report stops holding (a reset, or no rate to refill it)
+        # Answers that came while a report with no rate said nothing was left: after a few, its
+        # "0 left" is not believed (until a 429 says the provider really refuses).
+        self.empty_answers = 0
+        self.distrusted = False
+
+    EMPTY_ANSWERS_TRUSTED = 3
+
+    def answered_while_empty(self, remaining: float | None) -> None:
+        """An answer (not a 429) that reports ``remaining``: a report of nothing left, with no
+        plausible rate to refill it, contradicted by the answers themselves."""
+        if remaining is None or remaining >= 1 or self.rate > 0:
+            self.empty_answers = 0
+            return
+        self.empty_answers += 1
+        if self.empty_answers >= self.EMPTY_ANSWERS_TRUSTED:
+            self.distrusted = True
+            self.remaining, self.spent, self.expires = math.inf, 0.0, math.inf
+
+    def refused(self) -> None:
+        """A 429: the provider's reports are believed again."""
+        self.distrusted = False
+        self.empty_answers = 0
 
     def observe(self, limit: float | None, remaining: float | None, at: float, spent_since: float,
                 reset: float | None = None) -> None:  # fmt: skip
         """A report made at about ``at`` (older ones than the last are ignored); ``spent_since``:
         what was sent after it; ``reset``: seconds until the budget is whole again."""
-        if limit is not None:  # a limit of 0 or 1e-9 a minute would wait for ever: one a minute at least
-            self.rate = max(limit / _MINUTE, MIN_RATE_PER_S)
-        if remaining is None:
+        if limit is not None and limit / _MINUTE >= MIN_RATE_PER_S:
+            self.rate = limit / _MINUTE
+        # A limit below one a minute (0, 1e-9) cannot be right: not said (the provider's answers
+        # show what it allows; pacing to it held a run to one request a minute).
+        if remaining is None or (self.distrusted and remaining < 1):
             return
         self.capacity = max(1.0, remaining, 0.0 if self.capacity == math.inf else self.capacity)
         if at >= self.updated:
@@ -293,6 +317,9 @@ class EndpointLimiter:
         with self._lock:
             now = time.monotonic()
             self.in_flight = max(0, self.in_flight - 1)
+            if signals is not None:
+                self.requests.answered_while_empty(signals.remaining_requests)
+                self.tokens.answered_while_empty(signals.remaining_tokens)
             self._observe(signals, started, now)
             if tokens_used:
                 self.n_answers += 1
@@ -316,6 +343,8 @@ class EndpointLimiter:
             now = time.monotonic()
             self.in_flight = max(0, self.in_flight - 1)
             self.n_rate_limited += 1
+            self.requests.refused()
+            self.tokens.refused()
             # Refused, so not counted by the provider: out of what was sent.
             for i, (t, k) in enumerate(self._sent):
                 if t == started:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 
 
@@ -17,12 +18,18 @@ class JurorPace:
         self.next_token_at = 0.0
         self.lock = asyncio.Lock()
 
-    async def wait(self, tokens: float = 0.0) -> None:
+    async def wait(self, tokens: float = 0.0, *, deadline: float = math.inf) -> None:
+        """Wait for this request's turn under the caps; LimiterTimeout (and no turn taken) when
+        that would pass ``deadline`` (time.monotonic(): the call's --give-up-after)."""
         if not self.interval and not self.seconds_per_token:
             return
         async with self.lock:
             now = time.monotonic()
             delay = max(self.next_at - now, self.next_token_at - now if tokens else 0.0)
+            if delay > 0 and now + delay > deadline:
+                from jurybench.jurors._endpoint_limits import LimiterTimeout
+
+                raise LimiterTimeout(f"the juror's own rpm/tpm cap would hold it for {delay:.3g} s")
             self.next_at = max(now, self.next_at) + self.interval
             if self.seconds_per_token and tokens:
                 self.next_token_at = max(now, self.next_token_at) + tokens * self.seconds_per_token

@@ -190,6 +190,7 @@ def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
         elif (credentials := url_credentials(value)) is not None:
             for text in credentials[1]:
                 register_secret(text)
+    _check_operational(options, where)
     samples = options.pop("samples", 1)
     if not isinstance(samples, int) or samples < 1:
         raise JurybenchError(f"{where}: samples must be a whole number >= 1 (got {samples!r}).")
@@ -217,6 +218,32 @@ def _split_top_level(text: str) -> list[str]:
             start = at + 1
     parts.append(text[start:])
     return [part.strip() for part in parts]
+
+
+# Operational numbers and the least each may be: whole numbers or any finite number.
+_WHOLE_AT_LEAST = {"concurrency": 1, "retries": 0, "parse_retries": 0, "batch_size": 1}
+# A cap below one request (or token) a minute cannot be right: it would pace a run to a halt.
+_NUMBER_AT_LEAST = {"rpm": 1.0, "tpm": 1.0, "timeout": 0.001}
+
+
+def _check_operational(options: dict[str, Any], where: str) -> None:
+    import math
+
+    for key, least in _WHOLE_AT_LEAST.items():
+        value = options.get(key)
+        if key in options and (isinstance(value, bool) or not isinstance(value, int) or value < least):
+            raise JurybenchError(f"{where}: {key} must be a whole number >= {least} (got {value!r}).",
+                                 hint=f"e.g. {key}={max(least, 1) * 4 if key == 'concurrency' else max(least, 1)}")  # fmt: skip
+    for key, floor in _NUMBER_AT_LEAST.items():
+        value = options.get(key)
+        if key not in options:
+            continue
+        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if number is None or not math.isfinite(number) or number < floor:
+            what = "seconds > 0" if key == "timeout" else f"a number >= {floor:g} (a cap a minute)"
+            raise JurybenchError(f"{where}: {key} must be {what} (got {value!r}).",
+                                 hint="A cap below one a minute cannot be right; leave it out to follow the "
+                                 "provider's own limits." if key != "timeout" else "e.g. timeout=120")  # fmt: skip
 
 
 def parse_juror(text: str) -> JurorSpec:
