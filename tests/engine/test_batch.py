@@ -275,3 +275,21 @@ def test_a_cancelled_batch_leaves_its_calls_for_the_next_run(db_path: Path, tmp_
         assert result.exit_code == 0 and "finished" in result.stdout
         assert stub.batches.n_created == 2
     assert _rows(db_path, "SELECT count(*) FROM calls WHERE status = 'ok'") == [(7,)]
+
+
+@pytest.mark.parametrize(("status", "retried"), [(500, True), (503, True), (429, True), (400, False)])
+def test_a_batch_line_with_a_5xx_goes_into_the_next_batch(db_path: Path, tmp_path: Path, status: int,
+                                                         retried: bool) -> None:  # fmt: skip
+    """A 5xx (or 429) on one line of a batch's output is the provider's failure: that call goes
+    into the next batch and is answered there; a 400 is the call's own error (a planted bug that
+    made 5xx lines final went unseen, issue 40)."""
+    _items(db_path, tmp_path)
+    with StubServer(json.dumps(FULL), batches=Batches(delay_s=0.1)) as stub:
+        stub.script.append((status, "upstream trouble"))
+        result = _score(db_path, f"openai/gpt-4o-mini,api_base={stub.api_base},batch_size=10")
+    calls = _rows(db_path, "SELECT status, attempts FROM calls ORDER BY attempts DESC, status")
+    if retried:
+        assert result.exit_code == 0, result.stderr
+        assert stub.batches.n_created == 2 and calls[0] == ("ok", 2) and {c[0] for c in calls} == {"ok"}
+    else:
+        assert stub.batches.n_created == 1 and ("error", 1) in calls and len(calls) == 7
