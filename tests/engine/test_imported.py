@@ -139,12 +139,12 @@ def test_pointwise_judgments_become_a_run_and_a_reimport_changes_nothing(pointwi
     text = bad_status.replace(",r1\n", ",r1,ok\n").replace(",r2\n", ",r2,ok\n").replace(",r3\n", ",r3,invalid\n")
     file = write(tmp_path / "point.csv", text)
     first = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
-                    "--db", pointwise_db)  # fmt: skip
+                    "--continuous", "--db", pointwise_db)  # fmt: skip
     assert first.exit_code == 0, first.stderr
     assert "4 judgments in 3 calls (3 calls inserted, 0 already present)" in first.stdout
     assert "1 invalid or refusals kept as such" in first.stdout
     again = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
-                    "--db", pointwise_db)  # fmt: skip
+                    "--continuous", "--db", pointwise_db)  # fmt: skip
     assert again.exit_code == 0 and "0 calls inserted, 3 already present" in again.stdout
     con = connect(Path(pointwise_db), read_only=True)
     rows = con.execute("SELECT item_id, criterion, juror, juror_score, n_invalid FROM juror_pointwise "
@@ -182,6 +182,10 @@ def test_pointwise_judgments_become_a_run_and_a_reimport_changes_nothing(pointwi
         ("item_id,criterion,score\ni1,relevance,4\ni1,relevance,5\n", "story-quality", "row 3: a second judgment"),
         ("item_id,criterion,score,shown\ni1,relevance,4,AB\n", "story-quality", "'shown' is for pairs"),
         ("item_id,criterion\ni1,relevance\n", "story-quality", "missing column(s) score"),
+        # Issue 40, item 7: stored as given before (annotations import refused both).
+        ("item_id,criterion,score\ni1,relevance,3.5\n", "story-quality", "row 2, field 'score': 3.5 is not a whole"),
+        ("item_id,criterion,score\ni1,relevance,३\n", "story-quality", "row 2, field 'score': '३' is not a number"),
+        ("item_id,criterion,score,sample\ni1,relevance,4,१\n", "story-quality", "field 'sample': '१'"),
     ],
 )
 def test_bad_judgment_files_are_one_line_and_write_nothing(pointwise_db: str, tmp_path: Path, content: str,
@@ -396,3 +400,16 @@ def test_two_judges_imported_into_one_run_make_its_jury(pairs_db: str, tmp_path:
     scores = dict(con.execute("SELECT pair_id, jury_score FROM jury_pairwise WHERE run_id = 'two'").fetchall())
     con.close()
     assert panel == ["one", "two"] and scores == {"p1": 0.0, "p2": 1.0}
+
+
+def test_a_key_typed_as_the_judges_name_is_refused_and_never_shown(pointwise_db: str, tmp_path: Path) -> None:
+    from jurybench.store import connect
+
+    file = write(tmp_path / "j.csv", "item_id,criterion,score\ni1,relevance,4\n")
+    key = "sk-proj-0123456789abcdefABCDEF"
+    done = run_cli("judgments", "import", str(file), "--run", "r", "-r", "story-quality", "-j", key, "--db", pointwise_db)
+    assert done.exit_code == 2 and "looks like a credential" in done.stderr
+    assert key not in done.stdout + done.stderr
+    con = connect(Path(pointwise_db), read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    con.close()

@@ -173,3 +173,20 @@ def test_calibrated_jury_scores_a_new_run(tmp_path: Path) -> None:
     ).fetchall()
     con.close()
     assert len(rows) == 2 and all(a == b for a, b in rows)  # 2 English items; only relevance was calibrated
+
+
+def test_a_misspelt_aggregation_or_key_names_the_file_and_line(tmp_path: Path, db_path: Path) -> None:
+    """Issue 40, item 7: 'meen' was refused without the file or the line."""
+    run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
+    cases = [("jurors:\n  - fake/a\n  - fake/b\naggregation: meen\n", "line 4, field 'aggregation': 'meen'",
+              "Did you mean 'mean'?"),
+             ("name: j\njurors:\n  - fake/a\naggregaton: mean\n", "line 4: unknown key 'aggregaton'",
+              "Did you mean 'aggregation'?")]  # fmt: skip
+    for text, says, hint in cases:
+        path = write(tmp_path / "jury.yaml", text)
+        out = run_cli("score", "-r", "story-quality", "--jury", str(path), "--no-progress", "--db", str(db_path))
+        assert out.exit_code == 2 and f"{path} {says}" in out.stderr and hint in out.stderr, out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1
+    from jurybench.store import connect
+
+    assert connect(db_path, read_only=True).execute("SELECT count(*) FROM runs").fetchone() == (0,)

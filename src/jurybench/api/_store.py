@@ -166,7 +166,8 @@ class Store(Holder):
                      fmt: str | None = None) -> ImportResult:  # fmt: skip
         """Generations to judge: columns item_id and response (prompt, model, language, dataset
         optional; others kept as metadata; ``treatment`` names columns that hold treatment arms).
-        All rows are checked before any is written."""
+        All rows are checked before any is written. Ids are text: a whole-number id is stored as
+        its decimal text (7 as '7'); any other non-text id is refused."""
         from jurybench.store import import_item_rows, import_items
 
         _expect("dataset", dataset, str)
@@ -190,12 +191,14 @@ class Store(Holder):
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
     def import_judgments(self, data: Data, *, run: str, rubric: RubricLike, juror: str, replace: bool = False,
-                         as_recording: str | None = None, fmt: str | None = None) -> JudgmentImport:  # fmt: skip
+                         as_recording: str | None = None, fmt: str | None = None,
+                         continuous: bool = False) -> JudgmentImport:  # fmt: skip
         """Judgments made elsewhere (a model's or a person's) as run ``run``'s calls and judgments of
         juror ``import/<juror>``, as if the engine had made them (as 'jurybench judgments import'):
         item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise); pair_id and
         verdict or p_b (preference); optionally shown, sample, raw, reason, status, cost_usd, model.
-        Every row is checked before any is written."""
+        Every row is checked before any is written; ``continuous`` accepts pointwise scores
+        between the scale's points (panel means)."""
         from jurybench.api._specs import rubric_of
         from jurybench.engine import import_judgments
         from jurybench.store import read_rows
@@ -207,7 +210,7 @@ class Store(Holder):
         rows, source = (list(read_rows(Path(given), fmt)), str(given)) if isinstance(given, str | Path) else given
         with self.writing() as con:
             return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
-                                    as_recording=as_recording)  # fmt: skip
+                                    as_recording=as_recording, continuous=continuous)  # fmt: skip
 
     def import_annotations(self, data: Data, *, rubric: RubricLike, layout: str = "auto",
                            mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),

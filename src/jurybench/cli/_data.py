@@ -257,6 +257,13 @@ def judgments_import(
         typer.Option(help="Also keep them as recordings SOURCE, for a replay/SOURCE juror to re-run them."),
     ] = None,
     fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    continuous: Annotated[
+        bool,
+        typer.Option(
+            "--continuous",
+            help="Accept pointwise scores between the scale's points (panel means, averaged scores).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Import judgments made elsewhere as a run's calls and judgments, as if jurybench had made them.
@@ -270,7 +277,7 @@ def judgments_import(
     from jurybench import commands
 
     _done(commands.judgments_import(db, file=file, run=run, rubric=rubric, juror=juror, replace=replace,
-                                    as_recording=as_recording, format=fmt))  # fmt: skip
+                                    as_recording=as_recording, format=fmt, continuous=continuous))  # fmt: skip
 
 
 @annotations_app.command("import")

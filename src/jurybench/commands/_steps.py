@@ -173,13 +173,14 @@ def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, for
 
 
 def judgments_import(db: Path | None, *, file: Path, run: str, rubric: str, juror: str, replace: bool = False,
-                     as_recording: str | None = None, format: str | None = None) -> int:  # fmt: skip
+                     as_recording: str | None = None, format: str | None = None,
+                     continuous: bool = False) -> int:  # fmt: skip
     """Import judgments made elsewhere as a run (``Store.import_judgments``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
         result = store.import_judgments(file, run=run, rubric=rubric, juror=juror, replace=replace,
-                                        as_recording=as_recording, fmt=format)  # fmt: skip
+                                        as_recording=as_recording, fmt=format, continuous=continuous)  # fmt: skip
     echo(f"judgments from {file}: {result}")
     if as_recording:
         echo(f"recorded as replay/{as_recording}")

@@ -87,6 +87,11 @@ def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) 
     """The juror of imported judgments: ``import/<name>``; one with probabilities reads them as its
     expected scores (``scores=expected``); ``model``, the judge's model where the rows name it, is
     part of its identity (stored in ``jurors.params``)."""
+    from jurybench.redact import redact
+
+    if redact(name) != name:  # a key typed where the judge's name goes: never stored or printed
+        raise JurybenchError("--juror: the judge's name looks like a credential (an API key or token); it would be "
+                             "stored and shown as a name.", hint="Give the judge's name, e.g. -j gpt4-judge.")  # fmt: skip
     params: dict[str, Any] = {"scores": "expected"} if probabilistic else {}
     if model:
         params["judge_model"] = model
@@ -103,8 +108,11 @@ def import_judgments(
     source: str,
     replace: bool = False,
     as_recording: str | None = None,
+    continuous: bool = False,
 ) -> JudgmentImport:
-    """Check every row, then write the run, its juror, calls and judgments in one transaction."""
+    """Check every row, then write the run, its juror, calls and judgments in one transaction.
+    ``continuous``: scores between the scale's points are accepted (panel means, averaged
+    scores); otherwise a score is one of its points."""
     from jurybench.store import transaction
 
     if not rows:
@@ -117,7 +125,7 @@ def import_judgments(
     if getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference"):
         raise JurybenchError(f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
                              "pointwise, pairwise and preference rubrics.")  # fmt: skip
-    calls, probabilistic = _read_calls(rows, rubric, source)
+    calls, probabilistic = _read_calls(rows, rubric, source, continuous)
     models = {c.model for c in calls.values() if c.model}
     if len(models) > 1:
         first = min((c for c in calls.values() if c.model), key=lambda c: c.first_row)
@@ -143,8 +151,8 @@ def import_judgments(
                           unchanged, replaced, invalid, orders, probabilistic)  # fmt: skip
 
 
-def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric,
-                source: str) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
+def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric, source: str,
+                continuous: bool = False) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
     pairwise = is_pairwise(rubric)
     subject_col = rubric.subject_column
     columns = set().union(*(set(r) for _, r in rows))
@@ -172,6 +180,12 @@ def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric,
             raise JurybenchError(f"{where}, field 'status': {row.get('status')!r} is not a status.",
                                  hint="Use ok, invalid or refusal.")  # fmt: skip
         judgment = _value(row, rubric, dimension, status, shown, where)
+        score = judgment["score"]
+        if score is not None and not continuous and score != int(score):
+            raise JurybenchError(f"{where}, field 'score': {score:g} is not a whole number; the rubric's scale for "
+                                 f"'{dimension}' has whole points.",
+                                 hint="Fix the value, or import it with status invalid; for panel means or "
+                                 "averaged scores between the points, import with --continuous.")  # fmt: skip
         probabilistic |= judgment["expected"] is not None
         key = (subject, shown, sample)
         call = calls.setdefault(key, _Call(subject, shown, sample, number))
@@ -223,9 +237,11 @@ def _sample(row: Row, where: str) -> int:
     value = row.get("sample")
     if value is None or str(value).strip() == "":
         return 0
+    from jurybench.store import plain_number
+
     try:
-        number = float(str(value))
-    except ValueError:
+        number = plain_number(value)
+    except (TypeError, ValueError):
         number = math.nan
     if isinstance(value, bool) or not math.isfinite(number) or number != int(number) or number < 0:
         raise JurybenchError(f"{where}, field 'sample': {value!r} is not a whole number >= 0.")
@@ -233,10 +249,10 @@ def _sample(row: Row, where: str) -> int:
 
 
 def _cost(row: Row, where: str) -> float:
-    from jurybench.store import as_float
+    from jurybench.store import plain_number
 
     try:
-        cost = as_float(row["cost_usd"])
+        cost = plain_number(row["cost_usd"])
     except (TypeError, ValueError):
         cost = math.nan
     if not math.isfinite(cost) or cost < 0:
@@ -245,9 +261,11 @@ def _cost(row: Row, where: str) -> float:
 
 
 def _number(row: Row, name: str, where: str) -> float:
+    from jurybench.store import plain_number
+
     value = row.get(name)
     try:
-        number = float(value) if not isinstance(value, bool) else math.nan  # type: ignore[arg-type]
+        number = plain_number(value)
     except (TypeError, ValueError):
         number = math.nan
     if not math.isfinite(number):

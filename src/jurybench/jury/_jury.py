@@ -151,18 +151,33 @@ def load_jury_file(path: str | Path) -> Jury:
         else:
             names = ", ".join(sorted(p.stem for p in shipped_juries().glob("*.yaml")))
             raise JurybenchError(f"{path}: no such jury file.", hint=f"Shipped juries: {names}.")
-    data, _ = read_yaml(path.read_text(encoding="utf-8"), str(path))
-    return jury_from_mapping(data, where=str(path), base=path.parent)
+    data, root = read_yaml(path.read_text(encoding="utf-8"), str(path))
+    return jury_from_mapping(data, where=str(path), base=path.parent, root=root)
 
 
-def jury_from_mapping(data: Any, *, where: str, base: Path | None = None) -> Jury:
+def _closest(word: object, valid: tuple[str, ...]) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(str(word), valid, n=1)
+    return f"Did you mean '{near[0]}'? Valid: {', '.join(valid)}." if near else f"Valid: {', '.join(valid)}."
+
+
+def jury_from_mapping(data: Any, *, where: str, base: Path | None = None, root: Any = None) -> Jury:
     """A jury from its mapping (a jury file, or a service request); ``base`` resolves a relative
-    calibration path (None: calibration paths are not accepted, e.g. from the network)."""
+    calibration path (None: calibration paths are not accepted, e.g. from the network); ``root``,
+    the file's YAML nodes, lets an error name the line."""
+    from jurybench.rubric import line_of
+
     if not isinstance(data, dict) or not isinstance(data.get("jurors"), list):
         raise JurybenchError(f"{where}: expected a mapping with a 'jurors' list.")
     unknown = [k for k in data if k not in JURY_FILE_KEYS]
     if unknown:
-        raise JurybenchError(f"{where}: unknown key '{unknown[0]}'.", hint=f"Valid keys: {', '.join(JURY_FILE_KEYS)}.")
+        raise JurybenchError(f"{where}{line_of(root, (unknown[0],))}: unknown key '{unknown[0]}'.",
+                             hint=_closest(unknown[0], JURY_FILE_KEYS))  # fmt: skip
+    aggregation = data.get("aggregation")
+    if aggregation is not None and aggregation not in AGGREGATIONS:
+        raise JurybenchError(f"{where}{line_of(root, ('aggregation',))}, field 'aggregation': {aggregation!r} is "
+                             "not an aggregation.", hint=_closest(aggregation, AGGREGATIONS))  # fmt: skip
     jurors = tuple(
         juror_from_mapping(entry if isinstance(entry, dict) else {"model": entry}, where=f"{where} juror {i + 1}")
         if not (isinstance(entry, str) and "," in entry)

@@ -248,10 +248,12 @@ class _RubricBase(_Strict):
         kind's scale raises :class:`LabelRefused` (what is wrong, and the hint)."""
         import math
 
+        from jurybench.store import plain_number
+
         try:
-            value = float(text)
+            value = plain_number(text)
         except ValueError:
-            raise LabelRefused(f"{text!r} is not a number.") from None
+            raise LabelRefused(f"{text!r} is not a number (written with ASCII digits).") from None
         if not math.isfinite(value):
             raise LabelRefused(f"{text} is not a finite number.", "Fix the value.")
         if value != int(value) and not continuous:

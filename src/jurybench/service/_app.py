@@ -414,7 +414,7 @@ def create_app(
         rows = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]
         with store.writing() as cur:
             result = import_judgments(cur, rows, rubric, run=body.run, juror=body.juror, source="judgments",
-                                      replace=body.replace)  # fmt: skip
+                                      replace=body.replace, continuous=body.continuous)  # fmt: skip
         return {"run": result.run_id, "calls": result.calls, "judgments": result.judgments,
                 "inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced,
                 "orders": result.orders, "probabilistic": result.probabilistic}  # fmt: skip

@@ -105,6 +105,7 @@ class JudgmentsUpload(_Body):
     juror: Annotated[str, Field(min_length=1, max_length=128)]
     judgments: list[JudgmentIn] = Field(min_length=1, max_length=MAX_ROWS)
     replace: bool = False
+    continuous: bool = False  # pointwise scores between the scale's points (panel means)
 
 
 JurorEntry = Annotated[str, Field(min_length=1, max_length=2000)] | dict[str, Any]

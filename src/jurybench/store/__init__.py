@@ -31,7 +31,7 @@ from jurybench.store._imports import (
 )
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
-from jurybench.store._read import Row, as_float, is_blank, read_rows, require_columns, text_field
+from jurybench.store._read import Row, as_float, is_blank, plain_number, read_rows, require_columns, text_field
 from jurybench.store._safe import (
     HARDENED,
     DuckConfig,
@@ -58,6 +58,7 @@ __all__ = [
     "StoreBusy",
     "StoreRef",
     "as_float",
+    "plain_number",
     "check_query",
     "connect",
     "connection_config",

@@ -29,6 +29,28 @@ def as_float(value: object) -> float:
     raise TypeError(f"not a number: {type(value).__name__}")
 
 
+_PLAIN_NUMBER = None
+
+
+def plain_number(value: object) -> float:
+    """A number as a file or a form gives it: a number, or text written with ASCII digits
+    (``3``, ``-1.5``, ``2e3``). Python's ``float`` also reads other scripts' digits (the
+    Devanagari ``३`` as 3) and ``_`` separators; a label or a judgment is refused for them
+    (ValueError), the same in every importer. TypeError for anything else."""
+    import re
+
+    global _PLAIN_NUMBER
+    if isinstance(value, bool):
+        raise TypeError("not a number: bool")
+    if isinstance(value, str):
+        if _PLAIN_NUMBER is None:
+            _PLAIN_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(inf|infinity|nan)\s*",
+                                       re.ASCII | re.IGNORECASE)  # fmt: skip
+        if not _PLAIN_NUMBER.fullmatch(value):
+            raise ValueError(f"not a number written with ASCII digits: {value!r}")
+    return as_float(value)
+
+
 def file_format(path: Path, explicit: str | None = None) -> str:
     fmt = explicit or {
         ".csv": "csv",
