@@ -124,7 +124,7 @@ def test_weighted_jury_from_a_file(tmp_path: Path) -> None:
 
 
 def test_jury_files_are_validated(tmp_path: Path) -> None:
-    with pytest.raises(JurybenchError, match=r"unknown key 'aggregate'.*Valid keys: name, aggregation"):
+    with pytest.raises(JurybenchError, match=r"line 1: unknown key 'aggregate'.*Valid: name, aggregation"):
         load_jury_file(write(tmp_path / "a.yaml", "aggregate: mean\njurors: [fake/a]\n"))
     with pytest.raises(JurybenchError, match="quorum must be a whole number"):
         load_jury_file(write(tmp_path / "b.yaml", "quorum: two\njurors: [fake/a]\n"))
