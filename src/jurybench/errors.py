@@ -7,6 +7,13 @@ how to fix it. The CLI prints that line without a traceback and exits 2.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
 
 class JurybenchError(Exception):
     """A problem the user can fix; ``str(err)`` is one line naming where and how."""
@@ -32,3 +39,43 @@ def where(path: object, *, row: int | None = None, field: str | None = None) -> 
     if field is not None:
         text += f", field '{field}'"
     return text + ":"
+
+
+class ResourceError(JurybenchError):
+    """The machine ran short (DuckDB's memory, the disk): stored work is kept, the same
+    command runs again once there is more. Exit code 1."""
+
+    exit_code = 1
+
+
+def resource_problem(exc: BaseException) -> str | None:
+    """The one line for an exception that means the machine ran short, else None."""
+    first = (str(exc).strip().splitlines() or [""])[0]
+    name = type(exc).__name__
+    if name == "OutOfMemoryException":
+        return (f"DuckDB ran out of memory ({first}). Stored work is kept; raise DuckDB's limit "
+                "(JURYBENCH_DUCKDB_MEMORY=1GB, or 'default' for 80 % of RAM) or free memory, then run the same "
+                "command again.")  # fmt: skip
+    if name == "IOException" and "space" in first.lower():
+        return f"the disk is full ({first}). Stored work is kept; free space and run the same command again."
+    return None
+
+
+def user_facing(function: Callable[_P, _T]) -> Callable[_P, _T]:
+    """A public function of the Python face: a machine running short (DuckDB's out of memory, a
+    full disk) reaches the caller as :class:`ResourceError`, jurybench's own error type, never as
+    a raw library exception."""
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return function(*args, **kwargs)
+        except JurybenchError:
+            raise
+        except Exception as exc:
+            problem = resource_problem(exc)
+            if problem is None:
+                raise
+            raise ResourceError(problem) from exc
+
+    return wrapper

@@ -184,3 +184,49 @@ def test_end_runs_writes_several_runs_ends_in_one_go(small_store: Any) -> None:
     assert members == [("r1", "k1"), ("r1", "k2"), ("r2", "k0"), ("r2", "k2"), ("r2", "k3")]
     statuses = small_store.execute("SELECT run_id, status, finished_at FROM runs WHERE run_id LIKE 'r_' ORDER BY 1")
     assert statuses.fetchall() == [("r1", "finished", at), ("r2", "finished_with_errors", at)]
+
+
+def _huge_store(tmp_path: Any, monkeypatch: Any, pairwise: bool = False) -> Any:
+    import json
+
+    from tests.conftest import run_cli, write
+
+    db = tmp_path / "huge.duckdb"
+    lines = [{"item_id": f"i{i}", "response": f"Story {i}."} for i in range(6)]
+    lines.insert(3, {"item_id": "huge", "response": "x" * 40_000_000})  # in the same vector as the others
+    monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "1GB")  # the import itself needs room for it
+    items = write(tmp_path / "items.jsonl", "".join(json.dumps(row) + "\n" for row in lines))
+    assert run_cli("items", "import", str(items), "--db", str(db)).exit_code == 0
+    if pairwise:
+        pairs = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b\np1,i0,i1\np2,i2,i4\nph,huge,i5\n")
+        assert run_cli("pairs", "import", str(pairs), "--db", str(db)).exit_code == 0
+    monkeypatch.delenv("JURYBENCH_DUCKDB_MEMORY")  # back to the engine's 64 MB cap
+    return db
+
+
+def test_one_huge_stored_answer_does_not_stop_runs_that_leave_it_out(tmp_path: Any, monkeypatch: Any) -> None:
+    """Issue 40, item 5: with one 40 MB response in the store, every score failed out of memory,
+    even with --where leaving it out: DuckDB read whole vectors of texts to select around it."""
+    from tests.conftest import run_cli
+
+    db = _huge_store(tmp_path, monkeypatch)
+    done = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--where", "item_id <> 'huge'", "--no-progress",
+                   "--db", str(db))  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+    assert "6 judgments requested" in done.stdout
+    db = _huge_store(tmp_path / "pairs", monkeypatch, pairwise=True)
+    done = run_cli("score", "-r", "preference", "-j", "fake/a", "--where", "pair_id <> 'ph'", "--no-progress",
+                   "--db", str(db))  # fmt: skip
+    assert done.exit_code == 0, done.stderr
+
+
+def test_a_run_that_needs_the_huge_text_says_so_in_jurybenchs_own_error(tmp_path: Any, monkeypatch: Any) -> None:
+    import jurybench as jb
+
+    db = _huge_store(tmp_path, monkeypatch)
+    store = jb.open(db)
+    try:
+        with __import__("pytest").raises(jb.JurybenchError, match="DuckDB ran out of memory"):
+            jb.score(store, rubric="story-quality", jury=["fake/a"], where="length(response) < 100")
+    finally:
+        store.close()

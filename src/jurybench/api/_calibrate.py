@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from jurybench.errors import user_facing
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +93,7 @@ class Calibration:
         return f"<jurybench.Calibration {self.name} ({self.artifact['kind']}, {len(self.artifact['criteria'])} criteria) at {self.path}>"
 
 
+@user_facing
 def calibrate(
     store: StoreLike | None,
     run: str,
@@ -119,6 +122,7 @@ def calibrate(
     return Calibration(artifact, path, store)
 
 
+@user_facing
 def agreement(
     store: StoreLike | None, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0
 ) -> pd.DataFrame:
@@ -157,6 +161,7 @@ def agreement(
     return frame
 
 
+@user_facing
 def select_jury(store: StoreLike | None, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
                 budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
                 group_by: str = "prompt", out: str | Path | None = None) -> Selection:  # fmt: skip

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -93,6 +93,7 @@ def _scores(con: Connection, run: str, pair_on: str) -> dict[str, dict[str, floa
     return out
 
 
+@user_facing
 def check(
     store: StoreLike | None,
     run: str,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurybench.api._specs import jury_of, rubric_of
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -155,6 +155,7 @@ class Run:
         return self._view("juror_pairwise", "juror_pointwise")
 
 
+@user_facing
 def score(
     store: StoreLike,
     *,
@@ -259,6 +260,7 @@ async def ascore(store: StoreLike, **kwargs: Any) -> Run:
     return await asyncio.to_thread(score, store, **kwargs)
 
 
+@user_facing
 def generate(
     store: StoreLike,
     spec: str | Path | GenerationSpec,

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
 
 if TYPE_CHECKING:
@@ -147,6 +147,7 @@ class Store(Holder):
         return super()._con()
 
     # -- reading ---------------------------------------------------------------------------
+    @user_facing
     def sql(self, query: str) -> pd.DataFrame:
         """One SELECT over the store's tables and views as a DataFrame, under the rules of
         'jurybench sql': exactly one read-only statement; no files, URLs or extensions."""
@@ -157,11 +158,13 @@ class Store(Holder):
         with read_only_transaction(con):
             return execute_user_sql(con, query, what="SQL").df()
 
+    @user_facing
     def runs(self) -> pd.DataFrame:
         """Every run with its counts and cost (the ``run_summary`` view) as a DataFrame."""
         return self._con().execute("SELECT * FROM run_summary ORDER BY started_at").df()
 
     # -- imports ---------------------------------------------------------------------------
+    @user_facing
     def import_items(self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (),
                      fmt: str | None = None) -> ImportResult:  # fmt: skip
         """Generations to judge: columns item_id and response (prompt, model, language, dataset
@@ -178,6 +181,7 @@ class Store(Holder):
             rows, source = given
             return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
 
+    @user_facing
     def import_pairs(self, data: Data, *, dataset: str | None = None, fmt: str | None = None) -> ImportResult:
         """Pairs of stored items for pairwise rubrics: columns pair_id, item_a, item_b."""
         from jurybench.store import import_pair_rows, import_pairs
@@ -190,6 +194,7 @@ class Store(Holder):
             rows, source = given
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
+    @user_facing
     def import_judgments(self, data: Data, *, run: str, rubric: RubricLike, juror: str, replace: bool = False,
                          as_recording: str | None = None, fmt: str | None = None,
                          continuous: bool = False) -> JudgmentImport:  # fmt: skip
@@ -212,6 +217,7 @@ class Store(Holder):
             return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
                                     as_recording=as_recording, continuous=continuous)  # fmt: skip
 
+    @user_facing
     def import_annotations(self, data: Data, *, rubric: RubricLike, layout: str = "auto",
                            mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),
                            criterion: str | None = None, replace: bool = False, fmt: str | None = None,
@@ -234,6 +240,7 @@ class Store(Holder):
                                           annotator_columns=annotator_columns, criterion=criterion, replace=replace,
                                           continuous=continuous)  # fmt: skip
 
+    @user_facing
     def simulate_annotations(self, *, rubric: RubricLike, where: str | None = None, fraction: float = 1.0,
                              annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
                              panel_out: str | Path | None = None) -> int:  # fmt: skip
@@ -249,6 +256,7 @@ class Store(Holder):
                                          annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed,
                                          panel_file=Path(panel_out) if panel_out else None)  # fmt: skip
 
+    @user_facing
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:
         """Human reference values under a name (columns target, value[, cell][, statistic]),
         for ``stats.cohens_d(..., baselines=name)`` and ``stats.ttest(..., baselines=name)``."""

@@ -61,14 +61,13 @@ def unexpected_line(exc: BaseException) -> str:
     traceback is for JURYBENCH_DEBUG=1, never shown by default)."""
     from jurybench.redact import redact
 
+    from jurybench.errors import resource_problem
+
     first = (str(exc).strip().splitlines() or [""])[0]
     name = type(exc).__name__
-    if name == "OutOfMemoryException":
-        return (f"DuckDB ran out of memory ({redact(first)}). Stored work is kept; raise DuckDB's limit "
-                "(JURYBENCH_DUCKDB_MEMORY=1GB, or 'default' for 80 % of RAM) or free memory, then run the same "
-                "command again.")  # fmt: skip
-    if name == "IOException" and "space" in first.lower():
-        return f"the disk is full ({redact(first)}). Stored work is kept; free space and run the same command again."
+    problem = resource_problem(exc)
+    if problem is not None:
+        return redact(problem)
     return (f"unexpected {name}: {redact(first)} (a jurybench bug; run again with JURYBENCH_DEBUG=1 to see where, "
             "and report it).")  # fmt: skip
 
