@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def trial(calls: int, kill_after: int | None, backpressure: bool = True) -> dict[str, float]:
+def trial(calls: int, kill_after: int | None, backpressure: bool = True,
+          until: bool = False) -> dict[str, float]:  # fmt: skip
     """One run killed after ``kill_after`` answers, then run again (``None``: one whole run,
     for its throughput)."""
     from jurybench.testing import RateLimits, StubServer
@@ -45,6 +46,8 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True) -> dict
         juror = f"openai/stub,api_base={stub.api_base},api_key=sk-bench-0123456789,concurrency=64"
         cmd = [*cli, "score", "--rubric", "story-quality", "--juror", juror, "--run", "k", "--no-progress", "--db",
                str(db)]  # fmt: skip
+        if until:  # sequential judging: batches of 100 and a rule never met, so every batch is judged
+            cmd += ["--until", "ci_width(coherence)<0.0001", "--batch-items", "100"]
         if kill_after is None:
             t0 = time.monotonic()
             subprocess.run(cmd, env=env, check=True, capture_output=True)
@@ -67,11 +70,25 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True) -> dict
         subprocess.run(cmd, env=env, check=True, capture_output=True)
         rerun_s = time.monotonic() - t0
         total = len(stub.requests)
+        looks = _looks(db) if until else []
     in_flight = asked - answered
     return {"answered_before_kill": answered, "in_flight_at_kill": in_flight, "requests": total,
             "answered_twice": total - calls - in_flight, "kept_after_kill": kept,
             "sent_but_not_kept": answered - kept, "calls_per_s_first": answered / first_s,
-            "calls_per_s_rerun": (calls - answered) / rerun_s}  # fmt: skip
+            "calls_per_s_rerun": (calls - answered) / rerun_s,
+            **({"looks": looks, "looks_kept": looks == list(range(100, calls + 1, 100))} if until else {})}  # fmt: skip
+
+
+def _looks(db: Path) -> list[int]:
+    """The subjects judged at each look of the resumed sequential run (those before the kill kept)."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        row = con.execute("SELECT stopping FROM runs WHERE run_id = 'k'").fetchone()
+    finally:
+        con.close()
+    return [look["judged"] for look in json.loads(row[0])["looks"]] if row and row[0] else []
 
 
 def _settle(stub: object, delay_s: float) -> None:
@@ -111,6 +128,11 @@ def main() -> None:
         runs = [trial(calls, calls * (k + 1) // (trials + 2), on) for k in range(trials)]
         worst = max(r["answered_twice"] for r in runs)
         out |= {f"{label}trials": runs, f"{label}worst_answered_twice": worst, f"{label}worst_share": worst / calls}
+    # score --until (issue 40, item 6): the same kill and resume, in batches; the looks stay.
+    sequential = [trial(calls // 2, calls // 2 * (k + 1) // (trials + 2), True, until=True) for k in range(trials)]
+    out |= {"until_trials": sequential, "until_calls": calls // 2,
+            "until_worst_answered_twice": max(r["answered_twice"] for r in sequential),
+            "until_looks_kept": all(r["looks_kept"] for r in sequential)}  # fmt: skip
     # Throughput of whole runs, alternating, so both see the same machine.
     speeds: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(2):

@@ -602,6 +602,10 @@ def main() -> None:
           + "; with request starts in bursts (JURYBENCH_BACKPRESSURE=off) " + ", ".join(str(t["answered_twice"]) for t in k9["without_backpressure_trials"])
           + f" (worst {k9['without_backpressure_worst_share']:.2%}); whole runs {k9['calls_per_s']:.0f} calls/s vs "
           + f"{k9['without_backpressure_calls_per_s']:.0f} without (x{k9['throughput_ratio']:.2f}; target >= 0.9)")  # fmt: skip
+    print(f"kill -9 during score --until ({k9['until_calls']} calls in batches of 100): answers asked twice "
+          + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
+          + f" (worst {k9['until_worst_answered_twice']}; the plain run's target {k9['calls'] // 100} of {k9['calls']}), "
+          + f"looks before the kill kept: {'yes' if k9['until_looks_kept'] else 'NO'}")  # fmt: skip
     m = results["memory"]
     print(f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
           f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
@@ -756,6 +760,9 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
     if k9 is not None:
         checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))
         checks.append(("kill -9: throughput with starts taking turns / in bursts", k9["throughput_ratio"], ">=", 0.9))
+        checks.append(("kill -9 during --until: answers asked again / calls", k9["until_worst_answered_twice"]
+                       / k9["until_calls"], "<", k9["target_share"]))  # fmt: skip
+        checks.append(("kill -9 during --until: looks before the kill kept", float(k9["until_looks_kept"]), ">=", 1.0))
     f = results.get("friedman")
     if f is not None:
         # Time grows no faster than the rows; the process's peak RSS at 10x the rows is at most

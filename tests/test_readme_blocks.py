@@ -76,3 +76,27 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr and "a jurybench bug" not in done.stderr, done.stderr[-2000:]
         ran += 1
     assert ran >= 10
+    import duckdb
+
+    with duckdb.connect(str(work / "jurybench.duckdb"), read_only=True) as con:  # the blocks' own store
+        study1 = con.execute("SELECT count(*) FROM items WHERE dataset = 'study1'").fetchone()[0]
+        wide = con.execute("SELECT run_id, n_subjects FROM runs WHERE run_id LIKE 'study1%' AND n_subjects > ?",
+                           [study1]).fetchall()  # fmt: skip
+    assert study1 == 12 and not wide, wide  # each example run judged the example's subjects, no more
+
+
+def _commands(body: str) -> list[str]:
+    """The block's command lines, continuation lines joined."""
+    return [line.strip() for line in body.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def test_every_readme_block_judges_only_what_it_means_to() -> None:
+    """Issue 40, item 8: two blocks judged the whole store when run in order (616 items instead of
+    the example's 12; with paid jurors that costs money). A score or generate names its subjects
+    (--where, --ids) or a store of its own (--db); a --plan costs nothing but is scoped alike."""
+    unscoped = []
+    for _lang, body, _skip in blocks():
+        for command in _commands(body):
+            if command.startswith("jurybench score") and not any(f in command for f in ("--where", "--ids", "--db")):
+                unscoped.append(command)
+    assert not unscoped, unscoped

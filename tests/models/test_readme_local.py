@@ -30,7 +30,7 @@ def test_the_readme_local_model_block_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
     env.update(GGUF=str(gguf), PORT=str(free_port()), LITELLM_LOCAL_MODEL_COST_MAP="True",
                PATH=os.pathsep.join([str(python.parent), str(Path(sys.executable).parent), env.get("PATH", "")]))  # fmt: skip
-    imported = subprocess.run(["jurybench", "items", "import", str(items)], cwd=tmp_path, env=env,
+    imported = subprocess.run(["jurybench", "items", "import", str(items), "--dataset", "study1"], cwd=tmp_path, env=env,
                               capture_output=True, text=True)  # fmt: skip
     assert imported.returncode == 0, imported.stderr
     # Its own session: a server the block started is stopped with it even when a line fails.

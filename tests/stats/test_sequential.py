@@ -262,3 +262,45 @@ def test_score_until_gap_excludes_decides_a_planted_category(tmp_path: Path) -> 
     pointwise = run_cli("score", "-r", "story-quality", "-j", "sim/a", "--run", "no", "--until", "gap_excludes(0)",
                         "--no-progress", "--db", str(db))  # fmt: skip
     assert pointwise.exit_code == 2 and "the treatment gap is a pairwise rubric's figure" in pointwise.stderr
+
+
+def test_looks_are_kept_as_they_are_taken_and_a_resumed_run_takes_them_up(stories: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Issue 40, item 6: a kill -9 during --until lost the looks taken so far (the record was
+    written only at the end). Each look is now committed as it is taken: an interruption in the
+    fourth batch leaves three looks in runs.stopping, and the same command takes them up without
+    judging those batches again."""
+    from jurybench.engine import _run as engine_run
+
+    real = engine_run.score
+    batches: list[int] = []
+    interrupt = [True]
+
+    def interrupted_in_the_fourth(*args: object, **kwargs: object) -> object:
+        batches.append(len(kwargs.get("ids") or []))  # type: ignore[arg-type]
+        if interrupt[0] and len(batches) == 4:
+            raise KeyboardInterrupt  # as a kill during the batch: nothing after it is written
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_run, "score", interrupted_in_the_fourth)
+    monkeypatch.setattr("jurybench.engine.score", interrupted_in_the_fourth)
+    arguments = {"rubric": "story-quality", "jury": ["sim/a,noise=0.5"], "run": "k", "until": "ci_width(coherence)<0.01",
+                 "batch_items": 40, "until_seed": 5}  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        jb.score(stories, **arguments)  # type: ignore[arg-type]
+    with jb.open(stories, read_only=True) as store:
+        kept = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'k'")["stopping"][0])
+    assert kept["stopped"] is None and [look["judged"] for look in kept["looks"]] == [40, 80, 120]
+    batches.clear()
+    interrupt[0] = False
+    resumed = jb.score(stories, **arguments)  # type: ignore[arg-type]
+    # The third batch again (from the cache, for its result), then the fourth on: not the first two.
+    assert batches == [40, 40, 40, 40, 40, 20]
+    assert resumed.stopping is not None and resumed.stopping["stopped"] == "exhausted"
+    looks = resumed.stopping["looks"]
+    assert [look["judged"] for look in looks] == [40, 80, 120, 160, 200, 240, 280, 300]
+    assert looks[:3] == kept["looks"]  # the looks taken before, as they were
+    with jb.open(stories, read_only=True) as store:
+        assert int(store.sql("SELECT n_subjects FROM runs WHERE run_id = 'k'")["n_subjects"][0]) == 300
+    other = jb.score(stories, **{**arguments, "batch_items": 50})  # type: ignore[arg-type]
+    assert [look["judged"] for look in other.stopping["looks"]][:2] == [50, 100]  # another design: afresh

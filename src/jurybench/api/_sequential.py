@@ -51,17 +51,27 @@ def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, se
         "alpha": rule.alpha, "batch_items": batch_items, "seed": seed, "subjects_available": len(order),
         "scale": [low, high], "rho": rho, "method": sequential.METHOD, "looks": [],
     }  # fmt: skip
+    batches = [order[start : start + batch_items] for start in range(0, len(order), batch_items)]
+    prior = _prior_looks(store, run, record) if run is not None else []
+    record["looks"] = prior  # looks an interrupted invocation of this run recorded, in the same design
     result = None
     reason = "exhausted"
-    for start in range(0, len(order), batch_items):
-        result = judge(order[start : start + batch_items], run)
+    for index, batch in enumerate(batches):
+        if index < len(prior) - 1:
+            continue  # judged and looked at before the interruption: its answers are the run's
+        result = judge(batch, run)
         run = result.run_id
         if result.status not in ("finished", "finished_with_errors"):
             reason = result.status  # interrupted or stopped by the budget: what was judged is kept
             break
-        with reading(store) as con:
-            figure = sequential.look_run(con, spec, rule, run, low, high, rho)
-        record["looks"].append({"judged": min(start + batch_items, len(order)), **figure})
+        if index < len(prior):  # the last recorded look, judged again from the cache for its result
+            figure = prior[index]
+        else:
+            with reading(store) as con:
+                figure = {"judged": min((index + 1) * batch_items, len(order)),
+                          **sequential.look_run(con, spec, rule, run, low, high, rho)}  # fmt: skip
+            record["looks"].append(figure)
+            _save(store, run, {**record, "stopped": None}, lock)  # durable as it is taken: a kill keeps it
         if sequential.met(rule, figure):
             reason = "met"
             break
@@ -69,11 +79,46 @@ def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, se
     record["stopped"] = reason
     record["judged"] = record["looks"][-1]["judged"] if record["looks"] else 0
     record["final"] = record["looks"][-1] if record["looks"] else None
+    _save(store, result.run_id, record, lock, count_subjects=True)
+    return result, record
+
+
+# What must match for an interrupted run's looks to be taken up again: the same design.
+_DESIGN = ("rule", "alpha", "batch_items", "seed", "subjects_available", "scale", "rho", "method")
+
+
+def _prior_looks(store: StoreLike, run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The looks an earlier invocation of ``run`` recorded, when it used the same design and did
+    not finish (a finished one's looks are taken again: its record is replaced)."""
+    from jurybench.store import reading
+
+    with reading(store) as con:
+        row = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchone()
+    if not row or not row[0]:
+        return []
+    try:
+        earlier = json.loads(row[0])
+    except ValueError:
+        return []
+    if not isinstance(earlier, dict) or earlier.get("stopped") is not None:
+        return []
+    if any(earlier.get(name) != record[name] for name in _DESIGN):
+        return []
+    looks = earlier.get("looks")
+    return [dict(look) for look in looks] if isinstance(looks, list) else []
+
+
+def _save(store: StoreLike, run: str, record: dict[str, Any], lock: Any, *, count_subjects: bool = False) -> None:
+    """Write the run's stopping record in a transaction of its own (``stopped`` None while it
+    judges). At the end the run's subjects are those judged in every batch."""
+    from jurybench.store import writing
+
     with contextlib.ExitStack() as held:
         if lock is not None:  # a store shared by threads (the service's): writes take its lock
             held.enter_context(lock)
         con = held.enter_context(writing(store))
-        # The run's subjects are those judged in every batch (each batch's engine run counted its own).
-        con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects WHERE run_id = ?) "
-                    "WHERE run_id = ?", [json.dumps(record), result.run_id, result.run_id])  # fmt: skip
-    return result, record
+        if count_subjects:  # each batch's engine run counted its own subjects
+            con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects "
+                        "WHERE run_id = ?) WHERE run_id = ?", [json.dumps(record), run, run])  # fmt: skip
+        else:
+            con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), run])
