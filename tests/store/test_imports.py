@@ -125,25 +125,36 @@ def test_quoted_newlines_are_still_fine(con: Any, tmp_path: Path) -> None:
     assert con.execute("SELECT response FROM items WHERE item_id = 'i1'").fetchall() == [('two\nlines, and "quotes"',)]
 
 
-def test_reimport_with_another_dataset_updates_it_and_says_so(con: Any, tmp_path: Path) -> None:
+def test_reimport_never_moves_items_to_another_dataset(con: Any, tmp_path: Path) -> None:
+    """Issue 40, item 8: importing the same items under another --dataset moved them (runs and
+    statistics select by dataset). A move is refused, nothing written; filling in a dataset the
+    stored items lack is allowed and said."""
+    from jurybench.errors import JurybenchError
+
     path = write(tmp_path / "items.csv", ITEMS_CSV)
-    import_items(con, path, dataset="first")
-    again = import_items(con, path, dataset="second")
-    assert (again.inserted, again.unchanged, again.updated) == (0, 0, 3)
-    assert "3 updated (dataset)" in str(again)
-    assert con.execute("SELECT DISTINCT dataset FROM items").fetchall() == [("second",)]
+    first = import_items(con, path)  # no dataset
+    assert first.inserted == 3
+    named = import_items(con, path, dataset="first")
+    assert (named.inserted, named.unchanged, named.updated) == (0, 0, 3) and "3 updated (dataset)" in str(named)
+    with pytest.raises(JurybenchError, match=r"item 'i1' is in dataset 'first'; this import would move it to 'second'"):
+        import_items(con, path, dataset="second")
+    assert con.execute("SELECT DISTINCT dataset FROM items").fetchall() == [("first",)]
     # Without --dataset the stored name stays (the file has no dataset column).
     assert import_items(con, path).unchanged == 3
 
 
 def test_pairs_take_dataset_like_items(con: Any, tmp_path: Path) -> None:
+    from jurybench.errors import JurybenchError
+
     import_items(con, write(tmp_path / "items.csv", ITEMS_CSV))
-    pairs = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b,dataset,topic\np1,i1,i2,from-file,t\n")
+    pairs = write(tmp_path / "pairs.csv", "pair_id,item_a,item_b,topic\np1,i1,i2,t\n")
     import_pairs(con, pairs)
     row = con.execute("SELECT dataset, metadata FROM pairs").fetchall()[0]
-    assert row[0] == "from-file" and json.loads(row[1]) == {"topic": "t"}
+    assert row[0] is None and json.loads(row[1]) == {"topic": "t"}
     assert import_pairs(con, pairs, dataset="flag").updated == 1
     assert con.execute("SELECT dataset FROM pairs").fetchall() == [("flag",)]
+    with pytest.raises(JurybenchError, match="pair 'p1' is in dataset 'flag'"):
+        import_pairs(con, pairs, dataset="other")
 
 
 def test_infinity_in_an_extra_column_is_refused_and_nan_is_missing(tmp_path: Path) -> None:

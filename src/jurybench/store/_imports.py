@@ -106,8 +106,8 @@ def import_items(
                 hint="Give the new item another id, or import into a fresh --db.",
             )
         with transaction(con):
-            # The dataset is a label, not content: a new name replaces the stored one (and is reported).
-            updated = _update_dataset(con, "items", "item_id", "_jb_import")
+            # A stored item without a dataset takes the one named here (reported); none is moved.
+            updated = _update_dataset(con, "items", "item_id", "_jb_import", source)
         inserted = 0
         # Row numbers are the file's own (a CSV's data starts on line 2): write them all.
         low, high = first_row(con, "SELECT min(row_number), max(row_number) FROM _jb_import") or (1, 0)
@@ -256,8 +256,8 @@ def write_items(
                     "prompt, response, reference, model, language, treatment or metadata.",
                     hint="Give the new item another id, or import into a fresh --db.",
                 )
-            # The dataset is a label, not content: a new name replaces the stored one (and is reported).
-            updated = _update_dataset(con, "items", "item_id", "incoming_items")
+            # A stored item without a dataset takes the one named here (reported); none is moved.
+            updated = _update_dataset(con, "items", "item_id", "incoming_items", source)
             before = scalar(con, "SELECT count(*) FROM items")
             con.execute(
                 f"""INSERT INTO items (item_id, prompt, response, reference, model, language,
@@ -277,7 +277,20 @@ def write_items(
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
-def _update_dataset(con: Connection, table: str, key: str, incoming: str) -> int:
+def _update_dataset(con: Connection, table: str, key: str, incoming: str, source: str) -> int:
+    """Give stored rows without a dataset the one this import names (reported as updated). A row
+    already in another dataset is not moved: runs and statistics select by dataset, and a silent
+    move would change what they judged (issue 40)."""
+    moved = first_row(con, f"""SELECT t.{key}, t.dataset, n.dataset FROM {table} t JOIN {incoming} n USING ({key})
+                                WHERE t.dataset IS NOT NULL AND n.dataset IS NOT NULL
+                                  AND n.dataset <> t.dataset ORDER BY t.{key} LIMIT 1""")  # fmt: skip
+    if moved:
+        kind = "item" if table == "items" else "pair"
+        raise JurybenchError(
+            f"{source}: {kind} '{moved[0]}' is in dataset '{moved[1]}'; this import would move it to '{moved[2]}'.",
+            hint=f"A {kind} belongs to one dataset: import it under '{moved[1]}' (or without --dataset), or give the "
+            "new one another id.",
+        )
     changed = f"""FROM {incoming} n WHERE n.{key} = {table}.{key}
                  AND n.dataset IS NOT NULL AND n.dataset IS DISTINCT FROM {table}.dataset"""
     n = int(scalar(con, f"SELECT count(*) FROM {table} WHERE EXISTS (SELECT 1 {changed})"))
@@ -359,7 +372,7 @@ def write_pairs(
                 raise JurybenchError(
                     f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists with other items.",
                 )
-            updated = _update_dataset(con, "pairs", "pair_id", "incoming_pairs")
+            updated = _update_dataset(con, "pairs", "pair_id", "incoming_pairs", source)
             before = scalar(con, "SELECT count(*) FROM pairs")
             con.execute(
                 """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
