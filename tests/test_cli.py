@@ -239,3 +239,27 @@ def test_annotations_agreement_and_calibration_cli(tmp_path: Path) -> None:
         "story-quality",
     )
     assert bad.exit_code == 2 and "bad.csv row 2, field 'relevance': 7 is outside the rubric's scale 1..5" in bad.stderr
+
+
+def test_stopping_the_viewer_says_it_stopped_not_how_to_resume_a_run(tmp_path: Path) -> None:
+    """Issue 40, item 8: Ctrl-C on `jurybench view` printed a scoring run's resume message."""
+    import signal
+    import subprocess
+    import sys
+
+    from jurybench.cli import interrupted_line
+    from jurybench.testing.stub import free_port
+
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\ni1,x\n")), "--db",
+                   str(tmp_path / "v.duckdb")).exit_code == 0  # fmt: skip
+    process = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--no-browser", "--port",
+                                str(free_port()), "--db", str(tmp_path / "v.duckdb")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stdout is not None
+    for line in process.stdout:  # the event: it says where it listens
+        if "http://" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert err.strip().splitlines()[-1] == "stopped." and "resume" not in err
+    assert "resume" in interrupted_line(["score", "-r", "x"]) and interrupted_line(["sql", "SELECT 1"]) == "interrupted."

@@ -72,6 +72,23 @@ def unexpected_line(exc: BaseException) -> str:
             "and report it).")  # fmt: skip
 
 
+# Commands that serve until stopped: Ctrl-C (or SIGTERM) is how they end, not an interruption.
+SERVING = frozenset({"view", "serve"})
+# Commands whose work resumes when run again (answers stored as they come).
+RESUMABLE = frozenset({"score", "generate", "study", "demo"})
+
+
+def interrupted_line(argv: list[str]) -> str:
+    """What Ctrl-C prints, by the command it stopped: a server says it stopped; a run says its
+    answers are kept and how to resume; anything else that it was interrupted."""
+    command = next((a for a in argv if not a.startswith("-")), "")
+    if command in SERVING:
+        return "stopped."
+    if command in RESUMABLE:
+        return "interrupted: judgments answered so far are stored; run again to resume."
+    return "interrupted."
+
+
 def main() -> None:
     """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
     from jurybench.redact import install_log_redaction, redact
@@ -90,7 +107,7 @@ def main() -> None:
         typer.echo(f"error: {redact(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        typer.echo("interrupted: judgments answered so far are stored; run again to resume.", err=True)
+        typer.echo(interrupted_line(sys.argv[1:]), err=True)
         sys.exit(130)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
