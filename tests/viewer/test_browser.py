@@ -223,3 +223,34 @@ def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_p
                              "relevance", "--boot", "20", "--format", "json", "--db", str(db)],
                             capture_output=True, text=True, check=True)  # fmt: skip
     assert '"n_items": 13' in result.stdout
+
+
+WRAPPED_INSIDE = (Path(__file__).parent / "js" / "words_wrapped_inside.js").read_text(encoding="utf-8")
+
+
+def test_the_runs_list_fits_and_wraps_no_word_inside(page: Any, tmp_path: Path) -> None:
+    """Issue 40, item 8: at 1,400 px the runs list broke words anywhere (the jury column fell to
+    three characters: `overflow-wrap: anywhere`). At 1,280 and 1,400 px it fits the window and
+    no cell wraps inside a word (only after a hyphen or at the name's own parts)."""
+    from tests.viewer.conftest import cli_ok
+
+    db = tmp_path / "runs.duckdb"
+    cli_ok("datasets", "example", "--out", str(tmp_path / "example"))
+    cli_ok("items", "import", str(tmp_path / "example" / "items.csv"), "--db", str(db))
+    cli_ok("pairs", "import", str(tmp_path / "example" / "pairs.csv"), "--db", str(db))
+    cli_ok("score", "--rubric", "story-quality", "--run", "quality-with-a-rather-long-run-name-2026", "--no-progress",
+           "-j", "fake/kind,samples=2", "-j", "fake/strict,invalid_rate=0.2", "-j", "fake/shy,refusal_rate=0.15",
+           "-j", "sim/lenient,leniency=1,noise=0.3", "--aggregate", "median", "--db", str(db))  # fmt: skip
+    cli_ok("score", "--rubric", "persuasion", "--run", "persuasion_run_with_underscores", "--no-progress",
+           "-j", "fake/biased,position_bias=1", "-j", "fake/fair", "--db", str(db))  # fmt: skip
+    with serving(db) as url:
+        for width in (1280, 1400):
+            tab = page.context.browser.new_page(viewport={"width": width, "height": 900})  # the module's Chromium
+            try:
+                tab.goto(url)
+                _shot(tab, tmp_path, f"runs-{width}")
+                assert tab.evaluate(WRAPPED_INSIDE) == [], width
+                right = tab.evaluate("() => document.querySelector('#runs').getBoundingClientRect().right")
+                assert right <= width and tab.evaluate("() => document.documentElement.scrollWidth") <= width
+            finally:
+                tab.close()

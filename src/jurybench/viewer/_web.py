@@ -25,6 +25,7 @@ from jurybench.store import as_float
 from jurybench.viewer._label import Annotating
 
 if TYPE_CHECKING:
+    from markupsafe import Markup
     from collections.abc import AsyncIterator
 
     from duckdb import DuckDBPyConnection as Connection
@@ -78,6 +79,22 @@ def _when(value: object) -> str:
     return "–" if value is None else str(value)
 
 
+def _breakable(value: object) -> Markup:
+    """A name as HTML that may wrap only between its parts: after '/', ',', '=', '_' and '.'
+    (a hyphen wraps by itself), never inside a word (the runs list, issue 40)."""
+    from markupsafe import Markup, escape
+
+    parts = re.split(r"(?<=[/,=_.])", str(value))
+    return Markup("<wbr>").join(escape(part) for part in parts if part)
+
+
+def _when_html(value: object) -> Markup:
+    """A time that wraps between its date and its clock, never inside either."""
+    from markupsafe import Markup, escape
+
+    return Markup(" ").join(Markup('<span class="nowrap">{}</span>').format(escape(p)) for p in _when(value).split(" "))
+
+
 def _duration(seconds: float | None) -> str:
     if seconds is None:
         return "–"
@@ -100,7 +117,8 @@ def environment() -> Environment:
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
-    env.filters.update(num=_num, pct=_pct, usd=_usd, when=_when, duration=_duration,
+    env.filters.update(num=_num, pct=_pct, usd=_usd, when=_when, when_html=_when_html, breakable=_breakable,
+                       duration=_duration,
                        u=lambda s: quote(str(s), safe=""), run_u=run_segment)  # fmt: skip
     env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
     return env
