@@ -269,3 +269,25 @@ def test_report_html_keeps_its_style_sheet_whole_and_shows_the_calibration_fitte
     css = (_web.HERE / "static" / "viewer.css").read_text(encoding="utf-8")
     assert f"<style>{css}</style>" in html and "&#34;" not in html.split("</style>")[0]
     assert "Calibration fitted" in html
+
+
+def test_a_run_page_and_its_report_count_invalid_judgments_not_only_calls(tmp_path: Path) -> None:
+    """Issue 40, item 8: HANNA's run page and report showed 0 invalid (calls) where its import
+    stored 1,051 invalid judgments (in ok calls). Both now count judgments by status too."""
+    from fastapi.testclient import TestClient
+
+    from jurybench.viewer import create_viewer_app
+    from tests.conftest import ITEMS_CSV, write
+
+    db = tmp_path / "inv.duckdb"
+    assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db)).exit_code == 0
+    rows = "item_id,criterion,score,status\ni1,relevance,4,ok\ni1,coherence,,invalid\ni2,relevance,3,ok\n"
+    assert run_cli("judgments", "import", str(write(tmp_path / "j.csv", rows)), "--run", "imp", "-r", "story-quality",
+                   "-j", "panel", "--db", str(db)).exit_code == 0  # fmt: skip
+    expected = "<dt>judgments</dt><dd>3: 2 valid, 1 invalid, 0 refusal"
+    with TestClient(create_viewer_app(db, warm_up=False)) as c:
+        page = c.get("/runs/imp").text
+    assert expected in page and "2 ok, 0 invalid" in page  # the calls: both ok, one holding an invalid judgment
+    out = tmp_path / "r.html"
+    assert run_cli("report", "html", "--run", "imp", "-o", str(out), "--db", str(db)).exit_code == 0
+    assert expected in out.read_text(encoding="utf-8")

@@ -219,7 +219,13 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
                             "share_a": pos / n if pairwise and n else None,
                             "share_b": neg / n if pairwise and n else None,
                             "below_quorum": len(short or ())})  # fmt: skip
-        return {"figures": figures, "below_quorum": len(below), "pairwise": pairwise}
+        # Judgments by status: an import (HANNA's) keeps its invalid judgments in ok calls, so the
+        # calls' counts alone showed 0 invalid where the import said 1,051.
+        table = "pairwise_judgments" if pairwise else "pointwise_judgments"
+        counts = dict(con.execute(f"SELECT j.status, count(*) FROM run_calls rc JOIN {table} j USING (call_key) "
+                                  "WHERE rc.run_id = ? GROUP BY j.status", [run["run_id"]]).fetchall())  # fmt: skip
+        judgments = {status: int(counts.get(status, 0)) for status in ("valid", "invalid", "refusal")}
+        return {"figures": figures, "below_quorum": len(below), "pairwise": pairwise, "judgments": judgments}
 
     return MEMO.get(("figures", *run_key(run)), make)
 
