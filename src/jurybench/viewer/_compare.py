@@ -63,5 +63,54 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, Any]:
                   f"AND b.{subject} = a.{subject} AND b.{dim} = a.{dim} WHERE a.run_id = ? AND b.run_id = ? "
                   f"AND a.{value} IS NOT NULL AND b.{value} IS NOT NULL GROUP BY a.juror ORDER BY a.juror", ids,
               ).fetchall()]  # fmt: skip
+    verdicts = _verdicts(con, ids) if first.get("rubric_kind") == second.get("rubric_kind") == "preference" else None
+    if verdicts is not None:  # a preference changes by its verdict: only the pairs whose verdict changed
+        moved = []
     return {"runs": runs, "pairwise": pairwise, "criteria": criteria, "moved": moved, "jurors": jurors,
-            "n_subjects": len(by_subject)}  # fmt: skip
+            "n_subjects": len(by_subject), "verdicts": verdicts}  # fmt: skip
+
+
+def _verdict(score: float | None) -> str | None:
+    if score is None:
+        return None
+    return "A" if score > 0 else "B" if score < 0 else "tie"
+
+
+def _verdicts(con: Connection, ids: list[str]) -> dict[str, Any]:
+    """Two preference runs by their verdicts (the sign of each run's jury score, by its own rule):
+    the pairs whose verdict changed and, where pairs have human preference labels (their majority,
+    as 'report preference' reads them), each run's accuracy against them with the paired
+    difference and McNemar's exact test on the pairs one run got right and the other wrong."""
+    from scipy.stats import binomtest
+
+    rows = con.execute(
+        "SELECT a.pair_id, a.jury_score, b.jury_score FROM jury_pairwise a JOIN jury_pairwise b "
+        "ON b.pair_id = a.pair_id AND b.category = a.category WHERE a.run_id = ? AND b.run_id = ? "
+        "AND a.category = 'preference' ORDER BY a.pair_id", ids,
+    ).fetchall()  # fmt: skip
+    gold = {pid: ("A" if value > 0 else "B" if value < 0 else "tie") for pid, value in con.execute(
+        "SELECT subject_id, sign(avg(sign(value))) FROM human_labels WHERE criterion = 'preference' "
+        "AND subject_kind = 'pair' GROUP BY subject_id").fetchall()}  # fmt: skip
+    changed, both = [], 0
+    right = {"first": 0, "second": 0, "only_first": 0, "only_second": 0, "n": 0}
+    for pid, x, y in rows:
+        va, vb = _verdict(x), _verdict(y)
+        if va is None or vb is None:
+            continue
+        both += 1
+        truth = gold.get(pid)
+        if va != vb:
+            changed.append({"id": pid, "first": va, "second": vb, "gold": truth})
+        if truth is not None:
+            right["n"] += 1
+            right["first"] += va == truth
+            right["second"] += vb == truth
+            right["only_first"] += va == truth != vb
+            right["only_second"] += vb == truth != va
+    accuracy = None
+    if right["n"]:
+        discordant = right["only_first"] + right["only_second"]
+        p = binomtest(right["only_second"], discordant, 0.5).pvalue if discordant else 1.0
+        accuracy = {**right, "acc_first": right["first"] / right["n"], "acc_second": right["second"] / right["n"],
+                    "diff": (right["second"] - right["first"]) / right["n"], "p_mcnemar": float(p)}  # fmt: skip
+    return {"n": both, "n_changed": len(changed), "changed": changed[:MOVED], "accuracy": accuracy}
