@@ -544,6 +544,8 @@ def main() -> None:
         "sequential": _fresh("sequential_bench.py", 200 if args.quick else 1000, 400, 20),
         # the stub's prompt cache: the rubric's shared part first vs the item first
         "prompt_cache": _fresh("cache_bench.py", 60 if args.quick else 300),
+        # issue 40: the budget's spend share, the SQL memory cap under expressions, a limit of 0
+        "trust": _fresh("trust_bench.py"),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -606,6 +608,18 @@ def main() -> None:
           + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
           + f" (worst {k9['until_worst_answered_twice']}; the plain run's target {k9['calls'] // 100} of {k9['calls']}), "
           + f"looks before the kill kept: {'yes' if k9['until_looks_kept'] else 'NO'}")  # fmt: skip
+    tr = results["trust"]
+    print("budget: --max-cost $0.02 on the priced stub spent "
+          + ", ".join(f"{b['share']:.1%} ({'max_tokens=' + b['max_tokens'] if b['max_tokens'] else 'no max_tokens'})"
+                      for b in tr["budget"])
+          + " (target >= 90 %, never over)")  # fmt: skip
+    sm = tr["sql_memory"]
+    print(f"SQL memory cap {sm['cap_mb']} MB: expression queries answered "
+          + ", ".join(f"{a['status']} in {a['seconds']:.2f}s" for a in sm["answers"])
+          + f"; server peak +{sm['peak_growth_mb']:.0f} MB, +{sm['after_growth_mb']:.0f} MB after; a slot free after each: "
+          + ("yes" if all(a["next_query"] == 200 for a in sm["answers"]) else "NO"))  # fmt: skip
+    z = tr["zero_rate_limit"]
+    print(f"a stated limit of 0 a minute: {z['items']} items judged in {z['seconds']:.1f}s (was 732 s)")
     m = results["memory"]
     print(f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
           f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
@@ -756,6 +770,17 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             ("sequential: leaderboard rule, judged / fixed", sq["separated_judged_share_of_fixed"], "<", 1.0),
             ("sequential: gap rule, judged / fixed", sq["gap_judged_share_of_fixed"], "<", 1.0),
         ]
+    tr = results.get("trust")
+    if tr is not None:
+        for b in tr["budget"]:
+            checks.append((f"budget spent, max_tokens={b['max_tokens']}", b["share"], ">=", 0.9))
+            checks.append((f"budget spent, max_tokens={b['max_tokens']} (never over)", b["share"], "<=", 1.0))
+        sm = tr["sql_memory"]
+        checks.append(("SQL expression queries: server peak growth / (cap + a quarter)",
+                       sm["peak_growth_mb"] / (1.25 * sm["cap_mb"]), "<", 1.0))  # fmt: skip
+        checks.append(("SQL expression queries: slots free after each",
+                       float(all(a["next_query"] == 200 for a in sm["answers"])), ">=", 1.0))  # fmt: skip
+        checks.append(("a stated limit of 0: seconds for 20 items", tr["zero_rate_limit"]["seconds"], "<", 60.0))
     k9 = results.get("kill9")
     if k9 is not None:
         checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))

@@ -262,4 +262,6 @@ def test_stopping_the_viewer_says_it_stopped_not_how_to_resume_a_run(tmp_path: P
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert err.strip().splitlines()[-1] == "stopped." and "resume" not in err
-    assert "resume" in interrupted_line(["score", "-r", "x"]) and interrupted_line(["sql", "SELECT 1"]) == "interrupted."
+    assert (
+        "resume" in interrupted_line(["score", "-r", "x"]) and interrupted_line(["sql", "SELECT 1"]) == "interrupted."
+    )

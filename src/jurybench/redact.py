@@ -81,7 +81,9 @@ def redact(text: str) -> str:
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}{MASK}@", text)
     text = _URL_QUERY.sub(lambda m: f"{m.group(1)}{MASK}", text)
     text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-    return _PAIR.sub(lambda m: m.group(0) if m.group(3) in (MASK, MASK[:-1]) else f"{m.group(1)}{m.group(2)}{MASK}", text)
+    return _PAIR.sub(
+        lambda m: m.group(0) if m.group(3) in (MASK, MASK[:-1]) else f"{m.group(1)}{m.group(2)}{MASK}", text
+    )
 
 
 @overload

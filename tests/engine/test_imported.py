@@ -407,7 +407,9 @@ def test_a_key_typed_as_the_judges_name_is_refused_and_never_shown(pointwise_db:
 
     file = write(tmp_path / "j.csv", "item_id,criterion,score\ni1,relevance,4\n")
     key = "sk-proj-0123456789abcdefABCDEF"
-    done = run_cli("judgments", "import", str(file), "--run", "r", "-r", "story-quality", "-j", key, "--db", pointwise_db)
+    done = run_cli(
+        "judgments", "import", str(file), "--run", "r", "-r", "story-quality", "-j", key, "--db", pointwise_db
+    )
     assert done.exit_code == 2 and "looks like a credential" in done.stderr
     assert key not in done.stdout + done.stderr
     con = connect(Path(pointwise_db), read_only=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from jurybench.errors import user_facing
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from jurybench.errors import user_facing
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -59,9 +59,8 @@ def _sigterm_as_interrupt() -> _HANDLER:
 def unexpected_line(exc: BaseException) -> str:
     """An error nobody planned for, as one line: what happened and how to see where (the
     traceback is for JURYBENCH_DEBUG=1, never shown by default)."""
-    from jurybench.redact import redact
-
     from jurybench.errors import resource_problem
+    from jurybench.redact import redact
 
     first = (str(exc).strip().splitlines() or [""])[0]
     name = type(exc).__name__

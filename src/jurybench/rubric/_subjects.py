@@ -137,7 +137,6 @@ def _by_row_ranges(con: Connection, rubric: AnyRubric, base: str, key: str) -> A
     vector of texts around the rows it wants, so one text of 40 MB stored beside them (in the
     same vector) made every run on the store fail, even one whose --where left it out. A range
     reads its own rows only. A subject that itself holds too large a text still runs out."""
-    import pyarrow as pa
 
     if is_pairwise(rubric):
         found = con.execute("SELECT a.rowid, b.rowid FROM pairs p JOIN items a ON a.item_id = p.item_a "

@@ -495,8 +495,9 @@ class StubServer:
         loop = asyncio.new_event_loop()
         self._loop = loop
         runner = web.AppRunner(
-            make_app(self.default_content, self.script, self.requests, self.limits, self.batches, self.cache,
-                     self.headers),
+            make_app(
+                self.default_content, self.script, self.requests, self.limits, self.batches, self.cache, self.headers
+            ),
             access_log=None,
         )
         loop.run_until_complete(runner.setup())

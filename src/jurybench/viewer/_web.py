@@ -25,12 +25,12 @@ from jurybench.store import as_float
 from jurybench.viewer._label import Annotating
 
 if TYPE_CHECKING:
-    from markupsafe import Markup
     from collections.abc import AsyncIterator
 
     from duckdb import DuckDBPyConnection as Connection
     from fastapi import APIRouter, FastAPI
     from jinja2 import Environment
+    from markupsafe import Markup
 
     from jurybench.store import StoreRef
 
