@@ -90,18 +90,11 @@ def test_the_check_sees_a_violation(tmp_path: Path, monkeypatch: object) -> None
 MAX_FUNCTION_LINES = 160
 
 
-def own_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
-    """A function's lines, not counting the functions and classes defined inside it (a factory
-    such as the service's create_app is measured by its own code, each endpoint by its own)."""
-    total = (function.end_lineno or function.lineno) - function.lineno + 1
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            total -= (node.end_lineno or node.lineno) - node.lineno + 1
-        else:
-            stack.extend(ast.iter_child_nodes(node))
-    return total
+def lines_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines, the functions and classes defined inside it included: a factory of
+    nested routes (the service's create_app was 420 lines of 24 closures) is as long to read as
+    it looks (issue 41)."""
+    return (function.end_lineno or function.lineno) - function.lineno + 1
 
 
 def long_functions(src: Path) -> dict[str, int]:
@@ -110,26 +103,31 @@ def long_functions(src: Path) -> dict[str, int]:
         if "_migrations" in path.parts:  # frozen SQL text, never edited (ordered named migrations)
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and own_lines(node) > MAX_FUNCTION_LINES:
-                found[f"{path.relative_to(src)}:{node.name}"] = own_lines(node)
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and lines_of(node) > MAX_FUNCTION_LINES:
+                found[f"{path.relative_to(src)}:{node.name}"] = lines_of(node)
     return found
 
 
 def test_no_function_is_too_long_to_read_in_one_sitting() -> None:
-    """Functions are capped, not files: a file holds one responsibility however long it is, and
-    is never split by size alone (issue 28)."""
+    """Functions are capped, nested functions counted, not files: a file holds one
+    responsibility however long it is, and is never split by size alone (issue 28)."""
     assert long_functions(SRC) == {}
 
 
-def test_the_length_check_sees_a_long_function_and_measures_its_own_lines(tmp_path: Path) -> None:
+def test_the_length_check_sees_a_long_function_and_counts_what_is_nested_in_it(tmp_path: Path) -> None:
     body = "\n".join(f"    x{k} = {k}" for k in range(MAX_FUNCTION_LINES + 5))
     nested = (
         "def factory():\n    def inner():\n"
         + "\n".join(f"        y{k} = {k}" for k in range(200))
         + "\n    return inner\n"
     )
-    (tmp_path / "m.py").write_text(f"def long():\n{body}\n\n{nested}", encoding="utf-8")
-    assert long_functions(tmp_path) == {"m.py:long": MAX_FUNCTION_LINES + 6, "m.py:inner": 201}
+    short_parts = "def routes():\n" + "".join(
+        f"    def r{k}():\n" + "".join(f"        z{j} = {j}\n" for j in range(20)) for k in range(9)
+    )
+    (tmp_path / "m.py").write_text(f"def long():\n{body}\n\n{nested}\n{short_parts}", encoding="utf-8")
+    # routes: nine short closures, 1 + 9 x 21 = 190 lines in all, each under the cap
+    assert long_functions(tmp_path) == {"m.py:long": MAX_FUNCTION_LINES + 6, "m.py:factory": 203, "m.py:inner": 201,
+                                        "m.py:routes": 190}  # fmt: skip
 
 
 def import_circles(src: Path) -> list[list[str]]:

@@ -114,12 +114,11 @@ def import_annotation_rows(
     """Labels from rows (number, mapping), as read from a file or received by the service;
     errors name ``source``, the row and the field. ``note``: the annotator's note, stored with
     every label of the rows (the viewer's label form)."""
-    import pyarrow as pa
 
     path = source
     if not rows:
         raise JurybenchError(f"{path}: no data rows.")
-    subject_col, subject_kind = rubric.subject_column, rubric.subject_kind
+    subject_col = rubric.subject_column
     columns: set[str] = set()
     for _, row in rows:
         columns |= set(row)
@@ -175,10 +174,44 @@ def import_annotation_rows(
                 f"--criterion {criterion!r} is not in rubric '{rubric.name}'.", hint=f"Valid: {', '.join(dims)}."
             )
 
-    labels: list[dict[str, Any]] = []
-    seen: dict[tuple[str, str, str], int] = {}
+    collected = _Labels(rubric, path, continuous, note)
+    add = collected.add
+    for number, row in rows:
+        subject = row.get(subject_col)
+        if layout == "long":
+            add(number, subject, row.get("annotator"), row.get("criterion"), row.get("value"), "value")
+        elif layout == "wide-criterion":
+            for dim in dims:
+                if dim in row and row[dim] is not None and str(row[dim]).strip() != "":
+                    add(number, subject, row.get("annotator"), dim, row[dim], dim)
+        else:
+            for column in annotator_columns:
+                if row.get(column) is not None and str(row[column]).strip() != "":
+                    add(number, subject, column, criterion, row[column], column)
 
-    def add(number: int, subject: Any, annotator: Any, crit: Any, raw: Any, field: str) -> None:
+    labels = collected.labels
+    inserted, n_conflicts = _write_labels(con, labels, rubric, path, replace)
+    return AnnotationImport(
+        inserted=inserted - n_conflicts,
+        unchanged=len(labels) - inserted,
+        replaced=n_conflicts,
+        annotators=len({label["annotator"] for label in labels}),
+        subjects=len({label["subject_id"] for label in labels}),
+    )
+
+
+class _Labels:
+    """Labels read from rows, each checked as it is added: the subject and annotator given, the
+    criterion the rubric's, the value on its scale (or one of its labels), no label twice."""
+
+    def __init__(self, rubric: AnyRubric, path: str, continuous: bool, note: str | None) -> None:
+        self.rubric, self.path, self.continuous, self.note = rubric, path, continuous, note
+        self.labels: list[dict[str, Any]] = []
+        self.seen: dict[tuple[str, str, str], int] = {}
+
+    def add(self, number: int, subject: Any, annotator: Any, crit: Any, raw: Any, field: str) -> None:
+        rubric, path, continuous = self.rubric, self.path, self.continuous
+        subject_col, dims = rubric.subject_column, rubric.dimensions
         where = f"{path} row {number}, field '{field}'"
         if subject is None or str(subject).strip() == "":
             raise JurybenchError(f"{path} row {number}, field '{subject_col}': missing value.")
@@ -196,41 +229,25 @@ def import_annotation_rows(
             )
         value, text = _value(rubric, str(crit), raw, where, continuous)
         key = (str(subject), str(crit), str(annotator))
-        if key in seen:
+        if key in self.seen:
             raise JurybenchError(
                 f"{path} row {number}: duplicate label for {subject_col} {key[0]!r}, criterion {key[1]!r}, "
-                f"annotator {key[2]!r} (first at row {seen[key]}).",
+                f"annotator {key[2]!r} (first at row {self.seen[key]}).",
                 hint="Each annotator labels each subject and criterion once.",
             )
-        seen[key] = number
-        labels.append(
-            {
-                "subject_kind": subject_kind,
-                "subject_id": key[0],
-                "criterion": key[1],
-                "annotator": key[2],
-                "value": value,
-                "label": text,
-                "source_file": str(path),
-                "row": number,
-                "continuous": continuous,
-                "note": note,
-            }
-        )
+        self.seen[key] = number
+        self.labels.append({"subject_kind": rubric.subject_kind, "subject_id": key[0], "criterion": key[1],
+                            "annotator": key[2], "value": value, "label": text, "source_file": str(path),
+                            "row": number, "continuous": continuous, "note": self.note})  # fmt: skip
 
-    for number, row in rows:
-        subject = row.get(subject_col)
-        if layout == "long":
-            add(number, subject, row.get("annotator"), row.get("criterion"), row.get("value"), "value")
-        elif layout == "wide-criterion":
-            for dim in dims:
-                if dim in row and row[dim] is not None and str(row[dim]).strip() != "":
-                    add(number, subject, row.get("annotator"), dim, row[dim], dim)
-        else:
-            for column in annotator_columns:
-                if row.get(column) is not None and str(row[column]).strip() != "":
-                    add(number, subject, column, criterion, row[column], column)
 
+def _write_labels(con: Connection, labels: list[dict[str, Any]], rubric: AnyRubric, path: str,
+                  replace: bool) -> tuple[int, int]:  # fmt: skip
+    """Write checked labels in one transaction: every subject must be stored, and a label that
+    differs from a stored one is refused unless ``replace``. (inserted, replaced)."""
+    import pyarrow as pa
+
+    subject_col, subject_kind = rubric.subject_column, rubric.subject_kind
     schema = pa.schema([("subject_kind", pa.string()), ("subject_id", pa.string()), ("criterion", pa.string()),
                         ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
                         ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_()),
@@ -286,11 +303,4 @@ def import_annotation_rows(
             after = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
         finally:
             con.unregister("incoming_labels")
-    inserted = after - before
-    return AnnotationImport(
-        inserted=inserted - n_conflicts,
-        unchanged=len(labels) - inserted,
-        replaced=n_conflicts,
-        annotators=len({label["annotator"] for label in labels}),
-        subjects=len({label["subject_id"] for label in labels}),
-    )
+    return after - before, n_conflicts

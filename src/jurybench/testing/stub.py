@@ -22,7 +22,10 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 
 def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7,
@@ -230,28 +233,63 @@ def make_app(
 ) -> Any:
     from aiohttp import web
 
-    book = batches if batches is not None else Batches()
+    stub = _Stub(default_content, script, requests, limits, batches, cache, seen_headers)
+    app = web.Application(client_max_size=256 * 1024 * 1024)
+    app.router.add_post("/v1/chat/completions", stub.handle)
+    app.router.add_post("/chat/completions", stub.handle)
+    app.router.add_post("/v1/files", stub.upload)
+    app.router.add_get("/v1/files/{file_id}/content", stub.file_content)
+    app.router.add_post("/v1/batches", stub.create_batch)
+    app.router.add_get("/v1/batches", stub.list_batches)
+    app.router.add_get("/v1/batches/{batch_id}", stub.get_batch)
+    app.router.add_post("/v1/batches/{batch_id}/cancel", stub.cancel_batch)
+    app.router.add_post("/v1/messages/batches", stub.anthropic_create)
+    app.router.add_get("/v1/messages/batches", stub.anthropic_list)
+    app.router.add_get("/v1/messages/batches/{batch_id}", stub.anthropic_get)
+    app.router.add_get("/v1/messages/batches/{batch_id}/results", stub.anthropic_results)
+    app.router.add_post("/v1/messages/batches/{batch_id}/cancel", stub.cancel_batch)
+    return app
 
-    def next_answer() -> tuple[Any, ...]:
-        return script.popleft() if script else (200, default_content)
 
-    async def handle(request: web.Request) -> web.Response:
+class _Stub:
+    """The stub's state and its handlers (chat completions, OpenAI's files and batches,
+    Anthropic's message batches)."""
+
+    def __init__(self, default_content: str, script: deque[tuple[Any, ...]], requests: list[dict[str, Any]],
+                 limits: RateLimits | None, batches: Batches | None, cache: PromptCache | None,
+                 seen_headers: list[dict[str, str]] | None) -> None:  # fmt: skip
+        from aiohttp import web
+
+        self.web = web
+        self.default_content = default_content
+        self.script = script
+        self.requests = requests
+        self.limits = limits
+        self.book = batches if batches is not None else Batches()
+        self.cache = cache
+        self.seen_headers = seen_headers
+        self.request_base: dict[str, str] = {}
+
+    def next_answer(self) -> tuple[Any, ...]:
+        return self.script.popleft() if self.script else (200, self.default_content)
+
+    async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
-        requests.append(body)
-        if seen_headers is not None:  # what the client sent, for tests of headers and credentials
-            seen_headers.append({name.lower(): value for name, value in request.headers.items()})
-        if limits is not None:
+        self.requests.append(body)
+        if self.seen_headers is not None:  # what the client sent, for tests of headers and credentials
+            self.seen_headers.append({name.lower(): value for name, value in request.headers.items()})
+        if self.limits is not None:
             tokens = _prompt_tokens(body) + 7
-            wait = limits.admit(tokens)
+            wait = self.limits.admit(tokens)
             if wait > 0:
-                headers = {**limits.header_values(), "retry-after-ms": f"{wait * 1000:.0f}",
-                           "retry-after": str(math.ceil(wait))} if limits.headers else {}  # fmt: skip
-                return web.json_response({"error": {"message": "Rate limit reached for requests", "type": "requests",
+                headers = {**self.limits.header_values(), "retry-after-ms": f"{wait * 1000:.0f}",
+                           "retry-after": str(math.ceil(wait))} if self.limits.headers else {}  # fmt: skip
+                return self.web.json_response({"error": {"message": "Rate limit reached for requests", "type": "requests",
                                                     "code": "rate_limit_exceeded"}}, status=429, headers=headers)  # fmt: skip
-            if limits.delay_s:
-                await asyncio.sleep(limits.delay_s)
-            answer = _completion(body.get("model", "stub"), default_content, prompt_tokens=round(tokens) - 7)
-            response = web.json_response(answer, headers=limits.header_values())
+            if self.limits.delay_s:
+                await asyncio.sleep(self.limits.delay_s)
+            answer = _completion(body.get("model", "stub"), self.default_content, prompt_tokens=round(tokens) - 7)
+            response = self.web.json_response(answer, headers=self.limits.header_values())
             # Counted once written to the socket: an answer still being built is not one a
             # client could have received (the kill -9 bench counts these).
             try:
@@ -259,9 +297,9 @@ def make_app(
                 await response.write_eof()
             except ConnectionError:  # the client went away (a killed run): nothing was served
                 return response
-            limits.served(tokens)
+            self.limits.served(tokens)
             return response
-        entry = script.popleft() if script else (200, default_content)
+        entry = self.script.popleft() if self.script else (200, self.default_content)
         status, content = entry[0], entry[1]
         extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers
         # A scripted answer's usage: "x-stub-completion-tokens" (not sent) is its completion tokens.
@@ -269,22 +307,22 @@ def make_app(
         # ... and "x-stub-prompt-tokens" / "x-stub-cached-tokens" its prompt tokens and those read from a cache
         asked = int(extra.pop("x-stub-prompt-tokens", 11))
         cached: Any = extra.pop("x-stub-cached-tokens", None)
-        if cache is not None and status == 200:  # a provider's prompt cache: the prompt's own tokens
-            asked, cached = cache.tokens(body)
+        if self.cache is not None and status == 200:  # a provider's prompt cache: the prompt's own tokens
+            asked, cached = self.cache.tokens(body)
         if status != 200:
             # "{api_key}" in an error is replaced by the key the client sent, as providers
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
             key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
             message = str(content).replace("{api_key}", key)
-            return web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
+            return self.web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
                                      status=status, headers=extra)  # fmt: skip
-        return web.json_response(_completion(body.get("model", "stub"), content, prompt_tokens=asked,
+        return self.web.json_response(_completion(body.get("model", "stub"), content, prompt_tokens=asked,
                                              completion_tokens=answered,
                                              cached_tokens=int(cached) if cached is not None else None),
                                  headers=extra)  # fmt: skip
 
-    def openai_batch(batch: dict[str, Any]) -> dict[str, Any]:
-        state = book.state(batch)
+    def openai_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+        state = self.book.state(batch)
         total = len(batch["requests"])
         out: dict[str, Any] = {"id": batch["id"], "object": "batch", "endpoint": "/v1/chat/completions",
                                "status": state, "input_file_id": batch["input_file_id"],
@@ -294,7 +332,7 @@ def make_app(
         if state == "failed":
             out["errors"] = {"data": [{"code": "invalid_request", "message": "the input file could not be read"}]}
         if state in ("completed", "expired", "cancelled"):
-            results = book.settle(batch, next_answer)
+            results = self.book.settle(batch, self.next_answer)
             ok = sum(1 for _, status, _, _ in results if status == 200)
             out["request_counts"] = {"total": total, "completed": ok, "failed": len(results) - ok}
             if ok:
@@ -303,56 +341,58 @@ def make_app(
                 out["error_file_id"] = f"err_{batch['id']}"
         return out
 
-    async def upload(request: web.Request) -> web.Response:
+    async def upload(self, request: web.Request) -> web.Response:
         form = await request.post()
         field = form["file"]
         data = field.file.read() if hasattr(field, "file") else bytes(str(field), "utf-8")
-        file_id = f"file_{len(book.files) + 1}"
-        book.files[file_id] = data
-        return web.json_response({"id": file_id, "object": "file", "purpose": form.get("purpose"), "bytes": len(data)})
+        file_id = f"file_{len(self.book.files) + 1}"
+        self.book.files[file_id] = data
+        return self.web.json_response(
+            {"id": file_id, "object": "file", "purpose": form.get("purpose"), "bytes": len(data)}
+        )
 
-    async def create_batch(request: web.Request) -> web.Response:
+    async def create_batch(self, request: web.Request) -> web.Response:
         body = await request.json()
-        data = book.files.get(body.get("input_file_id", ""))
+        data = self.book.files.get(body.get("input_file_id", ""))
         if data is None:
-            return web.json_response({"error": {"message": "no such file"}}, status=400)
+            return self.web.json_response({"error": {"message": "no such file"}}, status=400)
         lines = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
-        requests.extend(line["body"] for line in lines)
-        batch = book.create("openai", lines, body.get("metadata"), body["input_file_id"])
-        if book.create_delay_s:
-            await asyncio.sleep(book.create_delay_s)
-        return web.json_response(openai_batch(batch))
+        self.requests.extend(line["body"] for line in lines)
+        batch = self.book.create("openai", lines, body.get("metadata"), body["input_file_id"])
+        if self.book.create_delay_s:
+            await asyncio.sleep(self.book.create_delay_s)
+        return self.web.json_response(self.openai_batch(batch))
 
-    async def get_batch(request: web.Request) -> web.Response:
-        book.n_polled += 1
-        batch = book.batches.get(request.match_info["batch_id"])
+    async def get_batch(self, request: web.Request) -> web.Response:
+        self.book.n_polled += 1
+        batch = self.book.batches.get(request.match_info["batch_id"])
         if batch is None:
-            return web.json_response({"error": {"message": "no such batch"}}, status=404)
-        return web.json_response(openai_batch(batch))
+            return self.web.json_response({"error": {"message": "no such batch"}}, status=404)
+        return self.web.json_response(self.openai_batch(batch))
 
-    async def list_batches(request: web.Request) -> web.Response:
-        data = [openai_batch(b) for b in reversed(book.batches.values()) if b["protocol"] == "openai"]
-        return web.json_response({"object": "list", "data": data, "has_more": False})
+    async def list_batches(self, request: web.Request) -> web.Response:
+        data = [self.openai_batch(b) for b in reversed(self.book.batches.values()) if b["protocol"] == "openai"]
+        return self.web.json_response({"object": "list", "data": data, "has_more": False})
 
-    async def cancel_batch(request: web.Request) -> web.Response:
-        batch = book.batches.get(request.match_info["batch_id"])
+    async def cancel_batch(self, request: web.Request) -> web.Response:
+        batch = self.book.batches.get(request.match_info["batch_id"])
         if batch is None:
-            return web.json_response({"error": {"message": "no such batch"}}, status=404)
-        if book.state(batch) not in ("completed", "expired", "failed"):
+            return self.web.json_response({"error": {"message": "no such batch"}}, status=404)
+        if self.book.state(batch) not in ("completed", "expired", "failed"):
             batch["cancelled"] = True
-            book.n_cancelled += 1
+            self.book.n_cancelled += 1
         if batch["protocol"] == "anthropic":
-            return web.json_response(anthropic_batch(batch))
-        return web.json_response(openai_batch(batch))
+            return self.web.json_response(self.anthropic_batch(batch))
+        return self.web.json_response(self.openai_batch(batch))
 
-    async def file_content(request: web.Request) -> web.Response:
+    async def file_content(self, request: web.Request) -> web.Response:
         file_id = request.match_info["file_id"]
         kind, _, batch_id = file_id.partition("_")
-        batch = book.batches.get(batch_id)
+        batch = self.book.batches.get(batch_id)
         if batch is None or kind not in ("out", "err"):
-            return web.json_response({"error": {"message": "no such file"}}, status=404)
+            return self.web.json_response({"error": {"message": "no such file"}}, status=404)
         lines = []
-        for custom_id, status, content, line in book.settle(batch, next_answer):
+        for custom_id, status, content, line in self.book.settle(batch, self.next_answer):
             if (status == 200) != (kind == "out"):
                 continue
             body = line["body"]
@@ -360,20 +400,20 @@ def make_app(
                       else {"error": {"message": str(content), "type": "stub_error"}})  # fmt: skip
             lines.append(json.dumps({"id": f"r_{custom_id[:8]}", "custom_id": custom_id, "error": None,
                                      "response": {"status_code": status, "body": answer}}))  # fmt: skip
-        return web.Response(text="\n".join(lines) + "\n", content_type="application/jsonl")
+        return self.web.Response(text="\n".join(lines) + "\n", content_type="application/jsonl")
 
-    def anthropic_batch(batch: dict[str, Any]) -> dict[str, Any]:
-        state = book.state(batch)
+    def anthropic_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+        state = self.book.state(batch)
         total = len(batch["requests"])
         ended = state in ("completed", "expired", "cancelled", "failed")
         counts = {"processing": 0 if ended else total, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         if ended:
-            results = book.settle(batch, next_answer)
+            results = self.book.settle(batch, self.next_answer)
             counts["succeeded"] = sum(1 for _, status, _, _ in results if status == 200)
             counts["errored"] = len(results) - counts["succeeded"]
             missing = total - len(results)
             counts["canceled" if batch["cancelled"] else "expired"] = missing
-        base = str(request_base.get("url", ""))
+        base = str(self.request_base.get("url", ""))
         from datetime import UTC, datetime
 
         created = datetime.fromtimestamp(batch["created"], UTC).isoformat().replace("+00:00", "Z")
@@ -382,47 +422,45 @@ def make_app(
                 "request_counts": counts, "cancel_initiated_at": "now" if batch["cancelled"] else None,
                 "results_url": f"{base}/v1/messages/batches/{batch['id']}/results" if ended else None}  # fmt: skip
 
-    request_base: dict[str, str] = {}
-
-    async def anthropic_create(request: web.Request) -> web.Response:
-        request_base["url"] = f"{request.scheme}://{request.host}"
+    async def anthropic_create(self, request: web.Request) -> web.Response:
+        self.request_base["url"] = f"{request.scheme}://{request.host}"
         body = await request.json()
         lines = body.get("requests") or []
-        requests.extend(line["params"] for line in lines)
-        batch = book.create("anthropic", lines, None)
-        if book.create_delay_s:
-            await asyncio.sleep(book.create_delay_s)
-        return web.json_response(anthropic_batch(batch))
+        self.requests.extend(line["params"] for line in lines)
+        batch = self.book.create("anthropic", lines, None)
+        if self.book.create_delay_s:
+            await asyncio.sleep(self.book.create_delay_s)
+        return self.web.json_response(self.anthropic_batch(batch))
 
-    async def anthropic_get(request: web.Request) -> web.Response:
-        request_base["url"] = f"{request.scheme}://{request.host}"
-        book.n_polled += 1
-        batch = book.batches.get(request.match_info["batch_id"])
+    async def anthropic_get(self, request: web.Request) -> web.Response:
+        self.request_base["url"] = f"{request.scheme}://{request.host}"
+        self.book.n_polled += 1
+        batch = self.book.batches.get(request.match_info["batch_id"])
         if batch is None:
-            return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
-        return web.json_response(anthropic_batch(batch))
+            return self.web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
+        return self.web.json_response(self.anthropic_batch(batch))
 
-    async def anthropic_list(request: web.Request) -> web.Response:
+    async def anthropic_list(self, request: web.Request) -> web.Response:
         """Anthropic's list: newest first, ``limit`` a page, ``after_id`` for the next page."""
-        request_base["url"] = f"{request.scheme}://{request.host}"
-        mine = [b for b in reversed(book.batches.values()) if b["protocol"] == "anthropic"]
+        self.request_base["url"] = f"{request.scheme}://{request.host}"
+        mine = [b for b in reversed(self.book.batches.values()) if b["protocol"] == "anthropic"]
         after = request.query.get("after_id")
         if after:
             ids = [b["id"] for b in mine]
             mine = mine[ids.index(after) + 1 :] if after in ids else []
         limit = int(request.query.get("limit") or 20)
-        page = [anthropic_batch(b) for b in mine[:limit]]
-        return web.json_response({"data": page, "has_more": len(mine) > limit,
+        page = [self.anthropic_batch(b) for b in mine[:limit]]
+        return self.web.json_response({"data": page, "has_more": len(mine) > limit,
                                   "first_id": page[0]["id"] if page else None,
                                   "last_id": page[-1]["id"] if page else None})  # fmt: skip
 
-    async def anthropic_results(request: web.Request) -> web.Response:
-        batch = book.batches.get(request.match_info["batch_id"])
+    async def anthropic_results(self, request: web.Request) -> web.Response:
+        batch = self.book.batches.get(request.match_info["batch_id"])
         if batch is None:
-            return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
+            return self.web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
         lines = []
         answered = set()
-        for custom_id, status, content, line in book.settle(batch, next_answer):
+        for custom_id, status, content, line in self.book.settle(batch, self.next_answer):
             answered.add(custom_id)
             params = line["params"]
             if status == 200:
@@ -443,23 +481,7 @@ def make_app(
             if line["custom_id"] not in answered:
                 kind = "canceled" if batch["cancelled"] else "expired"
                 lines.append(json.dumps({"custom_id": line["custom_id"], "result": {"type": kind}}))
-        return web.Response(text="\n".join(lines) + "\n", content_type="application/binary")
-
-    app = web.Application(client_max_size=256 * 1024 * 1024)
-    app.router.add_post("/v1/chat/completions", handle)
-    app.router.add_post("/chat/completions", handle)
-    app.router.add_post("/v1/files", upload)
-    app.router.add_get("/v1/files/{file_id}/content", file_content)
-    app.router.add_post("/v1/batches", create_batch)
-    app.router.add_get("/v1/batches", list_batches)
-    app.router.add_get("/v1/batches/{batch_id}", get_batch)
-    app.router.add_post("/v1/batches/{batch_id}/cancel", cancel_batch)
-    app.router.add_post("/v1/messages/batches", anthropic_create)
-    app.router.add_get("/v1/messages/batches", anthropic_list)
-    app.router.add_get("/v1/messages/batches/{batch_id}", anthropic_get)
-    app.router.add_get("/v1/messages/batches/{batch_id}/results", anthropic_results)
-    app.router.add_post("/v1/messages/batches/{batch_id}/cancel", cancel_batch)
-    return app
+        return self.web.Response(text="\n".join(lines) + "\n", content_type="application/binary")
 
 
 def free_port() -> int:

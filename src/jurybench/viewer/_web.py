@@ -29,10 +29,12 @@ if TYPE_CHECKING:
 
     from duckdb import DuckDBPyConnection as Connection
     from fastapi import APIRouter, FastAPI
+    from fastapi.responses import HTMLResponse
     from jinja2 import Environment
     from markupsafe import Markup
 
     from jurybench.store import StoreRef
+    from jurybench.viewer._find import Filter
 
 ASSETS = "/assets"
 HERE = Path(__file__).parent
@@ -176,30 +178,43 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
     """The pages as a FastAPI router over ``store_of()`` (anything ``jurybench.store.reading``
     takes); mounted at ``/`` by ``jurybench view`` and ``jurybench serve``. With ``annotating``
     enabled, item and pair pages take human labels (the store must be writable)."""
-    from fastapi import APIRouter, Depends, Query
-    from fastapi.responses import FileResponse, HTMLResponse
+    from fastapi import APIRouter
 
-    from jurybench.store import reading
-    from jurybench.viewer import _data, _detail, _find, _label
-    from jurybench.viewer._find import Filter
-
-    env = environment()
     api = APIRouter(include_in_schema=False)
-    annotating = annotating or Annotating(enabled=False)
-    finding = Depends(find_query)  # the find form's fields, on the run page and a subject's
+    pages = _Pages(store_of, annotating or Annotating(enabled=False))
+    _asset_routes(api)
+    _run_routes(api, pages)
+    _label_routes(api, pages)
+    _other_routes(api, pages)
+    return api
 
-    def page(template: str, build: Callable[[Any], dict[str, Any]], title: str, status: int = 200) -> HTMLResponse:
+
+class _Pages:
+    """What the routes share: the templates, the store, the labelling switch, and the contexts
+    of the run page and a subject's page (also shown again after a refused label)."""
+
+    def __init__(self, store_of: Callable[[], StoreRef], annotating: Annotating) -> None:
+        self.env = environment()
+        self.store_of = store_of
+        self.annotating = annotating
+
+    def page(self, template: str, build: Callable[[Any], dict[str, Any]], title: str,
+             status: int = 200) -> HTMLResponse:  # fmt: skip
+        from fastapi.responses import HTMLResponse
+
+        from jurybench.store import reading
+
         start = time.perf_counter()
         try:
-            with reading(store_of()) as con:
+            with reading(self.store_of()) as con:
                 context = build(con)
         except NotFound as exc:
-            html = env.get_template("error.html").render(title="Not found", message=exc.message, hint=exc.hint)
+            html = self.env.get_template("error.html").render(title="Not found", message=exc.message, hint=exc.hint)
             return HTMLResponse(html, status_code=404)
         except JurybenchError as exc:
-            html = env.get_template("error.html").render(title="Error", message=exc.message, hint=exc.hint)
+            html = self.env.get_template("error.html").render(title="Error", message=exc.message, hint=exc.hint)
             return HTMLResponse(html, status_code=400)
-        html = env.get_template(template).render(title=title, **context)
+        html = self.env.get_template(template).render(title=title, **context)
         response = HTMLResponse(html, status_code=status)
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Server-Timing"] = f"page;dur={1000 * (time.perf_counter() - start):.1f}"
@@ -207,6 +222,59 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
             "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; script-src 'self'"
         )
         return response
+
+    def run_context(self, con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
+        from jurybench.viewer import _data, _detail, _find
+
+        run = _data.run_header(con, run_id)
+        results = _data.run_results(con, run_id)
+        shown = []
+        for r in results[:10]:  # the newest ten results with their plots
+            full = _detail.result(con, r["result_id"])
+            shown.append({**full, "plot": plot_of(con, full)})
+        return {"run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
+                "agreement": _data.run_agreement(con, run), "subjects": self.subjects(con, run, after, want, at),
+                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run),
+                "want": want, "choices": _find.choices(con, run), "statuses": _find.STATUSES,
+                "find_sorts": _find.SORTS, "annotate": self.annotating.enabled}  # fmt: skip
+
+    def subjects(self, con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
+        """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
+        from jurybench.viewer import _data, _find
+
+        if not want.active:
+            return {**_data.run_subjects(con, run, after=after), "found": None}
+        found = _find.find(con, run, want, after=at)
+        page_rows = _data.subject_rows(con, run, [r["id"] for r in found["rows"]])
+        for row, hit in zip(page_rows["rows"], found["rows"], strict=True):
+            row |= {"score": hit["score"], "spread": hit["spread"], "pos": hit["pos"]}
+        return {**page_rows, "found": found, "next": None}
+
+    def subject_context(self, con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: str,
+                        form: dict[str, str], *, saved: int = 0,
+                        error: JurybenchError | None = None) -> dict[str, Any]:  # fmt: skip
+        from jurybench.viewer import _data, _detail, _find, _label
+        from jurybench.viewer._find import Filter
+
+        run = _data.run_header(con, run_id)
+        queue = queue if queue in _label.QUEUES else ""
+        want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue == "spread" else find)
+        shown = _detail.subject(con, run, subject_id)
+        step = _find.neighbours(con, run, want, subject_id)
+        label = None
+        if self.annotating.enabled:
+            from jurybench.annotations import run_rubric
+
+            # The spread queue is the step's own filter: its count is what is left (no second scan).
+            left = (step["total"] if queue == "spread"
+                    else _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None)  # fmt: skip
+            label = {"csrf": self.annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
+                     "queue": queue, "left": left, "saved": saved, "error": error}  # fmt: skip
+        return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue}
+
+
+def _asset_routes(api: APIRouter) -> None:
+    from fastapi.responses import FileResponse
 
     @api.get(f"{ASSETS}/viewer.css")
     def css() -> FileResponse:
@@ -216,38 +284,27 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
     def keys() -> FileResponse:  # j / k follow the page's next / previous link
         return FileResponse(HERE / "static" / "keys.js", media_type="text/javascript")
 
+
+def _run_routes(api: APIRouter, pages: _Pages) -> None:
+    """The runs list, a run, its disagreements and a subject's page."""
+    from fastapi import Depends, Query
+    from fastapi.responses import HTMLResponse
+
+    from jurybench.viewer import _data, _detail
+    from jurybench.viewer._find import Filter
+
+    finding = Depends(find_query)  # the find form's fields, on the run page and a subject's
+
     @api.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", rubric: str = "", status: str = "", after: str = "") -> HTMLResponse:
-        return page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
-                                                             after=after), "Runs")  # fmt: skip
-
-    def run_context(con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
-        run = _data.run_header(con, run_id)
-        results = _data.run_results(con, run_id)
-        shown = []
-        for r in results[:10]:  # the newest ten results with their plots
-            full = _detail.result(con, r["result_id"])
-            shown.append({**full, "plot": plot_of(con, full)})
-        return {"run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
-                "agreement": _data.run_agreement(con, run), "subjects": subjects(con, run, after, want, at),
-                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run),
-                "want": want, "choices": _find.choices(con, run), "statuses": _find.STATUSES,
-                "find_sorts": _find.SORTS, "annotate": annotating.enabled}  # fmt: skip
-
-    def subjects(con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
-        """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
-        if not want.active:
-            return {**_data.run_subjects(con, run, after=after), "found": None}
-        found = _find.find(con, run, want, after=at)
-        page_rows = _data.subject_rows(con, run, [r["id"] for r in found["rows"]])
-        for row, hit in zip(page_rows["rows"], found["rows"], strict=True):
-            row |= {"score": hit["score"], "spread": hit["spread"], "pos": hit["pos"]}
-        return {**page_rows, "found": found, "next": None}
+        return pages.page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
+                                                                   after=after), "Runs")  # fmt: skip
 
     @api.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str, after: str = "", at: int = Query(0, ge=0), find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
-        return page("run.html", lambda con: run_context(con, run_id, after, Filter.parse(find), at), f"Run {run_id}")
+        return pages.page("run.html", lambda con: pages.run_context(con, run_id, after, Filter.parse(find), at),
+                          f"Run {run_id}")  # fmt: skip
 
     @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
@@ -257,33 +314,23 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.disagreements(con, run, sort=sort, after=after), "sorts": _detail.SORTS}
 
-        return page("disagreements.html", build, f"Disagreements in {run_id}")
+        return pages.page("disagreements.html", build, f"Disagreements in {run_id}")
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
     def subject(run_id: str, subject_id: str, find: dict[str, str] = finding, queue: str = "", annotator: str = "",
                 saved: int = Query(0, ge=0)) -> HTMLResponse:  # fmt: skip
         run_id = run_from_segment(run_id)
-        return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue,
-                                                                  {"annotator": annotator}, saved=saved),
-                    f"{subject_id} in {run_id}")  # fmt: skip
+        return pages.page("subject.html", lambda con: pages.subject_context(con, run_id, subject_id, find, queue,
+                                                                            {"annotator": annotator}, saved=saved),
+                          f"{subject_id} in {run_id}")  # fmt: skip
 
-    def subject_context(con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: str,
-                        form: dict[str, str], *, saved: int = 0, error: JurybenchError | None = None) -> dict[str, Any]:  # fmt: skip
-        run = _data.run_header(con, run_id)
-        queue = queue if queue in _label.QUEUES else ""
-        want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue == "spread" else find)
-        shown = _detail.subject(con, run, subject_id)
-        step = _find.neighbours(con, run, want, subject_id)
-        label = None
-        if annotating.enabled:
-            from jurybench.annotations import run_rubric
 
-            # The spread queue is the step's own filter: its count is what is left (no second scan).
-            left = (step["total"] if queue == "spread"
-                    else _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None)  # fmt: skip
-            label = {"csrf": annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
-                     "queue": queue, "left": left, "saved": saved, "error": error}  # fmt: skip
-        return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue}
+def _label_routes(api: APIRouter, pages: _Pages) -> None:
+    """Human labels from a subject's page, and the label queue."""
+    from fastapi.responses import HTMLResponse
+
+    from jurybench.viewer import _data, _find, _label
+    from jurybench.viewer._find import Filter
 
     @api.post("/runs/{run_id}/labels/{subject_id:path}", response_class=HTMLResponse)
     async def add_label(run_id: str, subject_id: str, request: Request) -> Any:
@@ -297,20 +344,20 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
         raw = parse_qs((await request.body()).decode("utf-8", "replace"), keep_blank_values=True)
         form = {k: v[0] for k, v in raw.items()}
         try:
-            annotating.check(form.get("csrf", ""))
+            pages.annotating.check(form.get("csrf", ""))
         except _label.Forbidden as exc:
-            html = env.get_template("error.html").render(title="Forbidden", message=exc.message, hint=exc.hint)
+            html = pages.env.get_template("error.html").render(title="Forbidden", message=exc.message, hint=exc.hint)
             return HTMLResponse(html, status_code=403)
         find = {k: form.get(k, "") for k in _find.FIELDS}
         queue = form.get("queue", "")
         try:
-            stored = await asyncio.to_thread(_label.save, store_of(), run_id, subject_id, form)
+            stored = await asyncio.to_thread(_label.save, pages.store_of(), run_id, subject_id, form)
         except JurybenchError as exc:
             failed = exc if "already gave" not in exc.message else JurybenchError(
                 exc.message, hint="Tick 'replace my earlier labels' to overwrite it.")  # fmt: skip
-            return page("subject.html", lambda con: subject_context(con, run_id, subject_id, find, queue, form,
-                                                                      error=failed),
-                        f"{subject_id} in {run_id}", status=400)  # fmt: skip
+            return pages.page("subject.html", lambda con: pages.subject_context(con, run_id, subject_id, find, queue,
+                                                                                form, error=failed),
+                              f"{subject_id} in {run_id}", status=400)  # fmt: skip
         _data.MEMO.clear()  # the agreement figures and the queue change with the new labels
         base = f"/runs/{run_segment(run_id)}"
         if queue in _label.QUEUES:
@@ -329,18 +376,26 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
 
         def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
-            if not annotating.enabled:
+            if not pages.annotating.enabled:
                 raise JurybenchError("this viewer is read-only: it has no label queue.",
                                      hint="Start it with 'jurybench view --annotate' to add labels.")  # fmt: skip
             first, _left = _label.queue(con, run, by, annotator)
             nxt.extend([first] if first else [])
             return {"run": run, "by": by}
 
-        shown = page("queue.html", build, f"Label queue of {run_id}")
+        shown = pages.page("queue.html", build, f"Label queue of {run_id}")
         if not nxt:
             return shown  # the queue is empty, or an error page
         query = (Filter.parse(_label.QUEUE_FILTER) if by == "spread" else Filter()).query(queue=by, annotator=annotator)
         return RedirectResponse(f"/runs/{run_segment(run_id)}/subjects/{quote(nxt[0], safe='')}?{query}", 303)
+
+
+def _other_routes(api: APIRouter, pages: _Pages) -> None:
+    """Two runs compared, the recorded statistics and the calibrations."""
+    from fastapi import Query
+    from fastapi.responses import HTMLResponse
+
+    from jurybench.viewer import _data, _detail
 
     @api.get("/compare", response_class=HTMLResponse)
     def compare(run: list[str] | None = Query(None)) -> HTMLResponse:  # noqa: B008 (FastAPI reads a repeated ?run=)
@@ -348,11 +403,11 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
 
         wanted = [run_from_segment(r) for r in run or []][:2]
         title = "Compare " + " and ".join(wanted) if wanted else "Compare runs"
-        return page("compare.html", lambda con: compared(con, [_data.run_header(con, r) for r in wanted]), title)
+        return pages.page("compare.html", lambda con: compared(con, [_data.run_header(con, r) for r in wanted]), title)
 
     @api.get("/stats", response_class=HTMLResponse)
     def stats(name: str = "", after: str = "") -> HTMLResponse:
-        return page("stats.html", lambda con: _detail.results_page(con, name=name, after=after), "Statistics")
+        return pages.page("stats.html", lambda con: _detail.results_page(con, name=name, after=after), "Statistics")
 
     @api.get("/stats/{result_id}", response_class=HTMLResponse)
     def stat(result_id: str) -> HTMLResponse:
@@ -361,18 +416,16 @@ def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = Non
             columns, rows = result_table(row)
             return {"r": row, "plot": plot_of(con, row), "columns": columns, "rows": rows}
 
-        return page("stat.html", build, f"Statistic {result_id[:12]}")
+        return pages.page("stat.html", build, f"Statistic {result_id[:12]}")
 
     @api.get("/calibrations", response_class=HTMLResponse)
     def calibrations() -> HTMLResponse:
-        return page("calibrations.html", lambda con: {"rows": _detail.calibrations(con)}, "Calibrations")
+        return pages.page("calibrations.html", lambda con: {"rows": _detail.calibrations(con)}, "Calibrations")
 
     @api.get("/calibrations/{calibration_id}", response_class=HTMLResponse)
     def calibration(calibration_id: str) -> HTMLResponse:
-        return page("calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)},
-                    "Calibration")  # fmt: skip
-
-    return api
+        return pages.page("calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)},
+                          "Calibration")  # fmt: skip
 
 
 def warm(store: StoreRef, *, runs: int = 20, stop: threading.Event | None = None) -> None:

@@ -1,0 +1,71 @@
+"""Calibration: fit juror weights against human labels, list and apply the files, select a jury."""
+
+from typing import Annotated
+
+from fastapi import APIRouter
+from fastapi import Path as PathParam
+
+from jurybench.errors import JurybenchError, NotFound
+from jurybench.service import _requests as rq
+from jurybench.service._state import ConfigDep, StoreDep
+
+router = APIRouter(tags=["calibration"])
+
+
+@router.post("/v1/calibrations", status_code=201)
+def fit(body: rq.CalibrationIn, store: StoreDep, config: ConfigDep) -> dict[str, object]:
+    """Fit juror weights on a run with human labels; returns the artifact with its metrics."""
+    from jurybench.calibration import fit_calibration
+    from jurybench.stats import jsonable
+
+    with store.writing() as cur:
+        artifact, path = fit_calibration(
+            cur, body.run, name=body.name, criteria=body.criteria, covariates=body.covariates,
+            methods=list(body.methods) if body.methods else None, group_by=body.group_by, test_size=body.test_size,
+            folds=body.folds, seed=body.seed, n_boot=body.boot, out_dir=config.calibrations,
+        )  # fmt: skip
+    return {"name": body.name, "file": path.name, "artifact": jsonable(artifact)}
+
+
+@router.get("/v1/calibrations")
+def list_calibrations(config: ConfigDep) -> list[dict[str, object]]:
+    """Calibration files in the server's calibration folder."""
+    from jurybench.calibration import load_artifact
+
+    out = []
+    folder = config.calibrations
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            artifact, _ = load_artifact(path)
+        except JurybenchError:
+            continue
+        out.append({"name": path.stem, "rubric": artifact.get("rubric"), "jurors": artifact.get("jurors"),
+                    "created": artifact.get("created")})  # fmt: skip
+    return out
+
+
+@router.post("/v1/calibrations/{name}/apply")
+def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep,
+          config: ConfigDep) -> dict[str, object]:  # fmt: skip
+    """Score a run with a calibration (stored in calibrated_scores)."""
+    from jurybench.calibration import apply_calibration
+    from jurybench.stats import jsonable
+
+    path = config.calibrations / f"{name}.json"
+    if not path.exists():
+        raise NotFound(f"no calibration named {name!r}.", hint="See GET /v1/calibrations.")
+    with store.writing() as cur:
+        return {"name": name, "run": body.run, "result": jsonable(apply_calibration(cur, path, body.run))}
+
+
+@router.post("/v1/jury/select")
+def select(body: rq.JurySelectIn, store: StoreDep) -> dict[str, object]:
+    """The cheapest sub-jury of a pilot run that is good enough (as 'jurybench jury select'):
+    every sub-jury's held-out error, cost and latency, the Pareto front, the chosen one, and
+    the chosen one as a jury file (``jury_file``, YAML text)."""
+    from jurybench.calibration import jury_file_text, select_jury
+    from jurybench.stats import jsonable
+
+    with store.reading() as cur:
+        selection = select_jury(cur, **body.model_dump())
+    return {**jsonable(selection.as_dict()), "jury_file": jury_file_text(selection)}

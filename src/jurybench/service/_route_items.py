@@ -1,0 +1,85 @@
+"""What is judged and what was judged elsewhere: items, pairs and imported judgments."""
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter
+
+from jurybench.errors import NotFound
+from jurybench.service import _requests as rq
+from jurybench.service._state import Dataset, Id, Limit, Offset, StoreDep, listing, rows
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
+    from jurybench.store import ImportResult
+
+router = APIRouter()
+
+
+def import_items(cur: "Connection", items: list[rq.ItemIn], dataset: str | None,
+                 in_transaction: bool = False) -> "ImportResult":  # fmt: skip
+    from jurybench.store import import_item_rows
+
+    found = [(n, item.model_dump(exclude_none=True)) for n, item in enumerate(items, start=1)]
+    return import_item_rows(cur, found, source="items", dataset=dataset, in_transaction=in_transaction)
+
+
+def import_pairs(cur: "Connection", pairs: list[rq.PairIn], dataset: str | None,
+                 in_transaction: bool = False) -> "ImportResult":  # fmt: skip
+    from jurybench.store import import_pair_rows
+
+    found = [(n, pair.model_dump(exclude_none=True)) for n, pair in enumerate(pairs, start=1)]
+    return import_pair_rows(cur, found, source="pairs", dataset=dataset, in_transaction=in_transaction)
+
+
+def _counts(result: "ImportResult") -> dict[str, object]:
+    return {"inserted": result.inserted, "unchanged": result.unchanged, "updated": result.updated}
+
+
+@router.post("/v1/items", status_code=201, tags=["items"])
+def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, object]:
+    """Import items, all or nothing (an id stored with other content is a conflict)."""
+    with store.writing() as cur:
+        return _counts(import_items(cur, body.items, body.dataset))
+
+
+@router.post("/v1/judgments", status_code=201, tags=["judgments"])
+def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, object]:
+    """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""
+    from jurybench.engine import import_judgments
+
+    rubric = rq.load_rubric_for({"rubric": body.rubric})
+    found = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]
+    with store.writing() as cur:
+        result = import_judgments(cur, found, rubric, run=body.run, juror=body.juror, source="judgments",
+                                  replace=body.replace, continuous=body.continuous)  # fmt: skip
+    return {"run": result.run_id, "calls": result.calls, "judgments": result.judgments,
+            "inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced,
+            "orders": result.orders, "probabilistic": result.probabilistic}  # fmt: skip
+
+
+@router.get("/v1/items", tags=["items"])
+def list_items(store: StoreDep, dataset: Dataset = None, limit: Limit = 100, offset: Offset = 0) -> Any:
+    """Items, by id (``?dataset=`` to choose one dataset)."""
+    return listing(store, "items", "item_id", dataset, limit, offset)
+
+
+@router.get("/v1/items/{item_id}", tags=["items"])
+def get_item(item_id: Id, store: StoreDep) -> dict[str, object]:
+    found = rows(store, "SELECT * FROM items WHERE item_id = ?", [item_id])
+    if not found:
+        raise NotFound(f"no item {item_id!r}.")
+    return found[0]
+
+
+@router.post("/v1/pairs", status_code=201, tags=["items"])
+def upload_pairs(body: rq.PairsUpload, store: StoreDep) -> dict[str, object]:
+    """Import pairs of stored items, all or nothing."""
+    with store.writing() as cur:
+        return _counts(import_pairs(cur, body.pairs, body.dataset))
+
+
+@router.get("/v1/pairs", tags=["items"])
+def list_pairs(store: StoreDep, dataset: Dataset = None, limit: Limit = 100, offset: Offset = 0) -> Any:
+    """Pairs, by id."""
+    return listing(store, "pairs", "pair_id", dataset, limit, offset)

@@ -1,0 +1,131 @@
+"""Scoring jobs: plan one, submit one, list them, follow one, cancel one."""
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from jurybench.errors import JurybenchError
+from jurybench.service import _requests as rq
+from jurybench.service._jobs import JobManager, JobWrite
+from jurybench.service._state import ConfigDep, GroupDep, Id, JobsDep, Limit, Offset, ServiceConfig, StoreDep
+
+if TYPE_CHECKING:
+    from jurybench.jury import Jury
+    from jurybench.rubric import AnyRubric
+
+router = APIRouter(tags=["jobs"])
+
+
+def prepare(
+    body: rq.JobIn, config: ServiceConfig, *, need_keys: bool = True
+) -> tuple[dict[str, Any], "AnyRubric", "Jury", list[dict[str, str] | None]]:
+    """A job's request, rubric, jury and inline keys, checked as the CLI checks them."""
+    from jurybench.calibration import attach_calibration
+    from jurybench.engine import check_batch_jurors, check_orders, validate_jurors
+
+    request = body.model_dump(exclude_none=True)
+    if not body.swap:  # the older way to ask for one order
+        request["orders"] = "one" if body.orders == "both" else body.orders
+    if body.jury is None:
+        if not config.default_jury:
+            raise JurybenchError("jury: missing.", hint='Give jury.jurors (e.g. ["openai/gpt-4o-mini"]).')
+        request["jury"] = dict(config.default_jury)
+    rubric = rq.load_rubric_for(request)
+    check_orders(str(request.get("orders") or "both"), rubric)
+    secrets = rq.secrets_of(request["jury"])
+    request["jury"] = rq.public_jury(request["jury"])  # stored and served without credentials
+    jury = rq.jury_for(request, secrets, config.calibrations)
+    validate_jurors(rubric, list(jury.jurors), need_keys=need_keys)  # a plan calls nothing: no key needed
+    jury = attach_calibration(jury, rubric)
+    jury.resolved(rubric)
+    if body.batch:
+        check_batch_jurors(list(jury.jurors))
+    if body.max_cost is not None:
+        from jurybench.jurors import price_of
+
+        unknown = [j.display_name for j in jury.jurors if price_of(j) is None]
+        if unknown:
+            raise JurybenchError(f"max_cost: no price is known for {', '.join(unknown)}, so a budget cannot be kept.",
+                                 hint="Use models litellm's price map lists, or leave max_cost out.")  # fmt: skip
+    return request, rubric, jury, secrets
+
+
+@router.post("/v1/plan")
+def plan_job(body: rq.JobIn, store: StoreDep, config: ConfigDep) -> dict[str, object]:
+    """What a job would do and cost, per juror (calls after the cache, input tokens of the rendered
+    prompts, expected output tokens, cost synchronously and in batch); nothing is called or written.
+    Subjects must be stored already (item_ids, pair_ids or where)."""
+    from jurybench.api import score
+    from jurybench.rubric import is_pairwise
+
+    if body.items or body.pairs:
+        raise JurybenchError("a plan reads stored subjects: upload items or pairs first (POST /v1/items, "
+                             "/v1/pairs), then plan with item_ids, pair_ids or where.")  # fmt: skip
+    _, rubric, jury, _ = prepare(body, config, need_keys=False)
+    ids, where = rq.subject_predicate(body, is_pairwise(rubric))
+    with store.cursor() as cur:
+        result = score(cur, rubric=rubric, jury=jury, where=where, ids=ids, plan=True).result
+    jurors = [p.as_dict() for p in result.plan]
+
+    def total(name: str) -> float | None:
+        values = [p[name] for p in jurors]
+        return None if any(v is None for v in values) else sum(values)
+
+    return {"n_calls": sum(p["calls"] for p in jurors), "n_cached": sum(p["cached"] for p in jurors),
+            "cost_usd": total("cost_usd"), "cost_batch_usd": total("cost_batch_usd"), "jurors": jurors}  # fmt: skip
+
+
+@router.post("/v1/jobs", status_code=202)
+async def submit_job(body: rq.JobIn, jobs: JobsDep, group: GroupDep, config: ConfigDep) -> dict[str, object]:
+    """Submit a scoring job: a rubric, a jury, and items or pairs (inline or stored)."""
+    import asyncio
+
+    with jobs.admitting_one():
+        # Checking a request takes about a millisecond: on the event loop, not a thread-pool trip.
+        write, items, pairs, secrets = _submission(body, jobs, config)
+        # Committed with other clients' submissions by the group writer; no thread waits for it.
+        row = await asyncio.wrap_future(group.submit(write, items, pairs))
+        return jobs.enqueue(row, secrets)
+
+
+def _submission(
+    body: rq.JobIn, jobs: JobManager, config: ServiceConfig
+) -> tuple[JobWrite, list[dict[str, object]], list[dict[str, object]], list[dict[str, str] | None]]:
+    """The checked request as a job write for the group writer (its row is inserted after the
+    inline items and pairs of its group are imported), and the request's inline keys."""
+    from jurybench.rubric import is_pairwise
+
+    request, rubric, _jury, secrets = prepare(body, config)
+    ids, where = rq.subject_predicate(body, is_pairwise(rubric))
+    request.pop("items", None)
+    request.pop("pairs", None)
+    request["_where"] = where
+    request["_ids"] = ids
+    request["_needs_key"] = any(secrets)
+    items = [item.model_dump(exclude_none=True) for item in body.items or []]
+    pairs = [pair.model_dump(exclude_none=True) for pair in body.pairs or []]
+    return JobWrite(request, rubric, ids, where), items, pairs, secrets
+
+
+@router.get("/v1/jobs")
+def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
+              offset: Offset = 0) -> list[dict[str, object]]:  # fmt: skip
+    """Jobs, newest first."""
+    return jobs.list(status=status, limit=limit, offset=offset)
+
+
+@router.get("/v1/jobs/{job_id}")
+async def get_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
+    """A job's status and progress: calls done, invalid, refusals, failed, cost so far."""
+    known = jobs.known(job_id)  # a job this server has touched: from memory, no query
+    if known is not None:
+        return known
+    from starlette.concurrency import run_in_threadpool
+
+    return await run_in_threadpool(jobs.get, job_id)
+
+
+@router.post("/v1/jobs/{job_id}/cancel")
+def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
+    """Cancel a queued or running job (answers stored so far stay)."""
+    return jobs.cancel(job_id)
