@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import Depends, Query, Request
 from fastapi import Path as PathParam
@@ -55,24 +55,24 @@ def state_of(request: Request) -> ServiceState:
     return state
 
 
+def _started(request: Request, part: str) -> object:
+    value = getattr(state_of(request), part)
+    assert value is not None, f"the service's {part} starts with it"
+    return value
+
+
 # Dependencies are async (they only look up the app's state): a sync one would cost every
 # request a trip through the thread pool.
 async def _store(request: Request) -> Store:
-    store = state_of(request).store
-    assert store is not None, "the service's store is opened at start"
-    return store
+    return cast(Store, _started(request, "store"))
 
 
 async def _jobs(request: Request) -> JobManager:
-    jobs = state_of(request).jobs
-    assert jobs is not None, "the service's jobs start with it"
-    return jobs
+    return cast(JobManager, _started(request, "jobs"))
 
 
 async def _group(request: Request) -> GroupWriter:
-    group = state_of(request).group
-    assert group is not None, "the service's group writer starts with it"
-    return group
+    return cast(GroupWriter, _started(request, "group"))
 
 
 async def _config(request: Request) -> ServiceConfig:

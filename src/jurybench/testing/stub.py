@@ -222,6 +222,19 @@ def _prompt_tokens(body: dict[str, Any]) -> float:
     return max(1.0, len(text) / 4)
 
 
+# The provider endpoints the stub plays: (method, path, the _Stub handler).
+ROUTES = (
+    ("POST", "/v1/chat/completions", "handle"), ("POST", "/chat/completions", "handle"),
+    ("POST", "/v1/files", "upload"), ("GET", "/v1/files/{file_id}/content", "file_content"),
+    ("POST", "/v1/batches", "create_batch"), ("GET", "/v1/batches", "list_batches"),
+    ("GET", "/v1/batches/{batch_id}", "get_batch"), ("POST", "/v1/batches/{batch_id}/cancel", "cancel_batch"),
+    ("POST", "/v1/messages/batches", "anthropic_create"), ("GET", "/v1/messages/batches", "anthropic_list"),
+    ("GET", "/v1/messages/batches/{batch_id}", "anthropic_get"),
+    ("GET", "/v1/messages/batches/{batch_id}/results", "anthropic_results"),
+    ("POST", "/v1/messages/batches/{batch_id}/cancel", "cancel_batch"),
+)  # fmt: skip
+
+
 def make_app(
     default_content: str,
     script: deque[tuple[Any, ...]],
@@ -235,19 +248,8 @@ def make_app(
 
     stub = _Stub(default_content, script, requests, limits, batches, cache, seen_headers)
     app = web.Application(client_max_size=256 * 1024 * 1024)
-    app.router.add_post("/v1/chat/completions", stub.handle)
-    app.router.add_post("/chat/completions", stub.handle)
-    app.router.add_post("/v1/files", stub.upload)
-    app.router.add_get("/v1/files/{file_id}/content", stub.file_content)
-    app.router.add_post("/v1/batches", stub.create_batch)
-    app.router.add_get("/v1/batches", stub.list_batches)
-    app.router.add_get("/v1/batches/{batch_id}", stub.get_batch)
-    app.router.add_post("/v1/batches/{batch_id}/cancel", stub.cancel_batch)
-    app.router.add_post("/v1/messages/batches", stub.anthropic_create)
-    app.router.add_get("/v1/messages/batches", stub.anthropic_list)
-    app.router.add_get("/v1/messages/batches/{batch_id}", stub.anthropic_get)
-    app.router.add_get("/v1/messages/batches/{batch_id}/results", stub.anthropic_results)
-    app.router.add_post("/v1/messages/batches/{batch_id}/cancel", stub.cancel_batch)
+    for method, path, handler in ROUTES:
+        app.router.add_route(method, path, getattr(stub, handler))
     return app
 
 
