@@ -23,14 +23,28 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 def rubric(item_first: bool) -> str:
-    anchors = {level: f"Level {level}. " + " ".join(f"clause {level}-{k} of a long description" for k in range(30))
-               for level in range(1, 6)}  # fmt: skip
+    anchors = {
+        level: f"Level {level}. " + " ".join(f"clause {level}-{k} of a long description" for k in range(30))
+        for level in range(1, 6)
+    }
     item = "Text:\n{response}"
     shared = "Rate the text on the criterion below.\n\n{criteria}\n\n{answer_format}"
-    body = {"name": "long-first" if item_first else "long-last", "kind": "pointwise", "rationale": False,
-            "templates": {"en": {"system": "Judge.", "user": f"{item}\n\n{shared}" if item_first else f"{shared}\n\n{item}"}},
-            "criteria": [{"name": "quality", "description": "How good the text is.", "scale": {"min": 1, "max": 5},
-                          "anchors": anchors}]}  # fmt: skip
+    body = {
+        "name": "long-first" if item_first else "long-last",
+        "kind": "pointwise",
+        "rationale": False,
+        "templates": {
+            "en": {"system": "Judge.", "user": f"{item}\n\n{shared}" if item_first else f"{shared}\n\n{item}"}
+        },
+        "criteria": [
+            {
+                "name": "quality",
+                "description": "How good the text is.",
+                "scale": {"min": 1, "max": 5},
+                "anchors": anchors,
+            }
+        ],
+    }
     return json.dumps(body)
 
 
@@ -45,16 +59,27 @@ def main(items: int) -> dict[str, object]:
             path.write_text(rubric(item_first), encoding="utf-8")
             db = Path(folder) / f"{layout}.duckdb"
             with StubServer(json.dumps({"quality": 3}), cache=PromptCache()) as stub, jb.open(db) as store:
-                store.import_items([{"item_id": f"s{k}", "response": f"Story {k}: " + "words " * (k % 40)}
-                                    for k in range(items)])  # fmt: skip
-                jb.score(store, rubric=path, run=layout, concurrency=8,
-                         jury=[f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-bench"])  # fmt: skip
-                row = store.sql("SELECT sum(prompt_tokens) AS p, sum(cached_tokens) AS c, sum(cost_usd) AS cost "
-                                "FROM calls")  # fmt: skip
+                store.import_items(
+                    [{"item_id": f"s{k}", "response": f"Story {k}: " + "words " * (k % 40)} for k in range(items)]
+                )
+                jb.score(
+                    store,
+                    rubric=path,
+                    run=layout,
+                    concurrency=8,
+                    jury=[f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-bench"],
+                )
+                row = store.sql(
+                    "SELECT sum(prompt_tokens) AS p, sum(cached_tokens) AS c, sum(cost_usd) AS cost FROM calls"
+                )
             prompt, cached = (int(row[k][0]) for k in ("p", "c"))
             input_cost = (prompt - cached) * 0.15e-6 + cached * 0.075e-6
-            out[layout] = {"prompt_tokens": prompt, "cached_tokens": cached, "input_cost_usd": input_cost,
-                           "cost_usd": float(row["cost"][0])}  # fmt: skip
+            out[layout] = {
+                "prompt_tokens": prompt,
+                "cached_tokens": cached,
+                "input_cost_usd": input_cost,
+                "cost_usd": float(row["cost"][0]),
+            }
     first, last = out["shared_first"], out["item_first"]
     assert isinstance(first, dict) and isinstance(last, dict)
     out["input_cost_ratio"] = first["input_cost_usd"] / last["input_cost_usd"]

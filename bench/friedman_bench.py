@@ -43,8 +43,10 @@ def build(n_rows: int, folder: str) -> dict[str, Any]:
     con = connect(Path(folder) / "f.duckdb")
     register_rubric(con, rubric)
     register_jurors(con, [juror])
-    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('f', ?, 'pointwise', '[]', "
-                "'finished')", [rubric.content_hash])  # fmt: skip
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('f', ?, 'pointwise', '[]', 'finished')",
+        [rubric.content_hash],
+    )
     register_jury(con, "f", Jury((juror,), aggregation="mean"))
     ids = np.array([f"i{k}" for k in range(n_items)])
     models = np.array([f"m{k % MODELS}" for k in range(n_items)])
@@ -78,8 +80,14 @@ def measure(folder: str) -> dict[str, Any]:
     result = friedman(str(Path(folder) / "f.duckdb"), "f", block="prompt").attrs["result"]
     seconds, cpu_s = time.perf_counter() - start, time.process_time() - cpu
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"seconds": seconds, "cpu_seconds": cpu_s, "rss_before_mb": before, "rss_after_mb": after,
-            "growth_mb": after - before, "p_c0": result["criteria"]["c0"]["p"]}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu_s,
+        "rss_before_mb": before,
+        "rss_after_mb": after,
+        "growth_mb": after - before,
+        "p_c0": result["criteria"]["c0"]["p"],
+    }
 
 
 def bench_friedman(*sizes: int) -> dict[str, Any]:
@@ -89,17 +97,30 @@ def bench_friedman(*sizes: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             step = {}
             for args in (["build", str(n), tmp], ["measure", tmp]):
-                done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True,
-                                      env={**os.environ})  # fmt: skip
+                done = subprocess.run(
+                    [sys.executable, __file__, *args], capture_output=True, text=True, check=True, env={**os.environ}
+                )
                 step.update(json.loads(done.stdout.strip().splitlines()[-1]))
         runs.append(step)
     a, b = runs[0], runs[1]
-    out = {"small": a, "large": b, "rows_ratio": b["rows"] / a["rows"], "time_ratio": b["seconds"] / a["seconds"],
-           "peak_rss_ratio": b["rss_after_mb"] / a["rss_after_mb"], "growth_mb_large": b["growth_mb"]}  # fmt: skip
+    out = {
+        "small": a,
+        "large": b,
+        "rows_ratio": b["rows"] / a["rows"],
+        "time_ratio": b["seconds"] / a["seconds"],
+        "peak_rss_ratio": b["rss_after_mb"] / a["rss_after_mb"],
+        "growth_mb_large": b["growth_mb"],
+    }
     if len(runs) > 2:
         c = runs[2]
-        out.update({"larger": c, "larger_rows_ratio": c["rows"] / b["rows"], "larger_time_ratio": c["seconds"] / b["seconds"],
-                    "larger_growth_ratio": c["growth_mb"] / max(b["growth_mb"], 1.0)})  # fmt: skip
+        out.update(
+            {
+                "larger": c,
+                "larger_rows_ratio": c["rows"] / b["rows"],
+                "larger_time_ratio": c["seconds"] / b["seconds"],
+                "larger_growth_ratio": c["growth_mb"] / max(b["growth_mb"], 1.0),
+            }
+        )
     return out
 
 

@@ -28,15 +28,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def trial(calls: int, kill_after: int | None, backpressure: bool = True,
-          until: bool = False) -> dict[str, float]:  # fmt: skip
+def trial(calls: int, kill_after: int | None, backpressure: bool = True, until: bool = False) -> dict[str, float]:
     """One run killed after ``kill_after`` answers, then run again (``None``: one whole run,
     for its throughput)."""
     from jurybench.testing import RateLimits, StubServer
 
     full = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
-    with tempfile.TemporaryDirectory() as tmp, StubServer(json.dumps(full),
-                                                          limits=RateLimits(delay_s=0.2, headers=False)) as stub:  # fmt: skip
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        StubServer(json.dumps(full), limits=RateLimits(delay_s=0.2, headers=False)) as stub,
+    ):
         db = Path(tmp) / "k.duckdb"
         items = Path(tmp) / "items.csv"
         items.write_text("item_id,response\n" + "".join(f"i{i:05d},Story {i}\n" for i in range(calls)))
@@ -44,8 +45,19 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True,
         cli = [sys.executable, "-m", "jurybench.cli"]
         subprocess.run([*cli, "items", "import", str(items), "--db", str(db)], env=env, check=True, capture_output=True)
         juror = f"openai/stub,api_base={stub.api_base},api_key=sk-bench-0123456789,concurrency=64"
-        cmd = [*cli, "score", "--rubric", "story-quality", "--juror", juror, "--run", "k", "--no-progress", "--db",
-               str(db)]  # fmt: skip
+        cmd = [
+            *cli,
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            juror,
+            "--run",
+            "k",
+            "--no-progress",
+            "--db",
+            str(db),
+        ]
         if until:  # sequential judging: batches of 100 and a rule never met, so every batch is judged
             cmd += ["--until", "ci_width(coherence)<0.0001", "--batch-items", "100"]
         if kill_after is None:
@@ -72,11 +84,17 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True,
         total = len(stub.requests)
         looks = _looks(db) if until else []
     in_flight = asked - answered
-    return {"answered_before_kill": answered, "in_flight_at_kill": in_flight, "requests": total,
-            "answered_twice": total - calls - in_flight, "kept_after_kill": kept,
-            "sent_but_not_kept": answered - kept, "calls_per_s_first": answered / first_s,
-            "calls_per_s_rerun": (calls - answered) / rerun_s,
-            **({"looks": looks, "looks_kept": looks == list(range(100, calls + 1, 100))} if until else {})}  # fmt: skip
+    return {
+        "answered_before_kill": answered,
+        "in_flight_at_kill": in_flight,
+        "requests": total,
+        "answered_twice": total - calls - in_flight,
+        "kept_after_kill": kept,
+        "sent_but_not_kept": answered - kept,
+        "calls_per_s_first": answered / first_s,
+        "calls_per_s_rerun": (calls - answered) / rerun_s,
+        **({"looks": looks, "looks_kept": looks == list(range(100, calls + 1, 100))} if until else {}),
+    }
 
 
 def _looks(db: Path) -> list[int]:
@@ -130,16 +148,22 @@ def main() -> None:
         out |= {f"{label}trials": runs, f"{label}worst_answered_twice": worst, f"{label}worst_share": worst / calls}
     # score --until (issue 40, item 6): the same kill and resume, in batches; the looks stay.
     sequential = [trial(calls // 2, calls // 2 * (k + 1) // (trials + 2), True, until=True) for k in range(trials)]
-    out |= {"until_trials": sequential, "until_calls": calls // 2,
-            "until_worst_answered_twice": max(r["answered_twice"] for r in sequential),
-            "until_looks_kept": all(r["looks_kept"] for r in sequential)}  # fmt: skip
+    out |= {
+        "until_trials": sequential,
+        "until_calls": calls // 2,
+        "until_worst_answered_twice": max(r["answered_twice"] for r in sequential),
+        "until_looks_kept": all(r["looks_kept"] for r in sequential),
+    }
     # Throughput of whole runs, alternating, so both see the same machine.
     speeds: dict[bool, list[float]] = {True: [], False: []}
     for _ in range(2):
         for on in (True, False):
             speeds[on].append(trial(calls, None, on)["calls_per_s"])
-    out |= {"calls_per_s": max(speeds[True]), "without_backpressure_calls_per_s": max(speeds[False]),
-            "throughput_ratio": max(speeds[True]) / max(speeds[False])}  # fmt: skip
+    out |= {
+        "calls_per_s": max(speeds[True]),
+        "without_backpressure_calls_per_s": max(speeds[False]),
+        "throughput_ratio": max(speeds[True]) / max(speeds[False]),
+    }
     print(json.dumps(out, indent=2))
 
 

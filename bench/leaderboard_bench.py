@@ -85,13 +85,22 @@ def main() -> None:
         arena_hard_round(frame, n_models, k)
     reference = time.perf_counter() - started
     reference_per_round = reference / max(reference_rounds, 1)
-    print(json.dumps({
-        "battles": n_battles, "models": n_models, "rounds": rounds, "seconds": ours,
-        "failed_replicates": board["failed_replicates"], "target_seconds": TARGET_SECONDS,
-        "arena_hard_rounds_timed": reference_rounds, "arena_hard_seconds_per_round": reference_per_round,
-        "arena_hard_seconds_for_rounds": reference_per_round * rounds,
-        "speedup_vs_arena_hard": reference_per_round * rounds / ours,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "battles": n_battles,
+                "models": n_models,
+                "rounds": rounds,
+                "seconds": ours,
+                "failed_replicates": board["failed_replicates"],
+                "target_seconds": TARGET_SECONDS,
+                "arena_hard_rounds_timed": reference_rounds,
+                "arena_hard_seconds_per_round": reference_per_round,
+                "arena_hard_seconds_for_rounds": reference_per_round * rounds,
+                "speedup_vs_arena_hard": reference_per_round * rounds / ours,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,9 @@ def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) 
     db = folder / f"{tag}.duckdb"
     items = folder / "items.csv"
     if not items.exists():
-        rows = [f"i{k},Describe thing {k},This is response number {k} about a topic worth describing.,m"
-                for k in range(n)]  # fmt: skip
+        rows = [
+            f"i{k},Describe thing {k},This is response number {k} about a topic worth describing.,m" for k in range(n)
+        ]
         items.write_text("item_id,prompt,response,model\n" + "\n".join(rows) + "\n", encoding="utf-8")
     con = connect(db)
     try:
@@ -148,12 +149,20 @@ def main() -> None:
     tokens_ratio = (total("jurybench", "completion_tokens") / total("jurybench", "seconds")) / (
         total("direct", "completion_tokens") / total("direct", "seconds")
     )
-    print(json.dumps({
-        "requests_per_run": n, "concurrency": concurrency, "runs": [{"kind": k, **r} for k, r in runs],
-        "jurybench_calls_per_s": total("jurybench", "calls") / total("jurybench", "seconds"),
-        "direct_calls_per_s": total("direct", "calls") / total("direct", "seconds"),
-        "calls_ratio": calls_ratio, "tokens_ratio": tokens_ratio, "target_ratio": TARGET,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "requests_per_run": n,
+                "concurrency": concurrency,
+                "runs": [{"kind": k, **r} for k, r in runs],
+                "jurybench_calls_per_s": total("jurybench", "calls") / total("jurybench", "seconds"),
+                "direct_calls_per_s": total("direct", "calls") / total("direct", "seconds"),
+                "calls_ratio": calls_ratio,
+                "tokens_ratio": tokens_ratio,
+                "target_ratio": TARGET,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

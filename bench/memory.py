@@ -34,8 +34,10 @@ def write_items(path: Path, n: int) -> None:
     with path.open("w", encoding="utf-8") as f:
         f.write("item_id,prompt,response,model,language\n")
         for i in range(n):
-            f.write(f"i{i},Write a short story about the number {i},Once upon a time there was a number {i} "
-                    f"that lived alone and counted sheep every night until morning,m{i % 7},en\n")  # fmt: skip
+            f.write(
+                f"i{i},Write a short story about the number {i},Once upon a time there was a number {i} "
+                f"that lived alone and counted sheep every night until morning,m{i % 7},en\n"
+            )
 
 
 def score_case(n: int, tmp: Path) -> dict[str, Any]:
@@ -43,8 +45,9 @@ def score_case(n: int, tmp: Path) -> dict[str, Any]:
     items = tmp / f"items{n}.csv"
     write_items(items, n)
     subprocess.run([*JURYBENCH, "items", "import", str(items), "--db", str(db)], check=True, capture_output=True)
-    rss, seconds, _ = peak_rss_mb([*JURYBENCH, "score", "-r", "story-quality", "-j", "fake/a", "--no-progress",
-                                   "--db", str(db)])  # fmt: skip
+    rss, seconds, _ = peak_rss_mb(
+        [*JURYBENCH, "score", "-r", "story-quality", "-j", "fake/a", "--no-progress", "--db", str(db)]
+    )
     return {"items": n, "calls": n, "judgment_rows": n * 6, "peak_rss_mb": rss, "seconds": seconds}
 
 
@@ -55,8 +58,9 @@ def import_case(n: int, tmp: Path) -> dict[str, Any]:
     return {"rows": n, "peak_rss_mb": rss, "seconds": seconds}
 
 
-def bench_memory(small: int = 3_000, large: int = 30_000, judgment_items: int = 166_667,
-                 import_rows: int = 600_000) -> dict[str, Any]:  # fmt: skip
+def bench_memory(
+    small: int = 3_000, large: int = 30_000, judgment_items: int = 166_667, import_rows: int = 600_000
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         a, b = score_case(small, tmp), score_case(large, tmp)

@@ -183,10 +183,18 @@ def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
 
     def judgment(i: int) -> dict[str, Any]:
         return {
-            "call_key": f"k{i // 6:08d}", "rubric_hash": "h", "juror_key": "j", "subject_id": f"i{i // 6}",
-            "presented_order": None, "sample_index": 0, "dimension": f"c{i % 6}", "score": i % 5 + 1,
-            "status": "valid", "reason": None, "rationale": None,
-        }  # fmt: skip
+            "call_key": f"k{i // 6:08d}",
+            "rubric_hash": "h",
+            "juror_key": "j",
+            "subject_id": f"i{i // 6}",
+            "presented_order": None,
+            "sample_index": 0,
+            "dimension": f"c{i % 6}",
+            "score": i % 5 + 1,
+            "status": "valid",
+            "reason": None,
+            "rationale": None,
+        }
 
     with tempfile.TemporaryDirectory() as tmp:
         con = connect(Path(tmp) / "store.duckdb")
@@ -253,8 +261,16 @@ def bench_calibration() -> dict[str, Any]:
         for methods in (["ols"], ["ols", "ridge", "nnls"]):
             start = time.perf_counter()
             for block in blocks:
-                fit_criterion(block, cross_features=None, cross_names=None, methods=methods, test_size=0.2,
-                              folds=10, seed=0, n_boot=0)  # fmt: skip
+                fit_criterion(
+                    block,
+                    cross_features=None,
+                    cross_names=None,
+                    methods=methods,
+                    test_size=0.2,
+                    folds=10,
+                    seed=0,
+                    n_boot=0,
+                )
             timings["+".join(methods)] = time.perf_counter() - start
     return {
         "items": len(blocks[0].items),
@@ -281,8 +297,9 @@ def bench_statistics(quick: bool) -> dict[str, Any]:
     return out
 
 
-def _service_burst(url: str, n_clients: int, items_per_job: int, poll_every: float, tag: str,
-                   juror: str = "sim/bench,noise=0.5") -> dict[str, Any]:  # fmt: skip
+def _service_burst(
+    url: str, n_clients: int, items_per_job: int, poll_every: float, tag: str, juror: str = "sim/bench,noise=0.5"
+) -> dict[str, Any]:
     """``n_clients`` clients submit a small job each at once, then poll it until it ends. The
     client is aiohttp (lean): on these 2 cores an httpx client spent 4 CPU-s of a 6 s burst, so
     its own queueing, not the server, set the poll latencies it measured."""
@@ -321,10 +338,16 @@ def _service_burst(url: str, n_clients: int, items_per_job: int, poll_every: flo
         return float(statistics.quantiles(values, n=100)[q - 1]) * 1000 if len(values) > 1 else float("nan")
 
     statuses, submit, poll, wall = asyncio.run(run())
-    return {"clients": n_clients, "jobs_finished": statuses.count("finished"), "wall_seconds": wall,
-            "jobs_per_s": n_clients / wall, "connection_errors": len(resets), "polls": len(poll),
-            "submit_ms": {"p50": pct(submit, 50), "p95": pct(submit, 95), "p99": pct(submit, 99)},
-            "poll_ms": {"p50": pct(poll, 50), "p95": pct(poll, 95), "p99": pct(poll, 99)}}  # fmt: skip
+    return {
+        "clients": n_clients,
+        "jobs_finished": statuses.count("finished"),
+        "wall_seconds": wall,
+        "jobs_per_s": n_clients / wall,
+        "connection_errors": len(resets),
+        "polls": len(poll),
+        "submit_ms": {"p50": pct(submit, 50), "p95": pct(submit, 95), "p99": pct(submit, 99)},
+        "poll_ms": {"p50": pct(poll, 50), "p95": pct(poll, 95), "p99": pct(poll, 99)},
+    }
 
 
 def _serving(workers: int, folder: str) -> tuple[Any, str]:
@@ -336,10 +359,22 @@ def _serving(workers: int, folder: str) -> tuple[Any, str]:
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "jurybench.cli", "serve", "--db", str(Path(folder) / f"svc{workers}.duckdb"), "--port",
-         str(port), "--workers", str(workers)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "jurybench.cli",
+            "serve",
+            "--db",
+            str(Path(folder) / f"svc{workers}.duckdb"),
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         env={**os.environ, "JURYBENCH_TOKEN": ""},
-    )  # fmt: skip
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -370,16 +405,31 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3, workers: int = 4)
         try:
             out.update(_service_burst(url, n_clients, items_per_job, 0.05, "a"))
             out["many"] = _service_burst(url, 200, items_per_job, 0.05, "b")
-            rows = httpx.post(f"{url}/v1/sql", timeout=60, json={"query": """SELECT
+            rows = httpx.post(
+                f"{url}/v1/sql",
+                timeout=60,
+                json={
+                    "query": """SELECT
                 (SELECT count(*) FROM run_calls), (SELECT count(DISTINCT call_key) FROM run_calls),
                 (SELECT count(*) FROM calls), (SELECT count(*) FROM pointwise_judgments),
-                (SELECT count(DISTINCT (call_key, criterion)) FROM pointwise_judgments)"""}).json()["rows"][0]  # fmt: skip
+                (SELECT count(DISTINCT (call_key, criterion)) FROM pointwise_judgments)"""
+                },
+            ).json()["rows"][0]
         finally:
             server.terminate()
             server.wait(60)
         expected = (n_clients + 200) * items_per_job + 2  # and the warm-up: two jobs of one item
-        out.update({"calls_expected": expected, "run_calls": rows[0], "distinct_calls": rows[1], "calls": rows[2],
-                    "judgment_rows": rows[3], "distinct_judgments": rows[4], "judgments_expected": expected * criteria})  # fmt: skip
+        out.update(
+            {
+                "calls_expected": expected,
+                "run_calls": rows[0],
+                "distinct_calls": rows[1],
+                "calls": rows[2],
+                "judgment_rows": rows[3],
+                "distinct_judgments": rows[4],
+                "judgments_expected": expected * criteria,
+            }
+        )
         # Throughput by workers: simulated jurors (all CPU, in this process) and a loopback provider
         # that answers in 0.2 s (jobs wait, as they do on real providers). Both servers run side by
         # side and take bursts in turn; each figure is the median of its bursts, so the machine's
@@ -441,11 +491,21 @@ def _rate_case(n: int, rpm: float | None, tpm: float | None, jurors: int) -> dic
     per_minute = (len(times) - 1) / (times[-1] - times[0]) * 60 if len(times) > 1 else 0.0
     limit = rpm if rpm else (tpm or 0) / (limits.tokens_served / max(limits.n_ok, 1))
     return {
-        "calls": per_juror * jurors, "jurors": jurors, "rpm": rpm, "tpm": tpm, "seconds": seconds,
-        "stored_ok": stored[0], "stored_calls": stored[1], "status": result.status,
-        "served_per_minute": per_minute, "limit_per_minute": limit, "of_limit": per_minute / limit,
-        "n_429": limits.n_limited, "n_ok": limits.n_ok, "429_per_success": limits.n_limited / max(limits.n_ok, 1),
-    }  # fmt: skip
+        "calls": per_juror * jurors,
+        "jurors": jurors,
+        "rpm": rpm,
+        "tpm": tpm,
+        "seconds": seconds,
+        "stored_ok": stored[0],
+        "stored_calls": stored[1],
+        "status": result.status,
+        "served_per_minute": per_minute,
+        "limit_per_minute": limit,
+        "of_limit": per_minute / limit,
+        "n_429": limits.n_limited,
+        "n_ok": limits.n_ok,
+        "429_per_success": limits.n_limited / max(limits.n_ok, 1),
+    }
 
 
 def bench_rate_limits(n: int = 400) -> dict[str, Any]:
@@ -489,9 +549,16 @@ def bench_batch(n: int = 200) -> dict[str, Any]:
             con = connect(db, read_only=True)
             stored = con.execute("SELECT count(*) FILTER (WHERE status = 'ok'), count(cost_usd) FROM calls").fetchone()
             con.close()
-            out[protocol] = {"calls": n, "stored_ok": stored[0], "costed": stored[1], "batches": stub.batches.n_created,
-                             "requests_sent": stub.batches.requests_seen, "seconds": seconds,
-                             "cost_usd": result.cost_usd, "rerun_called": again.n_called}  # fmt: skip
+            out[protocol] = {
+                "calls": n,
+                "stored_ok": stored[0],
+                "costed": stored[1],
+                "batches": stub.batches.n_created,
+                "requests_sent": stub.batches.requests_seen,
+                "seconds": seconds,
+                "cost_usd": result.cost_usd,
+                "rerun_called": again.n_called,
+            }
     return out
 
 
@@ -550,138 +617,195 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
     e, s, c = results["engine_throughput"], results["store_insert"], results["cli_start"]
-    print(f"engine: {e['engine_calls_per_s']:.0f} calls/s vs bare litellm {e['bare_litellm_calls_per_s']:.0f} "
-          f"-> ratio {e['engine_over_bare']:.2f} (target >= 0.9); {e['stored_ok']}/{e['stored_calls']} stored ok")  # fmt: skip
+    print(
+        f"engine: {e['engine_calls_per_s']:.0f} calls/s vs bare litellm {e['bare_litellm_calls_per_s']:.0f} "
+        f"-> ratio {e['engine_over_bare']:.2f} (target >= 0.9); {e['stored_ok']}/{e['stored_calls']} stored ok"
+    )
     print(
         f"instructor driver / bare litellm: {e['instructor_driver_over_bare']:.2f} ({e['instructor_requests']} requests)"
     )
-    print(f"store: {s['rows']:,} rows in {s['batched_seconds']:.1f}s = {s['batched_rows_per_s']:,.0f} rows/s "
-          f"(row-by-row {s['row_by_row_rows_per_s']:,.0f} rows/s; x{s['batched_over_row_by_row']:.0f})")  # fmt: skip
+    print(
+        f"store: {s['rows']:,} rows in {s['batched_seconds']:.1f}s = {s['batched_rows_per_s']:,.0f} rows/s "
+        f"(row-by-row {s['row_by_row_rows_per_s']:,.0f} rows/s; x{s['batched_over_row_by_row']:.0f})"
+    )
     k = results["calibration"]
     if "skipped" in k:
         print(f"calibration: {k['skipped']}")
     else:
-        print(f"calibration: {k['criteria']} criteria x {k['jurors']} jurors x {k['items']} items, 10-fold CV: "
-              f"OLS {k['fit_10fold_ols_seconds']:.2f}s, OLS+ridge+NNLS {k['fit_10fold_three_variants_seconds']:.2f}s "
-              f"(target < 2s); loading from DuckDB {k['load_seconds']:.2f}s, import {k['import_seconds']:.2f}s")  # fmt: skip
+        print(
+            f"calibration: {k['criteria']} criteria x {k['jurors']} jurors x {k['items']} items, 10-fold CV: "
+            f"OLS {k['fit_10fold_ols_seconds']:.2f}s, OLS+ridge+NNLS {k['fit_10fold_three_variants_seconds']:.2f}s "
+            f"(target < 2s); loading from DuckDB {k['load_seconds']:.2f}s, import {k['import_seconds']:.2f}s"
+        )
     g, d, r = results["gap_bootstrap"], results["cohens_d_bootstrap"], results["ratings_from_duckdb"]
-    print(f"G_T bootstrap (13 x 19 x 150, B=2000): {g['vectorised_seconds']:.2f}s vectorised vs {g['loop_seconds']:.2f}s loop "
-          f"(x{g['speedup']:.1f}; target < 1s)")  # fmt: skip
-    print(f"Cohen's d bootstrap (24 cells x 30 sub-scales x 400 runs/arm, B=2000): {d['vectorised_seconds']:.2f}s vs "
-          f"~{d['loop_seconds_extrapolated']:.0f}s loop (x{d['speedup']:.0f}; target < 3s)")  # fmt: skip
-    print(f"{r['ratings']:,} ratings in DuckDB: Cohen's d for {r['cells']} cells x {r['effects_per_cell']} effects "
-          f"in {r['cohens_d_seconds']:.1f}s (insert {r['insert_seconds']:.1f}s), peak RSS {r['peak_rss_mb']:.0f} MB")  # fmt: skip
-    print(f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
-          f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})")  # fmt: skip
+    print(
+        f"G_T bootstrap (13 x 19 x 150, B=2000): {g['vectorised_seconds']:.2f}s vectorised vs {g['loop_seconds']:.2f}s loop "
+        f"(x{g['speedup']:.1f}; target < 1s)"
+    )
+    print(
+        f"Cohen's d bootstrap (24 cells x 30 sub-scales x 400 runs/arm, B=2000): {d['vectorised_seconds']:.2f}s vs "
+        f"~{d['loop_seconds_extrapolated']:.0f}s loop (x{d['speedup']:.0f}; target < 3s)"
+    )
+    print(
+        f"{r['ratings']:,} ratings in DuckDB: Cohen's d for {r['cells']} cells x {r['effects_per_cell']} effects "
+        f"in {r['cohens_d_seconds']:.1f}s (insert {r['insert_seconds']:.1f}s), peak RSS {r['peak_rss_mb']:.0f} MB"
+    )
+    print(
+        f"cli: jurybench --help {c['help_median_s'] * 1000:.0f} ms vs python -c pass "
+        f"{c['python_pass_median_s'] * 1000:.0f} ms (x{c['help_over_python']:.1f})"
+    )
     v = results["service"]
-    print(f"service: {v['jobs_finished']}/{v['clients']} jobs finished in {v['wall_seconds']:.1f}s; "
-          f"{v['distinct_calls']} distinct calls of {v['calls_expected']} expected ({v['calls']} stored), "
-          f"{v['distinct_judgments']}/{v['judgments_expected']} judgments, {v['judgment_rows']} rows; "
-          f"submit p50/p95/p99 {v['submit_ms']['p50']:.0f}/{v['submit_ms']['p95']:.0f}/{v['submit_ms']['p99']:.0f} ms, "
-          f"poll {v['poll_ms']['p50']:.0f}/{v['poll_ms']['p95']:.0f}/{v['poll_ms']['p99']:.0f} ms")  # fmt: skip
+    print(
+        f"service: {v['jobs_finished']}/{v['clients']} jobs finished in {v['wall_seconds']:.1f}s; "
+        f"{v['distinct_calls']} distinct calls of {v['calls_expected']} expected ({v['calls']} stored), "
+        f"{v['distinct_judgments']}/{v['judgments_expected']} judgments, {v['judgment_rows']} rows; "
+        f"submit p50/p95/p99 {v['submit_ms']['p50']:.0f}/{v['submit_ms']['p95']:.0f}/{v['submit_ms']['p99']:.0f} ms, "
+        f"poll {v['poll_ms']['p50']:.0f}/{v['poll_ms']['p95']:.0f}/{v['poll_ms']['p99']:.0f} ms"
+    )
     m200 = v["many"]
-    print(f"service, 200 clients: {m200['jobs_finished']}/200 finished in {m200['wall_seconds']:.1f}s; submit p95 "
-          f"{m200['submit_ms']['p95']:.0f} ms, poll p95 {m200['poll_ms']['p95']:.0f} ms; connection errors "
-          f"{v['connection_errors'] + m200['connection_errors']}")  # fmt: skip
+    print(
+        f"service, 200 clients: {m200['jobs_finished']}/200 finished in {m200['wall_seconds']:.1f}s; submit p95 "
+        f"{m200['submit_ms']['p95']:.0f} ms, poll p95 {m200['poll_ms']['p95']:.0f} ms; connection errors "
+        f"{v['connection_errors'] + m200['connection_errors']}"
+    )
     for kind, by in v["jobs_per_s_by_workers"].items():
         spread = v["jobs_per_s_bursts"][kind]
-        print(f"service throughput ({kind} jurors, median of {len(spread[1])} bursts each): "
-              f"{', '.join(f'{n} worker(s) {s:.1f} jobs/s ({min(spread[n]):.1f}-{max(spread[n]):.1f})' for n, s in by.items())} "
-              f"(x{v['throughput_ratio'][kind]:.2f})")  # fmt: skip
+        print(
+            f"service throughput ({kind} jurors, median of {len(spread[1])} bursts each): "
+            f"{', '.join(f'{n} worker(s) {s:.1f} jobs/s ({min(spread[n]):.1f}-{max(spread[n]):.1f})' for n, s in by.items())} "
+            f"(x{v['throughput_ratio'][kind]:.2f})"
+        )
     for name, case in results["rate_limits"].items():
-        print(f"rate limits ({name}): {case['stored_ok']}/{case['calls']} stored ok in {case['seconds']:.0f}s; "
-              f"{case['served_per_minute']:.0f}/min of {case['limit_per_minute']:.0f} = {case['of_limit']:.3f} "
-              f"(target >= 0.95); 429s per success {case['429_per_success']:.4f} (target < 0.01)")  # fmt: skip
+        print(
+            f"rate limits ({name}): {case['stored_ok']}/{case['calls']} stored ok in {case['seconds']:.0f}s; "
+            f"{case['served_per_minute']:.0f}/min of {case['limit_per_minute']:.0f} = {case['of_limit']:.3f} "
+            f"(target >= 0.95); 429s per success {case['429_per_success']:.4f} (target < 0.01)"
+        )
     for protocol, b in results["batch"].items():
-        print(f"batch ({protocol}): {b['stored_ok']}/{b['calls']} stored ok via {b['batches']} batches, "
-              f"{b['requests_sent']} requests sent, ${b['cost_usd']:.5f} at the batch price in {b['seconds']:.1f}s; "
-              f"a re-run called {b['rerun_called']}")  # fmt: skip
+        print(
+            f"batch ({protocol}): {b['stored_ok']}/{b['calls']} stored ok via {b['batches']} batches, "
+            f"{b['requests_sent']} requests sent, ${b['cost_usd']:.5f} at the batch price in {b['seconds']:.1f}s; "
+            f"a re-run called {b['rerun_called']}"
+        )
     k9 = results["kill9"]
-    print(f"kill -9 mid-run, then again ({k9['calls']} calls, concurrency 64, 200 ms): answers asked twice "
-          + ", ".join(str(t["answered_twice"]) for t in k9["trials"])
-          + f" (worst {k9['worst_share']:.2%}; target < 1%), in flight at the kill "
-          + ", ".join(str(t["in_flight_at_kill"]) for t in k9["trials"])
-          + "; with request starts in bursts (JURYBENCH_BACKPRESSURE=off) " + ", ".join(str(t["answered_twice"]) for t in k9["without_backpressure_trials"])
-          + f" (worst {k9['without_backpressure_worst_share']:.2%}); whole runs {k9['calls_per_s']:.0f} calls/s vs "
-          + f"{k9['without_backpressure_calls_per_s']:.0f} without (x{k9['throughput_ratio']:.2f}; target >= 0.9)")  # fmt: skip
-    print(f"kill -9 during score --until ({k9['until_calls']} calls in batches of 100): answers asked twice "
-          + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
-          + f" (worst {k9['until_worst_answered_twice']}; the plain run's target {k9['calls'] // 100} of {k9['calls']}), "
-          + f"looks before the kill kept: {'yes' if k9['until_looks_kept'] else 'NO'}")  # fmt: skip
+    print(
+        f"kill -9 mid-run, then again ({k9['calls']} calls, concurrency 64, 200 ms): answers asked twice "
+        + ", ".join(str(t["answered_twice"]) for t in k9["trials"])
+        + f" (worst {k9['worst_share']:.2%}; target < 1%), in flight at the kill "
+        + ", ".join(str(t["in_flight_at_kill"]) for t in k9["trials"])
+        + "; with request starts in bursts (JURYBENCH_BACKPRESSURE=off) "
+        + ", ".join(str(t["answered_twice"]) for t in k9["without_backpressure_trials"])
+        + f" (worst {k9['without_backpressure_worst_share']:.2%}); whole runs {k9['calls_per_s']:.0f} calls/s vs "
+        + f"{k9['without_backpressure_calls_per_s']:.0f} without (x{k9['throughput_ratio']:.2f}; target >= 0.9)"
+    )
+    print(
+        f"kill -9 during score --until ({k9['until_calls']} calls in batches of 100): answers asked twice "
+        + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
+        + f" (worst {k9['until_worst_answered_twice']}; the plain run's target {k9['calls'] // 100} of {k9['calls']}), "
+        + f"looks before the kill kept: {'yes' if k9['until_looks_kept'] else 'NO'}"
+    )
     tr = results["trust"]
-    print("budget: --max-cost $0.02 on the priced stub spent "
-          + ", ".join(f"{b['share']:.1%} ({'max_tokens=' + b['max_tokens'] if b['max_tokens'] else 'no max_tokens'})"
-                      for b in tr["budget"])
-          + " (target >= 90 %, never over)")  # fmt: skip
+    print(
+        "budget: --max-cost $0.02 on the priced stub spent "
+        + ", ".join(
+            f"{b['share']:.1%} ({'max_tokens=' + b['max_tokens'] if b['max_tokens'] else 'no max_tokens'})"
+            for b in tr["budget"]
+        )
+        + " (target >= 90 %, never over)"
+    )
     sm = tr["sql_memory"]
-    print(f"SQL memory cap {sm['cap_mb']} MB: expression queries answered "
-          + ", ".join(f"{a['status']} in {a['seconds']:.2f}s" for a in sm["answers"])
-          + f"; server peak +{sm['peak_growth_mb']:.0f} MB, +{sm['after_growth_mb']:.0f} MB after; a slot free after each: "
-          + ("yes" if all(a["next_query"] == 200 for a in sm["answers"]) else "NO"))  # fmt: skip
+    print(
+        f"SQL memory cap {sm['cap_mb']} MB: expression queries answered "
+        + ", ".join(f"{a['status']} in {a['seconds']:.2f}s" for a in sm["answers"])
+        + f"; server peak +{sm['peak_growth_mb']:.0f} MB, +{sm['after_growth_mb']:.0f} MB after; a slot free after each: "
+        + ("yes" if all(a["next_query"] == 200 for a in sm["answers"]) else "NO")
+    )
     z = tr["zero_rate_limit"]
     print(f"a stated limit of 0 a minute: {z['items']} items judged in {z['seconds']:.1f}s (was 732 s)")
     m = results["memory"]
-    print(f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
-          f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
-          f"(x{m['large_over_small']:.2f}; target < {m['target_large_over_small']})")  # fmt: skip
+    print(
+        f"memory: score peak RSS {m['score_small']['peak_rss_mb']:.0f} MB at {m['score_small']['items']:,} items, "
+        f"{m['score_large']['peak_rss_mb']:.0f} MB at {m['score_large']['items']:,} "
+        f"(x{m['large_over_small']:.2f}; target < {m['target_large_over_small']})"
+    )
     if m.get("score_1m_judgments"):
         big = m["score_1m_judgments"]
         print(f"memory: {big['judgment_rows']:,} judgment rows, peak RSS {big['peak_rss_mb']:.0f} MB (target < 500)")
     if m.get("import"):
-        print(f"memory: {m['import']['rows']:,}-row items import, peak RSS {m['import']['peak_rss_mb']:.0f} MB "
-              "(target < 500)")  # fmt: skip
+        print(
+            f"memory: {m['import']['rows']:,}-row items import, peak RSS {m['import']['peak_rss_mb']:.0f} MB "
+            "(target < 500)"
+        )
     f = results["friedman"]
-    print(f"stats friedman: {f['small']['rows']:,} rows {f['small']['seconds']:.1f}s (+{f['small']['growth_mb']:.0f} MB), "
-          f"{f['large']['rows']:,} rows {f['large']['seconds']:.1f}s (+{f['large']['growth_mb']:.0f} MB): "
-          f"time x{f['time_ratio']:.1f} for x{f['rows_ratio']:.0f} rows, peak RSS x{f['peak_rss_ratio']:.2f} "
-          "(target < 1.3)")  # fmt: skip
+    print(
+        f"stats friedman: {f['small']['rows']:,} rows {f['small']['seconds']:.1f}s (+{f['small']['growth_mb']:.0f} MB), "
+        f"{f['large']['rows']:,} rows {f['large']['seconds']:.1f}s (+{f['large']['growth_mb']:.0f} MB): "
+        f"time x{f['time_ratio']:.1f} for x{f['rows_ratio']:.0f} rows, peak RSS x{f['peak_rss_ratio']:.2f} "
+        "(target < 1.3)"
+    )
     if "larger" in f:
         g3 = f["larger"]
-        print(f"stats friedman: {g3['rows']:,} rows {g3['seconds']:.1f}s (+{g3['growth_mb']:.0f} MB): time "
-              f"x{f['larger_time_ratio']:.1f} for x{f['larger_rows_ratio']:.0f} rows, growth x{f['larger_growth_ratio']:.2f} "
-              "(target < 1.3)")  # fmt: skip
+        print(
+            f"stats friedman: {g3['rows']:,} rows {g3['seconds']:.1f}s (+{g3['growth_mb']:.0f} MB): time "
+            f"x{f['larger_time_ratio']:.1f} for x{f['larger_rows_ratio']:.0f} rows, growth x{f['larger_growth_ratio']:.2f} "
+            "(target < 1.3)"
+        )
     w = results["viewer"]
-    print(f"viewer pages at {w['rows']:,} judgment rows (ms, first visit / again): "
-          + ", ".join(f"{k} {v['first_ms']:.0f}/{v['again_ms']:.0f}" for k, v in w["warmed"].items() if k != "warm_up_s")
-          + f" after a {w['warmed']['warm_up_s']:.1f} s warm-up at start; without it, first visits: "
-          + ", ".join(f"{k} {v['first_ms']:.0f}" for k, v in w["cold"].items() if k != "warm_up_s"))  # fmt: skip
+    print(
+        f"viewer pages at {w['rows']:,} judgment rows (ms, first visit / again): "
+        + ", ".join(f"{k} {v['first_ms']:.0f}/{v['again_ms']:.0f}" for k, v in w["warmed"].items() if k != "warm_up_s")
+        + f" after a {w['warmed']['warm_up_s']:.1f} s warm-up at start; without it, first visits: "
+        + ", ".join(f"{k} {v['first_ms']:.0f}" for k, v in w["cold"].items() if k != "warm_up_s")
+    )
     lb = results["leaderboard"]
-    print(f"leaderboard: {lb['models']} models, {lb['battles']:,} battles, {lb['rounds']} bootstrap rounds in "
-          f"{lb['seconds']:.1f}s (target < {lb['target_seconds']:.0f}s); Arena-Hard-Auto's method "
-          f"{lb['arena_hard_seconds_per_round']:.3f}s a round ({lb['arena_hard_rounds_timed']} timed) -> "
-          f"~{lb['arena_hard_seconds_for_rounds']:.0f}s for {lb['rounds']}: x{lb['speedup_vs_arena_hard']:.0f}")  # fmt: skip
+    print(
+        f"leaderboard: {lb['models']} models, {lb['battles']:,} battles, {lb['rounds']} bootstrap rounds in "
+        f"{lb['seconds']:.1f}s (target < {lb['target_seconds']:.0f}s); Arena-Hard-Auto's method "
+        f"{lb['arena_hard_seconds_per_round']:.3f}s a round ({lb['arena_hard_rounds_timed']} timed) -> "
+        f"~{lb['arena_hard_seconds_for_rounds']:.0f}s for {lb['rounds']}: x{lb['speedup_vs_arena_hard']:.0f}"
+    )
     lm = results["local_model"]
     if "skipped" in lm:
         print(f"local model server: not run ({lm['skipped']})")
     else:
-        print(f"local model server (llama.cpp, Gemma 3 270M, {lm['requests_per_run']} requests x 2 runs each, concurrency "
-              f"{lm['concurrency']}): jurybench {lm['jurybench_calls_per_s']:.2f} calls/s vs direct openai client "
-              f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
-              f"(target >= {lm['target_ratio']})")  # fmt: skip
+        print(
+            f"local model server (llama.cpp, Gemma 3 270M, {lm['requests_per_run']} requests x 2 runs each, concurrency "
+            f"{lm['concurrency']}): jurybench {lm['jurybench_calls_per_s']:.2f} calls/s vs direct openai client "
+            f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
+            f"(target >= {lm['target_ratio']})"
+        )
     sel = results["selection"]
-    print(f"jury select ({sel['pilot_stories']}-story pilot, {sel['candidates']} sub-juries, "
-          f"{sel['select_seconds']:.1f}s): chose {', '.join(sel['chosen'])}; on a {sel['study_stories']}-story study it "
-          f"cost ${sel['study_cost_chosen']:.2f} vs ${sel['study_cost_full']:.2f} for the full jury "
-          f"(x{sel['cost_ratio']:.3f}) at RMSE {sel['study_rmse_chosen']:.3f} vs {sel['study_rmse_full']:.3f} "
-          "against the human labels (target: cheaper, RMSE within 5 %)")  # fmt: skip
+    print(
+        f"jury select ({sel['pilot_stories']}-story pilot, {sel['candidates']} sub-juries, "
+        f"{sel['select_seconds']:.1f}s): chose {', '.join(sel['chosen'])}; on a {sel['study_stories']}-story study it "
+        f"cost ${sel['study_cost_chosen']:.2f} vs ${sel['study_cost_full']:.2f} for the full jury "
+        f"(x{sel['cost_ratio']:.3f}) at RMSE {sel['study_rmse_chosen']:.3f} vs {sel['study_rmse_full']:.3f} "
+        "against the human labels (target: cheaper, RMSE within 5 %)"
+    )
     sq = results["sequential"]
-    print(f"sequential judging ({sq['studies']} simulated studies of {sq['subjects']} subjects, a look every "
-          f"{sq['batch']}): with an effect it judged {sq['judged_with_effect']:.0f} subjects on average "
-          f"({sq['judged_share_of_fixed']:.1%} of the fixed design), deciding {sq['decided_with_effect']:.1%} "
-          f"(fixed design: {sq['fixed_design_power']:.1%}); with none it decided falsely in "
-          f"{sq['false_decisions_sequential']:.1%} (target <= 5 %; a t-test looked at as often: "
-          f"{sq['false_decisions_naive_looks']:.1%})")  # fmt: skip
+    print(
+        f"sequential judging ({sq['studies']} simulated studies of {sq['subjects']} subjects, a look every "
+        f"{sq['batch']}): with an effect it judged {sq['judged_with_effect']:.0f} subjects on average "
+        f"({sq['judged_share_of_fixed']:.1%} of the fixed design), deciding {sq['decided_with_effect']:.1%} "
+        f"(fixed design: {sq['fixed_design_power']:.1%}); with none it decided falsely in "
+        f"{sq['false_decisions_sequential']:.1%} (target <= 5 %; a t-test looked at as often: "
+        f"{sq['false_decisions_naive_looks']:.1%})"
+    )
     if "separated_decided" in sq:
-        print(f"  leaderboard rule (3 models 1 point apart, 1,500 subjects): judged "
-              f"{sq['separated_judged_share_of_fixed']:.1%} of the fixed design, decided {sq['separated_decided']:.1%}, "
-              f"false {sq['separated_false_decisions']:.1%}; gap rule (one of 4 categories at 1.0): judged "
-              f"{sq['gap_judged_share_of_fixed']:.1%}, decided {sq['gap_decided']:.1%}, false "
-              f"{sq['gap_false_decisions']:.1%} (targets <= 5 %)")  # fmt: skip
+        print(
+            f"  leaderboard rule (3 models 1 point apart, 1,500 subjects): judged "
+            f"{sq['separated_judged_share_of_fixed']:.1%} of the fixed design, decided {sq['separated_decided']:.1%}, "
+            f"false {sq['separated_false_decisions']:.1%}; gap rule (one of 4 categories at 1.0): judged "
+            f"{sq['gap_judged_share_of_fixed']:.1%}, decided {sq['gap_decided']:.1%}, false "
+            f"{sq['gap_false_decisions']:.1%} (targets <= 5 %)"
+        )
     pc = results["prompt_cache"]
-    print(f"prompt caching ({pc['items']} items, ~1,300 shared tokens, stub cache): shared part first "
-          f"{pc['shared_first']['cached_tokens']:,} of {pc['shared_first']['prompt_tokens']:,} prompt tokens cached, "
-          f"input ${pc['shared_first']['input_cost_usd']:.4f} vs item first ${pc['item_first']['input_cost_usd']:.4f} "
-          f"(x{pc['input_cost_ratio']:.2f}; target < 1)")  # fmt: skip
+    print(
+        f"prompt caching ({pc['items']} items, ~1,300 shared tokens, stub cache): shared part first "
+        f"{pc['shared_first']['cached_tokens']:,} of {pc['shared_first']['prompt_tokens']:,} prompt tokens cached, "
+        f"input ${pc['shared_first']['input_cost_usd']:.4f} vs item first ${pc['item_first']['input_cost_usd']:.4f} "
+        f"(x{pc['input_cost_ratio']:.2f}; target < 1)"
+    )
     misses = missed_targets(results)
     if misses:
         print("targets missed:")
@@ -694,8 +818,13 @@ def main() -> None:
 def _fresh(script: str, *args: int | str) -> dict[str, Any]:
     """A bench script run from a small new process: on Linux a child's peak RSS starts at its
     parent's when it was forked, so the measured processes must not descend from this one."""
-    done = subprocess.run([sys.executable, str(ROOT / "bench" / script), *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *map(str, args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return dict(json.loads(done.stdout[done.stdout.index("{") :]))
 
 
@@ -729,10 +858,14 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
     lb = results.get("leaderboard")
     if lb is not None:
         checks += [
-            (f"leaderboard: {lb['battles']:,} battles x {lb['rounds']} rounds, seconds", lb["seconds"], "<",
-             lb["target_seconds"]),
+            (
+                f"leaderboard: {lb['battles']:,} battles x {lb['rounds']} rounds, seconds",
+                lb["seconds"],
+                "<",
+                lb["target_seconds"],
+            ),
             ("leaderboard: speed over Arena-Hard-Auto's method", lb["speedup_vs_arena_hard"], ">=", 1.0),
-        ]  # fmt: skip
+        ]
     lm = results.get("local_model")
     if lm is not None and "skipped" not in lm:  # the server is the bottleneck; jurybench must not be
         checks += [
@@ -776,17 +909,35 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             checks.append((f"budget spent, max_tokens={b['max_tokens']}", b["share"], ">=", 0.9))
             checks.append((f"budget spent, max_tokens={b['max_tokens']} (never over)", b["share"], "<=", 1.0))
         sm = tr["sql_memory"]
-        checks.append(("SQL expression queries: server peak growth / (cap + a quarter)",
-                       sm["peak_growth_mb"] / (1.25 * sm["cap_mb"]), "<", 1.0))  # fmt: skip
-        checks.append(("SQL expression queries: slots free after each",
-                       float(all(a["next_query"] == 200 for a in sm["answers"])), ">=", 1.0))  # fmt: skip
+        checks.append(
+            (
+                "SQL expression queries: server peak growth / (cap + a quarter)",
+                sm["peak_growth_mb"] / (1.25 * sm["cap_mb"]),
+                "<",
+                1.0,
+            )
+        )
+        checks.append(
+            (
+                "SQL expression queries: slots free after each",
+                float(all(a["next_query"] == 200 for a in sm["answers"])),
+                ">=",
+                1.0,
+            )
+        )
         checks.append(("a stated limit of 0: seconds for 20 items", tr["zero_rate_limit"]["seconds"], "<", 60.0))
     k9 = results.get("kill9")
     if k9 is not None:
         checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))
         checks.append(("kill -9: throughput with starts taking turns / in bursts", k9["throughput_ratio"], ">=", 0.9))
-        checks.append(("kill -9 during --until: answers asked again / calls", k9["until_worst_answered_twice"]
-                       / k9["until_calls"], "<", k9["target_share"]))  # fmt: skip
+        checks.append(
+            (
+                "kill -9 during --until: answers asked again / calls",
+                k9["until_worst_answered_twice"] / k9["until_calls"],
+                "<",
+                k9["target_share"],
+            )
+        )
         checks.append(("kill -9 during --until: looks before the kill kept", float(k9["until_looks_kept"]), ">=", 1.0))
     f = results.get("friedman")
     if f is not None:
@@ -856,11 +1007,20 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             (f"rate limits {name}: calls stored ok", case["stored_ok"], ">=", case["calls"]),
         ]
     if "skipped" not in k:
-        checks.append(("calibration 10-fold, three variants, seconds", k["fit_10fold_three_variants_seconds"], "<",
-                       k["target_seconds"]))  # fmt: skip
+        checks.append(
+            (
+                "calibration 10-fold, three variants, seconds",
+                k["fit_10fold_three_variants_seconds"],
+                "<",
+                k["target_seconds"],
+            )
+        )
     meets = {">=": lambda v, t: v >= t, ">": lambda v, t: v > t, "<": lambda v, t: v < t, "<=": lambda v, t: v <= t}
-    return [f"{name}: {value:.3f} (target {op} {target})" for name, value, op, target in checks
-            if not meets[op](value, target)]  # fmt: skip
+    return [
+        f"{name}: {value:.3f} (target {op} {target})"
+        for name, value, op, target in checks
+        if not meets[op](value, target)
+    ]
 
 
 if __name__ == "__main__":

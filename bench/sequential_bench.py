@@ -70,19 +70,32 @@ def main(studies: int, subjects: int, batch: int) -> dict[str, object]:
     rng = np.random.default_rng(0)
     null = [study(rng, 0.0, subjects, batch) for _ in range(studies)]
     effect = [study(rng, 1.0, subjects, batch) for _ in range(studies)]
-    fixed_power = float(np.mean([ttest_1samp(rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=subjects,
-                                                        p=np.array([0.01, 1, 3, 3, 2]) / 9.01), 3.0).pvalue < 0.05
-                                 for _ in range(studies)]))  # fmt: skip
+    fixed_power = float(
+        np.mean(
+            [
+                ttest_1samp(
+                    rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=subjects, p=np.array([0.01, 1, 3, 3, 2]) / 9.01), 3.0
+                ).pvalue
+                < 0.05
+                for _ in range(studies)
+            ]
+        )
+    )
     judged = float(np.mean([s for _, s, _ in effect]))
     return {
-        "studies": studies, "subjects": subjects, "batch": batch, "alpha": 0.05,
+        "studies": studies,
+        "subjects": subjects,
+        "batch": batch,
+        "alpha": 0.05,
         "false_decisions_sequential": float(np.mean([d for d, _, _ in null])),
         "false_decisions_naive_looks": float(np.mean([n for _, _, n in null])),
-        "decided_with_effect": float(np.mean([d for d, _, _ in effect])), "fixed_design_power": fixed_power,
-        "judged_with_effect": judged, "judged_share_of_fixed": judged / subjects,
+        "decided_with_effect": float(np.mean([d for d, _, _ in effect])),
+        "fixed_design_power": fixed_power,
+        "judged_with_effect": judged,
+        "judged_share_of_fixed": judged / subjects,
         **_rules(rng, max(studies // 5, 40), subjects, batch),
         "seconds": time.perf_counter() - started,
-    }  # fmt: skip
+    }
 
 
 def _rules(rng: np.random.Generator, studies: int, subjects: int, batch: int) -> dict[str, object]:
@@ -93,12 +106,14 @@ def _rules(rng: np.random.Generator, studies: int, subjects: int, batch: int) ->
     board = [leaderboard(rng, [2.0, 3.0, 4.0], 1500, 50) for _ in range(studies)]
     gap_null = [gap(rng, 0.0, subjects, batch) for _ in range(studies)]
     gaps = [gap(rng, 1.0, subjects, batch) for _ in range(studies)]
-    return {"separated_false_decisions": float(np.mean([d for d, _ in board_null])),
-            "separated_decided": float(np.mean([d for d, _ in board])),
-            "separated_judged_share_of_fixed": float(np.mean([k for _, k in board])) / 1500,
-            "gap_false_decisions": float(np.mean([d for d, _ in gap_null])),
-            "gap_decided": float(np.mean([d for d, _ in gaps])),
-            "gap_judged_share_of_fixed": float(np.mean([k for _, k in gaps])) / subjects}  # fmt: skip
+    return {
+        "separated_false_decisions": float(np.mean([d for d, _ in board_null])),
+        "separated_decided": float(np.mean([d for d, _ in board])),
+        "separated_judged_share_of_fixed": float(np.mean([k for _, k in board])) / 1500,
+        "gap_false_decisions": float(np.mean([d for d, _ in gap_null])),
+        "gap_decided": float(np.mean([d for d, _ in gaps])),
+        "gap_judged_share_of_fixed": float(np.mean([k for _, k in gaps])) / subjects,
+    }
 
 
 if __name__ == "__main__":

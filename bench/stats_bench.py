@@ -60,13 +60,17 @@ def quality_rubric(criteria: int) -> Any:
 
     return parse_rubric(
         "name: quality\nkind: pointwise\ncriteria:\n"
-        + "".join(f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(criteria))
+        + "".join(
+            f"  - {{name: c{k}, description: criterion {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n"
+            for k in range(criteria)
+        )
         + "templates: {en: {user: '{response}'}}\n"
-    )  # fmt: skip
+    )
 
 
-def insert_judgments(con: Any, rubric: Any, juror: Any, run_id: str, item_ids: Any, criteria: list[str],
-                     scores: Any, prefix: str = "c") -> None:  # fmt: skip
+def insert_judgments(
+    con: Any, rubric: Any, juror: Any, run_id: str, item_ids: Any, criteria: list[str], scores: Any, prefix: str = "c"
+) -> None:
     """One answered call per item of the run (``scores``: items x criteria), straight into the
     store's tables: synthetic runs of any size in seconds."""
     import pyarrow as pa
@@ -79,10 +83,17 @@ def insert_judgments(con: Any, rubric: Any, juror: Any, run_id: str, item_ids: A
         [rubric.content_hash, juror.key],
     )
     con.execute("INSERT INTO run_calls SELECT ?, call_key FROM new_calls", [run_id])
-    con.register("new_judgments", pa.table({
-        "call_key": np.repeat(calls, len(criteria)), "item_id": np.repeat(np.asarray(item_ids), len(criteria)),
-        "criterion": np.tile(criteria, len(item_ids)), "score": np.asarray(scores, dtype=float).ravel(),
-    }))  # fmt: skip
+    con.register(
+        "new_judgments",
+        pa.table(
+            {
+                "call_key": np.repeat(calls, len(criteria)),
+                "item_id": np.repeat(np.asarray(item_ids), len(criteria)),
+                "criterion": np.tile(criteria, len(item_ids)),
+                "score": np.asarray(scores, dtype=float).ravel(),
+            }
+        ),
+    )
     con.execute(
         "INSERT INTO pointwise_judgments (call_key, rubric_hash, juror_key, item_id, sample_index, criterion, score, "
         "status) SELECT call_key, ?, ?, item_id, 0, criterion, score, 'valid' FROM new_judgments",
@@ -104,9 +115,12 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
 
     rubric = parse_rubric(
         "name: inventory\nkind: pointwise\ncriteria:\n"
-        + "".join(f"  - {{name: i{k:03d}, description: item {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n" for k in range(n_items))
+        + "".join(
+            f"  - {{name: i{k:03d}, description: item {k}, scale: {{min: 1, max: 5}}, anchors: {{1: a, 2: b, 3: c, 4: d, 5: e}}}}\n"
+            for k in range(n_items)
+        )
         + "templates: {en: {user: '{response}'}}\n"
-    )  # fmt: skip
+    )
     juror = JurorSpec(model="fake/inventory", name="inventory")
     rng = np.random.default_rng(2)
     with tempfile.TemporaryDirectory() as tmp:
@@ -143,8 +157,16 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
         factors.write_text("criterion,factor\n" + "".join(f"i{k:03d},s{k % 30:02d}\n" for k in range(n_items)))
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.perf_counter()
-        result = stat_cohens_d(con, "inv", arm="treatment->>'arm'", arms=("a", "b"), by="model || '/' || language",
-                               factor_file=factors, n_boot=2000, seed=0)  # fmt: skip
+        result = stat_cohens_d(
+            con,
+            "inv",
+            arm="treatment->>'arm'",
+            arms=("a", "b"),
+            by="model || '/' || language",
+            factor_file=factors,
+            n_boot=2000,
+            seed=0,
+        )
         stat_s = time.perf_counter() - start
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         stored = con.execute("SELECT count(*) FROM pointwise_judgments").fetchall()[0][0]

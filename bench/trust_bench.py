@@ -44,13 +44,36 @@ def budget(max_tokens: str, budget_usd: float = 0.02, n: int = 600) -> dict[str,
     with tempfile.TemporaryDirectory() as folder, StubServer(json.dumps(FULL), limits=RateLimits()) as stub:
         db = _items(Path(folder), n)
         juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-bench-0123456789,concurrency=32{max_tokens}"
-        run = subprocess.run([*CLI, "score", "-r", "story-quality", "-j", juror, "--run", "b", "--no-progress",
-                              "--max-cost", str(budget_usd), "--db", str(db)], capture_output=True, text=True)  # fmt: skip
+        run = subprocess.run(
+            [
+                *CLI,
+                "score",
+                "-r",
+                "story-quality",
+                "-j",
+                juror,
+                "--run",
+                "b",
+                "--no-progress",
+                "--max-cost",
+                str(budget_usd),
+                "--db",
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+        )
         con = duckdb.connect(str(db), read_only=True)
         calls, spent = con.execute("SELECT count(*), coalesce(sum(cost_usd), 0) FROM calls").fetchone() or (0, 0.0)
         con.close()
-    return {"max_tokens": max_tokens.removeprefix(",max_tokens=") or None, "budget_usd": budget_usd, "calls": calls,
-            "spent_usd": spent, "share": spent / budget_usd, "exit_code": run.returncode}  # fmt: skip
+    return {
+        "max_tokens": max_tokens.removeprefix(",max_tokens=") or None,
+        "budget_usd": budget_usd,
+        "calls": calls,
+        "spent_usd": spent,
+        "share": spent / budget_usd,
+        "exit_code": run.returncode,
+    }
 
 
 def _status_kb(pid: int, field: str) -> int:
@@ -59,8 +82,9 @@ def _status_kb(pid: int, field: str) -> int:
 
 
 def _post(url: str, body: dict[str, Any]) -> int:
-    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
-                                     headers={"content-type": "application/json"})  # fmt: skip
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), method="POST", headers={"content-type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=120) as answer:
             return int(answer.status)
@@ -71,14 +95,28 @@ def _post(url: str, body: dict[str, Any]) -> int:
 def sql_memory(cap_mb: int = 512) -> dict[str, Any]:
     from jurybench.testing.stub import free_port
 
-    queries = ["SELECT length(repeat('x', 100000 * 10000))",
-               "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
-               "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))"]  # fmt: skip
+    queries = [
+        "SELECT length(repeat('x', 100000 * 10000))",
+        "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
+        "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
+    ]
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
-        server = subprocess.Popen([*CLI, "serve", "--db", str(Path(folder) / "s.duckdb"), "--port", str(port),
-                                   "--sql-memory-mb", str(cap_mb)], env={**os.environ, "JURYBENCH_TOKEN": ""},
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        server = subprocess.Popen(
+            [
+                *CLI,
+                "serve",
+                "--db",
+                str(Path(folder) / "s.duckdb"),
+                "--port",
+                str(port),
+                "--sql-memory-mb",
+                str(cap_mb),
+            ],
+            env={**os.environ, "JURYBENCH_TOKEN": ""},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         url = f"http://127.0.0.1:{port}/v1/sql"
         try:
             while True:  # up when it answers
@@ -100,8 +138,12 @@ def sql_memory(cap_mb: int = 512) -> dict[str, Any]:
         finally:
             server.terminate()
             server.wait(30)
-    return {"cap_mb": cap_mb, "peak_growth_mb": (peak - before) / 1024, "after_growth_mb": (after - before) / 1024,
-            "answers": answers}  # fmt: skip
+    return {
+        "cap_mb": cap_mb,
+        "peak_growth_mb": (peak - before) / 1024,
+        "after_growth_mb": (after - before) / 1024,
+        "answers": answers,
+    }
 
 
 def zero_rate_limit(n: int = 20) -> dict[str, Any]:
@@ -113,15 +155,33 @@ def zero_rate_limit(n: int = 20) -> dict[str, Any]:
         stub.script.extend((200, json.dumps(FULL), said) for _ in range(n))
         juror = f"openai/stub,api_base={stub.api_base},api_key=sk-bench-0123456789,concurrency=1"
         started = time.perf_counter()
-        run = subprocess.run([*CLI, "score", "-r", "story-quality", "-j", juror, "--no-progress", "--give-up-after",
-                              "120", "--db", str(db)], capture_output=True, text=True)  # fmt: skip
+        run = subprocess.run(
+            [
+                *CLI,
+                "score",
+                "-r",
+                "story-quality",
+                "-j",
+                juror,
+                "--no-progress",
+                "--give-up-after",
+                "120",
+                "--db",
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+        )
         seconds = time.perf_counter() - started
     return {"items": n, "seconds": seconds, "exit_code": run.returncode, "said": said}
 
 
 def main() -> None:
-    out = {"budget": [budget(""), budget(",max_tokens=2000")], "sql_memory": sql_memory(),
-           "zero_rate_limit": zero_rate_limit()}  # fmt: skip
+    out = {
+        "budget": [budget(""), budget(",max_tokens=2000")],
+        "sql_memory": sql_memory(),
+        "zero_rate_limit": zero_rate_limit(),
+    }
     print(json.dumps(out, indent=2))
 
 

@@ -35,8 +35,11 @@ def build(n_rows: int, folder: Path) -> Path:
     con = connect(db)
     register_rubric(con, rubric)
     register_jurors(con, jurors)
-    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status, created_at, finished_at) VALUES "
-                "('big', ?, 'pointwise', '[]', 'finished', now(), now())", [rubric.content_hash])  # fmt: skip
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status, created_at, finished_at) VALUES "
+        "('big', ?, 'pointwise', '[]', 'finished', now(), now())",
+        [rubric.content_hash],
+    )
     register_jury(con, "big", Jury(tuple(jurors), aggregation="mean"))
     ids = np.array([f"i{k:07d}" for k in range(n_items)])
     models = np.array([f"m{k % MODELS}" for k in range(n_items)])
@@ -59,11 +62,17 @@ def measure(db: Path, *, warm_up: bool) -> dict[str, Any]:
 
     MEMO.clear()  # each measurement starts without kept aggregates
 
-    pages = {"runs": "/", "run": "/runs/big", "item": "/runs/big/subjects/i0000042",
-             "disagreements": "/runs/big/disagreements", "statistics": "/stats",
-             # find and step: a score range in score order, a text search, an item's neighbours
-             "find": "/runs/big?criterion=c0&min=4.5&sort=-score", "find_text": "/runs/big?q=i00042",
-             "step": "/runs/big/subjects/i0000042?criterion=c0&min=4.5&sort=-score"}  # fmt: skip
+    pages = {
+        "runs": "/",
+        "run": "/runs/big",
+        "item": "/runs/big/subjects/i0000042",
+        "disagreements": "/runs/big/disagreements",
+        "statistics": "/stats",
+        # find and step: a score range in score order, a text search, an item's neighbours
+        "find": "/runs/big?criterion=c0&min=4.5&sort=-score",
+        "find_text": "/runs/big?q=i00042",
+        "step": "/runs/big/subjects/i0000042?criterion=c0&min=4.5&sort=-score",
+    }
     out: dict[str, Any] = {}
     with TestClient(create_viewer_app(db, warm_up=warm_up)) as client:
         client.get("/assets/viewer.css")  # the app and its imports are loaded

@@ -79,8 +79,13 @@ def registered_kind(prefix: str, transport: Any, description: str = "") -> Itera
     known price), registered as a third party would for the test's length."""
     from jurybench.jurors import JurorKind, register_kind, unregister_kind
 
-    kind = JurorKind(prefix, lambda spec, rubric, con, ids: transport(rubric), description, parameters=frozenset(),
-                     price=lambda spec: None)  # fmt: skip
+    kind = JurorKind(
+        prefix,
+        lambda spec, rubric, con, ids: transport(rubric),
+        description,
+        parameters=frozenset(),
+        price=lambda spec: None,
+    )
     register_kind(kind)
     try:
         yield kind

@@ -7,13 +7,32 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "jurybench"
+REPO = Path(__file__).resolve().parents[1]
+SRC = REPO / "src" / "jurybench"
 # Lowest first. A package may import the ones before it, never the ones after it.
 ORDER = [
-    "errors", "config", "redact", "testing", "store", "rubric", "jurors", "jury", "engine", "generation", "annotations",
+    "errors",
+    "config",
+    "redact",
+    "testing",
+    "store",
+    "rubric",
+    "jurors",
+    "jury",
+    "engine",
+    "generation",
+    "annotations",
     "calibration",
-    "stats", "plots", "datasets", "api", "commands", "studies", "viewer", "service", "cli",
-]  # fmt: skip
+    "stats",
+    "plots",
+    "datasets",
+    "api",
+    "commands",
+    "studies",
+    "viewer",
+    "service",
+    "cli",
+]
 
 
 def package_of(path: Path) -> str:
@@ -126,8 +145,12 @@ def test_the_length_check_sees_a_long_function_and_counts_what_is_nested_in_it(t
     )
     (tmp_path / "m.py").write_text(f"def long():\n{body}\n\n{nested}\n{short_parts}", encoding="utf-8")
     # routes: nine short closures, 1 + 9 x 21 = 190 lines in all, each under the cap
-    assert long_functions(tmp_path) == {"m.py:long": MAX_FUNCTION_LINES + 6, "m.py:factory": 203, "m.py:inner": 201,
-                                        "m.py:routes": 190}  # fmt: skip
+    assert long_functions(tmp_path) == {
+        "m.py:long": MAX_FUNCTION_LINES + 6,
+        "m.py:factory": 203,
+        "m.py:inner": 201,
+        "m.py:routes": 190,
+    }
 
 
 def import_circles(src: Path) -> list[list[str]]:
@@ -219,11 +242,20 @@ def test_internal_packages_say_so_and_export_only_what_other_stages_use() -> Non
         if package in PUBLIC:
             continue
         assert "Internal:" in (ast.get_docstring(tree) or ""), f"{package}/__init__.py does not say it is internal"
-        names = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                      and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)), [])  # fmt: skip
+        names = next(
+            (
+                ast.literal_eval(n.value)
+                for n in tree.body
+                if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets)
+            ),
+            [],
+        )
         for name in names:
-            users = subprocess.run(["grep", "-rlw", name, str(SRC), *(str(repo / d) for d in ("tests", "bench", "docs"))],
-                                   capture_output=True, text=True).stdout.split()  # fmt: skip
+            users = subprocess.run(
+                ["grep", "-rlw", name, str(SRC), *(str(repo / d) for d in ("tests", "bench", "docs"))],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
             if not [u for u in users if f"/jurybench/{package}/" not in u]:
                 unused.append(f"{package}.{name}")
     assert unused == [], f"exported, but no other stage, test, bench or doc uses them: {unused}"
@@ -232,7 +264,9 @@ def test_internal_packages_say_so_and_export_only_what_other_stages_use() -> Non
 # Issue 28: 51 per 1,000 lines of src/ before the house was typed (inspect_ai and simonw/llm:
 # about 10). What is left is mostly JSON-shaped data (provider payloads, statistic results,
 # rows as DuckDB returns them) and the dynamic parts of the registries.
-MAX_ANY_PER_1000_LINES = 27
+# Issue 41: 26.0 before the formatter ran over the 1,071 lines it had been kept from; 23.8
+# after, with the same names in more lines (the drop is lines, not types).
+MAX_ANY_PER_1000_LINES = 24
 
 
 def any_per_1000_lines(src: Path) -> float:
@@ -256,3 +290,30 @@ def test_any_stays_rare() -> None:
 def test_the_any_count_sees_names_not_words(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text('"""Any text."""\nfrom typing import Any\n# Any\nx: Any = 1\n', encoding="utf-8")
     assert any_per_1000_lines(tmp_path) == 1000 * 2 / 4
+
+
+# Issue 41: 1,071 '# fmt: skip' markers kept the formatter from hand-aligned lines; it now runs
+# over all of them. A table whose alignment carries meaning may keep one, under this ceiling.
+MAX_FMT_SKIPS = 10
+
+
+def fmt_skips(*folders: Path) -> int:
+    import io
+    import tokenize
+
+    found = 0
+    for folder in folders:
+        for path in folder.rglob("*.py"):
+            tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+            found += sum(1 for t in tokens if t.type == tokenize.COMMENT and t.string.strip() == "# fmt: skip")
+    return found
+
+
+def test_the_formatter_runs_over_nearly_everything() -> None:
+    assert fmt_skips(SRC, REPO / "tests", REPO / "bench") <= MAX_FMT_SKIPS
+
+
+def test_the_fmt_skip_count_sees_comments_not_strings(tmp_path: Path) -> None:
+    text = 'x = [1,  2]  # fmt: skip\ny = "# fmt: skip"\n# fmt: skip\n'
+    (tmp_path / "m.py").write_text(text, encoding="utf-8")
+    assert fmt_skips(tmp_path) == 2

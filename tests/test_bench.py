@@ -49,8 +49,11 @@ def test_every_name_the_benches_import_from_jurybench_exists() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "jurybench":
                 module = importlib.import_module(node.module)
-                missing += [f"{path.name}:{node.lineno} {node.module}.{a.name}" for a in node.names
-                            if not hasattr(module, a.name)]  # fmt: skip
+                missing += [
+                    f"{path.name}:{node.lineno} {node.module}.{a.name}"
+                    for a in node.names
+                    if not hasattr(module, a.name)
+                ]
     assert missing == []
 
 
@@ -58,8 +61,7 @@ def test_friedman_targets_read_time_peak_rss_and_flatness_once_sliced() -> None:
     """Time below the rows ratio; peak RSS at 10x the rows under 1.3x; growth at 3x the rows
     (both read in slices) under 1.3x. Hand-made figures: 1.2 and 1.35 miss, the rest meet."""
     bench = _bench()
-    friedman = {"time_ratio": 8.0, "rows_ratio": 10.0, "peak_rss_ratio": 1.1, "larger_growth_ratio": 1.1,
-                "larger": {}}  # fmt: skip
+    friedman = {"time_ratio": 8.0, "rows_ratio": 10.0, "peak_rss_ratio": 1.1, "larger_growth_ratio": 1.1, "larger": {}}
     assert bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman}) == []
     friedman.update({"time_ratio": 10.5, "peak_rss_ratio": 1.35, "larger_growth_ratio": 1.2})
     assert bench.missed_targets({**_results(0.95, 0.5), "friedman": friedman}) == [
@@ -77,11 +79,22 @@ def test_a_greater_than_target_is_read_as_greater_than() -> None:
     bench = _bench()
     ratio = {"simulated": 1.15, "provider_0.2s": 2.1}
     service = {
-        "submit_ms": {"p95": 100}, "poll_ms": {"p95": 10}, "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200,
-        "connection_errors": 0}, "jobs_finished": 50, "clients": 50, "connection_errors": 0, "workers": 4,
-        "throughput_ratio": ratio, "calls": 10, "calls_expected": 10, "distinct_calls": 10, "judgment_rows": 60,
-        "distinct_judgments": 60, "judgments_expected": 60, "throughput_jobs_unfinished": 0,
-    }  # fmt: skip
+        "submit_ms": {"p95": 100},
+        "poll_ms": {"p95": 10},
+        "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200, "connection_errors": 0},
+        "jobs_finished": 50,
+        "clients": 50,
+        "connection_errors": 0,
+        "workers": 4,
+        "throughput_ratio": ratio,
+        "calls": 10,
+        "calls_expected": 10,
+        "distinct_calls": 10,
+        "judgment_rows": 60,
+        "distinct_judgments": 60,
+        "judgments_expected": 60,
+        "throughput_jobs_unfinished": 0,
+    }
     assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
         "service jobs/s with 4 workers over 1 (simulated jurors): 1.150 (target > 1.2)"
     ]
@@ -92,12 +105,22 @@ def test_throughput_counts_only_finished_jobs() -> None:
     a job not finished is a missed target, whatever the ratio."""
     bench = _bench()
     service = {
-        "submit_ms": {"p95": 100}, "poll_ms": {"p95": 10}, "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200,
-        "connection_errors": 0}, "jobs_finished": 50, "clients": 50, "connection_errors": 0, "workers": 4,
-        "throughput_ratio": {"simulated": 1.5, "provider_0.2s": 2.1}, "calls": 10, "calls_expected": 10,
-        "distinct_calls": 10, "judgment_rows": 60, "distinct_judgments": 60, "judgments_expected": 60,
+        "submit_ms": {"p95": 100},
+        "poll_ms": {"p95": 10},
+        "many": {"submit_ms": {"p95": 300}, "jobs_finished": 200, "connection_errors": 0},
+        "jobs_finished": 50,
+        "clients": 50,
+        "connection_errors": 0,
+        "workers": 4,
+        "throughput_ratio": {"simulated": 1.5, "provider_0.2s": 2.1},
+        "calls": 10,
+        "calls_expected": 10,
+        "distinct_calls": 10,
+        "judgment_rows": 60,
+        "distinct_judgments": 60,
+        "judgments_expected": 60,
         "throughput_jobs_unfinished": 3,
-    }  # fmt: skip
+    }
     assert bench.missed_targets({**_results(0.95, 0.5), "service": service}) == [
         "service throughput bursts: jobs not finished: 3.000 (target < 1)"
     ]
@@ -119,8 +142,13 @@ def test_the_local_model_section_is_a_target_and_a_skipped_one_is_a_miss() -> No
 
 def test_the_leaderboard_section_has_a_time_and_a_side_by_side_target() -> None:
     bench = _bench()
-    section = {"battles": 100_000, "rounds": 1000, "seconds": 2.0, "target_seconds": 60.0,
-               "speedup_vs_arena_hard": 100.0}  # fmt: skip
+    section = {
+        "battles": 100_000,
+        "rounds": 1000,
+        "seconds": 2.0,
+        "target_seconds": 60.0,
+        "speedup_vs_arena_hard": 100.0,
+    }
     assert bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section}) == []
     section.update(seconds=75.0, speedup_vs_arena_hard=0.8)
     assert len(bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section})) == 2

@@ -37,13 +37,46 @@ def test_help_is_fast_and_imports_nothing_heavy() -> None:
 
 
 def test_every_command_has_help() -> None:
-    for args in (["score"], ["sql"], ["schema"], ["migrate"], ["items", "import"], ["pairs", "import"],
-                 ["rubrics", "list"], ["rubrics", "show"], ["rubrics", "check"], ["datasets", "import"],
-                 ["datasets", "example"], ["datasets", "llmbar-check"], ["report", "preference"],
-                 ["recordings", "from-run"], ["recordings", "list"], ["annotations", "import"],
-                 ["agreement"], ["calibrate"], ["calibrate", "apply"], ["plot"],
-                 *(["stats", n] for n in ("directional", "gap", "consistency", "robustness", "friedman", "ttest",
-                                          "welch", "mannwhitney", "kendall", "cohens-d", "item-spearman", "disparity", "results"))):  # fmt: skip
+    for args in (
+        ["score"],
+        ["sql"],
+        ["schema"],
+        ["migrate"],
+        ["items", "import"],
+        ["pairs", "import"],
+        ["rubrics", "list"],
+        ["rubrics", "show"],
+        ["rubrics", "check"],
+        ["datasets", "import"],
+        ["datasets", "example"],
+        ["datasets", "llmbar-check"],
+        ["report", "preference"],
+        ["recordings", "from-run"],
+        ["recordings", "list"],
+        ["annotations", "import"],
+        ["agreement"],
+        ["calibrate"],
+        ["calibrate", "apply"],
+        ["plot"],
+        *(
+            ["stats", n]
+            for n in (
+                "directional",
+                "gap",
+                "consistency",
+                "robustness",
+                "friedman",
+                "ttest",
+                "welch",
+                "mannwhitney",
+                "kendall",
+                "cohens-d",
+                "item-spearman",
+                "disparity",
+                "results",
+            )
+        ),
+    ):
         result = run_cli(*args, "--help")
         assert result.exit_code == 0, args
         assert "Usage" in result.stdout
@@ -160,11 +193,32 @@ def test_schema_command_matches_docs() -> None:
 
 def test_readme_documents_every_top_level_command() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    for command in ("score", "sql", "schema", "migrate", "items import", "pairs import", "rubrics",
-                    "datasets import llmbar", "report preference", "recordings", "annotations import",
-                    "agreement", "calibrate", "calibrate apply", "datasets import hanna", "stats directional",
-                    "stats gap", "stats consistency", "stats friedman", "stats ttest", "stats cohens-d",
-                    "stats disparity", "stats results", "plot"):  # fmt: skip
+    for command in (
+        "score",
+        "sql",
+        "schema",
+        "migrate",
+        "items import",
+        "pairs import",
+        "rubrics",
+        "datasets import llmbar",
+        "report preference",
+        "recordings",
+        "annotations import",
+        "agreement",
+        "calibrate",
+        "calibrate apply",
+        "datasets import hanna",
+        "stats directional",
+        "stats gap",
+        "stats consistency",
+        "stats friedman",
+        "stats ttest",
+        "stats cohens-d",
+        "stats disparity",
+        "stats results",
+        "plot",
+    ):
         assert f"jurybench {command}" in readme, command
     assert "make demo" in readme and "make test" in readme
 
@@ -250,11 +304,32 @@ def test_stopping_the_viewer_says_it_stopped_not_how_to_resume_a_run(tmp_path: P
     from jurybench.cli import interrupted_line
     from jurybench.testing.stub import free_port
 
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\ni1,x\n")), "--db",
-                   str(tmp_path / "v.duckdb")).exit_code == 0  # fmt: skip
-    process = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--no-browser", "--port",
-                                str(free_port()), "--db", str(tmp_path / "v.duckdb")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert (
+        run_cli(
+            "items",
+            "import",
+            str(write(tmp_path / "i.csv", "item_id,response\ni1,x\n")),
+            "--db",
+            str(tmp_path / "v.duckdb"),
+        ).exit_code
+        == 0
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jurybench.cli",
+            "view",
+            "--no-browser",
+            "--port",
+            str(free_port()),
+            "--db",
+            str(tmp_path / "v.duckdb"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     for line in process.stdout:  # the event: it says where it listens
         if "http://" in line:

@@ -23,8 +23,21 @@ def test_wheel_ships_rubrics_and_scores_with_one(tmp_path: Path) -> None:
     shutil.copytree(REPO / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
-    built = _run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
-                  "--no-index", "-w", str(tmp_path / "dist")], tmp_path)  # fmt: skip
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(source),
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp_path / "dist"),
+        ],
+        tmp_path,
+    )
     assert built.returncode == 0, built.stderr
     wheel = next((tmp_path / "dist").glob("jurybench-*.whl"))
     # A fresh venv with only the wheel installed; its dependencies come from this environment's
@@ -32,8 +45,9 @@ def test_wheel_ships_rubrics_and_scores_with_one(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path).returncode == 0
     site = next(venv.glob("lib/python*/site-packages"))
-    installed = _run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(site),
-                      str(wheel)], tmp_path)  # fmt: skip
+    installed = _run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)], tmp_path
+    )
     assert installed.returncode == 0, installed.stderr
     (site / "zz_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     python = str(venv / "bin" / "python")

@@ -23,8 +23,9 @@ def test_using_it_runs_as_written(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     # Step 3 returns rows: jury scores, each juror's flip rate, symmetrized scores, D per category.
@@ -43,8 +44,19 @@ def test_using_it_runs_as_written(tmp_path: Path) -> None:
     env["JURYBENCH_DB"] = str(tmp_path / "walkthrough.duckdb")
 
     def sql(text: str) -> list[str]:
-        return subprocess.run(["jurybench", "sql", text, "--format", "csv"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=60, check=True).stdout.strip().splitlines()  # fmt: skip
+        return (
+            subprocess.run(
+                ["jurybench", "sql", text, "--format", "csv"],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()
+        )
 
     rows = sql(query)
     assert rows[0] == "item_id,criterion,jury_score,n_jurors_present,n_jurors_expected"

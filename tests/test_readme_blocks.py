@@ -27,9 +27,11 @@ def _until_stopped(line: str) -> str:
     """A line that serves until Ctrl-C, as the test runs it: in the background without opening a
     browser, until it says where it listens; then stopped as Ctrl-C would."""
     command = line.split("#", 1)[0].strip()
-    return (f"{command} --no-browser > served.log 2>&1 & served=$!\n"
-            "until grep -q 'http://' served.log; do kill -0 $served; sleep 0.1; done\n"
-            "kill $served; wait $served || true\n")  # fmt: skip
+    return (
+        f"{command} --no-browser > served.log 2>&1 & served=$!\n"
+        "until grep -q 'http://' served.log; do kill -0 $served; sleep 0.1; done\n"
+        "kill $served; wait $served || true\n"
+    )
 
 
 def test_the_readme_blocks_are_known() -> None:
@@ -52,9 +54,14 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
     env.update(
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", LITELLM_LOCAL_MODEL_COST_MAP="True"
     )
-    demo = subprocess.run(["bash", str(REPO / "scripts" / "demo.sh")], cwd=work, capture_output=True, text=True,
-                          env={**env, "JURYBENCH_DEMO_OUT": str(work / "demo-out"),
-                               "JURYBENCH_DATA": str(shared / "datasets")}, timeout=900)  # fmt: skip
+    demo = subprocess.run(
+        ["bash", str(REPO / "scripts" / "demo.sh")],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**env, "JURYBENCH_DEMO_OUT": str(work / "demo-out"), "JURYBENCH_DATA": str(shared / "datasets")},
+        timeout=900,
+    )
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     assert "jurybench view --db" in "".join(demo.stdout.splitlines(keepends=True)[-3:])  # it ends by pointing there
     exports: list[str] = []
@@ -63,12 +70,19 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
         if skip is not None:
             continue
         if lang == "python":
-            done = subprocess.run([sys.executable, "-c", body], cwd=work, env=env, capture_output=True, text=True,
-                                  timeout=600)  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, "-c", body], cwd=work, env=env, capture_output=True, text=True, timeout=600
+            )
         else:
             script = "".join(_until_stopped(line) if SERVER in line else line + "\n" for line in body.splitlines())
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join([*exports, script])], cwd=work,
-                                  env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", "\n".join([*exports, script])],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             exports += [line for line in body.splitlines() if line.startswith("export ")]
         assert done.returncode == 0, (
             f"README block {number} ({lang}) exited {done.returncode}:\n{done.stderr[-3000:]}\n---\n{body}\n---\n{done.stdout[-2000:]}"
@@ -80,8 +94,9 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
 
     with duckdb.connect(str(work / "jurybench.duckdb"), read_only=True) as con:  # the blocks' own store
         study1 = con.execute("SELECT count(*) FROM items WHERE dataset = 'study1'").fetchone()[0]
-        wide = con.execute("SELECT run_id, n_subjects FROM runs WHERE run_id LIKE 'study1%' AND n_subjects > ?",
-                           [study1]).fetchall()  # fmt: skip
+        wide = con.execute(
+            "SELECT run_id, n_subjects FROM runs WHERE run_id LIKE 'study1%' AND n_subjects > ?", [study1]
+        ).fetchall()
     assert study1 == 12 and not wide, wide  # each example run judged the example's subjects, no more
 
 

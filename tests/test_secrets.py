@@ -28,8 +28,13 @@ def _store_bytes(db: Path) -> bytes:
 
 
 def _cli(db: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "jurybench.cli", *args, "--db", str(db)],
-                          env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "jurybench.cli", *args, "--db", str(db)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_redact_hand_worked() -> None:
@@ -59,8 +64,9 @@ def test_cli_score_never_shows_or_stores_a_key_the_provider_echoes(tmp_path: Pat
         juror = f"openai/stub-judge,api_base={stub.api_base},retries=1,concurrency=1"
         if where == "inline":
             juror += f",api_key={INLINE_KEY}"
-        result = _cli(db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress",
-                      env=env)  # fmt: skip
+        result = _cli(
+            db, "score", "--rubric", "story-quality", "--juror", juror, "--run", "r", "--no-progress", env=env
+        )
         assert len(stub.requests) == 3  # the key really went out (and came back in the errors)
     assert result.returncode == 3, result.stderr
     assert "authentication failed" in result.stderr and MASK in result.stderr
@@ -99,11 +105,14 @@ def test_the_service_never_returns_or_logs_a_key_the_provider_echoes(tmp_path: P
                 assert job["status"] == "failed" and MASK in job["error"], job
                 stub.script.extend([(500, "upstream failed for key {api_key}")] * 2)
                 stub.script.append((401, "Incorrect API key provided: {api_key}."))
-            answers = [_get(f"{url}/v1/jobs", TOKEN), *(_get(f"{url}/v1/jobs/{j}", TOKEN) for j in jobs),
-                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT reason FROM calls"}),
-                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT error, request FROM jobs"}),
-                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT 'x' || "}),
-                       _get(f"{url}/v1/jobs/nope", TOKEN)]  # fmt: skip
+            answers = [
+                _get(f"{url}/v1/jobs", TOKEN),
+                *(_get(f"{url}/v1/jobs/{j}", TOKEN) for j in jobs),
+                _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT reason FROM calls"}),
+                _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT error, request FROM jobs"}),
+                _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT 'x' || "}),
+                _get(f"{url}/v1/jobs/nope", TOKEN),
+            ]
         finally:
             out, err = _stop(process)
     text = json.dumps([body for _, body in answers]) + out + err
@@ -123,16 +132,18 @@ def test_credentials_in_a_jurors_url_are_used_never_stored_or_served(tmp_path: P
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     db = tmp_path / "served.duckdb"
-    with StubServer('{"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}',
-                    ) as stub:  # fmt: skip
+    with StubServer(
+        '{"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}',
+    ) as stub:
         base = stub.api_base.replace("http://", f"http://alice:{URL_PASSWORD}@")
         process = _start(["--db", str(db), "--port", str(port)], {"JURYBENCH_TOKEN": TOKEN})
         try:
             _wait_up(url, process)
             items = [{"item_id": "i1", "prompt": "p", "response": "r1"}]
             juror = {"model": "openai/stub-judge", "api_base": base, "api_key": "sk-none", "concurrency": 1}
-            status, posted = _get(f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "items": items,
-                                                            "jury": {"jurors": [juror]}})  # fmt: skip
+            status, posted = _get(
+                f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "items": items, "jury": {"jurors": [juror]}}
+            )
             assert status == 202, posted
             job = posted
             deadline = time.monotonic() + 60
@@ -141,8 +152,12 @@ def test_credentials_in_a_jurors_url_are_used_never_stored_or_served(tmp_path: P
                 job = _get(f"{url}/v1/jobs/{posted['job_id']}", TOKEN)[1]
             assert job["status"] == "finished", job  # the credentials were used: the call went out
             assert stub.requests
-            answers = [posted, job, _get(f"{url}/v1/jobs", TOKEN)[1],
-                       _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT request FROM jobs"})[1]]  # fmt: skip
+            answers = [
+                posted,
+                job,
+                _get(f"{url}/v1/jobs", TOKEN)[1],
+                _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT request FROM jobs"})[1],
+            ]
         finally:
             out, err = _stop(process)
     text = json.dumps(answers) + out + err
@@ -159,9 +174,18 @@ def test_credentials_in_a_cli_jurors_url_stay_out_of_the_store_and_the_output(tm
     with StubServer('{"relevance": 5}') as stub:
         stub.script.extend([(500, "upstream failed at {api_base}")] * 3)
         base = stub.api_base.replace("http://", f"http://alice:{URL_PASSWORD}@")
-        result = _cli(db, "score", "--rubric", "story-quality", "--juror",
-                      f"openai/stub-judge,api_base={base},api_key=sk-none,retries=1,concurrency=1", "--run", "r",
-                      "--no-progress", env=env)  # fmt: skip
+        result = _cli(
+            db,
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            f"openai/stub-judge,api_base={base},api_key=sk-none,retries=1,concurrency=1",
+            "--run",
+            "r",
+            "--no-progress",
+            env=env,
+        )
         assert stub.requests
     for secret in (URL_PASSWORD,):
         assert secret not in result.stdout + result.stderr

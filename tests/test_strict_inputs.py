@@ -46,8 +46,12 @@ def test_classification_labels_import_by_any_accepted_name(small_store: Any, tmp
     rubric = load_rubric("emotion-label")
     labels = write(tmp_path / "e.csv", "item_id,annotator,label\ni1,a,joy\ni2,a,Freude\ni3,a,happiness\ni1,b,Wut\n")
     assert import_annotations(small_store, labels, rubric).inserted == 4
-    assert _labels(small_store) == [("i1", "label", "a", None, "joy"), ("i1", "label", "b", None, "anger"),
-                                    ("i2", "label", "a", None, "joy"), ("i3", "label", "a", None, "joy")]  # fmt: skip
+    assert _labels(small_store) == [
+        ("i1", "label", "a", None, "joy"),
+        ("i1", "label", "b", None, "anger"),
+        ("i2", "label", "a", None, "joy"),
+        ("i3", "label", "a", None, "joy"),
+    ]
     again = import_annotations(small_store, labels, rubric)
     assert (again.inserted, again.unchanged) == (0, 4)
     changed = write(tmp_path / "c.csv", "item_id,annotator,label\ni1,a,sadness\n")
@@ -70,12 +74,28 @@ def test_classification_labels_import_by_any_accepted_name(small_store: Any, tmp
 )
 def test_bad_baselines_are_refused(tmp_path: Path, content: str, message: str) -> None:
     db = tmp_path / "b.duckdb"
-    result = run_cli("baselines", "import", str(write(tmp_path / "h.csv", content)), "--name", "h", "--statistic", "d",
-                     "--db", str(db))  # fmt: skip
+    result = run_cli(
+        "baselines",
+        "import",
+        str(write(tmp_path / "h.csv", content)),
+        "--name",
+        "h",
+        "--statistic",
+        "d",
+        "--db",
+        str(db),
+    )
     assert result.exit_code == 2 and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    ok = run_cli("baselines", "import", str(write(tmp_path / "g.csv", "target,value,statistic\nfacet:warmth,0.3,d\n")),
-                 "--name", "h", "--db", str(db))  # fmt: skip
+    ok = run_cli(
+        "baselines",
+        "import",
+        str(write(tmp_path / "g.csv", "target,value,statistic\nfacet:warmth,0.3,d\n")),
+        "--name",
+        "h",
+        "--db",
+        str(db),
+    )
     assert ok.exit_code == 0, ok.stderr
 
 
@@ -125,8 +145,9 @@ def test_an_inventory_placeholder_language_without_an_arm_is_refused(tmp_path: P
         ("fake/a,n=3", "juror 'fake/a': parameter 'n' is not supported by jurybench. Use samples=N."),
     ],
 )
-def test_bad_simulated_juror_parameters_stop_before_anything_runs(small_store: Any, db_path: Path, juror: str,
-                                                                  message: str) -> None:  # fmt: skip
+def test_bad_simulated_juror_parameters_stop_before_anything_runs(
+    small_store: Any, db_path: Path, juror: str, message: str
+) -> None:
     small_store.close()
     result = run_cli("score", "--rubric", "story-quality", "--juror", juror, "--db", str(db_path))
     assert result.exit_code == 2 and message in result.stderr, result.stderr
@@ -134,13 +155,31 @@ def test_bad_simulated_juror_parameters_stop_before_anything_runs(small_store: A
 
 # -- statistics over a file in a fresh folder ----------------------------------------------------
 def test_disparity_over_a_file_creates_the_store_it_records_into(tmp_path: Path) -> None:
-    rows = ["grp,category,correct,invalid"] + [f"{g},c{k},{int((k + i) % 3 > 0)},0"
-                                                for i, g in enumerate(["en", "de"]) for k in range(12)]  # fmt: skip
+    rows = ["grp,category,correct,invalid"] + [
+        f"{g},c{k},{int((k + i) % 3 > 0)},0" for i, g in enumerate(["en", "de"]) for k in range(12)
+    ]
     data = write(tmp_path / "d.csv", "\n".join(rows) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
-    done = subprocess.run([sys.executable, "-m", "jurybench.cli", "stats", "disparity", "--file", str(data),
-                           "--boot", "50", "--format", "json"], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jurybench.cli",
+            "stats",
+            "disparity",
+            "--file",
+            str(data),
+            "--boot",
+            "50",
+            "--format",
+            "json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["name"] == "disparity"
     assert (tmp_path / "jurybench.duckdb").exists()
@@ -170,11 +209,16 @@ def test_items_cli_still_imports_the_example(tmp_path: Path) -> None:
     ("edit", "message"),
     [
         (("      rubric: persuasion", "      rubrc: persuasion"), "step 2 ('score'): No such option: --rubrc"),
-        (("stats gap: {run: persuasion, by: model_a, boot: 1000}", "stats gap: {run: persuasion, boot: many}"),
-         "step 5 ('stats gap'): Invalid value for '--boot'"),
-        (("stats consistency: {run: persuasion}", "stats consistency: {}"), "step 6 ('stats consistency'): Missing option '--run'"),
+        (
+            ("stats gap: {run: persuasion, by: model_a, boot: 1000}", "stats gap: {run: persuasion, boot: many}"),
+            "step 5 ('stats gap'): Invalid value for '--boot'",
+        ),
+        (
+            ("stats consistency: {run: persuasion}", "stats consistency: {}"),
+            "step 6 ('stats consistency'): Missing option '--run'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_study_is_checked_whole_before_its_first_step(tmp_path: Path, edit: tuple[str, str], message: str) -> None:
     copy = tmp_path / "study"
     assert run_cli("demo", "persuasion", "--copy", str(copy)).exit_code == 0

@@ -27,8 +27,10 @@ def test_demo_persuasion_finds_the_planted_effect_for_one_writer_only(tmp_path: 
     db = tmp_path / "persuasion.duckdb"
     rows = _sql(db, "SELECT result FROM stats_results WHERE name = 'directional'")
     groups = json.loads(str(rows[0][0]))["groups"]
-    significant = {g: {c["category"] for c in v["categories"] if c["p_holm"] is not None and c["p_holm"] < 0.05}
-                   for g, v in groups.items()}  # fmt: skip
+    significant = {
+        g: {c["category"] for c in v["categories"] if c["p_holm"] is not None and c["p_holm"] < 0.05}
+        for g, v in groups.items()
+    }
     assert significant["sim/writer-b"] == {"logos", "pathos", "communal"}
     assert significant["sim/writer-a"] == set()
     assert (tmp_path / "persuasion" / "directional.png").stat().st_size > 0
@@ -76,8 +78,9 @@ def test_demo_culture_calibrates_and_ranks_the_models(tmp_path: Path) -> None:
     assert set(weights) == {"sim/steady", "sim/harsh", "sim/erratic"}
     assert _sql(db, "SELECT aggregation FROM jury_pointwise LIMIT 1") == [("calibrated",)]
     # the target: panel means between the scale's points, imported with --continuous
-    ((n, continuous, fractional),) = _sql(db, "SELECT count(*), bool_and(continuous), count(*) FILTER (WHERE value <> "
-                                              "round(value)) FROM human_labels")  # fmt: skip
+    ((n, continuous, fractional),) = _sql(
+        db, "SELECT count(*), bool_and(continuous), count(*) FILTER (WHERE value <> round(value)) FROM human_labels"
+    )
     assert n > 50 and continuous and fractional > 0
     friedman = json.loads(str(_sql(db, "SELECT result FROM stats_results WHERE name = 'friedman'")[0][0]))
     assert friedman["criteria"]["position"]["p"] < 0.01  # writer-high, -mid, -low were planted apart
@@ -128,12 +131,15 @@ def test_shipped_study_files_validate(name: str, tmp_path: Path) -> None:
     assert study == name and steps and all("--db" in s.args for s in steps)
 
 
-@pytest.mark.parametrize(("step", "says"), [
-    ("score: {rubric: story-quality, juror: ['sim/a,seed=abc']}", "seed must be a whole number"),
-    ("score: {rubric: story-quality, juror: ['fake/a,temprature=0']}", "unknown parameter 'temprature'"),
-    ("stats gap: {run: x, boot: -5}", "'--boot': -5 is below 0"),
-    ("score: {rubric: story-quality, juror: ['fake/a'], concurrency: 0}", "'--concurrency': 0 is below 1"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("step", "says"),
+    [
+        ("score: {rubric: story-quality, juror: ['sim/a,seed=abc']}", "seed must be a whole number"),
+        ("score: {rubric: story-quality, juror: ['fake/a,temprature=0']}", "unknown parameter 'temprature'"),
+        ("stats gap: {run: x, boot: -5}", "'--boot': -5 is below 0"),
+        ("score: {rubric: story-quality, juror: ['fake/a'], concurrency: 0}", "'--concurrency': 0 is below 1"),
+    ],
+)
 def test_a_bad_value_in_a_later_step_stops_the_study_before_step_one(tmp_path: Path, step: str, says: str) -> None:
     # These failed mid-study, after the steps before them had written (issue 27).
     items = write(tmp_path / "i.csv", "item_id,response\na,x\n")

@@ -21,8 +21,14 @@ CASES = [
 
 @pytest.mark.parametrize(("args", "expected"), CASES, ids=[" ".join(a) for a, _ in CASES])
 def test_usage_mistake_is_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "jurybench.cli", *args], capture_output=True, text=True,
-                            cwd=tmp_path, env={**os.environ, "JURYBENCH_HOME": str(tmp_path)}, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "jurybench.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "JURYBENCH_HOME": str(tmp_path)},
+        timeout=60,
+    )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -32,26 +38,35 @@ def test_usage_mistake_is_one_line_and_exit_2(tmp_path: Path, args: list[str], e
 
 
 def test_bare_command_shows_help_without_a_traceback(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "jurybench.cli"], capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "JURYBENCH_HOME": str(tmp_path)}, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "jurybench.cli"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "JURYBENCH_HOME": str(tmp_path)},
+        timeout=60,
+    )
     assert result.returncode == 2
     assert "Usage: " in result.stdout + result.stderr and "Traceback" not in result.stdout + result.stderr
 
 
 def _crashing(tmp_path: Path, error: str, debug: bool) -> subprocess.CompletedProcess[str]:
     """The CLI with one command made to fail in a way nobody planned for."""
-    code = ("import sys, jurybench.commands as c\n"
-            f"def broken(*a, **k):\n    raise {error}\n"
-            "c.sql = broken\n"
-            "from jurybench.cli import main\n"
-            "sys.argv = ['jurybench', 'sql', 'SELECT 1']\n"
-            "main()\n")  # fmt: skip
+    code = (
+        "import sys, jurybench.commands as c\n"
+        f"def broken(*a, **k):\n    raise {error}\n"
+        "c.sql = broken\n"
+        "from jurybench.cli import main\n"
+        "sys.argv = ['jurybench', 'sql', 'SELECT 1']\n"
+        "main()\n"
+    )
     env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
     env.pop("JURYBENCH_DEBUG", None)
     if debug:
         env["JURYBENCH_DEBUG"] = "1"
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=60)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
 
 
 def test_an_unexpected_error_is_one_line_without_a_traceback(tmp_path: Path) -> None:
@@ -111,12 +126,18 @@ def test_help_at_80_columns_wraps_and_never_cuts_a_description() -> None:
 
     env = {**os.environ, "COLUMNS": "80"}
     for command in (["score"], ["stats", "gap"], ["serve"], ["report"], ["plot"], ["calibrate"]):
-        out = subprocess.run([sys.executable, "-m", "jurybench.cli", *command, "--help"], env=env, capture_output=True,
-                             text=True, check=True).stdout  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-m", "jurybench.cli", *command, "--help"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "…" not in out, (command, out)
         assert max(len(line) for line in out.splitlines()) <= 80, command
-    plot = subprocess.run([sys.executable, "-m", "jurybench.cli", "plot", "--help"], env=env, capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
+    plot = subprocess.run(
+        [sys.executable, "-m", "jurybench.cli", "plot", "--help"], env=env, capture_output=True, text=True, check=True
+    ).stdout
     from jurybench.plots import PLOTS
 
     assert all(name in plot for name in PLOTS)  # the help lists every plot there is

@@ -58,9 +58,28 @@ def _version() -> str:
 __version__ = _version()
 
 # A literal list, so type checkers see each name as exported (``mypy --strict`` in users' code).
-__all__ = ["Calibration", "CheckResult", "JurorSpec", "Jury", "JurybenchError", "Rubric", "Run", "Store",
-           "__version__", "agreement", "ascore", "calibrate", "check", "generate", "load_rubric", "open",
-           "parse_juror", "score", "select_jury", "stats"]  # fmt: skip
+__all__ = [
+    "Calibration",
+    "CheckResult",
+    "JurorSpec",
+    "Jury",
+    "JurybenchError",
+    "Rubric",
+    "Run",
+    "Store",
+    "__version__",
+    "agreement",
+    "ascore",
+    "calibrate",
+    "check",
+    "generate",
+    "load_rubric",
+    "open",
+    "parse_juror",
+    "score",
+    "select_jury",
+    "stats",
+]
 _API = tuple(n for n in __all__ if n not in ("JurybenchError", "__version__", "stats"))
 
 

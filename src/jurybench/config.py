@@ -104,5 +104,7 @@ def load_plugins(group: str, what: str) -> None:
         try:
             point.load()()
         except Exception as exc:
-            raise JurybenchError(f"{what} from '{point.value}' ({point.name}) failed to load: {exc}",
-                                 hint="Fix or uninstall the package that provides them.") from None  # fmt: skip
+            raise JurybenchError(
+                f"{what} from '{point.value}' ({point.name}) failed to load: {exc}",
+                hint="Fix or uninstall the package that provides them.",
+            ) from None

@@ -53,9 +53,11 @@ def resource_problem(exc: BaseException) -> str | None:
     first = (str(exc).strip().splitlines() or [""])[0]
     name = type(exc).__name__
     if name == "OutOfMemoryException":
-        return (f"DuckDB ran out of memory ({first}). Stored work is kept; raise DuckDB's limit "
-                "(JURYBENCH_DUCKDB_MEMORY=1GB, or 'default' for 80 % of RAM) or free memory, then run the same "
-                "command again.")  # fmt: skip
+        return (
+            f"DuckDB ran out of memory ({first}). Stored work is kept; raise DuckDB's limit "
+            "(JURYBENCH_DUCKDB_MEMORY=1GB, or 'default' for 80 % of RAM) or free memory, then run the same "
+            "command again."
+        )
     if name == "IOException" and "space" in first.lower():
         return f"the disk is full ({first}). Stored work is kept; free space and run the same command again."
     return None

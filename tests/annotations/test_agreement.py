@@ -52,8 +52,18 @@ def test_interval_alpha_by_hand_on_a_tiny_matrix() -> None:
 def test_fleiss_kappa_matches_the_standard_worked_example() -> None:
     # Fleiss (1971) style example: 10 subjects, 14 raters, 5 categories; P-bar 0.378,
     # P-e 0.213, kappa = (0.378 - 0.213) / (1 - 0.213) = 0.210.
-    counts = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-              [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]  # fmt: skip
+    counts = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
     ratings = np.array([[c for c, k in enumerate(row, 1) for _ in range(k)] for row in counts], float)
     assert fleiss_kappa(ratings) == pytest.approx(0.20993, abs=1e-5)
 
@@ -126,16 +136,29 @@ def test_categorical_agreement_for_preferences_hand_worked(tmp_path: Path) -> No
     rubric = write(tmp_path / "pref-tie.yaml", TIE_RUBRIC)
     items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, 6))
     pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, 6))
-    labels = ("pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
-              "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
-              "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
-              "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\n")  # fmt: skip
+    labels = (
+        "pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
+        "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
+        "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
+        "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\n"
+    )
     verdicts = "pair_id,verdict,shown\np1,A,AB\np2,A,AB\np3,tie,AB\np4,tie,AB\np5,B,AB\n"
-    for args in (("items", "import", str(write(tmp_path / "i.csv", items))),
-                 ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
-                 ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
-                 ("judgments", "import", str(write(tmp_path / "v.csv", verdicts)), "--run", "cat", "-r", str(rubric),
-                  "-j", "judge")):  # fmt: skip
+    for args in (
+        ("items", "import", str(write(tmp_path / "i.csv", items))),
+        ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
+        ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
+        (
+            "judgments",
+            "import",
+            str(write(tmp_path / "v.csv", verdicts)),
+            "--run",
+            "cat",
+            "-r",
+            str(rubric),
+            "-j",
+            "judge",
+        ),
+    ):
         done = run_cli(*args, "--db", db)
         assert done.exit_code == 0, (args, done.stderr)
     out = run_cli("agreement", "--run", "cat", "--boot", "50", "--format", "json", "--db", db)
@@ -169,14 +192,29 @@ def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
 
     db = str(tmp_path / "cls.duckdb")
     items = write(tmp_path / "i.csv", "item_id,response\nt1,so happy\nt2,so cross\nt3,so scared\nt4,so-so\n")
-    labels = write(tmp_path / "h.csv", "item_id,annotator,criterion,value\nt1,h1,label,joy\nt1,h2,label,joy\n"
-                                       "t2,h1,label,anger\nt2,h2,label,fear\nt3,h1,label,fear\nt3,h2,label,fear\n"
-                                       "t4,h1,label,sadness\nt4,h2,label,joy\n")  # fmt: skip
+    labels = write(
+        tmp_path / "h.csv",
+        "item_id,annotator,criterion,value\nt1,h1,label,joy\nt1,h2,label,joy\n"
+        "t2,h1,label,anger\nt2,h2,label,fear\nt3,h1,label,fear\nt3,h2,label,fear\n"
+        "t4,h1,label,sadness\nt4,h2,label,joy\n",
+    )
     assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
     assert run_cli("annotations", "import", str(labels), "-r", "emotion-label", "--db", db).exit_code == 0
     FakeBackend.enqueue("cls", "joy", "fear", "fear", "joy")
-    done = run_cli("score", "-r", "emotion-label", "-j", "fake/cls", "--concurrency", "1", "--run", "c",
-                   "--no-progress", "--db", db)  # fmt: skip
+    done = run_cli(
+        "score",
+        "-r",
+        "emotion-label",
+        "-j",
+        "fake/cls",
+        "--concurrency",
+        "1",
+        "--run",
+        "c",
+        "--no-progress",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
     out = run_cli("agreement", "--run", "c", "--boot", "50", "--format", "json", "--db", db)
     assert out.exit_code == 0, out.stderr

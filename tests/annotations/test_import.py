@@ -52,17 +52,31 @@ def test_preferences_and_pairwise_scores(small_store: Any, tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("item_id,annotator,criterion,value\ni1,a,relevance,4\ni2,a,relevance,9\n",
-         r"row 3, field 'value': 9 is outside the rubric's scale 1..5 for 'relevance'"),
-        ("item_id,annotator,criterion,value\ni1,a,relevance,4\nzz,a,relevance,3\n", r"row 3, field 'item_id': no item 'zz' in the store"),
-        ("item_id,annotator,criterion,value\ni1,a,relevance,4\ni1,a,relevance,5\n", r"row 3: duplicate label .* \(first at row 2\)"),
+        (
+            "item_id,annotator,criterion,value\ni1,a,relevance,4\ni2,a,relevance,9\n",
+            r"row 3, field 'value': 9 is outside the rubric's scale 1..5 for 'relevance'",
+        ),
+        (
+            "item_id,annotator,criterion,value\ni1,a,relevance,4\nzz,a,relevance,3\n",
+            r"row 3, field 'item_id': no item 'zz' in the store",
+        ),
+        (
+            "item_id,annotator,criterion,value\ni1,a,relevance,4\ni1,a,relevance,5\n",
+            r"row 3: duplicate label .* \(first at row 2\)",
+        ),
         ("item_id,annotator,criterion,value\ni1,,relevance,4\n", r"row 2, field 'annotator': missing value"),
-        ("item_id,annotator,criterion,value\ni1,a,wit,4\n", r"row 2, field 'criterion': 'wit' is not in rubric 'story-quality'"),
+        (
+            "item_id,annotator,criterion,value\ni1,a,wit,4\n",
+            r"row 2, field 'criterion': 'wit' is not in rubric 'story-quality'",
+        ),
         ("item_id,annotator,criterion,value\ni1,a,relevance,high\n", r"row 2, field 'value': 'high' is not a number"),
         ("item_id,annotator,criterion\ni1,a,relevance\n", r"cannot tell the layout"),
-        ("story,annotator,criterion,value\ni1,a,relevance,4\n", r"missing column\(s\) item_id for a long file.*--map item_id="),
+        (
+            "story,annotator,criterion,value\ni1,a,relevance,4\n",
+            r"missing column\(s\) item_id for a long file.*--map item_id=",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_annotation_files_write_nothing(small_store: Any, tmp_path: Path, content: str, message: str) -> None:
     path = write(tmp_path / "labels.csv", content)
     with pytest.raises(JurybenchError, match=message):
@@ -86,8 +100,9 @@ def test_non_utf8_and_conflicts(small_store: Any, tmp_path: Path) -> None:
 def test_continuous_targets_import_with_the_flag_and_are_named_without_it(small_store: Any, tmp_path: Path) -> None:
     """A panel mean of 4.254 on a 1..5 scale: refused without --continuous (the message names the
     flag), stored as such and marked continuous with it; still refused outside the scale."""
-    means = write(tmp_path / "means.csv", "item_id,annotator,criterion,value\ni1,panel,relevance,4.254\n"
-                                           "i2,panel,relevance,1.5\n")  # fmt: skip
+    means = write(
+        tmp_path / "means.csv", "item_id,annotator,criterion,value\ni1,panel,relevance,4.254\ni2,panel,relevance,1.5\n"
+    )
     with pytest.raises(JurybenchError, match="not a whole number") as refused:
         import_annotations(small_store, means, QUALITY)
     assert "--continuous" in (refused.value.hint or "")

@@ -35,14 +35,27 @@ def store(tmp_path: Path) -> Any:
 
 
 def test_import_jurybench_is_light_and_shows_the_api() -> None:
-    code = ("import sys, jurybench\n"
-            "print(sorted(m for m in ('pandas', 'duckdb', 'litellm', 'scipy') if m in sys.modules))\n"
-            "print(dir(jurybench))")  # fmt: skip
+    code = (
+        "import sys, jurybench\n"
+        "print(sorted(m for m in ('pandas', 'duckdb', 'litellm', 'scipy') if m in sys.modules))\n"
+        "print(dir(jurybench))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0] == "[]"
     shown = eval(out[1])
-    assert {"open", "score", "ascore", "generate", "calibrate", "agreement", "check", "stats", "Store", "Run",
-            "JurybenchError"} <= set(shown)  # fmt: skip
+    assert {
+        "open",
+        "score",
+        "ascore",
+        "generate",
+        "calibrate",
+        "agreement",
+        "check",
+        "stats",
+        "Store",
+        "Run",
+        "JurybenchError",
+    } <= set(shown)
     assert not [name for name in shown if name.startswith("_") and name != "__version__"]
 
 
@@ -83,7 +96,13 @@ def test_score_returns_a_run_and_resumes_from_the_cache(store: Any) -> None:
     assert (run.run_id, run.status, run.counts) == ("r1", "finished", {"ok": 48, "cached": 0})
     results = run.results()
     assert len(results) == 24 * 6 and set(results["criterion"]) == {
-        "relevance", "coherence", "empathy", "surprise", "engagement", "complexity"}  # fmt: skip
+        "relevance",
+        "coherence",
+        "empathy",
+        "surprise",
+        "engagement",
+        "complexity",
+    }
     # the jury's rule (mean of juror means) recomputed from each juror's own scores
     judgments = run.judgments()
     by_hand = judgments.groupby(["item_id", "criterion"])["juror_score"].mean()
@@ -117,8 +136,10 @@ def test_statistics_return_frames_and_record_results(store: Any) -> None:
     recorded = store.sql(f"SELECT name, run_id FROM stats_results WHERE result_id = '{rid}'")
     assert list(recorded.iloc[0]) == ["ttest", "r1"]
     # each group's one-sample t against 3.0, from the jury scores themselves
-    scores = store.sql("SELECT i.model, v.criterion, v.jury_score FROM jury_pointwise v JOIN items i USING (item_id) "
-                       "WHERE v.run_id = 'r1'")  # fmt: skip
+    scores = store.sql(
+        "SELECT i.model, v.criterion, v.jury_score FROM jury_pointwise v JOIN items i USING (item_id) "
+        "WHERE v.run_id = 'r1'"
+    )
     row = frame[(frame["criterion"] == "coherence") & (frame["group"] == "mb")].iloc[0]
     values = scores[(scores["model"] == "mb") & (scores["criterion"] == "coherence")]["jury_score"].to_numpy()
     n, mean = len(values), values.mean()
@@ -138,9 +159,11 @@ def test_check_thresholds_and_a_significant_drop(store: Any) -> None:
     assert not missed.passed and missed.failures[0].startswith("coherence: mean")
 
     gate = jb.check(store, "worse", baseline_run="base", max_drop=0.1)
-    paired = store.sql("SELECT b.item_id, b.jury_score - w.jury_score AS d FROM jury_pointwise b JOIN jury_pointwise w "
-                       "USING (item_id, criterion) WHERE b.run_id = 'base' AND w.run_id = 'worse' "
-                       "AND b.criterion = 'coherence'")  # fmt: skip
+    paired = store.sql(
+        "SELECT b.item_id, b.jury_score - w.jury_score AS d FROM jury_pointwise b JOIN jury_pointwise w "
+        "USING (item_id, criterion) WHERE b.run_id = 'base' AND w.run_id = 'worse' "
+        "AND b.criterion = 'coherence'"
+    )
     d = paired["d"].to_numpy()
     n, mean = len(d), d.mean()
     t = (mean - 0.1) / (math.sqrt(((d - mean) ** 2).sum() / (n - 1)) / math.sqrt(n))
@@ -169,10 +192,16 @@ def test_check_from_the_command_line_exit_codes(tmp_path: Path) -> None:
 def test_generate_from_a_spec_and_a_dataframe_of_prompts(tmp_path: Path) -> None:
     from jurybench.generation import GenerationSpec
 
-    spec = GenerationSpec.model_validate({
-        "name": "letters", "user": "Write to {recipient_gender}: {prompt}", "models": ["sim/writer,seed=1"],
-        "treatments": {"recipient_gender": {"arms": ["female", "male"], "text": {"female": "a woman", "male": "a man"}}},
-    })  # fmt: skip
+    spec = GenerationSpec.model_validate(
+        {
+            "name": "letters",
+            "user": "Write to {recipient_gender}: {prompt}",
+            "models": ["sim/writer,seed=1"],
+            "treatments": {
+                "recipient_gender": {"arms": ["female", "male"], "text": {"female": "a woman", "male": "a man"}}
+            },
+        }
+    )
     prompts = pd.DataFrame({"prompt_id": ["p1", "p2", "p3"], "prompt": ["Ask for help.", "Say thanks.", "Decline."]})
     with jb.open(tmp_path / "g.duckdb") as store:
         run = jb.generate(store, spec, prompts=prompts, run="g1")
@@ -198,13 +227,18 @@ def test_store_sql_follows_the_cli_rules_on_a_writable_store(store: Any, tmp_pat
     assert store.import_items(extra).inserted == 1
 
 
-def test_python_arguments_of_the_wrong_type_are_one_line_before_anything_is_written(tmp_path: Path,
-                                                                                      monkeypatch: Any) -> None:  # fmt: skip
+def test_python_arguments_of_the_wrong_type_are_one_line_before_anything_is_written(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
     monkeypatch.chdir(tmp_path)
     with jb.open(tmp_path / "t.duckdb") as store:
         store.import_items([{"item_id": "a", "response": "x"}])
-        for kwargs, says in (({"run": 123}, "run: expected str"), ({"where": 42}, "where: expected str"),
-                             ({"max_cost": float("nan")}, "max_cost"), ({"ids": ["a", 1]}, "ids")):  # fmt: skip
+        for kwargs, says in (
+            ({"run": 123}, "run: expected str"),
+            ({"where": 42}, "where: expected str"),
+            ({"max_cost": float("nan")}, "max_cost"),
+            ({"ids": ["a", 1]}, "ids"),
+        ):
             with pytest.raises(jb.JurybenchError, match=says):
                 jb.score(store, rubric="story-quality", jury=["fake/a"], **kwargs)
         with pytest.raises(jb.JurybenchError, match="dataset: expected str"):
@@ -245,14 +279,31 @@ def test_a_python_run_lets_other_processes_read_the_store_between_flushes(tmp_pa
     with jb.open(db) as store:
         store.import_items([{"item_id": f"i{k:02d}", "response": f"S {k}"} for k in range(30)])
         done: list[Any] = []
-        runner = threading.Thread(target=lambda: done.append(jb.score(
-            store, rubric="story-quality", jury=["fake/slow,latency_ms=150,concurrency=1"], run="slow")))  # fmt: skip
+        runner = threading.Thread(
+            target=lambda: done.append(
+                jb.score(store, rubric="story-quality", jury=["fake/slow,latency_ms=150,concurrency=1"], run="slow")
+            )
+        )
         runner.start()
         seen = 0
         deadline = time.monotonic() + 120
         while seen == 0 and time.monotonic() < deadline and runner.is_alive():
-            out = subprocess.run([sys.executable, "-m", "jurybench.cli", "sql", "SELECT count(*) FROM calls", "--format",
-                                  "csv", "--db", str(db)], capture_output=True, text=True, timeout=60)  # fmt: skip
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "jurybench.cli",
+                    "sql",
+                    "SELECT count(*) FROM calls",
+                    "--format",
+                    "csv",
+                    "--db",
+                    str(db),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert out.returncode == 0, out.stderr
             seen = int(out.stdout.split()[-1])
         assert runner.is_alive() and seen > 0  # read from another process while the run went on

@@ -19,8 +19,9 @@ def test_the_walkthrough_has_code() -> None:
     assert len(blocks()) >= 8
 
 
-def test_every_block_runs_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_every_block_runs_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("JURYBENCH_DB", raising=False)
     namespace: dict[str, object] = {"__name__": "walkthrough"}

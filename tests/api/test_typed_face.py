@@ -35,8 +35,21 @@ with jb.open("study.duckdb") as store:
 def test_mypy_accepts_the_documented_calls_and_rejects_bad_ones(tmp_path: Path) -> None:
     script = tmp_path / "user.py"
     script.write_text(USER_CODE, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir",
-                           str(tmp_path / "cache"), str(script)], capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     lines = USER_CODE.splitlines()
     flagged = {int(m.group(1)) for m in re.finditer(r"user\.py:(\d+): error", done.stdout)}
     expected = {n for n, line in enumerate(lines, start=1) if "# E" in line}

@@ -22,8 +22,16 @@ RUBRIC = load_rubric("story-quality")
 PLANTED = {"relevance": ([0.6, 0.3, 0.0], 0.4)}  # weights of jurors j0, j1, j2 and the intercept
 
 
-def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5, seed: int = 1,
-             missing: int = 0, jurors: tuple[str, ...] = ("j0", "j1", "j2")) -> list[JurorSpec]:  # fmt: skip
+def simulate(
+    con: Any,
+    run_id: str,
+    *,
+    n_prompts: int = 60,
+    per_prompt: int = 5,
+    seed: int = 1,
+    missing: int = 0,
+    jurors: tuple[str, ...] = ("j0", "j1", "j2"),
+) -> list[JurorSpec]:
     """Items in prompt groups; juror scores random; the human mean follows the planted weights."""
     import pyarrow as pa
 
@@ -41,8 +49,14 @@ def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5,
     for p in range(n_prompts):
         for k in range(per_prompt):
             item = f"{run_id}-p{p:03d}-{k}"
-            items.append({"item_id": item, "prompt": f"prompt {p}", "response": "x" * int(rng.integers(10, 500)),
-                          "language": "en" if k % 2 else "ko"})  # fmt: skip
+            items.append(
+                {
+                    "item_id": item,
+                    "prompt": f"prompt {p}",
+                    "response": "x" * int(rng.integers(10, 500)),
+                    "language": "en" if k % 2 else "ko",
+                }
+            )
             scores = rng.uniform(1, 5, len(specs))
             for crit in RUBRIC.dimensions:
                 target = float(np.dot(weights, scores[:3]) + intercept + rng.normal(scale=0.15))
@@ -53,8 +67,16 @@ def simulate(con: Any, run_id: str, *, n_prompts: int = 60, per_prompt: int = 5,
                 calls.append({"call_key": key, "juror_key": spec.key, "subject_id": item})
                 gone = missing and j == 0 and rng.random() < missing / 100
                 for crit in RUBRIC.dimensions:
-                    judgments.append({"call_key": key, "juror_key": spec.key, "item_id": item, "criterion": crit,
-                                      "score": None if gone else float(scores[j]), "status": "invalid" if gone else "valid"})  # fmt: skip
+                    judgments.append(
+                        {
+                            "call_key": key,
+                            "juror_key": spec.key,
+                            "item_id": item,
+                            "criterion": crit,
+                            "score": None if gone else float(scores[j]),
+                            "status": "invalid" if gone else "valid",
+                        }
+                    )
     for name, rows in (("i", items), ("c", calls), ("j", judgments), ("h", labels)):
         con.register(name, pa.Table.from_pylist(rows))
     con.execute("INSERT INTO items (item_id, prompt, response, language) SELECT * FROM i")
@@ -137,8 +159,15 @@ def test_missing_votes_are_imputed_and_counted(con: Any, tmp_path: Path) -> None
 
 def test_apply_writes_scores_equal_to_the_formula(con: Any, tmp_path: Path) -> None:
     simulate(con, "sim")
-    artifact, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols", "nnls"], n_boot=0,
-                                     covariates=["language", "length"], out_dir=tmp_path)  # fmt: skip
+    artifact, path = fit_calibration(
+        con,
+        "sim",
+        criteria=["relevance"],
+        methods=["ols", "nnls"],
+        n_boot=0,
+        covariates=["language", "length"],
+        out_dir=tmp_path,
+    )
     simulate(con, "new", seed=9)  # same jurors, new items
     result = apply_calibration(con, path, "new")
     assert result["rows"] == 300 and result["imputed"] == 0
@@ -146,10 +175,12 @@ def test_apply_writes_scores_equal_to_the_formula(con: Any, tmp_path: Path) -> N
     item, score = con.execute(
         "SELECT subject_id, score FROM calibrated_scores WHERE run_id = 'new' ORDER BY subject_id LIMIT 1"
     ).fetchall()[0]
-    juror = dict(con.execute(
-        "SELECT j.juror_key, j.score FROM pointwise_judgments j WHERE item_id = ? AND criterion = 'relevance'",
-        [item],
-    ).fetchall())  # fmt: skip
+    juror = dict(
+        con.execute(
+            "SELECT j.juror_key, j.score FROM pointwise_judgments j WHERE item_id = ? AND criterion = 'relevance'",
+            [item],
+        ).fetchall()
+    )
     lang, length = con.execute("SELECT language, length(response) FROM items WHERE item_id = ?", [item]).fetchall()[0]
     features = {**juror, "language=ko": float(lang == "ko"), "length_kchars": length / 1000}
     expected = spec["intercept"] + sum(spec["weights"][k] * features[k] for k in spec["feature_names"])
@@ -170,8 +201,16 @@ def test_apply_refuses_other_jurors_rubric_or_covariates(con: Any, tmp_path: Pat
         apply_calibration(con, path, "other")
     with pytest.raises(JurybenchError, match="no calibration file"):
         apply_calibration(con, tmp_path / "absent.json", "sim")
-    _, meta_path = fit_calibration(con, "sim", name="with-meta", criteria=["relevance"], methods=["ols"], n_boot=0,
-                                   covariates=["length"], out_dir=tmp_path)  # fmt: skip
+    _, meta_path = fit_calibration(
+        con,
+        "sim",
+        name="with-meta",
+        criteria=["relevance"],
+        methods=["ols"],
+        n_boot=0,
+        covariates=["length"],
+        out_dir=tmp_path,
+    )
     assert json.loads(meta_path.read_text())["covariates"] == ["length"]
     with pytest.raises(JurybenchError, match=r"covariate 'meta.age': every item needs a numeric metadata field"):
         fit_calibration(con, "sim", criteria=["relevance"], covariates=["meta.age"], n_boot=0, out_dir=tmp_path)
@@ -223,8 +262,9 @@ def test_equal_jurors_fall_back_to_the_plain_mean(con: Any, tmp_path: Path) -> N
         UPDATE human_labels h SET value = s.m + 0.8 * (hash(h.subject_id) % 1000 / 1000.0 - 0.5)
         FROM (SELECT item_id, criterion, avg(score) AS m FROM pointwise_judgments GROUP BY ALL) s
         WHERE s.item_id = h.subject_id AND s.criterion = h.criterion""")
-    artifact, _ = fit_calibration(con, "eq", criteria=["relevance"], methods=["ols", "mean", "shrunk"], n_boot=0,
-                                  out_dir=tmp_path)  # fmt: skip
+    artifact, _ = fit_calibration(
+        con, "eq", criteria=["relevance"], methods=["ols", "mean", "shrunk"], n_boot=0, out_dir=tmp_path
+    )
     spec = artifact["criteria"]["relevance"]
     assert spec["method"] == "mean"
     assert "plain mean" in spec["report"]["note"]
@@ -236,8 +276,7 @@ def test_applying_the_mean_averages_the_jurors_present(con: Any, tmp_path: Path)
     """Juror j0 misses some items: the mean variant scores them by the mean of j1 and j2 (as the
     run's mean rule does), not by filling j0 with its training mean."""
     simulate(con, "miss", missing=30)
-    artifact, path = fit_calibration(con, "miss", criteria=["relevance"], methods=["mean"], n_boot=0,
-                                     out_dir=tmp_path)  # fmt: skip
+    artifact, path = fit_calibration(con, "miss", criteria=["relevance"], methods=["mean"], n_boot=0, out_dir=tmp_path)
     spec = artifact["criteria"]["relevance"]
     part = spec["mean_part"]
     apply_calibration(con, path, "miss")

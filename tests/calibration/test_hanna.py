@@ -35,8 +35,9 @@ def test_calibration_never_loses_to_the_plain_mean(hanna: Any, tmp_path: Path) -
     jurors = ("Beluga-13B", "OrcaPlatypus-13B", "Mistral-7B", "Llama-13B", "ChatGPT")
     fallbacks, gains = [], []
     for seed in range(6):
-        artifact, path = fit_calibration(hanna, "hanna", group_by="meta.prompt_id", seed=seed, n_boot=0,
-                                         out_dir=tmp_path, name=f"hanna-{seed}")  # fmt: skip
+        artifact, path = fit_calibration(
+            hanna, "hanna", group_by="meta.prompt_id", seed=seed, n_boot=0, out_dir=tmp_path, name=f"hanna-{seed}"
+        )
         assert set(artifact["criteria"]) == set(CRITERIA)
         for criterion in CRITERIA:
             spec = artifact["criteria"][criterion]

@@ -18,8 +18,14 @@ from tests.conftest import REPO
 
 def test_preference_calibration_on_llmbar(con: Any, data_dir: Path, tmp_path: Path) -> None:
     import_llmbar(con, data_dir)
-    score(con, load_rubric("preference"), load_jury_file(REPO / "juries" / "llmbar-mtbench-vanilla-norules.yaml"),
-          where="dataset = 'llmbar-MT-Bench'", run_id="mt", options=EngineOptions(progress=False))  # fmt: skip
+    score(
+        con,
+        load_rubric("preference"),
+        load_jury_file(REPO / "juries" / "llmbar-mtbench-vanilla-norules.yaml"),
+        where="dataset = 'llmbar-MT-Bench'",
+        run_id="mt",
+        options=EngineOptions(progress=False),
+    )
     artifact, path = fit_calibration(con, "mt", group_by="item", out_dir=tmp_path)
     spec = artifact["criteria"]["preference"]
     report = spec["report"]

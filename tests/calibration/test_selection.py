@@ -28,8 +28,12 @@ def _candidate(name: str, folds: list[float], cost: float | None) -> SubJury:
 
 def test_the_pareto_front_by_hand() -> None:
     # (error, cost): a (1.0, $1) b (0.5, $2) c (0.6, $3: b is cheaper and better) d (0.4, unknown: highest cost)
-    a, b, c, d = (_candidate("a", [1.0], 1.0), _candidate("b", [0.5], 2.0), _candidate("c", [0.6], 3.0),
-                  _candidate("d", [0.4], None))  # fmt: skip
+    a, b, c, d = (
+        _candidate("a", [1.0], 1.0),
+        _candidate("b", [0.5], 2.0),
+        _candidate("c", [0.6], 3.0),
+        _candidate("d", [0.4], None),
+    )
     pareto_front([a, b, c, d])
     assert [x.pareto for x in (a, b, c, d)] == [True, True, False, True]
 
@@ -119,10 +123,12 @@ def test_the_cli_writes_a_jury_file_that_scores_from_the_cache(pilot: Path, tmp_
     )
     written = yaml.safe_load(out.read_text(encoding="utf-8"))
     assert written["aggregation"] == "mean"
-    assert written["jurors"] == [{"model": "sim/good-cheap", "cost": 0.001, "latency_ms": 400, "noise": 0.3,
-                                  "samples": 2}]  # fmt: skip
-    again = run_cli("score", "--jury", str(out), "-r", "story-quality", "--run", "chosen", "--no-progress",
-                    "--db", str(pilot))  # fmt: skip
+    assert written["jurors"] == [
+        {"model": "sim/good-cheap", "cost": 0.001, "latency_ms": 400, "noise": 0.3, "samples": 2}
+    ]
+    again = run_cli(
+        "score", "--jury", str(out), "-r", "story-quality", "--run", "chosen", "--no-progress", "--db", str(pilot)
+    )
     assert again.exit_code == 0 and "0 called" in again.stdout  # the same juror: every answer is stored
     as_json = json.loads(run_cli("jury", "select", "--run", "pilot", "--format", "json", "--db", str(pilot)).stdout)
     assert as_json["chosen"]["jurors"] == ["sim/good-cheap"] and len(as_json["candidates"]) == 15
@@ -171,8 +177,9 @@ def test_pairwise_and_preference_runs_against_the_full_jury(tmp_path: Path, rubr
     """No human labels: the target is the full jury's ε; a bound on the error picks the cheapest
     sub-jury within it."""
     db = tmp_path / "p.duckdb"
-    _pairs_store(db, rubric, ["sim/good,noise=0.2,cost=0.001", "sim/noisy,noise=3,cost=0.0001",
-                              "sim/dear,noise=0.2,cost=0.05"])  # fmt: skip
+    _pairs_store(
+        db, rubric, ["sim/good,noise=0.2,cost=0.001", "sim/noisy,noise=3,cost=0.0001", "sim/dear,noise=0.2,cost=0.05"]
+    )
     loose = jb.select_jury(db, "pairs", max_error=10.0)
     assert loose.target == "jury" and loose.kind == kind and loose.n_rows == 40 * len(load_rubric(rubric).dimensions)
     assert loose.chosen.jurors == ("sim/noisy",)  # the cheapest under a loose bound

@@ -34,8 +34,22 @@ def _items(db: Path, tmp_path: Path) -> None:
 
 
 def _score(db: Path, juror: str, *extra: str) -> Any:
-    return run_cli("score", "-r", "story-quality", "-j", juror, "--batch", "--poll-every", "0.05", "--run", "b",
-                   "--no-progress", "--db", str(db), *extra)  # fmt: skip
+    return run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        juror,
+        "--batch",
+        "--poll-every",
+        "0.05",
+        "--run",
+        "b",
+        "--no-progress",
+        "--db",
+        str(db),
+        *extra,
+    )
 
 
 def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -66,8 +80,12 @@ def test_openai_batches_split_reask_cost_at_the_batch_price_and_a_rerun_sends_no
     rounds = _rows(
         db_path, "SELECT round, n_requests, status, collected_at IS NOT NULL FROM batches ORDER BY round, n_requests"
     )
-    assert rounds == [(0, 1, "completed", True), (0, 3, "completed", True), (0, 3, "completed", True),
-                      (1, 1, "completed", True)]  # fmt: skip
+    assert rounds == [
+        (0, 1, "completed", True),
+        (0, 3, "completed", True),
+        (0, 3, "completed", True),
+        (1, 1, "completed", True),
+    ]
     calls = _rows(
         db_path, "SELECT status, attempts, prompt_tokens, completion_tokens, cost_usd FROM calls ORDER BY attempts"
     )
@@ -126,7 +144,9 @@ def test_an_expired_batch_keeps_its_partial_results_and_replans_the_rest(db_path
         assert result.exit_code == 0, result.stderr
         assert stub.batches.n_created == 2 and stub.batches.requests_seen == 7 + 4
     assert _rows(db_path, "SELECT round, status, n_requests, n_completed FROM batches ORDER BY round") == [
-        (0, "expired", 7, 3), (1, "completed", 4, 4)]  # fmt: skip
+        (0, "expired", 7, 3),
+        (1, "completed", 4, 4),
+    ]
     assert _rows(db_path, "SELECT count(*), count(DISTINCT call_key) FROM calls WHERE status = 'ok'") == [(7, 7)]
 
 
@@ -180,10 +200,29 @@ def test_budget_holds_back_batched_calls(db_path: Path, tmp_path: Path) -> None:
 def _cli_process(db: Path, juror: str, tmp_path: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "JURYBENCH_HOME": str(tmp_path), "OPENAI_API_KEY": KEY}
     return subprocess.Popen(
-        [sys.executable, "-m", "jurybench.cli", "score", "-r", "story-quality", "-j", juror, "--batch", "--poll-every",
-         "0.05", "--run", "b", "--no-progress", "--db", str(db)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "jurybench.cli",
+            "score",
+            "-r",
+            "story-quality",
+            "-j",
+            juror,
+            "--batch",
+            "--poll-every",
+            "0.05",
+            "--run",
+            "b",
+            "--no-progress",
+            "--db",
+            str(db),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait(predicate: Any, timeout: float = 60.0) -> None:
@@ -278,8 +317,9 @@ def test_a_cancelled_batch_leaves_its_calls_for_the_next_run(db_path: Path, tmp_
 
 
 @pytest.mark.parametrize(("status", "retried"), [(500, True), (503, True), (429, True), (400, False)])
-def test_a_batch_line_with_a_5xx_goes_into_the_next_batch(db_path: Path, tmp_path: Path, status: int,
-                                                         retried: bool) -> None:  # fmt: skip
+def test_a_batch_line_with_a_5xx_goes_into_the_next_batch(
+    db_path: Path, tmp_path: Path, status: int, retried: bool
+) -> None:
     """A 5xx (or 429) on one line of a batch's output is the provider's failure: that call goes
     into the next batch and is answered there; a 400 is the call's own error (a planted bug that
     made 5xx lines final went unseen, issue 40)."""

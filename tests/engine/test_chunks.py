@@ -24,8 +24,14 @@ def test_chunks_cover_every_subject_once_and_resume_from_the_cache(
     seen: list[tuple[int, int]] = []
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
     jurors = [parse_juror("fake/a"), parse_juror("fake/b,samples=2")]
-    first = score(db_path, load_rubric("story-quality"), jurors, where="item_id < 'i4'", run_id="r",
-                  options=EngineOptions(progress=False))  # fmt: skip
+    first = score(
+        db_path,
+        load_rubric("story-quality"),
+        jurors,
+        where="item_id < 'i4'",
+        run_id="r",
+        options=EngineOptions(progress=False),
+    )
     assert (first.n_tasks, first.n_cached, first.n_called) == (4 * 3, 0, 12)
     options = EngineOptions(
         progress=False, hooks=EngineHooks(on_plan=lambda total, cached: seen.append((total, cached)))
@@ -49,8 +55,13 @@ def test_score_works_inside_a_running_event_loop(db_path: Path, tmp_path: Path) 
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", str(db_path)).exit_code == 0
 
     async def notebook_cell() -> Any:
-        return score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], run_id="nb",
-                     options=EngineOptions(progress=False))  # fmt: skip
+        return score(
+            db_path,
+            load_rubric("story-quality"),
+            [parse_juror("fake/a")],
+            run_id="nb",
+            options=EngineOptions(progress=False),
+        )
 
     result = asyncio.run(notebook_cell())
     assert (result.status, result.n_called) == ("finished", 7)
@@ -68,8 +79,13 @@ def test_a_failure_inside_the_engine_leaves_the_run_resumable_not_finished(
 
     monkeypatch.setattr(engine, "_execute", broken)
     with pytest.raises(RuntimeError, match="a bug"):
-        score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], run_id="r",
-              options=EngineOptions(progress=False))  # fmt: skip
+        score(
+            db_path,
+            load_rubric("story-quality"),
+            [parse_juror("fake/a")],
+            run_id="r",
+            options=EngineOptions(progress=False),
+        )
     from jurybench.store import connect
 
     con = connect(db_path, read_only=True)
@@ -99,8 +115,10 @@ def test_selection_reads_subjects_a_page_at_a_time_and_holds_only_ids(
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", pairs)), "--db", str(db_path)).exit_code == 0
     con = connect(db_path)
     pointwise, pairwise = load_rubric("story-quality"), load_rubric("persuasion")
-    whole = [store_io.subject_table(con, r, w).column(0).to_pylist()
-             for r, w in ((pointwise, "model = 'm1'"), (pairwise, "model_b = 'm1'"))]  # fmt: skip
+    whole = [
+        store_io.subject_table(con, r, w).column(0).to_pylist()
+        for r, w in ((pointwise, "model = 'm1'"), (pairwise, "model_b = 'm1'"))
+    ]
     monkeypatch.setattr(store_io, "SELECT_CHUNK", 3)
     assert store_io.subject_ids(con, pointwise, "model = 'm1'") == whole[0] == ["i01", "i03", "i05", "i07", "i09"]
     assert store_io.subject_ids(con, pairwise, "model_b = 'm1'") == whole[1] == ["p0", "p2", "p4", "p6", "p8"]

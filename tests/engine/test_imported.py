@@ -38,25 +38,40 @@ REFERENCE_OUTPUTS = {
 def _alpaca_files(folder: Path) -> tuple[Path, Path, Path, Path]:
     """AlpacaEval-shaped annotations, and the items, pairs and judgments a user makes of them:
     item_a = the reference's output, item_b = the model's, p_b = preference - 1."""
-    annotations = [{"instruction": i, "output_1": REFERENCE_OUTPUTS[i], "generator_1": REFERENCE, "output_2": out,
-                    "generator_2": model, "annotator": "weighted_alpaca_eval_gpt4_turbo", "preference": pref}
-                   for i, model, out, pref in ANNOTATIONS]  # fmt: skip
+    annotations = [
+        {
+            "instruction": i,
+            "output_1": REFERENCE_OUTPUTS[i],
+            "generator_1": REFERENCE,
+            "output_2": out,
+            "generator_2": model,
+            "annotator": "weighted_alpaca_eval_gpt4_turbo",
+            "preference": pref,
+        }
+        for i, model, out, pref in ANNOTATIONS
+    ]
     source = write(folder / "annotations.json", json.dumps(annotations))
     items, pairs, judgments = [], [], []
     prompts = sorted(REFERENCE_OUTPUTS)
     for a in json.loads(source.read_text()):
         k = prompts.index(a["instruction"])
         ref_id, model_id = f"ref-{k}", f"{a['generator_2']}-{k}"
-        items.append({"item_id": ref_id, "prompt": a["instruction"], "response": a["output_1"],
-                      "model": a["generator_1"]})  # fmt: skip
-        items.append({"item_id": model_id, "prompt": a["instruction"], "response": a["output_2"],
-                      "model": a["generator_2"]})  # fmt: skip
+        items.append(
+            {"item_id": ref_id, "prompt": a["instruction"], "response": a["output_1"], "model": a["generator_1"]}
+        )
+        items.append(
+            {"item_id": model_id, "prompt": a["instruction"], "response": a["output_2"], "model": a["generator_2"]}
+        )
         pairs.append({"pair_id": f"{model_id}-vs-ref", "item_a": ref_id, "item_b": model_id})
         judgments.append({"pair_id": f"{model_id}-vs-ref", "p_b": a["preference"] - 1})
     unique = list({i["item_id"]: i for i in items}.values())
     lines = lambda rows: "".join(json.dumps(r) + "\n" for r in rows)  # noqa: E731
-    return (source, write(folder / "items.jsonl", lines(unique)), write(folder / "pairs.jsonl", lines(pairs)),
-            write(folder / "judgments.jsonl", lines(judgments)))  # fmt: skip
+    return (
+        source,
+        write(folder / "items.jsonl", lines(unique)),
+        write(folder / "pairs.jsonl", lines(pairs)),
+        write(folder / "judgments.jsonl", lines(judgments)),
+    )
 
 
 def _hand_worked(model: str) -> dict[str, float]:
@@ -68,8 +83,15 @@ def _hand_worked(model: str) -> dict[str, float]:
     mean = sum(p) / n
     sd = math.sqrt(sum((x - mean) ** 2 for x in p) / (n - 1))
     wins, base, draws = sum(x > 0.5 for x in p), sum(x < 0.5 for x in p), sum(x == 0.5 for x in p)
-    return {"n_total": n, "n_wins": wins, "n_wins_base": base, "n_draws": draws, "win_rate": 100 * mean,
-            "standard_error": 100 * sd / math.sqrt(n), "discrete_win_rate": 100 * (wins + draws / 2) / n}  # fmt: skip
+    return {
+        "n_total": n,
+        "n_wins": wins,
+        "n_wins_base": base,
+        "n_draws": draws,
+        "win_rate": 100 * mean,
+        "standard_error": 100 * sd / math.sqrt(n),
+        "discrete_win_rate": 100 * (wins + draws / 2) / n,
+    }
 
 
 def test_alpacaeval_figures_are_reproduced_from_imported_probabilistic_preferences(tmp_path: Path) -> None:
@@ -80,8 +102,19 @@ def test_alpacaeval_figures_are_reproduced_from_imported_probabilistic_preferenc
     for command in (("items", "import", str(items)), ("pairs", "import", str(pairs))):
         done = run_cli(*command, "--db", db)
         assert done.exit_code == 0, done.stderr
-    done = run_cli("judgments", "import", str(judgments), "--run", "alpaca", "-r", "preference", "-j",
-                   "weighted_alpaca_eval_gpt4_turbo", "--db", db)  # fmt: skip
+    done = run_cli(
+        "judgments",
+        "import",
+        str(judgments),
+        "--run",
+        "alpaca",
+        "-r",
+        "preference",
+        "-j",
+        "weighted_alpaca_eval_gpt4_turbo",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
     assert "8 judgments in 8 calls" in done.stdout and "position bias cannot be measured" in done.stdout
     stat = run_cli("stats", "winrate", "--run", "alpaca", "--reference", REFERENCE, "--format", "json", "--db", db)
@@ -138,29 +171,83 @@ def test_pointwise_judgments_become_a_run_and_a_reimport_changes_nothing(pointwi
     bad_status = GOOD.replace("i3,relevance,,r3", "i3,relevance,,r3").replace("score,raw", "score,raw,status")
     text = bad_status.replace(",r1\n", ",r1,ok\n").replace(",r2\n", ",r2,ok\n").replace(",r3\n", ",r3,invalid\n")
     file = write(tmp_path / "point.csv", text)
-    first = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
-                    "--continuous", "--db", pointwise_db)  # fmt: skip
+    first = run_cli(
+        "judgments",
+        "import",
+        str(file),
+        "--run",
+        "human",
+        "-r",
+        "story-quality",
+        "-j",
+        "panel",
+        "--continuous",
+        "--db",
+        pointwise_db,
+    )
     assert first.exit_code == 0, first.stderr
     assert "4 judgments in 3 calls (3 calls inserted, 0 already present)" in first.stdout
     assert "1 invalid or refusals kept as such" in first.stdout
-    again = run_cli("judgments", "import", str(file), "--run", "human", "-r", "story-quality", "-j", "panel",
-                    "--continuous", "--db", pointwise_db)  # fmt: skip
+    again = run_cli(
+        "judgments",
+        "import",
+        str(file),
+        "--run",
+        "human",
+        "-r",
+        "story-quality",
+        "-j",
+        "panel",
+        "--continuous",
+        "--db",
+        pointwise_db,
+    )
     assert again.exit_code == 0 and "0 calls inserted, 3 already present" in again.stdout
     con = connect(Path(pointwise_db), read_only=True)
-    rows = con.execute("SELECT item_id, criterion, juror, juror_score, n_invalid FROM juror_pointwise "
-                       "WHERE run_id = 'human' AND juror_score IS NOT NULL OR n_invalid > 0 ORDER BY 1, 2").fetchall()  # fmt: skip
-    assert rows == [("i1", "coherence", "panel", 5.0, 0), ("i1", "relevance", "panel", 4.0, 0),
-                    ("i2", "relevance", "panel", 2.5, 0), ("i3", "relevance", "panel", None, 1)]  # fmt: skip
-    model, structured = con.execute("SELECT j.model, c.structured FROM calls c JOIN jurors j USING (juror_key) "
-                                    "LIMIT 1").fetchone()  # fmt: skip
+    rows = con.execute(
+        "SELECT item_id, criterion, juror, juror_score, n_invalid FROM juror_pointwise "
+        "WHERE run_id = 'human' AND juror_score IS NOT NULL OR n_invalid > 0 ORDER BY 1, 2"
+    ).fetchall()
+    assert rows == [
+        ("i1", "coherence", "panel", 5.0, 0),
+        ("i1", "relevance", "panel", 4.0, 0),
+        ("i2", "relevance", "panel", 2.5, 0),
+        ("i3", "relevance", "panel", None, 1),
+    ]
+    model, structured = con.execute(
+        "SELECT j.model, c.structured FROM calls c JOIN jurors j USING (juror_key) LIMIT 1"
+    ).fetchone()
     assert (model, structured) == ("import/panel", "imported")
     con.close()
     changed = write(tmp_path / "changed.csv", "item_id,criterion,score\ni1,relevance,3\n")
-    refused = run_cli("judgments", "import", str(changed), "--run", "human", "-r", "story-quality", "-j", "panel",
-                      "--db", pointwise_db)  # fmt: skip
+    refused = run_cli(
+        "judgments",
+        "import",
+        str(changed),
+        "--run",
+        "human",
+        "-r",
+        "story-quality",
+        "-j",
+        "panel",
+        "--db",
+        pointwise_db,
+    )
     assert refused.exit_code == 2 and "row 2" in refused.stderr and "--replace" in refused.stderr
-    replaced = run_cli("judgments", "import", str(changed), "--run", "human", "-r", "story-quality", "-j", "panel",
-                       "--replace", "--db", pointwise_db)  # fmt: skip
+    replaced = run_cli(
+        "judgments",
+        "import",
+        str(changed),
+        "--run",
+        "human",
+        "-r",
+        "story-quality",
+        "-j",
+        "panel",
+        "--replace",
+        "--db",
+        pointwise_db,
+    )
     assert replaced.exit_code == 0 and "1 replaced" in replaced.stdout
 
 
@@ -188,8 +275,9 @@ def test_pointwise_judgments_become_a_run_and_a_reimport_changes_nothing(pointwi
         ("item_id,criterion,score,sample\ni1,relevance,4,१\n", "story-quality", "field 'sample': '१'"),
     ],
 )
-def test_bad_judgment_files_are_one_line_and_write_nothing(pointwise_db: str, tmp_path: Path, content: str,
-                                                           rubric: str, message: str) -> None:  # fmt: skip
+def test_bad_judgment_files_are_one_line_and_write_nothing(
+    pointwise_db: str, tmp_path: Path, content: str, rubric: str, message: str
+) -> None:
     from jurybench.store import connect
 
     file = write(tmp_path / "bad.csv", content)
@@ -212,40 +300,57 @@ def pairs_db(tmp_path: Path) -> str:
     return db
 
 
-def test_verdicts_in_both_orders_are_symmetrized_and_one_order_is_its_own_design(pairs_db: str,
-                                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_verdicts_in_both_orders_are_symmetrized_and_one_order_is_its_own_design(pairs_db: str, tmp_path: Path) -> None:
     from jurybench.store import connect
 
     # p1: shown AB the judge chose A (item_a), shown BA it chose A again (item_a): epsilon +1.
     # p2: shown AB it chose A (item_a), shown BA it chose B (item_b): a position flip, epsilon 0.
     both = write(tmp_path / "both.csv", "pair_id,verdict,shown\np1,A,AB\np1,A,BA\np2,A,AB\np2,B,BA\n")
-    done = run_cli("judgments", "import", str(both), "--run", "both", "-r", "preference", "-j", "judge",
-                   "--db", pairs_db)  # fmt: skip
+    done = run_cli(
+        "judgments", "import", str(both), "--run", "both", "-r", "preference", "-j", "judge", "--db", pairs_db
+    )
     assert done.exit_code == 0, done.stderr
     one = write(tmp_path / "one.csv", "pair_id,verdict,shown\np1,B,BA\np2,A,AB\n")
-    done = run_cli("judgments", "import", str(one), "--run", "one", "-r", "preference", "-j", "judge1",
-                   "--db", pairs_db)  # fmt: skip
+    done = run_cli(
+        "judgments", "import", str(one), "--run", "one", "-r", "preference", "-j", "judge1", "--db", pairs_db
+    )
     assert done.exit_code == 0 and "one order per pair" in done.stdout
     con = connect(Path(pairs_db), read_only=True)
     eps = dict(con.execute("SELECT run_id || ':' || pair_id, juror_epsilon FROM juror_pairwise ORDER BY 1").fetchall())
     # stored in the order shown: p1 shown BA, verdict B (item_b) = first shown better: stored +1
-    assert con.execute("SELECT score FROM pairwise_judgments j JOIN run_calls USING (call_key) "
-                       "WHERE run_id = 'one' AND pair_id = 'p1'").fetchone() == (1,)  # fmt: skip
+    assert con.execute(
+        "SELECT score FROM pairwise_judgments j JOIN run_calls USING (call_key) WHERE run_id = 'one' AND pair_id = 'p1'"
+    ).fetchone() == (1,)
     con.close()
     assert eps == {"both:p1": 1.0, "both:p2": 0.0, "one:p1": -1.0, "one:p2": 1.0}
     mixed = write(tmp_path / "mixed.csv", "pair_id,verdict,shown\np1,A,AB\np1,A,BA\np2,A,AB\n")
-    refused = run_cli("judgments", "import", str(mixed), "--run", "mixed", "-r", "preference", "-j", "judge",
-                      "--db", pairs_db)  # fmt: skip
+    refused = run_cli(
+        "judgments", "import", str(mixed), "--run", "mixed", "-r", "preference", "-j", "judge", "--db", pairs_db
+    )
     assert refused.exit_code == 2 and "a run has one design" in refused.stderr
 
 
 def test_imported_judgments_replay_through_a_new_jury_as_recordings(pairs_db: str, tmp_path: Path) -> None:
     file = write(tmp_path / "v.csv", "pair_id,verdict,shown\np1,A,AB\np1,B,BA\np2,B,AB\np2,A,BA\n")
-    done = run_cli("judgments", "import", str(file), "--run", "imp", "-r", "preference", "-j", "judge",
-                   "--as-recording", "judge-rec", "--db", pairs_db)  # fmt: skip
+    done = run_cli(
+        "judgments",
+        "import",
+        str(file),
+        "--run",
+        "imp",
+        "-r",
+        "preference",
+        "-j",
+        "judge",
+        "--as-recording",
+        "judge-rec",
+        "--db",
+        pairs_db,
+    )
     assert done.exit_code == 0 and "recorded as replay/judge-rec" in done.stdout, done.stderr
-    replay = run_cli("score", "-r", "preference", "-j", "replay/judge-rec", "--run", "again", "--no-progress",
-                     "--db", pairs_db)  # fmt: skip
+    replay = run_cli(
+        "score", "-r", "preference", "-j", "replay/judge-rec", "--run", "again", "--no-progress", "--db", pairs_db
+    )
     assert replay.exit_code == 0 and "ok 4" in replay.stdout, replay.stderr
     asked = run_cli("score", "-r", "preference", "-j", "import/judge", "--run", "ask", "--db", pairs_db)
     assert asked.exit_code == 2 and "cannot be asked" in asked.stderr
@@ -260,40 +365,80 @@ def test_python_and_http_import_the_same_rows(pairs_db: str, tmp_path: Path) -> 
         result = store.import_judgments(rows, run="py", rubric="preference", juror="soft")
     assert result.probabilistic and result.calls == 2
     with make_client(Path(pairs_db)) as client:
-        answer = client.post("/v1/judgments", json={"run": "http", "rubric": "preference", "juror": "soft",
-                                                    "judgments": rows})  # fmt: skip
+        answer = client.post(
+            "/v1/judgments", json={"run": "http", "rubric": "preference", "juror": "soft", "judgments": rows}
+        )
         assert answer.status_code == 201, answer.text
         assert answer.json()["probabilistic"] is True
-        bad = client.post("/v1/judgments", json={"run": "bad", "rubric": "preference", "juror": "soft",
-                                                 "judgments": [{"pair_id": "p1", "p_b": 1.5}]})  # fmt: skip
+        bad = client.post(
+            "/v1/judgments",
+            json={"run": "bad", "rubric": "preference", "juror": "soft", "judgments": [{"pair_id": "p1", "p_b": 1.5}]},
+        )
         assert bad.status_code == 400 and "not a probability" in bad.text
-        scores = client.post("/v1/sql", json={"query": "SELECT run_id, pair_id, jury_score FROM jury_pairwise "
-                                                        "ORDER BY 1, 2"}).json()["rows"]  # fmt: skip
+        scores = client.post(
+            "/v1/sql", json={"query": "SELECT run_id, pair_id, jury_score FROM jury_pairwise ORDER BY 1, 2"}
+        ).json()["rows"]
     # p_b = .2 -> 1 - 2(.2) = +0.6 for item_a; p_b = .7 -> -0.4; the same from both faces
-    assert [(r[0], r[1], round(r[2], 9)) for r in scores] == [("http", "p1", 0.6), ("http", "p2", -0.4),
-                                                              ("py", "p1", 0.6), ("py", "p2", -0.4)]  # fmt: skip
+    assert [(r[0], r[1], round(r[2], 9)) for r in scores] == [
+        ("http", "p1", 0.6),
+        ("http", "p2", -0.4),
+        ("py", "p1", 0.6),
+        ("py", "p2", -0.4),
+    ]
 
 
 def test_score_orders_one_and_random_make_one_call_per_pair_and_say_so(pairs_db: str) -> None:
     from jurybench.engine import orders_of
     from jurybench.store import connect
 
-    one = run_cli("score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "one", "--no-progress",
-                  "--db", pairs_db)  # fmt: skip
+    one = run_cli(
+        "score",
+        "-r",
+        "preference",
+        "-j",
+        "fake/a",
+        "--orders",
+        "one",
+        "--run",
+        "one",
+        "--no-progress",
+        "--db",
+        pairs_db,
+    )
     assert one.exit_code == 0 and "2 judgments requested" in one.stdout, one.stderr + one.stdout
-    rand = run_cli("score", "-r", "preference", "-j", "fake/b", "--orders", "random", "--order-seed", "7",
-                   "--run", "rand", "--no-progress", "--db", pairs_db)  # fmt: skip
+    rand = run_cli(
+        "score",
+        "-r",
+        "preference",
+        "-j",
+        "fake/b",
+        "--orders",
+        "random",
+        "--order-seed",
+        "7",
+        "--run",
+        "rand",
+        "--no-progress",
+        "--db",
+        pairs_db,
+    )
     assert rand.exit_code == 0, rand.stderr
     con = connect(Path(pairs_db), read_only=True)
-    shown = dict(con.execute("SELECT c.subject_id, c.presented_order FROM calls c JOIN run_calls rc USING (call_key) "
-                             "WHERE rc.run_id = 'rand'").fetchall())  # fmt: skip
+    shown = dict(
+        con.execute(
+            "SELECT c.subject_id, c.presented_order FROM calls c JOIN run_calls rc USING (call_key) "
+            "WHERE rc.run_id = 'rand'"
+        ).fetchall()
+    )
     assert shown == {p: orders_of(p, "random", 7)[0] for p in ("p1", "p2")}  # drawn from the seed and the pair
     orders = dict(con.execute("SELECT run_id, orders || coalesce(':' || order_seed, '') FROM runs").fetchall())
     assert orders == {"one": "one", "rand": "random:7"}
     # with one order, a juror's epsilon is that order's score in the pair's frame, never excluded
-    rows = con.execute("SELECT s.pair_id, s.juror_epsilon, j.score, j.presented_order FROM juror_pairwise s "
-                       "JOIN pairwise_judgments j ON j.pair_id = s.pair_id JOIN run_calls rc ON rc.call_key = j.call_key "
-                       "AND rc.run_id = s.run_id WHERE s.run_id = 'rand'").fetchall()  # fmt: skip
+    rows = con.execute(
+        "SELECT s.pair_id, s.juror_epsilon, j.score, j.presented_order FROM juror_pairwise s "
+        "JOIN pairwise_judgments j ON j.pair_id = s.pair_id JOIN run_calls rc ON rc.call_key = j.call_key "
+        "AND rc.run_id = s.run_id WHERE s.run_id = 'rand'"
+    ).fetchall()
     con.close()
     assert rows and all(eps == (score if order == "AB" else -score) for _, eps, score, order in rows)
     again = run_cli("score", "-r", "preference", "-j", "fake/a", "--run", "one", "--db", pairs_db)
@@ -314,8 +459,19 @@ def test_a_weighted_leaderboard_reads_probabilities_as_outcomes(tmp_path: Path) 
     judgments = "pair_id,p_b\np0,0.9\np1,0.6\np2,0.3\np3,0.8\n"
     for kind, text in (("items", items), ("pairs", pairs)):
         assert run_cli(kind, "import", str(write(tmp_path / f"{kind}.csv", text)), "--db", db).exit_code == 0
-    done = run_cli("judgments", "import", str(write(tmp_path / "j.csv", judgments)), "--run", "w", "-r",
-                   "preference", "-j", "soft", "--db", db)  # fmt: skip
+    done = run_cli(
+        "judgments",
+        "import",
+        str(write(tmp_path / "j.csv", judgments)),
+        "--run",
+        "w",
+        "-r",
+        "preference",
+        "-j",
+        "soft",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
 
     def rating(*extra: str) -> float:
@@ -343,27 +499,32 @@ def test_an_empty_response_is_judged_shown_empty_and_counted(pointwise_db: str) 
     assert "A cat sat." in first and first.replace("A cat sat.", "") == empty
 
 
-def test_the_judge_model_named_in_the_rows_is_the_jurors_and_two_models_are_two_jurors(pairs_db: str,
-                                                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_the_judge_model_named_in_the_rows_is_the_jurors_and_two_models_are_two_jurors(
+    pairs_db: str, tmp_path: Path
+) -> None:
     from jurybench.store import connect
 
     one = write(tmp_path / "one.csv", "pair_id,verdict,model\np1,A,gpt-4-turbo\np2,B,gpt-4-turbo\n")
-    done = run_cli("judgments", "import", str(one), "--run", "m", "-r", "preference", "-j", "annotator",
-                   "--db", pairs_db)  # fmt: skip
+    done = run_cli(
+        "judgments", "import", str(one), "--run", "m", "-r", "preference", "-j", "annotator", "--db", pairs_db
+    )
     assert done.exit_code == 0, done.stderr
     con = connect(Path(pairs_db), read_only=True)
     assert json.loads(con.execute("SELECT params FROM jurors WHERE name = 'annotator'").fetchone()[0]) == {
-        "judge_model": "gpt-4-turbo"}  # fmt: skip
+        "judge_model": "gpt-4-turbo"
+    }
     con.close()
     two = write(tmp_path / "two.csv", "pair_id,verdict,model\np1,A,gpt-4-turbo\np2,B,claude\n")
-    refused = run_cli("judgments", "import", str(two), "--run", "m2", "-r", "preference", "-j", "annotator",
-                      "--db", pairs_db)  # fmt: skip
+    refused = run_cli(
+        "judgments", "import", str(two), "--run", "m2", "-r", "preference", "-j", "annotator", "--db", pairs_db
+    )
     assert refused.exit_code == 2 and "one juror is one judge" in refused.stderr
 
 
 def test_a_one_order_run_says_position_bias_cannot_be_measured(pairs_db: str) -> None:
-    done = run_cli("score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "o", "--no-progress",
-                   "--db", pairs_db)  # fmt: skip
+    done = run_cli(
+        "score", "-r", "preference", "-j", "fake/a", "--orders", "one", "--run", "o", "--no-progress", "--db", pairs_db
+    )
     assert done.exit_code == 0 and "position bias cannot be measured" in done.stderr
 
 
@@ -372,11 +533,17 @@ def test_winrate_over_http_is_the_clis(tmp_path: Path) -> None:
 
     _, items, pairs, judgments = _alpaca_files(tmp_path)
     db = tmp_path / "http.duckdb"
-    for command in (("items", "import", str(items)), ("pairs", "import", str(pairs)),
-                    ("judgments", "import", str(judgments), "--run", "alpaca", "-r", "preference", "-j", "gpt4t")):  # fmt: skip
+    for command in (
+        ("items", "import", str(items)),
+        ("pairs", "import", str(pairs)),
+        ("judgments", "import", str(judgments), "--run", "alpaca", "-r", "preference", "-j", "gpt4t"),
+    ):
         assert run_cli(*command, "--db", str(db)).exit_code == 0
-    cli = json.loads(run_cli("stats", "winrate", "--run", "alpaca", "--reference", REFERENCE, "--format", "json",
-                             "--db", str(db)).stdout)["result"]  # fmt: skip
+    cli = json.loads(
+        run_cli(
+            "stats", "winrate", "--run", "alpaca", "--reference", REFERENCE, "--format", "json", "--db", str(db)
+        ).stdout
+    )["result"]
     with make_client(db) as client:
         answer = client.post("/v1/stats/winrate", json={"run": "alpaca", "reference": REFERENCE})
         assert answer.status_code == 200, answer.text
@@ -392,8 +559,19 @@ def test_two_judges_imported_into_one_run_make_its_jury(pairs_db: str, tmp_path:
     from jurybench.store import connect
 
     for name, text in (("one", "pair_id,verdict\np1,A\np2,A\n"), ("two", "pair_id,verdict\np1,B\np2,A\n")):
-        done = run_cli("judgments", "import", str(write(tmp_path / f"{name}.csv", text)), "--run", "two", "-r",
-                       "preference", "-j", name, "--db", pairs_db)  # fmt: skip
+        done = run_cli(
+            "judgments",
+            "import",
+            str(write(tmp_path / f"{name}.csv", text)),
+            "--run",
+            "two",
+            "-r",
+            "preference",
+            "-j",
+            name,
+            "--db",
+            pairs_db,
+        )
         assert done.exit_code == 0, done.stderr
     con = connect(Path(pairs_db), read_only=True)
     panel = [r[0] for r in con.execute("SELECT name FROM run_jurors WHERE run_id = 'two' ORDER BY 1").fetchall()]

@@ -48,8 +48,11 @@ def test_sigint_keeps_stored_judgments_and_rerun_resumes(tmp_path: Path) -> None
     assert cached > 0 and cached + called == 40
     status = subprocess.run(
         _cli(db, "sql", "SELECT status, count(*) AS n FROM runs GROUP BY ALL", "--format", "csv"),
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "finished,1" in status
 
 
@@ -57,8 +60,9 @@ def _wait_for_calls(db: Path, env: dict[str, str], proc: subprocess.Popen[str], 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the run ended before it was signalled"
-        done = subprocess.run(_cli(db, "sql", "SELECT count(*) FROM calls", "--format", "csv"), env=env,
-                              capture_output=True, text=True)  # fmt: skip
+        done = subprocess.run(
+            _cli(db, "sql", "SELECT count(*) FROM calls", "--format", "csv"), env=env, capture_output=True, text=True
+        )
         if done.returncode == 0 and int(done.stdout.split()[-1]) > 0:
             return
         time.sleep(0.2)
@@ -122,7 +126,12 @@ def test_kill_9_never_asks_again_for_an_answer_it_received(tmp_path: Path) -> No
         assert done.returncode == 0, done.stderr
         asked = len(stub.requests)
     assert asked <= 60 + 4 + 1, (asked, answered_before)  # only what was in flight at the kill again
-    out = subprocess.run(_cli(db, "sql", "SELECT count(*) AS n FROM calls WHERE status = 'ok'", "--format", "csv"),
-                         env=env, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        _cli(db, "sql", "SELECT count(*) AS n FROM calls WHERE status = 'ok'", "--format", "csv"),
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.split()[-1] == "60"
     assert not (tmp_path / "k.duckdb.journal").exists()  # the run's end removed its journal

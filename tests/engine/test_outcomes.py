@@ -42,9 +42,15 @@ def test_score_exits_3_and_marks_the_run_failed_when_every_call_failed(items: No
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.extend([(500, "boom")] * 20)
         result = run_cli(
-            "score", "--rubric", "story-quality", "--juror", _stub_juror(stub, ",retries=1,name=flaky"),
-            "--run", "r1", "--no-progress",
-        )  # fmt: skip
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            _stub_juror(stub, ",retries=1,name=flaky"),
+            "--run",
+            "r1",
+            "--no-progress",
+        )
     assert result.exit_code == 3, result.stderr
     # Reasons are grouped with counts: three calls, one reason.
     assert "3 of 3 calls ended in error" in result.stderr
@@ -56,9 +62,15 @@ def test_some_errors_mark_the_run_finished_with_errors(items: None, db_path: Pat
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.extend([(500, "boom")] * 2)  # the first call fails twice (retries=1), the others answer
         result = run_cli(
-            "score", "--rubric", "story-quality", "--juror", _stub_juror(stub, ",retries=1,concurrency=1"),
-            "--run", "r1", "--no-progress",
-        )  # fmt: skip
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            _stub_juror(stub, ",retries=1,concurrency=1"),
+            "--run",
+            "r1",
+            "--no-progress",
+        )
     assert result.exit_code == 3
     assert "1 of 3 calls ended in error" in result.stderr
     assert _sql(db_path, "SELECT status FROM runs") == [("finished_with_errors",)]
@@ -116,8 +128,13 @@ def test_attempts_count_every_request_including_retries(small_store: Any) -> Non
 
 
 def test_attempts_of_a_call_that_gave_up(small_store: Any) -> None:
-    score(small_store, load_rubric("story-quality"), [parse_juror("fake/e,error_rate=1,retries=2")],
-          where="item_id = 'i1'", options=QUIET)  # fmt: skip
+    score(
+        small_store,
+        load_rubric("story-quality"),
+        [parse_juror("fake/e,error_rate=1,retries=2")],
+        where="item_id = 'i1'",
+        options=QUIET,
+    )
     assert small_store.execute("SELECT attempts FROM calls").fetchall() == [(3,)]
 
 

@@ -48,12 +48,23 @@ def test_plan_counts_prices_and_leaves_the_store_alone(db_path: Path, tmp_path: 
     assert after == before  # nothing called, nothing written
 
 
-def test_plan_cli_says_unknown_never_zero_and_needs_no_key(db_path: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_plan_cli_says_unknown_never_zero_and_needs_no_key(
+    db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
-    out = run_cli("score", "--rubric", "story-quality", "--juror", "openai/gpt-4o-mini", "--juror",
-                  "openai/no-such-price-model", "--plan", "--db", str(db_path))  # fmt: skip
+    out = run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        "openai/gpt-4o-mini",
+        "--juror",
+        "openai/no-such-price-model",
+        "--plan",
+        "--db",
+        str(db_path),
+    )
     assert out.exit_code == 0, out.stderr
     total = next(line for line in out.stdout.splitlines() if line.startswith("total"))
     assert total.split()[-2:] == ["unknown", "unknown"]
@@ -76,8 +87,21 @@ def test_expected_output_comes_from_earlier_answers(con: Any, tmp_path: Path) ->
 
 
 def _cli_score(db: Path, juror: str, *extra: str) -> Any:
-    return run_cli("score", "--rubric", "story-quality", "--juror", juror, "--run", "b", "--concurrency", "1",
-                   "--no-progress", "--db", str(db), *extra)  # fmt: skip
+    return run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        juror,
+        "--run",
+        "b",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "--db",
+        str(db),
+        *extra,
+    )
 
 
 def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_path: Path, tmp_path: Path) -> None:
@@ -118,8 +142,9 @@ def test_a_budget_stops_the_run_before_it_is_passed_and_a_higher_one_resumes(db_
 
 def test_a_budget_needs_known_prices(db_path: Path, tmp_path: Path) -> None:
     run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
-    out = _cli_score(db_path, "openai/no-such-price-model,api_key=sk-t,api_base=http://127.0.0.1:9/v1,local=false",
-                     "--max-cost", "1")  # fmt: skip
+    out = _cli_score(
+        db_path, "openai/no-such-price-model,api_key=sk-t,api_base=http://127.0.0.1:9/v1,local=false", "--max-cost", "1"
+    )
     assert out.exit_code == 2 and "--max-cost: no price is known for juror 'openai/no-such-price-model'" in out.stderr
     from jurybench.store import connect
 
@@ -163,7 +188,13 @@ def test_dollars_show_the_digits_a_cheap_run_needs() -> None:
     from jurybench.jurors._prices import usd
 
     assert [usd(v) for v in (0, 0.000123, 0.001, 0.0166, 0.5, 12.5)] == [
-        "$0", "$0.00012", "$0.0010", "$0.0166", "$0.5000", "$12.50"]  # fmt: skip
+        "$0",
+        "$0.00012",
+        "$0.0010",
+        "$0.0166",
+        "$0.5000",
+        "$12.50",
+    ]
 
 
 def test_a_plan_from_python_reports_what_it_prices_the_run_at(tmp_path: Path, monkeypatch: Any) -> None:
@@ -183,8 +214,10 @@ def test_the_service_plans_without_a_key(db_path: Path, monkeypatch: Any) -> Non
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with make_client(db_path) as c:
         c.post("/v1/items", json={"items": ITEMS})
-        r = c.post("/v1/plan", json={"rubric": "story-quality", "item_ids": ["i0", "i1"],
-                                     "jury": {"jurors": ["openai/gpt-4o-mini"]}})  # fmt: skip
+        r = c.post(
+            "/v1/plan",
+            json={"rubric": "story-quality", "item_ids": ["i0", "i1"], "jury": {"jurors": ["openai/gpt-4o-mini"]}},
+        )
     assert r.status_code == 200 and r.json()["n_calls"] == 2 and r.json()["cost_usd"] > 0, r.text
 
 
@@ -226,8 +259,9 @@ templates:
 
 
 @pytest.mark.parametrize("max_tokens", ["", ",max_tokens=2000"])
-def test_a_budget_is_spent_not_stopped_at_the_first_cautious_reserve(db_path: Path, tmp_path: Path,
-                                                                     max_tokens: str) -> None:  # fmt: skip
+def test_a_budget_is_spent_not_stopped_at_the_first_cautious_reserve(
+    db_path: Path, tmp_path: Path, max_tokens: str
+) -> None:
     """Issue 40, item 1: every call was reserved at the model's output limit (16,384 tokens for
     gpt-4o-mini: about $0.0099) and the run ended at the first refusal, spending 1.4 % of the
     budget. Reserves are now learned from the run's answers and a refused call waits for calls
@@ -240,8 +274,20 @@ def test_a_budget_is_spent_not_stopped_at_the_first_cautious_reserve(db_path: Pa
 
     with StubServer(json.dumps(FULL), limits=RateLimits()) as stub:  # usage: prompt characters / 4, 7 tokens out
         juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t,concurrency=32{max_tokens}"
-        out = run_cli("score", "--rubric", "story-quality", "--juror", juror, "--run", "b", "--no-progress",
-                      "--max-cost", "0.01", "--db", str(db_path))  # fmt: skip
+        out = run_cli(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            juror,
+            "--run",
+            "b",
+            "--no-progress",
+            "--max-cost",
+            "0.01",
+            "--db",
+            str(db_path),
+        )
         assert out.exit_code == 4, out.stdout + out.stderr
     con = connect(db_path)
     n, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()

@@ -17,8 +17,9 @@ def test_a_bucket_waits_short_over_rate_seconds() -> None:
     assert bucket.wait_for(1.0, now=10.5) == pytest.approx(0.0)  # half a second refilled one
 
 
-@pytest.mark.parametrize(("code", "retryable"), [(500, True), (502, True), (503, True), (429, True), (400, False),
-                                                 (404, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("code", "retryable"), [(500, True), (502, True), (503, True), (429, True), (400, False), (404, False)]
+)
 def test_batch_request_errors_are_retryable_on_5xx_and_429_only(code: int, retryable: bool) -> None:
     from jurybench.jurors._batch_clients import BatchClient
 
@@ -39,8 +40,10 @@ def test_the_budget_settles_at_the_real_cost_not_the_reserve() -> None:
     assert budget.spent == pytest.approx(0.35)
 
 
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PROVIDER_TOKEN", "AWS_SECRET_ACCESS_KEY",
-                                  "API_KEY", "DB_PASSWORD"])  # fmt: skip
+@pytest.mark.parametrize(
+    "name",
+    ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MY_PROVIDER_TOKEN", "AWS_SECRET_ACCESS_KEY", "API_KEY", "DB_PASSWORD"],
+)
 def test_credential_variables_are_redacted_wherever_the_word_is(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from jurybench.redact import redact
 
@@ -49,14 +52,22 @@ def test_credential_variables_are_redacted_wherever_the_word_is(name: str, monke
     assert value not in redact(f"the provider said: {value} is wrong")
 
 
-@pytest.mark.parametrize("line", [
-    {"custom_id": "k", "response": "oops"},
-    {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [None]}}},
-    {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "{}"}}],
-                                                                 "usage": {"prompt_tokens": "12"}}}},
-    {"custom_id": "k", "response": {"status_code": "two hundred", "body": {}}},
-    {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": 42}}]}}},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"custom_id": "k", "response": "oops"},
+        {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [None]}}},
+        {
+            "custom_id": "k",
+            "response": {
+                "status_code": 200,
+                "body": {"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": "12"}},
+            },
+        },
+        {"custom_id": "k", "response": {"status_code": "two hundred", "body": {}}},
+        {"custom_id": "k", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": 42}}]}}},
+    ],
+)
 def test_a_batch_line_that_cannot_be_read_is_its_calls_error(line: dict[str, object]) -> None:
     # These crashed the run ("a jurybench bug") and every re-run on the same line (issue 27).
     from jurybench.jurors._batch_clients import BatchClient

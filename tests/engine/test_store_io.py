@@ -54,18 +54,51 @@ def test_concurrent_runs_over_the_same_calls_store_each_once(small_store: Any) -
 def test_an_answer_replaces_an_earlier_error_written_by_another_run(small_store: Any) -> None:
     from jurybench.engine._records import write_batch
 
-    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
-            "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
-            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
-            "run_id": None, "presentation": None}  # fmt: skip
-    judgment = {"call_key": "k", "rubric_hash": "h", "juror_key": "j", "subject_id": "i1", "presented_order": None,
-                "sample_index": 0, "dimension": "relevance", "score": 4.0, "status": "ok", "reason": None,
-                "rationale": None, "label": None, "raw_value": None, "shown_position": None}  # fmt: skip
+    base = {
+        "rubric_hash": "h",
+        "juror_key": "j",
+        "subject_kind": "item",
+        "subject_id": "i1",
+        "presented_order": None,
+        "sample_index": 0,
+        "messages": "[]",
+        "response_text": None,
+        "finish_reason": None,
+        "attempts": 1,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "cost_usd": None,
+        "latency_ms": None,
+        "run_id": None,
+        "presentation": None,
+    }
+    judgment = {
+        "call_key": "k",
+        "rubric_hash": "h",
+        "juror_key": "j",
+        "subject_id": "i1",
+        "presented_order": None,
+        "sample_index": 0,
+        "dimension": "relevance",
+        "score": 4.0,
+        "status": "ok",
+        "reason": None,
+        "rationale": None,
+        "label": None,
+        "raw_value": None,
+        "shown_position": None,
+    }
     write_batch(small_store, "a", [{**base, "call_key": "k", "status": "error", "reason": "boom"}], [], [], False)
     write_batch(small_store, "b", [{**base, "call_key": "k", "status": "ok", "reason": None}], [judgment], [], False)
     # A third run's later answer to the same key does not replace the first answer.
-    write_batch(small_store, "c", [{**base, "call_key": "k", "status": "ok", "reason": "later"}],
-                [{**judgment, "score": 1.0}], [], False)  # fmt: skip
+    write_batch(
+        small_store,
+        "c",
+        [{**base, "call_key": "k", "status": "ok", "reason": "later"}],
+        [{**judgment, "score": 1.0}],
+        [],
+        False,
+    )
     assert small_store.execute("SELECT status, reason FROM calls").fetchall() == [("ok", None)]
     assert small_store.execute("SELECT score FROM pointwise_judgments").fetchall() == [(4.0,)]
     runs = small_store.execute("SELECT run_id FROM run_calls ORDER BY 1").fetchall()
@@ -77,10 +110,26 @@ def test_a_later_error_replaces_an_earlier_error(small_store: Any) -> None:
     latest one (its reason is what a user reads to fix the juror)."""
     from jurybench.engine._records import write_batch
 
-    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
-            "sample_index": 0, "messages": "[]", "response_text": None, "finish_reason": None, "attempts": 1,
-            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
-            "run_id": None, "presentation": None, "call_key": "k", "status": "error"}  # fmt: skip
+    base = {
+        "rubric_hash": "h",
+        "juror_key": "j",
+        "subject_kind": "item",
+        "subject_id": "i1",
+        "presented_order": None,
+        "sample_index": 0,
+        "messages": "[]",
+        "response_text": None,
+        "finish_reason": None,
+        "attempts": 1,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "cost_usd": None,
+        "latency_ms": None,
+        "run_id": None,
+        "presentation": None,
+        "call_key": "k",
+        "status": "error",
+    }
     write_batch(small_store, "a", [{**base, "reason": "timeout"}], [], [], False)
     write_batch(small_store, "b", [{**base, "reason": "invalid api key"}], [], [], False)
     assert small_store.execute("SELECT status, reason FROM calls").fetchall() == [("error", "invalid api key")]
@@ -125,20 +174,49 @@ def test_a_batch_written_twice_or_with_repeats_is_stored_once(small_store: Any) 
     membership row per run."""
     from jurybench.engine._records import write_batch
 
-    base = {"rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": "i1", "presented_order": None,
-            "sample_index": 0, "messages": "[]", "response_text": "{}", "finish_reason": None, "attempts": 1,
-            "prompt_tokens": None, "completion_tokens": None, "cost_usd": None, "latency_ms": None,
-            "run_id": None, "presentation": None, "status": "ok", "reason": None}  # fmt: skip
-    judgment = {"rubric_hash": "h", "juror_key": "j", "subject_id": "i1", "presented_order": None,
-                "sample_index": 0, "score": 4.0, "status": "valid", "reason": None,
-                "rationale": None, "label": None, "raw_value": None, "shown_position": None}  # fmt: skip
+    base = {
+        "rubric_hash": "h",
+        "juror_key": "j",
+        "subject_kind": "item",
+        "subject_id": "i1",
+        "presented_order": None,
+        "sample_index": 0,
+        "messages": "[]",
+        "response_text": "{}",
+        "finish_reason": None,
+        "attempts": 1,
+        "prompt_tokens": None,
+        "completion_tokens": None,
+        "cost_usd": None,
+        "latency_ms": None,
+        "run_id": None,
+        "presentation": None,
+        "status": "ok",
+        "reason": None,
+    }
+    judgment = {
+        "rubric_hash": "h",
+        "juror_key": "j",
+        "subject_id": "i1",
+        "presented_order": None,
+        "sample_index": 0,
+        "score": 4.0,
+        "status": "valid",
+        "reason": None,
+        "rationale": None,
+        "label": None,
+        "raw_value": None,
+        "shown_position": None,
+    }
     calls = [{**base, "call_key": k} for k in ("k1", "k2", "k1")]
     judgments = [{**judgment, "call_key": k, "dimension": d} for k in ("k1", "k2", "k1") for d in ("a", "b")]
     for _ in range(2):
         write_batch(small_store, "r", calls, judgments, ["k0", "k0"], False)
     write_batch(small_store, "r2", [], [], ["k1", "k2"], False)
     assert small_store.execute("SELECT call_key, count(*) FROM calls GROUP BY 1 ORDER BY 1").fetchall() == [
-        ("k1", 1), ("k2", 1)]  # fmt: skip
+        ("k1", 1),
+        ("k2", 1),
+    ]
     rows = small_store.execute(
         "SELECT call_key, criterion, count(*) FROM pointwise_judgments GROUP BY 1, 2 ORDER BY 1, 2"
     )
@@ -160,23 +238,43 @@ def test_end_runs_writes_several_runs_ends_in_one_go(small_store: Any) -> None:
         judgments: dict[str, list[Any]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
         for k in keys:
             row = {name: None for name, _ in CALL_COLUMNS} | {
-                "call_key": k, "rubric_hash": "h", "juror_key": "j", "subject_kind": "item", "subject_id": f"s-{k}",
-                "sample_index": 0, "messages": "[]", "status": "ok", "attempts": 1}  # fmt: skip
+                "call_key": k,
+                "rubric_hash": "h",
+                "juror_key": "j",
+                "subject_kind": "item",
+                "subject_id": f"s-{k}",
+                "sample_index": 0,
+                "messages": "[]",
+                "status": "ok",
+                "attempts": 1,
+            }
             for name, values in calls.items():
                 values.append(row[name])
             jrow = {name: None for name, _ in JUDGMENT_COLUMNS} | {
-                "call_key": k, "rubric_hash": "h", "juror_key": "j", "subject_id": f"s-{k}", "sample_index": 0,
-                "dimension": "d", "score": 3.0, "status": "valid"}  # fmt: skip
+                "call_key": k,
+                "rubric_hash": "h",
+                "juror_key": "j",
+                "subject_id": f"s-{k}",
+                "sample_index": 0,
+                "dimension": "d",
+                "score": 3.0,
+                "status": "valid",
+            }
             for name, values in judgments.items():
                 values.append(jrow[name])
         return calls, judgments, cached
 
     for run in ("r1", "r2"):
-        small_store.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, 'h', "
-                            "'pointwise', '[]', 'running')", [run])  # fmt: skip
+        small_store.execute(
+            "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, 'h', "
+            "'pointwise', '[]', 'running')",
+            [run],
+        )
     at = datetime(2026, 11, 24, 12, 0)
-    ends = [RunEnd("r1", False, batch(["k1", "k2"], []), "finished", at),
-            RunEnd("r2", False, batch(["k2", "k3"], ["k0"]), "finished_with_errors", at)]  # fmt: skip
+    ends = [
+        RunEnd("r1", False, batch(["k1", "k2"], []), "finished", at),
+        RunEnd("r2", False, batch(["k2", "k3"], ["k0"]), "finished_with_errors", at),
+    ]
     assert end_runs(small_store, ends) == [None, None]
     assert small_store.execute("SELECT call_key FROM calls ORDER BY 1").fetchall() == [("k1",), ("k2",), ("k3",)]
     assert small_store.execute("SELECT count(*) FROM pointwise_judgments").fetchone() == (3,)
@@ -210,13 +308,15 @@ def test_one_huge_stored_answer_does_not_stop_runs_that_leave_it_out(tmp_path: A
     from tests.conftest import run_cli
 
     db = _huge_store(tmp_path, monkeypatch)
-    done = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--where", "item_id <> 'huge'", "--no-progress",
-                   "--db", str(db))  # fmt: skip
+    done = run_cli(
+        "score", "-r", "story-quality", "-j", "fake/a", "--where", "item_id <> 'huge'", "--no-progress", "--db", str(db)
+    )
     assert done.exit_code == 0, done.stderr
     assert "6 judgments requested" in done.stdout
     db = _huge_store(tmp_path / "pairs", monkeypatch, pairwise=True)
-    done = run_cli("score", "-r", "preference", "-j", "fake/a", "--where", "pair_id <> 'ph'", "--no-progress",
-                   "--db", str(db))  # fmt: skip
+    done = run_cli(
+        "score", "-r", "preference", "-j", "fake/a", "--where", "pair_id <> 'ph'", "--no-progress", "--db", str(db)
+    )
     assert done.exit_code == 0, done.stderr
 
 

@@ -21,8 +21,13 @@ INSTRUMENT: Any = load_rubric("social-style")
 
 
 def _texts(con: Any, tmp_path: Path) -> None:
-    rows = ["item_id,response,language,reference", "e1,I won!,en,joy", "e2,Ich vermisse dich,de,Traurigkeit",
-            "e3,¡Qué asco!,es,disgust", "e4,No gold here,en,"]  # fmt: skip
+    rows = [
+        "item_id,response,language,reference",
+        "e1,I won!,en,joy",
+        "e2,Ich vermisse dich,de,Traurigkeit",
+        "e3,¡Qué asco!,es,disgust",
+        "e4,No gold here,en,",
+    ]
     import_items(con, write(tmp_path / "t.csv", "\n".join(rows) + "\n"))
 
 
@@ -62,8 +67,16 @@ def test_classification_disparity_from_the_view_through_the_cli(con: Any, tmp_pa
     acc = dict(con.execute("SELECT language, avg(correct::INT) FROM classification_outcomes GROUP BY 1").fetchall())
     assert acc["en"] > 0.75 and acc["de"] < 0.6  # the planted language gap
     con.close()
-    out = run_cli("stats", "disparity", "--db", str(db_path), "--format", "json", "--sql",
-                  "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes")  # fmt: skip
+    out = run_cli(
+        "stats",
+        "disparity",
+        "--db",
+        str(db_path),
+        "--format",
+        "json",
+        "--sql",
+        "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes",
+    )
     assert out.exit_code == 0, out.stderr
     assert "gini" in out.stdout.lower()
 
@@ -92,8 +105,9 @@ def test_questionnaire_rotation_is_recorded_and_scores_are_canonical(con: Any, t
         for criterion, value, raw, position, _label in rows:
             assert raw == 2 and shown.order[position - 1] == criterion
             assert value == (6 - canonical if criterion in reverse else canonical)
-    facets = con.execute(
-        "SELECT count(*) FROM inventory_scores WHERE run_id = 'q' AND level = 'facet'").fetchall()[0][0]  # fmt: skip
+    facets = con.execute("SELECT count(*) FROM inventory_scores WHERE run_id = 'q' AND level = 'facet'").fetchall()[0][
+        0
+    ]
     factors = con.execute("SELECT DISTINCT name FROM inventory_scores WHERE level = 'factor' ORDER BY 1").fetchall()
     assert facets == 2 * 5 and [f[0] for f in factors] == ["considerate", "outgoing"]
 
@@ -103,8 +117,7 @@ def test_partial_questionnaire_answers_keep_the_valid_items(con: Any, tmp_path: 
     FakeBackend.enqueue("obs", "1. 3\n2. 3\n", "I'm sorry, but I won't rate a real person.")
     result = score(con, INSTRUMENT, [parse_juror("fake/obs")], run_id="p", options=QUIET)
     assert result.status_counts == {"ok": 1, "refusal": 1}
-    by_status = dict(con.execute(
-        "SELECT status, count(*) FROM pointwise_judgments GROUP BY 1").fetchall())  # fmt: skip
+    by_status = dict(con.execute("SELECT status, count(*) FROM pointwise_judgments GROUP BY 1").fetchall())
     assert by_status == {"valid": 2, "invalid": 10, "refusal": 12}
 
 

@@ -83,8 +83,13 @@ def test_consistent_exclusion_drops_a_refused_prompt_for_every_model(con: Any, t
     # Tasks run model by model within a prompt: p0 (a f, a m, b f, b m), then p1.
     FakeBackend.enqueue("a", "ok a0f", "ok a0m", "ok a1f", "ok a1m")
     FakeBackend.enqueue("b", "ok b0f", "Sorry, I can't write that.", "ok b1f", "ok b1m")
-    report = generate(con, spec, generators_of(spec, ["fake/a", "fake/b"]), _prompts(tmp_path, 2),
-                      options=EngineOptions(progress=False, concurrency=1))  # fmt: skip
+    report = generate(
+        con,
+        spec,
+        generators_of(spec, ["fake/a", "fake/b"]),
+        _prompts(tmp_path, 2),
+        options=EngineOptions(progress=False, concurrency=1),
+    )
     assert report.excluded_prompts == ["p0"]
     assert report.items_inserted == 4  # p1 only, both models and arms
     models = con.execute("SELECT DISTINCT json_extract_string(metadata, '$.prompt_id') FROM items").fetchall()
@@ -133,8 +138,13 @@ def test_a_real_provider_path_against_the_loopback_stub(con: Any, tmp_path: Path
     with StubServer("Dear reader, here is my letter.") as stub:
         stub.script.append((200, "I'm sorry, but I can't help with writing that."))
         model = f"openai/stub-writer,api_base={stub.api_base},api_key=sk-test"
-        report = generate(con, spec, generators_of(spec, [model]), _prompts(tmp_path, 2),
-                          options=EngineOptions(progress=False, concurrency=1, retry_base_s=0.001))  # fmt: skip
+        report = generate(
+            con,
+            spec,
+            generators_of(spec, [model]),
+            _prompts(tmp_path, 2),
+            options=EngineOptions(progress=False, concurrency=1, retry_base_s=0.001),
+        )
         sent = stub.requests[0]
     assert sent["temperature"] == 0.7 and sent["max_tokens"] == 200
     assert "response_format" not in sent  # free text, not JSON mode
@@ -149,8 +159,13 @@ def test_the_providers_own_refusal_signal_marks_a_refusal(con: Any, tmp_path: Pa
     with StubServer("A letter.") as stub:
         stub.script.append((200, {"content": None, "refusal": "This request goes against the usage policy."}))
         model = f"openai/stub-writer,api_base={stub.api_base},api_key=sk-test"
-        report = generate(con, spec, generators_of(spec, [model]), _prompts(tmp_path, 1),
-                          options=EngineOptions(progress=False, concurrency=1))  # fmt: skip
+        report = generate(
+            con,
+            spec,
+            generators_of(spec, [model]),
+            _prompts(tmp_path, 1),
+            options=EngineOptions(progress=False, concurrency=1),
+        )
     assert report.n_refused == 1 and report.items_inserted == 1
     reason = con.execute("SELECT refusal_reason FROM generations WHERE refused").fetchall()[0][0]
     assert reason == "provider refusal: This request goes against the usage policy."

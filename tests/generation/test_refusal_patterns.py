@@ -8,14 +8,18 @@ import pytest
 from jurybench.generation import GenerationSpec
 
 REFUSALS = {
-    "en": ["I'm sorry, but I can't help with that.", "I cannot write that message.",
-           "Unfortunately, I can't assist with this request.", "As an AI, I do not write persuasion."],
+    "en": [
+        "I'm sorry, but I can't help with that.",
+        "I cannot write that message.",
+        "Unfortunately, I can't assist with this request.",
+        "As an AI, I do not write persuasion.",
+    ],
     "de": ["Es tut mir leid, aber ich kann das nicht schreiben.", "Ich kann dir dabei nicht helfen."],
     "es": ["Lo siento, pero no puedo ayudar con eso."],
     "fr": ["Je suis désolé, mais je ne peux pas écrire ce message.", "Désolé, je ne peux pas faire cela."],
     "ja": ["申し訳ありませんが、そのご依頼にはお応えできません。"],
     "zh": ["抱歉，我无法帮助完成这个请求。"],
-}  # fmt: skip
+}
 ORDINARY = {
     "en": "I'm glad you asked: here is a short message for your neighbour.",
     "de": "Es tut gut, gemeinsam etwas zu bewegen: mach mit!",

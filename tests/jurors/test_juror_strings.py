@@ -23,12 +23,15 @@ def test_a_json_object_value_keeps_its_commas() -> None:
     assert "extra_headers" not in spec.params  # a credential: never part of the identity
 
 
-@pytest.mark.parametrize(("juror", "says"), [
-    ('openai/m,extra_headers={"X": abc}', "extra_headers is not a JSON object (Expecting value at character 7)"),
-    ("openai/m,extra_headers=abc", "extra_headers must be a mapping of header names to values (got str)"),
-    ('openai/m,extra.headers={"X": {"a": 1}}', "extra.headers: header 'X' must be text (got dict)"),
-    ('openai/m,headers={"X": "secretvalue1"', "headers is not a JSON object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("juror", "says"),
+    [
+        ('openai/m,extra_headers={"X": abc}', "extra_headers is not a JSON object (Expecting value at character 7)"),
+        ("openai/m,extra_headers=abc", "extra_headers must be a mapping of header names to values (got str)"),
+        ('openai/m,extra.headers={"X": {"a": 1}}', "extra.headers: header 'X' must be text (got dict)"),
+        ('openai/m,headers={"X": "secretvalue1"', "headers is not a JSON object"),
+    ],
+)
 def test_a_malformed_mapping_is_one_line_and_shows_no_value(juror: str, says: str) -> None:
     with pytest.raises(JurybenchError) as caught:
         parse_juror(juror)
@@ -83,8 +86,16 @@ def test_url_user_info_is_sent_as_basic_auth_and_masked_when_shown(db_path: Path
     run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
     with StubServer(json.dumps(FULL)) as stub:
         base = stub.api_base.replace("http://", "http://alice:s3cretPassw0rd@")
-        out = run_cli("score", "--rubric", "story-quality", "--juror", f"openai/stub,api_base={base},api_key=sk-t",
-                      "--no-progress", "--db", str(db_path))  # fmt: skip
+        out = run_cli(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            f"openai/stub,api_base={base},api_key=sk-t",
+            "--no-progress",
+            "--db",
+            str(db_path),
+        )
         assert out.exit_code == 0, out.stderr
     basic = "Basic " + base64.b64encode(b"alice:s3cretPassw0rd").decode()
     assert stub.headers and all(h.get("authorization") == basic for h in stub.headers)

@@ -89,8 +89,9 @@ def test_a_wait_that_would_pass_the_deadline_fails_at_once_and_stop_ends_any_wai
     async def go(**kwargs: Any) -> float:
         import time
 
-        return await limiter.acquire(1.0, deadline=kwargs.get("deadline", math.inf) + time.monotonic(),
-                                     stop=kwargs.get("stop"))  # fmt: skip
+        return await limiter.acquire(
+            1.0, deadline=kwargs.get("deadline", math.inf) + time.monotonic(), stop=kwargs.get("stop")
+        )
 
     with pytest.raises(LimiterTimeout):
         asyncio.run(asyncio.wait_for(go(deadline=5.0), 60))
@@ -135,8 +136,11 @@ def test_a_run_after_remaining_zero_with_no_limit_goes_on(tmp_path: Any) -> None
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.append((200, json.dumps(FULL), {f"{R}remaining-requests": "0"}))
         juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=sk-t,concurrency=1")
-        result = _finishes(lambda: score(con, load_rubric("story-quality"), [juror],
-                                         options=EngineOptions(progress=False, give_up_after_s=60)))  # fmt: skip
+        result = _finishes(
+            lambda: score(
+                con, load_rubric("story-quality"), [juror], options=EngineOptions(progress=False, give_up_after_s=60)
+            )
+        )
     assert result.status_counts == {"ok": 3}
     con.close()
 
@@ -188,8 +192,11 @@ def test_a_limit_that_cannot_be_right_does_not_pace_a_run_to_a_halt(tmp_path: An
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.extend((200, json.dumps(FULL), said) for _ in range(20))
         juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=sk-t,concurrency=1")
-        result = _finishes(lambda: score(con, load_rubric("story-quality"), [juror],
-                                         options=EngineOptions(progress=False, give_up_after_s=30)))  # fmt: skip
+        result = _finishes(
+            lambda: score(
+                con, load_rubric("story-quality"), [juror], options=EngineOptions(progress=False, give_up_after_s=30)
+            )
+        )
         limiter = endpoint_limiter(endpoint_key("openai", stub.api_base, "sk-t"), 1)
     assert result.status_counts == {"ok": 20}
     assert limiter.requests.distrusted and limiter.requests.rate == 0.0

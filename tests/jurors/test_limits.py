@@ -46,15 +46,29 @@ def test_rfc3339_and_http_dates_are_seconds_from_now() -> None:
 
 
 def test_headers_openai_anthropic_and_litellm_prefixed() -> None:
-    openai = read_headers({"llm_provider-x-ratelimit-limit-requests": "600", "x-ratelimit-remaining-requests": "17",
-                           "x-ratelimit-reset-requests": "1.5s", "x-ratelimit-limit-tokens": "100000",
-                           "x-ratelimit-remaining-tokens": "99000", "x-ratelimit-reset-tokens": "600ms",
-                           "retry-after": "2", "retry-after-ms": "1500"})  # fmt: skip
+    openai = read_headers(
+        {
+            "llm_provider-x-ratelimit-limit-requests": "600",
+            "x-ratelimit-remaining-requests": "17",
+            "x-ratelimit-reset-requests": "1.5s",
+            "x-ratelimit-limit-tokens": "100000",
+            "x-ratelimit-remaining-tokens": "99000",
+            "x-ratelimit-reset-tokens": "600ms",
+            "retry-after": "2",
+            "retry-after-ms": "1500",
+        }
+    )
     assert (openai.limit_requests, openai.remaining_requests, openai.reset_requests) == (600, 17, 1.5)
     assert (openai.limit_tokens, openai.remaining_tokens, openai.reset_tokens) == (100000, 99000, 0.6)
     assert openai.retry_after == 1.5  # retry-after-ms is the finer of the two
-    anthropic = read_headers({"anthropic-ratelimit-requests-limit": "50", "anthropic-ratelimit-requests-remaining": "49",
-                              "anthropic-ratelimit-tokens-limit": "40000", "retry-after": "3"})  # fmt: skip
+    anthropic = read_headers(
+        {
+            "anthropic-ratelimit-requests-limit": "50",
+            "anthropic-ratelimit-requests-remaining": "49",
+            "anthropic-ratelimit-tokens-limit": "40000",
+            "retry-after": "3",
+        }
+    )
     assert (anthropic.limit_requests, anthropic.remaining_requests, anthropic.limit_tokens) == (50, 49, 40000)
     assert anthropic.retry_after == 3.0
     assert not read_headers({"content-type": "application/json"}).any
@@ -110,8 +124,9 @@ def test_give_up_after_turns_waiting_into_an_error(con: Any, tmp_path: Any) -> N
     limits = RateLimits(rpm=1, burst_s=60.0)  # one request a minute
     with StubServer(json.dumps(FULL), limits=limits) as stub:
         juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=sk-t,concurrency=3")
-        result = score(con, load_rubric("story-quality"), [juror],
-                       options=EngineOptions(progress=False, give_up_after_s=1.0))  # fmt: skip
+        result = score(
+            con, load_rubric("story-quality"), [juror], options=EngineOptions(progress=False, give_up_after_s=1.0)
+        )
     assert result.status_counts == {"ok": 1, "error": 2}
     reasons = {r[0] for r in con.execute("SELECT reason FROM calls WHERE status = 'error'").fetchall()}
     assert len(reasons) == 1 and next(iter(reasons)).startswith("rate limited for over 1 s (--give-up-after)")

@@ -81,8 +81,9 @@ def test_planted_d_lies_inside_its_bootstrap_ci(con: Any, tmp_path: Path) -> Non
     score(con, QUALITY, [parse_juror(spec)], run_id="d", options=QUIET)
     from jurybench.stats._store_effects import stat_cohens_d
 
-    out = stat_cohens_d(con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'",
-                        n_boot=1000, seed=1)  # fmt: skip
+    out = stat_cohens_d(
+        con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'", n_boot=1000, seed=1
+    )
     effect = out["cells"]["all"]["effects"]["relevance"]["d_pooled"]
     # The population d of this juror: the same answer model on 20,000 fresh items per arm.
     juror = SimJuror(parse_juror(spec), QUALITY)
@@ -129,8 +130,10 @@ def test_calibration_weights_the_more_accurate_juror(con: Any, tmp_path: Path) -
 def test_language_leniency_shifts_scores_by_language() -> None:
     juror = SimJuror(parse_juror("sim/a,language_leniency=ko:-1|de:0.5,noise=0"), QUALITY)
     # Same item, same truth, noise 0: Korean one point lower, German half a point higher (before rounding).
-    scores = {lang: [juror.pointwise(SimItem(f"i{k}", lang, 10, {}, {}), juror.rng(k))["coherence"]
-                     for k in range(400)] for lang in ("en", "ko", "de")}  # fmt: skip
+    scores = {
+        lang: [juror.pointwise(SimItem(f"i{k}", lang, 10, {}, {}), juror.rng(k))["coherence"] for k in range(400)]
+        for lang in ("en", "ko", "de")
+    }
     assert np.mean(scores["en"]) - np.mean(scores["ko"]) == pytest.approx(1.0, abs=0.15)
     assert 0.2 < np.mean(scores["de"]) - np.mean(scores["en"]) < 0.8
 
@@ -138,8 +141,16 @@ def test_language_leniency_shifts_scores_by_language() -> None:
 def test_sim_jurors_from_the_cli_and_bad_parameters(tmp_path: Path) -> None:
     items = write(tmp_path / "i.csv", "item_id,response,language\ni1,a,en\ni2,b,en\n")
     assert run_cli("items", "import", str(items)).exit_code == 0
-    ok = run_cli("score", "-r", "story-quality", "-j", "sim/a,language_leniency=ko:-1|en:0.5,refusal_rate=0.5",
-                 "--run", "s", "--no-progress")  # fmt: skip
+    ok = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/a,language_leniency=ko:-1|en:0.5,refusal_rate=0.5",
+        "--run",
+        "s",
+        "--no-progress",
+    )
     assert ok.exit_code == 0, ok.stderr
     statuses = json.loads(run_cli("sql", "SELECT count(*) AS n FROM calls", "--format", "json").stdout)
     assert statuses == [{"n": 2}]

@@ -40,11 +40,18 @@ def test_schema_mode_sends_the_rubrics_strict_schema_and_still_validates_bounds(
     out_of_range = {**FULL, "relevance": 7}  # a server that did not enforce the bound
     with StubServer(json.dumps(FULL)) as stub:
         stub.script.extend([(200, json.dumps(out_of_range))] * 2)  # the answer and its re-ask
-        score(small_store, rubric, [_juror(stub, ",structured=schema,concurrency=1")], where="item_id = 'i1'",
-              options=QUIET)  # fmt: skip
+        score(
+            small_store,
+            rubric,
+            [_juror(stub, ",structured=schema,concurrency=1")],
+            where="item_id = 'i1'",
+            options=QUIET,
+        )
         sent = stub.requests[0]["response_format"]
-    assert sent == {"type": "json_schema", "json_schema": {"name": "answer", "schema": answer_schema(rubric),
-                                                           "strict": True}}  # fmt: skip
+    assert sent == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": answer_schema(rubric), "strict": True},
+    }
     schema = sent["json_schema"]["schema"]
     assert schema["required"] == [*rubric.dimensions, "rationale"] and schema["additionalProperties"] is False
     assert schema["properties"]["rationale"] == {"type": ["string", "null"]}
@@ -74,9 +81,17 @@ def _logprobs(answer: dict[str, int]) -> dict[str, Any]:
         start = text.index(f'"{key}": ') + len(f'"{key}": ')
         content.append({"token": text[position:start], "logprob": 0.0, "top_logprobs": []})
         other = value - 1 if value > 1 else value + 1
-        content.append({"token": str(value), "logprob": math.log(0.5), "top_logprobs": [
-            {"token": str(value), "logprob": math.log(0.5)}, {"token": str(other), "logprob": math.log(0.25)},
-            {"token": "x", "logprob": math.log(0.25)}]})  # fmt: skip
+        content.append(
+            {
+                "token": str(value),
+                "logprob": math.log(0.5),
+                "top_logprobs": [
+                    {"token": str(value), "logprob": math.log(0.5)},
+                    {"token": str(other), "logprob": math.log(0.25)},
+                    {"token": "x", "logprob": math.log(0.25)},
+                ],
+            }
+        )
         position = start + len(str(value))
     content.append({"token": text[position:], "logprob": 0.0, "top_logprobs": []})
     return {"content": content, "text": text}
@@ -154,8 +169,9 @@ def test_fake_jurors_give_expected_scores_and_the_jury_can_use_either(small_stor
         ("fake/a,structured=instructor,scores=expected", "story-quality", "instructor does not pass on"),
     ],
 )
-def test_structured_settings_are_checked_before_any_call(small_store: Any, juror: str, rubric: str,
-                                                         message: str) -> None:  # fmt: skip
+def test_structured_settings_are_checked_before_any_call(
+    small_store: Any, juror: str, rubric: str, message: str
+) -> None:
     with pytest.raises(JurybenchError, match=message):
         score(small_store, load_rubric(rubric), [parse_juror(juror)], options=QUIET)
 
@@ -170,8 +186,9 @@ def test_the_cli_switches_a_run_to_expected_scores_without_a_call(tmp_path: Any)
     assert first.exit_code == 0, first.stderr
     query = "SELECT round(sum(jury_score), 6) FROM jury_pointwise WHERE run_id = 'r'"
     discrete = run_cli("sql", query, "--format", "json", "--db", db).stdout
-    again = run_cli("score", "-r", "story-quality", "-j", juror, "--run", "r", "--scores", "expected",
-                    "--no-progress", "--db", db)  # fmt: skip
+    again = run_cli(
+        "score", "-r", "story-quality", "-j", juror, "--run", "r", "--scores", "expected", "--no-progress", "--db", db
+    )
     assert again.exit_code == 0 and "3 from cache, 0 called" in again.stdout
     expected = run_cli("sql", query, "--format", "json", "--db", db).stdout
     assert discrete != expected
@@ -211,8 +228,16 @@ def test_plan_prices_a_local_server_at_zero_and_says_so(small_store: Any, tmp_pa
 
     db = str(tmp_path / "plan.duckdb")
     run_cli("items", "import", str(write(tmp_path / "items.csv", ITEMS_CSV)), "--db", db)
-    out = run_cli("score", "-r", "story-quality", "-j", "openai/gemma,api_base=http://127.0.0.1:9/v1,api_key=x",
-                  "--plan", "--db", db)  # fmt: skip
+    out = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "openai/gemma,api_base=http://127.0.0.1:9/v1,api_key=x",
+        "--plan",
+        "--db",
+        db,
+    )
     assert out.exit_code == 0, out.stderr
     assert "priced at $0: openai/gemma (a server on this machine" in out.stdout
     assert "price unknown" not in out.stdout
@@ -242,8 +267,10 @@ def test_anthropic_jurors_mark_the_shared_system_prompt_for_caching() -> None:
 
     messages = [{"role": "system", "content": "rules shared by every call"}, {"role": "user", "content": "item 7"}]
     marked = cache_marked(messages)
-    assert marked[0] == {"role": "system", "content": [{"type": "text", "text": "rules shared by every call",
-                                                        "cache_control": {"type": "ephemeral"}}]}  # fmt: skip
+    assert marked[0] == {
+        "role": "system",
+        "content": [{"type": "text", "text": "rules shared by every call", "cache_control": {"type": "ephemeral"}}],
+    }
     assert marked[1] == messages[1] and messages[0]["content"] == "rules shared by every call"  # not modified
 
 
@@ -252,14 +279,27 @@ def _long_rubric(item_first: bool) -> Any:
     item (jurybench's layout) or after it."""
     from jurybench.rubric import parse_rubric
 
-    anchors = {level: f"Level {level}. " + " ".join(f"clause {level}-{k} of a long description" for k in range(30))
-               for level in range(1, 6)}  # fmt: skip
+    anchors = {
+        level: f"Level {level}. " + " ".join(f"clause {level}-{k} of a long description" for k in range(30))
+        for level in range(1, 6)
+    }
     item = "Text:\n{response}"
     shared = "Rate the text on the criterion below.\n\n{criteria}\n\n{answer_format}"
     user = f"{item}\n\n{shared}" if item_first else f"{shared}\n\n{item}"
-    body = {"name": "long", "kind": "pointwise", "rationale": False, "templates": {"en": {"system": "Judge.", "user": user}},
-            "criteria": [{"name": "quality", "description": "How good the text is.", "scale": {"min": 1, "max": 5},
-                          "anchors": anchors}]}  # fmt: skip
+    body = {
+        "name": "long",
+        "kind": "pointwise",
+        "rationale": False,
+        "templates": {"en": {"system": "Judge.", "user": user}},
+        "criteria": [
+            {
+                "name": "quality",
+                "description": "How good the text is.",
+                "scale": {"min": 1, "max": 5},
+                "anchors": anchors,
+            }
+        ],
+    }
     return parse_rubric(json.dumps(body))
 
 

@@ -64,14 +64,26 @@ def test_juror_level_statistics_use_each_jurors_mean(small_store: Any) -> None:
 def test_a_juror_whose_calls_all_failed_stays_in_the_panel(tmp_path: Path, db_path: Path) -> None:
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV))).exit_code == 0
     result = run_cli(
-        "score", "-r", "story-quality", "-j", "fake/ok", "-j", "fake/broken,error_rate=1,retries=0",
-        "--quorum", "2", "--run", "r", "--no-progress",
-    )  # fmt: skip
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "fake/ok",
+        "-j",
+        "fake/broken,error_rate=1,retries=0",
+        "--quorum",
+        "2",
+        "--run",
+        "r",
+        "--no-progress",
+    )
     assert result.exit_code == 3
     figures = run_cli(
-        "sql", "SELECT DISTINCT n_jurors_expected, n_jurors_present, below_quorum, jury_score FROM jury_pointwise",
-        "--format", "json",
-    )  # fmt: skip
+        "sql",
+        "SELECT DISTINCT n_jurors_expected, n_jurors_present, below_quorum, jury_score FROM jury_pointwise",
+        "--format",
+        "json",
+    )
     assert json.loads(figures.stdout) == [
         {"n_jurors_expected": 2, "n_jurors_present": 1, "below_quorum": True, "jury_score": None}
     ]
@@ -113,10 +125,12 @@ def test_weighted_jury_from_a_file(tmp_path: Path) -> None:
         tmp_path / "jury.yaml", "aggregation: weighted\njurors:\n  - {model: fake/a, weight: 3}\n  - {model: fake/b}\n"
     )
     assert run_cli("score", "-r", "story-quality", "--jury", str(jury), "--run", "w", "--no-progress").exit_code == 0
-    rows = json.loads(run_cli("sql", "SELECT item_id, criterion, juror, juror_score FROM juror_pointwise",
-                              "--format", "json").stdout)  # fmt: skip
-    jury_rows = json.loads(run_cli("sql", "SELECT item_id, criterion, jury_score FROM jury_pointwise",
-                                   "--format", "json").stdout)  # fmt: skip
+    rows = json.loads(
+        run_cli("sql", "SELECT item_id, criterion, juror, juror_score FROM juror_pointwise", "--format", "json").stdout
+    )
+    jury_rows = json.loads(
+        run_cli("sql", "SELECT item_id, criterion, jury_score FROM jury_pointwise", "--format", "json").stdout
+    )
     by = {(r["item_id"], r["criterion"], r["juror"]): r["juror_score"] for r in rows}
     for r in jury_rows:
         a, b = by[(r["item_id"], r["criterion"], "fake/a")], by[(r["item_id"], r["criterion"], "fake/b")]
@@ -160,8 +174,9 @@ def test_calibrated_jury_scores_a_new_run(tmp_path: Path) -> None:
     simulate(con, "sim")
     _, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
     # A new run with the same jurors (fake/j0..j2 as the simulation named them) scored by the engine.
-    jury = Jury(tuple(parse_juror(f"fake/j{i},name=j{i}") for i in range(3)), aggregation="calibrated",
-                calibration=str(path))  # fmt: skip
+    jury = Jury(
+        tuple(parse_juror(f"fake/j{i},name=j{i}") for i in range(3)), aggregation="calibrated", calibration=str(path)
+    )
     with pytest.raises(JurybenchError, match="has not been checked"):  # the engine applies only what it is given
         score(con, QUALITY, jury, where="item_id LIKE 'sim-p000-%' AND language = 'en'", run_id="cal", options=QUIET)
     import jurybench as jb
@@ -178,10 +193,18 @@ def test_calibrated_jury_scores_a_new_run(tmp_path: Path) -> None:
 def test_a_misspelt_aggregation_or_key_names_the_file_and_line(tmp_path: Path, db_path: Path) -> None:
     """Issue 40, item 7: 'meen' was refused without the file or the line."""
     run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
-    cases = [("jurors:\n  - fake/a\n  - fake/b\naggregation: meen\n", "line 4, field 'aggregation': 'meen'",
-              "Did you mean 'mean'?"),
-             ("name: j\njurors:\n  - fake/a\naggregaton: mean\n", "line 4: unknown key 'aggregaton'",
-              "Did you mean 'aggregation'?")]  # fmt: skip
+    cases = [
+        (
+            "jurors:\n  - fake/a\n  - fake/b\naggregation: meen\n",
+            "line 4, field 'aggregation': 'meen'",
+            "Did you mean 'mean'?",
+        ),
+        (
+            "name: j\njurors:\n  - fake/a\naggregaton: mean\n",
+            "line 4: unknown key 'aggregaton'",
+            "Did you mean 'aggregation'?",
+        ),
+    ]
     for text, says, hint in cases:
         path = write(tmp_path / "jury.yaml", text)
         out = run_cli("score", "-r", "story-quality", "--jury", str(path), "--no-progress", "--db", str(db_path))

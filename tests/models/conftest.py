@@ -28,8 +28,10 @@ class LocalModel:
 
     def juror(self, extra: str = "") -> str:
         """A jurybench juror for this server: an ordinary openai/... model with api_base."""
-        return f"openai/gemma-3-270m,api_base={self.api_base},api_key=local-no-key,temperature=0,concurrency=1," \
-               f"timeout=300{extra}"  # fmt: skip
+        return (
+            f"openai/gemma-3-270m,api_base={self.api_base},api_key=local-no-key,temperature=0,concurrency=1,"
+            f"timeout=300{extra}"
+        )
 
 
 def _needed(name: str) -> Path:

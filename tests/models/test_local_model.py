@@ -50,10 +50,30 @@ def judged(local_model: LocalModel, tmp_path_factory: pytest.TempPathFactory) ->
     _ok("items", "import", str(write(folder / "items.csv", ITEMS)), "--db", str(db))
     _ok("pairs", "import", str(write(folder / "pairs.csv", PAIRS)), "--db", str(db))
     structured = ",structured=schema,response_format=json_object,scores=expected,top_logprobs=5,max_tokens=24"
-    point = run_cli("score", "--rubric", str(rubric), "--juror", local_model.juror(structured), "--run", "point",
-                    "--no-progress", "--db", str(db))  # fmt: skip
-    pref = run_cli("score", "--rubric", "preference", "--juror", local_model.juror(structured), "--run", "pref",
-                   "--no-progress", "--db", str(db))  # fmt: skip
+    point = run_cli(
+        "score",
+        "--rubric",
+        str(rubric),
+        "--juror",
+        local_model.juror(structured),
+        "--run",
+        "point",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
+    pref = run_cli(
+        "score",
+        "--rubric",
+        "preference",
+        "--juror",
+        local_model.juror(structured),
+        "--run",
+        "pref",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     return {"db": db, "rubric": rubric, "point": point, "pref": pref, "structured": structured}
 
 
@@ -67,7 +87,11 @@ def test_every_call_is_stored_with_its_tokens_latency_and_mode(judged: dict[str,
     )
     # 3 items, and 2 pairs in both orders
     assert [(r[0], r[1]) for r in rows] == [("item", None)] * 3 + [
-        ("pair", "AB"), ("pair", "BA"), ("pair", "AB"), ("pair", "BA")]  # fmt: skip
+        ("pair", "AB"),
+        ("pair", "BA"),
+        ("pair", "AB"),
+        ("pair", "BA"),
+    ]
     for _, _, status, mode, prompt_tokens, completion_tokens, latency in rows:
         assert status in ("ok", "invalid")  # an answer, never an error
         assert mode == "schema"
@@ -109,8 +133,18 @@ def test_log_probabilities_are_read_into_expected_scores(judged: dict[str, Any])
 
 
 def test_a_resumed_run_makes_no_second_call(judged: dict[str, Any], local_model: LocalModel) -> None:
-    again = run_cli("score", "--rubric", str(judged["rubric"]), "--juror", local_model.juror(judged["structured"]),
-                    "--run", "point", "--no-progress", "--db", str(judged["db"]))  # fmt: skip
+    again = run_cli(
+        "score",
+        "--rubric",
+        str(judged["rubric"]),
+        "--juror",
+        local_model.juror(judged["structured"]),
+        "--run",
+        "point",
+        "--no-progress",
+        "--db",
+        str(judged["db"]),
+    )
     assert again.exit_code == 0, again.stderr
     assert "3 from cache, 0 called" in again.stdout
     assert _rows(judged["db"], "SELECT count(*) FROM calls") == [(7,)]

@@ -28,14 +28,30 @@ def test_the_readme_local_model_block_runs_as_written(tmp_path: Path) -> None:
     assert len(found) == 1, "the README has one local-model block"
     items = write(tmp_path / "items.csv", "\n".join(ITEMS_CSV.splitlines()[:3]) + "\n")  # two items
     env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
-    env.update(GGUF=str(gguf), PORT=str(free_port()), LITELLM_LOCAL_MODEL_COST_MAP="True",
-               PATH=os.pathsep.join([str(python.parent), str(Path(sys.executable).parent), env.get("PATH", "")]))  # fmt: skip
-    imported = subprocess.run(["jurybench", "items", "import", str(items), "--dataset", "study1"], cwd=tmp_path, env=env,
-                              capture_output=True, text=True)  # fmt: skip
+    env.update(
+        GGUF=str(gguf),
+        PORT=str(free_port()),
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        PATH=os.pathsep.join([str(python.parent), str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    imported = subprocess.run(
+        ["jurybench", "items", "import", str(items), "--dataset", "study1"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert imported.returncode == 0, imported.stderr
     # Its own session: a server the block started is stopped with it even when a line fails.
-    block = subprocess.Popen(["bash", "-euo", "pipefail", "-c", found[0]], cwd=tmp_path, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    block = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", found[0]],
+        cwd=tmp_path,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = block.communicate(timeout=900)
     finally:
@@ -47,6 +63,7 @@ def test_the_readme_local_model_block_runs_as_written(tmp_path: Path) -> None:
     assert "schema" in done.stdout  # the sql line shows how the answers were constrained
     with duckdb.connect(str(tmp_path / "jurybench.duckdb"), read_only=True) as con:
         rows = con.execute("SELECT structured, status, prompt_tokens FROM calls").fetchall()
-    assert len(rows) == 2 and all(mode == "schema" and status in ("ok", "invalid") and tokens > 0
-                                  for mode, status, tokens in rows)  # fmt: skip
+    assert len(rows) == 2 and all(
+        mode == "schema" and status in ("ok", "invalid") and tokens > 0 for mode, status, tokens in rows
+    )
     assert (REPO / "README.md").exists()

@@ -29,8 +29,14 @@ def test_plots_name_their_run_rubric_jury_and_result(tmp_path: Path) -> None:
     con = duckdb.connect(str(db), read_only=True)
     result_id = con.execute("SELECT result_id FROM stats_results WHERE name = 'gap'").fetchall()[0][0]
     con.close()
-    for shown in ("run persuasion", "rubric persuasion v2", "jury mean of sim/careful, sim/lenient", "quorum 1",
-                  f"stats_results {result_id[:12]}", "by=model_a"):  # fmt: skip
+    for shown in (
+        "run persuasion",
+        "rubric persuasion v2",
+        "jury mean of sim/careful, sim/lenient",
+        "quorum 1",
+        f"stats_results {result_id[:12]}",
+        "by=model_a",
+    ):
         assert shown in svg, shown
 
 
@@ -40,8 +46,15 @@ def test_disparity_marks_the_groups_it_left_out(tmp_path: Path) -> None:
         for group in ("en", "de", "fr"):
             for k in range(20):
                 bad = group != "en" and model == "sloppy" and k < invalid * 20
-                rows.append({"model": model, "grp": group, "category": "joy" if k % 2 else "anger",
-                             "correct": k % 3 != 0 and not bad, "invalid": bad})  # fmt: skip
+                rows.append(
+                    {
+                        "model": model,
+                        "grp": group,
+                        "category": "joy" if k % 2 else "anger",
+                        "correct": k % 3 != 0 and not bad,
+                        "invalid": bad,
+                    }
+                )
     data = tmp_path / "outcomes.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     db = tmp_path / "d.duckdb"

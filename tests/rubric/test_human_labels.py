@@ -22,8 +22,12 @@ def test_each_kind_checks_a_label_its_own_way() -> None:
     quality = load_rubric("story-quality")
     assert quality.human_label("coherence", "4") == (4.0, "4")
     assert quality.human_label("coherence", "3.5", continuous=True) == (3.5, "3.5")
-    for text, message in (("6", "outside the rubric's scale 1..5"), ("3.5", "not a whole number"),
-                          ("x", "not a number"), ("inf", "not a finite number")):  # fmt: skip
+    for text, message in (
+        ("6", "outside the rubric's scale 1..5"),
+        ("3.5", "not a whole number"),
+        ("x", "not a number"),
+        ("inf", "not a finite number"),
+    ):
         with pytest.raises(LabelRefused, match=message):
             quality.human_label("coherence", text)
     assert load_rubric("persuasion").human_label("logos", "-3") == (-3.0, "-3")

@@ -141,10 +141,13 @@ def test_tokens_that_do_not_spell_the_answer_or_carry_no_value_give_nothing() ->
 def test_the_openai_shape_is_read_from_dicts_and_objects() -> None:
     payload: dict[str, Any] = {
         "content": [
-            {"token": "4", "logprob": -0.1, "top_logprobs": [{"token": "4", "logprob": -0.1},
-                                                             {"token": "5", "logprob": float("-inf")}]},
+            {
+                "token": "4",
+                "logprob": -0.1,
+                "top_logprobs": [{"token": "4", "logprob": -0.1}, {"token": "5", "logprob": float("-inf")}],
+            },
         ]
-    }  # fmt: skip
+    }
     tokens = tokens_from_logprobs(payload)
     assert tokens == [Token("4", -0.1, (("4", -0.1),))]  # -inf alternatives are dropped
     assert tokens_from_logprobs(None) is None

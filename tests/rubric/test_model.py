@@ -25,11 +25,26 @@ def test_shipped_persuasion_rubric_has_the_19_categories_in_order() -> None:
     rubric = load_rubric("persuasion")
     assert rubric.kind == "pairwise" and rubric.k == 3
     assert rubric.dimensions == [
-        "logos", "ethos", "pathos", "reciprocity", "commitment_consistency", "liking",
-        "authority", "scarcity", "social_proof", "agentic", "communal", "instrumental_goals",
-        "relational_goals", "identity_goals", "direct_tone", "polite_tone", "formal_tone",
-        "playful_tone", "affectionate_tone",
-    ]  # fmt: skip
+        "logos",
+        "ethos",
+        "pathos",
+        "reciprocity",
+        "commitment_consistency",
+        "liking",
+        "authority",
+        "scarcity",
+        "social_proof",
+        "agentic",
+        "communal",
+        "instrumental_goals",
+        "relational_goals",
+        "identity_goals",
+        "direct_tone",
+        "polite_tone",
+        "formal_tone",
+        "playful_tone",
+        "affectionate_tone",
+    ]
 
 
 def test_shipped_quality_and_preference_rubrics() -> None:
@@ -148,22 +163,62 @@ def test_a_rubric_file_is_validated_once_per_version(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("name", "kind", "subjects", "table", "view", "json_answer", "scale"),
     [
-        ("story-quality", "pointwise", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise", True,
-         ("coherence", (1, 5))),
-        ("persuasion", "pairwise", ("pair", "pairs", "pair_id"), "pairwise_judgments", "jury_pairwise", True,
-         ("logos", (-3, 3))),
-        ("preference", "preference", ("pair", "pairs", "pair_id"), "pairwise_judgments", "jury_pairwise", True,
-         ("preference", (-1, 1))),
-        ("emotion-label", "classification", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise",
-         False, ("label", None)),
-        ("social-style", "inventory", ("item", "items", "item_id"), "pointwise_judgments", "jury_pointwise", False,
-         (None, (1, 5))),
+        (
+            "story-quality",
+            "pointwise",
+            ("item", "items", "item_id"),
+            "pointwise_judgments",
+            "jury_pointwise",
+            True,
+            ("coherence", (1, 5)),
+        ),
+        (
+            "persuasion",
+            "pairwise",
+            ("pair", "pairs", "pair_id"),
+            "pairwise_judgments",
+            "jury_pairwise",
+            True,
+            ("logos", (-3, 3)),
+        ),
+        (
+            "preference",
+            "preference",
+            ("pair", "pairs", "pair_id"),
+            "pairwise_judgments",
+            "jury_pairwise",
+            True,
+            ("preference", (-1, 1)),
+        ),
+        (
+            "emotion-label",
+            "classification",
+            ("item", "items", "item_id"),
+            "pointwise_judgments",
+            "jury_pointwise",
+            False,
+            ("label", None),
+        ),
+        (
+            "social-style",
+            "inventory",
+            ("item", "items", "item_id"),
+            "pointwise_judgments",
+            "jury_pointwise",
+            False,
+            (None, (1, 5)),
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_kind_says_what_it_judges_where_it_is_stored_and_its_scale(
-    name: str, kind: str, subjects: tuple[str, str, str], table: str, view: str, json_answer: bool,
+    name: str,
+    kind: str,
+    subjects: tuple[str, str, str],
+    table: str,
+    view: str,
+    json_answer: bool,
     scale: tuple[str | None, tuple[int, int] | None],
-) -> None:  # fmt: skip
+) -> None:
     """Callers ask the rubric, not which kind it is (issue 28)."""
     rubric = load_rubric(name)
     assert rubric.kind == kind

@@ -106,8 +106,9 @@ def _prefix(texts: list[str]) -> str:
         ("emotion-label", "ja", "文章: "),
     ],
 )
-def test_the_shared_part_comes_first_byte_identical_and_the_subject_last(name: str, language: str,
-                                                                         item_starts: str) -> None:  # fmt: skip
+def test_the_shared_part_comes_first_byte_identical_and_the_subject_last(
+    name: str, language: str, item_starts: str
+) -> None:
     """Issue 31: every call of a run starts with the same bytes (instructions, scale, answer
     format), so a provider's prompt cache can serve them; only the subject's own text follows."""
     from jurybench.rubric import render_classification, render_pairwise, render_pointwise
@@ -115,8 +116,16 @@ def test_the_shared_part_comes_first_byte_identical_and_the_subject_last(name: s
     rubric = load_rubric(name)
     rendered = []
     for k, text in enumerate(["Short.", "A much longer text, with {braces} and\nlines.", "Ünïcode ✓"]):
-        subject = {"item_id": f"i{k}", "pair_id": f"p{k}", "prompt": f"Prompt {k}", "response": text,
-                   "response_a": text, "response_b": f"other {k}", "language": language, "metadata": {}}  # fmt: skip
+        subject = {
+            "item_id": f"i{k}",
+            "pair_id": f"p{k}",
+            "prompt": f"Prompt {k}",
+            "response": text,
+            "response_a": text,
+            "response_b": f"other {k}",
+            "language": language,
+            "metadata": {},
+        }
         if rubric.kind == "pointwise":
             messages = render_pointwise(rubric, subject)
         elif rubric.kind == "classification":

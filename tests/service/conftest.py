@@ -22,8 +22,12 @@ def client(db_path: Path) -> Iterator[Any]:
         yield c
 
 
-def wait_for(client: Any, job_id: str, states: tuple[str, ...] = ("finished", "finished_with_errors", "failed",
-                                                                  "cancelled"), timeout: float = 30) -> dict[str, Any]:  # fmt: skip
+def wait_for(
+    client: Any,
+    job_id: str,
+    states: tuple[str, ...] = ("finished", "finished_with_errors", "failed", "cancelled"),
+    timeout: float = 30,
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job: dict[str, Any] = client.get(f"/v1/jobs/{job_id}").json()

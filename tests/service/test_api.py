@@ -17,8 +17,14 @@ def test_health_and_openapi_are_open_everything_else_needs_the_token(db_path: Pa
     with make_client(db_path, token="s3cret-token-0123456") as c:
         assert c.get("/v1/health").json()["status"] == "ok"
         assert "/v1/jobs" in c.get("/openapi.json").json()["paths"]
-        for method, path in (("get", "/v1/jobs"), ("get", "/v1/items"), ("post", "/v1/sql"), ("get", "/v1/rubrics"),
-                             ("post", "/v1/stats/gap"), ("get", "/v1/calibrations")):  # fmt: skip
+        for method, path in (
+            ("get", "/v1/jobs"),
+            ("get", "/v1/items"),
+            ("post", "/v1/sql"),
+            ("get", "/v1/rubrics"),
+            ("post", "/v1/stats/gap"),
+            ("get", "/v1/calibrations"),
+        ):
             r = getattr(c, method)(path)
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", path
             wrong = getattr(c, method)(path, headers={"Authorization": "Bearer nope"})
@@ -59,8 +65,9 @@ def test_pairs_and_annotations(client: Any) -> None:
     ok = client.post("/v1/annotations", json={"rubric": "story-quality", "labels": labels})
     assert ok.status_code == 201 and ok.json()["inserted"] == 1
     assert client.get("/v1/annotations", params={"subject_id": "i0"}).json()[0]["value"] == 4
-    bad = client.post("/v1/annotations", json={"rubric": "story-quality",
-                                               "labels": [{**labels[0], "criterion": "taste"}]})  # fmt: skip
+    bad = client.post(
+        "/v1/annotations", json={"rubric": "story-quality", "labels": [{**labels[0], "criterion": "taste"}]}
+    )
     assert bad.status_code == 400 and "labels row 1, field 'criterion'" in bad.json()["error"]
     off_scale = client.post("/v1/annotations", json={"rubric": "story-quality", "labels": [{**labels[0], "value": 9}]})
     assert off_scale.status_code == 400
@@ -76,28 +83,41 @@ def test_a_job_runs_and_reports_progress_and_its_judgments_are_in_sql(client: An
     assert job["status"] == "finished" and job["n_subjects"] == 9
     p = job["progress"]
     assert p["n_tasks"] == 18 and p["n_done"] == 18 and p["n_failed"] == 0 and p["n_invalid"] > 0
-    rows = client.post("/v1/sql", json={"query": f"SELECT count(DISTINCT call_key) FROM run_calls WHERE run_id = "
-                                                 f"'{job['run_id']}'"}).json()["rows"]  # fmt: skip
+    rows = client.post(
+        "/v1/sql", json={"query": f"SELECT count(DISTINCT call_key) FROM run_calls WHERE run_id = '{job['run_id']}'"}
+    ).json()["rows"]
     assert rows == [[18]]
     listed = client.get("/v1/jobs").json()
     assert [j["job_id"] for j in listed] == [job["job_id"]]
     assert client.get("/v1/jobs", params={"status": "queued"}).json() == []
     # The same job again: every call comes from the store.
-    again = wait_for(client, client.post("/v1/jobs", json={**body, "items": None, "item_ids": [i["item_id"] for i in ITEMS]}).json()["job_id"])  # fmt: skip
+    again = wait_for(
+        client,
+        client.post("/v1/jobs", json={**body, "items": None, "item_ids": [i["item_id"] for i in ITEMS]}).json()[
+            "job_id"
+        ],
+    )
     assert again["progress"]["n_done"] == 18
 
 
 def test_pairwise_job_with_inline_pairs_and_an_inline_rubric(client: Any) -> None:
-    rubric = {"name": "tiny", "kind": "pairwise", "k": 2, "categories": [{"name": "warmth", "description": "warm"}],
-              "templates": {"en": {"user": "A: {response_a}\nB: {response_b}"}}}  # fmt: skip
+    rubric = {
+        "name": "tiny",
+        "kind": "pairwise",
+        "k": 2,
+        "categories": [{"name": "warmth", "description": "warm"}],
+        "templates": {"en": {"user": "A: {response_a}\nB: {response_b}"}},
+    }
     pairs = [{"pair_id": "p1", "item_a": "i0", "item_b": "i1"}, {"pair_id": "p2", "item_a": "i2", "item_b": "i3"}]
-    r = client.post("/v1/jobs", json={"rubric_inline": rubric, "items": ITEMS[:4], "pairs": pairs,
-                                      "jury": {"jurors": ["sim/x"]}})  # fmt: skip
+    r = client.post(
+        "/v1/jobs", json={"rubric_inline": rubric, "items": ITEMS[:4], "pairs": pairs, "jury": {"jurors": ["sim/x"]}}
+    )
     assert r.status_code == 202, r.json()
     job = wait_for(client, r.json()["job_id"])
     assert job["status"] == "finished" and job["progress"]["n_tasks"] == 4  # both orders
-    bad = client.post("/v1/jobs", json={"rubric_inline": {**rubric, "k": 0}, "pair_ids": ["p1"],
-                                        "jury": {"jurors": ["sim/x"]}})  # fmt: skip
+    bad = client.post(
+        "/v1/jobs", json={"rubric_inline": {**rubric, "k": 0}, "pair_ids": ["p1"], "jury": {"jurors": ["sim/x"]}}
+    )
     assert bad.status_code == 400 and bad.json()["error"].startswith("rubric_inline.k:")
 
 
@@ -135,8 +155,11 @@ def test_job_submissions_that_are_refused(client: Any, body: dict[str, Any], sta
 
 
 def test_secrets_are_never_stored_or_echoed(db_path: Path) -> None:
-    body = {"rubric": "story-quality", "items": ITEMS[:1],
-            "jury": {"jurors": ["fake/a,api_key=sk-very-secret", {"model": "fake/b", "api_key": "sk-other-secret"}]}}  # fmt: skip
+    body = {
+        "rubric": "story-quality",
+        "items": ITEMS[:1],
+        "jury": {"jurors": ["fake/a,api_key=sk-very-secret", {"model": "fake/b", "api_key": "sk-other-secret"}]},
+    }
     with make_client(db_path) as c:
         r = c.post("/v1/jobs", json=body)
         assert r.status_code == 202 and "sk-" not in r.text
@@ -162,8 +185,12 @@ def test_secrets_are_never_stored_or_echoed(db_path: Path) -> None:
 
 def test_cancel_a_queued_or_running_job_and_unknown_ones(db_path: Path) -> None:
     with make_client(db_path, workers=1) as c:
-        slow = {"rubric": "story-quality", "items": ITEMS, "jury": {"jurors": ["fake/slow,latency_ms=300"]},
-                "concurrency": 1}  # fmt: skip
+        slow = {
+            "rubric": "story-quality",
+            "items": ITEMS,
+            "jury": {"jurors": ["fake/slow,latency_ms=300"]},
+            "concurrency": 1,
+        }
         first = c.post("/v1/jobs", json=slow).json()["job_id"]
         second = c.post("/v1/jobs", json={**slow, "items": None, "item_ids": ["i0"]}).json()["job_id"]
         assert c.post(f"/v1/jobs/{second}/cancel").json()["status"] == "cancelled"  # still queued
@@ -181,8 +208,12 @@ def test_cancel_a_queued_or_running_job_and_unknown_ones(db_path: Path) -> None:
 
 
 def test_a_restart_resumes_unfinished_jobs_without_repeating_calls(db_path: Path) -> None:
-    slow = {"rubric": "story-quality", "items": ITEMS, "jury": {"jurors": ["fake/slow,latency_ms=150"]},
-            "concurrency": 1}  # fmt: skip
+    slow = {
+        "rubric": "story-quality",
+        "items": ITEMS,
+        "jury": {"jurors": ["fake/slow,latency_ms=150"]},
+        "concurrency": 1,
+    }
     with make_client(db_path, workers=1) as c:
         job_id = c.post("/v1/jobs", json=slow).json()["job_id"]
         wait_for(c, job_id, ("running",))
@@ -233,11 +264,16 @@ def test_credentials_through_new_doors_are_used_but_never_stored_or_served(db_pa
     with StubServer(_json.dumps(FULL)) as stub, make_client(db_path, workers=1) as c:
         jurors = [
             f"openai/stub,api_base={stub.api_base},api_key ={key}",
-            {"model": "openai/stub2", "api_base": stub.api_base, "api_key": "sk-x1234567890",
-             "extra_headers": {"Helicone-Auth": auth, "x-portkey-api-key": portkey}},
-        ]  # fmt: skip
-        job_id = c.post("/v1/jobs", json={"rubric": "story-quality", "items": ITEMS[:2],
-                                          "jury": {"jurors": jurors}}).json()["job_id"]  # fmt: skip
+            {
+                "model": "openai/stub2",
+                "api_base": stub.api_base,
+                "api_key": "sk-x1234567890",
+                "extra_headers": {"Helicone-Auth": auth, "x-portkey-api-key": portkey},
+            },
+        ]
+        job_id = c.post(
+            "/v1/jobs", json={"rubric": "story-quality", "items": ITEMS[:2], "jury": {"jurors": jurors}}
+        ).json()["job_id"]
         job = wait_for(c, job_id)
         assert job["status"] == "finished", job
         served = c.get("/v1/jobs").text + c.get(f"/v1/jobs/{job_id}").text
@@ -263,8 +299,9 @@ def test_one_juror_parser_and_headers_are_never_identity() -> None:
     spaced = parse_juror("openai/m, api_key = sk-abcdefgh123 ,temperature=0")
     plain = parse_juror("openai/m,temperature=0")
     assert spaced.options["api_key"] == "sk-abcdefgh123" and spaced.key == plain.key
-    headed = juror_from_mapping({"model": "openai/m", "temperature": 0,
-                                 "extra_headers": {"Authorization": "Bearer abcdefgh12345"}}, where="t")  # fmt: skip
+    headed = juror_from_mapping(
+        {"model": "openai/m", "temperature": 0, "extra_headers": {"Authorization": "Bearer abcdefgh12345"}}, where="t"
+    )
     assert headed.key == plain.key and "extra_headers" not in stored_params(headed)
     assert public_juror(headed) == {"model": "openai/m", "temperature": 0, "secrets": ["extra_headers"]}
     for name in ("api_key", "extra_headers", "extra.headers", "extra.auth_token", "extra.x_api_key", "password"):
@@ -287,13 +324,21 @@ def test_a_job_with_expected_scores_aggregates_them_and_a_job_without_logprobs_s
     """HTTP's jury takes scores: expected; a juror asked for expected scores that reads none
     (a fake juror without scores=expected never sends them: here the fake sends them, and a
     jury of discrete scores keeps them beside) leaves its job's notes empty."""
-    body = {"rubric": "story-quality", "items": ITEMS,
-            "jury": {"jurors": ["fake/a,scores=expected"], "scores": "expected"}}  # fmt: skip
+    body = {
+        "rubric": "story-quality",
+        "items": ITEMS,
+        "jury": {"jurors": ["fake/a,scores=expected"], "scores": "expected"},
+    }
     job = wait_for(client, client.post("/v1/jobs", json=body).json()["job_id"])
     assert job["status"] == "finished" and job["notes"] == []
-    rows = client.post("/v1/sql", json={"query": "SELECT count(*) FILTER (WHERE juror_score = juror_expected), "
-                                                 "count(*) FROM juror_pointwise WHERE run_id = "
-                                                 f"'{job['run_id']}'"}).json()["rows"]  # fmt: skip
+    rows = client.post(
+        "/v1/sql",
+        json={
+            "query": "SELECT count(*) FILTER (WHERE juror_score = juror_expected), "
+            "count(*) FROM juror_pointwise WHERE run_id = "
+            f"'{job['run_id']}'"
+        },
+    ).json()["rows"]
     assert rows[0][0] == rows[0][1] > 0
     refused = client.post("/v1/jobs", json={**body, "jury": {"jurors": ["fake/a"], "scores": "expected"}})
     assert refused.status_code == 400 and "no juror reads them" in refused.text

@@ -49,31 +49,44 @@ def _count(url: str) -> Any:
     return _get(f"{url}/v1/sql", TOKEN, {"query": "SELECT count(*), min(response) FROM items"})[1]["rows"][0]
 
 
-@pytest.mark.parametrize("inner", [
-    "WITH u AS (UPDATE items SET response = ''x'' RETURNING 1) SELECT count(*) FROM u",
-    "WITH d AS (DELETE FROM items WHERE item_id < ''i5'' RETURNING 1) SELECT count(*) FROM d",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "inner",
+    [
+        "WITH u AS (UPDATE items SET response = ''x'' RETURNING 1) SELECT count(*) FROM u",
+        "WITH d AS (DELETE FROM items WHERE item_id < ''i5'' RETURNING 1) SELECT count(*) FROM d",
+    ],
+)
 def test_sql_wrapped_in_json_execute_serialized_sql_cannot_write(server: tuple[str, int, Path], inner: str) -> None:
     url, _, _ = server
     before = _count(url)
     query = f"SELECT * FROM json_execute_serialized_sql(json_serialize_sql('{inner}'))"
     status, body = _get(f"{url}/v1/sql", TOKEN, {"query": query})
     assert status == 400 and "json_execute_serialized_sql" in body["error"], body
-    for probe in ("SELECT path FROM duckdb_databases()", "SELECT current_setting('memory_limit')",
-                  "SELECT * FROM query('SELECT 1')"):  # fmt: skip
+    for probe in (
+        "SELECT path FROM duckdb_databases()",
+        "SELECT current_setting('memory_limit')",
+        "SELECT * FROM query('SELECT 1')",
+    ):
         assert _get(f"{url}/v1/sql", TOKEN, {"query": probe})[0] == 400, probe
     assert _count(url) == before
 
 
 def test_the_viewer_cookie_cannot_change_state(server: tuple[str, int, Path]) -> None:
     url, port, _ = server
-    status, _ = _get(f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "item_ids": ["i0"],
-                                               "jury": {"jurors": ["fake/slow,latency_ms=2000"]}})  # fmt: skip
+    status, _ = _get(
+        f"{url}/v1/jobs",
+        TOKEN,
+        {"rubric": "story-quality", "item_ids": ["i0"], "jury": {"jurors": ["fake/slow,latency_ms=2000"]}},
+    )
     assert status in (200, 202)
     job = _get(f"{url}/v1/jobs", TOKEN)[1][0]["job_id"]
     con = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    con.request("POST", "/login", body=f"token={TOKEN}&next=/".encode(),
-                headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+    con.request(
+        "POST",
+        "/login",
+        body=f"token={TOKEN}&next=/".encode(),
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     answer = con.getresponse()
     cookie = answer.getheader("set-cookie") or ""
     answer.read()
@@ -106,8 +119,11 @@ def test_a_short_token_is_refused_at_start(tmp_path: Path) -> None:
 def test_a_credential_after_a_space_is_never_served(server: tuple[str, int, Path]) -> None:
     url, _, _ = server
     key = "sk-attackspacekey98765"
-    status, _ = _get(f"{url}/v1/jobs", TOKEN, {"rubric": "story-quality", "item_ids": ["i1"],
-                                               "jury": {"jurors": [f"fake/a,api_key ={key}"]}})  # fmt: skip
+    status, _ = _get(
+        f"{url}/v1/jobs",
+        TOKEN,
+        {"rubric": "story-quality", "item_ids": ["i1"], "jury": {"jurors": [f"fake/a,api_key ={key}"]}},
+    )
     assert status in (200, 202)
     served = json.dumps(_get(f"{url}/v1/jobs", TOKEN)[1])
     served += json.dumps(_get(f"{url}/v1/sql", TOKEN, {"query": "SELECT request FROM jobs"})[1])

@@ -13,8 +13,10 @@ from tests.service.test_serve import _get, _start, _stop, _wait_up
 def test_fifty_identical_jobs_at_once_all_finish_and_store_each_judgment_once(tmp_path: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    process = _start(["--demo", "--db", str(tmp_path / "demo.duckdb"), "--port", str(port), "--workers", "4"],
-                     {"JURYBENCH_TOKEN": ""})  # fmt: skip
+    process = _start(
+        ["--demo", "--db", str(tmp_path / "demo.duckdb"), "--port", str(port), "--workers", "4"],
+        {"JURYBENCH_TOKEN": ""},
+    )
     try:
         _wait_up(url, process)
         body = {"rubric": "story-quality", "where": "dataset = 'example'"}

@@ -88,8 +88,11 @@ def test_cli_and_service_say_the_same_cost(tmp_path: Path, kind: str) -> None:
 def test_plan_endpoint_prices_stored_subjects_and_writes_nothing(db_path: Path) -> None:
     with make_client(db_path) as client:
         assert client.post("/v1/items", json={"items": ITEMS}).status_code == 201
-        body = {"rubric": "story-quality", "jury": {"jurors": ["openai/gpt-4o-mini", "openai/no-such-priced-model"]},
-                "item_ids": ["i0", "i1", "i2"]}  # fmt: skip
+        body = {
+            "rubric": "story-quality",
+            "jury": {"jurors": ["openai/gpt-4o-mini", "openai/no-such-priced-model"]},
+            "item_ids": ["i0", "i1", "i2"],
+        }
         plan = client.post("/v1/plan", json=body)
         assert plan.status_code == 200, plan.text
         data = plan.json()
@@ -111,25 +114,54 @@ def test_a_job_with_batch_and_a_budget(db_path: Path) -> None:
         make_client(db_path) as client,
     ):
         juror = f"openai/gpt-4o-mini,api_base={stub.api_base}"
-        job = client.post("/v1/jobs", json={"rubric": "story-quality", "jury": {"jurors": [juror]}, "items": ITEMS,
-                                            "batch": True, "poll_every": 0.05})  # fmt: skip
+        job = client.post(
+            "/v1/jobs",
+            json={
+                "rubric": "story-quality",
+                "jury": {"jurors": [juror]},
+                "items": ITEMS,
+                "batch": True,
+                "poll_every": 0.05,
+            },
+        )
         assert job.status_code == 202, job.text
         done = wait_for(client, job.json()["job_id"], FINAL)
         assert done["status"] == "finished" and stub.batches.n_created == 1 and stub.batches.requests_seen == 9
         assert len(stub.requests) == 9
         # a budget that holds about 3 calls of ~$0.0001 (sync): the job ends stopped_budget, saying why
         more = [{**item, "item_id": f"x{item['item_id']}"} for item in ITEMS]
-        capped = client.post("/v1/jobs", json={"rubric": "story-quality", "jury": {"jurors": [f"{juror},max_tokens=200"]},
-                                               "items": more,
-                                               "max_cost": 0.0004, "concurrency": 1})  # fmt: skip
+        capped = client.post(
+            "/v1/jobs",
+            json={
+                "rubric": "story-quality",
+                "jury": {"jurors": [f"{juror},max_tokens=200"]},
+                "items": more,
+                "max_cost": 0.0004,
+                "concurrency": 1,
+            },
+        )
         stopped = wait_for(client, capped.json()["job_id"], FINAL)
         assert stopped["status"] == "stopped_budget" and "budget reached" in stopped["error"]
         assert 0 < stopped["progress"]["n_done"] < 9
-        refused = client.post("/v1/jobs", json={"rubric": "story-quality", "items": ITEMS, "batch": True,
-                                                "jury": {"jurors": ["gemini/gemini-1.5-flash,api_key=x"]}})  # fmt: skip
+        refused = client.post(
+            "/v1/jobs",
+            json={
+                "rubric": "story-quality",
+                "items": ITEMS,
+                "batch": True,
+                "jury": {"jurors": ["gemini/gemini-1.5-flash,api_key=x"]},
+            },
+        )
         assert refused.status_code == 400 and "no batch API" in refused.json()["error"]
-        unpriced = client.post("/v1/jobs", json={"rubric": "story-quality", "items": ITEMS, "max_cost": 1,
-                                                 "jury": {"jurors": [f"openai/no-such-priced-model,api_base={stub.api_base},local=false"]}})  # fmt: skip
+        unpriced = client.post(
+            "/v1/jobs",
+            json={
+                "rubric": "story-quality",
+                "items": ITEMS,
+                "max_cost": 1,
+                "jury": {"jurors": [f"openai/no-such-priced-model,api_base={stub.api_base},local=false"]},
+            },
+        )
         assert unpriced.status_code == 400 and "no price is known" in unpriced.json()["error"]
 
 
@@ -146,8 +178,9 @@ def test_concurrent_submissions_commit_together_and_a_bad_one_fails_alone(db_pat
             items = [{"item_id": f"s{k}-{j}", "response": f"Story {k}.{j}"} for j in range(3)]
             if k == 7:  # the same id with another text: a conflict for this client only
                 items.append({"item_id": "taken", "response": "another text"})
-            return client.post("/v1/jobs", json={"rubric": "story-quality", "items": items,
-                                                 "jury": {"jurors": ["fake/a"]}})  # fmt: skip
+            return client.post(
+                "/v1/jobs", json={"rubric": "story-quality", "items": items, "jury": {"jurors": ["fake/a"]}}
+            )
 
         with ThreadPoolExecutor(20) as pool:
             answers = list(pool.map(submit, range(20)))

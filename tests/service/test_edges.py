@@ -79,8 +79,9 @@ def _spied(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 
 @pytest.mark.parametrize("query", WRITES)
-def test_writes_hidden_in_a_select_are_refused_before_they_run(client: Any, query: str,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_writes_hidden_in_a_select_are_refused_before_they_run(
+    client: Any, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert client.post("/v1/items", json={"items": ITEMS[:3]}).status_code == 201
     with _spied(monkeypatch) as ran:
         r = client.post("/v1/sql", json={"query": query})
@@ -98,9 +99,13 @@ def test_writes_hidden_in_a_select_are_refused_before_they_run(client: Any, quer
 
 def test_reads_still_work(client: Any) -> None:
     client.post("/v1/items", json={"items": ITEMS[:3]})
-    for query in ("SELECT count(*) FROM items", "WITH c AS (SELECT item_id FROM items) SELECT count(*) FROM c",
-                  "SELECT count(*) FROM items UNION ALL SELECT 1", "FROM items SELECT count(*)",
-                  "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT max(n) FROM r"):  # fmt: skip
+    for query in (
+        "SELECT count(*) FROM items",
+        "WITH c AS (SELECT item_id FROM items) SELECT count(*) FROM c",
+        "SELECT count(*) FROM items UNION ALL SELECT 1",
+        "FROM items SELECT count(*)",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT max(n) FROM r",
+    ):
         r = client.post("/v1/sql", json={"query": query})
         assert r.status_code == 200, (query, r.json())
     assert client.post("/v1/sql", json={"query": "EXPLAIN SELECT 1"}).status_code == 200
@@ -135,8 +140,10 @@ SLOW = "SELECT count(*) FROM range(1000000000000) a"
 def test_heavy_queries_are_bounded_and_the_server_keeps_serving(tmp_path: Path) -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    process = _start(["--db", str(tmp_path / "s.duckdb"), "--port", str(port), "--sql-memory-mb", "256",
-                      "--sql-timeout", "2"], {"JURYBENCH_TOKEN": ""})  # fmt: skip
+    process = _start(
+        ["--db", str(tmp_path / "s.duckdb"), "--port", str(port), "--sql-memory-mb", "256", "--sql-timeout", "2"],
+        {"JURYBENCH_TOKEN": ""},
+    )
     try:
         _wait_up(url, process)
         answers: dict[str, tuple[int, Any, float]] = {}

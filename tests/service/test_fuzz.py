@@ -15,8 +15,10 @@ from jurybench.service._store import Store
 
 _FOLDER = Path(tempfile.mkdtemp(prefix="jurybench-fuzz-"))
 _STORE = Store(_FOLDER / "fuzz.duckdb")
-APP = create_app(ServiceConfig(db=_FOLDER / "fuzz.duckdb", sql_timeout_s=1.0, sql_max_rows=100,
-                               calibration_dir=_FOLDER / "cal"), store=_STORE)  # fmt: skip
+APP = create_app(
+    ServiceConfig(db=_FOLDER / "fuzz.duckdb", sql_timeout_s=1.0, sql_max_rows=100, calibration_dir=_FOLDER / "cal"),
+    store=_STORE,
+)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP)
 
 

@@ -36,8 +36,13 @@ def _get(url: str, token: str | None = None, body: dict[str, Any] | None = None)
 
 
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([*JURYBENCH, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **env})  # fmt: skip
+    return subprocess.Popen(
+        [*JURYBENCH, "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+    )
 
 
 def _wait_up(url: str, process: subprocess.Popen[str]) -> None:
@@ -142,9 +147,11 @@ def test_the_sql_memory_cap_holds_whatever_the_form_of_the_sql(tmp_path: Path) -
         _wait_up(url, process)
         assert _get(f"{url}/v1/sql", body={"query": "SELECT count(*) FROM items"})[0] == 200
         before = _status_kb(process.pid, "VmRSS")
-        for query in ("SELECT length(repeat('x', 100000 * 10000))",
-                      "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
-                      "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))"):  # fmt: skip
+        for query in (
+            "SELECT length(repeat('x', 100000 * 10000))",
+            "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
+            "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
+        ):
             status, body = _get(f"{url}/v1/sql", body={"query": query})
             assert status == 413 and "256 MB" in body["error"], (query, status, body)
         peak = _status_kb(process.pid, "VmHWM")  # the process's peak resident memory so far

@@ -41,10 +41,18 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     texts = ["item_id,response,language,reference,dataset"]
     texts += [f"e{k},text {k},{'en' if k % 2 else 'de'},{'joy' if k % 3 else 'fear'},emo" for k in range(30)]
     import_items(con, write(folder / "texts.csv", "\n".join(texts) + "\n"))
-    score(con, load_rubric("emotion-label"), [parse_juror("sim/clf,accuracy=0.8")], run_id="emo",
-          where="dataset = 'emo'", options=quiet)  # fmt: skip
-    con.execute("INSERT INTO human_baselines (name, statistic, target, cell, value) VALUES "
-                "('h', 'd', 'coherence', '', 0.2), ('hm', 'mean', '', '', 3.0)")  # fmt: skip
+    score(
+        con,
+        load_rubric("emotion-label"),
+        [parse_juror("sim/clf,accuracy=0.8")],
+        run_id="emo",
+        where="dataset = 'emo'",
+        options=quiet,
+    )
+    con.execute(
+        "INSERT INTO human_baselines (name, statistic, target, cell, value) VALUES "
+        "('h', 'd', 'coherence', '', 0.2), ('hm', 'mean', '', '', 3.0)"
+    )
     con.close()
     return db
 
@@ -121,12 +129,15 @@ def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: P
     api = client.post("/v1/stats/cohens-d", json={**params, "factors": {"coherence": "craft", "complexity": "craft"}})
     factor_file = write(tmp_path / "f.csv", "criterion,factor\ncoherence,craft\ncomplexity,craft\n")
     key_file = write(tmp_path / "k.csv", "criterion,key\ncoherence,-1\n")
-    spearman = client.post("/v1/stats/item-spearman", json={**{k: v for k, v in params.items() if k != "boot"},
-                                                            "by": "metadata->>'lang'", "keys": {"coherence": -1}})  # fmt: skip
+    spearman = client.post(
+        "/v1/stats/item-spearman",
+        json={**{k: v for k, v in params.items() if k != "boot"}, "by": "metadata->>'lang'", "keys": {"coherence": -1}},
+    )
     con = connect(prepared, read_only=True)
     direct = stat_cohens_d(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), factor_file=factor_file, n_boot=100)
-    keyed = stat_item_spearman(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), by="metadata->>'lang'",
-                               key_file=key_file)  # fmt: skip
+    keyed = stat_item_spearman(
+        con, "pw", arm="treatment->>'gender'", arms=("f", "m"), by="metadata->>'lang'", key_file=key_file
+    )
     con.close()
     craft = api.json()["result"]["cells"]["all"]["effects"]["factor:craft"]["d_avg"]["value"]
     assert craft == pytest.approx(direct["cells"]["all"]["effects"]["factor:craft"]["d_avg"]["value"])
@@ -172,8 +183,10 @@ def test_statistics_errors(client: Any, name: str, params: dict[str, Any], statu
 
 
 def test_calibration_fit_list_apply(client: Any) -> None:
-    r = client.post("/v1/calibrations", json={"run": "pw", "name": "cal1", "group_by": "prompt", "folds": 3,
-                                              "boot": 20, "criteria": ["coherence"]})  # fmt: skip
+    r = client.post(
+        "/v1/calibrations",
+        json={"run": "pw", "name": "cal1", "group_by": "prompt", "folds": 3, "boot": 20, "criteria": ["coherence"]},
+    )
     assert r.status_code == 201, r.json()
     artifact = r.json()["artifact"]
     weights = artifact["criteria"]["coherence"]["weights"] if "criteria" in artifact else None
@@ -189,12 +202,27 @@ def test_calibration_fit_list_apply(client: Any) -> None:
     bad = client.post("/v1/calibrations", json={"run": "nope", "name": "c2"})
     assert bad.status_code == 400
     # A job may use a stored calibration by name (aggregation calibrated), never by path.
-    job = client.post("/v1/jobs", json={"rubric": "story-quality", "where": "dataset = 'pw'", "jury": {
-        "jurors": ["sim/a,noise=0.3", "sim/b,noise=0.8", "sim/c,noise=1.2"], "aggregation": "calibrated",
-        "calibration": "cal1"}})  # fmt: skip
+    job = client.post(
+        "/v1/jobs",
+        json={
+            "rubric": "story-quality",
+            "where": "dataset = 'pw'",
+            "jury": {
+                "jurors": ["sim/a,noise=0.3", "sim/b,noise=0.8", "sim/c,noise=1.2"],
+                "aggregation": "calibrated",
+                "calibration": "cal1",
+            },
+        },
+    )
     assert job.status_code == 202, job.json()
-    by_path = client.post("/v1/jobs", json={"rubric": "story-quality", "where": "dataset = 'pw'", "jury": {
-        "jurors": ["sim/a"], "aggregation": "calibrated", "calibration": "/etc/passwd"}})  # fmt: skip
+    by_path = client.post(
+        "/v1/jobs",
+        json={
+            "rubric": "story-quality",
+            "where": "dataset = 'pw'",
+            "jury": {"jurors": ["sim/a"], "aggregation": "calibrated", "calibration": "/etc/passwd"},
+        },
+    )
     assert by_path.status_code == 422
 
 

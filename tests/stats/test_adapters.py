@@ -45,14 +45,28 @@ def pairwise(tmp_path: Path) -> Path:
     for k in range(1, 7):
         items += [f"a{k},Prompt {k},Text for her {k},m,f", f"b{k},Prompt {k},Text for him {k},m,m"]
         pairs.append(f"p{k},a{k},b{k}")
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(items) + "\n")),
-                   "--treatment", "gender").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items", "import", str(write(tmp_path / "i.csv", "\n".join(items) + "\n")), "--treatment", "gender"
+        ).exit_code
+        == 0
+    )
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", "\n".join(pairs) + "\n"))).exit_code == 0
     for pid in sorted(X_LOGOS):
         FakeBackend.enqueue("x", *(_pairwise_answer(s) for s in X_LOGOS[pid]))
         FakeBackend.enqueue("y", _pairwise_answer(1), _pairwise_answer(1))
-    result = run_cli("score", "-r", "persuasion", "-j", "fake/x,concurrency=1", "-j", "fake/y,concurrency=1",
-                     "--run", "pers", "--no-progress")  # fmt: skip
+    result = run_cli(
+        "score",
+        "-r",
+        "persuasion",
+        "-j",
+        "fake/x,concurrency=1",
+        "-j",
+        "fake/y,concurrency=1",
+        "--run",
+        "pers",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.stderr
     return tmp_path
 
@@ -93,10 +107,19 @@ def test_consistency_counts_verdicts_naming_the_same_response(pairwise: Path) ->
 
 # Relevance per item (other criteria 3): model, gender, relevance.
 POINTWISE = [
-    ("m1", "f", 5), ("m1", "f", 4), ("m1", "m", 3), ("m1", "m", 4),
-    ("m2", "f", 2), ("m2", "f", 3), ("m2", "m", 1), ("m2", "m", 2),
-    ("m3", "f", 4), ("m3", "f", 3), ("m3", "m", 2), ("m3", "m", 3),
-]  # fmt: skip
+    ("m1", "f", 5),
+    ("m1", "f", 4),
+    ("m1", "m", 3),
+    ("m1", "m", 4),
+    ("m2", "f", 2),
+    ("m2", "f", 3),
+    ("m2", "m", 1),
+    ("m2", "m", 2),
+    ("m3", "f", 4),
+    ("m3", "f", 3),
+    ("m3", "m", 2),
+    ("m3", "m", 3),
+]
 
 
 @pytest.fixture
@@ -105,8 +128,12 @@ def pointwise(tmp_path: Path) -> Path:
     for n, (model, gender, relevance) in enumerate(POINTWISE):
         rows.append(f"q{n:02d},Prompt {n % 2},Story {n},{model},{gender}")
         FakeBackend.enqueue("s", json.dumps({**{k: 3 for k in FULL}, "relevance": relevance}))
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")),
-                   "--treatment", "gender").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")), "--treatment", "gender"
+        ).exit_code
+        == 0
+    )
     result = run_cli("score", "-r", "story-quality", "-j", "fake/s,concurrency=1", "--run", "q", "--no-progress")
     assert result.exit_code == 0, result.stderr
     return tmp_path
@@ -122,8 +149,18 @@ def test_one_sample_t_against_the_baseline(pointwise: Path) -> None:
     assert {g: v["baseline"] for g, v in out["result"]["criteria"]["relevance"].items()} == {"m1": 3, "m2": 3, "m3": 3}
     # Per-group baselines from a file: m1 against 4 gives t = 0 exactly.
     baselines = write(pointwise / "b.csv", "group,value\nm1,4\nm2,2\nm3,2\n")
-    out = _json("stats", "ttest", "--run", "q", "--by", "model", "--baseline-file", str(baselines),
-                "--where", "criterion = 'relevance'")  # fmt: skip
+    out = _json(
+        "stats",
+        "ttest",
+        "--run",
+        "q",
+        "--by",
+        "model",
+        "--baseline-file",
+        str(baselines),
+        "--where",
+        "criterion = 'relevance'",
+    )
     t = {g: v["t"] for g, v in out["result"]["criteria"]["relevance"].items()}
     assert t == pytest.approx({"m1": 0.0, "m2": 0.0, "m3": math.sqrt(6)}, abs=1e-12)
 
@@ -142,14 +179,38 @@ def test_kendall_tau_against_a_reference_ranking(pointwise: Path) -> None:
 def test_cohens_d_sign_and_size(pointwise: Path) -> None:
     # Relevance f: 5, 4, 2, 3, 4, 3 (mean 3.5, var 5.5/5 = 1.1); m: 3, 4, 1, 2, 2, 3 (mean 2.5, var 1.1).
     # d = (3.5 - 2.5) / sqrt(1.1) = 0.953463 in every form (equal SDs); raw = 1.0. f - m is positive.
-    out = _json("stats", "cohens-d", "--run", "q", "--arm", "treatment->>'gender'", "--arms", "f,m",
-                "--boot", "200", "--where", "criterion = 'relevance'")  # fmt: skip
+    out = _json(
+        "stats",
+        "cohens-d",
+        "--run",
+        "q",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "f,m",
+        "--boot",
+        "200",
+        "--where",
+        "criterion = 'relevance'",
+    )
     effect = out["result"]["cells"]["all"]["effects"]["relevance"]
     assert effect["d_pooled"]["value"] == pytest.approx(1 / math.sqrt(1.1), abs=1e-12)
     assert effect["d_avg"]["value"] == pytest.approx(1 / math.sqrt(1.1), abs=1e-12)
     assert effect["raw"]["value"] == pytest.approx(1.0, abs=1e-12)
-    flipped = _json("stats", "cohens-d", "--run", "q", "--arm", "treatment->>'gender'", "--arms", "m,f",
-                    "--boot", "200", "--where", "criterion = 'relevance'")  # fmt: skip
+    flipped = _json(
+        "stats",
+        "cohens-d",
+        "--run",
+        "q",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "m,f",
+        "--boot",
+        "200",
+        "--where",
+        "criterion = 'relevance'",
+    )
     assert flipped["result"]["cells"]["all"]["effects"]["relevance"]["raw"]["value"] == pytest.approx(-1.0)
 
 
@@ -168,8 +229,16 @@ def _agreement_store(tmp_path: Path, juror_noise: list[float], seed: int) -> dic
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n"))).exit_code == 0
     jurors = [a for j in range(len(juror_noise)) for a in ("-j", f"fake/j{j},concurrency=1")]
     assert run_cli("score", "-r", "story-quality", *jurors, "--run", "a", "--no-progress").exit_code == 0
-    assert run_cli("annotations", "import", str(write(tmp_path / "l.csv", "\n".join(labels) + "\n")),
-                   "--rubric", "story-quality").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "annotations",
+            "import",
+            str(write(tmp_path / "l.csv", "\n".join(labels) + "\n")),
+            "--rubric",
+            "story-quality",
+        ).exit_code
+        == 0
+    )
     return _json("agreement", "--run", "a", "--criterion", "relevance", "--boot", "300")[0]  # type: ignore[index]
 
 

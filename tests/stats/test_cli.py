@@ -91,8 +91,24 @@ def test_pointwise_statistics(study: Path) -> None:
 def test_cohens_d_with_baselines_and_factors(study: Path) -> None:
     write(study / "human.csv", "criterion,d_human\nempathy,0.4\nrelevance,-0.2\nfactor:affect,0.3\n")
     write(study / "factors.csv", "criterion,factor\nempathy,affect\nengagement,affect\n")
-    out = _json("stats", "cohens-d", "--run", "qual", "--arm", "treatment->>'gender'", "--arms", "f,m", "--by", "metadata->>'region'",
-                "--baseline-file", str(study / "human.csv"), "--factor-file", str(study / "factors.csv"), "--boot", "300")  # fmt: skip
+    out = _json(
+        "stats",
+        "cohens-d",
+        "--run",
+        "qual",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "f,m",
+        "--by",
+        "metadata->>'region'",
+        "--baseline-file",
+        str(study / "human.csv"),
+        "--factor-file",
+        str(study / "factors.csv"),
+        "--boot",
+        "300",
+    )
     cells = out["result"]["cells"]
     assert set(cells) == {"north", "south"} and cells["north"]["n"] == [24, 24]
     effects = cells["north"]["effects"]
@@ -109,8 +125,20 @@ def test_cohens_d_with_baselines_and_factors(study: Path) -> None:
 
 def test_item_level_spearman(study: Path) -> None:
     write(study / "keys.csv", "criterion,key\nsurprise,-1\n")
-    out = _json("stats", "item-spearman", "--run", "qual", "--arm", "treatment->>'gender'", "--arms", "f,m",
-                "--by", "metadata->>'region'", "--key-file", str(study / "keys.csv"))  # fmt: skip
+    out = _json(
+        "stats",
+        "item-spearman",
+        "--run",
+        "qual",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "f,m",
+        "--by",
+        "metadata->>'region'",
+        "--key-file",
+        str(study / "keys.csv"),
+    )
     result = out["result"]
     assert result["conditions"] == ["north", "south"] and len(result["items"]) == 6
     assert len(result["correlations"]) == 1 and -1 <= result["correlations"][0]["spearman"] <= 1
@@ -130,14 +158,22 @@ def test_item_level_spearman(study: Path) -> None:
 
 
 def test_disparity_and_results_and_plots(study: Path) -> None:
-    rows = ["grp,category,correct,invalid"] + [f"{g},{c},{int(i % 3 != 0)},{int(g == 'sw' and i % 4 == 0)}"
-                                                 for g in ("en", "ko", "sw") for c in ("joy", "anger") for i in range(12)]  # fmt: skip
+    rows = ["grp,category,correct,invalid"] + [
+        f"{g},{c},{int(i % 3 != 0)},{int(g == 'sw' and i % 4 == 0)}"
+        for g in ("en", "ko", "sw")
+        for c in ("joy", "anger")
+        for i in range(12)
+    ]
     write(study / "cls.csv", "\n".join(rows) + "\n")
     out = _json("stats", "disparity", "--file", str(study / "cls.csv"), "--reference", "en", "--boot", "200")
     assert out["result"]["excluded_for_invalid_rate"] == ["sw"]
     assert out["result"]["gini"] == pytest.approx(0.0)
-    multi = ["model,grp,category,correct,invalid"] + [f"{m},{g},joy,{int((i + k) % 4 != 0)},0"
-                                                       for k, m in enumerate(("mA", "mB")) for g in ("en", "ko", "sw") for i in range(8 + 4 * k * (g == "en"))]  # fmt: skip
+    multi = ["model,grp,category,correct,invalid"] + [
+        f"{m},{g},joy,{int((i + k) % 4 != 0)},0"
+        for k, m in enumerate(("mA", "mB"))
+        for g in ("en", "ko", "sw")
+        for i in range(8 + 4 * k * (g == "en"))
+    ]
     write(study / "multi.csv", "\n".join(multi) + "\n")
     per_model = _json("stats", "disparity", "--file", str(study / "multi.csv"), "--boot", "100")
     assert set(per_model["result"]["models"]) == {"mA", "mB"}
@@ -188,11 +224,25 @@ def test_gap_resamples_clusters_from_the_cli(tmp_path: Path) -> None:
     malformed unit is one line, exit 2."""
     import json
 
-    for args in (("datasets", "example", "--out", str(tmp_path / "ex")),
-                 ("items", "import", str(tmp_path / "ex" / "items.csv"), "--dataset", "example"),
-                 ("pairs", "import", str(tmp_path / "ex" / "pairs.csv"), "--dataset", "example"),
-                 ("score", "--rubric", "persuasion", "--where", "dataset = 'example'", "--run", "p", "--no-progress",
-                  "--juror", "fake/biased,position_bias=1", "--juror", "fake/fair")):  # fmt: skip
+    for args in (
+        ("datasets", "example", "--out", str(tmp_path / "ex")),
+        ("items", "import", str(tmp_path / "ex" / "items.csv"), "--dataset", "example"),
+        ("pairs", "import", str(tmp_path / "ex" / "pairs.csv"), "--dataset", "example"),
+        (
+            "score",
+            "--rubric",
+            "persuasion",
+            "--where",
+            "dataset = 'example'",
+            "--run",
+            "p",
+            "--no-progress",
+            "--juror",
+            "fake/biased,position_bias=1",
+            "--juror",
+            "fake/fair",
+        ),
+    ):
         assert run_cli(*args).exit_code == 0
     done = run_cli("stats", "gap", "--run", "p", "--boot", "100", "--resample", "clusters:prompt", "--format", "json")
     assert done.exit_code == 0, done.stderr

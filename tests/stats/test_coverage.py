@@ -16,8 +16,9 @@ def _store(con: Any) -> None:
     i1: both jurors valid on both criteria. i2: a valid on both, b invalid on both."""
     con.execute("INSERT INTO rubrics VALUES ('h', 'h', '1', 'pointwise', '{}', current_timestamp)")
     con.executemany("INSERT INTO rubric_dimensions VALUES ('h', ?, ?)", [("depth", 1), ("clarity", 0)])
-    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('r', 'h', 'pointwise', '[]', "
-                "'finished')")  # fmt: skip
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('r', 'h', 'pointwise', '[]', 'finished')"
+    )
     specs = (JurorSpec("fake/a"), JurorSpec("fake/b"))
     register_jury(con, "r", Jury(specs, aggregation="mean", quorum=2))
     for name, spec in zip("ab", specs, strict=True):

@@ -66,13 +66,30 @@ def test_the_cli_passes_the_resampling_unit_and_records_it(tmp_path: Path) -> No
 
     from tests.conftest import run_cli
 
-    rows = [{"grp": g, "category": "x", "correct": k < n, "invalid": False}
-            for g, n in (("a", 2), ("b", 4)) for k in range(4)]  # fmt: skip
+    rows = [
+        {"grp": g, "category": "x", "correct": k < n, "invalid": False}
+        for g, n in (("a", 2), ("b", 4))
+        for k in range(4)
+    ]
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     db = str(tmp_path / "d.duckdb")
-    out = run_cli("stats", "disparity", "--file", str(data), "--resample", "groups", "--boot", "2000", "--seed", "1",
-                  "--format", "json", "--db", db)  # fmt: skip
+    out = run_cli(
+        "stats",
+        "disparity",
+        "--file",
+        str(data),
+        "--resample",
+        "groups",
+        "--boot",
+        "2000",
+        "--seed",
+        "1",
+        "--format",
+        "json",
+        "--db",
+        db,
+    )
     assert out.exit_code == 0, out.stderr
     shown = json.loads(out.stdout)
     assert shown["params"]["resample"] == "groups" and shown["result"]["resample"] == "groups"
@@ -87,8 +104,9 @@ def test_cluster_resampling_keeps_translated_items_together_by_hand() -> None:
 
     group, category = ["en", "en", "ko", "ko"], ["c", "c", "c", "c"]
     correct, invalid = np.array([1, 0, 1, 0], dtype=bool), np.zeros(4, dtype=bool)
-    by_item = disparity(group, category, correct, invalid, n_boot=300, resample="clusters:item",
-                        clusters=["x", "y", "x", "y"])  # fmt: skip
+    by_item = disparity(
+        group, category, correct, invalid, n_boot=300, resample="clusters:item", clusters=["x", "y", "x", "y"]
+    )
     assert by_item["gini_ci"] == [0.0, 0.0] and by_item["resample"] == "clusters:item"
     by_row = disparity(group, category, correct, invalid, n_boot=300)
     assert by_row["gini_ci"][1] > 0
@@ -103,8 +121,9 @@ def test_disparity_clusters_from_the_cli(tmp_path: Path) -> None:
         f"{lang},c,{int(k % 3 != 0)},0,s{k}\n" for lang in ("en", "ko", "zh") for k in range(12)
     )
     path = write(tmp_path / "d.csv", rows)
-    done = run_cli("stats", "disparity", "--file", str(path), "--resample", "clusters:item", "--boot", "100",
-                   "--format", "json")  # fmt: skip
+    done = run_cli(
+        "stats", "disparity", "--file", str(path), "--resample", "clusters:item", "--boot", "100", "--format", "json"
+    )
     assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)["result"]
     assert result["resample"] == "clusters:item" and result["gini_ci"] == [0.0, 0.0]  # same items right everywhere

@@ -130,10 +130,33 @@ def test_cohens_d_resample_from_the_cli(tmp_path: Path) -> None:
         for g in ("f", "m"):
             rows.append(f"i{p}{g},prompt {p},A story for prompt {p} told to {g},m0,{g}")
     db = str(tmp_path / "d.duckdb")
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")), "--treatment",
-                   "gender", "--db", db).exit_code == 0  # fmt: skip
-    assert run_cli("score", "--rubric", "story-quality", "--run", "r", "--no-progress", "--db", db, "--juror",
-                   "sim/a,effect=0.5,effect_arm=gender=f,noise=0.6").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items",
+            "import",
+            str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")),
+            "--treatment",
+            "gender",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
+    assert (
+        run_cli(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--run",
+            "r",
+            "--no-progress",
+            "--db",
+            db,
+            "--juror",
+            "sim/a,effect=0.5,effect_arm=gender=f,noise=0.6",
+        ).exit_code
+        == 0
+    )
     args = ("stats", "cohens-d", "--run", "r", "--arm", "treatment->>'gender'", "--arms", "f,m", "--boot", "200")
     done = run_cli(*args, "--resample", "clusters:prompt", "--format", "json", "--db", db)
     assert done.exit_code == 0, done.stderr

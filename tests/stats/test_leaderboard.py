@@ -94,8 +94,20 @@ def test_the_leaderboard_of_a_preference_run(tmp_path: Path) -> None:
     db = str(tmp_path / "lb.duckdb")
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
-    scored = run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--juror",
-                     "sim/other,noise=1.2,seed=5", "--no-progress", "--db", db)  # fmt: skip
+    scored = run_cli(
+        "score",
+        "--rubric",
+        "preference",
+        "--run",
+        "lb",
+        "--juror",
+        "sim/pick,noise=0.8",
+        "--juror",
+        "sim/other,noise=1.2,seed=5",
+        "--no-progress",
+        "--db",
+        db,
+    )
     assert scored.exit_code == 0, scored.stderr
     import json
 
@@ -128,13 +140,28 @@ def test_the_bootstrap_unit_of_a_leaderboard(tmp_path: Path) -> None:
     db = str(tmp_path / "lb.duckdb")
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
-    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8",
-                   "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "score",
+            "--rubric",
+            "preference",
+            "--run",
+            "lb",
+            "--juror",
+            "sim/pick,noise=0.8",
+            "--no-progress",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
     import jurybench as jb
 
     with jb.open(db) as store:
-        counts = {unit: jb.stats.leaderboard(store, "lb", boot=50, resample=unit).attrs["result"]["boards"]["jury"]
-                  for unit in ("prompts", "pairs", "battles", "clusters:'all'")}  # fmt: skip
+        counts = {
+            unit: jb.stats.leaderboard(store, "lb", boot=50, resample=unit).attrs["result"]["boards"]["jury"]
+            for unit in ("prompts", "pairs", "battles", "clusters:'all'")
+        }
         assert {u: b["n_clusters"] for u, b in counts.items()} == {
             "prompts": 12,
             "pairs": 36,
@@ -155,8 +182,23 @@ def test_strong_verdicts_count_as_several_battles(tmp_path: Path) -> None:
     db = str(tmp_path / "lb.duckdb")
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
-    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--juror",
-                   "sim/other,noise=1.2,seed=5", "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "score",
+            "--rubric",
+            "preference",
+            "--run",
+            "lb",
+            "--juror",
+            "sim/pick,noise=0.8",
+            "--juror",
+            "sim/other,noise=1.2,seed=5",
+            "--no-progress",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
     import jurybench as jb
 
     with jb.open(db) as store:
@@ -184,8 +226,21 @@ def test_the_leaderboard_plot(tmp_path: Path) -> None:
     db = str(tmp_path / "lb.duckdb")
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS)), "--db", db).exit_code == 0
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
-    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8",
-                   "--no-progress", "--db", db).exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "score",
+            "--rubric",
+            "preference",
+            "--run",
+            "lb",
+            "--juror",
+            "sim/pick,noise=0.8",
+            "--no-progress",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
     assert run_cli("stats", "leaderboard", "--run", "lb", "--level", "juror", "--boot", "50", "--db", db).exit_code == 0
     out = tmp_path / "lb.svg"
     drawn = run_cli("plot", "leaderboard", "-o", str(out), "--db", db)
@@ -243,16 +298,47 @@ def test_style_control_from_the_cli(tmp_path: Path) -> None:
     db = str(tmp_path / "lb.duckdb")
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(rows) + "\n")), "--db", db).exit_code == 0
     assert run_cli("pairs", "import", str(write(tmp_path / "p.csv", PAIRS)), "--db", db).exit_code == 0
-    assert run_cli("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--juror",
-                   "sim/other,noise=1.2,seed=5", "--no-progress", "--db", db).exit_code == 0  # fmt: skip
-    done = run_cli("stats", "leaderboard", "--run", "lb", "--control", "length,markdown", "--boot", "30",
-                   "--format", "json", "--db", db)  # fmt: skip
+    assert (
+        run_cli(
+            "score",
+            "--rubric",
+            "preference",
+            "--run",
+            "lb",
+            "--juror",
+            "sim/pick,noise=0.8",
+            "--juror",
+            "sim/other,noise=1.2,seed=5",
+            "--no-progress",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
+    done = run_cli(
+        "stats",
+        "leaderboard",
+        "--run",
+        "lb",
+        "--control",
+        "length,markdown",
+        "--boot",
+        "30",
+        "--format",
+        "json",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)["result"]
     board = result["boards"]["jury"]
     assert result["control"] == ["length", "headers", "lists", "bold"]
-    assert set(board["style_coefficients"]) | set(board.get("style_left_out", [])) == {"length", "headers", "lists",
-                                                                                       "bold"}  # fmt: skip
+    assert set(board["style_coefficients"]) | set(board.get("style_left_out", [])) == {
+        "length",
+        "headers",
+        "lists",
+        "bold",
+    }
     assert "length" in board["style_coefficients"] and "lists" in board["style_left_out"]  # only m2 writes lists
     assert all("rating_styled" in m and "rating" in m for m in board["models"])
     # the styled win rate against the baseline (the anchor, m1) is the styled ratings' logistic difference
@@ -268,9 +354,26 @@ def test_style_control_from_the_cli(tmp_path: Path) -> None:
     bad = run_cli("stats", "leaderboard", "--run", "lb", "--control", "emoji", "--db", db)
     assert bad.exit_code == 2 and "--control 'emoji' is not a style" in bad.stderr
     plain = tmp_path / "plain.duckdb"
-    for args in (("items", "import", str(write(tmp_path / "i2.csv", ITEMS))), ("pairs", "import", str(tmp_path / "p.csv")),
-                 ("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--no-progress")):  # fmt: skip
+    for args in (
+        ("items", "import", str(write(tmp_path / "i2.csv", ITEMS))),
+        ("pairs", "import", str(tmp_path / "p.csv")),
+        ("score", "--rubric", "preference", "--run", "lb", "--juror", "sim/pick,noise=0.8", "--no-progress"),
+    ):
         assert run_cli(*args, "--db", str(plain)).exit_code == 0
-    same = json.loads(run_cli("stats", "leaderboard", "--run", "lb", "--control", "length", "--boot", "20", "--format",
-                              "json", "--db", str(plain)).stdout)["result"]["boards"]["jury"]  # fmt: skip
+    same = json.loads(
+        run_cli(
+            "stats",
+            "leaderboard",
+            "--run",
+            "lb",
+            "--control",
+            "length",
+            "--boot",
+            "20",
+            "--format",
+            "json",
+            "--db",
+            str(plain),
+        ).stdout
+    )["result"]["boards"]["jury"]
     assert same["style_left_out"] == ["length"] and "style_coefficients" not in same

@@ -58,11 +58,32 @@ def _pilot(tmp_path: Path, prompts: int, seed: int) -> str:
         for g in ("f", "m"):
             rows.append(f"i{p}{g},prompt {p},A story for prompt {p} told to {g},m0,{g}")
     db = str(tmp_path / f"pilot{seed}.duckdb")
-    assert run_cli("items", "import", str(write(tmp_path / f"i{seed}.csv", "\n".join(rows) + "\n")), "--treatment",
-                   "gender", "--db", db).exit_code == 0  # fmt: skip
-    scored = run_cli("score", "--rubric", "story-quality", "--run", "pilot", "--no-progress", "--db", db,
-                     "--juror", f"sim/a,effect=0.5,effect_arm=gender=f,noise=0.6,seed={seed},truth_seed={seed}",
-                     "--juror", f"sim/b,effect=0.5,effect_arm=gender=f,noise=0.9,seed={seed + 100},truth_seed={seed}")  # fmt: skip
+    assert (
+        run_cli(
+            "items",
+            "import",
+            str(write(tmp_path / f"i{seed}.csv", "\n".join(rows) + "\n")),
+            "--treatment",
+            "gender",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
+    scored = run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--run",
+        "pilot",
+        "--no-progress",
+        "--db",
+        db,
+        "--juror",
+        f"sim/a,effect=0.5,effect_arm=gender=f,noise=0.6,seed={seed},truth_seed={seed}",
+        "--juror",
+        f"sim/b,effect=0.5,effect_arm=gender=f,noise=0.9,seed={seed + 100},truth_seed={seed}",
+    )
     assert scored.exit_code == 0, scored.stderr
     return db
 
@@ -73,13 +94,27 @@ def test_power_from_a_pilot_run_equals_the_store(tmp_path: Path) -> None:
     import jurybench as jb
 
     db = _pilot(tmp_path, 16, 1)
-    done = run_cli("stats", "power", "--run", "pilot", "--arm", "treatment->>'gender'", "--arms", "f,m", "--format",
-                   "json", "--db", db)  # fmt: skip
+    done = run_cli(
+        "stats",
+        "power",
+        "--run",
+        "pilot",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "f,m",
+        "--format",
+        "json",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)["result"]
     with jb.open(db, read_only=True) as store:
-        frame = store.sql("SELECT i.prompt, i.treatment->>'gender' AS g, v.criterion, v.jury_score FROM jury_pointwise v "
-                          "JOIN items i USING (item_id) WHERE v.run_id = 'pilot'")  # fmt: skip
+        frame = store.sql(
+            "SELECT i.prompt, i.treatment->>'gender' AS g, v.criterion, v.jury_score FROM jury_pointwise v "
+            "JOIN items i USING (item_id) WHERE v.run_id = 'pilot'"
+        )
     wide = frame.pivot_table(index=["criterion", "prompt"], columns="g", values="jury_score")
     for criterion, block in wide.groupby(level=0):
         diff = (block["f"] - block["m"]).to_numpy()
@@ -89,8 +124,22 @@ def test_power_from_a_pilot_run_equals_the_store(tmp_path: Path) -> None:
         assert got["sd_difference"] == pytest.approx(diff.std(ddof=1))
         assert got["pairs_needed_t"] == pairs_needed(diff.mean() / diff.std(ddof=1))
         assert set(got["by_jury_size"]) == {"1", "2", "4", "8"}
-    both = run_cli("stats", "power", "--run", "pilot", "--arm", "treatment->>'gender'", "--arms", "f,m", "--d", "0.3",
-                   "--shift", "1", "--db", db)  # fmt: skip
+    both = run_cli(
+        "stats",
+        "power",
+        "--run",
+        "pilot",
+        "--arm",
+        "treatment->>'gender'",
+        "--arms",
+        "f,m",
+        "--d",
+        "0.3",
+        "--shift",
+        "1",
+        "--db",
+        db,
+    )
     assert both.exit_code == 2 and "give --d or --shift, not both" in both.stderr
     missing = run_cli("stats", "power", "--run", "pilot", "--arm", "treatment->>'gender'", "--arms", "f,x", "--db", db)
     assert missing.exit_code == 2 and "no subjects in arm 'x'" in missing.stderr
@@ -113,8 +162,10 @@ def test_the_planned_size_reaches_its_power_with_simulated_jurors(tmp_path: Path
     for s in range(studies):
         study = _pilot(tmp_path, needed, 1000 + s)
         with jb.open(study, read_only=True) as store:
-            frame = store.sql("SELECT i.prompt, i.treatment->>'gender' AS g, v.jury_score FROM jury_pointwise v "
-                              "JOIN items i USING (item_id) WHERE v.run_id = 'pilot' AND v.criterion = 'coherence'")  # fmt: skip
+            frame = store.sql(
+                "SELECT i.prompt, i.treatment->>'gender' AS g, v.jury_score FROM jury_pointwise v "
+                "JOIN items i USING (item_id) WHERE v.run_id = 'pilot' AND v.criterion = 'coherence'"
+            )
         wide = frame.pivot_table(index="prompt", columns="g", values="jury_score")
         rejected += ttest_rel(wide["f"], wide["m"]).pvalue < 0.05
     # 80 % planned; the pilot's d_z is itself an estimate, and 30 studies give +-0.15 (2 SE).
@@ -126,9 +177,23 @@ def test_no_pairs_across_the_arms_is_one_line_naming_pair_on(tmp_path: Path) -> 
     # Items without a prompt under the default --pair-on prompt: a KeyError before (issue 27).
     db = str(tmp_path / "np.duckdb")
     rows = ["item_id,response,gender"] + [f"i{k},Story {k},{'f' if k % 2 else 'm'}" for k in range(8)]
-    assert run_cli("items", "import", str(write(tmp_path / "np.csv", "\n".join(rows) + "\n")), "--treatment", "gender",
-                   "--db", db).exit_code == 0  # fmt: skip
-    assert run_cli("score", "--rubric", "story-quality", "--run", "np", "--no-progress", "--db", db,
-                   "--juror", "sim/a,seed=1").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items",
+            "import",
+            str(write(tmp_path / "np.csv", "\n".join(rows) + "\n")),
+            "--treatment",
+            "gender",
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
+    assert (
+        run_cli(
+            "score", "--rubric", "story-quality", "--run", "np", "--no-progress", "--db", db, "--juror", "sim/a,seed=1"
+        ).exit_code
+        == 0
+    )
     done = run_cli("stats", "power", "--run", "np", "--arm", "treatment->>'gender'", "--arms", "f,m", "--db", db)
     assert done.exit_code == 2 and "--pair-on 'prompt'" in done.stderr and done.stderr.count("\n") == 1, done.stderr

@@ -19,8 +19,24 @@ import jurybench as jb
 from jurybench.stats import Statistic, get_statistic, register_statistic, statistics, unregister_statistic
 from tests.conftest import REPO, run_cli
 
-BUILTIN = ["directional", "gap", "consistency", "robustness", "friedman", "ttest", "welch", "mannwhitney", "kendall",
-           "cohens-d", "item-spearman", "disparity", "leaderboard", "power", "winrate", "sequential"]  # fmt: skip
+BUILTIN = [
+    "directional",
+    "gap",
+    "consistency",
+    "robustness",
+    "friedman",
+    "ttest",
+    "welch",
+    "mannwhitney",
+    "kendall",
+    "cohens-d",
+    "item-spearman",
+    "disparity",
+    "leaderboard",
+    "power",
+    "winrate",
+    "sequential",
+]
 
 PLUGIN = '''
 from typing import Annotated
@@ -50,8 +66,12 @@ SCORES = [5, 4, 3, 2, 4]  # coherence, items s0..s4
 def _store(path: Path) -> Path:
     with jb.open(path) as store:
         store.import_items([{"item_id": f"s{k}", "response": f"Story {k}."} for k in range(len(SCORES))])
-        store.import_judgments([{"item_id": f"s{k}", "criterion": "coherence", "score": s} for k, s in enumerate(SCORES)],
-                               run="given", rubric="story-quality", juror="editor")  # fmt: skip
+        store.import_judgments(
+            [{"item_id": f"s{k}", "criterion": "coherence", "score": s} for k, s in enumerate(SCORES)],
+            run="given",
+            rubric="story-quality",
+            juror="editor",
+        )
     return path
 
 
@@ -154,8 +174,9 @@ def test_an_installed_packages_statistic_is_a_cli_command(tmp_path: Path) -> Non
     db = _store(tmp_path / "s.duckdb")
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "jurybench.cli", *args], capture_output=True, text=True,
-                              env=env, cwd=tmp_path)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "jurybench.cli", *args], capture_output=True, text=True, env=env, cwd=tmp_path
+        )
 
     listed = cli("stats", "--help")
     assert listed.returncode == 0 and "mean-above" in listed.stdout, listed.stderr

@@ -28,8 +28,13 @@ def test_the_radius_and_the_always_valid_p_by_hand() -> None:
     assert figure["mean"] == 3.0 and figure["ci_low"] == 1.0 and figure["ci_high"] == 5.0
 
 
-def _study(rng: np.random.Generator, mean: float, n: int = 400, batch: int = 20, alpha: float = 0.05,
-           ) -> tuple[bool, int, bool]:  # fmt: skip
+def _study(
+    rng: np.random.Generator,
+    mean: float,
+    n: int = 400,
+    batch: int = 20,
+    alpha: float = 0.05,
+) -> tuple[bool, int, bool]:
     """One simulated sequential study of scores on 1..5: (decided by the confidence sequence,
     subjects judged when it stopped, decided by a fixed-n t-test looked at after every batch)."""
     from scipy.stats import ttest_1samp
@@ -71,8 +76,22 @@ def stories(tmp_path: Path) -> Path:
 
 
 def test_score_until_stops_when_the_rule_is_met_and_records_its_looks(stories: Path) -> None:
-    done = run_cli("score", "-r", "story-quality", "-j", "sim/lenient,leniency=1,noise=0.3", "--run", "seq",
-                   "--until", "excludes(coherence,3)", "--batch-items", "30", "--no-progress", "--db", str(stories))  # fmt: skip
+    done = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/lenient,leniency=1,noise=0.3",
+        "--run",
+        "seq",
+        "--until",
+        "excludes(coherence,3)",
+        "--batch-items",
+        "30",
+        "--no-progress",
+        "--db",
+        str(stories),
+    )
     assert done.exit_code == 0, done.stderr
     assert "stopped: excludes(coherence,3) met" in done.stdout and "look 1: 30 of 300 judged" in done.stdout
     with jb.open(stories, read_only=True) as store:
@@ -84,21 +103,52 @@ def test_score_until_stops_when_the_rule_is_met_and_records_its_looks(stories: P
     assert [look["judged"] for look in stopping["looks"]] == list(range(30, judged + 1, 30))
     final = stopping["final"]
     assert final["ci_low"] > 3 and final["n"] == judged  # the interval excludes 3, at the subjects judged
-    shown = json.loads(run_cli("stats", "sequential", "--run", "seq", "--criterion", "coherence", "--format", "json",
-                               "--db", str(stories)).stdout)["result"]  # fmt: skip
+    shown = json.loads(
+        run_cli(
+            "stats", "sequential", "--run", "seq", "--criterion", "coherence", "--format", "json", "--db", str(stories)
+        ).stdout
+    )["result"]
     assert shown["stopped"] == "met" and shown["value"] == 3 and shown["p_always_valid"] < 0.05
     assert shown["ci_low"] == pytest.approx(final["ci_low"])
-    other = json.loads(run_cli("stats", "ttest", "--run", "seq", "--by", "'all'", "--baseline", "3", "--format",
-                               "json", "--db", str(stories)).stdout)["result"]  # fmt: skip
+    other = json.loads(
+        run_cli(
+            "stats",
+            "ttest",
+            "--run",
+            "seq",
+            "--by",
+            "'all'",
+            "--baseline",
+            "3",
+            "--format",
+            "json",
+            "--db",
+            str(stories),
+        ).stdout
+    )["result"]
     assert other["stopping"]["rule"] == "excludes(coherence,3)" and "do not correct" in other["stopping"]["note"]
 
 
 def test_a_rule_never_met_judges_every_subject_in_a_seeded_order(stories: Path) -> None:
-    run = jb.score(stories, rubric="story-quality", jury=["sim/a,noise=0.5"], run="all",
-                   until="ci_width(coherence)<0.01", batch_items=100, until_seed=3)  # fmt: skip
+    run = jb.score(
+        stories,
+        rubric="story-quality",
+        jury=["sim/a,noise=0.5"],
+        run="all",
+        until="ci_width(coherence)<0.01",
+        batch_items=100,
+        until_seed=3,
+    )
     assert run.stopping is not None and run.stopping["stopped"] == "exhausted" and run.stopping["judged"] == 300
-    again = jb.score(stories, rubric="story-quality", jury=["sim/a,noise=0.5"], run="again",
-                     until="ci_width(coherence)<0.01", batch_items=100, until_seed=3)  # fmt: skip
+    again = jb.score(
+        stories,
+        rubric="story-quality",
+        jury=["sim/a,noise=0.5"],
+        run="again",
+        until="ci_width(coherence)<0.01",
+        batch_items=100,
+        until_seed=3,
+    )
     assert again.counts["cached"] == 100  # the same seed, the same order: every batch is answered already
 
 
@@ -113,8 +163,9 @@ def test_a_rule_never_met_judges_every_subject_in_a_seeded_order(stories: Path) 
     ],
 )
 def test_bad_stopping_rules_are_one_line_and_exit_2(stories: Path, args: list[str], message: str) -> None:
-    done = run_cli("score", "-r", "story-quality", "-j", "sim/a", "--run", "bad", *args, "--no-progress",
-                   "--db", str(stories))  # fmt: skip
+    done = run_cli(
+        "score", "-r", "story-quality", "-j", "sim/a", "--run", "bad", *args, "--no-progress", "--db", str(stories)
+    )
     assert done.exit_code == 2 and message in done.stderr and "Traceback" not in done.stderr
     with jb.open(stories, read_only=True) as store:
         assert store.sql("SELECT count(*) AS n FROM runs")["n"][0] == 0  # nothing written
@@ -125,15 +176,25 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
 
     items = [{"item_id": f"h{k}", "response": f"S {k}", "prompt": f"p{k}"} for k in range(300)]
     with make_client(tmp_path / "served.duckdb") as client:
-        body = {"rubric": "story-quality", "items": items, "jury": {"jurors": ["sim/lenient,leniency=1,noise=0.3"]},
-                "until": "excludes(coherence,3)", "batch_items": 30}  # fmt: skip
+        body = {
+            "rubric": "story-quality",
+            "items": items,
+            "jury": {"jurors": ["sim/lenient,leniency=1,noise=0.3"]},
+            "until": "excludes(coherence,3)",
+            "batch_items": 30,
+        }
         r = client.post("/v1/jobs", json=body)
         assert r.status_code == 202, r.json()
         job = wait_for(client, r.json()["job_id"], timeout=120)
         assert job["status"] == "finished", job
         assert any(n.startswith("until excludes(coherence,3): met after") for n in job["notes"]), job["notes"]
-        rows = client.post("/v1/sql", json={"query": "SELECT stopping->>'stopped', CAST(stopping->>'judged' AS INT) "
-                                                     f"FROM runs WHERE run_id = '{job['run_id']}'"}).json()["rows"]  # fmt: skip
+        rows = client.post(
+            "/v1/sql",
+            json={
+                "query": "SELECT stopping->>'stopped', CAST(stopping->>'judged' AS INT) "
+                f"FROM runs WHERE run_id = '{job['run_id']}'"
+            },
+        ).json()["rows"]
         assert rows[0][0] == "met" and rows[0][1] < 300
         assert client.post("/v1/jobs", json={**body, "until": "separated(coherence)"}).status_code == 202
         refused = client.post("/v1/jobs", json={**body, "until": "nonsense"})
@@ -166,8 +227,9 @@ def test_separated_and_the_gap_by_hand() -> None:
     assert cs.parse_rule("separated(x)", ["x"]).threshold is None
 
 
-def _leaderboard_study(rng: np.random.Generator, means: list[float], n: int = 1500, batch: int = 50,
-                       alpha: float = 0.05) -> tuple[bool, int]:  # fmt: skip
+def _leaderboard_study(
+    rng: np.random.Generator, means: list[float], n: int = 1500, batch: int = 50, alpha: float = 0.05
+) -> tuple[bool, int]:
     """Scores on 1..5 for models with the given true means, judged in batches: (the ranks were
     declared separated, subjects judged when it stopped)."""
     rule = cs.StoppingRule("separated(x)", "separated", "x", None, alpha)
@@ -192,8 +254,9 @@ def test_a_leaderboard_of_equal_models_is_declared_settled_at_most_alpha_of_the_
     assert np.mean([s for _, s in planted]) < 0.8 * 1500  # before every subject is judged
 
 
-def _gap_study(rng: np.random.Generator, effect: float, n: int = 400, batch: int = 20,
-               alpha: float = 0.05) -> tuple[bool, int]:  # fmt: skip
+def _gap_study(
+    rng: np.random.Generator, effect: float, n: int = 400, batch: int = 20, alpha: float = 0.05
+) -> tuple[bool, int]:
     """Symmetrized scores on -3..3 in four categories, one with a true mean of ``effect``."""
     rule = cs.StoppingRule("gap_excludes(0)", "gap_excludes", "", 0.0, alpha)
     true = np.array([effect, 0.0, 0.0, 0.0])
@@ -219,11 +282,34 @@ def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
     db = tmp_path / "lb.duckdb"
     truth = {"m-good": 2.0, "m-mid": 0.0, "m-poor": -2.0}  # scores near 5, 3 and 1
     with jb.open(db) as store:
-        store.import_items([{"item_id": f"i{k:03d}", "response": f"S {k}", "prompt": f"p{k}",
-                             "model": list(truth)[k % 3], "true_coherence": list(truth.values())[k % 3]}
-                            for k in range(300)])  # fmt: skip
-    done = run_cli("score", "-r", "story-quality", "-j", "sim/a,noise=0.4", "--run", "lb", "--until",
-                   "separated(coherence)", "--batch-items", "30", "--no-progress", "--db", str(db))  # fmt: skip
+        store.import_items(
+            [
+                {
+                    "item_id": f"i{k:03d}",
+                    "response": f"S {k}",
+                    "prompt": f"p{k}",
+                    "model": list(truth)[k % 3],
+                    "true_coherence": list(truth.values())[k % 3],
+                }
+                for k in range(300)
+            ]
+        )
+    done = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/a,noise=0.4",
+        "--run",
+        "lb",
+        "--until",
+        "separated(coherence)",
+        "--batch-items",
+        "30",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert done.exit_code == 0, done.stderr
     with jb.open(db, read_only=True) as store:
         stopping = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'lb'")["stopping"][0])
@@ -231,23 +317,62 @@ def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
     ranked = stopping["final"]["groups"]
     assert [g["group"] for g in ranked] == ["m-good", "m-mid", "m-poor"]
     assert ranked[0]["ci_low"] > ranked[1]["ci_high"] and ranked[1]["ci_low"] > ranked[2]["ci_high"]
-    shown = json.loads(run_cli("stats", "sequential", "--run", "lb", "--criterion", "coherence", "--format", "json",
-                               "--db", str(db)).stdout)["result"]  # fmt: skip
+    shown = json.loads(
+        run_cli(
+            "stats", "sequential", "--run", "lb", "--criterion", "coherence", "--format", "json", "--db", str(db)
+        ).stdout
+    )["result"]
     assert [g["group"] for g in shown["rule_figure"]["groups"]] == ["m-good", "m-mid", "m-poor"]
     assert shown["rule_figure"]["separated"] and shown["stopped"] == "met"
-    pairwise = run_cli("score", "-r", "persuasion", "-j", "sim/a", "--run", "no", "--until", "separated(logos)",
-                       "--no-progress", "--db", str(db))  # fmt: skip
+    pairwise = run_cli(
+        "score",
+        "-r",
+        "persuasion",
+        "-j",
+        "sim/a",
+        "--run",
+        "no",
+        "--until",
+        "separated(logos)",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert pairwise.exit_code == 2 and "a leaderboard ranks the items' models" in pairwise.stderr
 
 
 def test_score_until_gap_excludes_decides_a_planted_category(tmp_path: Path) -> None:
     db = tmp_path / "gap.duckdb"
     with jb.open(db) as store:
-        store.import_items([{"item_id": f"{side}{k:03d}", "response": f"{side} {k}", "prompt": f"p{k}",
-                             "true_logos": 1.0 if side == "a" else -1.0} for k in range(150) for side in "ab"])  # fmt: skip
+        store.import_items(
+            [
+                {
+                    "item_id": f"{side}{k:03d}",
+                    "response": f"{side} {k}",
+                    "prompt": f"p{k}",
+                    "true_logos": 1.0 if side == "a" else -1.0,
+                }
+                for k in range(150)
+                for side in "ab"
+            ]
+        )
         store.import_pairs([{"pair_id": f"p{k:03d}", "item_a": f"a{k:03d}", "item_b": f"b{k:03d}"} for k in range(150)])
-    done = run_cli("score", "-r", "persuasion", "-j", "sim/a,noise=0.5", "--run", "gap", "--until", "gap_excludes(0)",
-                   "--batch-items", "15", "--no-progress", "--db", str(db))  # fmt: skip
+    done = run_cli(
+        "score",
+        "-r",
+        "persuasion",
+        "-j",
+        "sim/a,noise=0.5",
+        "--run",
+        "gap",
+        "--until",
+        "gap_excludes(0)",
+        "--batch-items",
+        "15",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert done.exit_code == 0, done.stderr
     with jb.open(db, read_only=True) as store:
         stopping = json.loads(store.sql("SELECT stopping FROM runs WHERE run_id = 'gap'")["stopping"][0])
@@ -256,16 +381,32 @@ def test_score_until_gap_excludes_decides_a_planted_category(tmp_path: Path) -> 
     assert final["ci_low"] > 0 and final["categories"]["logos"]["ci_low"] > 0
     table = run_cli("stats", "sequential", "--run", "gap", "--criterion", "logos", "--db", str(db)).stdout
     assert "gap" in table and "logos" in table
-    shown = json.loads(run_cli("stats", "sequential", "--run", "gap", "--criterion", "logos", "--format", "json",
-                               "--db", str(db)).stdout)["result"]  # fmt: skip
+    shown = json.loads(
+        run_cli(
+            "stats", "sequential", "--run", "gap", "--criterion", "logos", "--format", "json", "--db", str(db)
+        ).stdout
+    )["result"]
     assert shown["rule_figure"]["ci_low"] > 0 and shown["gap_value"] == 0
-    pointwise = run_cli("score", "-r", "story-quality", "-j", "sim/a", "--run", "no", "--until", "gap_excludes(0)",
-                        "--no-progress", "--db", str(db))  # fmt: skip
+    pointwise = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/a",
+        "--run",
+        "no",
+        "--until",
+        "gap_excludes(0)",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert pointwise.exit_code == 2 and "the treatment gap is a pairwise rubric's figure" in pointwise.stderr
 
 
-def test_looks_are_kept_as_they_are_taken_and_a_resumed_run_takes_them_up(stories: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_looks_are_kept_as_they_are_taken_and_a_resumed_run_takes_them_up(
+    stories: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 40, item 6: a kill -9 during --until lost the looks taken so far (the record was
     written only at the end). Each look is now committed as it is taken: an interruption in the
     fourth batch leaves three looks in runs.stopping, and the same command takes them up without
@@ -284,8 +425,14 @@ def test_looks_are_kept_as_they_are_taken_and_a_resumed_run_takes_them_up(storie
 
     monkeypatch.setattr(engine_run, "score", interrupted_in_the_fourth)
     monkeypatch.setattr("jurybench.engine.score", interrupted_in_the_fourth)
-    arguments = {"rubric": "story-quality", "jury": ["sim/a,noise=0.5"], "run": "k", "until": "ci_width(coherence)<0.01",
-                 "batch_items": 40, "until_seed": 5}  # fmt: skip
+    arguments = {
+        "rubric": "story-quality",
+        "jury": ["sim/a,noise=0.5"],
+        "run": "k",
+        "until": "ci_width(coherence)<0.01",
+        "batch_items": 40,
+        "until_seed": 5,
+    }
     with pytest.raises(KeyboardInterrupt):
         jb.score(stories, **arguments)  # type: ignore[arg-type]
     with jb.open(stories, read_only=True) as store:

@@ -25,13 +25,18 @@ def store(tmp_path: Path) -> Path:
         for m in ("m1", "m2", "m3", "m4"):
             for g in ("f", "m"):
                 items.append(f"p{p}-{m}-{g},Prompt {p},Reply {p} {m} {g},{m},{g}")
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "\n".join(items) + "\n")),
-                   "--treatment", "gender").exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items", "import", str(write(tmp_path / "i.csv", "\n".join(items) + "\n")), "--treatment", "gender"
+        ).exit_code
+        == 0
+    )
     jury = write(tmp_path / "jury.yaml", "jurors: [fake/a, fake/b, 'fake/c,error_rate=0.3,retries=0']\nquorum: 3\n")
     r = run_cli("score", "-r", "story-quality", "--jury", str(jury), "--run", "qual", "--no-progress")
     assert r.exit_code in (0, 3), r.stderr
-    r = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--run", "other", "--where", "model <> 'm4'",
-                "--no-progress")  # fmt: skip
+    r = run_cli(
+        "score", "-r", "story-quality", "-j", "fake/a", "--run", "other", "--where", "model <> 'm4'", "--no-progress"
+    )
     assert r.exit_code == 0, r.stderr
     return tmp_path
 

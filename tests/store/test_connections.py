@@ -50,9 +50,16 @@ def test_stats_in_process_after_an_open_store_connection(small_store: object, db
     # keeps its writable connection open and runs a statistic (read-only, then recording).
     from tests.conftest import run_cli
 
-    result = run_cli("stats", "disparity", "--sql",
-                     "SELECT 'en' AS grp, 'c' AS category, 1 AS correct, 0 AS invalid", "--boot", "20",
-                     "--db", str(db_path))  # fmt: skip
+    result = run_cli(
+        "stats",
+        "disparity",
+        "--sql",
+        "SELECT 'en' AS grp, 'c' AS category, 1 AS correct, 0 AS invalid",
+        "--boot",
+        "20",
+        "--db",
+        str(db_path),
+    )
     assert "different configuration" not in result.stderr
     assert result.exit_code == 0, result.stderr
 
@@ -99,8 +106,13 @@ def test_the_engine_and_importers_cap_duckdb_memory_and_a_bad_cap_is_one_line(
         closing(self)
 
     monkeypatch.setattr(_Released, "close", closed)
-    score(db_path, load_rubric("story-quality"), [parse_juror("fake/a")], options=EngineOptions(progress=False),
-          after=lambda c, run_id: seen.append(("finish", limit_of(c))))  # fmt: skip
+    score(
+        db_path,
+        load_rubric("story-quality"),
+        [parse_juror("fake/a")],
+        options=EngineOptions(progress=False),
+        after=lambda c, run_id: seen.append(("finish", limit_of(c))),
+    )
     assert ("write", "61.0 MiB") in seen and seen[-2:] == [("finish", uncapped), ("close", "61.0 MiB")]
     # Without finishing steps (the CLI's score) nothing is uncapped, up to the close.
     seen.clear()

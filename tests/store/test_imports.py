@@ -189,8 +189,14 @@ def test_empty_responses_are_data_and_null_is_not(con: Any, tmp_path: Path) -> N
     )
     import_items(con, jsonl)
     rows = con.execute("SELECT item_id, response, empty FROM items ORDER BY 1").fetchall()
-    assert rows == [("e1", "", True), ("e2", "   ", True), ("e3", "\u200b", True), ("e4", "ok", False),
-                    ("e5", "", True), ("e6", "\u2060 ", True)]  # fmt: skip
+    assert rows == [
+        ("e1", "", True),
+        ("e2", "   ", True),
+        ("e3", "\u200b", True),
+        ("e4", "ok", False),
+        ("e5", "", True),
+        ("e6", "\u2060 ", True),
+    ]
     assert [is_blank(r[1]) for r in rows] == [r[2] for r in rows]  # one rule in SQL and in Python
     for text, row in (
         ('{"item_id": "n1", "response": null}\n', 1),

@@ -112,13 +112,21 @@ def test_m010_drops_the_growing_tables_keys_and_keeps_rows_not_null_and_comments
     ).fetchall()
     assert not [k for k in kinds if k[1] in ("PRIMARY KEY", "UNIQUE")]
     not_null = {(t, c[0]) for t, kind, c in kinds if kind == "NOT NULL"}
-    assert {("items", "item_id"), ("pairs", "pair_id"), ("run_calls", "run_id"), ("run_calls", "call_key"),
-            ("calls", "call_key"),
-            ("pointwise_judgments", "criterion"), ("pairwise_judgments", "category")} <= not_null  # fmt: skip
+    assert {
+        ("items", "item_id"),
+        ("pairs", "pair_id"),
+        ("run_calls", "run_id"),
+        ("run_calls", "call_key"),
+        ("calls", "call_key"),
+        ("pointwise_judgments", "criterion"),
+        ("pairwise_judgments", "category"),
+    } <= not_null
     assert con.execute("SELECT count(*) FROM duckdb_indexes()").fetchone() == (0,)
-    comments = dict(con.execute(
-        "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'calls' AND comment IS NOT NULL"
-    ).fetchall())  # fmt: skip
+    comments = dict(
+        con.execute(
+            "SELECT column_name, comment FROM duckdb_columns() WHERE table_name = 'calls' AND comment IS NOT NULL"
+        ).fetchall()
+    )
     assert comments["call_key"].startswith("sha256")
     assert con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'run_calls'").fetchone()[0]
     # The views over them still answer.

@@ -27,9 +27,11 @@ def scored(tmp_path: Path) -> Path:
 
 def _counts() -> tuple[int, int, int]:
     result = run_cli(
-        "sql", "SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM items), (SELECT count(*) FROM runs)",
-        "--format", "json",
-    )  # fmt: skip
+        "sql",
+        "SELECT (SELECT count(*) FROM calls), (SELECT count(*) FROM items), (SELECT count(*) FROM runs)",
+        "--format",
+        "json",
+    )
     assert result.exit_code == 0, result.stderr
     return tuple(json.loads(result.stdout)[0].values())  # type: ignore[return-value]
 
@@ -65,8 +67,12 @@ def test_sql_escapes_are_refused_with_exit_2(scored: Path, db_path: Path, query:
 
 
 def test_plain_queries_still_work(scored: Path) -> None:
-    for query in ("SELECT count(*) AS n FROM calls", "DESCRIBE calls", "WITH x AS (SELECT 1 AS a) SELECT * FROM x",
-                  "EXPLAIN SELECT * FROM items"):  # fmt: skip
+    for query in (
+        "SELECT count(*) AS n FROM calls",
+        "DESCRIBE calls",
+        "WITH x AS (SELECT 1 AS a) SELECT * FROM x",
+        "EXPLAIN SELECT * FROM items",
+    ):
         result = run_cli("sql", query, "--format", "csv")
         assert result.exit_code == 0, (query, result.stderr)
 
@@ -91,8 +97,18 @@ def test_score_where_is_one_expression_on_a_sandbox(scored: Path, where: str) ->
 
 
 def test_score_where_still_selects(scored: Path) -> None:
-    result = run_cli("score", "-r", "story-quality", "-j", "fake/c", "--where", "model = 'm1' AND language = 'en'",
-                     "--run", "sel", "--no-progress")  # fmt: skip
+    result = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "fake/c",
+        "--where",
+        "model = 'm1' AND language = 'en'",
+        "--run",
+        "sel",
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.stderr
     assert "2 judgments requested" in result.stdout
 
@@ -141,8 +157,11 @@ def test_the_store_can_be_read_while_score_runs(tmp_path: Path, db_path: Path) -
         while writer.poll() is None and time.monotonic() < deadline:
             reader = subprocess.run(
                 [*cli, "sql", "SELECT count(*) AS n FROM calls", "--format", "csv"],
-                env=env, capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert reader.returncode == 0, reader.stderr
             seen.append(int(reader.stdout.splitlines()[1]))
             time.sleep(0.3)

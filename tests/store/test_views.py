@@ -16,15 +16,18 @@ def _run(con: Any, run_id: str, kind: str, dims: list[str], jurors: list[str], *
     con.execute("INSERT OR IGNORE INTO rubrics VALUES ('h', 'h', '1', ?, '{}', current_timestamp)", [kind])
     con.executemany("INSERT OR IGNORE INTO rubric_dimensions VALUES ('h', ?, ?)", [(d, i) for i, d in enumerate(dims)])
     mode = "pointwise" if kind == "pointwise" else "pairwise"
-    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, 'h', ?, '[]', 'finished')",
-                [run_id, mode])  # fmt: skip
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES (?, 'h', ?, '[]', 'finished')",
+        [run_id, mode],
+    )
     specs = tuple(JurorSpec(f"fake/{k}", options={"weight": jury.pop(f"weight_{k}", 1.0)}) for k in jurors)
     definition = Jury(specs, **{**jury, "aggregation": jury.get("aggregation", "mean")})
     register_jury(con, run_id, definition)
     # The views key jurors by juror_key: use the spec keys for the hand-written rows.
     for k, spec in zip(jurors, specs, strict=True):
-        con.execute("UPDATE run_jurors SET juror_key = ?, name = ? WHERE run_id = ? AND juror_key = ?",
-                    [k, k, run_id, spec.key])  # fmt: skip
+        con.execute(
+            "UPDATE run_jurors SET juror_key = ?, name = ? WHERE run_id = ? AND juror_key = ?", [k, k, run_id, spec.key]
+        )
 
 
 def _call(con: Any, run_id: str, key: str, juror: str, subject: str, kind: str, status: str = "ok") -> None:
@@ -122,10 +125,13 @@ def _pairwise(con: Any, run_id: str, rows: list[tuple[Any, ...]], jurors: list[s
 
 
 PAIRWISE = [
-    ("a1", "j1", "AB", 2, "valid"), ("a2", "j1", "BA", -2, "valid"),   # epsilon (2 - (-2)) / 2 = 2
-    ("b1", "j2", "AB", 1, "valid"), ("b2", "j2", "BA", 1, "valid"),    # epsilon (1 - 1) / 2 = 0
-    ("c1", "j3", "AB", 1, "valid"), ("c2", "j3", "BA", None, "invalid"),  # excluded
-]  # fmt: skip
+    ("a1", "j1", "AB", 2, "valid"),
+    ("a2", "j1", "BA", -2, "valid"),  # epsilon (2 - (-2)) / 2 = 2
+    ("b1", "j2", "AB", 1, "valid"),
+    ("b2", "j2", "BA", 1, "valid"),  # epsilon (1 - 1) / 2 = 0
+    ("c1", "j3", "AB", 1, "valid"),
+    ("c2", "j3", "BA", None, "invalid"),  # excluded
+]
 
 
 def test_jury_pairwise_mean_of_juror_epsilons(con: Any) -> None:
@@ -164,8 +170,10 @@ def test_run_jurors_keep_each_runs_display_name(con: Any) -> None:
     register_jurors(con, [first])
     register_jurors(con, [JurorSpec("fake/x", name="new")])
     assert con.execute("SELECT name FROM jurors").fetchall() == [("new",)]
-    con.execute("INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('r', 'h', 'pointwise', ?, 'x')",
-                [json.dumps([first.key])])  # fmt: skip
+    con.execute(
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, status) VALUES ('r', 'h', 'pointwise', ?, 'x')",
+        [json.dumps([first.key])],
+    )
     register_jury(con, "r", Jury((first,), aggregation="mean"))
     assert con.execute("SELECT name FROM run_jurors").fetchall() == [("old",)]
 
@@ -179,8 +187,10 @@ def test_juror_views_list_each_juror_per_run_with_its_rubric(small_store: Any) -
     rows = con.execute(
         "SELECT run_id, rubric, juror, n_valid + n_excluded FROM juror_order_bias ORDER BY run_id"
     ).fetchall()
-    assert [(r[0], r[1], r[2]) for r in rows] == [("first", "persuasion", "fake/judge"),
-                                                  ("second", "persuasion", "fake/judge")]  # fmt: skip
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("first", "persuasion", "fake/judge"),
+        ("second", "persuasion", "fake/judge"),
+    ]
     # 'second' judged both pairs (one reused from 'first'): twice the symmetrized rows of 'first'
     assert rows[0][3] > 0 and rows[1][3] == 2 * rows[0][3]
     position = con.execute("SELECT run_id, n_valid + n_excluded FROM juror_position_stats ORDER BY run_id").fetchall()

@@ -35,11 +35,36 @@ def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cli_ok("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example")
         cli_ok("pairs", "import", str(folder / "example" / "pairs.csv"), "--dataset", "example")
         cli_ok("items", "import", str(write(folder / "hostile.csv", HOSTILE_CSV)), "--dataset", "hostile")
-        cli_ok("score", "--rubric", "story-quality", "--where", "dataset IN ('example', 'hostile')", "--run", "quality",
-            "--no-progress", "--juror", "fake/kind,samples=2", "--juror", "fake/strict,invalid_rate=0.2",
-            "--juror", "fake/shy,refusal_rate=0.15")  # fmt: skip
-        cli_ok("score", "--rubric", "persuasion", "--where", "dataset = 'example'", "--run", "persuasion",
-            "--no-progress", "--juror", "fake/biased,position_bias=1", "--juror", "fake/fair")  # fmt: skip
+        cli_ok(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--where",
+            "dataset IN ('example', 'hostile')",
+            "--run",
+            "quality",
+            "--no-progress",
+            "--juror",
+            "fake/kind,samples=2",
+            "--juror",
+            "fake/strict,invalid_rate=0.2",
+            "--juror",
+            "fake/shy,refusal_rate=0.15",
+        )
+        cli_ok(
+            "score",
+            "--rubric",
+            "persuasion",
+            "--where",
+            "dataset = 'example'",
+            "--run",
+            "persuasion",
+            "--no-progress",
+            "--juror",
+            "fake/biased,position_bias=1",
+            "--juror",
+            "fake/fair",
+        )
         cli_ok("annotations", "simulate", "--rubric", "story-quality", "--where", "dataset = 'example'")
         cli_ok("stats", "directional", "--run", "persuasion")
         cli_ok("stats", "gap", "--run", "persuasion", "--boot", "200")

@@ -18,19 +18,31 @@ from typing import Any
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium; .ci/run does it)",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        "Debian's chromium is not installed (apt-get install chromium; .ci/run does it)", allow_module_level=True
+    )
 
 
 @contextlib.contextmanager
 def serving(db: Path, *options: str) -> Iterator[str]:
     """``jurybench view`` as a user starts it, on a free loopback port; its address."""
-    proc = subprocess.Popen([sys.executable, "-m", "jurybench.cli", "view", "--db", str(db), "--port", "0",
-                             "--no-browser", *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jurybench.cli", "view", "--db", str(db), "--port", "0", "--no-browser", *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -219,9 +231,27 @@ def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_p
         page.goto(url + "runs/quality/subjects/xss-1")
         humans = page.locator("#humans tbody tr").all_inner_texts()
         assert sorted(h.split("\t")[:3] for h in humans) == [["coherence", "ana", "5"], ["relevance", "ana", "2"]]
-    result = subprocess.run([sys.executable, "-m", "jurybench.cli", "agreement", "--run", "quality", "--criterion",
-                             "relevance", "--boot", "20", "--format", "json", "--db", str(db)],
-                            capture_output=True, text=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jurybench.cli",
+            "agreement",
+            "--run",
+            "quality",
+            "--criterion",
+            "relevance",
+            "--boot",
+            "20",
+            "--format",
+            "json",
+            "--db",
+            str(db),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert '"n_items": 13' in result.stdout
 
 
@@ -238,11 +268,40 @@ def test_the_runs_list_fits_and_wraps_no_word_inside(page: Any, tmp_path: Path) 
     cli_ok("datasets", "example", "--out", str(tmp_path / "example"))
     cli_ok("items", "import", str(tmp_path / "example" / "items.csv"), "--db", str(db))
     cli_ok("pairs", "import", str(tmp_path / "example" / "pairs.csv"), "--db", str(db))
-    cli_ok("score", "--rubric", "story-quality", "--run", "quality-with-a-rather-long-run-name-2026", "--no-progress",
-           "-j", "fake/kind,samples=2", "-j", "fake/strict,invalid_rate=0.2", "-j", "fake/shy,refusal_rate=0.15",
-           "-j", "sim/lenient,leniency=1,noise=0.3", "--aggregate", "median", "--db", str(db))  # fmt: skip
-    cli_ok("score", "--rubric", "persuasion", "--run", "persuasion_run_with_underscores", "--no-progress",
-           "-j", "fake/biased,position_bias=1", "-j", "fake/fair", "--db", str(db))  # fmt: skip
+    cli_ok(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--run",
+        "quality-with-a-rather-long-run-name-2026",
+        "--no-progress",
+        "-j",
+        "fake/kind,samples=2",
+        "-j",
+        "fake/strict,invalid_rate=0.2",
+        "-j",
+        "fake/shy,refusal_rate=0.15",
+        "-j",
+        "sim/lenient,leniency=1,noise=0.3",
+        "--aggregate",
+        "median",
+        "--db",
+        str(db),
+    )
+    cli_ok(
+        "score",
+        "--rubric",
+        "persuasion",
+        "--run",
+        "persuasion_run_with_underscores",
+        "--no-progress",
+        "-j",
+        "fake/biased,position_bias=1",
+        "-j",
+        "fake/fair",
+        "--db",
+        str(db),
+    )
     with serving(db) as url:
         for width in (1280, 1400):
             tab = page.context.browser.new_page(viewport={"width": width, "height": 900})  # the module's Chromium

@@ -21,14 +21,40 @@ from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot, serving
 def two_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("compare")
     db = str(folder / "compare.duckdb")
-    for args in (("datasets", "example", "--out", str(folder / "example")),
-                 ("items", "import", str(folder / "example" / "items.csv"), "--db", db),
-                 ("pairs", "import", str(folder / "example" / "pairs.csv"), "--db", db),
-                 ("score", "-r", "story-quality", "--run", "first", "-j", "fake/kind", "-j", "fake/strict",
-                  "--no-progress", "--db", db),
-                 ("score", "-r", "story-quality", "--run", "second", "-j", "fake/kind", "-j", "fake/other",
-                  "--no-progress", "--db", db),
-                 ("score", "-r", "persuasion", "--run", "pairs", "-j", "fake/fair", "--no-progress", "--db", db)):  # fmt: skip
+    for args in (
+        ("datasets", "example", "--out", str(folder / "example")),
+        ("items", "import", str(folder / "example" / "items.csv"), "--db", db),
+        ("pairs", "import", str(folder / "example" / "pairs.csv"), "--db", db),
+        (
+            "score",
+            "-r",
+            "story-quality",
+            "--run",
+            "first",
+            "-j",
+            "fake/kind",
+            "-j",
+            "fake/strict",
+            "--no-progress",
+            "--db",
+            db,
+        ),
+        (
+            "score",
+            "-r",
+            "story-quality",
+            "--run",
+            "second",
+            "-j",
+            "fake/kind",
+            "-j",
+            "fake/other",
+            "--no-progress",
+            "--db",
+            db,
+        ),
+        ("score", "-r", "persuasion", "--run", "pairs", "-j", "fake/fair", "--no-progress", "--db", db),
+    ):
         cli_ok(*args)
     return Path(db)
 
@@ -47,7 +73,8 @@ def test_two_runs_ticked_on_the_runs_list_are_compared(compare_url: str, two_run
             "SELECT a.criterion, count(*) AS n, avg(b.jury_score - a.jury_score) AS diff, "
             "stddev_samp(b.jury_score - a.jury_score) AS sd FROM jury_pointwise a JOIN jury_pointwise b "
             "USING (item_id, criterion) WHERE a.run_id = 'first' AND b.run_id = 'second' "
-            "AND a.jury_score IS NOT NULL AND b.jury_score IS NOT NULL GROUP BY 1 ORDER BY 1")  # fmt: skip
+            "AND a.jury_score IS NOT NULL AND b.jury_score IS NOT NULL GROUP BY 1 ORDER BY 1"
+        )
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         page: Any = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -100,14 +127,23 @@ def test_two_preference_runs_are_compared_by_verdict_and_accuracy_against_gold(t
     for run, juror in (("old", "sim/a,noise=1.5,seed=1"), ("new", "sim/b,noise=1.5,seed=2")):
         cli_ok("score", "-r", "preference", "--run", run, "-j", juror, "--no-progress", "--db", db)
     with jb.open(db, read_only=True) as store:
-        verdicts = store.sql("SELECT a.pair_id, sign(a.jury_score) AS x, sign(b.jury_score) AS y FROM jury_pairwise a "
-                             "JOIN jury_pairwise b USING (pair_id) WHERE a.run_id = 'old' AND b.run_id = 'new' "
-                             "ORDER BY 1")  # fmt: skip
+        verdicts = store.sql(
+            "SELECT a.pair_id, sign(a.jury_score) AS x, sign(b.jury_score) AS y FROM jury_pairwise a "
+            "JOIN jury_pairwise b USING (pair_id) WHERE a.run_id = 'old' AND b.run_id = 'new' "
+            "ORDER BY 1"
+        )
     pairs = list(verdicts["pair_id"])
     gold = {pid: ("A" if k % 3 else "B") for k, pid in enumerate(pairs)}  # made-up human labels
     labels = "".join(f"{pid},h1,preference,{gold[pid]}\n" for pid in pairs)
-    cli_ok("annotations", "import", str(write(tmp_path / "gold.csv", "pair_id,annotator,criterion,value\n" + labels)),
-           "--rubric", "preference", "--db", db)  # fmt: skip
+    cli_ok(
+        "annotations",
+        "import",
+        str(write(tmp_path / "gold.csv", "pair_id,annotator,criterion,value\n" + labels)),
+        "--rubric",
+        "preference",
+        "--db",
+        db,
+    )
     word = {1.0: "A", -1.0: "B", 0.0: "tie"}
     by_pair = {pid: (word[float(x)], word[float(y)]) for pid, x, y in verdicts.itertuples(index=False)}
     changed = sorted(pid for pid, (x, y) in by_pair.items() if x != y)
@@ -118,8 +154,11 @@ def test_two_preference_runs_are_compared_by_verdict_and_accuracy_against_gold(t
     with TestClient(create_viewer_app(Path(db), warm_up=False)) as c:
         page = c.get("/compare?run=old&run=new").text
     assert f"{len(changed)} of {len(pairs)} pairs judged by both juries changed verdict" in page
-    listed = re.findall(r'<tr><td><a href="/runs/new/subjects/([^"]+)">', page.split('id="compare-changed"')[1]) \
-        if changed else []  # fmt: skip
+    listed = (
+        re.findall(r'<tr><td><a href="/runs/new/subjects/([^"]+)">', page.split('id="compare-changed"')[1])
+        if changed
+        else []
+    )
     assert sorted(listed) == changed  # the changed pairs, and no unchanged one
     assert 'id="compare-moved"' not in page
     row = re.search(r'id="compare-accuracy".*?<tbody><tr>(.*?)</tr>', page, re.S)

@@ -33,27 +33,40 @@ def _ids(client: Any, sql: str) -> list[str]:  # noqa: F811
 
 def test_a_score_range_on_a_criterion_finds_what_the_jury_view_holds(client: Any) -> None:  # noqa: F811
     found = _found(client, "criterion=coherence&min=3&max=4")
-    want = _ids(client, "SELECT item_id FROM jury_pointwise WHERE run_id = 'quality' AND criterion = 'coherence' "
-                        "AND jury_score BETWEEN 3 AND 4 ORDER BY item_id")  # fmt: skip
+    want = _ids(
+        client,
+        "SELECT item_id FROM jury_pointwise WHERE run_id = 'quality' AND criterion = 'coherence' "
+        "AND jury_score BETWEEN 3 AND 4 ORDER BY item_id",
+    )
     assert found == want and 0 < len(found) < 30
     # highest first, ties by id
     by_score = _found(client, "criterion=coherence&sort=-score")
-    scores = dict(_sql(client, "SELECT item_id, jury_score FROM jury_pointwise WHERE run_id = 'quality' "
-                               "AND criterion = 'coherence'"))  # fmt: skip
+    scores = dict(
+        _sql(
+            client,
+            "SELECT item_id, jury_score FROM jury_pointwise WHERE run_id = 'quality' AND criterion = 'coherence'",
+        )
+    )
     assert by_score == sorted(scores, key=lambda i: (-(scores[i] if scores[i] is not None else -1e9), i))
 
 
 def test_disagreement_outcome_labels_and_text_filter_like_sql(client: Any) -> None:  # noqa: F811
     spread = _found(client, "criterion=relevance&spread=2&sort=spread")
-    want = _sql(client, "SELECT item_id, max(juror_score) - min(juror_score) AS s FROM juror_pointwise "
-                        "WHERE run_id = 'quality' AND criterion = 'relevance' GROUP BY item_id HAVING s >= 2 "
-                        "ORDER BY s DESC, item_id")  # fmt: skip
+    want = _sql(
+        client,
+        "SELECT item_id, max(juror_score) - min(juror_score) AS s FROM juror_pointwise "
+        "WHERE run_id = 'quality' AND criterion = 'relevance' GROUP BY item_id HAVING s >= 2 "
+        "ORDER BY s DESC, item_id",
+    )
     assert spread == [r[0] for r in want] and spread
     for status in ("invalid", "refusal", "error"):
-        assert _found(client, f"status={status}") == _ids(client, f"""
+        assert _found(client, f"status={status}") == _ids(
+            client,
+            f"""
             SELECT DISTINCT c.subject_id FROM run_calls rc JOIN calls c USING (call_key)
             LEFT JOIN pointwise_judgments j USING (call_key)
-            WHERE rc.run_id = 'quality' AND (c.status = '{status}' OR j.status = '{status}') ORDER BY 1""")  # fmt: skip
+            WHERE rc.run_id = 'quality' AND (c.status = '{status}' OR j.status = '{status}') ORDER BY 1""",
+        )
     assert _found(client, "status=refusal")  # fake/shy refuses 15 %
     labelled = _ids(client, "SELECT DISTINCT subject_id FROM human_labels WHERE subject_kind = 'item' ORDER BY 1")
     everything = _ids(client, "SELECT subject_id FROM run_subjects WHERE run_id = 'quality' ORDER BY 1")
@@ -66,8 +79,12 @@ def test_disagreement_outcome_labels_and_text_filter_like_sql(client: Any) -> No
 
 
 def test_a_bad_filter_value_is_one_line_naming_the_field(client: Any) -> None:  # noqa: F811
-    for query, field in (("min=abc&criterion=coherence", "min='abc' is not a number"), ("status=lost", "status='lost'"),
-                         ("min=3", "needs a criterion"), ("sort=random", "sort='random'")):  # fmt: skip
+    for query, field in (
+        ("min=abc&criterion=coherence", "min='abc' is not a number"),
+        ("status=lost", "status='lost'"),
+        ("min=3", "needs a criterion"),
+        ("sort=random", "sort='random'"),
+    ):
         page = client.get(f"/runs/quality?{query}")
         assert page.status_code == 400 and field in unescape(page.text), query
 
@@ -99,8 +116,11 @@ def test_previous_and_next_follow_the_filter_and_its_order(client: Any) -> None:
 
 def test_pairs_are_found_by_category_flip_spread_too(client: Any) -> None:  # noqa: F811
     found = _found(client, "criterion=logos&spread=0.5", run="persuasion")
-    want = _ids(client, "SELECT pair_id FROM juror_pairwise WHERE run_id = 'persuasion' AND category = 'logos' "
-                        "GROUP BY pair_id HAVING max(juror_epsilon) - min(juror_epsilon) >= 0.5 ORDER BY 1")  # fmt: skip
+    want = _ids(
+        client,
+        "SELECT pair_id FROM juror_pairwise WHERE run_id = 'persuasion' AND category = 'logos' "
+        "GROUP BY pair_id HAVING max(juror_epsilon) - min(juror_epsilon) >= 0.5 ORDER BY 1",
+    )
     assert found == want
 
 

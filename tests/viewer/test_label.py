@@ -39,8 +39,10 @@ def _csrf(html: str) -> str:
 def _labels(client: Any, where: str = "TRUE") -> list[tuple[Any, ...]]:
     cur = client.app.state.store.connection.cursor()
     try:
-        return cur.execute(f"SELECT subject_id, criterion, annotator, value, label, note, source_file FROM human_labels "
-                           f"WHERE {where} ORDER BY ALL").fetchall()  # fmt: skip
+        return cur.execute(
+            f"SELECT subject_id, criterion, annotator, value, label, note, source_file FROM human_labels "
+            f"WHERE {where} ORDER BY ALL"
+        ).fetchall()
     finally:
         cur.close()
 
@@ -49,8 +51,14 @@ def test_a_label_saved_from_an_item_page_is_a_human_label(store: Path) -> None:
     with _client(store, annotate=True) as client:
         page = client.get("/runs/quality/subjects/xss-1").text
         assert 'action="/runs/quality/labels/xss-1"' in page and "Add your label" in page
-        form = {"csrf": _csrf(page), "annotator": "ana", "value:relevance": "4", "value:coherence": "2",
-                "value:empathy": "", "note": "clear <b>but</b> short"}  # fmt: skip
+        form = {
+            "csrf": _csrf(page),
+            "annotator": "ana",
+            "value:relevance": "4",
+            "value:coherence": "2",
+            "value:empathy": "",
+            "note": "clear <b>but</b> short",
+        }
         saved = client.post("/runs/quality/labels/xss-1", data=form)
         assert saved.status_code == 303 and saved.headers["location"] == "/runs/quality/subjects/xss-1?saved=2"
         assert _labels(client, "annotator = 'ana'") == [
@@ -72,7 +80,7 @@ def test_bad_labels_are_refused_like_an_import_and_nothing_is_written(store: Pat
             ({**base, "value:relevance": "3.5"}, "3.5 is not a whole number"),
             ({**base, "annotator": " "}, "field 'annotator': missing value"),
             ({**base}, "no criterion has a value"),
-        ):  # fmt: skip
+        ):
             page = client.post("/runs/quality/labels/xss-1", data=form)
             assert page.status_code == 400 and message in unescape(page.text), form
             assert 'name="csrf"' in page.text  # the page again, with the form
@@ -89,8 +97,10 @@ def test_bad_labels_are_refused_like_an_import_and_nothing_is_written(store: Pat
 
 def test_a_form_without_the_servers_token_is_refused(store: Path) -> None:
     with _client(store, annotate=True) as client:
-        for form in ({"annotator": "eve", "value:relevance": "1"}, {"csrf": "guess", "annotator": "eve",
-                                                                     "value:relevance": "1"}):  # fmt: skip
+        for form in (
+            {"annotator": "eve", "value:relevance": "1"},
+            {"csrf": "guess", "annotator": "eve", "value:relevance": "1"},
+        ):
             page = client.post("/runs/quality/labels/xss-1", data=form)
             assert page.status_code == 403 and "token is missing or stale" in page.text
         assert _labels(client, "annotator = 'eve'") == []
@@ -111,9 +121,13 @@ def test_the_queue_serves_unlabelled_subjects_widest_spread_first(store: Path) -
     with _client(store, annotate=True) as client:
         cur = client.app.state.store.connection.cursor()
         cur.execute("DELETE FROM human_labels WHERE subject_id IN ('ex01-brief', 'ex02-brief')")
-        spreads = dict(cur.execute("SELECT item_id, max(s) FROM (SELECT item_id, max(juror_score) - min(juror_score) "
-                                   "AS s FROM juror_pointwise WHERE run_id = 'quality' GROUP BY item_id, criterion) "
-                                   "WHERE item_id IN ('ex01-brief', 'ex02-brief', 'xss-1') GROUP BY item_id").fetchall())  # fmt: skip
+        spreads = dict(
+            cur.execute(
+                "SELECT item_id, max(s) FROM (SELECT item_id, max(juror_score) - min(juror_score) "
+                "AS s FROM juror_pointwise WHERE run_id = 'quality' GROUP BY item_id, criterion) "
+                "WHERE item_id IN ('ex01-brief', 'ex02-brief', 'xss-1') GROUP BY item_id"
+            ).fetchall()
+        )
         cur.close()
         order = sorted(spreads, key=lambda i: (-spreads[i], i))
         assert "Label queue" in client.get("/runs/quality").text
@@ -124,8 +138,10 @@ def test_the_queue_serves_unlabelled_subjects_widest_spread_first(store: Path) -
             assert target.startswith(f"/runs/quality/subjects/{expected}?") and "queue=spread" in target
             page = client.get(target).text
             assert "Label queue: your label" in page and f"({len(order) - order.index(expected)} left)" in page
-            done = client.post(f"/runs/quality/labels/{expected}",
-                               data={"csrf": _csrf(page), "annotator": "ana", "queue": "spread", "value:relevance": "3"})  # fmt: skip
+            done = client.post(
+                f"/runs/quality/labels/{expected}",
+                data={"csrf": _csrf(page), "annotator": "ana", "queue": "spread", "value:relevance": "3"},
+            )
             assert done.status_code == 303 and done.headers["location"] == "/runs/quality/queue?annotator=ana&by=spread"
         empty = client.get("/runs/quality/queue?annotator=ana")
         assert empty.status_code == 200 and "The label queue is empty" in empty.text
@@ -133,8 +149,22 @@ def test_the_queue_serves_unlabelled_subjects_widest_spread_first(store: Path) -
 
 
 def test_second_opinions_come_by_the_calibrations_largest_miss(store: Path, tmp_path: Path) -> None:
-    for args in (("calibrate", "--run", "quality", "--criterion", "relevance", "--folds", "3", "--method", "mean",
-                  "--name", "c"), ("calibrate", "apply", "c", "--run", "quality")):  # fmt: skip
+    for args in (
+        (
+            "calibrate",
+            "--run",
+            "quality",
+            "--criterion",
+            "relevance",
+            "--folds",
+            "3",
+            "--method",
+            "mean",
+            "--name",
+            "c",
+        ),
+        ("calibrate", "apply", "c", "--run", "quality"),
+    ):
         done = run_cli(*args, "--db", str(store))
         assert done.exit_code == 0, done.stderr
     with _client(store, annotate=True) as client:
@@ -142,7 +172,7 @@ def test_second_opinions_come_by_the_calibrations_largest_miss(store: Path, tmp_
         gaps = cur.execute("""SELECT c.subject_id, abs(c.score - avg(h.value)) AS gap FROM calibrated_scores c
                               JOIN human_labels h ON h.subject_id = c.subject_id AND h.criterion = c.criterion
                               WHERE c.run_id = 'quality' GROUP BY c.subject_id, c.score
-                              ORDER BY gap DESC, c.subject_id""").fetchall()  # fmt: skip
+                              ORDER BY gap DESC, c.subject_id""").fetchall()
         cur.close()
         assert len(gaps) == 12
         assert "Second opinions" in client.get("/runs/quality").text
@@ -150,8 +180,10 @@ def test_second_opinions_come_by_the_calibrations_largest_miss(store: Path, tmp_
         assert first.startswith(f"/runs/quality/subjects/{gaps[0][0]}?") and "queue=residual" in first
         page = client.get(first).text
         assert "Second opinions" in page and "(12 left)" in page
-        done = client.post(f"/runs/quality/labels/{gaps[0][0]}",
-                           data={"csrf": _csrf(page), "annotator": "zoe", "queue": "residual", "value:relevance": "3"})  # fmt: skip
+        done = client.post(
+            f"/runs/quality/labels/{gaps[0][0]}",
+            data={"csrf": _csrf(page), "annotator": "zoe", "queue": "residual", "value:relevance": "3"},
+        )
         assert done.headers["location"] == "/runs/quality/queue?annotator=zoe&by=residual"
         # zoe has labelled the largest miss: the queue goes on with the next largest
         nxt = client.get(done.headers["location"]).headers["location"]
@@ -165,8 +197,9 @@ def test_pairs_take_category_and_preference_labels(store: Path) -> None:
         cur.close()
         page = client.get(f"/runs/persuasion/subjects/{pair}").text
         assert page.count('<select name="value:') == 19  # one per category, -3..3
-        done = client.post(f"/runs/persuasion/labels/{pair}",
-                           data={"csrf": _csrf(page), "annotator": "bo", "value:logos": "-2"})  # fmt: skip
+        done = client.post(
+            f"/runs/persuasion/labels/{pair}", data={"csrf": _csrf(page), "annotator": "bo", "value:logos": "-2"}
+        )
         assert done.status_code == 303
         assert _labels(client, "annotator = 'bo'")[0][:5] == (pair, "logos", "bo", -2.0, "-2")
 
@@ -175,21 +208,47 @@ def test_labels_from_the_form_count_in_agreement_and_calibrate(store: Path) -> N
     with _client(store, annotate=True) as client:
         token = _csrf(client.get("/runs/quality/subjects/xss-1").text)
         for annotator, value in (("ana", "4"), ("bo", "5")):
-            client.post("/runs/quality/labels/xss-1", data={"csrf": token, "annotator": annotator,
-                                                             "value:relevance": value})  # fmt: skip
-    result = run_cli("agreement", "--run", "quality", "--criterion", "relevance", "--boot", "20", "--format", "json",
-                     "--db", str(store))  # fmt: skip
+            client.post(
+                "/runs/quality/labels/xss-1", data={"csrf": token, "annotator": annotator, "value:relevance": value}
+            )
+    result = run_cli(
+        "agreement",
+        "--run",
+        "quality",
+        "--criterion",
+        "relevance",
+        "--boot",
+        "20",
+        "--format",
+        "json",
+        "--db",
+        str(store),
+    )
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)[0]["n_items"] == 13  # was 12: xss-1 is labelled now
-    fitted = run_cli("calibrate", "--run", "quality", "--criterion", "relevance", "--folds", "3", "--method", "mean",
-                     "--name", "by-hand", "--db", str(store))  # fmt: skip
+    fitted = run_cli(
+        "calibrate",
+        "--run",
+        "quality",
+        "--criterion",
+        "relevance",
+        "--folds",
+        "3",
+        "--method",
+        "mean",
+        "--name",
+        "by-hand",
+        "--db",
+        str(store),
+    )
     assert fitted.exit_code == 0, fitted.stderr
     split = re.search(r"relevance: (\d+) train / (\d+) test items", fitted.stdout)
     assert split and int(split.group(1)) + int(split.group(2)) == 13, fitted.stdout
 
 
-def test_serve_takes_a_label_from_a_signed_in_browser_only_with_the_forms_token(viewer_store: Path,
-                                                                                tmp_path: Path) -> None:  # fmt: skip
+def test_serve_takes_a_label_from_a_signed_in_browser_only_with_the_forms_token(
+    viewer_store: Path, tmp_path: Path
+) -> None:
     from fastapi.testclient import TestClient
 
     from jurybench.service import ServiceConfig, create_app
@@ -200,15 +259,22 @@ def test_serve_takes_a_label_from_a_signed_in_browser_only_with_the_forms_token(
     with TestClient(app, follow_redirects=False) as c:
         anonymous = c.post("/runs/quality/labels/xss-1", data={"annotator": "eve", "value:relevance": "1"})
         assert anonymous.status_code == 401  # no cookie, no token
-        c.post("/login", content="token=tok-1234567890abcdef&next=%2F",
-               headers={"content-type": "application/x-www-form-urlencoded"})  # fmt: skip
+        c.post(
+            "/login",
+            content="token=tok-1234567890abcdef&next=%2F",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
         page = c.get("/runs/quality/subjects/xss-1").text
         forged = c.post("/runs/quality/labels/xss-1", data={"annotator": "eve", "value:relevance": "1"})
         assert forged.status_code == 403  # the cookie alone (a page on another port) is not enough
         assert c.post("/v1/jobs/x/cancel").status_code == 401  # nor does it open the API
-        saved = c.post("/runs/quality/labels/xss-1", data={"csrf": _csrf(page), "annotator": "ana",
-                                                           "value:relevance": "4"})  # fmt: skip
+        saved = c.post(
+            "/runs/quality/labels/xss-1", data={"csrf": _csrf(page), "annotator": "ana", "value:relevance": "4"}
+        )
         assert saved.status_code == 303
-        rows = c.post("/v1/sql", json={"query": "SELECT annotator, value FROM human_labels WHERE subject_id = 'xss-1'"},
-                      headers={"Authorization": "Bearer tok-1234567890abcdef"}).json()  # fmt: skip
+        rows = c.post(
+            "/v1/sql",
+            json={"query": "SELECT annotator, value FROM human_labels WHERE subject_id = 'xss-1'"},
+            headers={"Authorization": "Bearer tok-1234567890abcdef"},
+        ).json()
         assert rows["rows"] == [["ana", 4.0]], rows

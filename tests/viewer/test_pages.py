@@ -38,8 +38,11 @@ def _sql(client: Any, query: str) -> list[tuple[Any, ...]]:
 def _cells(html: str, table_id: str) -> list[list[str]]:
     body = html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, flags=re.S)
-    return [[unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
-            for r in rows if "<td" in r]  # fmt: skip
+    return [
+        [unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)]
+        for r in rows
+        if "<td" in r
+    ]
 
 
 def test_runs_page_lists_every_run_with_its_counts(client: Any, viewer_store: Path) -> None:
@@ -47,8 +50,9 @@ def test_runs_page_lists_every_run_with_its_counts(client: Any, viewer_store: Pa
     assert page.status_code == 200
     rows = {r[1]: r for r in _cells(page.text, "runs")}  # the first cell ticks a run to compare
     assert set(rows) == {"quality", "persuasion"}
-    ok, invalid, refusal = _sql(client, "SELECT sum(n_ok), sum(n_invalid), sum(n_refusal) FROM run_summary "
-                                        "WHERE run_id = 'quality'")[0]  # fmt: skip
+    ok, invalid, refusal = _sql(
+        client, "SELECT sum(n_ok), sum(n_invalid), sum(n_refusal) FROM run_summary WHERE run_id = 'quality'"
+    )[0]
     assert rows["quality"][8:11] == [f"{ok:,}", f"{invalid:,}", f"{refusal:,}"]
     assert "fake/kind, fake/strict, fake/shy" in rows["quality"][4]
     mean = _sql(
@@ -64,8 +68,11 @@ def test_runs_page_lists_every_run_with_its_counts(client: Any, viewer_store: Pa
 def test_run_page_figures_equal_the_jury_view(client: Any, viewer_store: Path) -> None:
     page = client.get("/runs/quality")
     assert page.status_code == 200
-    expected = _sql(client, "SELECT criterion, count(jury_score), avg(jury_score), stddev_samp(jury_score) "
-                            "FROM jury_pointwise WHERE run_id = 'quality' GROUP BY 1")  # fmt: skip
+    expected = _sql(
+        client,
+        "SELECT criterion, count(jury_score), avg(jury_score), stddev_samp(jury_score) "
+        "FROM jury_pointwise WHERE run_id = 'quality' GROUP BY 1",
+    )
     shown = {r[0]: r for r in _cells(page.text, "figures")}
     for criterion, n, mean, sd in expected:
         from scipy.stats import t
@@ -102,8 +109,11 @@ def test_disagreements_sorted_by_spread(client: Any, viewer_store: Path) -> None
     rows = _cells(client.get("/runs/quality/disagreements").text, "disagreements")
     spreads = [float(r[3]) for r in rows]
     assert spreads == sorted(spreads, reverse=True) and spreads
-    top = _sql(client, "SELECT max(s) FROM (SELECT max(juror_score) - min(juror_score) AS s FROM juror_pointwise "
-                       "WHERE run_id = 'quality' GROUP BY item_id, criterion)")[0][0]  # fmt: skip
+    top = _sql(
+        client,
+        "SELECT max(s) FROM (SELECT max(juror_score) - min(juror_score) AS s FROM juror_pointwise "
+        "WHERE run_id = 'quality' GROUP BY item_id, criterion)",
+    )[0][0]
     assert spreads[0] == pytest.approx(top, abs=1e-3)
     flips = _cells(client.get("/runs/persuasion/disagreements?sort=flips").text, "disagreements")
     counts = [int(r[5]) for r in flips]
@@ -136,8 +146,9 @@ def test_unknown_pages_say_so(client: Any) -> None:
 
 def test_report_html_is_one_self_contained_file(viewer_store: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
-    result = run_cli("report", "html", "--run", "persuasion", "--run", "quality", "-o", str(out), "--db",
-                     str(viewer_store))  # fmt: skip
+    result = run_cli(
+        "report", "html", "--run", "persuasion", "--run", "quality", "-o", str(out), "--db", str(viewer_store)
+    )
     assert result.exit_code == 0, result.stderr
     html = out.read_text()
     assert "<link" not in html and "<style>" in html and "http://" not in html.split("<svg", 1)[0]
@@ -158,19 +169,28 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
         gate = c.get("/runs/quality", follow_redirects=False)
         assert gate.status_code == 303 and gate.headers["location"] == "/login?next=%2Fruns%2Fquality"
         assert c.get("/v1/rubrics").status_code == 401  # the API still wants its bearer token
-        wrong = c.post("/login", content="token=nope&next=%2F", headers={"content-type": "application/x-www-form-"
-                                                                                         "urlencoded"})  # fmt: skip
+        wrong = c.post(
+            "/login", content="token=nope&next=%2F", headers={"content-type": "application/x-www-form-urlencoded"}
+        )
         assert wrong.status_code == 401
-        signed = c.post("/login", content="token=tok-1234567890abcdef&next=%2Fruns%2Fquality",
-                        headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
+        signed = c.post(
+            "/login",
+            content="token=tok-1234567890abcdef&next=%2Fruns%2Fquality",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+            follow_redirects=False,
+        )
         assert signed.status_code == 303 and signed.headers["location"] == "/runs/quality"
         assert "tok-1234567890abcdef" not in signed.headers.get(
             "set-cookie", ""
         )  # the cookie is derived, not the token
         page = c.get("/runs/quality")
         assert page.status_code == 200 and 'id="figures"' in page.text
-        evil = c.post("/login", content="token=tok-1234567890abcdef&next=%2F%2Fevil.example",
-                      headers={"content-type": "application/x-www-form-urlencoded"}, follow_redirects=False)  # fmt: skip
+        evil = c.post(
+            "/login",
+            content="token=tok-1234567890abcdef&next=%2F%2Fevil.example",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+            follow_redirects=False,
+        )
         assert evil.headers["location"] == "/"  # no open redirect
         assert c.get("/v1/rubrics", headers={"Authorization": "Bearer tok-1234567890abcdef"}).status_code == 200
 
@@ -207,8 +227,14 @@ def test_preference_run_shows_accuracy_against_human_labels(con: Any, data_dir: 
     from tests.conftest import REPO
 
     import_llmbar(con, data_dir)
-    score(con, load_rubric("preference"), load_jury_file(REPO / "juries" / "llmbar-mtbench-vanilla-norules.yaml"),
-          where="dataset = 'llmbar-MT-Bench'", run_id="mt", options=EngineOptions(progress=False))  # fmt: skip
+    score(
+        con,
+        load_rubric("preference"),
+        load_jury_file(REPO / "juries" / "llmbar-mtbench-vanilla-norules.yaml"),
+        where="dataset = 'llmbar-MT-Bench'",
+        run_id="mt",
+        options=EngineOptions(progress=False),
+    )
     report = preference_accuracy(con, "mt").as_dict()
     db = Path(con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0])
     con.close()
@@ -227,11 +253,28 @@ def test_a_run_named_with_a_slash_opens(tmp_path: Path) -> None:
     from tests.conftest import write
 
     db = tmp_path / "slash.duckdb"
-    assert run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\na/1,x\nb,y\n")),
-                   "--db", str(db)).exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "items", "import", str(write(tmp_path / "i.csv", "item_id,response\na/1,x\nb,y\n")), "--db", str(db)
+        ).exit_code
+        == 0
+    )
     for run in ("study/one", "100%/sure"):
-        assert run_cli("score", "--rubric", "story-quality", "--juror", "fake/a", "--run", run, "--no-progress",
-                       "--db", str(db)).exit_code == 0  # fmt: skip
+        assert (
+            run_cli(
+                "score",
+                "--rubric",
+                "story-quality",
+                "--juror",
+                "fake/a",
+                "--run",
+                run,
+                "--no-progress",
+                "--db",
+                str(db),
+            ).exit_code
+            == 0
+        )
     with TestClient(create_viewer_app(db, warm_up=False)) as c:
         home = c.get("/").text
         for run in ("study/one", "100%/sure"):
@@ -254,12 +297,37 @@ def test_report_html_keeps_its_style_sheet_whole_and_shows_the_calibration_fitte
     rows = "".join(f"i{k},Write about thing {k % 4},Text number {k}.,m{k % 2},en,f\n" for k in range(4, 24))
     items = write(tmp_path / "items.csv", ITEMS_CSV + rows)
     assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
-    done = run_cli("score", "-r", "story-quality", "-j", "sim/a,seed=1", "-j", "sim/b,seed=2,noise=1", "--run",
-                   "both", "--no-progress", "--db", db)  # fmt: skip
+    done = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/a,seed=1",
+        "-j",
+        "sim/b,seed=2,noise=1",
+        "--run",
+        "both",
+        "--no-progress",
+        "--db",
+        db,
+    )
     assert done.exit_code == 0, done.stderr
     assert run_cli("annotations", "simulate", "-r", "story-quality", "--db", db).exit_code == 0
-    fitted = run_cli("calibrate", "--run", "both", "--name", "fitted", "--folds", "2", "--boot", "10", "--out",
-                     str(tmp_path / "calibration"), "--db", db)  # fmt: skip
+    fitted = run_cli(
+        "calibrate",
+        "--run",
+        "both",
+        "--name",
+        "fitted",
+        "--folds",
+        "2",
+        "--boot",
+        "10",
+        "--out",
+        str(tmp_path / "calibration"),
+        "--db",
+        db,
+    )
     assert fitted.exit_code == 0, fitted.stderr
     out = tmp_path / "r.html"
     assert run_cli("report", "html", "--run", "both", "-o", str(out), "--db", db).exit_code == 0
@@ -282,8 +350,22 @@ def test_a_run_page_and_its_report_count_invalid_judgments_not_only_calls(tmp_pa
     db = tmp_path / "inv.duckdb"
     assert run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db)).exit_code == 0
     rows = "item_id,criterion,score,status\ni1,relevance,4,ok\ni1,coherence,,invalid\ni2,relevance,3,ok\n"
-    assert run_cli("judgments", "import", str(write(tmp_path / "j.csv", rows)), "--run", "imp", "-r", "story-quality",
-                   "-j", "panel", "--db", str(db)).exit_code == 0  # fmt: skip
+    assert (
+        run_cli(
+            "judgments",
+            "import",
+            str(write(tmp_path / "j.csv", rows)),
+            "--run",
+            "imp",
+            "-r",
+            "story-quality",
+            "-j",
+            "panel",
+            "--db",
+            str(db),
+        ).exit_code
+        == 0
+    )
     expected = "<dt>judgments</dt><dd>3: 2 valid, 1 invalid, 0 refusal"
     with TestClient(create_viewer_app(db, warm_up=False)) as c:
         page = c.get("/runs/imp").text

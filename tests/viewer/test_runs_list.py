@@ -15,18 +15,30 @@ import pytest
 from tests.viewer.conftest import cli_ok
 from tests.viewer.test_browser import CHROMIUM, FLAGS, _shot, serving
 
-LONG_JURORS = [f"fake/openai-gpt-4o-mini-2024-07-18-variant-{k},name=provider-model-with-a-long-name-{k}"
-               for k in range(5)]  # fmt: skip
+LONG_JURORS = [
+    f"fake/openai-gpt-4o-mini-2024-07-18-variant-{k},name=provider-model-with-a-long-name-{k}" for k in range(5)
+]
 
 
 @pytest.fixture(scope="module")
 def wide_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wide")
     db = str(folder / "wide.duckdb")
-    for args in (("datasets", "example", "--out", str(folder / "example")),
-                 ("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example", "--db", db),
-                 ("score", "--rubric", "story-quality", "--run", "a-rather-long-run-name-for-the-hanna-reproduction",
-                  "--no-progress", "--db", db, *(x for j in LONG_JURORS for x in ("--juror", j)))):  # fmt: skip
+    for args in (
+        ("datasets", "example", "--out", str(folder / "example")),
+        ("items", "import", str(folder / "example" / "items.csv"), "--dataset", "example", "--db", db),
+        (
+            "score",
+            "--rubric",
+            "story-quality",
+            "--run",
+            "a-rather-long-run-name-for-the-hanna-reproduction",
+            "--no-progress",
+            "--db",
+            db,
+            *(x for j in LONG_JURORS for x in ("--juror", j)),
+        ),
+    ):
         cli_ok(*args)
     return Path(db)
 

@@ -140,8 +140,16 @@ def score_agreement(pred: Array, truth: Array) -> dict[str, float]:
     n = len(pred)
     if n < 3 or np.std(pred) == 0 or np.std(truth) == 0:
         nan = float("nan")
-        return {"n": float(n), "pearson": nan, "spearman": nan, "kendall": nan, "mae": nan, "rmse": nan,
-                "exact": nan, "within_one": nan}  # fmt: skip
+        return {
+            "n": float(n),
+            "pearson": nan,
+            "spearman": nan,
+            "kendall": nan,
+            "mae": nan,
+            "rmse": nan,
+            "exact": nan,
+            "within_one": nan,
+        }
     diff = np.abs(np.rint(pred) - np.rint(truth))
     return {
         "n": float(n),

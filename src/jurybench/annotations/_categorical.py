@@ -51,8 +51,11 @@ def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> 
         predicted, true = int(np.sum(p == label)), int(np.sum(g == label))
         precision = tp / predicted if predicted else float("nan")
         recall = tp / true if true else float("nan")
-        f1 = (2 * precision * recall / (precision + recall) if predicted and true and precision + recall > 0
-              else (0.0 if predicted and true else float("nan")))  # fmt: skip
+        f1 = (
+            2 * precision * recall / (precision + recall)
+            if predicted and true and precision + recall > 0
+            else (0.0 if predicted and true else float("nan"))
+        )
         per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": true}
     f1s = [c["f1"] for c in per_class.values() if not np.isnan(c["f1"])]
     return {
@@ -82,8 +85,10 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
 
     rubric = run_rubric(con, run_id)
     if rubric.continuous_labels:  # labels on a scale: the pointwise report's business
-        raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; categorical agreement is for preference "
-                             "and classification runs.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run_id}' used a {rubric.kind} rubric; categorical agreement is for preference "
+            "and classification runs."
+        )
     preference = rubric.pairwise  # A/B verdicts on pairs: a tied plurality is a tie
     dimension = rubric.dimensions[0]  # the one categorical dimension (preference, label)
     labels = tuple(rubric.human_choices(dimension))
@@ -99,8 +104,10 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
     ).fetchall():
         humans.setdefault(str(subject), {})[str(annotator)] = str(label)
     if not humans:
-        raise JurybenchError(f"run '{run_id}' has no human labels on its {kind}s.",
-                             hint=f"Import them with 'jurybench annotations import FILE --rubric {rubric.name}'.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run_id}' has no human labels on its {kind}s.",
+            hint=f"Import them with 'jurybench annotations import FILE --rubric {rubric.name}'.",
+        )
     units = sorted(humans)
     annotators = sorted({a for v in humans.values() for a in v})
     code = {label: k for k, label in enumerate(labels)}
@@ -129,16 +136,32 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
         metrics = class_metrics(pred, truth, labels)
         kappa = _kappa([code[x] for x in pred], [code[x] for x in truth], n_boot, seed)
         rule = jury_rule(con, run_id)
-        rows.append({"juror": name or f"jury ({rule['aggregation']})", **metrics, "cohen_kappa": kappa,
-                     "n_without_verdict": len(units) - len(scored)})  # fmt: skip
-    return [{
-        "criterion": dimension, "kind": "categorical", "labels": list(labels), "n_units": n,
-        "n_annotators": len(annotators), "humans": human, "majority_rule": (
-            "plurality; a shared top count is a tie" if preference
-            else "plurality; a shared top count goes to the first tied label in the rubric's order"),
-        "human_labels": dict(Counter(g for g in gold.values() if g is not None)),
-        "jurors": rows[:-1], "jury": rows[-1],
-    }]  # fmt: skip
+        rows.append(
+            {
+                "juror": name or f"jury ({rule['aggregation']})",
+                **metrics,
+                "cohen_kappa": kappa,
+                "n_without_verdict": len(units) - len(scored),
+            }
+        )
+    return [
+        {
+            "criterion": dimension,
+            "kind": "categorical",
+            "labels": list(labels),
+            "n_units": n,
+            "n_annotators": len(annotators),
+            "humans": human,
+            "majority_rule": (
+                "plurality; a shared top count is a tie"
+                if preference
+                else "plurality; a shared top count goes to the first tied label in the rubric's order"
+            ),
+            "human_labels": dict(Counter(g for g in gold.values() if g is not None)),
+            "jurors": rows[:-1],
+            "jury": rows[-1],
+        }
+    ]
 
 
 def _kappa(pred: list[int], truth: list[int], n_boot: int, seed: int) -> Estimate:

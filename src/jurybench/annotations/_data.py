@@ -55,8 +55,11 @@ class PointwiseData:
     def jury_summary(self) -> dict[str, Any]:
         """The jury rule with n_jurors expected vs present and the items below quorum."""
         below = int(np.sum(self.jurors_present < self.rule["quorum"]))
-        return {**self.rule, "mean_jurors_present": float(np.mean(self.jurors_present)) if len(self.items) else 0.0,
-                "items_below_quorum": below}  # fmt: skip
+        return {
+            **self.rule,
+            "mean_jurors_present": float(np.mean(self.jurors_present)) if len(self.items) else 0.0,
+            "items_below_quorum": below,
+        }
 
 
 def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:

@@ -93,9 +93,16 @@ def import_annotations(
     path = Path(path)
     rows = rename_columns(read_rows(path, fmt), mapping or {})
     return import_annotation_rows(
-        con, rows, rubric, source=str(path), layout=layout, annotator_columns=annotator_columns,
-        criterion=criterion, replace=replace, continuous=continuous,
-    )  # fmt: skip
+        con,
+        rows,
+        rubric,
+        source=str(path),
+        layout=layout,
+        annotator_columns=annotator_columns,
+        criterion=criterion,
+        replace=replace,
+        continuous=continuous,
+    )
 
 
 def import_annotation_rows(
@@ -236,22 +243,44 @@ class _Labels:
                 hint="Each annotator labels each subject and criterion once.",
             )
         self.seen[key] = number
-        self.labels.append({"subject_kind": rubric.subject_kind, "subject_id": key[0], "criterion": key[1],
-                            "annotator": key[2], "value": value, "label": text, "source_file": str(path),
-                            "row": number, "continuous": continuous, "note": self.note})  # fmt: skip
+        self.labels.append(
+            {
+                "subject_kind": rubric.subject_kind,
+                "subject_id": key[0],
+                "criterion": key[1],
+                "annotator": key[2],
+                "value": value,
+                "label": text,
+                "source_file": str(path),
+                "row": number,
+                "continuous": continuous,
+                "note": self.note,
+            }
+        )
 
 
-def _write_labels(con: Connection, labels: list[dict[str, Any]], rubric: AnyRubric, path: str,
-                  replace: bool) -> tuple[int, int]:  # fmt: skip
+def _write_labels(
+    con: Connection, labels: list[dict[str, Any]], rubric: AnyRubric, path: str, replace: bool
+) -> tuple[int, int]:
     """Write checked labels in one transaction: every subject must be stored, and a label that
     differs from a stored one is refused unless ``replace``. (inserted, replaced)."""
     import pyarrow as pa
 
     subject_col, subject_kind = rubric.subject_column, rubric.subject_kind
-    schema = pa.schema([("subject_kind", pa.string()), ("subject_id", pa.string()), ("criterion", pa.string()),
-                        ("annotator", pa.string()), ("value", pa.float64()), ("label", pa.string()),
-                        ("source_file", pa.string()), ("row", pa.int64()), ("continuous", pa.bool_()),
-                        ("note", pa.string())])  # fmt: skip
+    schema = pa.schema(
+        [
+            ("subject_kind", pa.string()),
+            ("subject_id", pa.string()),
+            ("criterion", pa.string()),
+            ("annotator", pa.string()),
+            ("value", pa.float64()),
+            ("label", pa.string()),
+            ("source_file", pa.string()),
+            ("row", pa.int64()),
+            ("continuous", pa.bool_()),
+            ("note", pa.string()),
+        ]
+    )
     table = pa.Table.from_pylist(labels, schema=schema)
     subject_table = rubric.subject_table
     with transaction(con):

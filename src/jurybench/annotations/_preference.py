@@ -172,10 +172,14 @@ def _kappas(verdicts: dict[str, dict[str, str | None]], gold: dict[str, str]) ->
 
     pids = sorted(gold)
     truth = np.array([gold[p] for p in pids])
-    return {
-        f"kappa_{order.lower()}": cohen_kappa(np.array([str(verdicts[p].get(order)) for p in pids]), truth)
-        for order in ("AB", "BA")
-    } if pids else {}  # fmt: skip
+    return (
+        {
+            f"kappa_{order.lower()}": cohen_kappa(np.array([str(verdicts[p].get(order)) for p in pids]), truth)
+            for order in ("AB", "BA")
+        }
+        if pids
+        else {}
+    )
 
 
 def _tally(counts: Counter[str], ab: str | None, ba: str | None, gold: str) -> None:

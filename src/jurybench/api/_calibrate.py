@@ -43,9 +43,17 @@ class Calibration:
         for criterion, spec in self.artifact["criteria"].items():
             ci = spec.get("coefficient_ci", {})
             for feature, weight in spec["weights"].items():
-                rows.append({"criterion": criterion, "feature": self._label(feature), "weight": weight,
-                             "ci_low": ci.get(feature, {}).get("low"), "ci_high": ci.get(feature, {}).get("high"),
-                             "method": spec.get("method"), "intercept": spec.get("intercept")})  # fmt: skip
+                rows.append(
+                    {
+                        "criterion": criterion,
+                        "feature": self._label(feature),
+                        "weight": weight,
+                        "ci_low": ci.get(feature, {}).get("low"),
+                        "ci_high": ci.get(feature, {}).get("high"),
+                        "method": spec.get("method"),
+                        "intercept": spec.get("intercept"),
+                    }
+                )
         return pd.DataFrame(rows)
 
     @property
@@ -59,14 +67,24 @@ class Calibration:
         for criterion, spec in self.artifact["criteria"].items():
             report = spec["report"]
             if self.artifact["kind"] == "preference":
-                rows += [{"criterion": criterion, "model": who, "accuracy": acc, "n_test": report["n_test"]}
-                         for who, acc in report["held_out_accuracy"].items()]  # fmt: skip
+                rows += [
+                    {"criterion": criterion, "model": who, "accuracy": acc, "n_test": report["n_test"]}
+                    for who, acc in report["held_out_accuracy"].items()
+                ]
                 continue
             for kind, entries in (("calibrated", report["variants"]), ("rescaled", report["baselines"])):
                 for label, entry in entries.items():
-                    rows.append({"criterion": criterion, "model": f"{kind} {label}", **entry["test"],
-                                 "cv_rmse": entry.get("cv_rmse_mean"), "winner": kind == "calibrated"
-                                 and label == report["winner"], "n_train": report["n_train"], "n_test": report["n_test"]})  # fmt: skip
+                    rows.append(
+                        {
+                            "criterion": criterion,
+                            "model": f"{kind} {label}",
+                            **entry["test"],
+                            "cv_rmse": entry.get("cv_rmse_mean"),
+                            "winner": kind == "calibrated" and label == report["winner"],
+                            "n_train": report["n_train"],
+                            "n_test": report["n_test"],
+                        }
+                    )
         return pd.DataFrame(rows)
 
     def save(self, folder: str | Path) -> Path:
@@ -116,9 +134,19 @@ def calibrate(
 
     with writing(store) as con:
         artifact, path = fit_calibration(
-            con, run, name=name, criteria=criteria, covariates=covariates, methods=methods, group_by=group_by,
-            test_size=test_size, folds=folds, seed=seed, n_boot=boot, out_dir=Path(out) if out else None,
-        )  # fmt: skip
+            con,
+            run,
+            name=name,
+            criteria=criteria,
+            covariates=covariates,
+            methods=methods,
+            group_by=group_by,
+            test_size=test_size,
+            folds=folds,
+            seed=seed,
+            n_boot=boot,
+            out_dir=Path(out) if out else None,
+        )
     return Calibration(artifact, path, store)
 
 
@@ -140,31 +168,60 @@ def agreement(
     for block in report:
         if block.get("kind") == "categorical":  # preference or classification: accuracy, kappa, F1
             for row in [*block["jurors"], block["jury"]]:
-                rows.append({"criterion": block["criterion"], "rater": row["juror"], "n": row["n"],
-                             "accuracy": row["accuracy"], "cohen_kappa": row["cohen_kappa"].value,
-                             "cohen_kappa_low": row["cohen_kappa"].low, "cohen_kappa_high": row["cohen_kappa"].high,
-                             "macro_f1": row["macro_f1"],
-                             **{f"f1_{lab}": row["per_class"][lab]["f1"] for lab in block["labels"]}})  # fmt: skip
+                rows.append(
+                    {
+                        "criterion": block["criterion"],
+                        "rater": row["juror"],
+                        "n": row["n"],
+                        "accuracy": row["accuracy"],
+                        "cohen_kappa": row["cohen_kappa"].value,
+                        "cohen_kappa_low": row["cohen_kappa"].low,
+                        "cohen_kappa_high": row["cohen_kappa"].high,
+                        "macro_f1": row["macro_f1"],
+                        **{f"f1_{lab}": row["per_class"][lab]["f1"] for lab in block["labels"]},
+                    }
+                )
             continue
         for row in [*block["jurors"], block["jury"]]:
             ci = row.get("pearson_ci")  # an Estimate: value with its bootstrap CI
-            rows.append({"criterion": block["criterion"], "rater": row["juror"],
-                         "pearson": ci.value if ci is not None else row.get("pearson"),
-                         "pearson_low": ci.low if ci is not None else None,
-                         "pearson_high": ci.high if ci is not None else None,
-                         **{k: row.get(k) for k in ("spearman", "kendall", "mae", "exact", "within_one")}})  # fmt: skip
+            rows.append(
+                {
+                    "criterion": block["criterion"],
+                    "rater": row["juror"],
+                    "pearson": ci.value if ci is not None else row.get("pearson"),
+                    "pearson_low": ci.low if ci is not None else None,
+                    "pearson_high": ci.high if ci is not None else None,
+                    **{k: row.get(k) for k in ("spearman", "kendall", "mae", "exact", "within_one")},
+                }
+            )
         ceiling = block["human_ceiling"]["mean"]
-        rows.append({"criterion": block["criterion"], "rater": "human ceiling (one vs rest)",
-                     **{k: ceiling.get(k) for k in ("pearson", "spearman", "kendall", "mae", "exact", "within_one")}})  # fmt: skip
+        rows.append(
+            {
+                "criterion": block["criterion"],
+                "rater": "human ceiling (one vs rest)",
+                **{k: ceiling.get(k) for k in ("pearson", "spearman", "kendall", "mae", "exact", "within_one")},
+            }
+        )
     frame = pd.DataFrame(rows)
     frame.attrs["report"] = to_jsonable(report)
     return frame
 
 
 @user_facing
-def select_jury(store: StoreLike | None, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
-                budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
-                group_by: str = "prompt", out: str | Path | None = None) -> Selection:  # fmt: skip
+def select_jury(
+    store: StoreLike | None,
+    run: str,
+    *,
+    target: str = "auto",
+    method: str = "mean",
+    max_error: float | None = None,
+    budget: float | None = None,
+    subjects: int | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    group_by: str = "prompt",
+    out: str | Path | None = None,
+) -> Selection:
     """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury
     select``): every sub-jury's held-out error against the human labels (``target="human"``)
     or the full jury (``"jury"``; ``"auto"``: humans when there are labels), its cost and latency
@@ -177,8 +234,18 @@ def select_jury(store: StoreLike | None, run: str, *, target: str = "auto", meth
     from jurybench.store import reading
 
     with reading(store) as con:
-        selection = select(con, run, target=target, method=method, max_error=max_error, budget=budget,
-                           subjects=subjects, folds=folds, seed=seed, group_by=group_by)  # fmt: skip
+        selection = select(
+            con,
+            run,
+            target=target,
+            method=method,
+            max_error=max_error,
+            budget=budget,
+            subjects=subjects,
+            folds=folds,
+            seed=seed,
+            group_by=group_by,
+        )
     if out is not None:
         write_jury_file(selection, Path(out))
     return selection

@@ -31,8 +31,9 @@ _RULE = re.compile(r"^\s*([^<>=\s]+)\s*(>=|<=)\s*(-?[0-9]+(?:\.[0-9]*)?|-?\.[0-9
 def parse_rule(text: str) -> tuple[str, str, float]:
     match = _RULE.match(text)
     if not match:
-        raise JurybenchError(f"--min {text!r} is not a rule.", hint="Write CRITERION>=VALUE or CRITERION<=VALUE, "
-                             "e.g. 'coherence>=3.5'.")  # fmt: skip
+        raise JurybenchError(
+            f"--min {text!r} is not a rule.", hint="Write CRITERION>=VALUE or CRITERION<=VALUE, e.g. 'coherence>=3.5'."
+        )
     return match.group(1), match.group(2), float(match.group(3))
 
 
@@ -54,8 +55,10 @@ class CheckResult:
             if not _nan(row.get("rule")):
                 parts.append(f"rule {row['rule']}")
             if row.get("baseline_mean") is not None and not _nan(row.get("baseline_mean")):
-                parts.append(f"baseline {_num(row['baseline_mean'])}, drop {_num(row['drop'])} over {row['n_paired']} "
-                             f"paired, p {_num(row['p_drop'], 4)}")  # fmt: skip
+                parts.append(
+                    f"baseline {_num(row['baseline_mean'])}, drop {_num(row['drop'])} over {row['n_paired']} "
+                    f"paired, p {_num(row['p_drop'], 4)}"
+                )
             parts.append("ok" if row["ok"] else "FAIL")
             out.append("; ".join(parts))
         out += [f"  failed: {f}" for f in self.failures]
@@ -83,8 +86,10 @@ def _scores(con: Connection, run: str, pair_on: str) -> dict[str, dict[str, floa
     if row[0] == "pairwise":
         sql = "SELECT category, pair_id, jury_score FROM jury_pairwise WHERE run_id = ? AND jury_score IS NOT NULL"
     elif pair_on == "prompt":
-        sql = ("SELECT v.criterion, coalesce(i.prompt, v.item_id), avg(v.jury_score) FROM jury_pointwise v "
-               "JOIN items i USING (item_id) WHERE v.run_id = ? AND v.jury_score IS NOT NULL GROUP BY ALL")  # fmt: skip
+        sql = (
+            "SELECT v.criterion, coalesce(i.prompt, v.item_id), avg(v.jury_score) FROM jury_pointwise v "
+            "JOIN items i USING (item_id) WHERE v.run_id = ? AND v.jury_score IS NOT NULL GROUP BY ALL"
+        )
     else:
         sql = "SELECT criterion, item_id, jury_score FROM jury_pointwise WHERE run_id = ? AND jury_score IS NOT NULL"
     out: dict[str, dict[str, float]] = {}
@@ -127,8 +132,10 @@ def check(
     with reading(store) as con:
         scores = _scores(con, run, "prompt" if mode == "prompt" else "subject")
         if not scores:
-            raise JurybenchError(f"run '{run}' has no jury scores to check.",
-                                 hint="Score it first, or check that its subjects reach the jury's quorum.")  # fmt: skip
+            raise JurybenchError(
+                f"run '{run}' has no jury scores to check.",
+                hint="Score it first, or check that its subjects reach the jury's quorum.",
+            )
         base: dict[str, dict[str, float]] = {}
         if baseline_run is not None:
             base = _scores(con, baseline_run, "prompt" if mode == "prompt" else "subject")
@@ -139,15 +146,26 @@ def check(
                     scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
     for name, _, _ in rules:
         if name not in scores:
-            raise JurybenchError(f"--min {name}: run '{run}' has no criterion '{name}'.",
-                                 hint=f"Its criteria: {', '.join(sorted(scores))}.")  # fmt: skip
+            raise JurybenchError(
+                f"--min {name}: run '{run}' has no criterion '{name}'.",
+                hint=f"Its criteria: {', '.join(sorted(scores))}.",
+            )
     criteria = sorted({n for n, _, _ in rules} | (set(scores) & set(base) if baseline_run else set()))
     rows, failures = [], []
     for criterion in criteria:
         values = scores[criterion]
         mean = float(np.mean(list(values.values())))
-        row: dict[str, Any] = {"criterion": criterion, "n": len(values), "mean": mean, "rule": None, "ok": True,
-                               "baseline_mean": None, "n_paired": 0, "drop": None, "p_drop": None}  # fmt: skip
+        row: dict[str, Any] = {
+            "criterion": criterion,
+            "n": len(values),
+            "mean": mean,
+            "rule": None,
+            "ok": True,
+            "baseline_mean": None,
+            "n_paired": 0,
+            "drop": None,
+            "p_drop": None,
+        }
         for name, op, threshold in rules:
             if name != criterion:
                 continue
@@ -170,14 +188,23 @@ def check(
                 row["p_drop"] = p
                 if row["drop"] > max_drop and p < alpha:
                     row["ok"] = False
-                    failures.append(f"{criterion}: dropped {row['drop']:.3f} against {baseline_run} "
-                                    f"(more than {max_drop:g}, p = {p:.4g} over {len(keys)} paired)")  # fmt: skip
+                    failures.append(
+                        f"{criterion}: dropped {row['drop']:.3f} against {baseline_run} "
+                        f"(more than {max_drop:g}, p = {p:.4g} over {len(keys)} paired)"
+                    )
         rows.append(row)
     table = pd.DataFrame(rows)
     result = CheckResult(run, not failures, table, failures)
-    params = {"run": run, "min": min or [], "baseline_run": baseline_run, "max_drop": max_drop, "alpha": alpha,
-              "pair_on": pair_on if baseline_run is None else mode}  # fmt: skip
+    params = {
+        "run": run,
+        "min": min or [],
+        "baseline_run": baseline_run,
+        "max_drop": max_drop,
+        "alpha": alpha,
+        "pair_on": pair_on if baseline_run is None else mode,
+    }
     with writing(store) as con:
-        result.result_id = record_result(con, "check", run, params, None,
-                                         {"passed": result.passed, "failures": failures, "criteria": rows})  # fmt: skip
+        result.result_id = record_result(
+            con, "check", run, params, None, {"passed": result.passed, "failures": failures, "criteria": rows}
+        )
     return result

@@ -28,10 +28,20 @@ if TYPE_CHECKING:
     PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, object]]
 
 
-def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: float = 3600.0,
-                   max_cost: float | None = None, plan: bool = False, batch: bool = False, poll_every: float = 30.0,
-                   progress: bool = False, orders: str = "both", order_seed: int = 0,
-                   **embedding: Any) -> EngineOptions:  # fmt: skip
+def engine_options(
+    *,
+    concurrency: int = 16,
+    retries: int = 4,
+    give_up_after: float = 3600.0,
+    max_cost: float | None = None,
+    plan: bool = False,
+    batch: bool = False,
+    poll_every: float = 30.0,
+    progress: bool = False,
+    orders: str = "both",
+    order_seed: int = 0,
+    **embedding: Any,
+) -> EngineOptions:
     """The engine's options from the arguments score and generate share; ``embedding``: the
     :class:`EngineHooks` of a program that embeds the run (the service)."""
     import math
@@ -41,12 +51,26 @@ def engine_options(*, concurrency: int = 16, retries: int = 4, give_up_after: fl
     for name, value, least in (("concurrency", concurrency, 1), ("retries", retries, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise JurybenchError(f"--{name} must be a whole number >= {least} (got {value!r}).")
-    if isinstance(give_up_after, bool) or not isinstance(give_up_after, int | float) \
-            or not math.isfinite(give_up_after) or give_up_after <= 0:  # fmt: skip
+    if (
+        isinstance(give_up_after, bool)
+        or not isinstance(give_up_after, int | float)
+        or not math.isfinite(give_up_after)
+        or give_up_after <= 0
+    ):
         raise JurybenchError(f"--give-up-after must be seconds > 0 (got {give_up_after!r}).")
-    return EngineOptions(concurrency=concurrency, retries=retries, progress=progress, give_up_after_s=give_up_after,
-                         plan_only=plan, max_cost=max_cost, batch=batch, batch_poll_s=poll_every, orders=orders,
-                         order_seed=order_seed, hooks=EngineHooks(**embedding))  # fmt: skip
+    return EngineOptions(
+        concurrency=concurrency,
+        retries=retries,
+        progress=progress,
+        give_up_after_s=give_up_after,
+        plan_only=plan,
+        max_cost=max_cost,
+        batch=batch,
+        batch_poll_s=poll_every,
+        orders=orders,
+        order_seed=order_seed,
+        hooks=EngineHooks(**embedding),
+    )
 
 
 @contextlib.contextmanager
@@ -65,8 +89,10 @@ def _engine_store(store: StoreLike) -> Iterator[Path | DuckDBPyConnection]:
             yield target
         return
     if getattr(store, "read_only", False):
-        raise JurybenchError(f"{getattr(store, 'path', 'the store')} is open read-only.",
-                             hint="Open it with jurybench.open(path) to judge.")  # fmt: skip
+        raise JurybenchError(
+            f"{getattr(store, 'path', 'the store')} is open read-only.",
+            hint="Open it with jurybench.open(path) to judge.",
+        )
     yield getattr(store, "connection", store)
 
 
@@ -146,8 +172,9 @@ class Run:
             from jurybench.store import reading
 
             with reading(self.store) as con:
-                return con.execute("SELECT * FROM generation_outcomes WHERE study = ? ORDER BY ALL",
-                                   [self.rubric.name]).df()  # fmt: skip
+                return con.execute(
+                    "SELECT * FROM generation_outcomes WHERE study = ? ORDER BY ALL", [self.rubric.name]
+                ).df()
         return self._view("jury_pairwise", "jury_pointwise")
 
     def judgments(self) -> pd.DataFrame:
@@ -202,16 +229,27 @@ def score(
     from jurybench.calibration import attach_calibration, calibration_finisher
     from jurybench.engine import score as run_score
 
-    _check_run_arguments(store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost,
-                         concurrency=concurrency)  # fmt: skip
+    _check_run_arguments(
+        store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost, concurrency=concurrency
+    )
     spec = rubric_of(rubric)
-    panel = jury_of(jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration,
-                    scores=scores)  # fmt: skip
+    panel = jury_of(
+        jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration, scores=scores
+    )
     panel = attach_calibration(panel, spec)
     if options is None:
-        options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
-                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress,
-                                 orders=orders, order_seed=order_seed)  # fmt: skip
+        options = engine_options(
+            concurrency=concurrency,
+            retries=retries,
+            give_up_after=give_up_after,
+            max_cost=max_cost,
+            plan=plan,
+            batch=batch,
+            poll_every=poll_every,
+            progress=progress,
+            orders=orders,
+            order_seed=order_seed,
+        )
     if until is not None:
         from jurybench.api._sequential import judge_until
 
@@ -220,28 +258,43 @@ def score(
 
         def judge(batch: list[str], name: str | None) -> RunResult:
             with _engine_store(store) as target:
-                return run_score(target, spec, panel, ids=batch, run_id=name, options=options,
-                                 after=calibration_finisher(panel))  # fmt: skip
+                return run_score(
+                    target, spec, panel, ids=batch, run_id=name, options=options, after=calibration_finisher(panel)
+                )
 
-        result, stopping = judge_until(store, spec, until=until, batch_items=batch_items, seed=until_seed,
-                                       alpha=until_alpha, where=where, ids=ids, run=run, judge=judge,
-                                       lock=getattr(options, "store_lock", None))  # fmt: skip
+        result, stopping = judge_until(
+            store,
+            spec,
+            until=until,
+            batch_items=batch_items,
+            seed=until_seed,
+            alpha=until_alpha,
+            where=where,
+            ids=ids,
+            run=run,
+            judge=judge,
+            lock=getattr(options, "store_lock", None),
+        )
         return Run(result, store, spec, stopping=stopping)
     with _engine_store(store) as target:
-        result = run_score(target, spec, panel, where=where, ids=ids, run_id=run, options=options,
-                           after=calibration_finisher(panel))  # fmt: skip
+        result = run_score(
+            target, spec, panel, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(panel)
+        )
     return Run(result, store, spec)
 
 
-def _check_run_arguments(store: object, *, run: object, where: object, ids: object, samples: object,
-                         max_cost: object, concurrency: object) -> None:  # fmt: skip
+def _check_run_arguments(
+    store: object, *, run: object, where: object, ids: object, samples: object, max_cost: object, concurrency: object
+) -> None:
     """Each argument of the right type, before anything is written (one line each)."""
     from jurybench.api._store import _expect
     from jurybench.engine import checked_max_cost
 
     if store is None:
-        raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.",
-                             hint="Nothing was judged; no store file was made.")  # fmt: skip
+        raise JurybenchError(
+            "store: None; give jurybench.open(path), a path or a DuckDB connection.",
+            hint="Nothing was judged; no store file was made.",
+        )
     _expect("run", run, str)
     _expect("where", where, str)
     _expect("ids", ids, list)
@@ -307,17 +360,33 @@ def generate(
         gen_spec = gen_spec.model_validate({**gen_spec.model_dump(), **changes})
     if prompts is None:
         if not gen_spec.prompts:
-            raise JurybenchError(f"{source or gen_spec.name}: no prompt set.",
-                                 hint="Add prompts: FILE to the spec, or pass prompts.")  # fmt: skip
+            raise JurybenchError(
+                f"{source or gen_spec.name}: no prompt set.", hint="Add prompts: FILE to the spec, or pass prompts."
+            )
         prompts = (source.parent if source else Path.cwd()) / gen_spec.prompts
     given = rows_of(prompts, "prompt")
     prompt_list = load_prompts(Path(given)) if isinstance(given, str | Path) else prompts_from_rows(*given)
     if options is None:
-        options = engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after,
-                                 max_cost=max_cost, plan=plan, batch=batch, poll_every=poll_every, progress=progress)  # fmt: skip
+        options = engine_options(
+            concurrency=concurrency,
+            retries=retries,
+            give_up_after=give_up_after,
+            max_cost=max_cost,
+            plan=plan,
+            batch=batch,
+            poll_every=poll_every,
+            progress=progress,
+        )
     if store is None:
         raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.")
     with _engine_store(store) as target:
-        report = run_generate(target, gen_spec, generators_of(gen_spec, models), prompt_list, run_id=run,
-                              options=options, source=str(source) if source else None)  # fmt: skip
+        report = run_generate(
+            target,
+            gen_spec,
+            generators_of(gen_spec, models),
+            prompt_list,
+            run_id=run,
+            options=options,
+            source=str(source) if source else None,
+        )
     return Run(report.run, store, gen_spec, report)

@@ -16,9 +16,20 @@ if TYPE_CHECKING:
     from jurybench.api._store import StoreLike
 
 
-def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, seed: int, alpha: float,
-                where: str | None, ids: list[str] | None, run: str | None,
-                judge: Callable[[list[str], str | None], Any], lock: Any = None) -> tuple[Any, dict[str, Any]]:  # fmt: skip
+def judge_until(
+    store: StoreLike,
+    spec: Any,
+    *,
+    until: str,
+    batch_items: int,
+    seed: int,
+    alpha: float,
+    where: str | None,
+    ids: list[str] | None,
+    run: str | None,
+    judge: Callable[[list[str], str | None], Any],
+    lock: Any = None,
+) -> tuple[Any, dict[str, Any]]:
     """Judge batches with ``judge(ids, run)`` (one engine run each, the same run name) until the
     rule is met or the subjects run out; returns the last batch's engine result and the record
     stored in ``runs.stopping``."""
@@ -30,11 +41,15 @@ def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, se
         raise JurybenchError(f"--batch-items must be a whole number >= 1 (got {batch_items!r}).")
     rule = sequential.parse_rule(until, spec.dimensions, alpha)
     if rule.kind == "gap_excludes" and spec.kind != "pairwise":
-        raise JurybenchError(f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {spec.kind} one's.",
-                             hint="Use ci_width, excludes or separated.")  # fmt: skip
+        raise JurybenchError(
+            f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {spec.kind} one's.",
+            hint="Use ci_width, excludes or separated.",
+        )
     if rule.kind == "separated" and spec.subject_table != "items":
-        raise JurybenchError(f"--until {rule.text}: a leaderboard ranks the items' models; a {spec.kind} rubric "
-                             "judges pairs.", hint="Use ci_width, excludes or gap_excludes.")  # fmt: skip
+        raise JurybenchError(
+            f"--until {rule.text}: a leaderboard ranks the items' models; a {spec.kind} rubric judges pairs.",
+            hint="Use ci_width, excludes or gap_excludes.",
+        )
     bounds = spec.scale_for(rule.dimension or spec.dimensions[0])
     if bounds is None or not spec.answers_in_json:
         raise JurybenchError(f"--until needs scores: a {spec.kind} rubric's answers are labels.")
@@ -47,10 +62,19 @@ def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, se
     random.Random(seed).shuffle(order)
     rho = sequential.rho_for(len(order), (high - low) / 2, rule.alpha)  # groups: a smaller n, still valid
     record: dict[str, Any] = {
-        "rule": rule.text, "kind": rule.kind, "dimension": rule.dimension, "threshold": rule.threshold,
-        "alpha": rule.alpha, "batch_items": batch_items, "seed": seed, "subjects_available": len(order),
-        "scale": [low, high], "rho": rho, "method": sequential.METHOD, "looks": [],
-    }  # fmt: skip
+        "rule": rule.text,
+        "kind": rule.kind,
+        "dimension": rule.dimension,
+        "threshold": rule.threshold,
+        "alpha": rule.alpha,
+        "batch_items": batch_items,
+        "seed": seed,
+        "subjects_available": len(order),
+        "scale": [low, high],
+        "rho": rho,
+        "method": sequential.METHOD,
+        "looks": [],
+    }
     batches = [order[start : start + batch_items] for start in range(0, len(order), batch_items)]
     prior = _prior_looks(store, run, record) if run is not None else []
     record["looks"] = prior  # looks an interrupted invocation of this run recorded, in the same design
@@ -68,8 +92,10 @@ def judge_until(store: StoreLike, spec: Any, *, until: str, batch_items: int, se
             figure = prior[index]
         else:
             with reading(store) as con:
-                figure = {"judged": min((index + 1) * batch_items, len(order)),
-                          **sequential.look_run(con, spec, rule, run, low, high, rho)}  # fmt: skip
+                figure = {
+                    "judged": min((index + 1) * batch_items, len(order)),
+                    **sequential.look_run(con, spec, rule, run, low, high, rho),
+                }
             record["looks"].append(figure)
             _save(store, run, {**record, "stopped": None}, lock)  # durable as it is taken: a kill keeps it
         if sequential.met(rule, figure):
@@ -118,7 +144,10 @@ def _save(store: StoreLike, run: str, record: dict[str, Any], lock: Any, *, coun
             held.enter_context(lock)
         con = held.enter_context(writing(store))
         if count_subjects:  # each batch's engine run counted its own subjects
-            con.execute("UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects "
-                        "WHERE run_id = ?) WHERE run_id = ?", [json.dumps(record), run, run])  # fmt: skip
+            con.execute(
+                "UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects "
+                "WHERE run_id = ?) WHERE run_id = ?",
+                [json.dumps(record), run, run],
+            )
         else:
             con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), run])

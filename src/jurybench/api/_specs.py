@@ -38,8 +38,16 @@ def rubric_of(rubric: RubricLike) -> AnyRubric:
     raise JurybenchError(f"rubric: expected a name, a path or a rubric, got {type(rubric).__name__}.")
 
 
-def jury_of(jury: JuryLike, *, samples: int | None = None, aggregate: str | None = None, quorum: int | None = None,
-            tie: str | None = None, calibration: str | Path | None = None, scores: str | None = None) -> Jury:  # fmt: skip
+def jury_of(
+    jury: JuryLike,
+    *,
+    samples: int | None = None,
+    aggregate: str | None = None,
+    quorum: int | None = None,
+    tie: str | None = None,
+    calibration: str | Path | None = None,
+    scores: str | None = None,
+) -> Jury:
     """A jury from a YAML file, a Jury, or a list of jurors (each 'MODEL[,key=value...]', a
     mapping with 'model', or a JurorSpec); ``samples`` sets the samples of every juror that
     did not set its own; ``scores`` (discrete or expected) what the jury aggregates."""
@@ -61,8 +69,10 @@ def jury_of(jury: JuryLike, *, samples: int | None = None, aggregate: str | None
             elif isinstance(entry, dict):
                 jurors.append(juror_from_mapping(entry, where=f"jury entry {number}"))
             else:
-                raise JurybenchError(f"jury entry {number}: expected 'MODEL[,key=value...]' or a mapping with 'model', "
-                                     f"got {type(entry).__name__}.")  # fmt: skip
+                raise JurybenchError(
+                    f"jury entry {number}: expected 'MODEL[,key=value...]' or a mapping with 'model', "
+                    f"got {type(entry).__name__}."
+                )
         panel = Jury(tuple(jurors))
     else:
         raise JurybenchError(f"jury: expected a YAML file, a Jury or a list of jurors, got {type(jury).__name__}.")

@@ -44,8 +44,9 @@ def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | str 
     rows = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, Mapping):
-            raise JurybenchError(f"{source} row {number}: expected a mapping of column to value, "
-                                 f"got {type(record).__name__}.")  # fmt: skip
+            raise JurybenchError(
+                f"{source} row {number}: expected a mapping of column to value, got {type(record).__name__}."
+            )
         rows.append((number, {str(k): _clean(v) for k, v in record.items()}))
     if not rows:
         raise JurybenchError(f"{source}: no data rows.", hint=f"Pass at least one {what} row.")
@@ -73,8 +74,9 @@ def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bo
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no count
         names = " or ".join(k.__name__ for k in kinds)
-        raise JurybenchError(f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} "
-                             f"({value!r:.60}).")  # fmt: skip
+        raise JurybenchError(
+            f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} ({value!r:.60})."
+        )
 
 
 class Store(Holder):
@@ -165,8 +167,9 @@ class Store(Holder):
 
     # -- imports ---------------------------------------------------------------------------
     @user_facing
-    def import_items(self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (),
-                     fmt: str | None = None) -> ImportResult:  # fmt: skip
+    def import_items(
+        self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (), fmt: str | None = None
+    ) -> ImportResult:
         """Generations to judge: columns item_id and response (prompt, model, language, dataset
         optional; others kept as metadata; ``treatment`` names columns that hold treatment arms).
         All rows are checked before any is written. Ids are text: a whole-number id is stored as
@@ -195,9 +198,18 @@ class Store(Holder):
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
     @user_facing
-    def import_judgments(self, data: Data, *, run: str, rubric: RubricLike, juror: str, replace: bool = False,
-                         as_recording: str | None = None, fmt: str | None = None,
-                         continuous: bool = False) -> JudgmentImport:  # fmt: skip
+    def import_judgments(
+        self,
+        data: Data,
+        *,
+        run: str,
+        rubric: RubricLike,
+        juror: str,
+        replace: bool = False,
+        as_recording: str | None = None,
+        fmt: str | None = None,
+        continuous: bool = False,
+    ) -> JudgmentImport:
         """Judgments made elsewhere (a model's or a person's) as run ``run``'s calls and judgments of
         juror ``import/<juror>``, as if the engine had made them (as 'jurybench judgments import'):
         item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise); pair_id and
@@ -214,14 +226,32 @@ class Store(Holder):
         given = rows_of(data, "judgment")
         rows, source = (list(read_rows(Path(given), fmt)), str(given)) if isinstance(given, str | Path) else given
         with self.writing() as con:
-            return import_judgments(con, rows, spec, run=run, juror=juror, source=source, replace=replace,
-                                    as_recording=as_recording, continuous=continuous)  # fmt: skip
+            return import_judgments(
+                con,
+                rows,
+                spec,
+                run=run,
+                juror=juror,
+                source=source,
+                replace=replace,
+                as_recording=as_recording,
+                continuous=continuous,
+            )
 
     @user_facing
-    def import_annotations(self, data: Data, *, rubric: RubricLike, layout: str = "auto",
-                           mapping: Mapping[str, str] | None = None, annotator_columns: Sequence[str] = (),
-                           criterion: str | None = None, replace: bool = False, fmt: str | None = None,
-                           continuous: bool = False) -> AnnotationImport:  # fmt: skip
+    def import_annotations(
+        self,
+        data: Data,
+        *,
+        rubric: RubricLike,
+        layout: str = "auto",
+        mapping: Mapping[str, str] | None = None,
+        annotator_columns: Sequence[str] = (),
+        criterion: str | None = None,
+        replace: bool = False,
+        fmt: str | None = None,
+        continuous: bool = False,
+    ) -> AnnotationImport:
         """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
         (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
         whole point unless ``continuous`` (panel means, published scores)."""
@@ -232,18 +262,44 @@ class Store(Holder):
         with self.writing() as con:
             given = rows_of(data, "annotation")
             if isinstance(given, str | Path):
-                return import_annotations(con, given, spec, fmt=fmt, layout=layout, mapping=mapping,
-                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace,
-                                          continuous=continuous)  # fmt: skip
+                return import_annotations(
+                    con,
+                    given,
+                    spec,
+                    fmt=fmt,
+                    layout=layout,
+                    mapping=mapping,
+                    annotator_columns=annotator_columns,
+                    criterion=criterion,
+                    replace=replace,
+                    continuous=continuous,
+                )
             rows, source = given
-            return import_annotation_rows(con, rename_columns(rows, mapping or {}), spec, source=source, layout=layout,
-                                          annotator_columns=annotator_columns, criterion=criterion, replace=replace,
-                                          continuous=continuous)  # fmt: skip
+            return import_annotation_rows(
+                con,
+                rename_columns(rows, mapping or {}),
+                spec,
+                source=source,
+                layout=layout,
+                annotator_columns=annotator_columns,
+                criterion=criterion,
+                replace=replace,
+                continuous=continuous,
+            )
 
     @user_facing
-    def simulate_annotations(self, *, rubric: RubricLike, where: str | None = None, fraction: float = 1.0,
-                             annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
-                             panel_out: str | Path | None = None) -> int:  # fmt: skip
+    def simulate_annotations(
+        self,
+        *,
+        rubric: RubricLike,
+        where: str | None = None,
+        fraction: float = 1.0,
+        annotators: int = 3,
+        noise: float = 0.5,
+        seed: int = 0,
+        truth_seed: int = 0,
+        panel_out: str | Path | None = None,
+    ) -> int:
         """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
         sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
         ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
@@ -252,9 +308,17 @@ class Store(Holder):
         from jurybench.api._specs import rubric_of
 
         with self.writing() as con:
-            return simulate_human_labels(con, rubric_of(rubric), where=where, fraction=fraction,
-                                         annotators=annotators, noise=noise, seed=seed, truth_seed=truth_seed,
-                                         panel_file=Path(panel_out) if panel_out else None)  # fmt: skip
+            return simulate_human_labels(
+                con,
+                rubric_of(rubric),
+                where=where,
+                fraction=fraction,
+                annotators=annotators,
+                noise=noise,
+                seed=seed,
+                truth_seed=truth_seed,
+                panel_file=Path(panel_out) if panel_out else None,
+            )
 
     @user_facing
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:

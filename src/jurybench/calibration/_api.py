@@ -90,9 +90,15 @@ def fit_calibration(
                     cross_names.append(f"{other.criterion}:{key}")
             cross = np.column_stack(cross_cols)
         results[block.criterion] = fit_criterion(
-            block, cross_features=cross, cross_names=cross_names, methods=methods, test_size=test_size,
-            folds=folds, seed=seed, n_boot=n_boot,
-        )  # fmt: skip
+            block,
+            cross_features=cross,
+            cross_names=cross_names,
+            methods=methods,
+            test_size=test_size,
+            folds=folds,
+            seed=seed,
+            n_boot=n_boot,
+        )
     juror_keys = blocks[0].juror_keys
     artifact = {
         "format": FORMAT,
@@ -121,9 +127,12 @@ def fit_calibration(
 
 def jury_summary(block: CalibrationData) -> dict[str, Any]:
     present = np.isfinite(block.scores).sum(axis=1)
-    return {"aggregation": block.rule, "n_jurors_expected": len(block.juror_keys),
-            "mean_jurors_present": float(present.mean()) if len(present) else 0.0,
-            "items_without_jury_score": int(np.isnan(block.jury).sum()) if block.jury is not None else None}  # fmt: skip
+    return {
+        "aggregation": block.rule,
+        "n_jurors_expected": len(block.juror_keys),
+        "mean_jurors_present": float(present.mean()) if len(present) else 0.0,
+        "items_without_jury_score": int(np.isnan(block.jury).sum()) if block.jury is not None else None,
+    }
 
 
 def save_artifact(con: Connection, artifact: dict[str, Any], out_dir: Path | None) -> Path:
@@ -174,9 +183,12 @@ def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, Any
             f"({artifact['rubric']['hash'][:12]}); run '{run_id}' used {rubric.name} ({rubric.content_hash[:12]}).",
             hint="Apply it to runs scored with the same rubric file.",
         )
-    run_jurors = {r[0] for r in con.execute(
-        "SELECT DISTINCT c.juror_key FROM calls c JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?", [run_id]
-    ).fetchall()}  # fmt: skip
+    run_jurors = {
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT c.juror_key FROM calls c JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?", [run_id]
+        ).fetchall()
+    }
     missing = [j for j in artifact["jurors"] if j["key"] not in run_jurors]
     if missing:
         raise JurybenchError(
@@ -231,8 +243,10 @@ def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, Any
                 present = np.nanmean(matrix[:, idx], axis=1)
             present = np.where(np.isnan(present), part["fill"], present)
             scores = scores - filled[:, idx].mean(axis=1) * part["slope"] + present * part["slope"]
-        out += [{"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
-                for item, s, m in zip(items, scores, n_missing, strict=True)]  # fmt: skip
+        out += [
+            {"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
+            for item, s, m in zip(items, scores, n_missing, strict=True)
+        ]
     return write_calibrated_scores(con, artifact, text, path, run_id, out)
 
 

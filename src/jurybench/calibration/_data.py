@@ -36,9 +36,15 @@ class CalibrationData:
 
     def digest(self) -> str:
         payload = json.dumps(
-            [self.criterion, self.items, self.juror_keys, np.round(np.nan_to_num(self.scores, nan=-999), 6).tolist(),
-             np.round(self.target, 6).tolist(), self.groups],
-        )  # fmt: skip
+            [
+                self.criterion,
+                self.items,
+                self.juror_keys,
+                np.round(np.nan_to_num(self.scores, nan=-999), 6).tolist(),
+                np.round(self.target, 6).tolist(),
+                self.groups,
+            ],
+        )
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -118,8 +124,16 @@ def calibration_data(
         groups = [group_of(attrs[i], group_by, i) for i in block.items]
         out.append(
             CalibrationData(
-                block.criterion, block.items, block.jurors, block.juror_keys, block.juror_scores, block.human_mean,
-                groups, cov, block.jury, str(block.rule["aggregation"]),
+                block.criterion,
+                block.items,
+                block.jurors,
+                block.juror_keys,
+                block.juror_scores,
+                block.human_mean,
+                groups,
+                cov,
+                block.jury,
+                str(block.rule["aggregation"]),
             )
-        )  # fmt: skip
+        )
     return out, levels

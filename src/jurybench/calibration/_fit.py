@@ -173,9 +173,15 @@ def fit_criterion(
         fitted[method] = (features, feature_names, pred, fold_preds, x_train)
         coefs = {n: float(w) for n, w in zip(feature_names, model.coef_, strict=True)}
         ci = _bootstrap_coefficients(
-            method, x_train, y[train], [data.groups[i] for i in train], feature_names, n_boot, seed,
+            method,
+            x_train,
+            y[train],
+            [data.groups[i] for i in train],
+            feature_names,
+            n_boot,
+            seed,
             float(getattr(model, "alpha_", 0.0)),
-        )  # fmt: skip
+        )
         se = _ols_standard_errors(x_train, y[train], model, feature_names) if method == "ols" else {}
         variants[method] = {
             "weights": coefs,
@@ -192,8 +198,9 @@ def fit_criterion(
             "imputed_train": int(np.isnan(features[train]).sum()),
             "imputed_test": int(np.isnan(features[test]).sum()),
         }
-    _toward_the_mean(data, variants, fitted, y, train, test, folds_idx, n_boot, seed,
-                     [m for m in ("mean", "shrunk") if m in methods])  # fmt: skip
+    _toward_the_mean(
+        data, variants, fitted, y, train, test, folds_idx, n_boot, seed, [m for m in ("mean", "shrunk") if m in methods]
+    )
     baselines = _baselines(data, y, train, test, folds_idx)
     winner = choose(variants)
     return {
@@ -237,8 +244,7 @@ def choose(variants: dict[str, Any]) -> str:
     best = min(variants, key=lambda m: variants[m]["cv_rmse_mean"])
     order: list[str] = [m for m in ("mean", "shrunk") if m in variants]
     order += sorted((m for m in variants if m not in order), key=lambda m: variants[m]["cv_rmse_mean"])
-    return next(m for m in order
-                if no_worse(variants[m]["cv_rmse_folds"], variants[best]["cv_rmse_folds"]))  # fmt: skip
+    return next(m for m in order if no_worse(variants[m]["cv_rmse_folds"], variants[best]["cv_rmse_folds"]))
 
 
 def _mean_fit(scores: Array, y: Array, train: Index, test: Index) -> tuple[float, float, float, Array]:
@@ -255,9 +261,17 @@ def _mean_fit(scores: Array, y: Array, train: Index, test: Index) -> tuple[float
 
 
 def _toward_the_mean(
-    data: CalibrationData, variants: dict[str, Any], fitted: dict[str, Any], y: Array, train: Index, test: Index,
-    folds_idx: list[tuple[Index, Index]], n_boot: int, seed: int, wanted: list[str],
-) -> None:  # fmt: skip
+    data: CalibrationData,
+    variants: dict[str, Any],
+    fitted: dict[str, Any],
+    y: Array,
+    train: Index,
+    test: Index,
+    folds_idx: list[tuple[Index, Index]],
+    n_boot: int,
+    seed: int,
+    wanted: list[str],
+) -> None:
     """Add ``mean`` (the plain mean of the jurors present, rescaled) and ``shrunk``: the fitted
     variant with the lowest CV RMSE blended with it, (1 - lam) base + lam mean, lam chosen on the
     same folds (ties go to the larger lam). Both keep the mean as a ``mean_part`` so that applying
@@ -276,19 +290,28 @@ def _toward_the_mean(
         means = np.nanmean(data.scores[train], axis=0)
         base_pred, base_folds = np.zeros(len(test)), [np.zeros(len(b)) for _, b in folds_idx]
         x_train = impute(data.scores[train], means)[0]
-        spec = {"weights": dict.fromkeys(names, 0.0), "intercept": 0.0, "alpha": 0.0,
-                "train_means": {k: float(v) for k, v in zip(names, means, strict=True)},
-                "imputed_train": int(np.isnan(data.scores[train]).sum()),
-                "imputed_test": int(np.isnan(data.scores[test]).sum())}  # fmt: skip
+        spec = {
+            "weights": dict.fromkeys(names, 0.0),
+            "intercept": 0.0,
+            "alpha": 0.0,
+            "train_means": {k: float(v) for k, v in zip(names, means, strict=True)},
+            "imputed_train": int(np.isnan(data.scores[train]).sum()),
+            "imputed_test": int(np.isnan(data.scores[test]).sum()),
+        }
     keys = set(data.juror_keys)
-    cols = [i for i, n in enumerate(names) if n in keys or (n.partition(":")[0] == data.criterion
-                                                            and n.partition(":")[2] in keys)]  # fmt: skip
+    cols = [
+        i
+        for i, n in enumerate(names)
+        if n in keys or (n.partition(":")[0] == data.criterion and n.partition(":")[2] in keys)
+    ]
     slope, intercept, fill, mean_pred = _mean_fit(data.scores, y, train, test)
     mean_folds = [_mean_fit(data.scores, y, a, b)[3] for a, b in folds_idx]
 
     def cv(lam: float) -> list[float]:
-        return [float(np.sqrt(np.mean(((1 - lam) * p + lam * q - y[b]) ** 2)))
-                for p, q, (_, b) in zip(base_folds, mean_folds, folds_idx, strict=True)]  # fmt: skip
+        return [
+            float(np.sqrt(np.mean(((1 - lam) * p + lam * q - y[b]) ** 2)))
+            for p, q, (_, b) in zip(base_folds, mean_folds, folds_idx, strict=True)
+        ]
 
     # The largest share of the mean that is no worse (on paired folds) than the best share.
     folds_at = {float(lam): cv(lam) for lam in SHRINK_GRID}
@@ -363,8 +386,15 @@ def _baselines(
     return out
 
 
-def _closed_form(method: str, x: Array, y: Array, alpha: float, *, cols: list[int] | None = None,
-                 params: dict[str, Any] | None = None) -> Array:  # fmt: skip
+def _closed_form(
+    method: str,
+    x: Array,
+    y: Array,
+    alpha: float,
+    *,
+    cols: list[int] | None = None,
+    params: dict[str, Any] | None = None,
+) -> Array:
     """Weights then intercept, as the sklearn estimators fit them (centred, intercept unpenalised).
     ``mean``: slope / k on the k columns ``cols`` (the rescaled plain mean); ``shrunk``: the blend
     of ``params['base']`` and the mean by ``params['share']``."""
@@ -393,9 +423,16 @@ def _closed_form(method: str, x: Array, y: Array, alpha: float, *, cols: list[in
 
 
 def _bootstrap_coefficients(
-    method: str, x: Array, y: Array, groups: list[str], names: list[str], n_boot: int, seed: int, alpha: float = 0.0,
+    method: str,
+    x: Array,
+    y: Array,
+    groups: list[str],
+    names: list[str],
+    n_boot: int,
+    seed: int,
+    alpha: float = 0.0,
     params: dict[str, Any] | None = None,
-) -> dict[str, dict[str, float]]:  # fmt: skip
+) -> dict[str, dict[str, float]]:
     """Percentile 95% CIs of the weights, resampling training prompts (groups) with replacement.
 
     Ridge variants keep the penalty chosen on the full training split.

@@ -138,6 +138,14 @@ def apply_preference(con: Connection, artifact: dict[str, Any], text: str, path:
     n_missing = np.isnan(x).sum(axis=1)
     z = np.nan_to_num(x, nan=0.0) @ np.array([spec["weights"][n] for n in spec["feature_names"]]) + spec["intercept"]
     prob = 1 / (1 + np.exp(-z))
-    rows = [{"subject_id": p, "criterion": "preference", "score": 1.0 if q >= 0.5 else -1.0, "probability": float(q),
-             "n_imputed": int(m)} for p, q, m in zip(pairs, prob, n_missing, strict=True)]  # fmt: skip
+    rows = [
+        {
+            "subject_id": p,
+            "criterion": "preference",
+            "score": 1.0 if q >= 0.5 else -1.0,
+            "probability": float(q),
+            "n_imputed": int(m),
+        }
+        for p, q, m in zip(pairs, prob, n_missing, strict=True)
+    ]
     return write_calibrated_scores(con, artifact, text, path, run_id, rows)

@@ -42,5 +42,10 @@ def write_calibrated_scores(
             [run_id, calibration_id],
         )
         con.unregister("new_scores")
-    return {"calibration": artifact["name"], "calibration_id": calibration_id, "run_id": run_id, "rows": len(rows),
-            "imputed": int(sum(r["n_imputed"] for r in rows))}  # fmt: skip
+    return {
+        "calibration": artifact["name"],
+        "calibration_id": calibration_id,
+        "run_id": run_id,
+        "rows": len(rows),
+        "imputed": int(sum(r["n_imputed"] for r in rows)),
+    }

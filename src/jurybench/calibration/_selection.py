@@ -123,32 +123,43 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
 
     rubric = run_rubric(con, run)
     if not rubric.answers_in_json:
-        raise JurybenchError(f"run '{run}' used a {rubric.kind} rubric; jury selection needs scores.",
-                             hint="Use a pointwise, pairwise or preference run.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run}' used a {rubric.kind} rubric; jury selection needs scores.",
+            hint="Use a pointwise, pairwise or preference run.",
+        )
     panel = jurors_of_run(con, run)
     if len(panel) < 2:
-        raise JurybenchError(f"run '{run}' has {len(panel)} juror: there is nothing to select.",
-                             hint="Run the pilot with every candidate juror.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run}' has {len(panel)} juror: there is nothing to select.",
+            hint="Run the pilot with every candidate juror.",
+        )
     subject, dim = rubric.subject_column, rubric.dimension_column
     value = "juror_epsilon" if rubric.pairwise else "juror_score"
-    juror_rows = con.execute(f"SELECT {subject}, {dim}, juror_key, {value} FROM {rubric.juror_view} "
-                             "WHERE run_id = ?", [run]).fetchall()  # fmt: skip
+    juror_rows = con.execute(
+        f"SELECT {subject}, {dim}, juror_key, {value} FROM {rubric.juror_view} WHERE run_id = ?", [run]
+    ).fetchall()
     humans = con.execute(
         "SELECT subject_id, criterion, avg(value) FROM human_labels WHERE subject_kind = ? AND value IS NOT NULL "
         "AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?) GROUP BY ALL",
         [rubric.subject_kind, run],
-    ).fetchall()  # fmt: skip
+    ).fetchall()
     if target == "auto":
         target = "human" if humans else "jury"
     if target == "human":
         if not humans:
-            raise JurybenchError(f"run '{run}' has no human labels to select a jury against.",
-                                 hint="Import them (jurybench annotations import), or pass --target jury.")  # fmt: skip
+            raise JurybenchError(
+                f"run '{run}' has no human labels to select a jury against.",
+                hint="Import them (jurybench annotations import), or pass --target jury.",
+            )
         truth = {(s, d): float(v) for s, d, v in humans}
     else:
-        truth = {(s, d): float(v) for s, d, v in con.execute(
-            f"SELECT {subject}, {dim}, jury_score FROM {rubric.jury_view} WHERE run_id = ? AND jury_score IS NOT NULL",
-            [run]).fetchall()}  # fmt: skip
+        truth = {
+            (s, d): float(v)
+            for s, d, v in con.execute(
+                f"SELECT {subject}, {dim}, jury_score FROM {rubric.jury_view} WHERE run_id = ? AND jury_score IS NOT NULL",
+                [run],
+            ).fetchall()
+        }
     index = {seat.key: j for j, seat in enumerate(panel)}
     rows = sorted(k for k in truth if k[1] in rubric.dimensions)
     where = {k: i for i, k in enumerate(rows)}
@@ -161,13 +172,20 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
     rows = [r for r, k in zip(rows, keep, strict=True) if k]
     x = x[keep]
     if len(rows) < 4:
-        raise JurybenchError(f"run '{run}' has {len(rows)} judged rows with a {target} target; selection needs more.",
-                             hint="Judge more subjects (or label more of them) in the pilot.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run}' has {len(rows)} judged rows with a {target} target; selection needs more.",
+            hint="Judge more subjects (or label more of them) in the pilot.",
+        )
     y = np.array([truth[r] for r in rows])
     subjects = sorted({s for s, _ in rows})
     if rubric.pairwise:  # a pair's group is its first item's
-        firsts = dict(con.execute("SELECT pair_id, item_a FROM pairs WHERE pair_id IN "
-                                  "(SELECT subject_id FROM run_subjects WHERE run_id = ?)", [run]).fetchall())  # fmt: skip
+        firsts = dict(
+            con.execute(
+                "SELECT pair_id, item_a FROM pairs WHERE pair_id IN "
+                "(SELECT subject_id FROM run_subjects WHERE run_id = ?)",
+                [run],
+            ).fetchall()
+        )
         attrs = item_attributes(con, sorted(set(firsts.values())))
         group = {p: group_of(attrs.get(firsts[p], {"metadata": {}}), group_by, firsts[p]) for p in subjects}
     else:
@@ -177,8 +195,9 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
     return data, panel, target
 
 
-def _prices(con: Connection, run: str, panel: list[RunJuror]) -> tuple[dict[str, float | None], dict[str, float | None],
-                                                            dict[str, int], int]:  # fmt: skip
+def _prices(
+    con: Connection, run: str, panel: list[RunJuror]
+) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, int], int]:
     """Per juror: cost per subject (None: a call without a price), mean latency per call, and
     samples; and the run's subject count. Calls are the run's jurors' on its subjects, whichever
     run made them (a cached call cost what it cost once)."""
@@ -190,7 +209,7 @@ def _prices(con: Connection, run: str, panel: list[RunJuror]) -> tuple[dict[str,
         "JOIN run_subjects s ON s.run_id = r.run_id AND s.subject_id = c.subject_id "
         "JOIN run_jurors rj ON rj.run_id = r.run_id AND rj.juror_key = c.juror_key GROUP BY c.juror_key",
         [run],
-    ).fetchall()  # fmt: skip
+    ).fetchall()
     found = {key: (total, unpriced, latency, samples) for key, total, unpriced, latency, samples in rows}
     cost: dict[str, float | None] = {}
     latency: dict[str, float | None] = {}
@@ -235,8 +254,7 @@ def held_out_errors(data: _Data, columns: list[int], method: str, folds: list[tu
     x = data.x[:, columns]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a juror with no score in a fold: its mean is imputed
-        return [float(np.sqrt(np.mean((_predict(method, x, data.y, dims, a, b) - data.y[b]) ** 2)))
-                for a, b in folds]  # fmt: skip
+        return [float(np.sqrt(np.mean((_predict(method, x, data.y, dims, a, b) - data.y[b]) ** 2))) for a, b in folds]
 
 
 def pareto_front(candidates: list[SubJury]) -> None:
@@ -249,8 +267,9 @@ def pareto_front(candidates: list[SubJury]) -> None:
         )
 
 
-def choose(candidates: list[SubJury], full: SubJury, *, max_error: float | None, budget: float | None,
-           subjects: int) -> tuple[SubJury, str]:  # fmt: skip
+def choose(
+    candidates: list[SubJury], full: SubJury, *, max_error: float | None, budget: float | None, subjects: int
+) -> tuple[SubJury, str]:
     """The chosen sub-jury and the rule that chose it (see the module's text)."""
     for c in candidates:
         c.no_worse_than_full = no_worse(c.error_folds, full.error_folds)
@@ -259,17 +278,25 @@ def choose(candidates: list[SubJury], full: SubJury, *, max_error: float | None,
         fit = [c for c in by_cost if c.error <= max_error]
         if not fit:
             best = min(candidates, key=lambda c: c.error)
-            raise JurybenchError(f"no sub-jury has a held-out error of at most {max_error:g}; the lowest is "
-                                 f"{best.error:.4g} ({', '.join(best.jurors)}).", hint="Raise --max-error.")  # fmt: skip
+            raise JurybenchError(
+                f"no sub-jury has a held-out error of at most {max_error:g}; the lowest is "
+                f"{best.error:.4g} ({', '.join(best.jurors)}).",
+                hint="Raise --max-error.",
+            )
         return fit[0], f"the cheapest with held-out error <= {max_error:g}"
     if budget is not None:
-        fit = [c for c in candidates
-               if c.cost_per_subject is not None and c.cost_per_subject * subjects <= budget * (1 + 1e-9)]  # fmt: skip
+        fit = [
+            c
+            for c in candidates
+            if c.cost_per_subject is not None and c.cost_per_subject * subjects <= budget * (1 + 1e-9)
+        ]
         if not fit:
             cheapest = by_cost[0]
             need = "unknown" if cheapest.cost_per_subject is None else f"${cheapest.cost_per_subject * subjects:.4g}"
-            raise JurybenchError(f"no sub-jury fits ${budget:g} for {subjects} subjects; the cheapest needs {need}.",
-                                 hint="Raise --budget, or lower --subjects.")  # fmt: skip
+            raise JurybenchError(
+                f"no sub-jury fits ${budget:g} for {subjects} subjects; the cheapest needs {need}.",
+                hint="Raise --budget, or lower --subjects.",
+            )
         best = min(fit, key=lambda c: (c.error, _cost(c), len(c.jurors)))
         return best, f"the most accurate costing at most ${budget:g} for {subjects} subjects"
     chosen = next(c for c in by_cost if c.no_worse_than_full)
@@ -290,9 +317,19 @@ def _subsets(n: int, score: Callable[[tuple[int, ...]], float]) -> tuple[list[tu
     return list(dict.fromkeys(path)), False
 
 
-def select_jury(con: Connection, run: str, *, target: str = "auto", method: str = "mean", max_error: float | None = None,
-                budget: float | None = None, subjects: int | None = None, folds: int = 5, seed: int = 0,
-                group_by: str = "prompt") -> Selection:  # fmt: skip
+def select_jury(
+    con: Connection,
+    run: str,
+    *,
+    target: str = "auto",
+    method: str = "mean",
+    max_error: float | None = None,
+    budget: float | None = None,
+    subjects: int | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    group_by: str = "prompt",
+) -> Selection:
     """Score every sub-jury of a pilot run's jurors and choose one (see the module's text)."""
     if target not in TARGETS:
         raise JurybenchError(f"--target {target!r} is not valid.", hint=f"Valid: {', '.join(TARGETS)}.")
@@ -327,26 +364,63 @@ def select_jury(con: Connection, run: str, *, target: str = "auto", method: str 
         prices = [cost[k] for k in keys]
         waits = [latency[k] for k in keys]
         folds_err = errors(columns)
-        candidates.append(SubJury(
-            tuple(panel[j].label for j in columns), keys, float(np.mean(folds_err)), folds_err,
-            None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
-            None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
-        ))  # fmt: skip
+        candidates.append(
+            SubJury(
+                tuple(panel[j].label for j in columns),
+                keys,
+                float(np.mean(folds_err)),
+                folds_err,
+                None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
+                None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
+            )
+        )
     full = next(c for c in candidates if len(c.jurors) == len(panel))
     pareto_front(candidates)
     chosen, rule = choose(candidates, full, max_error=max_error, budget=budget, subjects=subjects or n_subjects)
     jurors = _juror_rows(con, panel, cost, latency, samples)
-    return Selection(run, data.kind, target, method, n_subjects, len(data.rows), folds, exhaustive, full, chosen, rule,
-                     candidates, jurors)  # fmt: skip
+    return Selection(
+        run,
+        data.kind,
+        target,
+        method,
+        n_subjects,
+        len(data.rows),
+        folds,
+        exhaustive,
+        full,
+        chosen,
+        rule,
+        candidates,
+        jurors,
+    )
 
 
-def _juror_rows(con: Connection, panel: list[RunJuror], cost: dict[str, float | None], latency: dict[str, float | None],
-                samples: dict[str, int]) -> list[dict[str, Any]]:  # fmt: skip
-    params = dict(con.execute("SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM "
-                              "run_jurors)").fetchall())  # fmt: skip
-    return [{"label": s.label, "key": s.key, "name": s.name, "model": s.model, "weight": s.weight,
-             "params": json.loads(params.get(s.key) or "{}"), "samples": samples[s.key],
-             "cost_per_subject": cost[s.key], "latency_ms": latency[s.key]} for s in panel]  # fmt: skip
+def _juror_rows(
+    con: Connection,
+    panel: list[RunJuror],
+    cost: dict[str, float | None],
+    latency: dict[str, float | None],
+    samples: dict[str, int],
+) -> list[dict[str, Any]]:
+    params = dict(
+        con.execute(
+            "SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM run_jurors)"
+        ).fetchall()
+    )
+    return [
+        {
+            "label": s.label,
+            "key": s.key,
+            "name": s.name,
+            "model": s.model,
+            "weight": s.weight,
+            "params": json.loads(params.get(s.key) or "{}"),
+            "samples": samples[s.key],
+            "cost_per_subject": cost[s.key],
+            "latency_ms": latency[s.key],
+        }
+        for s in panel
+    ]
 
 
 def write_jury_file(selection: Selection, path: Path) -> Path:
@@ -372,10 +446,12 @@ def jury_file_text(selection: Selection) -> str:
             entry["samples"] = row["samples"]
         jurors.append(entry)
     cost = selection.chosen.cost_per_subject
-    header = (f"# Chosen by 'jurybench jury select' from run {selection.run} ({selection.rule}).\n"
-              f"# Held-out RMSE {selection.chosen.error:.4g} vs {selection.full.error:.4g} for the full jury "
-              f"({selection.target} target, {selection.method}); cost per subject "
-              f"{'unknown' if cost is None else f'${cost:.6g}'}.\n")  # fmt: skip
+    header = (
+        f"# Chosen by 'jurybench jury select' from run {selection.run} ({selection.rule}).\n"
+        f"# Held-out RMSE {selection.chosen.error:.4g} vs {selection.full.error:.4g} for the full jury "
+        f"({selection.target} target, {selection.method}); cost per subject "
+        f"{'unknown' if cost is None else f'${cost:.6g}'}.\n"
+    )
     if selection.method == "calibrated":
         header += "# Its weights are fitted by 'jurybench calibrate' on a run scored with this jury.\n"
     body = {"name": f"{selection.run}-selected", "aggregation": "mean", "jurors": jurors}

@@ -67,8 +67,10 @@ def unexpected_line(exc: BaseException) -> str:
     problem = resource_problem(exc)
     if problem is not None:
         return redact(problem)
-    return (f"unexpected {name}: {redact(first)} (a jurybench bug; run again with JURYBENCH_DEBUG=1 to see where, "
-            "and report it).")  # fmt: skip
+    return (
+        f"unexpected {name}: {redact(first)} (a jurybench bug; run again with JURYBENCH_DEBUG=1 to see where, "
+        "and report it)."
+    )
 
 
 # Commands that serve until stopped: Ctrl-C (or SIGTERM) is how they end, not an interruption.

@@ -276,8 +276,19 @@ def judgments_import(
     """
     from jurybench import commands
 
-    _done(commands.judgments_import(db, file=file, run=run, rubric=rubric, juror=juror, replace=replace,
-                                    as_recording=as_recording, format=fmt, continuous=continuous))  # fmt: skip
+    _done(
+        commands.judgments_import(
+            db,
+            file=file,
+            run=run,
+            rubric=rubric,
+            juror=juror,
+            replace=replace,
+            as_recording=as_recording,
+            format=fmt,
+            continuous=continuous,
+        )
+    )
 
 
 @annotations_app.command("import")

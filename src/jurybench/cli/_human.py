@@ -151,5 +151,19 @@ def jury_select(
     or --budget)."""
     from jurybench import commands
 
-    _done(commands.jury_select(db, run=run, target=target, method=method, max_error=max_error, budget=budget,
-                               subjects=subjects, folds=folds, seed=seed, group_by=group_by, out=out, format=fmt))  # fmt: skip
+    _done(
+        commands.jury_select(
+            db,
+            run=run,
+            target=target,
+            method=method,
+            max_error=max_error,
+            budget=budget,
+            subjects=subjects,
+            folds=folds,
+            seed=seed,
+            group_by=group_by,
+            out=out,
+            format=fmt,
+        )
+    )

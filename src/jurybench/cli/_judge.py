@@ -221,8 +221,19 @@ def batches_list(
     check_format(fmt, ("table", "csv", "json"))
     names, rows = list_batches(_connect(db, read_only=True), run, open_only)
     if fmt == "table":
-        shown = ["batch_id", "provider_batch_id", "juror", "run_id", "round", "status", "n_requests", "n_completed",
-                 "n_failed", "submitted_at", "collected_at"]  # fmt: skip
+        shown = [
+            "batch_id",
+            "provider_batch_id",
+            "juror",
+            "run_id",
+            "round",
+            "status",
+            "n_requests",
+            "n_completed",
+            "n_failed",
+            "submitted_at",
+            "collected_at",
+        ]
         at = [names.index(n) for n in shown]
 
         def cell(value: object) -> str:
@@ -296,12 +307,23 @@ def check(
     from jurybench.api import check as run_check
 
     check_format(fmt, ("table", "json"))
-    result = run_check(db, run, min=min_rule, baseline_run=baseline_run, max_drop=max_drop, alpha=alpha,
-                       pair_on=pair_on)  # fmt: skip
+    result = run_check(
+        db, run, min=min_rule, baseline_run=baseline_run, max_drop=max_drop, alpha=alpha, pair_on=pair_on
+    )
     if fmt == "json":
-        typer.echo(json.dumps({"run": run, "passed": result.passed, "failures": result.failures,
-                               "result_id": result.result_id,
-                               "criteria": result.table.to_dict(orient="records")}, indent=2, default=str))  # fmt: skip
+        typer.echo(
+            json.dumps(
+                {
+                    "run": run,
+                    "passed": result.passed,
+                    "failures": result.failures,
+                    "result_id": result.result_id,
+                    "criteria": result.table.to_dict(orient="records"),
+                },
+                indent=2,
+                default=str,
+            )
+        )
     else:
         for line in result.lines():
             typer.echo(line)

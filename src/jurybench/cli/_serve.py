@@ -100,10 +100,17 @@ def serve(
 
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}"
     config = ServiceConfig(
-        db=store, token=token, workers=workers, max_body_bytes=int(max_body_mb * 1024 * 1024),
-        sql_timeout_s=sql_timeout, sql_max_rows=sql_rows, sql_memory_mb=sql_memory_mb, default_jury=default_jury,
-        url=url, allowed_hosts=tuple(listening_hosts(host, port, tuple(allow_host or ()))),
-    )  # fmt: skip
+        db=store,
+        token=token,
+        workers=workers,
+        max_body_bytes=int(max_body_mb * 1024 * 1024),
+        sql_timeout_s=sql_timeout,
+        sql_max_rows=sql_rows,
+        sql_memory_mb=sql_memory_mb,
+        default_jury=default_jury,
+        url=url,
+        allowed_hosts=tuple(listening_hosts(host, port, tuple(allow_host or ()))),
+    )
     from jurybench.service import Store
 
     # Opened before uvicorn starts: a store another process holds is one line and exit 2.
@@ -117,8 +124,13 @@ def serve(
     try:
         # Idle keep-alive connections are kept 75 s (uvicorn's default is 5): a client reusing a
         # connection the server is closing at that moment sees a reset.
-        uvicorn.run(create_app(config, store=opened, close_store=True), host=host, port=port, log_level="warning",
-                    timeout_keep_alive=75)  # fmt: skip
+        uvicorn.run(
+            create_app(config, store=opened, close_store=True),
+            host=host,
+            port=port,
+            log_level="warning",
+            timeout_keep_alive=75,
+        )
     finally:
         opened.close()
 
@@ -219,8 +231,10 @@ def view(
     from jurybench.config import db_path
 
     if not (host == "localhost" or _is_loopback(host, ipaddress)):
-        raise JurybenchError(f"--host {host}: the viewer listens on loopback only.",
-                             hint="To share the pages, use 'jurybench serve' with a token.")  # fmt: skip
+        raise JurybenchError(
+            f"--host {host}: the viewer listens on loopback only.",
+            hint="To share the pages, use 'jurybench serve' with a token.",
+        )
     store = db_path(db)
     if not store.is_file():
         raise JurybenchError(f"{store}: no such store.", hint="Pass --db FILE or set JURYBENCH_DB.")
@@ -229,8 +243,10 @@ def view(
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise JurybenchError(f"--port {port}: cannot listen on {host} ({exc.strerror}).",
-                             hint="Choose another --port (0 picks a free one).") from None  # fmt: skip
+        raise JurybenchError(
+            f"--port {port}: cannot listen on {host} ({exc.strerror}).",
+            hint="Choose another --port (0 picks a free one).",
+        ) from None
     port = sock.getsockname()[1]
     sock.listen(128)  # connections made once the address is printed wait for the server, not refused
     from jurybench.viewer import create_viewer_app

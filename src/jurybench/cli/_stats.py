@@ -40,9 +40,12 @@ def _option(p: Any) -> inspect.Parameter:
         kind = _without_none(kind)
     names = [p.flag_name] if meaning.flag else []
     help_text = meaning.help + (f" One of: {', '.join(meaning.choices)}." if meaning.choices else "")
-    return inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY,
-                             default=inspect.Parameter.empty if required else p.default,
-                             annotation=Annotated[kind, typer.Option(*names, help=help_text)])  # fmt: skip
+    return inspect.Parameter(
+        p.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=inspect.Parameter.empty if required else p.default,
+        annotation=Annotated[kind, typer.Option(*names, help=help_text)],
+    )
 
 
 def command_of(stat: Any) -> Callable[..., None]:
@@ -56,8 +59,10 @@ def command_of(stat: Any) -> Callable[..., None]:
         _done(commands.statistic(db, stat.name, format=fmt, face="cli", **values))
 
     options = [_option(p) for p in stat.on("cli")]
-    options += [inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default="table", annotation=Fmt),
-                inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Db)]  # fmt: skip
+    options += [
+        inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default="table", annotation=Fmt),
+        inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Db),
+    ]
     command.__signature__ = inspect.Signature(options)  # type: ignore[attr-defined]
     command.__doc__ = stat.help.replace("``", "")
     command.__name__ = stat.name.replace("-", "_")

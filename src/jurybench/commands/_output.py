@@ -55,33 +55,60 @@ def print_plan(result: Any) -> None:
 
     rows = [["juror", "model", "calls", "cached", "input tokens", "output tokens (expected)", "cost", "batch cost"]]
     for p in result.plan:
-        rows.append([p.juror, p.model, str(p.calls), str(p.cached), f"{p.input_tokens:,}",
-                     f"{p.output_tokens:,.0f} ({p.output_basis})", money(p.cost_usd), money(p.cost_batch_usd)])  # fmt: skip
+        rows.append(
+            [
+                p.juror,
+                p.model,
+                str(p.calls),
+                str(p.cached),
+                f"{p.input_tokens:,}",
+                f"{p.output_tokens:,.0f} ({p.output_basis})",
+                money(p.cost_usd),
+                money(p.cost_batch_usd),
+            ]
+        )
 
     def total(values: list[float | None]) -> float | None:
         return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
     plans = result.plan
-    rows.append(["total", "", str(sum(p.calls for p in plans)), str(sum(p.cached for p in plans)),
-                 f"{sum(p.input_tokens for p in plans):,}", f"{sum(p.output_tokens for p in plans):,.0f}",
-                 money(total([p.cost_usd for p in plans])), money(total([p.cost_batch_usd for p in plans]))])  # fmt: skip
+    rows.append(
+        [
+            "total",
+            "",
+            str(sum(p.calls for p in plans)),
+            str(sum(p.cached for p in plans)),
+            f"{sum(p.input_tokens for p in plans):,}",
+            f"{sum(p.output_tokens for p in plans):,.0f}",
+            money(total([p.cost_usd for p in plans])),
+            money(total([p.cost_batch_usd for p in plans])),
+        ]
+    )
     echo_plain(rows, left=2)
     unknown = [p.juror for p in plans if p.cost_usd is None]
     if unknown:
-        echo(f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
-             "(the total is unknown, not 0).")  # fmt: skip
+        echo(
+            f"price unknown for {', '.join(unknown)}: litellm's price map does not list the model "
+            "(the total is unknown, not 0)."
+        )
     for p in plans:
         if getattr(p, "cache_saving_usd", None) is not None and p.calls > 1:
             if p.cache_saving_usd:
-                echo(f"prompt cache: {p.juror}'s calls share their first ~{p.shared_prefix_tokens:,} tokens; at the "
-                     f"provider's cached rate that saves about {usd(p.cache_saving_usd)} of the cost above.")  # fmt: skip
+                echo(
+                    f"prompt cache: {p.juror}'s calls share their first ~{p.shared_prefix_tokens:,} tokens; at the "
+                    f"provider's cached rate that saves about {usd(p.cache_saving_usd)} of the cost above."
+                )
             else:
-                echo(f"prompt cache: {p.juror}'s calls share only their first ~{p.shared_prefix_tokens:,} tokens, "
-                     "below the 1,024 that providers cache: no saving.")  # fmt: skip
+                echo(
+                    f"prompt cache: {p.juror}'s calls share only their first ~{p.shared_prefix_tokens:,} tokens, "
+                    "below the 1,024 that providers cache: no saving."
+                )
     local = [p.juror for p in plans if getattr(p, "local", False)]
     if local:
-        echo(f"priced at $0: {', '.join(local)} (a server on this machine, api_base on loopback: the cost is your "
-             "own hardware and time).")  # fmt: skip
+        echo(
+            f"priced at $0: {', '.join(local)} (a server on this machine, api_base on loopback: the cost is your "
+            "own hardware and time)."
+        )
     echo("plan only: nothing was called and no run was written.")
 
 
@@ -93,9 +120,12 @@ def run_outcome(result: Any) -> int:
 
     if result.status == "stopped_budget":
         left = result.n_tasks - result.n_cached - result.n_called
-        echo(f"budget reached: the run has spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
-             f"{left} calls were not made (none could start without the risk of passing it). Run the same command "
-             "with a higher --max-cost to go on.", err=True)  # fmt: skip
+        echo(
+            f"budget reached: the run has spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
+            f"{left} calls were not made (none could start without the risk of passing it). Run the same command "
+            "with a higher --max-cost to go on.",
+            err=True,
+        )
         return EXIT_BUDGET
     for note in result.notes:
         echo(f"note: {note}", err=True)
@@ -113,8 +143,13 @@ def print_stat(frame: Any, fmt: str) -> None:
     attrs = frame.attrs
     name, run_id, result = attrs["statistic"], attrs["run"], attrs["result"]
     if fmt == "json":
-        echo(json.dumps({"result_id": attrs["result_id"], "name": name, "params": attrs["params"], "result": result},
-                        indent=2, default=str))  # fmt: skip
+        echo(
+            json.dumps(
+                {"result_id": attrs["result_id"], "name": name, "params": attrs["params"], "result": result},
+                indent=2,
+                default=str,
+            )
+        )
         return
     columns, rows = flatten(name, result)
     if fmt == "csv":
@@ -124,9 +159,11 @@ def print_stat(frame: Any, fmt: str) -> None:
     jury = result.get("jury")
     if jury:
         present = jury.get("mean_jurors_present")
-        echo(f"{result.get('level', 'jury')} level; jury rule {jury['aggregation']}, quorum {jury['quorum']}: "
-             f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
-             f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum")  # fmt: skip
+        echo(
+            f"{result.get('level', 'jury')} level; jury rule {jury['aggregation']}, quorum {jury['quorum']}: "
+            f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
+            f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum"
+        )
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
@@ -137,15 +174,20 @@ def print_stopping(stopping: dict[str, Any]) -> None:
         if stopping["kind"] == "gap_excludes":
             echo(f"{head}gap {look['gap']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}]")
         elif stopping["kind"] == "separated":
-            ranks = "; ".join(f"{g['group']} {g['mean']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
-                              for g in look["groups"])  # fmt: skip
+            ranks = "; ".join(
+                f"{g['group']} {g['mean']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]" for g in look["groups"]
+            )
             echo(f"{head}{stopping['dimension']} by model: {ranks}{' (separated)' if look['separated'] else ''}")
         else:
-            echo(f"{head}{stopping['dimension']} mean {look['mean']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}] "
-                 f"(width {look['width']:.3f})")  # fmt: skip
+            echo(
+                f"{head}{stopping['dimension']} mean {look['mean']:.3f} [{look['ci_low']:.3f}, {look['ci_high']:.3f}] "
+                f"(width {look['width']:.3f})"
+            )
     why = {"met": f"stopped: {stopping['rule']} met", "exhausted": f"every subject judged; {stopping['rule']} not met"}
-    echo(why.get(stopping["stopped"], f"stopped: the run was {stopping['stopped']}")
-         + f" ({1 - stopping['alpha']:.0%} anytime-valid interval; recorded in runs.stopping)")  # fmt: skip
+    echo(
+        why.get(stopping["stopped"], f"stopped: the run was {stopping['stopped']}")
+        + f" ({1 - stopping['alpha']:.0%} anytime-valid interval; recorded in runs.stopping)"
+    )
 
 
 def print_selection(selection: Any) -> None:
@@ -157,23 +199,44 @@ def print_selection(selection: Any) -> None:
 
     def row(c: Any, mark: str) -> tuple[Any, ...]:
         latency = "unknown" if c.latency_ms is None else f"{c.latency_ms:.0f}"
-        return (mark, ", ".join(c.jurors), round(c.error, 4), money(c.cost_per_subject), latency,
-                "yes" if c.no_worse_than_full else "no")  # fmt: skip
+        return (
+            mark,
+            ", ".join(c.jurors),
+            round(c.error, 4),
+            money(c.cost_per_subject),
+            latency,
+            "yes" if c.no_worse_than_full else "no",
+        )
 
-    shown = [row(c, "chosen" if c is selection.chosen else ("full" if c is selection.full else "front"))
-             for c in selection.pareto]  # fmt: skip
+    shown = [
+        row(c, "chosen" if c is selection.chosen else ("full" if c is selection.full else "front"))
+        for c in selection.pareto
+    ]
     for extra, mark in ((selection.full, "full"), (selection.chosen, "chosen")):
         if not extra.pareto:
             shown.append(row(extra, mark))
-    title = (f"jury selection on {selection.run}: {selection.kind}, {selection.target} target, {selection.method}, "
-             f"{selection.n_rows} rows, {selection.folds} folds")  # fmt: skip
-    console().print(rich_table(["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "no_worse_than_full"],
-                               shown, title=title))  # fmt: skip
+    title = (
+        f"jury selection on {selection.run}: {selection.kind}, {selection.target} target, {selection.method}, "
+        f"{selection.n_rows} rows, {selection.folds} folds"
+    )
+    console().print(
+        rich_table(
+            ["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "no_worse_than_full"], shown, title=title
+        )
+    )
     share, full_cost = selection.saving(), selection.full.cost_per_subject
-    cost = (f"{share:.1%} of the full jury's cost" if share is not None
-            else "no juror costs anything" if full_cost == 0 else "its cost is unknown")  # fmt: skip
-    echo(f"chosen: {', '.join(selection.chosen.jurors)} ({selection.rule}); " + cost
-         + ("" if selection.exhaustive else f"; {len(selection.candidates)} sub-juries (a greedy path beyond 10 jurors)"))  # fmt: skip
+    cost = (
+        f"{share:.1%} of the full jury's cost"
+        if share is not None
+        else "no juror costs anything"
+        if full_cost == 0
+        else "its cost is unknown"
+    )
+    echo(
+        f"chosen: {', '.join(selection.chosen.jurors)} ({selection.rule}); "
+        + cost
+        + ("" if selection.exhaustive else f"; {len(selection.candidates)} sub-juries (a greedy path beyond 10 jurors)")
+    )
 
 
 def print_calibration(artifact: dict[str, Any]) -> None:
@@ -194,16 +257,28 @@ def print_calibration(artifact: dict[str, Any]) -> None:
                 out.print(f"  {who}: {acc:.3f}")
             out.print(f"  weights: {', '.join(f'{feature_label(k)} {v:.3f}' for k, v in spec['weights'].items())}")
             continue
-        table = Table(title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
-                      f"{report['n_groups']} groups; winner {report['winner']} (the simplest that a paired t-test "
-                      "over the folds does not find worse than the lowest CV RMSE)")  # fmt: skip
+        table = Table(
+            title=f"{criterion}: {report['n_train']} train / {report['n_test']} test items, "
+            f"{report['n_groups']} groups; winner {report['winner']} (the simplest that a paired t-test "
+            "over the folds does not find worse than the lowest CV RMSE)"
+        )
         for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
             table.add_column(col)
-        for label, entry in [*(("calibrated " + m, v) for m, v in report["variants"].items()),
-                             *(("rescaled " + b, v) for b, v in report["baselines"].items())]:  # fmt: skip
+        for label, entry in [
+            *(("calibrated " + m, v) for m, v in report["variants"].items()),
+            *(("rescaled " + b, v) for b, v in report["baselines"].items()),
+        ]:
             t = entry["test"]
-            table.add_row(label, f"{t['rmse']:.4f}", f"{t['mae']:.4f}", f"{t['r2']:.3f}", f"{t['pearson']:.3f}",
-                          f"{t['spearman']:.3f}", f"{t['kendall']:.3f}", f"{entry['cv_rmse_mean']:.4f}")  # fmt: skip
+            table.add_row(
+                label,
+                f"{t['rmse']:.4f}",
+                f"{t['mae']:.4f}",
+                f"{t['r2']:.3f}",
+                f"{t['pearson']:.3f}",
+                f"{t['spearman']:.3f}",
+                f"{t['kendall']:.3f}",
+                f"{entry['cv_rmse_mean']:.4f}",
+            )
         out.print(table)
         ci = spec.get("coefficient_ci", {})
         weights = ", ".join(
@@ -214,8 +289,10 @@ def print_calibration(artifact: dict[str, Any]) -> None:
         )
         shrink = report["variants"].get(spec["method"], {}).get("shrinkage")
         if shrink:
-            out.print(f"  shrunk: {1 - shrink['share']:.0%} {shrink['base']} + {shrink['share']:.0%} plain mean "
-                      "(share chosen by grouped CV)")  # fmt: skip
+            out.print(
+                f"  shrunk: {1 - shrink['share']:.0%} {shrink['base']} + {shrink['share']:.0%} plain mean "
+                "(share chosen by grouped CV)"
+            )
         if report.get("note"):
             out.print(f"  {report['note']}")
         out.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")
@@ -236,20 +313,40 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             f"mean pairwise Spearman {h['mean_pairwise_spearman']}"
         )
         table = Table(show_lines=False)
-        for col in ("vs human mean", "pearson [95% CI]", "spearman", "kendall", "MAE", "exact", "within 1",
-                    "jury - juror pearson [95% CI]"):  # fmt: skip
+        for col in (
+            "vs human mean",
+            "pearson [95% CI]",
+            "spearman",
+            "kendall",
+            "MAE",
+            "exact",
+            "within 1",
+            "jury - juror pearson [95% CI]",
+        ):
             table.add_column(col)
         for row in [*block["jurors"], block["jury"]]:
             diff = row.get("jury_minus_juror_pearson")
             table.add_row(
-                row["juror"], str(row["pearson_ci"]), f"{row['spearman']:.3f}", f"{row['kendall']:.3f}",
-                f"{row['mae']:.3f}", f"{row['exact']:.3f}", f"{row['within_one']:.3f}", str(diff) if diff else "",
-            )  # fmt: skip
+                row["juror"],
+                str(row["pearson_ci"]),
+                f"{row['spearman']:.3f}",
+                f"{row['kendall']:.3f}",
+                f"{row['mae']:.3f}",
+                f"{row['exact']:.3f}",
+                f"{row['within_one']:.3f}",
+                str(diff) if diff else "",
+            )
         ceiling = block["human_ceiling"]["mean"]
         table.add_row(
-            "human ceiling (one vs rest)", f"{ceiling['pearson']:.3f}", f"{ceiling['spearman']:.3f}",
-            f"{ceiling['kendall']:.3f}", f"{ceiling['mae']:.3f}", f"{ceiling['exact']:.3f}", f"{ceiling['within_one']:.3f}", "",
-        )  # fmt: skip
+            "human ceiling (one vs rest)",
+            f"{ceiling['pearson']:.3f}",
+            f"{ceiling['spearman']:.3f}",
+            f"{ceiling['kendall']:.3f}",
+            f"{ceiling['mae']:.3f}",
+            f"{ceiling['exact']:.3f}",
+            f"{ceiling['within_one']:.3f}",
+            "",
+        )
         out.print(table)
         rule = block["jury_rule"]
         out.print(
@@ -266,30 +363,54 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
     from rich.table import Table
 
     h = block["humans"]
-    out.print(f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, {block['n_annotators']} annotators; "
-              f"Fleiss kappa {h['fleiss_kappa']}, mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
-              f"human labels by {block['majority_rule']}: "
-              + ", ".join(f"{k} {v}" for k, v in sorted(block["human_labels"].items())))  # fmt: skip
+    out.print(
+        f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, {block['n_annotators']} annotators; "
+        f"Fleiss kappa {h['fleiss_kappa']}, mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
+        f"human labels by {block['majority_rule']}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(block["human_labels"].items()))
+    )
     table = Table(show_lines=False)
     labels = block["labels"]
-    for col in ("vs human plurality", "n", "accuracy", "Cohen kappa [95% CI]", "macro F1", *(f"F1 {lab}" for lab in labels),
-                "no verdict"):  # fmt: skip
+    for col in (
+        "vs human plurality",
+        "n",
+        "accuracy",
+        "Cohen kappa [95% CI]",
+        "macro F1",
+        *(f"F1 {lab}" for lab in labels),
+        "no verdict",
+    ):
         table.add_column(col)
 
     def number(value: object) -> str:
         return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}"
 
     for row in [*block["jurors"], block["jury"]]:
-        table.add_row(row["juror"], str(row["n"]), number(row["accuracy"]), str(row["cohen_kappa"]),
-                      number(row["macro_f1"]), *(number(row["per_class"][lab]["f1"]) for lab in labels),
-                      str(row["n_without_verdict"]))  # fmt: skip
+        table.add_row(
+            row["juror"],
+            str(row["n"]),
+            number(row["accuracy"]),
+            str(row["cohen_kappa"]),
+            number(row["macro_f1"]),
+            *(number(row["per_class"][lab]["f1"]) for lab in labels),
+            str(row["n_without_verdict"]),
+        )
     out.print(table)
 
 
 def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
     """The preference report's table: one header per value, in the same order."""
-    columns = ["juror", "correct AB", "correct BA", "both", "consistent", "consistent (valid)", "kappa AB/BA",
-               "no verdict AB/BA", "jury ties AB/BA"]  # fmt: skip
+    columns = [
+        "juror",
+        "correct AB",
+        "correct BA",
+        "both",
+        "consistent",
+        "consistent (valid)",
+        "kappa AB/BA",
+        "no verdict AB/BA",
+        "jury ties AB/BA",
+    ]
 
     def cell(counts: dict[str, int], key: str) -> str:
         n = report.n_pairs or 1
@@ -298,11 +419,17 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
     rows = []
     for row in [*report.jurors, report.jury]:
         c = row.counts
-        rows.append([
-            row.juror, cell(c, "correct_ab"), cell(c, "correct_ba"), cell(c, "both_correct"), cell(c, "consistent"),
-            cell(c, "consistent_valid"),
-            f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
-            f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
-            f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
-        ])  # fmt: skip
+        rows.append(
+            [
+                row.juror,
+                cell(c, "correct_ab"),
+                cell(c, "correct_ba"),
+                cell(c, "both_correct"),
+                cell(c, "consistent"),
+                cell(c, "consistent_valid"),
+                f"{row.kappa.get('kappa_ab', float('nan')):.3f}/{row.kappa.get('kappa_ba', float('nan')):.3f}",
+                f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
+                f"{c.get('tie_ab', 0)}/{c.get('tie_ba', 0)}" if row is report.jury else "",
+            ]
+        )
     return columns, rows

@@ -46,23 +46,60 @@ def _mapping(text: str, option: str) -> dict[str, str]:
     return out
 
 
-def _engine(concurrency: int, retries: int, give_up_after: float, max_cost: float | None, plan: bool, batch: bool,
-            poll_every: float, progress: bool) -> EngineOptions:  # fmt: skip
+def _engine(
+    concurrency: int,
+    retries: int,
+    give_up_after: float,
+    max_cost: float | None,
+    plan: bool,
+    batch: bool,
+    poll_every: float,
+    progress: bool,
+) -> EngineOptions:
     import sys
 
     from jurybench.api import engine_options
 
-    return engine_options(concurrency=concurrency, retries=retries, give_up_after=give_up_after, max_cost=max_cost,
-                          plan=plan, batch=batch, poll_every=poll_every, progress=progress and sys.stderr.isatty())  # fmt: skip
+    return engine_options(
+        concurrency=concurrency,
+        retries=retries,
+        give_up_after=give_up_after,
+        max_cost=max_cost,
+        plan=plan,
+        batch=batch,
+        poll_every=poll_every,
+        progress=progress and sys.stderr.isatty(),
+    )
 
 
-def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury: Path | None = None,
-          aggregate: str | None = None, quorum: int | None = None, tie: str | None = None,
-          calibration: Path | None = None, scores: str | None = None, orders: str = "both", order_seed: int = 0,
-          where: str | None = None, run: str | None = None, concurrency: int = 16,
-          retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
-          batch: bool = False, poll_every: float = 30.0, progress: bool = True, until: str | None = None,
-          batch_items: int = 50, until_seed: int = 0, until_alpha: float = 0.05) -> int:  # fmt: skip
+def score(
+    db: Path | None,
+    *,
+    rubric: str,
+    juror: list[str] | None = None,
+    jury: Path | None = None,
+    aggregate: str | None = None,
+    quorum: int | None = None,
+    tie: str | None = None,
+    calibration: Path | None = None,
+    scores: str | None = None,
+    orders: str = "both",
+    order_seed: int = 0,
+    where: str | None = None,
+    run: str | None = None,
+    concurrency: int = 16,
+    retries: int = 4,
+    give_up_after: float = 3600.0,
+    max_cost: float | None = None,
+    plan: bool = False,
+    batch: bool = False,
+    poll_every: float = 30.0,
+    progress: bool = True,
+    until: str | None = None,
+    batch_items: int = 50,
+    until_seed: int = 0,
+    until_alpha: float = 0.05,
+) -> int:
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
     from dataclasses import replace
 
@@ -73,12 +110,29 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
 
     panel = api.jury_of(jury) if jury else Jury(())
     panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
-    options = replace(_engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress),
-                      orders=orders, order_seed=order_seed)  # fmt: skip
+    options = replace(
+        _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress),
+        orders=orders,
+        order_seed=order_seed,
+    )
     # By path: the engine releases the file between flushes so other processes can read it.
-    done = api.score(db_path(db), rubric=rubric, jury=panel, aggregate=aggregate, quorum=quorum, tie=tie,
-                     calibration=calibration, scores=scores, where=where, run=run, options=options, until=until,
-                     batch_items=batch_items, until_seed=until_seed, until_alpha=until_alpha)  # fmt: skip
+    done = api.score(
+        db_path(db),
+        rubric=rubric,
+        jury=panel,
+        aggregate=aggregate,
+        quorum=quorum,
+        tie=tie,
+        calibration=calibration,
+        scores=scores,
+        where=where,
+        run=run,
+        options=options,
+        until=until,
+        batch_items=batch_items,
+        until_seed=until_seed,
+        until_alpha=until_alpha,
+    )
     result = done.result
     if plan:
         print_plan(result)
@@ -89,10 +143,24 @@ def score(db: Path | None, *, rubric: str, juror: list[str] | None = None, jury:
     return run_outcome(result)
 
 
-def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model: list[str] | None = None,
-             samples: int | None = None, exclusion: str | None = None, run: str | None = None, concurrency: int = 16,
-             retries: int = 4, give_up_after: float = 3600.0, max_cost: float | None = None, plan: bool = False,
-             batch: bool = False, poll_every: float = 30.0, progress: bool = True) -> int:  # fmt: skip
+def generate(
+    db: Path | None,
+    *,
+    spec: Path,
+    prompts: Path | None = None,
+    model: list[str] | None = None,
+    samples: int | None = None,
+    exclusion: str | None = None,
+    run: str | None = None,
+    concurrency: int = 16,
+    retries: int = 4,
+    give_up_after: float = 3600.0,
+    max_cost: float | None = None,
+    plan: bool = False,
+    batch: bool = False,
+    poll_every: float = 30.0,
+    progress: bool = True,
+) -> int:
     """Generate responses for a spec (``jurybench.generate``), then print the refusals per model and arm."""
     from jurybench import api
     from jurybench.config import db_path
@@ -101,8 +169,9 @@ def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model:
 
     gen_spec, _ = load_spec_file(spec)  # its name titles the refusal table
     options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
-    report = api.generate(db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion,
-                          run=run, options=options).report  # fmt: skip
+    report = api.generate(
+        db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion, run=run, options=options
+    ).report
     assert report is not None  # generate always reports
     if plan:
         print_plan(report.run)
@@ -115,8 +184,13 @@ def generate(db: Path | None, *, spec: Path, prompts: Path | None = None, model:
     finally:
         con.close()
     shown = [(g, v, a, n, r, None if rate is None else round(rate, 3)) for g, v, a, n, r, rate in rows]
-    console().print(rich_table(["model", "variable", "arm", "answered", "refused", "refusal_rate"], shown,
-                               title=f"refusals ({gen_spec.name})"))  # fmt: skip
+    console().print(
+        rich_table(
+            ["model", "variable", "arm", "answered", "refused", "refusal_rate"],
+            shown,
+            title=f"refusals ({gen_spec.name})",
+        )
+    )
     return run_outcome(report.run)
 
 
@@ -149,8 +223,9 @@ def sql(db: Path | None, *, query: str, format: str = "table", output: Path | No
     return 0
 
 
-def items_import(db: Path | None, *, file: Path, treatment: str = "", dataset: str | None = None,
-                 format: str | None = None) -> int:  # fmt: skip
+def items_import(
+    db: Path | None, *, file: Path, treatment: str = "", dataset: str | None = None, format: str | None = None
+) -> int:
     """Import generations (``Store.import_items``), DuckDB's memory capped (``config.duckdb_memory``)."""
     from jurybench.api import Store
     from jurybench.config import duckdb_memory
@@ -172,47 +247,101 @@ def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, for
     return 0
 
 
-def judgments_import(db: Path | None, *, file: Path, run: str, rubric: str, juror: str, replace: bool = False,
-                     as_recording: str | None = None, format: str | None = None,
-                     continuous: bool = False) -> int:  # fmt: skip
+def judgments_import(
+    db: Path | None,
+    *,
+    file: Path,
+    run: str,
+    rubric: str,
+    juror: str,
+    replace: bool = False,
+    as_recording: str | None = None,
+    format: str | None = None,
+    continuous: bool = False,
+) -> int:
     """Import judgments made elsewhere as a run (``Store.import_judgments``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
-        result = store.import_judgments(file, run=run, rubric=rubric, juror=juror, replace=replace,
-                                        as_recording=as_recording, fmt=format, continuous=continuous)  # fmt: skip
+        result = store.import_judgments(
+            file,
+            run=run,
+            rubric=rubric,
+            juror=juror,
+            replace=replace,
+            as_recording=as_recording,
+            fmt=format,
+            continuous=continuous,
+        )
     echo(f"judgments from {file}: {result}")
     if as_recording:
         echo(f"recorded as replay/{as_recording}")
     return 0
 
 
-def annotations_import(db: Path | None, *, file: Path, rubric: str, layout: str = "auto", map: str = "",
-                       annotator_columns: str = "", criterion: str | None = None, replace: bool = False,
-                       continuous: bool = False, format: str | None = None) -> int:  # fmt: skip
+def annotations_import(
+    db: Path | None,
+    *,
+    file: Path,
+    rubric: str,
+    layout: str = "auto",
+    map: str = "",
+    annotator_columns: str = "",
+    criterion: str | None = None,
+    replace: bool = False,
+    continuous: bool = False,
+    format: str | None = None,
+) -> int:
     """Import human labels, validated against the rubric (``Store.import_annotations``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
-        result = store.import_annotations(file, rubric=rubric, fmt=format, layout=layout, mapping=_mapping(map, "--map"),
-                                          annotator_columns=_words(annotator_columns), criterion=criterion,
-                                          replace=replace, continuous=continuous)  # fmt: skip
+        result = store.import_annotations(
+            file,
+            rubric=rubric,
+            fmt=format,
+            layout=layout,
+            mapping=_mapping(map, "--map"),
+            annotator_columns=_words(annotator_columns),
+            criterion=criterion,
+            replace=replace,
+            continuous=continuous,
+        )
     echo(f"annotations from {file}: {result}")
     return 0
 
 
-def annotations_simulate(db: Path | None, *, rubric: str, where: str | None = None, fraction: float = 1.0,
-                         annotators: int = 3, noise: float = 0.5, seed: int = 0, truth_seed: int = 0,
-                         panel_out: Path | None = None) -> int:  # fmt: skip
+def annotations_simulate(
+    db: Path | None,
+    *,
+    rubric: str,
+    where: str | None = None,
+    fraction: float = 1.0,
+    annotators: int = 3,
+    noise: float = 0.5,
+    seed: int = 0,
+    truth_seed: int = 0,
+    panel_out: Path | None = None,
+) -> int:
     """Human labels from the simulated jurors' known truth (``Store.simulate_annotations``)."""
     from jurybench.api import Store
 
     with Store(db) as store:
-        n = store.simulate_annotations(rubric=rubric, where=where, fraction=fraction, annotators=annotators,
-                                       noise=noise, seed=seed, truth_seed=truth_seed, panel_out=panel_out)  # fmt: skip
+        n = store.simulate_annotations(
+            rubric=rubric,
+            where=where,
+            fraction=fraction,
+            annotators=annotators,
+            noise=noise,
+            seed=seed,
+            truth_seed=truth_seed,
+            panel_out=panel_out,
+        )
     if panel_out:
-        echo(f"{n} panel means of {annotators} simulated annotators written to {panel_out} "
-             "(import them with 'annotations import FILE --continuous')")  # fmt: skip
+        echo(
+            f"{n} panel means of {annotators} simulated annotators written to {panel_out} "
+            "(import them with 'annotations import FILE --continuous')"
+        )
     else:
         echo(f"{n} simulated human labels written (annotators sim-human-1..{annotators})")
     return 0
@@ -224,21 +353,47 @@ def baselines_import(db: Path | None, *, file: Path, name: str, statistic: str |
 
     with Store(db) as store:
         result = store.import_baselines(file, name=name, statistic=statistic)
-    echo(f"baselines '{name}' from {file}: {result.inserted} values"
-         + (f" (replacing {result.updated})" if result.updated else ""))  # fmt: skip
+    echo(
+        f"baselines '{name}' from {file}: {result.inserted} values"
+        + (f" (replacing {result.updated})" if result.updated else "")
+    )
     return 0
 
 
-def calibrate(db: Path | None, *, run: str, name: str | None = None, criterion: list[str] | None = None,
-              covariate: list[str] | None = None, method: list[str] | None = None, group_by: str = "prompt",
-              test_size: float = 0.2, folds: int = 10, seed: int = 0, boot: int = 200, out: Path | None = None,
-              format: str = "table") -> int:  # fmt: skip
+def calibrate(
+    db: Path | None,
+    *,
+    run: str,
+    name: str | None = None,
+    criterion: list[str] | None = None,
+    covariate: list[str] | None = None,
+    method: list[str] | None = None,
+    group_by: str = "prompt",
+    test_size: float = 0.2,
+    folds: int = 10,
+    seed: int = 0,
+    boot: int = 200,
+    out: Path | None = None,
+    format: str = "table",
+) -> int:
     """Fit per-criterion juror weights against the human mean (``jurybench.calibrate``)."""
     from jurybench import api
 
     check_format(format, ("table", "json"))
-    fitted = api.calibrate(db, run, name=name, criteria=criterion, covariates=covariate, methods=method,
-                           group_by=group_by, test_size=test_size, folds=folds, seed=seed, boot=boot, out=out)  # fmt: skip
+    fitted = api.calibrate(
+        db,
+        run,
+        name=name,
+        criteria=criterion,
+        covariates=covariate,
+        methods=method,
+        group_by=group_by,
+        test_size=test_size,
+        folds=folds,
+        seed=seed,
+        boot=boot,
+        out=out,
+    )
     if format == "json":
         echo(json.dumps(fitted.artifact, indent=2, default=str))
         return 0
@@ -247,16 +402,38 @@ def calibrate(db: Path | None, *, run: str, name: str | None = None, criterion: 
     return 0
 
 
-def jury_select(db: Path | None, *, run: str, target: str = "auto", method: str = "mean",
-                max_error: float | None = None, budget: float | None = None, subjects: int | None = None,
-                folds: int = 5, seed: int = 0, group_by: str = "prompt", out: Path | None = None,
-                format: str = "table") -> int:  # fmt: skip
+def jury_select(
+    db: Path | None,
+    *,
+    run: str,
+    target: str = "auto",
+    method: str = "mean",
+    max_error: float | None = None,
+    budget: float | None = None,
+    subjects: int | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    group_by: str = "prompt",
+    out: Path | None = None,
+    format: str = "table",
+) -> int:
     """The cheapest sub-jury of a pilot run that is good enough (``jurybench.select_jury``)."""
     from jurybench import api
 
     check_format(format, ("table", "json"))
-    selection = api.select_jury(db, run, target=target, method=method, max_error=max_error, budget=budget,
-                                subjects=subjects, folds=folds, seed=seed, group_by=group_by, out=out)  # fmt: skip
+    selection = api.select_jury(
+        db,
+        run,
+        target=target,
+        method=method,
+        max_error=max_error,
+        budget=budget,
+        subjects=subjects,
+        folds=folds,
+        seed=seed,
+        group_by=group_by,
+        out=out,
+    )
     if format == "json":
         echo(json.dumps(selection.as_dict(), indent=2, default=str))
     else:
@@ -273,13 +450,22 @@ def calibrate_apply(db: Path | None, *, calibration: Path, run: str) -> int:
 
     with writing(db) as con:
         result = apply_calibration(con, calibration, run)
-    echo(f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
-         f"({result['imputed']} juror votes imputed)")  # fmt: skip
+    echo(
+        f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
+        f"({result['imputed']} juror votes imputed)"
+    )
     return 0
 
 
-def agreement(db: Path | None, *, run: str, criterion: list[str] | None = None, boot: int = 1000, seed: int = 0,
-              format: str = "table") -> int:  # fmt: skip
+def agreement(
+    db: Path | None,
+    *,
+    run: str,
+    criterion: list[str] | None = None,
+    boot: int = 1000,
+    seed: int = 0,
+    format: str = "table",
+) -> int:
     """Human agreement, the human ceiling, and each juror and the jury against the humans."""
     from jurybench.annotations import agreement_report, to_jsonable
     from jurybench.store import reading
@@ -315,11 +501,15 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
         table.add_row(*values)
     console().print(table)
     rule = report.jury_rule
-    echo(f"jury rule {rule['aggregation']} (tie: {rule['tie']}), quorum {rule['quorum']}, "
-         f"{rule['n_jurors_expected']} jurors expected; {rule['pair_orders_below_quorum']} pair-orders below quorum")  # fmt: skip
+    echo(
+        f"jury rule {rule['aggregation']} (tie: {rule['tie']}), quorum {rule['quorum']}, "
+        f"{rule['n_jurors_expected']} jurors expected; {rule['pair_orders_below_quorum']} pair-orders below quorum"
+    )
     if report.n_without_reference or report.n_reference_ties:
-        echo(f"left out: {report.n_without_reference} pairs without a human label, "
-             f"{report.n_reference_ties} where humans tie")  # fmt: skip
+        echo(
+            f"left out: {report.n_without_reference} pairs without a human label, "
+            f"{report.n_reference_ties} where humans tie"
+        )
     return 0
 
 
@@ -352,11 +542,15 @@ def plot(db: Path | None, *, name: str, output: Path, result: str | None = None,
             rows = con.execute(f"SELECT {columns} FROM stats_results WHERE result_id = ?", [result]).fetchall()
         else:
             marks = ", ".join("?" for _ in source)
-            rows = con.execute(f"SELECT {columns} FROM stats_results WHERE name IN ({marks}) "
-                               "ORDER BY created_at DESC LIMIT 1", list(source)).fetchall()  # fmt: skip
+            rows = con.execute(
+                f"SELECT {columns} FROM stats_results WHERE name IN ({marks}) ORDER BY created_at DESC LIMIT 1",
+                list(source),
+            ).fetchall()
         if not rows or rows[0][0] not in source:
-            raise JurybenchError(f"no stored {' or '.join(source)} result{f' with id {result}' if result else ''}.",
-                                 hint=f"Run 'jurybench stats {source[0]} ...' first.")  # fmt: skip
+            raise JurybenchError(
+                f"no stored {' or '.join(source)} result{f' with id {result}' if result else ''}.",
+                hint=f"Run 'jurybench stats {source[0]} ...' first.",
+            )
         stat, body, run_id, params, result_id, created = rows[0]
         caption = plot_caption(con, stat, run_id, params, result_id, created)
     echo(f"wrote {draw(name, json.loads(body), output, alpha=alpha, caption=caption)}")

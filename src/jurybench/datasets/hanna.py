@@ -38,8 +38,13 @@ CRITERIA = {
     "EG": "engagement",
     "CX": "complexity",
 }
-LLMS = {"Beluga-13B": "Beluga-13B", "OrcaPlatypus": "OrcaPlatypus-13B", "Mistral-7B": "Mistral-7B",
-        "Llama-13B": "Llama-13B", "ChatGPT": "ChatGPT"}  # fmt: skip
+LLMS = {
+    "Beluga-13B": "Beluga-13B",
+    "OrcaPlatypus": "OrcaPlatypus-13B",
+    "Mistral-7B": "Mistral-7B",
+    "Llama-13B": "Llama-13B",
+    "ChatGPT": "ChatGPT",
+}
 RUN_ID = "hanna"
 STORIES_PER_SYSTEM = 96
 
@@ -144,24 +149,52 @@ def import_hanna(con: Connection, data: Path) -> HannaImport:
             )
         )
         for (k, code), value in s["humans"].items():
-            labels.append({"subject_kind": "item", "subject_id": item_id, "criterion": CRITERIA[code],
-                           "annotator": f"human{k}", "value": value, "label": f"{value:g}", "source_file": str(path)})  # fmt: skip
+            labels.append(
+                {
+                    "subject_kind": "item",
+                    "subject_id": item_id,
+                    "criterion": CRITERIA[code],
+                    "annotator": f"human{k}",
+                    "value": value,
+                    "label": f"{value:g}",
+                    "source_file": str(path),
+                }
+            )
         for llm, spec in jurors.items():
             for variant in (1, 2, 3, 4):
                 key = call_key(rubric.content_hash, spec.key, item_id, "", variant - 1)
                 scores = {CRITERIA[code]: s["llm"][(llm, code, variant)] for code in CRITERIA}
                 bad = [c for c, v in scores.items() if not 1 <= v <= 5]
-                calls.append({"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
-                              "subject_kind": "item", "subject_id": item_id, "sample_index": variant - 1,
-                              "status": "ok", "reason": f"imported from HANNA (prompt variant {variant})"})  # fmt: skip
+                calls.append(
+                    {
+                        "call_key": key,
+                        "rubric_hash": rubric.content_hash,
+                        "juror_key": spec.key,
+                        "subject_kind": "item",
+                        "subject_id": item_id,
+                        "sample_index": variant - 1,
+                        "status": "ok",
+                        "reason": f"imported from HANNA (prompt variant {variant})",
+                    }
+                )
                 for criterion, value in scores.items():
                     ok = criterion not in bad
                     invalid += not ok
-                    judgments.append({"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
-                                      "item_id": item_id, "sample_index": variant - 1, "criterion": criterion,
-                                      "score": value if ok else None, "status": "valid" if ok else "invalid",
-                                      "reason": None if ok else f"upstream mean {value:g} is outside 1..5 "
-                                      "(HANNA scores unparseable answers 0)"})  # fmt: skip
+                    judgments.append(
+                        {
+                            "call_key": key,
+                            "rubric_hash": rubric.content_hash,
+                            "juror_key": spec.key,
+                            "item_id": item_id,
+                            "sample_index": variant - 1,
+                            "criterion": criterion,
+                            "score": value if ok else None,
+                            "status": "valid" if ok else "invalid",
+                            "reason": None
+                            if ok
+                            else f"upstream mean {value:g} is outside 1..5 (HANNA scores unparseable answers 0)",
+                        }
+                    )
     with transaction(con):
         write_items(con, items, source=str(path), in_transaction=True)
         register_rubric(con, rubric)

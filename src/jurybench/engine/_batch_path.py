@@ -156,9 +156,17 @@ class BatchRunner:
 
     @staticmethod
     def _prior(state: CallState, tries: int) -> str:
-        return json.dumps({"attempts": state.attempts, "reasks": state.reasks, "tokens_in": state.tokens_in,
-                           "tokens_out": state.tokens_out, "cost": state.cost, "latency_ms": state.latency_ms,
-                           "tries": tries})  # fmt: skip
+        return json.dumps(
+            {
+                "attempts": state.attempts,
+                "reasks": state.reasks,
+                "tokens_in": state.tokens_in,
+                "tokens_out": state.tokens_out,
+                "cost": state.cost,
+                "latency_ms": state.latency_ms,
+                "tries": tries,
+            }
+        )
 
     def _restore(self, state: CallState, prior: dict[str, Any]) -> None:
         state.attempts, state.reasks = int(prior["attempts"]), int(prior["reasks"])
@@ -183,16 +191,28 @@ class BatchRunner:
             con.execute(
                 "INSERT INTO batches (batch_id, protocol, api_base, juror_key, run_id, round, status, n_requests, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?, 'submitting', ?, ?)",
-                [batch.batch_id, client.protocol, spec.options.get("api_base"), juror_key, self.run_id, rnd,
-                 len(part), datetime.fromtimestamp(batch.created, UTC).replace(tzinfo=None)],
-            )  # fmt: skip
+                [
+                    batch.batch_id,
+                    client.protocol,
+                    spec.options.get("api_base"),
+                    juror_key,
+                    self.run_id,
+                    rnd,
+                    len(part),
+                    datetime.fromtimestamp(batch.created, UTC).replace(tzinfo=None),
+                ],
+            )
             later = rnd > 0
-            rows = pa.table({
-                "batch_id": [batch.batch_id] * len(part),
-                "call_key": batch.keys,
-                "messages": [json.dumps(by_key[k].messages, ensure_ascii=False) if later else None for k in batch.keys],
-                "prior": [self._prior(by_key[k], self.tries[k]) if later else None for k in batch.keys],
-            })  # fmt: skip
+            rows = pa.table(
+                {
+                    "batch_id": [batch.batch_id] * len(part),
+                    "call_key": batch.keys,
+                    "messages": [
+                        json.dumps(by_key[k].messages, ensure_ascii=False) if later else None for k in batch.keys
+                    ],
+                    "prior": [self._prior(by_key[k], self.tries[k]) if later else None for k in batch.keys],
+                }
+            )
             con.register("_jb_requests", rows)
             try:
                 con.execute(
@@ -231,10 +251,15 @@ class BatchRunner:
         pid = None
         if batch.adopted:
             with self._con() as con:
-                claimed = {str(r[0]) for r in con.execute(
-                    "SELECT provider_batch_id FROM batches WHERE provider_batch_id IS NOT NULL").fetchall()}  # fmt: skip
-            pid = await self._retrying(lambda: client.find(batch.batch_id, batch.created, keys=batch.keys,
-                                                           claimed=claimed))  # fmt: skip
+                claimed = {
+                    str(r[0])
+                    for r in con.execute(
+                        "SELECT provider_batch_id FROM batches WHERE provider_batch_id IS NOT NULL"
+                    ).fetchall()
+                }
+            pid = await self._retrying(
+                lambda: client.find(batch.batch_id, batch.created, keys=batch.keys, claimed=claimed)
+            )
         file_id = None
         if pid is None:
             lines = [self._body(self.states[key]) for key in batch.keys]
@@ -346,9 +371,15 @@ class BatchRunner:
             con.execute(
                 "UPDATE batches SET status = ?, n_completed = ?, n_failed = ?, finished_at = coalesce(finished_at, ?), "
                 "error = ? WHERE batch_id = ?",
-                [status.status, status.counts.get("completed", 0), status.counts.get("failed", 0), _now(),
-                 status.message, batch.batch_id],
-            )  # fmt: skip
+                [
+                    status.status,
+                    status.counts.get("completed", 0),
+                    status.counts.get("failed", 0),
+                    _now(),
+                    status.message,
+                    batch.batch_id,
+                ],
+            )
             import pyarrow as pa
 
             con.register("_jb_done", pa.table({"call_key": pa.array(batch.keys, pa.string())}))
@@ -442,9 +473,13 @@ class BatchRunner:
                     with self._con() as con:
                         con.execute(
                             "UPDATE batches SET status = ?, n_completed = ?, n_failed = ? WHERE batch_id = ?",
-                            [status.status, status.counts.get("completed", 0), status.counts.get("failed", 0),
-                             batch.batch_id],
-                        )  # fmt: skip
+                            [
+                                status.status,
+                                status.counts.get("completed", 0),
+                                status.counts.get("failed", 0),
+                                batch.batch_id,
+                            ],
+                        )
                 if status.status in TERMINAL:
                     follow = await self._collect(batch, status)
                     del self.open[batch.batch_id]

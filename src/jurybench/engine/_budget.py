@@ -94,8 +94,11 @@ class CostTally:
         return f"{usd(self.known)}{extra}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"cost_usd": self.usd, "n_cost_unknown": self.n_unpriced,
-                "cost_by_juror": {k: round(v, 10) for k, v in self.by_juror.items()}}  # fmt: skip
+        return {
+            "cost_usd": self.usd,
+            "n_cost_unknown": self.n_unpriced,
+            "cost_by_juror": {k: round(v, 10) for k, v in self.by_juror.items()},
+        }
 
 
 @dataclass
@@ -132,8 +135,18 @@ def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequen
             plan = plans.get(spec.key)
             if plan is None:
                 per_call[spec.key], basis = expected_output_tokens(con, spec, rubric)
-                plan = plans[spec.key] = JurorPlan(spec.display_name, spec.model, 0, 0, 0, 0.0, basis, 0.0, 0.0,
-                                                   local=is_local(spec) and not is_offline(spec.model))  # fmt: skip
+                plan = plans[spec.key] = JurorPlan(
+                    spec.display_name,
+                    spec.model,
+                    0,
+                    0,
+                    0,
+                    0.0,
+                    basis,
+                    0.0,
+                    0.0,
+                    local=is_local(spec) and not is_offline(spec.model),
+                )
                 prices[spec.key] = price_of(spec)
             if task.call_key in cached_keys:
                 plan.cached += 1
@@ -209,9 +222,15 @@ class Budget:
     # output limit litellm does not know, until the run's own answers say more.
     UNKNOWN_OUTPUT_TOKENS = 4096.0
 
-    def __init__(self, max_cost: float, spent: float, prices: dict[str, Price], output: dict[str, float],
-                 worst: dict[str, float | None] | None = None,
-                 seen: dict[str, tuple[float, int]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        max_cost: float,
+        spent: float,
+        prices: dict[str, Price],
+        output: dict[str, float],
+        worst: dict[str, float | None] | None = None,
+        seen: dict[str, tuple[float, int]] | None = None,
+    ) -> None:
         self.max_cost = checked_max_cost(max_cost)
         self.spent = spent  # paid by the run so far (earlier invocations included)
         self.reserved = 0.0
@@ -246,8 +265,9 @@ class Budget:
             return float(worst)
         return max(self.output.get(key, 0.0), self.MARGIN * longest, self.UNKNOWN_OUTPUT_TOKENS)
 
-    def learn(self, key: str, completion_tokens: int | None, prompt_tokens: int | None = None,
-              estimated: float | None = None) -> None:  # fmt: skip
+    def learn(
+        self, key: str, completion_tokens: int | None, prompt_tokens: int | None = None, estimated: float | None = None
+    ) -> None:
         """An answer's length, for the reserve of later calls of the juror; and how its prompt's
         real tokens compare with the estimate from characters (``estimated``)."""
         if completion_tokens:

@@ -74,10 +74,14 @@ class CallState:
         self._take(completion)
         task = self.task
         outcome = parse_answer(
-            self.rubric, completion.text, completion.finish_reason, task.juror.params.get("verdicts"),
-            language=task.language, shown=Presentation.from_json(task.presentation) if task.presentation else None,
+            self.rubric,
+            completion.text,
+            completion.finish_reason,
+            task.juror.params.get("verdicts"),
+            language=task.language,
+            shown=Presentation.from_json(task.presentation) if task.presentation else None,
             signal=completion.refusal,
-        )  # fmt: skip
+        )
         if outcome.status == "valid" and task.juror.params.get("scores") == "expected" and completion.logprobs:
             # Token probabilities, where the provider sent them; without them the discrete score
             # stands alone (expected NULL) and the run says so once per juror.

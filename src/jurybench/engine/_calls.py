@@ -104,8 +104,14 @@ def _release(endpoint: EndpointLimiter, started: float, completion: Completion |
         endpoint.done(None, started=started)
         return
     used = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
-    endpoint.done(completion.signals, started=started, tokens_used=used or None, prompt_tokens=completion.prompt_tokens,
-                  completion_tokens=completion.completion_tokens, prompt_estimate=estimate)  # fmt: skip
+    endpoint.done(
+        completion.signals,
+        started=started,
+        tokens_used=used or None,
+        prompt_tokens=completion.prompt_tokens,
+        completion_tokens=completion.completion_tokens,
+        prompt_estimate=estimate,
+    )
 
 
 async def _run_task(
@@ -308,10 +314,17 @@ async def _execute(
             call, outcome = await _claimed(
                 task.call_key,
                 functools.partial(
-                    _run_task, task, backends[task.juror.key], rubric, limiters[task.juror.key], options, rng,
-                    unusable, turns,
+                    _run_task,
+                    task,
+                    backends[task.juror.key],
+                    rubric,
+                    limiters[task.juror.key],
+                    options,
+                    rng,
+                    unusable,
+                    turns,
                 ),
-            )  # fmt: skip
+            )
             answered = True
         except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
             progress.stopped = True
@@ -323,8 +336,9 @@ async def _execute(
             failed = call["status"] == "error" and call["cost_usd"] is None
             from jurybench.jurors import estimate_tokens
 
-            budget.learn(task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"),
-                         estimate_tokens(task.messages))  # before settling: waiters re-price  # fmt: skip
+            budget.learn(
+                task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"), estimate_tokens(task.messages)
+            )  # before settling: waiters re-price
             budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
         record(task, call, outcome)
         return True
@@ -364,8 +378,9 @@ async def _execute(
     if batched:
         from jurybench.engine._batch_path import BatchRunner
 
-        runner = BatchRunner(run_id, rubric, batched, backends, writer.access, writer, progress, options, record,
-                             unusable, budget)  # fmt: skip
+        runner = BatchRunner(
+            run_id, rubric, batched, backends, writer.access, writer, progress, options, record, unusable, budget
+        )
         workers.append(asyncio.create_task(runner.run()))
     flush_task = asyncio.create_task(flusher())
     try:

@@ -40,9 +40,20 @@ if TYPE_CHECKING:
 IMPORTED_PREFIX = "import"
 STATUSES = {"ok": "valid", "valid": "valid", "invalid": "invalid", "refusal": "refusal"}
 COLUMNS = {
-    "item_id", "pair_id", "criterion", "score", "verdict", "p_b", "shown", "sample", "raw", "reason", "status",
-    "cost_usd", "model",
-}  # fmt: skip
+    "item_id",
+    "pair_id",
+    "criterion",
+    "score",
+    "verdict",
+    "p_b",
+    "shown",
+    "sample",
+    "raw",
+    "reason",
+    "status",
+    "cost_usd",
+    "model",
+}
 VERDICTS = {"a": 1, "b": -1, "tie": 0}
 
 
@@ -72,14 +83,17 @@ class JudgmentImport:
     probabilistic: bool
 
     def __str__(self) -> str:
-        text = (f"run '{self.run_id}', juror '{self.juror}': {self.judgments} judgments in {self.calls} calls "
-                f"({self.inserted} calls inserted, {self.unchanged} already present")  # fmt: skip
+        text = (
+            f"run '{self.run_id}', juror '{self.juror}': {self.judgments} judgments in {self.calls} calls "
+            f"({self.inserted} calls inserted, {self.unchanged} already present"
+        )
         text += f", {self.replaced} replaced)" if self.replaced else ")"
         if self.invalid:
             text += f"; {self.invalid} invalid or refusals kept as such"
         if self.orders in ("one", "unknown"):
-            text += "; one order per pair" + (" (the order shown is unknown: position bias cannot be measured)"
-                                              if self.orders == "unknown" else "")  # fmt: skip
+            text += "; one order per pair" + (
+                " (the order shown is unknown: position bias cannot be measured)" if self.orders == "unknown" else ""
+            )
         return text
 
 
@@ -90,8 +104,11 @@ def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) 
     from jurybench.redact import redact
 
     if redact(name) != name:  # a key typed where the judge's name goes: never stored or printed
-        raise JurybenchError("--juror: the judge's name looks like a credential (an API key or token); it would be "
-                             "stored and shown as a name.", hint="Give the judge's name, e.g. -j gpt4-judge.")  # fmt: skip
+        raise JurybenchError(
+            "--juror: the judge's name looks like a credential (an API key or token); it would be "
+            "stored and shown as a name.",
+            hint="Give the judge's name, e.g. -j gpt4-judge.",
+        )
     params: dict[str, Any] = {"scores": "expected"} if probabilistic else {}
     if model:
         params["judge_model"] = model
@@ -120,18 +137,24 @@ def import_judgments(
     if not isinstance(run, str) or not run.strip():
         raise JurybenchError("--run: a run name is needed for imported judgments.")
     if not isinstance(juror, str) or not juror.strip() or "/" in juror or "," in juror:
-        raise JurybenchError(f"--juror {juror!r}: name the judge with a plain name (no '/' or ',').",
-                             hint="e.g. --juror gpt4-turbo-annotator")  # fmt: skip
+        raise JurybenchError(
+            f"--juror {juror!r}: name the judge with a plain name (no '/' or ',').",
+            hint="e.g. --juror gpt4-turbo-annotator",
+        )
     if getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference"):
-        raise JurybenchError(f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
-                             "pointwise, pairwise and preference rubrics.")  # fmt: skip
+        raise JurybenchError(
+            f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
+            "pointwise, pairwise and preference rubrics."
+        )
     calls, probabilistic = _read_calls(rows, rubric, source, continuous)
     models = {c.model for c in calls.values() if c.model}
     if len(models) > 1:
         first = min((c for c in calls.values() if c.model), key=lambda c: c.first_row)
-        raise JurybenchError(f"{source}: the rows name {len(models)} judge models ({', '.join(sorted(models)[:3])}); "
-                             f"one juror is one judge (first at row {first.first_row}).",
-                             hint="Import each model's rows as a juror of its own (--juror NAME).")  # fmt: skip
+        raise JurybenchError(
+            f"{source}: the rows name {len(models)} judge models ({', '.join(sorted(models)[:3])}); "
+            f"one juror is one judge (first at row {first.first_row}).",
+            hint="Import each model's rows as a juror of its own (--juror NAME).",
+        )
     spec = imported_juror(juror, probabilistic=probabilistic, model=next(iter(models), None))
     pairwise = is_pairwise(rubric)
     orders = _orders(calls, pairwise)
@@ -147,26 +170,41 @@ def import_judgments(
         if as_recording:
             _record(con, as_recording, calls, rubric)
     invalid = sum(j["status"] != "valid" for c in calls.values() for j in c.judgments.values())
-    return JudgmentImport(run, juror, len(calls), sum(len(c.judgments) for c in calls.values()), inserted,
-                          unchanged, replaced, invalid, orders, probabilistic)  # fmt: skip
+    return JudgmentImport(
+        run,
+        juror,
+        len(calls),
+        sum(len(c.judgments) for c in calls.values()),
+        inserted,
+        unchanged,
+        replaced,
+        invalid,
+        orders,
+        probabilistic,
+    )
 
 
-def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric, source: str,
-                continuous: bool = False) -> tuple[dict[tuple[str, str, int], _Call], bool]:  # fmt: skip
+def _read_calls(
+    rows: Sequence[tuple[int, Row]], rubric: AnyRubric, source: str, continuous: bool = False
+) -> tuple[dict[tuple[str, str, int], _Call], bool]:
     pairwise = is_pairwise(rubric)
     subject_col = rubric.subject_column
     columns = set().union(*(set(r) for _, r in rows))
     unknown = sorted(columns - COLUMNS)
     if unknown:
-        raise JurybenchError(f"{source}: column '{unknown[0]}' is not a judgment column; its values would be dropped.",
-                             hint=f"Valid columns: {', '.join(sorted(COLUMNS))}.")  # fmt: skip
+        raise JurybenchError(
+            f"{source}: column '{unknown[0]}' is not a judgment column; its values would be dropped.",
+            hint=f"Valid columns: {', '.join(sorted(COLUMNS))}.",
+        )
     form = _FORMATS[rubric.kind]
     missing = [c for c in (subject_col, *form.columns) if c not in columns]
     if form.one_of and not set(form.one_of) & columns:
         missing.append(" or ".join(form.one_of))
     if missing:
-        raise JurybenchError(f"{source}: missing column(s) {', '.join(missing)} for a {rubric.kind} rubric.",
-                             hint=f"It has {', '.join(sorted(columns))}.")  # fmt: skip
+        raise JurybenchError(
+            f"{source}: missing column(s) {', '.join(missing)} for a {rubric.kind} rubric.",
+            hint=f"It has {', '.join(sorted(columns))}.",
+        )
     calls: dict[tuple[str, str, int], _Call] = {}
     probabilistic = False
     for number, row in rows:
@@ -177,23 +215,28 @@ def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric, source: str,
         dimension = _dimension(row, rubric, where)
         status = STATUSES.get(str(row.get("status") or "ok").strip().lower())
         if status is None:
-            raise JurybenchError(f"{where}, field 'status': {row.get('status')!r} is not a status.",
-                                 hint="Use ok, invalid or refusal.")  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field 'status': {row.get('status')!r} is not a status.", hint="Use ok, invalid or refusal."
+            )
         judgment = _value(row, rubric, dimension, status, shown, where)
         score = judgment["score"]
         if score is not None and not continuous and score != int(score):
-            raise JurybenchError(f"{where}, field 'score': {score:g} is not a whole number; the rubric's scale for "
-                                 f"'{dimension}' has whole points.",
-                                 hint="Fix the value, or import it with status invalid; for panel means or "
-                                 "averaged scores between the points, import with --continuous.")  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field 'score': {score:g} is not a whole number; the rubric's scale for "
+                f"'{dimension}' has whole points.",
+                hint="Fix the value, or import it with status invalid; for panel means or "
+                "averaged scores between the points, import with --continuous.",
+            )
         probabilistic |= judgment["expected"] is not None
         key = (subject, shown, sample)
         call = calls.setdefault(key, _Call(subject, shown, sample, number))
         if dimension in call.judgments:
-            raise JurybenchError(f"{where}: a second judgment of {subject_col} {subject!r}, {dimension!r}, shown "
-                                 f"{shown or 'once'}, sample {sample} (first at row "
-                                 f"{call.judgments[dimension]['row']}).",
-                                 hint="Give repeated judgments of one subject their own 'sample' numbers.")  # fmt: skip
+            raise JurybenchError(
+                f"{where}: a second judgment of {subject_col} {subject!r}, {dimension!r}, shown "
+                f"{shown or 'once'}, sample {sample} (first at row "
+                f"{call.judgments[dimension]['row']}).",
+                hint="Give repeated judgments of one subject their own 'sample' numbers.",
+            )
         call.judgments[dimension] = {**judgment, "row": number}
         raw = row.get("raw")
         if raw is not None:
@@ -201,11 +244,20 @@ def _read_calls(rows: Sequence[tuple[int, Row]], rubric: AnyRubric, source: str,
         call.cost = _cost(row, where) if row.get("cost_usd") not in (None, "") else call.cost
         call.model = _text(row, "model", where, required=False) or call.model
     if probabilistic:
-        plain = next((j["row"] for c in calls.values() for j in c.judgments.values()
-                      if j["status"] == "valid" and j["expected"] is None), None)  # fmt: skip
+        plain = next(
+            (
+                j["row"]
+                for c in calls.values()
+                for j in c.judgments.values()
+                if j["status"] == "valid" and j["expected"] is None
+            ),
+            None,
+        )
         if plain is not None:
-            raise JurybenchError(f"{source} row {plain}, field 'p_b': missing, while other rows give p_b.",
-                                 hint="Give every valid row a p_b, or import verdicts and probabilities apart.")  # fmt: skip
+            raise JurybenchError(
+                f"{source} row {plain}, field 'p_b': missing, while other rows give p_b.",
+                hint="Give every valid row a p_b, or import verdicts and probabilities apart.",
+            )
     return calls, probabilistic
 
 
@@ -228,8 +280,9 @@ def _shown(row: Row, where: str, pairwise: bool) -> str:
         raise JurybenchError(f"{where}, field 'shown': items are judged alone; 'shown' is for pairs.")
     text = str(value).strip().upper()
     if text not in ("AB", "BA"):
-        raise JurybenchError(f"{where}, field 'shown': {value!r} is not an order.",
-                             hint="AB: item_a was shown first; BA: item_b was.")  # fmt: skip
+        raise JurybenchError(
+            f"{where}, field 'shown': {value!r} is not an order.", hint="AB: item_a was shown first; BA: item_b was."
+        )
     return text
 
 
@@ -278,32 +331,41 @@ def _dimension(row: Row, rubric: AnyRubric, where: str) -> str:
     only = rubric.dimensions[0] if len(rubric.dimensions) == 1 and _FORMATS[rubric.kind].one_of else None
     dimension = _text(row, "criterion", where, required=only is None) or only or ""
     if only is not None and dimension != only:
-        raise JurybenchError(f"{where}, field 'criterion': {dimension!r}: a {rubric.kind} rubric judges "
-                             f"'{only}' only.", hint=f"Leave criterion empty or write {only}.")  # fmt: skip
+        raise JurybenchError(
+            f"{where}, field 'criterion': {dimension!r}: a {rubric.kind} rubric judges '{only}' only.",
+            hint=f"Leave criterion empty or write {only}.",
+        )
     if dimension not in rubric.dimensions:
-        raise JurybenchError(f"{where}, field 'criterion': {dimension!r} is not in rubric '{rubric.name}'.",
-                             hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+        raise JurybenchError(
+            f"{where}, field 'criterion': {dimension!r} is not in rubric '{rubric.name}'.",
+            hint=f"Valid: {', '.join(rubric.dimensions)}.",
+        )
     return dimension
 
 
-def _value(row: Row, rubric: AnyRubric, dimension: str, status: str, shown: str,
-           where: str) -> dict[str, Any]:  # fmt: skip
+def _value(row: Row, rubric: AnyRubric, dimension: str, status: str, shown: str, where: str) -> dict[str, Any]:
     """The judgment as stored: score (and expected) in the order shown, like the engine's (for a
     pair, 'how much more in the first-shown response'); the row gives them in the pair's frame."""
     flip = -1 if shown == "BA" else 1
     given = [n for n in ("score", "verdict", "p_b") if row.get(n) not in (None, "")]
     if status != "valid":
         if given:
-            raise JurybenchError(f"{where}, field '{given[0]}': a judgment with status {status} has no value.",
-                                 hint="Leave the value empty, or mark the row ok.")  # fmt: skip
-        return {"score": None, "expected": None, "distribution": None, "status": status,
-                "reason": row.get("reason") or f"imported as {status}"}  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field '{given[0]}': a judgment with status {status} has no value.",
+                hint="Leave the value empty, or mark the row ok.",
+            )
+        return {
+            "score": None,
+            "expected": None,
+            "distribution": None,
+            "status": status,
+            "reason": row.get("reason") or f"imported as {status}",
+        }
     found = _FORMATS[rubric.kind].value(row, rubric, dimension, flip, shown, where)
     return {"expected": None, "distribution": None, **found, "status": "valid", "reason": row.get("reason") or None}
 
 
-def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, shown: str,
-             where: str) -> dict[str, Any]:  # fmt: skip
+def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, shown: str, where: str) -> dict[str, Any]:
     """A preference: a verdict (A, B, tie), or AlpacaEval's p_b with its discrete rule, or both."""
     verdict, p_b = row.get("verdict"), row.get("p_b")
     if verdict in (None, "") and p_b in (None, ""):
@@ -312,9 +374,10 @@ def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, show
     if p_b not in (None, ""):
         p = _number(row, "p_b", where)
         if not 0 <= p <= 1:
-            raise JurybenchError(f"{where}, field 'p_b': {p:g} is not a probability in [0, 1].",
-                                 hint="p_b is the probability that item_b is preferred (AlpacaEval's "
-                                 "preference minus 1).")  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field 'p_b': {p:g} is not a probability in [0, 1].",
+                hint="p_b is the probability that item_b is preferred (AlpacaEval's preference minus 1).",
+            )
         in_a_frame = 1 - 2 * p  # +1 item_a surely better .. -1 item_b
         expected = flip * in_a_frame
         first = (1 - p) if shown != "BA" else p  # the first-shown response preferred
@@ -322,36 +385,48 @@ def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, show
     if verdict not in (None, ""):
         found = VERDICTS.get(str(verdict).strip().lower())
         if found is None:
-            raise JurybenchError(f"{where}, field 'verdict': {verdict!r} is not a verdict.",
-                                 hint="Use A, B or tie (in the pair's frame: A = item_a).")  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field 'verdict': {verdict!r} is not a verdict.",
+                hint="Use A, B or tie (in the pair's frame: A = item_a).",
+            )
         if found == 0 and not rubric.allow_tie:
-            raise JurybenchError(f"{where}, field 'verdict': a tie, which rubric '{rubric.name}' does not allow.",
-                                 hint="Import with a rubric that allows ties (allow_tie: true).")  # fmt: skip
+            raise JurybenchError(
+                f"{where}, field 'verdict': a tie, which rubric '{rubric.name}' does not allow.",
+                hint="Import with a rubric that allows ties (allow_tie: true).",
+            )
         if expected is not None and found != (0 if in_a_frame == 0 else math.copysign(1, in_a_frame)):
-            raise JurybenchError(f"{where}: verdict {verdict!r} and p_b {p:g} disagree.",
-                                 hint="p_b above 0.5 is B, below is A, 0.5 a tie.")  # fmt: skip
+            raise JurybenchError(
+                f"{where}: verdict {verdict!r} and p_b {p:g} disagree.",
+                hint="p_b above 0.5 is B, below is A, 0.5 a tie.",
+            )
         score = flip * found
     else:  # AlpacaEval's discrete rule: above 0.5 item_b wins, below item_a, 0.5 a draw
         score = flip * (0 if in_a_frame == 0 else int(math.copysign(1, in_a_frame)))
     return {"score": score, "expected": expected, "distribution": distribution}
 
 
-def _category_score(row: Row, rubric: PairwiseRubric, dimension: str, flip: int, shown: str,
-                    where: str) -> dict[str, Any]:  # fmt: skip
+def _category_score(
+    row: Row, rubric: PairwiseRubric, dimension: str, flip: int, shown: str, where: str
+) -> dict[str, Any]:
     value = _number(row, "score", where)
     if value != int(value) or abs(value) > rubric.k:
-        raise JurybenchError(f"{where}, field 'score': {value:g} is not a whole number in -{rubric.k}..{rubric.k}.",
-                             hint="Pairwise category scores are whole points of the rubric's scale.")  # fmt: skip
+        raise JurybenchError(
+            f"{where}, field 'score': {value:g} is not a whole number in -{rubric.k}..{rubric.k}.",
+            hint="Pairwise category scores are whole points of the rubric's scale.",
+        )
     return {"score": flip * int(value)}
 
 
-def _criterion_score(row: Row, rubric: PointwiseRubric, dimension: str, flip: int, shown: str,
-                     where: str) -> dict[str, Any]:  # fmt: skip
+def _criterion_score(
+    row: Row, rubric: PointwiseRubric, dimension: str, flip: int, shown: str, where: str
+) -> dict[str, Any]:
     value = _number(row, "score", where)
     low, high = rubric.scale_for(dimension) or (-math.inf, math.inf)
     if not low <= value <= high:
-        raise JurybenchError(f"{where}, field 'score': {value:g} is outside {low}..{high} for '{dimension}'.",
-                             hint="Fix the value, or import it with status invalid.")  # fmt: skip
+        raise JurybenchError(
+            f"{where}, field 'score': {value:g} is outside {low}..{high} for '{dimension}'.",
+            hint="Fix the value, or import it with status invalid.",
+        )
     return {"score": value}
 
 
@@ -393,8 +468,10 @@ def _orders(calls: dict[tuple[str, str, int], _Call], pairwise: bool) -> str:
     if all(len(s) == 2 for s in shown.values()):
         return "both"
     if any(len(s) == 2 for s in shown.values()):
-        raise JurybenchError("some pairs are judged in both orders and others in one: a run has one design.",
-                             hint="Import the one-order judgments into a run of their own.")  # fmt: skip
+        raise JurybenchError(
+            "some pairs are judged in both orders and others in one: a run has one design.",
+            hint="Import the one-order judgments into a run of their own.",
+        )
     return "one"
 
 
@@ -409,49 +486,82 @@ def _check_subjects(con: Connection, calls: dict[tuple[str, str, int], _Call], p
         firsts.setdefault(call.subject, call.first_row)
     wanted = pa.table({"subject": list(firsts), "row": list(firsts.values())})
     with registered(con, "_jb_wanted", wanted):
-        missing = first_row(con, f"SELECT subject, row FROM _jb_wanted ANTI JOIN {table} ON {column} = subject "
-                                 "ORDER BY row LIMIT 1")  # fmt: skip
+        missing = first_row(
+            con, f"SELECT subject, row FROM _jb_wanted ANTI JOIN {table} ON {column} = subject ORDER BY row LIMIT 1"
+        )
     if missing:
-        raise JurybenchError(f"{source} row {missing[1]}, field '{column}': no {table[:-1]} {missing[0]!r} in the store.",
-                             hint=f"Import the {table} first (jurybench {table} import), or fix the id.")  # fmt: skip
+        raise JurybenchError(
+            f"{source} row {missing[1]}, field '{column}': no {table[:-1]} {missing[0]!r} in the store.",
+            hint=f"Import the {table} first (jurybench {table} import), or fix the id.",
+        )
 
 
-def _register_run(con: Connection, run: str, rubric: AnyRubric, spec: JurorSpec, orders: str, source: str,
-                  n_subjects: int) -> Jury:  # fmt: skip
+def _register_run(
+    con: Connection, run: str, rubric: AnyRubric, spec: JurorSpec, orders: str, source: str, n_subjects: int
+) -> Jury:
     from jurybench.store import first_row
 
     stored = first_row(con, "SELECT rubric_hash, jurors, orders FROM runs WHERE run_id = ?", [run])
     keys = [spec.key]
     if stored:
         if stored[0] != rubric.content_hash:
-            raise JurybenchError(f"run '{run}' exists with another rubric.",
-                                 hint="Import into a new --run, or give the rubric that run used.")  # fmt: skip
+            raise JurybenchError(
+                f"run '{run}' exists with another rubric.",
+                hint="Import into a new --run, or give the rubric that run used.",
+            )
         keys = sorted(set(json.loads(stored[1])) | {spec.key})
         if stored[2] != orders and is_pairwise(rubric):
-            raise JurybenchError(f"run '{run}' holds judgments in {stored[2]} order(s); these are in {orders}.",
-                                 hint="A run has one design: import these into a run of their own.")  # fmt: skip
+            raise JurybenchError(
+                f"run '{run}' holds judgments in {stored[2]} order(s); these are in {orders}.",
+                hint="A run has one design: import these into a run of their own.",
+            )
         con.execute("UPDATE runs SET jurors = ? WHERE run_id = ?", [json.dumps(keys), run])
     else:
         con.execute(
             "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, 'finished', ?, current_timestamp)",
-            [run, rubric.content_hash, rubric.store_kind, json.dumps(keys),
-             f"imported from {source}", n_subjects, orders],
-        )  # fmt: skip
+            [
+                run,
+                rubric.content_hash,
+                rubric.store_kind,
+                json.dumps(keys),
+                f"imported from {source}",
+                n_subjects,
+                orders,
+            ],
+        )
     # The run's other jurors (imported earlier, or the engine's) as stored: the same keys.
-    stored_jurors = {key: (model, json.loads(params), name) for key, model, params, name in con.execute(
-        f"SELECT juror_key, model, params, name FROM jurors WHERE juror_key IN ({', '.join('?' * len(keys))})", keys
-    ).fetchall()}  # fmt: skip
-    members = [spec if key == spec.key else JurorSpec(model=stored_jurors[key][0], params=stored_jurors[key][1],
-                                                      name=stored_jurors[key][2]) for key in keys]  # fmt: skip
+    stored_jurors = {
+        key: (model, json.loads(params), name)
+        for key, model, params, name in con.execute(
+            f"SELECT juror_key, model, params, name FROM jurors WHERE juror_key IN ({', '.join('?' * len(keys))})", keys
+        ).fetchall()
+    }
+    members = [
+        spec
+        if key == spec.key
+        else JurorSpec(model=stored_jurors[key][0], params=stored_jurors[key][1], name=stored_jurors[key][2])
+        for key in keys
+    ]
     probabilistic = any(m.params.get("scores") == "expected" for m in members)
-    jury = Jury(tuple(members), aggregation="mean" if probabilistic else None,
-                scores="expected" if probabilistic else "discrete")  # fmt: skip
+    jury = Jury(
+        tuple(members),
+        aggregation="mean" if probabilistic else None,
+        scores="expected" if probabilistic else "discrete",
+    )
     return jury.resolved(rubric)
 
 
-def _write(con: Connection, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric, spec: JurorSpec, run: str,
-           pairwise: bool, replace: bool, source: str) -> tuple[int, int, int]:  # fmt: skip
+def _write(
+    con: Connection,
+    calls: dict[tuple[str, str, int], _Call],
+    rubric: AnyRubric,
+    spec: JurorSpec,
+    run: str,
+    pairwise: bool,
+    replace: bool,
+    source: str,
+) -> tuple[int, int, int]:
     import pyarrow as pa
 
     from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_calls, write_members
@@ -465,32 +575,70 @@ def _write(con: Connection, calls: dict[tuple[str, str, int], _Call], rubric: An
         keys.append(key)
         valid = any(j["status"] == "valid" for j in call.judgments.values())
         status = "ok" if valid else next(iter(call.judgments.values()))["status"]
-        row = {"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
-               "subject_kind": rubric.subject_kind, "subject_id": subject,
-               "presented_order": shown or None, "sample_index": sample, "messages": "[]",
-               "response_text": call.raw, "finish_reason": None, "status": status,
-               "reason": None if valid else next(iter(call.judgments.values()))["reason"], "attempts": 0,
-               "prompt_tokens": None, "completion_tokens": None, "cost_usd": call.cost, "latency_ms": None,
-               "run_id": run, "presentation": None, "structured": "imported", "cached_tokens": None,
-               "cache_write_tokens": None}  # fmt: skip
+        row = {
+            "call_key": key,
+            "rubric_hash": rubric.content_hash,
+            "juror_key": spec.key,
+            "subject_kind": rubric.subject_kind,
+            "subject_id": subject,
+            "presented_order": shown or None,
+            "sample_index": sample,
+            "messages": "[]",
+            "response_text": call.raw,
+            "finish_reason": None,
+            "status": status,
+            "reason": None if valid else next(iter(call.judgments.values()))["reason"],
+            "attempts": 0,
+            "prompt_tokens": None,
+            "completion_tokens": None,
+            "cost_usd": call.cost,
+            "latency_ms": None,
+            "run_id": run,
+            "presentation": None,
+            "structured": "imported",
+            "cached_tokens": None,
+            "cache_write_tokens": None,
+        }
         for name in call_rows:
             call_rows[name].append(row[name])
         for dimension, j in call.judgments.items():
-            values = {"call_key": key, "rubric_hash": rubric.content_hash, "juror_key": spec.key,
-                      "subject_id": subject, "presented_order": shown or None, "sample_index": sample,
-                      "dimension": dimension, "score": j["score"], "status": j["status"], "reason": j["reason"],
-                      "rationale": None, "label": None, "raw_value": None, "shown_position": None,
-                      "expected": j["expected"], "distribution": j["distribution"]}  # fmt: skip
+            values = {
+                "call_key": key,
+                "rubric_hash": rubric.content_hash,
+                "juror_key": spec.key,
+                "subject_id": subject,
+                "presented_order": shown or None,
+                "sample_index": sample,
+                "dimension": dimension,
+                "score": j["score"],
+                "status": j["status"],
+                "reason": j["reason"],
+                "rationale": None,
+                "label": None,
+                "raw_value": None,
+                "shown_position": None,
+                "expected": j["expected"],
+                "distribution": j["distribution"],
+            }
             for name in judgment_rows:
                 judgment_rows[name].append(values[name])
     target, dim = rubric.judgment_table, rubric.dimension_column
-    new = pa.table({"call_key": judgment_rows["call_key"], "dimension": judgment_rows["dimension"],
-                    "score": pa.array(judgment_rows["score"], pa.float64()),
-                    "expected": pa.array(judgment_rows["expected"], pa.float64()),
-                    "status": judgment_rows["status"]})  # fmt: skip
+    new = pa.table(
+        {
+            "call_key": judgment_rows["call_key"],
+            "dimension": judgment_rows["dimension"],
+            "score": pa.array(judgment_rows["score"], pa.float64()),
+            "expected": pa.array(judgment_rows["expected"], pa.float64()),
+            "status": judgment_rows["status"],
+        }
+    )
     with registered(con, "_jb_new", new):
-        stored_keys = {r[0] for r in con.execute(
-            "SELECT DISTINCT call_key FROM calls WHERE call_key IN (SELECT call_key FROM _jb_new)").fetchall()}  # fmt: skip
+        stored_keys = {
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT call_key FROM calls WHERE call_key IN (SELECT call_key FROM _jb_new)"
+            ).fetchall()
+        }
         changed = con.execute(
             f"""SELECT DISTINCT n.call_key FROM _jb_new n
                 LEFT JOIN {target} s ON s.call_key = n.call_key AND s.{dim} = n.dimension
@@ -500,12 +648,19 @@ def _write(con: Connection, calls: dict[tuple[str, str, int], _Call], rubric: An
         ).fetchall()
     changed_keys = {r[0] for r in changed}
     if changed_keys and not replace:
-        first = min(calls.values(), key=lambda c: c.first_row if call_key(rubric.content_hash, spec.key, c.subject,
-                                                                          c.shown, c.sample) in changed_keys
-                    else math.inf)  # fmt: skip
-        raise JurybenchError(f"{source} row {first.first_row}: juror '{spec.display_name}' already has another "
-                             f"judgment of {first.subject!r} stored.",
-                             hint="Pass --replace to overwrite stored judgments with the file's.")  # fmt: skip
+        first = min(
+            calls.values(),
+            key=lambda c: (
+                c.first_row
+                if call_key(rubric.content_hash, spec.key, c.subject, c.shown, c.sample) in changed_keys
+                else math.inf
+            ),
+        )
+        raise JurybenchError(
+            f"{source} row {first.first_row}: juror '{spec.display_name}' already has another "
+            f"judgment of {first.subject!r} stored.",
+            hint="Pass --replace to overwrite stored judgments with the file's.",
+        )
     if changed_keys:
         with registered(con, "_jb_replaced", pa.table({"call_key": sorted(changed_keys)})):
             for table in ("pointwise_judgments", "pairwise_judgments", "calls"):

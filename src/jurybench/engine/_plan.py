@@ -83,12 +83,18 @@ def check_orders(orders: str, rubric: AnyRubric) -> None:
     if orders not in ORDERS:
         raise JurybenchError(f"--orders {orders!r} is not valid.", hint=f"Valid: {', '.join(ORDERS)}.")
     if orders != "both" and not is_pairwise(rubric):
-        raise JurybenchError(f"--orders {orders}: items are judged alone; orders are for pairwise and preference "
-                             "rubrics.")  # fmt: skip
+        raise JurybenchError(
+            f"--orders {orders}: items are judged alone; orders are for pairwise and preference rubrics."
+        )
 
 
-def plan_tasks(rubric: AnyRubric, jurors: list[JurorSpec], subjects: list[dict[str, Any]], orders: str = "both",
-               order_seed: int = 0) -> list[Task]:  # fmt: skip
+def plan_tasks(
+    rubric: AnyRubric,
+    jurors: list[JurorSpec],
+    subjects: list[dict[str, Any]],
+    orders: str = "both",
+    order_seed: int = 0,
+) -> list[Task]:
     """Every (juror, subject, order, sample); pairwise subjects in the design's orders (both by
     default). A questionnaire is shown in an order and rotation drawn from each call's key, so
     every call has its own."""
@@ -130,8 +136,11 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
                     f"juror '{juror.display_name}': rubric '{rubric.name}' has no verdict rule set '{rules}'.",
                     hint=f"Valid: {', '.join(sorted(rubric.verdict_rules)) or 'none defined'}.",
                 )
-        for name, valid in (("structured", STRUCTURED_MODES), ("response_format", REQUEST_FORMATS),
-                            ("scores", ("discrete", "expected"))):  # fmt: skip
+        for name, valid in (
+            ("structured", STRUCTURED_MODES),
+            ("response_format", REQUEST_FORMATS),
+            ("scores", ("discrete", "expected")),
+        ):
             value = juror.params.get(name, valid[0])
             if value not in valid:
                 raise JurybenchError(
@@ -144,8 +153,9 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
                     f"juror '{juror.display_name}': {name}={value} is for pointwise, pairwise and preference "
                     f"rubrics; {rubric.kind} answers are read as text.",
                 )
-        if juror.params.get("verdicts") and (structured in ("schema", "instructor")
-                                             or juror.params.get("scores") == "expected"):  # fmt: skip
+        if juror.params.get("verdicts") and (
+            structured in ("schema", "instructor") or juror.params.get("scores") == "expected"
+        ):
             raise JurybenchError(
                 f"juror '{juror.display_name}': verdicts= reads free text; it cannot go with structured={structured} "
                 "or scores=expected.",

@@ -15,21 +15,47 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 CALL_COLUMNS = [
-    ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
-    ("subject_kind", "string"), ("subject_id", "string"), ("presented_order", "string"),
-    ("sample_index", "int32"), ("messages", "string"), ("response_text", "string"),
-    ("finish_reason", "string"), ("status", "string"), ("reason", "string"),
-    ("attempts", "int32"), ("prompt_tokens", "int64"), ("completion_tokens", "int64"),
-    ("cost_usd", "float64"), ("latency_ms", "float64"), ("run_id", "string"), ("presentation", "string"),
-    ("structured", "string"), ("cached_tokens", "int64"), ("cache_write_tokens", "int64"),
-]  # fmt: skip
+    ("call_key", "string"),
+    ("rubric_hash", "string"),
+    ("juror_key", "string"),
+    ("subject_kind", "string"),
+    ("subject_id", "string"),
+    ("presented_order", "string"),
+    ("sample_index", "int32"),
+    ("messages", "string"),
+    ("response_text", "string"),
+    ("finish_reason", "string"),
+    ("status", "string"),
+    ("reason", "string"),
+    ("attempts", "int32"),
+    ("prompt_tokens", "int64"),
+    ("completion_tokens", "int64"),
+    ("cost_usd", "float64"),
+    ("latency_ms", "float64"),
+    ("run_id", "string"),
+    ("presentation", "string"),
+    ("structured", "string"),
+    ("cached_tokens", "int64"),
+    ("cache_write_tokens", "int64"),
+]
 JUDGMENT_COLUMNS = [
-    ("call_key", "string"), ("rubric_hash", "string"), ("juror_key", "string"),
-    ("subject_id", "string"), ("presented_order", "string"), ("sample_index", "int32"),
-    ("dimension", "string"), ("score", "float64"), ("status", "string"), ("reason", "string"),
-    ("rationale", "string"), ("label", "string"), ("raw_value", "float64"), ("shown_position", "int32"),
-    ("expected", "float64"), ("distribution", "string"),
-]  # fmt: skip
+    ("call_key", "string"),
+    ("rubric_hash", "string"),
+    ("juror_key", "string"),
+    ("subject_id", "string"),
+    ("presented_order", "string"),
+    ("sample_index", "int32"),
+    ("dimension", "string"),
+    ("score", "float64"),
+    ("status", "string"),
+    ("reason", "string"),
+    ("rationale", "string"),
+    ("label", "string"),
+    ("raw_value", "float64"),
+    ("shown_position", "int32"),
+    ("expected", "float64"),
+    ("distribution", "string"),
+]
 
 
 def register_rubric(con: Connection, rubric: AnyRubric) -> None:
@@ -249,8 +275,12 @@ def write_members(con: Connection, run_ids: list[str], keys: list[str]) -> None:
     pairs = list(dict.fromkeys(zip(run_ids, keys, strict=True)))
     if not pairs:
         return
-    members = pa.table({"run_id": pa.array([r for r, _ in pairs], pa.string()),
-                        "call_key": pa.array([k for _, k in pairs], pa.string())})  # fmt: skip
+    members = pa.table(
+        {
+            "run_id": pa.array([r for r, _ in pairs], pa.string()),
+            "call_key": pa.array([k for _, k in pairs], pa.string()),
+        }
+    )
     with registered(con, "_jb_members", members):
         con.execute(
             """INSERT INTO run_calls SELECT run_id, call_key FROM _jb_members

@@ -193,8 +193,14 @@ def score(
                 return
             record_gold_labels(con, rubric, (row for part in cut(CHUNK) for row in subject_rows(con, rubric, part)))
 
-        return Planned(len(selected), len(selected) * per_subject, chunks, selected, gold,
-                       n_empty=_count_empty(con, rubric, selected))  # fmt: skip
+        return Planned(
+            len(selected),
+            len(selected) * per_subject,
+            chunks,
+            selected,
+            gold,
+            n_empty=_count_empty(con, rubric, selected),
+        )
 
     def finish(con: Connection, result: RunResult) -> None:
         if after is not None and not result.interrupted:
@@ -280,12 +286,15 @@ def run_tasks(
     progress = RunProgress(planned.n_tasks, 0, options.progress)
     result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
     if is_pairwise(rubric) and options.orders != "both":
-        result.notes.append(f"--orders {options.orders}: each pair is judged in one order, so position bias cannot be "
-                            "measured in this run (its flip rates stay empty).")  # fmt: skip
+        result.notes.append(
+            f"--orders {options.orders}: each pair is judged in one order, so position bias cannot be "
+            "measured in this run (its flip rates stay empty)."
+        )
     if planned.n_empty:
         kind = "pairs have an empty response on a side" if is_pairwise(rubric) else "items have an empty response"
-        result.notes.append(f"{planned.n_empty} of the run's {planned.n_subjects} {kind} (judged as such; "
-                            "items.empty).")  # fmt: skip
+        result.notes.append(
+            f"{planned.n_empty} of the run's {planned.n_subjects} {kind} (judged as such; items.empty)."
+        )
     limiters = {j.key: JurorPace(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
     interrupted = False
     unusable: dict[str, str] = {}
@@ -413,8 +422,12 @@ def _count_empty(con: Connection, rubric: AnyRubric, selected: list[str]) -> int
 
     from jurybench.store import registered
 
-    if generating(rubric) or getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference",
-                                                                    "classification"):  # fmt: skip
+    if generating(rubric) or getattr(rubric, "kind", None) not in (
+        "pointwise",
+        "pairwise",
+        "preference",
+        "classification",
+    ):
         return 0
     with registered(con, "_jb_selected", pa.table({"subject_id": pa.array(selected, pa.string())})):
         if is_pairwise(rubric):

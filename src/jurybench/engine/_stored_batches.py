@@ -12,8 +12,22 @@ from jurybench.errors import JurybenchError
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["batch_id", "provider_batch_id", "protocol", "juror", "run_id", "round", "status", "n_requests",
-           "n_completed", "n_failed", "submitted_at", "finished_at", "collected_at", "error"]  # fmt: skip
+COLUMNS = [
+    "batch_id",
+    "provider_batch_id",
+    "protocol",
+    "juror",
+    "run_id",
+    "round",
+    "status",
+    "n_requests",
+    "n_completed",
+    "n_failed",
+    "submitted_at",
+    "finished_at",
+    "collected_at",
+    "error",
+]
 
 
 def list_batches(
@@ -97,8 +111,14 @@ def refresh_batch(con: Connection, batch_id: str, key_env: str | None = None) ->
         "UPDATE batches SET status = ?, n_completed = ?, n_failed = ? WHERE batch_id = ? AND collected_at IS NULL",
         [status.status, status.counts.get("completed", 0), status.counts.get("failed", 0), row[0]],
     )
-    return {"batch_id": row[0], "provider_batch_id": row[1], "status": status.status, **status.counts,
-            "collected": row[6] is not None, "error": status.message}  # fmt: skip
+    return {
+        "batch_id": row[0],
+        "provider_batch_id": row[1],
+        "status": status.status,
+        **status.counts,
+        "collected": row[6] is not None,
+        "error": status.message,
+    }
 
 
 def cancel_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, Any]:

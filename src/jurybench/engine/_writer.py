@@ -168,11 +168,18 @@ def end_runs(con: Connection, ends: list[RunEnd]) -> list[None]:
         write_calls(con, calls, judgments, pairwise)
         members = [(e.run_id, k) for e in group for k in (*e.batch[0]["call_key"], *e.batch[2])]
         write_members(con, [r for r, _ in members], [str(k) for _, k in members])
-    ended = pa.table({"run_id": [e.run_id for e in ends], "status": [e.status for e in ends],
-                      "finished_at": pa.array([e.finished_at for e in ends], pa.timestamp("us"))})  # fmt: skip
+    ended = pa.table(
+        {
+            "run_id": [e.run_id for e in ends],
+            "status": [e.status for e in ends],
+            "finished_at": pa.array([e.finished_at for e in ends], pa.timestamp("us")),
+        }
+    )
     with registered(con, "_jb_run_ends", ended):
-        con.execute("UPDATE runs SET status = e.status, finished_at = e.finished_at FROM _jb_run_ends e "
-                    "WHERE runs.run_id = e.run_id")  # fmt: skip
+        con.execute(
+            "UPDATE runs SET status = e.status, finished_at = e.finished_at FROM _jb_run_ends e "
+            "WHERE runs.run_id = e.run_id"
+        )
     return [None] * len(ends)
 
 
@@ -300,8 +307,10 @@ class _Writer:
         before = len(self.judgments["call_key"])
         self._add(task, call, outcome)
         if self.journal is not None:
-            self.journal.append({name: call[name] for name in self.calls},
-                                {name: values[before:] for name, values in self.judgments.items()})  # fmt: skip
+            self.journal.append(
+                {name: call[name] for name in self.calls},
+                {name: values[before:] for name, values in self.judgments.items()},
+            )
 
     def _add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         for name, values in self.calls.items():
@@ -336,10 +345,14 @@ class _Writer:
                 j["raw_value"].append(d.raw)
                 j["shown_position"].append(d.position)
         for name, value in (
-            ("call_key", task.call_key), ("rubric_hash", self.rubric_hash), ("juror_key", task.juror.key),
-            ("subject_id", task.subject_id), ("presented_order", task.order or None),
-            ("sample_index", task.sample_index), ("rationale", outcome.rationale),
-        ):  # fmt: skip
+            ("call_key", task.call_key),
+            ("rubric_hash", self.rubric_hash),
+            ("juror_key", task.juror.key),
+            ("subject_id", task.subject_id),
+            ("presented_order", task.order or None),
+            ("sample_index", task.sample_index),
+            ("rationale", outcome.rationale),
+        ):
             j[name].extend([value] * n)
 
     def add_cached(self, keys: list[str]) -> None:

@@ -224,7 +224,8 @@ def generate(
         import pyarrow as pa
 
         rows = {
-            "call_key": list(planned), "study": [spec.name] * len(planned),
+            "call_key": list(planned),
+            "study": [spec.name] * len(planned),
             "unit_id": [unit_id(p.prompt.prompt_id, p.arms) for p in planned.values()],
             "prompt_id": [p.prompt.prompt_id for p in planned.values()],
             "generator_key": [p.generator.key for p in planned.values()],
@@ -232,7 +233,7 @@ def generate(
             "language": [p.language for p in planned.values()],
             "sample_index": [p.sample for p in planned.values()],
             "item_id": [p.item_id for p in planned.values()],
-        }  # fmt: skip
+        }
         con.register("planned_generations", pa.table(rows))
         try:
             con.execute(
@@ -374,10 +375,16 @@ def _pairs(spec: GenerationSpec, kept: list[_Planned]) -> list[dict[str, Any]]:
                     f"{spec.name}/{prompt_id}/{a.generator.display_name}/{variable}:{first}-{second}/{rest}/{sample}"
                 )
                 meta = {"variable": variable, "arm_a": first, "arm_b": second, "generator": a.generator.display_name}
-                out.append({
-                    "pair_id": pair_id, "item_a": a.item_id, "item_b": b.item_id, "dataset": spec.name,
-                    "metadata": json.dumps(meta, sort_keys=True), "source_file": None,
-                })  # fmt: skip
+                out.append(
+                    {
+                        "pair_id": pair_id,
+                        "item_a": a.item_id,
+                        "item_b": b.item_id,
+                        "dataset": spec.name,
+                        "metadata": json.dumps(meta, sort_keys=True),
+                        "source_file": None,
+                    }
+                )
     return out
 
 

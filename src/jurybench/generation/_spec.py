@@ -118,7 +118,11 @@ class GenerationSpec(_Strict):
     def _check(self) -> GenerationSpec:
         allowed = {"prompt", "language", *self.treatments}
         texts = [("system", self.system), ("user", self.user)]
-        texts += [(f"templates.{k}.{part}", getattr(t, part)) for k, t in self.templates.items() for part in ("system", "user")]  # fmt: skip
+        texts += [
+            (f"templates.{k}.{part}", getattr(t, part))
+            for k, t in self.templates.items()
+            for part in ("system", "user")
+        ]
         for where, text in texts:
             for name in PLACEHOLDER_RE.findall(text):
                 if name not in allowed and not (name.startswith("meta.") and len(name) > 5):

@@ -162,13 +162,18 @@ class BatchClient:
         created = await self._request(
             "POST",
             "/batches",
-            json={"input_file_id": file_id, "endpoint": "/v1/chat/completions", "completion_window": "24h",
-                  "metadata": {"jurybench_batch": local_id}},
-        )  # fmt: skip
+            json={
+                "input_file_id": file_id,
+                "endpoint": "/v1/chat/completions",
+                "completion_window": "24h",
+                "metadata": {"jurybench_batch": local_id},
+            },
+        )
         return str(created.json()["id"]), file_id
 
-    async def find(self, local_id: str, since: float, *, keys: Sequence[str] = (),
-                   claimed: Collection[str] = ()) -> str | None:  # fmt: skip
+    async def find(
+        self, local_id: str, since: float, *, keys: Sequence[str] = (), claimed: Collection[str] = ()
+    ) -> str | None:
         """A batch this store asked for but never heard back about (the process died between
         the provider's accepting it and the store's recording that). OpenAI's batches carry our
         id in their metadata; Anthropic's carry none, so there it is the batch created since the
@@ -296,16 +301,22 @@ class BatchClient:
             if kind == "errored":
                 error = (result.get("error") or {}).get("error") or result.get("error") or {}
                 kind_of = str(error.get("type", ""))
-                return Result(key, error=f"batch request failed: {error.get('message', kind_of)}",
-                              retryable=kind_of in ("api_error", "overloaded_error", "rate_limit_error"))  # fmt: skip
+                return Result(
+                    key,
+                    error=f"batch request failed: {error.get('message', kind_of)}",
+                    retryable=kind_of in ("api_error", "overloaded_error", "rate_limit_error"),
+                )
             return Result(key, error=f"batch request {kind}", retryable=True)  # canceled, expired
         response = line.get("response") or {}
         body = response.get("body") or {}
         if line.get("error") or int(response.get("status_code") or 0) != 200:
             error = line.get("error") or body.get("error") or {}
             code = int(response.get("status_code") or 0)
-            return Result(key, error=f"batch request failed: {error.get('message') or error.get('code') or code}",
-                          retryable=code == 429 or code >= 500 or code == 0)  # fmt: skip
+            return Result(
+                key,
+                error=f"batch request failed: {error.get('message') or error.get('code') or code}",
+                retryable=code == 429 or code >= 500 or code == 0,
+            )
         choice = (body.get("choices") or [{}])[0]
         message = choice.get("message") or {}
         usage = body.get("usage") or {}

@@ -177,8 +177,9 @@ class _Bucket:
         self.distrusted = False
         self.empty_answers = 0
 
-    def observe(self, limit: float | None, remaining: float | None, at: float, spent_since: float,
-                reset: float | None = None) -> None:  # fmt: skip
+    def observe(
+        self, limit: float | None, remaining: float | None, at: float, spent_since: float, reset: float | None = None
+    ) -> None:
         """A report made at about ``at`` (older ones than the last are ignored); ``spent_since``:
         what was sent after it; ``reset``: seconds until the budget is whole again."""
         if limit is not None and limit / _MINUTE >= MIN_RATE_PER_S:
@@ -251,8 +252,9 @@ class EndpointLimiter:
             wait = max(wait, self.tokens.wait_for(min(tokens, self.tokens.capacity), now))
         return wait
 
-    async def acquire(self, tokens: float = 0.0, *, deadline: float = math.inf,
-                      stop: Callable[[], bool] | None = None) -> float:  # fmt: skip
+    async def acquire(
+        self, tokens: float = 0.0, *, deadline: float = math.inf, stop: Callable[[], bool] | None = None
+    ) -> float:
         """Wait until a request may start; ``tokens`` is its expected use (0: unknown). Returns
         the start time, which ``done`` and ``rate_limited`` take back. Raises LimiterTimeout
         when the wait would pass ``deadline`` (time.monotonic()) and LimiterStopped as soon as
@@ -309,9 +311,16 @@ class EndpointLimiter:
                     loop.call_soon_threadsafe(event.set)
 
     # -- feedback ------------------------------------------------------------------------------
-    def done(self, signals: Signals | None, *, started: float, tokens_used: int | None = None,
-             prompt_tokens: int | None = None, completion_tokens: int | None = None,
-             prompt_estimate: float = 0.0) -> None:  # fmt: skip
+    def done(
+        self,
+        signals: Signals | None,
+        *,
+        started: float,
+        tokens_used: int | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        prompt_estimate: float = 0.0,
+    ) -> None:
         """A request ended with an answer (or an error that is not a rate limit); with its token
         use and the caller's estimate of the prompt, the next estimates learn."""
         with self._lock:
@@ -380,10 +389,12 @@ class EndpointLimiter:
             if t <= since:
                 break
             sent.append((t, k))
-        self.requests.observe(signals.limit_requests, signals.remaining_requests, now, float(len(sent)),
-                              signals.reset_requests)  # fmt: skip
-        self.tokens.observe(signals.limit_tokens, signals.remaining_tokens, now, sum(k for _, k in sent),
-                            signals.reset_tokens)  # fmt: skip
+        self.requests.observe(
+            signals.limit_requests, signals.remaining_requests, now, float(len(sent)), signals.reset_requests
+        )
+        self.tokens.observe(
+            signals.limit_tokens, signals.remaining_tokens, now, sum(k for _, k in sent), signals.reset_tokens
+        )
 
 
 _registry: dict[str, EndpointLimiter] = {}

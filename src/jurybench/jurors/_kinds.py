@@ -54,8 +54,10 @@ def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
         if "/" in kind.prefix or not kind.prefix:
             raise JurybenchError(f"juror kind prefix {kind.prefix!r}: give the part before the '/', e.g. 'echo'.")
         if kind.prefix in _KINDS and not replace and _KINDS[kind.prefix] is not kind:
-            raise JurybenchError(f"juror kind '{kind.prefix}/' is registered already.",
-                                 hint="Pass replace=True to register_kind to replace it.")  # fmt: skip
+            raise JurybenchError(
+                f"juror kind '{kind.prefix}/' is registered already.",
+                hint="Pass replace=True to register_kind to replace it.",
+            )
         _KINDS[kind.prefix] = kind
 
 

@@ -70,6 +70,11 @@ def listed_price(spec: JurorSpec) -> Price | None:
     given_in, given_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
     if given_in is None or given_out is None:
         return None
-    return Price(float(given_in), float(given_out), info.get("input_cost_per_token_batches"),
-                 info.get("output_cost_per_token_batches"), info.get("cache_read_input_token_cost"),
-                 info.get("cache_creation_input_token_cost"))  # fmt: skip
+    return Price(
+        float(given_in),
+        float(given_out),
+        info.get("input_cost_per_token_batches"),
+        info.get("output_cost_per_token_batches"),
+        info.get("cache_read_input_token_cost"),
+        info.get("cache_creation_input_token_cost"),
+    )

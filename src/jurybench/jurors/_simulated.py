@@ -69,11 +69,24 @@ if TYPE_CHECKING:
 SIM_GENERATOR_KNOBS = frozenset({"length", "language_refusal", "refusal_arm", "arm_refusal_rate"})
 SIM_KNOBS = frozenset(
     {
-        "leniency", "noise", "scale_use", "position_bias", "verbosity_bias", "effect", "effect_on", "effect_arm",
-        "language_leniency", "refusal_rate", "invalid_rate", "truth_seed", "accuracy", "language_accuracy",
-        "cost", "latency_ms",
+        "leniency",
+        "noise",
+        "scale_use",
+        "position_bias",
+        "verbosity_bias",
+        "effect",
+        "effect_on",
+        "effect_arm",
+        "language_leniency",
+        "refusal_rate",
+        "invalid_rate",
+        "truth_seed",
+        "accuracy",
+        "language_accuracy",
+        "cost",
+        "latency_ms",
     }
-)  # fmt: skip
+)
 
 
 def truth(item_id: str, dimension: str, truth_seed: int = 0) -> float:
@@ -216,9 +229,13 @@ class SimJuror:
         for c in self.rubric.criteria:
             mid, half = (c.scale.min + c.scale.max) / 2, (c.scale.max - c.scale.min) / 2
             value = (
-                mid + half * 0.5 * self.z(item, c.name) * (1 + self.scale_use) + self.leniency
-                + self.languages.get(item.language or "", 0.0) + self.shift(item, c.name) + self.noise * rng.gauss(0, 1)
-            )  # fmt: skip
+                mid
+                + half * 0.5 * self.z(item, c.name) * (1 + self.scale_use)
+                + self.leniency
+                + self.languages.get(item.language or "", 0.0)
+                + self.shift(item, c.name)
+                + self.noise * rng.gauss(0, 1)
+            )
             out[c.name] = int(min(c.scale.max, max(c.scale.min, round(value))))
         return out
 
@@ -274,11 +291,19 @@ class SimJuror:
         rubric = self.rubric
         assert isinstance(rubric, PairwiseRubric)
         return {
-            c.name: int(max(-rubric.k, min(rubric.k, round(
-                self.advantage(first, second, c.name) + self.position_bias + self.noise * rng.gauss(0, 1)
-            ))))
+            c.name: int(
+                max(
+                    -rubric.k,
+                    min(
+                        rubric.k,
+                        round(
+                            self.advantage(first, second, c.name) + self.position_bias + self.noise * rng.gauss(0, 1)
+                        ),
+                    ),
+                )
+            )
             for c in rubric.categories
-        }  # fmt: skip
+        }
 
     def preference(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, Any]:
         rubric = self.rubric
@@ -304,12 +329,18 @@ def load_sim_subjects(
         wanted_sql, wanted = "", None
     else:
         with registered(con, "sim_wanted", pa.table({"id": subject_ids})):
-            pairs = {r[0]: (r[1], r[2]) for r in con.execute(
-                "SELECT pair_id, item_a, item_b FROM pairs WHERE pair_id IN (SELECT id FROM sim_wanted)").fetchall()}  # fmt: skip
+            pairs = {
+                r[0]: (r[1], r[2])
+                for r in con.execute(
+                    "SELECT pair_id, item_a, item_b FROM pairs WHERE pair_id IN (SELECT id FROM sim_wanted)"
+                ).fetchall()
+            }
         wanted = pa.table({"id": sorted({*subject_ids, *(i for ab in pairs.values() for i in ab)})})
         wanted_sql = " WHERE item_id IN (SELECT id FROM sim_wanted)"
-    sql = ("SELECT item_id, language, length(response), treatment, metadata, reference, "
-           "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items" + wanted_sql)  # fmt: skip
+    sql = (
+        "SELECT item_id, language, length(response), treatment, metadata, reference, "
+        "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items" + wanted_sql
+    )
     if wanted is None:
         rows = con.execute(sql).fetchall()
     else:
@@ -318,9 +349,14 @@ def load_sim_subjects(
     items = {}
     for item_id, language, length, treatment, metadata, reference, response in rows:
         items[item_id] = SimItem(
-            item_id, language, int(length or 0), json.loads(treatment) if treatment else {},
-            json.loads(metadata) if metadata else {}, reference, planted_effects(response or ""),
-        )  # fmt: skip
+            item_id,
+            language,
+            int(length or 0),
+            json.loads(treatment) if treatment else {},
+            json.loads(metadata) if metadata else {},
+            reference,
+            planted_effects(response or ""),
+        )
     return items, pairs
 
 
@@ -458,8 +494,9 @@ class SimGeneratorBackend:
         self.calls[slot] = attempt + 1
         language = slot.language
         text = self.generator.respond(slot.subject_id, language, slot.sample_index, attempt)
-        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=len(text) // 4,
-                          latency_ms=0.0)  # fmt: skip
+        return Completion(
+            text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=len(text) // 4, latency_ms=0.0
+        )
 
 
 class SimBackend:
@@ -487,8 +524,14 @@ class SimBackend:
             text = "Both have merits; it is hard to say."
         else:
             text = _SIM_ANSWERS[juror.rubric.kind](self, slot, rng)
-        return Completion(text=text, finish_reason="stop", prompt_tokens=0, completion_tokens=0,
-                          latency_ms=juror.latency_ms, cost_usd=juror.cost or None)  # fmt: skip
+        return Completion(
+            text=text,
+            finish_reason="stop",
+            prompt_tokens=0,
+            completion_tokens=0,
+            latency_ms=juror.latency_ms,
+            cost_usd=juror.cost or None,
+        )
 
     def shown_pair(self, slot: Slot) -> tuple[SimItem, SimItem]:
         """The pair's items in the order the call shows them."""
@@ -519,9 +562,12 @@ def _sim_questionnaire(backend: SimBackend, slot: Slot, rng: random.Random) -> s
 
 # A simulated juror's answer, per rubric kind (the generative models are described above).
 _SIM_ANSWERS: dict[str, Callable[[SimBackend, Slot, random.Random], str]] = {
-    "pointwise": _sim_scores, "pairwise": _sim_categories, "preference": _sim_verdict,
-    "classification": _sim_label, "inventory": _sim_questionnaire,
-}  # fmt: skip
+    "pointwise": _sim_scores,
+    "pairwise": _sim_categories,
+    "preference": _sim_verdict,
+    "classification": _sim_label,
+    "inventory": _sim_questionnaire,
+}
 
 
 def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:

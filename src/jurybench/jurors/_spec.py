@@ -232,8 +232,10 @@ def _check_operational(options: dict[str, Any], where: str) -> None:
     for key, least in _WHOLE_AT_LEAST.items():
         value = options.get(key)
         if key in options and (isinstance(value, bool) or not isinstance(value, int) or value < least):
-            raise JurybenchError(f"{where}: {key} must be a whole number >= {least} (got {value!r}).",
-                                 hint=f"e.g. {key}={max(least, 1) * 4 if key == 'concurrency' else max(least, 1)}")  # fmt: skip
+            raise JurybenchError(
+                f"{where}: {key} must be a whole number >= {least} (got {value!r}).",
+                hint=f"e.g. {key}={max(least, 1) * 4 if key == 'concurrency' else max(least, 1)}",
+            )
     for key, floor in _NUMBER_AT_LEAST.items():
         value = options.get(key)
         if key not in options:
@@ -241,9 +243,12 @@ def _check_operational(options: dict[str, Any], where: str) -> None:
         number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
         if number is None or not math.isfinite(number) or number < floor:
             what = "seconds > 0" if key == "timeout" else f"a number >= {floor:g} (a cap a minute)"
-            raise JurybenchError(f"{where}: {key} must be {what} (got {value!r}).",
-                                 hint="A cap below one a minute cannot be right; leave it out to follow the "
-                                 "provider's own limits." if key != "timeout" else "e.g. timeout=120")  # fmt: skip
+            raise JurybenchError(
+                f"{where}: {key} must be {what} (got {value!r}).",
+                hint="A cap below one a minute cannot be right; leave it out to follow the provider's own limits."
+                if key != "timeout"
+                else "e.g. timeout=120",
+            )
 
 
 def parse_juror(text: str) -> JurorSpec:

@@ -222,8 +222,14 @@ class LiteLLMBackend:
         if "insufficient_quota" in texts:  # a 429 that waiting does not cure
             return JurorUnusable(f"quota exhausted ({_first_line(exc)})", "check the account's plan and billing")
         if status == 429 or "RateLimitError" in names:
-            headers = next((getattr(e, "litellm_response_headers", None) for e in chain
-                            if getattr(e, "litellm_response_headers", None)), None)  # fmt: skip
+            headers = next(
+                (
+                    getattr(e, "litellm_response_headers", None)
+                    for e in chain
+                    if getattr(e, "litellm_response_headers", None)
+                ),
+                None,
+            )
             return RateLimited(_first_line(exc), read_headers(headers))
         if status == 401 or "AuthenticationError" in names:
             return JurorUnusable(f"authentication failed ({_first_line(exc)})", f"check {env} or the juror's api_key")
@@ -411,9 +417,12 @@ def _fake_questionnaire(rubric: InventoryRubric, rng: random.Random, bias: float
 
 
 _FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, Any] | str]] = {
-    "pointwise": _fake_pointwise, "pairwise": _fake_pairwise, "preference": _fake_preference,
-    "classification": _fake_label, "inventory": _fake_questionnaire,
-}  # fmt: skip
+    "pointwise": _fake_pointwise,
+    "pairwise": _fake_pairwise,
+    "preference": _fake_preference,
+    "classification": _fake_label,
+    "inventory": _fake_questionnaire,
+}
 
 
 def fake_logprobs(rubric: AnyRubric, text: str, rng: random.Random) -> list[Token]:

@@ -172,12 +172,16 @@ def jury_from_mapping(data: Any, *, where: str, base: Path | None = None, root: 
         raise JurybenchError(f"{where}: expected a mapping with a 'jurors' list.")
     unknown = [k for k in data if k not in JURY_FILE_KEYS]
     if unknown:
-        raise JurybenchError(f"{where}{line_of(root, (unknown[0],))}: unknown key '{unknown[0]}'.",
-                             hint=_closest(unknown[0], JURY_FILE_KEYS))  # fmt: skip
+        raise JurybenchError(
+            f"{where}{line_of(root, (unknown[0],))}: unknown key '{unknown[0]}'.",
+            hint=_closest(unknown[0], JURY_FILE_KEYS),
+        )
     aggregation = data.get("aggregation")
     if aggregation is not None and aggregation not in AGGREGATIONS:
-        raise JurybenchError(f"{where}{line_of(root, ('aggregation',))}, field 'aggregation': {aggregation!r} is "
-                             "not an aggregation.", hint=_closest(aggregation, AGGREGATIONS))  # fmt: skip
+        raise JurybenchError(
+            f"{where}{line_of(root, ('aggregation',))}, field 'aggregation': {aggregation!r} is not an aggregation.",
+            hint=_closest(aggregation, AGGREGATIONS),
+        )
     jurors = tuple(
         juror_from_mapping(entry if isinstance(entry, dict) else {"model": entry}, where=f"{where} juror {i + 1}")
         if not (isinstance(entry, str) and "," in entry)
@@ -209,9 +213,17 @@ def register_jury(con: Connection, run_id: str, jury: Jury) -> None:
     con.execute(
         "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
         "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [jury.jury_id, jury.name, jury.aggregation, jury.quorum, jury.tie, jury.calibration_id,
-         json.dumps(jury.definition(), sort_keys=True), jury.scores],
-    )  # fmt: skip
+        [
+            jury.jury_id,
+            jury.name,
+            jury.aggregation,
+            jury.quorum,
+            jury.tie,
+            jury.calibration_id,
+            json.dumps(jury.definition(), sort_keys=True),
+            jury.scores,
+        ],
+    )
     con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
     con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])
     con.executemany(
@@ -262,8 +274,14 @@ def jury_rule(con: Connection, run_id: str) -> dict[str, Any]:
         raise JurybenchError(f"run '{run_id}' has no jury definition.", hint="Score it again with 'jurybench score'.")
     aggregation, quorum, tie, name, n, scores = row[0]
     # scores: whether the jury's figures rest on its jurors' discrete or expected (probabilistic) scores
-    return {"aggregation": aggregation, "quorum": quorum, "tie": tie, "name": name, "n_jurors_expected": n,
-            "scores": scores}  # fmt: skip
+    return {
+        "aggregation": aggregation,
+        "quorum": quorum,
+        "tie": tie,
+        "name": name,
+        "n_jurors_expected": n,
+        "scores": scores,
+    }
 
 
 def with_samples(jury: Jury, samples: int | None) -> Jury:

@@ -51,10 +51,13 @@ def _save(
         "leaderboard": _leaderboard,
     }[name](result, alpha)
     notes = [caption] if caption else []
-    if name == "gap" and any(not g.get("pct_low", g["ci_low"]) <= g["gap"] <= g.get("pct_high", g["ci_high"])
-                             for g in result["gaps"]):  # fmt: skip
-        notes.append("A point outside its percentile interval is expected: a bootstrap of a sum of |D| is biased "
-                     "upward. The bias-aware interval (grey) contains it.")  # fmt: skip
+    if name == "gap" and any(
+        not g.get("pct_low", g["ci_low"]) <= g["gap"] <= g.get("pct_high", g["ci_high"]) for g in result["gaps"]
+    ):
+        notes.append(
+            "A point outside its percentile interval is expected: a bootstrap of a sum of |D| is biased "
+            "upward. The bias-aware interval (grey) contains it."
+        )
     if notes:  # under the figure (below its axis labels); the tight bounding box takes it in
         import textwrap
 
@@ -104,12 +107,24 @@ def _gap(result: dict[str, Any], alpha: float) -> Figure:
     # The bias-aware interval (the default) contains the estimate; the percentile interval
     # published studies report need not (|.| pushes the replicates up), so both are drawn as
     # segments, the percentile one thin and offset, when the result has it.
-    ax.hlines(names, [g["ci_low"] for g in gaps], [g["ci_high"] for g in gaps], color="#7f8c8d", linewidth=3,
-              label="bias-aware 95% CI" if "pct_low" in gaps[0] else "95% bootstrap CI")  # fmt: skip
+    ax.hlines(
+        names,
+        [g["ci_low"] for g in gaps],
+        [g["ci_high"] for g in gaps],
+        color="#7f8c8d",
+        linewidth=3,
+        label="bias-aware 95% CI" if "pct_low" in gaps[0] else "95% bootstrap CI",
+    )
     if "pct_low" in gaps[0]:
         ys = [i - 0.18 for i in range(len(gaps))]
-        ax.hlines(ys, [g["pct_low"] for g in gaps], [g["pct_high"] for g in gaps], color="#c0392b", linewidth=1,
-                  label="percentile 95% CI (as published)")  # fmt: skip
+        ax.hlines(
+            ys,
+            [g["pct_low"] for g in gaps],
+            [g["pct_high"] for g in gaps],
+            color="#c0392b",
+            linewidth=1,
+            label="percentile 95% CI (as published)",
+        )
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, fontsize=7, frameon=False)
     ax.plot(values, names, "o", color="#2c3e50")
     ax.set_xlabel("treatment gap G = sum |D_j| with 95% bootstrap intervals")
@@ -206,8 +221,10 @@ def _leaderboard(result: dict[str, Any], alpha: float) -> Figure:
     ax.invert_yaxis()
     first = boards[0][1]
     ax.axvline(1000, color="grey", linewidth=0.6)
-    ax.set_xlabel(f"Bradley-Terry rating (Elo scale, {first['anchor']} = 1000), 95% bootstrap CI over "
-                  f"{result.get('resample', 'prompts')}")  # fmt: skip
+    ax.set_xlabel(
+        f"Bradley-Terry rating (Elo scale, {first['anchor']} = 1000), 95% bootstrap CI over "
+        f"{result.get('resample', 'prompts')}"
+    )
     ax.set_title(f"Leaderboard ({result.get('category', '')}; {first['n_battles']} battles)")
     if len(boards) > 1:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=min(3, len(boards)), fontsize=7, frameon=False)
@@ -265,8 +282,14 @@ def _disparity_by_model(models: dict[str, Any]) -> Figure:
     partial = [m for m in names if m not in full]
     left.plot([models[m]["gini"] for m in full], full, "o", color="#2c3e50")
     if partial:
-        left.plot([models[m]["gini"] for m in partial], partial, "o", markerfacecolor="white", color="#c0392b",
-                  label="groups left out")  # fmt: skip
+        left.plot(
+            [models[m]["gini"] for m in partial],
+            partial,
+            "o",
+            markerfacecolor="white",
+            color="#c0392b",
+            label="groups left out",
+        )
         left.legend(fontsize=8)
     left.set_title("Inequity: Gini of per-group accuracy (95% CI)", fontsize=9)
     y = range(len(names))
@@ -278,8 +301,14 @@ def _disparity_by_model(models: dict[str, Any]) -> Figure:
 
 
 # The plot drawn for a recorded statistic (stats_results.name -> plot name).
-PLOT_OF_STAT = {"directional": "directional", "gap": "gap", "friedman": "posthoc", "cohens-d": "cohens-d",
-                "disparity": "disparity", "leaderboard": "leaderboard"}  # fmt: skip
+PLOT_OF_STAT = {
+    "directional": "directional",
+    "gap": "gap",
+    "friedman": "posthoc",
+    "cohens-d": "cohens-d",
+    "disparity": "disparity",
+    "leaderboard": "leaderboard",
+}
 
 
 def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str = "") -> str:
@@ -310,8 +339,11 @@ def plot_caption(
         if row:
             rubric, version, jury_name, rule, quorum, definition = row[0]
             jurors = [j.get("name", "?") for j in json.loads(definition or "{}").get("jurors", [])]
-            jury = (f"jury {jury_name + ': ' if jury_name else ''}{rule} of {', '.join(jurors)}, quorum {quorum}"
-                    if jurors else "jury unknown")  # fmt: skip
+            jury = (
+                f"jury {jury_name + ': ' if jury_name else ''}{rule} of {', '.join(jurors)}, quorum {quorum}"
+                if jurors
+                else "jury unknown"
+            )
             parts.append(f"run {run_id}; rubric {rubric} v{version}; {jury}")
         else:
             parts.append(f"run {run_id}")

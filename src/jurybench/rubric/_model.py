@@ -264,8 +264,10 @@ class _RubricBase(_Strict):
             )
         low, high = self.scale_for(dimension) or (-math.inf, math.inf)
         if not (low <= value <= high):
-            raise LabelRefused(f"{text} is outside the rubric's scale {low}..{high} for '{dimension}'.",
-                               "Fix the value, or check that --rubric is the rubric the annotators used.")  # fmt: skip
+            raise LabelRefused(
+                f"{text} is outside the rubric's scale {low}..{high} for '{dimension}'.",
+                "Fix the value, or check that --rubric is the rubric the annotators used.",
+            )
         return value, text
 
     @model_validator(mode="after")
@@ -439,8 +441,10 @@ class ClassificationRubric(_RubricBase):
         languages = sorted({lang for lb in self.labels for lang in (*lb.names, *lb.aliases)})
         label = next((found for lang in [None, *languages] if (found := self.gold_of(text, lang))), None)
         if label is None:
-            raise LabelRefused(f"{text!r} is not a label of rubric '{self.name}'.",
-                               f"Valid: {', '.join(lb.name for lb in self.labels)}.")  # fmt: skip
+            raise LabelRefused(
+                f"{text!r} is not a label of rubric '{self.name}'.",
+                f"Valid: {', '.join(lb.name for lb in self.labels)}.",
+            )
         return None, label
 
     @field_validator("labels")
@@ -606,8 +610,10 @@ class InventoryRubric(_RubricBase):
         return {"item_id": "example", "response": "<target>", "language": language, "treatment": treatment}
 
     def describe(self, language: str) -> list[str]:
-        return [f"  {item}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
-                for item, facet, factor, reverse in self.structure()]  # fmt: skip
+        return [
+            f"  {item}: facet {facet}, factor {factor or '(interstitial)'}{', reversed' if reverse else ''}"
+            for item, facet, factor, reverse in self.structure()
+        ]
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return 1, self.scale.points

@@ -158,14 +158,16 @@ def _pointwise(rubric: PointwiseRubric, subject: Mapping[str, Any], order: str, 
 
 @kind_behaviour("pairwise", "render")
 @kind_behaviour("preference", "render")
-def _pairwise(rubric: PairwiseRubric | PreferenceRubric, subject: Mapping[str, Any], order: str,
-              key: str) -> tuple[Messages, None]:  # fmt: skip
+def _pairwise(
+    rubric: PairwiseRubric | PreferenceRubric, subject: Mapping[str, Any], order: str, key: str
+) -> tuple[Messages, None]:
     return render_pairwise(rubric, subject, order), None
 
 
 @kind_behaviour("classification", "render")
-def _classification(rubric: ClassificationRubric, subject: Mapping[str, Any], order: str,
-                    key: str) -> tuple[Messages, None]:  # fmt: skip
+def _classification(
+    rubric: ClassificationRubric, subject: Mapping[str, Any], order: str, key: str
+) -> tuple[Messages, None]:
     return render_classification(rubric, subject), None
 
 

@@ -139,13 +139,17 @@ def _by_row_ranges(con: Connection, rubric: AnyRubric, base: str, key: str) -> A
     reads its own rows only. A subject that itself holds too large a text still runs out."""
 
     if is_pairwise(rubric):
-        found = con.execute("SELECT a.rowid, b.rowid FROM pairs p JOIN items a ON a.item_id = p.item_a "
-                            "JOIN items b ON b.item_id = p.item_b "
-                            "WHERE p.pair_id IN (SELECT id FROM _jb_chunk_ids)").fetchall()  # fmt: skip
+        found = con.execute(
+            "SELECT a.rowid, b.rowid FROM pairs p JOIN items a ON a.item_id = p.item_a "
+            "JOIN items b ON b.item_id = p.item_b "
+            "WHERE p.pair_id IN (SELECT id FROM _jb_chunk_ids)"
+        ).fetchall()
         rows = sorted({int(r[0]) for r in found} | {int(r[1]) for r in found})
     else:
-        rows = sorted(int(r[0]) for r in con.execute("SELECT rowid FROM items WHERE item_id IN "
-                                                     "(SELECT id FROM _jb_chunk_ids)").fetchall())  # fmt: skip
+        rows = sorted(
+            int(r[0])
+            for r in con.execute("SELECT rowid FROM items WHERE item_id IN (SELECT id FROM _jb_chunk_ids)").fetchall()
+        )
     ranges: list[tuple[int, int]] = []
     for row in rows:
         if ranges and row == ranges[-1][1] + 1:

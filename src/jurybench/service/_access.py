@@ -36,8 +36,11 @@ class HostCheck:
         if scope["type"] == "http":
             host = next((v for k, v in scope.get("headers") or [] if k == b"host"), b"").decode("latin-1").lower()
             if host not in self.allowed:
-                response = error_response(421, f"this server does not answer for host {host[:100]!r}.",
-                                  "Use the address it printed at start (or --allow-host).")  # fmt: skip
+                response = error_response(
+                    421,
+                    f"this server does not answer for host {host[:100]!r}.",
+                    "Use the address it printed at start (or --allow-host).",
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -55,8 +55,9 @@ class _BodyLimit:
         declared = next((v for k, v in scope.get("headers") or [] if k == b"content-length"), None)
 
         def too_big() -> JSONResponse:  # made only when needed: an answer costs a redaction pass
-            return _error(413, f"request body over the server's limit of {self.limit} bytes.",
-                          "Send fewer rows per request.")  # fmt: skip
+            return _error(
+                413, f"request body over the server's limit of {self.limit} bytes.", "Send fewer rows per request."
+            )
 
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await too_big()(scope, receive, send)
@@ -91,16 +92,23 @@ def _offline_docs(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui() -> Any:
-        return get_swagger_ui_html(openapi_url="/openapi.json", title="jurybench API",
-                                   swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-                                   swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png")  # fmt: skip
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="jurybench API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+        )
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc() -> Any:
-        return get_redoc_html(openapi_url="/openapi.json", title="jurybench API",
-                              redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
-                              redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png", with_google_fonts=False)  # fmt: skip
+        return get_redoc_html(
+            openapi_url="/openapi.json",
+            title="jurybench API",
+            redoc_js_url=f"{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
 
 
 class _TooBig(Exception):
@@ -131,12 +139,14 @@ def create_app(
         import jurybench.calibration
         import jurybench.jury  # noqa: F401
 
-        state.store = store or Store(config.db, config.url, sql_memory_mb=config.sql_memory_mb,
-                                     sql_timeout_s=config.sql_timeout_s)  # fmt: skip
+        state.store = store or Store(
+            config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
+        )
         # Submissions and the ends of jobs are committed in groups (as many as are waiting).
         state.group = GroupWriter(state.store, batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
-        state.jobs = JobManager(state.store, workers=config.workers, end_run=state.group.run,
-                                calibration_dir=config.calibrations)  # fmt: skip
+        state.jobs = JobManager(
+            state.store, workers=config.workers, end_run=state.group.run, calibration_dir=config.calibrations
+        )
         if start_jobs:
             state.jobs.start()
 
@@ -160,10 +170,14 @@ def create_app(
             state.store = state.group = state.jobs = None
 
     app = FastAPI(
-        title="jurybench", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+        title="jurybench",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
         description="Judge generations with a jury of LLMs over HTTP: jobs, items, annotations, calibration, "
         "statistics and read-only SQL on one DuckDB store.",
-    )  # fmt: skip
+    )
     app.state.jurybench = state
     _offline_docs(app)
     mount_viewer(app, config, lambda: state.store)
@@ -197,8 +211,9 @@ def _error_shapes(app: FastAPI) -> None:
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         fields = [{"field": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in exc.errors()[:20]]
         first = fields[0] if fields else {"field": "body", "message": "invalid"}
-        return _error(422, f"{first['field']}: {first['message']}", "See /openapi.json for the request schema.",
-                      fields=fields)  # fmt: skip
+        return _error(
+            422, f"{first['field']}: {first['message']}", "See /openapi.json for the request schema.", fields=fields
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -66,8 +66,14 @@ class Live:
             c = dict(self.counts)
             cost = self.cost.as_dict()
         done = self.n_cached + c.get("ok", 0) + c.get("invalid", 0) + c.get("refusal", 0)
-        return {"n_tasks": self.n_tasks, "n_done": done, "n_invalid": c.get("invalid", 0),
-                "n_refusal": c.get("refusal", 0), "n_failed": c.get("error", 0), **cost}  # fmt: skip
+        return {
+            "n_tasks": self.n_tasks,
+            "n_done": done,
+            "n_invalid": c.get("invalid", 0),
+            "n_refusal": c.get("refusal", 0),
+            "n_failed": c.get("error", 0),
+            **cost,
+        }
 
 
 def strip_secrets(request: dict[str, Any]) -> dict[str, Any]:
@@ -130,8 +136,9 @@ class JobManager:
         self.live: dict[str, Live] = {}
         # job -> each juror's credentials (api_key, headers), memory only
         self.secrets: dict[str, list[dict[str, Any] | None]] = {}
-        self.threads = [threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True)
-                        for i in range(max(1, workers))]  # fmt: skip
+        self.threads = [
+            threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True) for i in range(max(1, workers))
+        ]
         self.closing = False
         # Submissions being handled: a worker waits for them (up to ADMIT_WAIT_S) before it
         # starts its next job, so accepting a job is never queued behind starting others.
@@ -145,8 +152,12 @@ class JobManager:
         """Start the workers and queue every unfinished job again (oldest first)."""
         with self.store.writing() as cur:
             cur.execute("UPDATE jobs SET status = 'queued' WHERE status = 'running'")
-            pending = [r[0] for r in cur.execute(
-                "SELECT job_id FROM jobs WHERE status = 'queued' ORDER BY created_at, job_id").fetchall()]  # fmt: skip
+            pending = [
+                r[0]
+                for r in cur.execute(
+                    "SELECT job_id FROM jobs WHERE status = 'queued' ORDER BY created_at, job_id"
+                ).fetchall()
+            ]
         for job_id in pending:
             self.live[job_id] = Live()
             self.queue.put(job_id)
@@ -189,14 +200,20 @@ class JobManager:
         for (table, key), wanted in by_table.items():
             frame = pa.table({"job": [n for n, _ in wanted], "id": [i for _, i in wanted]})
             with registered(cur, "wanted_subjects", frame):
-                found = dict(cur.execute(f"SELECT w.job, count(t.{key}) FROM wanted_subjects w "
-                                         f"LEFT JOIN {table} t ON t.{key} = w.id GROUP BY w.job").fetchall())  # fmt: skip
+                found = dict(
+                    cur.execute(
+                        f"SELECT w.job, count(t.{key}) FROM wanted_subjects w "
+                        f"LEFT JOIN {table} t ON t.{key} = w.id GROUP BY w.job"
+                    ).fetchall()
+                )
             counts.update({n: int(found.get(n, 0)) for n, _ in wanted})
         for n, write in enumerate(writes):
             if counts[n] == 0:
                 kind = write.rubric.subject_table
-                raise JurybenchError(f"no {kind} to judge{f' where {write.where}' if write.where else ''}.",
-                                     hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.")  # fmt: skip
+                raise JurybenchError(
+                    f"no {kind} to judge{f' where {write.where}' if write.where else ''}.",
+                    hint=f"Upload {kind} (POST /v1/{kind}) or send them inline.",
+                )
         created = _now()
         rows = []
         for n, write in enumerate(writes):
@@ -273,14 +290,27 @@ class JobManager:
         stored = json.loads(r[3])
         request = strip_secrets({k: v for k, v in stored.items() if not k.startswith("_")})
         job = {
-            "job_id": r[0], "status": r[1], "run_id": r[2], "request": request, "n_subjects": stored.get("_n_subjects"),
-            "created_at": _iso(r[4]), "started_at": _iso(r[5]), "finished_at": _iso(r[6]),
+            "job_id": r[0],
+            "status": r[1],
+            "run_id": r[2],
+            "request": request,
+            "n_subjects": stored.get("_n_subjects"),
+            "created_at": _iso(r[4]),
+            "started_at": _iso(r[5]),
+            "finished_at": _iso(r[6]),
             "error": redact(r[7]) if r[7] else r[7],
             "notes": json.loads(r[16]) if len(r) > 16 and r[16] else [],
-            "progress": {"n_tasks": r[8], "n_done": r[9], "n_invalid": r[10], "n_refusal": r[11],
-                         "n_failed": r[12], "cost_usd": r[13], "n_cost_unknown": r[14] or 0,
-                         "cost_by_juror": json.loads(r[15]) if r[15] else {}},
-        }  # fmt: skip
+            "progress": {
+                "n_tasks": r[8],
+                "n_done": r[9],
+                "n_invalid": r[10],
+                "n_refusal": r[11],
+                "n_failed": r[12],
+                "cost_usd": r[13],
+                "n_cost_unknown": r[14] or 0,
+                "cost_by_juror": json.loads(r[15]) if r[15] else {},
+            },
+        }
         live = self.live.get(r[0])
         if live is not None and r[1] == "running":
             job["progress"] = live.progress()
@@ -333,18 +363,33 @@ class JobManager:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
             self._reload(cur, job_id)
         options = engine_options(
-            on_call=live.on_call, on_plan=live.on_plan, stop=live.stop.is_set, store_lock=self.store.write_lock,
+            on_call=live.on_call,
+            on_plan=live.on_plan,
+            stop=live.stop.is_set,
+            store_lock=self.store.write_lock,
             end_run=self.end_run,
-            concurrency=int(request.get("concurrency") or 16), batch=bool(request.get("batch")),
-            poll_every=float(request.get("poll_every") or 30.0), max_cost=request.get("max_cost"),
-            orders=str(request.get("orders") or "both"), order_seed=int(request.get("order_seed") or 0),
-        )  # fmt: skip
+            concurrency=int(request.get("concurrency") or 16),
+            batch=bool(request.get("batch")),
+            poll_every=float(request.get("poll_every") or 30.0),
+            max_cost=request.get("max_cost"),
+            orders=str(request.get("orders") or "both"),
+            order_seed=int(request.get("order_seed") or 0),
+        )
         try:
             with self.store.cursor() as cur:
-                done = score(cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids,
-                             until=request.get("until"), batch_items=int(request.get("batch_items") or 50),
-                             until_seed=int(request.get("until_seed") or 0),
-                             until_alpha=float(request.get("until_alpha") or 0.05))  # fmt: skip
+                done = score(
+                    cur,
+                    rubric=rubric,
+                    jury=jury,
+                    where=where,
+                    run=run_id,
+                    options=options,
+                    ids=ids,
+                    until=request.get("until"),
+                    batch_items=int(request.get("batch_items") or 50),
+                    until_seed=int(request.get("until_seed") or 0),
+                    until_alpha=float(request.get("until_alpha") or 0.05),
+                )
                 result = done.result
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
@@ -362,20 +407,25 @@ class JobManager:
             left = result.n_tasks - result.n_cached - result.n_called
             from jurybench.jurors import usd
 
-            error = (f"budget reached: the run spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
-                     f"{left} calls were not made. Submit the job again with a higher max_cost to go on.")  # fmt: skip
+            error = (
+                f"budget reached: the run spent {usd(result.budget.spent)} of {usd(result.budget.max_cost)}; "
+                f"{left} calls were not made. Submit the job again with a higher max_cost to go on."
+            )
         with live.lock:  # the engine's own totals: calls never made (an unusable juror) count as failed
             live.counts["error"] = result.n_errors + result.n_skipped
             live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
         notes = list(result.notes)
         if done.stopping is not None:  # sequential judging: what it saw, in a line (runs.stopping has every look)
             s = done.stopping
-            notes.append(f"until {s['rule']}: {s['stopped']} after {s['judged']} of {s['subjects_available']} "
-                         "subjects (runs.stopping has every look)")  # fmt: skip
+            notes.append(
+                f"until {s['rule']}: {s['stopped']} after {s['judged']} of {s['subjects_available']} "
+                "subjects (runs.stopping has every look)"
+            )
         self._finish(job_id, result.status, error, live, notes=notes)
 
-    def _finish(self, job_id: str, status: str, error: str | None, live: Live | None,
-                notes: Sequence[str] | None = None) -> None:  # fmt: skip
+    def _finish(
+        self, job_id: str, status: str, error: str | None, live: Live | None, notes: Sequence[str] | None = None
+    ) -> None:
         progress = live.progress() if live else {}
         error = redact(error) if error else error
         with self.store.writing() as cur:
@@ -386,12 +436,22 @@ class JobManager:
                           cost_usd = coalesce(?, cost_usd), n_cost_unknown = coalesce(?, n_cost_unknown),
                           cost_by_juror = coalesce(?, cost_by_juror), notes = coalesce(?, notes)
                    WHERE job_id = ?""",
-                [status, error, _now(), progress.get("n_tasks"), progress.get("n_done"), progress.get("n_invalid"),
-                 progress.get("n_refusal"), progress.get("n_failed"), progress.get("cost_usd"),
-                 progress.get("n_cost_unknown"),
-                 json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
-                 json.dumps([redact(n) for n in notes]) if notes else None, job_id],
-            )  # fmt: skip
+                [
+                    status,
+                    error,
+                    _now(),
+                    progress.get("n_tasks"),
+                    progress.get("n_done"),
+                    progress.get("n_invalid"),
+                    progress.get("n_refusal"),
+                    progress.get("n_failed"),
+                    progress.get("cost_usd"),
+                    progress.get("n_cost_unknown"),
+                    json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
+                    json.dumps([redact(n) for n in notes]) if notes else None,
+                    job_id,
+                ],
+            )
             self._reload(cur, job_id)
         self.secrets.pop(job_id, None)
 

@@ -247,8 +247,9 @@ def load_rubric_for(request: dict[str, Any]) -> AnyRubric:
         raise JurybenchError(f"rubric_inline.{field}: {err['msg']}.", hint="See docs/rubrics.md.") from None
 
 
-def jury_for(request: dict[str, Any], secrets: list[dict[str, Any] | None] | None,
-             calibration_dir: Path | None = None) -> Jury:  # fmt: skip
+def jury_for(
+    request: dict[str, Any], secrets: list[dict[str, Any] | None] | None, calibration_dir: Path | None = None
+) -> Jury:
     """The job's jury, with each juror's credentials (kept in memory only) put back."""
     from dataclasses import replace
 

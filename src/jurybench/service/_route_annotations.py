@@ -20,19 +20,27 @@ def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str,
 
     rubric = rq.load_rubric_for({"rubric": body.rubric})
     column = rubric.subject_column
-    labels: list[tuple[int, Row]] = [(n, {column: lab.subject_id, "annotator": lab.annotator,
-                                          "criterion": lab.criterion, "value": lab.value})
-                                       for n, lab in enumerate(body.labels, start=1)]  # fmt: skip
+    labels: list[tuple[int, Row]] = [
+        (n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion, "value": lab.value})
+        for n, lab in enumerate(body.labels, start=1)
+    ]
     with store.writing() as cur:
-        result = import_annotation_rows(cur, labels, rubric, source="labels", layout="long", replace=body.replace,
-                                        continuous=body.continuous)  # fmt: skip
+        result = import_annotation_rows(
+            cur, labels, rubric, source="labels", layout="long", replace=body.replace, continuous=body.continuous
+        )
     return {"inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced}
 
 
 @router.get("/v1/annotations")
-def list_annotations(store: StoreDep, subject_id: Annotated[str | None, Query(max_length=256)] = None,
-                     limit: Limit = 100, offset: Offset = 0) -> list[dict[str, object]]:  # fmt: skip
-    sql = ("SELECT subject_kind, subject_id, criterion, annotator, value, label FROM human_labels"
-           + (" WHERE subject_id = ?" if subject_id else "")
-           + " ORDER BY subject_id, criterion, annotator LIMIT ? OFFSET ?")  # fmt: skip
+def list_annotations(
+    store: StoreDep,
+    subject_id: Annotated[str | None, Query(max_length=256)] = None,
+    limit: Limit = 100,
+    offset: Offset = 0,
+) -> list[dict[str, object]]:
+    sql = (
+        "SELECT subject_kind, subject_id, criterion, annotator, value, label FROM human_labels"
+        + (" WHERE subject_id = ?" if subject_id else "")
+        + " ORDER BY subject_id, criterion, annotator LIMIT ? OFFSET ?"
+    )
     return rows(store, sql, [*([subject_id] if subject_id else []), limit, offset])

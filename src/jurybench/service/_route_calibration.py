@@ -20,10 +20,19 @@ def fit(body: rq.CalibrationIn, store: StoreDep, config: ConfigDep) -> dict[str,
 
     with store.writing() as cur:
         artifact, path = fit_calibration(
-            cur, body.run, name=body.name, criteria=body.criteria, covariates=body.covariates,
-            methods=list(body.methods) if body.methods else None, group_by=body.group_by, test_size=body.test_size,
-            folds=body.folds, seed=body.seed, n_boot=body.boot, out_dir=config.calibrations,
-        )  # fmt: skip
+            cur,
+            body.run,
+            name=body.name,
+            criteria=body.criteria,
+            covariates=body.covariates,
+            methods=list(body.methods) if body.methods else None,
+            group_by=body.group_by,
+            test_size=body.test_size,
+            folds=body.folds,
+            seed=body.seed,
+            n_boot=body.boot,
+            out_dir=config.calibrations,
+        )
     return {"name": body.name, "file": path.name, "artifact": jsonable(artifact)}
 
 
@@ -39,14 +48,21 @@ def list_calibrations(config: ConfigDep) -> list[dict[str, object]]:
             artifact, _ = load_artifact(path)
         except JurybenchError:
             continue
-        out.append({"name": path.stem, "rubric": artifact.get("rubric"), "jurors": artifact.get("jurors"),
-                    "created": artifact.get("created")})  # fmt: skip
+        out.append(
+            {
+                "name": path.stem,
+                "rubric": artifact.get("rubric"),
+                "jurors": artifact.get("jurors"),
+                "created": artifact.get("created"),
+            }
+        )
     return out
 
 
 @router.post("/v1/calibrations/{name}/apply")
-def apply(name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep,
-          config: ConfigDep) -> dict[str, object]:  # fmt: skip
+def apply(
+    name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep, config: ConfigDep
+) -> dict[str, object]:
     """Score a run with a calibration (stored in calibrated_scores)."""
     from jurybench.calibration import apply_calibration
     from jurybench.stats import jsonable

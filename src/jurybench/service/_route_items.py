@@ -16,16 +16,18 @@ if TYPE_CHECKING:
 router = APIRouter()
 
 
-def import_items(cur: "Connection", items: list[rq.ItemIn], dataset: str | None,
-                 in_transaction: bool = False) -> "ImportResult":  # fmt: skip
+def import_items(
+    cur: "Connection", items: list[rq.ItemIn], dataset: str | None, in_transaction: bool = False
+) -> "ImportResult":
     from jurybench.store import import_item_rows
 
     found = [(n, item.model_dump(exclude_none=True)) for n, item in enumerate(items, start=1)]
     return import_item_rows(cur, found, source="items", dataset=dataset, in_transaction=in_transaction)
 
 
-def import_pairs(cur: "Connection", pairs: list[rq.PairIn], dataset: str | None,
-                 in_transaction: bool = False) -> "ImportResult":  # fmt: skip
+def import_pairs(
+    cur: "Connection", pairs: list[rq.PairIn], dataset: str | None, in_transaction: bool = False
+) -> "ImportResult":
     from jurybench.store import import_pair_rows
 
     found = [(n, pair.model_dump(exclude_none=True)) for n, pair in enumerate(pairs, start=1)]
@@ -51,11 +53,26 @@ def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, obj
     rubric = rq.load_rubric_for({"rubric": body.rubric})
     found = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]
     with store.writing() as cur:
-        result = import_judgments(cur, found, rubric, run=body.run, juror=body.juror, source="judgments",
-                                  replace=body.replace, continuous=body.continuous)  # fmt: skip
-    return {"run": result.run_id, "calls": result.calls, "judgments": result.judgments,
-            "inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced,
-            "orders": result.orders, "probabilistic": result.probabilistic}  # fmt: skip
+        result = import_judgments(
+            cur,
+            found,
+            rubric,
+            run=body.run,
+            juror=body.juror,
+            source="judgments",
+            replace=body.replace,
+            continuous=body.continuous,
+        )
+    return {
+        "run": result.run_id,
+        "calls": result.calls,
+        "judgments": result.judgments,
+        "inserted": result.inserted,
+        "unchanged": result.unchanged,
+        "replaced": result.replaced,
+        "orders": result.orders,
+        "probabilistic": result.probabilistic,
+    }
 
 
 @router.get("/v1/items", tags=["items"])

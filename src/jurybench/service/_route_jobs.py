@@ -45,8 +45,10 @@ def prepare(
 
         unknown = [j.display_name for j in jury.jurors if price_of(j) is None]
         if unknown:
-            raise JurybenchError(f"max_cost: no price is known for {', '.join(unknown)}, so a budget cannot be kept.",
-                                 hint="Use models litellm's price map lists, or leave max_cost out.")  # fmt: skip
+            raise JurybenchError(
+                f"max_cost: no price is known for {', '.join(unknown)}, so a budget cannot be kept.",
+                hint="Use models litellm's price map lists, or leave max_cost out.",
+            )
     return request, rubric, jury, secrets
 
 
@@ -59,8 +61,10 @@ def plan_job(body: rq.JobIn, store: StoreDep, config: ConfigDep) -> dict[str, ob
     from jurybench.rubric import is_pairwise
 
     if body.items or body.pairs:
-        raise JurybenchError("a plan reads stored subjects: upload items or pairs first (POST /v1/items, "
-                             "/v1/pairs), then plan with item_ids, pair_ids or where.")  # fmt: skip
+        raise JurybenchError(
+            "a plan reads stored subjects: upload items or pairs first (POST /v1/items, "
+            "/v1/pairs), then plan with item_ids, pair_ids or where."
+        )
     _, rubric, jury, _ = prepare(body, config, need_keys=False)
     ids, where = rq.subject_predicate(body, is_pairwise(rubric))
     with store.cursor() as cur:
@@ -71,8 +75,13 @@ def plan_job(body: rq.JobIn, store: StoreDep, config: ConfigDep) -> dict[str, ob
         values = [p[name] for p in jurors]
         return None if any(v is None for v in values) else sum(values)
 
-    return {"n_calls": sum(p["calls"] for p in jurors), "n_cached": sum(p["cached"] for p in jurors),
-            "cost_usd": total("cost_usd"), "cost_batch_usd": total("cost_batch_usd"), "jurors": jurors}  # fmt: skip
+    return {
+        "n_calls": sum(p["calls"] for p in jurors),
+        "n_cached": sum(p["cached"] for p in jurors),
+        "cost_usd": total("cost_usd"),
+        "cost_batch_usd": total("cost_batch_usd"),
+        "jurors": jurors,
+    }
 
 
 @router.post("/v1/jobs", status_code=202)
@@ -108,8 +117,9 @@ def _submission(
 
 
 @router.get("/v1/jobs")
-def list_jobs(jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100,
-              offset: Offset = 0) -> list[dict[str, object]]:  # fmt: skip
+def list_jobs(
+    jobs: JobsDep, status: Annotated[str | None, Query(max_length=32)] = None, limit: Limit = 100, offset: Offset = 0
+) -> list[dict[str, object]]:
     """Jobs, newest first."""
     return jobs.list(status=status, limit=limit, offset=offset)
 

@@ -30,8 +30,12 @@ def _endpoint(name: str, model: Any) -> Any:  # a pydantic model made at run tim
 
 
 def list_results(store: StoreDep, limit: Limit = 100, offset: Offset = 0) -> list[dict[str, object]]:
-    return rows(store, "SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
-                "ORDER BY created_at DESC, result_id LIMIT ? OFFSET ?", [limit, offset])  # fmt: skip
+    return rows(
+        store,
+        "SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
+        "ORDER BY created_at DESC, result_id LIMIT ? OFFSET ?",
+        [limit, offset],
+    )
 
 
 def get_result(result_id: Id, store: StoreDep) -> dict[str, object]:

@@ -125,13 +125,31 @@ def rows(store: Store, sql: str, params: list[object]) -> list[dict[str, object]
     return out
 
 
-def listing(store: Store, table: str, key: str, dataset: str | None, limit: int,
-            offset: int) -> list[dict[str, object]]:  # fmt: skip
+def listing(
+    store: Store, table: str, key: str, dataset: str | None, limit: int, offset: int
+) -> list[dict[str, object]]:
     """A page of a table's rows by key (one dataset's when given)."""
     where = " WHERE dataset = ?" if dataset else ""
-    return rows(store, f"SELECT * FROM {table}{where} ORDER BY {key} LIMIT ? OFFSET ?",
-                [*([dataset] if dataset else []), limit, offset])  # fmt: skip
+    return rows(
+        store,
+        f"SELECT * FROM {table}{where} ORDER BY {key} LIMIT ? OFFSET ?",
+        [*([dataset] if dataset else []), limit, offset],
+    )
 
 
-__all__ = ["ConfigDep", "Dataset", "GroupDep", "Id", "JobsDep", "Limit", "Offset", "ServiceConfig", "ServiceState",
-           "StoreDep", "listing", "plain", "rows", "state_of"]  # fmt: skip
+__all__ = [
+    "ConfigDep",
+    "Dataset",
+    "GroupDep",
+    "Id",
+    "JobsDep",
+    "Limit",
+    "Offset",
+    "ServiceConfig",
+    "ServiceState",
+    "StoreDep",
+    "listing",
+    "plain",
+    "rows",
+    "state_of",
+]

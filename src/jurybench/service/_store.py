@@ -44,9 +44,14 @@ class Store(Holder):
     and the server's own writes together (these need little)."""
 
     def __init__(
-        self, path: Path, url: str = "", *, sql_memory_mb: int = 512, sql_timeout_s: float = 10.0,
+        self,
+        path: Path,
+        url: str = "",
+        *,
+        sql_memory_mb: int = 512,
+        sql_timeout_s: float = 10.0,
         sql_concurrency: int = 2,
-    ) -> None:  # fmt: skip
+    ) -> None:
         import duckdb
 
         from jurybench.store import migrate
@@ -56,8 +61,11 @@ class Store(Holder):
         self.sql_concurrency = sql_concurrency
         self._slots = threading.BoundedSemaphore(sql_concurrency)
         self._ceiling = DataCeiling(sql_memory_mb * 1024 * 1024)
-        config: DuckConfig = {**HARDENED, "memory_limit": f"{sql_memory_mb}MB",
-                  "max_temp_directory_size": f"{2 * sql_memory_mb}MB"}  # fmt: skip
+        config: DuckConfig = {
+            **HARDENED,
+            "memory_limit": f"{sql_memory_mb}MB",
+            "max_temp_directory_size": f"{2 * sql_memory_mb}MB",
+        }
         try:
             con = duckdb.connect(str(path), config=config)
         except duckdb.IOException as exc:

@@ -70,8 +70,15 @@ def mount_viewer(app: FastAPI, config: Any, store_of: Any) -> None:
             return HTMLResponse(page, status_code=401)
         response = RedirectResponse(target, status_code=303)
         if config.token:
-            response.set_cookie(SESSION_COOKIE, session_of(config.token), httponly=True, samesite="strict", path="/",
-                                max_age=SESSION_TTL_S, secure=request.url.scheme == "https")  # fmt: skip
+            response.set_cookie(
+                SESSION_COOKIE,
+                session_of(config.token),
+                httponly=True,
+                samesite="strict",
+                path="/",
+                max_age=SESSION_TTL_S,
+                secure=request.url.scheme == "https",
+            )
         return response
 
     from jurybench.viewer import Annotating

@@ -17,8 +17,11 @@ RESULTS_SQL = "SELECT result_id, name, run_id, seed, params, created_at FROM sta
 def result_rows(store: StoreRef, *, name: str | None = None) -> list[tuple[Any, ...]]:
     """Recorded statistics (id, name, run, seed, parameters, time) as rows, oldest first."""
     with reading(store) as con:
-        return list(con.execute(RESULTS_SQL + ("WHERE name = ? " if name else "") + "ORDER BY created_at",
-                                [name] if name else []).fetchall())  # fmt: skip
+        return list(
+            con.execute(
+                RESULTS_SQL + ("WHERE name = ? " if name else "") + "ORDER BY created_at", [name] if name else []
+            ).fetchall()
+        )
 
 
 def results(store: StoreRef, *, name: str | None = None) -> pd.DataFrame:

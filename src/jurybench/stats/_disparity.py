@@ -40,8 +40,11 @@ def accuracy_table(
         for c in ["*", *sorted(set(category))]:
             mask = in_g if c == "*" else in_g & (c_arr == c)
             n = int(mask.sum())
-            out[g][c] = {"n": float(n), "accuracy": float(correct[mask].mean()) if n else float("nan"),
-                         "invalid_rate": float(invalid[mask].mean()) if n else float("nan")}  # fmt: skip
+            out[g][c] = {
+                "n": float(n),
+                "accuracy": float(correct[mask].mean()) if n else float("nan"),
+                "invalid_rate": float(invalid[mask].mean()) if n else float("nan"),
+            }
     return out
 
 
@@ -68,8 +71,10 @@ def disparity(
     if not isinstance(n_boot, int) or isinstance(n_boot, bool) or n_boot < 10:
         from jurybench.errors import JurybenchError
 
-        raise JurybenchError(f"--boot {n_boot!r}: the bootstrap needs at least 10 draws.",
-                             hint="Give --boot 2000 (the default) or another whole number >= 10.")  # fmt: skip
+        raise JurybenchError(
+            f"--boot {n_boot!r}: the bootstrap needs at least 10 draws.",
+            hint="Give --boot 2000 (the default) or another whole number >= 10.",
+        )
     if resample.startswith("clusters:"):
         if clusters is None:
             from jurybench.errors import JurybenchError
@@ -78,8 +83,10 @@ def disparity(
     elif resample not in RESAMPLE_UNITS:
         from jurybench.errors import JurybenchError
 
-        raise JurybenchError(f"--resample {resample!r} is not valid.",
-                             hint=f"Valid: {', '.join(RESAMPLE_UNITS)}, or clusters:<column of the input>.")  # fmt: skip
+        raise JurybenchError(
+            f"--resample {resample!r} is not valid.",
+            hint=f"Valid: {', '.join(RESAMPLE_UNITS)}, or clusters:<column of the input>.",
+        )
     table = accuracy_table(group, category, correct, invalid)
     excluded = sorted(
         g for g, t in table.items() if max_invalid_rate is not None and t["*"]["invalid_rate"] > max_invalid_rate

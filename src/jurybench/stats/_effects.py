@@ -48,9 +48,14 @@ def _moments(counts: Array, data: Array, n: Any) -> tuple[Array, Array]:
 
 
 def cohens_d_cells(
-    arm1: Array, arm2: Array, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+    arm1: Array,
+    arm2: Array,
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
     clusters: tuple[Any, Any] | None = None,
-) -> dict[str, dict[str, Array]]:  # fmt: skip
+) -> dict[str, dict[str, Array]]:
     """d for many cells measured on the same runs: ``arm1`` is runs1 x cells, ``arm2`` runs2 x cells.
 
     ``clusters`` (a label per row of each arm): the bootstrap draws clusters (e.g. prompts) from
@@ -133,8 +138,16 @@ def anchor(
     else:  # pragma: no cover - the CI contains the baseline in projected space
         pattern = "concordance"
     ratio = value / human if human != 0 else float("nan")
-    return {"d": value, "ci_low": low, "ci_high": high, "d_human": human, "ratio": ratio,
-            "baseline_in_ci": bool(inside), "reversed": bool(value * human < 0), "pattern": pattern}  # fmt: skip
+    return {
+        "d": value,
+        "ci_low": low,
+        "ci_high": high,
+        "d_human": human,
+        "ratio": ratio,
+        "baseline_in_ci": bool(inside),
+        "reversed": bool(value * human < 0),
+        "pattern": pattern,
+    }
 
 
 def factor_pattern(

@@ -40,8 +40,16 @@ def _connected(first: Ints, second: Ints, n: int) -> bool:
     return len({find(i) for i in range(n)}) == 1
 
 
-def bradley_terry(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, n_models: int, *, anchor: int = 0,
-                  weights: ArrayLike | None = None, names: list[str] | None = None) -> Array:  # fmt: skip
+def bradley_terry(
+    first: ArrayLike,
+    second: ArrayLike,
+    outcome: ArrayLike,
+    n_models: int,
+    *,
+    anchor: int = 0,
+    weights: ArrayLike | None = None,
+    names: list[str] | None = None,
+) -> Array:
     """Log-strengths b (b[anchor] = 0) maximising the Bradley–Terry likelihood of the battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
     y = np.asarray(outcome, dtype=float)
@@ -59,8 +67,9 @@ def bradley_terry(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, n_mod
     return beta
 
 
-def _newton(first: Ints, second: Ints, y: Array, w: Array, n_models: int, anchor: int,
-            style: Array | None) -> tuple[Array, Array]:  # fmt: skip
+def _newton(
+    first: Ints, second: Ints, y: Array, w: Array, n_models: int, anchor: int, style: Array | None
+) -> tuple[Array, Array]:
     """Maximum likelihood by Newton's method: model indicators (+1 first, -1 second, the anchor
     left out) and, with ``style``, its columns as covariates of the first-shown minus the second."""
     free = [m for m in range(n_models) if m != anchor]
@@ -95,8 +104,16 @@ def _newton(first: Ints, second: Ints, y: Array, w: Array, n_models: int, anchor
     return out, beta[len(free) :]
 
 
-def bradley_terry_styled(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, style: ArrayLike, n_models: int, *,
-                         anchor: int = 0, weights: ArrayLike | None = None) -> tuple[Array, Array]:  # fmt: skip
+def bradley_terry_styled(
+    first: ArrayLike,
+    second: ArrayLike,
+    outcome: ArrayLike,
+    style: ArrayLike,
+    n_models: int,
+    *,
+    anchor: int = 0,
+    weights: ArrayLike | None = None,
+) -> tuple[Array, Array]:
     """Bradley–Terry with style covariates (Chatbot Arena's style control): P(first wins) =
     1 / (1 + exp(-(b_first - b_second + gamma . z))), where z holds, per battle, the style of the
     first-shown response minus the second's (e.g. normalised length differences). Returns the
@@ -115,8 +132,15 @@ class PairCounts:
     the same sums are kept as sparse rows, so a bootstrap round (clusters drawn with
     replacement) is one sparse product, not a rebuilt design over every battle."""
 
-    def __init__(self, first: ArrayLike, second: ArrayLike, outcome: ArrayLike, weights: ArrayLike, clusters: ArrayLike,
-                 n_models: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        first: ArrayLike,
+        second: ArrayLike,
+        outcome: ArrayLike,
+        weights: ArrayLike,
+        clusters: ArrayLike,
+        n_models: int,
+    ) -> None:
         from scipy import sparse
 
         first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
@@ -189,9 +213,20 @@ def win_rate(beta: Array, baseline: int) -> Array:
     return np.asarray(1 / (1 + np.exp(-(beta - beta[baseline]))))
 
 
-def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, clusters: ArrayLike, names: list[str], *,
-                anchor: int = 0, baseline: int = 0, n_boot: int = 1000, seed: int = 0, style: ArrayLike | None = None,
-                style_names: list[str] | None = None) -> dict[str, object]:  # fmt: skip
+def leaderboard(
+    first: ArrayLike,
+    second: ArrayLike,
+    outcome: ArrayLike,
+    clusters: ArrayLike,
+    names: list[str],
+    *,
+    anchor: int = 0,
+    baseline: int = 0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    style: ArrayLike | None = None,
+    style_names: list[str] | None = None,
+) -> dict[str, object]:
     """Ratings, win rates against the baseline and ranks, with percentile intervals from a
     bootstrap that resamples clusters (prompts) with all their battles, not single battles."""
     first, second = np.asarray(first, dtype=int), np.asarray(second, dtype=int)
@@ -217,8 +252,9 @@ def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, cluster
         chosen = rng.integers(0, len(keys), len(keys))
         try:
             # the same draw of clusters as a resampling of battles would make, in the counts form
-            b = fit_counts(counts, *counts.drawn(np.bincount(chosen, minlength=len(keys)).astype(float)), anchor,
-                           start=beta)  # fmt: skip
+            b = fit_counts(
+                counts, *counts.drawn(np.bincount(chosen, minlength=len(keys)).astype(float)), anchor, start=beta
+            )
             if z is not None:
                 assert groups is not None
                 rows = np.concatenate([groups[k] for k in chosen])
@@ -251,17 +287,35 @@ def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, cluster
         r_low, r_high = interval(boot_r, m)
         w_low, w_high = interval(boot_w, m)
         k_low, k_high = interval(boot_rank, m, whole=True)
-        models.append({
-            "model": names[m], "rating": float(ratings[m]), "ci_low": r_low, "ci_high": r_high,
-            "win_rate_vs_baseline": float(rates[m]), "win_rate_low": w_low, "win_rate_high": w_high,
-            "rank": int(rank[m]), "rank_low": None if k_low is None else int(k_low),
-            "rank_high": None if k_high is None else int(k_high), "battles": int(played.sum()),
-            "wins": int(won.sum()), "losses": int(lost.sum()), "ties": int((played & (y == 0.5)).sum()),
-            # the probability of winning summed over battles (= wins + ties / 2 for discrete outcomes)
-            "expected_wins": float(np.where(first == m, y, 0.0).sum() + np.where(second == m, 1 - y, 0.0).sum()),
-        })  # fmt: skip
-    out: dict[str, object] = {"anchor": names[anchor], "baseline": names[baseline], "n_battles": len(y),
-           "n_clusters": len(keys), "n_boot": n_boot, "failed_replicates": failed, "models": models}  # fmt: skip
+        models.append(
+            {
+                "model": names[m],
+                "rating": float(ratings[m]),
+                "ci_low": r_low,
+                "ci_high": r_high,
+                "win_rate_vs_baseline": float(rates[m]),
+                "win_rate_low": w_low,
+                "win_rate_high": w_high,
+                "rank": int(rank[m]),
+                "rank_low": None if k_low is None else int(k_low),
+                "rank_high": None if k_high is None else int(k_high),
+                "battles": int(played.sum()),
+                "wins": int(won.sum()),
+                "losses": int(lost.sum()),
+                "ties": int((played & (y == 0.5)).sum()),
+                # the probability of winning summed over battles (= wins + ties / 2 for discrete outcomes)
+                "expected_wins": float(np.where(first == m, y, 0.0).sum() + np.where(second == m, 1 - y, 0.0).sum()),
+            }
+        )
+    out: dict[str, object] = {
+        "anchor": names[anchor],
+        "baseline": names[baseline],
+        "n_battles": len(y),
+        "n_clusters": len(keys),
+        "n_boot": n_boot,
+        "failed_replicates": failed,
+        "models": models,
+    }
     if styled is not None:
         b_styled, gamma = styled
         r_styled = elo(b_styled)
@@ -272,9 +326,14 @@ def leaderboard(first: ArrayLike, second: ArrayLike, outcome: ArrayLike, cluster
             m = names.index(row["model"])
             low, high = interval(boot_s, m)
             w_low, w_high = interval(boot_sw, m)
-            row.update(rating_styled=float(r_styled[m]), styled_low=low, styled_high=high,
-                       win_rate_styled=float(rates_styled[m]), win_rate_styled_low=w_low,
-                       win_rate_styled_high=w_high)  # fmt: skip
+            row.update(
+                rating_styled=float(r_styled[m]),
+                styled_low=low,
+                styled_high=high,
+                win_rate_styled=float(rates_styled[m]),
+                win_rate_styled_low=w_low,
+                win_rate_styled_high=w_high,
+            )
         labels = style_names or [f"style{k}" for k in range(len(gamma))]
         out["style_coefficients"] = {
             label: {"coefficient": float(g), **dict(zip(("ci_low", "ci_high"), interval(boot_s, n + k), strict=True))}

@@ -41,8 +41,16 @@ def directional_differences(eps: Array, categories: list[str], *, zero_method: s
         if np.any(x != 0):
             res = wilcoxon(x, zero_method=zero_method, alternative="two-sided", method=wilcoxon_method(x))
             p, stat = float(res.pvalue), float(res.statistic)
-        rows.append({"category": name, "n": len(x), "n_zero": n_zero, "D": float(np.mean(x)) if len(x) else float("nan"),
-                     "wilcoxon_statistic": stat, "p": p})  # fmt: skip
+        rows.append(
+            {
+                "category": name,
+                "n": len(x),
+                "n_zero": n_zero,
+                "D": float(np.mean(x)) if len(x) else float("nan"),
+                "wilcoxon_statistic": stat,
+                "p": p,
+            }
+        )
         pvalues.append(p)
     raw = np.array(pvalues)
     p_holm = holm(raw)
@@ -151,9 +159,13 @@ class GapResult:
 
 
 def treatment_gaps(
-    groups: dict[str, Array], *, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+    groups: dict[str, Array],
+    *,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
     clusters: dict[str, Any] | None = None,
-) -> tuple[list[GapResult], dict[str, dict[str, float]]]:  # fmt: skip
+) -> tuple[list[GapResult], dict[str, dict[str, float]]]:
     """G per group with its bias-aware and percentile CIs, and a matrix of two-sided bootstrap
     p-values for G_a = G_b.
 
@@ -165,13 +177,23 @@ def treatment_gaps(
     results = []
     tail = (1 - level) / 2 * 100
     for i, name in enumerate(names):
-        means = bootstrap_means(groups[name], n_boot=n_boot, seed=seed + i,
-                                clusters=clusters.get(name) if clusters else None)  # fmt: skip
+        means = bootstrap_means(
+            groups[name], n_boot=n_boot, seed=seed + i, clusters=clusters.get(name) if clusters else None
+        )
         draws[name] = np.asarray(np.nansum(np.abs(means), axis=1), dtype=float)
         low, high = np.percentile(draws[name], [tail, 100 - tail])
         ci_low, ci_high = gap_interval(groups[name], means, level=level)
-        results.append(GapResult(name, gap(groups[name]), ci_low, ci_high, int(groups[name].shape[0]),
-                                 pct_low=float(low), pct_high=float(high)))  # fmt: skip
+        results.append(
+            GapResult(
+                name,
+                gap(groups[name]),
+                ci_low,
+                ci_high,
+                int(groups[name].shape[0]),
+                pct_low=float(low),
+                pct_high=float(high),
+            )
+        )
     matrix: dict[str, dict[str, float]] = {}
     for a in names:
         matrix[a] = {}
@@ -194,8 +216,11 @@ def positional_consistency(score_ab: Array, score_ba: Array) -> dict[str, float]
     ok = ~np.isnan(score_ab) & ~np.isnan(score_ba)
     a, b = score_ab[ok], score_ba[ok]
     consistent = np.sign(a) == np.sign(-b)
-    return {"n": float(ok.sum()), "consistency": float(np.mean(consistent)) if ok.any() else float("nan"),
-            "both_zero": float(np.mean((a == 0) & (b == 0))) if ok.any() else float("nan")}  # fmt: skip
+    return {
+        "n": float(ok.sum()),
+        "consistency": float(np.mean(consistent)) if ok.any() else float("nan"),
+        "both_zero": float(np.mean((a == 0) & (b == 0))) if ok.any() else float("nan"),
+    }
 
 
 def no_difference_share(eps: Array) -> float:

@@ -32,9 +32,15 @@ def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
     for (i, j), q in zip(pairs, adjusted, strict=True):
         matrix[models[i]][models[j]] = matrix[models[j]][models[i]] = float(q)
     mean_ranks = np.mean(rankdata(complete, axis=1), axis=0)  # ranks within each block, ties averaged
-    return {"n_blocks": len(complete), "n_dropped": int(len(scores) - len(complete)), "chi2": float(chi2),
-            "p": float(p), "mean_rank": dict(zip(models, map(float, mean_ranks), strict=True)),
-            "means": dict(zip(models, map(float, complete.mean(axis=0)), strict=True)), "posthoc_holm": matrix}  # fmt: skip
+    return {
+        "n_blocks": len(complete),
+        "n_dropped": int(len(scores) - len(complete)),
+        "chi2": float(chi2),
+        "p": float(p),
+        "mean_rank": dict(zip(models, map(float, mean_ranks), strict=True)),
+        "means": dict(zip(models, map(float, complete.mean(axis=0)), strict=True)),
+        "posthoc_holm": matrix,
+    }
 
 
 def one_sample_t(x: Array, baseline: float) -> dict[str, float]:
@@ -42,8 +48,14 @@ def one_sample_t(x: Array, baseline: float) -> dict[str, float]:
 
     x = x[~np.isnan(x)]
     res = ttest_1samp(x, baseline)
-    return {"n": float(len(x)), "mean": float(np.mean(x)), "baseline": baseline, "t": float(res.statistic),
-            "df": float(len(x) - 1), "p": float(res.pvalue)}  # fmt: skip
+    return {
+        "n": float(len(x)),
+        "mean": float(np.mean(x)),
+        "baseline": baseline,
+        "t": float(res.statistic),
+        "df": float(len(x) - 1),
+        "p": float(res.pvalue),
+    }
 
 
 def welch_t(a: Array, b: Array) -> dict[str, float]:
@@ -51,8 +63,15 @@ def welch_t(a: Array, b: Array) -> dict[str, float]:
 
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
     res = ttest_ind(a, b, equal_var=False)
-    return {"n_a": float(len(a)), "n_b": float(len(b)), "mean_a": float(a.mean()), "mean_b": float(b.mean()),
-            "t": float(res.statistic), "df": float(res.df), "p": float(res.pvalue)}  # fmt: skip
+    return {
+        "n_a": float(len(a)),
+        "n_b": float(len(b)),
+        "mean_a": float(a.mean()),
+        "mean_b": float(b.mean()),
+        "t": float(res.statistic),
+        "df": float(res.df),
+        "p": float(res.pvalue),
+    }
 
 
 def mann_whitney(a: Array, b: Array) -> dict[str, float]:

@@ -50,8 +50,17 @@ def pairs_needed(d: float, power: float = 0.8, alpha: float = 0.05, limit: int =
     return n
 
 
-def power_summary(a: Any, b: Any, *, d: float | None = None, shift: float | None = None, power: float = 0.8,
-                  alpha: float = 0.05, juror_variance: float | None = None, jurors: int | None = None) -> dict[str, Any]:  # fmt: skip
+def power_summary(
+    a: Any,
+    b: Any,
+    *,
+    d: float | None = None,
+    shift: float | None = None,
+    power: float = 0.8,
+    alpha: float = 0.05,
+    juror_variance: float | None = None,
+    jurors: int | None = None,
+) -> dict[str, Any]:
     """From paired pilot scores (arm a and arm b per pair): the observed difference, its SD, the
     correlation between the arms, the effect to detect (``d`` as d_z, or ``shift`` in score
     units, else the observed d_z), the pairs needed for the paired t-test and (approximately)
@@ -72,12 +81,19 @@ def power_summary(a: Any, b: Any, *, d: float | None = None, shift: float | None
         target, source = observed, "the pilot's observed d_z"
     needed = pairs_needed(target, power, alpha) if math.isfinite(target) else None
     out: dict[str, Any] = {
-        "n_pairs": n, "mean_difference": mean, "sd_difference": sd, "correlation": rho, "observed_d_z": observed,
-        "effect_d_z": target, "effect_from": source, "power_target": power, "alpha": alpha,
+        "n_pairs": n,
+        "mean_difference": mean,
+        "sd_difference": sd,
+        "correlation": rho,
+        "observed_d_z": observed,
+        "effect_d_z": target,
+        "effect_from": source,
+        "power_target": power,
+        "alpha": alpha,
         "pairs_needed_t": needed,
         "pairs_needed_wilcoxon": None if needed is None else math.ceil(needed / WILCOXON_ARE),
         "power_now": paired_power(n, abs(target), alpha) if math.isfinite(target) and n > 1 else None,
-    }  # fmt: skip
+    }
     if juror_variance is not None and jurors and sd > 0:
         noise = 2 * juror_variance / jurors
         out["juror_variance"] = juror_variance
@@ -88,7 +104,10 @@ def power_summary(a: Any, b: Any, *, d: float | None = None, shift: float | None
             if var_k <= 0:
                 continue
             d_k = target * sd / math.sqrt(var_k)  # the same raw difference over the projected SD
-            by_size[str(k)] = {"sd_difference": math.sqrt(var_k), "effect_d_z": d_k,
-                               "pairs_needed_t": pairs_needed(d_k, power, alpha)}  # fmt: skip
+            by_size[str(k)] = {
+                "sd_difference": math.sqrt(var_k),
+                "effect_d_z": d_k,
+                "pairs_needed_t": pairs_needed(d_k, power, alpha),
+            }
         out["by_jury_size"] = by_size
     return out

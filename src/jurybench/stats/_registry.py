@@ -269,18 +269,24 @@ def _recorded(stat: Statistic[...], store: StoreRef, values: dict[str, Any]) -> 
         if run is not None and isinstance(result, dict):
             found = con.execute(
                 "SELECT ju.scores, r.orders, r.stopping FROM runs r LEFT JOIN juries ju ON ju.jury_id = r.jury_id "
-                "WHERE r.run_id = ?", [run]
-            ).fetchall()  # fmt: skip
+                "WHERE r.run_id = ?",
+                [run],
+            ).fetchall()
             if found:
                 result.setdefault("scores", found[0][0] or "discrete")
                 result.setdefault("orders", found[0][1] or "both")
                 if found[0][2]:
                     stopping = json.loads(found[0][2])
-                    result.setdefault("stopping", {
-                        "rule": stopping["rule"], "stopped": stopping["stopped"], "judged": stopping["judged"],
-                        "note": "the run stopped on what it saw: fixed-n p-values here do not correct for that; "
-                                "'stats sequential' gives the anytime-valid figures",
-                    })  # fmt: skip
+                    result.setdefault(
+                        "stopping",
+                        {
+                            "rule": stopping["rule"],
+                            "stopped": stopping["stopped"],
+                            "judged": stopping["judged"],
+                            "note": "the run stopped on what it saw: fixed-n p-values here do not correct for that; "
+                            "'stats sequential' gives the anytime-valid figures",
+                        },
+                    )
         return result
 
     try:
@@ -330,8 +336,10 @@ def register_statistic(stat: Statistic[...], *, replace: bool = False) -> None:
     """Offer ``stat`` on every face. Registering a name twice is refused unless ``replace``."""
     with _LOCK:
         if stat.name in _STATS and not replace and _STATS[stat.name] is not stat:
-            raise JurybenchError(f"statistic '{stat.name}' is registered already.",
-                                 hint="Pass replace=True to register_statistic to replace it.")  # fmt: skip
+            raise JurybenchError(
+                f"statistic '{stat.name}' is registered already.",
+                hint="Pass replace=True to register_statistic to replace it.",
+            )
         _STATS[stat.name] = stat
 
 
@@ -371,8 +379,9 @@ def get_statistic(name: str) -> Statistic[...]:
     return known[name]
 
 
-def flatten(name: str, result: dict[str, Any], *, digits: int | None = 6,
-            summary: bool = True) -> tuple[list[str], list[list[object]]]:  # fmt: skip
+def flatten(
+    name: str, result: dict[str, Any], *, digits: int | None = 6, summary: bool = True
+) -> tuple[list[str], list[list[object]]]:
     """Column names and rows for a recorded result of statistic ``name``."""
     known = statistics()
     if name not in known:

@@ -71,16 +71,31 @@ def run_slices(
         "AND juror_key IN (SELECT juror_key FROM run_jurors WHERE run_id = $run)"
     )
     copies = [  # the columns the pointwise views read
-        ("calls", f"SELECT call_key, juror_key, subject_kind, subject_id, status, "
-                  f"{part_of('subject_id')} FROM {real('calls')} WHERE {mine}"),
-        ("run_calls", f"SELECT rc.*, c._jb_part FROM {real('run_calls')} rc "
-                      "JOIN temp.main._jb_calls c USING (call_key) WHERE rc.run_id = $run"),
-        ("pointwise_judgments", f"SELECT call_key, item_id, criterion, juror_key, score, expected, status, "
-                                f"{part_of('item_id')} FROM {real('pointwise_judgments')} WHERE {mine}"),
-        ("items", f"SELECT *, {part_of('item_id')} FROM {real('items')} "
-                  "WHERE item_id IN (SELECT subject_id FROM temp.main._jb_calls)"),
-        ("calibrated_scores", f"SELECT *, {part_of('subject_id')} FROM {real('calibrated_scores')} WHERE run_id = $run"),
-    ]  # fmt: skip
+        (
+            "calls",
+            f"SELECT call_key, juror_key, subject_kind, subject_id, status, "
+            f"{part_of('subject_id')} FROM {real('calls')} WHERE {mine}",
+        ),
+        (
+            "run_calls",
+            f"SELECT rc.*, c._jb_part FROM {real('run_calls')} rc "
+            "JOIN temp.main._jb_calls c USING (call_key) WHERE rc.run_id = $run",
+        ),
+        (
+            "pointwise_judgments",
+            f"SELECT call_key, item_id, criterion, juror_key, score, expected, status, "
+            f"{part_of('item_id')} FROM {real('pointwise_judgments')} WHERE {mine}",
+        ),
+        (
+            "items",
+            f"SELECT *, {part_of('item_id')} FROM {real('items')} "
+            "WHERE item_id IN (SELECT subject_id FROM temp.main._jb_calls)",
+        ),
+        (
+            "calibrated_scores",
+            f"SELECT *, {part_of('subject_id')} FROM {real('calibrated_scores')} WHERE run_id = $run",
+        ),
+    ]
     made: list[str] = []
 
     @contextlib.contextmanager
@@ -88,12 +103,16 @@ def run_slices(
         shown: list[str] = []
         try:
             for name, _ in copies:
-                con.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (_jb_part) "
-                            f"FROM temp.main._jb_{name} WHERE _jb_part = {int(part)}")  # fmt: skip
+                con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW {name} AS SELECT * EXCLUDE (_jb_part) "
+                    f"FROM temp.main._jb_{name} WHERE _jb_part = {int(part)}"
+                )
                 shown.append(name)
             if jury_read_twice:  # the slice's jury scores, worked out once for every read of them
-                con.execute("CREATE OR REPLACE TEMP TABLE _jb_jury AS SELECT * FROM jury_pointwise "
-                            "WHERE run_id = $run", {"run": run_id})  # fmt: skip
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE _jb_jury AS SELECT * FROM jury_pointwise WHERE run_id = $run",
+                    {"run": run_id},
+                )
                 con.execute("CREATE OR REPLACE TEMP VIEW jury_pointwise AS SELECT * FROM temp.main._jb_jury")
                 shown.append("jury_pointwise")
             yield
@@ -104,8 +123,10 @@ def run_slices(
 
     try:
         for name, sql in copies:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE _jb_{name} AS {sql} ORDER BY _jb_part",
-                        {"run": run_id} if "$run" in sql else None)  # fmt: skip
+            con.execute(
+                f"CREATE OR REPLACE TEMP TABLE _jb_{name} AS {sql} ORDER BY _jb_part",
+                {"run": run_id} if "$run" in sql else None,
+            )
             made.append(name)
         yield only
     finally:
@@ -145,8 +166,11 @@ class Coverage:
         names: list[str | None] = [*self.dimensions] if whole and self.dimensions else [None]
         for name in names:
             where = f"run_id = $run AND {dimension} = $dim" if name is not None else "run_id = $run"
-            below = (f"list(DISTINCT {subject}) FILTER (WHERE below_quorum)" if whole
-                     else f"count(DISTINCT {subject}) FILTER (WHERE below_quorum)")  # fmt: skip
+            below = (
+                f"list(DISTINCT {subject}) FILTER (WHERE below_quorum)"
+                if whole
+                else f"count(DISTINCT {subject}) FILTER (WHERE below_quorum)"
+            )
             n, total, short = con.execute(
                 f"SELECT count(*), sum(n_jurors_present), {below} FROM {self.view} WHERE {where}",
                 {"run": self.run_id, **({"dim": name} if name is not None else {})},
@@ -166,9 +190,12 @@ class Coverage:
     def result(self, con: Connection) -> dict[str, Any]:
         from jurybench.jury import jury_rule
 
-        return {**jury_rule(con, self.run_id), "n_subjects": self.subjects if self.rows else 0,
-                "subjects_below_quorum": len(self.below) + self.below_in_slices,
-                "mean_jurors_present": self.present / self.rows if self.rows else None}  # fmt: skip
+        return {
+            **jury_rule(con, self.run_id),
+            "n_subjects": self.subjects if self.rows else 0,
+            "subjects_below_quorum": len(self.below) + self.below_in_slices,
+            "mean_jurors_present": self.present / self.rows if self.rows else None,
+        }
 
 
 def jury_coverage(con: Connection, run_id: str, view: str) -> dict[str, Any]:

@@ -183,11 +183,14 @@ def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str
 
 def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
     """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
-    column = resample_unit(resample, {"pairs": None, "instances": None}, "Valid: pairs (the default), or "
-                           "clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.")  # fmt: skip
+    column = resample_unit(
+        resample,
+        {"pairs": None, "instances": None},
+        "Valid: pairs (the default), or clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.",
+    )
     if column is None:
         return None
-    sql = (f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base")  # fmt: skip
+    sql = f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base"
     label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
     return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}
 
@@ -206,8 +209,14 @@ def stat_gap(
     matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     clusters = _clusters(con, run_id, resample, pair_ids)
     results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters)
-    out = {"level": level, "jury": jury_coverage(con, run_id, "jury_pairwise"), "categories": categories,
-           "gaps": [vars(r) for r in results], "bootstrap_p": pmatrix, "resample": resample}  # fmt: skip
+    out = {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pairwise"),
+        "categories": categories,
+        "gaps": [vars(r) for r in results],
+        "bootstrap_p": pmatrix,
+        "resample": resample,
+    }
     if clusters:
         out["n_clusters"] = {g: len(set(c)) for g, c in clusters.items()}
     return out
@@ -304,8 +313,9 @@ def stat_friedman(
     coverage = Coverage(con, run_id, "jury_pointwise")
     parts = slices_of(con, run_id, len(coverage.dimensions))
     inner = _pointwise_sql(by, where, block, level)
-    con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, "
-                "total DOUBLE, n BIGINT)")  # fmt: skip
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, total DOUBLE, n BIGINT)"
+    )
     folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
     try:
         # At the jury level the coverage and the statistic both read the slice's jury scores.
@@ -313,22 +323,33 @@ def stat_friedman(
             for part in range(parts):
                 with only(part):
                     coverage.add(con, whole=parts == 1)
-                    inserted = execute_user_sql(con, f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
-                                                     f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
-                                                {"run": run_id}, what="reading pointwise scores", hint=STATS_HINT)  # fmt: skip
+                    inserted = execute_user_sql(
+                        con,
+                        f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
+                        f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
+                        {"run": run_id},
+                        what="reading pointwise scores",
+                        hint=STATS_HINT,
+                    )
                     added += int(inserted.fetchall()[0][0])
                 # A block's subjects fall in many slices: the rows of a cell from several slices
                 # are folded into one once as many rows were added as there were, so the table
                 # holds at most twice its cells and folding costs no more than adding did.
                 if parts > 1 and (added >= max(folded, 1) or part == parts - 1):  # one slice: a row per cell
-                    folded = con.execute("CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
-                                         "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells "
-                                         "GROUP BY ALL").fetchall()[0][0]  # fmt: skip
+                    folded = con.execute(
+                        "CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
+                        "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells "
+                        "GROUP BY ALL"
+                    ).fetchall()[0][0]
                     added = 0
         out = {}
         for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
-            models = [str(g) for (g,) in con.execute("SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells "
-                                                     "WHERE criterion = ? ORDER BY 1", [criterion]).fetchall()]  # fmt: skip
+            models = [
+                str(g)
+                for (g,) in con.execute(
+                    "SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells WHERE criterion = ? ORDER BY 1", [criterion]
+                ).fetchall()
+            ]
             if len(models) < 3:
                 raise JurybenchError(
                     f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)})."
@@ -359,9 +380,17 @@ def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, NDArray[np
     return {c: {g: np.array(v, dtype=float) for g, v in gs.items()} for c, gs in values.items()}
 
 
-def stat_ttest(con: Connection, run_id: str, *, where: str | None = None, by: str | None = None, baseline: float | None = None,
-               baseline_file: Path | None = None, stored: dict[tuple[str, str], float] | None = None,
-               level: str = "jury") -> dict[str, Any]:  # fmt: skip
+def stat_ttest(
+    con: Connection,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    baseline: float | None = None,
+    baseline_file: Path | None = None,
+    stored: dict[tuple[str, str], float] | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
     """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
     values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
     baselines = _read_baselines(baseline_file) if baseline_file else {}
@@ -407,9 +436,15 @@ def stat_compare(
 
 
 def stat_kendall(
-    con: Connection, run_id: str, *, baseline_file: Path | None = None, reference: dict[str, float] | None = None,
-    where: str | None = None, by: str | None = None, level: str = "jury",
-) -> dict[str, Any]:  # fmt: skip
+    con: Connection,
+    run_id: str,
+    *,
+    baseline_file: Path | None = None,
+    reference: dict[str, float] | None = None,
+    where: str | None = None,
+    by: str | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
     """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
     if (baseline_file is None) == (reference is None):
         raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
@@ -421,8 +456,12 @@ def stat_kendall(
         common = sorted(set(by_group) & set(reference))
         if len(common) < 3:
             raise JurybenchError(f"Kendall tau needs at least 3 groups present in {source}; found {len(common)}.")
-        out[crit] = {**_pointwise.kendall_rankings(np.array([by_group[g].mean() for g in common]),
-                                                   np.array([reference[g] for g in common])), "groups": common}  # fmt: skip
+        out[crit] = {
+            **_pointwise.kendall_rankings(
+                np.array([by_group[g].mean() for g in common]), np.array([reference[g] for g in common])
+            ),
+            "groups": common,
+        }
     return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
 
 

@@ -59,15 +59,21 @@ def _item_clusters(con: Connection, run_id: str, resample: str) -> dict[str, str
     from jurybench.stats._store import STATS_HINT, resample_unit
     from jurybench.store import execute_user_sql
 
-    column = resample_unit(resample, {"instances": None}, "Valid: instances (the default), or "
-                           "clusters:<expression over the item's columns>, e.g. clusters:prompt.")  # fmt: skip
+    column = resample_unit(
+        resample,
+        {"instances": None},
+        "Valid: instances (the default), or clusters:<expression over the item's columns>, e.g. clusters:prompt.",
+    )
     if column is None:
         return None
     rows = execute_user_sql(
-        con, f"SELECT i.item_id, CAST(({column}) AS VARCHAR) FROM items i WHERE i.item_id IN "
-             "(SELECT subject_id FROM run_subjects WHERE run_id = $run AND subject_kind = 'item')",
-        {"run": run_id}, what="reading the resampling clusters", hint=STATS_HINT,
-    ).fetchall()  # fmt: skip
+        con,
+        f"SELECT i.item_id, CAST(({column}) AS VARCHAR) FROM items i WHERE i.item_id IN "
+        "(SELECT subject_id FROM run_subjects WHERE run_id = $run AND subject_kind = 'item')",
+        {"run": run_id},
+        what="reading the resampling clusters",
+        hint=STATS_HINT,
+    ).fetchall()
     return {str(i): str(c) for i, c in rows}
 
 
@@ -119,8 +125,12 @@ def stat_cohens_d(
 
         kept: dict[str, list[object]] = {}
 
-        def matrix(arm_name: str, cell_frame: Any = cell_frame, criteria: list[str] = criteria,
-                   kept: dict[str, list[object]] = kept) -> NDArray[np.float64]:  # fmt: skip
+        def matrix(
+            arm_name: str,
+            cell_frame: Any = cell_frame,
+            criteria: list[str] = criteria,
+            kept: dict[str, list[object]] = kept,
+        ) -> NDArray[np.float64]:
             wide = cell_frame[cell_frame["extra"] == arm_name].pivot(
                 index="item_id", columns="criterion", values="score"
             )
@@ -129,8 +139,11 @@ def stat_cohens_d(
             for group in group_names:
                 members = [c for c in groups[group] if c in wide.columns]
                 with np.errstate(all="ignore"):
-                    columns.append(np.nanmean(wide[members].to_numpy(dtype=float), axis=1, keepdims=True) if members
-                                   else np.full((len(wide), 1), np.nan))  # fmt: skip
+                    columns.append(
+                        np.nanmean(wide[members].to_numpy(dtype=float), axis=1, keepdims=True)
+                        if members
+                        else np.full((len(wide), 1), np.nan)
+                    )
             m = np.hstack(columns)
             complete = ~np.isnan(m).any(axis=1)
             kept[arm_name] = [i for i, ok in zip(wide.index, complete, strict=True) if ok]
@@ -149,12 +162,19 @@ def stat_cohens_d(
         if clusters is not None:
             cell_out["n_clusters"] = len(set(clusters[0]) | set(clusters[1]))
         for j, n in enumerate(names):
-            entry: dict[str, Any] = {form: {"value": float(d[form]["value"][j]), "ci_low": float(d[form]["low"][j]),
-                                            "ci_high": float(d[form]["high"][j])} for form in _effects.FORMS}  # fmt: skip
+            entry: dict[str, Any] = {
+                form: {
+                    "value": float(d[form]["value"][j]),
+                    "ci_low": float(d[form]["low"][j]),
+                    "ci_high": float(d[form]["high"][j]),
+                }
+                for form in _effects.FORMS
+            }
             entry["mean_within_arm_sd"] = _effects.mean_within_group_sd({arms[0]: a1[:, j], arms[1]: a2[:, j]})
             # A cell's own baseline, else that of its --by value (juror level: "juror / value"), else every cell's.
-            human = next((baselines[(c, n)] for c in (cell, str(cell).rsplit(" / ", 1)[-1], "") if (c, n) in baselines),
-                         None)  # fmt: skip
+            human = next(
+                (baselines[(c, n)] for c in (cell, str(cell).rsplit(" / ", 1)[-1], "") if (c, n) in baselines), None
+            )
             if human is not None:
                 f = entry["d_avg"]
                 entry["anchor"] = _effects.anchor(f["value"], f["ci_low"], f["ci_high"], human, thresholds)
@@ -210,8 +230,14 @@ def stat_item_spearman(
         raise JurybenchError(f"item-level Spearman needs at least 2 conditions from --by; found {diff.shape[1]}.")
     factor = np.array([keys.get(c, 1.0) for c in diff.index])
     keyed = {str(g): diff[g].to_numpy(dtype=float) * factor for g in diff.columns}
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "conditions": list(keyed), "items": [str(i) for i in diff.index],
-            "keyed_differences": keyed, "correlations": _effects.item_level_spearman(keyed)}  # fmt: skip
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "conditions": list(keyed),
+        "items": [str(i) for i in diff.index],
+        "keyed_differences": keyed,
+        "correlations": _effects.item_level_spearman(keyed),
+    }
 
 
 def _read_factors(path: Path) -> dict[str, str]:
@@ -276,16 +302,23 @@ def stat_disparity(
 
     column = resample.partition(":")[2] if resample.startswith("clusters:") else None
     if column is not None and column not in records[0]:
-        raise JurybenchError(f"--resample {resample}: the input has no column {column!r}.",
-                             hint=f"Columns: {', '.join(records[0])}.")  # fmt: skip
+        raise JurybenchError(
+            f"--resample {resample}: the input has no column {column!r}.", hint=f"Columns: {', '.join(records[0])}."
+        )
 
     def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return _disparity.disparity(
-            [str(r["grp"]) for r in rows], [str(r["category"]) for r in rows],
-            np.array([truthy(r["correct"]) for r in rows]), np.array([truthy(r["invalid"]) for r in rows]),
-            max_invalid_rate=max_invalid_rate, reference=reference, n_boot=n_boot, seed=seed, resample=resample,
+            [str(r["grp"]) for r in rows],
+            [str(r["category"]) for r in rows],
+            np.array([truthy(r["correct"]) for r in rows]),
+            np.array([truthy(r["invalid"]) for r in rows]),
+            max_invalid_rate=max_invalid_rate,
+            reference=reference,
+            n_boot=n_boot,
+            seed=seed,
+            resample=resample,
             clusters=[str(r[column]) for r in rows] if column else None,
-        )  # fmt: skip
+        )
 
     if "model" not in records[0]:
         return one(records)

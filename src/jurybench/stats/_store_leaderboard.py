@@ -85,25 +85,44 @@ def _strong(value: str | None) -> tuple[float | None, int]:
 
 
 def _category(con: Connection, run_id: str, category: str | None) -> str:
-    found = [r[0] for r in con.execute(
-        "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]).fetchall()]  # fmt: skip
+    found = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]
+        ).fetchall()
+    ]
     if not found:
-        raise JurybenchError(f"run '{run_id}' has no pairwise judgments to rank models by.",
-                             hint="A leaderboard needs a pairwise or preference run over pairs of items.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run_id}' has no pairwise judgments to rank models by.",
+            hint="A leaderboard needs a pairwise or preference run over pairs of items.",
+        )
     if category is None:
         if len(found) > 1:
-            raise JurybenchError(f"run '{run_id}' judged {len(found)} categories: say which one to rank by.",
-                                 hint=f"--category {found[0]} (valid: {', '.join(found)}).")  # fmt: skip
+            raise JurybenchError(
+                f"run '{run_id}' judged {len(found)} categories: say which one to rank by.",
+                hint=f"--category {found[0]} (valid: {', '.join(found)}).",
+            )
         return str(found[0])
     if category not in found:
         raise JurybenchError(f"--category {category!r} is not one of the run's.", hint=f"Valid: {', '.join(found)}.")
     return category
 
 
-def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = None, anchor: str | None = None,
-                     baseline: str | None = None, level: str = "jury", n_boot: int = 1000,
-                     seed: int = 0, resample: str = "prompts", strong: str | None = None,
-                     control: str | None = None, weighted: bool = False) -> dict[str, Any]:  # fmt: skip
+def stat_leaderboard(
+    con: Connection,
+    run_id: str,
+    *,
+    category: str | None = None,
+    anchor: str | None = None,
+    baseline: str | None = None,
+    level: str = "jury",
+    n_boot: int = 1000,
+    seed: int = 0,
+    resample: str = "prompts",
+    strong: str | None = None,
+    control: str | None = None,
+    weighted: bool = False,
+) -> dict[str, Any]:
     """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
     bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
     ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
@@ -122,8 +141,9 @@ def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = Non
     chosen = _category(con, run_id, category)
     scale = 1.0
     if weighted:
-        body = con.execute("SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?",
-                           [run_id]).fetchall()  # fmt: skip
+        body = con.execute(
+            "SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?", [run_id]
+        ).fetchall()
         scale = float(json.loads(body[0][0]).get("k") or 1) if body else 1.0
     texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
     sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)
@@ -138,8 +158,9 @@ def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = Non
         first, second, outcome, clusters, style = [], [], [], [], []
         for _, _, order, score, model_a, model_b, cluster, text_a, text_b in battles:
             if model_a is None or model_b is None:
-                raise JurybenchError(f"run '{run_id}': pair items need a model to rank.",
-                                     hint="Import items with a 'model' column.")  # fmt: skip
+                raise JurybenchError(
+                    f"run '{run_id}': pair items need a model to rank.", hint="Import items with a 'model' column."
+                )
             if model_a == model_b:
                 continue  # a model against itself says nothing about ratings
             shown = (model_a, model_b) if order == "AB" else (model_b, model_a)
@@ -168,17 +189,34 @@ def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = Non
         baseline_i = index[baseline] if baseline else anchor_i
         z, used = _usable_style(style, features, [index[m] for m in first], [index[m] for m in second], len(names))
         try:
-            boards[board] = leaderboard([index[m] for m in first], [index[m] for m in second], outcome, clusters, names,
-                                        anchor=anchor_i, baseline=baseline_i, n_boot=n_boot, seed=seed,
-                                        style=z, style_names=used)  # fmt: skip
+            boards[board] = leaderboard(
+                [index[m] for m in first],
+                [index[m] for m in second],
+                outcome,
+                clusters,
+                names,
+                anchor=anchor_i,
+                baseline=baseline_i,
+                n_boot=n_boot,
+                seed=seed,
+                style=z,
+                style_names=used,
+            )
             if features and len(used) < len(features):
                 boards[board]["style_left_out"] = [f for f in features if f not in used]
         except NotIdentifiable as exc:
-            raise JurybenchError(f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
-                                 hint="Bradley-Terry needs every model to win and lose some battles, "
-                                 "and the models to be connected by battles.") from None  # fmt: skip
-    out: dict[str, Any] = {"level": level, "category": chosen, "resample": resample, "boards": boards,
-                           "weighted": weighted}  # fmt: skip
+            raise JurybenchError(
+                f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
+                hint="Bradley-Terry needs every model to win and lose some battles, "
+                "and the models to be connected by battles.",
+            ) from None
+    out: dict[str, Any] = {
+        "level": level,
+        "category": chosen,
+        "resample": resample,
+        "boards": boards,
+        "weighted": weighted,
+    }
     if features:
         out["control"] = features
     if threshold is not None:
@@ -188,8 +226,9 @@ def stat_leaderboard(con: Connection, run_id: str, *, category: str | None = Non
     return out
 
 
-def _usable_style(style: list[list[float]], features: list[str], first: list[int], second: list[int],
-                  n_models: int) -> tuple[Any, list[str]]:  # fmt: skip
+def _usable_style(
+    style: list[list[float]], features: list[str], first: list[int], second: list[int], n_models: int
+) -> tuple[Any, list[str]]:
     """The style columns the fit can use, standardised to unit SD: a feature that never varies
     (no markdown anywhere) or that the models alone already explain (only one model ever uses
     headers) would make the fit singular, so it is left out and named in the result."""

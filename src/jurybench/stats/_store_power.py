@@ -62,11 +62,21 @@ def stat_power(
         means = block[block["extra"].isin(arms)].groupby(["grp", "extra"])["score"].mean().unstack("extra")
         means = means.reindex(columns=list(arms)).dropna(subset=list(arms))
         if len(means) < 3:
-            raise JurybenchError(f"criterion {criterion!r}: {len(means)} pairs with both arms; at least 3 are needed.",
-                                 hint=f"Check --pair-on {pair_on!r} and --arm.")  # fmt: skip
+            raise JurybenchError(
+                f"criterion {criterion!r}: {len(means)} pairs with both arms; at least 3 are needed.",
+                hint=f"Check --pair-on {pair_on!r} and --arm.",
+            )
         variance, jurors = noise.get(str(criterion), (None, 0))
-        out[str(criterion)] = power_summary(means[arms[0]].to_numpy(), means[arms[1]].to_numpy(), d=d, shift=shift,
-                                            power=power, alpha=alpha, juror_variance=variance, jurors=jurors)  # fmt: skip
+        out[str(criterion)] = power_summary(
+            means[arms[0]].to_numpy(),
+            means[arms[1]].to_numpy(),
+            d=d,
+            shift=shift,
+            power=power,
+            alpha=alpha,
+            juror_variance=variance,
+            jurors=jurors,
+        )
     return {
         "arms": list(arms),
         "pair_on": pair_on,

@@ -47,11 +47,14 @@ def alpaca_winrate(p: NDArray[np.float64]) -> dict[str, Any]:
     n = len(p)
     wins, base, draws = int(np.sum(p > 0.5)), int(np.sum(p < 0.5)), int(np.sum(p == 0.5))
     return {
-        "n_total": n, "n_wins": wins, "n_wins_base": base, "n_draws": draws,
+        "n_total": n,
+        "n_wins": wins,
+        "n_wins_base": base,
+        "n_draws": draws,
         "win_rate": float(100 * p.mean()) if n else None,
         "standard_error": float(100 * p.std(ddof=1) / math.sqrt(n)) if n > 1 else None,
         "discrete_win_rate": float(100 * (wins + draws / 2) / n) if n else None,
-    }  # fmt: skip
+    }
 
 
 def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) -> dict[str, Any]:
@@ -75,8 +78,7 @@ def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) ->
             break
     if not np.all(np.isfinite(beta)) or abs(beta[0]) > 30:  # all wins or all losses: the MLE runs off
         bias = math.copysign(math.inf, float(p.mean()) - 0.5) if p.mean() != 0.5 else 0.0
-        return {"lc_win_rate": float(100 * p.mean()), "length_slope": None, "lc_separated": True,
-                "lc_bias": bias}  # fmt: skip
+        return {"lc_win_rate": float(100 * p.mean()), "length_slope": None, "lc_separated": True, "lc_bias": bias}
     return {
         "lc_win_rate": float(100 / (1 + math.exp(-beta[0]))),
         "length_slope": float(beta[1]) if len(beta) > 1 else None,
@@ -85,8 +87,15 @@ def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) ->
     }
 
 
-def stat_winrate(con: Connection, run_id: str, *, reference: str, category: str | None = None, level: str = "jury",
-                 length_controlled_too: bool = False) -> dict[str, Any]:  # fmt: skip
+def stat_winrate(
+    con: Connection,
+    run_id: str,
+    *,
+    reference: str,
+    category: str | None = None,
+    level: str = "jury",
+    length_controlled_too: bool = False,
+) -> dict[str, Any]:
     """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
     ``reference`` over the run's pairs that set the model against it."""
     from jurybench.stats._store import _check_run, _query
@@ -96,14 +105,19 @@ def stat_winrate(con: Connection, run_id: str, *, reference: str, category: str 
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
     _check_run(con, run_id)
     chosen = _category(con, run_id, category)
-    sql = (_ROWS.format(board="'jury'", value="s.jury_score", view="jury_pairwise") if level == "jury"
-           else _ROWS.format(board="s.juror", value="s.juror_epsilon", view="juror_pairwise"))  # fmt: skip
+    sql = (
+        _ROWS.format(board="'jury'", value="s.jury_score", view="jury_pairwise")
+        if level == "jury"
+        else _ROWS.format(board="s.juror", value="s.juror_epsilon", view="juror_pairwise")
+    )
     rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading pairs")
     models = {m for r in rows for m in (r[3], r[4])}
     if reference not in models:
-        raise JurybenchError(f"--reference {reference!r} is not a model of run '{run_id}'.",
-                             hint=f"Models: {', '.join(sorted(str(m) for m in models if m is not None)) or 'none'} "
-                             "(the items' model column).")  # fmt: skip
+        raise JurybenchError(
+            f"--reference {reference!r} is not a model of run '{run_id}'.",
+            hint=f"Models: {', '.join(sorted(str(m) for m in models if m is not None)) or 'none'} "
+            "(the items' model column).",
+        )
     by_board: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
     without, missing = 0, 0
     for board, _pair, score, model_a, model_b, len_a, len_b in rows:
@@ -129,6 +143,13 @@ def stat_winrate(con: Connection, run_id: str, *, reference: str, category: str 
             entries.append(entry)
         entries.sort(key=lambda e: (-(e["win_rate"] or 0), e["model"]))
         boards[board] = {"models": entries}
-    return {"run": run_id, "reference": reference, "category": chosen, "level": level, "boards": boards,
-            "n_pairs_without_reference": without, "n_pairs_without_value": missing,
-            "length_controlled": length_controlled_too}  # fmt: skip
+    return {
+        "run": run_id,
+        "reference": reference,
+        "category": chosen,
+        "level": level,
+        "boards": boards,
+        "n_pairs_without_reference": without,
+        "n_pairs_without_value": missing,
+        "length_controlled": length_controlled_too,
+    }

@@ -22,17 +22,24 @@ By = Annotated[
 Groups = Annotated[str, param("Groups (SQL expression).", http=EXPR)]
 Level = Annotated[
     str,
-    param("jury: the run's jury score (its rule; subjects below quorum left out); juror: each juror alone.",
-          choices=LEVELS),
-]  # fmt: skip
+    param(
+        "jury: the run's jury score (its rule; subjects below quorum left out); juror: each juror alone.",
+        choices=LEVELS,
+    ),
+]
 Boot = Annotated[int, param("Bootstrap resamples.", http={"ge": 10, "le": 10_000})]
 Seed = Annotated[int, param("Random seed.")]
 Arm = Annotated[str, param("SQL expression naming the arm of an item, e.g. treatment->>'gender'.", http=EXPR)]
 Arms = Annotated[
     str | tuple[str, str],
-    param("The two arms compared: first,second (d = first - second).", pair=True, cli_type=str, http_type=str,
-          http={"max_length": 600}),
-]  # fmt: skip
+    param(
+        "The two arms compared: first,second (d = first - second).",
+        pair=True,
+        cli_type=str,
+        http_type=str,
+        http={"max_length": 600},
+    ),
+]
 Name = Annotated[str | None, param("A name (a model, group or category).", http={"max_length": 256})]
 File = Annotated[Path | None, param("A file.", faces="cli python")]
 

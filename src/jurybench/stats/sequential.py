@@ -81,8 +81,9 @@ def parse_rule(text: str, dimensions: list[str], alpha: float = 0.05) -> Stoppin
     dimension = "" if kind == "gap_excludes" else groups[0]
     value = {"ci_width": groups[-1], "excludes": groups[-1], "gap_excludes": groups[0]}.get(kind)
     if kind != "gap_excludes" and dimension not in dimensions:
-        raise JurybenchError(f"--until: {dimension!r} is not a criterion of the rubric.",
-                             hint=f"Valid: {', '.join(dimensions)}.")  # fmt: skip
+        raise JurybenchError(
+            f"--until: {dimension!r} is not a criterion of the rubric.", hint=f"Valid: {', '.join(dimensions)}."
+        )
     if not 0 < alpha < 1:
         raise JurybenchError(f"--until-alpha must be between 0 and 1 (got {alpha}).")
     threshold = float(value) if value is not None else None
@@ -123,25 +124,29 @@ def look(values: list[float], low: float, high: float, alpha: float, rho: float)
     return {"n": n, "mean": mean, "ci_low": lo, "ci_high": hi, "width": hi - lo}
 
 
-def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: float,
-                rho: float) -> dict[str, Any]:  # fmt: skip
+def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: float, rho: float) -> dict[str, Any]:
     """Each group's confidence sequence at ``alpha`` split over the groups (so all hold at once),
     ranked by mean, and whether each is apart from the next (``separated``); with the pooled
     look's n, mean and interval."""
     share = alpha / max(len(groups), 1)
-    ranked = sorted(((name, look(values, low, high, share, rho)) for name, values in groups.items()),
-                    key=lambda item: (-item[1]["mean"] if item[1]["n"] else math.inf, item[0]))  # fmt: skip
+    ranked = sorted(
+        ((name, look(values, low, high, share, rho)) for name, values in groups.items()),
+        key=lambda item: (-item[1]["mean"] if item[1]["n"] else math.inf, item[0]),
+    )
     apart = len(ranked) >= 2 and all(
         upper[1]["n"] and lower[1]["n"] and upper[1]["ci_low"] > lower[1]["ci_high"]
         for upper, lower in itertools.pairwise(ranked)
     )
     pooled = [v for values in groups.values() for v in values]
-    return {**look(pooled, low, high, alpha, rho), "total": sum(pooled), "separated": bool(apart),
-            "groups": [{"group": name, **figure} for name, figure in ranked]}  # fmt: skip
+    return {
+        **look(pooled, low, high, alpha, rho),
+        "total": sum(pooled),
+        "separated": bool(apart),
+        "groups": [{"group": name, **figure} for name, figure in ranked],
+    }
 
 
-def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha: float,
-             rho: float) -> dict[str, Any]:  # fmt: skip
+def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha: float, rho: float) -> dict[str, Any]:
     """The treatment gap G = sum over categories of |mean| with a confidence sequence: each
     category's at ``alpha`` split over the categories, so all hold at once, and G's bounds are its
     least and greatest value over their box (a category whose interval holds 0 adds 0 at least)."""
@@ -150,14 +155,23 @@ def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha:
     present = [f for f in figures.values() if f["n"]]
     n = min((f["n"] for f in figures.values()), default=0)
     gap = sum(abs(f["mean"]) for f in present)
-    gap_low = sum(0.0 if f["ci_low"] <= 0 <= f["ci_high"] else min(abs(f["ci_low"]), abs(f["ci_high"]))
-                  for f in present)  # fmt: skip
+    gap_low = sum(
+        0.0 if f["ci_low"] <= 0 <= f["ci_high"] else min(abs(f["ci_low"]), abs(f["ci_high"])) for f in present
+    )
     gap_high = sum(max(abs(f["ci_low"]), abs(f["ci_high"])) for f in present)
     if len(present) < len(figures):  # a category with no score yet: its mean may be anywhere
         gap_high += (len(figures) - len(present)) * max(abs(low), abs(high))
-    return {"n": n, "gap": gap, "ci_low": gap_low, "ci_high": gap_high, "width": gap_high - gap_low,
-            "categories": {name: {"n": f["n"], "mean": f["mean"] if f["n"] else None, "ci_low": f["ci_low"],
-                                  "ci_high": f["ci_high"]} for name, f in figures.items()}}  # fmt: skip
+    return {
+        "n": n,
+        "gap": gap,
+        "ci_low": gap_low,
+        "ci_high": gap_high,
+        "width": gap_high - gap_low,
+        "categories": {
+            name: {"n": f["n"], "mean": f["mean"] if f["n"] else None, "ci_low": f["ci_low"], "ci_high": f["ci_high"]}
+            for name, f in figures.items()
+        },
+    }
 
 
 def met(rule: StoppingRule, figure: dict[str, Any]) -> bool:
@@ -187,8 +201,11 @@ def look_run(
 
     if rule.kind == "gap_excludes":
         by_category: dict[str, list[float]] = {dim: [] for dim in spec.dimensions}
-        for category, score in con.execute(f"SELECT {spec.dimension_column}, jury_score FROM {spec.jury_view} "
-                                           "WHERE run_id = ? AND jury_score IS NOT NULL", [run]).fetchall():  # fmt: skip
+        for category, score in con.execute(
+            f"SELECT {spec.dimension_column}, jury_score FROM {spec.jury_view} "
+            "WHERE run_id = ? AND jury_score IS NOT NULL",
+            [run],
+        ).fetchall():
             by_category.setdefault(category, []).append(float(score))
         return look_gap(by_category, low, high, rule.alpha, rho)
     if rule.kind == "separated":
@@ -200,7 +217,12 @@ def look_run(
         ).fetchall():
             by_model[model].append(float(score))
         return look_groups(dict(by_model), low, high, rule.alpha, rho)
-    values = [float(r[0]) for r in con.execute(
-        f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
-        "AND jury_score IS NOT NULL", [run, rule.dimension]).fetchall()]  # fmt: skip
+    values = [
+        float(r[0])
+        for r in con.execute(
+            f"SELECT jury_score FROM {spec.jury_view} WHERE run_id = ? AND {spec.dimension_column} = ? "
+            "AND jury_score IS NOT NULL",
+            [run, rule.dimension],
+        ).fetchall()
+    ]
     return {**look(values, low, high, rule.alpha, rho), "total": sum(values)}

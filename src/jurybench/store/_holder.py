@@ -33,8 +33,15 @@ class Holder:
     (``engine/_writer.py``: let go between flushes when another process asks), and a server
     announces its hold in ``<store>.server.json`` (:func:`holder_of`)."""
 
-    def __init__(self, path: Path, *, read_only: bool = False, memory_limit: str | None = None,
-                 connection: Connection | None = None, isolated_reads: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        *,
+        read_only: bool = False,
+        memory_limit: str | None = None,
+        connection: Connection | None = None,
+        isolated_reads: bool = False,
+    ) -> None:
         self.path = path
         self.read_only = read_only
         self.memory_limit = memory_limit
@@ -76,8 +83,10 @@ class Holder:
     @contextlib.contextmanager
     def writing(self) -> Iterator[Connection]:
         if self.read_only:
-            raise JurybenchError(f"{self.path} is open read-only.",
-                                 hint="Open it with jurybench.open(path) to import, judge or record results.")  # fmt: skip
+            raise JurybenchError(
+                f"{self.path} is open read-only.",
+                hint="Open it with jurybench.open(path) to import, judge or record results.",
+            )
         with self.write_lock, self.cursor() as cur:
             yield cur
 

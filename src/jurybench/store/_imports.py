@@ -44,8 +44,18 @@ class ImportResult:
         return text + (f", {self.updated} updated (dataset)" if self.updated else "")
 
 
-_ITEM_FIELDS = ("item_id", "response", "prompt", "reference", "model", "language", "treatment", "metadata",
-                "dataset", "source_file")  # fmt: skip
+_ITEM_FIELDS = (
+    "item_id",
+    "response",
+    "prompt",
+    "reference",
+    "model",
+    "language",
+    "treatment",
+    "metadata",
+    "dataset",
+    "source_file",
+)
 _CONFLICT = """n.response IS DISTINCT FROM i.response
                 OR n.prompt IS DISTINCT FROM i.prompt
                 OR n.model IS DISTINCT FROM i.model
@@ -240,8 +250,21 @@ def write_items(
 ) -> ImportResult:
     """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
     _check_duplicates(source, records, "item_id")
-    frame = _text_table(records, ("item_id", "response", "prompt", "reference", "model", "language", "treatment",
-                                  "metadata", "dataset", "source_file"))  # fmt: skip
+    frame = _text_table(
+        records,
+        (
+            "item_id",
+            "response",
+            "prompt",
+            "reference",
+            "model",
+            "language",
+            "treatment",
+            "metadata",
+            "dataset",
+            "source_file",
+        ),
+    )
     with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_items", frame)
         try:
@@ -281,9 +304,12 @@ def _update_dataset(con: Connection, table: str, key: str, incoming: str, source
     """Give stored rows without a dataset the one this import names (reported as updated). A row
     already in another dataset is not moved: runs and statistics select by dataset, and a silent
     move would change what they judged (issue 40)."""
-    moved = first_row(con, f"""SELECT t.{key}, t.dataset, n.dataset FROM {table} t JOIN {incoming} n USING ({key})
+    moved = first_row(
+        con,
+        f"""SELECT t.{key}, t.dataset, n.dataset FROM {table} t JOIN {incoming} n USING ({key})
                                 WHERE t.dataset IS NOT NULL AND n.dataset IS NOT NULL
-                                  AND n.dataset <> t.dataset ORDER BY t.{key} LIMIT 1""")  # fmt: skip
+                                  AND n.dataset <> t.dataset ORDER BY t.{key} LIMIT 1""",
+    )
     if moved:
         kind = "item" if table == "items" else "pair"
         raise JurybenchError(

@@ -44,8 +44,9 @@ def plain_number(value: object) -> float:
         raise TypeError("not a number: bool")
     if isinstance(value, str):
         if _PLAIN_NUMBER is None:
-            _PLAIN_NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(inf|infinity|nan)\s*",
-                                       re.ASCII | re.IGNORECASE)  # fmt: skip
+            _PLAIN_NUMBER = re.compile(
+                r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*|\s*[+-]?(inf|infinity|nan)\s*", re.ASCII | re.IGNORECASE
+            )
         if not _PLAIN_NUMBER.fullmatch(value):
             raise ValueError(f"not a number written with ASCII digits: {value!r}")
     return as_float(value)

@@ -250,8 +250,9 @@ def _same_process(target: Path, *, read_only: bool, config: DuckConfig | None) -
     )
 
 
-def execute_user_sql(con: Connection, sql: str, params: object = None, *, what: str,
-                     hint: str | None = None) -> Connection:  # fmt: skip
+def execute_user_sql(
+    con: Connection, sql: str, params: object = None, *, what: str, hint: str | None = None
+) -> Connection:
     """Run SQL that contains user input (a query, --where, --by); errors become one user-facing line."""
     import duckdb
 
@@ -373,9 +374,11 @@ def select_table(table: pa.Table, predicate: str | None, *, option: str, order_b
         sql = f"SELECT * FROM subjects WHERE ({where}) ORDER BY {order_by}"
         check_query(con, sql, what=option)
         cursor = execute_user_sql(
-            con, sql, what=f"{option} {predicate!r}",
+            con,
+            sql,
+            what=f"{option} {predicate!r}",
             hint="Write an expression over the subject's columns, e.g. \"dataset = 'x'\".",
-        )  # fmt: skip
+        )
         import warnings
 
         with warnings.catch_warnings():  # one copy of the selected subjects is the point

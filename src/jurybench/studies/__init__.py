@@ -171,8 +171,9 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
 
     found = command(step.command)
     if found is None:
-        raise JurybenchError(f"{step.where}: '{step.command}' is not a jurybench command.",
-                             hint="See 'jurybench stats --help'.")  # fmt: skip
+        raise JurybenchError(
+            f"{step.where}: '{step.command}' is not a jurybench command.", hint="See 'jurybench stats --help'."
+        )
     options = found.options()
     given = dict(step.options)
     db = given.pop("db", None)
@@ -187,8 +188,9 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
             name = key.replace("-", "_")
             if name not in options:
                 flag = "--" + key.replace("_", "-")
-                raise JurybenchError(f"No such option: {flag}"
-                                     + _close_matches(flag, sorted(o.flag for o in options.values())))  # fmt: skip
+                raise JurybenchError(
+                    f"No such option: {flag}" + _close_matches(flag, sorted(o.flag for o in options.values()))
+                )
             values[name] = _value(options[name], value)
         for name, option in options.items():
             if option.required and name not in values:
@@ -203,8 +205,20 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
 
 # Numeric options whose range the command line states (typer's min=): a study's values are
 # held to the same before step 1 runs.
-_AT_LEAST = {"boot": 0, "max_cost": 0, "concurrency": 1, "samples": 1, "folds": 2, "retries": 0,
-             "give_up_after": 1, "poll_every": 0.01, "test_size": 0.0, "quorum": 1, "alpha": 0.0, "power": 0.0}  # fmt: skip
+_AT_LEAST = {
+    "boot": 0,
+    "max_cost": 0,
+    "concurrency": 1,
+    "samples": 1,
+    "folds": 2,
+    "retries": 0,
+    "give_up_after": 1,
+    "poll_every": 0.01,
+    "test_size": 0.0,
+    "quorum": 1,
+    "alpha": 0.0,
+    "power": 0.0,
+}
 
 
 def _check_domains(values: dict[str, Any]) -> None:

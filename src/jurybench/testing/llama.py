@@ -45,8 +45,23 @@ def llama_server(python: str | Path, gguf: str | Path, log: Path, *, start_limit
     event; ``start_limit_s`` bounds a failure, it is no timing assertion), yield its api_base, and
     stop it on the way out."""
     port = free_port()
-    command = [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "2048", "--logits_all", "True", "--n_threads", "2"]  # fmt: skip
+    command = [
+        str(python),
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--logits_all",
+        "True",
+        "--n_threads",
+        "2",
+    ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     api_base = f"http://127.0.0.1:{port}/v1"

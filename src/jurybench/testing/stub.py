@@ -28,8 +28,9 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 
-def _completion(model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7,
-                cached_tokens: int | None = None) -> dict[str, Any]:  # fmt: skip
+def _completion(
+    model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7, cached_tokens: int | None = None
+) -> dict[str, Any]:
     content = dict(content) if isinstance(content, dict) else content
     # A scripted answer's "logprobs" belong to the choice, as a provider sends them.
     logprobs = content.pop("logprobs", None) if isinstance(content, dict) else None
@@ -65,8 +66,15 @@ class RateLimits:
     ``retry-after-ms`` and ``retry-after``. Every answer carries ``x-ratelimit-*`` headers
     (``headers=False``: none, a provider that says nothing). Counts what it served."""
 
-    def __init__(self, rpm: float | None = None, tpm: float | None = None, *, burst_s: float = 1.0,
-                 delay_s: float = 0.0, headers: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        *,
+        burst_s: float = 1.0,
+        delay_s: float = 0.0,
+        headers: bool = True,
+    ) -> None:
         self.rpm, self.tpm, self.burst_s, self.delay_s, self.headers = rpm, tpm, burst_s, delay_s, headers
         self.requests_left = self._capacity(rpm)
         self.tokens_left = self._capacity(tpm)
@@ -120,9 +128,11 @@ class RateLimits:
         ):
             if per_minute:
                 full = (self._capacity(per_minute) - left) * 60 / per_minute
-                out |= {f"x-ratelimit-limit-{kind}": str(int(per_minute)),
-                        f"x-ratelimit-remaining-{kind}": str(max(0, math.floor(left))),
-                        f"x-ratelimit-reset-{kind}": f"{max(0.0, full) * 1000:.0f}ms"}  # fmt: skip
+                out |= {
+                    f"x-ratelimit-limit-{kind}": str(int(per_minute)),
+                    f"x-ratelimit-remaining-{kind}": str(max(0, math.floor(left))),
+                    f"x-ratelimit-reset-{kind}": f"{max(0.0, full) * 1000:.0f}ms",
+                }
         return out
 
 
@@ -148,13 +158,27 @@ class Batches:
         self.n_cancelled = 0
         self.requests_seen = 0
 
-    def create(self, protocol: str, requests: list[dict[str, Any]], metadata: dict[str, Any] | None,
-               input_file_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def create(
+        self,
+        protocol: str,
+        requests: list[dict[str, Any]],
+        metadata: dict[str, Any] | None,
+        input_file_id: str | None = None,
+    ) -> dict[str, Any]:
         self.n_created += 1
         batch_id = f"batch_{protocol[:3]}_{self.n_created}_{int(time.time() * 1000) % 100000}"
-        batch = {"id": batch_id, "protocol": protocol, "requests": requests, "metadata": metadata or {},
-                 "created": time.time(), "input_file_id": input_file_id, "results": None, "cancelled": False,
-                 "failed": self.fail, "expire_after": self.expire_after}  # fmt: skip
+        batch = {
+            "id": batch_id,
+            "protocol": protocol,
+            "requests": requests,
+            "metadata": metadata or {},
+            "created": time.time(),
+            "input_file_id": input_file_id,
+            "results": None,
+            "cancelled": False,
+            "failed": self.fail,
+            "expire_after": self.expire_after,
+        }
         self.fail = False
         self.expire_after = None
         self.batches[batch_id] = batch
@@ -224,15 +248,20 @@ def _prompt_tokens(body: dict[str, Any]) -> float:
 
 # The provider endpoints the stub plays: (method, path, the _Stub handler).
 ROUTES = (
-    ("POST", "/v1/chat/completions", "handle"), ("POST", "/chat/completions", "handle"),
-    ("POST", "/v1/files", "upload"), ("GET", "/v1/files/{file_id}/content", "file_content"),
-    ("POST", "/v1/batches", "create_batch"), ("GET", "/v1/batches", "list_batches"),
-    ("GET", "/v1/batches/{batch_id}", "get_batch"), ("POST", "/v1/batches/{batch_id}/cancel", "cancel_batch"),
-    ("POST", "/v1/messages/batches", "anthropic_create"), ("GET", "/v1/messages/batches", "anthropic_list"),
+    ("POST", "/v1/chat/completions", "handle"),
+    ("POST", "/chat/completions", "handle"),
+    ("POST", "/v1/files", "upload"),
+    ("GET", "/v1/files/{file_id}/content", "file_content"),
+    ("POST", "/v1/batches", "create_batch"),
+    ("GET", "/v1/batches", "list_batches"),
+    ("GET", "/v1/batches/{batch_id}", "get_batch"),
+    ("POST", "/v1/batches/{batch_id}/cancel", "cancel_batch"),
+    ("POST", "/v1/messages/batches", "anthropic_create"),
+    ("GET", "/v1/messages/batches", "anthropic_list"),
     ("GET", "/v1/messages/batches/{batch_id}", "anthropic_get"),
     ("GET", "/v1/messages/batches/{batch_id}/results", "anthropic_results"),
     ("POST", "/v1/messages/batches/{batch_id}/cancel", "cancel_batch"),
-)  # fmt: skip
+)
 
 
 def make_app(
@@ -257,9 +286,16 @@ class _Stub:
     """The stub's state and its handlers (chat completions, OpenAI's files and batches,
     Anthropic's message batches)."""
 
-    def __init__(self, default_content: str, script: deque[tuple[Any, ...]], requests: list[dict[str, Any]],
-                 limits: RateLimits | None, batches: Batches | None, cache: PromptCache | None,
-                 seen_headers: list[dict[str, str]] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        default_content: str,
+        script: deque[tuple[Any, ...]],
+        requests: list[dict[str, Any]],
+        limits: RateLimits | None,
+        batches: Batches | None,
+        cache: PromptCache | None,
+        seen_headers: list[dict[str, str]] | None,
+    ) -> None:
         from aiohttp import web
 
         self.web = web
@@ -284,10 +320,26 @@ class _Stub:
             tokens = _prompt_tokens(body) + 7
             wait = self.limits.admit(tokens)
             if wait > 0:
-                headers = {**self.limits.header_values(), "retry-after-ms": f"{wait * 1000:.0f}",
-                           "retry-after": str(math.ceil(wait))} if self.limits.headers else {}  # fmt: skip
-                return self.web.json_response({"error": {"message": "Rate limit reached for requests", "type": "requests",
-                                                    "code": "rate_limit_exceeded"}}, status=429, headers=headers)  # fmt: skip
+                headers = (
+                    {
+                        **self.limits.header_values(),
+                        "retry-after-ms": f"{wait * 1000:.0f}",
+                        "retry-after": str(math.ceil(wait)),
+                    }
+                    if self.limits.headers
+                    else {}
+                )
+                return self.web.json_response(
+                    {
+                        "error": {
+                            "message": "Rate limit reached for requests",
+                            "type": "requests",
+                            "code": "rate_limit_exceeded",
+                        }
+                    },
+                    status=429,
+                    headers=headers,
+                )
             if self.limits.delay_s:
                 await asyncio.sleep(self.limits.delay_s)
             answer = _completion(body.get("model", "stub"), self.default_content, prompt_tokens=round(tokens) - 7)
@@ -316,21 +368,36 @@ class _Stub:
             # do ("Incorrect API key provided: sk-..."): for tests that no secret leaks.
             key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
             message = str(content).replace("{api_key}", key)
-            return self.web.json_response({"error": {"message": message, "type": "stub_error", "code": status}},
-                                     status=status, headers=extra)  # fmt: skip
-        return self.web.json_response(_completion(body.get("model", "stub"), content, prompt_tokens=asked,
-                                             completion_tokens=answered,
-                                             cached_tokens=int(cached) if cached is not None else None),
-                                 headers=extra)  # fmt: skip
+            return self.web.json_response(
+                {"error": {"message": message, "type": "stub_error", "code": status}}, status=status, headers=extra
+            )
+        return self.web.json_response(
+            _completion(
+                body.get("model", "stub"),
+                content,
+                prompt_tokens=asked,
+                completion_tokens=answered,
+                cached_tokens=int(cached) if cached is not None else None,
+            ),
+            headers=extra,
+        )
 
     def openai_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
         state = self.book.state(batch)
         total = len(batch["requests"])
-        out: dict[str, Any] = {"id": batch["id"], "object": "batch", "endpoint": "/v1/chat/completions",
-                               "status": state, "input_file_id": batch["input_file_id"],
-                               "created_at": int(batch["created"]), "metadata": batch["metadata"],
-                               "request_counts": {"total": total, "completed": 0, "failed": 0},
-                               "output_file_id": None, "error_file_id": None, "errors": None}  # fmt: skip
+        out: dict[str, Any] = {
+            "id": batch["id"],
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "status": state,
+            "input_file_id": batch["input_file_id"],
+            "created_at": int(batch["created"]),
+            "metadata": batch["metadata"],
+            "request_counts": {"total": total, "completed": 0, "failed": 0},
+            "output_file_id": None,
+            "error_file_id": None,
+            "errors": None,
+        }
         if state == "failed":
             out["errors"] = {"data": [{"code": "invalid_request", "message": "the input file could not be read"}]}
         if state in ("completed", "expired", "cancelled"):
@@ -398,10 +465,21 @@ class _Stub:
             if (status == 200) != (kind == "out"):
                 continue
             body = line["body"]
-            answer = (_completion(body.get("model", "stub"), content, round(_prompt_tokens(body))) if status == 200
-                      else {"error": {"message": str(content), "type": "stub_error"}})  # fmt: skip
-            lines.append(json.dumps({"id": f"r_{custom_id[:8]}", "custom_id": custom_id, "error": None,
-                                     "response": {"status_code": status, "body": answer}}))  # fmt: skip
+            answer = (
+                _completion(body.get("model", "stub"), content, round(_prompt_tokens(body)))
+                if status == 200
+                else {"error": {"message": str(content), "type": "stub_error"}}
+            )
+            lines.append(
+                json.dumps(
+                    {
+                        "id": f"r_{custom_id[:8]}",
+                        "custom_id": custom_id,
+                        "error": None,
+                        "response": {"status_code": status, "body": answer},
+                    }
+                )
+            )
         return self.web.Response(text="\n".join(lines) + "\n", content_type="application/jsonl")
 
     def anthropic_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -419,10 +497,15 @@ class _Stub:
         from datetime import UTC, datetime
 
         created = datetime.fromtimestamp(batch["created"], UTC).isoformat().replace("+00:00", "Z")
-        return {"id": batch["id"], "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-                "created_at": created,
-                "request_counts": counts, "cancel_initiated_at": "now" if batch["cancelled"] else None,
-                "results_url": f"{base}/v1/messages/batches/{batch['id']}/results" if ended else None}  # fmt: skip
+        return {
+            "id": batch["id"],
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "created_at": created,
+            "request_counts": counts,
+            "cancel_initiated_at": "now" if batch["cancelled"] else None,
+            "results_url": f"{base}/v1/messages/batches/{batch['id']}/results" if ended else None,
+        }
 
     async def anthropic_create(self, request: web.Request) -> web.Response:
         self.request_base["url"] = f"{request.scheme}://{request.host}"
@@ -452,9 +535,14 @@ class _Stub:
             mine = mine[ids.index(after) + 1 :] if after in ids else []
         limit = int(request.query.get("limit") or 20)
         page = [self.anthropic_batch(b) for b in mine[:limit]]
-        return self.web.json_response({"data": page, "has_more": len(mine) > limit,
-                                  "first_id": page[0]["id"] if page else None,
-                                  "last_id": page[-1]["id"] if page else None})  # fmt: skip
+        return self.web.json_response(
+            {
+                "data": page,
+                "has_more": len(mine) > limit,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None,
+            }
+        )
 
     async def anthropic_results(self, request: web.Request) -> web.Response:
         batch = self.book.batches.get(request.match_info["batch_id"])
@@ -468,9 +556,15 @@ class _Stub:
             if status == 200:
                 text = content if isinstance(content, str) else json.dumps(content)
                 usage = {"input_tokens": round(_prompt_tokens(params)), "output_tokens": 7}
-                message = {"id": f"msg_{custom_id[:8]}", "type": "message", "role": "assistant",
-                           "model": params.get("model"), "content": [{"type": "text", "text": text}],
-                           "stop_reason": "end_turn", "usage": usage}  # fmt: skip
+                message = {
+                    "id": f"msg_{custom_id[:8]}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": params.get("model"),
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "usage": usage,
+                }
                 result: dict[str, Any] = {"type": "succeeded", "message": message}
             else:
                 kind = "api_error" if status >= 500 else "invalid_request_error"
@@ -495,8 +589,14 @@ def free_port() -> int:
 class StubServer:
     """The stub in a background thread; use as a context manager."""
 
-    def __init__(self, default_content: str = "{}", port: int | None = None, limits: RateLimits | None = None,
-                 batches: Batches | None = None, cache: PromptCache | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        default_content: str = "{}",
+        port: int | None = None,
+        limits: RateLimits | None = None,
+        batches: Batches | None = None,
+        cache: PromptCache | None = None,
+    ) -> None:
         self.default_content = default_content
         self.cache = cache
         self.limits = limits

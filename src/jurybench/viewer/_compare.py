@@ -34,40 +34,67 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, Any]:
         raise JurybenchError("compare two runs.", hint="Tick two runs on the runs page, or open /compare?run=A&run=B.")
     first, second = runs
     if first["mode"] != second["mode"]:
-        raise JurybenchError(f"run '{first['run_id']}' is {first['mode']} and '{second['run_id']}' {second['mode']}.",
-                             hint="Compare runs of the same kind (pointwise with pointwise, pairwise with pairwise).")  # fmt: skip
+        raise JurybenchError(
+            f"run '{first['run_id']}' is {first['mode']} and '{second['run_id']}' {second['mode']}.",
+            hint="Compare runs of the same kind (pointwise with pointwise, pairwise with pairwise).",
+        )
     pairwise = first["mode"] == "pairwise"
     view, dim, subject = ("pairwise", "category", "pair_id") if pairwise else ("pointwise", "criterion", "item_id")
     ids = [first["run_id"], second["run_id"]]
     rows = con.execute(
         f"SELECT a.{dim}, a.{subject}, a.jury_score, b.jury_score FROM jury_{view} a JOIN jury_{view} b "
         f"ON b.{subject} = a.{subject} AND b.{dim} = a.{dim} WHERE a.run_id = ? AND b.run_id = ? "
-        "AND a.jury_score IS NOT NULL AND b.jury_score IS NOT NULL ORDER BY 1, 2", ids,
-    ).fetchall()  # fmt: skip
+        "AND a.jury_score IS NOT NULL AND b.jury_score IS NOT NULL ORDER BY 1, 2",
+        ids,
+    ).fetchall()
     by_dim: dict[str, list[tuple[float, float]]] = {}
     by_subject: dict[str, list[tuple[str, float]]] = {}
     for d, s, x, y in rows:
         by_dim.setdefault(d, []).append((float(x), float(y)))
         by_subject.setdefault(s, []).append((d, float(y) - float(x)))
-    criteria = [{"criterion": d, "mean_first": sum(x for x, _ in v) / len(v), "mean_second": sum(y for _, y in v) / len(v),
-                 **_paired([y - x for x, y in v])} for d, v in by_dim.items()]  # fmt: skip
-    changes = sorted(((sum(abs(c) for _, c in v) / len(v), s, max(v, key=lambda dc: abs(dc[1])))
-                      for s, v in by_subject.items()), key=lambda m: (-m[0], m[1]))[:MOVED]  # fmt: skip
+    criteria = [
+        {
+            "criterion": d,
+            "mean_first": sum(x for x, _ in v) / len(v),
+            "mean_second": sum(y for _, y in v) / len(v),
+            **_paired([y - x for x, y in v]),
+        }
+        for d, v in by_dim.items()
+    ]
+    changes = sorted(
+        ((sum(abs(c) for _, c in v) / len(v), s, max(v, key=lambda dc: abs(dc[1]))) for s, v in by_subject.items()),
+        key=lambda m: (-m[0], m[1]),
+    )[:MOVED]
     moved = [{"id": s, "mean_abs_change": change, "largest": largest} for change, s, largest in changes]
     value = "juror_epsilon" if pairwise else "juror_score"
-    jurors = [{"juror": juror, "n": int(n), "mean_abs_diff": mad, "exact": exact,
-               "pearson": r if r is not None and not math.isnan(r) else None}
-              for juror, n, mad, exact, r in con.execute(
-                  f"SELECT a.juror, count(*), avg(abs(a.{value} - b.{value})), avg(CAST(a.{value} = b.{value} AS DOUBLE)), "
-                  f"corr(a.{value}, b.{value}) FROM juror_{view} a JOIN juror_{view} b ON b.juror_key = a.juror_key "
-                  f"AND b.{subject} = a.{subject} AND b.{dim} = a.{dim} WHERE a.run_id = ? AND b.run_id = ? "
-                  f"AND a.{value} IS NOT NULL AND b.{value} IS NOT NULL GROUP BY a.juror ORDER BY a.juror", ids,
-              ).fetchall()]  # fmt: skip
+    jurors = [
+        {
+            "juror": juror,
+            "n": int(n),
+            "mean_abs_diff": mad,
+            "exact": exact,
+            "pearson": r if r is not None and not math.isnan(r) else None,
+        }
+        for juror, n, mad, exact, r in con.execute(
+            f"SELECT a.juror, count(*), avg(abs(a.{value} - b.{value})), avg(CAST(a.{value} = b.{value} AS DOUBLE)), "
+            f"corr(a.{value}, b.{value}) FROM juror_{view} a JOIN juror_{view} b ON b.juror_key = a.juror_key "
+            f"AND b.{subject} = a.{subject} AND b.{dim} = a.{dim} WHERE a.run_id = ? AND b.run_id = ? "
+            f"AND a.{value} IS NOT NULL AND b.{value} IS NOT NULL GROUP BY a.juror ORDER BY a.juror",
+            ids,
+        ).fetchall()
+    ]
     verdicts = _verdicts(con, ids) if first.get("rubric_kind") == second.get("rubric_kind") == "preference" else None
     if verdicts is not None:  # a preference changes by its verdict: only the pairs whose verdict changed
         moved = []
-    return {"runs": runs, "pairwise": pairwise, "criteria": criteria, "moved": moved, "jurors": jurors,
-            "n_subjects": len(by_subject), "verdicts": verdicts}  # fmt: skip
+    return {
+        "runs": runs,
+        "pairwise": pairwise,
+        "criteria": criteria,
+        "moved": moved,
+        "jurors": jurors,
+        "n_subjects": len(by_subject),
+        "verdicts": verdicts,
+    }
 
 
 def _verdict(score: float | None) -> str | None:
@@ -86,11 +113,16 @@ def _verdicts(con: Connection, ids: list[str]) -> dict[str, Any]:
     rows = con.execute(
         "SELECT a.pair_id, a.jury_score, b.jury_score FROM jury_pairwise a JOIN jury_pairwise b "
         "ON b.pair_id = a.pair_id AND b.category = a.category WHERE a.run_id = ? AND b.run_id = ? "
-        "AND a.category = 'preference' ORDER BY a.pair_id", ids,
-    ).fetchall()  # fmt: skip
-    gold = {pid: ("A" if value > 0 else "B" if value < 0 else "tie") for pid, value in con.execute(
-        "SELECT subject_id, sign(avg(sign(value))) FROM human_labels WHERE criterion = 'preference' "
-        "AND subject_kind = 'pair' GROUP BY subject_id").fetchall()}  # fmt: skip
+        "AND a.category = 'preference' ORDER BY a.pair_id",
+        ids,
+    ).fetchall()
+    gold = {
+        pid: ("A" if value > 0 else "B" if value < 0 else "tie")
+        for pid, value in con.execute(
+            "SELECT subject_id, sign(avg(sign(value))) FROM human_labels WHERE criterion = 'preference' "
+            "AND subject_kind = 'pair' GROUP BY subject_id"
+        ).fetchall()
+    }
     changed, both = [], 0
     right = {"first": 0, "second": 0, "only_first": 0, "only_second": 0, "n": 0}
     for pid, x, y in rows:
@@ -111,6 +143,11 @@ def _verdicts(con: Connection, ids: list[str]) -> dict[str, Any]:
     if right["n"]:
         discordant = right["only_first"] + right["only_second"]
         p = binomtest(right["only_second"], discordant, 0.5).pvalue if discordant else 1.0
-        accuracy = {**right, "acc_first": right["first"] / right["n"], "acc_second": right["second"] / right["n"],
-                    "diff": (right["second"] - right["first"]) / right["n"], "p_mcnemar": float(p)}  # fmt: skip
+        accuracy = {
+            **right,
+            "acc_first": right["first"] / right["n"],
+            "acc_second": right["second"] / right["n"],
+            "diff": (right["second"] - right["first"]) / right["n"],
+            "p_mcnemar": float(p),
+        }
     return {"n": both, "n_changed": len(changed), "changed": changed[:MOVED], "accuracy": accuracy}

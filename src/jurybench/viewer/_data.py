@@ -107,12 +107,19 @@ def store_of(con: Connection) -> str:
 
 def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
     """What a run's cached aggregates depend on."""
-    return (row.get("store"), row["run_id"], row["status"], str(row.get("finished_at")), row.get("jury_id"),
-            row.get("n_calls"))  # fmt: skip
+    return (
+        row.get("store"),
+        row["run_id"],
+        row["status"],
+        str(row.get("finished_at")),
+        row.get("jury_id"),
+        row.get("n_calls"),
+    )
 
 
-def runs_page(con: Connection, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "",
-              limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
+def runs_page(
+    con: Connection, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "", limit: int = PAGE
+) -> dict[str, Any]:
     """Runs, newest first, filtered by dataset (of any of their subjects), rubric name and status;
     ``after`` is the last run id of the previous page."""
     where, params = ["TRUE"], []
@@ -132,8 +139,11 @@ def runs_page(con: Connection, *, dataset: str = "", rubric: str = "", status: s
     if after:
         where.append("(r.created_at, r.run_id) < (SELECT (created_at, run_id) FROM runs WHERE run_id = ?)")
         params.append(after)
-    rows = _query(con, f"{_RUNS} WHERE {' AND '.join(where)} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
-                  [*params, limit + 1])  # fmt: skip
+    rows = _query(
+        con,
+        f"{_RUNS} WHERE {' AND '.join(where)} ORDER BY r.created_at DESC, r.run_id DESC LIMIT ?",
+        [*params, limit + 1],
+    )
     more = len(rows) > limit
     store = store_of(con)
     rows = [{**_run_row(r), "store": store} for r in rows[:limit]]
@@ -157,15 +167,20 @@ def runs_page(con: Connection, *, dataset: str = "", rubric: str = "", status: s
             ).fetchall()
         ],
     }
-    return {"runs": rows, "next": rows[-1]["run_id"] if more and rows else None, "choices": choices,
-            "filters": {"dataset": dataset, "rubric": rubric, "status": status}}  # fmt: skip
+    return {
+        "runs": rows,
+        "next": rows[-1]["run_id"] if more and rows else None,
+        "choices": choices,
+        "filters": {"dataset": dataset, "rubric": rubric, "status": status},
+    }
 
 
 def run_header(con: Connection, run_id: str) -> dict[str, Any]:
     """The run's row as the runs page shows it; kept per state of the run (a running run is
     read afresh each time)."""
-    state = con.execute("SELECT status, CAST(finished_at AS VARCHAR), jury_id FROM runs WHERE run_id = ?",
-                        [run_id]).fetchall()  # fmt: skip
+    state = con.execute(
+        "SELECT status, CAST(finished_at AS VARCHAR), jury_id FROM runs WHERE run_id = ?", [run_id]
+    ).fetchall()
     if not state:
         raise NotFound(f"no run '{run_id}'.", hint="The runs page lists every run.")
 
@@ -195,17 +210,20 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
 
     def make() -> dict[str, Any]:
         pairwise = run["mode"] == "pairwise"
-        view, dim, subject = (("jury_pairwise", "category", "pair_id") if pairwise
-                              else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
+        view, dim, subject = (
+            ("jury_pairwise", "category", "pair_id") if pairwise else ("jury_pointwise", "criterion", "item_id")
+        )
         figures: list[dict[str, Any]] = []
         below: set[Any] = set()
         dims = run_dimensions(con, run["run_id"])
         # A big run is read one criterion at a time (the jury view's hash tables stay one
         # criterion's size); a small one in one query (each query scans the whole view).
         big = (run.get("n_calls") or 0) * max(len(dims), 1) > 200_000
-        select = (f"SELECT {dim}, count(jury_score), avg(jury_score), stddev_samp(jury_score), "
-                  f"count(*) FILTER (WHERE jury_score > 0), count(*) FILTER (WHERE jury_score < 0), "
-                  f"list({subject}) FILTER (WHERE below_quorum) FROM {view} WHERE run_id = ?")  # fmt: skip
+        select = (
+            f"SELECT {dim}, count(jury_score), avg(jury_score), stddev_samp(jury_score), "
+            f"count(*) FILTER (WHERE jury_score > 0), count(*) FILTER (WHERE jury_score < 0), "
+            f"list({subject}) FILTER (WHERE below_quorum) FROM {view} WHERE run_id = ?"
+        )
         if big:
             rows = [con.execute(f"{select} AND {dim} = ? GROUP BY {dim}", [run["run_id"], d]).fetchone() for d in dims]
         else:
@@ -215,15 +233,28 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
             _, n, mean, sd, pos, neg, short = row or (name, 0, None, None, 0, 0, None)
             low, high = _ci(int(n), mean, sd)
             below.update(short or ())
-            figures.append({"criterion": name, "n": int(n), "mean": mean, "ci_low": low, "ci_high": high,
-                            "share_a": pos / n if pairwise and n else None,
-                            "share_b": neg / n if pairwise and n else None,
-                            "below_quorum": len(short or ())})  # fmt: skip
+            figures.append(
+                {
+                    "criterion": name,
+                    "n": int(n),
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "share_a": pos / n if pairwise and n else None,
+                    "share_b": neg / n if pairwise and n else None,
+                    "below_quorum": len(short or ()),
+                }
+            )
         # Judgments by status: an import (HANNA's) keeps its invalid judgments in ok calls, so the
         # calls' counts alone showed 0 invalid where the import said 1,051.
         table = "pairwise_judgments" if pairwise else "pointwise_judgments"
-        counts = dict(con.execute(f"SELECT j.status, count(*) FROM run_calls rc JOIN {table} j USING (call_key) "
-                                  "WHERE rc.run_id = ? GROUP BY j.status", [run["run_id"]]).fetchall())  # fmt: skip
+        counts = dict(
+            con.execute(
+                f"SELECT j.status, count(*) FROM run_calls rc JOIN {table} j USING (call_key) "
+                "WHERE rc.run_id = ? GROUP BY j.status",
+                [run["run_id"]],
+            ).fetchall()
+        )
         judgments = {status: int(counts.get(status, 0)) for status in ("valid", "invalid", "refusal")}
         return {"figures": figures, "below_quorum": len(below), "pairwise": pairwise, "judgments": judgments}
 
@@ -288,8 +319,17 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
                 m = score_agreement(np.asarray(scores, dtype=float), data.human_mean)
                 n = int((~np.isnan(scores) & ~np.isnan(data.human_mean)).sum())
                 low, high = _fisher_ci(m.get("pearson"), n)
-                rows.append({"criterion": data.criterion, "rater": name, "pearson": m.get("pearson"), "low": low,
-                             "high": high, "mae": m.get("mae"), "n": n})  # fmt: skip
+                rows.append(
+                    {
+                        "criterion": data.criterion,
+                        "rater": name,
+                        "pearson": m.get("pearson"),
+                        "low": low,
+                        "high": high,
+                        "mae": m.get("mae"),
+                        "n": n,
+                    }
+                )
         return {"rows": rows, "preference": [], "note": f"{labelled} of the run's items have human labels."}
 
     return MEMO.get(("agreement", *run_key(run)), make)
@@ -298,8 +338,11 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
 def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """A/B runs: each juror's and the jury's accuracy against the human majority in each order."""
     if run.get("rubric_kind") != "preference":
-        return {"rows": [], "preference": [], "note": "Agreement with human labels is shown for pointwise and "
-                                                      "preference (A/B) runs."}  # fmt: skip
+        return {
+            "rows": [],
+            "preference": [],
+            "note": "Agreement with human labels is shown for pointwise and preference (A/B) runs.",
+        }
     from jurybench.annotations import preference_accuracy
 
     try:
@@ -308,11 +351,21 @@ def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any
         return {"rows": [], "preference": [], "note": exc.message}
     if not report["n_pairs"]:
         return {"rows": [], "preference": [], "note": "No human preference labels on this run's pairs."}
-    rows = [{"rater": r["juror"], "ab": r["correct_ab_rate"], "ba": r["correct_ba_rate"],
-             "both": r["both_correct_rate"], "consistent": r["consistent_rate"]}
-            for r in [*report["jurors"], report["jury"]]]  # fmt: skip
-    return {"rows": [], "preference": rows,
-            "note": f"{report['n_pairs']} pairs with a human majority label ({report['reference']})."}  # fmt: skip
+    rows = [
+        {
+            "rater": r["juror"],
+            "ab": r["correct_ab_rate"],
+            "ba": r["correct_ba_rate"],
+            "both": r["both_correct_rate"],
+            "consistent": r["consistent_rate"],
+        }
+        for r in [*report["jurors"], report["jury"]]
+    ]
+    return {
+        "rows": [],
+        "preference": rows,
+        "note": f"{report['n_pairs']} pairs with a human majority label ({report['reference']}).",
+    }
 
 
 def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
@@ -326,9 +379,14 @@ def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
 def run_subjects(con: Connection, run: dict[str, Any], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
     """A page of the run's items or pairs (by id) with their jury scores per criterion."""
     kind = "pair" if run["mode"] == "pairwise" else "item"
-    ids = [r[0] for r in con.execute(
-        "SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ? AND subject_id > ? "
-        "ORDER BY subject_id LIMIT ?", [run["run_id"], kind, after, limit + 1]).fetchall()]  # fmt: skip
+    ids = [
+        r[0]
+        for r in con.execute(
+            "SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ? AND subject_id > ? "
+            "ORDER BY subject_id LIMIT ?",
+            [run["run_id"], kind, after, limit + 1],
+        ).fetchall()
+    ]
     more, ids = len(ids) > limit, ids[:limit]
     return {**subject_rows(con, run, ids), "next": ids[-1] if more else None}
 
@@ -344,16 +402,27 @@ def subject_rows(con: Connection, run: dict[str, Any], ids: list[str]) -> dict[s
     # be, and the range's extra rows are dropped below).
     low, high = min(ids), max(ids)
     if run["mode"] != "pairwise":
-        info = _query(con, f"SELECT item_id AS id, model, language, dataset, prompt FROM items WHERE item_id IN ({marks})",
-                      ids)  # fmt: skip
-        scores = con.execute("SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
-                             "AND item_id >= ? AND item_id <= ?", [run["run_id"], low, high]).fetchall()  # fmt: skip
+        info = _query(
+            con, f"SELECT item_id AS id, model, language, dataset, prompt FROM items WHERE item_id IN ({marks})", ids
+        )
+        scores = con.execute(
+            "SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? "
+            "AND item_id >= ? AND item_id <= ?",
+            [run["run_id"], low, high],
+        ).fetchall()
     else:
-        info = _query(con, f"SELECT p.pair_id AS id, a.model || ' vs ' || b.model AS model, a.language, p.dataset, "
-                           f"a.prompt FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b "
-                           f"ON b.item_id = p.item_b WHERE p.pair_id IN ({marks})", ids)  # fmt: skip
-        scores = con.execute("SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
-                             "AND pair_id >= ? AND pair_id <= ?", [run["run_id"], low, high]).fetchall()  # fmt: skip
+        info = _query(
+            con,
+            f"SELECT p.pair_id AS id, a.model || ' vs ' || b.model AS model, a.language, p.dataset, "
+            f"a.prompt FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b "
+            f"ON b.item_id = p.item_b WHERE p.pair_id IN ({marks})",
+            ids,
+        )
+        scores = con.execute(
+            "SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? "
+            "AND pair_id >= ? AND pair_id <= ?",
+            [run["run_id"], low, high],
+        ).fetchall()
     by_id = {r["id"]: {**r, "scores": {}} for r in info}
     criteria: list[str] = []
     for sid, crit, score in scores:
@@ -368,16 +437,27 @@ def subject_rows(con: Connection, run: dict[str, Any], ids: list[str]) -> dict[s
 
 
 def run_results(con: Connection, run_id: str) -> list[dict[str, Any]]:
-    return _query(con, "SELECT result_id, name, params, seed, created_at FROM stats_results WHERE run_id = ? "
-                       "ORDER BY created_at DESC, result_id", [run_id])  # fmt: skip
+    return _query(
+        con,
+        "SELECT result_id, name, params, seed, created_at FROM stats_results WHERE run_id = ? "
+        "ORDER BY created_at DESC, result_id",
+        [run_id],
+    )
 
 
 def run_calibration(con: Connection, run: dict[str, Any]) -> dict[str, Any] | None:
     """The calibration the run's jury applies, else the newest one fitted on the run."""
     if run.get("calibration_id"):
-        rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",
-                      [run["calibration_id"]])  # fmt: skip
+        rows = _query(
+            con,
+            "SELECT calibration_id, name, kind, created_at FROM calibrations WHERE calibration_id = ?",
+            [run["calibration_id"]],
+        )
         return rows[0] if rows else None
-    rows = _query(con, "SELECT calibration_id, name, kind, created_at FROM calibrations "
-                       "WHERE body->>'source_run' = ? ORDER BY created_at DESC LIMIT 1", [run["run_id"]])  # fmt: skip
+    rows = _query(
+        con,
+        "SELECT calibration_id, name, kind, created_at FROM calibrations "
+        "WHERE body->>'source_run' = ? ORDER BY created_at DESC LIMIT 1",
+        [run["run_id"]],
+    )
     return rows[0] if rows else None

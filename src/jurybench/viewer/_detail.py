@@ -32,8 +32,10 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
         if not pairs:
             raise NotFound(f"no pair '{subject_id}'.")
         pair = pairs[0]
-        items = {r["item_id"]: r for r in _query(con, "SELECT * FROM items WHERE item_id IN (?, ?)",
-                                                   [pair["item_a"], pair["item_b"]])}  # fmt: skip
+        items = {
+            r["item_id"]: r
+            for r in _query(con, "SELECT * FROM items WHERE item_id IN (?, ?)", [pair["item_a"], pair["item_b"]])
+        }
         shown = {"pair": pair, "a": items.get(pair["item_a"]), "b": items.get(pair["item_b"])}
     else:
         rows = _query(con, "SELECT * FROM items WHERE item_id = ?", [subject_id])
@@ -61,22 +63,41 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
     if keys:
         marks = ", ".join("?" for _ in keys)
         table, dim = ("pairwise_judgments", "category") if pairwise else ("pointwise_judgments", "criterion")
-        for j in _query(con, f"SELECT call_key, {dim} AS criterion, score, status, reason, rationale FROM {table} "
-                             f"WHERE call_key IN ({marks}) ORDER BY call_key, criterion", keys):  # fmt: skip
+        for j in _query(
+            con,
+            f"SELECT call_key, {dim} AS criterion, score, status, reason, rationale FROM {table} "
+            f"WHERE call_key IN ({marks}) ORDER BY call_key, criterion",
+            keys,
+        ):
             judgments[j.pop("call_key")].append(j)
     for c in calls:
         c["judgments"] = judgments.get(c["call_key"], [])
         c["messages"] = _json(c["messages"])
-    view, dim, sid = (("jury_pairwise", "category", "pair_id") if pairwise
-                      else ("jury_pointwise", "criterion", "item_id"))  # fmt: skip
-    jury = _query(con, f"SELECT {dim} AS criterion, jury_score, n_jurors_present, n_jurors_expected, below_quorum "
-                       f"FROM {view} WHERE run_id = ? AND {sid} = ? ORDER BY 1", [run["run_id"], subject_id])  # fmt: skip
-    humans = _query(con, "SELECT criterion, annotator, value, label, note FROM human_labels WHERE subject_id = ? "
-                         "AND subject_kind = ? ORDER BY criterion, annotator",
-                    [subject_id, "pair" if pairwise else "item"])  # fmt: skip
+    view, dim, sid = (
+        ("jury_pairwise", "category", "pair_id") if pairwise else ("jury_pointwise", "criterion", "item_id")
+    )
+    jury = _query(
+        con,
+        f"SELECT {dim} AS criterion, jury_score, n_jurors_present, n_jurors_expected, below_quorum "
+        f"FROM {view} WHERE run_id = ? AND {sid} = ? ORDER BY 1",
+        [run["run_id"], subject_id],
+    )
+    humans = _query(
+        con,
+        "SELECT criterion, annotator, value, label, note FROM human_labels WHERE subject_id = ? "
+        "AND subject_kind = ? ORDER BY criterion, annotator",
+        [subject_id, "pair" if pairwise else "item"],
+    )
     orders = _both_orders(con, run["run_id"], subject_id, jury) if pairwise else None
-    return {"pairwise": pairwise, "shown": shown, "calls": calls, "jury": jury, "humans": humans,
-            "id": subject_id, "orders": orders}  # fmt: skip
+    return {
+        "pairwise": pairwise,
+        "shown": shown,
+        "calls": calls,
+        "jury": jury,
+        "humans": humans,
+        "id": subject_id,
+        "orders": orders,
+    }
 
 
 def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str, Any]]) -> dict[str, Any]:
@@ -84,11 +105,14 @@ def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str
     BA: B shown first, in that order's frame), its symmetrized ε = (AB - BA) / 2, whether it
     flipped (its verdict changes sign with the order), and the jury's ε."""
     # The jurors in the jury's order (rows in no given order would shuffle the columns between visits).
-    rows = _query(con, """SELECT v.category, v.juror, v.juror_score_ab AS ab, v.juror_score_ba AS ba,
+    rows = _query(
+        con,
+        """SELECT v.category, v.juror, v.juror_score_ab AS ab, v.juror_score_ba AS ba,
                                  v.juror_epsilon AS eps
                           FROM juror_pairwise v JOIN run_jurors rj ON rj.run_id = v.run_id AND rj.juror_key = v.juror_key
                           WHERE v.run_id = ? AND v.pair_id = ? ORDER BY v.category, rj.position""",
-                  [run_id, pair_id])  # fmt: skip
+        [run_id, pair_id],
+    )
     jurors = list(dict.fromkeys(r["juror"] for r in rows))
     jury_eps = {j["criterion"]: j["jury_score"] for j in jury}
     grid: dict[str, dict[str, Any]] = {}
@@ -126,8 +150,9 @@ WHERE j.run_id = ? GROUP BY ALL
 SORTS = ("spread", "flips", "sd")
 
 
-def disagreements(con: Connection, run: dict[str, Any], *, sort: str = "spread", after: int = 0,
-                  limit: int = PAGE) -> dict[str, Any]:  # fmt: skip
+def disagreements(
+    con: Connection, run: dict[str, Any], *, sort: str = "spread", after: int = 0, limit: int = PAGE
+) -> dict[str, Any]:
     """The subject x criterion cells where the jurors disagree most (spread = highest minus lowest
     juror score, or sd) or, for pairwise runs, where jurors flip their verdict when the order is
     swapped; the top ``DISAGREEMENTS`` are kept per run and sort."""
@@ -138,14 +163,24 @@ def disagreements(con: Connection, run: dict[str, Any], *, sort: str = "spread",
     def make() -> list[dict[str, Any]]:
         sql = _PAIRWISE_DISPUTES if pairwise else _POINTWISE_DISPUTES
         params = [run["run_id"], run["run_id"]] if pairwise else [run["run_id"]]
-        return _query(con, f"SELECT * FROM ({sql}) ORDER BY {sort} DESC NULLS LAST, spread DESC NULLS LAST, id, "
-                           f"criterion LIMIT {DISAGREEMENTS}", params)  # fmt: skip
+        return _query(
+            con,
+            f"SELECT * FROM ({sql}) ORDER BY {sort} DESC NULLS LAST, spread DESC NULLS LAST, id, "
+            f"criterion LIMIT {DISAGREEMENTS}",
+            params,
+        )
 
     rows = MEMO.get(("disputes", sort, *run_key(run)), make)
     start = max(0, after)
     page = rows[start : start + limit]
-    return {"rows": page, "sort": sort, "pairwise": pairwise, "start": start,
-            "next": start + limit if start + limit < len(rows) else None, "kept": len(rows)}  # fmt: skip
+    return {
+        "rows": page,
+        "sort": sort,
+        "pairwise": pairwise,
+        "start": start,
+        "next": start + limit if start + limit < len(rows) else None,
+        "kept": len(rows),
+    }
 
 
 def results_page(con: Connection, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, Any]:
@@ -158,9 +193,12 @@ def results_page(con: Connection, *, name: str = "", after: str = "", limit: int
             "(created_at, result_id) < (SELECT (created_at, result_id) FROM stats_results WHERE result_id = ?)"
         )
         params.append(after)
-    rows = _query(con, f"SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
-                       f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, result_id DESC LIMIT ?",
-                  [*params, limit + 1])  # fmt: skip
+    rows = _query(
+        con,
+        f"SELECT result_id, name, run_id, params, seed, created_at FROM stats_results "
+        f"WHERE {' AND '.join(where)} ORDER BY created_at DESC, result_id DESC LIMIT ?",
+        [*params, limit + 1],
+    )
     more = len(rows) > limit
     rows = rows[:limit]
     for r in rows:
@@ -179,16 +217,22 @@ def result(con: Connection, result_id: str) -> dict[str, Any]:
 
 
 def calibrations(con: Connection) -> list[dict[str, Any]]:
-    rows = _query(con, "SELECT c.calibration_id, c.name, c.kind, c.path, c.created_at, r.name AS rubric "
-                       "FROM calibrations c LEFT JOIN rubrics r USING (rubric_hash) ORDER BY c.created_at DESC")  # fmt: skip
+    rows = _query(
+        con,
+        "SELECT c.calibration_id, c.name, c.kind, c.path, c.created_at, r.name AS rubric "
+        "FROM calibrations c LEFT JOIN rubrics r USING (rubric_hash) ORDER BY c.created_at DESC",
+    )
     return rows
 
 
 def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
     """A calibration's weights with their CIs per criterion, and its held-out metrics against each
     juror and the plain jury."""
-    rows = _query(con, "SELECT calibration_id, name, kind, path, created_at, body FROM calibrations "
-                       "WHERE calibration_id = ?", [calibration_id])  # fmt: skip
+    rows = _query(
+        con,
+        "SELECT calibration_id, name, kind, path, created_at, body FROM calibrations WHERE calibration_id = ?",
+        [calibration_id],
+    )
     if not rows:
         raise NotFound(f"no calibration '{calibration_id}'.")
     row = rows[0]
@@ -204,8 +248,15 @@ def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
     criteria = []
     for name, crit in (body.get("criteria") or {}).items():
         cis = crit.get("coefficient_ci") or {}
-        weights = [{"feature": label(f), "weight": w, "low": (cis.get(f) or {}).get("low"),
-                    "high": (cis.get(f) or {}).get("high")} for f, w in (crit.get("weights") or {}).items()]  # fmt: skip
+        weights = [
+            {
+                "feature": label(f),
+                "weight": w,
+                "low": (cis.get(f) or {}).get("low"),
+                "high": (cis.get(f) or {}).get("high"),
+            }
+            for f, w in (crit.get("weights") or {}).items()
+        ]
         report = crit.get("report") or {}
         metrics = []
         if crit.get("test"):
@@ -213,10 +264,24 @@ def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
         for rater, base in (report.get("baselines") or {}).items():
             metrics.append({"rater": rater, **(base.get("test") or {}), "cv_rmse_mean": base.get("cv_rmse_mean")})
         accuracy = report.get("held_out_accuracy") or {}
-        criteria.append({"criterion": name, "method": crit.get("method"), "intercept": crit.get("intercept"),
-                         "weights": weights, "metrics": metrics, "accuracy": accuracy,
-                         "winner": report.get("winner"), "n_train": report.get("n_train"),
-                         "n_test": report.get("n_test")})  # fmt: skip
-    return {**row, "source_run": body.get("source_run"), "split": body.get("split"),
-            "missing_rule": body.get("missing_rule"), "criteria": criteria,
-            "rubric": (body.get("rubric") or {}).get("name")}  # fmt: skip
+        criteria.append(
+            {
+                "criterion": name,
+                "method": crit.get("method"),
+                "intercept": crit.get("intercept"),
+                "weights": weights,
+                "metrics": metrics,
+                "accuracy": accuracy,
+                "winner": report.get("winner"),
+                "n_train": report.get("n_train"),
+                "n_test": report.get("n_test"),
+            }
+        )
+    return {
+        **row,
+        "source_run": body.get("source_run"),
+        "split": body.get("split"),
+        "missing_rule": body.get("missing_rule"),
+        "criteria": criteria,
+        "rubric": (body.get("rubric") or {}).get("name"),
+    }

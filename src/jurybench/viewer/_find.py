@@ -68,8 +68,10 @@ class Filter:
         if (
             found.min is not None or found.max is not None or found.sort in ("score", "-score")
         ) and not found.criterion:
-            raise JurybenchError("find: a score range or a sort by score needs a criterion.",
-                                 hint="Choose the criterion the scores are of.")  # fmt: skip
+            raise JurybenchError(
+                "find: a score range or a sort by score needs a criterion.",
+                hint="Choose the criterion the scores are of.",
+            )
         return found
 
     @property
@@ -78,8 +80,11 @@ class Filter:
 
     def hidden(self) -> list[tuple[str, str]]:
         """The filter's fields as a form's hidden inputs carry them (empty ones left out)."""
-        return [(k, f"{v:g}" if isinstance(v, float) else str(v)) for k, v in asdict(self).items()
-                if v not in ("", None) and not (k == "sort" and v == "id")]  # fmt: skip
+        return [
+            (k, f"{v:g}" if isinstance(v, float) else str(v))
+            for k, v in asdict(self).items()
+            if v not in ("", None) and not (k == "sort" and v == "id")
+        ]
 
     def query(self, **extra: Any) -> str:
         """The filter as a query string (empty fields left out), with ``extra`` added."""
@@ -100,21 +105,27 @@ def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[object]]:
     )
     params: list[object] = [run_id, kind]
     if pairwise:
-        texts = ("SELECT p.pair_id AS id, a.prompt, a.response AS response, b.response AS response_b, "
-                 "a.model || ' vs ' || b.model AS model, a.language, p.dataset "
-                 "FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b")  # fmt: skip
+        texts = (
+            "SELECT p.pair_id AS id, a.prompt, a.response AS response, b.response AS response_b, "
+            "a.model || ' vs ' || b.model AS model, a.language, p.dataset "
+            "FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"
+        )
     else:
-        texts = ("SELECT item_id AS id, prompt, response, NULL AS response_b, model, language, dataset "
-                 "FROM items")  # fmt: skip
+        texts = "SELECT item_id AS id, prompt, response, NULL AS response_b, model, language, dataset FROM items"
     score_sql = "NULL"
     if want.criterion:
         score_sql = f"(SELECT jury_score FROM {jury} j WHERE j.run_id = ? AND j.{sid} = s.id AND j.{dim} = ?)"
     spread_where = f" AND v.{dim} = ?" if want.criterion else ""
-    spread_sql = (f"(SELECT max(d) FROM (SELECT max(v.{value}) - min(v.{value}) AS d FROM {juror} v "
-                  f"WHERE v.run_id = ? AND v.{sid} = s.id{spread_where} GROUP BY v.{dim}))")  # fmt: skip
+    spread_sql = (
+        f"(SELECT max(d) FROM (SELECT max(v.{value}) - min(v.{value}) AS d FROM {juror} v "
+        f"WHERE v.run_id = ? AND v.{sid} = s.id{spread_where} GROUP BY v.{dim}))"
+    )
     need_spread = want.spread is not None or want.sort == "spread"
-    select = ["s.id", f"{score_sql} AS score" if want.criterion else "NULL AS score",
-              f"{spread_sql} AS spread" if need_spread else "NULL AS spread"]  # fmt: skip
+    select = [
+        "s.id",
+        f"{score_sql} AS score" if want.criterion else "NULL AS score",
+        f"{spread_sql} AS spread" if need_spread else "NULL AS spread",
+    ]
     select_params: list[object] = []
     if want.criterion:
         select_params += [run_id, want.criterion]
@@ -149,8 +160,12 @@ def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[object]]:
     if want.spread is not None:
         outer.append("spread >= ?")
     outer_params = [v for v in (want.min, want.max, want.spread) if v is not None]
-    order = {"id": "id", "score": "score ASC NULLS LAST, id", "-score": "score DESC NULLS LAST, id",
-             "spread": "spread DESC NULLS LAST, id"}[want.sort]  # fmt: skip
+    order = {
+        "id": "id",
+        "score": "score ASC NULLS LAST, id",
+        "-score": "score DESC NULLS LAST, id",
+        "spread": "spread DESC NULLS LAST, id",
+    }[want.sort]
     # The texts are joined only when the filter reads them (a scan of every text of the run).
     joined = f"JOIN ({texts}) t ON t.id = s.id" if (want.q or want.model or want.language or want.dataset) else ""
     sql = f"""
@@ -166,11 +181,18 @@ def find(con: Connection, run: dict[str, Any], want: Filter, *, after: int = 0, 
     """A page of the subjects the filter keeps, in its order, from position ``after``; with how
     many it keeps in all."""
     sql, params = _ordered(run, want)
-    rows = _query(con, f"SELECT *, count(*) OVER () AS total FROM ({sql}) ORDER BY pos LIMIT ? OFFSET ?",
-                  [*params, limit, max(after, 0)])  # fmt: skip
+    rows = _query(
+        con,
+        f"SELECT *, count(*) OVER () AS total FROM ({sql}) ORDER BY pos LIMIT ? OFFSET ?",
+        [*params, limit, max(after, 0)],
+    )
     total = rows[0]["total"] if rows else _count(con, sql, params)
-    return {"rows": rows, "total": total, "start": max(after, 0),
-            "next": after + limit if after + limit < total else None}  # fmt: skip
+    return {
+        "rows": rows,
+        "total": total,
+        "start": max(after, 0),
+        "next": after + limit if after + limit < total else None,
+    }
 
 
 def _count(con: Connection, sql: str, params: list[object]) -> int:
@@ -182,14 +204,20 @@ def neighbours(con: Connection, run: dict[str, Any], want: Filter, subject_id: s
     (None at either end; ``position`` None when the filter leaves the subject out)."""
     if not want.active:  # the run's own order (by id): two lookups on the key
         kind = "pair" if run["mode"] == "pairwise" else "item"
-        row = con.execute("""SELECT (SELECT max(subject_id) FROM run_subjects WHERE run_id = $1 AND subject_kind = $2
+        row = con.execute(
+            """SELECT (SELECT max(subject_id) FROM run_subjects WHERE run_id = $1 AND subject_kind = $2
                                      AND subject_id < $3),
                                     (SELECT min(subject_id) FROM run_subjects WHERE run_id = $1 AND subject_kind = $2
-                                     AND subject_id > $3)""", [run["run_id"], kind, subject_id]).fetchall()[0]  # fmt: skip
+                                     AND subject_id > $3)""",
+            [run["run_id"], kind, subject_id],
+        ).fetchall()[0]
         return {"position": None, "previous": row[0], "next": row[1], "total": None}
     sql, params = _ordered(run, want)
-    rows = con.execute(f"SELECT pos, lag(id) OVER (ORDER BY pos), lead(id) OVER (ORDER BY pos), count(*) OVER () "
-                       f"FROM ({sql}) QUALIFY id = ?", [*params, subject_id]).fetchall()  # fmt: skip
+    rows = con.execute(
+        f"SELECT pos, lag(id) OVER (ORDER BY pos), lead(id) OVER (ORDER BY pos), count(*) OVER () "
+        f"FROM ({sql}) QUALIFY id = ?",
+        [*params, subject_id],
+    ).fetchall()
     if not rows:
         return {"position": None, "previous": None, "next": None, "total": _count(con, sql, params)}
     pos, previous, following, total = rows[0]
@@ -209,13 +237,20 @@ def _choices(con: Connection, run: dict[str, Any]) -> dict[str, list[str]]:
 
     pairwise = run["mode"] == "pairwise"
     kind = "pair" if pairwise else "item"
-    source = ("SELECT a.model || ' vs ' || b.model AS model, a.language, p.dataset, p.pair_id AS id FROM pairs p "
-              "JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b" if pairwise
-              else "SELECT model, language, dataset, item_id AS id FROM items")  # fmt: skip
+    source = (
+        "SELECT a.model || ' vs ' || b.model AS model, a.language, p.dataset, p.pair_id AS id FROM pairs p "
+        "JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"
+        if pairwise
+        else "SELECT model, language, dataset, item_id AS id FROM items"
+    )
     out: dict[str, list[str]] = {"criteria": list(run_dimensions(con, run["run_id"]))}
     for name in ("model", "language", "dataset"):
-        out[name] = [r[0] for r in con.execute(
-            f"SELECT DISTINCT t.{name} FROM ({source}) t WHERE t.{name} IS NOT NULL AND t.id IN "
-            f"(SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ?) ORDER BY 1 LIMIT 200",
-            [run["run_id"], kind]).fetchall()]  # fmt: skip
+        out[name] = [
+            r[0]
+            for r in con.execute(
+                f"SELECT DISTINCT t.{name} FROM ({source}) t WHERE t.{name} IS NOT NULL AND t.id IN "
+                f"(SELECT subject_id FROM run_subjects WHERE run_id = ? AND subject_kind = ?) ORDER BY 1 LIMIT 200",
+                [run["run_id"], kind],
+            ).fetchall()
+        ]
     return out

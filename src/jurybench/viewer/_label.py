@@ -75,8 +75,15 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) ->
         if not values:
             raise JurybenchError("label form: no criterion has a value.", hint="Choose a value for at least one.")
         row: Row = {rubric.subject_column: subject_id, "annotator": annotator, **values}
-        result = import_annotation_rows(con, [(1, row)], rubric, source="label form", layout="wide-criterion",
-                                        replace=form.get("replace") == "on", note=note)  # fmt: skip
+        result = import_annotation_rows(
+            con,
+            [(1, row)],
+            rubric,
+            source="label form",
+            layout="wide-criterion",
+            replace=form.get("replace") == "on",
+            note=note,
+        )
     return result.inserted + result.replaced
 
 
@@ -96,12 +103,16 @@ def queue(con: Connection, run: dict[str, Any], by: str, annotator: str) -> tupl
         found = find(con, run, Filter.parse(QUEUE_FILTER), limit=1)
         return (found["rows"][0]["id"] if found["rows"] else None), int(found["total"])
     kind = "pair" if run["mode"] == "pairwise" else "item"
-    newest = con.execute("SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC "
-                         "LIMIT 1", [run["run_id"]]).fetchall()  # fmt: skip
+    newest = con.execute(
+        "SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC LIMIT 1",
+        [run["run_id"]],
+    ).fetchall()
     if not newest:
-        raise JurybenchError(f"run '{run['run_id']}' has no calibration applied, so no residuals to queue by.",
-                             hint=f"Fit one (jurybench calibrate --run {run['run_id']}) and apply it "
-                                  f"(jurybench calibrate apply), or use the disagreement queue.")  # fmt: skip
+        raise JurybenchError(
+            f"run '{run['run_id']}' has no calibration applied, so no residuals to queue by.",
+            hint=f"Fit one (jurybench calibrate --run {run['run_id']}) and apply it "
+            f"(jurybench calibrate apply), or use the disagreement queue.",
+        )
     rows = con.execute(
         """WITH h AS (SELECT subject_id, criterion, avg(value) AS human FROM human_labels
                       WHERE subject_kind = $kind AND value IS NOT NULL GROUP BY ALL),

@@ -32,11 +32,16 @@ def report_html(store: StoreRef, runs: list[str], output: Path) -> Path:
                 columns, rows = result_table(full)
                 results.append({**full, "plot": plot_of(con, full), "columns": columns, "rows": rows})
             calibration = _data.run_calibration(con, run)
-            sections.append({
-                "run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
-                "agreement": _data.run_agreement(con, run), "results": results,
-                "calibration": _detail.calibration(con, calibration["calibration_id"]) if calibration else None,
-            })  # fmt: skip
+            sections.append(
+                {
+                    "run": run,
+                    "figures": _data.run_figures(con, run),
+                    "jurors": _data.run_jurors(con, run),
+                    "agreement": _data.run_agreement(con, run),
+                    "results": results,
+                    "calibration": _detail.calibration(con, calibration["calibration_id"]) if calibration else None,
+                }
+            )
     env = environment()
     # Our own style sheet, inlined as it is: escaped, its quotes (font names) and '>' selectors broke
     # it and the report fell back to the browser's serif font. It must not close its own element.
@@ -44,8 +49,10 @@ def report_html(store: StoreRef, runs: list[str], output: Path) -> Path:
     if "</" in css:
         raise JurybenchError("viewer.css contains '</': it cannot be inlined in <style> (a jurybench bug).")
     html = env.get_template("report.html").render(
-        title="jurybench report: " + ", ".join(runs), sections=sections, inline_css=css,
-    )  # fmt: skip
+        title="jurybench report: " + ", ".join(runs),
+        sections=sections,
+        inline_css=css,
+    )
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
     partial.write_text(html, encoding="utf-8")

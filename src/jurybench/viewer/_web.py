@@ -117,11 +117,24 @@ def run_from_segment(segment: str) -> str:
 def environment() -> Environment:
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)  # fmt: skip
-    env.filters.update(num=_num, pct=_pct, usd=_usd, when=_when, when_html=_when_html, breakable=_breakable,
-                       duration=_duration,
-                       u=lambda s: quote(str(s), safe=""), run_u=run_segment)  # fmt: skip
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        num=_num,
+        pct=_pct,
+        usd=_usd,
+        when=_when,
+        when_html=_when_html,
+        breakable=_breakable,
+        duration=_duration,
+        u=lambda s: quote(str(s), safe=""),
+        run_u=run_segment,
+    )
     env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
     return env
 
@@ -137,8 +150,14 @@ def plot_of(con: Connection, row: dict[str, Any]) -> str | None:
     def make() -> str | None:
         import json
 
-        caption = plot_caption(con, row["name"], row.get("run_id"), json.dumps(row.get("params") or {}),
-                               row["result_id"], row.get("created_at"))  # fmt: skip
+        caption = plot_caption(
+            con,
+            row["name"],
+            row.get("run_id"),
+            json.dumps(row.get("params") or {}),
+            row["result_id"],
+            row.get("created_at"),
+        )
         try:
             return svg(row["name"], row["result"], caption=caption)
         except (KeyError, TypeError, ValueError, IndexError):  # a result of another shape: shown as a table only
@@ -170,8 +189,19 @@ def find_query(
     sort: str = "",
 ) -> dict[str, str]:
     """The find form's fields as given (checked by ``Filter.parse``, which names a bad one)."""
-    return {"q": q, "criterion": criterion, "min": min, "max": max, "spread": spread, "status": status,
-            "human": human, "model": model, "language": language, "dataset": dataset, "sort": sort}  # fmt: skip
+    return {
+        "q": q,
+        "criterion": criterion,
+        "min": min,
+        "max": max,
+        "spread": spread,
+        "status": status,
+        "human": human,
+        "model": model,
+        "language": language,
+        "dataset": dataset,
+        "sort": sort,
+    }
 
 
 def router(store_of: Callable[[], StoreRef], annotating: Annotating | None = None) -> APIRouter:
@@ -198,8 +228,9 @@ class _Pages:
         self.store_of = store_of
         self.annotating = annotating
 
-    def page(self, template: str, build: Callable[[Any], dict[str, Any]], title: str,
-             status: int = 200) -> HTMLResponse:  # fmt: skip
+    def page(
+        self, template: str, build: Callable[[Any], dict[str, Any]], title: str, status: int = 200
+    ) -> HTMLResponse:
         from fastapi.responses import HTMLResponse
 
         from jurybench.store import reading
@@ -232,11 +263,21 @@ class _Pages:
         for r in results[:10]:  # the newest ten results with their plots
             full = _detail.result(con, r["result_id"])
             shown.append({**full, "plot": plot_of(con, full)})
-        return {"run": run, "figures": _data.run_figures(con, run), "jurors": _data.run_jurors(con, run),
-                "agreement": _data.run_agreement(con, run), "subjects": self.subjects(con, run, after, want, at),
-                "results": results, "shown": shown, "calibration": _data.run_calibration(con, run),
-                "want": want, "choices": _find.choices(con, run), "statuses": _find.STATUSES,
-                "find_sorts": _find.SORTS, "annotate": self.annotating.enabled}  # fmt: skip
+        return {
+            "run": run,
+            "figures": _data.run_figures(con, run),
+            "jurors": _data.run_jurors(con, run),
+            "agreement": _data.run_agreement(con, run),
+            "subjects": self.subjects(con, run, after, want, at),
+            "results": results,
+            "shown": shown,
+            "calibration": _data.run_calibration(con, run),
+            "want": want,
+            "choices": _find.choices(con, run),
+            "statuses": _find.STATUSES,
+            "find_sorts": _find.SORTS,
+            "annotate": self.annotating.enabled,
+        }
 
     def subjects(self, con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
         """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
@@ -250,9 +291,18 @@ class _Pages:
             row |= {"score": hit["score"], "spread": hit["spread"], "pos": hit["pos"]}
         return {**page_rows, "found": found, "next": None}
 
-    def subject_context(self, con: Connection, run_id: str, subject_id: str, find: dict[str, str], queue: str,
-                        form: dict[str, str], *, saved: int = 0,
-                        error: JurybenchError | None = None) -> dict[str, Any]:  # fmt: skip
+    def subject_context(
+        self,
+        con: Connection,
+        run_id: str,
+        subject_id: str,
+        find: dict[str, str],
+        queue: str,
+        form: dict[str, str],
+        *,
+        saved: int = 0,
+        error: JurybenchError | None = None,
+    ) -> dict[str, Any]:
         from jurybench.viewer import _data, _detail, _find, _label
         from jurybench.viewer._find import Filter
 
@@ -266,10 +316,22 @@ class _Pages:
             from jurybench.annotations import run_rubric
 
             # The spread queue is the step's own filter: its count is what is left (no second scan).
-            left = (step["total"] if queue == "spread"
-                    else _label.queue(con, run, queue, form.get("annotator", ""))[1] if queue else None)  # fmt: skip
-            label = {"csrf": self.annotating.csrf, "fields": _label.form_fields(run_rubric(con, run_id)), "form": form,
-                     "queue": queue, "left": left, "saved": saved, "error": error}  # fmt: skip
+            left = (
+                step["total"]
+                if queue == "spread"
+                else _label.queue(con, run, queue, form.get("annotator", ""))[1]
+                if queue
+                else None
+            )
+            label = {
+                "csrf": self.annotating.csrf,
+                "fields": _label.form_fields(run_rubric(con, run_id)),
+                "form": form,
+                "queue": queue,
+                "left": left,
+                "saved": saved,
+                "error": error,
+            }
         return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue}
 
 
@@ -297,14 +359,18 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
 
     @api.get("/", response_class=HTMLResponse)
     def runs(dataset: str = "", rubric: str = "", status: str = "", after: str = "") -> HTMLResponse:
-        return pages.page("runs.html", lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status,
-                                                                   after=after), "Runs")  # fmt: skip
+        return pages.page(
+            "runs.html",
+            lambda con: _data.runs_page(con, dataset=dataset, rubric=rubric, status=status, after=after),
+            "Runs",
+        )
 
     @api.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str, after: str = "", at: int = Query(0, ge=0), find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
-        return pages.page("run.html", lambda con: pages.run_context(con, run_id, after, Filter.parse(find), at),
-                          f"Run {run_id}")  # fmt: skip
+        return pages.page(
+            "run.html", lambda con: pages.run_context(con, run_id, after, Filter.parse(find), at), f"Run {run_id}"
+        )
 
     @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
@@ -317,12 +383,22 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
         return pages.page("disagreements.html", build, f"Disagreements in {run_id}")
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
-    def subject(run_id: str, subject_id: str, find: dict[str, str] = finding, queue: str = "", annotator: str = "",
-                saved: int = Query(0, ge=0)) -> HTMLResponse:  # fmt: skip
+    def subject(
+        run_id: str,
+        subject_id: str,
+        find: dict[str, str] = finding,
+        queue: str = "",
+        annotator: str = "",
+        saved: int = Query(0, ge=0),
+    ) -> HTMLResponse:
         run_id = run_from_segment(run_id)
-        return pages.page("subject.html", lambda con: pages.subject_context(con, run_id, subject_id, find, queue,
-                                                                            {"annotator": annotator}, saved=saved),
-                          f"{subject_id} in {run_id}")  # fmt: skip
+        return pages.page(
+            "subject.html",
+            lambda con: pages.subject_context(
+                con, run_id, subject_id, find, queue, {"annotator": annotator}, saved=saved
+            ),
+            f"{subject_id} in {run_id}",
+        )
 
 
 def _label_routes(api: APIRouter, pages: _Pages) -> None:
@@ -353,16 +429,23 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
         try:
             stored = await asyncio.to_thread(_label.save, pages.store_of(), run_id, subject_id, form)
         except JurybenchError as exc:
-            failed = exc if "already gave" not in exc.message else JurybenchError(
-                exc.message, hint="Tick 'replace my earlier labels' to overwrite it.")  # fmt: skip
-            return pages.page("subject.html", lambda con: pages.subject_context(con, run_id, subject_id, find, queue,
-                                                                                form, error=failed),
-                              f"{subject_id} in {run_id}", status=400)  # fmt: skip
+            failed = (
+                exc
+                if "already gave" not in exc.message
+                else JurybenchError(exc.message, hint="Tick 'replace my earlier labels' to overwrite it.")
+            )
+            return pages.page(
+                "subject.html",
+                lambda con: pages.subject_context(con, run_id, subject_id, find, queue, form, error=failed),
+                f"{subject_id} in {run_id}",
+                status=400,
+            )
         _data.MEMO.clear()  # the agreement figures and the queue change with the new labels
         base = f"/runs/{run_segment(run_id)}"
         if queue in _label.QUEUES:
-            return RedirectResponse(f"{base}/queue?{urlencode({'annotator': form.get('annotator', ''), 'by': queue})}",
-                                    303)  # fmt: skip
+            return RedirectResponse(
+                f"{base}/queue?{urlencode({'annotator': form.get('annotator', ''), 'by': queue})}", 303
+            )
         query = Filter.parse(find).query(saved=stored)
         return RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
 
@@ -377,8 +460,10 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
         def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
             if not pages.annotating.enabled:
-                raise JurybenchError("this viewer is read-only: it has no label queue.",
-                                     hint="Start it with 'jurybench view --annotate' to add labels.")  # fmt: skip
+                raise JurybenchError(
+                    "this viewer is read-only: it has no label queue.",
+                    hint="Start it with 'jurybench view --annotate' to add labels.",
+                )
             first, _left = _label.queue(con, run, by, annotator)
             nxt.extend([first] if first else [])
             return {"run": run, "by": by}
@@ -424,8 +509,9 @@ def _other_routes(api: APIRouter, pages: _Pages) -> None:
 
     @api.get("/calibrations/{calibration_id}", response_class=HTMLResponse)
     def calibration(calibration_id: str) -> HTMLResponse:
-        return pages.page("calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)},
-                          "Calibration")  # fmt: skip
+        return pages.page(
+            "calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)}, "Calibration"
+        )
 
 
 def warm(store: StoreRef, *, runs: int = 20, stop: threading.Event | None = None) -> None:
@@ -439,8 +525,12 @@ def warm(store: StoreRef, *, runs: int = 20, stop: threading.Event | None = None
 
     try:
         with reading(store) as con:
-            ids = [r[0] for r in con.execute("SELECT run_id FROM runs WHERE status <> 'running' "
-                                             "ORDER BY created_at DESC LIMIT ?", [runs]).fetchall()]  # fmt: skip
+            ids = [
+                r[0]
+                for r in con.execute(
+                    "SELECT run_id FROM runs WHERE status <> 'running' ORDER BY created_at DESC LIMIT ?", [runs]
+                ).fetchall()
+            ]
             for run_id in ids:
                 if stop is not None and stop.is_set():
                     return
@@ -461,8 +551,9 @@ class WarmUp:
 
     def __init__(self, store: StoreRef, *, start: bool = True) -> None:
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=warm, args=(store,), kwargs={"stop": self._stop}, daemon=True,
-                                        name="viewer-warm-up")  # fmt: skip
+        self._thread = threading.Thread(
+            target=warm, args=(store,), kwargs={"stop": self._stop}, daemon=True, name="viewer-warm-up"
+        )
         if start:
             self._thread.start()
 

@@ -19,8 +19,24 @@ from jurybench.stats.builtin.sequential import sequential as sequential_mean
 from jurybench.stats.builtin.ttest import ttest
 from jurybench.stats.builtin.winrate import winrate
 
-BUILTIN = (directional, gap, consistency, robustness, friedman, ttest, welch, mannwhitney, kendall, cohens_d,
-           item_spearman, disparity, leaderboard, power, winrate, sequential_mean)  # fmt: skip
+BUILTIN = (
+    directional,
+    gap,
+    consistency,
+    robustness,
+    friedman,
+    ttest,
+    welch,
+    mannwhitney,
+    kendall,
+    cohens_d,
+    item_spearman,
+    disparity,
+    leaderboard,
+    power,
+    winrate,
+    sequential_mean,
+)
 
 
 def register() -> None:
@@ -31,5 +47,23 @@ def register() -> None:
         register_statistic(stat)
 
 
-__all__ = ["BUILTIN", "cohens_d", "consistency", "directional", "disparity", "friedman", "gap", "item_spearman",
-           "kendall", "leaderboard", "mannwhitney", "power", "register", "robustness", "sequential_mean", "ttest", "welch", "winrate"]  # fmt: skip
+__all__ = [
+    "BUILTIN",
+    "cohens_d",
+    "consistency",
+    "directional",
+    "disparity",
+    "friedman",
+    "gap",
+    "item_spearman",
+    "kendall",
+    "leaderboard",
+    "mannwhitney",
+    "power",
+    "register",
+    "robustness",
+    "sequential_mean",
+    "ttest",
+    "welch",
+    "winrate",
+]

@@ -11,9 +11,26 @@ from jurybench.stats._registry import param, statistic, two_values
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["cell", "effect", "n_arm1", "n_arm2", "d_avg", "d_avg_low", "d_avg_high", "d_pooled", "d_pooled_low",
-           "d_pooled_high", "raw", "raw_low", "raw_high", "mean_within_arm_sd", "d_human", "ratio", "baseline_in_ci",
-           "pattern"]  # fmt: skip
+COLUMNS = [
+    "cell",
+    "effect",
+    "n_arm1",
+    "n_arm2",
+    "d_avg",
+    "d_avg_low",
+    "d_avg_high",
+    "d_pooled",
+    "d_pooled_low",
+    "d_pooled_high",
+    "raw",
+    "raw_low",
+    "raw_high",
+    "mean_within_arm_sd",
+    "d_human",
+    "ratio",
+    "baseline_in_ci",
+    "pattern",
+]
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
@@ -21,10 +38,19 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
     for cell, block in result["cells"].items():
         for effect, e in block["effects"].items():
             a = e.get("anchor", {})
-            rows.append([cell, effect, *block["n"],
-                         *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
-                         e["mean_within_arm_sd"], a.get("d_human"), a.get("ratio"), a.get("baseline_in_ci"),
-                         a.get("pattern")])  # fmt: skip
+            rows.append(
+                [
+                    cell,
+                    effect,
+                    *block["n"],
+                    *(e[f][k] for f in ("d_avg", "d_pooled", "raw") for k in ("value", "ci_low", "ci_high")),
+                    e["mean_within_arm_sd"],
+                    a.get("d_human"),
+                    a.get("ratio"),
+                    a.get("baseline_in_ci"),
+                    a.get("pattern"),
+                ]
+            )
     return list(COLUMNS), rows
 
 
@@ -71,7 +97,19 @@ def cohens_d(
 
     stored = stored_baselines(con, baselines, "d") if baselines else None
     return stat_cohens_d(
-        con, run, arm=arm, arms=two_values(arms, "arms"), where=where, by=by, baseline_file=baseline_file,
-        factor_file=factor_file, factors=factors, baselines=stored, n_boot=boot, seed=seed,
-        thresholds=AnchorThresholds(min_gap, reorganization_gap), level=level, resample=resample,
-    )  # fmt: skip
+        con,
+        run,
+        arm=arm,
+        arms=two_values(arms, "arms"),
+        where=where,
+        by=by,
+        baseline_file=baseline_file,
+        factor_file=factor_file,
+        factors=factors,
+        baselines=stored,
+        n_boot=boot,
+        seed=seed,
+        thresholds=AnchorThresholds(min_gap, reorganization_gap),
+        level=level,
+        resample=resample,
+    )

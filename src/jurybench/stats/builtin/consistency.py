@@ -13,8 +13,10 @@ if TYPE_CHECKING:
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = ["group", "n", "consistency", "both_zero", "no_difference_share"]
-    rows = [[g, r["n"], r["consistency"], r["both_zero"], result["no_difference_share"].get(g)]
-            for g, r in result["positional_consistency"].items()]  # fmt: skip
+    rows = [
+        [g, r["n"], r["consistency"], r["both_zero"], result["no_difference_share"].get(g)]
+        for g, r in result["positional_consistency"].items()
+    ]
     return cols, rows
 
 

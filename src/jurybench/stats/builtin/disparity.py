@@ -21,24 +21,58 @@ def _num(value: object, spec: str = ".4f") -> str:
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     rows: list[list[object]] = []
     if "models" in result:
-        cols = ["model", "groups", "excluded", "gini", "gini_low", "gini_high", "mean_gap", "max_gap",
-                "reference_premium"]  # fmt: skip
+        cols = [
+            "model",
+            "groups",
+            "excluded",
+            "gini",
+            "gini_low",
+            "gini_high",
+            "mean_gap",
+            "max_gap",
+            "reference_premium",
+        ]
         for model, r in result["models"].items():
-            rows.append([model, " ".join(r["groups"]), " ".join(r["excluded_for_invalid_rate"]), r["gini"],
-                         *r["gini_ci"], r["mean_gap"], r["max_gap"], r.get("reference_premium")])  # fmt: skip
+            rows.append(
+                [
+                    model,
+                    " ".join(r["groups"]),
+                    " ".join(r["excluded_for_invalid_rate"]),
+                    r["gini"],
+                    *r["gini_ci"],
+                    r["mean_gap"],
+                    r["max_gap"],
+                    r.get("reference_premium"),
+                ]
+            )
         return cols, rows
     categories = sorted(result["max_min_gap"])
     cols = ["group", "accuracy", "invalid_rate", *(f"acc_{c}" for c in categories)]
     for g, t in result["accuracy"].items():
-        rows.append([g + (" (excluded)" if g in result["excluded_for_invalid_rate"] else ""), t["*"]["accuracy"],
-                     t["*"]["invalid_rate"], *(t[c]["accuracy"] for c in categories)])  # fmt: skip
+        rows.append(
+            [
+                g + (" (excluded)" if g in result["excluded_for_invalid_rate"] else ""),
+                t["*"]["accuracy"],
+                t["*"]["invalid_rate"],
+                *(t[c]["accuracy"] for c in categories),
+            ]
+        )
     rows.append(["max-min gap", None, None, *(result["max_min_gap"][c] for c in categories)])
     if summary:  # a line of text for people, not data
-        premium = (f"; {result['reference']} premium {_num(result['reference_premium'], '+.4f')}"
-                   if "reference" in result else "")  # fmt: skip
-        rows.append([f"gini {_num(result['gini'])} [{_num(result['gini_ci'][0])}, {_num(result['gini_ci'][1])}]; "
-                     f"mean gap {_num(result['mean_gap'])}; max gap {_num(result['max_gap'])}" + premium,
-                     None, None, *([None] * len(categories))])  # fmt: skip
+        premium = (
+            f"; {result['reference']} premium {_num(result['reference_premium'], '+.4f')}"
+            if "reference" in result
+            else ""
+        )
+        rows.append(
+            [
+                f"gini {_num(result['gini'])} [{_num(result['gini_ci'][0])}, {_num(result['gini_ci'][1])}]; "
+                f"mean gap {_num(result['mean_gap'])}; max gap {_num(result['max_gap'])}" + premium,
+                None,
+                None,
+                *([None] * len(categories)),
+            ]
+        )
     return cols, rows
 
 
@@ -96,5 +130,13 @@ def disparity(
     ``max_invalid_rate=None`` (or a negative value) keeps every group."""
     from jurybench.stats._store_effects import stat_disparity
 
-    return stat_disparity(con, sql=sql, file=file, max_invalid_rate=_kept(max_invalid_rate), reference=reference,
-                          n_boot=boot, seed=seed, resample=resample)  # fmt: skip
+    return stat_disparity(
+        con,
+        sql=sql,
+        file=file,
+        max_invalid_rate=_kept(max_invalid_rate),
+        reference=reference,
+        n_boot=boot,
+        seed=seed,
+        resample=resample,
+    )

@@ -12,11 +12,29 @@ if TYPE_CHECKING:
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
-    cols = ["group", "gap", "ci_low", "ci_high", "pct_low", "pct_high", "n_pairs",
-            *(f"p_vs_{g['group']}" for g in result["gaps"])]  # fmt: skip
-    rows = [[g["group"], g["gap"], g["ci_low"], g["ci_high"], g.get("pct_low"), g.get("pct_high"), g["n_pairs"],
-             *(result["bootstrap_p"][g["group"]][o["group"]] for o in result["gaps"])]
-            for g in result["gaps"]]  # fmt: skip
+    cols = [
+        "group",
+        "gap",
+        "ci_low",
+        "ci_high",
+        "pct_low",
+        "pct_high",
+        "n_pairs",
+        *(f"p_vs_{g['group']}" for g in result["gaps"]),
+    ]
+    rows = [
+        [
+            g["group"],
+            g["gap"],
+            g["ci_low"],
+            g["ci_high"],
+            g.get("pct_low"),
+            g.get("pct_high"),
+            g["n_pairs"],
+            *(result["bootstrap_p"][g["group"]][o["group"]] for o in result["gaps"]),
+        ]
+        for g in result["gaps"]
+    ]
     return cols, rows
 
 

@@ -45,5 +45,6 @@ def item_spearman(
     from jurybench.stats._store_effects import stat_item_spearman
 
     keyed = {k: float(v) for k, v in keys.items()} if keys is not None else None
-    return stat_item_spearman(con, run, arm=arm, arms=two_values(arms, "arms"), by=by, where=where,
-                              key_file=key_file, keys=keyed, level=level)  # fmt: skip
+    return stat_item_spearman(
+        con, run, arm=arm, arms=two_values(arms, "arms"), by=by, where=where, key_file=key_file, keys=keyed, level=level
+    )

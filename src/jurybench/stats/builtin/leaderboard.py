@@ -10,10 +10,31 @@ from jurybench.stats._registry import param, statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["board", "rank", "model", "rating", "ci_low", "ci_high", "win_rate_vs_baseline", "win_rate_low",
-           "win_rate_high", "rank_low", "rank_high", "battles", "wins", "losses", "ties"]  # fmt: skip
-STYLED = ["rating_styled", "styled_low", "styled_high", "win_rate_styled", "win_rate_styled_low",
-          "win_rate_styled_high"]  # fmt: skip
+COLUMNS = [
+    "board",
+    "rank",
+    "model",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "win_rate_vs_baseline",
+    "win_rate_low",
+    "win_rate_high",
+    "rank_low",
+    "rank_high",
+    "battles",
+    "wins",
+    "losses",
+    "ties",
+]
+STYLED = [
+    "rating_styled",
+    "styled_low",
+    "styled_high",
+    "win_rate_styled",
+    "win_rate_styled_low",
+    "win_rate_styled_high",
+]
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
@@ -28,8 +49,14 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
         for board, b in result["boards"].items():
             coefs = b.get("style_coefficients") or {}
             left_out = f" (left out: {', '.join(b['style_left_out'])})" if b.get("style_left_out") else ""
-            rows.append([board, None, "style: " + ", ".join(f"{k} {v['coefficient']:+.3f}" for k, v in coefs.items())
-                         + left_out, *([None] * (len(cols) - 3))])  # fmt: skip
+            rows.append(
+                [
+                    board,
+                    None,
+                    "style: " + ", ".join(f"{k} {v['coefficient']:+.3f}" for k, v in coefs.items()) + left_out,
+                    *([None] * (len(cols) - 3)),
+                ]
+            )
     return cols, rows
 
 
@@ -77,5 +104,17 @@ def leaderboard(
     probabilistic or mean score), not the sign of the score."""
     from jurybench.stats._store_leaderboard import stat_leaderboard
 
-    return stat_leaderboard(con, run, category=category, anchor=anchor, baseline=baseline, level=level, n_boot=boot,
-                            seed=seed, resample=resample, strong=strong, control=control, weighted=weighted)  # fmt: skip
+    return stat_leaderboard(
+        con,
+        run,
+        category=category,
+        anchor=anchor,
+        baseline=baseline,
+        level=level,
+        n_boot=boot,
+        seed=seed,
+        resample=resample,
+        strong=strong,
+        control=control,
+        weighted=weighted,
+    )

@@ -10,8 +10,18 @@ from jurybench.stats._registry import param, statistic, two_values
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["criterion", "n_pairs", "mean_difference", "sd_difference", "correlation", "observed_d_z", "effect_d_z",
-           "power_now", "pairs_needed_t", "pairs_needed_wilcoxon"]  # fmt: skip
+COLUMNS = [
+    "criterion",
+    "n_pairs",
+    "mean_difference",
+    "sd_difference",
+    "correlation",
+    "observed_d_z",
+    "effect_d_z",
+    "power_now",
+    "pairs_needed_t",
+    "pairs_needed_wilcoxon",
+]
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
@@ -19,8 +29,20 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
     for crit, r in result["criteria"].items():
         rows.append([crit, *(r.get(c) for c in COLUMNS[1:])])
         for k, proj in (r.get("by_jury_size") or {}).items() if summary else ():
-            rows.append([f"  with {k} juror(s)", None, None, proj["sd_difference"], None, None,
-                         proj["effect_d_z"], None, proj["pairs_needed_t"], None])  # fmt: skip
+            rows.append(
+                [
+                    f"  with {k} juror(s)",
+                    None,
+                    None,
+                    proj["sd_difference"],
+                    None,
+                    None,
+                    proj["effect_d_z"],
+                    None,
+                    proj["pairs_needed_t"],
+                    None,
+                ]
+            )
     return list(COLUMNS), rows
 
 
@@ -46,5 +68,15 @@ def power(
     t-test (and Wilcoxon by its efficiency), the pilot's own power, and other jury sizes."""
     from jurybench.stats._store_power import stat_power
 
-    return stat_power(con, run, arm=arm, arms=two_values(arms, "arms"), pair_on=pair_on, where=where, d=d,
-                      shift=shift, power=power, alpha=alpha)  # fmt: skip
+    return stat_power(
+        con,
+        run,
+        arm=arm,
+        arms=two_values(arms, "arms"),
+        pair_on=pair_on,
+        where=where,
+        d=d,
+        shift=shift,
+        power=power,
+        alpha=alpha,
+    )

@@ -13,8 +13,19 @@ from jurybench.stats._registry import param, statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["criterion", "n", "mean", "ci_low", "ci_high", "width", "value", "p_always_valid", "fixed_n_low",
-           "fixed_n_high", "stopped"]  # fmt: skip
+COLUMNS = [
+    "criterion",
+    "n",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "width",
+    "value",
+    "p_always_valid",
+    "fixed_n_low",
+    "fixed_n_high",
+    "stopped",
+]
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
@@ -26,11 +37,37 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
         (name, f) for name, f in (figure.get("categories") or {}).items() if f["n"]
     ]
     for name, f in parts:
-        rows.append([name, f["n"], f["mean"], f["ci_low"], f["ci_high"], f["ci_high"] - f["ci_low"], None, None,
-                     None, None, None])  # fmt: skip
+        rows.append(
+            [
+                name,
+                f["n"],
+                f["mean"],
+                f["ci_low"],
+                f["ci_high"],
+                f["ci_high"] - f["ci_low"],
+                None,
+                None,
+                None,
+                None,
+                None,
+            ]
+        )
     if "gap" in figure:
-        rows.append(["gap", figure["n"], figure["gap"], figure["ci_low"], figure["ci_high"], figure["width"],
-                     result.get("gap_value"), None, None, None, result.get("stopped")])  # fmt: skip
+        rows.append(
+            [
+                "gap",
+                figure["n"],
+                figure["gap"],
+                figure["ci_low"],
+                figure["ci_high"],
+                figure["width"],
+                result.get("gap_value"),
+                None,
+                None,
+                None,
+                result.get("stopped"),
+            ]
+        )
     return list(COLUMNS), rows
 
 
@@ -61,8 +98,10 @@ def sequential(
 
     rubric = run_rubric(con, run)
     if criterion not in rubric.dimensions:
-        raise JurybenchError(f"{criterion!r} is not a criterion of rubric '{rubric.name}'.",
-                             hint=f"Valid: {', '.join(rubric.dimensions)}.")  # fmt: skip
+        raise JurybenchError(
+            f"{criterion!r} is not a criterion of rubric '{rubric.name}'.",
+            hint=f"Valid: {', '.join(rubric.dimensions)}.",
+        )
     bounds = rubric.scale_for(criterion)
     if bounds is None or not rubric.answers_in_json:
         raise JurybenchError(f"a {rubric.kind} rubric's answers are labels: there is no mean to bound.")
@@ -73,8 +112,9 @@ def sequential(
     if stopping is not None and stopping.get("kind") in ("separated", "gap_excludes"):
         # The rule's own figure on everything judged: the models' (or categories') anytime-valid
         # intervals with alpha split over them, as the stopping rule used them.
-        rule = cs.StoppingRule(stopping["rule"], stopping["kind"], stopping["dimension"], stopping["threshold"],
-                               stopping["alpha"])  # fmt: skip
+        rule = cs.StoppingRule(
+            stopping["rule"], stopping["kind"], stopping["dimension"], stopping["threshold"], stopping["alpha"]
+        )
         scale_low, scale_high = (float(v) for v in stopping["scale"])
         rule_figure = cs.look_run(con, rubric, rule, run, scale_low, scale_high, float(stopping["rho"]))
     gap_value = stopping["threshold"] if stopping and stopping.get("kind") == "gap_excludes" else None
@@ -83,9 +123,14 @@ def sequential(
         stopping = None  # the recorded looks were at another criterion's figure
     else:
         stopping_kept = stopping
-    values = [float(r[0]) for r in con.execute(
-        f"SELECT jury_score FROM {rubric.jury_view} WHERE run_id = ? AND {rubric.dimension_column} = ? "
-        "AND jury_score IS NOT NULL", [run, criterion]).fetchall()]  # fmt: skip
+    values = [
+        float(r[0])
+        for r in con.execute(
+            f"SELECT jury_score FROM {rubric.jury_view} WHERE run_id = ? AND {rubric.dimension_column} = ? "
+            "AND jury_score IS NOT NULL",
+            [run, criterion],
+        ).fetchall()
+    ]
     if len(values) < 2:
         raise JurybenchError(f"run '{run}' has {len(values)} jury score(s) for {criterion!r}; the statistic needs 2.")
     alpha = alpha if alpha is not None else (stopping["alpha"] if stopping else 0.05)
@@ -98,9 +143,17 @@ def sequential(
     mean, n = figure["mean"], figure["n"]
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
-    return {"criterion": criterion, **figure, "value": value, "alpha": alpha,
-            "p_always_valid": cs.always_valid_p(looks, value, low, high, rho),
-            "fixed_n_low": mean - half, "fixed_n_high": mean + half,
-            "stopped": stopping_kept["stopped"] if stopping_kept else None,
-            "rule": stopping_kept["rule"] if stopping_kept else None, "rule_figure": rule_figure,
-            "gap_value": gap_value, "method": cs.METHOD}  # fmt: skip
+    return {
+        "criterion": criterion,
+        **figure,
+        "value": value,
+        "alpha": alpha,
+        "p_always_valid": cs.always_valid_p(looks, value, low, high, rho),
+        "fixed_n_low": mean - half,
+        "fixed_n_high": mean + half,
+        "stopped": stopping_kept["stopped"] if stopping_kept else None,
+        "rule": stopping_kept["rule"] if stopping_kept else None,
+        "rule_figure": rule_figure,
+        "gap_value": gap_value,
+        "method": cs.METHOD,
+    }

@@ -39,5 +39,6 @@ def ttest(
     from jurybench.stats._store_effects import stored_baselines
 
     stored = stored_baselines(con, baselines, "mean") if baselines else None
-    return stat_ttest(con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, stored=stored,
-                      level=level)  # fmt: skip
+    return stat_ttest(
+        con, run, where=where, by=by, baseline=baseline, baseline_file=baseline_file, stored=stored, level=level
+    )

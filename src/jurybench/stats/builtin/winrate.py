@@ -10,8 +10,17 @@ from jurybench.stats._registry import param, statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-COLUMNS = ["board", "model", "n_total", "n_wins", "n_wins_base", "n_draws", "win_rate", "standard_error",
-           "discrete_win_rate"]  # fmt: skip
+COLUMNS = [
+    "board",
+    "model",
+    "n_total",
+    "n_wins",
+    "n_wins_base",
+    "n_draws",
+    "win_rate",
+    "standard_error",
+    "discrete_win_rate",
+]
 
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
@@ -44,5 +53,6 @@ def winrate(
     length predicts at equal length (docs/statistics.md says where it differs from AlpacaEval's)."""
     from jurybench.stats._winrate import stat_winrate
 
-    return stat_winrate(con, run, reference=reference, category=category, level=level,
-                        length_controlled_too=length_controlled)  # fmt: skip
+    return stat_winrate(
+        con, run, reference=reference, category=category, level=level, length_controlled_too=length_controlled
+    )

@@ -73,11 +73,15 @@ def m008_batches(con: Connection) -> None:
     # What a job paid, as the CLI says it: the known part, and calls whose price is unknown.
     con.execute("ALTER TABLE jobs ADD COLUMN n_cost_unknown INTEGER")
     con.execute("ALTER TABLE jobs ADD COLUMN cost_by_juror VARCHAR")
-    comment(con, "jobs", {
-        "cost_usd": "what the job paid for calls with a known price (offline jurors cost 0); NULL when no call had one",
-        "n_cost_unknown": "answered calls whose price is unknown (litellm's price map does not list the model)",
-        "cost_by_juror": "JSON: juror name -> USD",
-    })  # fmt: skip
+    comment(
+        con,
+        "jobs",
+        {
+            "cost_usd": "what the job paid for calls with a known price (offline jurors cost 0); NULL when no call had one",
+            "n_cost_unknown": "answered calls whose price is unknown (litellm's price map does not list the model)",
+            "cost_by_juror": "JSON: juror name -> USD",
+        },
+    )
     con.execute(
         """
         CREATE VIEW run_cost AS

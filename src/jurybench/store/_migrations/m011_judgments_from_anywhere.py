@@ -24,11 +24,15 @@ def m011_judgments_from_anywhere(con: Connection) -> None:
     con.execute("ALTER TABLE calls ADD COLUMN structured VARCHAR")
     con.execute("ALTER TABLE calls ADD COLUMN cached_tokens BIGINT")
     con.execute("ALTER TABLE calls ADD COLUMN cache_write_tokens BIGINT")
-    comment(con, "calls", {
-        "cached_tokens": "prompt tokens the provider read from its prompt cache (OpenAI cached_tokens, Anthropic "
-                         "cache_read_input_tokens), billed at the cached rate; NULL where it said nothing",
-        "cache_write_tokens": "prompt tokens written to the provider's cache (Anthropic cache_creation_input_tokens)",
-    })  # fmt: skip
+    comment(
+        con,
+        "calls",
+        {
+            "cached_tokens": "prompt tokens the provider read from its prompt cache (OpenAI cached_tokens, Anthropic "
+            "cache_read_input_tokens), billed at the cached rate; NULL where it said nothing",
+            "cache_write_tokens": "prompt tokens written to the provider's cache (Anthropic cache_creation_input_tokens)",
+        },
+    )
     for table in ("pointwise_judgments", "pairwise_judgments"):
         con.execute(f"ALTER TABLE {table} ADD COLUMN expected DOUBLE")
         con.execute(f"ALTER TABLE {table} ADD COLUMN distribution JSON")

@@ -12,7 +12,11 @@ if TYPE_CHECKING:
 
 def m012_sequential_runs(con: Connection) -> None:
     con.execute("ALTER TABLE runs ADD COLUMN stopping JSON")
-    comment(con, "runs", {
-        "stopping": "score --until: the stopping rule, its alpha, the batch size and seed, every look (subjects "
-                    "judged, mean, anytime-valid interval) and why judging stopped (met, or the subjects ran out)",
-    })  # fmt: skip
+    comment(
+        con,
+        "runs",
+        {
+            "stopping": "score --until: the stopping rule, its alpha, the batch size and seed, every look (subjects "
+            "judged, mean, anytime-valid interval) and why judging stopped (met, or the subjects ran out)",
+        },
+    )
