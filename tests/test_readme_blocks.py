@@ -92,7 +92,9 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
     assert ran >= 10
     import duckdb
 
-    with duckdb.connect(str(work / "jurybench.duckdb"), read_only=True) as con:  # the blocks' own store
+    given = [line.split("=", 1)[1].split()[0] for line in exports if line.startswith("export JURYBENCH_DB=")]
+    store = work / (given[-1] if given else "jurybench.duckdb")  # the blocks' own store
+    with duckdb.connect(str(store), read_only=True) as con:
         study1 = con.execute("SELECT count(*) FROM items WHERE dataset = 'study1'").fetchone()[0]
         wide = con.execute(
             "SELECT run_id, n_subjects FROM runs WHERE run_id LIKE 'study1%' AND n_subjects > ?", [study1]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 DEFAULT_DB = "jurybench.duckdb"
@@ -108,3 +110,26 @@ def load_plugins(group: str, what: str) -> None:
                 f"{what} from '{point.value}' ({point.name}) failed to load: {exc}",
                 hint="Fix or uninstall the package that provides them.",
             ) from None
+
+
+class Plugins:
+    """What a registry holds is loaded once, at its first read: its built-ins (``builtins``,
+    a callable that registers them, as a plug-in's entry point would), then the entry points of
+    installed packages in ``group``. One loader for every registry (juror kinds, statistics):
+    built-ins are registered the same way a third party's are. ``loaded`` may be set to False
+    to load again (tests of plug-ins)."""
+
+    def __init__(self, group: str, what: str, builtins: Callable[[], None]) -> None:
+        self.group, self.what, self.builtins = group, what, builtins
+        self.loaded = False
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        if self.loaded:
+            return
+        with self._lock:
+            if self.loaded:
+                return
+            self.loaded = True
+        self.builtins()
+        load_plugins(self.group, self.what)

@@ -71,7 +71,7 @@ def test_kinds_come_from_entry_points_and_a_broken_one_is_named(monkeypatch: Any
         register_kind(JurorKind("plugged", lambda *a: None, offline=True))
 
     monkeypatch.setattr(metadata, "entry_points", lambda group: [Point("p", "plug.in:register", plugin)])
-    monkeypatch.setattr(registry, "_LOADED", [False])
+    monkeypatch.setattr(registry.PLUGINS, "loaded", False)
     try:
         assert kind_of("plugged/x").prefix == "plugged" and kind_of("fake/x").prefix == "fake"
     finally:
@@ -81,10 +81,10 @@ def test_kinds_come_from_entry_points_and_a_broken_one_is_named(monkeypatch: Any
         raise RuntimeError("boom")
 
     monkeypatch.setattr(metadata, "entry_points", lambda group: [Point("b", "bro.ken:register", broken)])
-    monkeypatch.setattr(registry, "_LOADED", [False])
+    monkeypatch.setattr(registry.PLUGINS, "loaded", False)
     with pytest.raises(jb.JurybenchError, match=r"bro.ken:register.*boom"):
         kind_of("x/y")
-    monkeypatch.setattr(registry, "_LOADED", [True])
+    monkeypatch.setattr(registry.PLUGINS, "loaded", True)
 
 
 def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -> None:

@@ -231,10 +231,10 @@ def test_a_broken_plugin_is_named(monkeypatch: Any) -> None:
             return broken
 
     monkeypatch.setattr(metadata, "entry_points", lambda group: [Point()])
-    monkeypatch.setattr(registry, "_LOADED", [False])
+    monkeypatch.setattr(registry.PLUGINS, "loaded", False)
     with pytest.raises(jb.JurybenchError, match=r"statistics from 'bro.ken:register' \(b\) failed to load: boom"):
         statistics()
-    monkeypatch.setattr(registry, "_LOADED", [True])
+    monkeypatch.setattr(registry.PLUGINS, "loaded", True)
 
 
 def test_a_name_is_registered_once_and_parameters_need_help() -> None:

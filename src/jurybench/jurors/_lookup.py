@@ -4,28 +4,22 @@ packages' entry points (group jurybench.jurors) are loaded the first time.
 
 from __future__ import annotations
 
-import threading
-
+from jurybench.config import Plugins
 from jurybench.jurors._kinds import _DEFAULT, _KINDS, ENTRY_POINT_GROUP, JurorKind
 
-_LOAD_LOCK = threading.Lock()
-_LOADED = [False]
+
+def _builtins() -> None:
+    from jurybench.jurors._builtin_kinds import register
+
+    register()
+
+
+PLUGINS = Plugins(ENTRY_POINT_GROUP, "juror kinds", _builtins)
 
 
 def _load() -> None:
     """Built-in kinds, then those of installed packages' entry points (once)."""
-    if _LOADED[0]:
-        return
-    with _LOAD_LOCK:
-        if _LOADED[0]:
-            return
-        _LOADED[0] = True
-    from jurybench.jurors._builtin_kinds import register
-
-    register()
-    from jurybench.config import load_plugins
-
-    load_plugins(ENTRY_POINT_GROUP, "juror kinds")
+    PLUGINS.load()
 
 
 def kind_of(model: str) -> JurorKind:

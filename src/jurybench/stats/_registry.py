@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec
 
+from jurybench.config import Plugins
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
@@ -329,7 +330,6 @@ def statistic(
 
 _STATS: dict[str, Statistic[...]] = {}
 _LOCK = threading.Lock()
-_LOADED = [False]
 
 
 def register_statistic(stat: Statistic[...], *, replace: bool = False) -> None:
@@ -348,20 +348,18 @@ def unregister_statistic(name: str) -> None:
         _STATS.pop(name, None)
 
 
-def _load() -> None:
-    """The built-in statistics, then those of installed packages' entry points (once)."""
-    if _LOADED[0]:
-        return
-    with _LOCK:
-        if _LOADED[0]:
-            return
-        _LOADED[0] = True
+def _builtins() -> None:
     from jurybench.stats.builtin import register
 
     register()
-    from jurybench.config import load_plugins
 
-    load_plugins(ENTRY_POINT_GROUP, "statistics")
+
+PLUGINS = Plugins(ENTRY_POINT_GROUP, "statistics", _builtins)
+
+
+def _load() -> None:
+    """The built-in statistics, then those of installed packages' entry points (once)."""
+    PLUGINS.load()
 
 
 def statistics() -> dict[str, Statistic[...]]:
