@@ -26,7 +26,21 @@ if TYPE_CHECKING:
     from types import FrameType
 
 # Importing a command module registers its commands; --help lists them in this order.
-for _module in ("_judge", "_data", "_human", "_serve"):
+for _module in (
+    "_score",
+    "_generate",
+    "_batches",
+    "_check",
+    "_store",
+    "_rubrics",
+    "_datasets",
+    "_annotations",
+    "_calibrate",
+    "_report",
+    "_serve",
+    "_study",
+    "_view",
+):
     importlib.import_module(f"jurybench.cli.{_module}")
 
 

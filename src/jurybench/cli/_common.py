@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -140,3 +140,11 @@ def _done(code: int) -> None:
     """End a command with the exit code its function returned (0 ends normally)."""
     if code:
         raise typer.Exit(code)
+
+
+def is_loopback(host: str, ipaddress: Any) -> bool:
+    """Whether ``host`` is a loopback address (``ipaddress``: the module, imported by the caller)."""
+    try:
+        return bool(ipaddress.ip_address(host).is_loopback)
+    except ValueError:
+        return False

@@ -1,40 +1,14 @@
-"""The HTTP service, the demo, and study files."""
+"""The HTTP service (jurybench serve)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from jurybench.cli._common import (
-    DbOption,
-    app,
-)
+from jurybench.cli._common import DbOption, app, is_loopback
 from jurybench.errors import JurybenchError
-
-study_app = typer.Typer(
-    rich_markup_mode=None, help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True
-)
-app.add_typer(study_app, name="study")
-
-
-@study_app.command("run")
-def study_run(
-    file: Annotated[Path, typer.Argument(help="A study YAML file.")],
-    out: Annotated[
-        Path | None, typer.Option(help="Output folder for plots and calibrations (default: beside the store).")
-    ] = None,
-    db: DbOption = None,
-) -> None:
-    """Run a study's steps in order against one store, printing each as the command it is."""
-    from jurybench.config import db_path
-    from jurybench.studies import run_study
-
-    store = db_path(db)
-    code = run_study(file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo)
-    if code:
-        raise typer.Exit(code)
 
 
 @app.command()
@@ -84,7 +58,7 @@ def serve(
     from jurybench.service import check_token, listening_hosts
 
     check_token(token)
-    loopback = host in ("localhost",) or _is_loopback(host, ipaddress)
+    loopback = host in ("localhost",) or is_loopback(host, ipaddress)
     if token is None and not loopback:
         raise JurybenchError(
             f"--host {host}: without a token the server listens on loopback only.",
@@ -135,13 +109,6 @@ def serve(
         opened.close()
 
 
-def _is_loopback(host: str, ipaddress: Any) -> bool:
-    try:
-        return bool(ipaddress.ip_address(host).is_loopback)
-    except ValueError:
-        return False
-
-
 def _prepare_serve_demo(store: Path) -> None:
     from jurybench.datasets.example import write_example
     from jurybench.store import connect, import_items, import_pairs
@@ -169,101 +136,3 @@ def _print_demo_calls(url: str) -> None:
        -d '{{"query": "SELECT criterion, round(avg(jury_score), 2) AS mean FROM jury_pointwise GROUP BY 1"}}'
   curl -s -X POST {url}/v1/stats/ttest -H 'content-type: application/json' \\
        -d '{{"run": "job-<job_id>", "by": "model", "baseline": 3}}'""")
-
-
-@app.command()
-def demo(
-    name: Annotated[str, typer.Argument(help="persuasion, inventory, culture or emotion.")],
-    out: Annotated[Path, typer.Option(help="Output folder: the store <name>.duckdb, plots, calibrations.")] = Path(
-        "demo-out"
-    ),
-    copy: Annotated[
-        Path | None, typer.Option(help="Copy the study file and its data to this folder instead of running it.")
-    ] = None,
-) -> None:
-    """Run a shipped study end to end offline on simulated models (a fresh store each time), or copy it."""
-    import shutil
-
-    from jurybench.studies import run_study, shipped_study
-
-    path = shipped_study(name)
-    if copy is not None:
-        if copy.exists() and any(copy.iterdir()):
-            raise JurybenchError(f"{copy} exists and is not empty.", hint="Choose a new folder for the copy.")
-        shutil.copytree(path.parent, copy, dirs_exist_ok=True)
-        typer.echo(
-            f"copied study '{name}' to {copy}; edit its models and jurors, then: jurybench study run {copy / 'study.yaml'}"
-        )
-        return
-    out.mkdir(parents=True, exist_ok=True)
-    store = out / f"{name}.duckdb"
-    for stale in (store, Path(f"{store}.wal")):
-        stale.unlink(missing_ok=True)
-    code = run_study(path, out / name, store, echo=typer.echo)
-    if code:
-        raise typer.Exit(code)
-
-
-@app.command()
-def view(
-    db: DbOption = None,
-    host: Annotated[str, typer.Option(help="Loopback address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8766,
-    no_browser: Annotated[bool, typer.Option("--no-browser", help="Do not open a browser.")] = False,
-    allow_host: Annotated[
-        list[str] | None,
-        typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
-    ] = None,
-    annotate: Annotated[
-        bool,
-        typer.Option("--annotate", help="Let item and pair pages take human labels (opens the store for writing)."),
-    ] = False,
-) -> None:
-    """Look at the store in a browser, read-only: runs, a run's jury and jurors, every item with
-    each juror's raw answers, disagreements, statistics with plots, calibrations.
-
-    With --annotate, item and pair pages take human labels, and a run's label queue serves the
-    unlabelled subjects the jurors disagree on most. Served on loopback only; `jurybench serve`
-    shows the same pages behind its token."""
-    import ipaddress
-    import socket
-
-    from jurybench.config import db_path
-
-    if not (host == "localhost" or _is_loopback(host, ipaddress)):
-        raise JurybenchError(
-            f"--host {host}: the viewer listens on loopback only.",
-            hint="To share the pages, use 'jurybench serve' with a token.",
-        )
-    store = db_path(db)
-    if not store.is_file():
-        raise JurybenchError(f"{store}: no such store.", hint="Pass --db FILE or set JURYBENCH_DB.")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise JurybenchError(
-            f"--port {port}: cannot listen on {host} ({exc.strerror}).",
-            hint="Choose another --port (0 picks a free one).",
-        ) from None
-    port = sock.getsockname()[1]
-    sock.listen(128)  # connections made once the address is printed wait for the server, not refused
-    from jurybench.viewer import create_viewer_app
-
-    viewer = create_viewer_app(store, annotate=annotate)  # opens the store now: a store held by a writer is one line
-    from jurybench.service import HostCheck, listening_hosts
-
-    app_ = HostCheck(viewer, listening_hosts(host, port, tuple(allow_host or ())))
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
-    mode = "taking labels" if annotate else "read-only"
-    typer.echo(f"jurybench viewer: {store} ({mode}) at {url}  (Ctrl-C to stop)")
-    if not no_browser:
-        import threading
-        import webbrowser
-
-        threading.Timer(0.8, webbrowser.open, args=(url,)).start()
-    import uvicorn
-
-    server = uvicorn.Server(uvicorn.Config(app_, log_level="warning"))
-    server.run(sockets=[sock])

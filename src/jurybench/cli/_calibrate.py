@@ -1,4 +1,4 @@
-"""Commands against human labels: agreement, calibration and the preference report."""
+"""Commands against human labels: agreement, calibration (fit and apply) and jury selection."""
 
 from __future__ import annotations
 
@@ -14,23 +14,7 @@ from jurybench.cli._common import (
     app,
     calibrate_app,
     jury_app,
-    report_app,
 )
-
-
-@report_app.command("preference")
-def report_preference(
-    run: Annotated[str, typer.Option("--run", help="Run id of a preference (A/B) run.")],
-    annotator: Annotated[
-        str | None, typer.Option(help="Compare with this annotator only (default: human majority).")
-    ] = None,
-    fmt: TableJsonOption = "table",
-    db: DbOption = None,
-) -> None:
-    """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
-    from jurybench import commands
-
-    _done(commands.report_preference(db, run=run, annotator=annotator, format=fmt))
 
 
 @app.command()
@@ -104,20 +88,6 @@ def calibrate_apply(
     from jurybench import commands
 
     _done(commands.calibrate_apply(db, calibration=calibration, run=run))
-
-
-@report_app.command("html")
-def report_html(
-    run: Annotated[list[str], typer.Option("--run", help="A run to report (repeat for several).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path("report.html"),
-    db: DbOption = None,
-) -> None:
-    """One self-contained HTML file (inline CSS, plots as SVG) with each run's jury, jurors,
-    figures with CIs, recorded statistics and calibration."""
-    from jurybench.config import db_path
-    from jurybench.viewer import report_html as write
-
-    typer.echo(f"wrote {write(db_path(db), run, output)}")
 
 
 @jury_app.command("select")

@@ -1,0 +1,177 @@
+"""What people and other judges said, imported: judgments made elsewhere, human annotations (imported or simulated) and human baselines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jurybench.cli._common import (
+    DbOption,
+    _done,
+    annotations_app,
+    app,
+    judgments_app,
+)
+from jurybench.errors import JurybenchError
+
+
+def _pairs(text: str, option: str) -> dict[str, str]:
+    out = {}
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        if "=" not in part:
+            raise JurybenchError(
+                f"{option} '{part}' is not target=column.", hint=f"e.g. {option} item_id=story,value=score"
+            )
+        target, source = part.split("=", 1)
+        out[target.strip()] = source.strip()
+    return out
+
+
+@judgments_app.command("import")
+def judgments_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet, one judgment a row.")],
+    run: Annotated[str, typer.Option("--run", help="The run they become (created, or added to).")],
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="The rubric the judgments answer.")],
+    juror: Annotated[str, typer.Option("--juror", "-j", help="The judge's name (stored as import/<name>).")],
+    replace: Annotated[bool, typer.Option(help="Overwrite stored judgments that differ.")] = False,
+    as_recording: Annotated[
+        str | None,
+        typer.Option(help="Also keep them as recordings SOURCE, for a replay/SOURCE juror to re-run them."),
+    ] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    continuous: Annotated[
+        bool,
+        typer.Option(
+            "--continuous",
+            help="Accept pointwise scores between the scale's points (panel means, averaged scores).",
+        ),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Import judgments made elsewhere as a run's calls and judgments, as if jurybench had made them.
+
+    Rows: item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise, -k..k);
+    pair_id and verdict (A, B, tie) or p_b (the probability item_b is preferred) for
+    preference rubrics; optionally shown (AB or BA), sample, raw, reason, status (ok,
+    invalid, refusal), cost_usd, model. All rows are checked before any is written;
+    importing the same file again changes nothing.
+    """
+    from jurybench import commands
+
+    _done(
+        commands.judgments_import(
+            db,
+            file=file,
+            run=run,
+            rubric=rubric,
+            juror=juror,
+            replace=replace,
+            as_recording=as_recording,
+            format=fmt,
+            continuous=continuous,
+        )
+    )
+
+
+@annotations_app.command("import")
+def annotations_import(
+    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with human labels.")],
+    rubric: Annotated[
+        str, typer.Option("--rubric", "-r", help="The rubric the annotators used (checks criteria and scales).")
+    ],
+    layout: Annotated[str, typer.Option(help="auto, long, wide-criterion or wide-annotator.")] = "auto",
+    map_: Annotated[str, typer.Option("--map", help="Rename columns: item_id=story,annotator=rater,value=score.")] = "",
+    annotator_columns: Annotated[
+        str, typer.Option(help="Wide-annotator files: comma-separated annotator columns.")
+    ] = "",
+    criterion: Annotated[str | None, typer.Option(help="Wide-annotator files: the criterion they rate.")] = None,
+    replace: Annotated[bool, typer.Option(help="Overwrite stored labels that differ.")] = False,
+    continuous: Annotated[
+        bool,
+        typer.Option(
+            "--continuous",
+            help="Accept values between the scale's points (panel means, published scores); stored as continuous.",
+        ),
+    ] = False,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human labels: pointwise scores, A/B/tie preferences or pairwise category scores.
+
+    Validated against the rubric's criteria and scales, all or nothing; importing the
+    same file again changes nothing.
+    """
+    from jurybench import commands
+
+    _done(
+        commands.annotations_import(
+            db,
+            file=file,
+            rubric=rubric,
+            layout=layout,
+            map=map_,
+            annotator_columns=annotator_columns,
+            criterion=criterion,
+            replace=replace,
+            continuous=continuous,
+            format=fmt,
+        )
+    )
+
+
+@annotations_app.command("simulate")
+def annotations_simulate(
+    rubric: Annotated[str, typer.Option("--rubric", "-r", help="Pointwise rubric whose criteria are labelled.")],
+    where: Annotated[str | None, typer.Option(help="SQL predicate choosing the items.")] = None,
+    fraction: Annotated[float, typer.Option(help="Share of the items that get labels (a seeded subset).")] = 1.0,
+    annotators: Annotated[int, typer.Option(help="Simulated annotators per item.")] = 3,
+    noise: Annotated[float, typer.Option(help="SD of each annotator's noise, in scale points.")] = 0.5,
+    seed: Annotated[int, typer.Option(help="Seed for the subset and the noise.")] = 0,
+    truth_seed: Annotated[int, typer.Option(help="The simulated jurors' truth_seed (the same known truth).")] = 0,
+    panel_out: Annotated[
+        Path | None,
+        typer.Option(help="Write the panel's mean per item and criterion to this CSV instead of the store."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
+    from jurybench import commands
+
+    _done(
+        commands.annotations_simulate(
+            db,
+            rubric=rubric,
+            where=where,
+            fraction=fraction,
+            annotators=annotators,
+            noise=noise,
+            seed=seed,
+            truth_seed=truth_seed,
+            panel_out=panel_out,
+        )
+    )
+
+
+baselines_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Human reference values (effect sizes, means) used by the statistics.",
+    no_args_is_help=True,
+)
+
+
+app.add_typer(baselines_app, name="baselines")
+
+
+@baselines_app.command("import")
+def baselines_import(
+    file: Annotated[Path, typer.Argument(help="CSV/JSONL: target, value[, cell][, statistic].")],
+    name: Annotated[str, typer.Option(help="The name statistics refer to (--baselines NAME).")],
+    statistic: Annotated[str | None, typer.Option(help="d or mean, for rows without a statistic column.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import human baselines under a name (replacing an earlier import of that name), all or nothing."""
+    from jurybench import commands
+
+    _done(commands.baselines_import(db, file=file, name=name, statistic=statistic))
