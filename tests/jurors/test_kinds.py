@@ -99,3 +99,33 @@ def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -
     with jb.open(tmp_path / "extending.duckdb", read_only=True) as store:
         means = store.sql("SELECT juror, avg(juror_score) AS m FROM juror_pointwise GROUP BY 1 ORDER BY 1")
     assert dict(zip(means["juror"], means["m"], strict=True))["constant/three"] == 3
+
+
+class Slow(Echo):
+    """Answers after longer than its juror's timeout; ``own_timeout`` says it keeps the timeout
+    itself (as litellm's transport does), so the engine does not wrap its calls."""
+
+    own_timeout = False
+
+    async def complete(self, messages: list[dict[str, str]], slot: Any) -> Completion:
+        import asyncio
+
+        await asyncio.sleep(0.5)
+        return await super().complete(messages, slot)
+
+
+class SlowOwnTimeout(Slow):
+    own_timeout = True
+
+
+@pytest.mark.parametrize(("transport", "outcome"), [(Slow, "error"), (SlowOwnTimeout, "ok")])
+def test_the_engine_asks_a_transport_whether_it_keeps_its_own_timeout(tmp_path: Path, transport: Any,
+                                                                      outcome: str) -> None:  # fmt: skip
+    """Issue 41, item 3: the engine checked isinstance(backend, LiteLLMBackend); it now asks the
+    transport (own_timeout), so a third party's transport can keep its own timeout too."""
+    for kind in registered_kind("slow", transport, "slow"):
+        with jb.open(tmp_path / f"{outcome}.duckdb") as store:
+            store.import_items([{"item_id": "i0", "response": "x"}])
+            run = jb.score(store, rubric="story-quality", jury=["slow/one,timeout=0.05,retries=0"], run="s")
+            assert dict(run.counts).get(outcome) == 1, run.counts
+        assert kind.prefix == "slow"

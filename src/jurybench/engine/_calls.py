@@ -28,7 +28,6 @@ from jurybench.jurors import (
     JurorUnusable,
     LimiterStopped,
     LimiterTimeout,
-    LiteLLMBackend,
     PermanentError,
     RateLimited,
     Slot,
@@ -134,7 +133,12 @@ async def _run_task(
     reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind.reaskable)))
     state = CallState(task, rubric, reasks, mode=getattr(backend, "mode", None))
     timeout = float(spec.option("timeout", 60))
-    use_instructor = spec.params.get("structured") == "instructor" and isinstance(backend, LiteLLMBackend)
+    # What the transport says of itself: whether it drives instructor's re-asks, and whether it
+    # keeps the juror's timeout itself (litellm's does; others are given it here).
+    instructor = (
+        getattr(backend, "complete_with_instructor", None) if spec.params.get("structured") == "instructor" else None
+    )
+    own_timeout = bool(getattr(backend, "own_timeout", False))
     offline = kind.offline  # answered in the process: no request to start
     failures = 0
     endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
@@ -162,12 +166,11 @@ async def _run_task(
             if turns is not None and not offline:
                 await turns.take()  # a request starts on its turn: answers that arrived are read first
             state.attempts += 1
-            if use_instructor:
-                assert isinstance(backend, LiteLLMBackend)
-                completion, answer, failure, n = await backend.complete_with_instructor(state.messages, slot, reasks)
+            if instructor is not None:
+                completion, answer, failure, n = await instructor(state.messages, slot, reasks)
                 state.attempts += n - 1  # instructor reports its own total
                 state.structured(completion, answer, failure)
-            elif isinstance(backend, LiteLLMBackend):  # its own timeout, from the juror's options
+            elif own_timeout:  # from the juror's options
                 completion = await backend.complete(state.messages, slot)
             else:
                 completion = await asyncio.wait_for(backend.complete(state.messages, slot), timeout)
@@ -208,7 +211,7 @@ async def _run_task(
         if backoff:
             await asyncio.sleep(backoff)
             continue
-        if completion is not None and not use_instructor:
+        if completion is not None and instructor is None:
             state.answered(completion)
     return state.row()
 

@@ -134,6 +134,8 @@ def _userinfo_as_header(kwargs: dict[str, Any]) -> None:
 class LiteLLMBackend:
     """Any litellm model string (openai/..., anthropic/..., ollama/..., hosted_vllm/...)."""
 
+    own_timeout = True  # litellm keeps the juror's timeout itself: the engine does not wrap its calls
+
     def __init__(self, spec: JurorSpec, rubric: AnyRubric) -> None:
         self.litellm = import_litellm()
         self.spec = spec
