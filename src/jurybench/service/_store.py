@@ -85,7 +85,9 @@ class Store(Holder):
         server_file(path).write_text(json.dumps({"pid": os.getpid(), "url": url, "started": time.time()}))
 
     @contextlib.contextmanager
-    def limited(self, cur: Connection, *, timeout_s: float, what: str = "query") -> Iterator[None]:
+    def limited(
+        self, cur: Connection, *, timeout_s: float, what: str = "query", started: threading.Event | None = None
+    ) -> Iterator[None]:
         """Run user SQL on ``cur`` under the server's limits: at most ``sql_concurrency`` such
         queries at once; interrupted at ``timeout_s`` (408) or as soon as the process has grown
         by more than ``sql_memory_mb`` since the query began (413: DuckDB's own limit does not
@@ -99,6 +101,9 @@ class Store(Holder):
             )
         watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024)
         self._ceiling.enter()
+        if started is not None:  # the query's own time starts now, not when it asked for a slot
+            started.set()
+        trim = False
         try:
             yield
         except duckdb.InterruptException:
@@ -115,9 +120,11 @@ class Store(Holder):
                 raise self._too_large(what) from None
             raise
         finally:
-            self._ceiling.exit()
+            trim = self._ceiling.exit()
             watchdog.stop()
             self._slots.release()
+            if trim:  # after the slot is free: the next query does not wait for it
+                _give_back()
 
     def _too_large(self, what: str) -> SqlTooLarge:
         return SqlTooLarge(
@@ -136,15 +143,20 @@ class Store(Holder):
         from concurrent.futures import Future
 
         done: Future[tuple[list[str], list[tuple[Any, ...]], bool]] = Future()
+        started = threading.Event()  # set when the query has its slot: its time limit runs from then
 
         def work() -> None:
             try:
-                done.set_result(self._query(sql, limit=limit, timeout_s=timeout_s, max_bytes=max_bytes))
+                done.set_result(
+                    self._query(sql, limit=limit, timeout_s=timeout_s, max_bytes=max_bytes, started=started)
+                )
             except BaseException as exc:  # handed to the waiting request
                 done.set_exception(exc)
 
         threading.Thread(target=work, name="user-sql", daemon=True).start()
         try:
+            # A slot within timeout_s (else the slots-busy 408), then the query within its own.
+            started.wait(timeout_s + 1.0)
             return done.result(timeout=timeout_s + 1.0)
         except TimeoutError:
             raise SqlTimeout(
@@ -153,7 +165,7 @@ class Store(Holder):
             ) from None
 
     def _query(
-        self, sql: str, *, limit: int, timeout_s: float, max_bytes: int | None
+        self, sql: str, *, limit: int, timeout_s: float, max_bytes: int | None, started: threading.Event | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]], bool]:
         import duckdb
 
@@ -162,7 +174,7 @@ class Store(Holder):
             check_query(cur, sql, what="query")
             rows: list[tuple[Any, ...]] = []
             size = 0
-            with self.limited(cur, timeout_s=timeout_s):
+            with self.limited(cur, timeout_s=timeout_s, started=started):
                 try:
                     result = cur.execute(sql)
                     names = [d[0] for d in result.description]
@@ -215,8 +227,10 @@ def data_bytes() -> int | None:
 class DataCeiling:
     """While user queries run, the process may grow by at most ``per_query`` bytes for each of
     them plus ``slack`` (a quarter of ``per_query``, for the server's other work meanwhile):
-    the operating system's RLIMIT_DATA, set from the data size when the first of them began,
-    and given back when the last one ends.
+    the operating system's RLIMIT_DATA. Each query that starts sets it from the data size at
+    its own start (memory an allocator keeps after an earlier query is counted there, and is
+    the new query's to reuse), never lower while others run; it is given back when the last
+    one ends.
 
     DuckDB's ``memory_limit`` covers its buffer manager only: a string or list built by one
     function call (``repeat('x', 10^9)``, ``range(10^8)``) is allocated outside it, and an
@@ -229,7 +243,8 @@ class DataCeiling:
         self.slack = per_query // 4 if slack is None else slack
         self.lock = threading.Lock()
         self.running = 0
-        self.base: int | None = None
+        self.limit: int | None = None  # the ceiling set now (None: the process's own)
+        self.base: int | None = None  # the data size when the first of the running queries began
         self.original: tuple[int, int] | None = None
         self.peak_limit = 0  # the highest ceiling set (for tests and probes)
 
@@ -241,6 +256,7 @@ class DataCeiling:
         if hard != resource.RLIM_INFINITY:
             soft = min(soft, hard)
         resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+        self.limit = soft
 
     def enter(self) -> None:
         if not sys.platform.startswith("linux"):
@@ -248,33 +264,36 @@ class DataCeiling:
         import resource
 
         with self.lock:
+            now = data_bytes()
+            if now is None:  # cannot be read: no ceiling (counted only while one is set)
+                self.running += 1 if self.running else 0
+                return
             if self.running == 0:
-                self.base = data_bytes()
-                if self.base is None:
-                    return
                 self.original = resource.getrlimit(resource.RLIMIT_DATA)
+                self.base = now
             self.running += 1
-            if self.base is not None:
-                limit = self.base + self.running * self.per_query + self.slack
-                self.peak_limit = max(self.peak_limit, limit)
-                self._set(limit)
+            wanted = now + self.running * self.per_query + self.slack
+            limit = max(wanted, self.limit or 0)
+            self.peak_limit = max(self.peak_limit, limit)
+            self._set(limit)
 
-    def exit(self) -> None:
+    def exit(self) -> bool:
+        """One query ended: the ceiling stays while others run (they may be using their share),
+        and is given back with the last one. Whether the heap grew enough that what it freed
+        should be handed back to the system (``_give_back``)."""
         import resource
 
         with self.lock:
-            if self.base is None:
-                return
+            if self.limit is None or self.base is None:
+                return False
             self.running -= 1
             if self.running > 0:
-                self._set(self.base + self.running * self.per_query + self.slack)
-                return
+                return False
             assert self.original is not None
             resource.setrlimit(resource.RLIMIT_DATA, self.original)
             grown = (data_bytes() or 0) - self.base
-            self.base = None
-        if grown > 64 * 1024 * 1024:  # a query that grew the heap: give what it freed back
-            _give_back()
+            self.limit = self.base = None
+        return grown > 64 * 1024 * 1024
 
 
 def _give_back() -> None:
