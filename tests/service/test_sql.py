@@ -179,3 +179,28 @@ def test_the_watchdog_interrupts_on_growth_and_says_which_limit(db_path: Path) -
         assert store._slots.acquire(blocking=False) and store._slots.acquire(blocking=False)  # both slots back
     finally:
         store.close()
+
+
+def test_a_query_refused_before_it_runs_is_answered_at_once(db_path: Path) -> None:
+    """A query that waited for its slot was given its own time limit from then; one refused
+    before it ever had a slot (bad SQL, a disallowed function) must not wait for that limit."""
+    import threading
+
+    from jurybench.service._store import Store
+
+    store = Store(db_path, sql_timeout_s=600)
+    answered = threading.Event()
+
+    def ask() -> None:
+        with pytest.raises(Exception, match="contains json_execute_serialized_sql"):
+            store.query("SELECT * FROM json_execute_serialized_sql('x')", limit=10, timeout_s=600)
+        answered.set()
+
+    try:
+        worker = threading.Thread(target=ask, daemon=True)
+        worker.start()
+        # The event, not a clock: with the bug it waits out the 600 s limit (the suite's own
+        # timeout fails it); a correct server answers as soon as the check refuses it.
+        assert answered.wait(120)
+    finally:
+        store.close()

@@ -153,6 +153,7 @@ class Store(Holder):
             except BaseException as exc:  # handed to the waiting request
                 done.set_exception(exc)
 
+        done.add_done_callback(lambda _: started.set())  # refused before it had a slot: answered at once
         threading.Thread(target=work, name="user-sql", daemon=True).start()
         try:
             # A slot within timeout_s (else the slots-busy 408), then the query within its own.
