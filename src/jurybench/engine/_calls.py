@@ -337,8 +337,6 @@ async def _execute(
                 budget.settle(reserved, 0.0)
         if budget is not None:  # what it really cost (an unreported cost counts as expected)
             failed = call["status"] == "error" and call["cost_usd"] is None
-            from jurybench.jurors import estimate_tokens
-
             budget.learn(
                 task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"), estimate_tokens(task.messages)
             )  # before settling: waiters re-price

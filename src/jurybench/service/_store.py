@@ -247,7 +247,6 @@ class DataCeiling:
         self.limit: int | None = None  # the ceiling set now (None: the process's own)
         self.base: int | None = None  # the data size when the first of the running queries began
         self.original: tuple[int, int] | None = None
-        self.peak_limit = 0  # the highest ceiling set (for tests and probes)
 
     def _set(self, soft: int) -> None:
         import resource
@@ -275,7 +274,6 @@ class DataCeiling:
             self.running += 1
             wanted = now + self.running * self.per_query + self.slack
             limit = max(wanted, self.limit or 0)
-            self.peak_limit = max(self.peak_limit, limit)
             self._set(limit)
 
     def exit(self) -> bool:
