@@ -12,6 +12,7 @@ SRC = REPO / "src" / "jurybench"
 # Lowest first. A package may import the ones before it, never the ones after it.
 ORDER = [
     "errors",
+    "declare",
     "config",
     "redact",
     "testing",

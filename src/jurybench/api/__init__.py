@@ -1,16 +1,25 @@
 """The library's face, re-exported as ``jurybench``: open a store, import data, judge, calibrate,
 check, and the statistics (``jurybench.stats``). The CLI, the service and the study runner call
-these functions."""
+these functions.
 
-from jurybench.api._calibrate import Calibration, agreement, calibrate, select_jury
-from jurybench.api._check import CheckResult, check, parse_rule
-from jurybench.api._run import Run, ascore, engine_options, generate, score
-from jurybench.api._specs import jury_of
-from jurybench.api._store import Store, open
-from jurybench.jurors import JurorSpec, parse_juror
-from jurybench.jury import Jury
-from jurybench.rubric import AnyRubric as Rubric
-from jurybench.rubric import load_rubric
+Each name loads its module when first asked for, so reading a declaration (the command line
+builds ``score``'s options from ``jurybench.score``'s parameters) imports no more than it needs."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurybench.api._calibrate import Calibration, agreement, calibrate, select_jury
+    from jurybench.api._check import CheckResult, check, parse_rule
+    from jurybench.api._run import Run, ascore, engine_options, generate, score
+    from jurybench.api._specs import jury_of
+    from jurybench.api._store import Store, open
+    from jurybench.jurors import JurorSpec, parse_juror
+    from jurybench.jury import Jury
+    from jurybench.rubric import AnyRubric as Rubric
+    from jurybench.rubric import load_rubric
 
 __all__ = [
     "Calibration",
@@ -34,3 +43,40 @@ __all__ = [
     "score",
     "select_jury",
 ]
+
+# Where each name lives (module, its name there).
+_HOMES = {
+    "Calibration": ("jurybench.api._calibrate", "Calibration"),
+    "agreement": ("jurybench.api._calibrate", "agreement"),
+    "calibrate": ("jurybench.api._calibrate", "calibrate"),
+    "select_jury": ("jurybench.api._calibrate", "select_jury"),
+    "CheckResult": ("jurybench.api._check", "CheckResult"),
+    "check": ("jurybench.api._check", "check"),
+    "parse_rule": ("jurybench.api._check", "parse_rule"),
+    "Run": ("jurybench.api._run", "Run"),
+    "ascore": ("jurybench.api._run", "ascore"),
+    "engine_options": ("jurybench.api._run", "engine_options"),
+    "generate": ("jurybench.api._run", "generate"),
+    "score": ("jurybench.api._run", "score"),
+    "jury_of": ("jurybench.api._specs", "jury_of"),
+    "Store": ("jurybench.api._store", "Store"),
+    "open": ("jurybench.api._store", "open"),
+    "JurorSpec": ("jurybench.jurors", "JurorSpec"),
+    "parse_juror": ("jurybench.jurors", "parse_juror"),
+    "Jury": ("jurybench.jury", "Jury"),
+    "Rubric": ("jurybench.rubric", "AnyRubric"),
+    "load_rubric": ("jurybench.rubric", "load_rubric"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'jurybench.api' has no attribute {name!r}")
+    module, attribute = _HOMES[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jurybench.api import _declared as d
 from jurybench.api._specs import jury_of, rubric_of
+from jurybench.declare import python_signature
 from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import TypeAlias
-
     import pandas as pd
     from duckdb import DuckDBPyConnection
 
-    from jurybench.api._specs import JuryLike, RubricLike
     from jurybench.api._store import StoreLike
     from jurybench.engine import EngineOptions, RunResult
     from jurybench.generation import GenerationReport, GenerationSpec
     from jurybench.rubric import AnyRubric
-
-    PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, object]]
 
 
 def engine_options(
@@ -186,32 +181,32 @@ class Run:
 def score(
     store: StoreLike,
     *,
-    rubric: RubricLike,
-    jury: JuryLike,
-    where: str | None = None,
-    ids: list[str] | None = None,
-    run: str | None = None,
-    samples: int | None = None,
-    aggregate: str | None = None,
-    quorum: int | None = None,
-    tie: str | None = None,
-    calibration: str | Path | None = None,
-    scores: str | None = None,
-    orders: str = "both",
-    order_seed: int = 0,
-    batch: bool = False,
-    max_cost: float | None = None,
-    plan: bool = False,
-    concurrency: int = 16,
-    retries: int = 4,
-    give_up_after: float = 3600.0,
-    poll_every: float = 30.0,
-    progress: bool = False,
-    options: EngineOptions | None = None,
-    until: str | None = None,
-    batch_items: int = 50,
-    until_seed: int = 0,
-    until_alpha: float = 0.05,
+    rubric: d.Rubric,
+    jury: d.JuryOf,
+    aggregate: d.Aggregate = None,
+    quorum: d.Quorum = None,
+    tie: d.Tie = None,
+    calibration: d.Calibration = None,
+    scores: d.Scores = None,
+    orders: d.Orders = "both",
+    order_seed: d.OrderSeed = 0,
+    where: d.Where = None,
+    ids: d.Ids = None,
+    run: d.Run = None,
+    samples: d.Samples = None,
+    concurrency: d.Concurrency = 16,
+    retries: d.Retries = 4,
+    give_up_after: d.GiveUpAfter = 3600.0,
+    max_cost: d.MaxCost = None,
+    plan: d.Plan = False,
+    batch: d.Batch = False,
+    poll_every: d.PollEvery = 30.0,
+    progress: d.Progress = False,
+    options: d.Options = None,
+    until: d.Until = None,
+    batch_items: d.BatchItems = 50,
+    until_seed: d.UntilSeed = 0,
+    until_alpha: d.UntilAlpha = 0.05,
 ) -> Run:
     """Judge the stored items (pointwise) or pairs (in both orders) selected by ``where`` / ``ids``
     with a jury; answers already stored are reused, so repeating a run resumes it.
@@ -310,28 +305,30 @@ def _check_run_arguments(
 
 async def ascore(store: StoreLike, **kwargs: Any) -> Run:
     """``score`` for async code: awaits the run on a worker thread, leaving the event loop free."""
+    import asyncio
+
     return await asyncio.to_thread(score, store, **kwargs)
 
 
 @user_facing
 def generate(
     store: StoreLike,
-    spec: str | Path | GenerationSpec,
+    spec: d.Spec,
     *,
-    prompts: PromptsLike | None = None,
-    models: list[str] | None = None,
-    samples: int | None = None,
-    exclusion: str | None = None,
-    run: str | None = None,
-    batch: bool = False,
-    max_cost: float | None = None,
-    plan: bool = False,
-    concurrency: int = 16,
-    retries: int = 4,
-    give_up_after: float = 3600.0,
-    poll_every: float = 30.0,
-    progress: bool = False,
-    options: EngineOptions | None = None,
+    prompts: d.Prompts = None,
+    models: d.Models = None,
+    samples: d.Responses = None,
+    exclusion: d.Exclusion = None,
+    run: d.Run = None,
+    concurrency: d.Concurrency = 16,
+    retries: d.Retries = 4,
+    give_up_after: d.GiveUpAfter = 3600.0,
+    max_cost: d.MaxCost = None,
+    plan: d.GenerationPlan = False,
+    batch: d.Batch = False,
+    poll_every: d.PollEvery = 30.0,
+    progress: d.Progress = False,
+    options: d.Options = None,
 ) -> Run:
     """Generate responses: prompts x treatment arms x models x samples, stored as items (and pairs
     across arms) with refusals detected. ``spec`` is a generation spec (or study) file or a
@@ -390,3 +387,8 @@ def generate(
             source=str(source) if source else None,
         )
     return Run(report.run, store, gen_spec, report)
+
+
+# The Python face shows each parameter's type, not its declaration (jurybench.declare).
+score.__signature__ = python_signature(score)  # type: ignore[attr-defined]
+generate.__signature__ = python_signature(generate)  # type: ignore[attr-defined]

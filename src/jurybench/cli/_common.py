@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from duckdb import DuckDBPyConnection as Connection
     from rich.console import Console
+
+    from jurybench.declare import Option
 
 app = typer.Typer(
     rich_markup_mode=None,
@@ -148,3 +153,42 @@ def is_loopback(host: str, ipaddress: Any) -> bool:
         return bool(ipaddress.ip_address(host).is_loopback)
     except ValueError:
         return False
+
+
+def typer_parameter(option: Option) -> inspect.Parameter:
+    """A declared command-line option (``jurybench.declare``) as a typer parameter."""
+    if option.argument:
+        marker: Any = typer.Argument(help=option.help)
+    else:
+        names = [option.flag_name] if option.flag or option.short else []
+        if option.switch:
+            names = [f"{option.flag_name}/--no-{option.name.replace('_', '-')}"]
+        names += [option.short] if option.short else []
+        marker = typer.Option(*names, help=option.help, min=option.at_least)
+    return inspect.Parameter(
+        option.name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=inspect.Parameter.empty if option.required else option.default,
+        annotation=Annotated[option.annotation, marker],
+    )
+
+
+def declared_command(
+    function: Callable[..., Any], run: Callable[..., int], *, doc: str, extra: tuple[inspect.Parameter, ...] = ()
+) -> Callable[..., None]:
+    """A typer command whose options are the command-line face of a declared function
+    (``jurybench.declare``): ``run(db, **option values)`` does the work; ``extra`` options
+    (``--db``) come last."""
+    from jurybench.declare import cli_options, parameters_of
+
+    options = cli_options(parameters_of(function))
+
+    def command(**values: Any) -> None:
+        db = values.pop("db", None)
+        _done(run(db, **values))
+
+    db = inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=DbOption)
+    command.__signature__ = inspect.Signature([*map(typer_parameter, options), *extra, db])  # type: ignore[attr-defined]
+    command.__doc__ = doc
+    command.__name__ = getattr(function, "__name__", "command")
+    return command

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import inspect
-import types
-import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from jurybench.cli._common import _done
+from jurybench.cli._common import _done, typer_parameter
 
 stats_app = typer.Typer(
     rich_markup_mode=None,
@@ -21,31 +19,6 @@ stats_app = typer.Typer(
 
 Fmt = Annotated[str, typer.Option("--format", "-f", help="table, json or csv.")]
 Db = Annotated[Path | None, typer.Option("--db", help="DuckDB file (default: $JURYBENCH_DB or ./jurybench.duckdb).")]
-
-
-def _without_none(annotation: Any) -> Any:
-    """``X | None`` as ``X`` (an option the CLI requires)."""
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    return (
-        args[0] if typing.get_origin(annotation) in (types.UnionType, typing.Union) and len(args) == 1 else annotation
-    )
-
-
-def _option(p: Any) -> inspect.Parameter:
-    """A statistic's parameter as a typer option: its help, its flag, required where the CLI requires it."""
-    meaning = p.meaning
-    required = p.required or "cli" in meaning.required_in
-    kind = meaning.cli_type or p.annotation
-    if required:
-        kind = _without_none(kind)
-    names = [p.flag_name] if meaning.flag else []
-    help_text = meaning.help + (f" One of: {', '.join(meaning.choices)}." if meaning.choices else "")
-    return inspect.Parameter(
-        p.name,
-        inspect.Parameter.KEYWORD_ONLY,
-        default=inspect.Parameter.empty if required else p.default,
-        annotation=Annotated[kind, typer.Option(*names, help=help_text)],
-    )
 
 
 def command_of(stat: Any) -> Callable[..., None]:
@@ -58,7 +31,9 @@ def command_of(stat: Any) -> Callable[..., None]:
         fmt, db = values.pop("fmt"), values.pop("db")
         _done(commands.statistic(db, stat.name, format=fmt, face="cli", **values))
 
-    options = [_option(p) for p in stat.on("cli")]
+    from jurybench.declare import cli_options
+
+    options = [typer_parameter(o) for o in cli_options(stat.parameters)]
     options += [
         inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, default="table", annotation=Fmt),
         inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Db),

@@ -38,18 +38,7 @@ from jurybench.commands._steps import (
     sql,
     statistic,
 )
-
-
-@dataclass(frozen=True)
-class Option:
-    name: str  # the parameter (--give-up-after is give_up_after)
-    annotation: Any
-    required: bool
-    default: Any = None
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
+from jurybench.declare import Option
 
 
 @dataclass(frozen=True)
@@ -61,8 +50,14 @@ class Command:
     positional: str | None = None
     fixed: dict[str, Any] = field(default_factory=dict)
     signature_of: Callable[..., Any] | None = None  # where the options are read from, if not function
+    declared: str | None = None  # the jurybench.api function whose declared command-line face the options are
 
     def options(self) -> dict[str, Option]:
+        if self.declared is not None:
+            from jurybench import api
+            from jurybench.declare import cli_options, parameters_of
+
+            return {o.name: o for o in cli_options(parameters_of(getattr(api, self.declared)))}
         source = self.signature_of or self.function
         hints = typing.get_type_hints(source) if inspect.isfunction(source) else {}
         out = {}
@@ -97,8 +92,8 @@ def command(name: str) -> Command | None:
 
 
 COMMANDS: dict[str, Command] = {
-    "generate": Command(generate, "spec"),
-    "score": Command(score),
+    "generate": Command(generate, "spec", declared="generate"),
+    "score": Command(score, declared="score"),
     "sql": Command(sql, "query"),
     "items import": Command(items_import, "file"),
     "pairs import": Command(pairs_import, "file"),

@@ -29,7 +29,7 @@ from jurybench.commands._output import (
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
-    from jurybench.engine import EngineOptions
+    pass
 
 
 def _words(text: str) -> list[str]:
@@ -46,95 +46,30 @@ def _mapping(text: str, option: str) -> dict[str, str]:
     return out
 
 
-def _engine(
-    concurrency: int,
-    retries: int,
-    give_up_after: float,
-    max_cost: float | None,
-    plan: bool,
-    batch: bool,
-    poll_every: float,
-    progress: bool,
-) -> EngineOptions:
+def _declared(function: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """A declared function's keyword arguments from command-line option values (a study step
+    gives only some: the others take the command line's defaults); the progress bar only on a
+    terminal."""
     import sys
 
-    from jurybench.api import engine_options
+    from jurybench.declare import from_cli, parameters_of
 
-    return engine_options(
-        concurrency=concurrency,
-        retries=retries,
-        give_up_after=give_up_after,
-        max_cost=max_cost,
-        plan=plan,
-        batch=batch,
-        poll_every=poll_every,
-        progress=progress and sys.stderr.isatty(),
-    )
+    arguments = from_cli(parameters_of(function), values)
+    arguments["progress"] = bool(arguments.get("progress")) and sys.stderr.isatty()
+    return arguments
 
 
-def score(
-    db: Path | None,
-    *,
-    rubric: str,
-    juror: list[str] | None = None,
-    jury: Path | None = None,
-    aggregate: str | None = None,
-    quorum: int | None = None,
-    tie: str | None = None,
-    calibration: Path | None = None,
-    scores: str | None = None,
-    orders: str = "both",
-    order_seed: int = 0,
-    where: str | None = None,
-    run: str | None = None,
-    concurrency: int = 16,
-    retries: int = 4,
-    give_up_after: float = 3600.0,
-    max_cost: float | None = None,
-    plan: bool = False,
-    batch: bool = False,
-    poll_every: float = 30.0,
-    progress: bool = True,
-    until: str | None = None,
-    batch_items: int = 50,
-    until_seed: int = 0,
-    until_alpha: float = 0.05,
-) -> int:
-    """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``)."""
-    from dataclasses import replace
-
+def score(db: Path | None, **values: Any) -> int:
+    """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``);
+    its options are the command line's face of ``jurybench.score``'s declaration."""
     from jurybench import api
     from jurybench.config import db_path
-    from jurybench.jurors import parse_juror
-    from jurybench.jury import Jury
 
-    panel = api.jury_of(jury) if jury else Jury(())
-    panel = replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
-    options = replace(
-        _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress),
-        orders=orders,
-        order_seed=order_seed,
-    )
+    arguments = _declared(api.score, values)
     # By path: the engine releases the file between flushes so other processes can read it.
-    done = api.score(
-        db_path(db),
-        rubric=rubric,
-        jury=panel,
-        aggregate=aggregate,
-        quorum=quorum,
-        tie=tie,
-        calibration=calibration,
-        scores=scores,
-        where=where,
-        run=run,
-        options=options,
-        until=until,
-        batch_items=batch_items,
-        until_seed=until_seed,
-        until_alpha=until_alpha,
-    )
+    done = api.score(db_path(db), **arguments)
     result = done.result
-    if plan:
+    if arguments.get("plan"):
         print_plan(result)
         return 0
     echo(result.summary() + (" (the last batch)" if done.stopping is not None else ""))
@@ -143,37 +78,19 @@ def score(
     return run_outcome(result)
 
 
-def generate(
-    db: Path | None,
-    *,
-    spec: Path,
-    prompts: Path | None = None,
-    model: list[str] | None = None,
-    samples: int | None = None,
-    exclusion: str | None = None,
-    run: str | None = None,
-    concurrency: int = 16,
-    retries: int = 4,
-    give_up_after: float = 3600.0,
-    max_cost: float | None = None,
-    plan: bool = False,
-    batch: bool = False,
-    poll_every: float = 30.0,
-    progress: bool = True,
-) -> int:
-    """Generate responses for a spec (``jurybench.generate``), then print the refusals per model and arm."""
+def generate(db: Path | None, **values: Any) -> int:
+    """Generate responses for a spec (``jurybench.generate``), then print the refusals per model
+    and arm; its options are the command line's face of ``jurybench.generate``'s declaration."""
     from jurybench import api
     from jurybench.config import db_path
     from jurybench.generation import load_spec_file, refusal_table
     from jurybench.store import connect, rich_table
 
-    gen_spec, _ = load_spec_file(spec)  # its name titles the refusal table
-    options = _engine(concurrency, retries, give_up_after, max_cost, plan, batch, poll_every, progress)
-    report = api.generate(
-        db_path(db), spec, prompts=prompts, models=model, samples=samples, exclusion=exclusion, run=run, options=options
-    ).report
+    arguments = _declared(api.generate, values)
+    gen_spec, _ = load_spec_file(Path(arguments["spec"]))  # its name titles the refusal table
+    report = api.generate(db_path(db), **arguments).report
     assert report is not None  # generate always reports
-    if plan:
+    if arguments.get("plan"):
         print_plan(report.run)
         return 0
     for line in report.lines():

@@ -125,6 +125,23 @@ def count_subjects(cur: Connection, rubric: Any, ids: list[str] | None, where: s
     return int(found[0][0])
 
 
+def _declared_run(request: dict[str, Any]) -> dict[str, Any]:
+    """A stored job request as the arguments of ``jurybench.score`` its HTTP face declares (a
+    field an older request lacks takes the declared default); the engine's under "engine".
+    The subjects (where, ids) and samples were read into the job already (``build_job``)."""
+    import inspect
+
+    from jurybench.api import engine_options, score
+    from jurybench.declare import from_face, parameters_of
+
+    values = from_face(parameters_of(score), "http", request)
+    for name in ("where", "samples"):
+        values.pop(name, None)
+    engine = set(inspect.signature(engine_options).parameters)
+    values["engine"] = {name: values.pop(name) for name in list(values) if name in engine}
+    return values
+
+
 class JobManager:
     def __init__(self, store: Store, *, workers: int = 2, end_run: Any = None, calibration_dir: Any = None) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
@@ -362,33 +379,19 @@ class JobManager:
         with self.store.writing() as cur:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
             self._reload(cur, job_id)
+        declared = _declared_run(request)
         options = engine_options(
             on_call=live.on_call,
             on_plan=live.on_plan,
             stop=live.stop.is_set,
             store_lock=self.store.write_lock,
             end_run=self.end_run,
-            concurrency=int(request.get("concurrency") or 16),
-            batch=bool(request.get("batch")),
-            poll_every=float(request.get("poll_every") or 30.0),
-            max_cost=request.get("max_cost"),
-            orders=str(request.get("orders") or "both"),
-            order_seed=int(request.get("order_seed") or 0),
+            **declared.pop("engine"),
         )
         try:
             with self.store.cursor() as cur:
                 done = score(
-                    cur,
-                    rubric=rubric,
-                    jury=jury,
-                    where=where,
-                    run=run_id,
-                    options=options,
-                    ids=ids,
-                    until=request.get("until"),
-                    batch_items=int(request.get("batch_items") or 50),
-                    until_seed=int(request.get("until_seed") or 0),
-                    until_alpha=float(request.get("until_alpha") or 0.05),
+                    cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids, **declared
                 )
                 result = done.result
         except JurybenchError as exc:

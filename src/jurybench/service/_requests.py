@@ -125,7 +125,13 @@ class JuryIn(_Body):
     )
 
 
-class JobIn(_Body):
+class _JobOwn(_Body):
+    """A scoring job: a rubric and a jury, the items or pairs to judge (inline or stored), and the
+    options of 'jurybench score'."""
+
+    # What only the HTTP face takes (rubric and jury inline, items and pairs to import, ids);
+    # the other fields are jurybench.score's declared HTTP face (jurybench.declare).
+
     rubric: Annotated[str, Field(pattern=NAME)] | None = Field(default=None, description="a shipped rubric name")
     rubric_inline: dict[str, Any] | None = Field(default=None, description="a rubric definition (as in YAML)")
     jury: JuryIn | None = Field(default=None, description="the jury; the server's default jury when omitted")
@@ -133,31 +139,9 @@ class JobIn(_Body):
     pairs: list[PairIn] | None = Field(default=None, max_length=MAX_ROWS, description="pairs to import and judge")
     item_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(default=None, max_length=MAX_ROWS)
     pair_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(default=None, max_length=MAX_ROWS)
-    where: Annotated[str, Field(max_length=2000)] | None = Field(default=None, description="SQL predicate")
-    samples: Annotated[int, Field(ge=1, le=20)] | None = Field(default=None, description="answers per juror")
     swap: bool = Field(default=True, description="false is the same as orders: one")
-    orders: Literal["both", "one", "random"] = Field(
-        default="both", description="pairs: both orders, one (item_a first) or random (one per pair, from order_seed)"
-    )
-    order_seed: int = 0
-    concurrency: Annotated[int, Field(ge=1, le=64)] = 16
-    batch: bool = Field(default=False, description="send the calls through the providers' batch APIs")
-    poll_every: Annotated[float, Field(ge=0.01, le=3600)] = Field(
-        default=30.0, description="batch: seconds between looks at open batches"
-    )
-    max_cost: Annotated[float, Field(gt=0)] | None = Field(
-        default=None, description="USD budget for the job's run; it ends stopped_budget before passing it"
-    )
-    until: Annotated[str, Field(max_length=200)] | None = Field(
-        default=None,
-        description="sequential judging: ci_width(CRITERION)<WIDTH, excludes(CRITERION,VALUE), separated(CRITERION) "
-        "or gap_excludes(VALUE)",
-    )
-    batch_items: Annotated[int, Field(ge=1, le=MAX_ROWS)] = Field(default=50, description="until: subjects per look")
-    until_seed: int = Field(default=0, description="until: the seed of the subjects' random order")
-    until_alpha: Annotated[float, Field(gt=0, lt=1)] = Field(default=0.05, description="until: 1 - the level")
 
-    @field_validator("until")
+    @field_validator("until", check_fields=False)
     @classmethod
     def _a_stopping_rule(cls, value: str | None) -> str | None:
         from jurybench.stats import sequential
@@ -165,6 +149,25 @@ class JobIn(_Body):
         if value is not None and not sequential.is_rule(value):
             raise ValueError(f"use {sequential.RULE_HELP}")
         return value
+
+
+def _job_body() -> type[_JobOwn]:
+    """The job body: the HTTP-only fields, then ``jurybench.score``'s declared HTTP face."""
+    from pydantic import create_model
+
+    from jurybench.api import score
+    from jurybench.declare import http_fields, parameters_of
+
+    fields: dict[str, Any] = http_fields(parameters_of(score))
+    model = create_model("JobIn", __base__=_JobOwn, **fields)
+    model.__doc__ = _JobOwn.__doc__
+    return model
+
+
+if TYPE_CHECKING:
+    JobIn = _JobOwn
+else:
+    JobIn = _job_body()
 
 
 class CalibrationIn(_Body):
@@ -335,5 +338,6 @@ def subject_predicate(body: JobIn, pairwise: bool) -> tuple[list[str] | None, st
         ids = [i.item_id for i in body.items or []] + list(body.item_ids or [])
         if body.pairs or body.pair_ids:
             raise JurybenchError("a pointwise rubric judges items: give items or item_ids, not pairs.")
-    where = expression(body.where, option="where") if body.where else None
+    given = getattr(body, "where", None)  # a declared field (jurybench.score's HTTP face)
+    where = expression(given, option="where") if given else None
     return (list(dict.fromkeys(ids)) or None), where

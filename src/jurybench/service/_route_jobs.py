@@ -25,7 +25,8 @@ def prepare(
 
     request = body.model_dump(exclude_none=True)
     if not body.swap:  # the older way to ask for one order
-        request["orders"] = "one" if body.orders == "both" else body.orders
+        orders = request.get("orders", "both")
+        request["orders"] = "one" if orders == "both" else orders
     if body.jury is None:
         if not config.default_jury:
             raise JurybenchError("jury: missing.", hint='Give jury.jurors (e.g. ["openai/gpt-4o-mini"]).')
@@ -38,9 +39,9 @@ def prepare(
     validate_jurors(rubric, list(jury.jurors), need_keys=need_keys)  # a plan calls nothing: no key needed
     jury = attach_calibration(jury, rubric)
     jury.resolved(rubric)
-    if body.batch:
+    if request.get("batch"):
         check_batch_jurors(list(jury.jurors))
-    if body.max_cost is not None:
+    if request.get("max_cost") is not None:
         from jurybench.jurors import price_of
 
         unknown = [j.display_name for j in jury.jurors if price_of(j) is None]

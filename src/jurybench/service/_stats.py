@@ -9,13 +9,11 @@ were imported under (``baselines``) for cohens-d and ttest. Every result is reco
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -29,27 +27,11 @@ def _camel(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("-"))
 
 
-def _http_field(p: Any) -> tuple[Any, Any]:
-    """A statistic's parameter as a field of its HTTP body: its type (bounded as the statistic
-    says), required or with its default, described by its help."""
-    meaning = p.meaning
-    kind = meaning.http_type or p.annotation
-    required = p.required or "http" in meaning.required_in
-    args = typing.get_args(kind)
-    optional = typing.get_origin(kind) in (types.UnionType, typing.Union) and type(None) in args
-    inner = next(a for a in args if a is not type(None)) if optional and len(args) == 2 else kind
-    if meaning.choices is not None:
-        inner = Literal[meaning.choices]
-    if meaning.http:
-        inner = Annotated[inner, Field(**meaning.http)]
-    kind = inner | None if optional and not required else inner
-    default = ... if required else p.default
-    return kind, Field(default, description=meaning.help)
-
-
 def body_model(stat: Any) -> type[BaseModel]:
     """The HTTP request body of a registered statistic: its HTTP parameters, nothing else."""
-    fields: dict[str, Any] = {p.name: _http_field(p) for p in stat.on("http")}
+    from jurybench.declare import http_fields
+
+    fields: dict[str, Any] = http_fields(stat.parameters)
     model: type[BaseModel] = create_model(_camel(stat.name), __config__=ConfigDict(extra="forbid"), **fields)
     model.__doc__ = stat.help.split("\n\n")[0]
     return model

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jurybench.declare import Param, Parameter, param
 from jurybench.stats import params, sequential
 from jurybench.stats._api import result_rows, results
 from jurybench.stats._registry import (
     ENTRY_POINT_GROUP,
-    Param,
-    Parameter,
     Statistic,
     flatten,
     get_statistic,
-    param,
     register_statistic,
     statistic,
     statistics,

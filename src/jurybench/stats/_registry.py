@@ -24,14 +24,12 @@ from __future__ import annotations
 import inspect
 import re
 import threading
-import types
-import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec
 
 from jurybench.config import Plugins
+from jurybench.declare import Parameter, on, parameters_of
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
@@ -41,70 +39,10 @@ if TYPE_CHECKING:
     from jurybench.store import StoreRef
 
 ENTRY_POINT_GROUP = "jurybench.statistics"
-FACES = frozenset({"cli", "http", "python"})
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 
 P = ParamSpec("P")
 Table = Callable[[dict[str, Any], bool], tuple[list[str], list[list[object]]]]
-
-
-@dataclass(frozen=True)
-class Param:
-    """What a statistic's parameter means to its users.
-
-    ``faces``: where it is offered (a file is the CLI's and Python's; the same data inline is
-    HTTP's and Python's). ``required_in``: faces where it must be given although Python has a
-    default (kendall's ``--baseline-file`` on the CLI). ``choices``: its valid values (checked
-    on every face before anything is read). ``pair``: two values, 'a,b' (or a pair in Python).
-    ``http``: pydantic ``Field`` bounds for the HTTP body (``max_length``, ``ge``, ...);
-    ``http_type``: its type there when it differs. ``flag``: a CLI switch (``--weighted``) with
-    no ``--no-`` form. ``cli_type``: its type on the CLI when it differs. ``record``: how its
-    value is written to ``stats_results.params`` (default: a pair as 'a,b', others as given).
-    """
-
-    help: str
-    faces: frozenset[str] = FACES
-    required_in: frozenset[str] = frozenset()
-    choices: tuple[str, ...] | None = None
-    pair: bool = False
-    http: dict[str, Any] = field(default_factory=dict)
-    http_type: Any = None
-    flag: bool = False
-    cli_type: Any = None
-    record: Callable[[Any], Any] | None = None
-
-
-def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
-    """A :class:`Param`; ``faces`` and ``required_in`` as space-separated words."""
-    return Param(help, faces=frozenset(faces.split()), required_in=frozenset(required_in.split()), **options)
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """One parameter of a statistic: its name, Python type, default (``inspect.Parameter.empty``
-    when required) and meaning."""
-
-    name: str
-    annotation: Any
-    default: Any
-    meaning: Param
-
-    @property
-    def required(self) -> bool:
-        return self.default is inspect.Parameter.empty
-
-    @property
-    def flag_name(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def label(self, face: str) -> str:
-        """How the parameter is named to the user of ``face``."""
-        return self.flag_name if face == "cli" else self.name
-
-
-def _plain(annotation: Any) -> Any:
-    """The type inside ``Annotated[...]``."""
-    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
 
 
 def two_values(value: str | tuple[str, str] | list[str], option: str) -> tuple[str, str]:
@@ -159,26 +97,11 @@ class Statistic(Generic[P]):
         )
 
     def _parameters(self) -> tuple[Parameter, ...]:
-        found = list(inspect.signature(self.compute).parameters.values())[1:]  # the first is the connection
-        # Only the parameters' annotations are read: the connection's type may be imported for
-        # type checking alone (``if TYPE_CHECKING``), so it is not evaluated.
-        wanted = {p.name: a for p in found if (a := self.compute.__annotations__.get(p.name)) is not None}
-        holder = types.SimpleNamespace(__annotations__=wanted, __globals__=getattr(self.compute, "__globals__", {}))
-        hints = typing.get_type_hints(holder, include_extras=True)
-        out = []
-        for p in found:
-            if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
-                raise JurybenchError(f"statistic {self.name}: name every parameter (no *args or **kwargs).")
-            annotation = hints.get(p.name, Any)
-            meanings = [m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Param)]
-            if not meanings:
-                raise JurybenchError(f"statistic {self.name}: parameter {p.name!r} needs Annotated[type, param(help)].")
-            out.append(Parameter(p.name, _plain(annotation), p.default, meanings[-1]))
-        return tuple(out)
+        return parameters_of(self.compute, skip=1, owner=f"statistic {self.name}")  # the first is the connection
 
     def on(self, face: str) -> list[Parameter]:
         """The parameters ``face`` ('cli', 'http' or 'python') offers, in order."""
-        return [p for p in self.parameters if face in p.meaning.faces]
+        return on(self.parameters, face)
 
     @property
     def per_run(self) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from jurybench.stats._registry import param
+from jurybench.declare import param
 
 EXPR = {"max_length": 2000}
 LEVELS = ("jury", "juror")

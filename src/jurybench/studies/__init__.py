@@ -154,13 +154,13 @@ def _value(option: Option, value: object) -> object:
     if many and not isinstance(value, list) and not (tuple in kinds and str in kinds):
         value = [value]
     if isinstance(value, list) and not many:
-        raise JurybenchError(f"Option '{option.flag}' takes one value, not a list.")
+        raise JurybenchError(f"Option '{option.flag_name}' takes one value, not a list.")
     try:
         return TypeAdapter(annotation).validate_python(value)
     except ValidationError as exc:
         reason = exc.errors()[0]["msg"]
         raise JurybenchError(
-            f"Invalid value for '{option.flag}': {value!r} ({reason[0].lower() + reason[1:]})."
+            f"Invalid value for '{option.flag_name}': {value!r} ({reason[0].lower() + reason[1:]})."
         ) from None
 
 
@@ -189,14 +189,14 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
             if name not in options:
                 flag = "--" + key.replace("_", "-")
                 raise JurybenchError(
-                    f"No such option: {flag}" + _close_matches(flag, sorted(o.flag for o in options.values()))
+                    f"No such option: {flag}" + _close_matches(flag, sorted(o.flag_name for o in options.values()))
                 )
             values[name] = _value(options[name], value)
         for name, option in options.items():
             if option.required and name not in values:
-                what = f"argument '{name.upper()}'" if name == found.positional else f"option '{option.flag}'"
+                what = f"argument '{name.upper()}'" if name == found.positional else f"option '{option.flag_name}'"
                 raise JurybenchError(f"Missing {what}.")
-        _check_domains(values)
+        _check_domains(values, options)
         _check_jurors(values)
     except JurybenchError as exc:
         raise JurybenchError(f"{step.where} ('{step.command}'): {exc.message}", hint=exc.hint) from None
@@ -204,16 +204,14 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
 
 
 # Numeric options whose range the command line states (typer's min=): a study's values are
-# held to the same before step 1 runs.
+# held to the same before step 1 runs. A declared command (score, generate) states its own
+# (``at_least`` in jurybench.declare).
 _AT_LEAST = {
     "boot": 0,
-    "max_cost": 0,
     "concurrency": 1,
     "samples": 1,
     "folds": 2,
     "retries": 0,
-    "give_up_after": 1,
-    "poll_every": 0.01,
     "test_size": 0.0,
     "quorum": 1,
     "alpha": 0.0,
@@ -221,8 +219,9 @@ _AT_LEAST = {
 }
 
 
-def _check_domains(values: dict[str, Any]) -> None:
-    for name, low in _AT_LEAST.items():
+def _check_domains(values: dict[str, Any], options: dict[str, Option]) -> None:
+    bounds = {**_AT_LEAST, **{name: o.at_least for name, o in options.items() if o.at_least is not None}}
+    for name, low in bounds.items():
         value = values.get(name)
         if value is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
+from jurybench.declare import param
 from jurybench.stats import params
-from jurybench.stats._registry import param, statistic
+from jurybench.stats._registry import statistic
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection

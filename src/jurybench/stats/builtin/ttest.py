@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from jurybench.declare import param
 from jurybench.stats import params
-from jurybench.stats._registry import param, statistic
+from jurybench.stats._registry import statistic
 from jurybench.stats.builtin._groups import per_criterion
 
 if TYPE_CHECKING:

@@ -1,0 +1,192 @@
+"""The parameters of ``score`` and ``generate``, declared once (``jurybench.declare``).
+
+``jurybench.score`` and ``jurybench.generate`` are annotated with these; the command line's
+``score`` and ``generate`` options, a study step's options and the HTTP job body
+(``POST /v1/jobs``) are derived from them. The options the engine takes are shared by both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from jurybench.declare import CliOption, param
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import TypeAlias
+
+    import pandas as pd
+
+    from jurybench.api._specs import JuryLike, RubricLike
+    from jurybench.engine import EngineOptions
+    from jurybench.generation import GenerationSpec
+    from jurybench.jury import Jury
+
+    PromptsLike: TypeAlias = str | Path | pd.DataFrame | Sequence[Mapping[str, object]]
+
+SUBJECTS_PER_REQUEST = 10_000  # the HTTP face's bound on subjects in one request (its MAX_ROWS)
+
+
+def jury_from_cli(juror: list[str] | None = None, jury: Path | None = None) -> Jury:
+    """The jury the command line's ``--juror`` options and ``--jury FILE`` give: the file's jury
+    with the ``--juror`` jurors first."""
+    from dataclasses import replace
+
+    from jurybench.api._specs import jury_of
+    from jurybench.jurors import parse_juror
+    from jurybench.jury import Jury
+
+    panel = jury_of(jury) if jury else Jury(())
+    return replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
+
+
+# -- what score and generate share: the run and the engine --------------------------------------
+Run = Annotated[str | None, param("Run name; repeating it resumes that run.", faces="cli python")]
+Concurrency = Annotated[int, param("Parallel requests per provider.", http={"ge": 1, "le": 64})]
+Retries = Annotated[int, param("Retries on 5xx and timeouts (rate limits wait instead).", faces="cli python")]
+GiveUpAfter = Annotated[
+    float, param("Seconds a call may wait out rate limits (429) before it errs.", faces="cli python", at_least=1)
+]
+MaxCost = Annotated[
+    float | None,
+    param("Budget in USD for the run's spend; it stops (exit 4) before passing it.", at_least=0, http={"gt": 0}),
+]
+Batch = Annotated[
+    bool, param("Send calls through the providers' batch APIs (about half the price, within 24 h).", flag=True)
+]
+PollEvery = Annotated[
+    float,
+    param("--batch: seconds between looks at open batches.", at_least=0.01, http={"ge": 0.01, "le": 3600}),
+]
+Progress = Annotated[bool, param("Show the progress bar.", faces="cli python", switch=True, cli_default=True)]
+Options = Annotated[
+    "EngineOptions | None",
+    param(
+        "The engine's options whole (a program embedding a run); the options above are then ignored.", faces="python"
+    ),
+]
+
+# -- score ---------------------------------------------------------------------------------------
+Rubric = Annotated[
+    "RubricLike", param("Rubric name (rubrics/<name>.yaml) or path.", faces="cli python", short="-r", cli_type=str)
+]
+JuryOf = Annotated[
+    "JuryLike",
+    param(
+        "YAML jury: 'jurors' (added to --juror) and optionally aggregation, quorum, tie, calibration, scores.",
+        faces="cli python",
+        cli_type=Path | None,
+        cli_default=None,
+        cli_with=(
+            CliOption(
+                "juror",
+                list[str] | None,
+                "MODEL[,key=value...]; repeat for a jury. e.g. openai/gpt-4o-mini,temperature=0,samples=3",
+                short="-j",
+            ),
+        ),
+        from_cli=jury_from_cli,
+    ),
+]
+Aggregate = Annotated[
+    str | None,
+    param(
+        "Jury rule: mean (of juror means), median, weighted, majority or calibrated "
+        "(default: the jury file's, else majority for preference rubrics and mean otherwise).",
+        faces="cli python",
+    ),
+]
+Quorum = Annotated[
+    int | None,
+    param("Jurors with a valid score an item needs for a jury score (default 1).", faces="cli python"),
+]
+Tie = Annotated[str | None, param("Majority with equal votes: tie (0) or abstain (no verdict).", faces="cli python")]
+Calibration = Annotated[
+    str | Path | None,
+    param(
+        "Calibration file for --aggregate calibrated (applied when the run ends).",
+        faces="cli python",
+        cli_type=Path | None,
+    ),
+]
+Scores = Annotated[
+    str | None,
+    param(
+        "What the jury aggregates: discrete (the jurors' scores) or expected (the expected scores of "
+        "jurors with scores=expected). Re-running a run with another choice makes no call.",
+        faces="cli python",
+    ),
+]
+Orders = Annotated[
+    str,
+    param(
+        "Pairs: both orders (symmetrized), one (item_a first) or random (one order per pair, drawn "
+        "from --order-seed); with one order, position bias cannot be measured.",
+        http_type=Literal["both", "one", "random"],
+    ),
+]
+OrderSeed = Annotated[int, param("--orders random: the seed that draws each pair's order.")]
+Where = Annotated[
+    str | None,
+    param("SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".", http={"max_length": 2000}),
+]
+Ids = Annotated[list[str] | None, param("The item or pair ids to judge (beside or instead of where).", faces="python")]
+Samples = Annotated[
+    int | None,
+    param("Answers per juror (each juror's own samples= otherwise).", faces="http python", http={"ge": 1, "le": 20}),
+]
+Plan = Annotated[
+    bool, param("Count calls, tokens and cost per juror; call and change nothing.", faces="cli python", flag=True)
+]
+Until = Annotated[
+    str | None,
+    param(
+        "Judge in random batches and stop once this holds on the jury's anytime-valid confidence "
+        "sequence: ci_width(CRITERION)<WIDTH, excludes(CRITERION,VALUE), separated(CRITERION) (the "
+        "models' ranks settled) or gap_excludes(VALUE) (pairwise: the treatment gap decided).",
+        http={"max_length": 200},
+    ),
+]
+BatchItems = Annotated[
+    int, param("--until: subjects judged between two looks.", http={"ge": 1, "le": SUBJECTS_PER_REQUEST})
+]
+UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.")]
+UntilAlpha = Annotated[float, param("--until: 1 - the confidence sequence's level.", http={"gt": 0, "lt": 1})]
+
+# -- generate ------------------------------------------------------------------------------------
+Spec = Annotated[
+    "str | Path | GenerationSpec",
+    param(
+        "Generation spec YAML (or a study file with a 'generation' section).",
+        faces="cli python",
+        argument=True,
+        cli_type=Path,
+    ),
+]
+Prompts = Annotated[
+    "PromptsLike | None",
+    param(
+        "Prompt set (CSV/JSONL: prompt_id, prompt[, language]); overrides the spec's.",
+        faces="cli python",
+        cli_type=Path | None,
+    ),
+]
+Models = Annotated[
+    list[str] | None,
+    param(
+        "MODEL[,key=value...]; repeatable; replaces the spec's models.",
+        faces="cli python",
+        cli_name="model",
+        short="-m",
+    ),
+]
+Responses = Annotated[int | None, param("Responses per prompt, arm and model.", faces="cli python")]
+Exclusion = Annotated[
+    str | None,
+    param(
+        "response: drop refused responses; prompt: drop a prompt for every model if any refused.", faces="cli python"
+    ),
+]
+GenerationPlan = Annotated[
+    bool, param("Count calls, tokens and cost per model; call and change nothing.", faces="cli python", flag=True)
+]

@@ -1,0 +1,320 @@
+"""Parameters declared once, every face derived from them.
+
+A function's parameters, annotated as ``Annotated[type, param(help, ...)]``, are its
+declaration: the Python face is the function itself, and the command line's options, the HTTP
+body's fields and a study step's options are derived from the same annotations. Statistics
+(``jurybench.stats``) and ``score`` / ``generate`` (``jurybench.api``) are declared this way.
+
+What a face needs beyond the Python type is said in :class:`Param`: where the parameter is
+offered (``faces``), its help, its type, name or default where a face differs (``cli_type``,
+``cli_name``, ``cli_default``, ``http_type``), bounds (``at_least``; ``http`` for pydantic
+``Field`` bounds), choices, and how the command line spells it when it takes more than one
+option (``cli_with``, joined by ``from_cli``).
+
+This module imports nothing heavy: the CLI builds its commands from it before anything runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jurybench.errors import JurybenchError
+
+FACES = frozenset({"cli", "http", "python"})
+SAME: object = inspect.Parameter.empty  # 'as in Python' (a face's default or type left unsaid)
+
+
+@dataclass(frozen=True)
+class CliOption:
+    """A command-line option that spells part of a parameter (the CLI's ``--juror`` beside
+    ``--jury``): its name as a Python identifier, type, help, short flag and default."""
+
+    name: str
+    annotation: object
+    help: str
+    short: str | None = None
+    default: object = None
+
+
+@dataclass(frozen=True)
+class Param:
+    """What a parameter means to its users.
+
+    ``faces``: where it is offered (a file is the CLI's and Python's; the same data inline is
+    HTTP's and Python's). ``required_in``: faces where it must be given although Python has a
+    default (kendall's ``--baseline-file`` on the CLI). ``choices``: its valid values (checked
+    on every face before anything is read). ``pair``: two values, 'a,b' (or a pair in Python).
+    ``http``: pydantic ``Field`` bounds for the HTTP body (``max_length``, ``ge``, ...);
+    ``http_type``: its type there when it differs. ``flag``: a CLI switch (``--weighted``) with
+    no ``--no-`` form; ``switch``: a CLI ``--NAME/--no-NAME`` pair. ``cli_type``, ``cli_name``,
+    ``cli_default``: its type, option name and default on the CLI when they differ; ``short``:
+    its short flag; ``argument``: the CLI takes it as a positional argument. ``at_least``: the
+    smallest valid number (the CLI's ``min=``; a study step is held to it). ``cli_with``: more
+    CLI options that spell it (before its own), joined into the Python value by ``from_cli``.
+    ``record``: how its value is written to ``stats_results.params`` (default: a pair as 'a,b',
+    others as given).
+    """
+
+    help: str
+    faces: frozenset[str] = FACES
+    required_in: frozenset[str] = frozenset()
+    choices: tuple[str, ...] | None = None
+    pair: bool = False
+    http: dict[str, Any] = field(default_factory=dict)
+    http_type: object = None
+    flag: bool = False
+    switch: bool = False
+    cli_type: object = None
+    cli_name: str | None = None
+    cli_default: object = SAME
+    short: str | None = None
+    argument: bool = False
+    at_least: float | None = None
+    cli_with: tuple[CliOption, ...] = ()
+    from_cli: Callable[..., object] | None = None
+    record: Callable[[object], object] | None = None
+
+
+def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
+    """A :class:`Param`; ``faces`` and ``required_in`` as space-separated words."""
+    return Param(help, faces=frozenset(faces.split()), required_in=frozenset(required_in.split()), **options)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One declared parameter: its name, Python type, default (``inspect.Parameter.empty``
+    when required) and meaning."""
+
+    name: str
+    annotation: object
+    default: object
+    meaning: Param
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+    @property
+    def flag_name(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def label(self, face: str) -> str:
+        """How the parameter is named to the user of ``face``."""
+        return self.flag_name if face == "cli" else self.name
+
+    def required_on(self, face: str) -> bool:
+        """Whether ``face`` needs it: required in Python (unless the CLI gives a default of its
+        own), or required on that face alone."""
+        if face == "cli" and self.meaning.cli_default is not SAME:
+            return False
+        return self.required or face in self.meaning.required_in
+
+
+def plain(annotation: object) -> object:
+    """The type inside ``Annotated[...]``."""
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
+
+
+def _evaluated(function: Callable[..., object], name: str, annotation: object) -> object:
+    """One parameter's annotation as an object. Each is evaluated alone, in the function's
+    module: a type imported for type checking only (``if TYPE_CHECKING``) may sit inside
+    ``Annotated`` as a string (``Annotated["RubricLike", param(...)]``) and stays a string."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(
+            annotation, dict(getattr(inspect.unwrap(function), "__globals__", {}))
+        )  # the module's own annotation
+    except NameError as exc:
+        raise JurybenchError(
+            f"parameter {name!r}: its annotation {annotation!r} names {exc.name!r}, which its module does not import "
+            "at run time.",
+            hint='Import it, or write it as a string inside Annotated: Annotated["Type", param(...)].',
+        ) from None
+
+
+def parameters_of(function: Callable[..., object], *, skip: int = 1, owner: str | None = None) -> tuple[Parameter, ...]:
+    """The declared parameters of ``function`` after its first ``skip`` (a store, a connection),
+    in order; each must be ``Annotated[type, param(...)]`` and named (no ``*args``)."""
+    owner = owner or getattr(function, "__name__", "function")
+    found = list(inspect.signature(inspect.unwrap(function)).parameters.values())[skip:]
+    out = []
+    for p in found:
+        if p.kind in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL):
+            raise JurybenchError(f"{owner}: name every parameter (no *args or **kwargs).")
+        annotation = _evaluated(function, p.name, p.annotation)
+        meanings = [m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Param)]
+        if not meanings:
+            raise JurybenchError(f"{owner}: parameter {p.name!r} needs Annotated[type, param(help)].")
+        out.append(Parameter(p.name, plain(annotation), p.default, meanings[-1]))
+    return tuple(out)
+
+
+def _shown(annotation: object) -> str:
+    if isinstance(annotation, typing.ForwardRef):
+        return annotation.__forward_arg__
+    return annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+
+
+def python_signature(function: Callable[..., object], *, skip: int = 1) -> inspect.Signature:
+    """The Python face of a declared function: its signature with each parameter's plain type
+    (what ``help()`` and an editor show) in place of its declaration."""
+    signature = inspect.signature(inspect.unwrap(function))
+    shown = {p.name: _shown(p.annotation) for p in parameters_of(function, skip=skip)}
+    return signature.replace(
+        parameters=[q.replace(annotation=shown.get(q.name, q.annotation)) for q in signature.parameters.values()]
+    )
+
+
+def on(parameters: tuple[Parameter, ...], face: str) -> list[Parameter]:
+    """The parameters ``face`` ('cli', 'http' or 'python') offers, in order."""
+    return [p for p in parameters if face in p.meaning.faces]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of a declared function, as a study step and the CLI see it: the
+    option's name (``--give-up-after`` is ``give_up_after``), type, whether it is required, its
+    default, its help, and what it spells (the declared parameter it belongs to)."""
+
+    name: str
+    annotation: Any  # a type form, as pydantic and typer take it
+    required: bool
+    default: object = None
+    help: str = ""
+    short: str | None = None
+    argument: bool = False
+    at_least: float | None = None
+    flag: bool = False
+    switch: bool = False
+    spells: str = ""
+
+    @property
+    def flag_name(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+def without_none(annotation: object) -> object:
+    """``X | None`` as ``X`` (an option the CLI requires)."""
+    import types
+
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    union = typing.get_origin(annotation) in (types.UnionType, typing.Union)
+    return args[0] if union and len(args) == 1 else annotation
+
+
+def cli_options(parameters: tuple[Parameter, ...]) -> list[Option]:
+    """The command-line options of declared parameters, in order."""
+    out = []
+    for p in on(parameters, "cli"):
+        m = p.meaning
+        for extra in m.cli_with:
+            out.append(
+                Option(extra.name, extra.annotation, False, extra.default, extra.help, extra.short, spells=p.name)
+            )
+        required = p.required_on("cli")
+        kind = m.cli_type or p.annotation
+        if required:
+            kind = without_none(kind)
+        default = None if required else (p.default if m.cli_default is SAME else m.cli_default)
+        help_text = m.help + (f" One of: {', '.join(m.choices)}." if m.choices else "")
+        out.append(
+            Option(
+                m.cli_name or p.name,
+                kind,
+                required,
+                default,
+                help_text,
+                m.short,
+                m.argument,
+                m.at_least,
+                m.flag,
+                m.switch,
+                spells=p.name,
+            )
+        )
+    return out
+
+
+def from_cli(parameters: tuple[Parameter, ...], values: dict[str, Any]) -> dict[str, Any]:
+    """The Python call's keyword arguments from command-line option values (by option name; an
+    option left out takes the command line's default): each parameter's value, options that
+    spell one parameter joined by its ``from_cli``."""
+    out: dict[str, Any] = {}
+    by_parameter: dict[str, dict[str, Any]] = {}
+    for option in cli_options(parameters):
+        if option.name in values or not option.required:
+            value = values.get(option.name, option.default)
+            by_parameter.setdefault(option.spells, {})[option.name] = value
+    for p in on(parameters, "cli"):
+        given = by_parameter.get(p.name, {})
+        if p.meaning.from_cli is not None:
+            out[p.name] = p.meaning.from_cli(**given)
+        elif (p.meaning.cli_name or p.name) in given:
+            out[p.name] = given[p.meaning.cli_name or p.name]
+    return out
+
+
+def http_field(p: Parameter) -> tuple[Any, Any]:
+    """A parameter as a field of an HTTP body (pydantic): its type (bounded as it says),
+    required or with its default, described by its help."""
+    import types
+    from typing import Annotated, Literal
+
+    from pydantic import Field
+
+    meaning = p.meaning
+    kind = meaning.http_type or p.annotation
+    required = p.required_on("http")
+    args = typing.get_args(kind)
+    optional = typing.get_origin(kind) in (types.UnionType, typing.Union) and type(None) in args
+    inner: Any = next(a for a in args if a is not type(None)) if optional and len(args) == 2 else kind
+    if meaning.choices is not None:
+        inner = Literal[meaning.choices]
+    if meaning.http:
+        inner = Annotated[inner, Field(**meaning.http)]
+    kind = inner | None if optional and not required else inner
+    default = ... if required else p.default
+    return kind, Field(default, description=meaning.help)
+
+
+def http_fields(parameters: tuple[Parameter, ...]) -> dict[str, tuple[Any, Any]]:
+    """The HTTP body's fields of declared parameters, in order (for ``pydantic.create_model``)."""
+    return {p.name: http_field(p) for p in on(parameters, "http")}
+
+
+def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The Python call's keyword arguments from a face's values (by parameter name): the
+    parameters ``face`` offers, each given value or else its declared default."""
+    out = {}
+    for p in on(parameters, face):
+        if p.name in values and values[p.name] is not None:
+            out[p.name] = values[p.name]
+        elif not p.required:
+            out[p.name] = p.default
+    return out
+
+
+__all__ = [
+    "FACES",
+    "SAME",
+    "CliOption",
+    "Option",
+    "Param",
+    "Parameter",
+    "cli_options",
+    "from_cli",
+    "from_face",
+    "http_field",
+    "http_fields",
+    "on",
+    "param",
+    "parameters_of",
+    "plain",
+    "python_signature",
+    "without_none",
+]

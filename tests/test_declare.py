@@ -1,0 +1,166 @@
+"""score and generate are declared once (jurybench.declare, their parameters in
+jurybench.api._declared): the command line, a study step, the HTTP job body and the Python face
+are derived from that one declaration, and here they are held to it."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+
+import jurybench as jb
+from jurybench.declare import CliOption, cli_options, from_cli, from_face, param, parameters_of, python_signature
+from tests.conftest import run_cli
+
+DECLARED = {"score": jb.score, "generate": jb.generate}
+
+
+def _click(name: str) -> Any:
+    import typer.main
+
+    from jurybench.cli import app
+
+    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_the_command_line_offers_what_the_declaration_says(name: str) -> None:
+    declared = parameters_of(DECLARED[name])
+    options = cli_options(declared)
+    click = {p.name: p for p in _click(name).params}
+    assert list(click) == [o.name for o in options] + ["db"]
+    for o in options:
+        assert click[o.name].required == o.required, o.name
+        assert click[o.name].help == o.help, o.name
+        if not o.required:
+            assert click[o.name].default == o.default, o.name
+    # --progress is on at a terminal, off in Python: the one default the faces do not share
+    default = {p.name: p.default for p in declared}
+    assert [o.name for o in options if not o.required and o.default != default[o.spells]] == [
+        *(["juror", "jury"] if name == "score" else []),
+        "progress",
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_a_study_step_takes_the_command_lines_options(name: str) -> None:
+    from jurybench.commands import COMMANDS
+
+    step = COMMANDS[name].options()
+    assert list(step) == [o.name for o in cli_options(parameters_of(DECLARED[name]))]
+    assert step["give_up_after"].at_least == 1 and step["poll_every"].at_least == 0.01
+
+
+def test_the_http_job_body_is_the_declarations_http_face() -> None:
+    from jurybench.service._requests import JobIn
+
+    fields = JobIn.model_fields
+    declared = [p for p in parameters_of(jb.score) if "http" in p.meaning.faces]
+    own = ["rubric", "rubric_inline", "jury", "items", "pairs", "item_ids", "pair_ids", "swap"]
+    assert list(fields) == own + [p.name for p in declared]
+    for p in declared:
+        assert fields[p.name].default == p.default and fields[p.name].description == p.meaning.help, p.name
+    # the bounds come with the declaration: concurrency 1..64, samples 1..20
+    with pytest.raises(ValueError, match="less than or equal to 64"):
+        JobIn(rubric="x", concurrency=65)
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        JobIn(rubric="x", samples=0)
+    with pytest.raises(ValueError, match="use ci_width"):
+        JobIn(rubric="x", until="whenever")
+
+
+@pytest.mark.parametrize("name", sorted(DECLARED))
+def test_the_python_face_shows_the_plain_types(name: str) -> None:
+    shown = inspect.signature(DECLARED[name])
+    declared = parameters_of(DECLARED[name])
+    assert [p.name for p in declared] == list(shown.parameters)[1:]
+    assert shown.parameters["run"].annotation == "str | None"
+    assert all("d." not in str(q.annotation) for q in shown.parameters.values())
+
+
+def test_a_stored_job_request_becomes_the_call_the_declaration_gives() -> None:
+    """An old request without until_alpha gets the declared default; the engine's options are
+    split off for engine_options."""
+    from jurybench.service._jobs import _declared_run
+
+    values = _declared_run({"concurrency": 3, "orders": "one", "until": "ci_width(x)<0.5", "where": "1=1"})
+    assert values.pop("engine") == {
+        "orders": "one",
+        "order_seed": 0,
+        "concurrency": 3,
+        "max_cost": None,
+        "batch": False,
+        "poll_every": 30.0,
+    }
+    assert values == {"until": "ci_width(x)<0.5", "batch_items": 50, "until_seed": 0, "until_alpha": 0.05}
+
+
+def test_options_that_spell_one_parameter_are_joined(tmp_path: Path) -> None:
+    """--juror and --jury FILE are one Python parameter, jury: the file's jury with the --juror
+    jurors first."""
+    jury_file = tmp_path / "j.yaml"
+    jury_file.write_text("jurors: [sim/b]\naggregation: median\n", encoding="utf-8")
+    values = from_cli(parameters_of(jb.score), {"rubric": "r", "juror": ["sim/a"], "jury": jury_file})
+    assert values["rubric"] == "r" and values["progress"] is True  # the command line's default
+    assert [j.model for j in values["jury"].jurors] == ["sim/a", "sim/b"]
+    assert values["jury"].aggregation == "median"
+    assert "samples" not in values and "ids" not in values  # not the command line's
+
+
+def _made_up(
+    store: object,
+    *,
+    size: Annotated[int, param("How many.", at_least=1, http={"le": 9})] = 3,
+    names: Annotated[
+        list[str] | None,
+        param(
+            "A name; repeat.",
+            faces="cli python",
+            cli_name="name",
+            short="-n",
+            cli_with=(CliOption("first", str | None, "The name to put first."),),
+            from_cli=lambda first=None, name=None: [*([first] if first else []), *(name or [])],
+        ),
+    ] = None,
+    secret: Annotated[str | None, param("Python only.", faces="python")] = None,
+) -> None:
+    """A declaration made up for the test."""
+
+
+def test_a_declaration_gives_each_face_its_spelling() -> None:
+    declared = parameters_of(_made_up)
+    assert [(o.name, o.short, o.at_least, o.spells) for o in cli_options(declared)] == [
+        ("size", None, 1, "size"),
+        ("first", None, None, "names"),
+        ("name", "-n", None, "names"),
+    ]
+    assert from_cli(declared, {"first": "a", "name": ["b", "c"]}) == {"size": 3, "names": ["a", "b", "c"]}
+    assert from_face(declared, "http", {"secret": "x"}) == {"size": 3}
+    assert str(python_signature(_made_up)) == (
+        "(store: 'object', *, size: 'int' = 3, names: 'list[str] | None' = None, secret: 'str | None' = None) -> 'None'"
+    )
+
+
+def test_a_parameter_without_a_meaning_is_refused() -> None:
+    def bare(store: object, *, size: int = 3) -> None: ...
+
+    with pytest.raises(jb.JurybenchError, match=r"parameter 'size' needs Annotated\[type, param\(help\)\]"):
+        parameters_of(bare)
+
+
+def test_a_study_is_held_to_the_declared_bounds(tmp_path: Path) -> None:
+    """--poll-every's lower bound is declared once (at_least=0.01): the CLI's min= and the study's check."""
+    items = tmp_path / "i.csv"
+    items.write_text("item_id,response\na,x\n", encoding="utf-8")
+    study = tmp_path / "s.yaml"
+    study.write_text(
+        f"name: x\nsteps:\n  - items import: {{_: '{items}'}}\n"
+        "  - score: {rubric: story-quality, juror: ['fake/a'], poll_every: 0}\n",
+        encoding="utf-8",
+    )
+    out = run_cli("study", "run", str(study), "--db", str(tmp_path / "x.duckdb"))
+    assert out.exit_code == 2 and "step 2" in out.stderr and "'--poll-every': 0.0 is below 0.01" in out.stderr
+    cli = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--poll-every", "0", "--db", str(tmp_path / "y.db"))
+    assert cli.exit_code == 2 and "--poll-every" in cli.stderr
