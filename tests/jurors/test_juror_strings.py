@@ -64,7 +64,7 @@ def test_a_malformed_header_on_the_cli_is_exit_2_and_no_call(db_path: Path, tmp_
 
 def test_a_client_side_error_is_not_retried_as_a_provider_failure() -> None:
     from jurybench.jurors import PermanentError
-    from jurybench.jurors._transports import LiteLLMBackend
+    from jurybench.jurors._kind_litellm import LiteLLMBackend
     from jurybench.rubric import load_rubric
 
     backend = LiteLLMBackend(parse_juror("openai/stub,api_key=sk-t"), load_rubric("story-quality"))

@@ -263,7 +263,7 @@ def test_cached_prompt_tokens_are_stored_per_call_and_priced_at_the_cached_rate(
 
 
 def test_anthropic_jurors_mark_the_shared_system_prompt_for_caching() -> None:
-    from jurybench.jurors._transports import cache_marked
+    from jurybench.jurors._kind_litellm import cache_marked
 
     messages = [{"role": "system", "content": "rules shared by every call"}, {"role": "user", "content": "item 7"}]
     marked = cache_marked(messages)

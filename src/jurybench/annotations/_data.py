@@ -17,16 +17,15 @@ if TYPE_CHECKING:
 
 
 def run_rubric(con: Connection, run_id: str) -> AnyRubric:
-    from pydantic import TypeAdapter
+    import json
 
-    from jurybench.rubric import Rubric
+    from jurybench.rubric import rubric_from_data
 
     row = first_row(con, "SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?", [run_id])
     if row is None:
         known = [r[0] for r in con.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 8").fetchall()]
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
-    rubric: AnyRubric = TypeAdapter(Rubric).validate_json(row[0])
-    return rubric
+    return rubric_from_data(json.loads(row[0]))
 
 
 @dataclass

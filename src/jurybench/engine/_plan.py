@@ -79,6 +79,56 @@ def orders_of(pair_id: str, orders: str, seed: int) -> tuple[str, ...]:
     return ("AB",) if digest[0] % 2 == 0 else ("BA",)
 
 
+@dataclass(frozen=True)
+class RunDesign:
+    """What a run judges and how, decided once from its rubric and options: pairs (in which
+    orders) or items, judgments or generated responses."""
+
+    pairwise: bool
+    generating: bool = False
+    orders: str = "both"
+    order_seed: int = 0
+
+    @classmethod
+    def of(cls, rubric: AnyRubric, orders: str = "both", order_seed: int = 0) -> RunDesign:
+        """The design of a run of ``rubric`` (its orders checked: one line when not valid)."""
+        check_orders(orders, rubric)
+        generating = getattr(rubric, "kind", None) == "generation"
+        return cls(is_pairwise(rubric), generating, orders, order_seed)
+
+    @property
+    def subjects(self) -> str:
+        """What is judged: 'pairs' or 'items'."""
+        return "pairs" if self.pairwise else "items"
+
+    @property
+    def shown(self) -> int:
+        """How many times one sample of a juror sees a subject: a pair in both orders twice."""
+        return 2 if self.pairwise and self.orders == "both" else 1
+
+    @property
+    def one_order(self) -> bool:
+        """Pairs shown in one order each (position bias cannot be measured)."""
+        return self.pairwise and self.orders != "both"
+
+    @property
+    def mode(self) -> str:
+        """``runs.mode``: pairwise, generation or pointwise."""
+        return "pairwise" if self.pairwise else ("generation" if self.generating else "pointwise")
+
+    @property
+    def stored(self) -> tuple[str, int | None]:
+        """``runs.orders`` and ``runs.order_seed`` (a seed only where it draws the orders)."""
+        return (self.orders if self.pairwise else "both", self.order_seed if self.orders == "random" else None)
+
+    def resumes(self, orders: str | None, order_seed: int | None) -> bool:
+        """Whether a stored run judged with ``orders`` / ``order_seed`` is this design's to resume."""
+        if not self.pairwise:
+            return True
+        stored = (orders or "both", (order_seed or 0) if orders == "random" else 0)
+        return stored == (self.orders, self.order_seed if self.orders == "random" else 0)
+
+
 def check_orders(orders: str, rubric: AnyRubric) -> None:
     if orders not in ORDERS:
         raise JurybenchError(f"--orders {orders!r} is not valid.", hint=f"Valid: {', '.join(ORDERS)}.")

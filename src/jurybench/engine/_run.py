@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._budget import Budget, CostTally, JurorPlan, make_budget, plan_costs
-from jurybench.engine._call_state import generating
 from jurybench.engine._calls import _execute
 from jurybench.engine._load import frozen_heap
 from jurybench.engine._options import EngineOptions
@@ -33,9 +32,9 @@ from jurybench.engine._plan import (
     CHUNK,
     Planned,
     Reader,
+    RunDesign,
     Task,
     check_batch_jurors,
-    check_orders,
     plan_tasks,
     validate_jurors,
 )
@@ -47,7 +46,6 @@ from jurybench.jurors import JurorPace, JurorSpec, make_backend
 from jurybench.jury import Jury, as_jury, register_jury
 from jurybench.rubric import (
     AnyRubric,
-    is_pairwise,
     subject_ids,
     subject_rows,
     subject_slices,
@@ -153,8 +151,7 @@ def score(
         check_batch_jurors(list(as_jury(jury).jurors))
     definition = as_jury(jury).resolved(rubric)
     jurors = list(definition.jurors)
-    check_orders(options.orders, rubric)
-    design = (options.orders, options.order_seed)
+    design = RunDesign.of(rubric, options.orders, options.order_seed)
 
     def plan(con: Connection) -> Planned:
         held: list[dict[str, Any]] | None = None
@@ -165,12 +162,12 @@ def score(
         else:
             selected = subject_ids(con, rubric, where, ids)
         if not selected:
-            kind = "pairs" if is_pairwise(rubric) else "items"
+            kind = design.subjects
             raise JurybenchError(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
-        per_subject = sum(j.samples for j in jurors) * (2 if is_pairwise(rubric) and options.orders == "both" else 1)
+        per_subject = sum(j.samples for j in jurors) * design.shown
 
         def cut(size: int) -> list[list[str]]:
             return [selected[i : i + size] for i in range(0, len(selected), size)]
@@ -180,12 +177,12 @@ def score(
 
         def chunks(reader: Reader) -> Iterator[list[Task]]:
             if held is not None:
-                yield plan_tasks(rubric, jurors, held, *design)
+                yield plan_tasks(rubric, jurors, held, design.orders, design.order_seed)
                 return
             for part in slices:
                 with reader() as con:
                     rows = subject_rows(con, rubric, part)
-                yield plan_tasks(rubric, jurors, rows, *design)
+                yield plan_tasks(rubric, jurors, rows, design.orders, design.order_seed)
 
         def gold(con: Connection) -> None:
             if held is not None:
@@ -199,7 +196,7 @@ def score(
             chunks,
             selected,
             gold,
-            n_empty=_count_empty(con, rubric, selected),
+            n_empty=_count_empty(con, rubric, design, selected),
         )
 
     def finish(con: Connection, result: RunResult) -> None:
@@ -207,7 +204,15 @@ def score(
             after(con, result.run_id)
 
     return run_tasks(
-        store, rubric, definition, plan, finish if after else None, where=where, run_id=run_id, options=options
+        store,
+        rubric,
+        definition,
+        plan,
+        finish if after else None,
+        where=where,
+        run_id=run_id,
+        options=options,
+        design=design,
     )
 
 
@@ -221,6 +226,7 @@ def run_tasks(
     where: str | None = None,
     run_id: str | None = None,
     options: EngineOptions | None = None,
+    design: RunDesign | None = None,
 ) -> RunResult:
     """The engine's one loop, for judging and for generating: plan the tasks, reuse answered
     calls, make the others (concurrent, rate-limited, retried), write as answers arrive, and
@@ -231,10 +237,13 @@ def run_tasks(
     does not grow with the run.
 
     ``rubric`` is a rubric, or anything with its interface (``content_hash``, ``name``,
-    ``version``, ``kind``, ``dimensions``, ``model_dump_json``), such as a generation spec."""
+    ``version``, ``kind``, ``dimensions``, ``model_dump_json``), such as a generation spec.
+    ``design``: what the run judges and how (:class:`RunDesign`; from the rubric and options
+    when not given)."""
     from jurybench.config import lock_wait_s
 
     options = options or EngineOptions()
+    design = design or RunDesign.of(rubric, options.orders, options.order_seed)
     if isinstance(store, str | Path):
         from jurybench.store import connect
 
@@ -262,7 +271,7 @@ def run_tasks(
         return result
     try:
         if isinstance(access, _Released) and run_id is not None:  # answers a killed run received
-            replay_journal(access, run_id, is_pairwise(rubric))
+            replay_journal(access, run_id, design.pairwise)
         with access.read(wait_s=lock_wait_s()) as con:  # planning only reads
             planned = plan(con)
             backends = {j.key: make_backend(j, rubric, con, planned.subject_ids) for j in jurors}
@@ -275,23 +284,21 @@ def run_tasks(
         with access.open(wait_s=lock_wait_s()) as con, transaction(con):
             if planned.write is not None:
                 planned.write(con)
-            run_id = _open_run(
-                con, run_id, rubric, definition, where, planned.n_subjects, (options.orders, options.order_seed)
-            )
+            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects, design)
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
     writer = _Writer(access, run_id, rubric)
     started = time.perf_counter()
     progress = RunProgress(planned.n_tasks, 0, options.progress)
-    result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if generating(rubric) else "judgments")
-    if is_pairwise(rubric) and options.orders != "both":
+    result = RunResult(run_id, planned.n_tasks, 0, 0, noun="responses" if design.generating else "judgments")
+    if design.one_order:
         result.notes.append(
             f"--orders {options.orders}: each pair is judged in one order, so position bias cannot be "
             "measured in this run (its flip rates stay empty)."
         )
     if planned.n_empty:
-        kind = "pairs have an empty response on a side" if is_pairwise(rubric) else "items have an empty response"
+        kind = "pairs have an empty response on a side" if design.pairwise else "items have an empty response"
         result.notes.append(
             f"{planned.n_empty} of the run's {planned.n_subjects} {kind} (judged as such; items.empty)."
         )
@@ -416,21 +423,16 @@ def _run_async(coro: Any) -> None:
     asyncio.run(main())
 
 
-def _count_empty(con: Connection, rubric: AnyRubric, selected: list[str]) -> int:
+def _count_empty(con: Connection, rubric: AnyRubric, design: RunDesign, selected: list[str]) -> int:
     """How many of the run's subjects show a juror an empty response (items.empty)."""
     import pyarrow as pa
 
     from jurybench.store import registered
 
-    if generating(rubric) or getattr(rubric, "kind", None) not in (
-        "pointwise",
-        "pairwise",
-        "preference",
-        "classification",
-    ):
+    if design.generating or not getattr(rubric, "judges_a_response", False):
         return 0
     with registered(con, "_jb_selected", pa.table({"subject_id": pa.array(selected, pa.string())})):
-        if is_pairwise(rubric):
+        if design.pairwise:
             sql = """SELECT count(*) FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
                      WHERE p.pair_id IN (SELECT subject_id FROM _jb_selected) AND (a.empty OR b.empty)"""
         else:
@@ -445,7 +447,7 @@ def _open_run(
     jury: Jury,
     where: str | None,
     n: int,
-    design: tuple[str, int] = ("both", 0),
+    design: RunDesign,
 ) -> str:
     """Create the run, or resume it with the same rubric, jurors and design (orders). The jury's
     rule, quorum, weights and names may change on resume: they re-define the run's jury figures,
@@ -463,14 +465,11 @@ def _open_run(
                     hint="Choose a new --run name, or repeat the original rubric and jurors to resume.",
                 )
             stored = (row[2] or "both", row[3] or 0)
-            if is_pairwise(rubric) and (stored[0], stored[1] if stored[0] == "random" else 0) != (
-                design[0],
-                design[1] if design[0] == "random" else 0,
-            ):
+            if not design.resumes(row[2], row[3]):
                 raise JurybenchError(
                     f"run '{run_id}' was judged with --orders {stored[0]}"
                     + (f" (seed {stored[1]})" if stored[0] == "random" else "")
-                    + f", not {design[0]}.",
+                    + f", not {design.orders}.",
                     hint="Repeat the run's --orders to resume it, or choose a new --run name.",
                 )
             con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
@@ -484,12 +483,11 @@ def _open_run(
         [
             run_id,
             rubric.content_hash,
-            "pairwise" if is_pairwise(rubric) else ("generation" if generating(rubric) else "pointwise"),
+            design.mode,
             juror_keys,
             where,
             n,
-            design[0] if is_pairwise(rubric) else "both",
-            design[1] if design[0] == "random" else None,
+            *design.stored,
         ],
     )
     register_jury(con, run_id, jury)

@@ -21,6 +21,14 @@ from jurybench.jurors._completion import (
     TransientError,
 )
 from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
+from jurybench.jurors._kind_fake import FakeBackend
+from jurybench.jurors._kind_litellm import (
+    REQUEST_FORMATS,
+    STRUCTURED_MODES,
+    LiteLLMBackend,
+    answers_in_json,
+    structured_mode,
+)
 from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind, register_kind, unregister_kind
 from jurybench.jurors._lookup import is_offline, kind_of, kinds
 from jurybench.jurors._make import check_juror, make_backend
@@ -36,14 +44,6 @@ from jurybench.jurors._spec import (
     public_juror,
     secret_options,
     stored_params,
-)
-from jurybench.jurors._transports import (
-    REQUEST_FORMATS,
-    STRUCTURED_MODES,
-    FakeBackend,
-    LiteLLMBackend,
-    answers_in_json,
-    structured_mode,
 )
 from jurybench.jurors._units import parse_unit, unit_id
 

@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
 from jurybench.jurors._completion import Backend, Completion, Messages, Slot
-from jurybench.jurors._spec import JurorSpec
+from jurybench.jurors._kinds import JurorKind
+from jurybench.jurors._spec import READING, SAMPLING, JurorSpec
 from jurybench.jurors._units import parse_unit
 from jurybench.rubric import (
     AnyRubric,
@@ -584,3 +585,13 @@ def check_seeds(spec: JurorSpec, label: str) -> None:
 
     for key in ("seed", "truth_seed"):
         _seed(spec.params, key, label)
+
+
+KIND = JurorKind(
+    "sim",
+    make_sim,
+    "simulated jurors and generators with known truth",
+    parameters=READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS,
+    offline=True,
+    check=check_seeds,
+)

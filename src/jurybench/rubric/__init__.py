@@ -1,14 +1,25 @@
 """Rubrics: load and validate YAML, render prompts per language, build response schemas.
 
 Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+docs/architecture.md), not a public API; see "What is public" there. The exception is rubric
+kinds (``RubricKind``, ``register_kind``, ``unregister_kind``, ``rubric_kinds``; the
+entry-point group ``jurybench.rubric_kinds``), an extension point (docs/extending.md)."""
 
 from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
+from jurybench.rubric._kinds import ENTRY_POINT_GROUP, register_kind, rubric_kinds, unregister_kind
 from jurybench.rubric._labels import normalise_label
-from jurybench.rubric._load import line_of, load_rubric, parse_rubric, read_yaml, resolve_rubric_path, rubric_files
+from jurybench.rubric._load import (
+    line_of,
+    load_rubric,
+    parse_rubric,
+    read_yaml,
+    resolve_rubric_path,
+    rubric_files,
+    rubric_from_data,
+)
 from jurybench.rubric._logprobs import Token, dimension_values, expected_scores, tokens_from_logprobs
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
@@ -23,6 +34,7 @@ from jurybench.rubric._model import (
     Template,
     is_pairwise,
 )
+from jurybench.rubric._model import _RubricBase as RubricKind
 from jurybench.rubric._render import (
     fill_template,
     render_classification,
@@ -34,6 +46,7 @@ from jurybench.rubric._schema import answer_format, answer_schema, response_mode
 from jurybench.rubric._subjects import load_subjects, subject_ids, subject_rows, subject_slices, subject_table
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "PLACEHOLDER_RE",
     "AnyRubric",
     "ClassificationRubric",
@@ -45,6 +58,7 @@ __all__ = [
     "PreferenceRubric",
     "Presentation",
     "Rubric",
+    "RubricKind",
     "Template",
     "Token",
     "answer_format",
@@ -66,6 +80,7 @@ __all__ = [
     "parse_rubric",
     "presentation",
     "read_yaml",
+    "register_kind",
     "render_classification",
     "render_inventory",
     "render_pairwise",
@@ -73,9 +88,12 @@ __all__ = [
     "resolve_rubric_path",
     "response_model",
     "rubric_files",
+    "rubric_from_data",
+    "rubric_kinds",
     "subject_ids",
     "subject_rows",
     "subject_slices",
     "subject_table",
     "tokens_from_logprobs",
+    "unregister_kind",
 ]

@@ -16,10 +16,8 @@ from jurybench.rubric._classify import match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory
 from jurybench.rubric._json import extract_json
 from jurybench.rubric._logprobs import Distribution
-from jurybench.rubric._model import AnyRubric, ClassificationRubric, InventoryRubric, PreferenceRubric
+from jurybench.rubric._model import PREFERENCE_SCORE, AnyRubric, ClassificationRubric, InventoryRubric, PreferenceRubric
 from jurybench.rubric._schema import response_model
-
-PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
 # Phrases that open a refusal. Checked only when the answer did not parse, so a
 # valid verdict that mentions "I cannot" stays valid.
@@ -79,9 +77,7 @@ def parse_structured(rubric: AnyRubric, text: str, finish_reason: str | None = N
 
 def outcome_from_answer(rubric: AnyRubric, values: dict[str, Any]) -> Outcome:
     rationale = values.pop("rationale", None)
-    if isinstance(rubric, PreferenceRubric):
-        return Outcome("valid", {"preference": PREFERENCE_SCORE[values["verdict"]]}, rationale, None)
-    return Outcome("valid", {k: int(v) for k, v in values.items()}, rationale, None)
+    return Outcome("valid", rubric.scores_of(values), rationale, None)
 
 
 def parse_with_rules(rubric: AnyRubric, rule_set: str, text: str, finish_reason: str | None) -> Outcome:

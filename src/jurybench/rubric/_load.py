@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from jurybench.config import rubric_dirs
 from jurybench.errors import JurybenchError
-from jurybench.rubric._model import KINDS, AnyRubric, Rubric
+from jurybench.rubric._kinds import kind_model, rubric_kinds
+from jurybench.rubric._model import AnyRubric
 
-_ADAPTER: TypeAdapter[AnyRubric] = TypeAdapter(Rubric)
+
+def rubric_from_data(data: dict[str, Any]) -> AnyRubric:
+    """A rubric from its definition (as in YAML), validated by the model of its ``kind``
+    (raises pydantic's ``ValidationError``, or ``JurybenchError`` for an unknown kind)."""
+    model = kind_model(data.get("kind"))
+    if model is None:
+        raise JurybenchError(
+            f"{data.get('kind')!r} is not a rubric kind.", hint=f"Valid kinds: {', '.join(rubric_kinds())}."
+        )
+    return model.model_validate(data)  # type: ignore[return-value]
 
 
 def rubric_files() -> list[tuple[str, Path]]:
@@ -88,13 +99,13 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
     if not isinstance(data, dict):
         raise JurybenchError(f"{source}: a rubric must be a YAML mapping with a 'kind' key.")
     kind = data.get("kind")
-    if kind not in KINDS:
+    if kind_model(kind) is None:
         raise JurybenchError(
             f"{source}{line_of(root, ('kind',))}, field 'kind': {kind!r} is not a rubric kind.",
-            hint=f"Valid kinds: {', '.join(KINDS)}.",
+            hint=f"Valid kinds: {', '.join(rubric_kinds())}.",
         )
     try:
-        return _ADAPTER.validate_python(data)
+        return rubric_from_data(data)
     except ValidationError as exc:
         # A misspelt key yields both "unknown key" and "field required": the first explains both.
         errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
@@ -106,7 +117,7 @@ def parse_rubric(text: str, *, source: str = "<rubric>") -> AnyRubric:
         field = ".".join(str(p) for p in loc) or "(top level)"
         message = err["msg"]
         if err["type"] == "extra_forbidden":
-            model = _model_at(kind, loc[:-1])
+            model = _model_at(str(kind), loc[:-1])
             valid = ", ".join(sorted(model.model_fields)) if model else "see docs/rubrics.md"
             message = f"unknown key; valid keys here: {valid}"
         elif err["type"] == "literal_error":
@@ -140,29 +151,19 @@ def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
 
 
 def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
-    """The pydantic model that validates the mapping at ``loc`` (for listing valid keys)."""
-    from jurybench.rubric import _model as m
+    """The pydantic model that validates the mapping at ``loc`` (for listing valid keys): the
+    kind's model, then the model inside each field named on the way (a list's, a mapping's)."""
+    from pydantic import BaseModel
 
-    model: type[Any] | None = {
-        "pointwise": m.PointwiseRubric,
-        "pairwise": m.PairwiseRubric,
-        "preference": m.PreferenceRubric,
-        "classification": m.ClassificationRubric,
-        "inventory": m.InventoryRubric,
-    }[kind]
-    nested = {
-        "criteria": m.Criterion,
-        "categories": m.Category,
-        "templates": m.Template,
-        "scale": m.Scale,
-        "verdict_rules": m.VerdictRule,
-        "labels": m.Label,
-        "facets": m.Facet,
-        "items": m.InventoryItem,
-    }
-    if kind == "inventory":
-        nested["scale"] = m.InventoryScale
+    def inner(annotation: Any) -> type[BaseModel] | None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        return next((m for a in typing.get_args(annotation) if (m := inner(a)) is not None), None)
+
+    model: type[Any] | None = kind_model(kind)
     for part in loc:
-        if isinstance(part, str) and part in nested:
-            model = nested[part]
+        field = model.model_fields.get(part) if isinstance(part, str) and model is not None else None
+        found = inner(field.annotation) if field is not None else None
+        if found is not None:
+            model = found
     return model

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jurybench.rubric._model import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
+from jurybench.rubric._model import AnyRubric
 
 
 @dataclass(frozen=True)
@@ -80,17 +80,9 @@ def _field(entry: Any, name: str) -> Any:
 
 
 def dimension_values(rubric: AnyRubric) -> dict[str, dict[str, float]]:
-    """Per JSON key, its values as written and the score each stands for."""
-    if isinstance(rubric, PointwiseRubric):
-        return {c.name: {str(v): float(v) for v in range(c.scale.min, c.scale.max + 1)} for c in rubric.criteria}
-    if isinstance(rubric, PairwiseRubric):
-        return {c.name: {str(v): float(v) for v in range(-rubric.k, rubric.k + 1)} for c in rubric.categories}
-    if isinstance(rubric, PreferenceRubric):
-        verdicts = {"A": 1.0, "B": -1.0}
-        if rubric.allow_tie:
-            verdicts["tie"] = 0.0
-        return {"verdict": verdicts}
-    return {}
+    """Per JSON key, its values as written and the score each stands for (none for a kind
+    answered in text)."""
+    return rubric.answer_values() if rubric.answers_in_json else {}
 
 
 def expected_scores(rubric: AnyRubric, text: str, tokens: Sequence[Token]) -> dict[str, Distribution] | None:
@@ -112,7 +104,7 @@ def expected_scores(rubric: AnyRubric, text: str, tokens: Sequence[Token]) -> di
         index = max(i for i, s in enumerate(starts) if s <= where)
         dist = _distribution(tokens, index, where - starts[index], values)
         if dist is not None:
-            out["preference" if isinstance(rubric, PreferenceRubric) else key] = dist
+            out[rubric.dimension_of_key(key)] = dist
     return out or None
 
 

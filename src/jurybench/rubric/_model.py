@@ -119,6 +119,10 @@ def kind_behaviour(kind: str, what: str) -> Callable[[Callable[..., Any]], Calla
     return register
 
 
+# The renderers of a kind that registers none of its own: one item, or one pair in one order.
+ITEM_RENDER, PAIR_RENDER = "(an item kind)", "(a pair kind)"
+
+
 def _kind_behaviour(kind: str, what: str) -> Callable[..., Any]:
     try:
         return _BEHAVIOUR[(kind, what)]
@@ -135,6 +139,7 @@ class LabelRefused(ValueError):
 
 
 PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0": 0.0}
+PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
 
 class _RubricBase(_Strict):
@@ -155,6 +160,9 @@ class _RubricBase(_Strict):
     # provider can enforce) or in text (a label, a questionnaire's numbered lines).
     pairwise: ClassVar[bool] = False
     answers_in_json: ClassVar[bool] = True
+    # Whether the subject's response is what is judged (so an empty one is worth a note); a
+    # questionnaire's item is the target it reports on.
+    judges_a_response: ClassVar[bool] = True
 
     @property
     def subject_kind(self) -> str:
@@ -210,8 +218,58 @@ class _RubricBase(_Strict):
         was shown in what order (questionnaires, as JSON, drawn from ``call_key``; None for the
         others). The kind's renderer is registered by ``rubric/_render.py``."""
         kind: str = getattr(self, "kind")  # noqa: B009 (every concrete kind declares it; the base does not)
+        if (kind, "render") not in _BEHAVIOUR:
+            kind = PAIR_RENDER if self.pairwise else ITEM_RENDER
         rendered: tuple[Messages, str | None] = _kind_behaviour(kind, "render")(self, subject, order, call_key)
         return rendered
+
+    # -- what a kind decides about its prompt and its JSON answer (defaults: integer scores on
+    # -- each dimension's scale, one JSON key per dimension) --------------------------------------
+
+    @property
+    def dimensions(self) -> list[str]:
+        """What one judgment scores: criteria, categories, items of a questionnaire."""
+        raise NotImplementedError(f"rubric kind '{getattr(self, 'kind', '?')}' must say its dimensions")
+
+    def criteria_text(self) -> str:
+        """The rubric's dimensions as prompt text (the ``{criteria}`` placeholder)."""
+        return ""
+
+    def answer_values(self) -> dict[str, dict[str, float]]:
+        """Per JSON key of the answer, its values as written and the score each stands for
+        (the answer schema's bounds or choices, and the expected score read from token
+        probabilities)."""
+        out = {}
+        for dimension in self.dimensions:
+            low, high = self.scale_for(dimension) or (0, -1)
+            out[dimension] = {str(v): float(v) for v in range(low, high + 1)}
+        return out
+
+    def answer_fields(self) -> dict[str, Any]:
+        """The answer's pydantic fields (name -> (type, Field)), checked strictly: by default an
+        integer on each dimension's scale."""
+        fields: dict[str, Any] = {}
+        for dimension in self.dimensions:
+            low, high = self.scale_for(dimension) or (0, -1)
+            fields[dimension] = (int, Field(ge=low, le=high))
+        return fields
+
+    def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+        """The answer's keys as lines of the format shown to the juror, and an example answer."""
+        lines, example = [], {}
+        for key, values in self.answer_values().items():
+            points = [int(v) for v in values]
+            lines.append(f'- "{key}": integer {min(points)}..{max(points)}')
+            example[key] = min(points)
+        return lines, example
+
+    def scores_of(self, values: dict[str, Any]) -> dict[str, Any]:
+        """The scores a valid answer gives (its rationale taken out), by dimension."""
+        return {k: int(v) for k, v in values.items()}
+
+    def dimension_of_key(self, key: str) -> str:
+        """The dimension a JSON key of the answer scores."""
+        return key
 
     def example_subject(self, language: str) -> dict[str, Any]:
         """A placeholder subject to show a prompt with (``rubrics show``)."""
@@ -338,6 +396,16 @@ class PointwiseRubric(_RubricBase):
         scale = next(c.scale for c in self.criteria if c.name == dimension)
         return scale.min, scale.max
 
+    def criteria_text(self) -> str:
+        out = []
+        for c in self.criteria:
+            anchors = "\n".join(f"  {level}: {text}" for level, text in sorted(c.anchors.items()))
+            out.append(f"{c.name} ({c.scale.min}..{c.scale.max}): {c.description}\n{anchors}")
+        return "\n\n".join(out)
+
+    def answer_fields(self) -> dict[str, Any]:
+        return {c.name: (int, Field(ge=c.scale.min, le=c.scale.max, description=c.description)) for c in self.criteria}
+
 
 class PairwiseRubric(_RubricBase):
     """Two responses compared on categories, each scored ``-k..k``."""
@@ -361,6 +429,19 @@ class PairwiseRubric(_RubricBase):
 
     def scale_for(self, dimension: str) -> tuple[int, int] | None:
         return -self.k, self.k
+
+    def criteria_text(self) -> str:
+        return "\n".join(f"- {c.name}: {c.description}" for c in self.categories)
+
+    def answer_fields(self) -> dict[str, Any]:
+        return {
+            c.name: (int, Field(ge=-self.k, le=self.k, description=f"how much more {c.name} in A"))
+            for c in self.categories
+        }
+
+    def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+        lines, _ = super().answer_lines()
+        return lines, {c.name: 0 for c in self.categories}
 
 
 class PreferenceRubric(_RubricBase):
@@ -390,6 +471,26 @@ class PreferenceRubric(_RubricBase):
 
     def human_choices(self, dimension: str) -> list[str]:
         return ["A", "B", *(["tie"] if self.allow_tie else [])]
+
+    def answer_values(self) -> dict[str, dict[str, float]]:
+        verdicts = {"A": 1.0, "B": -1.0}
+        if self.allow_tie:
+            verdicts["tie"] = 0.0
+        return {"verdict": verdicts}
+
+    def answer_fields(self) -> dict[str, Any]:
+        choices = ("A", "B", "tie") if self.allow_tie else ("A", "B")
+        return {"verdict": (Literal[choices], Field(description="the better response"))}
+
+    def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+        allowed = '"A", "B" or "tie"' if self.allow_tie else '"A" or "B"'
+        return [f'- "verdict": {allowed}'], {"verdict": "A"}
+
+    def scores_of(self, values: dict[str, Any]) -> dict[str, Any]:
+        return {"preference": PREFERENCE_SCORE[values["verdict"]]}
+
+    def dimension_of_key(self, key: str) -> str:
+        return "preference"
 
     def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
         value = PREFERENCE_VALUES.get(text.lower())
@@ -533,6 +634,7 @@ class InventoryRubric(_RubricBase):
 
     kind: Literal["inventory"]
     answers_in_json: ClassVar[bool] = False
+    judges_a_response: ClassVar[bool] = False
     rationale: bool = False
     scale: InventoryScale
     rotation: bool = True
@@ -630,8 +732,9 @@ Rubric = Annotated[
     Field(discriminator="kind"),
 ]
 
-# The store keys judgments by rubric kind; classification and inventory rubrics are
-# judged item by item like pointwise ones (their rows live in pointwise_judgments).
+# The built-in kinds (registered in rubric/_kinds.py as a plug-in's are). The store keys
+# judgments by how a kind judges: classification and inventory rubrics are judged item by item
+# like pointwise ones (their rows live in pointwise_judgments).
 KINDS = ("pointwise", "pairwise", "preference", "classification", "inventory")
 
 

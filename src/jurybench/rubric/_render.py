@@ -9,13 +9,12 @@ from typing import Any
 from jurybench.errors import JurybenchError
 from jurybench.rubric._inventory import Presentation
 from jurybench.rubric._model import (
+    ITEM_RENDER,
+    PAIR_RENDER,
     PLACEHOLDER_RE,
     AnyRubric,
     ClassificationRubric,
     InventoryRubric,
-    PairwiseRubric,
-    PointwiseRubric,
-    PreferenceRubric,
     kind_behaviour,
 )
 from jurybench.rubric._schema import answer_format
@@ -25,15 +24,7 @@ Messages = list[dict[str, str]]
 
 def criteria_block(rubric: AnyRubric) -> str:
     """The rubric's criteria or categories as prompt text."""
-    if isinstance(rubric, PointwiseRubric):
-        out = []
-        for c in rubric.criteria:
-            anchors = "\n".join(f"  {level}: {text}" for level, text in sorted(c.anchors.items()))
-            out.append(f"{c.name} ({c.scale.min}..{c.scale.max}): {c.description}\n{anchors}")
-        return "\n\n".join(out)
-    if isinstance(rubric, PairwiseRubric):
-        return "\n".join(f"- {c.name}: {c.description}" for c in rubric.categories)
-    return ""
+    return rubric.criteria_text()
 
 
 # One pass over the template: "{{" and "}}" are the template's own escapes, "{name}" a
@@ -62,7 +53,7 @@ def fill_template(text: str, values: Mapping[str, Any], meta: Mapping[str, Any],
     return _TOKEN_RE.sub(sub, text)
 
 
-def render_pointwise(rubric: PointwiseRubric, item: Mapping[str, Any]) -> Messages:
+def render_pointwise(rubric: AnyRubric, item: Mapping[str, Any]) -> Messages:
     """Messages asking a juror to score one item on every criterion."""
     template = rubric.template_for(item.get("language"))
     values = {
@@ -114,7 +105,7 @@ def render_inventory(rubric: InventoryRubric, item: Mapping[str, Any], shown: Pr
 
 
 def render_pairwise(
-    rubric: PairwiseRubric | PreferenceRubric,
+    rubric: AnyRubric,
     pair: Mapping[str, Any],
     order: str,
 ) -> Messages:
@@ -152,15 +143,15 @@ def _messages(
 # Each kind's renderer, as the kind's ``render`` method calls it (registered here: this module
 # builds on _model, which cannot import it).
 @kind_behaviour("pointwise", "render")
-def _pointwise(rubric: PointwiseRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
+@kind_behaviour(ITEM_RENDER, "render")
+def _pointwise(rubric: AnyRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
     return render_pointwise(rubric, subject), None
 
 
 @kind_behaviour("pairwise", "render")
 @kind_behaviour("preference", "render")
-def _pairwise(
-    rubric: PairwiseRubric | PreferenceRubric, subject: Mapping[str, Any], order: str, key: str
-) -> tuple[Messages, None]:
+@kind_behaviour(PAIR_RENDER, "render")
+def _pairwise(rubric: AnyRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
     return render_pairwise(rubric, subject, order), None
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from jurybench.rubric._logprobs import dimension_values
-from jurybench.rubric._model import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric
+from jurybench.rubric._model import AnyRubric
 
 
 class _Answer(BaseModel):
@@ -20,21 +20,9 @@ _MODELS: dict[str, type[BaseModel]] = {}
 
 
 def _build_response_model(rubric: AnyRubric) -> type[BaseModel]:
-    fields: dict[str, Any] = {}
-    if isinstance(rubric, PointwiseRubric):
-        for c in rubric.criteria:
-            fields[c.name] = (int, Field(ge=c.scale.min, le=c.scale.max, description=c.description))
-    elif isinstance(rubric, PairwiseRubric):
-        for cat in rubric.categories:
-            fields[cat.name] = (
-                int,
-                Field(ge=-rubric.k, le=rubric.k, description=f"how much more {cat.name} in A"),
-            )
-    elif isinstance(rubric, PreferenceRubric):
-        choices = ("A", "B", "tie") if rubric.allow_tie else ("A", "B")
-        fields["verdict"] = (Literal[choices], Field(description="the better response"))
-    else:
+    if not rubric.answers_in_json:
         raise TypeError(f"{rubric.kind} rubrics are answered as text, not with a JSON schema")
+    fields: dict[str, Any] = dict(rubric.answer_fields())
     if rubric.rationale:
         fields["rationale"] = (str | None, Field(default=None, description="one or two sentences"))
     model: type[BaseModel] = create_model(f"Answer_{rubric.content_hash[:12]}", __base__=_Answer, **fields)
@@ -55,31 +43,25 @@ def answer_schema(rubric: AnyRubric) -> dict[str, Any]:
     validated afterwards either way)."""
     properties: dict[str, Any] = {}
     for key, values in dimension_values(rubric).items():
-        if isinstance(rubric, PreferenceRubric):
-            properties[key] = {"type": "string", "enum": list(values)}
-        else:
+        if all(_is_integer(v) for v in values):
             points = [int(v) for v in values]
             properties[key] = {"type": "integer", "minimum": min(points), "maximum": max(points)}
+        else:
+            properties[key] = {"type": "string", "enum": list(values)}
     if rubric.rationale:
         properties["rationale"] = {"type": ["string", "null"]}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+def _is_integer(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
 def answer_format(rubric: AnyRubric) -> str:
     """Instructions for the JSON answer, appended to the prompt unless it places them itself."""
-    example: dict[str, Any] = {}
-    if isinstance(rubric, PointwiseRubric):
-        lines = [f'- "{c.name}": integer {c.scale.min}..{c.scale.max}' for c in rubric.criteria]
-        example = {c.name: c.scale.min for c in rubric.criteria}
-    elif isinstance(rubric, PairwiseRubric):
-        lines = [f'- "{c.name}": integer -{rubric.k}..{rubric.k}' for c in rubric.categories]
-        example = {c.name: 0 for c in rubric.categories}
-    elif isinstance(rubric, PreferenceRubric):
-        allowed = '"A", "B" or "tie"' if rubric.allow_tie else '"A" or "B"'
-        lines = [f'- "verdict": {allowed}']
-        example = {"verdict": "A"}
-    else:
+    if not rubric.answers_in_json:
         raise TypeError(f"{rubric.kind} rubrics state their answer format themselves")
+    lines, example = rubric.answer_lines()
     if rubric.rationale:
         lines.append('- "rationale": a short string')
         example["rationale"] = "..."

@@ -231,9 +231,9 @@ def _named_rubric(name: str, load: Callable[[Path], AnyRubric]) -> AnyRubric:
 
 
 def load_rubric_for(request: dict[str, Any]) -> AnyRubric:
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
-    from jurybench.rubric import Rubric, load_rubric
+    from jurybench.rubric import load_rubric, rubric_from_data
 
     name, inline = request.get("rubric"), request.get("rubric_inline")
     if (name is None) == (inline is None):
@@ -243,10 +243,12 @@ def load_rubric_for(request: dict[str, Any]) -> AnyRubric:
             raise JurybenchError(f"rubric: {name!r} is not a rubric name.", hint="See GET /v1/rubrics.")
         return _named_rubric(name, load_rubric)
     try:
-        return TypeAdapter(Rubric).validate_python(inline)
+        return rubric_from_data(dict(inline or {}))
+    except JurybenchError as exc:  # no such kind
+        raise JurybenchError(f"rubric_inline.kind: {exc.message}", hint=exc.hint) from None
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"][1:]) or "(top level)"
+        field = ".".join(str(p) for p in err["loc"]) or "(top level)"
         raise JurybenchError(f"rubric_inline.{field}: {err['msg']}.", hint="See docs/rubrics.md.") from None
 
 

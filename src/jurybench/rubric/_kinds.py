@@ -1,0 +1,86 @@
+"""Rubric kinds as a registry: the name in a rubric file's ``kind:`` is looked up here.
+
+A kind is a pydantic model built on :class:`RubricKind` (``jurybench.rubric.RubricKind``) whose
+``kind`` field is ``Literal["<name>"]``. What the kind decides it says by its class attributes
+and methods, each with a default that serves a kind of numeric scores answered in JSON on one
+item: ``dimensions`` and ``scale_for`` (what is scored, on what scale), ``pairwise`` (pairs
+shown in both orders instead of items), ``criteria_text`` (the rubric's dimensions as prompt
+text), ``answer_fields`` / ``answer_values`` / ``answer_lines`` (the JSON answer: its pydantic
+fields, each key's values, the format shown to the juror) and ``scores_of`` (an answer's
+scores). Built-in kinds register with :func:`register_kind` as a plug-in's do: from code, or
+from a package's entry point in the group ``jurybench.rubric_kinds`` (a callable that registers
+its kinds), loaded the first time the registry is read.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing
+from typing import TYPE_CHECKING
+
+from jurybench.config import Plugins
+from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from jurybench.rubric._model import _RubricBase
+
+ENTRY_POINT_GROUP = "jurybench.rubric_kinds"
+
+_KINDS: dict[str, type[_RubricBase]] = {}
+_LOCK = threading.Lock()
+
+
+def kind_name(model: type[_RubricBase]) -> str:
+    """The name a rubric file gives the kind: the one value of the model's ``kind`` field."""
+    field = getattr(model, "model_fields", {}).get("kind")
+    names = typing.get_args(field.annotation) if field is not None else ()
+    if len(names) != 1 or not isinstance(names[0], str):
+        raise JurybenchError(
+            f"rubric kind {getattr(model, '__name__', model)!r}: declare its name as kind: Literal['<name>'].",
+        )
+    return names[0]
+
+
+def register_kind(model: type[_RubricBase], *, replace: bool = False) -> None:
+    """Accept rubric files with ``kind: <name>`` (the model's ``kind`` literal), validated by
+    ``model``. Registering a name twice is refused unless ``replace``."""
+    from jurybench.rubric._model import _RubricBase
+
+    if not (isinstance(model, type) and issubclass(model, _RubricBase)):
+        raise JurybenchError(
+            f"register_kind: {model!r} is not a rubric kind.", hint="Subclass jurybench.rubric.RubricKind."
+        )
+    name = kind_name(model)
+    with _LOCK:
+        if name in _KINDS and not replace and _KINDS[name] is not model:
+            raise JurybenchError(
+                f"rubric kind '{name}' is registered already.", hint="Pass replace=True to register_kind to replace it."
+            )
+        _KINDS[name] = model
+
+
+def unregister_kind(name: str) -> None:
+    with _LOCK:
+        _KINDS.pop(name, None)
+
+
+def _builtins() -> None:
+    from jurybench.rubric import _model as m
+
+    for model in (m.PointwiseRubric, m.PairwiseRubric, m.PreferenceRubric, m.ClassificationRubric, m.InventoryRubric):
+        register_kind(model)
+
+
+PLUGINS = Plugins(ENTRY_POINT_GROUP, "rubric kinds", _builtins)
+
+
+def rubric_kinds() -> dict[str, type[_RubricBase]]:
+    """Every registered rubric kind by name, built-ins first."""
+    PLUGINS.load()
+    with _LOCK:
+        return dict(_KINDS)
+
+
+def kind_model(name: object) -> type[_RubricBase] | None:
+    """The model of the rubric kind called ``name``, or None."""
+    return rubric_kinds().get(name) if isinstance(name, str) else None
