@@ -2,7 +2,7 @@
 fixed design that judges all of them, at the error rates each keeps.
 
 Each study has SUBJECTS scores on a 1..5 scale, looked at every BATCH subjects; the rule is
-excludes(mean, 3) on the 95 % anytime-valid confidence sequence (jurybench.stats.sequential).
+excludes(mean, 3) on the 95 % anytime-valid confidence sequence (jurybench.stats.anytime).
 With no effect (mean 3) it reports the share of studies that decide anyway (false decisions),
 beside a fixed-n t-test looked at after every batch (what optional stopping does to a test
 that does not allow it). With an effect (mean 3.66) it reports the subjects judged on average
@@ -23,7 +23,7 @@ import time
 import numpy as np
 from scipy.stats import ttest_1samp
 
-from jurybench.stats import sequential as cs
+from jurybench.stats import anytime as cs
 
 
 def study(rng: np.random.Generator, shift: float, n: int, batch: int) -> tuple[bool, int, bool]:

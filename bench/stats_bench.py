@@ -110,7 +110,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
     from jurybench.jurors._spec import JurorSpec
     from jurybench.jury import Jury, register_jury
     from jurybench.rubric import parse_rubric
-    from jurybench.stats._store_effects import stat_cohens_d
+    from jurybench.stats.builtin.cohens_d import stat_cohens_d
     from jurybench.store import connect
 
     rubric = parse_rubric(

@@ -48,7 +48,7 @@ def test_planted_position_bias_shows_as_flip_rate_and_vanishes_after_symmetrizat
     first = dict(con.execute("SELECT juror, first_position_win_rate FROM juror_position_stats").fetchall())
     assert rates["sim/biased"] > 0.5 and rates["sim/fair"] < 0.2
     assert first["sim/biased"] > 0.85 and 0.3 < first["sim/fair"] < 0.6
-    from jurybench.stats._store import stat_directional
+    from jurybench.stats.builtin.directional import stat_directional
 
     # No treatment effect was planted: after symmetrization the biased juror shows none either.
     out = stat_directional(con, "pos", level="juror", where="juror = 'sim/biased'")
@@ -61,7 +61,7 @@ def test_planted_treatment_effect_is_found_where_planted_only(con: Any, tmp_path
     planted = {"logos", "pathos", "communal"}
     juror = parse_juror("sim/j,effect=1,effect_on=logos|pathos|communal,effect_arm=gender=f,noise=0.5")
     score(con, PERSUASION, [juror], run_id="fx", options=QUIET)
-    from jurybench.stats._store import stat_directional
+    from jurybench.stats.builtin.directional import stat_directional
 
     categories = stat_directional(con, "fx")["groups"]["all"]["categories"]
     significant = {c["category"] for c in categories if c["p_holm"] is not None and c["p_holm"] < 0.05}
@@ -79,7 +79,7 @@ def test_planted_d_lies_inside_its_bootstrap_ci(con: Any, tmp_path: Path) -> Non
     import_items(con, write(tmp_path / "i.csv", "\n".join(rows) + "\n"), treatment_columns=["gender"])
     spec = "sim/j,effect=0.8,effect_on=relevance,effect_arm=gender=f,noise=0.7"
     score(con, QUALITY, [parse_juror(spec)], run_id="d", options=QUIET)
-    from jurybench.stats._store_effects import stat_cohens_d
+    from jurybench.stats.builtin.cohens_d import stat_cohens_d
 
     out = stat_cohens_d(
         con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'", n_boot=1000, seed=1

@@ -122,7 +122,8 @@ def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dic
 
 
 def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: Path, tmp_path: Path) -> None:
-    from jurybench.stats._store_effects import stat_cohens_d, stat_item_spearman
+    from jurybench.stats.builtin.cohens_d import stat_cohens_d
+    from jurybench.stats.builtin.item_spearman import stat_item_spearman
     from jurybench.store import connect
 
     params = {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "boot": 100}
@@ -148,7 +149,7 @@ def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: P
 
 
 def test_statistics_compute_what_the_library_computes(client: Any, prepared: Path) -> None:
-    from jurybench.stats._store import stat_friedman
+    from jurybench.stats.builtin.friedman import stat_friedman
     from jurybench.store import connect
 
     api = client.post("/v1/stats/friedman", json={"run": "pw", "by": "model"}).json()["result"]

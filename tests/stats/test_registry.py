@@ -79,6 +79,8 @@ def test_the_builtins_are_registered_in_order() -> None:
     assert list(statistics())[: len(BUILTIN)] == BUILTIN
     assert all(isinstance(s, Statistic) for s in statistics().values())
     assert get_statistic("gap") is jb.stats.gap
+    # 'sequential' names the statistic; the confidence sequences it reads are jurybench.stats.anytime
+    assert get_statistic("sequential") is jb.stats.sequential and callable(jb.stats.anytime.look)
     with pytest.raises(jb.JurybenchError, match=r"unknown statistic 'gapp'.*Known: directional, gap"):
         get_statistic("gapp")
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jurybench as jb
-from jurybench.stats import sequential as cs
+from jurybench.stats import anytime as cs
 from tests.conftest import run_cli
 
 

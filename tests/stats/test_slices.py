@@ -3,15 +3,19 @@ answer is the whole-run answer, to the last digit, whatever is in the store besi
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from jurybench.stats import _slices, _store
+from jurybench.stats import _pointwise, _slices
 from jurybench.store import connect
 from tests.conftest import run_cli, write
+
+# the module of the friedman statistic (the package's 'friedman' is the statistic itself)
+FRIEDMAN = importlib.import_module("jurybench.stats.builtin.friedman")
 
 
 @pytest.fixture
@@ -46,7 +50,7 @@ def _friedman(db: Path, slice_rows: int, monkeypatch: Any, **kwargs: Any) -> tup
     con = connect(db / "test.duckdb", read_only=True)
     try:
         parts = _slices.slices_of(con, "qual", 6)
-        result = _store.stat_friedman(con, "qual", **kwargs)
+        result = FRIEDMAN.stat_friedman(con, "qual", **kwargs)
         left = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'").fetchall()[0][
             0
         ]
@@ -92,7 +96,7 @@ def test_the_cli_path_reads_under_the_cap_and_falls_back_when_it_is_too_small(st
     _, whole = _friedman(store, 10**9, monkeypatch)
     monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     seen: list[tuple[str, str]] = []
-    real = _store.stat_friedman
+    real = FRIEDMAN.stat_friedman
 
     too_small = [False]
 
@@ -104,7 +108,7 @@ def test_the_cli_path_reads_under_the_cap_and_falls_back_when_it_is_too_small(st
             raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
         return real(con, run_id, **kwargs)
 
-    monkeypatch.setattr(_store, "stat_friedman", watched)
+    monkeypatch.setattr(FRIEDMAN, "stat_friedman", watched)
     monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "64MB")
     db = str(store / "test.duckdb")
     for small, tries in ((False, 1), (True, 2)):
@@ -159,17 +163,17 @@ def test_the_cell_sums_hold_one_row_per_cell_however_many_slices(store: Path, mo
         "JOIN items i USING (item_id) WHERE v.run_id = 'qual' AND v.jury_score IS NOT NULL)"
     ).fetchall()[0][0]
     seen: list[int] = []
-    real = _store._pointwise.friedman_posthoc
+    real = _pointwise.friedman_posthoc
 
     def counted(matrix: Any, models: list[str]) -> Any:
         seen.append(con.execute("SELECT count(*) FROM temp.main._jb_cells").fetchall()[0][0])
         return real(matrix, models)
 
-    monkeypatch.setattr(_store._pointwise, "friedman_posthoc", counted)
+    monkeypatch.setattr(_pointwise, "friedman_posthoc", counted)
     monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     try:
         assert _slices.slices_of(con, "qual", 6) == 18
-        _store.stat_friedman(con, "qual")
+        FRIEDMAN.stat_friedman(con, "qual")
     finally:
         con.close()
     assert 200 < cells <= 6 * 12 * 4

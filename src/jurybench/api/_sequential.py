@@ -1,6 +1,6 @@
 """Sequential judging (``score --until``): judge the selected subjects in seeded random batches,
 look at the jury's anytime-valid confidence sequence after each, and stop as soon as the
-stopping rule is met (``jurybench.stats.sequential`` says why stopping early stays valid)."""
+stopping rule is met (``jurybench.stats.anytime`` says why stopping early stays valid)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def judge_until(
     rule is met or the subjects run out; returns the last batch's engine result and the record
     stored in ``runs.stopping``."""
     from jurybench.rubric import subject_ids
-    from jurybench.stats import sequential
+    from jurybench.stats import anytime as sequential
     from jurybench.store import reading, writing
 
     if isinstance(batch_items, bool) or not isinstance(batch_items, int) or batch_items < 1:

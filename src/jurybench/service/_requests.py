@@ -144,7 +144,7 @@ class _JobOwn(_Body):
     @field_validator("until", check_fields=False)
     @classmethod
     def _a_stopping_rule(cls, value: str | None) -> str | None:
-        from jurybench.stats import sequential
+        from jurybench.stats import anytime as sequential
 
         if value is not None and not sequential.is_rule(value):
             raise ValueError(f"use {sequential.RULE_HELP}")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from jurybench.declare import Param, Parameter, param
-from jurybench.stats import params, sequential
+from jurybench.stats import anytime, params
 from jurybench.stats._api import result_rows, results
 from jurybench.stats._registry import (
     ENTRY_POINT_GROUP,
@@ -37,6 +37,7 @@ from jurybench.stats.builtin import (
     mannwhitney,
     power,
     robustness,
+    sequential,
     ttest,
     welch,
     winrate,
@@ -74,6 +75,7 @@ __all__ = [
     "Param",
     "Parameter",
     "Statistic",
+    "anytime",
     "cohens_d",
     "consistency",
     "directional",

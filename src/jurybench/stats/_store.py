@@ -19,29 +19,12 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from jurybench.errors import JurybenchError
-from jurybench.stats import _pairwise, _pointwise
-from jurybench.stats._slices import Coverage, drop_temp, jury_coverage, run_slices, slices_of
 from jurybench.store import as_float, execute_user_sql, expression
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
     from numpy.typing import NDArray
 
-PAIRWISE_BASE = """
-WITH members AS (
-    SELECT DISTINCT j.rubric_hash, j.juror_key, j.pair_id
-    FROM pairwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = $run
-)
-SELECT s.*, ju.name AS juror, ju.model AS juror_model, p.dataset, p.item_a, p.item_b,
-       a.model AS model_a, b.model AS model_b, a.language, a.prompt,
-       a.treatment AS treatment_a, b.treatment AS treatment_b, p.metadata AS pair_metadata
-FROM pairwise_symmetrized s
-JOIN members USING (rubric_hash, juror_key, pair_id)
-JOIN jurors ju USING (juror_key)
-JOIN pairs p USING (pair_id)
-JOIN items a ON a.item_id = p.item_a
-JOIN items b ON b.item_id = p.item_b
-"""
 
 _PAIR_COLUMNS = """p.dataset, p.item_a, p.item_b, a.model AS model_a, b.model AS model_b, a.language, a.prompt,
        a.treatment AS treatment_a, b.treatment AS treatment_b, p.metadata AS pair_metadata"""
@@ -103,16 +86,6 @@ def _check_run(con: Connection, run_id: str) -> None:
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Runs: {', '.join(known) or 'none'}.")
 
 
-def _pairwise_rows(
-    con: Connection, run_id: str, *, group: str, columns: str, where: str | None
-) -> list[tuple[Any, ...]]:
-    """(group, *columns) rows of the run's single-sample pairwise verdicts (both orders side by side)."""
-    _check_run(con, run_id)
-    group, where = _fragments(group, where)
-    sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'})"
-    return _query(con, sql, {"run": run_id}, "reading pairwise scores")
-
-
 def epsilon_matrices(
     con: Connection, run_id: str, *, where: str | None, by: str | None, level: str = "jury"
 ) -> tuple[dict[str, NDArray[np.float64]], list[str], dict[str, list[str]]]:
@@ -146,30 +119,6 @@ def epsilon_matrices(
     return matrices, categories, pair_ids
 
 
-def stat_directional(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    zero_method: str = "wilcox",
-    level: str = "jury",
-) -> dict[str, Any]:
-    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
-    return {
-        "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pairwise"),
-        "groups": {
-            g: {
-                "n_pairs": int(m.shape[0]),
-                "no_difference_share": _pairwise.no_difference_share(m),
-                "categories": _pairwise.directional_differences(m, categories, zero_method=zero_method),
-            }
-            for g, m in matrices.items()
-        },
-    }
-
-
 def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str | None:
     """The SQL expression naming each row's bootstrap cluster for ``--resample``: a named unit's
     own (None: every row alone), or the checked expression of ``clusters:<expression>``."""
@@ -179,83 +128,6 @@ def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str
     if kind != "clusters" or not expr.strip():
         raise JurybenchError(f"--resample {resample!r} is not valid.", hint=hint)
     return str(expression(expr, option="--resample"))
-
-
-def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
-    """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
-    column = resample_unit(
-        resample,
-        {"pairs": None, "instances": None},
-        "Valid: pairs (the default), or clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.",
-    )
-    if column is None:
-        return None
-    sql = f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base"
-    label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
-    return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}
-
-
-def stat_gap(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    level: str = "jury",
-    resample: str = "pairs",
-) -> dict[str, Any]:
-    matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
-    clusters = _clusters(con, run_id, resample, pair_ids)
-    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters)
-    out = {
-        "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pairwise"),
-        "categories": categories,
-        "gaps": [vars(r) for r in results],
-        "bootstrap_p": pmatrix,
-        "resample": resample,
-    }
-    if clusters:
-        out["n_clusters"] = {g: len(set(c)) for g, c in clusters.items()}
-    return out
-
-
-def stat_consistency(
-    con: Connection, run_id: str, *, where: str | None = None, by: str | None = None
-) -> dict[str, Any]:
-    group = by or "juror"
-    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
-    by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for grp, ab, ba, status in rows:
-        if status == "valid":
-            by_group[str(grp)].append((ab, ba))
-    out = {}
-    for grp, values in sorted(by_group.items()):
-        arr = np.array(values, dtype=float)
-        out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
-    # The no-difference share per the same groups: each juror's own scores by default, else the jury's.
-    if by is None:
-        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=None, level="juror")
-    else:
-        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by, level="jury")
-    return {
-        "positional_consistency": out,
-        "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},
-    }
-
-
-def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
-    first = stat_directional(con, run_id, where=where)["groups"]["all"]["categories"]
-    second = stat_directional(con, other_run, where=where)["groups"]["all"]["categories"]
-    d1 = {r["category"]: r["D"] for r in first}
-    d2 = {r["category"]: r["D"] for r in second}
-    common = sorted(set(d1) & set(d2))
-    return {
-        "categories": common,
-        **_pairwise.robustness(np.array([d1[c] for c in common]), np.array([d2[c] for c in common])),
-    }
 
 
 def _pointwise_sql(by: str | None, where: str | None, extra: str | None, level: str) -> str:
@@ -292,177 +164,11 @@ def item_frame(
     return frame
 
 
-def stat_friedman(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    block: str = "prompt",
-    level: str = "jury",
-) -> dict[str, Any]:
-    """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
-    computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
-    so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
-    counts per (criterion, block, group) are added up in DuckDB too (folded as they come, so
-    they hold at most two rows per cell: a block's subjects fall in many slices), and only the block x
-    group matrix of each criterion reaches Python, as arrays."""
-    _check_run(con, run_id)
-    if where:
-        expression(where, option="--where")  # checked alone before it is combined with the criterion
-    coverage = Coverage(con, run_id, "jury_pointwise")
-    parts = slices_of(con, run_id, len(coverage.dimensions))
-    inner = _pointwise_sql(by, where, block, level)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, total DOUBLE, n BIGINT)"
-    )
-    folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
-    try:
-        # At the jury level the coverage and the statistic both read the slice's jury scores.
-        with run_slices(con, run_id, parts, jury_read_twice=level == "jury") as only:
-            for part in range(parts):
-                with only(part):
-                    coverage.add(con, whole=parts == 1)
-                    inserted = execute_user_sql(
-                        con,
-                        f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
-                        f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
-                        {"run": run_id},
-                        what="reading pointwise scores",
-                        hint=STATS_HINT,
-                    )
-                    added += int(inserted.fetchall()[0][0])
-                # A block's subjects fall in many slices: the rows of a cell from several slices
-                # are folded into one once as many rows were added as there were, so the table
-                # holds at most twice its cells and folding costs no more than adding did.
-                if parts > 1 and (added >= max(folded, 1) or part == parts - 1):  # one slice: a row per cell
-                    folded = con.execute(
-                        "CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
-                        "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells "
-                        "GROUP BY ALL"
-                    ).fetchall()[0][0]
-                    added = 0
-        out = {}
-        for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
-            models = [
-                str(g)
-                for (g,) in con.execute(
-                    "SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells WHERE criterion = ? ORDER BY 1", [criterion]
-                ).fetchall()
-            ]
-            if len(models) < 3:
-                raise JurybenchError(
-                    f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)})."
-                )
-            # A block mean over slices is their sums over their counts: the mean over every
-            # item. Blocks and groups come as row and column numbers, so only numbers reach Python.
-            cells = con.execute(
-                """SELECT dense_rank() OVER (ORDER BY blk NULLS LAST) - 1,
-                          dense_rank() OVER (ORDER BY coalesce(grp, 'None')) - 1, sum(total) / sum(n)
-                   FROM _jb_cells WHERE criterion = ? GROUP BY blk, grp""",
-                [criterion],
-            ).fetchnumpy()
-            row, column, mean = (np.asarray(v) for v in cells.values())
-            matrix = np.full((int(row.max()) + 1, len(models)), np.nan)
-            matrix[row.astype(np.int64), column.astype(np.int64)] = mean.astype(float)
-            out[criterion] = _pointwise.friedman_posthoc(matrix, models)
-    finally:
-        drop_temp(con, "TABLE IF EXISTS temp.main._jb_cells")
-    if not out:
-        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
-    return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}
-
-
 def _group_values(rows: list[tuple[Any, ...]]) -> dict[str, dict[str, NDArray[np.float64]]]:
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for grp, _, crit, score in rows:
         values[crit][grp].append(score)
     return {c: {g: np.array(v, dtype=float) for g, v in gs.items()} for c, gs in values.items()}
-
-
-def stat_ttest(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    baseline: float | None = None,
-    baseline_file: Path | None = None,
-    stored: dict[tuple[str, str], float] | None = None,
-    level: str = "jury",
-) -> dict[str, Any]:
-    """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    baselines = _read_baselines(baseline_file) if baseline_file else {}
-    for (cell, target), value in (stored or {}).items():
-        baselines[f"{cell}|{target}" if target else cell] = value
-    if baseline is None and not baselines:
-        raise JurybenchError("ttest needs --baseline VALUE or --baseline-file FILE (group,value).")
-    out: dict[str, Any] = {}
-    for crit, groups in sorted(values.items()):
-        out[crit] = {}
-        for grp, x in sorted(groups.items()):
-            b = baselines.get(grp, baselines.get(f"{grp}|{crit}", baseline))
-            if b is not None:
-                out[crit][grp] = _pointwise.one_sample_t(x, float(b))
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
-
-
-def stat_compare(
-    con: Connection,
-    run_id: str,
-    *,
-    test: str,
-    groups: tuple[str, str],
-    where: str | None = None,
-    by: str | None = None,
-    level: str = "jury",
-) -> dict[str, Any]:
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    out: dict[str, Any] = {}
-    for crit, by_group in sorted(values.items()):
-        missing = [g for g in groups if g not in by_group]
-        if missing:
-            raise JurybenchError(f"group {missing[0]!r} has no scores.", hint=f"Groups: {', '.join(sorted(by_group))}.")
-        a, b = by_group[groups[0]], by_group[groups[1]]
-        out[crit] = _pointwise.welch_t(a, b) if test == "welch" else _pointwise.mann_whitney(a, b)
-    return {
-        "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pointwise"),
-        "groups": list(groups),
-        "test": test,
-        "criteria": out,
-    }
-
-
-def stat_kendall(
-    con: Connection,
-    run_id: str,
-    *,
-    baseline_file: Path | None = None,
-    reference: dict[str, float] | None = None,
-    where: str | None = None,
-    by: str | None = None,
-    level: str = "jury",
-) -> dict[str, Any]:
-    """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
-    if (baseline_file is None) == (reference is None):
-        raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    reference = _read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
-    source = str(baseline_file) if baseline_file is not None else "the reference"
-    out = {}
-    for crit, by_group in sorted(values.items()):
-        common = sorted(set(by_group) & set(reference))
-        if len(common) < 3:
-            raise JurybenchError(f"Kendall tau needs at least 3 groups present in {source}; found {len(common)}.")
-        out[crit] = {
-            **_pointwise.kendall_rankings(
-                np.array([by_group[g].mean() for g in common]), np.array([reference[g] for g in common])
-            ),
-            "groups": common,
-        }
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
 
 
 def _read_baselines(path: Path) -> dict[str, float]:
@@ -510,3 +216,42 @@ def jsonable(value: object) -> object:
     if isinstance(value, np.integer):
         return int(value)
     return value
+
+
+def stored_baselines(con: Connection, name: str, statistic: str) -> dict[tuple[str, str], float]:
+    """Human baselines imported under ``name`` ('jurybench baselines import'): (cell, target) -> value."""
+    rows = con.execute(
+        "SELECT cell, target, value FROM human_baselines WHERE name = ? AND statistic = ?", [name, statistic]
+    ).fetchall()
+    if not rows:
+        known = [r[0] for r in con.execute("SELECT DISTINCT name FROM human_baselines ORDER BY 1").fetchall()]
+        raise JurybenchError(
+            f"no {statistic} baselines named '{name}' in the store.",
+            hint=f"Import them with 'jurybench baselines import FILE --name {name}'"
+            + (f"; stored: {', '.join(known)}." if known else "."),
+        )
+    return {(str(cell), str(target)): float(value) for cell, target, value in rows}
+
+
+def pairwise_category(con: Connection, run_id: str, category: str | None) -> str:
+    found = [
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT category FROM jury_pairwise_orders WHERE run_id = ? ORDER BY 1", [run_id]
+        ).fetchall()
+    ]
+    if not found:
+        raise JurybenchError(
+            f"run '{run_id}' has no pairwise judgments to rank models by.",
+            hint="A leaderboard needs a pairwise or preference run over pairs of items.",
+        )
+    if category is None:
+        if len(found) > 1:
+            raise JurybenchError(
+                f"run '{run_id}' judged {len(found)} categories: say which one to rank by.",
+                hint=f"--category {found[0]} (valid: {', '.join(found)}).",
+            )
+        return str(found[0])
+    if category not in found:
+        raise JurybenchError(f"--category {category!r} is not one of the run's.", hint=f"Valid: {', '.join(found)}.")
+    return category

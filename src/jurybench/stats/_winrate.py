@@ -23,22 +23,12 @@ figures agree with AlpacaEval's only where those terms are negligible.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jurybench.errors import JurybenchError
-
 if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
     from numpy.typing import NDArray
-
-_ROWS = """
-SELECT {board} AS board, s.pair_id, {value} AS score, a.model AS model_a, b.model AS model_b,
-       length(a.response) AS len_a, length(b.response) AS len_b
-FROM {view} s JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
-WHERE s.run_id = $run AND s.category = $category"""
 
 
 def alpaca_winrate(p: NDArray[np.float64]) -> dict[str, Any]:
@@ -84,72 +74,4 @@ def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) ->
         "length_slope": float(beta[1]) if len(beta) > 1 else None,
         "lc_separated": False,
         "lc_bias": float(beta[0]),
-    }
-
-
-def stat_winrate(
-    con: Connection,
-    run_id: str,
-    *,
-    reference: str,
-    category: str | None = None,
-    level: str = "jury",
-    length_controlled_too: bool = False,
-) -> dict[str, Any]:
-    """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
-    ``reference`` over the run's pairs that set the model against it."""
-    from jurybench.stats._store import _check_run, _query
-    from jurybench.stats._store_leaderboard import _category
-
-    if level not in ("jury", "juror"):
-        raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
-    _check_run(con, run_id)
-    chosen = _category(con, run_id, category)
-    sql = (
-        _ROWS.format(board="'jury'", value="s.jury_score", view="jury_pairwise")
-        if level == "jury"
-        else _ROWS.format(board="s.juror", value="s.juror_epsilon", view="juror_pairwise")
-    )
-    rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading pairs")
-    models = {m for r in rows for m in (r[3], r[4])}
-    if reference not in models:
-        raise JurybenchError(
-            f"--reference {reference!r} is not a model of run '{run_id}'.",
-            hint=f"Models: {', '.join(sorted(str(m) for m in models if m is not None)) or 'none'} "
-            "(the items' model column).",
-        )
-    by_board: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
-    without, missing = 0, 0
-    for board, _pair, score, model_a, model_b, len_a, len_b in rows:
-        if (model_a == reference) == (model_b == reference):  # neither side, or both, is the reference
-            without += 1
-            continue
-        if score is None:
-            missing += 1
-            continue
-        s = float(score)
-        if model_a == reference:
-            by_board[str(board)][str(model_b)].append(((1 - s) / 2, float((len_b or 0) - (len_a or 0))))
-        else:
-            by_board[str(board)][str(model_a)].append(((1 + s) / 2, float((len_a or 0) - (len_b or 0))))
-    boards = {}
-    for board, per_model in sorted(by_board.items()):
-        entries = []
-        for model, values in per_model.items():
-            p = np.array([v[0] for v in values])
-            entry = {"model": model, **alpaca_winrate(p)}
-            if length_controlled_too:
-                entry.update(length_controlled(p, np.array([v[1] for v in values])))
-            entries.append(entry)
-        entries.sort(key=lambda e: (-(e["win_rate"] or 0), e["model"]))
-        boards[board] = {"models": entries}
-    return {
-        "run": run_id,
-        "reference": reference,
-        "category": chosen,
-        "level": level,
-        "boards": boards,
-        "n_pairs_without_reference": without,
-        "n_pairs_without_value": missing,
-        "length_controlled": length_controlled_too,
     }

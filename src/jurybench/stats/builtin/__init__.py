@@ -15,7 +15,7 @@ from jurybench.stats.builtin.kendall import kendall
 from jurybench.stats.builtin.leaderboard import leaderboard
 from jurybench.stats.builtin.power import power
 from jurybench.stats.builtin.robustness import robustness
-from jurybench.stats.builtin.sequential import sequential as sequential_mean
+from jurybench.stats.builtin.sequential import sequential
 from jurybench.stats.builtin.ttest import ttest
 from jurybench.stats.builtin.winrate import winrate
 
@@ -35,7 +35,7 @@ BUILTIN = (
     leaderboard,
     power,
     winrate,
-    sequential_mean,
+    sequential,
 )
 
 
@@ -62,7 +62,7 @@ __all__ = [
     "power",
     "register",
     "robustness",
-    "sequential_mean",
+    "sequential",
     "ttest",
     "welch",
     "winrate",

@@ -32,7 +32,6 @@ def welch(
     level: params.Level = "jury",
 ) -> dict[str, Any]:
     """Welch two-sample t-test between two groups."""
-    from jurybench.stats._store import stat_compare
 
     return stat_compare(con, run, test="welch", groups=two_values(groups, "groups"), where=where, by=by, level=level)
 
@@ -48,8 +47,39 @@ def mannwhitney(
     level: params.Level = "jury",
 ) -> dict[str, Any]:
     """Mann-Whitney U test between two groups."""
-    from jurybench.stats._store import stat_compare
 
     return stat_compare(
         con, run, test="mannwhitney", groups=two_values(groups, "groups"), where=where, by=by, level=level
     )
+
+
+def stat_compare(
+    con: Connection,
+    run_id: str,
+    *,
+    test: str,
+    groups: tuple[str, str],
+    where: str | None = None,
+    by: str | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _pointwise
+    from jurybench.stats._slices import jury_coverage
+    from jurybench.stats._store import _group_values, item_scores
+
+    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    out: dict[str, Any] = {}
+    for crit, by_group in sorted(values.items()):
+        missing = [g for g in groups if g not in by_group]
+        if missing:
+            raise JurybenchError(f"group {missing[0]!r} has no scores.", hint=f"Groups: {', '.join(sorted(by_group))}.")
+        a, b = by_group[groups[0]], by_group[groups[1]]
+        out[crit] = _pointwise.welch_t(a, b) if test == "welch" else _pointwise.mann_whitney(a, b)
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "groups": list(groups),
+        "test": test,
+        "criteria": out,
+    }

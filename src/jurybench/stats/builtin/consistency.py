@@ -25,6 +25,65 @@ def consistency(
     con: Connection, run: params.Run, *, where: params.Where = None, by: params.By = None
 ) -> dict[str, Any]:
     """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
-    from jurybench.stats._store import stat_consistency
 
     return stat_consistency(con, run, where=where, by=by)
+
+
+def stat_consistency(
+    con: Connection, run_id: str, *, where: str | None = None, by: str | None = None
+) -> dict[str, Any]:
+    from collections import defaultdict
+
+    import numpy as np
+
+    from jurybench.stats import _pairwise
+    from jurybench.stats._store import epsilon_matrices
+
+    group = by or "juror"
+    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
+    by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for grp, ab, ba, status in rows:
+        if status == "valid":
+            by_group[str(grp)].append((ab, ba))
+    out = {}
+    for grp, values in sorted(by_group.items()):
+        arr = np.array(values, dtype=float)
+        out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
+    # The no-difference share per the same groups: each juror's own scores by default, else the jury's.
+    if by is None:
+        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=None, level="juror")
+    else:
+        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by, level="jury")
+    return {
+        "positional_consistency": out,
+        "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},
+    }
+
+
+def _pairwise_rows(
+    con: Connection, run_id: str, *, group: str, columns: str, where: str | None
+) -> list[tuple[Any, ...]]:
+    """(group, *columns) rows of the run's single-sample pairwise verdicts (both orders side by side)."""
+    from jurybench.stats._store import _check_run, _fragments, _query
+
+    _check_run(con, run_id)
+    group, where = _fragments(group, where)
+    sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'})"
+    return _query(con, sql, {"run": run_id}, "reading pairwise scores")
+
+
+PAIRWISE_BASE = """
+WITH members AS (
+    SELECT DISTINCT j.rubric_hash, j.juror_key, j.pair_id
+    FROM pairwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = $run
+)
+SELECT s.*, ju.name AS juror, ju.model AS juror_model, p.dataset, p.item_a, p.item_b,
+       a.model AS model_a, b.model AS model_b, a.language, a.prompt,
+       a.treatment AS treatment_a, b.treatment AS treatment_b, p.metadata AS pair_metadata
+FROM pairwise_symmetrized s
+JOIN members USING (rubric_hash, juror_key, pair_id)
+JOIN jurors ju USING (juror_key)
+JOIN pairs p USING (pair_id)
+JOIN items a ON a.item_id = p.item_a
+JOIN items b ON b.item_id = p.item_b
+"""

@@ -35,6 +35,33 @@ def directional(
     level: params.Level = "jury",
 ) -> dict[str, Any]:
     """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
-    from jurybench.stats._store import stat_directional
 
     return stat_directional(con, run, where=where, by=by, zero_method=zero_method, level=level)
+
+
+def stat_directional(
+    con: Connection,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    zero_method: str = "wilcox",
+    level: str = "jury",
+) -> dict[str, Any]:
+    from jurybench.stats import _pairwise
+    from jurybench.stats._slices import jury_coverage
+    from jurybench.stats._store import epsilon_matrices
+
+    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pairwise"),
+        "groups": {
+            g: {
+                "n_pairs": int(m.shape[0]),
+                "no_difference_share": _pairwise.no_difference_share(m),
+                "categories": _pairwise.directional_differences(m, categories, zero_method=zero_method),
+            }
+            for g, m in matrices.items()
+        },
+    }

@@ -129,7 +129,6 @@ def disparity(
 ) -> dict[str, Any]:
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium.
     ``max_invalid_rate=None`` (or a negative value) keeps every group."""
-    from jurybench.stats._store_effects import stat_disparity
 
     return stat_disparity(
         con,
@@ -141,3 +140,74 @@ def disparity(
         seed=seed,
         resample=resample,
     )
+
+
+def stat_disparity(
+    con: Connection,
+    *,
+    sql: str | None = None,
+    file: Path | None = None,
+    max_invalid_rate: float | None = 0.10,
+    reference: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    resample: str = "instances",
+) -> dict[str, Any]:
+    """Classification disparity from a query or file with columns grp, category, correct, invalid
+    (and optionally model: then one result per model)."""
+    from collections import defaultdict
+
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _disparity
+    from jurybench.store import check_query, execute_user_sql, read_only_transaction
+
+    if (sql is None) == (file is None):
+        raise JurybenchError(
+            "disparity needs exactly one of --sql QUERY or --file FILE (columns grp, category, correct, invalid)."
+        )
+    if sql is not None:
+        check_query(con, sql, what="--sql")
+        with read_only_transaction(con):
+            cursor = execute_user_sql(con, sql, what="--sql")
+            names = [d[0] for d in cursor.description]
+            records = [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+    else:
+        from jurybench.store import read_rows
+
+        assert file is not None
+        records = [r for _, r in read_rows(file)]
+    required = {"grp", "category", "correct", "invalid"}
+    if not records or not required <= set(records[0]):
+        raise JurybenchError(f"disparity input needs columns {', '.join(sorted(required))}.")
+
+    def truthy(v: Any) -> bool:
+        return str(v).strip().lower() in ("1", "true", "t", "yes")
+
+    column = resample.partition(":")[2] if resample.startswith("clusters:") else None
+    if column is not None and column not in records[0]:
+        raise JurybenchError(
+            f"--resample {resample}: the input has no column {column!r}.", hint=f"Columns: {', '.join(records[0])}."
+        )
+
+    def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return _disparity.disparity(
+            [str(r["grp"]) for r in rows],
+            [str(r["category"]) for r in rows],
+            np.array([truthy(r["correct"]) for r in rows]),
+            np.array([truthy(r["invalid"]) for r in rows]),
+            max_invalid_rate=max_invalid_rate,
+            reference=reference,
+            n_boot=n_boot,
+            seed=seed,
+            resample=resample,
+            clusters=[str(r[column]) for r in rows] if column else None,
+        )
+
+    if "model" not in records[0]:
+        return one(records)
+    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_model[str(r["model"])].append(r)
+    return {"models": {m: one(rows) for m, rows in sorted(by_model.items())}}

@@ -33,6 +33,94 @@ def friedman(
     level: params.Level = "jury",
 ) -> dict[str, Any]:
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
-    from jurybench.stats._store import stat_friedman
 
     return stat_friedman(con, run, where=where, by=by, block=block, level=level)
+
+
+def stat_friedman(
+    con: Connection,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    block: str = "prompt",
+    level: str = "jury",
+) -> dict[str, Any]:
+    """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
+    computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
+    so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
+    counts per (criterion, block, group) are added up in DuckDB too (folded as they come, so
+    they hold at most two rows per cell: a block's subjects fall in many slices), and only the block x
+    group matrix of each criterion reaches Python, as arrays."""
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _pointwise
+    from jurybench.stats._slices import Coverage, drop_temp, run_slices, slices_of
+    from jurybench.stats._store import STATS_HINT, _check_run, _pointwise_sql
+    from jurybench.store import execute_user_sql, expression
+
+    _check_run(con, run_id)
+    if where:
+        expression(where, option="--where")  # checked alone before it is combined with the criterion
+    coverage = Coverage(con, run_id, "jury_pointwise")
+    parts = slices_of(con, run_id, len(coverage.dimensions))
+    inner = _pointwise_sql(by, where, block, level)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, total DOUBLE, n BIGINT)"
+    )
+    folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
+    try:
+        # At the jury level the coverage and the statistic both read the slice's jury scores.
+        with run_slices(con, run_id, parts, jury_read_twice=level == "jury") as only:
+            for part in range(parts):
+                with only(part):
+                    coverage.add(con, whole=parts == 1)
+                    inserted = execute_user_sql(
+                        con,
+                        f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
+                        f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
+                        {"run": run_id},
+                        what="reading pointwise scores",
+                        hint=STATS_HINT,
+                    )
+                    added += int(inserted.fetchall()[0][0])
+                # A block's subjects fall in many slices: the rows of a cell from several slices
+                # are folded into one once as many rows were added as there were, so the table
+                # holds at most twice its cells and folding costs no more than adding did.
+                if parts > 1 and (added >= max(folded, 1) or part == parts - 1):  # one slice: a row per cell
+                    folded = con.execute(
+                        "CREATE OR REPLACE TEMP TABLE _jb_cells AS SELECT criterion, blk, grp, "
+                        "sum(total) AS total, sum(n) AS n FROM temp.main._jb_cells "
+                        "GROUP BY ALL"
+                    ).fetchall()[0][0]
+                    added = 0
+        out = {}
+        for (criterion,) in con.execute("SELECT DISTINCT criterion FROM _jb_cells ORDER BY 1").fetchall():
+            models = [
+                str(g)
+                for (g,) in con.execute(
+                    "SELECT DISTINCT coalesce(grp, 'None') FROM _jb_cells WHERE criterion = ? ORDER BY 1", [criterion]
+                ).fetchall()
+            ]
+            if len(models) < 3:
+                raise JurybenchError(
+                    f"Friedman needs at least 3 groups; --by gives {len(models)} ({', '.join(models)})."
+                )
+            # A block mean over slices is their sums over their counts: the mean over every
+            # item. Blocks and groups come as row and column numbers, so only numbers reach Python.
+            cells = con.execute(
+                """SELECT dense_rank() OVER (ORDER BY blk NULLS LAST) - 1,
+                          dense_rank() OVER (ORDER BY coalesce(grp, 'None')) - 1, sum(total) / sum(n)
+                   FROM _jb_cells WHERE criterion = ? GROUP BY blk, grp""",
+                [criterion],
+            ).fetchnumpy()
+            row, column, mean = (np.asarray(v) for v in cells.values())
+            matrix = np.full((int(row.max()) + 1, len(models)), np.nan)
+            matrix[row.astype(np.int64), column.astype(np.int64)] = mean.astype(float)
+            out[criterion] = _pointwise.friedman_posthoc(matrix, models)
+    finally:
+        drop_temp(con, "TABLE IF EXISTS temp.main._jb_cells")
+    if not out:
+        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+    return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}

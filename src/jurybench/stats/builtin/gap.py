@@ -58,6 +58,54 @@ def gap(
     ] = "pairs",
 ) -> dict[str, Any]:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
-    from jurybench.stats._store import stat_gap
 
     return stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level, resample=resample)
+
+
+def stat_gap(
+    con: Connection,
+    run_id: str,
+    *,
+    where: str | None = None,
+    by: str | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    level: str = "jury",
+    resample: str = "pairs",
+) -> dict[str, Any]:
+    from jurybench.stats import _pairwise
+    from jurybench.stats._slices import jury_coverage
+    from jurybench.stats._store import epsilon_matrices
+
+    matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
+    clusters = _clusters(con, run_id, resample, pair_ids)
+    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters)
+    out = {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pairwise"),
+        "categories": categories,
+        "gaps": [vars(r) for r in results],
+        "bootstrap_p": pmatrix,
+        "resample": resample,
+    }
+    if clusters:
+        out["n_clusters"] = {g: len(set(c)) for g, c in clusters.items()}
+    return out
+
+
+def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, list[str]]) -> dict[str, Any] | None:
+    """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
+    import numpy as np
+
+    from jurybench.stats._store import JURY_PAIRWISE, _query, resample_unit
+
+    column = resample_unit(
+        resample,
+        {"pairs": None, "instances": None},
+        "Valid: pairs (the default), or clusters:<SQL expression over the pair columns>, e.g. clusters:prompt.",
+    )
+    if column is None:
+        return None
+    sql = f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base"
+    label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
+    return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}

@@ -43,9 +43,62 @@ def item_spearman(
 ) -> dict[str, Any]:
     """Spearman correlation between conditions of per-item keyed differences between the arms
     (reverse-keyed items from ``key_file``, CSV criterion,key, or ``keys``, criterion -> +1/-1)."""
-    from jurybench.stats._store_effects import stat_item_spearman
 
     keyed = {k: float(v) for k, v in keys.items()} if keys is not None else None
     return stat_item_spearman(
         con, run, arm=arm, arms=two_values(arms, "arms"), by=by, where=where, key_file=key_file, keys=keyed, level=level
     )
+
+
+def stat_item_spearman(
+    con: Connection,
+    run_id: str,
+    *,
+    arm: str,
+    arms: tuple[str, str],
+    by: str,
+    where: str | None = None,
+    key_file: Path | None = None,
+    level: str = "jury",
+    keys: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
+    (times its key, +1 or -1, from criterion,key or given); Spearman between conditions over items."""
+
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _effects
+    from jurybench.stats._slices import jury_coverage
+    from jurybench.stats._store import item_frame
+    from jurybench.store import as_float
+
+    frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)
+    keys = dict(keys or {})
+    if key_file is not None:
+        from jurybench.store import read_rows
+
+        for number, row in read_rows(key_file):
+            try:
+                keys[str(row["criterion"])] = as_float(row["key"])
+            except (KeyError, TypeError, ValueError):
+                raise JurybenchError(f"{key_file} row {number}: needs criterion and a numeric key (1 or -1).") from None
+    means = frame[frame["extra"].isin(arms)].groupby(["grp", "criterion", "extra"])["score"].mean().unstack("extra")
+    missing = [a for a in arms if a not in means.columns]
+    if missing:
+        raise JurybenchError(
+            f"no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(frame['extra'].unique()))}."
+        )
+    diff = (means[arms[0]] - means[arms[1]]).unstack("grp")
+    if diff.shape[1] < 2:
+        raise JurybenchError(f"item-level Spearman needs at least 2 conditions from --by; found {diff.shape[1]}.")
+    factor = np.array([keys.get(c, 1.0) for c in diff.index])
+    keyed = {str(g): diff[g].to_numpy(dtype=float) * factor for g in diff.columns}
+    return {
+        "level": level,
+        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "conditions": list(keyed),
+        "items": [str(i) for i in diff.index],
+        "keyed_differences": keyed,
+        "correlations": _effects.item_level_spearman(keyed),
+    }

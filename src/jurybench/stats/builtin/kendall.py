@@ -41,7 +41,44 @@ def kendall(
 ) -> dict[str, Any]:
     """Kendall tau between the groups' mean scores and a reference ranking: a CSV group,value
     (``baseline_file``) or the values themselves (``reference``, group -> value)."""
-    from jurybench.stats._store import stat_kendall
 
     path = Path(baseline_file) if baseline_file is not None else None
     return stat_kendall(con, run, baseline_file=path, reference=reference, where=where, by=by, level=level)
+
+
+def stat_kendall(
+    con: Connection,
+    run_id: str,
+    *,
+    baseline_file: Path | None = None,
+    reference: dict[str, float] | None = None,
+    where: str | None = None,
+    by: str | None = None,
+    level: str = "jury",
+) -> dict[str, Any]:
+    """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
+
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _pointwise
+    from jurybench.stats._slices import jury_coverage
+    from jurybench.stats._store import _group_values, _read_baselines, item_scores
+
+    if (baseline_file is None) == (reference is None):
+        raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
+    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    reference = _read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
+    source = str(baseline_file) if baseline_file is not None else "the reference"
+    out = {}
+    for crit, by_group in sorted(values.items()):
+        common = sorted(set(by_group) & set(reference))
+        if len(common) < 3:
+            raise JurybenchError(f"Kendall tau needs at least 3 groups present in {source}; found {len(common)}.")
+        out[crit] = {
+            **_pointwise.kendall_rankings(
+                np.array([by_group[g].mean() for g in common]), np.array([reference[g] for g in common])
+            ),
+            "groups": common,
+        }
+    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}

@@ -20,6 +20,22 @@ def robustness(
     con: Connection, run: params.Run, *, other_run: params.OtherRun, where: params.Where = None
 ) -> dict[str, Any]:
     """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
-    from jurybench.stats._store import stat_robustness
 
     return stat_robustness(con, run, other_run=other_run, where=where)
+
+
+def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
+    import numpy as np
+
+    from jurybench.stats import _pairwise
+    from jurybench.stats.builtin.directional import stat_directional
+
+    first = stat_directional(con, run_id, where=where)["groups"]["all"]["categories"]
+    second = stat_directional(con, other_run, where=where)["groups"]["all"]["categories"]
+    d1 = {r["category"]: r["D"] for r in first}
+    d2 = {r["category"]: r["D"] for r in second}
+    common = sorted(set(d1) & set(d2))
+    return {
+        "categories": common,
+        **_pairwise.robustness(np.array([d1[c] for c in common]), np.array([d2[c] for c in common])),
+    }

@@ -95,7 +95,7 @@ def sequential(
 
     from jurybench.annotations import run_rubric
     from jurybench.errors import JurybenchError
-    from jurybench.stats import sequential as cs
+    from jurybench.stats import anytime as cs
 
     rubric = run_rubric(con, run)
     if criterion not in rubric.dimensions:
