@@ -132,3 +132,40 @@ def test_m010_drops_the_growing_tables_keys_and_keeps_rows_not_null_and_comments
     # The views over them still answer.
     assert con.execute("SELECT count(*) FROM jury_pointwise WHERE jury_score IS NOT NULL").fetchone() == (1,)
     con.close()
+
+
+def test_views_are_defined_once_and_every_migration_names_the_views_it_changed(tmp_path: Path) -> None:
+    """Issue 41: six views were defined twice (a later migration copied the SQL forward). Now each
+    has one definition (store/_views.py), no migration holds view SQL, and a store migrated from
+    m003 ends with the same views as a new one."""
+    import inspect
+    import re
+
+    from jurybench.store import connect
+    from jurybench.store._migrations import NAMED_VIEWS
+    from jurybench.store._views import views
+
+    defined = [name for name, _ in views()]
+    assert len(defined) == len(set(defined)) == 17
+    named = {view for names in NAMED_VIEWS.values() for view in names}
+    assert named == set(defined)
+    for name, fn in MIGRATIONS:
+        source = inspect.getsource(inspect.getmodule(fn))  # type: ignore[arg-type]
+        assert not re.search(r"CREATE (OR REPLACE )?VIEW|DROP VIEW", source), name
+
+    def catalog(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+        rows = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE NOT internal").fetchall()
+        return {name: " ".join(sql.split()) for name, sql in rows}
+
+    old = _old_store(tmp_path / "old.duckdb")
+    migrate(old)
+    fresh = connect(tmp_path / "new.duckdb")
+    try:
+        assert catalog(old) == catalog(fresh) and sorted(catalog(fresh)) == sorted(defined)
+        # the views read the old run: mean of juror means (a: 3, b: 5) = 4
+        assert old.execute(
+            "SELECT jury_score FROM jury_pointwise WHERE run_id = 'old' AND criterion = 'relevance'"
+        ).fetchall() == [(4.0,)]
+    finally:
+        fresh.close()
+        old.close()

@@ -100,7 +100,8 @@ def pending_migrations(con: Connection) -> list[str]:
 
 
 def migrate(con: Connection) -> list[str]:
-    """Apply pending migrations in order, each in a transaction; returns their names."""
+    """Apply pending migrations in order, each in a transaction, then make the views again from
+    their current definitions (store/_views.py); returns the migrations' names."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS migrations "
         "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
@@ -119,6 +120,11 @@ def migrate(con: Connection) -> list[str]:
             con.execute("ROLLBACK")
             raise
         applied.append(name)
+    if applied:  # every view from its current definition (store/_views.py), as the migrations name them
+        from jurybench.store._views import create_views
+
+        with transaction(con):
+            create_views(con)
     return applied
 
 

@@ -1,7 +1,11 @@
-"""Ordered, named migrations, one module each. Never edit a shipped one: add the next.
+"""Ordered, named migrations, one module each. Never change what a shipped one does to tables:
+add the next.
 
 Each is a function taking a DuckDB connection; ``migrate`` applies the ones not yet recorded
-in the ``migrations`` table, in this order, each in its own transaction.
+in the ``migrations`` table, in this order, each in its own transaction. A migration carries no
+view SQL: it names the views it changed (its module's ``VIEWS``, listed in ``NAMED_VIEWS``),
+and once the pending migrations are applied every view is made from its one current
+definition in store/_views.py. To change a view: change it there and add a migration naming it.
 """
 
 from __future__ import annotations
@@ -38,4 +42,15 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m013_label_notes", m013_label_notes),
 ]
 
-__all__ = ["MIGRATIONS", "VIEW_DOCS", "Migration"]
+
+def _named_views() -> dict[str, tuple[str, ...]]:
+    import importlib
+
+    modules = {name: importlib.import_module(f"{__name__}.{name}") for name, _ in MIGRATIONS}
+    return {name: tuple(module.VIEWS) for name, module in modules.items() if hasattr(module, "VIEWS")}
+
+
+# The views each migration changed (the definitions are store/_views.py's).
+NAMED_VIEWS: dict[str, tuple[str, ...]] = _named_views()
+
+__all__ = ["MIGRATIONS", "NAMED_VIEWS", "VIEW_DOCS", "Migration"]

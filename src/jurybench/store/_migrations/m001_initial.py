@@ -9,6 +9,17 @@ from jurybench.store._migrations._base import comment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+# The views this migration changed; their current definitions are in store/_views.py.
+VIEWS = (
+    "pointwise_scores",
+    "pairwise_symmetrized",
+    "juror_order_bias",
+    "juror_position_stats",
+    "jury_pointwise",
+    "jury_pairwise",
+    "run_summary",
+)
+
 
 def m001_initial(con: Connection) -> None:
     con.execute(
@@ -265,125 +276,4 @@ def m001_initial(con: Connection) -> None:
             "": "Recorded raw completions served by replay/<source> jurors.",
             "presented_order": "AB or BA for pairs; empty string for items",
         },
-    )
-    _views_v1(con)
-
-
-def _views_v1(con: Connection) -> None:
-    con.execute(
-        """
-        CREATE VIEW pointwise_scores AS
-        SELECT j.rubric_hash, j.juror_key, ju.name AS juror, j.item_id, i.model, i.language,
-               j.sample_index, j.criterion, j.score, j.status, j.reason, j.call_key
-        FROM pointwise_judgments j
-        JOIN jurors ju USING (juror_key)
-        LEFT JOIN items i USING (item_id)"""
-    )
-    con.execute(
-        """
-        CREATE VIEW pairwise_symmetrized AS
-        WITH ab AS (SELECT * FROM pairwise_judgments WHERE presented_order = 'AB'),
-             ba AS (SELECT * FROM pairwise_judgments WHERE presented_order = 'BA')
-        SELECT coalesce(ab.rubric_hash, ba.rubric_hash) AS rubric_hash,
-               coalesce(ab.juror_key, ba.juror_key) AS juror_key,
-               coalesce(ab.pair_id, ba.pair_id) AS pair_id,
-               coalesce(ab.sample_index, ba.sample_index) AS sample_index,
-               coalesce(ab.category, ba.category) AS category,
-               ab.score AS score_ab,
-               ba.score AS score_ba,
-               CASE WHEN ab.status = 'valid' AND ba.status = 'valid'
-                    THEN (ab.score - ba.score) / 2.0 END AS epsilon,
-               CASE WHEN ab.status IS NULL OR ba.status IS NULL THEN 'missing_order'
-                    WHEN ab.status = 'valid' AND ba.status = 'valid' THEN 'valid'
-                    ELSE 'invalid' END AS status
-        FROM ab FULL OUTER JOIN ba
-          ON ab.rubric_hash = ba.rubric_hash AND ab.juror_key = ba.juror_key
-         AND ab.pair_id = ba.pair_id AND ab.sample_index = ba.sample_index
-         AND ab.category = ba.category"""
-    )
-    con.execute(
-        """
-        CREATE VIEW juror_order_bias AS
-        SELECT s.rubric_hash, s.juror_key, ju.name AS juror, ju.model,
-               count(*) FILTER (WHERE s.status = 'valid') AS n_valid,
-               count(*) FILTER (WHERE s.status <> 'valid') AS n_excluded,
-               avg(CASE WHEN sign(s.score_ab) <> sign(-s.score_ba) THEN 1.0 ELSE 0.0 END)
-                   FILTER (WHERE s.status = 'valid') AS flip_rate,
-               avg(CASE WHEN s.score_ab = 0 AND s.score_ba = 0 THEN 1.0 ELSE 0.0 END)
-                   FILTER (WHERE s.status = 'valid') AS both_tie_rate
-        FROM pairwise_symmetrized s JOIN jurors ju USING (juror_key)
-        GROUP BY ALL"""
-    )
-    con.execute(
-        """
-        CREATE VIEW juror_position_stats AS
-        SELECT j.rubric_hash, j.juror_key, ju.name AS juror, ju.model,
-               count(*) FILTER (WHERE j.status = 'valid') AS n_valid,
-               count(*) FILTER (WHERE j.status <> 'valid') AS n_excluded,
-               avg(CASE WHEN j.score > 0 THEN 1.0 ELSE 0.0 END)
-                   FILTER (WHERE j.status = 'valid') AS first_position_win_rate,
-               avg(CASE WHEN j.score < 0 THEN 1.0 ELSE 0.0 END)
-                   FILTER (WHERE j.status = 'valid') AS second_position_win_rate,
-               avg(CASE WHEN j.score = 0 THEN 1.0 ELSE 0.0 END)
-                   FILTER (WHERE j.status = 'valid') AS tie_rate
-        FROM pairwise_judgments j JOIN jurors ju USING (juror_key)
-        GROUP BY ALL"""
-    )
-    con.execute(
-        """
-        CREATE VIEW jury_pointwise AS
-        WITH per_juror AS (
-            SELECT rc.run_id, j.item_id, j.criterion, j.juror_key,
-                   avg(j.score) FILTER (WHERE j.status = 'valid') AS juror_mean,
-                   count(*) FILTER (WHERE j.status = 'invalid') AS n_invalid,
-                   count(*) FILTER (WHERE j.status = 'refusal') AS n_refusal
-            FROM pointwise_judgments j JOIN run_calls rc USING (call_key)
-            GROUP BY ALL
-        )
-        SELECT run_id, item_id, criterion,
-               avg(juror_mean) AS jury_mean,
-               median(juror_mean) AS jury_median,
-               count(juror_mean) AS n_jurors_valid,
-               count(*) AS n_jurors,
-               sum(n_invalid)::INTEGER AS n_invalid,
-               sum(n_refusal)::INTEGER AS n_refusal
-        FROM per_juror GROUP BY ALL"""
-    )
-    con.execute(
-        """
-        CREATE VIEW jury_pairwise AS
-        WITH runs_pairs AS (
-            SELECT DISTINCT rc.run_id, j.rubric_hash, j.juror_key, j.pair_id
-            FROM pairwise_judgments j JOIN run_calls rc USING (call_key)
-        ), per_juror AS (
-            SELECT r.run_id, s.pair_id, s.category, s.juror_key,
-                   avg(s.epsilon) AS juror_epsilon,
-                   count(*) FILTER (WHERE s.status <> 'valid') AS n_excluded
-            FROM pairwise_symmetrized s JOIN runs_pairs r USING (rubric_hash, juror_key, pair_id)
-            GROUP BY ALL
-        )
-        SELECT run_id, pair_id, category,
-               avg(juror_epsilon) AS jury_epsilon,
-               median(juror_epsilon) AS jury_median_epsilon,
-               count(juror_epsilon) AS n_jurors_valid,
-               count(*) AS n_jurors,
-               sum(n_excluded)::INTEGER AS n_excluded
-        FROM per_juror GROUP BY ALL"""
-    )
-    con.execute(
-        """
-        CREATE VIEW run_summary AS
-        SELECT rc.run_id, ju.name AS juror, ju.model, c.juror_key,
-               count(*) AS n_calls,
-               count(*) FILTER (WHERE c.status = 'ok') AS n_ok,
-               count(*) FILTER (WHERE c.status = 'invalid') AS n_invalid,
-               count(*) FILTER (WHERE c.status = 'refusal') AS n_refusal,
-               count(*) FILTER (WHERE c.status = 'error') AS n_error,
-               sum(c.prompt_tokens) AS prompt_tokens,
-               sum(c.completion_tokens) AS completion_tokens,
-               sum(c.cost_usd) AS cost_usd,
-               count(c.cost_usd) AS n_costed,
-               avg(c.latency_ms) AS mean_latency_ms
-        FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors ju USING (juror_key)
-        GROUP BY ALL"""
     )

@@ -9,6 +9,9 @@ from jurybench.store._migrations._base import comment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+# The views this migration changed; their current definitions are in store/_views.py.
+VIEWS = ("calibrated_items",)
+
 
 def m002_calibration(con: Connection) -> None:
     con.execute(
@@ -57,13 +60,4 @@ def m002_calibration(con: Connection) -> None:
             "probability": "preference calibrations: probability that A is preferred",
             "n_imputed": "juror votes missing or invalid for this subject, filled by the documented rule",
         },
-    )
-    con.execute(
-        """
-        CREATE VIEW calibrated_items AS
-        SELECT c.run_id, c.calibration_id, k.name AS calibration, c.criterion, c.score,
-               c.n_imputed, i.*
-        FROM calibrated_scores c
-        JOIN calibrations k USING (calibration_id)
-        JOIN items i ON i.item_id = c.subject_id"""
     )

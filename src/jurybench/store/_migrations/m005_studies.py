@@ -9,6 +9,9 @@ from jurybench.store._migrations._base import comment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+# The views this migration changed; their current definitions are in store/_views.py.
+VIEWS = ("classification_outcomes", "inventory_scores", "generation_outcomes", "refusal_rates")
+
 
 def m005_studies(con: Connection) -> None:
     """Audit studies: questionnaire and classification judgments, generation under treatments, baselines."""
@@ -121,64 +124,4 @@ def m005_studies(con: Connection) -> None:
             "target": "what the value is for: a criterion, facet:<name> or factor:<name>",
             "cell": "the country, language or group it holds for ('' = every cell)",
         },
-    )
-    _views_v3(con)
-
-
-def _views_v3(con: Connection) -> None:
-    con.execute(
-        """
-        CREATE VIEW classification_outcomes AS
-        SELECT rc.run_id, j.juror_key, coalesce(rj.name, ju.name) AS juror, ju.model AS juror_model,
-               j.item_id, j.sample_index, i.language, i.model, i.dataset, i.treatment, i.metadata,
-               j.status, j.reason, j.label AS predicted, g.gold,
-               CASE WHEN g.gold IS NULL THEN NULL ELSE coalesce(j.status = 'valid' AND j.label = g.gold, false) END
-                   AS correct,
-               j.status <> 'valid' AS invalid
-        FROM pointwise_judgments j
-        JOIN run_calls rc USING (call_key)
-        JOIN rubrics r ON r.rubric_hash = j.rubric_hash AND r.kind = 'classification'
-        JOIN jurors ju ON ju.juror_key = j.juror_key
-        LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = j.juror_key
-        JOIN items i USING (item_id)
-        LEFT JOIN classification_gold g ON g.rubric_hash = j.rubric_hash AND g.item_id = j.item_id"""
-    )
-    con.execute(
-        """
-        CREATE VIEW inventory_scores AS
-        WITH per_item AS (
-            SELECT v.run_id, v.item_id, s.facet, s.factor, v.jury_score
-            FROM jury_pointwise v JOIN runs r USING (run_id)
-            JOIN inventory_structure s ON s.rubric_hash = r.rubric_hash AND s.dimension = v.criterion
-        )
-        SELECT run_id, item_id, 'facet' AS level, facet AS name, avg(jury_score) AS score,
-               count(jury_score) AS n_answered, count(*) AS n_items
-        FROM per_item GROUP BY ALL
-        UNION ALL
-        SELECT run_id, item_id, 'factor' AS level, factor AS name, avg(jury_score) AS score,
-               count(jury_score) AS n_answered, count(*) AS n_items
-        FROM per_item WHERE factor IS NOT NULL GROUP BY ALL"""
-    )
-    con.execute(
-        """
-        CREATE VIEW generation_outcomes AS
-        SELECT g.study, g.call_key, g.unit_id, g.prompt_id, g.generator_key, ju.name AS generator, ju.model,
-               g.treatment, g.language, g.sample_index, g.item_id, c.status AS call_status, c.reason AS call_reason,
-               c.response_text, c.finish_reason, g.refused, g.refusal_reason, g.excluded
-        FROM generations g JOIN jurors ju ON ju.juror_key = g.generator_key
-        LEFT JOIN calls c USING (call_key)"""
-    )
-    con.execute(
-        """
-        CREATE VIEW refusal_rates AS
-        WITH expanded AS (
-            SELECT study, generator, model, treatment, refused, unnest(json_keys(treatment)) AS variable
-            FROM generation_outcomes
-        )
-        SELECT study, generator, model, variable, treatment->>variable AS arm,
-               count(refused) AS n_answered,
-               count(*) FILTER (WHERE refused) AS n_refused,
-               count(*) FILTER (WHERE refused) / nullif(count(refused), 0) AS refusal_rate,
-               count(*) - count(refused) AS n_unanswered
-        FROM expanded GROUP BY ALL"""
     )

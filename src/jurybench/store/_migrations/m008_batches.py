@@ -9,6 +9,9 @@ from jurybench.store._migrations._base import comment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+# The views this migration changed; their current definitions are in store/_views.py.
+VIEWS = ("run_cost",)
+
 
 def m008_batches(con: Connection) -> None:
     """Provider batches (``score --batch``): what was submitted, for which calls, and where it
@@ -81,15 +84,4 @@ def m008_batches(con: Connection) -> None:
             "n_cost_unknown": "answered calls whose price is unknown (litellm's price map does not list the model)",
             "cost_by_juror": "JSON: juror name -> USD",
         },
-    )
-    con.execute(
-        """
-        CREATE VIEW run_cost AS
-        SELECT rc.run_id,
-               count(*) AS n_calls,
-               sum(c.cost_usd) AS cost_usd,
-               count(c.cost_usd) AS n_cost_known,
-               count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error') AS n_cost_unknown
-        FROM run_calls rc JOIN calls c USING (call_key)
-        GROUP BY rc.run_id"""
     )

@@ -11,6 +11,9 @@ from jurybench.store._migrations._base import comment
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+# The views this migration changed; their current definitions are in store/_views.py.
+VIEWS = ("juror_pointwise", "juror_pairwise")
+
 # A response is empty when nothing but white space and zero-width characters is left (one rule,
 # the same as store.is_blank).
 BLANK = r"[\s\x{200B}\x{200C}\x{200D}\x{2060}\x{FEFF}]"
@@ -97,99 +100,3 @@ def m011_judgments_from_anywhere(con: Connection) -> None:
         },
     )
     comment(con, "juries", {"scores": "discrete (the juror's score) or expected (its expected score, where read)"})
-    con.execute("DROP VIEW juror_pointwise")
-    con.execute(
-        """
-        CREATE VIEW juror_pointwise AS
-        WITH judged AS (
-            SELECT rc.run_id, j.item_id, j.criterion, j.juror_key,
-                   avg(j.score) FILTER (WHERE j.status = 'valid') AS juror_discrete,
-                   avg(coalesce(j.expected, j.score)) FILTER (WHERE j.status = 'valid') AS juror_expected,
-                   count(j.expected) FILTER (WHERE j.status = 'valid') AS n_expected,
-                   count(*) AS n_samples,
-                   count(*) FILTER (WHERE j.status = 'valid') AS n_valid,
-                   count(*) FILTER (WHERE j.status = 'invalid') AS n_invalid,
-                   count(*) FILTER (WHERE j.status = 'refusal') AS n_refusal
-            FROM pointwise_judgments j JOIN run_calls rc USING (call_key)
-            GROUP BY ALL
-        ), errors AS (
-            SELECT rc.run_id, c.subject_id AS item_id, c.juror_key, count(*) AS n_error
-            FROM run_calls rc JOIN calls c USING (call_key)
-            WHERE c.status = 'error' AND c.subject_kind = 'item'
-            GROUP BY ALL
-        )
-        SELECT s.run_id, s.subject_id AS item_id, d.dimension AS criterion, rj.juror_key, rj.name AS juror,
-               rj.weight,
-               CASE WHEN ju.scores = 'expected' THEN j.juror_expected ELSE j.juror_discrete END AS juror_score,
-               coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
-               coalesce(j.n_invalid, 0) AS n_invalid, coalesce(j.n_refusal, 0) AS n_refusal,
-               coalesce(e.n_error, 0) AS n_error,
-               j.juror_discrete, j.juror_expected, coalesce(j.n_expected, 0) AS n_expected
-        FROM run_subjects s
-        JOIN runs r ON r.run_id = s.run_id
-        LEFT JOIN juries ju ON ju.jury_id = r.jury_id
-        JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
-        JOIN run_jurors rj ON rj.run_id = s.run_id
-        LEFT JOIN judged j ON j.run_id = s.run_id AND j.item_id = s.subject_id
-             AND j.criterion = d.dimension AND j.juror_key = rj.juror_key
-        LEFT JOIN errors e ON e.run_id = s.run_id AND e.item_id = s.subject_id AND e.juror_key = rj.juror_key
-        WHERE s.subject_kind = 'item'"""
-    )
-    con.execute("DROP VIEW juror_pairwise")
-    con.execute(
-        """
-        CREATE VIEW juror_pairwise AS
-        WITH sym AS (
-            SELECT rc.run_id, j.pair_id, j.category, j.juror_key, j.sample_index,
-                   max(j.score) FILTER (WHERE j.presented_order = 'AB' AND j.status = 'valid') AS score_ab,
-                   max(j.score) FILTER (WHERE j.presented_order = 'BA' AND j.status = 'valid') AS score_ba,
-                   max(coalesce(j.expected, j.score))
-                       FILTER (WHERE j.presented_order = 'AB' AND j.status = 'valid') AS expected_ab,
-                   max(coalesce(j.expected, j.score))
-                       FILTER (WHERE j.presented_order = 'BA' AND j.status = 'valid') AS expected_ba,
-                   count(j.expected) FILTER (WHERE j.status = 'valid') AS n_expected
-            FROM pairwise_judgments j JOIN run_calls rc USING (call_key)
-            GROUP BY ALL
-        ), judged AS (
-            -- both orders: (score_AB - score_BA) / 2; one order per pair (orders one, random or
-            -- unknown): the order's score in the pair's frame (A = item_a).
-            SELECT s.run_id, s.pair_id, s.category, s.juror_key,
-                   avg(CASE WHEN r.orders = 'both' THEN (score_ab - score_ba) / 2.0
-                            ELSE coalesce(score_ab, -score_ba) END) AS juror_discrete_epsilon,
-                   avg(CASE WHEN r.orders = 'both' THEN (expected_ab - expected_ba) / 2.0
-                            ELSE coalesce(expected_ab, -expected_ba) END) AS juror_expected_epsilon,
-                   avg(score_ab) AS discrete_ab, avg(score_ba) AS discrete_ba,
-                   avg(expected_ab) FILTER (WHERE expected_ba IS NOT NULL OR r.orders <> 'both') AS expected_ab,
-                   avg(expected_ba) FILTER (WHERE expected_ab IS NOT NULL OR r.orders <> 'both') AS expected_ba,
-                   sum(n_expected) AS n_expected,
-                   count(*) AS n_samples,
-                   count(CASE WHEN r.orders = 'both' THEN score_ab - score_ba ELSE coalesce(score_ab, score_ba) END)
-                       AS n_valid,
-                   count(*) - count(CASE WHEN r.orders = 'both' THEN score_ab - score_ba
-                                         ELSE coalesce(score_ab, score_ba) END) AS n_excluded
-            FROM sym s JOIN runs r ON r.run_id = s.run_id GROUP BY ALL
-        ), errors AS (
-            SELECT rc.run_id, c.subject_id AS pair_id, c.juror_key, count(*) AS n_error
-            FROM run_calls rc JOIN calls c USING (call_key)
-            WHERE c.status = 'error' AND c.subject_kind = 'pair'
-            GROUP BY ALL
-        )
-        SELECT s.run_id, s.subject_id AS pair_id, d.dimension AS category, rj.juror_key, rj.name AS juror,
-               rj.weight,
-               CASE WHEN ju.scores = 'expected' THEN j.juror_expected_epsilon ELSE j.juror_discrete_epsilon END
-                   AS juror_epsilon,
-               CASE WHEN ju.scores = 'expected' THEN j.expected_ab ELSE j.discrete_ab END AS juror_score_ab,
-               CASE WHEN ju.scores = 'expected' THEN j.expected_ba ELSE j.discrete_ba END AS juror_score_ba,
-               coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
-               coalesce(j.n_excluded, 0) AS n_excluded, coalesce(e.n_error, 0) AS n_error,
-               j.juror_discrete_epsilon, j.juror_expected_epsilon, coalesce(j.n_expected, 0)::BIGINT AS n_expected
-        FROM run_subjects s
-        JOIN runs r ON r.run_id = s.run_id
-        LEFT JOIN juries ju ON ju.jury_id = r.jury_id
-        JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
-        JOIN run_jurors rj ON rj.run_id = s.run_id
-        LEFT JOIN judged j ON j.run_id = s.run_id AND j.pair_id = s.subject_id
-             AND j.category = d.dimension AND j.juror_key = rj.juror_key
-        LEFT JOIN errors e ON e.run_id = s.run_id AND e.pair_id = s.subject_id AND e.juror_key = rj.juror_key
-        WHERE s.subject_kind = 'pair'"""
-    )
