@@ -23,7 +23,7 @@ import re
 import threading
 import traceback
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import overload
 
 MASK = "[REDACTED]"
 # Shorter values are not treated as secrets: replacing "True" or "1234" everywhere would
@@ -114,7 +114,7 @@ def install_log_redaction() -> None:
         _installed = True
     make = logging.getLogRecordFactory()
 
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
         record = make(*args, **kwargs)
         try:
             record.msg = redact(record.getMessage())

@@ -56,7 +56,7 @@ def rename_columns(rows: list[tuple[int, Row]], mapping: Mapping[str, str]) -> l
 
 
 def _value(
-    rubric: AnyRubric, criterion: str, raw: Any, where: str, continuous: bool = False
+    rubric: AnyRubric, criterion: str, raw: object, where: str, continuous: bool = False
 ) -> tuple[float | None, str]:
     """The numeric label and its text (a classification label: no number, its canonical name
     in any language the rubric knows), or an error naming what is valid."""
@@ -216,7 +216,7 @@ class _Labels:
         self.labels: list[dict[str, Any]] = []
         self.seen: dict[tuple[str, str, str], int] = {}
 
-    def add(self, number: int, subject: Any, annotator: Any, crit: Any, raw: Any, field: str) -> None:
+    def add(self, number: int, subject: object, annotator: object, crit: object, raw: object, field: str) -> None:
         rubric, path, continuous = self.rubric, self.path, self.continuous
         subject_col, dims = rubric.subject_column, rubric.dimensions
         where = f"{path} row {number}, field '{field}'"

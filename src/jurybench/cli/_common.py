@@ -183,7 +183,7 @@ def declared_command(
 
     options = cli_options(parameters_of(function))
 
-    def command(**values: Any) -> None:
+    def command(**values: object) -> None:
         db = values.pop("db", None)
         _done(run(db, **values))
 

@@ -59,7 +59,7 @@ def _declared(function: Any, values: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
-def score(db: Path | None, **values: Any) -> int:
+def score(db: Path | None, **values: object) -> int:
     """Judge items (pointwise) or pairs in both orders (pairwise) with a jury (``jurybench.score``);
     its options are the command line's face of ``jurybench.score``'s declaration."""
     from jurybench import api
@@ -78,7 +78,7 @@ def score(db: Path | None, **values: Any) -> int:
     return run_outcome(result)
 
 
-def generate(db: Path | None, **values: Any) -> int:
+def generate(db: Path | None, **values: object) -> int:
     """Generate responses for a spec (``jurybench.generate``), then print the refusals per model
     and arm; its options are the command line's face of ``jurybench.generate``'s declaration."""
     from jurybench import api
@@ -430,7 +430,7 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
     return 0
 
 
-def statistic(db: Path | None, name: str, *, format: str = "table", face: str = "python", **options: Any) -> int:
+def statistic(db: Path | None, name: str, *, format: str = "table", face: str = "python", **options: object) -> int:
     """Compute, record and print the registered statistic ``name`` (options named as ``face``
     names them in its messages: the CLI's ``--arms``, a study's ``arms``)."""
     from jurybench.stats import get_statistic

@@ -55,7 +55,7 @@ def available_subsets(folder: Path) -> list[str]:
     return sorted(str(path.parent.relative_to(folder)) for path in folder.rglob("dataset.json"))
 
 
-def _recorded_results(entries: Any, n: int) -> str | None:
+def _recorded_results(entries: object, n: int) -> str | None:
     """Why a judge/strategy result file cannot be read as both-order completions (None: it can).
     Upstream keeps other evaluators' outputs (metrics, references, ratings) in other shapes."""
     if not isinstance(entries, list) or len(entries) != n:

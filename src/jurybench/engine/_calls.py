@@ -64,7 +64,7 @@ class _InFlight:
             self.calls[key] = (event, box)
             return True, event, box
 
-    def release(self, key: str, result: Any) -> None:
+    def release(self, key: str, result: object) -> None:
         with self.lock:
             event, box = self.calls.pop(key)
         box.append(result)

@@ -220,7 +220,7 @@ def write_calls(con: Connection, calls: Rows, judgments: Rows, pairwise: bool) -
     call_keys = calls["call_key"] if isinstance(calls, dict) else [c["call_key"] for c in calls]
     with contextlib.ExitStack() as stack:
 
-        def register(name: str, data: Any) -> None:
+        def register(name: str, data: object) -> None:
             stack.enter_context(registered(con, name, data))
 
         register("_jb_new_calls", _arrow(calls, CALL_COLUMNS))

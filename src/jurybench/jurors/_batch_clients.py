@@ -111,7 +111,7 @@ class BatchClient:
             return {"x-api-key": self.api_key or "", "anthropic-version": "2023-06-01"}
         return {"authorization": f"Bearer {self.api_key or ''}"}
 
-    async def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+    async def _request(self, method: str, path: str, **kwargs: object) -> Any:
         """One HTTP request; errors classified as the engine's transient / permanent / unusable."""
         import httpx
 
@@ -256,7 +256,7 @@ class BatchClient:
             message,
         )
 
-    async def results(self, status: BatchStatus, cost: Any) -> list[Result]:
+    async def results(self, status: BatchStatus, cost: object) -> list[Result]:
         """Every result the batch has (output and error files), with ``cost(completion)`` as the
         price of each answer."""
         out: list[Result] = []
@@ -268,7 +268,7 @@ class BatchClient:
                 out.append(self.read_line(line, cost))
         return out
 
-    def read_line(self, line: dict[str, Any], cost: Any) -> Result:
+    def read_line(self, line: dict[str, Any], cost: object) -> Result:
         """One output line as its call's result; a line the protocol does not describe (no
         object body, a choice that is null, token counts as text, a status that is not a
         number) is that call's error with the reason, so the batch's other answers are kept."""

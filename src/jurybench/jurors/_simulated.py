@@ -220,7 +220,7 @@ class SimJuror:
         effect = self.effect * self.arm(item) if self.effect_on is None or dimension in self.effect_on else 0.0
         return effect + self.verbosity_bias * item.length / 1000 + item.planted.get(dimension, 0.0)
 
-    def rng(self, *slot: Any) -> random.Random:
+    def rng(self, *slot: object) -> random.Random:
         digest = hashlib.sha256(repr((self.name, self.seed, *slot)).encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 

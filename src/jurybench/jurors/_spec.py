@@ -148,7 +148,7 @@ class JurorSpec:
         canonical = json.dumps({"model": self.model, "params": self.params}, sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()
 
-    def option(self, name: str, default: Any) -> Any:
+    def option(self, name: str, default: object) -> Any:
         return self.options.get(name, default)
 
 

@@ -323,7 +323,7 @@ def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str 
 
 
 def plot_caption(
-    con: Connection, name: str, run_id: str | None, params: str | None, result_id: str, created: Any
+    con: Connection, name: str, run_id: str | None, params: str | None, result_id: str, created: object
 ) -> str:
     """What a figure shows, for its caption: the statistic and its parameters, the run with its
     rubric and jury, and the recorded result it was drawn from."""

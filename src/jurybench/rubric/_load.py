@@ -155,7 +155,7 @@ def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
     kind's model, then the model inside each field named on the way (a list's, a mapping's)."""
     from pydantic import BaseModel
 
-    def inner(annotation: Any) -> type[BaseModel] | None:
+    def inner(annotation: object) -> type[BaseModel] | None:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             return annotation
         return next((m for a in typing.get_args(annotation) if (m := inner(a)) is not None), None)

@@ -52,7 +52,7 @@ class Distribution:
         return {"p": self.probabilities, "coverage": round(self.coverage, 6)}
 
 
-def tokens_from_logprobs(logprobs: Any) -> list[Token] | None:
+def tokens_from_logprobs(logprobs: object) -> list[Token] | None:
     """Read the OpenAI shape (``choice.logprobs.content``: token, logprob, top_logprobs), as a
     dict or as litellm's objects. None when there is nothing to read."""
     if logprobs is None:
@@ -75,7 +75,7 @@ def tokens_from_logprobs(logprobs: Any) -> list[Token] | None:
     return tokens
 
 
-def _field(entry: Any, name: str) -> Any:
+def _field(entry: object, name: str) -> Any:
     return entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)
 
 

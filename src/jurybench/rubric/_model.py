@@ -738,7 +738,7 @@ Rubric = Annotated[
 KINDS = ("pointwise", "pairwise", "preference", "classification", "inventory")
 
 
-def is_pairwise(rubric: Any) -> bool:
+def is_pairwise(rubric: object) -> bool:
     """Whether ``rubric`` (any spec: a generation spec is not) judges pairs."""
     return getattr(rubric, "pairwise", False) is True
 

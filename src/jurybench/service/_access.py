@@ -4,7 +4,7 @@ header the server answers for."""
 from __future__ import annotations
 
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi.responses import JSONResponse
 
@@ -12,11 +12,14 @@ from jurybench.errors import JurybenchError
 from jurybench.redact import redact_value
 from jurybench.service._viewer import MIN_TOKEN_LENGTH, SESSION_COOKIE, session_valid
 
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
 OPEN_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/redoc", "/login"})
 OPEN_PREFIXES = ("/docs-assets/", "/assets/")  # Swagger UI, ReDoc and the viewer's stylesheet
 
 
-def error_response(status: int, message: str, hint: str | None = None, **extra: Any) -> JSONResponse:
+def error_response(status: int, message: str, hint: str | None = None, **extra: object) -> JSONResponse:
     """The service's error answer: {"error", "hint"?, ...}, redacted (an error may quote a provider's)."""
     body: dict[str, Any] = {"error": message}
     if hint:
@@ -29,7 +32,7 @@ class HostCheck:
     """ASGI middleware: only requests whose Host header names an address the server listens as
     (what a DNS-rebinding page cannot send), unless more hosts are allowed."""
 
-    def __init__(self, app: Any, allowed: set[str]) -> None:
+    def __init__(self, app: ASGIApp, allowed: set[str]) -> None:
         self.app, self.allowed = app, {h.lower() for h in allowed}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -79,7 +82,7 @@ class Auth:
     """ASGI middleware: a bearer token on every path but the open ones (a plain ASGI layer: the
     request-object middleware costs every request a task group and a stream)."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app, self.token, self.plain = app, token.encode(), token
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:

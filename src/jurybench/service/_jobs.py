@@ -28,8 +28,12 @@ from jurybench.errors import JurybenchError, NotFound
 from jurybench.redact import redact
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.engine import RunEnd
     from jurybench.service._store import Store
 
 log = logging.getLogger("jurybench.service")
@@ -143,7 +147,14 @@ def _declared_run(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class JobManager:
-    def __init__(self, store: Store, *, workers: int = 2, end_run: Any = None, calibration_dir: Any = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        workers: int = 2,
+        end_run: Callable[[RunEnd], None] | None = None,
+        calibration_dir: Path | None = None,
+    ) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
         without it each job writes its own. ``calibration_dir``: where named calibrations are."""
         self.store = store

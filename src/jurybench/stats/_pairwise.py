@@ -78,7 +78,7 @@ def gap(eps: Array) -> float:
         return float(np.nansum(np.abs(np.nanmean(eps, axis=0))))
 
 
-def bootstrap_means(eps: Array, *, n_boot: int = 2000, seed: int = 0, clusters: Any = None) -> Array:
+def bootstrap_means(eps: Array, *, n_boot: int = 2000, seed: int = 0, clusters: object = None) -> Array:
     """B bootstrap replicates of the category means D (B x categories), resampling pairs (rows)
     with replacement, or whole clusters of pairs (``clusters``: one label per row; each drawn
     cluster brings all its rows), vectorised: (counts of resampled rows) @ eps / n for all

@@ -51,8 +51,8 @@ def pairs_needed(d: float, power: float = 0.8, alpha: float = 0.05, limit: int =
 
 
 def power_summary(
-    a: Any,
-    b: Any,
+    a: object,
+    b: object,
     *,
     d: float | None = None,
     shift: float | None = None,

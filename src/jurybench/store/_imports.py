@@ -226,7 +226,7 @@ def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[
     return record
 
 
-def _finite_json(path: Path, number: int, field: str, value: Any) -> None:
+def _finite_json(path: Path, number: int, field: str, value: object) -> None:
     """A value JSON can hold: no infinity or NaN anywhere in it (JSON has neither)."""
     if isinstance(value, float) and not math.isfinite(value):
         raise JurybenchError(

@@ -132,7 +132,7 @@ def parse_tree(sql: str) -> dict[str, Any]:
     return tree
 
 
-def _refusal_in(tree: Any) -> str | None:
+def _refusal_in(tree: object) -> str | None:
     """The first data-changing node, function outside the allow-list (store/_sql_functions.py)
     or system table anywhere in a parsed query."""
     from jurybench.store._sql_functions import SCALAR, TABLE

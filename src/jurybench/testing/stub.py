@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _completion(
-    model: str, content: Any, prompt_tokens: int = 11, completion_tokens: int = 7, cached_tokens: int | None = None
+    model: str, content: object, prompt_tokens: int = 11, completion_tokens: int = 7, cached_tokens: int | None = None
 ) -> dict[str, Any]:
     content = dict(content) if isinstance(content, dict) else content
     # A scripted answer's "logprobs" belong to the choice, as a provider sends them.

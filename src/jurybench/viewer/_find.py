@@ -86,7 +86,7 @@ class Filter:
             if v not in ("", None) and not (k == "sort" and v == "id")
         ]
 
-    def query(self, **extra: Any) -> str:
+    def query(self, **extra: object) -> str:
         """The filter as a query string (empty fields left out), with ``extra`` added."""
         pairs = {k: v for k, v in asdict(self).items() if v not in ("", None) and not (k == "sort" and v == "id")}
         pairs |= {k: v for k, v in extra.items() if v not in ("", None)}

@@ -104,7 +104,7 @@ def _duration(seconds: float | None) -> str:
     return f"{s:.1f} s" if s < 120 else f"{s / 60:.1f} min" if s < 7200 else f"{s / 3600:.1f} h"
 
 
-def run_segment(run_id: Any) -> str:
+def run_segment(run_id: object) -> str:
     """A run id as one path segment. Servers decode %2F to '/' before routing, so a run named
     'a/b' is written 'a~sb' ('~' itself as '~~'; run_from_segment undoes it), then quoted."""
     return quote(str(run_id).replace("~", "~~").replace("/", "~s"), safe="~")

@@ -182,7 +182,7 @@ def stat_disparity(
     if not records or not required <= set(records[0]):
         raise JurybenchError(f"disparity input needs columns {', '.join(sorted(required))}.")
 
-    def truthy(v: Any) -> bool:
+    def truthy(v: object) -> bool:
         return str(v).strip().lower() in ("1", "true", "t", "yes")
 
     column = resample.partition(":")[2] if resample.startswith("clusters:") else None
