@@ -287,7 +287,7 @@ def http_fields(parameters: tuple[Parameter, ...]) -> dict[str, tuple[Any, Any]]
     return {p.name: http_field(p) for p in on(parameters, "http")}
 
 
-def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, Any]) -> dict[str, Any]:
+def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, object]) -> dict[str, Any]:
     """The Python call's keyword arguments from a face's values (by parameter name): the
     parameters ``face`` offers, each given value or else its declared default."""
     out = {}

@@ -260,7 +260,7 @@ class _Labels:
 
 
 def _write_labels(
-    con: Connection, labels: list[dict[str, Any]], rubric: AnyRubric, path: str, replace: bool
+    con: Connection, labels: list[dict[str, object]], rubric: AnyRubric, path: str, replace: bool
 ) -> tuple[int, int]:
     """Write checked labels in one transaction: every subject must be stored, and a label that
     differs from a stored one is refused unless ``replace``. (inserted, replaced)."""

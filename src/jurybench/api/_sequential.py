@@ -113,7 +113,7 @@ def judge_until(
 _DESIGN = ("rule", "alpha", "batch_items", "seed", "subjects_available", "scale", "rho", "method")
 
 
-def _prior_looks(store: StoreLike, run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+def _prior_looks(store: StoreLike, run: str, record: dict[str, object]) -> list[dict[str, Any]]:
     """The looks an earlier invocation of ``run`` recorded, when it used the same design and did
     not finish (a finished one's looks are taken again: its record is replaced)."""
     from jurybench.store import reading

@@ -431,7 +431,7 @@ def _bootstrap_coefficients(
     n_boot: int,
     seed: int,
     alpha: float = 0.0,
-    params: dict[str, Any] | None = None,
+    params: dict[str, object] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Percentile 95% CIs of the weights, resampling training prompts (groups) with replacement.
 

@@ -174,7 +174,7 @@ def typer_parameter(option: Option) -> inspect.Parameter:
 
 
 def declared_command(
-    function: Callable[..., Any], run: Callable[..., int], *, doc: str, extra: tuple[inspect.Parameter, ...] = ()
+    function: Callable[..., object], run: Callable[..., int], *, doc: str, extra: tuple[inspect.Parameter, ...] = ()
 ) -> Callable[..., None]:
     """A typer command whose options are the command-line face of a declared function
     (``jurybench.declare``): ``run(db, **option values)`` does the work; ``extra`` options

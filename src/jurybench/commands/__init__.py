@@ -71,7 +71,7 @@ class Command:
             out["format"] = Option("format", str, False, "table")
         return out
 
-    def run(self, db: object, values: dict[str, Any]) -> int:
+    def run(self, db: object, values: dict[str, object]) -> int:
         return self.function(db, **self.fixed, **values)
 
 

@@ -99,7 +99,7 @@ class CallState:
         self._settle(outcome)
         return True
 
-    def structured(self, completion: Completion, answer: dict[str, Any] | None, failure: str | None) -> None:
+    def structured(self, completion: Completion, answer: dict[str, object] | None, failure: str | None) -> None:
         """An answer validated by instructor (which made its own re-asks): settles the call."""
         self._take(completion)
         outcome = (

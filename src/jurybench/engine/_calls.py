@@ -75,7 +75,7 @@ _IN_FLIGHT = _InFlight()
 
 
 async def _claimed(
-    key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], Outcome | None]]]
+    key: str, make: Callable[[], Awaitable[tuple[dict[str, object], Outcome | None]]]
 ) -> tuple[dict[str, Any], Outcome | None]:
     """``make()``'s answer, or another run's answer to the same call key if it is being made."""
     while True:

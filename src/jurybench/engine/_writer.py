@@ -312,7 +312,7 @@ class _Writer:
                 {name: values[before:] for name, values in self.judgments.items()},
             )
 
-    def _add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+    def _add(self, task: Task, call: dict[str, object], outcome: Outcome | None) -> None:
         for name, values in self.calls.items():
             values.append(call[name])
         if outcome is None:

@@ -143,13 +143,13 @@ class BatchClient:
             self._client = None
 
     # -- the protocol ------------------------------------------------------------------
-    def request_line(self, call_key: str, body: dict[str, Any]) -> dict[str, Any]:
+    def request_line(self, call_key: str, body: dict[str, object]) -> dict[str, Any]:
         """One request as the batch file (OpenAI) or the request list (Anthropic) holds it."""
         if self.protocol == "anthropic":
             return {"custom_id": call_key, "params": body}
         return {"custom_id": call_key, "method": "POST", "url": "/v1/chat/completions", "body": body}
 
-    async def submit(self, lines: Sequence[dict[str, Any]], local_id: str) -> tuple[str, str | None]:
+    async def submit(self, lines: Sequence[dict[str, object]], local_id: str) -> tuple[str, str | None]:
         """Send one batch; the provider's batch id and the uploaded file's id (OpenAI)."""
         if self.protocol == "anthropic":
             response = await self._request("POST", "/messages/batches", json={"requests": list(lines)})
@@ -268,7 +268,7 @@ class BatchClient:
                 out.append(self.read_line(line, cost))
         return out
 
-    def read_line(self, line: dict[str, Any], cost: object) -> Result:
+    def read_line(self, line: dict[str, object], cost: object) -> Result:
         """One output line as its call's result; a line the protocol does not describe (no
         object body, a choice that is null, token counts as text, a status that is not a
         number) is that call's error with the reason, so the batch's other answers are kept."""

@@ -164,7 +164,7 @@ def _coerce(value: str) -> Any:
     return value
 
 
-def juror_from_mapping(data: dict[str, Any], *, where: str) -> JurorSpec:
+def juror_from_mapping(data: dict[str, object], *, where: str) -> JurorSpec:
     if "model" not in data or not isinstance(data["model"], str) or not data["model"]:
         raise JurybenchError(f"{where}: a juror needs a 'model' (e.g. openai/gpt-4o-mini).")
     params: dict[str, Any] = {}
@@ -226,7 +226,7 @@ _WHOLE_AT_LEAST = {"concurrency": 1, "retries": 0, "parse_retries": 0, "batch_si
 _NUMBER_AT_LEAST = {"rpm": 1.0, "tpm": 1.0, "timeout": 0.001}
 
 
-def _check_operational(options: dict[str, Any], where: str) -> None:
+def _check_operational(options: dict[str, object], where: str) -> None:
     import math
 
     for key, least in _WHOLE_AT_LEAST.items():

@@ -25,7 +25,7 @@ def _pyplot() -> ModuleType:
     return plt
 
 
-def draw(name: str, result: dict[str, Any], output: Path, *, alpha: float = 0.05, caption: str = "") -> Path:
+def draw(name: str, result: dict[str, object], output: Path, *, alpha: float = 0.05, caption: str = "") -> Path:
     """Draw ``result`` of statistic ``name`` to ``output`` (.png or .svg). ``caption`` (what the
     figure shows: run, rubric, jury, the recorded result) is printed under it."""
     from jurybench.errors import JurybenchError

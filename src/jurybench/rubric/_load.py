@@ -150,7 +150,7 @@ def line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
     return f" line {best.start_mark.line + 1}" if best is not None else ""
 
 
-def _model_at(kind: str, loc: tuple[Any, ...]) -> type[Any] | None:
+def _model_at(kind: str, loc: tuple[object, ...]) -> type[Any] | None:
     """The pydantic model that validates the mapping at ``loc`` (for listing valid keys): the
     kind's model, then the model inside each field named on the way (a list's, a mapping's)."""
     from pydantic import BaseModel

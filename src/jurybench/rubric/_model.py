@@ -112,7 +112,7 @@ _BEHAVIOUR: dict[tuple[str, str], Callable[..., Any]] = {}
 def kind_behaviour(kind: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as ``what`` (render, gold) of rubric kind ``kind``."""
 
-    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+    def register(function: Callable[..., object]) -> Callable[..., Any]:
         _BEHAVIOUR[(kind, what)] = function
         return function
 
@@ -213,7 +213,7 @@ class _RubricBase(_Strict):
     # key), so its messages cannot be shared between the calls on one subject.
     presented_per_call: ClassVar[bool] = False
 
-    def render(self, subject: Mapping[str, Any], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
+    def render(self, subject: Mapping[str, object], order: str = "", call_key: str = "") -> tuple[Messages, str | None]:
         """The messages of one call on ``subject`` (a pair: shown in ``order``), and what the call
         was shown in what order (questionnaires, as JSON, drawn from ``call_key``; None for the
         others). The kind's renderer is registered by ``rubric/_render.py``."""
@@ -354,7 +354,7 @@ class _RubricBase(_Strict):
         canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
         """A copy; the cached content hash is dropped so a changed copy gets its own."""
         copy = super().model_copy(update=update, deep=deep)
         copy.__dict__.pop("content_hash", None)

@@ -144,26 +144,26 @@ def _messages(
 # builds on _model, which cannot import it).
 @kind_behaviour("pointwise", "render")
 @kind_behaviour(ITEM_RENDER, "render")
-def _pointwise(rubric: AnyRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
+def _pointwise(rubric: AnyRubric, subject: Mapping[str, object], order: str, key: str) -> tuple[Messages, None]:
     return render_pointwise(rubric, subject), None
 
 
 @kind_behaviour("pairwise", "render")
 @kind_behaviour("preference", "render")
 @kind_behaviour(PAIR_RENDER, "render")
-def _pairwise(rubric: AnyRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, None]:
+def _pairwise(rubric: AnyRubric, subject: Mapping[str, object], order: str, key: str) -> tuple[Messages, None]:
     return render_pairwise(rubric, subject, order), None
 
 
 @kind_behaviour("classification", "render")
 def _classification(
-    rubric: ClassificationRubric, subject: Mapping[str, Any], order: str, key: str
+    rubric: ClassificationRubric, subject: Mapping[str, object], order: str, key: str
 ) -> tuple[Messages, None]:
     return render_classification(rubric, subject), None
 
 
 @kind_behaviour("inventory", "render")
-def _inventory(rubric: InventoryRubric, subject: Mapping[str, Any], order: str, key: str) -> tuple[Messages, str]:
+def _inventory(rubric: InventoryRubric, subject: Mapping[str, object], order: str, key: str) -> tuple[Messages, str]:
     """The questionnaire in the item order and scale rotation drawn from the call key."""
     from jurybench.rubric._inventory import presentation
 

@@ -70,7 +70,7 @@ def check_token(token: str | None) -> None:
         )
 
 
-def _label_form(scope: dict[str, Any]) -> bool:
+def _label_form(scope: dict[str, object]) -> bool:
     """A viewer page's label form (POST /runs/<run>/labels/<subject>): the cookie lets it through
     to the route, which takes it only with the form's own token (a page on another port carries
     the cookie but cannot read the token)."""

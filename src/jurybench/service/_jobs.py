@@ -80,7 +80,7 @@ class Live:
         }
 
 
-def strip_secrets(request: dict[str, Any]) -> dict[str, Any]:
+def strip_secrets(request: dict[str, object]) -> dict[str, Any]:
     """A job request as stored and served: the jury without any credential (key-like entries,
     headers; juror strings are mappings without credentials by then) and every text redacted."""
     from jurybench.jurors import is_secret_param
@@ -129,7 +129,7 @@ def count_subjects(cur: Connection, rubric: Any, ids: list[str] | None, where: s
     return int(found[0][0])
 
 
-def _declared_run(request: dict[str, Any]) -> dict[str, Any]:
+def _declared_run(request: dict[str, object]) -> dict[str, Any]:
     """A stored job request as the arguments of ``jurybench.score`` its HTTP face declares (a
     field an older request lacks takes the declared default); the engine's under "engine".
     The subjects (where, ids) and samples were read into the job already (``build_job``)."""
@@ -269,7 +269,7 @@ class JobManager:
         row = self.rows.get(job_id)
         return None if row is None else self._row(row)
 
-    def _remember(self, row: tuple[Any, ...]) -> None:
+    def _remember(self, row: tuple[object, ...]) -> None:
         with self.rows_lock:
             self.rows[str(row[0])] = row
             while len(self.rows) > self.KNOWN_MAX:

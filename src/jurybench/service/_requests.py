@@ -297,14 +297,14 @@ def parsed_jurors(jury: dict[str, Any]) -> list[JurorSpec]:
     ]
 
 
-def secrets_of(jury: dict[str, Any]) -> list[dict[str, Any] | None]:
+def secrets_of(jury: dict[str, object]) -> list[dict[str, Any] | None]:
     """Each juror's credentials (api_key, headers, key-like parameters; kept in memory only), in order."""
     from jurybench.jurors import secret_options
 
     return [secret_options(spec) or None for spec in parsed_jurors(jury)]
 
 
-def public_jury(jury: dict[str, Any]) -> dict[str, Any]:
+def public_jury(jury: dict[str, object]) -> dict[str, Any]:
     """The request's jury as stored and served: every juror as a mapping without credentials."""
     from jurybench.jurors import public_juror
 

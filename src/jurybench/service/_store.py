@@ -358,14 +358,14 @@ class GroupWriter:
         self.thread.start()
 
     def run(
-        self, write: object, items: list[dict[str, Any]] | None = None, pairs: list[dict[str, Any]] | None = None
+        self, write: object, items: list[dict[str, object]] | None = None, pairs: list[dict[str, object]] | None = None
     ) -> Any:
         """``write(cursor)``'s result, committed (or its exception). ``items`` and ``pairs`` (rows
         to import first) are imported together with those of the other writes in the group."""
         return self.submit(write, items, pairs).result()
 
     def submit(
-        self, write: object, items: list[dict[str, Any]] | None = None, pairs: list[dict[str, Any]] | None = None
+        self, write: object, items: list[dict[str, object]] | None = None, pairs: list[dict[str, object]] | None = None
     ) -> Any:
         """As :meth:`run`, without waiting: a future of the result (await it with asyncio.wrap_future)."""
         from concurrent.futures import Future

@@ -54,7 +54,7 @@ def cohens_d_cells(
     n_boot: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-    clusters: tuple[Any, Any] | None = None,
+    clusters: tuple[object, object] | None = None,
 ) -> dict[str, dict[str, Array]]:
     """d for many cells measured on the same runs: ``arm1`` is runs1 x cells, ``arm2`` runs2 x cells.
 

@@ -164,7 +164,7 @@ def treatment_gaps(
     n_boot: int = 2000,
     seed: int = 0,
     level: float = 0.95,
-    clusters: dict[str, Any] | None = None,
+    clusters: dict[str, object] | None = None,
 ) -> tuple[list[GapResult], dict[str, dict[str, float]]]:
     """G per group with its bias-aware and percentile CIs, and a matrix of two-sided bootstrap
     p-values for G_a = G_b.

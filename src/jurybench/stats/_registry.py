@@ -67,14 +67,14 @@ class Statistic(Generic[P]):
     def __init__(
         self,
         name: str,
-        compute: Callable[Concatenate[Connection, P], dict[str, Any]],
+        compute: Callable[Concatenate[Connection, P], dict[str, object]],
         table: Table,
         *,
         help: str | None = None,
         plots: tuple[str, ...] = (),
         capped: bool = False,
         runs_sql: bool = False,
-        prepare: Callable[[StoreRef, dict[str, Any]], None] | None = None,
+        prepare: Callable[[StoreRef, dict[str, object]], None] | None = None,
     ) -> None:
         if not NAME.match(name):
             raise JurybenchError(f"statistic name {name!r}: use lower-case letters, digits and '-'.")
@@ -124,7 +124,7 @@ class Statistic(Generic[P]):
                 out[p.name] = ",".join(two_values(value, p.label(face)))
         return out
 
-    def recorded(self, values: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    def recorded(self, values: dict[str, object]) -> tuple[dict[str, Any], int | None]:
         """The ``params`` and ``seed`` written to ``stats_results`` for these values."""
         params: dict[str, Any] = {}
         for p in self.parameters:
@@ -150,7 +150,7 @@ class Statistic(Generic[P]):
         return _recorded(self, store, values)
 
     def rows(
-        self, result: dict[str, Any], *, digits: int | None = 6, summary: bool = True
+        self, result: dict[str, object], *, digits: int | None = 6, summary: bool = True
     ) -> tuple[list[str], list[list[object]]]:
         """Column names and rows of a result (floats rounded to ``digits``; None keeps them whole)."""
         columns, rows = self.table(result, summary)
@@ -245,7 +245,7 @@ def statistic(
     """Decorate a compute function ``(con, run, **parameters) -> dict`` to make it a
     :class:`Statistic` (register it with :func:`register_statistic`)."""
 
-    def make(compute: Callable[Concatenate[Connection, P], dict[str, Any]]) -> Statistic[P]:
+    def make(compute: Callable[Concatenate[Connection, P], dict[str, object]]) -> Statistic[P]:
         return Statistic(name, compute, table, plots=plots, capped=capped, runs_sql=runs_sql, prepare=prepare)
 
     return make

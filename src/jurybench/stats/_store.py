@@ -69,7 +69,7 @@ def _level(level: str, by: str | None) -> tuple[str | None, bool]:
 STATS_HINT = "--where takes a SQL predicate and --by a SQL expression over the columns in docs/statistics.md."
 
 
-def _query(con: Connection, sql: str, params: dict[str, Any], what: str) -> list[tuple[Any, ...]]:
+def _query(con: Connection, sql: str, params: dict[str, object], what: str) -> list[tuple[Any, ...]]:
     return list(execute_user_sql(con, sql, params, what=what, hint=STATS_HINT).fetchall())
 
 

@@ -42,7 +42,7 @@ def _jsonable(value: object) -> object:
     return value
 
 
-def to_json(names: list[str], rows: list[tuple[Any, ...]]) -> str:
+def to_json(names: list[str], rows: list[tuple[object, ...]]) -> str:
     """An array of row objects."""
     return json.dumps(
         [{n: _jsonable(v) for n, v in zip(names, row, strict=True)} for row in rows],
@@ -52,7 +52,7 @@ def to_json(names: list[str], rows: list[tuple[Any, ...]]) -> str:
     )
 
 
-def to_csv(names: list[str], rows: list[tuple[Any, ...]]) -> str:
+def to_csv(names: list[str], rows: list[tuple[object, ...]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(names)

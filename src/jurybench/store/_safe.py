@@ -190,7 +190,7 @@ def _too_big(node: dict[str, Any]) -> str | None:
     return None
 
 
-def _system_table(node: dict[str, Any]) -> bool:
+def _system_table(node: dict[str, object]) -> bool:
     name = str(node.get("table_name") or "").lower()
     return (
         str(node.get("catalog_name") or "").lower() in _SYSTEM_CATALOGS

@@ -219,7 +219,7 @@ _AT_LEAST = {
 }
 
 
-def _check_domains(values: dict[str, Any], options: dict[str, Option]) -> None:
+def _check_domains(values: dict[str, object], options: dict[str, Option]) -> None:
     bounds = {**_AT_LEAST, **{name: o.at_least for name, o in options.items() if o.at_least is not None}}
     for name, low in bounds.items():
         value = values.get(name)

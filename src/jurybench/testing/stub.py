@@ -161,8 +161,8 @@ class Batches:
     def create(
         self,
         protocol: str,
-        requests: list[dict[str, Any]],
-        metadata: dict[str, Any] | None,
+        requests: list[dict[str, object]],
+        metadata: dict[str, object] | None,
         input_file_id: str | None = None,
     ) -> dict[str, Any]:
         self.n_created += 1
@@ -267,7 +267,7 @@ ROUTES = (
 def make_app(
     default_content: str,
     script: deque[tuple[Any, ...]],
-    requests: list[dict[str, Any]],
+    requests: list[dict[str, object]],
     limits: RateLimits | None = None,
     batches: Batches | None = None,
     cache: PromptCache | None = None,
@@ -290,7 +290,7 @@ class _Stub:
         self,
         default_content: str,
         script: deque[tuple[Any, ...]],
-        requests: list[dict[str, Any]],
+        requests: list[dict[str, object]],
         limits: RateLimits | None,
         batches: Batches | None,
         cache: PromptCache | None,

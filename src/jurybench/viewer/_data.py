@@ -105,7 +105,7 @@ def store_of(con: Connection) -> str:
     return str(row[0]) if row else ""
 
 
-def run_key(row: dict[str, Any]) -> tuple[Any, ...]:
+def run_key(row: dict[str, object]) -> tuple[Any, ...]:
     """What a run's cached aggregates depend on."""
     return (
         row.get("store"),
@@ -261,7 +261,7 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("figures", *run_key(run)), make)
 
 
-def run_jurors(con: Connection, run: dict[str, Any]) -> list[dict[str, Any]]:
+def run_jurors(con: Connection, run: dict[str, object]) -> list[dict[str, Any]]:
     """The juror table: outcome rates, cost, latency; flip rate and first-position win rate for
     pairwise runs."""
 
@@ -376,7 +376,7 @@ def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
     return math.tanh(z - half), math.tanh(z + half)
 
 
-def run_subjects(con: Connection, run: dict[str, Any], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
+def run_subjects(con: Connection, run: dict[str, object], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
     """A page of the run's items or pairs (by id) with their jury scores per criterion."""
     kind = "pair" if run["mode"] == "pairwise" else "item"
     ids = [
@@ -445,7 +445,7 @@ def run_results(con: Connection, run_id: str) -> list[dict[str, Any]]:
     )
 
 
-def run_calibration(con: Connection, run: dict[str, Any]) -> dict[str, Any] | None:
+def run_calibration(con: Connection, run: dict[str, object]) -> dict[str, Any] | None:
     """The calibration the run's jury applies, else the newest one fitted on the run."""
     if run.get("calibration_id"):
         rows = _query(

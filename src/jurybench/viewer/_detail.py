@@ -151,7 +151,7 @@ SORTS = ("spread", "flips", "sd")
 
 
 def disagreements(
-    con: Connection, run: dict[str, Any], *, sort: str = "spread", after: int = 0, limit: int = PAGE
+    con: Connection, run: dict[str, object], *, sort: str = "spread", after: int = 0, limit: int = PAGE
 ) -> dict[str, Any]:
     """The subject x criterion cells where the jurors disagree most (spread = highest minus lowest
     juror score, or sd) or, for pairwise runs, where jurors flip their verdict when the order is

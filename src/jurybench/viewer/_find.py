@@ -93,7 +93,7 @@ class Filter:
         return urlencode({k: (f"{v:g}" if isinstance(v, float) else v) for k, v in pairs.items()})
 
 
-def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[object]]:
+def _ordered(run: dict[str, object], want: Filter) -> tuple[str, list[object]]:
     """The SQL of the run's subjects under the filter: ``id``, ``score``, ``spread`` and ``pos``
     (the 1-based position in the chosen order), and its parameters."""
     pairwise = run["mode"] == "pairwise"
@@ -177,7 +177,7 @@ def _ordered(run: dict[str, Any], want: Filter) -> tuple[str, list[object]]:
     return sql, [*params, *select_params, *where_params, *outer_params]
 
 
-def find(con: Connection, run: dict[str, Any], want: Filter, *, after: int = 0, limit: int = PAGE) -> dict[str, Any]:
+def find(con: Connection, run: dict[str, object], want: Filter, *, after: int = 0, limit: int = PAGE) -> dict[str, Any]:
     """A page of the subjects the filter keeps, in its order, from position ``after``; with how
     many it keeps in all."""
     sql, params = _ordered(run, want)
@@ -199,7 +199,7 @@ def _count(con: Connection, sql: str, params: list[object]) -> int:
     return int(con.execute(f"SELECT count(*) FROM ({sql})", params).fetchall()[0][0])
 
 
-def neighbours(con: Connection, run: dict[str, Any], want: Filter, subject_id: str) -> dict[str, Any]:
+def neighbours(con: Connection, run: dict[str, object], want: Filter, subject_id: str) -> dict[str, Any]:
     """The subject's position under the filter and order, and the ids before and after it
     (None at either end; ``position`` None when the filter leaves the subject out)."""
     if not want.active:  # the run's own order (by id): two lookups on the key
@@ -224,7 +224,7 @@ def neighbours(con: Connection, run: dict[str, Any], want: Filter, subject_id: s
     return {"position": int(pos), "previous": previous, "next": following, "total": int(total)}
 
 
-def choices(con: Connection, run: dict[str, Any]) -> dict[str, list[str]]:
+def choices(con: Connection, run: dict[str, object]) -> dict[str, list[str]]:
     """The values the form's lists offer: the run's criteria and its subjects' models, languages
     and datasets (the first 200 of each), kept per state of the run."""
     from jurybench.viewer._data import MEMO, run_key

@@ -87,7 +87,7 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) ->
     return result.inserted + result.replaced
 
 
-def queue(con: Connection, run: dict[str, Any], by: str, annotator: str) -> tuple[str | None, int]:
+def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> tuple[str | None, int]:
     """The queue's next subject and how many are left in it.
 
     ``spread``: the run's subjects without a human label, the widest juror spread first (what a

@@ -279,7 +279,7 @@ class _Pages:
             "annotate": self.annotating.enabled,
         }
 
-    def subjects(self, con: Connection, run: dict[str, Any], after: str, want: Filter, at: int) -> dict[str, Any]:
+    def subjects(self, con: Connection, run: dict[str, object], after: str, want: Filter, at: int) -> dict[str, Any]:
         """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
         from jurybench.viewer import _data, _find
 

@@ -17,7 +17,7 @@ TwoGroups = Annotated[
 ]
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
     return per_criterion(result, by_group=False)
 
 

@@ -77,7 +77,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
     return cols, rows
 
 
-def _store_exists(store: StoreRef, values: dict[str, Any]) -> None:
+def _store_exists(store: StoreRef, values: dict[str, object]) -> None:
     """A statistic over a file records into the store, created if need be."""
     from jurybench.store import connect
 
@@ -191,7 +191,7 @@ def stat_disparity(
             f"--resample {resample}: the input has no column {column!r}.", hint=f"Columns: {', '.join(records[0])}."
         )
 
-    def one(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def one(rows: list[dict[str, object]]) -> dict[str, Any]:
         return _disparity.disparity(
             [str(r["grp"]) for r in rows],
             [str(r["category"]) for r in rows],

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
     return per_criterion(result, by_group=True)
 
 
