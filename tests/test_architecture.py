@@ -266,8 +266,10 @@ def test_internal_packages_say_so_and_export_only_what_other_stages_use() -> Non
 # about 10). What is left is mostly JSON-shaped data (provider payloads, statistic results,
 # rows as DuckDB returns them) and the dynamic parts of the registries.
 # Issue 41: 26.0 before the formatter ran over the 1,071 lines it had been kept from; 23.8
-# after, with the same names in more lines (the drop is lines, not types).
-MAX_ANY_PER_1000_LINES = 24
+# after, with the same names in more lines (the drop is lines, not types). Then 18.3: parameters
+# and results that only pass values on take and give object (mypy strict checks every use), the
+# ASGI apps and the job manager's hooks their own types.
+MAX_ANY_PER_1000_LINES = 20
 
 
 def any_per_1000_lines(src: Path) -> float:

@@ -51,7 +51,7 @@ class PointwiseData:
         with np.errstate(all="ignore"):
             return np.asarray(np.nanmean(self.human, axis=1), dtype=float)
 
-    def jury_summary(self) -> dict[str, Any]:
+    def jury_summary(self) -> dict[str, object]:
         """The jury rule with n_jurors expected vs present and the items below quorum."""
         below = int(np.sum(self.jurors_present < self.rule["quorum"]))
         return {

@@ -44,7 +44,7 @@ class PreferenceRow:
 
     kappa: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
         out.update(self.counts)
         out.update(self.kappa)

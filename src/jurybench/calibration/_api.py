@@ -125,7 +125,7 @@ def fit_calibration(
     return artifact, save_artifact(con, artifact, out_dir)
 
 
-def jury_summary(block: CalibrationData) -> dict[str, Any]:
+def jury_summary(block: CalibrationData) -> dict[str, object]:
     present = np.isfinite(block.scores).sum(axis=1)
     return {
         "aggregation": block.rule,

@@ -93,7 +93,7 @@ class Selection:
             return None
         return self.chosen.cost_per_subject / self.full.cost_per_subject
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         out = {k: v for k, v in asdict(self).items() if k != "candidates"}
         out["pareto"] = [asdict(c) for c in self.pareto]
         out["candidates"] = [asdict(c) for c in self.candidates]
@@ -401,7 +401,7 @@ def _juror_rows(
     cost: dict[str, float | None],
     latency: dict[str, float | None],
     samples: dict[str, int],
-) -> list[dict[str, Any]]:
+) -> list[dict[str, object]]:
     params = dict(
         con.execute(
             "SELECT juror_key, params FROM jurors WHERE juror_key IN (SELECT juror_key FROM run_jurors)"

@@ -174,7 +174,7 @@ class GenerationSpec(_Strict):
         return None
 
 
-def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, Any]]:
+def load_spec_file(path: Path) -> tuple[GenerationSpec, dict[str, object]]:
     """A spec file (or a study file's 'generation' section): the spec and the whole YAML mapping."""
     from pydantic import ValidationError
 

@@ -143,7 +143,7 @@ class BatchClient:
             self._client = None
 
     # -- the protocol ------------------------------------------------------------------
-    def request_line(self, call_key: str, body: dict[str, object]) -> dict[str, Any]:
+    def request_line(self, call_key: str, body: dict[str, object]) -> dict[str, object]:
         """One request as the batch file (OpenAI) or the request list (Anthropic) holds it."""
         if self.protocol == "anthropic":
             return {"custom_id": call_key, "params": body}
@@ -342,7 +342,7 @@ class BatchClient:
 
 def request_body(
     protocol: str, spec: JurorSpec, messages: list[dict[str, str]], kwargs: dict[str, Any]
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The request's body: the model, the conversation and the juror's answer-changing settings
     (``kwargs`` as the synchronous path would send them, without transport settings)."""
     params = {k: v for k, v in kwargs.items() if k not in ("api_base", "api_key", "timeout", "max_retries")}

@@ -126,15 +126,15 @@ class FakeBackend:
 # What a fake juror answers, per rubric kind: scores drawn uniformly (pointwise), around the
 # position bias (pairwise), a verdict leaning to the first-shown response by the bias
 # (preference), a label, or a questionnaire's numbered lines. A new kind adds its own.
-def _fake_pointwise(rubric: PointwiseRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+def _fake_pointwise(rubric: PointwiseRubric, rng: random.Random, bias: float) -> dict[str, object]:
     return {c.name: rng.randint(c.scale.min, c.scale.max) for c in rubric.criteria}
 
 
-def _fake_pairwise(rubric: PairwiseRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+def _fake_pairwise(rubric: PairwiseRubric, rng: random.Random, bias: float) -> dict[str, object]:
     return {c.name: max(-rubric.k, min(rubric.k, round(rng.gauss(0, 1) + bias))) for c in rubric.categories}
 
 
-def _fake_preference(rubric: PreferenceRubric, rng: random.Random, bias: float) -> dict[str, Any]:
+def _fake_preference(rubric: PreferenceRubric, rng: random.Random, bias: float) -> dict[str, object]:
     first = rng.random() < 0.5 + bias / 2
     tie = rubric.allow_tie and rng.random() < 0.1
     return {"verdict": "tie" if tie else ("A" if first else "B")}
@@ -148,7 +148,7 @@ def _fake_questionnaire(rubric: InventoryRubric, rng: random.Random, bias: float
     return "\n".join(f"{n}. {rng.randint(1, rubric.scale.points)}" for n in range(1, len(rubric.items) + 1))
 
 
-def _fake_from_values(rubric: AnyRubric, rng: random.Random) -> dict[str, Any]:
+def _fake_from_values(rubric: AnyRubric, rng: random.Random) -> dict[str, object]:
     """A kind of a plug-in's: each key of its JSON answer one of its values, drawn uniformly
     (an integer written as a JSON number)."""
     answer: dict[str, Any] = {}

@@ -71,7 +71,7 @@ def structured_mode(spec: JurorSpec, rubric: AnyRubric, litellm: Any | None) -> 
         return "json"
 
 
-def _response_format(spec: JurorSpec, rubric: AnyRubric, mode: str, supports_json: bool) -> dict[str, Any] | None:
+def _response_format(spec: JurorSpec, rubric: AnyRubric, mode: str, supports_json: bool) -> dict[str, object] | None:
     """The request's ``response_format`` for the juror's structured mode and the chosen shape."""
     shape = str(spec.params.get("response_format", "auto"))
     if mode not in ("schema", "json") or shape == "none":

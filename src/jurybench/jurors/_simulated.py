@@ -306,7 +306,7 @@ class SimJuror:
             for c in rubric.categories
         }
 
-    def preference(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, Any]:
+    def preference(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, object]:
         rubric = self.rubric
         assert isinstance(rubric, PreferenceRubric)
         p_first = 1 / (1 + math.exp(-(2 * self.advantage(first, second, "preference") + self.position_bias)))

@@ -152,7 +152,7 @@ class JurorSpec:
         return self.options.get(name, default)
 
 
-def _coerce(value: str) -> Any:
+def _coerce(value: str) -> object:
     lowered = value.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
@@ -304,12 +304,12 @@ def _check_headers(key: str, value: object, where: str) -> None:
             )
 
 
-def stored_params(spec: JurorSpec) -> dict[str, Any]:
+def stored_params(spec: JurorSpec) -> dict[str, object]:
     """What the jurors table records: answer-changing params, never secrets."""
     return {k: v for k, v in spec.params.items() if k not in _SECRET}
 
 
-def secret_options(spec: JurorSpec) -> dict[str, Any]:
+def secret_options(spec: JurorSpec) -> dict[str, object]:
     """The juror's credentials (kept in memory only): api_key, headers, key-like parameters,
     and URLs that carry credentials (``api_base=http://user:password@host/v1``)."""
     return {k: v for k, v in spec.options.items() if is_secret_param(k) or url_credentials(v) is not None}
@@ -321,7 +321,7 @@ def public_value(value: object) -> object:
     return credentials[0] if credentials is not None else value
 
 
-def public_juror(spec: JurorSpec) -> dict[str, Any]:
+def public_juror(spec: JurorSpec) -> dict[str, object]:
     """The juror as a mapping without any credential (what a service job stores and serves);
     the names of the credentials it was given are listed under ``secrets`` (a URL that carried
     credentials is shown with them masked)."""

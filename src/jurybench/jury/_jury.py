@@ -114,7 +114,7 @@ class Jury:
             raise JurybenchError("a calibration file is used only with aggregation 'calibrated'.")
         return replace(self, aggregation=aggregation, calibration_id=self.calibration_id if self.calibration else None)
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> dict[str, object]:
         return {
             "name": self.name,
             "aggregation": self.aggregation,
@@ -263,7 +263,7 @@ def jurors_of_run(con: Connection, run_id: str) -> list[RunJuror]:
     return [replace(s, label=f"{s.label} #{s.key[:8]}") if labels.count(s.label) > 1 else s for s in seats]
 
 
-def jury_rule(con: Connection, run_id: str) -> dict[str, Any]:
+def jury_rule(con: Connection, run_id: str) -> dict[str, object]:
     """The run's jury rule as reported beside every jury figure."""
     row = con.execute(
         "SELECT ju.aggregation, ju.quorum, ju.tie_rule, ju.name, (SELECT count(*) FROM run_jurors WHERE run_id = ?), "

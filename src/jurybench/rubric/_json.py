@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.DOTALL)
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str) -> object:
     """The JSON object in an answer: the whole text, a fenced block, or the outermost braces."""
     stripped = text.strip()
     candidates = [stripped]

@@ -82,7 +82,7 @@ def _read_rubric(path: Path) -> AnyRubric:
     return parse_rubric(text, source=str(path))
 
 
-def read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+def read_yaml(text: str, source: str) -> tuple[object, yaml.Node | None]:
     """YAML data and its node tree (for line numbers); malformed YAML is one line naming the line."""
     try:
         return yaml.safe_load(text), yaml.compose(text)

@@ -48,7 +48,7 @@ class Distribution:
     expected: float
     coverage: float  # probability the scale's values held among the alternatives, before renormalising
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {"p": self.probabilities, "coverage": round(self.coverage, 6)}
 
 

@@ -109,10 +109,10 @@ Messages = list[dict[str, str]]
 _BEHAVIOUR: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
-def kind_behaviour(kind: str, what: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def kind_behaviour(kind: str, what: str) -> Callable[[Callable[..., object]], Callable[..., object]]:
     """Register the decorated function as ``what`` (render, gold) of rubric kind ``kind``."""
 
-    def register(function: Callable[..., object]) -> Callable[..., Any]:
+    def register(function: Callable[..., object]) -> Callable[..., object]:
         _BEHAVIOUR[(kind, what)] = function
         return function
 
@@ -245,7 +245,7 @@ class _RubricBase(_Strict):
             out[dimension] = {str(v): float(v) for v in range(low, high + 1)}
         return out
 
-    def answer_fields(self) -> dict[str, Any]:
+    def answer_fields(self) -> dict[str, object]:
         """The answer's pydantic fields (name -> (type, Field)), checked strictly: by default an
         integer on each dimension's scale."""
         fields: dict[str, Any] = {}
@@ -263,7 +263,7 @@ class _RubricBase(_Strict):
             example[key] = min(points)
         return lines, example
 
-    def scores_of(self, values: dict[str, Any]) -> dict[str, Any]:
+    def scores_of(self, values: dict[str, Any]) -> dict[str, object]:
         """The scores a valid answer gives (its rationale taken out), by dimension."""
         return {k: int(v) for k, v in values.items()}
 
@@ -403,7 +403,7 @@ class PointwiseRubric(_RubricBase):
             out.append(f"{c.name} ({c.scale.min}..{c.scale.max}): {c.description}\n{anchors}")
         return "\n\n".join(out)
 
-    def answer_fields(self) -> dict[str, Any]:
+    def answer_fields(self) -> dict[str, object]:
         return {c.name: (int, Field(ge=c.scale.min, le=c.scale.max, description=c.description)) for c in self.criteria}
 
 
@@ -433,13 +433,13 @@ class PairwiseRubric(_RubricBase):
     def criteria_text(self) -> str:
         return "\n".join(f"- {c.name}: {c.description}" for c in self.categories)
 
-    def answer_fields(self) -> dict[str, Any]:
+    def answer_fields(self) -> dict[str, object]:
         return {
             c.name: (int, Field(ge=-self.k, le=self.k, description=f"how much more {c.name} in A"))
             for c in self.categories
         }
 
-    def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+    def answer_lines(self) -> tuple[list[str], dict[str, object]]:
         lines, _ = super().answer_lines()
         return lines, {c.name: 0 for c in self.categories}
 
@@ -478,15 +478,15 @@ class PreferenceRubric(_RubricBase):
             verdicts["tie"] = 0.0
         return {"verdict": verdicts}
 
-    def answer_fields(self) -> dict[str, Any]:
+    def answer_fields(self) -> dict[str, object]:
         choices = ("A", "B", "tie") if self.allow_tie else ("A", "B")
         return {"verdict": (Literal[choices], Field(description="the better response"))}
 
-    def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+    def answer_lines(self) -> tuple[list[str], dict[str, object]]:
         allowed = '"A", "B" or "tie"' if self.allow_tie else '"A" or "B"'
         return [f'- "verdict": {allowed}'], {"verdict": "A"}
 
-    def scores_of(self, values: dict[str, Any]) -> dict[str, Any]:
+    def scores_of(self, values: dict[str, Any]) -> dict[str, object]:
         return {"preference": PREFERENCE_SCORE[values["verdict"]]}
 
     def dimension_of_key(self, key: str) -> str:

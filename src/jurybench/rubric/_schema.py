@@ -37,7 +37,7 @@ def response_model(rubric: AnyRubric) -> type[BaseModel]:
     return model
 
 
-def answer_schema(rubric: AnyRubric) -> dict[str, Any]:
+def answer_schema(rubric: AnyRubric) -> dict[str, object]:
     """The rubric's answer as a strict JSON schema: every key required, no other key, integer
     bounds and the verdict's choices stated (a provider may not enforce them all; the answer is
     validated afterwards either way)."""

@@ -114,7 +114,7 @@ def subject_ids(con: Connection, rubric: AnyRubric, where: str | None, ids: Sequ
             )
 
 
-def subject_rows(con: Connection, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, Any]]:
+def subject_rows(con: Connection, rubric: AnyRubric, ids: Sequence[str]) -> list[dict[str, object]]:
     """The subjects with these ids, as dicts in key order (metadata parsed)."""
     import pyarrow as pa
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.store import reading
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 RESULTS_SQL = "SELECT result_id, name, run_id, seed, params, created_at FROM stats_results "
 
 
-def result_rows(store: StoreRef, *, name: str | None = None) -> list[tuple[Any, ...]]:
+def result_rows(store: StoreRef, *, name: str | None = None) -> list[tuple[object, ...]]:
     """Recorded statistics (id, name, run, seed, parameters, time) as rows, oldest first."""
     with reading(store) as con:
         return list(

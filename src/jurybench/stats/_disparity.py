@@ -60,7 +60,7 @@ def disparity(
     seed: int = 0,
     resample: str = "instances",
     clusters: list[str] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Accuracy by group x category, Gini inequity with a bootstrap CI, max-min gaps, reference premium.
 
     ``resample`` is the bootstrap's unit for the Gini CI: ``instances`` (the rows within each

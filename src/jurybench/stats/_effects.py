@@ -116,7 +116,7 @@ class AnchorThresholds:
 
 def anchor(
     value: float, low: float, high: float, human: float, thresholds: AnchorThresholds = AnchorThresholds()
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Compare an effect (with its CI) to a human baseline: ratio, inside-CI, and a pattern.
 
     Patterns: ``concordance`` (the baseline lies within the CI), ``suppression`` (the CI lies

@@ -18,7 +18,9 @@ Array = NDArray[np.float64]
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
 
-def directional_differences(eps: Array, categories: list[str], *, zero_method: str = "wilcox") -> list[dict[str, Any]]:
+def directional_differences(
+    eps: Array, categories: list[str], *, zero_method: str = "wilcox"
+) -> list[dict[str, object]]:
     """Per category: D_j = mean epsilon, and the Wilcoxon signed-rank test of symmetry about 0.
 
     ``eps`` is pairs x categories (NaN = excluded). Zero differences follow ``zero_method``:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -13,7 +11,7 @@ from jurybench.stats._pairwise import wilcoxon_method
 Array = NDArray[np.float64]
 
 
-def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, Any]:
+def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, object]:
     """Friedman test across models (columns) with blocks = prompts (rows, complete only),
     then pairwise Wilcoxon signed-rank tests (null distribution as in
     :func:`jurybench.stats._pairwise.wilcoxon_method`), Holm-corrected, as a p-value matrix."""

@@ -60,7 +60,7 @@ def power_summary(
     alpha: float = 0.05,
     juror_variance: float | None = None,
     jurors: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """From paired pilot scores (arm a and arm b per pair): the observed difference, its SD, the
     correlation between the arms, the effect to detect (``d`` as d_z, or ``shift`` in score
     units, else the observed d_z), the pairs needed for the paired t-test and (approximately)

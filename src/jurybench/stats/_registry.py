@@ -124,7 +124,7 @@ class Statistic(Generic[P]):
                 out[p.name] = ",".join(two_values(value, p.label(face)))
         return out
 
-    def recorded(self, values: dict[str, object]) -> tuple[dict[str, Any], int | None]:
+    def recorded(self, values: dict[str, object]) -> tuple[dict[str, object], int | None]:
         """The ``params`` and ``seed`` written to ``stats_results`` for these values."""
         params: dict[str, Any] = {}
         for p in self.parameters:
@@ -183,7 +183,7 @@ def _recorded(stat: Statistic[...], store: StoreRef, values: dict[str, Any]) -> 
     by_path = store is None or isinstance(store, str | Path)
     limit = duckdb_memory() if stat.capped and by_path else None
 
-    def described(con: Connection) -> dict[str, Any]:
+    def described(con: Connection) -> dict[str, object]:
         """The result, with what its figures rest on: the jury's discrete or expected scores, and
         the run's design (both orders or one) and, for a run judged with --until, its stopping
         rule, read on the same connection."""
@@ -241,7 +241,7 @@ def statistic(
     capped: bool = False,
     runs_sql: bool = False,
     prepare: Callable[[StoreRef, dict[str, Any]], None] | None = None,
-) -> Callable[[Callable[Concatenate[Connection, P], dict[str, Any]]], Statistic[P]]:
+) -> Callable[[Callable[Concatenate[Connection, P], dict[str, object]]], Statistic[P]]:
     """Decorate a compute function ``(con, run, **parameters) -> dict`` to make it a
     :class:`Statistic` (register it with :func:`register_statistic`)."""
 

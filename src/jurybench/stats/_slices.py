@@ -187,7 +187,7 @@ class Coverage:
             ).fetchall()[0][0]
         )
 
-    def result(self, con: Connection) -> dict[str, Any]:
+    def result(self, con: Connection) -> dict[str, object]:
         from jurybench.jury import jury_rule
 
         return {
@@ -198,7 +198,7 @@ class Coverage:
         }
 
 
-def jury_coverage(con: Connection, run_id: str, view: str) -> dict[str, Any]:
+def jury_coverage(con: Connection, run_id: str, view: str) -> dict[str, object]:
     """:class:`Coverage` of a run: a pointwise run read in slices (flat memory), a pairwise
     one whole."""
     coverage = Coverage(con, run_id, view)

@@ -143,7 +143,7 @@ def _pointwise_sql(by: str | None, where: str | None, extra: str | None, level: 
 
 def item_scores(
     con: Connection, run_id: str, *, where: str | None, by: str | None, extra: str | None = None, level: str = "jury"
-) -> list[tuple[Any, ...]]:
+) -> list[tuple[object, ...]]:
     """(group, item, criterion, [extra], score): the jury's score by the run's rule (or each juror's)."""
     _check_run(con, run_id)
     rows = _query(con, _pointwise_sql(by, where, extra, level), {"run": run_id}, "reading pointwise scores")

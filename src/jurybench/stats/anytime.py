@@ -195,7 +195,7 @@ def always_valid_p(looks: list[tuple[float, int]], value: float, low: float, hig
 
 def look_run(
     con: Connection, spec: Any, rule: StoppingRule, run: str, low: float, high: float, rho: float
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The figure the rule looks at after a batch, from the run's jury scores so far."""
     from collections import defaultdict
 

@@ -92,7 +92,7 @@ def cohens_d(
             http={"min_length": 1, "max_length": 500},
         ),
     ] = "instances",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines.
     ``resample``: ``instances`` (each arm's items, the default) or ``clusters:<expression over the
     item's columns>`` (e.g. ``clusters:prompt``: a drawn prompt brings its items in both arms)."""

@@ -30,7 +30,7 @@ def welch(
     where: params.Where = None,
     by: params.Groups = "model",
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Welch two-sample t-test between two groups."""
 
     return stat_compare(con, run, test="welch", groups=two_values(groups, "groups"), where=where, by=by, level=level)
@@ -45,7 +45,7 @@ def mannwhitney(
     where: params.Where = None,
     by: params.Groups = "model",
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Mann-Whitney U test between two groups."""
 
     return stat_compare(
@@ -62,7 +62,7 @@ def stat_compare(
     where: str | None = None,
     by: str | None = None,
     level: str = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import jury_coverage

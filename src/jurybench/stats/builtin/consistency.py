@@ -23,7 +23,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
 @statistic("consistency", table=table)
 def consistency(
     con: Connection, run: params.Run, *, where: params.Where = None, by: params.By = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
 
     return stat_consistency(con, run, where=where, by=by)

@@ -126,7 +126,7 @@ def disparity(
             http={"pattern": r"^(instances|groups|clusters:\w+)$"},
         ),
     ] = "instances",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium.
     ``max_invalid_rate=None`` (or a negative value) keeps every group."""
 
@@ -152,7 +152,7 @@ def stat_disparity(
     n_boot: int = 2000,
     seed: int = 0,
     resample: str = "instances",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Classification disparity from a query or file with columns grp, category, correct, invalid
     (and optionally model: then one result per model)."""
     from collections import defaultdict
@@ -191,7 +191,7 @@ def stat_disparity(
             f"--resample {resample}: the input has no column {column!r}.", hint=f"Columns: {', '.join(records[0])}."
         )
 
-    def one(rows: list[dict[str, object]]) -> dict[str, Any]:
+    def one(rows: list[dict[str, object]]) -> dict[str, object]:
         return _disparity.disparity(
             [str(r["grp"]) for r in rows],
             [str(r["category"]) for r in rows],

@@ -31,7 +31,7 @@ def friedman(
     by: Annotated[str, param("The compared groups (SQL expression).", http=params.EXPR)] = "model",
     block: Annotated[str, param("Blocks (SQL expression).", http=params.EXPR)] = "prompt",
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
 
     return stat_friedman(con, run, where=where, by=by, block=block, level=level)
@@ -45,7 +45,7 @@ def stat_friedman(
     by: str | None = None,
     block: str = "prompt",
     level: str = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
     computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
     so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and

@@ -56,7 +56,7 @@ def gap(
             http={"min_length": 1, "max_length": 500},
         ),
     ] = "pairs",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
 
     return stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level, resample=resample)

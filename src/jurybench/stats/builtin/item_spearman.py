@@ -40,7 +40,7 @@ def item_spearman(
     ] = None,
     where: params.Where = None,
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Spearman correlation between conditions of per-item keyed differences between the arms
     (reverse-keyed items from ``key_file``, CSV criterion,key, or ``keys``, criterion -> +1/-1)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from jurybench.declare import param
 from jurybench.stats import params
@@ -38,7 +38,7 @@ def kendall(
     where: params.Where = None,
     by: params.Groups = "model",
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Kendall tau between the groups' mean scores and a reference ranking: a CSV group,value
     (``baseline_file``) or the values themselves (``reference``, group -> value)."""
 
@@ -55,7 +55,7 @@ def stat_kendall(
     where: str | None = None,
     by: str | None = None,
     level: str = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
 
     import numpy as np

@@ -94,7 +94,7 @@ def leaderboard(
     weighted: Annotated[
         bool, param("A battle's outcome is the probability its first model won, not the score's sign.", flag=True)
     ] = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Bradley-Terry ratings of the run's models (Elo scale, ``anchor`` at 1000), each model's
     predicted win rate against ``baseline``, and ranks, with intervals from a bootstrap that
     resamples ``resample`` units (prompts, pairs, battles, or clusters:<expression over p, a,

@@ -64,7 +64,7 @@ def power(
     shift: Annotated[float | None, param("Effect to detect in score units (instead of --d).")] = None,
     power: Annotated[float, param("Power wanted.", http={"gt": 0, "lt": 1})] = 0.8,
     alpha: Annotated[float, param("Two-sided significance level.", http={"gt": 0, "lt": 1})] = 0.05,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Pairs (prompts) needed to detect an effect between two arms, from a pilot run: paired
     t-test (and Wilcoxon by its efficiency), the pilot's own power, and other jury sizes."""
 

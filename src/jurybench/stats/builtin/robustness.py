@@ -18,7 +18,7 @@ def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[lis
 @statistic("robustness", table=table)
 def robustness(
     con: Connection, run: params.Run, *, other_run: params.OtherRun, where: params.Where = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
 
     return stat_robustness(con, run, other_run=other_run, where=where)

@@ -34,7 +34,7 @@ def ttest(
         param("Stored human mean baselines (cell = group, target = criterion or '').", http={"max_length": 128}),
     ] = None,
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One-sample t-test of each group's mean score against a human baseline."""
     from jurybench.stats._store import stored_baselines
 
@@ -54,7 +54,7 @@ def stat_ttest(
     baseline_file: Path | None = None,
     stored: dict[tuple[str, str], float] | None = None,
     level: str = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One-sample t-test of each group's item scores against a baseline (one value, or per group)."""
 
     from jurybench.errors import JurybenchError

@@ -47,7 +47,7 @@ def winrate(
     length_controlled: Annotated[
         bool, param("Also the win rate predicted at equal length (docs/statistics.md).", flag=True)
     ] = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Win rates against a reference model as AlpacaEval defines them: wins, losses, draws, the
     mean preference (probabilistic where the jury's scores are) with its standard error, and the
     discrete win rate (ties as half); ``length_controlled``: the win rate a logistic model of
