@@ -6,6 +6,9 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 DEFAULT_DB = "jurybench.duckdb"
 DEFAULT_DATA = "../shared/datasets"
@@ -115,9 +118,9 @@ def load_plugins(group: str, what: str) -> None:
 class Plugins:
     """What a registry holds is loaded once, at its first read: its built-ins (``builtins``,
     a callable that registers them, as a plug-in's entry point would), then the entry points of
-    installed packages in ``group``. One loader for every registry (juror kinds, statistics):
-    built-ins are registered the same way a third party's are. ``loaded`` may be set to False
-    to load again (tests of plug-ins)."""
+    installed packages in ``group``. One loader for every registry (juror kinds, rubric kinds,
+    statistics): built-ins are registered the same way a third party's are. ``loaded`` may be
+    set to False to load again (tests of plug-ins)."""
 
     def __init__(self, group: str, what: str, builtins: Callable[[], None]) -> None:
         self.group, self.what, self.builtins = group, what, builtins
@@ -133,3 +136,43 @@ class Plugins:
             self.loaded = True
         self.builtins()
         load_plugins(self.group, self.what)
+
+
+class Registry(Generic[T]):
+    """Named things a plug-in can add (juror kinds, rubric kinds, statistics), one mechanism for
+    all: held by name, a second registration of a name refused unless ``replace``, and loaded
+    once at the first read (built-ins first, then installed packages' entry points in ``group``:
+    :class:`Plugins`). ``label`` names an entry in messages (``"statistic '{}'"``);
+    ``function`` is the register function a user calls (named in the hint)."""
+
+    def __init__(self, group: str, what: str, builtins: Callable[[], None], *, label: str, function: str) -> None:
+        self.plugins = Plugins(group, what, builtins)
+        self.label, self.function = label, function
+        self._items: dict[str, T] = {}
+        self._lock = threading.Lock()
+
+    def register(self, name: str, item: T, *, replace: bool = False) -> None:
+        from jurybench.errors import JurybenchError
+
+        with self._lock:
+            if name in self._items and not replace and self._items[name] is not item:
+                raise JurybenchError(
+                    f"{self.label.format(name)} is registered already.",
+                    hint=f"Pass replace=True to {self.function} to replace it.",
+                )
+            self._items[name] = item
+
+    def unregister(self, name: str) -> None:
+        with self._lock:
+            self._items.pop(name, None)
+
+    def items(self) -> dict[str, T]:
+        """Every entry by name, in the order registered (built-ins first)."""
+        self.plugins.load()
+        with self._lock:
+            return dict(self._items)
+
+    def get(self, name: str) -> T | None:
+        self.plugins.load()
+        with self._lock:
+            return self._items.get(name)

@@ -230,3 +230,29 @@ def test_an_inline_rubric_of_a_registered_kind_is_a_service_job(tmp_path: Path) 
             assert bad.status_code == 400 and "rubric_inline.kind: 'nope' is not a rubric kind" in bad.text
     finally:
         unregister_kind("checks2")
+
+
+def test_juror_kinds_rubric_kinds_and_statistics_share_one_registry_mechanism() -> None:
+    """One mechanism (config.Registry: by name, a second registration refused, built-ins then
+    entry points loaded once) behind the three things a plug-in can add."""
+    from jurybench.config import Registry
+    from jurybench.jurors import JurorKind
+    from jurybench.jurors import _lookup as juror_kinds
+    from jurybench.jurors import register_kind as register_juror_kind
+    from jurybench.rubric import _kinds as rubric_kind_registry
+    from jurybench.stats import _registry as statistic_registry
+    from jurybench.stats import get_statistic, register_statistic
+
+    for registry in (juror_kinds.REGISTRY, rubric_kind_registry.REGISTRY, statistic_registry.REGISTRY):
+        assert isinstance(registry, Registry) and registry.items()
+    with pytest.raises(jb.JurybenchError, match=r"^juror kind 'fake/' is registered already"):
+        register_juror_kind(JurorKind("fake", lambda *a: None))
+
+    class Clash(_Stars):
+        kind: Literal["pointwise"]  # type: ignore[assignment]
+
+    with pytest.raises(jb.JurybenchError, match=r"^rubric kind 'pointwise' is registered already"):
+        register_kind(Clash)
+    gap = get_statistic("gap")
+    register_statistic(gap)  # the same object again: nothing to refuse
+    assert statistic_registry.REGISTRY.get("gap") is gap

@@ -29,8 +29,8 @@ from jurybench.jurors._kind_litellm import (
     answers_in_json,
     structured_mode,
 )
-from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind, register_kind, unregister_kind
-from jurybench.jurors._lookup import is_offline, kind_of, kinds
+from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind
+from jurybench.jurors._lookup import is_offline, kind_of, kinds, register_kind, unregister_kind
 from jurybench.jurors._make import check_juror, make_backend
 from jurybench.jurors._own_pace import JurorPace
 from jurybench.jurors._price_map import Price, is_local, priced

@@ -1,15 +1,17 @@
 """The built-in juror kinds, one module each (``_kind_fake``, ``_simulated``, ``_kind_replay``,
-``_kind_import``, ``_kind_litellm``), registered the way a third party registers its own
-(jurors/_kinds.py)."""
+``_kind_import``, ``_kind_litellm``, each ending with its ``KIND``), registered the way a third
+party registers its own (``jurors/_lookup.py``)."""
 
 from __future__ import annotations
 
-from jurybench.jurors._kinds import register_kind
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jurybench.jurors._kinds import JurorKind
 
 
-def register() -> None:
+def builtin_kinds() -> list[JurorKind]:
+    """The built-in kinds, litellm's (the default, ``*``) last."""
     from jurybench.jurors import _kind_fake, _kind_import, _kind_litellm, _kind_replay, _simulated
 
-    for module in (_kind_fake, _simulated, _kind_replay, _kind_import):
-        register_kind(module.KIND, replace=True)
-    register_kind(_kind_litellm.KIND)
+    return [module.KIND for module in (_kind_fake, _simulated, _kind_replay, _kind_import, _kind_litellm)]

@@ -4,19 +4,16 @@ A kind says how to build a juror's transport, which parameters it takes, whether
 offline (costs nothing, needs no key or network), whether an answer that fails validation
 may be asked for again, and (optionally) its price. ``fake/``, ``sim/`` and ``replay/`` are
 built in; every other model string is litellm's (``openai/...``, ``ollama/...``). Built-in
-kinds register with :func:`register_kind`, as a third party's do: from code, or from a
-package's entry point in the group ``jurybench.jurors`` (a callable that registers its kinds),
-loaded the first time a kind is looked up.
+kinds register with ``register_kind`` (``jurors/_lookup.py``), as a third party's do: from
+code, or from a package's entry point in the group ``jurybench.jurors`` (a callable that
+registers its kinds), loaded the first time a kind is looked up.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-from jurybench.errors import JurybenchError
 
 ENTRY_POINT_GROUP = "jurybench.jurors"
 
@@ -37,30 +34,3 @@ class JurorKind:
     reaskable: bool = True
     check: Callable[[Any, str], None] | None = None
     price: Callable[[Any], Any] | None = None
-
-
-_KINDS: dict[str, JurorKind] = {}
-_DEFAULT: list[JurorKind] = []  # the kind of every model string no registered prefix claims (litellm)
-_LOCK = threading.Lock()
-
-
-def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
-    """Make ``<prefix>/...`` model strings jurors of this kind; ``prefix="*"`` is the default
-    kind (litellm's). Registering a prefix twice is refused unless ``replace``."""
-    with _LOCK:
-        if kind.prefix == "*":
-            _DEFAULT[:] = [kind]
-            return
-        if "/" in kind.prefix or not kind.prefix:
-            raise JurybenchError(f"juror kind prefix {kind.prefix!r}: give the part before the '/', e.g. 'echo'.")
-        if kind.prefix in _KINDS and not replace and _KINDS[kind.prefix] is not kind:
-            raise JurybenchError(
-                f"juror kind '{kind.prefix}/' is registered already.",
-                hint="Pass replace=True to register_kind to replace it.",
-            )
-        _KINDS[kind.prefix] = kind
-
-
-def unregister_kind(prefix: str) -> None:
-    with _LOCK:
-        _KINDS.pop(prefix, None)

@@ -1,41 +1,53 @@
-"""Looking a juror's kind up by its model string: the built-in kinds and those of installed
-packages' entry points (group jurybench.jurors) are loaded the first time.
+"""The juror kinds' registry, and looking a juror's kind up by its model string: the built-in
+kinds and those of installed packages' entry points (group jurybench.jurors) are loaded the
+first time one is looked up.
 """
 
 from __future__ import annotations
 
-from jurybench.config import Plugins
-from jurybench.jurors._kinds import _DEFAULT, _KINDS, ENTRY_POINT_GROUP, JurorKind
+from jurybench.config import Registry
+from jurybench.errors import JurybenchError
+from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind
 
 
 def _builtins() -> None:
-    from jurybench.jurors._builtin_kinds import register
+    from jurybench.jurors._builtin_kinds import builtin_kinds
 
-    register()
-
-
-PLUGINS = Plugins(ENTRY_POINT_GROUP, "juror kinds", _builtins)
+    for kind in builtin_kinds():
+        register_kind(kind, replace=True)
 
 
-def _load() -> None:
-    """Built-in kinds, then those of installed packages' entry points (once)."""
-    PLUGINS.load()
+# The kinds by prefix; "*" is the default kind, of every model string no prefix claims (litellm's).
+REGISTRY: Registry[JurorKind] = Registry(
+    ENTRY_POINT_GROUP, "juror kinds", _builtins, label="juror kind '{}/'", function="register_kind"
+)
+PLUGINS = REGISTRY.plugins
+
+
+def register_kind(kind: JurorKind, *, replace: bool = False) -> None:
+    """Make ``<prefix>/...`` model strings jurors of this kind; ``prefix="*"`` is the default
+    kind (litellm's). Registering a prefix twice is refused unless ``replace``."""
+    if kind.prefix != "*" and ("/" in kind.prefix or not kind.prefix):
+        raise JurybenchError(f"juror kind prefix {kind.prefix!r}: give the part before the '/', e.g. 'echo'.")
+    REGISTRY.register(kind.prefix, kind, replace=replace or kind.prefix == "*")
+
+
+def unregister_kind(prefix: str) -> None:
+    REGISTRY.unregister(prefix)
 
 
 def kind_of(model: str) -> JurorKind:
     """The kind of a model string (``fake/kind`` → fake; ``openai/gpt-4o`` → litellm's)."""
-    _load()
+    known = REGISTRY.items()
     prefix = model.split("/", 1)[0] if "/" in model else ""
-    found = _KINDS.get(prefix)
-    if found is not None:
-        return found
-    return _DEFAULT[0]
+    found = known.get(prefix) if prefix != "*" else None
+    return found if found is not None else known["*"]
 
 
 def kinds() -> list[JurorKind]:
     """Every registered kind, the default last."""
-    _load()
-    return [*sorted(_KINDS.values(), key=lambda k: k.prefix), *_DEFAULT]
+    known = REGISTRY.items()
+    return [*sorted((k for p, k in known.items() if p != "*"), key=lambda k: k.prefix), known["*"]]
 
 
 def is_offline(model: str) -> bool:

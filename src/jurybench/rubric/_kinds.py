@@ -14,20 +14,16 @@ its kinds), loaded the first time the registry is read.
 
 from __future__ import annotations
 
-import threading
 import typing
 from typing import TYPE_CHECKING
 
-from jurybench.config import Plugins
+from jurybench.config import Registry
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from jurybench.rubric._model import _RubricBase
 
 ENTRY_POINT_GROUP = "jurybench.rubric_kinds"
-
-_KINDS: dict[str, type[_RubricBase]] = {}
-_LOCK = threading.Lock()
 
 
 def kind_name(model: type[_RubricBase]) -> str:
@@ -50,18 +46,11 @@ def register_kind(model: type[_RubricBase], *, replace: bool = False) -> None:
         raise JurybenchError(
             f"register_kind: {model!r} is not a rubric kind.", hint="Subclass jurybench.rubric.RubricKind."
         )
-    name = kind_name(model)
-    with _LOCK:
-        if name in _KINDS and not replace and _KINDS[name] is not model:
-            raise JurybenchError(
-                f"rubric kind '{name}' is registered already.", hint="Pass replace=True to register_kind to replace it."
-            )
-        _KINDS[name] = model
+    REGISTRY.register(kind_name(model), model, replace=replace)
 
 
 def unregister_kind(name: str) -> None:
-    with _LOCK:
-        _KINDS.pop(name, None)
+    REGISTRY.unregister(name)
 
 
 def _builtins() -> None:
@@ -71,16 +60,16 @@ def _builtins() -> None:
         register_kind(model)
 
 
-PLUGINS = Plugins(ENTRY_POINT_GROUP, "rubric kinds", _builtins)
+REGISTRY: Registry[type[_RubricBase]] = Registry(
+    ENTRY_POINT_GROUP, "rubric kinds", _builtins, label="rubric kind '{}'", function="register_kind"
+)
 
 
 def rubric_kinds() -> dict[str, type[_RubricBase]]:
     """Every registered rubric kind by name, built-ins first."""
-    PLUGINS.load()
-    with _LOCK:
-        return dict(_KINDS)
+    return REGISTRY.items()
 
 
 def kind_model(name: object) -> type[_RubricBase] | None:
     """The model of the rubric kind called ``name``, or None."""
-    return rubric_kinds().get(name) if isinstance(name, str) else None
+    return REGISTRY.get(name) if isinstance(name, str) else None

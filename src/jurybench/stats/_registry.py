@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import inspect
 import re
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec
 
-from jurybench.config import Plugins
+from jurybench.config import Registry
 from jurybench.declare import Parameter, on, parameters_of
 from jurybench.errors import JurybenchError
 
@@ -251,45 +250,30 @@ def statistic(
     return make
 
 
-_STATS: dict[str, Statistic[...]] = {}
-_LOCK = threading.Lock()
-
-
-def register_statistic(stat: Statistic[...], *, replace: bool = False) -> None:
-    """Offer ``stat`` on every face. Registering a name twice is refused unless ``replace``."""
-    with _LOCK:
-        if stat.name in _STATS and not replace and _STATS[stat.name] is not stat:
-            raise JurybenchError(
-                f"statistic '{stat.name}' is registered already.",
-                hint="Pass replace=True to register_statistic to replace it.",
-            )
-        _STATS[stat.name] = stat
-
-
-def unregister_statistic(name: str) -> None:
-    with _LOCK:
-        _STATS.pop(name, None)
-
-
 def _builtins() -> None:
     from jurybench.stats.builtin import register
 
     register()
 
 
-PLUGINS = Plugins(ENTRY_POINT_GROUP, "statistics", _builtins)
+REGISTRY: Registry[Statistic[...]] = Registry(
+    ENTRY_POINT_GROUP, "statistics", _builtins, label="statistic '{}'", function="register_statistic"
+)
+PLUGINS = REGISTRY.plugins
 
 
-def _load() -> None:
-    """The built-in statistics, then those of installed packages' entry points (once)."""
-    PLUGINS.load()
+def register_statistic(stat: Statistic[...], *, replace: bool = False) -> None:
+    """Offer ``stat`` on every face. Registering a name twice is refused unless ``replace``."""
+    REGISTRY.register(stat.name, stat, replace=replace)
+
+
+def unregister_statistic(name: str) -> None:
+    REGISTRY.unregister(name)
 
 
 def statistics() -> dict[str, Statistic[...]]:
     """Every registered statistic by name, built-ins first."""
-    _load()
-    with _LOCK:
-        return dict(_STATS)
+    return REGISTRY.items()
 
 
 def get_statistic(name: str) -> Statistic[...]:
