@@ -55,7 +55,8 @@ def _version() -> str:
         return "0+unknown"
 
 
-__version__ = _version()
+if TYPE_CHECKING:
+    __version__: str
 
 # A literal list, so type checkers see each name as exported (``mypy --strict`` in users' code).
 __all__ = [
@@ -84,7 +85,9 @@ _API = tuple(n for n in __all__ if n not in ("JurybenchError", "__version__", "s
 
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
+    if name == "__version__":  # read from the package's metadata when asked (not at every CLI start)
+        value: Any = _version()
+    elif name in _API:
         value = getattr(importlib.import_module("jurybench.api"), name)
     elif name == "stats":
         value = importlib.import_module("jurybench.stats")

@@ -20,7 +20,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from jurybench.errors import JurybenchError
 
@@ -28,8 +28,7 @@ FACES = frozenset({"cli", "http", "python"})
 SAME: object = inspect.Parameter.empty  # 'as in Python' (a face's default or type left unsaid)
 
 
-@dataclass(frozen=True)
-class CliOption:
+class CliOption(NamedTuple):
     """A command-line option that spells part of a parameter (the CLI's ``--juror`` beside
     ``--jury``): its name as a Python identifier, type, help, short flag and default."""
 
@@ -84,8 +83,7 @@ def param(help: str, *, faces: str = "cli http python", required_in: str = "", *
     return Param(help, faces=frozenset(faces.split()), required_in=frozenset(required_in.split()), **options)
 
 
-@dataclass(frozen=True)
-class Parameter:
+class Parameter(NamedTuple):
     """One declared parameter: its name, Python type, default (``inspect.Parameter.empty``
     when required) and meaning."""
 
@@ -137,9 +135,21 @@ def _evaluated(function: Callable[..., object], name: str, annotation: object) -
         ) from None
 
 
+_DECLARED: dict[tuple[object, int], tuple[Parameter, ...]] = {}
+
+
 def parameters_of(function: Callable[..., object], *, skip: int = 1, owner: str | None = None) -> tuple[Parameter, ...]:
     """The declared parameters of ``function`` after its first ``skip`` (a store, a connection),
-    in order; each must be ``Annotated[type, param(...)]`` and named (no ``*args``)."""
+    in order; each must be ``Annotated[type, param(...)]`` and named (no ``*args``). Read once
+    per function (the CLI, the HTTP body and each call read them)."""
+    key = (function, skip)
+    found = _DECLARED.get(key)
+    if found is None:
+        found = _DECLARED[key] = _read_parameters(function, skip, owner)
+    return found
+
+
+def _read_parameters(function: Callable[..., object], skip: int, owner: str | None) -> tuple[Parameter, ...]:
     owner = owner or getattr(function, "__name__", "function")
     found = list(inspect.signature(inspect.unwrap(function)).parameters.values())[skip:]
     out = []
@@ -175,8 +185,7 @@ def on(parameters: tuple[Parameter, ...], face: str) -> list[Parameter]:
     return [p for p in parameters if face in p.meaning.faces]
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """One command-line option of a declared function, as a study step and the CLI see it: the
     option's name (``--give-up-after`` is ``give_up_after``), type, whether it is required, its
     default, its help, and what it spells (the declared parameter it belongs to)."""
