@@ -21,6 +21,7 @@ ORDER = [
     "jurors",
     "jury",
     "engine",
+    "imports",
     "generation",
     "annotations",
     "calibration",

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.annotations import import_annotations
 from jurybench.errors import JurybenchError
+from jurybench.imports import import_annotations
 from jurybench.rubric import load_rubric, parse_rubric
 from tests.conftest import ITEMS_CSV, REPO, run_cli, write
 

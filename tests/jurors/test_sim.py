@@ -115,8 +115,8 @@ def test_calibration_weights_the_more_accurate_juror(con: Any, tmp_path: Path) -
     import_items(con, write(tmp_path / "i.csv", "\n".join(rows) + "\n"))
     jurors = [parse_juror("sim/sharp,noise=0.3"), parse_juror("sim/blurry,noise=1.5")]
     score(con, QUALITY, jurors, run_id="cal", options=QUIET)
-    from jurybench.annotations import import_annotations
     from jurybench.calibration import fit_calibration
+    from jurybench.imports import import_annotations
 
     import_annotations(con, write(tmp_path / "l.csv", "\n".join(labels) + "\n"), QUALITY)
     artifact, _ = fit_calibration(con, "cal", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)

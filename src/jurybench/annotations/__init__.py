@@ -15,21 +15,17 @@ from jurybench.annotations._agreement import (
 )
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
-from jurybench.annotations._import import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
 from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
-    "AnnotationImport",
     "Estimate",
     "PointwiseData",
     "agreement_report",
     "bootstrap",
     "cohen_kappa",
     "fleiss_kappa",
-    "import_annotation_rows",
-    "import_annotations",
     "krippendorff_alpha",
     "leave_one_annotator_out",
     "mean_pairwise_spearman",
@@ -37,7 +33,6 @@ __all__ = [
     "plurality",
     "pointwise_data",
     "preference_accuracy",
-    "rename_columns",
     "run_rubric",
     "score_agreement",
     "simulate_human_labels",

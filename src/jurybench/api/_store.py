@@ -15,9 +15,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.annotations import AnnotationImport
     from jurybench.api._specs import Data, RubricLike
-    from jurybench.engine import JudgmentImport
+    from jurybench.imports import AnnotationImport, JudgmentImport
     from jurybench.store import ImportResult, Row
 
 
@@ -217,7 +216,7 @@ class Store(Holder):
         Every row is checked before any is written; ``continuous`` accepts pointwise scores
         between the scale's points (panel means)."""
         from jurybench.api._specs import rubric_of
-        from jurybench.engine import import_judgments
+        from jurybench.imports import import_judgments
         from jurybench.store import read_rows
 
         _expect("run", run, str)
@@ -255,8 +254,8 @@ class Store(Holder):
         """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
         (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
         whole point unless ``continuous`` (panel means, published scores)."""
-        from jurybench.annotations import import_annotation_rows, import_annotations, rename_columns
         from jurybench.api._specs import rubric_of
+        from jurybench.imports import import_annotation_rows, import_annotations, rename_columns
 
         spec = rubric_of(rubric)
         with self.writing() as con:

@@ -5,7 +5,6 @@ Internal: the names below are this stage's interface to the other stages (the or
 docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
-from jurybench.engine._imported import JudgmentImport, import_judgments
 from jurybench.engine._options import EngineHooks, EngineOptions
 from jurybench.engine._plan import (
     ORDERS,
@@ -17,20 +16,29 @@ from jurybench.engine._plan import (
     orders_of,
     validate_jurors,
 )
-from jurybench.engine._records import record_run, register_jurors, register_rubric
+from jurybench.engine._records import (
+    CALL_COLUMNS,
+    JUDGMENT_COLUMNS,
+    record_run,
+    register_jurors,
+    register_rubric,
+    write_calls,
+    write_members,
+)
 from jurybench.engine._run import EXIT_BUDGET, EXIT_CALL_ERRORS, RunResult, run_tasks, score
 from jurybench.engine._stored_batches import cancel_batch, list_batches, refresh_batch
 from jurybench.engine._writer import RunEnd, end_runs
 
 __all__ = [
+    "CALL_COLUMNS",
     "EXIT_BUDGET",
     "EXIT_CALL_ERRORS",
+    "JUDGMENT_COLUMNS",
     "ORDERS",
     "Budget",
     "CostTally",
     "EngineHooks",
     "EngineOptions",
-    "JudgmentImport",
     "Planned",
     "RunEnd",
     "RunResult",
@@ -41,7 +49,6 @@ __all__ = [
     "check_orders",
     "checked_max_cost",
     "end_runs",
-    "import_judgments",
     "list_batches",
     "orders_of",
     "record_run",
@@ -51,4 +58,6 @@ __all__ = [
     "run_tasks",
     "score",
     "validate_jurors",
+    "write_calls",
+    "write_members",
 ]

@@ -16,7 +16,7 @@ router = APIRouter(tags=["annotations"])
 @router.post("/v1/annotations", status_code=201)
 def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, object]:
     """Import human labels (long layout), validated against the rubric, all or nothing."""
-    from jurybench.annotations import import_annotation_rows
+    from jurybench.imports import import_annotation_rows
 
     rubric = rq.load_rubric_for({"rubric": body.rubric})
     column = rubric.subject_column

@@ -48,7 +48,7 @@ def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, object]:
 @router.post("/v1/judgments", status_code=201, tags=["judgments"])
 def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, object]:
     """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""
-    from jurybench.engine import import_judgments
+    from jurybench.imports import import_judgments
 
     rubric = rq.load_rubric_for({"rubric": body.rubric})
     found = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]

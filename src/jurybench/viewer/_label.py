@@ -59,7 +59,8 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) ->
     """The form's labels of one subject, validated as ``annotations import`` validates a file and
     written in one transaction; how many were stored. ``form``: ``annotator``, ``note``,
     ``replace`` and one ``value:<criterion>`` per criterion (blank: not labelled)."""
-    from jurybench.annotations import import_annotation_rows, run_rubric
+    from jurybench.annotations import run_rubric
+    from jurybench.imports import import_annotation_rows
     from jurybench.store import writing
 
     annotator = form.get("annotator", "").strip()

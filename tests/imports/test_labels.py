@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from jurybench.annotations import import_annotations
 from jurybench.errors import JurybenchError
+from jurybench.imports import import_annotations
 from jurybench.rubric import load_rubric
 from tests.conftest import write
 

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jurybench.engine._plan import call_key
-from jurybench.engine._records import register_jurors, register_rubric
+from jurybench.engine import call_key, register_jurors, register_rubric
 from jurybench.errors import JurybenchError
 from jurybench.jurors import JurorSpec
 from jurybench.jury import Jury, register_jury
@@ -564,7 +563,7 @@ def _write(
 ) -> tuple[int, int, int]:
     import pyarrow as pa
 
-    from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_calls, write_members
+    from jurybench.engine import CALL_COLUMNS, JUDGMENT_COLUMNS, write_calls, write_members
     from jurybench.store import registered
 
     call_rows: dict[str, list[object]] = {name: [] for name, _ in CALL_COLUMNS}
