@@ -36,8 +36,8 @@ def jury_from_cli(juror: list[str] | None = None, jury: Path | None = None) -> J
     from jurybench.jurors import parse_juror
     from jurybench.jury import Jury
 
-    panel = jury_of(jury) if jury else Jury(())
-    return replace(panel, jurors=(*[parse_juror(text) for text in juror or []], *panel.jurors))
+    from_file = jury_of(jury) if jury else Jury(())
+    return replace(from_file, jurors=(*[parse_juror(text) for text in juror or []], *from_file.jurors))
 
 
 # -- what score and generate share: the run and the engine --------------------------------------

@@ -228,10 +228,10 @@ def score(
         store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost, concurrency=concurrency
     )
     spec = rubric_of(rubric)
-    panel = jury_of(
+    jury = jury_of(
         jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration, scores=scores
     )
-    panel = attach_calibration(panel, spec)
+    jury = attach_calibration(jury, spec)
     if options is None:
         options = engine_options(
             concurrency=concurrency,
@@ -254,7 +254,7 @@ def score(
         def judge(batch: list[str], name: str | None) -> RunResult:
             with _engine_store(store) as target:
                 return run_score(
-                    target, spec, panel, ids=batch, run_id=name, options=options, after=calibration_finisher(panel)
+                    target, spec, jury, ids=batch, run_id=name, options=options, after=calibration_finisher(jury)
                 )
 
         result, stopping = judge_until(
@@ -273,7 +273,7 @@ def score(
         return Run(result, store, spec, stopping=stopping)
     with _engine_store(store) as target:
         result = run_score(
-            target, spec, panel, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(panel)
+            target, spec, jury, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(jury)
         )
     return Run(result, store, spec)
 

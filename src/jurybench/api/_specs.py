@@ -55,9 +55,9 @@ def jury_of(
     from jurybench.jury import Jury, load_jury_file, with_samples
 
     if isinstance(jury, Path) or (isinstance(jury, str) and (jury.endswith((".yaml", ".yml")) or Path(jury).is_file())):
-        panel = load_jury_file(Path(jury))
+        jury = load_jury_file(Path(jury))
     elif isinstance(jury, Jury):
-        panel = jury
+        jury = jury
     elif isinstance(jury, str | dict | JurorSpec) or (isinstance(jury, Sequence) and not isinstance(jury, bytes)):
         entries = [jury] if isinstance(jury, str | dict | JurorSpec) else list(jury)
         jurors = []
@@ -73,18 +73,18 @@ def jury_of(
                     f"jury entry {number}: expected 'MODEL[,key=value...]' or a mapping with 'model', "
                     f"got {type(entry).__name__}."
                 )
-        panel = Jury(tuple(jurors))
+        jury = Jury(tuple(jurors))
     else:
         raise JurybenchError(f"jury: expected a YAML file, a Jury or a list of jurors, got {type(jury).__name__}.")
     if samples is not None:
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise JurybenchError(f"samples must be a whole number >= 1 (got {samples!r}).")
-        panel = with_samples(panel, samples)  # a juror's own samples=N wins, as over HTTP
+        jury = with_samples(jury, samples)  # a juror's own samples=N wins, as over HTTP
     return replace(
-        panel,
-        aggregation=aggregate or panel.aggregation,
-        quorum=quorum if quorum is not None else panel.quorum,
-        tie=tie or panel.tie,
-        calibration=str(calibration) if calibration else panel.calibration,
-        scores=scores or panel.scores,
+        jury,
+        aggregation=aggregate or jury.aggregation,
+        quorum=quorum if quorum is not None else jury.quorum,
+        tie=tie or jury.tie,
+        calibration=str(calibration) if calibration else jury.calibration,
+        scores=scores or jury.scores,
     )

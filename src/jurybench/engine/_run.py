@@ -149,8 +149,8 @@ def score(
     validate_jurors(rubric, list(as_jury(jury).jurors), need_keys=not options.plan_only)
     if options.batch:
         check_batch_jurors(list(as_jury(jury).jurors))
-    definition = as_jury(jury).resolved(rubric)
-    jurors = list(definition.jurors)
+    jury = as_jury(jury).resolved(rubric)
+    jurors = list(jury.jurors)
     design = RunDesign.of(rubric, options.orders, options.order_seed)
 
     def plan(con: Connection) -> Planned:
@@ -206,7 +206,7 @@ def score(
     return run_tasks(
         store,
         rubric,
-        definition,
+        jury,
         plan,
         finish if after else None,
         where=where,
@@ -219,7 +219,7 @@ def score(
 def run_tasks(
     store: str | Path | Connection,
     rubric: Any,  # a rubric, or a generation spec (generation/ is above the engine)
-    definition: Jury,
+    jury: Jury,
     plan: Callable[[Any], Planned],
     finish: Callable[[Any, RunResult], None] | None,
     *,
@@ -251,7 +251,7 @@ def run_tasks(
     access: _Held | _Released = (
         _Released(Path(store)) if isinstance(store, str | Path) else _Held(store, options.hooks.store_lock)
     )
-    jurors = list(definition.jurors)
+    jurors = list(jury.jurors)
     if options.plan_only:
         with access.open(wait_s=lock_wait_s()) as con:
             planned = plan(con)
@@ -284,7 +284,7 @@ def run_tasks(
         with access.open(wait_s=lock_wait_s()) as con, transaction(con):
             if planned.write is not None:
                 planned.write(con)
-            run_id = _open_run(con, run_id, rubric, definition, where, planned.n_subjects, design)
+            run_id = _open_run(con, run_id, rubric, jury, where, planned.n_subjects, design)
     except BaseException:
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise

@@ -210,7 +210,7 @@ def generate(
         from jurybench.engine import check_batch_jurors
 
         check_batch_jurors(list(generators))
-    definition = as_jury(generators).resolved(spec)
+    jury = as_jury(generators).resolved(spec)
     tasks, planned, n_units = plan_generation(spec, generators, prompts)
     holder: dict[str, GenerationReport] = {}
 
@@ -248,7 +248,7 @@ def generate(
     def finish(con: Connection, result: RunResult) -> None:
         holder["report"] = materialize(con, spec, result, planned, source=source or spec.name)
 
-    result = run_tasks(store, spec, definition, plan, finish, run_id=run_id, options=options)
+    result = run_tasks(store, spec, jury, plan, finish, run_id=run_id, options=options)
     report = holder.get("report") or GenerationReport(result)
     report.n_units = n_units
     return report
