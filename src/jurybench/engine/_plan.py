@@ -92,9 +92,10 @@ class RunDesign:
     @classmethod
     def of(cls, rubric: AnyRubric, orders: str = "both", order_seed: int = 0) -> RunDesign:
         """The design of a run of ``rubric`` (its orders checked: one line when not valid)."""
+        from jurybench.engine._call_state import generating
+
         check_orders(orders, rubric)
-        generating = getattr(rubric, "kind", None) == "generation"
-        return cls(is_pairwise(rubric), generating, orders, order_seed)
+        return cls(is_pairwise(rubric), generating(rubric), orders, order_seed)
 
     @property
     def subjects(self) -> str:

@@ -38,10 +38,12 @@ def unregister_kind(prefix: str) -> None:
 
 def kind_of(model: str) -> JurorKind:
     """The kind of a model string (``fake/kind`` → fake; ``openai/gpt-4o`` → litellm's)."""
-    known = REGISTRY.items()
     prefix = model.split("/", 1)[0] if "/" in model else ""
-    found = known.get(prefix) if prefix != "*" else None
-    return found if found is not None else known["*"]
+    found = REGISTRY.get(prefix) if prefix != "*" else None  # per call: a lookup, not a copy of the registry
+    if found is None:
+        found = REGISTRY.get("*")
+    assert found is not None, "the default juror kind (litellm's) is built in"
+    return found
 
 
 def kinds() -> list[JurorKind]:
