@@ -5,7 +5,6 @@ with a planted effect, and score --until end to end."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -16,55 +15,75 @@ from jurybench.stats import anytime as cs
 from tests.conftest import run_cli
 
 
-def test_the_radius_and_the_always_valid_p_by_hand() -> None:
-    # n = 100 scores on 1..5 (sigma = 2), alpha 0.05, rho 100: V + rho = 400 + 100 = 500,
-    # log(500 / (100 x 0.0025)) = log 2000 = 7.6009; sqrt(500 x 7.6009) / 100 = 0.61648.
-    assert cs.radius(100, 2.0, 0.05, 100.0) == pytest.approx(0.61648, abs=1e-5)
-    assert cs.radius(0, 2.0, 0.05, 100.0) == math.inf
-    # log M at a sum 50 above the value: 0.5 log(100 / 500) + 50^2 / (2 x 500) = -0.80472 + 2.5.
-    assert cs.log_martingale(350.0, 100, 3.0, 2.0, 100.0) == pytest.approx(1.69528, abs=1e-5)
-    assert cs.always_valid_p([(350.0, 100)], 3.0, 1.0, 5.0, 100.0) == pytest.approx(math.exp(-1.69528), abs=1e-5)
-    figure = cs.look([1.0, 5.0], 1.0, 5.0, 0.05, 100.0)  # clipped to the scale
+def test_the_betting_capital_and_the_always_valid_p_by_hand() -> None:
+    # Three 5s on 1..5 tested at 3: y = 1, 1, 1 and m = 0.5. Before the first: mu 0.5, s2 0.25,
+    # so the bet is 0 and K = (1 + 1) / 2. Before the second: mu = (0.5 + 1) / 2 = 0.75,
+    # s2 = (0.25 + 0.0625) / 2 = 0.15625, g = 0.25 / (0.15625 + 0.0625) = 1.143, capped at
+    # c / m = 1: K+ = 1.5, K- = 1, K = 1.25. Before the third: mu = 2.5 / 3, s2 = (0.25 + 0.0625
+    # + 0.02778) / 3 = 0.11343, g = 0.3333 / 0.22454 = 1.485, capped at 1: K+ = 2.25, K = 1.625.
+    path = cs.log_capital([5.0, 5.0, 5.0], 1.0, 5.0, np.array([0.5]))[:, 0]
+    assert np.exp(path) == pytest.approx([1.0, 1.25, 1.625], abs=1e-12)
+    assert cs.p_value([5.0, 5.0, 5.0], 1.0, 5.0, 3.0) == pytest.approx(1 / 1.625, abs=1e-12)
+    assert cs.p_value([], 1.0, 5.0, 3.0) == 1.0
+    figure = cs.look([1.0, 5.0], 1.0, 5.0, 0.05)  # two scores decide nothing: the whole scale
     assert figure["mean"] == 3.0 and figure["ci_low"] == 1.0 and figure["ci_high"] == 5.0
 
 
-def _study(
-    rng: np.random.Generator,
-    mean: float,
-    n: int = 400,
-    batch: int = 20,
-    alpha: float = 0.05,
-) -> tuple[bool, int, bool]:
-    """One simulated sequential study of scores on 1..5: (decided by the confidence sequence,
-    subjects judged when it stopped, decided by a fixed-n t-test looked at after every batch)."""
-    from scipy.stats import ttest_1samp
+def test_the_interval_adapts_to_the_scores_variance() -> None:
+    """The old sequence took the range's half (2 on 1..5) as the SD; the betting sequence's width
+    follows the scores' own spread: at SD about 1 it is about 1.4 times the fixed-n t interval,
+    and at SD about 0.55 about 0.6 times as wide as at SD 1."""
+    rng = np.random.default_rng(0)
+    wide = np.clip(np.rint(3.3 + rng.normal(0, 1.0, 200)), 1, 5)
+    narrow = np.clip(np.rint(3.3 + rng.normal(0, 0.45, 200)), 1, 5)
+    w_wide, w_narrow = cs.look(list(wide), 1, 5, 0.05)["width"], cs.look(list(narrow), 1, 5, 0.05)["width"]
+    t_wide = 2 * 1.972 * np.std(wide, ddof=1) / np.sqrt(200)
+    assert w_wide < 1.6 * t_wide
+    assert w_narrow < 0.7 * w_wide
+    legacy = cs.legacy_look(list(wide), 1, 5, 0.05, cs.legacy_rho(200, 2.0, 0.05))["width"]
+    assert w_wide < 0.6 * legacy
 
-    p = np.clip(np.array([1, 2, 3, 2, 1], dtype=float) + (mean - 3) * np.array([-1, -1, 0, 1, 1]), 0.01, None)
-    scores = rng.choice([1.0, 2.0, 3.0, 4.0, 5.0], size=n, p=p / p.sum())
-    rule = cs.StoppingRule("excludes(x,3)", "excludes", "x", 3.0, alpha)
-    rho = cs.rho_for(n, 2.0, alpha)
-    decided, stopped, naive = False, n, False
-    for k in range(batch, n + 1, batch):
-        if not decided and cs.met(rule, cs.look(list(scores[:k]), 1.0, 5.0, alpha, rho)):
-            decided, stopped = True, k
-        naive = naive or bool(ttest_1samp(scores[:k], 3.0).pvalue < alpha)
-    return decided, stopped, naive
+
+def test_the_old_sequence_spends_more_than_the_fixed_design_of_the_same_power_and_the_new_one_less() -> None:
+    """Issue 42: at d = 0.44 the normal-mixture sequence (SD = half the range) judged more
+    subjects than a fixed t-test design of the power it reached; the betting sequence fewer."""
+    from jurybench.validity import _sequential as v
+
+    rng = np.random.default_rng(4)
+    shift = v.shift_for(0.44)
+    data = [v.normal_like(rng, v.CAP, shift) for _ in range(60)]
+    old = [v.legacy_decision(x, 1.0, 5.0, 0.05, 3.0, v.BATCH) for x in data]
+    new = [v.first_decision(x, 1.0, 5.0, 0.05, 3.0, v.BATCH) for x in data]
+    fixed_old = v.fixed_n_ttest(0.44, v.matched_power(sum(ok for ok, _ in old), 60))
+    fixed_new = v.fixed_n_ttest(0.44, v.matched_power(sum(ok for ok, _ in new), 60))
+    assert np.mean([n for _, n in old]) > fixed_old
+    assert np.mean([n for _, n in new]) < fixed_new
 
 
 def test_with_no_effect_stopping_early_decides_falsely_at_most_alpha_of_the_time() -> None:
+    from scipy.stats import ttest_1samp
+
+    from jurybench.validity import _sequential as v
+
     rng = np.random.default_rng(7)
-    runs = [_study(rng, 3.0) for _ in range(1000)]
-    false_rate = sum(d for d, _, _ in runs) / len(runs)
-    naive_rate = sum(n for _, _, n in runs) / len(runs)
+    data = [v.normal_like(rng, 400) for _ in range(400)]
+    false_rate = np.mean([v.first_decision(x, 1.0, 5.0, 0.05, 3.0, 20)[0] for x in data])
+    naive_rate = np.mean([any(ttest_1samp(x[:k], 3.0).pvalue < 0.05 for k in range(20, 401, 20)) for x in data])
     assert false_rate <= 0.05
-    assert naive_rate > 0.05  # a fixed-n test looked at 20 times decides falsely far more often
+    assert naive_rate > 0.15  # a fixed-n test looked at 20 times decides falsely far more often
 
 
-def test_with_a_planted_effect_it_decides_and_stops_early() -> None:
-    rng = np.random.default_rng(11)
-    runs = [_study(rng, 4.0) for _ in range(300)]  # a mean of 3.66
-    assert sum(d for d, _, _ in runs) / len(runs) > 0.9
-    assert np.mean([s for _, s, _ in runs]) < 0.6 * 400  # judged on average well under the fixed design's 400
+def test_clustered_items_need_the_cluster_as_the_unit() -> None:
+    """Several items per prompt, the question about prompts: observing items as if independent
+    decides falsely far above alpha; observing each prompt's mean (--until-cluster prompt) does not."""
+    from jurybench.validity import _sequential as v
+
+    rng = np.random.default_rng(8)
+    as_items = np.mean(
+        [v.first_decision(v.clustered(rng, 400, as_items=True), 1, 5, 0.05, 3.0, 10)[0] for _ in range(150)]
+    )
+    as_prompts = np.mean([v.first_decision(v.clustered(rng, 400), 1, 5, 0.05, 3.0, 10)[0] for _ in range(150)])
+    assert as_items > 0.15 and as_prompts <= 0.05
 
 
 @pytest.fixture
@@ -206,76 +225,44 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
 # Two more stopping rules: a leaderboard's ranks settled (separated) and a gap test decided.
 
 
-def test_separated_and_the_gap_by_hand() -> None:
-    # 200 fives and 200 ones on 1..5 (sigma 2), alpha 0.1 split over two models (0.05 each),
-    # rho 1: V + rho = 801, log(801 / 0.0025) = 12.67733, sqrt(801 x 12.67733) / 200 = 0.503848.
-    figure = cs.look_groups({"b": [1.0] * 200, "a": [5.0] * 200}, 1.0, 5.0, 0.1, 1.0)
+def test_separated_and_the_gap_on_plain_cases() -> None:
+    figure = cs.look_groups({"b": [1.0] * 60, "a": [5.0] * 60}, 1.0, 5.0, 0.1)
     assert [g["group"] for g in figure["groups"]] == ["a", "b"]  # ranked by mean
-    assert figure["groups"][0]["ci_low"] == pytest.approx(5 - 0.503848, abs=1e-6)
-    assert figure["groups"][1]["ci_high"] == pytest.approx(1 + 0.503848, abs=1e-6)
-    assert figure["separated"] and figure["n"] == 400 and figure["mean"] == 3.0
-    assert not cs.look_groups({"a": [5.0, 1.0] * 5, "b": [1.0, 5.0] * 5}, 1.0, 5.0, 0.1, 1.0)["separated"]
-    # The gap on -3..3 (sigma 3), alpha 0.1 over two categories, rho 100, 100 scores each:
-    # sqrt(1000 x log(1000 / (100 x 0.0025))) / 100 = sqrt(1000 x 8.29405) / 100 = 0.910716.
-    gap = cs.look_gap({"logos": [2.0] * 100, "ethos": [1.0, -1.0] * 50}, -3.0, 3.0, 0.1, 100.0)
-    r = 0.910716
+    assert figure["separated"] and figure["n"] == 120 and figure["mean"] == 3.0
+    (difference,) = figure["differences"]  # a - b, paired in step: every difference is 4
+    assert difference["apart"] and difference["mean"] == 4.0 and difference["ci_low"] > 3
+    assert not cs.look_groups({"a": [5.0, 1.0] * 5, "b": [1.0, 5.0] * 5}, 1.0, 5.0, 0.1)["separated"]
+    gap = cs.look_gap({"logos": [2.0] * 100, "ethos": [1.0, -1.0] * 50}, -3.0, 3.0, 0.1)
     assert gap["gap"] == pytest.approx(2.0)
-    assert gap["ci_low"] == pytest.approx(2 - r, abs=1e-5)  # ethos's interval holds 0: it adds nothing
-    assert gap["ci_high"] == pytest.approx((2 + r) + r, abs=1e-5)
+    logos, ethos = gap["categories"]["logos"], gap["categories"]["ethos"]
+    assert ethos["ci_low"] < 0 < ethos["ci_high"]  # ethos's interval holds 0: it adds nothing below
+    assert gap["ci_low"] == pytest.approx(logos["ci_low"]) and logos["ci_low"] > 1.5
+    assert gap["ci_high"] == pytest.approx(logos["ci_high"] + max(-ethos["ci_low"], ethos["ci_high"]))
     rule = cs.parse_rule("gap_excludes(0)", ["logos", "ethos"], 0.1)
     assert rule.kind == "gap_excludes" and rule.dimension == "" and cs.met(rule, gap)
     assert cs.parse_rule("separated(x)", ["x"]).threshold is None
 
 
-def _leaderboard_study(
-    rng: np.random.Generator, means: list[float], n: int = 1500, batch: int = 50, alpha: float = 0.05
-) -> tuple[bool, int]:
-    """Scores on 1..5 for models with the given true means, judged in batches: (the ranks were
-    declared separated, subjects judged when it stopped)."""
-    rule = cs.StoppingRule("separated(x)", "separated", "x", None, alpha)
-    models = rng.integers(0, len(means), size=n)
-    scores = np.clip(np.rint(np.array(means)[models] + rng.normal(0, 1, n)), 1, 5)
-    rho = cs.rho_for(n, 2.0, alpha)
-    for k in range(batch, n + 1, batch):
-        groups: dict[str, list[float]] = {}
-        for m, s in zip(models[:k], scores[:k], strict=True):
-            groups.setdefault(f"m{m}", []).append(float(s))
-        if cs.met(rule, cs.look_groups(groups, 1.0, 5.0, alpha, rho)):
-            return True, k
-    return False, n
-
-
 def test_a_leaderboard_of_equal_models_is_declared_settled_at_most_alpha_of_the_time() -> None:
+    from jurybench.validity import _sequential as v
+
     rng = np.random.default_rng(3)
-    runs = [_leaderboard_study(rng, [3.0, 3.0]) for _ in range(400)]
+    runs = [v.separated_decision(np.clip(np.rint(3 + rng.normal(0, 1, (300, 2))), 1, 5), 0.05, 30) for _ in range(300)]
     assert sum(d for d, _ in runs) / len(runs) <= 0.05
-    planted = [_leaderboard_study(rng, [2.0, 3.0, 4.0]) for _ in range(100)]
+    planted = [v.separated_decision(v.leaderboard(rng, 600), 0.05, 20) for _ in range(40)]
     assert sum(d for d, _ in planted) / len(planted) > 0.9
-    assert np.mean([s for _, s in planted]) < 0.8 * 1500  # before every subject is judged
-
-
-def _gap_study(
-    rng: np.random.Generator, effect: float, n: int = 400, batch: int = 20, alpha: float = 0.05
-) -> tuple[bool, int]:
-    """Symmetrized scores on -3..3 in four categories, one with a true mean of ``effect``."""
-    rule = cs.StoppingRule("gap_excludes(0)", "gap_excludes", "", 0.0, alpha)
-    true = np.array([effect, 0.0, 0.0, 0.0])
-    scores = np.clip(np.rint(true + rng.normal(0, 1.2, (n, 4))), -3, 3)
-    rho = cs.rho_for(n, 3.0, alpha)
-    for k in range(batch, n + 1, batch):
-        figure = cs.look_gap({f"c{j}": list(scores[:k, j]) for j in range(4)}, -3.0, 3.0, alpha, rho)
-        if cs.met(rule, figure):
-            return True, k
-    return False, n
+    assert np.mean([s for _, s in planted]) < 0.6 * 600  # before every prompt is judged
 
 
 def test_a_gap_of_zero_is_declared_decided_at_most_alpha_of_the_time() -> None:
+    from jurybench.validity import _sequential as v
+
     rng = np.random.default_rng(5)
-    runs = [_gap_study(rng, 0.0) for _ in range(400)]
-    assert sum(d for d, _ in runs) / len(runs) <= 0.05
-    planted = [_gap_study(rng, 1.0) for _ in range(100)]
+    null = [v.gap_decision(np.clip(np.rint(rng.normal(0, 1.2, (400, 4))), -3, 3), 0.05, 20) for _ in range(400)]
+    assert sum(d for d, _ in null) / len(null) <= 0.05
+    planted = [v.gap_decision(v.gap_scores(rng, 400), 0.05, 20) for _ in range(100)]
     assert sum(d for d, _ in planted) / len(planted) > 0.9
-    assert np.mean([s for _, s in planted]) < 0.6 * 400
+    assert np.mean([s for _, s in planted]) < 0.4 * 400
 
 
 def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
@@ -316,7 +303,7 @@ def test_score_until_separated_ranks_the_items_models(tmp_path: Path) -> None:
     assert stopping["stopped"] == "met" and stopping["judged"] < 300
     ranked = stopping["final"]["groups"]
     assert [g["group"] for g in ranked] == ["m-good", "m-mid", "m-poor"]
-    assert ranked[0]["ci_low"] > ranked[1]["ci_high"] and ranked[1]["ci_low"] > ranked[2]["ci_high"]
+    assert all(d["apart"] and d["ci_low"] > 0 for d in stopping["final"]["differences"])
     shown = json.loads(
         run_cli(
             "stats", "sequential", "--run", "lb", "--criterion", "coherence", "--format", "json", "--db", str(db)
@@ -451,3 +438,91 @@ def test_looks_are_kept_as_they_are_taken_and_a_resumed_run_takes_them_up(
         assert int(store.sql("SELECT n_subjects FROM runs WHERE run_id = 'k'")["n_subjects"][0]) == 300
     other = jb.score(stories, **{**arguments, "batch_items": 50})  # type: ignore[arg-type]
     assert [look["judged"] for look in other.stopping["looks"]][:2] == [50, 100]  # another design: afresh
+
+
+def test_the_fast_separated_decision_is_the_rules_own() -> None:
+    """The validity suite reads separated(...) from precomputed paths; on the same data it
+    decides at the same look as cs.look_groups at every look."""
+    from jurybench.validity import _sequential as v
+
+    rng = np.random.default_rng(12)
+    rule = cs.StoppingRule("separated(x)", "separated", "x", None, 0.05)
+    for _ in range(3):
+        scores = v.leaderboard(rng, 200)
+        slow = (False, len(scores))
+        for k in range(20, 201, 20):
+            streams = {f"m{j}": list(scores[:k, j]) for j in range(3)}
+            if cs.met(rule, cs.look_streams(rule, streams, 1.0, 5.0)):
+                slow = (True, k)
+                break
+        assert v.separated_decision(scores, 0.05, 20) == slow
+
+
+def test_until_samples_whole_clusters_and_names_the_unit(tmp_path: Path) -> None:
+    """Issue 42, item 2: four stories per prompt; each batch takes whole prompts and each look's
+    n counts prompts (the sequence covers the mean over prompts); --until-cluster item observes
+    every story; a bad unit is one line and exit 2."""
+    db = tmp_path / "c.duckdb"
+    with jb.open(db) as store:
+        store.import_items(
+            [
+                {
+                    "item_id": f"i{p:02d}-{k}",
+                    "response": f"S {p} {k}",
+                    "prompt": f"p{p}",
+                    "metadata": {"topic": f"t{p % 5}"},
+                }
+                for p in range(40)
+                for k in range(4)
+            ]
+        )
+    run = jb.score(
+        db, rubric="story-quality", jury=["sim/a,noise=0.5"], run="c", until="ci_width(coherence)<0.01", batch_items=10
+    )
+    assert run.stopping is not None and run.stopping["cluster"] == "prompt" and run.stopping["clusters_available"] == 40
+    looks = run.stopping["looks"]
+    assert [k["judged"] for k in looks][:3] == [12, 24, 36]  # whole prompts of four: 3 per batch of >= 10
+    assert [k["n"] for k in looks][:3] == [3, 6, 9]  # one observation per prompt
+    items = jb.score(
+        db,
+        rubric="story-quality",
+        jury=["sim/a,noise=0.5"],
+        run="i",
+        until="ci_width(coherence)<0.01",
+        batch_items=10,
+        until_cluster="item",
+    )
+    assert items.stopping is not None and [k["n"] for k in items.stopping["looks"]][:2] == [10, 20]
+    topics = jb.score(
+        db,
+        rubric="story-quality",
+        jury=["sim/a,noise=0.5"],
+        run="t",
+        until="ci_width(coherence)<0.01",
+        batch_items=10,
+        until_cluster="meta.topic",
+    )
+    assert topics.stopping is not None and topics.stopping["clusters_available"] == 5
+    shown = json.loads(
+        run_cli(
+            "stats", "sequential", "--run", "c", "--criterion", "coherence", "--format", "json", "--db", str(db)
+        ).stdout
+    )["result"]
+    assert shown["cluster"] == "prompt" and shown["n"] == 40
+    bad = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "sim/a",
+        "--run",
+        "bad",
+        "--until",
+        "ci_width(coherence)<1",
+        "--until-cluster",
+        "topic",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
+    assert bad.exit_code == 2 and "--until-cluster 'topic' is not a cluster" in bad.stderr

@@ -152,6 +152,14 @@ BatchItems = Annotated[
 ]
 UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.")]
 UntilAlpha = Annotated[float, param("--until: 1 - the confidence sequence's level.", http={"gt": 0, "lt": 1})]
+UntilCluster = Annotated[
+    str,
+    param(
+        "--until: the unit drawn at random and observed as one mean: prompt (a prompt with all its "
+        "items), item (each subject alone) or meta.<field>; the sequence covers the mean over these clusters.",
+        http={"min_length": 1, "max_length": 200},
+    ),
+]
 
 # -- generate ------------------------------------------------------------------------------------
 Spec = Annotated[

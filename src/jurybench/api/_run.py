@@ -207,6 +207,7 @@ def score(
     batch_items: d.BatchItems = 50,
     until_seed: d.UntilSeed = 0,
     until_alpha: d.UntilAlpha = 0.05,
+    until_cluster: d.UntilCluster = "prompt",
 ) -> Run:
     """Judge the stored items (pointwise) or pairs (in both orders) selected by ``where`` / ``ids``
     with a jury; answers already stored are reused, so repeating a run resumes it.
@@ -218,8 +219,9 @@ def score(
     running event loop (Jupyter): the engine then runs on its own thread.
 
     ``until`` (``'ci_width(coherence)<0.5'`` or ``'excludes(logos,0)'``): judge in random batches
-    of ``batch_items`` (order seeded by ``until_seed``) and stop once the jury's anytime-valid
-    confidence sequence (level ``1 - until_alpha``) meets the rule; ``Run.stopping`` (and
+    of ``batch_items`` (whole clusters, ``until_cluster``: by default a prompt with all its items;
+    order seeded by ``until_seed``) and stop once the jury's anytime-valid confidence sequence
+    of the cluster means (level ``1 - until_alpha``) meets the rule; ``Run.stopping`` (and
     ``runs.stopping``) records the rule, every look and why judging stopped."""
     from jurybench.calibration import attach_calibration, calibration_finisher
     from jurybench.engine import score as run_score
@@ -264,6 +266,7 @@ def score(
             batch_items=batch_items,
             seed=until_seed,
             alpha=until_alpha,
+            cluster=until_cluster,
             where=where,
             ids=ids,
             run=run,

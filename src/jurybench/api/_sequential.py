@@ -1,12 +1,13 @@
-"""Sequential judging (``score --until``): judge the selected subjects in seeded random batches,
-look at the jury's anytime-valid confidence sequence after each, and stop as soon as the
-stopping rule is met (``jurybench.stats.anytime`` says why stopping early stays valid)."""
+"""Sequential judging (``score --until``): judge the selected subjects in seeded random batches
+of whole clusters (``--until-cluster``: a prompt with all its items, by default), look at the
+jury's anytime-valid confidence sequence of the cluster means after each, and stop as soon as
+the stopping rule is met (``jurybench.stats.anytime`` says why stopping early stays valid)."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
-import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ def judge_until(
     batch_items: int,
     seed: int,
     alpha: float,
+    cluster: str = "prompt",
     where: str | None,
     ids: list[str] | None,
     run: str | None,
@@ -54,13 +56,16 @@ def judge_until(
     if bounds is None or not spec.answers_in_json:
         raise JurybenchError(f"--until needs scores: a {spec.kind} rubric's answers are labels.")
     low, high = float(bounds[0]), float(bounds[1])
+    cluster = sequential.check_cluster(cluster)
     with writing(store) as con:  # a store by path is created or migrated first, as a run does
         subjects = subject_ids(con, spec, where, ids)
+        cluster_of = sequential.clusters_of(con, spec, cluster, subjects)
     if not subjects:
         raise JurybenchError(f"no {spec.subject_table} to judge{f' where {where}' if where else ''}.")
-    order = list(subjects)
-    random.Random(seed).shuffle(order)
-    rho = sequential.rho_for(len(order), (high - low) / 2, rule.alpha)  # groups: a smaller n, still valid
+    members: dict[str, list[str]] = {}
+    for subject in subjects:
+        members.setdefault(cluster_of.get(subject, f"subject:{subject}"), []).append(subject)
+    order = sorted(members, key=lambda c: sequential.cluster_rank(seed, c))  # whole clusters, seeded
     record: dict[str, Any] = {
         "rule": rule.text,
         "kind": rule.kind,
@@ -69,13 +74,19 @@ def judge_until(
         "alpha": rule.alpha,
         "batch_items": batch_items,
         "seed": seed,
-        "subjects_available": len(order),
+        "cluster": cluster,
+        "subjects_available": len(subjects),
+        "clusters_available": len(order),
         "scale": [low, high],
-        "rho": rho,
         "method": sequential.METHOD,
         "looks": [],
     }
-    batches = [order[start : start + batch_items] for start in range(0, len(order), batch_items)]
+    batches: list[list[str]] = [[]]
+    for key in order:  # a batch takes whole clusters until it holds batch_items subjects
+        if len(batches[-1]) >= batch_items:
+            batches.append([])
+        batches[-1].extend(members[key])
+    judged_after = list(itertools.accumulate(len(b) for b in batches))
     prior = _prior_looks(store, run, record) if run is not None else []
     record["looks"] = prior  # looks an interrupted invocation of this run recorded, in the same design
     result = None
@@ -93,8 +104,8 @@ def judge_until(
         else:
             with reading(store) as con:
                 figure = {
-                    "judged": min((index + 1) * batch_items, len(order)),
-                    **sequential.look_run(con, spec, rule, run, low, high, rho),
+                    "judged": judged_after[index],
+                    **sequential.look_run(con, spec, rule, run, low, high, cluster, seed),
                 }
             record["looks"].append(figure)
             _save(store, run, {**record, "stopped": None}, lock)  # durable as it is taken: a kill keeps it
@@ -110,7 +121,7 @@ def judge_until(
 
 
 # What must match for an interrupted run's looks to be taken up again: the same design.
-_DESIGN = ("rule", "alpha", "batch_items", "seed", "subjects_available", "scale", "rho", "method")
+_DESIGN = ("rule", "alpha", "batch_items", "seed", "cluster", "subjects_available", "scale", "method")
 
 
 def _prior_looks(store: StoreLike, run: str, record: dict[str, object]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ COLUMNS = [
     "fixed_n_low",
     "fixed_n_high",
     "stopped",
+    "cluster",
 ]
 
 
@@ -34,9 +35,11 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
     # A run stopped by separated(...) or gap_excludes(...): each model's or category's interval
     # (alpha split over them), and the gap's, as the rule saw them on everything judged.
     figure = result.get("rule_figure") or {}
-    parts = [(g["group"], g) for g in figure.get("groups", [])] + [
-        (name, f) for name, f in (figure.get("categories") or {}).items() if f["n"]
-    ]
+    parts = (
+        [(g["group"], g) for g in figure.get("groups", [])]
+        + [(f"{d['upper']} - {d['lower']}", d) for d in figure.get("differences", [])]
+        + [(name, f) for name, f in (figure.get("categories") or {}).items() if f["n"]]
+    )
     for name, f in parts:
         rows.append(
             [
@@ -50,6 +53,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
                 None,
                 None,
                 None,
+                "apart" if f.get("apart") else None,
                 None,
             ]
         )
@@ -67,6 +71,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
                 None,
                 None,
                 result.get("stopped"),
+                None,
             ]
         )
     return list(COLUMNS), rows
@@ -87,10 +92,18 @@ def sequential(
         float | None,
         param("1 - the interval's level (default: the stopping rule's, else 0.05).", http={"gt": 0, "lt": 1}),
     ] = None,
+    cluster: Annotated[
+        str | None,
+        param(
+            "The unit observed as one mean: prompt, item or meta.<field> (default: the run's --until-cluster, "
+            "else prompt).",
+            http={"min_length": 1, "max_length": 200},
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """The jury's mean of a criterion with its anytime-valid confidence sequence and always-valid
     p-value (valid under optional stopping: see docs/statistics.md), beside the fixed-n interval
-    that stopping early would invalidate; on a run judged with --until, from its recorded looks."""
+    that stopping early would invalidate; on a run judged with --until, in the order it sampled."""
     from scipy.stats import t
 
     from jurybench.annotations import run_rubric
@@ -109,38 +122,42 @@ def sequential(
     low, high = float(bounds[0]), float(bounds[1])
     stored = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchall()
     stopping = json.loads(stored[0][0]) if stored and stored[0][0] else None
+    legacy = stopping is not None and stopping.get("method") == cs.LEGACY_METHOD
+    seed = int(stopping.get("seed", 0)) if stopping else 0
+    unit = cs.check_cluster(cluster or (stopping or {}).get("cluster") or ("item" if legacy else "prompt"))
     rule_figure = None
-    if stopping is not None and stopping.get("kind") in ("separated", "gap_excludes"):
+    if stopping is not None and stopping.get("kind") in ("separated", "gap_excludes") and not legacy:
         # The rule's own figure on everything judged: the models' (or categories') anytime-valid
-        # intervals with alpha split over them, as the stopping rule used them.
+        # intervals as the stopping rule used them.
         rule = cs.StoppingRule(
             stopping["rule"], stopping["kind"], stopping["dimension"], stopping["threshold"], stopping["alpha"]
         )
         scale_low, scale_high = (float(v) for v in stopping["scale"])
-        rule_figure = cs.look_run(con, rubric, rule, run, scale_low, scale_high, float(stopping["rho"]))
+        rule_figure = cs.look_run(con, rubric, rule, run, scale_low, scale_high, unit, seed)
     gap_value = stopping["threshold"] if stopping and stopping.get("kind") == "gap_excludes" else None
+    stopping_kept = stopping
     if stopping is not None and stopping["dimension"] != criterion:
-        stopping_kept = stopping
         stopping = None  # the recorded looks were at another criterion's figure
-    else:
-        stopping_kept = stopping
-    values = [
-        float(r[0])
-        for r in con.execute(
-            f"SELECT jury_score FROM {rubric.jury_view} WHERE run_id = ? AND {rubric.dimension_column} = ? "
-            "AND jury_score IS NOT NULL",
-            [run, criterion],
-        ).fetchall()
-    ]
+    one = cs.StoppingRule(f"ci_width({criterion})<1", "ci_width", criterion, 1.0)
+    values = cs.streams_of(cs.run_rows(con, rubric, one, run, unit), one, seed).get("", [])
     if len(values) < 2:
-        raise JurybenchError(f"run '{run}' has {len(values)} jury score(s) for {criterion!r}; the statistic needs 2.")
+        raise JurybenchError(
+            f"run '{run}' has {len(values)} {unit} mean(s) of jury scores for {criterion!r}; the statistic needs 2."
+        )
     alpha = alpha if alpha is not None else (stopping["alpha"] if stopping else 0.05)
     if value is None:
         value = stopping["threshold"] if stopping and stopping["kind"] == "excludes" else (low + high) / 2
-    rho = stopping["rho"] if stopping else cs.rho_for(len(values), (high - low) / 2, alpha)
-    figure = cs.look(values, low, high, alpha, rho)
-    looks = [(float(k["total"]), int(k["n"])) for k in stopping["looks"]] if stopping else []
-    looks.append((sum(values), len(values)))
+    if legacy:  # a run recorded with the earlier normal-mixture sequence: read with that method
+        rho = float((stopping or stopping_kept or {})["rho"])
+        figure = cs.legacy_look(values, low, high, alpha, rho)
+        looks = [(float(k["total"]), int(k["n"])) for k in stopping["looks"]] if stopping else []
+        looks.append((sum(values), len(values)))
+        p_value = cs.legacy_p(looks, value, low, high, rho)
+        method = cs.LEGACY_METHOD
+    else:
+        figure = cs.look(values, low, high, alpha)
+        p_value = cs.p_value(values, low, high, value)
+        method = cs.METHOD
     mean, n = figure["mean"], figure["n"]
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
@@ -149,12 +166,13 @@ def sequential(
         **figure,
         "value": value,
         "alpha": alpha,
-        "p_always_valid": cs.always_valid_p(looks, value, low, high, rho),
+        "cluster": unit,
+        "p_always_valid": p_value,
         "fixed_n_low": mean - half,
         "fixed_n_high": mean + half,
         "stopped": stopping_kept["stopped"] if stopping_kept else None,
         "rule": stopping_kept["rule"] if stopping_kept else None,
         "rule_figure": rule_figure,
         "gap_value": gap_value,
-        "method": cs.METHOD,
+        "method": method,
     }
