@@ -251,3 +251,16 @@ def test_gap_resamples_clusters_from_the_cli(tmp_path: Path) -> None:
     assert result["result"]["n_clusters"] == {"all": 6}  # six prompts, one pair each in the example set
     bad = run_cli("stats", "gap", "--run", "p", "--resample", "prompts")
     assert bad.exit_code == 2 and "--resample 'prompts' is not valid" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_stats_gap_tests_by_permutation_by_default_and_by_bootstrap_by_name(study: Path) -> None:
+    """Issue 42, item 5: the default test of G_a = G_b is the permutation test (its p-values in
+    ``p`` and ``permutation_p``), with the sign-flip p of G = 0 per group; --test bootstrap keeps
+    the former test under its name."""
+    default = _json("stats", "gap", "--run", "pers", "--by", "model_a", "--boot", "300")["result"]
+    assert default["test"] == "permutation" and default["p"] == default["permutation_p"]
+    assert all(0 < g["p_zero"] <= 1 for g in default["gaps"])
+    boot = _json("stats", "gap", "--run", "pers", "--by", "model_a", "--boot", "300", "--test", "bootstrap")["result"]
+    assert boot["test"] == "bootstrap" and boot["p"] == boot["bootstrap_p"]
+    bad = run_cli("stats", "gap", "--run", "pers", "--test", "wald")
+    assert bad.exit_code == 2 and "Traceback" not in bad.stderr

@@ -136,7 +136,9 @@ def _posthoc(result: dict[str, Any], alpha: float) -> Figure:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    if "bootstrap_p" in result:
+    if "gaps" in result and "p" in result:
+        matrices = {f"{result.get('test', 'permutation')} p (G_a = G_b)": result["p"]}
+    elif "bootstrap_p" in result:  # a result saved before the permutation test
         matrices = {"bootstrap p (G_a = G_b)": result["bootstrap_p"]}
     else:
         matrices = {f"{c}: Holm post-hoc p": r["posthoc_holm"] for c, r in result["criteria"].items()}

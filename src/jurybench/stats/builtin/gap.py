@@ -21,6 +21,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
         "pct_low",
         "pct_high",
         "n_pairs",
+        "p_zero",
         *(f"p_vs_{g['group']}" for g in result["gaps"]),
     ]
     rows = [
@@ -32,7 +33,8 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
             g.get("pct_low"),
             g.get("pct_high"),
             g["n_pairs"],
-            *(result["bootstrap_p"][g["group"]][o["group"]] for o in result["gaps"]),
+            g.get("p_zero"),
+            *(result["p"][g["group"]][o["group"]] for o in result["gaps"]),
         ]
         for g in result["gaps"]
     ]
@@ -56,10 +58,19 @@ def gap(
             http={"min_length": 1, "max_length": 500},
         ),
     ] = "pairs",
+    test: Annotated[
+        str,
+        param(
+            "Test of G_a = G_b: permutation (group labels permuted; type-I error alpha) or bootstrap "
+            "(the groups resampled apart; conservative). --boot draws or permutations.",
+            choices=("permutation", "bootstrap"),
+        ),
+    ] = "permutation",
 ) -> dict[str, object]:
-    """Treatment gap G = sum |D_j| per group with bootstrap CIs, and pairwise bootstrap p-values."""
+    """Treatment gap G = sum |D_j| per group with bootstrap CIs, the sign-flip permutation
+    p-value of G = 0, and p-values for G_a = G_b (permutation test by default)."""
 
-    return stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level, resample=resample)
+    return stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level, resample=resample, test=test)
 
 
 def stat_gap(
@@ -72,6 +83,7 @@ def stat_gap(
     seed: int = 0,
     level: str = "jury",
     resample: str = "pairs",
+    test: str = "permutation",
 ) -> dict[str, Any]:
     from jurybench.stats import _pairwise
     from jurybench.stats._slices import jury_coverage
@@ -79,13 +91,19 @@ def stat_gap(
 
     matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     clusters = _clusters(con, run_id, resample, pair_ids)
-    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters)
+    if test not in _pairwise.GAP_TESTS:
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(f"--test {test!r} is not a gap test.", hint="Use permutation or bootstrap.")
+    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters, test=test)
     out = {
         "level": level,
         "jury": jury_coverage(con, run_id, "jury_pairwise"),
         "categories": categories,
         "gaps": [vars(r) for r in results],
-        "bootstrap_p": pmatrix,
+        "p": pmatrix,
+        "test": test,
+        **({"bootstrap_p": pmatrix} if test == "bootstrap" else {"permutation_p": pmatrix}),
         "resample": resample,
     }
     if clusters:
