@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 
-.PHONY: install test test-models models demo bench lint fix schema-doc lock clean
+.PHONY: install test test-models models demo bench validity lint fix schema-doc lock clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -51,6 +51,12 @@ demo: $(STAMP)
 
 bench: $(STAMP) $(MODEL_GGUF)
 	$(MODEL_ENV) $(BIN)/python bench/run.py
+	$(BIN)/python -m jurybench.validity
+
+# Every guarantee the tool states, checked by simulation with known truth (the full suite; a
+# quick one runs in make test). Exits non-zero when a claim does not hold.
+validity: $(STAMP)
+	$(BIN)/python -m jurybench.validity
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

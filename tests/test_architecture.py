@@ -31,6 +31,7 @@ ORDER = [
     "api",
     "commands",
     "studies",
+    "validity",
     "viewer",
     "service",
     "cli",

@@ -38,26 +38,53 @@ def test_the_pareto_front_by_hand() -> None:
     assert [x.pareto for x in (a, b, c, d)] == [True, True, False, True]
 
 
+def test_the_non_inferiority_test_by_hand() -> None:
+    """Issue 42, item 4. Four rows in four groups; the full jury's squared errors 1, 1, 1, 1
+    (RMSE 1), a candidate's 1.21, 1.00, 1.44, 0.81 (mean 1.115, RMSE 1.055936): the RMSE
+    difference is 0.055936. Each row's influence (e - 1.115) / (2 x 1.055936) is 0.044984,
+    -0.054454, 0.153892, -0.144421; SE = sqrt(4/3 x sum of squares 0.0495289) / 4 = 0.064245;
+    the 95 % upper bound 0.055936 + 2.353363 x 0.064245 = 0.207128, and against a margin of
+    0.3 the p-value is the t(3) cdf at (0.055936 - 0.3) / 0.064245."""
+    from scipy.stats import t
+
+    from jurybench.calibration._selection import non_inferiority
+
+    diff, upper, p = non_inferiority(np.array([1.21, 1.0, 1.44, 0.81]), np.ones(4), ["g1", "g2", "g3", "g4"], 0.3)
+    assert diff == pytest.approx(0.0559356, abs=1e-6)
+    assert upper == pytest.approx(0.0559356 + 2.353363 * 0.064245, abs=2e-5)
+    assert p == pytest.approx(float(t.cdf((0.0559356 - 0.3) / 0.064245, 3)), abs=1e-5)
+
+
+def _with_rows(name: str, squared: list[float], cost: float | None) -> SubJury:
+    c = _candidate(name, [float(np.sqrt(np.mean(squared)))], cost)
+    c.sq_errors = np.array(squared)
+    return c
+
+
 def test_the_choice_by_hand() -> None:
-    full = _candidate("full", [0.40, 0.50, 0.45, 0.55], 10.0)
-    # 'close': per-fold excess over the full jury 0.02, 0.0, 0.01, -0.01: mean 0.005, SE 0.00645,
-    # t_(0.95, 3) = 2.353 -> threshold 0.0152: not significantly worse. 'far': excess 0.2 on every fold.
-    close = _candidate("close", [0.42, 0.50, 0.46, 0.54], 1.0)
-    far = _candidate("far", [0.60, 0.70, 0.65, 0.75], 0.5)
-    chosen, rule = choose([full, close, far], full, max_error=None, budget=None, subjects=100)
-    assert chosen is close and close.no_worse_than_full and not far.no_worse_than_full and "not significantly" in rule
-    chosen, _ = choose([full, close, far], full, max_error=0.7, budget=None, subjects=100)
-    assert chosen is far  # the cheapest with error <= 0.7 (its mean is 0.675)
-    chosen, _ = choose([full, close, far], full, max_error=None, budget=60.0, subjects=100)
+    groups = [f"g{i}" for i in range(8)]
+    full = _with_rows("full", [0.25, 0.36, 0.16, 0.30, 0.20, 0.28, 0.22, 0.27], 10.0)
+    close = _with_rows("close", [0.24, 0.37, 0.17, 0.29, 0.21, 0.27, 0.23, 0.26], 1.0)  # all but equal
+    far = _with_rows("far", [0.9, 1.2, 0.8, 1.0, 0.95, 1.1, 0.85, 1.05], 0.5)  # RMSE about twice the full's
+    chosen, rule, margin = choose([full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups)
+    assert margin == pytest.approx(0.1 * full.error)  # the default: a tenth of the full jury's error
+    assert chosen is close and close.no_worse_than_full and not far.no_worse_than_full
+    assert "shown non-inferior" in rule and "Holm over 2" in rule and close.upper < margin < far.rmse_minus_full
+    # A margin too small to show anything: the full jury, said so.
+    chosen, rule, _ = choose(
+        [full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups, margin=0.0001
+    )
+    assert chosen is full and "no cheaper sub-jury is shown within" in rule
+    chosen, _, _ = choose([full, close, far], full, max_error=1.0, budget=None, subjects=100, groups=groups)
+    assert chosen is far  # the cheapest with error <= 1.0 (0.991)
+    chosen, _, _ = choose([full, close, far], full, max_error=None, budget=60.0, subjects=100, groups=groups)
     assert chosen is far  # $0.5 x 100 = $50 fits, 'close' ($100) does not
-    chosen, _ = choose([full, close, far], full, max_error=None, budget=100.0, subjects=100)
+    chosen, _, _ = choose([full, close, far], full, max_error=None, budget=100.0, subjects=100, groups=groups)
     assert chosen is close  # both fit: the more accurate
-    with pytest.raises(
-        jb.JurybenchError, match=r"no sub-jury has a held-out error of at most 0.1; the lowest is 0.475"
-    ):
-        choose([full, close, far], full, max_error=0.1, budget=None, subjects=100)
+    with pytest.raises(jb.JurybenchError, match=r"no sub-jury has a held-out error of at most 0.1; the lowest is"):
+        choose([full, close, far], full, max_error=0.1, budget=None, subjects=100, groups=groups)
     with pytest.raises(jb.JurybenchError, match=r"no sub-jury fits \$10 for 100 subjects; the cheapest needs \$50"):
-        choose([full, close, far], full, max_error=None, budget=10.0, subjects=100)
+        choose([full, close, far], full, max_error=None, budget=10.0, subjects=100, groups=groups)
 
 
 def test_the_held_out_error_is_what_numpy_gives_fold_by_fold() -> None:
@@ -70,7 +97,7 @@ def test_the_held_out_error_is_what_numpy_gives_fold_by_fold() -> None:
     rows = [(f"s{i // 2}", "c1" if i % 2 else "c2") for i in range(n)]
     data = _Data("pointwise", rows, [f"g{i % 8}" for i in range(n)], x, truth, ["c1", "c2"])
     folds = [(np.flatnonzero(np.arange(n) % 4 != k), np.flatnonzero(np.arange(n) % 4 == k)) for k in range(4)]
-    got = held_out_errors(data, [0, 1], "mean", folds)
+    got, _ = held_out_errors(data, [0, 1], "mean", folds)
     dims = np.array([d for _, d in rows])
     expected = []
     for train, test in folds:

@@ -220,14 +220,17 @@ def select_jury(
     folds: int = 5,
     seed: int = 0,
     group_by: str = "prompt",
+    margin: float | None = None,
+    alpha: float = 0.05,
     out: str | Path | None = None,
 ) -> Selection:
     """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury
     select``): every sub-jury's held-out error against the human labels (``target="human"``)
     or the full jury (``"jury"``; ``"auto"``: humans when there are labels), its cost and latency
-    per subject from the stored calls, the Pareto front, and the chosen one (the cheapest not
-    significantly worse than the full jury; or ``max_error``, or ``budget`` USD for ``subjects``
-    subjects). ``out``: write the chosen sub-jury as a jury file. Returns a
+    per subject from the stored calls, the Pareto front, and the chosen one (the cheapest shown
+    non-inferior to the full jury within ``margin`` RMSE, default a tenth of the full jury's, by a
+    one-sided test at ``alpha`` with Holm over the sub-juries; or ``max_error``, or ``budget`` USD
+    for ``subjects`` subjects). ``out``: write the chosen sub-jury as a jury file. Returns a
     :class:`jurybench.calibration.Selection` (``as_dict()``, ``pareto``, ``chosen``, ``full``)."""
     from jurybench.calibration import select_jury as select
     from jurybench.calibration import write_jury_file
@@ -245,6 +248,8 @@ def select_jury(
             folds=folds,
             seed=seed,
             group_by=group_by,
+            margin=margin,
+            alpha=alpha,
         )
     if out is not None:
         write_jury_file(selection, Path(out))

@@ -18,9 +18,14 @@ most) is scored three ways:
   concurrently).
 
 The report gives the Pareto front (no other sub-jury is both cheaper and more accurate), the
-full jury, and the chosen sub-jury: by default the cheapest that is not significantly worse than
-the full jury (a one-sided paired t-test over the folds at 5 %, calibration's winner rule);
-with ``max_error`` the cheapest whose error is at most that; with ``budget`` (USD for
+full jury, and the chosen sub-jury: by default the cheapest **shown to be non-inferior** to the
+full jury: its held-out mean squared error exceeds the full jury's by less than ``margin`` (in
+squared-error units; default ``DEFAULT_MARGIN_SHARE`` of the full jury's), decided by a
+one-sided test of the paired per-row squared errors (every row's out-of-fold prediction by both
+juries; clustered by the fold groups, t with groups - 1 degrees of freedom) and Holm's correction over every candidate sub-jury (a family fixed before the data are
+seen), so the chance that the chosen jury is worse than the full one by the margin or more is at
+most ``alpha``. When no sub-jury is shown non-inferior, the full jury is chosen and the rule
+says so. With ``max_error`` the cheapest whose error is at most that; with ``budget`` (USD for
 ``subjects`` subjects) the most accurate that fits.
 """
 
@@ -35,11 +40,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from jurybench.calibration._fit import _folds, no_worse
+from jurybench.calibration._fit import _folds
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from duckdb import DuckDBPyConnection as Connection
 
@@ -47,6 +52,8 @@ if TYPE_CHECKING:
     from jurybench.jury import RunJuror
 
 EXHAUSTIVE = 10
+DEFAULT_MARGIN_SHARE = 0.1  # the default margin: a tenth of the full jury's held-out mean squared error
+SELECT_ALPHA = 0.05
 METHODS = ("mean", "calibrated")
 TARGETS = ("auto", "human", "jury")
 Array = NDArray[np.float64]
@@ -64,7 +71,11 @@ class SubJury:
     cost_per_subject: float | None
     latency_ms: float | None
     pareto: bool = False
-    no_worse_than_full: bool = False
+    no_worse_than_full: bool = False  # shown non-inferior within the margin (Holm over the candidates)
+    mse_minus_full: float = 0.0  # held-out mean squared error less the full jury's, on the same rows
+    upper: float = 0.0  # its one-sided (1 - alpha) upper bound
+    p_inferior: float = 1.0  # p-value of "worse by the margin or more" (Holm-adjusted)
+    sq_errors: Array | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -80,6 +91,8 @@ class Selection:
     full: SubJury
     chosen: SubJury
     rule: str
+    margin: float = 0.0
+    alpha: float = SELECT_ALPHA
     candidates: list[SubJury] = field(default_factory=list)
     jurors: list[dict[str, Any]] = field(default_factory=list)
 
@@ -94,9 +107,13 @@ class Selection:
         return self.chosen.cost_per_subject / self.full.cost_per_subject
 
     def as_dict(self) -> dict[str, object]:
-        out = {k: v for k, v in asdict(self).items() if k != "candidates"}
-        out["pareto"] = [asdict(c) for c in self.pareto]
-        out["candidates"] = [asdict(c) for c in self.candidates]
+        def plain(c: SubJury) -> dict[str, Any]:
+            return {k: v for k, v in asdict(c).items() if k != "sq_errors"}
+
+        out = {k: v for k, v in asdict(self).items() if k not in ("candidates", "full", "chosen")}
+        out["full"], out["chosen"] = plain(self.full), plain(self.chosen)
+        out["pareto"] = [plain(c) for c in self.pareto]
+        out["candidates"] = [plain(c) for c in self.candidates]
         out["cost_share_of_full"] = self.saving()
         return out
 
@@ -246,15 +263,44 @@ def _predict(method: str, x: Array, y: Array, dims: NDArray[np.float64], train: 
     return out
 
 
-def held_out_errors(data: _Data, columns: list[int], method: str, folds: list[tuple[Index, Index]]) -> list[float]:
-    """The sub-jury's RMSE on each fold's held-out rows."""
+def held_out_errors(
+    data: _Data, columns: list[int], method: str, folds: list[tuple[Index, Index]]
+) -> tuple[list[float], Array]:
+    """The sub-jury's RMSE on each fold's held-out rows, and every row's squared error from its
+    out-of-fold prediction."""
     import warnings
 
     dims = np.array([d for _, d in data.rows])
     x = data.x[:, columns]
+    squared = np.full(len(data.y), np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a juror with no score in a fold: its mean is imputed
-        return [float(np.sqrt(np.mean((_predict(method, x, data.y, dims, a, b) - data.y[b]) ** 2))) for a, b in folds]
+        for a, b in folds:
+            squared[b] = (_predict(method, x, data.y, dims, a, b) - data.y[b]) ** 2
+    return [float(np.sqrt(np.mean(squared[b]))) for _, b in folds], squared
+
+
+def non_inferiority(
+    candidate: Array, full: Array, groups: Sequence[str], margin: float, alpha: float = SELECT_ALPHA
+) -> tuple[float, float, float]:
+    """(MSE difference, its one-sided upper bound, p-value) for H0: MSE_candidate - MSE_full >=
+    margin, from the paired per-row squared errors: their mean difference, its standard error
+    from the groups' totals (rows of a group are not independent), and a t reference with
+    groups - 1 degrees of freedom. A difference of mean squared errors is the same against noisy
+    human labels as against the truth they measure (independent label noise adds the same
+    variance to both), so the margin means the same thing either way."""
+    from scipy.stats import t
+
+    _, member = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    k = int(member.max()) + 1
+    d = np.asarray(candidate, dtype=float) - np.asarray(full, dtype=float)
+    diff = float(np.mean(d))
+    totals = np.bincount(member, weights=d - diff, minlength=k)
+    se = float(np.sqrt(k / max(k - 1, 1) * np.sum(totals**2))) / len(d)
+    if se == 0.0:
+        return diff, diff, 0.0 if diff < margin else 1.0
+    df = max(k - 1, 1)
+    return diff, diff + float(t.ppf(1 - alpha, df)) * se, float(t.cdf((diff - margin) / se, df))
 
 
 def pareto_front(candidates: list[SubJury]) -> None:
@@ -268,11 +314,32 @@ def pareto_front(candidates: list[SubJury]) -> None:
 
 
 def choose(
-    candidates: list[SubJury], full: SubJury, *, max_error: float | None, budget: float | None, subjects: int
-) -> tuple[SubJury, str]:
-    """The chosen sub-jury and the rule that chose it (see the module's text)."""
-    for c in candidates:
-        c.no_worse_than_full = no_worse(c.error_folds, full.error_folds)
+    candidates: list[SubJury],
+    full: SubJury,
+    *,
+    max_error: float | None,
+    budget: float | None,
+    subjects: int,
+    groups: Sequence[str] = (),
+    margin: float | None = None,
+    alpha: float = SELECT_ALPHA,
+) -> tuple[SubJury, str, float]:
+    """The chosen sub-jury, the rule that chose it and the margin used (see the module's text)."""
+    assert full.sq_errors is not None
+    margin = DEFAULT_MARGIN_SHARE * float(np.mean(full.sq_errors)) if margin is None else margin
+    others = [c for c in candidates if c is not full]
+    for c in others:
+        assert c.sq_errors is not None and full.sq_errors is not None
+        c.mse_minus_full, c.upper, c.p_inferior = non_inferiority(c.sq_errors, full.sq_errors, groups, margin, alpha)
+    # Holm's step-down over the whole family: the i-th smallest p-value (from 0) is compared with
+    # alpha / (m - i), and the adjusted p-values are the running maximum of (m - i) p.
+    order = sorted(range(len(others)), key=lambda i: others[i].p_inferior)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(others) - rank) * others[i].p_inferior))
+        others[i].p_inferior = running
+        others[i].no_worse_than_full = running <= alpha
+    full.no_worse_than_full, full.p_inferior = True, 0.0
     by_cost = sorted(candidates, key=lambda c: (_cost(c), c.error, len(c.jurors)))
     if max_error is not None:
         fit = [c for c in by_cost if c.error <= max_error]
@@ -283,7 +350,7 @@ def choose(
                 f"{best.error:.4g} ({', '.join(best.jurors)}).",
                 hint="Raise --max-error.",
             )
-        return fit[0], f"the cheapest with held-out error <= {max_error:g}"
+        return fit[0], f"the cheapest with held-out error <= {max_error:g}", margin
     if budget is not None:
         fit = [
             c
@@ -298,9 +365,21 @@ def choose(
                 hint="Raise --budget, or lower --subjects.",
             )
         best = min(fit, key=lambda c: (c.error, _cost(c), len(c.jurors)))
-        return best, f"the most accurate costing at most ${budget:g} for {subjects} subjects"
+        return best, f"the most accurate costing at most ${budget:g} for {subjects} subjects", margin
     chosen = next(c for c in by_cost if c.no_worse_than_full)
-    return chosen, "the cheapest not significantly worse than the full jury (paired t-test over folds, 5 %)"
+    if chosen is full:
+        return (
+            full,
+            f"no cheaper sub-jury is shown within {margin:.4g} of the full jury's error (one-sided, Holm over "
+            f"{len(others)} sub-juries, {alpha:.0%}): the full jury",
+            margin,
+        )
+    return (
+        chosen,
+        f"the cheapest shown non-inferior: held-out mean squared error within {margin:.4g} of the full jury's (paired "
+        f"per-row errors, one-sided, Holm over {len(others)} sub-juries, {alpha:.0%})",
+        margin,
+    )
 
 
 def _subsets(n: int, score: Callable[[tuple[int, ...]], float]) -> tuple[list[tuple[int, ...]], bool]:
@@ -329,6 +408,8 @@ def select_jury(
     folds: int = 5,
     seed: int = 0,
     group_by: str = "prompt",
+    margin: float | None = None,
+    alpha: float = SELECT_ALPHA,
 ) -> Selection:
     """Score every sub-jury of a pilot run's jurors and choose one (see the module's text)."""
     if target not in TARGETS:
@@ -344,39 +425,26 @@ def select_jury(
             raise JurybenchError(f"{name} must be a finite number >= 0 (got {value}).")
     if subjects is not None and subjects < 1:
         raise JurybenchError("--subjects must be at least 1.")
+    if margin is not None and (not np.isfinite(margin) or margin < 0):
+        raise JurybenchError(f"--margin must be a finite number >= 0 (got {margin}).")
+    if not 0 < alpha < 1:
+        raise JurybenchError(f"--alpha must be between 0 and 1 (got {alpha}).")
     data, panel, target = _read(con, run, target, group_by)
     cost, latency, samples, n_subjects = _prices(con, run, panel)
-    fold_index = _folds(data.groups, folds, seed)
-    memo: dict[tuple[int, ...], list[float]] = {}
-
-    def errors(columns: tuple[int, ...]) -> list[float]:
-        if columns not in memo:
-            memo[columns] = held_out_errors(data, list(columns), method, fold_index)
-        return memo[columns]
-
-    subsets, exhaustive = _subsets(len(panel), lambda c: float(np.mean(errors(c))))
-    full_columns = tuple(range(len(panel)))
-    if full_columns not in subsets:
-        subsets.append(full_columns)
-    candidates = []
-    for columns in subsets:
-        keys = tuple(panel[j].key for j in columns)
-        prices = [cost[k] for k in keys]
-        waits = [latency[k] for k in keys]
-        folds_err = errors(columns)
-        candidates.append(
-            SubJury(
-                tuple(panel[j].label for j in columns),
-                keys,
-                float(np.mean(folds_err)),
-                folds_err,
-                None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
-                None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
-            )
-        )
+    labels = [(j.label, j.key) for j in panel]
+    candidates, exhaustive = score_candidates(data, labels, cost, latency, method=method, folds=folds, seed=seed)
     full = next(c for c in candidates if len(c.jurors) == len(panel))
     pareto_front(candidates)
-    chosen, rule = choose(candidates, full, max_error=max_error, budget=budget, subjects=subjects or n_subjects)
+    chosen, rule, used = choose(
+        candidates,
+        full,
+        max_error=max_error,
+        budget=budget,
+        subjects=subjects or n_subjects,
+        groups=data.groups,
+        margin=margin,
+        alpha=alpha,
+    )
     jurors = _juror_rows(con, panel, cost, latency, samples)
     return Selection(
         run,
@@ -390,9 +458,55 @@ def select_jury(
         full,
         chosen,
         rule,
+        used,
+        alpha,
         candidates,
         jurors,
     )
+
+
+def score_candidates(
+    data: _Data,
+    jurors: list[tuple[str, str]],
+    cost: dict[str, float | None],
+    latency: dict[str, float | None],
+    *,
+    method: str,
+    folds: int,
+    seed: int,
+) -> tuple[list[SubJury], bool]:
+    """Every candidate sub-jury of ``jurors`` (label, key) with its held-out errors (the same
+    grouped folds for all), cost and latency per subject; whether every subset was scored."""
+    fold_index = _folds(data.groups, folds, seed)
+    memo: dict[tuple[int, ...], tuple[list[float], Array]] = {}
+
+    def errors(columns: tuple[int, ...]) -> tuple[list[float], Array]:
+        if columns not in memo:
+            memo[columns] = held_out_errors(data, list(columns), method, fold_index)
+        return memo[columns]
+
+    subsets, exhaustive = _subsets(len(jurors), lambda c: float(np.mean(errors(c)[0])))
+    full_columns = tuple(range(len(jurors)))
+    if full_columns not in subsets:
+        subsets.append(full_columns)
+    candidates = []
+    for columns in subsets:
+        keys = tuple(jurors[j][1] for j in columns)
+        prices = [cost[k] for k in keys]
+        waits = [latency[k] for k in keys]
+        folds_err, squared = errors(columns)
+        candidates.append(
+            SubJury(
+                tuple(jurors[j][0] for j in columns),
+                keys,
+                float(np.mean(folds_err)),
+                folds_err,
+                None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
+                None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
+                sq_errors=squared,
+            )
+        )
+    return candidates, exhaustive
 
 
 def _juror_rows(

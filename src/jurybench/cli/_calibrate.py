@@ -111,14 +111,23 @@ def jury_select(
     folds: Annotated[int, typer.Option(help="Grouped k-fold cross-validation (groups: --group-by).")] = 5,
     seed: Annotated[int, typer.Option(help="Fold seed.")] = 0,
     group_by: Annotated[str, typer.Option(help="Fold groups: prompt, item or meta.<field>.")] = "prompt",
+    margin: Annotated[
+        float | None,
+        typer.Option(
+            help="Non-inferiority margin in RMSE units: a sub-jury must be shown within this of the full "
+            "jury's held-out error (default: a tenth of the full jury's)."
+        ),
+    ] = None,
+    alpha: Annotated[float, typer.Option(help="Level of the non-inferiority test (Holm over the sub-juries).")] = 0.05,
     out: Annotated[Path | None, typer.Option(help="Write the chosen sub-jury as a jury file (YAML).")] = None,
     fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
     """The cheapest sub-jury that is good enough: every sub-jury's held-out error (against the
     human labels, or the full jury), its cost and latency per subject from the stored calls, the
-    Pareto front, and the cheapest not significantly worse than the full jury (or --max-error,
-    or --budget)."""
+    Pareto front, and the cheapest shown non-inferior to the full jury within --margin (a
+    one-sided test of paired per-row errors, Holm over the sub-juries; or --max-error, or
+    --budget)."""
     from jurybench import commands
 
     _done(
@@ -133,6 +142,8 @@ def jury_select(
             folds=folds,
             seed=seed,
             group_by=group_by,
+            margin=margin,
+            alpha=alpha,
             out=out,
             format=fmt,
         )

@@ -205,6 +205,7 @@ def print_selection(selection: Any) -> None:
             round(c.error, 4),
             money(c.cost_per_subject),
             latency,
+            "full" if c is selection.full else f"{c.mse_minus_full:+.4f} (<= {c.upper:+.4f})",
             "yes" if c.no_worse_than_full else "no",
         )
 
@@ -221,7 +222,9 @@ def print_selection(selection: Any) -> None:
     )
     console().print(
         rich_table(
-            ["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "no_worse_than_full"], shown, title=title
+            ["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "mse_minus_full (upper)", "non_inferior"],
+            shown,
+            title=title,
         )
     )
     share, full_cost = selection.saving(), selection.full.cost_per_subject

@@ -331,6 +331,8 @@ def jury_select(
     folds: int = 5,
     seed: int = 0,
     group_by: str = "prompt",
+    margin: float | None = None,
+    alpha: float = 0.05,
     out: Path | None = None,
     format: str = "table",
 ) -> int:
@@ -349,6 +351,8 @@ def jury_select(
         folds=folds,
         seed=seed,
         group_by=group_by,
+        margin=margin,
+        alpha=alpha,
         out=out,
     )
     if format == "json":

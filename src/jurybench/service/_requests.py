@@ -195,6 +195,8 @@ class JurySelectIn(_Body):
     folds: Annotated[int, Field(ge=2, le=50)] = 5
     seed: int = 0
     group_by: Annotated[str, Field(max_length=128)] = "prompt"
+    margin: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
 
 class ApplyIn(_Body):

@@ -233,7 +233,12 @@ GAP_TESTS = ("permutation", "bootstrap")
 
 
 def _membership(
-    units: Array, n_units: int, strata: Array | None, first: int, n_perm: int, rng: np.random.Generator
+    units: NDArray[np.intp],
+    n_units: int,
+    strata: NDArray[np.intp] | None,
+    first: int,
+    n_perm: int,
+    rng: np.random.Generator,
 ) -> Array:
     """n_perm x rows: 1 where a permuted labelling puts the row in the first group. Without
     strata, the units (rows, or whole clusters) are shuffled and the first ``first`` units form

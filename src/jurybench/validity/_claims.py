@@ -36,7 +36,9 @@ class Claim:
     def target(self) -> str:
         if self.low is not None and self.high is not None:
             return f"{_fmt(self.low)}..{_fmt(self.high)}"
-        return f"<= {_fmt(self.high)}" if self.high is not None else f">= {_fmt(self.low)}"
+        if self.high is not None:
+            return f"<= {_fmt(self.high)}"
+        return f">= {_fmt(self.low)}" if self.low is not None else "any"
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -8,6 +8,7 @@ at the first look that meets the rule, judge at most ``CAP``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -77,7 +78,8 @@ def clustered(rng: np.random.Generator, n: int, *, as_items: bool = False) -> Ar
     """Prompts with a random effect and one to six items each. The cluster option observes each
     prompt's mean (what ``--until-cluster prompt`` does); ``as_items`` observes the items one by
     one, prompts taken whole, as a sequence that ignores the clusters would."""
-    means, items = [], []
+    means: list[float] = []
+    items: list[float] = []
     while len(means) < n and len(items) < n:
         size = int(rng.integers(1, 7))
         effect = rng.normal(0, 0.9)
@@ -211,7 +213,7 @@ def separated_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, i
     k_models = scores.shape[1]
     share = alpha / (k_models * (k_models - 1) / 2)
     span = SCALE[1] - SCALE[0]
-    apart_at: dict[tuple[int, int], Array] = {}
+    apart_at: dict[tuple[int, int], NDArray[np.bool_]] = {}
     for a in range(k_models):
         for b in range(a + 1, k_models):
             d = list(scores[:, a] - scores[:, b])
@@ -219,7 +221,7 @@ def separated_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, i
             apart_at[(a, b)] = np.maximum.accumulate(path) >= math.log(1 / share)
     for k in range(batch, len(scores) + 1, batch):
         order = sorted(range(k_models), key=lambda j: (-float(np.mean(scores[:k, j])), f"m{j}"))
-        if all(apart_at[(min(u, w), max(u, w))][k - 1] for u, w in zip(order, order[1:], strict=False)):
+        if all(apart_at[(min(u, w), max(u, w))][k - 1] for u, w in itertools.pairwise(order)):
             return True, k
     return False, len(scores)
 
@@ -230,7 +232,7 @@ def _holm_adjacent(scores: Array, alpha: float) -> bool:
     from scipy.stats import ttest_rel
 
     order = np.argsort(-scores.mean(axis=0))
-    ps = sorted(float(ttest_rel(scores[:, a], scores[:, b]).pvalue) for a, b in zip(order, order[1:], strict=False))
+    ps = sorted(float(ttest_rel(scores[:, a], scores[:, b]).pvalue) for a, b in itertools.pairwise(order))
     return all(p <= alpha / (len(ps) - i) for i, p in enumerate(ps))
 
 

@@ -1,0 +1,23 @@
+"""The validity suite: every guarantee jurybench states, checked by a simulation with known truth.
+
+``python -m jurybench.validity`` (``make validity``) runs the full suite; ``--quick`` runs fewer
+replications (still able to fail: a quick claim fails when its 95 % interval excludes what the
+claim allows). Each line gives the claim, the measured rate or ratio with its interval, and
+whether it holds; the exit status is 1 when any claim fails.
+"""
+
+from __future__ import annotations
+
+from jurybench.validity._claims import Claim
+
+AREAS = ("sequential", "gap", "selection")
+
+__all__ = ["AREAS", "Claim", "run"]
+
+
+def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
+    """The claims of the chosen areas, measured."""
+    from jurybench.validity import _gap, _selection, _sequential
+
+    modules = {"sequential": _sequential, "gap": _gap, "selection": _selection}
+    return [claim for area in areas for claim in modules[area].claims(quick)]
