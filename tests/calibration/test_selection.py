@@ -39,20 +39,20 @@ def test_the_pareto_front_by_hand() -> None:
 
 
 def test_the_non_inferiority_test_by_hand() -> None:
-    """Issue 42, item 4. Four rows in four groups; the full jury's squared errors 1, 1, 1, 1
-    (RMSE 1), a candidate's 1.21, 1.00, 1.44, 0.81 (mean 1.115, RMSE 1.055936): the RMSE
-    difference is 0.055936. Each row's influence (e - 1.115) / (2 x 1.055936) is 0.044984,
-    -0.054454, 0.153892, -0.144421; SE = sqrt(4/3 x sum of squares 0.0495289) / 4 = 0.064245;
-    the 95 % upper bound 0.055936 + 2.353363 x 0.064245 = 0.207128, and against a margin of
-    0.3 the p-value is the t(3) cdf at (0.055936 - 0.3) / 0.064245."""
+    """Issue 42, item 4. Four rows in four groups; the full jury's squared errors 1, 1, 1, 1,
+    a candidate's 1.21, 1.00, 1.44, 0.81: the paired differences 0.21, 0, 0.44, -0.19 have mean
+    0.115 (the MSE difference); their deviations 0.095, -0.115, 0.325, -0.305 square to 0.2209,
+    so SE = sqrt(4/3 x 0.2209) / 4 = 0.135677; the 95 % upper bound is 0.115 + 2.353363 x
+    0.135677 = 0.434297, and against a margin of 0.3 the p-value is the t(3) cdf at
+    (0.115 - 0.3) / 0.135677 = -1.363531."""
     from scipy.stats import t
 
     from jurybench.calibration._selection import non_inferiority
 
     diff, upper, p = non_inferiority(np.array([1.21, 1.0, 1.44, 0.81]), np.ones(4), ["g1", "g2", "g3", "g4"], 0.3)
-    assert diff == pytest.approx(0.0559356, abs=1e-6)
-    assert upper == pytest.approx(0.0559356 + 2.353363 * 0.064245, abs=2e-5)
-    assert p == pytest.approx(float(t.cdf((0.0559356 - 0.3) / 0.064245, 3)), abs=1e-5)
+    assert diff == pytest.approx(0.115, abs=1e-12)
+    assert upper == pytest.approx(0.434297, abs=1e-5)
+    assert p == pytest.approx(float(t.cdf(-1.363531, 3)), abs=1e-6)
 
 
 def _with_rows(name: str, squared: list[float], cost: float | None) -> SubJury:
@@ -67,9 +67,9 @@ def test_the_choice_by_hand() -> None:
     close = _with_rows("close", [0.24, 0.37, 0.17, 0.29, 0.21, 0.27, 0.23, 0.26], 1.0)  # all but equal
     far = _with_rows("far", [0.9, 1.2, 0.8, 1.0, 0.95, 1.1, 0.85, 1.05], 0.5)  # RMSE about twice the full's
     chosen, rule, margin = choose([full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups)
-    assert margin == pytest.approx(0.1 * full.error)  # the default: a tenth of the full jury's error
+    assert margin == pytest.approx(0.1 * np.mean(full.sq_errors))  # the default: a tenth of the full jury's MSE
     assert chosen is close and close.no_worse_than_full and not far.no_worse_than_full
-    assert "shown non-inferior" in rule and "Holm over 2" in rule and close.upper < margin < far.rmse_minus_full
+    assert "shown non-inferior" in rule and "Holm over 2" in rule and close.upper < margin < far.mse_minus_full
     # A margin too small to show anything: the full jury, said so.
     chosen, rule, _ = choose(
         [full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups, margin=0.0001
