@@ -94,7 +94,13 @@ def test_a_stored_job_request_becomes_the_call_the_declaration_gives() -> None:
         "batch": False,
         "poll_every": 30.0,
     }
-    assert values == {"until": "ci_width(x)<0.5", "batch_items": 50, "until_seed": 0, "until_alpha": 0.05}
+    assert values == {
+        "until": "ci_width(x)<0.5",
+        "batch_items": 50,
+        "until_seed": 0,
+        "until_alpha": 0.05,
+        "until_cluster": "prompt",
+    }
 
 
 def test_options_that_spell_one_parameter_are_joined(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import yaml
 
 import jurybench as jb
 from jurybench.calibration import SubJury
-from jurybench.calibration._selection import _Data, choose, held_out_errors, pareto_front
+from jurybench.calibration._selection import PilotRows, held_out_errors, pareto_front
+from jurybench.calibration._selection import choose_sub_jury as choose
 from jurybench.rubric import load_rubric
 from tests.conftest import run_cli
 
@@ -55,26 +56,37 @@ def test_the_non_inferiority_test_by_hand() -> None:
     assert p == pytest.approx(float(t.cdf(-1.363531, 3)), abs=1e-6)
 
 
-def _with_rows(name: str, squared: list[float], cost: float | None) -> SubJury:
+def _with_rows(name: str, squared: list[float], cost: float | None, step: int) -> SubJury:
     c = _candidate(name, [float(np.sqrt(np.mean(squared)))], cost)
-    c.sq_errors = np.array(squared)
+    c.sq_errors, c.path_step = np.array(squared), step
     return c
+
+
+def test_the_price_path_drops_the_dearest_first() -> None:
+    from jurybench.calibration._selection import price_path
+
+    jurors = [("a", "a"), ("b", "b"), ("c", "c"), ("d", "d")]
+    cost = {"a": 1.0, "b": 5.0, "c": None, "d": 1.0}  # c's price unknown: the dearest
+    latency = {"a": 100.0, "b": 10.0, "c": None, "d": 300.0}  # a and d cost the same: d is slower
+    assert price_path(jurors, cost, latency) == [(0, 1, 2, 3), (0, 1, 3), (0, 3), (0,)]
 
 
 def test_the_choice_by_hand() -> None:
     groups = [f"g{i}" for i in range(8)]
-    full = _with_rows("full", [0.25, 0.36, 0.16, 0.30, 0.20, 0.28, 0.22, 0.27], 10.0)
-    close = _with_rows("close", [0.24, 0.37, 0.17, 0.29, 0.21, 0.27, 0.23, 0.26], 1.0)  # all but equal
-    far = _with_rows("far", [0.9, 1.2, 0.8, 1.0, 0.95, 1.1, 0.85, 1.05], 0.5)  # RMSE about twice the full's
+    # The price path: full ($10), then close ($1), then far ($0.5).
+    full = _with_rows("full", [0.25, 0.36, 0.16, 0.30, 0.20, 0.28, 0.22, 0.27], 10.0, 0)
+    close = _with_rows("close", [0.24, 0.37, 0.17, 0.29, 0.21, 0.27, 0.23, 0.26], 1.0, 1)  # all but equal
+    far = _with_rows("far", [0.9, 1.2, 0.8, 1.0, 0.95, 1.1, 0.85, 1.05], 0.5, 2)  # MSE about four times the full's
     chosen, rule, margin = choose([full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups)
-    assert margin == pytest.approx(0.1 * np.mean(full.sq_errors))  # the default: a tenth of the full jury's MSE
+    assert margin == pytest.approx(0.2 * np.mean(full.sq_errors))  # the default: a fifth of the full jury's MSE
     assert chosen is close and close.no_worse_than_full and not far.no_worse_than_full
-    assert "shown non-inferior" in rule and "Holm over 2" in rule and close.upper < margin < far.mse_minus_full
+    assert "shown by price path" in rule and "1 of 2 steps shown" in rule and close.shown_by == "price path"
+    assert close.upper < margin < far.mse_minus_full
     # A margin too small to show anything: the full jury, said so.
     chosen, rule, _ = choose(
         [full, close, far], full, max_error=None, budget=None, subjects=100, groups=groups, margin=0.0001
     )
-    assert chosen is full and "no cheaper sub-jury is shown within" in rule
+    assert chosen is full and "no sub-jury is shown within" in rule
     chosen, _, _ = choose([full, close, far], full, max_error=1.0, budget=None, subjects=100, groups=groups)
     assert chosen is far  # the cheapest with error <= 1.0 (0.991)
     chosen, _, _ = choose([full, close, far], full, max_error=None, budget=60.0, subjects=100, groups=groups)
@@ -95,7 +107,7 @@ def test_the_held_out_error_is_what_numpy_gives_fold_by_fold() -> None:
     x = np.column_stack([truth + rng.normal(0, s, n) for s in (0.2, 0.8, 1.5)])
     x[5, 1] = np.nan  # a missing vote: the mean of the others present
     rows = [(f"s{i // 2}", "c1" if i % 2 else "c2") for i in range(n)]
-    data = _Data("pointwise", rows, [f"g{i % 8}" for i in range(n)], x, truth, ["c1", "c2"])
+    data = PilotRows("pointwise", rows, [f"g{i % 8}" for i in range(n)], x, truth, ["c1", "c2"])
     folds = [(np.flatnonzero(np.arange(n) % 4 != k), np.flatnonzero(np.arange(n) % 4 == k)) for k in range(4)]
     got, _ = held_out_errors(data, [0, 1], "mean", folds)
     dims = np.array([d for _, d in rows])
@@ -159,6 +171,12 @@ def test_the_cli_writes_a_jury_file_that_scores_from_the_cache(pilot: Path, tmp_
     assert again.exit_code == 0 and "0 called" in again.stdout  # the same juror: every answer is stored
     as_json = json.loads(run_cli("jury", "select", "--run", "pilot", "--format", "json", "--db", str(pilot)).stdout)
     assert as_json["chosen"]["jurors"] == ["sim/good-cheap"] and len(as_json["candidates"]) == 15
+    assert as_json["margin"] > 0 and as_json["chosen"]["shown_by"] in ("price path", "Holm")
+    strict = run_cli("jury", "select", "--run", "pilot", "--margin", "0", "--format", "json", "--db", str(pilot))
+    refused = json.loads(strict.stdout)  # nothing is better than the full jury by a margin of 0 shown... unless it is
+    assert refused["margin"] == 0 and (refused["chosen"]["jurors"] == refused["full"]["jurors"]) == (
+        "no sub-jury is shown" in refused["rule"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -169,6 +187,8 @@ def test_the_cli_writes_a_jury_file_that_scores_from_the_cache(pilot: Path, tmp_
         (["--target", "people"], "--target 'people' is not valid"),
         (["--folds", "1"], "--folds must be at least 2"),
         (["--budget", "nan"], "--budget must be a finite number"),
+        (["--margin", "-1"], "--margin must be a finite number >= 0"),
+        (["--alpha", "1.5"], "--alpha must be between 0 and 1"),
     ],
 )
 def test_bad_requests_are_one_line_and_exit_2(pilot: Path, args: list[str], message: str) -> None:
@@ -184,6 +204,9 @@ def test_over_http(pilot: Path, tmp_path: Path) -> None:
     db = tmp_path / "copy.duckdb"
     shutil.copy(pilot, db)
     with make_client(db) as client:
+        margin = client.post("/v1/jury/select", json={"run": "pilot", "margin": 0.5, "alpha": 0.1})
+        assert margin.status_code == 200 and margin.json()["margin"] == 0.5 and margin.json()["alpha"] == 0.1
+        assert client.post("/v1/jury/select", json={"run": "pilot", "margin": -1}).status_code == 422
         answer = client.post("/v1/jury/select", json={"run": "pilot", "budget": 0.13, "subjects": 60})
         assert answer.status_code == 200, answer.json()
         body = answer.json()
@@ -226,7 +249,11 @@ def test_beyond_ten_jurors_a_greedy_path(tmp_path: Path) -> None:
     selection = jb.select_jury(db, "many", target="jury", max_error=100.0)
     assert not selection.exhaustive
     sizes = sorted(len(c.jurors) for c in selection.candidates)
-    assert sizes.count(1) == 11 and sizes[-1] == 11 and len(selection.candidates) <= 11 + 10
+    # The singletons, the greedy path and the price path (up to 9 sub-juries of 2..10 not on the greedy one)
+    assert sizes.count(1) == 11 and sizes[-1] == 11 and len(selection.candidates) <= 11 + 10 + 9
+    on_path = sorted((c for c in selection.candidates if c.path_step is not None), key=lambda c: c.path_step or 0)
+    assert [len(c.jurors) for c in on_path] == list(range(11, 0, -1))  # the dearest dropped at each step
+    assert on_path[-1].jurors == ("sim/j0",)
     assert selection.chosen.jurors == ("sim/j0",)  # the cheapest of all
 
 

@@ -218,6 +218,15 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
         assert client.post("/v1/jobs", json={**body, "until": "separated(coherence)"}).status_code == 202
         refused = client.post("/v1/jobs", json={**body, "until": "nonsense"})
         assert refused.status_code == 422 and "ci_width(CRITERION)<WIDTH" in refused.text
+        unit = client.post("/v1/jobs", json={**body, "until_cluster": "topic"})
+        assert unit.status_code == 422 and "meta.<field>" in unit.text
+        by_item = client.post("/v1/jobs", json={**body, "until_cluster": "item"})
+        assert by_item.status_code == 202
+        item_job = wait_for(client, by_item.json()["job_id"], timeout=120)
+        cluster = client.post(
+            "/v1/sql", json={"query": f"SELECT stopping->>'cluster' FROM runs WHERE run_id = '{item_job['run_id']}'"}
+        ).json()["rows"]
+        assert cluster == [["item"]]
         shown = client.post("/v1/stats/sequential", json={"run": job["run_id"], "criterion": "coherence"})
         assert shown.status_code == 200 and shown.json()["result"]["p_always_valid"] < 0.05
 

@@ -228,8 +228,9 @@ def select_jury(
     select``): every sub-jury's held-out error against the human labels (``target="human"``)
     or the full jury (``"jury"``; ``"auto"``: humans when there are labels), its cost and latency
     per subject from the stored calls, the Pareto front, and the chosen one (the cheapest shown
-    non-inferior to the full jury within ``margin`` RMSE, default a tenth of the full jury's, by a
-    one-sided test at ``alpha`` with Holm over the sub-juries; or ``max_error``, or ``budget`` USD
+    non-inferior to the full jury within ``margin`` (held-out mean squared error, default a fifth
+    of the full jury's) by a one-sided test, ``alpha`` split between the price path and Holm over
+    the sub-juries; or ``max_error``, or ``budget`` USD
     for ``subjects`` subjects). ``out``: write the chosen sub-jury as a jury file. Returns a
     :class:`jurybench.calibration.Selection` (``as_dict()``, ``pareto``, ``chosen``, ``full``)."""
     from jurybench.calibration import select_jury as select

@@ -11,19 +11,36 @@ from jurybench.calibration._api import (
     fit_calibration,
     load_artifact,
 )
-from jurybench.calibration._fit import fit_criterion
-from jurybench.calibration._selection import Selection, SubJury, jury_file_text, select_jury, write_jury_file
+from jurybench.calibration._fit import fit_criterion, no_worse
+from jurybench.calibration._selection import (
+    PilotRows,
+    Selection,
+    SubJury,
+    choose_sub_jury,
+    jury_file_text,
+    non_inferiority,
+    price_path,
+    score_candidates,
+    select_jury,
+    write_jury_file,
+)
 
 __all__ = [
+    "PilotRows",
     "Selection",
     "SubJury",
     "apply_calibration",
     "attach_calibration",
     "calibration_finisher",
+    "choose_sub_jury",
     "fit_calibration",
     "fit_criterion",
     "jury_file_text",
     "load_artifact",
+    "no_worse",
+    "non_inferiority",
+    "price_path",
+    "score_candidates",
     "select_jury",
     "write_jury_file",
 ]

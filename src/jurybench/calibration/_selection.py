@@ -18,15 +18,25 @@ most) is scored three ways:
   concurrently).
 
 The report gives the Pareto front (no other sub-jury is both cheaper and more accurate), the
-full jury, and the chosen sub-jury: by default the cheapest **shown to be non-inferior** to the
-full jury: its held-out mean squared error exceeds the full jury's by less than ``margin`` (in
-squared-error units; default ``DEFAULT_MARGIN_SHARE`` of the full jury's), decided by a
-one-sided test of the paired per-row squared errors (every row's out-of-fold prediction by both
-juries; clustered by the fold groups, t with groups - 1 degrees of freedom) and Holm's correction over every candidate sub-jury (a family fixed before the data are
-seen), so the chance that the chosen jury is worse than the full one by the margin or more is at
-most ``alpha``. When no sub-jury is shown non-inferior, the full jury is chosen and the rule
-says so. With ``max_error`` the cheapest whose error is at most that; with ``budget`` (USD for
-``subjects`` subjects) the most accurate that fits.
+full jury, and the chosen sub-jury. By default it is the cheapest sub-jury **shown
+non-inferior** to the full jury: its held-out mean squared error exceeds the full jury's by
+less than ``margin`` (squared-error units; default ``DEFAULT_MARGIN_SHARE`` of the full jury's),
+by a one-sided test of the paired per-row squared errors (every row's out-of-fold prediction by
+both juries; clustered by the fold groups, t with groups - 1 degrees of freedom). Two routes
+may show a sub-jury, ``alpha`` split between them:
+
+- the **price path** (alpha / 2, fixed-sequence testing): from the full jury, each step drops
+  the dearest juror left (ties: the slower, then the later name), an order fixed by the prices
+  alone before any error is seen; the steps are tested in turn and the path stops at the first
+  not shown. Testing in an order fixed in advance and stopping at the first failure needs no
+  division of its alpha;
+- **Holm** over every candidate sub-jury (alpha / 2): finds a good cheap juror the price path
+  cannot reach (one dearer than a bad one).
+
+So the chance that any sub-jury worse than the full one by the margin or more is shown, and
+so the chance that the chosen one is, is at most ``alpha``. When none is shown, the full jury
+is chosen and the rule says so. With ``max_error`` the cheapest whose error is at most that;
+with ``budget`` (USD for ``subjects`` subjects) the most accurate that fits.
 """
 
 from __future__ import annotations
@@ -52,7 +62,9 @@ if TYPE_CHECKING:
     from jurybench.jury import RunJuror
 
 EXHAUSTIVE = 10
-DEFAULT_MARGIN_SHARE = 0.1  # the default margin: a tenth of the full jury's held-out mean squared error
+# The default margin: a fifth of the full jury's held-out mean squared error (an RMSE about a
+# tenth above the full jury's).
+DEFAULT_MARGIN_SHARE = 0.2
 SELECT_ALPHA = 0.05
 METHODS = ("mean", "calibrated")
 TARGETS = ("auto", "human", "jury")
@@ -71,10 +83,12 @@ class SubJury:
     cost_per_subject: float | None
     latency_ms: float | None
     pareto: bool = False
-    no_worse_than_full: bool = False  # shown non-inferior within the margin (Holm over the candidates)
+    no_worse_than_full: bool = False  # shown non-inferior within the margin, on the price path
+    path_step: int | None = None  # its step on the price path (0: the full jury), None off it
+    shown_by: str | None = None  # which route showed it non-inferior: "price path" or "Holm"
     mse_minus_full: float = 0.0  # held-out mean squared error less the full jury's, on the same rows
     upper: float = 0.0  # its one-sided (1 - alpha) upper bound
-    p_inferior: float = 1.0  # p-value of "worse by the margin or more" (Holm-adjusted)
+    p_inferior: float = 1.0  # p-value of "worse by the margin or more"
     sq_errors: Array | None = field(default=None, repr=False)
 
 
@@ -119,7 +133,7 @@ class Selection:
 
 
 @dataclass
-class _Data:
+class PilotRows:
     kind: str
     rows: list[tuple[str, str]]  # (subject, dimension)
     groups: list[str]
@@ -132,7 +146,7 @@ def _cost(c: SubJury) -> float:
     return float("inf") if c.cost_per_subject is None else c.cost_per_subject
 
 
-def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data, list[RunJuror], str]:
+def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[PilotRows, list[RunJuror], str]:
     """The run's rows with a target, each juror's value on them, and the groups of the folds."""
     from jurybench.annotations import run_rubric
     from jurybench.calibration._data import group_of, item_attributes
@@ -208,7 +222,7 @@ def _read(con: Connection, run: str, target: str, group_by: str) -> tuple[_Data,
     else:
         attrs = item_attributes(con, subjects)
         group = {s: group_of(attrs.get(s, {"metadata": {}}), group_by, s) for s in subjects}
-    data = _Data(rubric.kind, rows, [group[s] for s, _ in rows], x, y, rubric.dimensions)
+    data = PilotRows(rubric.kind, rows, [group[s] for s, _ in rows], x, y, rubric.dimensions)
     return data, panel, target
 
 
@@ -264,7 +278,7 @@ def _predict(method: str, x: Array, y: Array, dims: NDArray[np.float64], train: 
 
 
 def held_out_errors(
-    data: _Data, columns: list[int], method: str, folds: list[tuple[Index, Index]]
+    data: PilotRows, columns: list[int], method: str, folds: list[tuple[Index, Index]]
 ) -> tuple[list[float], Array]:
     """The sub-jury's RMSE on each fold's held-out rows, and every row's squared error from its
     out-of-fold prediction."""
@@ -313,7 +327,7 @@ def pareto_front(candidates: list[SubJury]) -> None:
         )
 
 
-def choose(
+def choose_sub_jury(
     candidates: list[SubJury],
     full: SubJury,
     *,
@@ -331,14 +345,22 @@ def choose(
     for c in others:
         assert c.sq_errors is not None and full.sq_errors is not None
         c.mse_minus_full, c.upper, c.p_inferior = non_inferiority(c.sq_errors, full.sq_errors, groups, margin, alpha)
-    # Holm's step-down over the whole family: the i-th smallest p-value (from 0) is compared with
-    # alpha / (m - i), and the adjusted p-values are the running maximum of (m - i) p.
-    order = sorted(range(len(others)), key=lambda i: others[i].p_inferior)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(others) - rank) * others[i].p_inferior))
-        others[i].p_inferior = running
-        others[i].no_worse_than_full = running <= alpha
+        c.no_worse_than_full, c.shown_by = False, None
+    path = sorted((c for c in others if c.path_step is not None), key=lambda c: c.path_step or 0)
+    half = alpha / 2  # two routes, alpha split between them: either may show a sub-jury
+    shown_on_path = 0
+    for c in path:  # route 1, fixed-sequence: each step at alpha / 2, stop at the first not shown
+        if c.p_inferior > half:
+            break
+        c.no_worse_than_full, c.shown_by = True, "price path"
+        shown_on_path += 1
+    # Route 2, Holm's step-down over every candidate at alpha / 2: the i-th smallest p-value
+    # (from 0) against (alpha / 2) / (m - i), stopping at the first above.
+    for rank, c in enumerate(sorted(others, key=lambda c: c.p_inferior)):
+        if c.p_inferior > half / (len(others) - rank):
+            break
+        if not c.no_worse_than_full:
+            c.no_worse_than_full, c.shown_by = True, "Holm"
     full.no_worse_than_full, full.p_inferior = True, 0.0
     by_cost = sorted(candidates, key=lambda c: (_cost(c), c.error, len(c.jurors)))
     if max_error is not None:
@@ -370,14 +392,15 @@ def choose(
     if chosen is full:
         return (
             full,
-            f"no cheaper sub-jury is shown within {margin:.4g} of the full jury's error (one-sided, Holm over "
-            f"{len(others)} sub-juries, {alpha:.0%}): the full jury",
+            f"no sub-jury is shown within {margin:.4g} of the full jury's mean squared error (one-sided, "
+            f"{alpha:.0%} split between the price path and Holm over {len(others)} sub-juries): the full jury",
             margin,
         )
     return (
         chosen,
-        f"the cheapest shown non-inferior: held-out mean squared error within {margin:.4g} of the full jury's (paired "
-        f"per-row errors, one-sided, Holm over {len(others)} sub-juries, {alpha:.0%})",
+        f"the cheapest shown non-inferior: held-out mean squared error within {margin:.4g} of the full jury's "
+        f"(paired per-row errors, one-sided; shown by {chosen.shown_by}: {alpha:.0%} split between the price "
+        f"path, {shown_on_path} of {len(path)} steps shown, and Holm over {len(others)} sub-juries)",
         margin,
     )
 
@@ -435,7 +458,7 @@ def select_jury(
     candidates, exhaustive = score_candidates(data, labels, cost, latency, method=method, folds=folds, seed=seed)
     full = next(c for c in candidates if len(c.jurors) == len(panel))
     pareto_front(candidates)
-    chosen, rule, used = choose(
+    chosen, rule, used = choose_sub_jury(
         candidates,
         full,
         max_error=max_error,
@@ -466,7 +489,7 @@ def select_jury(
 
 
 def score_candidates(
-    data: _Data,
+    data: PilotRows,
     jurors: list[tuple[str, str]],
     cost: dict[str, float | None],
     latency: dict[str, float | None],
@@ -489,6 +512,8 @@ def score_candidates(
     full_columns = tuple(range(len(jurors)))
     if full_columns not in subsets:
         subsets.append(full_columns)
+    path = price_path(jurors, cost, latency)
+    subsets += [columns for columns in path if columns not in subsets]
     candidates = []
     for columns in subsets:
         keys = tuple(jurors[j][1] for j in columns)
@@ -504,9 +529,30 @@ def score_candidates(
                 None if any(p is None for p in prices) else round(float(sum(p for p in prices if p is not None)), 12),
                 None if any(w is None for w in waits) else float(max(w for w in waits if w is not None)),
                 sq_errors=squared,
+                path_step=path.index(columns) if columns in path else None,
             )
         )
     return candidates, exhaustive
+
+
+def price_path(
+    jurors: list[tuple[str, str]], cost: dict[str, float | None], latency: dict[str, float | None]
+) -> list[tuple[int, ...]]:
+    """The full jury, then each step dropping the dearest juror left (an unknown price counts as
+    the highest; ties: the slower, then the later name) down to one juror: an order fixed by
+    prices and latencies alone, before any error is seen."""
+
+    def dearness(j: int) -> tuple[float, float, str]:
+        key = jurors[j][1]
+        price, wait = cost.get(key), latency.get(key)
+        return (np.inf if price is None else price, -1.0 if wait is None else wait, jurors[j][0])
+
+    current = list(range(len(jurors)))
+    path = [tuple(current)]
+    while len(current) > 1:
+        current.remove(max(current, key=dearness))
+        path.append(tuple(current))
+    return path
 
 
 def _juror_rows(

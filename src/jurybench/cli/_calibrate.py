@@ -114,11 +114,13 @@ def jury_select(
     margin: Annotated[
         float | None,
         typer.Option(
-            help="Non-inferiority margin in RMSE units: a sub-jury must be shown within this of the full "
-            "jury's held-out error (default: a tenth of the full jury's)."
+            help="Non-inferiority margin in squared-error units: a sub-jury must be shown within this of the "
+            "full jury's held-out mean squared error (default: a fifth of the full jury's)."
         ),
     ] = None,
-    alpha: Annotated[float, typer.Option(help="Level of the non-inferiority test (Holm over the sub-juries).")] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(help="Level of the non-inferiority tests (split between the price path and Holm).")
+    ] = 0.05,
     out: Annotated[Path | None, typer.Option(help="Write the chosen sub-jury as a jury file (YAML).")] = None,
     fmt: TableJsonOption = "table",
     db: DbOption = None,
@@ -126,8 +128,8 @@ def jury_select(
     """The cheapest sub-jury that is good enough: every sub-jury's held-out error (against the
     human labels, or the full jury), its cost and latency per subject from the stored calls, the
     Pareto front, and the cheapest shown non-inferior to the full jury within --margin (a
-    one-sided test of paired per-row errors, Holm over the sub-juries; or --max-error, or
-    --budget)."""
+    one-sided test of paired per-row errors along the price path and with Holm over the
+    sub-juries; or --max-error, or --budget)."""
     from jurybench import commands
 
     _done(

@@ -150,6 +150,17 @@ class _JobOwn(_Body):
             raise ValueError(f"use {sequential.RULE_HELP}")
         return value
 
+    @field_validator("until_cluster", check_fields=False)
+    @classmethod
+    def _a_cluster(cls, value: str) -> str:
+        from jurybench.errors import JurybenchError
+        from jurybench.stats import anytime as sequential
+
+        try:
+            return sequential.check_cluster(value)
+        except JurybenchError:
+            raise ValueError(f"use {sequential.CLUSTER_HELP}") from None
+
 
 def _job_body() -> type[_JobOwn]:
     """The job body: the HTTP-only fields, then ``jurybench.score``'s declared HTTP face."""

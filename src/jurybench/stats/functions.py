@@ -20,8 +20,10 @@ from jurybench.stats._pairwise import (
     gap,
     gap_interval,
     no_difference_share,
+    permutation_gap_p,
     positional_consistency,
     robustness,
+    sign_flip_gap_p,
     treatment_gaps,
 )
 from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
@@ -60,9 +62,11 @@ __all__ = [
     "one_sample_t",
     "paired_power",
     "pairs_needed",
+    "permutation_gap_p",
     "positional_consistency",
     "power_summary",
     "robustness",
+    "sign_flip_gap_p",
     "treatment_gaps",
     "welch_t",
     "win_rate",

@@ -4,20 +4,27 @@
 replications (still able to fail: a quick claim fails when its 95 % interval excludes what the
 claim allows). Each line gives the claim, the measured rate or ratio with its interval, and
 whether it holds; the exit status is 1 when any claim fails.
+
+Internal: ``python -m jurybench.validity`` and ``make validity`` are the interface; ``run`` and
+``Claim`` are what the tests read.
 """
 
 from __future__ import annotations
 
 from jurybench.validity._claims import Claim
 
-AREAS = ("sequential", "gap", "selection")
+AREAS = ("sequential", "gap", "selection", "tests")
 
-__all__ = ["AREAS", "Claim", "run"]
+__all__ = ["Claim", "run"]
 
 
 def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
     """The claims of the chosen areas, measured."""
-    from jurybench.validity import _gap, _selection, _sequential
+    from jurybench.errors import JurybenchError
+    from jurybench.validity import _gap, _selection, _sequential, _tests
 
-    modules = {"sequential": _sequential, "gap": _gap, "selection": _selection}
+    modules = {"sequential": _sequential, "gap": _gap, "selection": _selection, "tests": _tests}
+    unknown = [a for a in areas if a not in modules]
+    if unknown:
+        raise JurybenchError(f"no validity area {', '.join(unknown)}.", hint=f"Valid: {', '.join(AREAS)}.")
     return [claim for area in areas for claim in modules[area].claims(quick)]

@@ -15,7 +15,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer replications; fails only on evidence")
     parser.add_argument("--json", action="store_true", help="one JSON object per claim")
     args = parser.parse_args(argv)
-    claims = run(quick=args.quick, areas=tuple(args.areas) or AREAS)
+    from jurybench.errors import JurybenchError
+
+    try:
+        claims = run(quick=args.quick, areas=tuple(args.areas) or AREAS)
+    except JurybenchError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        return 2
     for c in claims:
         if args.json:
             print(json.dumps(c.as_dict(), default=float))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from jurybench.stats import _pairwise
+from jurybench.stats import functions as _pairwise
 from jurybench.validity._claims import Claim, rate
 
 Array = NDArray[np.float64]

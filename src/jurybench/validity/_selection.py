@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from jurybench.calibration._fit import no_worse
-from jurybench.calibration._selection import SubJury, _Data, choose, score_candidates
+from jurybench.calibration import PilotRows, SubJury, choose_sub_jury, no_worse, score_candidates
 from jurybench.validity._claims import Claim, rate
 
 Array = NDArray[np.float64]
@@ -36,10 +35,10 @@ def items(rng: np.random.Generator, prompts: int, per_prompt: int) -> tuple[Arra
     return truth, scores, [f"p{i // per_prompt}" for i in range(len(truth))]
 
 
-def pilot_candidates(rng: np.random.Generator, seed: int) -> tuple[list[SubJury], _Data]:
+def pilot_candidates(rng: np.random.Generator, seed: int) -> tuple[list[SubJury], PilotRows]:
     truth, scores, groups = items(rng, 40, 4)
     labels = truth + rng.normal(0, HUMAN_NOISE, len(truth))
-    data = _Data("pointwise", [(f"s{i}", "q") for i in range(len(truth))], groups, scores, labels, ["q"])
+    data = PilotRows("pointwise", [(f"s{i}", "q") for i in range(len(truth))], groups, scores, labels, ["q"])
     cost: dict[str, float | None] = {name: float(c) for name, c in zip(NAMES, COST, strict=True)}
     candidates, _ = score_candidates(
         data, [(n, n) for n in NAMES], cost, dict.fromkeys(NAMES), method="mean", folds=5, seed=seed
@@ -66,7 +65,7 @@ def trial(seed: int) -> dict[str, float]:
     rng = np.random.default_rng(seed)
     candidates, data = pilot_candidates(rng, seed)
     full = next(c for c in candidates if len(c.jurors) == 5)
-    chosen, _, margin = choose(candidates, full, max_error=None, budget=None, subjects=160, groups=data.groups)
+    chosen, _, margin = choose_sub_jury(candidates, full, max_error=None, budget=None, subjects=160, groups=data.groups)
     old = next(
         c
         for c in sorted(candidates, key=lambda c: (c.cost_per_subject or 0.0, c.error, len(c.jurors)))
@@ -75,9 +74,9 @@ def trial(seed: int) -> dict[str, float]:
     full_sq, new_sq, old_sq = fresh_errors(rng, [full.jurors, chosen.jurors, old.jurors])
 
     def fares(sq: Array) -> tuple[bool, bool]:
-        worse = chosen is not full and bool(ttest_rel(sq, full_sq, alternative="greater").pvalue < 0.05)
-        beyond = float(sq.mean() - full_sq.mean()) > margin
-        return worse, beyond
+        """(significantly worse than the full jury on the fresh items, worse by more than the margin)."""
+        worse = bool(ttest_rel(sq, full_sq, alternative="greater").pvalue < 0.05)
+        return worse, float(sq.mean() - full_sq.mean()) > margin
 
     new_worse, new_beyond = fares(new_sq) if chosen is not full else (False, False)
     old_worse, old_beyond = fares(old_sq) if old is not full else (False, False)
@@ -121,12 +120,13 @@ def claims(quick: bool) -> list[Claim]:
             high=0.05,
             quick=quick,
         ),
+        rate(
+            "jury select",
+            "a jury as cheap as the planted pair chosen >= 60 %",
+            count("new_cheap"),
+            seeds,
+            low=0.60,
+            quick=quick,
+            note=f"the former rule: {count('old_cheap')}/{seeds}, with the errors above",
+        ),
     ]
-
-
-def cheap_share(quick: bool) -> tuple[int, int, int]:
-    """(pilots where a jury as cheap as the planted pair was chosen, by the former rule, pilots):
-    measured, not claimed (issue 42's target of 60 % is not met yet; see the CHANGELOG)."""
-    seeds = 30 if quick else 100
-    runs = [trial(s) for s in range(seeds)]
-    return sum(bool(r["new_cheap"]) for r in runs), sum(bool(r["old_cheap"]) for r in runs), seeds
