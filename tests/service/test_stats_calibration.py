@@ -105,6 +105,7 @@ STATS = [
         {"sql": "SELECT language AS grp, gold AS category, correct, invalid FROM classification_outcomes", "boot": 100},
     ),
     ("gap", {"run": "pa", "boot": 100, "resample": "clusters:prompt"}),
+    ("gap", {"run": "pa", "boot": 100, "test": "bootstrap"}),
     ("leaderboard", {"run": "pa", "category": "logos", "boot": 50, "resample": "pairs"}),
     ("power", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "pair_on": "model", "d": 0.5}),
 ]
@@ -116,6 +117,8 @@ def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dic
     assert r.status_code == 200, r.json()
     body = r.json()
     assert body["name"] == name and body["result"]
+    if name == "gap":  # the permutation test unless asked otherwise (issue 42)
+        assert body["result"]["test"] == params.get("test", "permutation")
     stored = client.get(f"/v1/stats/results/{body['result_id']}").json()
     assert stored["name"] == name and stored["params"]["run" if "run" in params else "sql"]
     assert body["result_id"] in [x["result_id"] for x in client.get("/v1/stats/results").json()]

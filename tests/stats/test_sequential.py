@@ -535,3 +535,53 @@ def test_until_samples_whole_clusters_and_names_the_unit(tmp_path: Path) -> None
         str(db),
     )
     assert bad.exit_code == 2 and "--until-cluster 'topic' is not a cluster" in bad.stderr
+
+
+def test_a_run_recorded_with_the_old_sequence_is_read_with_it(stories: Path) -> None:
+    """Issue 42: runs judged before the betting sequence keep their record (rho, the
+    normal-mixture method, looks with running totals); stats sequential reports them with the
+    method they name, as it did."""
+    jb.score(
+        stories,
+        rubric="story-quality",
+        jury=["sim/lenient,leniency=1,noise=0.3"],
+        run="old",
+        ids=[f"i{k}" for k in range(60)],
+    )
+    with jb.open(stories, read_only=True) as store:
+        scores = store.sql(
+            "SELECT jury_score FROM jury_pointwise WHERE run_id = 'old' AND criterion = 'coherence' ORDER BY item_id"
+        )["jury_score"].tolist()
+    rho = cs.legacy_rho(60, 2.0, 0.05)
+    record = {
+        "rule": "excludes(coherence,3)",
+        "kind": "excludes",
+        "dimension": "coherence",
+        "threshold": 3.0,
+        "alpha": 0.05,
+        "batch_items": 30,
+        "seed": 0,
+        "subjects_available": 60,
+        "scale": [1.0, 5.0],
+        "rho": rho,
+        "method": cs.LEGACY_METHOD,
+        "stopped": "exhausted",
+        "judged": 60,
+        "looks": [{"judged": 30, "n": 30, "total": sum(scores[:30])}, {"judged": 60, "n": 60, "total": sum(scores)}],
+    }
+    import duckdb
+
+    with duckdb.connect(str(stories)) as con:
+        con.execute("UPDATE runs SET stopping = ? WHERE run_id = 'old'", [json.dumps(record)])
+    shown = json.loads(
+        run_cli(
+            "stats", "sequential", "--run", "old", "--criterion", "coherence", "--format", "json", "--db", str(stories)
+        ).stdout
+    )["result"]
+    assert shown["method"] == cs.LEGACY_METHOD and shown["cluster"] == "item" and shown["n"] == 60
+    expected = cs.legacy_look(scores, 1.0, 5.0, 0.05, rho)
+    assert shown["ci_low"] == pytest.approx(expected["ci_low"]) and shown["ci_high"] == pytest.approx(
+        expected["ci_high"]
+    )
+    looks = [(sum(scores[:30]), 30), (sum(scores), 60), (sum(scores), 60)]
+    assert shown["p_always_valid"] == pytest.approx(cs.legacy_p(looks, 3.0, 1.0, 5.0, rho))
