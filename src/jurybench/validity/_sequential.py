@@ -29,9 +29,15 @@ def first_decision(values: Array, low: float, high: float, alpha: float, value: 
     """(decided, subjects judged) for excludes(value) looked at every ``batch`` observations."""
     path = cs.log_capital(list(values), low, high, np.array([(value - low) / (high - low)]))[:, 0]
     crossed = np.flatnonzero(path >= math.log(1 / alpha))
-    if not len(crossed):
-        return False, len(values)
-    return True, min(int(math.ceil((crossed[0] + 1) / batch) * batch), len(values))
+    return _looked(int(crossed[0]) if len(crossed) else None, batch, len(values))
+
+
+def _looked(first: int | None, batch: int, n: int) -> tuple[bool, int]:
+    """(decided, judged) when the evidence first crossed at observation ``first`` (None: never),
+    read at the look after it."""
+    if first is None:
+        return False, n
+    return True, min(int(math.ceil((first + 1) / batch) * batch), n)
 
 
 def legacy_decision(values: Array, low: float, high: float, alpha: float, value: float, batch: int) -> tuple[bool, int]:
@@ -171,29 +177,23 @@ def null_claims(studies: int, quick: bool, seed: int = 0) -> list[Claim]:
 
 def mean_rule_savings(d: float, studies: int, quick: bool, seed: int = 0) -> tuple[Claim, dict[str, float]]:
     """excludes(3) at effect d: subjects judged on average against the fixed t-test design of the
-    same power (and the old sequence's and judging all CAP, for the record)."""
+    same power (and judging all CAP, for the record)."""
     rng = np.random.default_rng(seed)
     shift = shift_for(d)
     runs = [first_decision(normal_like(rng, CAP, shift), *SCALE, ALPHA, 3.0, BATCH) for _ in range(studies)]
     decided = sum(ok for ok, _ in runs)
     n_fixed = fixed_n_ttest(d, matched_power(decided, studies))
-    claim = mean_ratio(
-        "score --until",
+    claim, figures = _savings(
         f"excludes at d = {d}: subjects judged <= 1.0 x the fixed design of the same power",
-        [float(n) for _, n in runs],
+        runs,
         n_fixed,
-        high=1.0,
-        quick=quick,
-        note=f"decided {decided}/{studies}; fixed t-test design {n_fixed}; judging all {CAP}",
+        CAP,
+        1.0,
+        quick,
+        "one-sample t-test",
     )
-    figures = {
-        "d": d,
-        "decided": decided / studies,
-        "mean_judged": float(np.mean([n for _, n in runs])),
-        "fixed_design": float(n_fixed),
-        "all": float(CAP),
-    }
-    claim.extra.update(figures)
+    figures["d"] = d
+    claim.extra["d"] = d
     return claim, figures
 
 
@@ -243,23 +243,15 @@ def separated_savings(studies: int, quick: bool, cap: int = 600, seed: int = 0) 
     power = matched_power(decided, studies)
     pool = [leaderboard(np.random.default_rng(seed + 1000 + r), cap) for r in range(max(studies, 200))]
     n_fixed = fixed_n_simulated(power, lambda n: np.array([_holm_adjacent(x[:n], ALPHA) for x in pool]), cap)
-    claim = mean_ratio(
-        "score --until",
+    return _savings(
         "separated (3 models): prompts judged <= 1.5 x the fixed design of the same power",
-        [float(n) for _, n in runs],
+        runs,
         n_fixed,
-        high=1.5,
-        quick=quick,
-        note=f"decided {decided}/{studies}; fixed design (paired t, Holm over adjacent pairs) {n_fixed}; all {cap}",
+        cap,
+        1.5,
+        quick,
+        "paired t, Holm over adjacent pairs",
     )
-    figures = {
-        "decided": decided / studies,
-        "mean_judged": float(np.mean([n for _, n in runs])),
-        "fixed_design": float(n_fixed),
-        "all": float(cap),
-    }
-    claim.extra.update(figures)
-    return claim, figures
 
 
 GAP_EFFECT = np.array([0.6, 0.0, 0.0, 0.0])  # one category of four moved; scores on -3..3
@@ -273,10 +265,7 @@ def gap_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, int]:
     share = alpha / scores.shape[1]
     paths = [cs.log_capital(list(scores[:, j]), -3.0, 3.0, np.array([0.5]))[:, 0] for j in range(scores.shape[1])]
     crossed = [np.flatnonzero(p >= math.log(1 / share)) for p in paths]
-    first = min((int(c[0]) for c in crossed if len(c)), default=None)
-    if first is None:
-        return False, len(scores)
-    return True, min(int(math.ceil((first + 1) / batch) * batch), len(scores))
+    return _looked(min((int(c[0]) for c in crossed if len(c)), default=None), batch, len(scores))
 
 
 def _bonferroni_t(scores: Array, alpha: float) -> bool:
@@ -293,23 +282,39 @@ def gap_savings(studies: int, quick: bool, cap: int = 400, seed: int = 0) -> tup
     n_fixed = fixed_n_simulated(
         matched_power(decided, studies), lambda n: np.array([_bonferroni_t(x[:n], ALPHA) for x in pool]), cap
     )
-    claim = mean_ratio(
-        "score --until",
+    return _savings(
         "gap_excludes(0) (4 categories): pairs judged <= 1.5 x the fixed design of the same power",
-        [float(n) for _, n in runs],
+        runs,
         n_fixed,
-        high=1.5,
-        quick=quick,
-        note=f"decided {decided}/{studies}; fixed design (t-tests, Bonferroni over categories) {n_fixed}; all {cap}",
+        cap,
+        1.5,
+        quick,
+        "t-tests, Bonferroni over categories",
     )
+
+
+def _savings(
+    claim: str, runs: list[tuple[bool, int]], n_fixed: int, cap: int, high: float, quick: bool, design: str
+) -> tuple[Claim, dict[str, float]]:
+    """A savings claim: subjects judged on average over the power-matched fixed design's n."""
+    decided = sum(ok for ok, _ in runs)
     figures = {
-        "decided": decided / studies,
+        "decided": decided / len(runs),
         "mean_judged": float(np.mean([n for _, n in runs])),
         "fixed_design": float(n_fixed),
         "all": float(cap),
     }
-    claim.extra.update(figures)
-    return claim, figures
+    made = mean_ratio(
+        "score --until",
+        claim,
+        [float(n) for _, n in runs],
+        n_fixed,
+        high=high,
+        quick=quick,
+        note=f"decided {decided}/{len(runs)}; fixed design ({design}) {n_fixed}; judging all {cap}",
+    )
+    made.extra.update(figures)
+    return made, figures
 
 
 def claims(quick: bool) -> list[Claim]:
