@@ -127,7 +127,9 @@ def test_statistic_page_has_table_and_plot(client: Any) -> None:
     pages = [client.get(f"/stats/{i}").text for i in ids]
     assert all("<svg" in p for p in pages)  # directional and gap are drawn inline
     # The plot's caption names the run and the rubric (where it wraps depends on the parameters' length)
-    assert any("run persuasion;" in p and re.search(r"rubric\s*(</tspan>\s*<tspan[^>]*>)?\s*persuasion", p) for p in pages)
+    assert any(
+        "run persuasion;" in p and re.search(r"rubric\s*(</tspan>\s*<tspan[^>]*>)?\s*persuasion", p) for p in pages
+    )
 
 
 def test_subject_pages_page_by_key(client: Any) -> None:
