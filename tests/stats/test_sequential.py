@@ -585,3 +585,20 @@ def test_a_run_recorded_with_the_old_sequence_is_read_with_it(stories: Path) -> 
     )
     looks = [(sum(scores[:30]), 30), (sum(scores), 60), (sum(scores), 60)]
     assert shown["p_always_valid"] == pytest.approx(cs.legacy_p(looks, 3.0, 1.0, 5.0, rho))
+
+
+def test_the_fast_decision_for_unpaired_subjects_is_the_rules_own() -> None:
+    """The same for subjects that each carry one model's answer (the streams of unequal length)."""
+    import jurybench.validity._sequential as v
+
+    rng = np.random.default_rng(13)
+    rule = cs.StoppingRule("separated(x)", "separated", "x", None, 0.05)
+    for _ in range(3):
+        labels, scores = v.unpaired_board(rng, 240)
+        slow = (False, len(scores))
+        for k in range(30, 241, 30):
+            streams = {f"m{j}": list(scores[:k][labels[:k] == j]) for j in range(3)}
+            if cs.met(rule, cs.look_streams(rule, streams, 1.0, 5.0)):
+                slow = (True, k)
+                break
+        assert v.streams_decision(labels, scores, 3, 0.05, list(range(30, 241, 30))) == slow

@@ -207,23 +207,48 @@ def leaderboard(rng: np.random.Generator, prompts: int) -> Array:
 
 
 def separated_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, int]:
-    """separated(x) on prompts x models, as ``cs.look_groups`` decides it (models ranked by mean,
-    every adjacent pair's difference excluding 0 at alpha over all pairs), the pairs' evidence
-    paths computed once instead of at every look."""
+    """separated(x) on prompts x models (each prompt answered by every model), a look every
+    ``batch`` prompts: (decided, prompts judged)."""
     k_models = scores.shape[1]
+    labels = np.tile(np.arange(k_models), len(scores))
+    looks = [k * k_models for k in range(batch, len(scores) + 1, batch)]
+    decided, judged = streams_decision(labels, scores.reshape(-1), k_models, alpha, looks)
+    return decided, judged // k_models
+
+
+def streams_decision(
+    labels: NDArray[np.int_], scores: Array, k_models: int, alpha: float, looks: list[int]
+) -> tuple[bool, int]:
+    """separated(x) as ``cs.look_groups`` decides it, for subjects arriving in order with a model
+    label each: at each look (subjects judged so far) the models are ranked by mean and every
+    adjacent pair's difference stream (the two models' scores taken in step) must have excluded
+    0 at alpha over all pairs. Each pair's evidence path is computed once for the whole stream."""
     share = alpha / (k_models * (k_models - 1) / 2)
     span = SCALE[1] - SCALE[0]
+    streams = [scores[labels == j] for j in range(k_models)]
+    arrived = [np.cumsum(labels == j) for j in range(k_models)]  # model j's scores after each subject
     apart_at: dict[tuple[int, int], NDArray[np.bool_]] = {}
     for a in range(k_models):
         for b in range(a + 1, k_models):
-            d = list(scores[:, a] - scores[:, b])
-            path = cs.log_capital(d, -span, span, np.array([0.5]))[:, 0]
+            d = list(streams[a][: len(streams[b])] - streams[b][: len(streams[a])])
+            path = cs.log_capital(d, -span, span, np.array([0.5]))[:, 0] if d else np.zeros(0)
             apart_at[(a, b)] = np.maximum.accumulate(path) >= math.log(1 / share)
-    for k in range(batch, len(scores) + 1, batch):
-        order = sorted(range(k_models), key=lambda j: (-float(np.mean(scores[:k, j])), f"m{j}"))
-        if all(apart_at[(min(u, w), max(u, w))][k - 1] for u, w in itertools.pairwise(order)):
+    for k in looks:
+        counts = [int(arrived[j][k - 1]) for j in range(k_models)]
+        if min(counts) == 0:
+            continue
+        order = sorted(range(k_models), key=lambda j: (-float(np.mean(streams[j][: counts[j]])), f"m{j}"))
+
+        if all(_apart(apart_at, counts, u, w) for u, w in itertools.pairwise(order)):
             return True, k
     return False, len(scores)
+
+
+def _apart(apart_at: dict[tuple[int, int], NDArray[np.bool_]], counts: list[int], u: int, w: int) -> bool:
+    """Whether models u and w's difference stream had excluded 0 by the differences available."""
+    pair = apart_at[(min(u, w), max(u, w))]
+    steps = min(counts[u], counts[w], len(pair))
+    return bool(steps and pair[steps - 1])
 
 
 def _holm_adjacent(scores: Array, alpha: float) -> bool:
@@ -251,6 +276,48 @@ def separated_savings(studies: int, quick: bool, cap: int = 600, seed: int = 0) 
         1.5,
         quick,
         "paired t, Holm over adjacent pairs",
+    )
+
+
+UNPAIRED = np.array([2.0, 3.0, 4.0])  # the former bench's leaderboard: each subject one model's answer
+
+
+def unpaired_board(rng: np.random.Generator, n: int) -> tuple[NDArray[np.int_], Array]:
+    labels = rng.integers(0, len(UNPAIRED), n)
+    return labels, _rounded(rng, UNPAIRED[labels], rng.normal(0, 1, n))
+
+
+def _holm_adjacent_unpaired(labels: NDArray[np.int_], scores: Array, alpha: float) -> bool:
+    from scipy.stats import ttest_ind
+
+    groups = [scores[labels == j] for j in range(len(UNPAIRED))]
+    if min(len(g) for g in groups) < 2:
+        return False
+    order = np.argsort([-g.mean() for g in groups])
+    ps = sorted(float(ttest_ind(groups[a], groups[b], equal_var=False).pvalue) for a, b in itertools.pairwise(order))
+    return all(p <= alpha / (len(ps) - i) for i, p in enumerate(ps))
+
+
+def unpaired_savings(studies: int, quick: bool, cap: int = 1500, seed: int = 0) -> tuple[Claim, dict[str, float]]:
+    """The former bench's leaderboard design (three models a point apart, each subject one
+    model's answer), a look every BATCH subjects, against Welch t-tests with Holm."""
+    rng = np.random.default_rng(seed)
+    looks = list(range(BATCH, cap + 1, BATCH))
+    runs = [streams_decision(*unpaired_board(rng, cap), len(UNPAIRED), ALPHA, looks) for _ in range(studies)]
+    pool = [unpaired_board(np.random.default_rng(seed + 3000 + r), cap) for r in range(max(studies, 200))]
+    n_fixed = fixed_n_simulated(
+        matched_power(sum(ok for ok, _ in runs), studies),
+        lambda n: np.array([_holm_adjacent_unpaired(x[:n], y[:n], ALPHA) for x, y in pool]),
+        cap,
+    )
+    return _savings(
+        "separated (3 models, unpaired subjects): subjects judged <= 1.5 x the fixed design of the same power",
+        runs,
+        n_fixed,
+        cap,
+        1.5,
+        quick,
+        "Welch t, Holm over adjacent pairs",
     )
 
 
@@ -325,5 +392,6 @@ def claims(quick: bool) -> list[Claim]:
         mean_rule_savings(0.44, saving, quick)[0],
         mean_rule_savings(0.58, saving, quick, seed=1)[0],
         separated_savings(40 if quick else 200, quick)[0],
+        unpaired_savings(40 if quick else 200, quick)[0],
         gap_savings(60 if quick else 300, quick)[0],
     ]
