@@ -278,7 +278,13 @@ def test_annotations_agreement_and_calibration_cli(tmp_path: Path) -> None:
     fitted = run_cli("calibrate", "--run", "r", "--name", "demo", "--boot", "20", "--folds", "5", "--out", str(out))
     assert fitted.exit_code == 0, fitted.stderr
     assert "winner" in fitted.stdout and (out / "demo.json").exists()
+    # Issue 43, item 6: the weights to report (least squares, jackknife intervals) and the applied
+    # winner's weights are printed apart, and only the first have intervals.
+    assert "weights to report (least squares, 95 % intervals by the leave-one-group-out jackknife" in fitted.stdout
+    assert "chosen to predict; no interval" in fitted.stdout
     artifact = json.loads((out / "demo.json").read_text())
+    ls = artifact["criteria"]["relevance"]["report"]["least_squares"]
+    assert set(ls["ci"]) == {"intercept", *ls["weights"]} and ls["n_groups"] >= 10
     weights = artifact["criteria"]["relevance"]["weights"]
     key = {j["label"]: j["key"] for j in artifact["jurors"]}  # weights are keyed by juror identity
     if artifact["criteria"]["relevance"]["method"] != "cross":

@@ -340,6 +340,7 @@ def test_report_html_keeps_its_style_sheet_whole_and_shows_the_calibration_fitte
     css = (_web.HERE / "static" / "viewer.css").read_text(encoding="utf-8")
     assert f"<style>{css}</style>" in html and "&#34;" not in html.split("</style>")[0]
     assert "Calibration fitted" in html
+    assert "to report: least squares, 95 % intervals by the leave-one-group-out jackknife" in html  # issue 43
 
 
 def test_a_run_page_and_its_report_count_invalid_judgments_not_only_calls(tmp_path: Path) -> None:

@@ -35,21 +35,40 @@ class Calibration:
 
     @property
     def weights(self) -> pd.DataFrame:
-        """One row per criterion x feature (a juror, a juror on another criterion, or a covariate):
-        the weight, its bootstrap CI, the criterion's method and intercept."""
+        """One row per criterion x feature (a juror, a juror on another criterion, or a covariate)
+        and kind: ``least squares``, the weights to read and report, with 95 % intervals (the
+        leave-one-group-out jackknife over every labelled row; they cover the generating weights
+        at their level), and ``applied``, the predictive winner's weights that scoring uses (the
+        criterion's ``method`` and intercept; no interval: a variant chosen by cross-validation
+        and perhaps shrunk is built to predict, not to be read)."""
         import pandas as pd
 
         rows = []
         for criterion, spec in self.artifact["criteria"].items():
-            ci = spec.get("coefficient_ci", {})
+            ls = (spec.get("report") or {}).get("least_squares") or {}
+            for feature, weight in (ls.get("weights") or {}).items():
+                ci = ls["ci"][feature]
+                rows.append(
+                    {
+                        "criterion": criterion,
+                        "kind": "least squares",
+                        "feature": self._label(feature),
+                        "weight": weight,
+                        "ci_low": ci["low"],
+                        "ci_high": ci["high"],
+                        "method": "least squares",
+                        "intercept": ls.get("intercept"),
+                    }
+                )
             for feature, weight in spec["weights"].items():
                 rows.append(
                     {
                         "criterion": criterion,
+                        "kind": "applied",
                         "feature": self._label(feature),
                         "weight": weight,
-                        "ci_low": ci.get(feature, {}).get("low"),
-                        "ci_high": ci.get(feature, {}).get("high"),
+                        "ci_low": None,
+                        "ci_high": None,
                         "method": spec.get("method"),
                         "intercept": spec.get("intercept"),
                     }

@@ -11,6 +11,7 @@ from jurybench.calibration._api import (
     fit_calibration,
     load_artifact,
 )
+from jurybench.calibration._data import CalibrationData
 from jurybench.calibration._fit import fit_criterion, no_worse
 from jurybench.calibration._selection import (
     PilotRows,
@@ -26,6 +27,7 @@ from jurybench.calibration._selection import (
 )
 
 __all__ = [
+    "CalibrationData",
     "PilotRows",
     "Selection",
     "SubJury",

@@ -283,22 +283,28 @@ def print_calibration(artifact: dict[str, Any]) -> None:
                 f"{entry['cv_rmse_mean']:.4f}",
             )
         out.print(table)
-        ci = spec.get("coefficient_ci", {})
         weights = ", ".join(
-            f"{feature_label(k)} {v:+.3f}" + (f" [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]" if k in ci else "")
+            f"{feature_label(k)} {v:+.3f}"
             for k, v in spec["weights"].items()
-            # features a variant does not use (the mean's other criteria) are left out
-            if v != 0 or (k in ci and (ci[k]["low"], ci[k]["high"]) != (0.0, 0.0))
+            if v != 0  # features a variant does not use (the mean's other criteria) are left out
         )
-        shrink = report["variants"].get(spec["method"], {}).get("shrinkage")
-        if shrink:
-            out.print(
-                f"  shrunk: {1 - shrink['share']:.0%} {shrink['base']} + {shrink['share']:.0%} plain mean "
-                "(share chosen by grouped CV)"
+        ls = report.get("least_squares") or {}
+        if ls.get("weights"):
+            ci = ls["ci"]
+            shown = ", ".join(
+                f"{feature_label(k)} {v:+.3f} [{ci[k]['low']:+.3f}, {ci[k]['high']:+.3f}]"
+                for k, v in ls["weights"].items()
             )
-        if report.get("note"):
-            out.print(f"  {report['note']}")
-        out.print(f"  weights ({spec['method']}): {weights}; intercept {spec['intercept']:+.3f}\n")
+            out.print(
+                f"  weights to report (least squares, 95 % intervals by the leave-one-group-out jackknife over "
+                f"{ls['n_groups']} groups): {shown}; intercept {ls['intercept']:+.3f}"
+            )
+        elif ls.get("note"):
+            out.print(f"  weights to report: none ({ls['note']})")
+        out.print(
+            f"  weights applied ({spec['method']}, chosen to predict; no interval): {weights}; "
+            f"intercept {spec['intercept']:+.3f}\n"
+        )
 
 
 def print_agreement(report: list[dict[str, Any]]) -> None:

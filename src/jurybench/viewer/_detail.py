@@ -247,17 +247,22 @@ def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
 
     criteria = []
     for name, crit in (body.get("criteria") or {}).items():
-        cis = crit.get("coefficient_ci") or {}
+        report = crit.get("report") or {}
+        # Two sets of weights, said apart: the least-squares ones to report, with their intervals,
+        # and the predictive winner's that scoring applies (no interval).
+        ls = report.get("least_squares") or {}
+        applied = crit.get("weights") or {}
+        reported = ls.get("weights") or {}
         weights = [
             {
                 "feature": label(f),
-                "weight": w,
-                "low": (cis.get(f) or {}).get("low"),
-                "high": (cis.get(f) or {}).get("high"),
+                "ls": reported.get(f),
+                "low": ((ls.get("ci") or {}).get(f) or {}).get("low"),
+                "high": ((ls.get("ci") or {}).get(f) or {}).get("high"),
+                "applied": applied.get(f),
             }
-            for f, w in (crit.get("weights") or {}).items()
+            for f in dict.fromkeys([*reported, *applied])
         ]
-        report = crit.get("report") or {}
         metrics = []
         if crit.get("test"):
             metrics.append({"rater": "calibrated jury", **crit["test"], "cv_rmse_mean": crit.get("cv_rmse_mean")})
@@ -269,6 +274,8 @@ def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
                 "criterion": name,
                 "method": crit.get("method"),
                 "intercept": crit.get("intercept"),
+                "ls_intercept": ls.get("intercept"),
+                "ls_groups": ls.get("n_groups"),
                 "weights": weights,
                 "metrics": metrics,
                 "accuracy": accuracy,
