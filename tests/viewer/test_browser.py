@@ -6,6 +6,7 @@ README's picture is made this way)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -211,24 +212,37 @@ def test_without_script_the_pages_still_step(page: Any, viewer_url: str) -> None
 
 
 def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_path: Path) -> None:
-    """``view --annotate``: the run's label queue opens the unlabelled item, the user fills the
-    form and saves, the queue is then empty, and ``agreement`` counts the new label."""
+    """``view --annotate``: the run's label queue opens the unlabelled item, blind (issue 43,
+    item 5: no jury score, no juror's answer, no other label in the page's text before saving;
+    fails before, when the jury's table and every juror's answer sat above the form); the user
+    picks values with the keyboard from the criteria's anchors and saves with Enter, the queue is
+    then empty, the item's page is whole again, and ``agreement`` counts the new, blind label."""
     db = tmp_path / "label.duckdb"
     shutil.copy(viewer_store, db)
     with serving(db, "--annotate") as url:
         page.goto(url + "runs/quality")
         page.get_by_role("link", name="Label queue →").click()
         page.wait_for_url(re.compile(r"/subjects/xss-1\?.*queue=spread"))
+        text = page.locator("main").inner_text()
+        assert page.locator("#blind").is_visible() and "Blind labelling" in text
+        assert page.locator("#jury").count() == 0 and page.locator("section.call").count() == 0
+        assert "jury score" not in text and "fake/kind" not in text and "Raw answer" not in text
         form = page.locator("section.label-form form")
+        assert "Ignores the premise" in form.inner_text()  # the criterion's anchors are on the form
         form.locator("input[name=annotator]").fill("ana")
-        form.locator('select[name="value:relevance"]').select_option("2")
-        form.locator('select[name="value:coherence"]').select_option("5")
+        form.locator("legend", has_text="relevance").click()  # out of the text field, onto the first criterion
+        page.keyboard.press("2")  # relevance = 2, then the next criterion is marked
+        page.keyboard.press("5")  # coherence = 5
+        assert form.locator('input[name="value:relevance"][value="2"]').is_checked()
+        assert form.locator('input[name="value:coherence"][value="5"]').is_checked()
         form.locator("textarea[name=note]").fill("the prompt leaks markup")
         _shot(page, tmp_path, "label")
-        form.get_by_role("button", name=re.compile("Save label")).click()
+        form.locator("legend", has_text="empathy").click()
+        page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r"/queue"))
         assert page.locator("h1").inner_text() == "The label queue is empty"
-        page.goto(url + "runs/quality/subjects/xss-1")
+        page.goto(url + "runs/quality/subjects/xss-1?annotator=ana")
+        assert page.locator("#jury").is_visible() and page.locator("#blind").count() == 0
         humans = page.locator("#humans tbody tr").all_inner_texts()
         assert sorted(h.split("\t")[:3] for h in humans) == [["coherence", "ana", "5"], ["relevance", "ana", "2"]]
     result = subprocess.run(
@@ -253,6 +267,8 @@ def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_p
         check=True,
     )
     assert '"n_items": 13' in result.stdout
+    provenance = json.loads(result.stdout)[0]["label_provenance"]
+    assert provenance["blind"] == 1 and provenance["saw_jury"] == 0  # the new label was made blind
 
 
 WRAPPED_INSIDE = (Path(__file__).parent / "js" / "words_wrapped_inside.js").read_text(encoding="utf-8")

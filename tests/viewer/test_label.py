@@ -60,13 +60,16 @@ def test_a_label_saved_from_an_item_page_is_a_human_label(store: Path) -> None:
             "note": "clear <b>but</b> short",
         }
         saved = client.post("/runs/quality/labels/xss-1", data=form)
-        assert saved.status_code == 303 and saved.headers["location"] == "/runs/quality/subjects/xss-1?saved=2"
+        assert saved.status_code == 303
+        assert saved.headers["location"] == "/runs/quality/subjects/xss-1?saved=2&annotator=ana"
         assert _labels(client, "annotator = 'ana'") == [
             ("xss-1", "coherence", "ana", 2.0, "2", "clear <b>but</b> short", "label form"),
             ("xss-1", "relevance", "ana", 4.0, "4", "clear <b>but</b> short", "label form"),
         ]
         shown = client.get(saved.headers["location"]).text
         assert "Saved 2 labels" in shown and "clear &lt;b&gt;but&lt;/b&gt; short" in shown
+        assert 'id="jury"' in shown and 'id="blind"' not in shown  # labelled: the page is whole again
+        assert 'id="jury"' not in page and 'id="blind"' in page  # before: blind (issue 43, item 5)
         # The run page's agreement counts the item at once (13 of 13 labelled, was 12).
         assert "13 of the run&#39;s items have human labels" in client.get("/runs/quality").text
 
@@ -196,7 +199,9 @@ def test_pairs_take_category_and_preference_labels(store: Path) -> None:
         pair = cur.execute("SELECT min(subject_id) FROM run_subjects WHERE run_id = 'persuasion'").fetchall()[0][0]
         cur.close()
         page = client.get(f"/runs/persuasion/subjects/{pair}").text
-        assert page.count('<select name="value:') == 19  # one per category, -3..3
+        assert page.count('<fieldset class="criterion-field"') == 19  # one per category
+        assert page.count('<input type="radio" name="value:logos"') == 8  # not labelled, and -3..3
+        assert "much more in A" in page and "reasoning with facts, evidence and logic" in page
         done = client.post(
             f"/runs/persuasion/labels/{pair}", data={"csrf": _csrf(page), "annotator": "bo", "value:logos": "-2"}
         )

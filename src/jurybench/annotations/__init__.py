@@ -14,7 +14,7 @@ from jurybench.annotations._agreement import (
     score_agreement,
 )
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
-from jurybench.annotations._data import PointwiseData, pointwise_data, run_rubric
+from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
 from jurybench.annotations._simulated import simulate_human_labels
@@ -27,6 +27,7 @@ __all__ = [
     "cohen_kappa",
     "fleiss_kappa",
     "krippendorff_alpha",
+    "label_provenance",
     "leave_one_annotator_out",
     "mean_pairwise_spearman",
     "pairwise_cohen_kappa",

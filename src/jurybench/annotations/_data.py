@@ -131,3 +131,17 @@ def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = No
             hint="Import annotations first ('jurybench annotations import FILE --rubric ...').",
         )
     return out
+
+
+def label_provenance(con: Connection, run_id: str, criterion: str | None = None) -> dict[str, int]:
+    """How the human labels of the run's subjects (of ``criterion``, or all) were made:
+    ``blind`` (the viewer's form hid the jury's answers), ``saw_jury`` (it showed them) and
+    ``unknown`` (imported from a file)."""
+    row = con.execute(
+        """SELECT count(*) FILTER (WHERE saw_jury = false), count(*) FILTER (WHERE saw_jury = true),
+                  count(*) FILTER (WHERE saw_jury IS NULL)
+           FROM human_labels WHERE subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)
+             AND (? IS NULL OR criterion = ?)""",
+        [run_id, criterion, criterion],
+    ).fetchall()[0]
+    return {"blind": int(row[0]), "saw_jury": int(row[1]), "unknown": int(row[2])}

@@ -90,11 +90,15 @@ def agreement_report(
     """One agreement block per criterion of a pointwise run; for a preference or classification
     run, the categorical block (annotations/_categorical.py)."""
     from jurybench.annotations._categorical import categorical_report
-    from jurybench.annotations._data import run_rubric
+    from jurybench.annotations._data import label_provenance, run_rubric
 
     if run_rubric(con, run_id).kind in ("preference", "classification"):
-        return categorical_report(con, run_id, n_boot=n_boot, seed=seed)
-    return [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
+        blocks = categorical_report(con, run_id, n_boot=n_boot, seed=seed)
+    else:
+        blocks = [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
+    for block in blocks:  # how many of the labels were made blind to the jury
+        block["label_provenance"] = label_provenance(con, run_id, block.get("criterion"))
+    return blocks
 
 
 def to_jsonable(value: object) -> object:

@@ -100,6 +100,10 @@ def fit_calibration(
             n_boot=n_boot,
         )
     juror_keys = blocks[0].juror_keys
+    from jurybench.annotations import label_provenance
+
+    for criterion, result in results.items():  # how many of the labels were made blind to the jury
+        result["label_provenance"] = label_provenance(con, run_id, criterion)
     artifact = {
         "format": FORMAT,
         "kind": "pointwise",

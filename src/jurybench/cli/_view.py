@@ -24,12 +24,21 @@ def view(
         bool,
         typer.Option("--annotate", help="Let item and pair pages take human labels (opens the store for writing)."),
     ] = False,
+    show_jury: Annotated[
+        bool,
+        typer.Option(
+            "--show-jury",
+            help="With --annotate: show the jury's and jurors' answers while labelling (labels are blind by "
+            "default; each label records which it was).",
+        ),
+    ] = False,
 ) -> None:
     """Look at the store in a browser, read-only: runs, a run's jury and jurors, every item with
     each juror's raw answers, disagreements, statistics with plots, calibrations.
 
     With --annotate, item and pair pages take human labels, and a run's label queue serves the
-    unlabelled subjects the jurors disagree on most. Served on loopback only; `jurybench serve`
+    unlabelled subjects the jurors disagree on most. Labelling is blind: a subject's page hides
+    the jury's and jurors' answers until the annotator's label is saved (--show-jury shows them). Served on loopback only; `jurybench serve`
     shows the same pages behind its token."""
     import ipaddress
     import socket
@@ -41,6 +50,8 @@ def view(
             f"--host {host}: the viewer listens on loopback only.",
             hint="To share the pages, use 'jurybench serve' with a token.",
         )
+    if show_jury and not annotate:
+        raise JurybenchError("--show-jury is a labelling option.", hint="Pass it with --annotate.")
     store = db_path(db)
     if not store.is_file():
         raise JurybenchError(f"{store}: no such store.", hint="Pass --db FILE or set JURYBENCH_DB.")
@@ -57,12 +68,14 @@ def view(
     sock.listen(128)  # connections made once the address is printed wait for the server, not refused
     from jurybench.viewer import create_viewer_app
 
-    viewer = create_viewer_app(store, annotate=annotate)  # opens the store now: a store held by a writer is one line
+    viewer = create_viewer_app(
+        store, annotate=annotate, show_jury=show_jury
+    )  # opens the store now: a store held by a writer is one line
     from jurybench.service import HostCheck, listening_hosts
 
     app_ = HostCheck(viewer, listening_hosts(host, port, tuple(allow_host or ())))
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/"
-    mode = "taking labels" if annotate else "read-only"
+    mode = ("taking labels, the jury shown" if show_jury else "taking blind labels") if annotate else "read-only"
     typer.echo(f"jurybench viewer: {store} ({mode}) at {url}  (Ctrl-C to stop)")
     if not no_browser:
         import threading

@@ -307,11 +307,21 @@ def print_calibration(artifact: dict[str, Any]) -> None:
         )
 
 
+def provenance_text(counts: dict[str, int]) -> str:
+    """How the labels were made, in words: blind, with the jury shown, imported (not known)."""
+    return (
+        f"{counts.get('blind', 0)} blind, {counts.get('saw_jury', 0)} made with the jury shown, "
+        f"{counts.get('unknown', 0)} imported (not known)"
+    )
+
+
 def print_agreement(report: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
     out = console()
     for block in report:
+        if block.get("label_provenance"):
+            out.print(f"[bold]{block['criterion']}[/bold] labels: {provenance_text(block['label_provenance'])}")
         if block.get("kind") == "categorical":
             _print_categorical(out, block)
             continue

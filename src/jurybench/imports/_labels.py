@@ -117,10 +117,12 @@ def import_annotation_rows(
     replace: bool = False,
     continuous: bool = False,
     note: str | None = None,
+    saw_jury: bool | None = None,
 ) -> AnnotationImport:
     """Labels from rows (number, mapping), as read from a file or received by the service;
     errors name ``source``, the row and the field. ``note``: the annotator's note, stored with
-    every label of the rows (the viewer's label form)."""
+    every label of the rows, and ``saw_jury``: whether the annotator could see the jury's answers
+    (both from the viewer's label form; None: not known, as for a file)."""
 
     path = source
     if not rows:
@@ -181,7 +183,7 @@ def import_annotation_rows(
                 f"--criterion {criterion!r} is not in rubric '{rubric.name}'.", hint=f"Valid: {', '.join(dims)}."
             )
 
-    collected = _Labels(rubric, path, continuous, note)
+    collected = _Labels(rubric, path, continuous, note, saw_jury)
     add = collected.add
     for number, row in rows:
         subject = row.get(subject_col)
@@ -211,8 +213,9 @@ class _Labels:
     """Labels read from rows, each checked as it is added: the subject and annotator given, the
     criterion the rubric's, the value on its scale (or one of its labels), no label twice."""
 
-    def __init__(self, rubric: AnyRubric, path: str, continuous: bool, note: str | None) -> None:
+    def __init__(self, rubric: AnyRubric, path: str, continuous: bool, note: str | None, saw_jury: bool | None) -> None:
         self.rubric, self.path, self.continuous, self.note = rubric, path, continuous, note
+        self.saw_jury = saw_jury
         self.labels: list[dict[str, Any]] = []
         self.seen: dict[tuple[str, str, str], int] = {}
 
@@ -255,6 +258,7 @@ class _Labels:
                 "row": number,
                 "continuous": continuous,
                 "note": self.note,
+                "saw_jury": self.saw_jury,
             }
         )
 
@@ -279,6 +283,7 @@ def _write_labels(
             ("row", pa.int64()),
             ("continuous", pa.bool_()),
             ("note", pa.string()),
+            ("saw_jury", pa.bool_()),
         ]
     )
     table = pa.Table.from_pylist(labels, schema=schema)
@@ -325,8 +330,9 @@ def _write_labels(
             before = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]
             con.execute(
                 """INSERT INTO human_labels (subject_kind, subject_id, criterion, annotator, value, label, source_file,
-                                            continuous, note)
-                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file, continuous, note
+                                            continuous, note, saw_jury)
+                   SELECT subject_kind, subject_id, criterion, annotator, value, label, source_file, continuous, note,
+                          saw_jury
                    FROM incoming_labels ON CONFLICT DO NOTHING"""
             )
             after = con.execute("SELECT count(*) FROM human_labels").fetchall()[0][0]

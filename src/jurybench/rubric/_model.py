@@ -301,6 +301,11 @@ class _RubricBase(_Strict):
         low, high = self.scale_for(dimension) or (0, -1)
         return [str(v) for v in range(low, high + 1)]
 
+    def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
+        """What the label form shows an annotator for ``dimension``: its description, and the
+        anchor text of each choice that has one (none by default)."""
+        return "", {}
+
     def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
         """An annotator's label of ``dimension`` as (number, text as stored); a value off the
         kind's scale raises :class:`LabelRefused` (what is wrong, and the hint)."""
@@ -406,6 +411,10 @@ class PointwiseRubric(_RubricBase):
     def answer_fields(self) -> dict[str, object]:
         return {c.name: (int, Field(ge=c.scale.min, le=c.scale.max, description=c.description)) for c in self.criteria}
 
+    def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
+        criterion = next(c for c in self.criteria if c.name == dimension)
+        return criterion.description, {str(level): text for level, text in sorted(criterion.anchors.items())}
+
 
 class PairwiseRubric(_RubricBase):
     """Two responses compared on categories, each scored ``-k..k``."""
@@ -442,6 +451,11 @@ class PairwiseRubric(_RubricBase):
     def answer_lines(self) -> tuple[list[str], dict[str, object]]:
         lines, _ = super().answer_lines()
         return lines, {c.name: 0 for c in self.categories}
+
+    def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
+        category = next(c for c in self.categories if c.name == dimension)
+        ends = {str(-self.k): "much more in B", "0": "as much in both", str(self.k): "much more in A"}
+        return category.description, ends
 
 
 class PreferenceRubric(_RubricBase):
@@ -498,6 +512,10 @@ class PreferenceRubric(_RubricBase):
             allowed = "A, B or tie (or 1, -1, 0)" if self.allow_tie else "A or B (or 1, -1)"
             raise LabelRefused(f"{text!r} is not a preference.", f"Use {allowed}.")
         return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
+
+    def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
+        choices = {"A": "response A is better", "B": "response B is better", "tie": "neither is better"}
+        return self.description or "Which response is better?", choices
 
 
 class Label(_Strict):

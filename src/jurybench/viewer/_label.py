@@ -3,6 +3,12 @@ the same validation as ``annotations import``, and the label queue (the run's su
 without a human label, those the jurors disagree on most first; or, for a second opinion,
 the labelled subjects the run's calibration misses most that this annotator has not labelled).
 
+Labels are blind by default: until the annotator has saved a label of the subject, its page
+shows neither the jury's scores, nor any juror's answer, nor other annotators' labels, so the
+labels that ``agreement`` and ``calibrate`` compare with the jury are not anchored to it
+(``view --annotate --show-jury`` opts in). Each label records whether its annotator saw the
+jury (``human_labels.saw_jury``).
+
 The viewer is read-only unless annotation is on (``jurybench view --annotate``; ``serve``
 behind its token). Every form carries a token the server drew at start (``csrf``): a page on
 another local port can post to the server with the viewer's cookie, but cannot read a page to
@@ -35,6 +41,7 @@ class Annotating:
 
     enabled: bool = False
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    show_jury: bool = False  # --show-jury: the form shows the jury's answers (recorded with each label)
 
     def check(self, given: str) -> None:
         if not self.enabled:
@@ -50,15 +57,51 @@ class Forbidden(JurybenchError):
 
 
 def form_fields(rubric: AnyRubric) -> list[dict[str, Any]]:
-    """One field per criterion the label form asks for: its name and its choices (the scale's
-    points, A/B/tie, or a classification's labels: the rubric kind says)."""
-    return [{"name": dim, "choices": rubric.human_choices(dim)} for dim in rubric.dimensions]
+    """One field per criterion the label form asks for: its name, its description, its choices
+    (the scale's points, A/B/tie, or a classification's labels: the rubric kind says) and each
+    choice's anchor text, with the key that picks it (1-9 in order; a, b, t for A, B, tie)."""
+    fields = []
+    for dim in rubric.dimensions:
+        description, anchors = rubric.label_guide(dim)
+        choices = rubric.human_choices(dim)
+        keys = _choice_keys(choices)
+        fields.append(
+            {
+                "name": dim,
+                "description": description,
+                "choices": [
+                    {"value": c, "anchor": anchors.get(c, ""), "key": k} for c, k in zip(choices, keys, strict=True)
+                ],
+            }
+        )
+    return fields
 
 
-def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) -> int:
+def _choice_keys(choices: list[str]) -> list[str]:
+    """The key that picks each choice: A, B and tie by their letters, otherwise 1, 2, ... in
+    order (empty past the ninth)."""
+    letters = {"A": "a", "B": "b", "tie": "t"}
+    if all(c in letters for c in choices):
+        return [letters[c] for c in choices]
+    return [str(i + 1) if i < 9 else "" for i in range(len(choices))]
+
+
+def labelled_by(con: Connection, subject_id: str, annotator: str) -> bool:
+    """Whether ``annotator`` has a label of the subject (its page is then shown whole)."""
+    if not annotator:
+        return False
+    found = con.execute(
+        "SELECT 1 FROM human_labels WHERE subject_id = ? AND annotator = ? LIMIT 1", [subject_id, annotator]
+    ).fetchall()
+    return bool(found)
+
+
+def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str], *, show_jury: bool = False) -> int:
     """The form's labels of one subject, validated as ``annotations import`` validates a file and
     written in one transaction; how many were stored. ``form``: ``annotator``, ``note``,
-    ``replace`` and one ``value:<criterion>`` per criterion (blank: not labelled)."""
+    ``replace`` and one ``value:<criterion>`` per criterion (blank: not labelled). Each label
+    records whether the annotator saw the jury: with ``show_jury``, or when the annotator had
+    labelled the subject before (its page was then shown whole)."""
     from jurybench.annotations import run_rubric
     from jurybench.imports import import_annotation_rows
     from jurybench.store import writing
@@ -84,6 +127,7 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str]) ->
             layout="wide-criterion",
             replace=form.get("replace") == "on",
             note=note,
+            saw_jury=show_jury or labelled_by(con, subject_id, annotator),
         )
     return result.inserted + result.replaced
 

@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
@@ -312,8 +313,12 @@ class _Pages:
         shown = _detail.subject(con, run, subject_id)
         step = _find.neighbours(con, run, want, subject_id)
         label = None
+        blind = False
         if self.annotating.enabled:
             from jurybench.annotations import run_rubric
+
+            # Blind until this annotator has labelled the subject (or --show-jury).
+            blind = not self.annotating.show_jury and not _label.labelled_by(con, subject_id, form.get("annotator", ""))
 
             # The spread queue is the step's own filter: its count is what is left (no second scan).
             left = (
@@ -331,8 +336,9 @@ class _Pages:
                 "left": left,
                 "saved": saved,
                 "error": error,
+                "show_jury": self.annotating.show_jury,
             }
-        return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue}
+        return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue, "blind": blind}
 
 
 def _asset_routes(api: APIRouter) -> None:
@@ -427,7 +433,9 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
         find = {k: form.get(k, "") for k in _find.FIELDS}
         queue = form.get("queue", "")
         try:
-            stored = await asyncio.to_thread(_label.save, pages.store_of(), run_id, subject_id, form)
+            stored = await asyncio.to_thread(
+                partial(_label.save, show_jury=pages.annotating.show_jury), pages.store_of(), run_id, subject_id, form
+            )
         except JurybenchError as exc:
             failed = (
                 exc
@@ -446,7 +454,7 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
             return RedirectResponse(
                 f"{base}/queue?{urlencode({'annotator': form.get('annotator', ''), 'by': queue})}", 303
             )
-        query = Filter.parse(find).query(saved=stored)
+        query = Filter.parse(find).query(saved=stored, annotator=form.get("annotator", ""))
         return RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
 
     @api.get("/runs/{run_id}/queue", response_class=HTMLResponse)
@@ -567,7 +575,7 @@ class WarmUp:
             self._thread.join(timeout=30)
 
 
-def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False) -> FastAPI:
+def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False, show_jury: bool = False) -> FastAPI:
     """The standalone viewer (``jurybench view``): the store opened read-only (``annotate``:
     writable, and item and pair pages take human labels); the newest runs' aggregates are
     computed in the background at start (``warm_up``)."""
@@ -587,7 +595,7 @@ def create_viewer_app(db: Path, *, warm_up: bool = True, annotate: bool = False)
             store.close()
 
     app = FastAPI(title="jurybench viewer", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
-    app.include_router(router(lambda: store, Annotating(enabled=annotate)))
+    app.include_router(router(lambda: store, Annotating(enabled=annotate, show_jury=show_jury)))
     app.state.store = store
     return app
 

@@ -25,6 +25,7 @@ from jurybench.store._migrations.m010_unindexed_growing_tables import m010_unind
 from jurybench.store._migrations.m011_judgments_from_anywhere import m011_judgments_from_anywhere
 from jurybench.store._migrations.m012_sequential_runs import m012_sequential_runs
 from jurybench.store._migrations.m013_label_notes import m013_label_notes
+from jurybench.store._migrations.m014_label_blindness import m014_label_blindness
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -40,6 +41,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m011_judgments_from_anywhere", m011_judgments_from_anywhere),
     ("m012_sequential_runs", m012_sequential_runs),
     ("m013_label_notes", m013_label_notes),
+    ("m014_label_blindness", m014_label_blindness),
 ]
 
 
