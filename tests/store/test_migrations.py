@@ -63,6 +63,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m012_sequential_runs",
         "m013_label_notes",
         "m014_label_blindness",
+        "m015_label_samples",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions

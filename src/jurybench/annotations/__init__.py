@@ -17,14 +17,17 @@ from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
+from jurybench.annotations._sample import active_probabilities, draw_sample, strata_of
 from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
     "Estimate",
     "PointwiseData",
+    "active_probabilities",
     "agreement_report",
     "bootstrap",
     "cohen_kappa",
+    "draw_sample",
     "fleiss_kappa",
     "krippendorff_alpha",
     "label_provenance",
@@ -37,5 +40,6 @@ __all__ = [
     "run_rubric",
     "score_agreement",
     "simulate_human_labels",
+    "strata_of",
     "to_jsonable",
 ]

@@ -121,6 +121,34 @@ def annotations_import(
     )
 
 
+@annotations_app.command("sample")
+def annotations_sample(
+    run: Annotated[str, typer.Option("--run", help="The run whose subjects are drawn.")],
+    n: Annotated[int, typer.Option("--n", help="Subjects to draw (active: about this many).")],
+    seed: Annotated[int, typer.Option(help="Seed of the draw (recorded).")] = 0,
+    name: Annotated[str | None, typer.Option(help="The sample's name (default RUN-sample).")] = None,
+    design: Annotated[
+        str,
+        typer.Option(
+            help="uniform (n of N), stratified (proportional over --stratify) or active (chance rising with the "
+            "jurors' spread)."
+        ),
+    ] = "uniform",
+    stratify: Annotated[
+        str | None, typer.Option(help="With --design stratified: model, language, dataset or meta.<field>.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the drawn subjects' ids to this CSV.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Draw at random the subjects people should label, recording each one's chance of being
+    drawn: what 'stats ppi' needs for its bias-corrected estimate to be valid."""
+    from jurybench import commands
+
+    _done(
+        commands.annotations_sample(db, run=run, n=n, seed=seed, name=name, design=design, stratify=stratify, out=out)
+    )
+
+
 @annotations_app.command("simulate")
 def annotations_simulate(
     rubric: Annotated[str, typer.Option("--rubric", "-r", help="Pointwise rubric whose criteria are labelled.")],

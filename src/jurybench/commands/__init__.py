@@ -23,6 +23,7 @@ from jurybench.commands._output import (
 from jurybench.commands._steps import (
     agreement,
     annotations_import,
+    annotations_sample,
     annotations_simulate,
     baselines_import,
     calibrate,
@@ -99,6 +100,7 @@ COMMANDS: dict[str, Command] = {
     "pairs import": Command(pairs_import, "file"),
     "annotations import": Command(annotations_import, "file"),
     "judgments import": Command(judgments_import, "file"),
+    "annotations sample": Command(annotations_sample),
     "annotations simulate": Command(annotations_simulate),
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate),
@@ -115,6 +117,7 @@ __all__ = [
     "Option",
     "agreement",
     "annotations_import",
+    "annotations_sample",
     "annotations_simulate",
     "baselines_import",
     "calibrate",

@@ -228,6 +228,35 @@ def annotations_import(
     return 0
 
 
+def annotations_sample(
+    db: Path | None,
+    *,
+    run: str,
+    n: int,
+    seed: int = 0,
+    name: str | None = None,
+    design: str = "uniform",
+    stratify: str | None = None,
+    out: Path | None = None,
+) -> int:
+    """Draw the subjects to label at random (``Store.sample_labels``); their ids to ``out``."""
+    from jurybench.api import Store
+
+    with Store(db) as store:
+        drawn = store.sample_labels(run, n=n, seed=seed, name=name, design=design, stratify=stratify)
+    subjects = drawn["subjects"]
+    assert isinstance(subjects, list)
+    if out is not None:
+        out.write_text("subject_id\n" + "".join(f"{s}\n" for s in subjects), encoding="utf-8")
+    echo(
+        f"sample {drawn['sample']} ({drawn['design']}, seed {drawn['seed']}): {drawn['n_drawn']} of "
+        f"{drawn['n_population']} subjects of run {run} drawn"
+        + (f", ids written to {out}" if out is not None else "")
+        + f"; label them, then 'jurybench stats ppi --run {run}'"
+    )
+    return 0
+
+
 def annotations_simulate(
     db: Path | None,
     *,

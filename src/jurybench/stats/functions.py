@@ -28,6 +28,7 @@ from jurybench.stats._pairwise import (
 )
 from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
 from jurybench.stats._power import paired_power, pairs_needed, power_summary
+from jurybench.stats._ppi import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted
 
 __all__ = [
     "FORMS",
@@ -55,6 +56,7 @@ __all__ = [
     "holm",
     "item_level_spearman",
     "kendall_rankings",
+    "labels_needed",
     "length_controlled",
     "mann_whitney",
     "mean_within_group_sd",
@@ -65,6 +67,9 @@ __all__ = [
     "permutation_gap_p",
     "positional_consistency",
     "power_summary",
+    "power_tuning",
+    "ppi_mean",
+    "ppi_mean_weighted",
     "robustness",
     "sign_flip_gap_p",
     "treatment_gaps",

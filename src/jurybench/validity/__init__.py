@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from jurybench.validity._claims import Claim
 
-AREAS = ("sequential", "gap", "selection", "calibration", "tests")
+AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests")
 
 __all__ = ["Claim", "run"]
 
@@ -21,13 +21,14 @@ __all__ = ["Claim", "run"]
 def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
     """The claims of the chosen areas, measured."""
     from jurybench.errors import JurybenchError
-    from jurybench.validity import _calibration, _gap, _selection, _sequential, _tests
+    from jurybench.validity import _calibration, _gap, _ppi, _selection, _sequential, _tests
 
     modules = {
         "sequential": _sequential,
         "gap": _gap,
         "selection": _selection,
         "calibration": _calibration,
+        "ppi": _ppi,
         "tests": _tests,
     }
     unknown = [a for a in areas if a not in modules]

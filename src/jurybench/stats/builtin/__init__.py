@@ -14,6 +14,7 @@ from jurybench.stats.builtin.item_spearman import item_spearman
 from jurybench.stats.builtin.kendall import kendall
 from jurybench.stats.builtin.leaderboard import leaderboard
 from jurybench.stats.builtin.power import power
+from jurybench.stats.builtin.ppi import ppi
 from jurybench.stats.builtin.robustness import robustness
 from jurybench.stats.builtin.sequential import sequential
 from jurybench.stats.builtin.ttest import ttest
@@ -36,6 +37,7 @@ BUILTIN = (
     power,
     winrate,
     sequential,
+    ppi,
 )
 
 
@@ -60,6 +62,7 @@ __all__ = [
     "leaderboard",
     "mannwhitney",
     "power",
+    "ppi",
     "register",
     "robustness",
     "sequential",

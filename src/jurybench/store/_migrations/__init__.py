@@ -26,6 +26,7 @@ from jurybench.store._migrations.m011_judgments_from_anywhere import m011_judgme
 from jurybench.store._migrations.m012_sequential_runs import m012_sequential_runs
 from jurybench.store._migrations.m013_label_notes import m013_label_notes
 from jurybench.store._migrations.m014_label_blindness import m014_label_blindness
+from jurybench.store._migrations.m015_label_samples import m015_label_samples
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -42,6 +43,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m012_sequential_runs", m012_sequential_runs),
     ("m013_label_notes", m013_label_notes),
     ("m014_label_blindness", m014_label_blindness),
+    ("m015_label_samples", m015_label_samples),
 ]
 
 

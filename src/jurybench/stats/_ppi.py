@@ -1,0 +1,140 @@
+"""Prediction-powered inference for a mean (PPI++: Angelopoulos, Duchi and Zrnic, "PPI++:
+Efficient prediction-powered inference", 2023; active sampling: Zrnic and Candès, "Active
+statistical inference", 2024), on plain arrays.
+
+N subjects all carry the jury's score f; a random sample of n of them also carries the humans'
+mean label y. The estimate of the humans' mean over the N subjects is
+
+    theta = lambda * mean_all(f) + mean_sample(y - lambda * f),
+
+unbiased for any fixed lambda whatever the jury's bias, because the sample's rectifier
+y - lambda f has the population's mean. lambda = 0 is the humans' labels alone; lambda = 1 is
+plain PPI; PPI++ tunes it to the variance-minimising value
+
+    lambda = cov_n(y, f) / ((1 + n / N) var(f over the sample and all N)), clipped to [0, 1],
+
+so the interval is never (asymptotically) wider than the labels' own. With the sample drawn
+uniformly (every subject equally likely), the interval is theta +- z sqrt(lambda^2 var(f_all) / N
++ var(y - lambda f) / n) (population variances), as the reference implementation ``ppi-python``
+computes it with the jury's scores of all N as its unlabelled predictions. With unequal
+inclusion probabilities pi_i (active sampling: a subject's chance rises with the jury's
+uncertainty about it; Poisson draws), the rectifier's mean is weighted by 1 / pi_i (the Hajek
+ratio), with its variance for the population the subjects come from (inverse-probability
+weighting keeps the estimate consistent for that population's mean).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+def power_tuning(y: Array, f_labelled: Array, f_all: Array) -> float:
+    """PPI++'s lambda for a mean: the sample covariance of y and f (1/n) over (1 + n/N) times
+    the variance (ddof 1) of f over the sample and all N together, clipped to [0, 1]."""
+    n, big_n = len(y), len(f_all)
+    if n < 2:
+        return 0.0
+    cov = float(np.mean((y - y.mean()) * (f_labelled - f_labelled.mean())))
+    var = float(np.var(np.concatenate([f_labelled, f_all]), ddof=1))
+    if var <= 0:
+        return 0.0
+    return float(np.clip(cov / ((1 + n / big_n) * var), 0.0, 1.0))
+
+
+def _z(alpha: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(1 - alpha / 2))
+
+
+def ppi_mean(
+    y: Array, f_labelled: Array, f_all: Array, *, alpha: float = 0.05, lam: float | None = None
+) -> dict[str, Any]:
+    """PPI++ estimate of the mean of y over the population f_all comes from, for a uniform
+    sample (y, f_labelled) of it: estimate, interval, lambda, and the labels-only and jury-only
+    figures beside it."""
+    n, big_n = len(y), len(f_all)
+    lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
+    rectifier = y - lam * f_labelled
+    estimate = lam * float(np.mean(f_all)) + float(np.mean(rectifier))
+    se = math.sqrt(lam * lam * float(np.var(f_all)) / big_n + float(np.var(rectifier)) / n)
+    z = _z(alpha)
+    return {
+        "estimate": estimate,
+        "ci_low": estimate - z * se,
+        "ci_high": estimate + z * se,
+        "se": se,
+        "lambda": lam,
+        "n_labelled": n,
+        "n_subjects": big_n,
+        **_beside(y, f_all, z),
+    }
+
+
+def ppi_mean_weighted(
+    y: Array, f_labelled: Array, probability: Array, f_all: Array, *, alpha: float = 0.05, lam: float | None = None
+) -> dict[str, Any]:
+    """The same for a sample drawn with inclusion probabilities ``probability`` (each labelled
+    subject's; Poisson draws, as active sampling makes them): the rectifier's mean weighted by
+    1 / probability (the Hajek ratio, which centres it), and its variance for the population the
+    subjects come from, sum over the sample of (r - mean r)^2 / (pi N)^2."""
+    n, big_n = len(y), len(f_all)
+    lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
+    weights = 1.0 / probability
+    rectifier = y - lam * f_labelled
+    centre = float(np.sum(weights * rectifier) / np.sum(weights))
+    estimate = lam * float(np.mean(f_all)) + centre
+    sampled = float(np.sum(weights**2 * (rectifier - centre) ** 2)) / big_n**2
+    se = math.sqrt(lam * lam * float(np.var(f_all)) / big_n + sampled)
+    z = _z(alpha)
+    return {
+        "estimate": estimate,
+        "ci_low": estimate - z * se,
+        "ci_high": estimate + z * se,
+        "se": se,
+        "lambda": lam,
+        "n_labelled": n,
+        "n_subjects": big_n,
+        **_beside(y, f_all, z, weights=weights),
+    }
+
+
+def _beside(y: Array, f_all: Array, z: float, weights: Array | None = None) -> dict[str, float]:
+    """The labels alone (their mean, weighted by 1/pi when given, with a CLT interval) and the
+    jury alone (its mean over all N, with its own interval, valid only if the jury is unbiased)."""
+    if weights is None:
+        human = float(np.mean(y))
+        human_se = float(np.std(y, ddof=1)) / math.sqrt(len(y)) if len(y) > 1 else math.inf
+    else:
+        w = weights / weights.sum()
+        human = float(np.sum(w * y))
+        human_se = math.sqrt(float(np.sum(w**2 * (y - human) ** 2))) if len(y) > 1 else math.inf
+    jury = float(np.mean(f_all))
+    jury_se = float(np.std(f_all, ddof=1)) / math.sqrt(len(f_all)) if len(f_all) > 1 else math.inf
+    return {
+        "human_only": human,
+        "human_low": human - z * human_se,
+        "human_high": human + z * human_se,
+        "jury_only": jury,
+        "jury_low": jury - z * jury_se,
+        "jury_high": jury + z * jury_se,
+    }
+
+
+def labels_needed(width: float, y: Array, f_labelled: Array, f_all: Array, *, alpha: float = 0.05) -> dict[str, Any]:
+    """How many uniformly drawn labels reach an interval of total ``width``: with this jury
+    (PPI++ at the pilot's lambda and variances) and without it (the labels alone)."""
+    lam = power_tuning(y, f_labelled, f_all)
+    z = _z(alpha)
+    half_sq = (width / 2 / z) ** 2
+    jury_part = lam * lam * float(np.var(f_all)) / len(f_all)
+    rect_var = float(np.var(y - lam * f_labelled))
+    with_jury = math.ceil(rect_var / (half_sq - jury_part)) if half_sq > jury_part else None
+    without = math.ceil(float(np.var(y, ddof=1)) / half_sq)
+    return {"width": width, "lambda": lam, "labels_with_jury": with_jury, "labels_without_jury": without}

@@ -1,0 +1,194 @@
+"""ppi: what the humans would have said, from a few human labels and the jury on everything
+(prediction-powered inference, PPI++): each criterion's bias-corrected mean with its interval,
+beside the labels alone and the jury alone; or, with ``plan``, how many labels reach a width."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from jurybench.declare import param
+from jurybench.stats import params
+from jurybench.stats._registry import statistic
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
+COLUMNS = [
+    "criterion",
+    "slice",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "lambda",
+    "n_labelled",
+    "n_subjects",
+    "human_only",
+    "human_low",
+    "human_high",
+    "jury_only",
+    "jury_low",
+    "jury_high",
+]
+PLAN_COLUMNS = ["criterion", "slice", "width", "lambda", "labels_with_jury", "labels_without_jury", "n_labelled"]
+
+
+def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+    columns = PLAN_COLUMNS if result.get("plan") else COLUMNS
+    return list(columns), [[row.get(c) for c in columns] for row in result["rows"]]
+
+
+@statistic("ppi", table=table)
+def ppi(
+    con: Connection,
+    run: params.Run,
+    *,
+    criterion: Annotated[
+        str | None, param("The criterion (or category); default every one.", http={"max_length": 128})
+    ] = None,
+    sample: Annotated[
+        str | None,
+        param("The label sample (annotations sample --name); default the run's newest.", http={"max_length": 256}),
+    ] = None,
+    by: Annotated[
+        str | None,
+        param(
+            "Slices: model, language, dataset or meta.<field> (of the item, or of response A); intervals "
+            "Bonferroni-corrected over the slices.",
+            http={"max_length": 200},
+        ),
+    ] = None,
+    alpha: Annotated[float, param("1 - the intervals' level.", http={"gt": 0, "lt": 1})] = 0.05,
+    plan: Annotated[
+        bool, param("Plan: how many labels reach --width with this jury, and without it.", flag=True)
+    ] = False,
+    width: Annotated[
+        float | None, param("--plan: the interval width wanted (total, in the score's units).", http={"gt": 0})
+    ] = None,
+) -> dict[str, Any]:
+    """Bias-corrected means of the humans' labels from a random sample of labelled subjects and
+    the jury's (calibrated, when a calibration is applied) scores on every subject (PPI++)."""
+    import numpy as np
+
+    from jurybench.annotations import label_provenance, run_rubric
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _ppi
+
+    if plan and width is None:
+        raise JurybenchError("--plan needs --width (the interval width wanted).")
+    rubric = run_rubric(con, run)
+    dims = rubric.dimensions if criterion is None else [criterion]
+    if criterion is not None and criterion not in rubric.dimensions:
+        raise JurybenchError(
+            f"{criterion!r} is not a criterion of rubric '{rubric.name}'.",
+            hint=f"Valid: {', '.join(rubric.dimensions)}.",
+        )
+    drawn, design, sample = _sample(con, run, sample)
+    scores, source = _jury_scores(con, rubric, run)
+    labels = _labels(con, rubric, drawn)
+    slices = _slices(con, rubric, by, [s for s, _, _ in scores]) if by else {}
+    names = sorted(set(slices.values())) if by else [""]
+    level = alpha / len(names)  # Bonferroni over the slices: every interval holds at once
+    rows = []
+    for dim in dims:
+        missing = [s for s in drawn if (s, dim) not in labels]
+        if missing:
+            raise JurybenchError(
+                f"{len(missing)} of the {len(drawn)} subjects drawn in sample {sample!r} have no human label of "
+                f"{dim!r} (first: {missing[0]}).",
+                hint="Label them (view --annotate serves the run's queue), or name a criterion with --criterion.",
+            )
+        for name in names:
+            members = {s: v for s, d, v in scores if d == dim and (not by or slices.get(s) == name)}
+            picked = [s for s in drawn if s in members]
+            if len(picked) < 2 or len(members) < 3:
+                raise JurybenchError(
+                    f"slice {name!r} of {dim!r}: {len(picked)} labelled subject(s); PPI needs 2 and more."
+                )
+            y = np.array([labels[(s, dim)] for s in picked])
+            f_lab = np.array([members[s] for s in picked])
+            f_all = np.array(list(members.values()))
+            if plan:
+                assert width is not None
+                out = _ppi.labels_needed(width, y, f_lab, f_all, alpha=level)
+            elif design == "active":
+                out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
+            else:
+                out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level)
+            rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
+    return {
+        "rows": rows,
+        "sample": sample,
+        "design": design,
+        "predictor": source,
+        "alpha": alpha,
+        "plan": plan,
+        "labels": label_provenance(con, run),
+        "method": "PPI++ (Angelopoulos, Duchi & Zrnic 2023): the labels' mean corrected by the jury on every "
+        "subject, lambda tuned; inverse-probability weighted for active samples",
+    }
+
+
+def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, float], str, str]:
+    """The sample's drawn subjects with their inclusion probabilities, its design and name."""
+    from jurybench.errors import JurybenchError
+
+    if name is None:
+        found = con.execute(
+            "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample "
+            "LIMIT 1",
+            [run],
+        ).fetchall()
+        if not found:
+            raise JurybenchError(
+                f"run '{run}' has no label sample: stats ppi needs labels on subjects drawn at random, with their "
+                "chance of being drawn recorded.",
+                hint=f"Draw them with 'jurybench annotations sample --run {run} --n N', then label those.",
+            )
+        name = str(found[0][0])
+    rows = con.execute(
+        "SELECT subject_id, probability, design FROM label_samples WHERE sample = ? AND run_id = ?", [name, run]
+    ).fetchall()
+    if not rows:
+        raise JurybenchError(
+            f"no label sample {name!r} of run '{run}'.", hint="See: SELECT DISTINCT sample FROM label_samples."
+        )
+    return {str(s): float(p) for s, p, _ in rows}, str(rows[0][2]), name
+
+
+def _jury_scores(con: Connection, rubric: Any, run: str) -> tuple[list[tuple[str, str, float]], str]:
+    """(subject, dimension, score) for every judged subject: the calibrated score when the run
+    has one, else the jury's."""
+    key = rubric.subject_column
+    if rubric.subject_table == "items":
+        calibrated = con.execute(
+            "SELECT item_id, criterion, score FROM calibrated_items WHERE run_id = ? AND score IS NOT NULL", [run]
+        ).fetchall()
+        if calibrated:
+            return [(str(s), str(d), float(v)) for s, d, v in calibrated], "calibrated jury"
+    rows = con.execute(
+        f"SELECT {key}, {rubric.dimension_column}, jury_score FROM {rubric.jury_view} "
+        "WHERE run_id = ? AND jury_score IS NOT NULL",
+        [run],
+    ).fetchall()
+    return [(str(s), str(d), float(v)) for s, d, v in rows], "jury"
+
+
+def _labels(con: Connection, rubric: Any, drawn: dict[str, float]) -> dict[tuple[str, str], float]:
+    """The humans' mean label of each drawn subject and dimension."""
+    import pyarrow as pa
+
+    from jurybench.store import registered
+
+    with registered(con, "_jb_ppi_drawn", pa.table({"id": pa.array(list(drawn), pa.string())})):
+        rows = con.execute(
+            "SELECT subject_id, criterion, avg(value) FROM human_labels WHERE subject_kind = ? AND value IS NOT NULL "
+            "AND subject_id IN (SELECT id FROM _jb_ppi_drawn) GROUP BY 1, 2",
+            [rubric.subject_kind],
+        ).fetchall()
+    return {(str(s), str(c)): float(v) for s, c, v in rows}
+
+
+def _slices(con: Connection, rubric: Any, by: str, subjects: list[str]) -> dict[str, str]:
+    from jurybench.annotations import strata_of
+
+    return strata_of(con, rubric, sorted(set(subjects)), by)

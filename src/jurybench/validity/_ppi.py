@@ -1,0 +1,106 @@
+"""Prediction-powered inference (``stats ppi``): coverage of the humans' mean with a biased jury,
+where the jury's own interval misses; and active sampling against uniform sampling at the same
+number of labels.
+
+Each study has N = 1000 subjects with a true score t (the humans' mean label is t plus their
+noise), a hardness h (how much the jurors disagree on the subject; most subjects are easy, a
+few are hard) and a jury that overrates by half a point with an error that grows with h. The
+target is the humans' mean over the population the N subjects are drawn from (for the mean over
+the N themselves the intervals are conservative: the jury's part then has no sampling error). Active sampling draws each subject with a chance that
+mixes uniform and the jurors' spread half and half (``annotations sample --design active``);
+it is compared with uniform Poisson draws of the same expected size, analysed alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from jurybench.annotations import active_probabilities
+from jurybench.stats.functions import ppi_mean, ppi_mean_weighted
+from jurybench.validity._claims import Claim, mean_ratio, rate
+
+Array = NDArray[np.float64]
+N = 1000
+LABELS = 100
+BIAS = 0.5
+TRUE_MEAN = 3.0  # of the humans' labels, over the population the subjects come from
+
+
+def population(rng: np.random.Generator) -> tuple[Array, Array, Array]:
+    """(humans' labels, jury scores, jurors' spread) for N subjects."""
+    truth = rng.normal(TRUE_MEAN, 1.0, N)
+    hardness = rng.gamma(0.6, 0.4, N)
+    humans = truth + rng.normal(0, 0.2, N)
+    jury = truth + BIAS + rng.normal(0, 1, N) * (0.05 + hardness)
+    spread = hardness * rng.uniform(0.7, 1.3, N)  # what the jurors' disagreement shows of it
+    return humans, jury, spread
+
+
+def study(rng: np.random.Generator) -> dict[str, float]:
+    humans, jury, spread = population(rng)
+    target = TRUE_MEAN  # the mean over the population the N subjects are drawn from
+    drawn = rng.choice(N, size=LABELS, replace=False)
+    uniform = ppi_mean(humans[drawn], jury[drawn], jury)
+    p = active_probabilities(spread, LABELS)
+    picked = np.flatnonzero(rng.random(N) < p)
+    active = ppi_mean_weighted(humans[picked], jury[picked], p[picked], jury)
+    even = np.full(N, LABELS / N)
+    poisson = np.flatnonzero(rng.random(N) < even)
+    alike = ppi_mean_weighted(humans[poisson], jury[poisson], even[poisson], jury)
+    return {
+        "uniform_covers": uniform["ci_low"] <= target <= uniform["ci_high"],
+        "uniform_width": uniform["ci_high"] - uniform["ci_low"],
+        "jury_covers": uniform["jury_low"] <= target <= uniform["jury_high"],
+        "human_covers": uniform["human_low"] <= target <= uniform["human_high"],
+        "human_width": uniform["human_high"] - uniform["human_low"],
+        "active_covers": active["ci_low"] <= target <= active["ci_high"],
+        "active_width": active["ci_high"] - active["ci_low"],
+        "active_labels": float(len(picked)),
+        "poisson_width": alike["ci_high"] - alike["ci_low"],
+    }
+
+
+def claims(quick: bool) -> list[Claim]:
+    studies = 150 if quick else 1000
+    rng = np.random.default_rng(23)
+    runs = [study(rng) for _ in range(studies)]
+
+    def count(key: str) -> int:
+        return sum(bool(r[key]) for r in runs)
+
+    uniform_width = float(np.mean([r["uniform_width"] for r in runs]))
+    poisson_width = float(np.mean([r["poisson_width"] for r in runs]))
+    return [
+        rate(
+            "stats ppi",
+            "95 % PPI interval of the humans' mean covers 93-97 % (a jury half a point too high, 100 of 1,000 labelled)",
+            count("uniform_covers"),
+            studies,
+            low=0.93,
+            high=0.97,
+            quick=quick,
+            note=f"the jury's own interval covered {count('jury_covers') / studies:.0%}; the labels alone "
+            f"{count('human_covers') / studies:.0%}, {float(np.mean([r['human_width'] for r in runs])) / uniform_width:.2f} "
+            "x as wide",
+        ),
+        rate(
+            "stats ppi",
+            "active sampling: 95 % interval covers 93-97 %",
+            count("active_covers"),
+            studies,
+            low=0.93,
+            high=0.97,
+            quick=quick,
+            note=f"about {float(np.mean([r['active_labels'] for r in runs])):.0f} labels a study",
+        ),
+        mean_ratio(
+            "stats ppi",
+            "active sampling: interval width <= 1.0 x uniform sampling's at the same number of labels",
+            [r["active_width"] for r in runs],
+            poisson_width,
+            high=1.0,
+            quick=quick,
+            note="uniform Poisson draws of the same expected size, the same estimator",
+        ),
+    ]

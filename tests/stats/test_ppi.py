@@ -1,0 +1,153 @@
+"""Prediction-powered inference (issue 43, items 1-4): PPI++ against its reference implementation
+(ppi-python), lambda by hand, the sample's designs, and stats ppi from the CLI and HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jurybench as jb
+from jurybench.stats.functions import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted
+from tests.conftest import run_cli
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_estimate_and_interval_equal_ppi_python(seed: int) -> None:
+    """ppi-python (the method's authors' implementation) with the jury's scores of all N as its
+    unlabelled predictions: the same point estimate and interval, to 1e-9."""
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
+    rng = np.random.default_rng(seed)
+    big_n, n = int(rng.integers(80, 2000)), int(rng.integers(10, 70))
+    truth = rng.normal(3, 1, big_n)
+    bias, noise = rng.uniform(-1, 1), rng.uniform(0.1, 3)  # from a good jury to a useless one (lambda clipped)
+    f = truth + bias + rng.normal(0, noise, big_n)
+    drawn = rng.choice(big_n, n, replace=False)
+    y = truth[drawn] + rng.normal(0, 0.3, n)
+    ours = ppi_mean(y, f[drawn], f, alpha=0.1)
+    assert ours["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, f[drawn], f)[0]), abs=1e-9)
+    low, high = ppi_mean_ci(y, f[drawn], f, alpha=0.1)
+    assert ours["ci_low"] == pytest.approx(float(low[0]), abs=1e-9)
+    assert ours["ci_high"] == pytest.approx(float(high[0]), abs=1e-9)
+
+
+def test_lambda_and_the_estimate_by_hand() -> None:
+    # y = 1, 2, 3 with f = 2, 3, 4 (the jury one point high); all N = 2, 3, 4, 5.
+    # cov_n(y, f) = 2/3; var(f over 2,3,4 and 2,3,4,5, ddof 1) = (52/7) / 6 = 1.238095 (mean
+    # 23/7); lambda = (2/3) / ((1 + 3/4) x 1.238095) = 4/13 = 0.307692.
+    y, f_lab, f_all = np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 4.0]), np.array([2.0, 3.0, 4.0, 5.0])
+    assert power_tuning(y, f_lab, f_all) == pytest.approx(4 / 13)
+    # theta = lambda mean(f_all) + mean(y - lambda f) = 3.5 lambda + 2 - 3 lambda = 2 + 2/13
+    out = ppi_mean(y, f_lab, f_all)
+    assert out["estimate"] == pytest.approx(2 + 2 / 13)
+    assert out["human_only"] == 2.0 and out["jury_only"] == 3.5
+    # Equal inclusion probabilities: the weighted form gives the same estimate.
+    same = ppi_mean_weighted(y, f_lab, np.full(3, 0.75), f_all)
+    assert same["estimate"] == pytest.approx(out["estimate"]) and same["lambda"] == pytest.approx(4 / 13)
+    plan = labels_needed(0.5, y, f_lab, f_all)
+    assert plan["labels_without_jury"] == int(np.ceil(1.0 / (0.25 / 1.959964) ** 2))  # var(y) = 1
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Path:
+    db = tmp_path / "p.duckdb"
+    with jb.open(db) as store:
+        store.import_items(
+            [
+                {"item_id": f"i{k:03d}", "response": f"S {k}", "prompt": f"p{k % 30}", "model": f"m{k % 2}"}
+                for k in range(200)
+            ]
+        )
+        jb.score(store, rubric="story-quality", jury=["sim/lenient,leniency=0.8,noise=0.4", "sim/b,noise=0.8"], run="r")
+    return db
+
+
+def test_stats_ppi_from_a_drawn_sample_beside_the_labels_and_the_jury(study: Path) -> None:
+    refused = run_cli("stats", "ppi", "--run", "r", "--db", str(study))
+    assert refused.exit_code == 2 and "has no label sample" in refused.stderr and "annotations sample" in refused.stderr
+    drawn = run_cli("annotations", "sample", "--run", "r", "--n", "40", "--seed", "2", "--db", str(study))
+    assert drawn.exit_code == 0 and "40 of 200 subjects of run r drawn" in drawn.stdout
+    missing = run_cli("stats", "ppi", "--run", "r", "--db", str(study))
+    assert (
+        missing.exit_code == 2 and "of the 40 subjects drawn in sample 'r-sample' have no human label" in missing.stderr
+    )
+    assert run_cli("annotations", "simulate", "-r", "story-quality", "--db", str(study)).exit_code == 0
+    out = json.loads(
+        run_cli("stats", "ppi", "--run", "r", "--criterion", "relevance", "--format", "json", "--db", str(study)).stdout
+    )["result"]
+    (row,) = out["rows"]
+    assert row["n_labelled"] == 40 and row["n_subjects"] == 200 and 0 <= row["lambda"] <= 1
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert row["jury_only"] > row["estimate"]  # the lenient juror pulls the jury up; the labels pull it back
+    assert out["design"] == "uniform" and out["predictor"] == "jury" and out["labels"]["unknown"] > 0
+    by = json.loads(
+        run_cli(
+            "stats",
+            "ppi",
+            "--run",
+            "r",
+            "--criterion",
+            "coherence",
+            "--by",
+            "model",
+            "--format",
+            "json",
+            "--db",
+            str(study),
+        ).stdout
+    )["result"]
+    assert [r["slice"] for r in by["rows"]] == ["m0", "m1"]
+    plan = json.loads(
+        run_cli(
+            "stats",
+            "ppi",
+            "--run",
+            "r",
+            "--criterion",
+            "relevance",
+            "--plan",
+            "--width",
+            "0.3",
+            "--format",
+            "json",
+            "--db",
+            str(study),
+        ).stdout
+    )["result"]["rows"][0]
+    assert plan["labels_with_jury"] <= plan["labels_without_jury"]
+
+
+def test_the_sample_designs_record_their_probabilities(study: Path) -> None:
+    with jb.open(study) as store:
+        strat = store.sample_labels("r", n=30, seed=1, name="s", design="stratified", stratify="model")
+        active = store.sample_labels("r", n=30, seed=1, name="a", design="active")
+        rows = store.sql("SELECT sample, stratum, probability FROM label_samples")
+    assert strat["n_drawn"] == 30 and set(rows[rows["sample"] == "s"]["stratum"]) == {"m0", "m1"}
+    assert set(rows[rows["sample"] == "s"]["probability"].round(6)) == {0.15}  # 15 of each model's 100
+    probabilities = rows[rows["sample"] == "a"]["probability"]
+    assert probabilities.min() >= 30 / 200 / 2 - 1e-12 and probabilities.nunique() > 1  # half uniform at least
+    assert 10 <= active["n_drawn"] <= 60
+    for args, message in (
+        (["--n", "0"], "--n must be a whole number from 1 to the run's 200 subjects"),
+        (["--n", "5", "--design", "stratified"], "--stratify and --design stratified go together"),
+        (["--n", "5", "--design", "random"], "--design 'random' is not a sampling design"),
+        (["--n", "5", "--name", "s"], "a sample named 's' exists"),
+    ):
+        bad = run_cli("annotations", "sample", "--run", "r", *args, "--db", str(study))
+        assert bad.exit_code == 2 and message in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_stats_ppi_over_http(study: Path, tmp_path: Path) -> None:
+    from tests.service.conftest import make_client
+
+    with jb.open(study) as store:
+        store.sample_labels("r", n=30, seed=3)
+        store.simulate_annotations(rubric="story-quality")
+    with make_client(study) as client:
+        answer = client.post("/v1/stats/ppi", json={"run": "r", "criterion": "empathy"})
+        assert answer.status_code == 200, answer.json()
+        assert answer.json()["result"]["rows"][0]["n_labelled"] == 30
+        assert client.post("/v1/stats/ppi", json={"run": "r", "alpha": 2}).status_code == 422
