@@ -144,9 +144,13 @@ def test_stats_ppi_over_http(study: Path, tmp_path: Path) -> None:
     from tests.service.conftest import make_client
 
     with jb.open(study) as store:
-        store.sample_labels("r", n=30, seed=3)
         store.simulate_annotations(rubric="story-quality")
     with make_client(study) as client:
+        drawn = client.post("/v1/annotations/sample", json={"run": "r", "n": 30, "seed": 3})
+        assert drawn.status_code == 201 and drawn.json()["n_drawn"] == 30 and len(drawn.json()["subjects"]) == 30
+        again = client.post("/v1/annotations/sample", json={"run": "r", "n": 30, "seed": 3})
+        assert again.status_code in (400, 409, 422) and "exists" in again.text
+        assert client.post("/v1/annotations/sample", json={"run": "r", "n": 0}).status_code == 422
         answer = client.post("/v1/stats/ppi", json={"run": "r", "criterion": "empathy"})
         assert answer.status_code == 200, answer.json()
         assert answer.json()["result"]["rows"][0]["n_labelled"] == 30

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import jurybench as jb
 from tests.conftest import run_cli
 
 
@@ -283,3 +284,21 @@ def test_serve_takes_a_label_from_a_signed_in_browser_only_with_the_forms_token(
             headers={"Authorization": "Bearer tok-1234567890abcdef"},
         ).json()
         assert rows["rows"] == [["ana", 4.0]], rows
+
+
+def test_the_sample_queue_serves_the_drawn_subjects_the_likeliest_first(store: Path) -> None:
+    """Issue 43, item 4: the label queue serves a run's label sample (annotations sample), the
+    subjects an active sample drew with the highest chance first, each blind; its labels are
+    those stats ppi uses."""
+    with jb.open(store) as opened:
+        drawn = opened.sample_labels("quality", n=5, seed=1, design="active")
+        chances = opened.sql("SELECT subject_id, probability FROM label_samples ORDER BY probability DESC, subject_id")
+    with _client(store, annotate=True) as client:
+        assert "Sample queue →" in client.get("/runs/quality").text
+        first = client.get("/runs/quality/queue?by=sample&annotator=cy", follow_redirects=False)
+        assert first.status_code in (302, 303, 307)
+        assert f"/subjects/{chances['subject_id'][0]}" in first.headers["location"]
+        page = client.get(first.headers["location"]).text
+        print(page[page.find("label-form"):page.find("label-form") + 900])
+        assert "The sample's queue" in page and 'id="blind"' in page
+    assert drawn["n_drawn"] == len(chances)

@@ -78,6 +78,17 @@ class AnnotationsUpload(_Body):
     continuous: bool = Field(default=False, description="accept values between the scale's points (panel means)")
 
 
+class SampleIn(_Body):
+    """As 'jurybench annotations sample': draw the subjects to label, their chances recorded."""
+
+    run: Annotated[str, Field(min_length=1, max_length=256)]
+    n: Annotated[int, Field(ge=1, le=MAX_ROWS)]
+    seed: int = 0
+    name: Annotated[str, Field(min_length=1, max_length=256)] | None = None
+    design: Literal["uniform", "stratified", "active"] = "uniform"
+    stratify: Annotated[str, Field(max_length=128)] | None = None
+
+
 Value = float | int | str | None
 
 

@@ -31,6 +31,18 @@ def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str,
     return {"inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced}
 
 
+@router.post("/v1/annotations/sample", status_code=201)
+def sample_annotations(body: rq.SampleIn, store: StoreDep) -> dict[str, object]:
+    """Draw at random the subjects of a run people should label, recording each one's chance
+    (what ``stats ppi`` weights by); the drawn subjects' ids come back."""
+    from jurybench.annotations import draw_sample
+
+    with store.writing() as cur:
+        return draw_sample(
+            cur, body.run, n=body.n, seed=body.seed, name=body.name, stratify=body.stratify, design=body.design
+        )
+
+
 @router.get("/v1/annotations")
 def list_annotations(
     store: StoreDep,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from jurybench.store import Row, StoreRef
 
 QUEUE_FILTER = {"human": "without", "sort": "spread"}  # unlabelled, widest juror spread first
-QUEUES = ("spread", "residual")
+QUEUES = ("spread", "residual", "sample")
 MAX_NOTE = 2000
 MAX_ANNOTATOR = 100
 
@@ -139,7 +139,9 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
     calibration needs most: labels where the jurors cannot settle it). ``residual``: subjects
     with human labels, by the largest gap between the newest calibration applied to the run and
     the mean human label on any criterion, leaving out those ``annotator`` labelled (a second
-    opinion where a label may be wrong, or the calibration is)."""
+    opinion where a label may be wrong, or the calibration is). ``sample``: the subjects of the
+    run's newest label sample (``annotations sample``) that ``annotator`` has not labelled, the
+    likeliest drawn first (an active sample's most uncertain): the labels ``stats ppi`` uses."""
     from jurybench.viewer._find import Filter, find
 
     if by not in QUEUES:
@@ -147,6 +149,8 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
     if by == "spread":
         found = find(con, run, Filter.parse(QUEUE_FILTER), limit=1)
         return (found["rows"][0]["id"] if found["rows"] else None), int(found["total"])
+    if by == "sample":
+        return _sample_queue(con, run, annotator)
     kind = "pair" if run["mode"] == "pairwise" else "item"
     newest = con.execute(
         "SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC LIMIT 1",
@@ -169,3 +173,27 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
         {"kind": kind, "who": annotator, "run": run["run_id"], "cal": newest[0][0]},
     ).fetchall()
     return (rows[0][0], int(rows[0][2])) if rows else (None, 0)
+
+
+def _sample_queue(con: Connection, run: dict[str, object], annotator: str) -> tuple[str | None, int]:
+    newest = con.execute(
+        "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1",
+        [run["run_id"]],
+    ).fetchall()
+    if not newest:
+        raise JurybenchError(
+            f"run '{run['run_id']}' has no label sample to queue.",
+            hint=f"Draw one: jurybench annotations sample --run {run['run_id']} --n N.",
+        )
+    rows = con.execute(
+        """SELECT s.subject_id, count(*) OVER () FROM label_samples s
+           WHERE s.sample = ? AND s.subject_id NOT IN (SELECT subject_id FROM human_labels WHERE annotator = ?)
+           ORDER BY s.probability DESC, s.subject_id LIMIT 1""",
+        [newest[0][0], annotator],
+    ).fetchall()
+    return (rows[0][0], int(rows[0][1])) if rows else (None, 0)
+
+
+def has_sample(con: Connection, run_id: str) -> bool:
+    """Whether the run has a label sample (its page then offers the sample's queue)."""
+    return bool(con.execute("SELECT 1 FROM label_samples WHERE run_id = ? LIMIT 1", [run_id]).fetchall())

@@ -256,7 +256,7 @@ class _Pages:
         return response
 
     def run_context(self, con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
-        from jurybench.viewer import _data, _detail, _find
+        from jurybench.viewer import _data, _detail, _find, _label
 
         run = _data.run_header(con, run_id)
         results = _data.run_results(con, run_id)
@@ -278,6 +278,7 @@ class _Pages:
             "statuses": _find.STATUSES,
             "find_sorts": _find.SORTS,
             "annotate": self.annotating.enabled,
+            "sampled": self.annotating.enabled and _label.has_sample(con, str(run["run_id"])),
         }
 
     def subjects(self, con: Connection, run: dict[str, object], after: str, want: Filter, at: int) -> dict[str, Any]:
