@@ -299,6 +299,6 @@ def test_the_sample_queue_serves_the_drawn_subjects_the_likeliest_first(store: P
         assert first.status_code in (302, 303, 307)
         assert f"/subjects/{chances['subject_id'][0]}" in first.headers["location"]
         page = client.get(first.headers["location"]).text
-        print(page[page.find("label-form"):page.find("label-form") + 900])
+        print(page[page.find("label-form") : page.find("label-form") + 900])
         assert "The sample's queue" in page and 'id="blind"' in page
     assert drawn["n_drawn"] == len(chances)
