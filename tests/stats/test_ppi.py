@@ -155,3 +155,54 @@ def test_stats_ppi_over_http(study: Path, tmp_path: Path) -> None:
         assert answer.status_code == 200, answer.json()
         assert answer.json()["result"]["rows"][0]["n_labelled"] == 30
         assert client.post("/v1/stats/ppi", json={"run": "r", "alpha": 2}).status_code == 422
+
+
+def test_a_difference_between_slices_and_a_preference_runs_win_rate(study: Path, tmp_path: Path) -> None:
+    with jb.open(study) as store:
+        store.sample_labels("r", n=40, seed=4)
+        store.simulate_annotations(rubric="story-quality")
+    out = json.loads(
+        run_cli(
+            "stats",
+            "ppi",
+            "--run",
+            "r",
+            "--criterion",
+            "relevance",
+            "--by",
+            "model",
+            "--compare",
+            "m0,m1",
+            "--format",
+            "json",
+            "--db",
+            str(study),
+        ).stdout
+    )["result"]["rows"]
+    first, second, diff = out
+    assert diff["slice"] == "m0 - m1" and diff["estimate"] == pytest.approx(first["estimate"] - second["estimate"])
+    assert diff["se"] == pytest.approx((first["se"] ** 2 + second["se"] ** 2) ** 0.5)
+    bad = run_cli("stats", "ppi", "--run", "r", "--compare", "m0,m1", "--db", str(study))
+    assert bad.exit_code == 2 and "--compare FIRST,SECOND names two slices of --by" in bad.stderr
+    # A preference run: +1 when A is better, -1 when B is; A's win rate is (mean + 1) / 2.
+    db = tmp_path / "pref.duckdb"
+    with jb.open(db) as store:
+        store.import_items(
+            [{"item_id": f"{s}{k}", "response": f"{s} {k}", "prompt": f"p{k}"} for k in range(60) for s in "ab"]
+        )
+        store.import_pairs([{"pair_id": f"q{k}", "item_a": f"a{k}", "item_b": f"b{k}"} for k in range(60)])
+        jb.score(store, rubric="preference", jury=["fake/x"], run="pref")
+        drawn = store.sample_labels("pref", n=20, seed=1)
+        store.import_annotations(
+            [
+                {"pair_id": s, "annotator": "h", "preference": "A" if i % 3 else "B"}
+                for i, s in enumerate(drawn["subjects"])
+            ],
+            rubric="preference",
+        )
+    row = json.loads(run_cli("stats", "ppi", "--run", "pref", "--format", "json", "--db", str(db)).stdout)["result"][
+        "rows"
+    ][0]
+    assert row["win_rate"] == pytest.approx((row["estimate"] + 1) / 2)
+    assert row["win_low"] == pytest.approx(max(0.0, (row["ci_low"] + 1) / 2))
+    assert 0 <= row["win_low"] <= row["win_rate"] <= row["win_high"] <= 1

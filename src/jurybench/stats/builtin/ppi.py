@@ -64,6 +64,14 @@ def ppi(
     width: Annotated[
         float | None, param("--plan: the interval width wanted (total, in the score's units).", http={"gt": 0})
     ] = None,
+    compare: Annotated[
+        str | None,
+        param(
+            "Two slices of --by, FIRST,SECOND: their corrected difference (FIRST - SECOND) with its interval "
+            "(the slices' subjects are disjoint, so their estimates are independent).",
+            http={"max_length": 300},
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Bias-corrected means of the humans' labels from a random sample of labelled subjects and
     the jury's (calibrated, when a calibration is applied) scores on every subject (PPI++)."""
@@ -75,6 +83,9 @@ def ppi(
 
     if plan and width is None:
         raise JurybenchError("--plan needs --width (the interval width wanted).")
+    pair = [part.strip() for part in compare.split(",")] if compare else []
+    if compare is not None and (by is None or len(pair) != 2 or plan):
+        raise JurybenchError("--compare FIRST,SECOND names two slices of --by (and goes without --plan).")
     rubric = run_rubric(con, run)
     dims = rubric.dimensions if criterion is None else [criterion]
     if criterion is not None and criterion not in rubric.dimensions:
@@ -114,7 +125,14 @@ def ppi(
                 out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
             else:
                 out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level)
+            if rubric.kind == "preference" and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
+                out |= {
+                    f"win_{k}": (out[v] + 1) / 2
+                    for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))
+                }
             rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
+        if pair:
+            rows.append(_difference(rows, dim, pair, alpha))
     return {
         "rows": rows,
         "sample": sample,
@@ -125,6 +143,35 @@ def ppi(
         "labels": label_provenance(con, run),
         "method": "PPI++ (Angelopoulos, Duchi & Zrnic 2023): the labels' mean corrected by the jury on every "
         "subject, lambda tuned; inverse-probability weighted for active samples",
+    }
+
+
+def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
+    """FIRST - SECOND of two slices' corrected estimates, with the interval of independent ones."""
+    import math
+
+    from scipy.stats import norm
+
+    from jurybench.errors import JurybenchError
+
+    found = {r["slice"]: r for r in rows if r["criterion"] == dim and r.get("slice") in pair}
+    if len(found) != 2:
+        raise JurybenchError(f"--compare: {', '.join(p for p in pair if p not in found)} is not a slice of --by.")
+    first, second = found[pair[0]], found[pair[1]]
+    diff = first["estimate"] - second["estimate"]
+    se = math.sqrt(first["se"] ** 2 + second["se"] ** 2)
+    z = float(norm.ppf(1 - alpha / 2))
+    return {
+        "criterion": dim,
+        "slice": f"{pair[0]} - {pair[1]}",
+        "estimate": diff,
+        "ci_low": diff - z * se,
+        "ci_high": diff + z * se,
+        "se": se,
+        "n_labelled": first["n_labelled"] + second["n_labelled"],
+        "n_subjects": first["n_subjects"] + second["n_subjects"],
+        "human_only": first["human_only"] - second["human_only"],
+        "jury_only": first["jury_only"] - second["jury_only"],
     }
 
 
