@@ -64,17 +64,7 @@ def ppi_mean(
     rectifier = y - lam * f_labelled
     estimate = lam * float(np.mean(f_all)) + float(np.mean(rectifier))
     se = math.sqrt(lam * lam * float(np.var(f_all)) / big_n + float(np.var(rectifier)) / n)
-    z = _z(alpha)
-    return {
-        "estimate": estimate,
-        "ci_low": estimate - z * se,
-        "ci_high": estimate + z * se,
-        "se": se,
-        "lambda": lam,
-        "n_labelled": n,
-        "n_subjects": big_n,
-        **_beside(y, f_all, z),
-    }
+    return _figure(estimate, se, lam, y, f_all, alpha)
 
 
 def ppi_mean_weighted(
@@ -84,7 +74,7 @@ def ppi_mean_weighted(
     subject's; Poisson draws, as active sampling makes them): the rectifier's mean weighted by
     1 / probability (the Hajek ratio, which centres it), and its variance for the population the
     subjects come from, sum over the sample of (r - mean r)^2 / (pi N)^2."""
-    n, big_n = len(y), len(f_all)
+    big_n = len(f_all)
     lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
     weights = 1.0 / probability
     rectifier = y - lam * f_labelled
@@ -92,6 +82,13 @@ def ppi_mean_weighted(
     estimate = lam * float(np.mean(f_all)) + centre
     sampled = float(np.sum(weights**2 * (rectifier - centre) ** 2)) / big_n**2
     se = math.sqrt(lam * lam * float(np.var(f_all)) / big_n + sampled)
+    return _figure(estimate, se, lam, y, f_all, alpha, weights=weights)
+
+
+def _figure(
+    estimate: float, se: float, lam: float, y: Array, f_all: Array, alpha: float, weights: Array | None = None
+) -> dict[str, Any]:
+    """An estimate with its normal interval, lambda, the sizes, and the labels-only and jury-only figures."""
     z = _z(alpha)
     return {
         "estimate": estimate,
@@ -99,8 +96,8 @@ def ppi_mean_weighted(
         "ci_high": estimate + z * se,
         "se": se,
         "lambda": lam,
-        "n_labelled": n,
-        "n_subjects": big_n,
+        "n_labelled": len(y),
+        "n_subjects": len(f_all),
         **_beside(y, f_all, z, weights=weights),
     }
 
