@@ -206,3 +206,41 @@ def test_a_difference_between_slices_and_a_preference_runs_win_rate(study: Path,
     assert row["win_rate"] == pytest.approx((row["estimate"] + 1) / 2)
     assert row["win_low"] == pytest.approx(max(0.0, (row["ci_low"] + 1) / 2))
     assert 0 <= row["win_low"] <= row["win_rate"] <= row["win_high"] <= 1
+
+
+def test_a_sample_of_whole_prompts_is_analysed_by_its_clusters(study: Path) -> None:
+    """--cluster prompt draws whole prompts (the study has 30 prompts of about 7 items) and stats
+    ppi then takes its variance from the prompts' totals, t with (prompts drawn - 1) df; a
+    plain interval from the same labels is narrower (it takes the items as independent)."""
+    drawn = run_cli("annotations", "sample", "--run", "r", "--n", "40", "--cluster", "prompt", "--db", str(study))
+    assert drawn.exit_code == 0, drawn.stderr
+    with jb.open(study) as store:
+        rows = store.sql("SELECT design, stratum, probability FROM label_samples")
+        whole = store.sql(
+            "SELECT count(*) AS n FROM items WHERE prompt IN (SELECT stratum FROM label_samples) "
+            "AND item_id NOT IN (SELECT subject_id FROM label_samples)"
+        )["n"][0]
+        store.simulate_annotations(rubric="story-quality")
+    assert set(rows["design"]) == {"cluster:prompt"} and whole == 0  # every drawn prompt came whole
+    assert len(rows) >= 40 and set(rows["probability"].round(9)) == {round(rows["stratum"].nunique() / 30, 9)}
+    out = json.loads(
+        run_cli("stats", "ppi", "--run", "r", "--criterion", "relevance", "--format", "json", "--db", str(study)).stdout
+    )["result"]
+    assert out["cluster"] == "prompt"
+    clustered = out["rows"][0]
+    with jb.open(study, read_only=True) as store:
+        f = store.sql("SELECT item_id, jury_score FROM jury_pointwise WHERE run_id = 'r' AND criterion = 'relevance'")
+        labels = store.sql(
+            "SELECT h.subject_id, avg(h.value) AS y FROM human_labels h JOIN label_samples s USING (subject_id) "
+            "WHERE h.criterion = 'relevance' GROUP BY 1"
+        )
+    scores = dict(zip(f["item_id"], f["jury_score"], strict=True))
+    plain = ppi_mean(
+        labels["y"].to_numpy(), np.array([scores[s] for s in labels["subject_id"]]), f["jury_score"].to_numpy()
+    )
+    assert clustered["estimate"] == pytest.approx(plain["estimate"])
+    assert clustered["ci_high"] - clustered["ci_low"] != pytest.approx(plain["ci_high"] - plain["ci_low"])
+    bad = run_cli(
+        "annotations", "sample", "--run", "r", "--n", "5", "--cluster", "topic", "--name", "x", "--db", str(study)
+    )
+    assert bad.exit_code == 2 and "'topic' is not a column to group subjects by" in bad.stderr

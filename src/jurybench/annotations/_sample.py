@@ -35,14 +35,20 @@ def draw_sample(
     name: str | None = None,
     stratify: str | None = None,
     design: str = "uniform",
+    cluster: str | None = None,
 ) -> dict[str, Any]:
-    """Draw and record a sample of the run's subjects; what was drawn (see the module's text)."""
+    """Draw and record a sample of the run's subjects; what was drawn (see the module's text).
+    ``cluster`` (prompt, model, language, dataset or meta.<field>; uniform design only): whole
+    clusters are drawn, at random, until at least n subjects are in; each subject's chance is
+    then the share of clusters drawn, and the design is recorded as ``cluster:<column>``."""
     from jurybench.annotations._data import run_rubric
 
     if design not in DESIGNS:
         raise JurybenchError(f"--design {design!r} is not a sampling design.", hint=f"Valid: {', '.join(DESIGNS)}.")
     if (design == "stratified") != (stratify is not None):
         raise JurybenchError("--stratify and --design stratified go together.", hint="Give both, or neither.")
+    if cluster is not None and design != "uniform":
+        raise JurybenchError("--cluster draws whole clusters uniformly.", hint="Leave --design at uniform.")
     rubric = run_rubric(con, run_id)
     subjects = [
         r[0]
@@ -56,7 +62,11 @@ def draw_sample(
         raise JurybenchError(f"a sample named {name!r} exists.", hint="Choose another --name.")
     rng = np.random.default_rng(seed)
     strata: dict[str, str] = {}
-    if design == "uniform":
+    if cluster is not None:
+        strata = strata_of(con, rubric, subjects, cluster)
+        drawn = _whole_clusters(rng, subjects, strata, n)
+        design = f"cluster:{cluster}"
+    elif design == "uniform":
         drawn = {subjects[i]: n / big_n for i in rng.choice(big_n, size=n, replace=False)}
     elif design == "stratified":
         strata = strata_of(con, rubric, subjects, str(stratify))
@@ -84,14 +94,15 @@ def draw_sample(
 
 
 def strata_of(con: Connection, rubric: Any, subjects: list[str], stratify: str) -> dict[str, str]:
-    """Each subject's stratum: an item column (model, language, dataset) or meta.<field>; for
-    pairs, response A's."""
+    """Each subject's stratum (or cluster): an item column (prompt, model, language, dataset)
+    or meta.<field>; for pairs, response A's."""
     import re
 
     meta = re.fullmatch(r"meta\.([A-Za-z0-9_]+)", stratify)
-    if stratify not in ("model", "language", "dataset") and not meta:
+    if stratify not in ("prompt", "model", "language", "dataset") and not meta:
         raise JurybenchError(
-            f"--stratify {stratify!r} is not a column.", hint="Use model, language, dataset or meta.<field>."
+            f"{stratify!r} is not a column to group subjects by.",
+            hint="Use prompt, model, language, dataset or meta.<field>.",
         )
     column = f"json_extract_string(i.metadata, '$.{meta.group(1)}')" if meta else f"i.{stratify}"
     if rubric.subject_table == "pairs":
@@ -100,6 +111,25 @@ def strata_of(con: Connection, rubric: Any, subjects: list[str], stratify: str) 
         sql = f"SELECT i.item_id, CAST({column} AS VARCHAR) FROM items i"
     found = dict(con.execute(sql).fetchall())
     return {s: str(found.get(s)) for s in subjects}
+
+
+def _whole_clusters(
+    rng: np.random.Generator, subjects: list[str], clusters: dict[str, str], n: int
+) -> dict[str, float]:
+    """Whole clusters in a random order until at least n subjects are drawn; each drawn
+    subject's chance is the share of clusters drawn."""
+    members: dict[str, list[str]] = {}
+    for s in subjects:
+        members.setdefault(clusters[s], []).append(s)
+    keys = sorted(members)
+    drawn: list[str] = []
+    taken = 0
+    for i in rng.permutation(len(keys)):
+        if len(drawn) >= n:
+            break
+        drawn += members[keys[i]]
+        taken += 1
+    return dict.fromkeys(drawn, taken / len(keys))
 
 
 def _proportional(rng: np.random.Generator, subjects: list[str], strata: dict[str, str], n: int) -> dict[str, float]:

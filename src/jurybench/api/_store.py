@@ -329,17 +329,19 @@ class Store(Holder):
         name: str | None = None,
         design: str = "uniform",
         stratify: str | None = None,
+        cluster: str | None = None,
     ) -> dict[str, object]:
         """Draw the subjects of ``run`` people should label, at random, and record each one's
         chance of being drawn (``label_samples``), so that ``stats.ppi`` gives a valid,
         bias-corrected estimate from their labels: ``design`` uniform (n of N), stratified
         (proportional allocation over ``stratify``: model, language, dataset or meta.<field>) or
-        active (each subject's chance rising with its jurors' spread; about n drawn). Returns the
-        sample's name, design, size and drawn subjects."""
+        active (each subject's chance rising with its jurors' spread; about n drawn); ``cluster``
+        (prompt, ...) draws whole clusters. Returns the sample's name, design, size and drawn
+        subjects."""
         from jurybench.annotations import draw_sample
 
         with self.writing() as con:
-            return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design)
+            return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
 
     @user_facing
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:

@@ -137,6 +137,10 @@ def annotations_sample(
     stratify: Annotated[
         str | None, typer.Option(help="With --design stratified: model, language, dataset or meta.<field>.")
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(help="Draw whole clusters (prompt, model, language, dataset or meta.<field>) until n subjects."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Write the drawn subjects' ids to this CSV.")] = None,
     db: DbOption = None,
 ) -> None:
@@ -145,7 +149,9 @@ def annotations_sample(
     from jurybench import commands
 
     _done(
-        commands.annotations_sample(db, run=run, n=n, seed=seed, name=name, design=design, stratify=stratify, out=out)
+        commands.annotations_sample(
+            db, run=run, n=n, seed=seed, name=name, design=design, stratify=stratify, cluster=cluster, out=out
+        )
     )
 
 

@@ -237,13 +237,14 @@ def annotations_sample(
     name: str | None = None,
     design: str = "uniform",
     stratify: str | None = None,
+    cluster: str | None = None,
     out: Path | None = None,
 ) -> int:
     """Draw the subjects to label at random (``Store.sample_labels``); their ids to ``out``."""
     from jurybench.api import Store
 
     with Store(db) as store:
-        drawn = store.sample_labels(run, n=n, seed=seed, name=name, design=design, stratify=stratify)
+        drawn = store.sample_labels(run, n=n, seed=seed, name=name, design=design, stratify=stratify, cluster=cluster)
     subjects = drawn["subjects"]
     assert isinstance(subjects, list)
     if out is not None:

@@ -87,6 +87,7 @@ class SampleIn(_Body):
     name: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     design: Literal["uniform", "stratified", "active"] = "uniform"
     stratify: Annotated[str, Field(max_length=128)] | None = None
+    cluster: Annotated[str, Field(max_length=128)] | None = None
 
 
 Value = float | int | str | None

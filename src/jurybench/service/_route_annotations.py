@@ -39,7 +39,14 @@ def sample_annotations(body: rq.SampleIn, store: StoreDep) -> dict[str, object]:
 
     with store.writing() as cur:
         return draw_sample(
-            cur, body.run, n=body.n, seed=body.seed, name=body.name, stratify=body.stratify, design=body.design
+            cur,
+            body.run,
+            n=body.n,
+            seed=body.seed,
+            name=body.name,
+            stratify=body.stratify,
+            design=body.design,
+            cluster=body.cluster,
         )
 
 

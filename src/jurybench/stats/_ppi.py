@@ -54,17 +54,37 @@ def _z(alpha: float) -> float:
 
 
 def ppi_mean(
-    y: Array, f_labelled: Array, f_all: Array, *, alpha: float = 0.05, lam: float | None = None
+    y: Array,
+    f_labelled: Array,
+    f_all: Array,
+    *,
+    alpha: float = 0.05,
+    lam: float | None = None,
+    clusters: tuple[NDArray[Any], NDArray[Any]] | None = None,
 ) -> dict[str, Any]:
     """PPI++ estimate of the mean of y over the population f_all comes from, for a uniform
     sample (y, f_labelled) of it: estimate, interval, lambda, and the labels-only and jury-only
-    figures beside it."""
+    figures beside it. ``clusters`` (the labelled subjects' and all subjects' cluster labels):
+    subjects of a cluster are not independent, so each part's variance comes from the clusters'
+    totals (the sandwich form, with G / (G - 1))."""
     n, big_n = len(y), len(f_all)
     lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
     rectifier = y - lam * f_labelled
     estimate = lam * float(np.mean(f_all)) + float(np.mean(rectifier))
-    se = math.sqrt(lam * lam * float(np.var(f_all)) / big_n + float(np.var(rectifier)) / n)
-    return _figure(estimate, se, lam, y, f_all, alpha)
+    if clusters is None:
+        var = lam * lam * float(np.var(f_all)) / big_n + float(np.var(rectifier)) / n
+        return _figure(estimate, math.sqrt(var), lam, y, f_all, alpha)
+    var = lam * lam * _clustered(f_all, clusters[1]) + _clustered(rectifier, clusters[0])
+    labelled_clusters = len(np.unique(np.asarray(clusters[0], dtype=str)))
+    return _figure(estimate, math.sqrt(var), lam, y, f_all, alpha, df=max(labelled_clusters - 1, 1))
+
+
+def _clustered(values: Array, labels: NDArray[Any]) -> float:
+    """The variance of the mean of ``values`` from its clusters' totals of deviations."""
+    _, member = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    g = int(member.max()) + 1
+    totals = np.bincount(member, weights=values - values.mean(), minlength=g)
+    return float(np.sum(totals**2)) / len(values) ** 2 * g / max(g - 1, 1)
 
 
 def ppi_mean_weighted(
@@ -86,10 +106,20 @@ def ppi_mean_weighted(
 
 
 def _figure(
-    estimate: float, se: float, lam: float, y: Array, f_all: Array, alpha: float, weights: Array | None = None
+    estimate: float,
+    se: float,
+    lam: float,
+    y: Array,
+    f_all: Array,
+    alpha: float,
+    weights: Array | None = None,
+    df: int | None = None,
 ) -> dict[str, Any]:
-    """An estimate with its normal interval, lambda, the sizes, and the labels-only and jury-only figures."""
-    z = _z(alpha)
+    """An estimate with its interval (normal; t with ``df`` degrees of freedom when the sample
+    is of clusters), lambda, the sizes, and the labels-only and jury-only figures."""
+    from scipy.stats import t
+
+    z = _z(alpha) if df is None else float(t.ppf(1 - alpha / 2, df))
     return {
         "estimate": estimate,
         "ci_low": estimate - z * se,

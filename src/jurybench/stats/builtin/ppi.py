@@ -64,6 +64,14 @@ def ppi(
     width: Annotated[
         float | None, param("--plan: the interval width wanted (total, in the score's units).", http={"gt": 0})
     ] = None,
+    cluster: Annotated[
+        str | None,
+        param(
+            "prompt, model, language, dataset or meta.<field>: subjects of one cluster are not independent; "
+            "intervals from the clusters' totals (default: the sample's own clusters, if it drew whole ones).",
+            http={"max_length": 200},
+        ),
+    ] = None,
     compare: Annotated[
         str | None,
         param(
@@ -94,7 +102,12 @@ def ppi(
             hint=f"Valid: {', '.join(rubric.dimensions)}.",
         )
     drawn, design, sample = _sample(con, run, sample)
+    if cluster is None and design.startswith("cluster:"):
+        cluster = design.split(":", 1)[1]
+    if cluster is not None and design == "active":
+        raise JurybenchError("--cluster goes with uniform and cluster samples, not active ones.")
     scores, source = _jury_scores(con, rubric, run)
+    groups = _slices(con, rubric, cluster, [s for s, _, _ in scores]) if cluster else {}
     labels = _labels(con, rubric, drawn)
     slices = _slices(con, rubric, by, [s for s, _, _ in scores]) if by else {}
     names = sorted(set(slices.values())) if by else [""]
@@ -124,7 +137,10 @@ def ppi(
             elif design == "active":
                 out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
             else:
-                out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level)
+                together = (
+                    (np.array([groups[s] for s in picked]), np.array([groups[s] for s in members])) if cluster else None
+                )
+                out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level, clusters=together)
             if rubric.kind == "preference" and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
                 out |= {
                     f"win_{k}": (out[v] + 1) / 2
@@ -138,6 +154,7 @@ def ppi(
         "sample": sample,
         "design": design,
         "predictor": source,
+        "cluster": cluster,
         "alpha": alpha,
         "plan": plan,
         "labels": label_provenance(con, run),
