@@ -244,3 +244,74 @@ def test_a_sample_of_whole_prompts_is_analysed_by_its_clusters(study: Path) -> N
         "annotations", "sample", "--run", "r", "--n", "5", "--cluster", "topic", "--name", "x", "--db", str(study)
     )
     assert bad.exit_code == 2 and "'topic' is not a column to group subjects by" in bad.stderr
+
+
+def test_a_paired_difference_is_taken_within_each_prompt(tmp_path: Path) -> None:
+    """Two models answer every prompt (two answers each); whole prompts are drawn and labelled.
+    --compare m0,m1 --paired corrects the difference within each prompt, the prompts as units:
+    by hand, PPI++ on the prompts' (m0 - m1) differences of labels and of jury scores."""
+    db = tmp_path / "pair.duckdb"
+    with jb.open(db) as store:
+        store.import_items(
+            [
+                {"item_id": f"i{k:03d}", "response": f"S {k}", "prompt": f"p{k // 4}", "model": f"m{k % 2}"}
+                for k in range(200)
+            ]
+        )
+        jb.score(store, rubric="story-quality", jury=["sim/a,noise=0.5"], run="r")
+        store.sample_labels("r", n=60, seed=5, cluster="prompt")
+        store.simulate_annotations(rubric="story-quality")
+        jury = store.sql(
+            "SELECT i.prompt, i.model, avg(j.jury_score) AS f FROM jury_pointwise j JOIN items i USING (item_id) "
+            "WHERE j.run_id = 'r' AND j.criterion = 'coherence' GROUP BY ALL"
+        )
+        humans = store.sql(
+            "SELECT i.prompt, i.model, avg(h.value) AS y FROM human_labels h JOIN items i ON i.item_id = h.subject_id "
+            "JOIN label_samples s ON s.subject_id = h.subject_id WHERE h.criterion = 'coherence' GROUP BY ALL"
+        )
+    f = jury.pivot(index="prompt", columns="model", values="f")
+    y = humans.groupby(["prompt", "model"])["y"].mean().unstack()
+    f_diff, y_diff = f["m0"] - f["m1"], y["m0"] - y["m1"]
+    expected = ppi_mean(y_diff.to_numpy(), f_diff[y_diff.index].to_numpy(), f_diff.to_numpy())
+    out = json.loads(
+        run_cli(
+            "stats",
+            "ppi",
+            "--run",
+            "r",
+            "--criterion",
+            "coherence",
+            "--by",
+            "model",
+            "--compare",
+            "m0,m1",
+            "--paired",
+            "--format",
+            "json",
+            "--db",
+            str(db),
+        ).stdout
+    )["result"]["rows"]
+    paired = out[-1]
+    assert paired["slice"] == "m0 - m1 (paired)" and paired["n_labelled"] == len(y_diff) and paired["n_subjects"] == 50
+    assert paired["estimate"] == pytest.approx(expected["estimate"]) and paired["ci_low"] == pytest.approx(
+        expected["ci_low"]
+    )
+    with jb.open(db) as store:
+        store.sample_labels("r", n=20, seed=1, name="flat")
+    flat = run_cli(
+        "stats",
+        "ppi",
+        "--run",
+        "r",
+        "--sample",
+        "flat",
+        "--by",
+        "model",
+        "--compare",
+        "m0,m1",
+        "--paired",
+        "--db",
+        str(db),
+    )
+    assert flat.exit_code == 2 and "--paired needs the unit that pairs the slices" in flat.stderr

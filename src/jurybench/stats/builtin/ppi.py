@@ -80,6 +80,14 @@ def ppi(
             http={"max_length": 300},
         ),
     ] = None,
+    paired: Annotated[
+        bool,
+        param(
+            "With --compare and --cluster: the difference within each cluster (a prompt answered by both), "
+            "corrected over the clusters as units.",
+            flag=True,
+        ),
+    ] = False,
 ) -> dict[str, Any]:
     """Bias-corrected means of the humans' labels from a random sample of labelled subjects and
     the jury's (calibrated, when a calibration is applied) scores on every subject (PPI++)."""
@@ -94,6 +102,8 @@ def ppi(
     pair = [part.strip() for part in compare.split(",")] if compare else []
     if compare is not None and (by is None or len(pair) != 2 or plan):
         raise JurybenchError("--compare FIRST,SECOND names two slices of --by (and goes without --plan).")
+    if paired and not compare:
+        raise JurybenchError("--paired goes with --compare FIRST,SECOND.")
     rubric = run_rubric(con, run)
     dims = rubric.dimensions if criterion is None else [criterion]
     if criterion is not None and criterion not in rubric.dimensions:
@@ -108,6 +118,8 @@ def ppi(
         raise JurybenchError("--cluster goes with uniform and cluster samples, not active ones.")
     scores, source = _jury_scores(con, rubric, run)
     groups = _slices(con, rubric, cluster, [s for s, _, _ in scores]) if cluster else {}
+    if paired and not cluster:
+        raise JurybenchError("--paired needs the unit that pairs the slices.", hint="Pass --cluster prompt.")
     labels = _labels(con, rubric, drawn)
     slices = _slices(con, rubric, by, [s for s, _, _ in scores]) if by else {}
     names = sorted(set(slices.values())) if by else [""]
@@ -147,7 +159,10 @@ def ppi(
                     for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))
                 }
             rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
-        if pair:
+        if pair and paired:
+            cells = _Cells(scores, labels, drawn, slices, groups)
+            rows.append(_paired_difference(cells, dim, pair, alpha))
+        elif pair:
             rows.append(_difference(rows, dim, pair, alpha))
     return {
         "rows": rows,
@@ -190,6 +205,62 @@ def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: fl
         "human_only": first["human_only"] - second["human_only"],
         "jury_only": first["jury_only"] - second["jury_only"],
     }
+
+
+class _Cells:
+    """Scores and labels by cluster and slice, for a paired difference."""
+
+    def __init__(
+        self,
+        scores: list[tuple[str, str, float]],
+        labels: dict[tuple[str, str], float],
+        drawn: dict[str, float],
+        slices: dict[str, str],
+        groups: dict[str, str],
+    ) -> None:
+        self.scores, self.labels, self.drawn, self.slices, self.groups = scores, labels, drawn, slices, groups
+
+    def means(self, dim: str, pair: list[str], labelled: bool) -> dict[str, float]:
+        """Each cluster's mean of the first slice less the second's (jury, or the labels)."""
+        cells: dict[tuple[str, str], list[float]] = {}
+        for s, d, v in self.scores:
+            if d != dim or self.slices.get(s) not in pair:
+                continue
+            if labelled:
+                if s not in self.drawn or (s, dim) not in self.labels:
+                    continue
+                v = self.labels[(s, dim)]
+            cells.setdefault((self.groups[s], self.slices[s]), []).append(v)
+        out = {}
+        for c in {c for c, _ in cells}:
+            first, second = cells.get((c, pair[0])), cells.get((c, pair[1]))
+            if first and second:
+                out[c] = sum(first) / len(first) - sum(second) / len(second)
+        return out
+
+
+def _paired_difference(cells: _Cells, dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
+    """FIRST - SECOND within each cluster answered by both, corrected over the clusters as the
+    units (PPI++ on the clusters' differences: the labelled ones and all)."""
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats import _ppi
+
+    jury = cells.means(dim, pair, labelled=False)
+    humans = cells.means(dim, pair, labelled=True)
+    both = sorted(c for c in humans if c in jury)
+    if len(both) < 2:
+        raise JurybenchError(
+            f"--paired: {len(both)} labelled cluster(s) have both {pair[0]} and {pair[1]}; PPI needs 2."
+        )
+    out = _ppi.ppi_mean(
+        np.array([humans[c] for c in both]),
+        np.array([jury[c] for c in both]),
+        np.array(list(jury.values())),
+        alpha=alpha,
+    )
+    return {"criterion": dim, "slice": f"{pair[0]} - {pair[1]} (paired)", **out}
 
 
 def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, float], str, str]:
