@@ -593,3 +593,28 @@ def test_a_key_typed_as_the_judges_name_is_refused_and_never_shown(pointwise_db:
     con = connect(Path(pointwise_db), read_only=True)
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (0,)
     con.close()
+
+
+def test_report_preference_on_a_one_order_import_reports_the_orders_that_exist(pairs_db: str, tmp_path: Path) -> None:
+    """Issue 44, item 4 (fails before: the absent order was counted as an invalid answer, its
+    kappa 0). p1 shown BA, the judge chose B (item_b); p2 shown AB, it chose A (item_a). The
+    humans prefer B on p1 and A on p2: both verdicts correct, one in each order; nothing is
+    invalid, and no both-order figure is given."""
+    one = write(tmp_path / "one.csv", "pair_id,verdict,shown\np1,B,BA\np2,A,AB\n")
+    assert (
+        run_cli(
+            "judgments", "import", str(one), "--run", "one", "-r", "preference", "-j", "judge", "--db", pairs_db
+        ).exit_code
+        == 0
+    )
+    labels = write(tmp_path / "h.csv", "pair_id,annotator,preference\np1,h,B\np2,h,A\n")
+    assert run_cli("annotations", "import", str(labels), "--rubric", "preference", "--db", pairs_db).exit_code == 0
+    report = json.loads(run_cli("report", "preference", "--run", "one", "--format", "json", "--db", pairs_db).stdout)
+    (judge,) = report["jurors"]
+    assert report["orders"] == "one" and "position bias cannot be measured" in report["note"]
+    assert judge["shown_ab"] == 1 and judge["shown_ba"] == 1 and judge["correct"] == 2 and judge["correct_rate"] == 1.0
+    assert judge.get("invalid_ab", 0) == 0 and judge.get("invalid_ba", 0) == 0
+    assert judge["correct_ab_rate"] == 1.0 and judge["consistent_rate"] is None and judge["both_correct_rate"] is None
+    table = run_cli("report", "preference", "--run", "one", "--db", pairs_db).stdout
+    assert "correct AB (shown)" in table and "consistent" not in table.split("jury rule")[0]
+    assert "position bias cannot be measured" in table

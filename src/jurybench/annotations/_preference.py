@@ -12,6 +12,13 @@ Figures per juror (over the pairs of a run that have a human reference):
 - ``kappa_ab`` / ``kappa_ba``: Cohen's kappa between the verdicts and the human reference
   in each order (no verdict counts as a category of its own).
 
+A run judged in one order per pair (``runs.orders`` one, random or unknown: an import of a judge
+that saw each pair once) is reported in the orders that exist: an absent order is never an
+invalid answer, ``shown_ab`` / ``shown_ba`` count the pairs shown in each order and the
+AB / BA figures are over those, ``correct`` is over every pair's one verdict, and the figures
+that need both orders (``both_correct``, ``consistent``, ``consistent_valid``) are not given:
+position bias cannot be measured, and the report says so.
+
 The jury's verdict per pair and order is the run's jury rule (view
 ``jury_pairwise_orders``; for LLMBar juries the majority vote: each juror with a valid
 verdict votes by the sign of its mean valid score, a juror's tie votes for neither, equal
@@ -48,8 +55,15 @@ class PreferenceRow:
         out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
         out.update(self.counts)
         out.update(self.kappa)
+        one_order = "shown_ab" in self.counts
         for name in FIGURES:
-            out[f"{name}_rate"] = self.counts.get(name, 0) / self.n_pairs if self.n_pairs else None
+            if one_order and name not in ("correct_ab", "correct_ba"):
+                out[f"{name}_rate"] = None  # needs both orders of a pair
+                continue
+            shown = self.counts.get(f"shown_{name[-2:]}", 0) if one_order else self.n_pairs
+            out[f"{name}_rate"] = self.counts.get(name, 0) / shown if shown else None
+        if one_order:
+            out["correct_rate"] = self.counts.get("correct", 0) / self.n_pairs if self.n_pairs else None
         return out
 
 
@@ -63,9 +77,20 @@ class PreferenceReport:
     jurors: list[PreferenceRow]
     jury: PreferenceRow
     jury_rule: dict[str, Any] = field(default_factory=dict)
+    orders: str = "both"
+
+    @property
+    def one_order(self) -> bool:
+        return self.orders != "both"
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "orders": self.orders,
+            "note": (
+                "one order per pair: the figures are over the orders shown; position bias cannot be measured"
+                if self.one_order
+                else None
+            ),
             "jury_rule": self.jury_rule,
             "run_id": self.run_id,
             "reference": self.reference,
@@ -113,6 +138,17 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
     }
     from jurybench.jury import jurors_of_run, jury_rule
 
+    orders = str(
+        (first_row(con, "SELECT coalesce(orders, 'both') FROM runs WHERE run_id = ?", [run_id]) or ["both"])[0]
+    )
+    shown: dict[tuple[str, str], set[str]] = defaultdict(set)  # (juror, pair): the orders with a call
+    if orders != "both":
+        for key, pid, order in con.execute(
+            "SELECT DISTINCT c.juror_key, c.subject_id, c.presented_order FROM calls c JOIN run_calls r USING (call_key) "
+            "WHERE r.run_id = ? AND c.subject_kind = 'pair'",
+            [run_id],
+        ).fetchall():
+            shown[(key, pid)].add(str(order))
     panel = jurors_of_run(con, run_id)
     rule = jury_rule(con, run_id)
     verdicts: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
@@ -129,13 +165,18 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         counts: Counter[str] = Counter()
         for pid in scored:
             v = verdicts[(seat.key, pid)]
-            _tally(counts, v.get("AB"), v.get("BA"), gold[pid])
+            _tally(counts, v.get("AB"), v.get("BA"), gold[pid], shown[(seat.key, pid)] if orders != "both" else None)
         row = PreferenceRow(seat.label, len(scored), seat.model, dict(counts))
-        row.kappa = _kappas({pid: verdicts[(seat.key, pid)] for pid in scored}, gold)
+        row.kappa = _kappas(
+            {pid: verdicts[(seat.key, pid)] for pid in scored},
+            gold,
+            {pid: shown[(seat.key, pid)] for pid in scored} if orders != "both" else None,
+        )
         juror_rows.append(row)
     jury_counts: Counter[str] = Counter()
     jury_verdicts: dict[str, dict[str, str | None]] = defaultdict(dict)
     below_quorum = 0
+    jury_shown: dict[str, set[str]] = defaultdict(set)
     for pid, order, score, is_below in con.execute(
         "SELECT pair_id, presented_order, jury_score, below_quorum FROM jury_pairwise_orders WHERE run_id = ?",
         [run_id],
@@ -143,6 +184,8 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         if pid not in gold:
             continue
         jury_verdicts[pid][order] = _winner(order, score)
+        if orders != "both" and any(order in shown[(seat.key, pid)] for seat in panel):
+            jury_shown[pid].add(order)
         below_quorum += bool(is_below)
         if score is None:
             jury_counts[f"abstain_{order.lower()}"] += 1
@@ -150,7 +193,9 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
             jury_counts[f"tie_{order.lower()}"] += 1
     for pid in scored:
         decided = jury_verdicts[pid]
-        _tally(jury_counts, decided.get("AB"), decided.get("BA"), gold[pid])
+        _tally(
+            jury_counts, decided.get("AB"), decided.get("BA"), gold[pid], jury_shown[pid] if orders != "both" else None
+        )
     return PreferenceReport(
         run_id=run_id,
         reference=annotator or "majority of human labels",
@@ -159,30 +204,45 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         n_reference_ties=sum(1 for pid in pairs if references.get(pid) == 0),
         jurors=juror_rows,
         jury=PreferenceRow(
-            f"jury ({rule['aggregation']})", len(scored), "", dict(jury_counts), _kappas(jury_verdicts, gold)
+            f"jury ({rule['aggregation']})",
+            len(scored),
+            "",
+            dict(jury_counts),
+            _kappas(jury_verdicts, gold, dict(jury_shown) if orders != "both" else None),
         ),
         jury_rule={**rule, "pair_orders_below_quorum": below_quorum},
+        orders=orders,
     )
 
 
-def _kappas(verdicts: dict[str, dict[str, str | None]], gold: dict[str, str]) -> dict[str, float]:
+def _kappas(
+    verdicts: dict[str, dict[str, str | None]], gold: dict[str, str], shown: dict[str, set[str]] | None = None
+) -> dict[str, float]:
     import numpy as np
 
     from jurybench.annotations._agreement import cohen_kappa
 
-    pids = sorted(gold)
-    truth = np.array([gold[p] for p in pids])
-    return (
-        {
-            f"kappa_{order.lower()}": cohen_kappa(np.array([str(verdicts[p].get(order)) for p in pids]), truth)
-            for order in ("AB", "BA")
-        }
-        if pids
-        else {}
-    )
+    out = {}
+    for order in ("AB", "BA"):
+        pids = sorted(p for p in gold if shown is None or order in shown.get(p, set()))
+        if pids:
+            truth = np.array([gold[p] for p in pids])
+            out[f"kappa_{order.lower()}"] = cohen_kappa(np.array([str(verdicts[p].get(order)) for p in pids]), truth)
+    return out
 
 
-def _tally(counts: Counter[str], ab: str | None, ba: str | None, gold: str) -> None:
+def _tally(counts: Counter[str], ab: str | None, ba: str | None, gold: str, shown: set[str] | None = None) -> None:
+    """Add one pair's verdicts; ``shown``: the orders it was shown in, when a run shows one order
+    per pair (an absent order is counted nowhere)."""
+    if shown is not None:
+        for order, verdict in (("AB", ab), ("BA", ba)):
+            if order in shown:
+                low = order.lower()
+                counts[f"shown_{low}"] += 1
+                counts[f"correct_{low}"] += verdict == gold
+                counts[f"invalid_{low}"] += verdict is None
+                counts["correct"] += verdict == gold
+        return
     counts["correct_ab"] += ab == gold
     counts["correct_ba"] += ba == gold
     counts["both_correct"] += ab == gold and ba == gold

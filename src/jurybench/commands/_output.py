@@ -417,8 +417,35 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
     out.print(table)
 
 
+def _one_order_rows(report: Any) -> tuple[list[str], list[list[str]]]:
+    columns = ["juror", "correct", "correct AB (shown)", "correct BA (shown)", "kappa AB/BA", "no verdict AB/BA"]
+
+    def share(hit: int, n: int) -> str:
+        return f"{hit}/{n} ({100 * hit / n:.1f}%)" if n else "–"
+
+    rows = []
+    for row in [*report.jurors, report.jury]:
+        c = row.counts
+        kappa = "/".join(f"{row.kappa[k]:.3f}" if k in row.kappa else "–" for k in ("kappa_ab", "kappa_ba"))
+        rows.append(
+            [
+                row.juror,
+                share(c.get("correct", 0), report.n_pairs),
+                share(c.get("correct_ab", 0), c.get("shown_ab", 0)),
+                share(c.get("correct_ba", 0), c.get("shown_ba", 0)),
+                kappa,
+                f"{c.get('invalid_ab', 0)}/{c.get('invalid_ba', 0)}",
+            ]
+        )
+    return columns, rows
+
+
 def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
-    """The preference report's table: one header per value, in the same order."""
+    """The preference report's table: one header per value, in the same order. A run shown one
+    order per pair gets the orders that exist: each order's correct over the pairs shown in it,
+    and no both-order figures (position bias cannot be measured there)."""
+    if getattr(report, "one_order", False):
+        return _one_order_rows(report)
     columns = [
         "juror",
         "correct AB",

@@ -461,6 +461,11 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
             f"left out: {report.n_without_reference} pairs without a human label, "
             f"{report.n_reference_ties} where humans tie"
         )
+    if report.one_order:
+        echo(
+            f"run {run} shows each pair in one order (orders: {report.orders}): the figures are over the orders "
+            "shown; consistency across orders and position bias cannot be measured."
+        )
     return 0
 
 
