@@ -618,3 +618,6 @@ def test_report_preference_on_a_one_order_import_reports_the_orders_that_exist(p
     table = run_cli("report", "preference", "--run", "one", "--db", pairs_db).stdout
     assert "correct AB (shown)" in table and "consistent" not in table.split("jury rule")[0]
     assert "position bias cannot be measured" in table
+    # Positional consistency cannot be measured on one order: one line, exit 2 (was an empty table).
+    refused = run_cli("stats", "consistency", "--run", "one", "--db", pairs_db)
+    assert refused.exit_code == 2 and "positional consistency needs both orders" in refused.stderr

@@ -36,9 +36,17 @@ def stat_consistency(
 
     import numpy as np
 
+    from jurybench.errors import JurybenchError
     from jurybench.stats import _pairwise
     from jurybench.stats._store import epsilon_matrices
 
+    shown = con.execute("SELECT coalesce(orders, 'both') FROM runs WHERE run_id = ?", [run_id]).fetchall()
+    if shown and shown[0][0] != "both":
+        raise JurybenchError(
+            f"run '{run_id}' shows each pair in one order (orders: {shown[0][0]}): positional consistency needs "
+            "both orders of a pair, so it cannot be measured here.",
+            hint="Judge the pairs in both orders (score --orders both) to measure it.",
+        )
     group = by or "juror"
     rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
     by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
