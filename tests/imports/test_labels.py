@@ -39,9 +39,16 @@ def test_preferences_and_pairwise_scores(small_store: Any, tmp_path: Path) -> No
     import_annotations(small_store, prefs, load_rubric("preference"))
     got = small_store.execute("SELECT subject_id, value, label FROM human_labels ORDER BY 1").fetchall()
     assert got == [("p1", 1.0, "A"), ("p2", -1.0, "B")]
+    # Issue 44, item 3: a person may find two responses equally good even where the jurors must
+    # choose (allow_tie: false governs the jurors' answers); a tie label was refused before.
     tie = write(tmp_path / "t.csv", "pair_id,annotator,criterion,value\np1,g,preference,tie\n")
-    with pytest.raises(JurybenchError, match=r"'tie' is not a preference.*A or B"):
-        import_annotations(small_store, tie, load_rubric("preference"))
+    assert import_annotations(small_store, tie, load_rubric("preference")).inserted == 1
+    assert ("p1", 0.0, "tie") in small_store.execute(
+        "SELECT subject_id, value, label FROM human_labels WHERE annotator = 'g'"
+    ).fetchall()
+    other = write(tmp_path / "o.csv", "pair_id,annotator,criterion,value\np1,k,preference,both\n")
+    with pytest.raises(JurybenchError, match=r"'both' is not a preference.*A, B or tie"):
+        import_annotations(small_store, other, load_rubric("preference"))
     cats = write(tmp_path / "c.csv", "pair_id,annotator,logos,ethos\np1,h,3,-2\n")
     assert import_annotations(small_store, cats, load_rubric("persuasion")).inserted == 2
     bad = write(tmp_path / "c2.csv", "pair_id,annotator,logos\np2,h,4\n")

@@ -13,7 +13,8 @@ def test_each_kind_offers_its_own_choices() -> None:
     assert load_rubric("story-quality").human_choices("coherence") == ["1", "2", "3", "4", "5"]
     assert load_rubric("persuasion").human_choices("logos") == ["-3", "-2", "-1", "0", "1", "2", "3"]
     preference = load_rubric("preference")
-    assert preference.human_choices("preference") == ["A", "B", *(["tie"] if preference.allow_tie else [])]
+    # A person may call it a tie even where jurors must choose (allow_tie is the jurors' rule).
+    assert not preference.allow_tie and preference.human_choices("preference") == ["A", "B", "tie"]
     emotion = load_rubric("emotion-label")
     assert emotion.human_choices("label") == [lb.name for lb in emotion.labels] and len(emotion.labels) >= 2
 

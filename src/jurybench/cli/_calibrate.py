@@ -19,14 +19,23 @@ from jurybench.cli._common import (
 
 @app.command()
 def agreement(
-    run: Annotated[str, typer.Option("--run", help="A pointwise run whose items have human labels.")],
+    run: Annotated[
+        str,
+        typer.Option(
+            "--run",
+            help="A run whose subjects have human labels: pointwise (scores), or preference and classification "
+            "(categorical: accuracy, kappas).",
+        ),
+    ],
     criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
     boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
-    """Human agreement (alpha, Fleiss' kappa, Spearman), the human ceiling, and each juror and the jury vs humans."""
+    """Human agreement (alpha, Fleiss' kappa, Spearman), the human ceiling, and each juror and the
+    jury vs humans; for a preference or classification run, the categorical figures (accuracy,
+    Cohen's and Fleiss' kappa against the humans' majority)."""
     from jurybench import commands
 
     _done(commands.agreement(db, run=run, criterion=criterion, boot=boot, seed=seed, format=fmt))

@@ -484,7 +484,9 @@ class PreferenceRubric(_RubricBase):
         return -1, 1
 
     def human_choices(self, dimension: str) -> list[str]:
-        return ["A", "B", *(["tie"] if self.allow_tie else [])]
+        # People may find two responses equally good even where jurors must choose: a human label
+        # may always be a tie (``allow_tie`` governs the jurors' answers).
+        return ["A", "B", "tie"]
 
     def answer_values(self) -> dict[str, dict[str, float]]:
         verdicts = {"A": 1.0, "B": -1.0}
@@ -508,9 +510,8 @@ class PreferenceRubric(_RubricBase):
 
     def human_label(self, dimension: str, text: str, continuous: bool = False) -> tuple[float | None, str]:
         value = PREFERENCE_VALUES.get(text.lower())
-        if value is None or (value == 0 and not self.allow_tie and text.lower() == "tie"):
-            allowed = "A, B or tie (or 1, -1, 0)" if self.allow_tie else "A or B (or 1, -1)"
-            raise LabelRefused(f"{text!r} is not a preference.", f"Use {allowed}.")
+        if value is None:  # a human may call it a tie even where the jurors must choose
+            raise LabelRefused(f"{text!r} is not a preference.", "Use A, B or tie (or 1, -1, 0).")
         return value, {1.0: "A", -1.0: "B", 0.0: "tie"}[value]
 
     def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
