@@ -251,14 +251,21 @@ def _apart(apart_at: dict[tuple[int, int], NDArray[np.bool_]], counts: list[int]
     return bool(steps and pair[steps - 1])
 
 
+def _all_rejected(pvalues: list[float], alpha: float) -> bool:
+    """Whether Holm's procedure rejects every hypothesis (the largest adjusted p-value <= alpha)."""
+    from jurybench.stats.functions import holm
+
+    return bool(np.all(holm(pvalues) <= alpha))
+
+
 def _holm_adjacent(scores: Array, alpha: float) -> bool:
     """The fixed design's decision: paired t-tests of each adjacent pair in the observed ranking,
     Holm over the K - 1 comparisons, every one rejected."""
     from scipy.stats import ttest_rel
 
     order = np.argsort(-scores.mean(axis=0))
-    ps = sorted(float(ttest_rel(scores[:, a], scores[:, b]).pvalue) for a, b in itertools.pairwise(order))
-    return all(p <= alpha / (len(ps) - i) for i, p in enumerate(ps))
+    ps = list(float(ttest_rel(scores[:, a], scores[:, b]).pvalue) for a, b in itertools.pairwise(order))
+    return _all_rejected(ps, alpha)
 
 
 def separated_savings(studies: int, quick: bool, cap: int = 600, seed: int = 0) -> tuple[Claim, dict[str, float]]:
@@ -294,8 +301,8 @@ def _holm_adjacent_unpaired(labels: NDArray[np.int_], scores: Array, alpha: floa
     if min(len(g) for g in groups) < 2:
         return False
     order = np.argsort([-g.mean() for g in groups])
-    ps = sorted(float(ttest_ind(groups[a], groups[b], equal_var=False).pvalue) for a, b in itertools.pairwise(order))
-    return all(p <= alpha / (len(ps) - i) for i, p in enumerate(ps))
+    ps = list(float(ttest_ind(groups[a], groups[b], equal_var=False).pvalue) for a, b in itertools.pairwise(order))
+    return _all_rejected(ps, alpha)
 
 
 def unpaired_savings(studies: int, quick: bool, cap: int = 1500, seed: int = 0) -> tuple[Claim, dict[str, float]]:
