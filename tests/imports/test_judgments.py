@@ -621,3 +621,43 @@ def test_report_preference_on_a_one_order_import_reports_the_orders_that_exist(p
     # Positional consistency cannot be measured on one order: one line, exit 2 (was an empty table).
     refused = run_cli("stats", "consistency", "--run", "one", "--db", pairs_db)
     assert refused.exit_code == 2 and "positional consistency needs both orders" in refused.stderr
+
+
+def test_a_variant_of_a_judges_judgments_goes_into_a_new_run_beside_the_first(pointwise_db: str, tmp_path: Path) -> None:
+    """Issue 44, item 5: a judgment belongs to the run it was imported into. Before, a second file
+    of the same judge (another prompt's scores) into a new run was refused unless --replace, which
+    overwrote the first run's judgments."""
+    from jurybench.store import connect
+
+    first = write(tmp_path / "v1.csv", "item_id,criterion,score\ni1,relevance,4\ni2,relevance,2\n")
+    variant = write(tmp_path / "v2.csv", "item_id,criterion,score\ni1,relevance,1\ni2,relevance,2\n")
+
+    def load(file: Path, run: str, *extra: str) -> object:
+        return run_cli("judgments", "import", str(file), "--run", run, "-r", "story-quality", "-j", "judge",
+                       *extra, "--db", pointwise_db)  # fmt: skip
+
+    assert load(first, "prompt-1").exit_code == 0  # type: ignore[attr-defined]
+    second = load(variant, "prompt-2")
+    assert second.exit_code == 0, second.stderr  # type: ignore[attr-defined]
+    assert "2 calls inserted" in second.stdout  # type: ignore[attr-defined]
+    assert load(first, "prompt-1").exit_code == 0  # a re-import into the first run: unchanged
+    refused = load(variant, "prompt-1")
+    assert refused.exit_code == 2 and "stored in run 'prompt-1'" in refused.stderr  # type: ignore[attr-defined]
+    con = connect(Path(pointwise_db), read_only=True)
+    rows = con.execute(
+        "SELECT run_id, item_id, juror_score FROM juror_pointwise WHERE criterion = 'relevance' "
+        "AND run_id LIKE 'prompt-%' ORDER BY 1, 2"
+    ).fetchall()
+    jurors = con.execute(
+        "SELECT count(DISTINCT c.juror_key) FROM calls c JOIN run_calls rc USING (call_key) WHERE rc.run_id LIKE 'prompt-%'"
+    ).fetchone()
+    con.close()
+    assert rows == [("prompt-1", "i1", 4.0), ("prompt-1", "i2", 2.0), ("prompt-2", "i1", 1.0), ("prompt-2", "i2", 2.0)]
+    assert jurors == (1,)  # one judge: a calibration fitted on one run applies to the other
+    replaced = load(variant, "prompt-1", "--replace")
+    assert replaced.exit_code == 0 and "1 replaced" in replaced.stdout  # type: ignore[attr-defined]
+    con = connect(Path(pointwise_db), read_only=True)
+    assert con.execute(
+        "SELECT count(*) FROM juror_pointwise WHERE run_id = 'prompt-2' AND juror_score IS NOT NULL"
+    ).fetchone() == (2,)
+    con.close()

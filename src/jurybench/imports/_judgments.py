@@ -14,6 +14,13 @@ Optional: ``shown`` (AB or BA: what the judge saw first), ``sample``, ``raw`` (t
 Rows with the same subject, ``shown`` and ``sample`` are one call. The juror is ``import/<name>``.
 Every row is checked before anything is written; re-importing the same file changes nothing,
 and a stored judgment with another value is refused unless ``replace``.
+
+Identity: the juror is the judge's name (and its model where the rows name it), the same in every
+run, so a calibration fitted on one run applies to another; an imported judgment belongs to the
+run it was imported into (its call key holds the run). A variant of the same judge's judgments
+(another prompt, another release of the file) imported into a new run is stored beside the first,
+and ``replace`` only ever overwrites judgments of the run named. (Runs imported before this rule
+keep their stored keys: a re-import into such a run finds its judgments as before.)
 """
 
 from __future__ import annotations
@@ -569,8 +576,9 @@ def _write(
     call_rows: dict[str, list[object]] = {name: [] for name, _ in CALL_COLUMNS}
     judgment_rows: dict[str, list[object]] = {name: [] for name, _ in JUDGMENT_COLUMNS}
     keys: list[str] = []
+    legacy = _legacy_keys(con, run, spec.key)
     for (subject, shown, sample), call in calls.items():
-        key = call_key(rubric.content_hash, spec.key, subject, shown, sample)
+        key = imported_call_key(rubric.content_hash, spec.key, subject, shown, sample, run, legacy)
         keys.append(key)
         valid = any(j["status"] == "valid" for j in call.judgments.values())
         status = "ok" if valid else next(iter(call.judgments.values()))["status"]
@@ -651,14 +659,16 @@ def _write(
             calls.values(),
             key=lambda c: (
                 c.first_row
-                if call_key(rubric.content_hash, spec.key, c.subject, c.shown, c.sample) in changed_keys
+                if imported_call_key(rubric.content_hash, spec.key, c.subject, c.shown, c.sample, run, legacy)
+                in changed_keys
                 else math.inf
             ),
         )
         raise JurybenchError(
             f"{source} row {first.first_row}: juror '{spec.display_name}' already has another "
-            f"judgment of {first.subject!r} stored.",
-            hint="Pass --replace to overwrite stored judgments with the file's.",
+            f"judgment of {first.subject!r} stored in run '{run}'.",
+            hint="Pass --replace to overwrite that run's judgments with the file's, or import the "
+            "variant into a run of its own (--run NAME): judgments belong to their run.",
         )
     if changed_keys:
         with registered(con, "_jb_replaced", pa.table({"call_key": sorted(changed_keys)})):
@@ -668,6 +678,29 @@ def _write(
     write_members(con, [run] * len(keys), keys)
     unchanged = len(stored_keys - changed_keys)
     return len(keys) - len(stored_keys), unchanged, len(changed_keys)
+
+
+def imported_call_key(
+    rubric_hash: str, juror_key: str, subject: str, shown: str, sample: int, run: str, legacy: set[str]
+) -> str:
+    """An imported judgment's call key: the engine's key with the run in the subject, so each run
+    holds its own; the run-less key where the run already holds it (imported before the rule)."""
+    plain = call_key(rubric_hash, juror_key, subject, shown, sample)
+    if plain in legacy:
+        return plain
+    return call_key(rubric_hash, juror_key, f"{subject}\x1frun\x1f{run}", shown, sample)
+
+
+def _legacy_keys(con: Connection, run: str, juror_key: str) -> set[str]:
+    """The run's calls of this juror stored under run-less keys (every call key it holds: a
+    run-scoped key never equals a run-less one)."""
+    return {
+        str(r[0])
+        for r in con.execute(
+            "SELECT rc.call_key FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ? AND c.juror_key = ?",
+            [run, juror_key],
+        ).fetchall()
+    }
 
 
 def _record(con: Connection, source: str, calls: dict[tuple[str, str, int], _Call], rubric: AnyRubric) -> None:
