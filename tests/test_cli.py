@@ -274,6 +274,13 @@ def test_annotations_agreement_and_calibration_cli(tmp_path: Path) -> None:
     agree = json.loads(run_cli("agreement", "--run", "r", "--boot", "50", "--format", "json").stdout)
     assert agree[0]["criterion"] == "relevance" and agree[0]["n_items"] == 120
     assert agree[0]["jury"]["pearson"] > 0.5
+    # Issue 44, item 3: quadratic-weighted kappa for each rater and among the humans; one annotator's labels
+    assert 0.3 < agree[0]["jury"]["quadratic_kappa"] <= 1
+    assert agree[0]["humans"]["mean_pairwise_quadratic_kappa"]["value"] > 0
+    one = json.loads(
+        run_cli("agreement", "--run", "r", "--boot", "20", "--annotators", "h1", "--format", "json").stdout
+    )
+    assert one[0]["n_annotators"] == 1 and one[0]["n_items"] == 120
     out = tmp_path / "cal"
     fitted = run_cli("calibrate", "--run", "r", "--name", "demo", "--boot", "20", "--folds", "5", "--out", str(out))
     assert fitted.exit_code == 0, fitted.stderr

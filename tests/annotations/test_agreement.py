@@ -232,3 +232,137 @@ def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
     assert juror["accuracy"] == pytest.approx(sum(p == t for p, t in zip(pred, truth, strict=True)) / 4)
     assert juror["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(pred, truth), abs=1e-12)
     assert pred == ["joy", "fear", "fear", "joy"] and juror["accuracy"] == 0.75  # the queued answers, in order
+
+
+def _preference_store(tmp_path: Path) -> str:
+    """The five pairs of the hand-worked case above, and p6: humans h1, h2 say A; the judge's
+    answer is unusable (stored invalid)."""
+    from tests.conftest import run_cli, write
+
+    db = str(tmp_path / "cat.duckdb")
+    rubric = write(tmp_path / "pref-tie.yaml", TIE_RUBRIC)
+    items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, 7))
+    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, 7))
+    labels = (
+        "pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
+        "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
+        "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
+        "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\np6,h1,preference,A\np6,h2,preference,A\n"
+    )
+    verdicts = (
+        "pair_id,verdict,shown,status\np1,A,AB,ok\np2,A,AB,ok\np3,tie,AB,ok\np4,tie,AB,ok\np5,B,AB,ok\np6,,AB,invalid\n"
+    )
+    for args in (
+        ("items", "import", str(write(tmp_path / "i.csv", items))),
+        ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
+        ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
+        ("judgments", "import", str(write(tmp_path / "v.csv", verdicts)), "--run", "cat", "-r", str(rubric), "-j", "judge"),
+    ):  # fmt: skip
+        done = run_cli(*args, "--db", db)
+        assert done.exit_code == 0, (args, done.stderr)
+    return db
+
+
+def _block(db: str, *options: str) -> dict:  # type: ignore[type-arg]
+    from tests.conftest import run_cli
+
+    out = run_cli("agreement", "--run", "cat", "--boot", "20", "--format", "json", *options, "--db", db)
+    assert out.exit_code == 0, out.stderr
+    (block,) = json.loads(out.stdout)
+    return block  # type: ignore[no-any-return]
+
+
+def test_unusable_answers_follow_the_policy_named_in_the_output(tmp_path: Path) -> None:
+    """Issue 44, item 3. p6's unusable answer: drop leaves it out (accuracy 3/5 as before, one
+    unusable counted); tie counts it a tie and wrong a verdict never right (3/6 = 0.5 both; recall
+    of A 1/2). Macro precision with drop: (1/2 + 0 + 2/2)/3 = 0.5; macro recall (1 + 0 + 2/3)/3."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from tests.conftest import run_cli
+
+    db = _preference_store(tmp_path)
+    drop = _block(db)
+    judge = drop["jurors"][0]
+    assert drop["invalid_policy"] == "drop" and judge["n_unusable"] == 1 and judge["n"] == 5
+    assert judge["accuracy"] == pytest.approx(0.6)
+    assert judge["macro_precision"] == pytest.approx(0.5) and judge["macro_recall"] == pytest.approx((1 + 2 / 3) / 3)
+    for policy, p6 in (("tie", "tie"), ("wrong", "(no verdict)")):
+        block = _block(db, "--invalid", policy)
+        judge = block["jurors"][0]
+        assert block["invalid_policy"] == policy and judge["n"] == 6 and judge["accuracy"] == pytest.approx(0.5)
+        assert judge["per_class"]["A"]["recall"] == pytest.approx(0.5)
+        gold, pred = ["A", "B", "tie", "tie", "tie", "A"], ["A", "A", "tie", "tie", "B", p6]
+        assert judge["cohen_kappa"]["value"] == pytest.approx(cohen_kappa_score(pred, gold), abs=1e-12)
+    table = run_cli("agreement", "--run", "cat", "--boot", "20", "--invalid", "tie", "--db", db)
+    assert "counted as ties (--invalid tie)" in table.stdout and "macro P" in table.stdout
+    bad = run_cli("agreement", "--run", "cat", "--invalid", "maybe", "--db", db)
+    assert bad.exit_code == 2 and "--invalid 'maybe' is not a policy" in bad.stderr
+
+
+def test_each_pair_of_annotators_gwet_ac1_and_the_annotators_filter(tmp_path: Path) -> None:
+    """Gwet's AC1 of the humans, by hand (q = 3 labels): p_a over units rated twice or more =
+    (1/3 + 1/3 + 0 + 1/3 + 0 + 1)/6 = 1/3; pi_A = (2/3 + 0 + 1/3 + 1/3 + 1/2 + 1)/6,
+    pi_B = (1/3 + 2/3 + 1/3 + 0 + 1/2 + 0)/6, pi_tie = (0 + 1/3 + 1/3 + 2/3 + 0 + 0)/6;
+    p_e = sum pi (1 - pi) / 2; AC1 = (p_a - p_e)/(1 - p_e) = 0.023729. Each pair's kappa is
+    scikit-learn's on the units both labelled. --annotators h1,h2: p4 tie,tie stays a tie, p6 A."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from tests.conftest import run_cli
+
+    db = _preference_store(tmp_path)
+    block = _block(db)
+    pi = np.array([2 / 3 + 1 / 3 + 1 / 3 + 1 / 2 + 1, 1 / 3 + 2 / 3 + 1 / 3 + 1 / 2, 1 / 3 + 1 / 3 + 2 / 3]) / 6
+    p_e = float(np.sum(pi * (1 - pi)) / 2)
+    assert block["humans"]["gwet_ac1"]["value"] == pytest.approx((1 / 3 - p_e) / (1 - p_e), abs=1e-12)
+    assert block["humans"]["gwet_ac1"]["value"] == pytest.approx(0.023729, abs=1e-6)
+    h = {
+        "h1": ["A", "B", "A", "tie", "A", "A"],
+        "h2": ["A", "B", "B", "tie", "B", "A"],
+        "h3": ["B", "tie", "tie", "A"],
+    }
+    pairs = {tuple(p["annotators"]): p for p in block["humans"]["pairs"]}
+    assert set(pairs) == {("h1", "h2"), ("h1", "h3"), ("h2", "h3")}
+    assert pairs[("h1", "h2")]["n"] == 6 and pairs[("h1", "h3")]["n"] == 4
+    assert pairs[("h1", "h2")]["cohen_kappa"] == pytest.approx(cohen_kappa_score(h["h1"], h["h2"]), abs=1e-12)
+    assert pairs[("h2", "h3")]["cohen_kappa"] == pytest.approx(cohen_kappa_score(h["h2"][:4], h["h3"]), abs=1e-12)
+    assert block["humans"]["pairwise_cohen_kappa"]["value"] == pytest.approx(
+        np.mean([p["cohen_kappa"] for p in pairs.values()])
+    )
+    two = _block(db, "--annotators", "h1,h2")
+    assert two["annotators"] == ["h1", "h2"] and two["human_labels"] == {"A": 2, "B": 1, "tie": 3}
+    table = run_cli("agreement", "--run", "cat", "--boot", "20", "--db", db)
+    assert "Gwet AC1" in table.stdout and "h1 & h2" in table.stdout
+    unknown = run_cli("agreement", "--run", "cat", "--annotators", "h9", "--db", db)
+    assert unknown.exit_code == 2 and "'h9' has no labels" in unknown.stderr and "h1" in unknown.stderr
+
+
+def test_report_preference_and_agreement_use_one_majority_rule(tmp_path: Path) -> None:
+    """p4 is labelled tie, tie, A: the plurality is a tie. report preference used the sign of the
+    mean sign ((0 + 0 + 1)/3 > 0: A), so the two reports disagreed on the humans' ties (2 vs 3)."""
+    from tests.conftest import run_cli
+
+    db = _preference_store(tmp_path)
+    block = _block(db)
+    out = run_cli("report", "preference", "--run", "cat", "--format", "json", "--db", db)
+    assert out.exit_code == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["n_reference_ties"] == block["human_labels"]["tie"] == 3
+    assert report["majority_rule"] == block["majority_rule"]
+    assert report["n_pairs"] == 3  # p1 A, p2 B, p6 A
+
+
+def test_gwet_ac1_and_quadratic_kappa_by_hand() -> None:
+    """Two raters, two categories, 10 units: agree on 8 (6 both 0, 2 both 1), differ on 2.
+    p_a = 0.8; pi_0 = (7 + 7)/20 = 0.7, pi_1 = 0.3; p_e = 2 (0.7)(0.3)/1 = 0.42;
+    AC1 = (0.8 - 0.42)/0.58 = 0.655172. Quadratic kappa equals scikit-learn's, and rounds halves
+    to the even point like exact (2.5 -> 2)."""
+    from sklearn.metrics import cohen_kappa_score
+
+    from jurybench.annotations import gwet_ac1, quadratic_kappa
+
+    a = [0, 0, 0, 0, 0, 0, 1, 1, 0, 1]
+    b = [0, 0, 0, 0, 0, 0, 1, 1, 1, 0]
+    assert gwet_ac1(np.array([a, b], dtype=float).T) == pytest.approx(0.38 / 0.58, abs=1e-12)
+    x, y = [1, 2, 3, 4, 5, 3, 2], [1, 3, 3, 5, 4, 2, 2]
+    assert quadratic_kappa(x, y) == pytest.approx(cohen_kappa_score(x, y, weights="quadratic"), abs=1e-12)
+    assert quadratic_kappa([2.5, 3.4, 1], [2, 3, 1]) == pytest.approx(1.0)

@@ -623,7 +623,9 @@ def test_report_preference_on_a_one_order_import_reports_the_orders_that_exist(p
     assert refused.exit_code == 2 and "positional consistency needs both orders" in refused.stderr
 
 
-def test_a_variant_of_a_judges_judgments_goes_into_a_new_run_beside_the_first(pointwise_db: str, tmp_path: Path) -> None:
+def test_a_variant_of_a_judges_judgments_goes_into_a_new_run_beside_the_first(
+    pointwise_db: str, tmp_path: Path
+) -> None:
     """Issue 44, item 5: a judgment belongs to the run it was imported into. Before, a second file
     of the same judge (another prompt's scores) into a new run was refused unless --replace, which
     overwrote the first run's judgments."""

@@ -8,9 +8,11 @@ from jurybench.annotations._agreement import (
     bootstrap,
     cohen_kappa,
     fleiss_kappa,
+    gwet_ac1,
     krippendorff_alpha,
     leave_one_annotator_out,
     mean_pairwise_spearman,
+    quadratic_kappa,
     score_agreement,
 )
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
@@ -29,6 +31,7 @@ __all__ = [
     "cohen_kappa",
     "draw_sample",
     "fleiss_kappa",
+    "gwet_ac1",
     "krippendorff_alpha",
     "label_provenance",
     "leave_one_annotator_out",
@@ -37,6 +40,7 @@ __all__ = [
     "plurality",
     "pointwise_data",
     "preference_accuracy",
+    "quadratic_kappa",
     "run_rubric",
     "score_agreement",
     "simulate_human_labels",

@@ -86,7 +86,7 @@ def fleiss_kappa(matrix: Array) -> float:
     """Fleiss' kappa over units rated by all coders (units with a missing rating are dropped)."""
     data = np.asarray(matrix, dtype=float)
     data = data[~np.isnan(data).any(axis=1)]
-    if len(data) == 0:
+    if len(data) == 0 or data.shape[1] < 2:  # agreement needs two raters
         return float("nan")
     categories = np.unique(data)
     counts = np.stack([(data == c).sum(axis=1) for c in categories], axis=1).astype(float)
@@ -95,7 +95,7 @@ def fleiss_kappa(matrix: Array) -> float:
     p_bar = p_i.mean()
     p_j = counts.sum(axis=0) / (len(data) * n_raters)
     p_e = np.sum(p_j**2)
-    return float((p_bar - p_e) / (1 - p_e))
+    return float((p_bar - p_e) / (1 - p_e)) if p_e < 1 else float("nan")
 
 
 def mean_pairwise_spearman(matrix: Array) -> float:
@@ -126,11 +126,59 @@ def cohen_kappa(a: Array, b: Array) -> float:
     return float((p_o - p_e) / (1 - p_e)) if p_e < 1 else float("nan")
 
 
-def score_agreement(pred: Array, truth: Array) -> dict[str, float]:
-    """Pearson, Spearman, Kendall, MAE, RMSE, exact and within-one agreement.
+def gwet_ac1(matrix: Array, n_categories: int | None = None) -> float:
+    """Gwet's AC1 for any number of raters (columns; NaN where a rater left a unit out):
+    p_a = mean over units rated at least twice of sum_k r_ik (r_ik - 1) / (r_i (r_i - 1));
+    pi_k = mean over rated units of r_ik / r_i; p_e = sum_k pi_k (1 - pi_k) / (q - 1), with q
+    the number of categories (``n_categories``, else those observed); AC1 = (p_a - p_e)/(1 - p_e).
+    Unlike kappa it does not collapse when one category dominates."""
+    data = np.asarray(matrix, dtype=float)
+    rated = (~np.isnan(data)).sum(axis=1)
+    categories = np.unique(data[~np.isnan(data)])
+    q = n_categories or len(categories)
+    if len(categories) == 0 or q < 2:
+        return float("nan")
+    counts = np.stack([(data == c).sum(axis=1) for c in categories], axis=1).astype(float)
+    pairs = rated >= 2
+    if not pairs.any():
+        return float("nan")
+    r = rated[pairs].astype(float)
+    p_a = float(np.mean(np.sum(counts[pairs] * (counts[pairs] - 1), axis=1) / (r * (r - 1))))
+    pi = np.mean(counts[rated >= 1] / rated[rated >= 1, None], axis=0)
+    p_e = float(np.sum(pi * (1 - pi)) / (q - 1))
+    return float((p_a - p_e) / (1 - p_e)) if p_e < 1 else float("nan")
 
-    ``exact`` and ``within_one`` compare both sides rounded to the nearest integer
-    (a human mean of 3.33 counts as 3).
+
+def quadratic_kappa(a: Array, b: Array) -> float:
+    """Cohen's kappa with quadratic weights between two ratings on an ordinal scale, each rounded
+    to the scale's nearest point (a half to the even point, as ``exact``): 1 - mean((a - b)^2) / mean over all (i, j) of
+    (a_i - b_j)^2, the expected squared disagreement of independent raters with the same
+    margins (var a + var b + (mean a - mean b)^2, population variances)."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    keep = ~np.isnan(x) & ~np.isnan(y)
+    x, y = np.rint(x[keep]), np.rint(y[keep])
+    if len(x) < 2:
+        return float("nan")
+    expected = x.var() + y.var() + (x.mean() - y.mean()) ** 2
+    return float(1 - np.mean((x - y) ** 2) / expected) if expected > 0 else float("nan")
+
+
+def mean_pairwise_quadratic_kappa(matrix: Array) -> float:
+    """Mean quadratic-weighted kappa over pairs of raters (columns), each on the units both rated."""
+    data = np.asarray(matrix, dtype=float)
+    values = [
+        quadratic_kappa(data[:, i], data[:, j]) for i in range(data.shape[1]) for j in range(i + 1, data.shape[1])
+    ]
+    values = [v for v in values if not np.isnan(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def score_agreement(pred: Array, truth: Array) -> dict[str, float]:
+    """Pearson, Spearman, Kendall, MAE, RMSE, exact and within-one agreement, and the
+    quadratic-weighted kappa.
+
+    ``exact``, ``within_one`` and ``quadratic_kappa`` compare both sides rounded to the nearest
+    integer (a human mean of 3.33 counts as 3).
     """
     from scipy.stats import kendalltau, pearsonr, spearmanr
 
@@ -149,6 +197,7 @@ def score_agreement(pred: Array, truth: Array) -> dict[str, float]:
             "rmse": nan,
             "exact": nan,
             "within_one": nan,
+            "quadratic_kappa": nan,
         }
     diff = np.abs(np.rint(pred) - np.rint(truth))
     return {
@@ -160,6 +209,7 @@ def score_agreement(pred: Array, truth: Array) -> dict[str, float]:
         "rmse": float(np.sqrt(np.mean((pred - truth) ** 2))),
         "exact": float(np.mean(diff == 0)),
         "within_one": float(np.mean(diff <= 1)),
+        "quadratic_kappa": quadratic_kappa(pred, truth),
     }
 
 

@@ -1,16 +1,22 @@
 """Agreement for categorical labels: A/B/tie preferences and classification labels.
 
-Humans: each unit's label is the plurality of its annotators' labels, ties being a label like any
-other. When labels share the top count, a preference is a ``tie`` (the panel is split), and a
-classification takes the first of the tied labels in the rubric's order. Human-human agreement is
-Fleiss' kappa (over units every annotator labelled) and the mean Cohen's kappa over pairs of
-annotators (each pair on the units both labelled), with percentile bootstrap CIs over units.
+Humans: each unit's label is the plurality of its annotators' labels (``MAJORITY_RULE``, the one
+rule of this report and of ``report preference``), ties being a label like any other. When labels
+share the top count, a preference is a ``tie`` (the panel is split), and a classification takes
+the first of the tied labels in the rubric's order. Human-human agreement is Fleiss' kappa (over
+units every annotator labelled), Gwet's AC1 (every unit labelled twice or more) and Cohen's kappa
+of each pair of annotators (on the units both labelled) with their mean, with percentile
+bootstrap CIs over units. ``annotators`` keeps only the labels of the annotators named.
 
 Jurors and the jury against the human plurality: accuracy over all classes (a tie verdict is
-right where the humans tie), Cohen's kappa (bootstrap CI), and per class precision, recall and F1
-(NaN where a class is never predicted, or never true), with their unweighted mean (macro F1).
+right where the humans tie), Cohen's kappa (bootstrap CI), Gwet's AC1, and per class precision,
+recall and F1 (NaN where a class is never predicted, or never true), with their unweighted means
+(macro precision, recall and F1 over the classes where they are defined).
 A preference juror's verdict is the sign of its symmetrized score (ε > 0: A, < 0: B, 0: tie), the
-jury's the sign of its score by the run's rule; a pair without one is left out and counted.
+jury's the sign of its score by the run's rule. A unit the rater answered but without a usable
+verdict (invalid answers or refusals only) follows ``invalid``: ``drop`` leaves it out (and counts
+it), ``tie`` counts it as a tie (PandaLM's rule; preference runs), ``wrong`` counts it as a
+verdict of its own that is never right. A unit the rater never judged is always left out.
 """
 
 from __future__ import annotations
@@ -20,13 +26,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from jurybench.annotations._agreement import Estimate, bootstrap, cohen_kappa, fleiss_kappa
+from jurybench.annotations._agreement import Estimate, bootstrap, cohen_kappa, fleiss_kappa, gwet_ac1
 from jurybench.annotations._data import run_rubric
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
     from numpy.typing import NDArray
+
+
+MAJORITY_RULE = {
+    True: "plurality of the annotators' labels; a shared top count is a tie",
+    False: "plurality of the annotators' labels; a shared top count goes to the first tied label in the rubric's order",
+}
+INVALID_POLICIES = ("drop", "tie", "wrong")
+NO_VERDICT = "(no verdict)"
 
 
 def plurality(labels: list[str], order: tuple[str, ...], *, preference: bool) -> str | None:
@@ -57,31 +71,53 @@ def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> 
             else (0.0 if predicted and true else float("nan"))
         )
         per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": true}
-    f1s = [c["f1"] for c in per_class.values() if not np.isnan(c["f1"])]
+
+    def macro(name: str) -> float:
+        found = [c[name] for c in per_class.values() if not np.isnan(c[name])]
+        return float(np.mean(found)) if found else float("nan")
+
     return {
         "n": len(g),
         "accuracy": float(np.mean(p == g)) if len(g) else float("nan"),
         "per_class": per_class,
-        "macro_f1": float(np.mean(f1s)) if f1s else float("nan"),
+        "macro_precision": macro("precision"),
+        "macro_recall": macro("recall"),
+        "macro_f1": macro("f1"),
     }
+
+
+def pairwise_cohen_kappas(matrix: NDArray[np.float64]) -> list[tuple[int, int, int, float]]:
+    """Cohen's kappa of each pair of annotators (columns a < b) on the units both labelled:
+    (a, b, units, kappa); NaN where they share fewer than two units or one label only."""
+    out = []
+    for a in range(matrix.shape[1]):
+        for b in range(a + 1, matrix.shape[1]):
+            both = ~np.isnan(matrix[:, a]) & ~np.isnan(matrix[:, b])
+            kappa = cohen_kappa(matrix[both, a], matrix[both, b]) if both.sum() >= 2 else float("nan")
+            out.append((a, b, int(both.sum()), kappa))
+    return out
 
 
 def pairwise_cohen_kappa(matrix: NDArray[np.float64]) -> float:
     """Mean Cohen's kappa over pairs of annotators (columns), each on the units both labelled."""
-    values = []
-    for a in range(matrix.shape[1]):
-        for b in range(a + 1, matrix.shape[1]):
-            both = ~np.isnan(matrix[:, a]) & ~np.isnan(matrix[:, b])
-            if both.sum() >= 2:
-                kappa = cohen_kappa(matrix[both, a], matrix[both, b])
-                if not np.isnan(kappa):
-                    values.append(kappa)
+    values = [k for *_, k in pairwise_cohen_kappas(matrix) if not np.isnan(k)]
     return float(np.mean(values)) if values else float("nan")
 
 
-def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+def categorical_report(
+    con: Connection,
+    run_id: str,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    invalid: str = "drop",
+    annotators: list[str] | None = None,
+) -> list[dict[str, Any]]:
     """One block (the rubric's one categorical dimension) for a preference or classification run."""
     from jurybench.jury import jurors_of_run, jury_rule
+
+    if invalid not in INVALID_POLICIES:
+        raise JurybenchError(f"--invalid {invalid!r} is not a policy.", hint=f"Valid: {', '.join(INVALID_POLICIES)}.")
 
     rubric = run_rubric(con, run_id)
     if rubric.continuous_labels:  # labels on a scale: the pointwise report's business
@@ -90,6 +126,11 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
             "and classification runs."
         )
     preference = rubric.pairwise  # A/B verdicts on pairs: a tied plurality is a tie
+    if invalid == "tie" and not preference:
+        raise JurybenchError(
+            f"--invalid tie: run '{run_id}' classifies; a tie is a verdict on a pair.",
+            hint="Use --invalid drop or --invalid wrong.",
+        )
     dimension = rubric.dimensions[0]  # the one categorical dimension (preference, label)
     labels = tuple(rubric.human_choices(dimension))
     if preference and "tie" not in labels:  # the humans' plurality may tie even where jurors cannot
@@ -102,18 +143,32 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
              AND h.subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)""",
         [kind, dimension, run_id],
     ).fetchall():
-        humans.setdefault(str(subject), {})[str(annotator)] = str(label)
+        if annotators is None or str(annotator) in annotators:
+            humans.setdefault(str(subject), {})[str(annotator)] = str(label)
+    if annotators is not None:
+        found = {a for v in humans.values() for a in v}
+        unknown = [a for a in annotators if a not in found]
+        if unknown:
+            known = con.execute(
+                "SELECT DISTINCT annotator FROM human_labels WHERE criterion = ? AND subject_id IN "
+                "(SELECT subject_id FROM run_subjects WHERE run_id = ?) ORDER BY 1 LIMIT 12",
+                [dimension, run_id],
+            ).fetchall()
+            raise JurybenchError(
+                f"--annotators: {unknown[0]!r} has no labels on run '{run_id}'.",
+                hint=f"Annotators: {', '.join(str(r[0]) for r in known) or 'none'}.",
+            )
     if not humans:
         raise JurybenchError(
             f"run '{run_id}' has no human labels on its {kind}s.",
             hint=f"Import them with 'jurybench annotations import FILE --rubric {rubric.name}'.",
         )
     units = sorted(humans)
-    annotators = sorted({a for v in humans.values() for a in v})
-    code = {label: k for k, label in enumerate(labels)}
-    matrix = np.full((len(units), len(annotators)), np.nan)
+    names = sorted({a for v in humans.values() for a in v})
+    code = {label: k for k, label in enumerate((*labels, NO_VERDICT))}
+    matrix = np.full((len(units), len(names)), np.nan)
     for u, unit in enumerate(units):
-        for a, annotator in enumerate(annotators):
+        for a, annotator in enumerate(names):
             label = humans[unit].get(annotator)
             if label is not None and label in code:
                 matrix[u, a] = code[label]
@@ -121,26 +176,37 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
     n = len(units)
     human = {
         "fleiss_kappa": bootstrap(lambda idx: fleiss_kappa(matrix[idx]), n, n_boot=n_boot, seed=seed),
+        "gwet_ac1": bootstrap(lambda idx: gwet_ac1(matrix[idx], len(labels)), n, n_boot=n_boot, seed=seed),
         "pairwise_cohen_kappa": bootstrap(
             lambda idx: pairwise_cohen_kappa(matrix[idx]), n, n_boot=min(n_boot, 500), seed=seed
         ),
+        "pairs": [
+            {"annotators": [names[a], names[b]], "n": both, "cohen_kappa": kappa}
+            for a, b, both, kappa in pairwise_cohen_kappas(matrix)
+        ],
     }
     verdicts = _verdicts(con, run_id, preference, labels)
     panel = jurors_of_run(con, run_id)
+    rule = jury_rule(con, run_id)
     rows = []
     for seat in [*((s.key, s.label) for s in panel), ("__jury__", None)]:
         key, name = seat
         said = verdicts.get(key, {})
+        unusable = [u for u in units if u in said and said[u] is None and gold[u] is not None]
+        if invalid != "drop":  # an answer without a usable verdict: a tie, or a verdict never right
+            said = {**said, **dict.fromkeys(unusable, "tie" if invalid == "tie" else NO_VERDICT)}
         scored = [u for u in units if said.get(u) is not None and gold[u] is not None]
         pred, truth = [str(said[u]) for u in scored], [str(gold[u]) for u in scored]
         metrics = class_metrics(pred, truth, labels)
         kappa = _kappa([code[x] for x in pred], [code[x] for x in truth], n_boot, seed)
-        rule = jury_rule(con, run_id)
+        both = np.array([[code[x] for x in pred], [code[x] for x in truth]], dtype=float).T
         rows.append(
             {
                 "juror": name or f"jury ({rule['aggregation']})",
                 **metrics,
                 "cohen_kappa": kappa,
+                "gwet_ac1": gwet_ac1(both, len(labels)) if len(pred) else float("nan"),
+                "n_unusable": len(unusable),
                 "n_without_verdict": len(units) - len(scored),
             }
         )
@@ -150,13 +216,11 @@ def categorical_report(con: Connection, run_id: str, *, n_boot: int = 1000, seed
             "kind": "categorical",
             "labels": list(labels),
             "n_units": n,
-            "n_annotators": len(annotators),
+            "n_annotators": len(names),
+            "annotators": names,
             "humans": human,
-            "majority_rule": (
-                "plurality; a shared top count is a tie"
-                if preference
-                else "plurality; a shared top count goes to the first tied label in the rubric's order"
-            ),
+            "majority_rule": MAJORITY_RULE[preference],
+            "invalid_policy": invalid,
             "human_labels": dict(Counter(g for g in gold.values() if g is not None)),
             "jurors": rows[:-1],
             "jury": rows[-1],
@@ -194,21 +258,25 @@ def _verdicts(
         ).fetchall():
             out.setdefault("__jury__", {})[pair] = sign(score)
         return out
-    # classification: each juror's most frequent valid label over its samples; the jury's plurality of its jurors
+    # classification: each juror's most frequent valid label over its samples (None: it answered,
+    # but no answer was usable); the jury's plurality of its jurors
     rows = con.execute(
-        """SELECT j.juror_key, j.item_id, j.label FROM pointwise_judgments j JOIN run_calls rc USING (call_key)
-           WHERE rc.run_id = ? AND j.status = 'valid' AND j.label IS NOT NULL""",
+        """SELECT j.juror_key, j.item_id, CASE WHEN j.status = 'valid' THEN j.label END
+           FROM pointwise_judgments j JOIN run_calls rc USING (call_key) WHERE rc.run_id = ?""",
         [run_id],
     ).fetchall()
     per: dict[str, dict[str, list[str]]] = {}
     for key, item, label in rows:
-        per.setdefault(key, {}).setdefault(item, []).append(str(label))
+        found = per.setdefault(key, {}).setdefault(item, [])
+        if label is not None:
+            found.append(str(label))
     for key, items in per.items():
         out[key] = {item: plurality(found, labels, preference=False) for item, found in items.items()}
     jury: dict[str, list[str]] = {}
     for said in out.values():
         for item, label in said.items():
+            jury.setdefault(item, [])
             if label is not None:
-                jury.setdefault(item, []).append(label)
+                jury[item].append(label)
     out["__jury__"] = {item: plurality(found, labels, preference=False) for item, found in jury.items()}
     return out

@@ -61,8 +61,11 @@ class PointwiseData:
         }
 
 
-def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = None) -> list[PointwiseData]:
-    """Per criterion, the run's items that have at least one human label."""
+def pointwise_data(
+    con: Connection, run_id: str, criteria: list[str] | None = None, *, annotators: list[str] | None = None
+) -> list[PointwiseData]:
+    """Per criterion, the run's items that have at least one human label (of ``annotators``, when
+    given)."""
     from jurybench.jury import jurors_of_run, jury_rule
 
     rubric = run_rubric(con, run_id)
@@ -88,6 +91,15 @@ def pointwise_data(con: Connection, run_id: str, criteria: list[str] | None = No
            WHERE h.subject_kind = 'item' AND h.subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)""",
         [run_id],
     ).fetchall()
+    if annotators is not None:
+        labelled = {r[2] for r in human_rows}
+        unknown = [a for a in annotators if a not in labelled]
+        if unknown:
+            raise JurybenchError(
+                f"--annotators: {unknown[0]!r} has no labels on run '{run_id}'.",
+                hint=f"Annotators: {', '.join(sorted(str(a) for a in labelled)[:12]) or 'none'}.",
+            )
+        human_rows = [r for r in human_rows if r[2] in annotators]
     juror_index = {seat.key: j for j, seat in enumerate(panel)}
     out = []
     for criterion in wanted:

@@ -1,5 +1,9 @@
 """Pairwise preference verdicts against human labels, per juror and for the jury.
 
+The human reference of a pair is its annotators' plurality label, a shared top count being a tie
+(``MAJORITY_RULE``: the same rule as ``agreement``); pairs where it is a tie are left out and
+counted; ``annotator`` takes that annotator's label alone.
+
 Figures per juror (over the pairs of a run that have a human reference):
 
 - ``correct_ab``: the verdict with A shown first picks the human-preferred response;
@@ -33,6 +37,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from jurybench.annotations._categorical import MAJORITY_RULE
 from jurybench.errors import JurybenchError
 from jurybench.store import first_row
 
@@ -78,6 +83,7 @@ class PreferenceReport:
     jury: PreferenceRow
     jury_rule: dict[str, Any] = field(default_factory=dict)
     orders: str = "both"
+    majority_rule: str = ""
 
     @property
     def one_order(self) -> bool:
@@ -94,6 +100,7 @@ class PreferenceReport:
             "jury_rule": self.jury_rule,
             "run_id": self.run_id,
             "reference": self.reference,
+            "majority_rule": self.majority_rule,
             "n_pairs": self.n_pairs,
             "n_without_reference": self.n_without_reference,
             "n_reference_ties": self.n_reference_ties,
@@ -126,16 +133,7 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         raise JurybenchError(f"no run '{run_id}'.", hint=f"Recent runs: {', '.join(known) or 'none'}.")
     if run[1] != "preference":
         raise JurybenchError(f"run '{run_id}' used a {run[1]} rubric; this report needs a preference rubric (A/B).")
-    label_filter = "AND annotator = ?" if annotator else ""
-    params: list[object] = [annotator] if annotator else []
-    references = {
-        pid: value
-        for pid, value in con.execute(
-            f"""SELECT subject_id, sign(avg(sign(value))) FROM human_labels
-                WHERE criterion = 'preference' {label_filter} GROUP BY subject_id""",
-            params,
-        ).fetchall()
-    }
+    references = human_majority(con, run_id, annotator)
     from jurybench.jury import jurors_of_run, jury_rule
 
     orders = str(
@@ -158,7 +156,7 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
     ).fetchall():
         verdicts[(key, pid)] = {"AB": _winner("AB", ab), "BA": _winner("BA", ba)}
         pairs.add(pid)
-    gold = {pid: ("A" if references[pid] > 0 else "B") for pid in pairs if references.get(pid)}
+    gold = {pid: str(references[pid]) for pid in pairs if references.get(pid) in ("A", "B")}
     scored = sorted(gold)
     juror_rows = []
     for seat in sorted(panel, key=lambda s: s.label):
@@ -201,7 +199,7 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         reference=annotator or "majority of human labels",
         n_pairs=len(scored),
         n_without_reference=len(pairs - set(references)),
-        n_reference_ties=sum(1 for pid in pairs if references.get(pid) == 0),
+        n_reference_ties=sum(1 for pid in pairs if references.get(pid) == "tie"),
         jurors=juror_rows,
         jury=PreferenceRow(
             f"jury ({rule['aggregation']})",
@@ -212,7 +210,32 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
         ),
         jury_rule={**rule, "pair_orders_below_quorum": below_quorum},
         orders=orders,
+        majority_rule=f"{annotator}'s label" if annotator else MAJORITY_RULE[True],
     )
+
+
+def human_majority(con: Connection, run_id: str, annotator: str | None = None) -> dict[str, str]:
+    """Per pair of the run with a human preference label: the annotators' label by the one
+    majority rule of agreement and this report (``MAJORITY_RULE``: the plurality, a shared top
+    count a tie); ``annotator``: that annotator's label alone."""
+    from jurybench.annotations._categorical import plurality
+
+    found: dict[str, list[str]] = defaultdict(list)
+    for pid, label, value in con.execute(
+        f"""SELECT subject_id, label, value FROM human_labels
+            WHERE criterion = 'preference' AND subject_kind = 'pair' {"AND annotator = ?" if annotator else ""}
+              AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)""",
+        [annotator, run_id] if annotator else [run_id],
+    ).fetchall():
+        if label in ("A", "B", "tie"):
+            found[str(pid)].append(str(label))
+        elif value is not None:
+            found[str(pid)].append("A" if value > 0 else "B" if value < 0 else "tie")
+    return {
+        pid: majority
+        for pid, labels in found.items()
+        if (majority := plurality(labels, ("A", "B", "tie"), preference=True))
+    }
 
 
 def _kappas(

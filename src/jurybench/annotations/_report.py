@@ -12,6 +12,7 @@ from jurybench.annotations._agreement import (
     fleiss_kappa,
     krippendorff_alpha,
     leave_one_annotator_out,
+    mean_pairwise_quadratic_kappa,
     mean_pairwise_spearman,
     score_agreement,
 )
@@ -33,6 +34,12 @@ def _pearson(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
     return float(np.corrcoef(x[keep], y[keep])[0, 1])
 
 
+def _mean_defined(values: list[float]) -> float:
+    """The mean of the values that are defined; NaN (and no warning) when none is."""
+    defined = [v for v in values if not np.isnan(v)]
+    return float(np.mean(defined)) if defined else float("nan")
+
+
 def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Human reliability, the human ceiling, and each juror and the jury against the human mean."""
     human, target = data.human, data.human_mean
@@ -46,9 +53,12 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
         "mean_pairwise_spearman": bootstrap(
             lambda idx: mean_pairwise_spearman(human[idx]), n, n_boot=min(n_boot, 200), seed=seed
         ),
+        "mean_pairwise_quadratic_kappa": bootstrap(
+            lambda idx: mean_pairwise_quadratic_kappa(human[idx]), n, n_boot=min(n_boot, 200), seed=seed
+        ),
     }
     ceiling = leave_one_annotator_out(human)
-    ceiling_mean = {k: float(np.nanmean([c[k] for c in ceiling])) for k in ceiling[0]} if ceiling else {}
+    ceiling_mean = {k: _mean_defined([c[k] for c in ceiling]) for k in ceiling[0]} if ceiling else {}
     jury = data.jury  # the run's jury rule, NaN below quorum
 
     def pearson_of(scores: NDArray[np.float64]) -> Callable[[Index], float]:
@@ -85,17 +95,35 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
 
 
 def agreement_report(
-    con: Connection, run_id: str, *, criteria: list[str] | None = None, n_boot: int = 1000, seed: int = 0
+    con: Connection,
+    run_id: str,
+    *,
+    criteria: list[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    invalid: str = "drop",
+    annotators: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     """One agreement block per criterion of a pointwise run; for a preference or classification
-    run, the categorical block (annotations/_categorical.py)."""
+    run, the categorical block (annotations/_categorical.py), with ``invalid`` the policy for a
+    juror's unusable answers. ``annotators``: only these annotators' labels."""
     from jurybench.annotations._categorical import categorical_report
     from jurybench.annotations._data import label_provenance, run_rubric
+    from jurybench.errors import JurybenchError
 
     if run_rubric(con, run_id).kind in ("preference", "classification"):
-        blocks = categorical_report(con, run_id, n_boot=n_boot, seed=seed)
+        blocks = categorical_report(con, run_id, n_boot=n_boot, seed=seed, invalid=invalid, annotators=annotators)
     else:
-        blocks = [criterion_agreement(d, n_boot=n_boot, seed=seed) for d in pointwise_data(con, run_id, criteria)]
+        if invalid != "drop":
+            raise JurybenchError(
+                f"--invalid {invalid}: run '{run_id}' is pointwise; a juror's unusable scores are left out "
+                "(the policy is for preference and classification runs).",
+                hint="Leave out --invalid.",
+            )
+        blocks = [
+            criterion_agreement(d, n_boot=n_boot, seed=seed)
+            for d in pointwise_data(con, run_id, criteria, annotators=annotators)
+        ]
     for block in blocks:  # how many of the labels were made blind to the jury
         block["label_provenance"] = label_provenance(con, run_id, block.get("criterion"))
     return blocks

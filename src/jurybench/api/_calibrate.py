@@ -171,18 +171,29 @@ def calibrate(
 
 @user_facing
 def agreement(
-    store: StoreLike | None, run: str, *, criteria: list[str] | None = None, boot: int = 1000, seed: int = 0
+    store: StoreLike | None,
+    run: str,
+    *,
+    criteria: list[str] | None = None,
+    boot: int = 1000,
+    seed: int = 0,
+    invalid: str = "drop",
+    annotators: list[str] | None = None,
 ) -> pd.DataFrame:
     """Each juror and the jury against the human mean, and the human ceiling, per criterion, as a
     DataFrame (one row per criterion x rater); ``attrs["report"]`` holds the whole report
-    (alpha, Fleiss' kappa, the jury-beats-best-juror test)."""
+    (alpha, Fleiss' kappa, the jury-beats-best-juror test). ``invalid``: drop, tie or wrong, a
+    juror's unusable answers on a preference or classification run; ``annotators``: only their
+    labels."""
     import pandas as pd
 
     from jurybench.annotations import agreement_report, to_jsonable
     from jurybench.store import reading
 
     with reading(store) as con:
-        report = agreement_report(con, run, criteria=criteria, n_boot=boot, seed=seed)
+        report = agreement_report(
+            con, run, criteria=criteria, n_boot=boot, seed=seed, invalid=invalid, annotators=annotators
+        )
     rows = []
     for block in report:
         if block.get("kind") == "categorical":  # preference or classification: accuracy, kappa, F1
@@ -196,6 +207,9 @@ def agreement(
                         "cohen_kappa": row["cohen_kappa"].value,
                         "cohen_kappa_low": row["cohen_kappa"].low,
                         "cohen_kappa_high": row["cohen_kappa"].high,
+                        "gwet_ac1": row["gwet_ac1"],
+                        "macro_precision": row["macro_precision"],
+                        "macro_recall": row["macro_recall"],
                         "macro_f1": row["macro_f1"],
                         **{f"f1_{lab}": row["per_class"][lab]["f1"] for lab in block["labels"]},
                     }
@@ -210,7 +224,7 @@ def agreement(
                     "pearson": ci.value if ci is not None else row.get("pearson"),
                     "pearson_low": ci.low if ci is not None else None,
                     "pearson_high": ci.high if ci is not None else None,
-                    **{k: row.get(k) for k in ("spearman", "kendall", "mae", "exact", "within_one")},
+                    **{k: row.get(k) for k in ("spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")},
                 }
             )
         ceiling = block["human_ceiling"]["mean"]
@@ -218,7 +232,10 @@ def agreement(
             {
                 "criterion": block["criterion"],
                 "rater": "human ceiling (one vs rest)",
-                **{k: ceiling.get(k) for k in ("pearson", "spearman", "kendall", "mae", "exact", "within_one")},
+                **{
+                    k: ceiling.get(k)
+                    for k in ("pearson", "spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")
+                },
             }
         )
     frame = pd.DataFrame(rows)

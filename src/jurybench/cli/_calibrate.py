@@ -30,15 +30,31 @@ def agreement(
     criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
     boot: Annotated[int, typer.Option(help="Bootstrap resamples for the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    invalid: Annotated[
+        str,
+        typer.Option(
+            help="A juror's unusable answers (preference, classification): drop (left out, counted), tie "
+            "(a tie, PandaLM's rule), wrong (a verdict never right)."
+        ),
+    ] = "drop",
+    annotators: Annotated[
+        str | None, typer.Option(help="Only these annotators' labels (comma-separated names).")
+    ] = None,
     fmt: TableJsonOption = "table",
     db: DbOption = None,
 ) -> None:
-    """Human agreement (alpha, Fleiss' kappa, Spearman), the human ceiling, and each juror and the
-    jury vs humans; for a preference or classification run, the categorical figures (accuracy,
-    Cohen's and Fleiss' kappa against the humans' majority)."""
+    """Human agreement (alpha, Fleiss' kappa, Spearman, quadratic-weighted kappa), the human
+    ceiling, and each juror and the jury vs humans; for a preference or classification run, the
+    categorical figures (accuracy, Cohen's kappa, Gwet's AC1, macro precision/recall/F1 against
+    the humans' plurality; Fleiss' kappa, AC1 and each pair's kappa among the humans)."""
     from jurybench import commands
 
-    _done(commands.agreement(db, run=run, criterion=criterion, boot=boot, seed=seed, format=fmt))
+    names = [a.strip() for a in annotators.split(",") if a.strip()] if annotators is not None else None
+    _done(
+        commands.agreement(
+            db, run=run, criterion=criterion, boot=boot, seed=seed, invalid=invalid, annotators=names, format=fmt
+        )
+    )
 
 
 @calibrate_app.callback()

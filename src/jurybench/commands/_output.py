@@ -329,7 +329,8 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         out.print(
             f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, {block['n_annotators']} annotators; "
             f"alpha interval {h['alpha_interval']}, ordinal {h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, "
-            f"mean pairwise Spearman {h['mean_pairwise_spearman']}"
+            f"mean pairwise Spearman {h['mean_pairwise_spearman']}, "
+            f"mean pairwise quadratic-weighted kappa {h['mean_pairwise_quadratic_kappa']}"
         )
         table = Table(show_lines=False)
         for col in (
@@ -340,6 +341,7 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             "MAE",
             "exact",
             "within 1",
+            "QW kappa",
             "jury - juror pearson [95% CI]",
         ):
             table.add_column(col)
@@ -353,6 +355,7 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
                 f"{row['mae']:.3f}",
                 f"{row['exact']:.3f}",
                 f"{row['within_one']:.3f}",
+                f"{row['quadratic_kappa']:.3f}",
                 str(diff) if diff else "",
             )
         ceiling = block["human_ceiling"]["mean"]
@@ -364,6 +367,7 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             f"{ceiling['mae']:.3f}",
             f"{ceiling['exact']:.3f}",
             f"{ceiling['within_one']:.3f}",
+            f"{ceiling['quadratic_kappa']:.3f}",
             "",
         )
         out.print(table)
@@ -384,10 +388,26 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
     h = block["humans"]
     out.print(
         f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, {block['n_annotators']} annotators; "
-        f"Fleiss kappa {h['fleiss_kappa']}, mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
+        f"Fleiss kappa {h['fleiss_kappa']}, Gwet AC1 {h['gwet_ac1']}, "
+        f"mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
         f"human labels by {block['majority_rule']}: "
         + ", ".join(f"{k} {v}" for k, v in sorted(block["human_labels"].items()))
     )
+    pairs = h.get("pairs") or []
+    if pairs:
+        out.print(
+            "Cohen kappa of each pair of annotators: "
+            + "; ".join(
+                f"{a} & {b} {'-' if k is None or k != k else f'{k:.3f}'} (n {n})"
+                for (a, b), n, k in ((p["annotators"], p["n"], p["cohen_kappa"]) for p in pairs)
+            )
+        )
+    policy = {
+        "drop": "left out (counted as no verdict)",
+        "tie": "counted as ties",
+        "wrong": "counted as wrong verdicts",
+    }[block["invalid_policy"]]
+    out.print(f"a juror's unusable answers (invalid, refusals): {policy} (--invalid {block['invalid_policy']})")
     table = Table(show_lines=False)
     labels = block["labels"]
     for col in (
@@ -395,8 +415,12 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
         "n",
         "accuracy",
         "Cohen kappa [95% CI]",
+        "Gwet AC1",
+        "macro P",
+        "macro R",
         "macro F1",
         *(f"F1 {lab}" for lab in labels),
+        "unusable",
         "no verdict",
     ):
         table.add_column(col)
@@ -410,8 +434,12 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
             str(row["n"]),
             number(row["accuracy"]),
             str(row["cohen_kappa"]),
+            number(row["gwet_ac1"]),
+            number(row["macro_precision"]),
+            number(row["macro_recall"]),
             number(row["macro_f1"]),
             *(number(row["per_class"][lab]["f1"]) for lab in labels),
+            str(row["n_unusable"]),
             str(row["n_without_verdict"]),
         )
     out.print(table)

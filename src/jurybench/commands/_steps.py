@@ -415,6 +415,8 @@ def agreement(
     criterion: list[str] | None = None,
     boot: int = 1000,
     seed: int = 0,
+    invalid: str = "drop",
+    annotators: list[str] | None = None,
     format: str = "table",
 ) -> int:
     """Human agreement, the human ceiling, and each juror and the jury against the humans."""
@@ -423,7 +425,9 @@ def agreement(
 
     check_format(format, ("table", "json"))
     with reading(db) as con:
-        report = agreement_report(con, run, criteria=criterion, n_boot=boot, seed=seed)
+        report = agreement_report(
+            con, run, criteria=criterion, n_boot=boot, seed=seed, invalid=invalid, annotators=annotators
+        )
     if format == "json":
         echo(json.dumps(to_jsonable(report), indent=2))
         return 0
@@ -456,6 +460,7 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
         f"jury rule {rule['aggregation']} (tie: {rule['tie']}), quorum {rule['quorum']}, "
         f"{rule['n_jurors_expected']} jurors expected; {rule['pair_orders_below_quorum']} pair-orders below quorum"
     )
+    echo(f"human reference: {report.majority_rule}")
     if report.n_without_reference or report.n_reference_ties:
         echo(
             f"left out: {report.n_without_reference} pairs without a human label, "
