@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 
-.PHONY: install test test-models models demo bench validity lint fix schema-doc lock clean
+.PHONY: install test test-models models demo bench validity lint fix schema-doc formats-doc lock clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -66,6 +66,9 @@ lint: $(STAMP)
 fix: $(STAMP)
 	$(BIN)/ruff check --fix src tests bench
 	$(BIN)/ruff format src tests bench
+
+formats-doc: $(STAMP)
+	.venv/bin/python -c "from jurybench.imports._formats import formats_markdown; print(formats_markdown(), end='')" > docs/formats.md
 
 schema-doc: $(STAMP)
 	$(BIN)/jurybench schema --format markdown > docs/schema.md

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
     from jurybench.api._specs import Data, RubricLike
-    from jurybench.imports import AnnotationImport, JudgmentImport
+    from jurybench.imports import AnnotationImport, BundleImport, JudgmentImport
     from jurybench.store import ImportResult, Row
 
 
@@ -235,6 +235,53 @@ class Store(Holder):
                 replace=replace,
                 as_recording=as_recording,
                 continuous=continuous,
+            )
+
+    @user_facing
+    def import_published(
+        self,
+        path: str | Path,
+        *,
+        run: str,
+        fmt: str | None = None,
+        rubric: RubricLike | None = None,
+        juror: str | None = None,
+        options: Mapping[str, str] | None = None,
+        replace: bool = False,
+    ) -> BundleImport:
+        """A judgment file as a judge or benchmark released it (``fmt``: a registered judgment
+        format, ``jurybench judgments formats``; detected where only one reader claims the file):
+        its items, pairs, each judge's judgments (a juror of run ``run``) and human labels, in one
+        transaction. ``rubric`` defaults to the format's; ``juror`` renames a file's one judge;
+        ``options`` are the format's own (e.g. ``{"baseline": "gpt-4-0314"}``)."""
+        from jurybench.api._specs import rubric_of
+        from jurybench.imports import check_options, detect_format, import_bundle, judgment_format
+
+        _expect("run", run, str)
+        source = Path(path)
+        if not source.exists():
+            raise JurybenchError(f"{source}: no such file.")
+        found = judgment_format(fmt) if fmt else detect_format(source)
+        if found is None:
+            raise JurybenchError(
+                f"{source}: cannot tell which judgment format it is.",
+                hint="Name it with --format (jurybench judgments formats lists them).",
+            )
+        given = dict(options or {})
+        check_options(found, given)
+        bundle = found.read(source, given)
+        spec = rubric_of(rubric if rubric is not None else found.rubric)
+        with self.writing() as con:
+            return import_bundle(
+                con,
+                bundle,
+                spec,
+                fmt=found.name,
+                run=run,
+                source=str(source),
+                dataset=found.dataset,
+                juror=juror,
+                replace=replace,
             )
 
     @user_facing

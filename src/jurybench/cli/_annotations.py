@@ -31,16 +31,40 @@ def _pairs(text: str, option: str) -> dict[str, str]:
 
 @judgments_app.command("import")
 def judgments_import(
-    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet, one judgment a row.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV, JSONL or Parquet, one judgment a row; or a file as a judge or benchmark released it "
+            "(--format, or detected: jurybench judgments formats)."
+        ),
+    ],
     run: Annotated[str, typer.Option("--run", help="The run they become (created, or added to).")],
-    rubric: Annotated[str, typer.Option("--rubric", "-r", help="The rubric the judgments answer.")],
-    juror: Annotated[str, typer.Option("--juror", "-j", help="The judge's name (stored as import/<name>).")],
+    rubric: Annotated[
+        str | None,
+        typer.Option("--rubric", "-r", help="The rubric the judgments answer (a released format has its own)."),
+    ] = None,
+    juror: Annotated[
+        str | None,
+        typer.Option(
+            "--juror", "-j", help="The judge's name (stored as import/<name>); a released file names its own."
+        ),
+    ] = None,
     replace: Annotated[bool, typer.Option(help="Overwrite stored judgments that differ.")] = False,
     as_recording: Annotated[
         str | None,
         typer.Option(help="Also keep them as recordings SOURCE, for a replay/SOURCE juror to re-run them."),
     ] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="csv, jsonl or parquet (one judgment a row), or a released format: alpaca-eval, mt-bench-single, "
+            "mt-bench-pair, mt-bench-human, arena-hard, pandalm, inspect, promptfoo, lm-eval, or a plug-in's.",
+        ),
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", help="A released format's own option KEY=VALUE (repeatable).")
+    ] = None,
     continuous: Annotated[
         bool,
         typer.Option(
@@ -57,6 +81,9 @@ def judgments_import(
     preference rubrics; optionally shown (AB or BA), sample, raw, reason, status (ok,
     invalid, refusal), cost_usd, model. All rows are checked before any is written;
     importing the same file again changes nothing.
+
+    A file as released (AlpacaEval's annotations.json, MT-Bench's judgments, an Inspect log,
+    ...) brings its items, pairs, judges and human labels in one go: docs/formats.md.
     """
     from jurybench import commands
 
@@ -70,9 +97,18 @@ def judgments_import(
             replace=replace,
             as_recording=as_recording,
             format=fmt,
+            options=option,
             continuous=continuous,
         )
     )
+
+
+@judgments_app.command("formats")
+def judgments_formats() -> None:
+    """The released judgment formats 'judgments import --format' reads, with their rubrics and options."""
+    from jurybench import commands
+
+    _done(commands.judgments_formats())
 
 
 @annotations_app.command("import")

@@ -169,16 +169,41 @@ def judgments_import(
     *,
     file: Path,
     run: str,
-    rubric: str,
-    juror: str,
+    rubric: str | None = None,
+    juror: str | None = None,
     replace: bool = False,
     as_recording: str | None = None,
     format: str | None = None,
+    options: list[str] | None = None,
     continuous: bool = False,
 ) -> int:
-    """Import judgments made elsewhere as a run (``Store.import_judgments``)."""
+    """Import judgments made elsewhere as a run (``Store.import_judgments``), or a file as a judge
+    or benchmark released it (``Store.import_published``: a registered format, named or detected)."""
     from jurybench.api import Store
+    from jurybench.imports import detect_format, parse_options
 
+    plain = format in ("csv", "jsonl", "parquet") or (format is None and detect_format(file) is None)
+    if not plain:
+        if as_recording or continuous:
+            raise JurybenchError(
+                f"--{'as-recording' if as_recording else 'continuous'} is for files of one judgment a row.",
+                hint="A released format decides these itself.",
+            )
+        with Store(db) as store:
+            published = store.import_published(
+                file, run=run, fmt=format, rubric=rubric, juror=juror, options=parse_options(options), replace=replace
+            )
+        echo(f"judgments from {file}: {published}")
+        return 0
+    if options:
+        raise JurybenchError("--option is for released formats (--format NAME).", hint="jurybench judgments formats")
+    missing = [name for name, value in (("--rubric", rubric), ("--juror", juror)) if not value]
+    if missing:
+        raise JurybenchError(
+            f"{file}: {' and '.join(missing)} needed for a file of one judgment a row.",
+            hint="Or name a released format with --format (jurybench judgments formats).",
+        )
+    assert rubric is not None and juror is not None
     with Store(db) as store:
         result = store.import_judgments(
             file,
@@ -193,6 +218,21 @@ def judgments_import(
     echo(f"judgments from {file}: {result}")
     if as_recording:
         echo(f"recorded as replay/{as_recording}")
+    return 0
+
+
+def judgments_formats() -> int:
+    """The released judgment formats, their rubrics and options."""
+    from rich.table import Table
+
+    from jurybench.imports import judgment_formats
+
+    table = Table(title="judgments import --format")
+    for col in ("format", "rubric", "what", "options"):
+        table.add_column(col)
+    for fmt in judgment_formats().values():
+        table.add_row(fmt.name, fmt.rubric, fmt.description, ", ".join(f"{k}: {v}" for k, v in fmt.options.items()))
+    console().print(table)
     return 0
 
 

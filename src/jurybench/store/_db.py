@@ -130,15 +130,28 @@ def migrate(con: Connection) -> list[str]:
 
 @contextmanager
 def transaction(con: Connection) -> Iterator[Connection]:
-    """All-or-nothing: commit on success, roll back on any exception."""
+    """All-or-nothing: commit on success, roll back on any exception. Inside another transaction
+    on the same connection it joins it (the outer one commits or rolls back everything: an
+    import of items, pairs, judgments and labels from one file is one transaction)."""
+    if id(con) in _OPEN:
+        yield con
+        return
     con.execute("BEGIN TRANSACTION")
+    _OPEN.add(id(con))
     try:
         yield con
     except BaseException:
+        _OPEN.discard(id(con))
         con.execute("ROLLBACK")
         raise
     else:
+        _OPEN.discard(id(con))
         con.execute("COMMIT")
+    finally:
+        _OPEN.discard(id(con))
+
+
+_OPEN: set[int] = set()  # connections inside a transaction()
 
 
 def first_row(con: Connection, sql: str, params: Params | None = None) -> tuple[Any, ...] | None:

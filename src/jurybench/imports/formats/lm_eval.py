@@ -1,0 +1,100 @@
+"""lm-evaluation-harness sample files (``--log_samples``: ``<output>/<model>/samples_<task>_<time>.jsonl``),
+one line a document: its per-sample metric becomes a judgment of the ``graded`` rubric.
+
+Fields read: ``doc_id``, ``doc`` (kept as the item's metadata), ``arguments`` (the prompt:
+the first argument of the first request), ``filtered_resps`` (else ``resps``: the response),
+``target`` (the reference) and the metric (``--option metric=NAME``; default the first of the
+line's ``metrics`` list, else acc, exact_match). The metric must lie in [0, 1] (accuracy, exact
+match, a 0..1 score); the judge is the metric's name and the model the folder the file is in
+(lm-eval names it after the model), or ``--option model=NAME``. The task comes from the file's
+name. Items are named ``lm-eval-<task>-<doc_id>-<model>``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from jurybench.errors import JurybenchError
+from jurybench.imports._formats import Bundle, JudgmentFormat
+from jurybench.imports.formats._common import field, records
+
+
+def _first_text(value: Any) -> str | None:
+    """The first text inside nested lists (lm-eval wraps requests and responses in lists)."""
+    while isinstance(value, list | tuple) and value:
+        value = value[0]
+    if isinstance(value, dict):
+        value = value.get("arg_0", next(iter(value.values()), None))
+        return _first_text(value)
+    return None if value is None else str(value)
+
+
+def read(path: Path, options: Mapping[str, str]) -> Bundle:
+    found = re.match(r"samples_(.+?)_\d{4}-\d{2}-\d{2}T", path.name)
+    task = options.get("task") or (found.group(1) if found else path.stem.removeprefix("samples_"))
+    model = options.get("model") or path.parent.name or "model"
+    bundle = Bundle(continuous=True)
+    for number, record in records(path):
+        doc = field(path, number, record, "doc_id", kind=(int, str))
+        metrics = record.get("metrics") if isinstance(record.get("metrics"), list) else []
+        metric = options.get("metric") or next((m for m in (*metrics, "acc", "exact_match") if m in record), None)
+        if metric is None or metric not in record:
+            raise JurybenchError(
+                f"{path} line {number}: no metric {metric or ''} on the line.".replace("  ", " "),
+                hint="Name it with --option metric=NAME (a field of each line, e.g. acc or exact_match).",
+            )
+        value = record[metric]
+        item = f"lm-eval-{task}-{doc}-{model}"
+        response = _first_text(record.get("filtered_resps")) or _first_text(record.get("resps")) or ""
+        target = record.get("target")
+        bundle.item(
+            {
+                "item_id": item,
+                "prompt": _first_text(record.get("arguments")),
+                "response": response,
+                "model": model,
+                "reference": None if target is None else target if isinstance(target, str) else json.dumps(target),
+                "doc": json.dumps(record.get("doc"), sort_keys=True, default=str)
+                if record.get("doc") is not None
+                else None,
+            }
+        )
+        row: dict[str, Any] = {"item_id": item, "criterion": "score"}
+        if isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            row["status"] = "invalid"
+        elif not 0 <= value <= 1:
+            raise JurybenchError(
+                f"{path} line {number}, field '{metric}': {value:g} is outside 0..1, the graded rubric's scale.",
+                hint="Import a metric in [0, 1] (--option metric=NAME), or give --rubric one whose scale fits.",
+            )
+        else:
+            row["score"] = float(value)
+        bundle.judge(str(metric), row)
+    return bundle
+
+
+FORMATS = [
+    JudgmentFormat(
+        name="lm-eval",
+        description="lm-evaluation-harness samples_<task>_<time>.jsonl: a per-sample metric in [0, 1]",
+        rubric="graded",
+        read=read,
+        detect=lambda path, head: (
+            isinstance(head, dict) and {"doc_id", "doc"} <= set(head) and ("resps" in head or "filtered_resps" in head)
+        ),
+        fields={
+            "items": "doc_id, the task (file name) and the model (folder); prompt from arguments, response from filtered_resps",
+            "items.reference": "target",
+            "judgments.score": "the metric (--option metric; default metrics[0], acc, exact_match)",
+            "juror": "the metric's name",
+        },
+        options={"metric": "the per-sample metric to import", "model": "the model's name", "task": "the task's name"},
+    )
+]
