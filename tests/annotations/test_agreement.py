@@ -256,8 +256,18 @@ def _preference_store(tmp_path: Path) -> str:
         ("items", "import", str(write(tmp_path / "i.csv", items))),
         ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
         ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
-        ("judgments", "import", str(write(tmp_path / "v.csv", verdicts)), "--run", "cat", "-r", str(rubric), "-j", "judge"),
-    ):  # fmt: skip
+        (
+            "judgments",
+            "import",
+            str(write(tmp_path / "v.csv", verdicts)),
+            "--run",
+            "cat",
+            "-r",
+            str(rubric),
+            "-j",
+            "judge",
+        ),
+    ):
         done = run_cli(*args, "--db", db)
         assert done.exit_code == 0, (args, done.stderr)
     return db
@@ -366,3 +376,14 @@ def test_gwet_ac1_and_quadratic_kappa_by_hand() -> None:
     x, y = [1, 2, 3, 4, 5, 3, 2], [1, 3, 3, 5, 4, 2, 2]
     assert quadratic_kappa(x, y) == pytest.approx(cohen_kappa_score(x, y, weights="quadratic"), abs=1e-12)
     assert quadratic_kappa([2.5, 3.4, 1], [2, 3, 1]) == pytest.approx(1.0)
+
+
+def test_the_python_face_takes_the_policy_and_the_annotators(tmp_path: Path) -> None:
+    import jurybench as jb
+
+    db = _preference_store(tmp_path)
+    frame = jb.agreement(db, "cat", boot=20, invalid="wrong", annotators=["h1", "h2"])
+    judge = frame[frame["rater"] == "judge"].iloc[0]
+    assert judge["n"] == 6 and {"gwet_ac1", "macro_precision", "macro_recall"} <= set(frame.columns)
+    assert frame.attrs["report"][0]["invalid_policy"] == "wrong"
+    assert frame.attrs["report"][0]["annotators"] == ["h1", "h2"]

@@ -119,13 +119,25 @@ def test_mt_bench_pairwise_single_and_human_judgments(tmp_path: Path) -> None:
     # shown BA (vicuna first) the first-shown won (+1); q82: a tie shown BA (vicuna first), AB invalid
     assert rows == [("mtbench-81-t1-alpaca-vs-vicuna", -1.0, 1.0), ("mtbench-82-t1-alpaca-vs-vicuna", None, 0.0)]
     single = [
-        {"question_id": 81, "model": "vicuna", "judge": ["gpt-4", "single-v1"], "score": 8, "turn": 1,
-         "user_prompt": "[Question]\nQuestion 81?\n\n[The Start of Assistant's Answer]\nV81\n[The End of Assistant's Answer]",
-         "judgment": "Rating: [[8]]"},
-        {"question_id": 82, "model": "vicuna", "judge": ["gpt-4", "single-v1"], "score": -1, "turn": 1,
-         "user_prompt": "[Question]\nQuestion 82?\n\n[The Start of Assistant's Answer]\nV82\n[The End of Assistant's Answer]",
-         "judgment": "no rating"},
-    ]  # fmt: skip
+        {
+            "question_id": 81,
+            "model": "vicuna",
+            "judge": ["gpt-4", "single-v1"],
+            "score": 8,
+            "turn": 1,
+            "user_prompt": "[Question]\nQuestion 81?\n\n[The Start of Assistant's Answer]\nV81\n[The End of Assistant's Answer]",
+            "judgment": "Rating: [[8]]",
+        },
+        {
+            "question_id": 82,
+            "model": "vicuna",
+            "judge": ["gpt-4", "single-v1"],
+            "score": -1,
+            "turn": 1,
+            "user_prompt": "[Question]\nQuestion 82?\n\n[The Start of Assistant's Answer]\nV82\n[The End of Assistant's Answer]",
+            "judgment": "no rating",
+        },
+    ]
     out = _import(
         db, write(tmp_path / "gpt-4_single.jsonl", "".join(json.dumps(r) + "\n" for r in single)), "mt-single"
     )
@@ -140,10 +152,18 @@ def test_mt_bench_pairwise_single_and_human_judgments(tmp_path: Path) -> None:
         return [{"role": "user", "content": "Question 81?"}, {"role": "assistant", "content": answer}]
 
     human = [
-        {"question_id": 81, "model_a": "alpaca", "model_b": "vicuna", "winner": w, "judge": j, "turn": 1,
-         "conversation_a": conversation("A81"), "conversation_b": conversation("V81")}
+        {
+            "question_id": 81,
+            "model_a": "alpaca",
+            "model_b": "vicuna",
+            "winner": w,
+            "judge": j,
+            "turn": 1,
+            "conversation_a": conversation("A81"),
+            "conversation_b": conversation("V81"),
+        }
         for w, j in (("model_b", "expert_0"), ("tie", "expert_1"), ("model_b", "gpt4_pair"))
-    ]  # fmt: skip
+    ]
     out = _import(db, write(tmp_path / "human.jsonl", "".join(json.dumps(r) + "\n" for r in human)), "mt-human")
     assert "2 human labels" in out
     labels = _sql(
@@ -169,13 +189,25 @@ def test_arena_hard_games_become_both_orders_with_strong_verdicts(tmp_path: Path
         )
 
     lines = [
-        {"question_id": "q1", "model": "m1", "judge": "gpt-4-1106-preview",
-         "games": [{"user_prompt": prompt("Why?", "base", "mine"), "judgment": "[[B>>A]]", "score": "B>>A"},
-                   {"user_prompt": prompt("Why?", "mine", "base"), "judgment": "[[A>B]]", "score": "A>B"}]},
-        {"question_id": "q2", "model": "m1", "judge": "gpt-4-1106-preview",
-         "games": [{"user_prompt": prompt("How?", "base2", "mine2"), "judgment": "[[A=B]]", "score": "A=B"},
-                   {"user_prompt": prompt("How?", "mine2", "base2"), "judgment": "unclear", "score": None}]},
-    ]  # fmt: skip
+        {
+            "question_id": "q1",
+            "model": "m1",
+            "judge": "gpt-4-1106-preview",
+            "games": [
+                {"user_prompt": prompt("Why?", "base", "mine"), "judgment": "[[B>>A]]", "score": "B>>A"},
+                {"user_prompt": prompt("Why?", "mine", "base"), "judgment": "[[A>B]]", "score": "A>B"},
+            ],
+        },
+        {
+            "question_id": "q2",
+            "model": "m1",
+            "judge": "gpt-4-1106-preview",
+            "games": [
+                {"user_prompt": prompt("How?", "base2", "mine2"), "judgment": "[[A=B]]", "score": "A=B"},
+                {"user_prompt": prompt("How?", "mine2", "base2"), "judgment": "unclear", "score": None},
+            ],
+        },
+    ]
     out = _import(db, write(tmp_path / "m1.jsonl", "".join(json.dumps(r) + "\n" for r in lines)), "arena")
     assert "baseline model: gpt-4-0314" in out and "1 games without a verdict label kept as invalid" in out
     rows = _sql(
@@ -198,11 +230,27 @@ def test_pandalm_test_set_and_a_judges_outputs_with_unusable_answers(tmp_path: P
     counts it: pair 2's humans say tie, so the judge is right there."""
     db = _db(tmp_path)
     base = [
-        {"motivation_app": "x", "instruction": "Sum 2 and 2.", "input": "", "response1": "4", "response2": "5",
-         "annotator1": 1, "annotator2": 1, "annotator3": 0},
-        {"motivation_app": "x", "instruction": "Greet.", "input": "formally", "response1": "Hello.", "response2": "Good day.",
-         "annotator1": 0, "annotator2": 0, "annotator3": 2},
-    ]  # fmt: skip
+        {
+            "motivation_app": "x",
+            "instruction": "Sum 2 and 2.",
+            "input": "",
+            "response1": "4",
+            "response2": "5",
+            "annotator1": 1,
+            "annotator2": 1,
+            "annotator3": 0,
+        },
+        {
+            "motivation_app": "x",
+            "instruction": "Greet.",
+            "input": "formally",
+            "response1": "Hello.",
+            "response2": "Good day.",
+            "annotator1": 0,
+            "annotator2": 0,
+            "annotator3": 2,
+        },
+    ]
     test_set = write(tmp_path / "testset-v1.json", json.dumps(base))
     out = _import(db, test_set, "panda")
     assert "6 human labels" in out and "import/" not in out
@@ -261,16 +309,32 @@ def test_promptfoo_results_and_lm_eval_samples(tmp_path: Path) -> None:
         "results": {
             "version": 3,
             "results": [
-                {"testIdx": t, "promptIdx": 0, "provider": {"id": "openai:gpt-x"}, "prompt": {"raw": f"Tell joke {t}"},
-                 "response": {"output": f"joke {t}"}, "success": t == 0, "score": 0.8,
-                 "gradingResult": {"pass": t == 0, "score": 0.8, "componentResults": [
-                     {"pass": t == 0, **({"score": 0.8} if t == 0 else {}), "reason": "funny" if t == 0 else "not funny",
-                      "assertion": {"type": "llm-rubric", "value": "is funny"}},
-                     {"pass": True, "score": 1, "assertion": {"type": "equals", "value": "x"}}]}}
+                {
+                    "testIdx": t,
+                    "promptIdx": 0,
+                    "provider": {"id": "openai:gpt-x"},
+                    "prompt": {"raw": f"Tell joke {t}"},
+                    "response": {"output": f"joke {t}"},
+                    "success": t == 0,
+                    "score": 0.8,
+                    "gradingResult": {
+                        "pass": t == 0,
+                        "score": 0.8,
+                        "componentResults": [
+                            {
+                                "pass": t == 0,
+                                **({"score": 0.8} if t == 0 else {}),
+                                "reason": "funny" if t == 0 else "not funny",
+                                "assertion": {"type": "llm-rubric", "value": "is funny"},
+                            },
+                            {"pass": True, "score": 1, "assertion": {"type": "equals", "value": "x"}},
+                        ],
+                    },
+                }
                 for t in (0, 1)
             ],
         },
-    }  # fmt: skip
+    }
     _import(db, write(tmp_path / "results.json", json.dumps(results)), "pf")
     assert _sql(db, "SELECT juror, juror_score FROM juror_pointwise WHERE run_id = 'pf' ORDER BY item_id") == [
         ("llm-rubric", 0.8),
@@ -278,11 +342,18 @@ def test_promptfoo_results_and_lm_eval_samples(tmp_path: Path) -> None:
     ]
     folder = tmp_path / "out" / "my-model"
     lines = [
-        {"doc_id": d, "doc": {"q": f"q{d}"}, "target": "yes", "arguments": [[f"Is {d} even?", {"until": ["\n"]}]],
-         "resps": [["yes"]], "filtered_resps": ["yes" if d == 0 else "no"], "metrics": ["exact_match"],
-         "exact_match": 1.0 if d == 0 else 0.0}
+        {
+            "doc_id": d,
+            "doc": {"q": f"q{d}"},
+            "target": "yes",
+            "arguments": [[f"Is {d} even?", {"until": ["\n"]}]],
+            "resps": [["yes"]],
+            "filtered_resps": ["yes" if d == 0 else "no"],
+            "metrics": ["exact_match"],
+            "exact_match": 1.0 if d == 0 else 0.0,
+        }
         for d in (0, 1)
-    ]  # fmt: skip
+    ]
     samples = write(
         folder / "samples_evenness_2025-01-02T03-04-05.123.jsonl", "".join(json.dumps(r) + "\n" for r in lines)
     )

@@ -635,8 +635,20 @@ def test_a_variant_of_a_judges_judgments_goes_into_a_new_run_beside_the_first(
     variant = write(tmp_path / "v2.csv", "item_id,criterion,score\ni1,relevance,1\ni2,relevance,2\n")
 
     def load(file: Path, run: str, *extra: str) -> object:
-        return run_cli("judgments", "import", str(file), "--run", run, "-r", "story-quality", "-j", "judge",
-                       *extra, "--db", pointwise_db)  # fmt: skip
+        return run_cli(
+            "judgments",
+            "import",
+            str(file),
+            "--run",
+            run,
+            "-r",
+            "story-quality",
+            "-j",
+            "judge",
+            *extra,
+            "--db",
+            pointwise_db,
+        )
 
     assert load(first, "prompt-1").exit_code == 0  # type: ignore[attr-defined]
     second = load(variant, "prompt-2")

@@ -7,7 +7,9 @@ judge), ``preference`` (1: output_1 preferred, 2: output_2 preferred, anything b
 weighted annotator, 0 a draw, null no usable answer) and, where present, ``raw_completion``
 and ``price_per_example``. Items are named by generator and the instruction's hash, so the
 reference's outputs are shared by every model's file; the pair's item_a is the reference and
-item_b the model, and ``p_b`` = preference - 1 (a draw, 0, is 0.5). AlpacaEval shows the two
+item_b the model, and ``p_b`` = preference - 1 (a draw, 0, is 0.5). The model's item keeps the
+record's position as ``alpaca_eval_index`` (metadata): AlpacaEval's instruction difficulty
+table, which ``stats winrate --length-controlled alpaca-eval`` reads, is keyed by it. AlpacaEval shows the two
 outputs in an order of its own that the file does not record: the run's order is unknown.
 """
 
@@ -45,6 +47,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
                 "prompt": instruction,
                 "response": field(path, number, record, "output_2"),
                 "model": model,
+                "alpaca_eval_index": number - 1,  # AlpacaEval's difficulty table is keyed by the instruction's place
             }
         )
         pair = bundle.pair(f"{model}-vs-{reference}-{key}", a, b)
@@ -98,6 +101,7 @@ FORMATS = [
             "items.prompt": "instruction",
             "items.response": "output_1 (the reference, item_a), output_2 (the model, item_b)",
             "items.model": "generator_1, generator_2",
+            "items.meta.alpaca_eval_index": "the record's position (the instruction's index in AlpacaEval)",
             "judgments.p_b": "preference - 1; 0 (a draw) -> 0.5; null -> status invalid",
             "judgments.raw": "raw_completion",
             "judgments.cost_usd": "price_per_example",

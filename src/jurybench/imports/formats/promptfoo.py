@@ -55,9 +55,10 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         output = response.get("output")
         grading = obj(result.get("gradingResult"))
         components = [
-            c for c in grading.get("componentResults") or []
+            c
+            for c in grading.get("componentResults") or []
             if isinstance(c, dict) and isinstance(c.get("assertion"), dict) and c["assertion"].get("type") in wanted
-        ]  # fmt: skip
+        ]
         if not components:
             continue
         item = f"promptfoo-{result.get('testIdx', number)}-{result.get('promptIdx', 0)}-{model}"

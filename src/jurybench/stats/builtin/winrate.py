@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from jurybench.declare import param
@@ -26,8 +28,10 @@ COLUMNS = [
 
 def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
     cols = list(COLUMNS)
-    if result.get("length_controlled"):
+    if result.get("length_controlled") == "glm":
         cols += ["lc_win_rate", "length_slope"]
+    elif result.get("length_controlled") == "alpaca-eval":
+        cols += ["length_controlled_winrate", "lc_c"]
     rows: list[list[object]] = []
     for board, b in result["boards"].items():
         rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
@@ -45,16 +49,36 @@ def winrate(
     category: Annotated[str | None, param("The category (a preference run has one).", http={"max_length": 256})] = None,
     level: params.Level = "jury",
     length_controlled: Annotated[
-        bool, param("Also the win rate predicted at equal length (docs/statistics.md).", flag=True)
-    ] = False,
+        str | None,
+        param(
+            "Also the win rate at the reference's length: glm (a logistic model of length alone) or "
+            "alpaca-eval (AlpacaEval's length_controlled_v1, with --difficulty; docs/statistics.md).",
+            choices=("glm", "alpaca-eval"),
+        ),
+    ] = None,
+    difficulty: Annotated[
+        Path | None,
+        param(
+            "AlpacaEval's per-instruction difficulty table (instruction_difficulty.csv, or df_gamed.csv, "
+            "which also holds the gamed baselines' rows) for --length-controlled alpaca-eval.",
+            faces="cli python",
+        ),
+    ] = None,
 ) -> dict[str, object]:
     """Win rates against a reference model as AlpacaEval defines them: wins, losses, draws, the
     mean preference (probabilistic where the jury's scores are) with its standard error, and the
-    discrete win rate (ties as half); ``length_controlled``: the win rate a logistic model of
-    length predicts at equal length (docs/statistics.md says where it differs from AlpacaEval's)."""
+    discrete win rate (ties as half); ``length_controlled``: ``glm``, the win rate a logistic
+    model of length alone predicts at equal length, or ``alpaca-eval``, AlpacaEval's
+    length-controlled win rate as it publishes it (needs ``difficulty``)."""
 
     return stat_winrate(
-        con, run, reference=reference, category=category, level=level, length_controlled_too=length_controlled
+        con,
+        run,
+        reference=reference,
+        category=category,
+        level=level,
+        length_controlled_too=length_controlled,
+        difficulty=difficulty,
     )
 
 
@@ -65,7 +89,8 @@ def stat_winrate(
     reference: str,
     category: str | None = None,
     level: str = "jury",
-    length_controlled_too: bool = False,
+    length_controlled_too: bool | str | None = None,
+    difficulty: Path | None = None,
 ) -> dict[str, Any]:
     """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
     ``reference`` over the run's pairs that set the model against it."""
@@ -75,10 +100,21 @@ def stat_winrate(
 
     from jurybench.errors import JurybenchError
     from jurybench.stats._store import _check_run, _query, pairwise_category
-    from jurybench.stats._winrate import alpaca_winrate, length_controlled
+    from jurybench.stats._winrate import alpaca_length_controlled, alpaca_winrate, length_controlled
 
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
+    method = "glm" if length_controlled_too is True else (length_controlled_too or None)
+    if method not in (None, "glm", "alpaca-eval"):
+        raise JurybenchError(f"--length-controlled {method!r} is not a method.", hint="Valid: glm, alpaca-eval.")
+    if method == "alpaca-eval" and difficulty is None:
+        raise JurybenchError(
+            "--length-controlled alpaca-eval needs --difficulty FILE: AlpacaEval's instruction difficulty table.",
+            hint="instruction_difficulty.csv or df_gamed.csv from AlpacaEval's dataset on the Hugging Face hub.",
+        )
+    if difficulty is not None and method != "alpaca-eval":
+        raise JurybenchError("--difficulty is for --length-controlled alpaca-eval.")
+    table = read_difficulty(Path(difficulty)) if difficulty is not None else None
     _check_run(con, run_id)
     chosen = pairwise_category(con, run_id, category)
     sql = (
@@ -94,28 +130,36 @@ def stat_winrate(
             hint=f"Models: {', '.join(sorted(str(m) for m in models if m is not None)) or 'none'} "
             "(the items' model column).",
         )
-    by_board: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
+    # per board and model: (p or NaN, model's length minus the reference's, instruction key)
+    by_board: dict[str, dict[str, list[tuple[float, float, object]]]] = defaultdict(lambda: defaultdict(list))
     without, missing = 0, 0
-    for board, _pair, score, model_a, model_b, len_a, len_b in rows:
+    for board, pair, score, model_a, model_b, len_a, len_b, meta_a, meta_b, prompt in rows:
         if (model_a == reference) == (model_b == reference):  # neither side, or both, is the reference
             without += 1
             continue
-        if score is None:
-            missing += 1
-            continue
-        s = float(score)
+        missing += score is None
+        s = math.nan if score is None else float(score)
         if model_a == reference:
-            by_board[str(board)][str(model_b)].append(((1 - s) / 2, float((len_b or 0) - (len_a or 0))))
+            value = ((1 - s) / 2, float((len_b or 0) - (len_a or 0)), _key(meta_b, prompt, pair))
+            by_board[str(board)][str(model_b)].append(value)
         else:
-            by_board[str(board)][str(model_a)].append(((1 + s) / 2, float((len_a or 0) - (len_b or 0))))
+            value = ((1 + s) / 2, float((len_a or 0) - (len_b or 0)), _key(meta_a, prompt, pair))
+            by_board[str(board)][str(model_a)].append(value)
     boards = {}
     for board, per_model in sorted(by_board.items()):
         entries = []
         for model, values in per_model.items():
-            p = np.array([v[0] for v in values])
+            every = np.array([v[0] for v in values])
+            p = every[~np.isnan(every)]
+            if not len(p):
+                continue
             entry = {"model": model, **alpaca_winrate(p)}
-            if length_controlled_too:
-                entry.update(length_controlled(p, np.array([v[1] for v in values])))
+            if method == "glm":
+                entry.update(length_controlled(p, np.array([v[1] for v in values if not math.isnan(v[0])])))
+            elif method == "alpaca-eval" and table is not None:
+                # AlpacaEval's delta is the reference's length minus the model's, over every instruction
+                delta = -np.array([v[1] for v in values])
+                entry.update(alpaca_length_controlled(every, delta, table.lookup(values, model), table.gamed))
             entries.append(entry)
         entries.sort(key=lambda e: (-(e["win_rate"] or 0), e["model"]))
         boards[board] = {"models": entries}
@@ -127,12 +171,115 @@ def stat_winrate(
         "boards": boards,
         "n_pairs_without_reference": without,
         "n_pairs_without_value": missing,
-        "length_controlled": length_controlled_too,
+        "length_controlled": method,
+        **({"difficulty_file": str(difficulty), "regularized_to_gamed": table.gamed is not None} if table else {}),
     }
+
+
+def _key(meta: object, prompt: object, pair: object) -> tuple[object, object, object]:
+    """What finds an instruction's difficulty: AlpacaEval's index (the alpaca-eval reader keeps
+    each record's position as ``alpaca_eval_index``), else the instruction's text."""
+    import json
+
+    index = None
+    if isinstance(meta, str):
+        try:
+            index = json.loads(meta).get("alpaca_eval_index")
+        except (ValueError, AttributeError):
+            index = None
+    return index, prompt, pair
+
+
+class Difficulty:
+    """AlpacaEval's instruction difficulty, by instruction index (and by instruction text where
+    the table has an ``instruction`` column), and the gamed baselines' rows if the table holds them."""
+
+    def __init__(self, path: Path, by_index: dict[int, float], by_text: dict[str, float], gamed: Any) -> None:
+        self.path, self.by_index, self.by_text, self.gamed = path, by_index, by_text, gamed
+
+    def lookup(self, values: list[tuple[float, float, Any]], model: str) -> Any:
+        import numpy as np
+
+        from jurybench.errors import JurybenchError
+
+        out = []
+        for _p, _d, (index, prompt, pair) in values:
+            if index is not None and int(index) in self.by_index:
+                out.append(self.by_index[int(index)])
+            elif prompt is not None and str(prompt) in self.by_text:
+                out.append(self.by_text[str(prompt)])
+            else:
+                raise JurybenchError(
+                    f"{self.path}: no difficulty for pair {pair!r} of model {model!r} "
+                    f"(instruction index {index if index is not None else 'unknown'}).",
+                    hint="Import AlpacaEval's annotations with --format alpaca-eval (it keeps each instruction's "
+                    "index), or give a table with an instruction column.",
+                )
+        return np.array(out, dtype=float)
+
+
+def read_difficulty(path: Path) -> Difficulty:
+    """instruction_difficulty.csv (index, instruction_difficulty) or df_gamed.csv (also
+    preference, std_delta_len, not_gamed_baseline: the gamed baselines' annotations)."""
+    import csv
+
+    import numpy as np
+
+    from jurybench.errors import JurybenchError
+    from jurybench.stats._winrate import GamedRows
+
+    if not path.exists():
+        raise JurybenchError(f"--difficulty {path}: no such file.")
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        columns = list(reader.fieldnames or [])
+        rows = list(reader)
+    if "instruction_difficulty" not in columns:
+        raise JurybenchError(
+            f"{path}: no instruction_difficulty column.",
+            hint="Give AlpacaEval's instruction_difficulty.csv or df_gamed.csv.",
+        )
+    key = "index" if "index" in columns else columns[0] if columns and columns[0] in ("", "Unnamed: 0") else None
+    by_index: dict[int, float] = {}
+    by_text: dict[str, float] = {}
+    gamed = []
+    for number, row in enumerate(rows, start=2):
+
+        def number_of(name: str, row: dict[str, str] = row, number: int = number) -> float:
+            try:
+                return float(row[name])
+            except (TypeError, ValueError):
+                raise JurybenchError(
+                    f"{path} row {number}, field '{name}': {row.get(name)!r} is not a number."
+                ) from None
+
+        value = number_of("instruction_difficulty")
+        if key is not None:
+            by_index.setdefault(int(number_of(key)), value)
+        if row.get("instruction"):
+            by_text.setdefault(str(row["instruction"]), value)
+        if {"preference", "std_delta_len", "not_gamed_baseline"} <= set(columns) and str(
+            row["not_gamed_baseline"]
+        ).strip().lower() in ("false", "0"):
+            preference = row["preference"]
+            gamed.append(
+                (
+                    float(preference) if preference not in ("", None) else float("nan"),
+                    number_of("std_delta_len"),
+                    value,
+                )
+            )
+    if not by_index and not by_text:
+        raise JurybenchError(f"{path}: no index or instruction column to find an instruction's difficulty by.")
+    rows_gamed = None
+    if gamed:
+        arr = np.array(gamed, dtype=float)
+        rows_gamed = GamedRows(arr[:, 0], arr[:, 1], arr[:, 2])
+    return Difficulty(path, by_index, by_text, rows_gamed)
 
 
 _ROWS = """
 SELECT {board} AS board, s.pair_id, {value} AS score, a.model AS model_a, b.model AS model_b,
-       length(a.response) AS len_a, length(b.response) AS len_b
+       length(a.response) AS len_a, length(b.response) AS len_b, a.metadata, b.metadata, coalesce(a.prompt, b.prompt)
 FROM {view} s JOIN pairs p USING (pair_id) JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b
 WHERE s.run_id = $run AND s.category = $category"""
