@@ -387,3 +387,33 @@ def test_the_python_face_takes_the_policy_and_the_annotators(tmp_path: Path) -> 
     assert judge["n"] == 6 and {"gwet_ac1", "macro_precision", "macro_recall"} <= set(frame.columns)
     assert frame.attrs["report"][0]["invalid_policy"] == "wrong"
     assert frame.attrs["report"][0]["annotators"] == ["h1", "h2"]
+
+
+def test_vote_agreement_as_mt_bench_counts_it(tmp_path: Path) -> None:
+    """The judge's verdicts (A, A, tie, tie, B on p1..p5; p6 unusable, dropped) against every
+    human vote: p1 2 of 3, p2 0 of 3, p3 1 of 3, p4 2 of 3, p5 1 of 2: 6 of 14. Without ties
+    (a vote where either side is a tie left out): p1 2 of 3, p2 0 of 2, p5 1 of 2: 3 of 7. h1
+    alone: p1 and p4 of five: 0.4. The humans' pooled pairs: 1/3, 1/3, 0/3, 1/3, 0/1, 1/1 = 4 of
+    14; without ties 1/3, 1/1, 0/1, 0/1, 1/1 = 3 of 7."""
+    db = _preference_store(tmp_path)
+    block = _block(db)
+    judge = block["jurors"][0]
+    assert judge["n_votes"] == 14 and judge["vote_agreement"] == pytest.approx(6 / 14)
+    assert judge["n_votes_without_ties"] == 7 and judge["vote_agreement_without_ties"] == pytest.approx(3 / 7)
+    assert judge["vs_annotators"]["h1"] == {"n": 5, "agreement": 0.4, "agreement_without_ties": pytest.approx(1 / 3)}
+    humans = block["humans"]["vote_agreement"]
+    assert humans["n"] == 14 and humans["agreement"] == pytest.approx(4 / 14)
+    assert humans["n_without_ties"] == 7 and humans["agreement_without_ties"] == pytest.approx(3 / 7)
+
+
+def test_macro_averages_are_scikit_learns() -> None:
+    """'tie' is true once and never predicted: its precision is undefined and counts as 0 in the
+    macro average, as scikit-learn (zero_division=0) and PandaLM's tables count it."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    from jurybench.annotations._categorical import class_metrics
+
+    pred, gold = ["A", "A", "B", "B", "A"], ["A", "tie", "B", "A", "A"]
+    ours = class_metrics(pred, gold, ("A", "B", "tie"))
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, average="macro", zero_division=0)
+    assert (ours["macro_precision"], ours["macro_recall"], ours["macro_f1"]) == pytest.approx((p, r, f))

@@ -11,7 +11,12 @@ bootstrap CIs over units. ``annotators`` keeps only the labels of the annotators
 Jurors and the jury against the human plurality: accuracy over all classes (a tie verdict is
 right where the humans tie), Cohen's kappa (bootstrap CI), Gwet's AC1, and per class precision,
 recall and F1 (NaN where a class is never predicted, or never true), with their unweighted means
-(macro precision, recall and F1 over the classes where they are defined).
+(macro precision, recall and F1 as scikit-learn averages them: over the classes predicted or
+true, an undefined value counting as 0, as PandaLM's tables do). ``vs_annotators``: the rater
+against each annotator's own labels, and ``vote_agreement`` pooled over every (rater, annotator)
+vote on a unit, with and without ties (MT-Bench's agreement: the chance that the rater and a
+randomly drawn human vote agree); the humans' own ``vote_agreement`` pools every two different
+annotators' votes on a unit.
 A preference juror's verdict is the sign of its symmetrized score (ε > 0: A, < 0: B, 0: tie), the
 jury's the sign of its score by the run's rule. A unit the rater answered but without a usable
 verdict (invalid answers or refusals only) follows ``invalid``: ``drop`` leaves it out (and counts
@@ -72,8 +77,12 @@ def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> 
         )
         per_class[label] = {"precision": precision, "recall": recall, "f1": f1, "support": true}
 
+    present = [label for label in labels if np.any(p == label) or np.any(g == label)]
+
     def macro(name: str) -> float:
-        found = [c[name] for c in per_class.values() if not np.isnan(c[name])]
+        # scikit-learn's macro average: over the classes that occur (predicted or true), an
+        # undefined precision or recall (never predicted, never true) counting as 0
+        found = [0.0 if np.isnan(per_class[label][name]) else per_class[label][name] for label in present]
         return float(np.mean(found)) if found else float("nan")
 
     return {
@@ -184,6 +193,7 @@ def categorical_report(
             {"annotators": [names[a], names[b]], "n": both, "cohen_kappa": kappa}
             for a, b, both, kappa in pairwise_cohen_kappas(matrix)
         ],
+        "vote_agreement": human_vote_agreement(humans, preference),
     }
     verdicts = _verdicts(con, run_id, preference, labels)
     panel = jurors_of_run(con, run_id)
@@ -208,6 +218,7 @@ def categorical_report(
                 "gwet_ac1": gwet_ac1(both, len(labels)) if len(pred) else float("nan"),
                 "n_unusable": len(unusable),
                 "n_without_verdict": len(units) - len(scored),
+                **votes_against(said, humans, scored, preference),
             }
         )
     return [
@@ -226,6 +237,64 @@ def categorical_report(
             "jury": rows[-1],
         }
     ]
+
+
+def _share(agree: int, total: int) -> float:
+    return agree / total if total else float("nan")
+
+
+def votes_against(
+    said: dict[str, str | None], humans: dict[str, dict[str, str]], units: list[str], preference: bool
+) -> dict[str, Any]:
+    """The rater's verdicts against every annotator's own label on the units it answered: per
+    annotator, and pooled over all votes (MT-Bench's agreement), with ties and, for preferences,
+    without any vote where either side is a tie."""
+    per: dict[str, list[int]] = {}
+    pooled = [0, 0, 0, 0]  # agree, votes, agree without ties, votes without ties
+    for unit in units:
+        verdict = said.get(unit)
+        for annotator, label in humans.get(unit, {}).items():
+            agree = int(verdict == label)
+            clean = not (preference and "tie" in (verdict, label))
+            counts = per.setdefault(annotator, [0, 0, 0, 0])
+            for tally in (counts, pooled):
+                tally[0] += agree
+                tally[1] += 1
+                tally[2] += agree if clean else 0
+                tally[3] += int(clean)
+    out: dict[str, Any] = {
+        "vote_agreement": _share(pooled[0], pooled[1]),
+        "n_votes": pooled[1],
+        "vs_annotators": {
+            a: {"n": c[1], "agreement": _share(c[0], c[1])}
+            | ({"agreement_without_ties": _share(c[2], c[3])} if preference else {})
+            for a, c in sorted(per.items())
+        },
+    }
+    if preference:
+        out["vote_agreement_without_ties"] = _share(pooled[2], pooled[3])
+        out["n_votes_without_ties"] = pooled[3]
+    return out
+
+
+def human_vote_agreement(humans: dict[str, dict[str, str]], preference: bool) -> dict[str, float | int]:
+    """Every two different annotators' labels on a unit, pooled: the share that agree (with ties,
+    and for preferences without any pair where one is a tie)."""
+    agree = total = agree_clean = total_clean = 0
+    for labels in humans.values():
+        given = sorted(labels.items())
+        for i in range(len(given)):
+            for j in range(i + 1, len(given)):
+                a, b = given[i][1], given[j][1]
+                clean = not (preference and "tie" in (a, b))
+                agree += a == b
+                total += 1
+                agree_clean += (a == b) and clean
+                total_clean += clean
+    out: dict[str, float | int] = {"agreement": _share(agree, total), "n": total}
+    if preference:
+        out |= {"agreement_without_ties": _share(agree_clean, total_clean), "n_without_ties": total_clean}
+    return out
 
 
 def _kappa(pred: list[int], truth: list[int], n_boot: int, seed: int) -> Estimate:

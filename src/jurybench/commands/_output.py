@@ -380,6 +380,10 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
 
 
+def number_or_dash(value: object) -> str:
+    return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}"
+
+
 def _print_categorical(out: Any, block: dict[str, Any]) -> None:
     """A preference or classification run's agreement: humans among themselves, then each rater
     against the human plurality (accuracy, Cohen's kappa, per-class F1)."""
@@ -402,6 +406,17 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
                 for (a, b), n, k in ((p["annotators"], p["n"], p["cohen_kappa"]) for p in pairs)
             )
         )
+    votes = h.get("vote_agreement") or {}
+    if votes.get("n"):
+        without = (
+            f", {number_or_dash(votes['agreement_without_ties'])} without ties"
+            if "agreement_without_ties" in votes
+            else ""
+        )
+        out.print(
+            f"two annotators' votes on a unit agree {number_or_dash(votes['agreement'])}{without} "
+            f"({votes['n']} pairs of votes); 'votes agree' below: the rater against every human vote (MT-Bench's agreement)"
+        )
     policy = {
         "drop": "left out (counted as no verdict)",
         "tie": "counted as ties",
@@ -420,6 +435,7 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
         "macro R",
         "macro F1",
         *(f"F1 {lab}" for lab in labels),
+        "votes agree",
         "unusable",
         "no verdict",
     ):
@@ -439,6 +455,12 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
             number(row["macro_recall"]),
             number(row["macro_f1"]),
             *(number(row["per_class"][lab]["f1"]) for lab in labels),
+            number(row["vote_agreement"])
+            + (
+                f" ({number(row['vote_agreement_without_ties'])} w/o ties)"
+                if "vote_agreement_without_ties" in row
+                else ""
+            ),
             str(row["n_unusable"]),
             str(row["n_without_verdict"]),
         )
