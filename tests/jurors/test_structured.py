@@ -50,12 +50,14 @@ def test_schema_mode_sends_the_rubrics_strict_schema_and_still_validates_bounds(
         sent = stub.requests[0]["response_format"]
     assert sent == {
         "type": "json_schema",
-        "json_schema": {"name": "answer", "schema": answer_schema(rubric), "strict": True},
+        "json_schema": {"name": "answer", "schema": answer_schema(rubric, enumerate_points=True), "strict": True},
     }
     schema = sent["json_schema"]["schema"]
     assert schema["required"] == [*rubric.dimensions, "rationale"] and schema["additionalProperties"] is False
     assert schema["properties"]["rationale"] == {"type": ["string", "null"]}
-    assert schema["properties"]["relevance"] == {"type": "integer", "minimum": 1, "maximum": 5}
+    # Issue 45, item 4: a server on this machine compiles the schema to a grammar, which enforces
+    # an enum of the scale's points but not minimum/maximum (SmolLM2 counted 1..6 under the bounds)
+    assert schema["properties"]["relevance"] == {"type": "integer", "enum": [1, 2, 3, 4, 5]}
     status, reason, mode = small_store.execute("SELECT status, reason, structured FROM calls").fetchall()[0]
     assert (status, mode) == ("invalid", "schema")
     assert reason.startswith("relevance:") and "less than or equal to 5" in reason
@@ -107,6 +109,10 @@ def test_expected_scores_are_read_from_logprobs_stored_and_aggregated(small_stor
         result = score(small_store, rubric, Jury((spec,), scores="expected"), options=QUIET)
         sent = stub.requests[0]
     assert sent["logprobs"] is True and sent["top_logprobs"] == 5
+    # Issue 45, item 3: a self-hosted server samples without a repetition penalty, so the score
+    # written is the most probable one in the probabilities it reports (llama.cpp's default 1.1
+    # penalised digits already written and the two disagreed)
+    assert sent["repeat_penalty"] == 1.0
     assert result.notes == []
     # relevance 5: p(5) = 0.5, p(4) = 0.25 (0.25 on "x" dropped): renormalised 2/3, 1/3;
     # expected = 5 * 2/3 + 4 * 1/3 = 14/3. engagement 1: p(1) 2/3, p(2) 1/3: expected 4/3.
@@ -321,3 +327,36 @@ def test_a_prompt_cache_reads_the_shared_part_when_it_comes_first(small_store: A
         first, *rest = rows
         assert first[1] == 0 and all(cached >= 1024 and cached % 128 == 0 for _, cached in rest)
         assert all(cached > 0.9 * tokens - 128 for tokens, cached in rest)  # nearly the whole prompt
+
+
+def test_only_self_hosted_servers_get_sampling_parameters_of_their_own() -> None:
+    from jurybench.jurors._kind_litellm import self_hosted
+
+    assert self_hosted(parse_juror("openai/local,api_base=http://127.0.0.1:8080/v1"))
+    assert self_hosted(parse_juror("hosted_vllm/m,api_base=http://gpu-box:8000/v1"))
+    assert self_hosted(parse_juror("ollama_chat/llama3"))
+    assert not self_hosted(parse_juror("openai/gpt-4o-mini"))
+    assert not self_hosted(parse_juror("openai/gpt-4o-mini,api_base=https://api.openai.com/v1"))
+    assert not self_hosted(parse_juror("anthropic/claude-3-5-haiku-latest"))
+
+
+def test_discrete_scores_leave_the_servers_sampling_alone(small_store: Any) -> None:
+    with StubServer(json.dumps(FULL)) as stub:
+        score(small_store, load_rubric("story-quality"), [_juror(stub)], where="item_id = 'i1'", options=QUIET)
+        assert "repeat_penalty" not in stub.requests[0]
+
+
+def test_a_hosted_provider_gets_the_scales_bounds() -> None:
+    from jurybench.jurors._kind_litellm import _response_format
+
+    rubric = load_rubric("story-quality")
+    hosted = _response_format(parse_juror("openai/gpt-4o-mini,structured=schema"), rubric, "schema", True)
+    local = _response_format(
+        parse_juror("openai/x,api_base=http://127.0.0.1:9/v1,structured=schema,response_format=json_object"),
+        rubric,
+        "schema",
+        True,
+    )
+    assert hosted is not None and local is not None
+    assert hosted["json_schema"]["schema"]["properties"]["coherence"] == {"type": "integer", "minimum": 1, "maximum": 5}  # type: ignore[index]
+    assert local == {"type": "json_object", "schema": answer_schema(rubric, enumerate_points=True)}

@@ -77,7 +77,8 @@ def _response_format(spec: JurorSpec, rubric: AnyRubric, mode: str, supports_jso
     if mode not in ("schema", "json") or shape == "none":
         return None
     if mode == "schema":
-        schema = answer_schema(rubric)
+        # a server the user runs compiles the schema to a grammar: the scale's points as an enum
+        schema = answer_schema(rubric, enumerate_points=self_hosted(spec))
         if shape == "json_object":  # llama.cpp's server (and others) read a schema inside json_object
             return {"type": "json_object", "schema": schema}
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
@@ -116,6 +117,18 @@ def _userinfo_as_header(kwargs: dict[str, Any]) -> None:
     kwargs["extra_headers"] = headers
 
 
+def self_hosted(spec: JurorSpec) -> bool:
+    """A server the user runs (an ``api_base`` that is not a hosted provider's own API): it may
+    take sampling parameters of its own, such as llama.cpp's ``repeat_penalty``."""
+    from urllib.parse import urlsplit
+
+    base = spec.options.get("api_base")
+    if not isinstance(base, str) or not base:
+        return spec.provider in ("ollama", "ollama_chat", "hosted_vllm", "llamafile", "lm_studio")
+    host = (urlsplit(base).hostname or "").lower()
+    return not host.endswith(("openai.com", "anthropic.com", "googleapis.com", "azure.com", "mistral.ai"))
+
+
 class LiteLLMBackend:
     """Any litellm model string (openai/..., anthropic/..., ollama/..., hosted_vllm/...)."""
 
@@ -151,6 +164,12 @@ class LiteLLMBackend:
         if self.wants_logprobs and self._supports("logprobs"):
             self.kwargs["logprobs"] = True
             self.kwargs.setdefault("top_logprobs", DEFAULT_TOP_LOGPROBS)
+            if self_hosted(spec):
+                # llama.cpp's servers (and Ollama) sample with a repetition penalty (1.1 by default)
+                # but report the model's probabilities before it: in a JSON answer of several scores
+                # the digits already written are penalised, so the score written could differ from
+                # the most probable one. Without the penalty the two agree (docs/local-models.md).
+                self.kwargs.setdefault("repeat_penalty", 1.0)
         self._transient = tuple(
             getattr(self.litellm, name)
             for name in (

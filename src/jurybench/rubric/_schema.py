@@ -37,15 +37,21 @@ def response_model(rubric: AnyRubric) -> type[BaseModel]:
     return model
 
 
-def answer_schema(rubric: AnyRubric) -> dict[str, object]:
+def answer_schema(rubric: AnyRubric, *, enumerate_points: bool = False) -> dict[str, object]:
     """The rubric's answer as a strict JSON schema: every key required, no other key, integer
     bounds and the verdict's choices stated (a provider may not enforce them all; the answer is
-    validated afterwards either way)."""
+    validated afterwards either way). ``enumerate_points``: a scale as the enum of its points
+    instead of its bounds, which a grammar enforces (llama.cpp compiles ``enum`` to alternatives
+    but ignores ``minimum`` and ``maximum``)."""
     properties: dict[str, Any] = {}
     for key, values in dimension_values(rubric).items():
         if all(_is_integer(v) for v in values):
             points = [int(v) for v in values]
-            properties[key] = {"type": "integer", "minimum": min(points), "maximum": max(points)}
+            properties[key] = (
+                {"type": "integer", "enum": sorted(set(points))}
+                if enumerate_points
+                else {"type": "integer", "minimum": min(points), "maximum": max(points)}
+            )
         else:
             properties[key] = {"type": "string", "enum": list(values)}
     if rubric.rationale:
