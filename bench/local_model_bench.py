@@ -1,5 +1,5 @@
 """Throughput against a real model server: jurybench versus the same requests sent directly with
-the ``openai`` client, to the same llama.cpp server (Gemma 3 270M) at the same concurrency.
+the ``openai`` client, to the same llama.cpp server (SmolLM2-135M-Instruct) at the same concurrency.
 
 The server is the bottleneck (about 10 generated tokens a second on 2 cores), so jurybench should
 reach at least 0.95 of the direct figure. Runs alternate A B B A (direct, jurybench, jurybench,
@@ -44,7 +44,7 @@ def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) 
     try:
         import_items(con, items)
         juror = parse_juror(
-            f"openai/gemma-3-270m,api_base={api_base},api_key=local,temperature=0,max_tokens=12,"
+            f"openai/smollm2-135m,api_base={api_base},api_key=local,temperature=0,max_tokens=12,"
             f"structured=schema,response_format=json_object,scores=expected,top_logprobs=5,timeout=300,"
             f"concurrency={concurrency}"
         )

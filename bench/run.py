@@ -769,7 +769,7 @@ def main() -> None:
         print(f"local model server: not run ({lm['skipped']})")
     else:
         print(
-            f"local model server (llama.cpp, Gemma 3 270M, {lm['requests_per_run']} requests x 2 runs each, concurrency "
+            f"local model server (llama.cpp, SmolLM2-135M-Instruct, {lm['requests_per_run']} requests x 2 runs each, concurrency "
             f"{lm['concurrency']}): jurybench {lm['jurybench_calls_per_s']:.2f} calls/s vs direct openai client "
             f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
             f"(target >= {lm['target_ratio']})"

