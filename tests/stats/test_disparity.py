@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -129,3 +130,24 @@ def test_disparity_clusters_from_the_cli(tmp_path: Path) -> None:
     assert result["resample"] == "clusters:item" and result["gini_ci"] == [0.0, 0.0]  # same items right everywhere
     bad = run_cli("stats", "disparity", "--file", str(path), "--resample", "clusters:prompt")
     assert bad.exit_code == 2 and "has no column 'prompt'" in bad.stderr
+
+
+def test_a_model_without_a_valid_answer_is_said_so_without_warnings_and_plots(tmp_path: Path) -> None:
+    """Issue 45, item 5: every answer invalid. numpy warned (mean of an empty slice, all-NaN
+    max) on stderr, and plot disparity crashed on the recorded null gaps (int + None)."""
+    import warnings
+
+    from jurybench.plots import draw
+
+    groups = ["en", "en", "de", "de"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = disparity(groups, ["joy"] * 4, np.zeros(4), np.ones(4), reference="en", n_boot=50)
+        kept = disparity(groups, ["joy"] * 4, np.array([1.0, 0, 1, 1]), np.zeros(4), reference="en", n_boot=50)
+    assert result["no_valid_answers"] is True and "no valid answers" in str(result["note"])
+    assert np.isnan(result["mean_gap"]) and np.isnan(result["gini"])  # type: ignore[arg-type]
+    assert "no_valid_answers" not in kept
+    recorded = json.loads(json.dumps({"models": {"m-ok": kept, "m-none": result}}, default=str).replace("NaN", "null"))
+    assert draw("disparity", recorded, tmp_path / "d.png").stat().st_size > 0
+    svg = draw("disparity", recorded, tmp_path / "d.svg").read_text()
+    assert "no valid answers" in svg and "m-ok" in svg

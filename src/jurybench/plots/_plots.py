@@ -238,6 +238,7 @@ def _disparity(result: dict[str, Any], alpha: float) -> Figure:
 
     if "models" in result:
         return _disparity_by_model(result["models"])
+    result = _defined_figures(result)
     left_out = set(result.get("excluded_for_invalid_rate") or [])
     every = list(result["accuracy"])  # the groups kept and those left out for their invalid rate
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.35 * max(len(every), len(result["max_min_gap"])) + 2))
@@ -258,6 +259,22 @@ def _disparity(result: dict[str, Any], alpha: float) -> Figure:
     return fig
 
 
+def _defined_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """A recorded result with its undefined figures (null in JSON: no valid answers, or too few
+    groups) as NaN, which matplotlib leaves out of a plot instead of failing on."""
+
+    def number(value: object) -> float:
+        return float(value) if isinstance(value, int | float) else float("nan")
+
+    return {
+        **result,
+        "gini": number(result.get("gini")),
+        "gini_ci": [number(v) for v in (result.get("gini_ci") or [None, None])],
+        "mean_gap": number(result.get("mean_gap")),
+        "max_gap": number(result.get("max_gap")),
+    }
+
+
 def _disparity_by_model(models: dict[str, Any]) -> Figure:
     import matplotlib.pyplot as plt
 
@@ -265,27 +282,31 @@ def _disparity_by_model(models: dict[str, Any]) -> Figure:
 
     def label(model: str) -> str:
         # A model whose groups were left out is measured on fewer groups (it can look fairer
-        # than it is): the label says how many.
+        # than it is): the label says how many. One without a valid answer has no figures at all.
+        if models[model].get("no_valid_answers"):
+            return f"{model}\n(no valid answers)"
         out = models[model].get("excluded_for_invalid_rate") or []
         total = len(models[model].get("groups") or []) + len(out)
         return f"{model}\n({len(out)} of {total} groups left out: invalid rate)" if out else model
 
     names = [label(m) for m in keys]
-    models = {label(m): models[m] for m in keys}
+    models = {label(m): _defined_figures(models[m]) for m in keys}
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.55 * len(names) + 2), sharey=True)
+    y = list(range(len(names)))  # rows by position: a model without figures keeps its row
     left.hlines(
-        names,
+        y,
         [models[m]["gini_ci"][0] for m in names],
         [models[m]["gini_ci"][1] for m in names],
         color="#7f8c8d",
         linewidth=2,
     )
-    full = [m for m, k in zip(names, keys, strict=True) if m == k]
-    partial = [m for m in names if m not in full]
-    left.plot([models[m]["gini"] for m in full], full, "o", color="#2c3e50")
+    empty = [i for i, m in enumerate(names) if models[m].get("no_valid_answers")]
+    full = [i for i, (m, k) in enumerate(zip(names, keys, strict=True)) if m == k]
+    partial = [i for i in y if i not in full and i not in empty]
+    left.plot([models[names[i]]["gini"] for i in full], full, "o", color="#2c3e50")
     if partial:
         left.plot(
-            [models[m]["gini"] for m in partial],
+            [models[names[i]]["gini"] for i in partial],
             partial,
             "o",
             markerfacecolor="white",
@@ -293,8 +314,21 @@ def _disparity_by_model(models: dict[str, Any]) -> Figure:
             label="groups left out",
         )
         left.legend(fontsize=8)
+    for axis in (left, right):
+        for i in empty:
+            axis.text(
+                0.5,
+                i,
+                "no valid answers",
+                transform=axis.get_yaxis_transform(),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="#7f8c8d",
+            )
+    left.set_yticks(y, names)
+    left.set_ylim(-0.6, len(names) - 0.4)
     left.set_title("Inequity: Gini of per-group accuracy (95% CI)", fontsize=9)
-    y = range(len(names))
     right.barh([i - 0.2 for i in y], [models[m]["mean_gap"] for m in names], height=0.4, label="mean", color="#e67e22")
     right.barh([i + 0.2 for i in y], [models[m]["max_gap"] for m in names], height=0.4, label="max", color="#c0392b")
     right.set_title("Max - min accuracy gap across groups, over categories", fontsize=9)

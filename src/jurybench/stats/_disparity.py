@@ -17,6 +17,12 @@ Array = NDArray[np.float64]
 RESAMPLE_UNITS = ("instances", "groups")
 
 
+def _defined(reduce: Any, values: Any) -> float:
+    """``reduce`` over the values that are defined; NaN (and no warning) when none is."""
+    found = [v for v in values if not np.isnan(v)]
+    return float(reduce(found)) if found else float("nan")
+
+
 def gini(values: Array) -> float:
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
@@ -122,7 +128,8 @@ def disparity(
         per_group = [ok[g_arr == g].astype(float) for g in kept]
         for b in range(n_boot):
             draws[b] = gini(np.array([v[rng.integers(0, len(v), len(v))].mean() for v in per_group]))
-    low, high = np.nanpercentile(draws, [2.5, 97.5]) if len(kept) > 1 else (float("nan"), float("nan"))
+    defined = draws[~np.isnan(draws)]
+    low, high = np.percentile(defined, [2.5, 97.5]) if len(kept) > 1 and len(defined) else (float("nan"), float("nan"))
     result: dict[str, Any] = {
         "groups": kept,
         "excluded_for_invalid_rate": excluded,
@@ -132,9 +139,12 @@ def disparity(
         "gini_ci": [float(low), float(high)],
         "resample": resample,
         "max_min_gap": gaps,
-        "mean_gap": float(np.nanmean(list(gaps.values()))) if gaps else float("nan"),
-        "max_gap": float(np.nanmax(list(gaps.values()))) if gaps else float("nan"),
+        "mean_gap": _defined(np.mean, gaps.values()),
+        "max_gap": _defined(np.max, gaps.values()),
     }
+    if all(t["*"]["invalid_rate"] == 1 for t in table.values()):  # said as such, never a blank row
+        result["no_valid_answers"] = True
+        result["note"] = "no valid answers in any group: accuracy, Gini and gaps are undefined"
     if reference is not None:
         if reference not in table:
             from jurybench.errors import JurybenchError
@@ -143,5 +153,7 @@ def disparity(
                 f"reference group {reference!r} is not in the data.", hint=f"Groups: {', '.join(table)}."
             )
         result["reference"] = reference
-        result["reference_premium"] = float(table[reference]["*"]["accuracy"] - np.mean(accuracies))
+        result["reference_premium"] = (
+            float(table[reference]["*"]["accuracy"] - np.mean(accuracies)) if len(accuracies) else float("nan")
+        )
     return result

@@ -36,7 +36,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
         for model, r in result["models"].items():
             rows.append(
                 [
-                    model,
+                    model + (" (no valid answers)" if r.get("no_valid_answers") else ""),
                     " ".join(r["groups"]),
                     " ".join(r["excluded_for_invalid_rate"]),
                     r["gini"],
