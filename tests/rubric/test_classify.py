@@ -22,6 +22,12 @@ EMOTION: Any = load_rubric("emotion-label")
         ("anger", "de", "anger"),  # the canonical name is accepted in every language
         ("ｉｒａ", "es", "anger"),  # NFKC folds full-width letters
         ("怒り。", "ja", "anger"),
+        # Issue 45, item 5: SmolLM2 copied the prompt's list marker ("- joy") and was refused
+        ("- joy", "en", "joy"),
+        ("* Freude", "de", "joy"),
+        ("• sadness", "en", "sadness"),
+        ("3. fear", "en", "fear"),
+        ("2) anger", "en", "anger"),
     ],
 )
 def test_answers_that_name_one_label(answer: str, language: str, label: str) -> None:
@@ -30,7 +36,15 @@ def test_answers_that_name_one_label(answer: str, language: str, label: str) -> 
 
 @pytest.mark.parametrize(
     ("answer", "language"),
-    [("joyful", "en"), ("joy and sadness", "en"), ("Freude", "es"), ("", "en"), ("I think it is fear.", "en")],
+    [
+        ("joyful", "en"),
+        ("joy and sadness", "en"),
+        ("Freude", "es"),
+        ("", "en"),
+        ("I think it is fear.", "en"),
+        ("- joy\n- fear", "en"),  # two list items: two labels, still invalid
+        ("-joy", "en"),  # a marker is followed by a space
+    ],
 )
 def test_anything_else_is_invalid_with_a_reason(answer: str, language: str) -> None:
     found = match_label(EMOTION, answer, language)
