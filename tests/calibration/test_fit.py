@@ -353,3 +353,24 @@ def test_the_reported_intervals_cover_where_the_applied_winners_did_not() -> Non
     reported, applied, winners = v.coverage(120, n_boot=50)
     assert all(0.88 <= reported[name] / 120 <= 1.0 for name in v.WEIGHTS)
     assert winners.get("shrunk", 0) > 60 and applied["language"] / 120 < 0.3 and applied["j1"] / 120 < 0.6
+
+
+def test_a_juror_with_one_score_throughout_calibrates_without_warnings() -> None:
+    """Issue 45, item 5: a real judge that wrote the same score for every answer made numpy and
+    scipy warn on stderr in the middle of a study (polyfit poorly conditioned, constant input)."""
+    import warnings
+
+    import numpy as np
+
+    from jurybench.calibration._fit import _rescaled, regression_metrics
+
+    x = np.full(10, 0.1 + 0.2)  # equal scores whose mean can differ in the last bit
+    x[3] = 0.3
+    y = np.linspace(1, 7, 10)
+    train, test = np.arange(7), np.arange(7, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rescaled = _rescaled(x, y, train, test)
+        metrics = regression_metrics(rescaled, y[test])
+    assert rescaled == pytest.approx(np.full(3, y[train].mean()))
+    assert np.isnan(metrics["pearson"]) and metrics["mae"] > 0

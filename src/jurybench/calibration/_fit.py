@@ -48,7 +48,7 @@ def regression_metrics(pred: Array, truth: Array) -> dict[str, float]:
 
     err = pred - truth
     mse = float(np.mean(err**2))
-    varied = np.std(pred) > 0 and np.std(truth) > 0
+    varied = _varies(pred) and _varies(truth)  # a constant rater (a real judge's one answer) has no correlation
     ss_tot = float(np.sum((truth - truth.mean()) ** 2))
     return {
         "n": float(len(truth)),
@@ -413,9 +413,21 @@ def _toward_the_mean(
         }
 
 
+def _varies(values: Array) -> bool:
+    """More than one value, beyond rounding (a mean of equal scores can differ in its last bit)."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[~np.isnan(finite)]
+    return len(finite) > 1 and float(np.ptp(finite)) > 1e-9 * (1 + float(np.max(np.abs(finite))))
+
+
 def _rescaled(x: Array, y: Array, train: Index, test: Index) -> Array:
+    """A juror's scores mapped onto the target by least squares on the training rows; a juror that
+    gave one score throughout predicts the training mean (its slope is not identified)."""
     keep = ~np.isnan(x[train])
-    slope, intercept = np.polyfit(x[train][keep], y[train][keep], 1)
+    if _varies(x[train][keep]):
+        slope, intercept = np.polyfit(x[train][keep], y[train][keep], 1)
+    else:
+        slope, intercept = 0.0, float(np.mean(y[train][keep])) if keep.any() else float(np.mean(y[train]))
     filled = np.where(np.isnan(x), np.nanmean(x[train]), x)
     return np.asarray(intercept + slope * filled[test], dtype=float)
 

@@ -25,6 +25,19 @@ def study_run(
     out: Annotated[
         Path | None, typer.Option(help="Output folder for plots and calibrations (default: beside the store).")
     ] = None,
+    juror: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--juror", "-j", help="Judge with these jurors instead of the study's (repeatable): the models to audit."
+        ),
+    ] = None,
+    add_juror: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--add-juror",
+            help="Add these jurors to every score step's (repeatable): a real judge beside simulated ones.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run a study's steps in order against one store, printing each as the command it is."""
@@ -32,7 +45,9 @@ def study_run(
     from jurybench.studies import run_study
 
     store = db_path(db)
-    code = run_study(file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo)
+    code = run_study(
+        file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo, jurors=juror, add_jurors=add_juror
+    )
     if code:
         raise typer.Exit(code)
 

@@ -168,7 +168,7 @@ class LiteLLMBackend:
                 # llama.cpp's servers (and Ollama) sample with a repetition penalty (1.1 by default)
                 # but report the model's probabilities before it: in a JSON answer of several scores
                 # the digits already written are penalised, so the score written could differ from
-                # the most probable one. Without the penalty the two agree (docs/local-models.md).
+                # the most probable one. Without the penalty the two agree (README, "Judging with a local model").
                 self.kwargs.setdefault("repeat_penalty", 1.0)
         self._transient = tuple(
             getattr(self.litellm, name)

@@ -80,8 +80,12 @@ def _option(key: str, value: object, where: str) -> list[str]:
     return [flag, str(value)]
 
 
-def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
-    """The study's name and its steps as command lines, with placeholders filled in and --db added."""
+def load_steps(
+    path: Path, out: Path, db: Path, *, jurors: list[str] | None = None, add_jurors: list[str] | None = None
+) -> tuple[str, list[Step]]:
+    """The study's name and its steps as command lines, with placeholders filled in and --db added.
+    ``jurors`` replace every score step's jurors (the models to audit instead of the simulated
+    ones); ``add_jurors`` join them (a real judge beside simulated jurors)."""
     from jurybench.rubric import read_yaml
 
     if not path.is_file():
@@ -121,6 +125,10 @@ def load_steps(path: Path, out: Path, db: Path) -> tuple[str, list[Step]]:
         for key, value in dict(options or {}).items():
             filled = [fill(str(v)) for v in value] if isinstance(value, list) else value
             given[str(key)] = fill(filled) if isinstance(filled, str) else filled
+        if command == "score" and (jurors or add_jurors):
+            present = given.get("juror") or []
+            present = [str(j) for j in (present if isinstance(present, list) else [present])]
+            given["juror"] = list(jurors) if jurors else [*present, *(add_jurors or [])]
         positional = given.pop("_", [])
         positional = [str(p) for p in (positional if isinstance(positional, list) else [positional])]
         args = list(positional)
@@ -254,10 +262,19 @@ def check_steps(steps: list[Step]) -> list[tuple[Command, dict[str, Any]]]:
     return [check_step(step) for step in steps]
 
 
-def run_study(path: Path, out: Path, db: Path, *, echo: Callable[[str], object] = print) -> int:
+def run_study(
+    path: Path,
+    out: Path,
+    db: Path,
+    *,
+    echo: Callable[[str], object] = print,
+    jurors: list[str] | None = None,
+    add_jurors: list[str] | None = None,
+) -> int:
     """Check every step, then run them in order, each as the library call its command makes;
-    stops at the first failing step and returns its exit code."""
-    name, steps = load_steps(path, out, db)
+    stops at the first failing step and returns its exit code. ``jurors`` / ``add_jurors``:
+    as in :func:`load_steps`."""
+    name, steps = load_steps(path, out, db, jurors=jurors, add_jurors=add_jurors)
     checked = check_steps(steps)
     out.mkdir(parents=True, exist_ok=True)
     echo(f"== study {name}: {len(steps)} steps, store {db}, output {out}")
