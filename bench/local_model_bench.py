@@ -26,7 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = 0.95
 
 
-def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) -> dict[str, Any]:
+EXPECTED = "structured=schema,response_format=json_object,scores=expected,top_logprobs=5"
+# Seconds per judgment by what is asked of the server: the same rubric and items, one call each.
+MODES = {
+    "json": "structured=json,response_format=json_object",  # JSON mode, no grammar from the schema
+    "schema": "structured=schema,response_format=json_object",  # the schema as a grammar
+    "expected": EXPECTED,  # the grammar and the log probabilities of the answer's tokens
+}
+TARGET_LOGPROB_RATIO = 2.0  # a logprob-weighted score at most twice a plain schema answer's time
+
+
+def _jurybench(
+    folder: Path, api_base: str, n: int, concurrency: int, tag: str, asks: str = EXPECTED
+) -> dict[str, Any]:
     from jurybench.engine import EngineOptions, score
     from jurybench.jurors import parse_juror
     from jurybench.rubric import parse_rubric
@@ -45,8 +57,7 @@ def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str) 
         import_items(con, items)
         juror = parse_juror(
             f"openai/smollm2-135m,api_base={api_base},api_key=local,temperature=0,max_tokens=12,"
-            f"structured=schema,response_format=json_object,scores=expected,top_logprobs=5,timeout=300,"
-            f"concurrency={concurrency}"
+            f"{asks},timeout=300,concurrency={concurrency}"
         )
         started = time.perf_counter()
         result = score(con, parse_rubric(CLARITY_RUBRIC), [juror], options=EngineOptions(progress=False), run_id=tag)
@@ -140,6 +151,14 @@ def main() -> None:
             else:
                 runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"run{turn}")))
 
+        # What each feature costs a judgment: modes in the order A B C C B A (a drift of the
+        # machine's speed falls on all alike), each on a fresh store.
+        per_mode: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for turn, mode in enumerate((*MODES, *reversed(MODES))):
+            done = _jurybench(folder, api_base, n, 1, f"mode{turn}", MODES[mode])
+            per_mode[mode].append(done["seconds"] / done["calls"])
+    seconds = {mode: sum(v) / len(v) for mode, v in per_mode.items()}
+
     def total(kind: str, key: str) -> float:
         return sum(r[key] for k, r in runs if k == kind)
 
@@ -160,6 +179,10 @@ def main() -> None:
                 "calls_ratio": calls_ratio,
                 "tokens_ratio": tokens_ratio,
                 "target_ratio": TARGET,
+                "seconds_per_judgment": seconds,
+                "grammar_ratio": seconds["schema"] / seconds["json"],
+                "logprob_ratio": seconds["expected"] / seconds["schema"],
+                "target_logprob_ratio": TARGET_LOGPROB_RATIO,
             }
         )
     )

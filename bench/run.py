@@ -774,6 +774,14 @@ def main() -> None:
             f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
             f"(target >= {lm['target_ratio']})"
         )
+        if "seconds_per_judgment" in lm:
+            sec = lm["seconds_per_judgment"]
+            print(
+                f"local model server, seconds per judgment (one at a time): JSON mode {sec['json']:.2f}, "
+                f"schema grammar {sec['schema']:.2f} (x{lm['grammar_ratio']:.2f}), schema + log probabilities "
+                f"(scores=expected) {sec['expected']:.2f} (x{lm['logprob_ratio']:.2f} the schema's; target <= "
+                f"{lm['target_logprob_ratio']:.0f})"
+            )
     sel = results["selection"]
     print(
         f"jury select ({sel['pilot_stories']}-story pilot, {sel['candidates']} sub-juries, "
@@ -855,6 +863,18 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                 lm["calls_ratio"],
                 ">=",
                 lm["target_ratio"],
+            ),
+            *(
+                [
+                    (
+                        "local model server: scores=expected / a plain schema answer, seconds per judgment",
+                        lm["logprob_ratio"],
+                        "<=",
+                        lm["target_logprob_ratio"],
+                    )
+                ]
+                if "logprob_ratio" in lm
+                else []
             ),
             (
                 "local model server: jurybench / direct, generated tokens/s",

@@ -130,37 +130,9 @@ def test_categorical_agreement_for_preferences_hand_worked(tmp_path: Path) -> No
     category 4 of 12 -> P_e = 1/3; kappa = (0.25 - 1/3)/(2/3) = -0.125."""
     from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
-    from tests.conftest import run_cli, write
+    from tests.conftest import run_cli
 
-    db = str(tmp_path / "cat.duckdb")
-    rubric = write(tmp_path / "pref-tie.yaml", TIE_RUBRIC)
-    items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, 6))
-    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, 6))
-    labels = (
-        "pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
-        "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
-        "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
-        "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\n"
-    )
-    verdicts = "pair_id,verdict,shown\np1,A,AB\np2,A,AB\np3,tie,AB\np4,tie,AB\np5,B,AB\n"
-    for args in (
-        ("items", "import", str(write(tmp_path / "i.csv", items))),
-        ("pairs", "import", str(write(tmp_path / "p.csv", pairs))),
-        ("annotations", "import", str(write(tmp_path / "h.csv", labels)), "-r", str(rubric)),
-        (
-            "judgments",
-            "import",
-            str(write(tmp_path / "v.csv", verdicts)),
-            "--run",
-            "cat",
-            "-r",
-            str(rubric),
-            "-j",
-            "judge",
-        ),
-    ):
-        done = run_cli(*args, "--db", db)
-        assert done.exit_code == 0, (args, done.stderr)
+    db = _preference_store(tmp_path, unusable_p6=False)
     out = run_cli("agreement", "--run", "cat", "--boot", "50", "--format", "json", "--db", db)
     assert out.exit_code == 0, out.stderr
     (block,) = json.loads(out.stdout)
@@ -234,23 +206,25 @@ def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
     assert pred == ["joy", "fear", "fear", "joy"] and juror["accuracy"] == 0.75  # the queued answers, in order
 
 
-def _preference_store(tmp_path: Path) -> str:
-    """The five pairs of the hand-worked case above, and p6: humans h1, h2 say A; the judge's
-    answer is unusable (stored invalid)."""
+def _preference_store(tmp_path: Path, *, unusable_p6: bool = True) -> str:
+    """The five pairs of the hand-worked case, and (``unusable_p6``) p6: humans h1, h2 say A; the
+    judge's answer is unusable (stored invalid)."""
     from tests.conftest import run_cli, write
 
     db = str(tmp_path / "cat.duckdb")
     rubric = write(tmp_path / "pref-tie.yaml", TIE_RUBRIC)
-    items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, 7))
-    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, 7))
+    last = 7 if unusable_p6 else 6
+    items = "item_id,response\n" + "".join(f"a{k},x{k}\nb{k},y{k}\n" for k in range(1, last))
+    pairs = "pair_id,item_a,item_b\n" + "".join(f"p{k},a{k},b{k}\n" for k in range(1, last))
     labels = (
         "pair_id,annotator,criterion,value\np1,h1,preference,A\np1,h2,preference,A\np1,h3,preference,B\n"
         "p2,h1,preference,B\np2,h2,preference,B\np2,h3,preference,tie\np3,h1,preference,A\n"
         "p3,h2,preference,B\np3,h3,preference,tie\np4,h1,preference,tie\np4,h2,preference,tie\n"
-        "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\np6,h1,preference,A\np6,h2,preference,A\n"
+        "p4,h3,preference,A\np5,h1,preference,A\np5,h2,preference,B\n"
+        + ("p6,h1,preference,A\np6,h2,preference,A\n" if unusable_p6 else "")
     )
-    verdicts = (
-        "pair_id,verdict,shown,status\np1,A,AB,ok\np2,A,AB,ok\np3,tie,AB,ok\np4,tie,AB,ok\np5,B,AB,ok\np6,,AB,invalid\n"
+    verdicts = "pair_id,verdict,shown,status\np1,A,AB,ok\np2,A,AB,ok\np3,tie,AB,ok\np4,tie,AB,ok\np5,B,AB,ok\n" + (
+        "p6,,AB,invalid\n" if unusable_p6 else ""
     )
     for args in (
         ("items", "import", str(write(tmp_path / "i.csv", items))),

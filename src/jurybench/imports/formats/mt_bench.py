@@ -51,6 +51,16 @@ def _turn(path: Path, number: int, record: Any) -> int:
     return 1 if turn is None else int(turn)
 
 
+def _compared(path: Path, number: int, record: Any, first: str, second: str) -> tuple[object, str, str, int]:
+    """A pairwise record's question, its two models (as the record names them) and its turn."""
+    return (
+        field(path, number, record, "question_id", kind=(int, str)),
+        field(path, number, record, first),
+        field(path, number, record, second),
+        _turn(path, number, record),
+    )
+
+
 def _judge(record: Any) -> str:
     judge = record.get("judge")
     if isinstance(judge, list) and judge:
@@ -111,12 +121,7 @@ def read_single(path: Path, options: Mapping[str, str]) -> Bundle:
 def read_pair(path: Path, options: Mapping[str, str]) -> Bundle:
     bundle = Bundle()
     for number, record in records(path):
-        question = field(path, number, record, "question_id", kind=(int, str))
-        first, second, turn = (
-            field(path, number, record, "model_1"),
-            field(path, number, record, "model_2"),
-            _turn(path, number, record),
-        )
+        question, first, second, turn = _compared(path, number, record, "model_1", "model_2")
         for who, model in (("Assistant A's", first), ("Assistant B's", second)):
             prompt, answer = _answer(str(record.get("g1_user_prompt") or ""), who)
             _item(bundle, question, model, turn, prompt, answer)
@@ -144,12 +149,7 @@ def read_pair(path: Path, options: Mapping[str, str]) -> Bundle:
 def read_human(path: Path, options: Mapping[str, str]) -> Bundle:
     bundle = Bundle()
     for number, record in records(path):
-        question = field(path, number, record, "question_id", kind=(int, str))
-        first, second, turn = (
-            field(path, number, record, "model_a"),
-            field(path, number, record, "model_b"),
-            _turn(path, number, record),
-        )
+        question, first, second, turn = _compared(path, number, record, "model_a", "model_b")
         for side, model in (("conversation_a", first), ("conversation_b", second)):
             conversation = field(path, number, record, side, kind=list)
             said = [content_text(m.get("content")) if isinstance(m, dict) else "" for m in conversation]
