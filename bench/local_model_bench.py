@@ -36,9 +36,7 @@ MODES = {
 TARGET_LOGPROB_RATIO = 2.0  # a logprob-weighted score at most twice a plain schema answer's time
 
 
-def _jurybench(
-    folder: Path, api_base: str, n: int, concurrency: int, tag: str, asks: str = EXPECTED
-) -> dict[str, Any]:
+def _jurybench(folder: Path, api_base: str, n: int, concurrency: int, tag: str, asks: str = EXPECTED) -> dict[str, Any]:
     from jurybench.engine import EngineOptions, score
     from jurybench.jurors import parse_juror
     from jurybench.rubric import parse_rubric
@@ -68,6 +66,17 @@ def _jurybench(
         con.close()
     assert result.n_called == n, result.summary()
     return {"seconds": elapsed, "calls": n, "stored": stored, "completion_tokens": int(tokens)}
+
+
+OPENAI_FIELDS = {"model", "messages", "response_format", "logprobs", "top_logprobs", "max_tokens", "temperature"}
+
+
+def _openai_body(body: dict[str, Any]) -> dict[str, Any]:
+    """A recorded request as the openai client sends it: a server's own fields (llama.cpp's
+    repeat_penalty) go in extra_body, as litellm sent them."""
+    sent = {k: v for k, v in body.items() if k in OPENAI_FIELDS}
+    extra = {k: v for k, v in body.items() if k not in OPENAI_FIELDS and k != "stream"}
+    return {**sent, "extra_body": extra} if extra else sent
 
 
 async def _direct(api_base: str, bodies: list[dict[str, Any]], concurrency: int) -> dict[str, Any]:
@@ -143,7 +152,7 @@ def main() -> None:
         # Warm-up through the recorder: the server's first request loads what it lazily loads,
         # and the bodies jurybench sends are captured for the direct client.
         _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, "record")
-        bodies = [{k: v for k, v in b.items() if k not in ("stream",)} for b in recorder.bodies]
+        bodies = [_openai_body(b) for b in recorder.bodies]
         runs: list[tuple[str, dict[str, Any]]] = []
         for turn, kind in enumerate(("direct", "jurybench", "jurybench", "direct")):
             if kind == "direct":
