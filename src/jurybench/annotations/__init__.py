@@ -15,6 +15,7 @@ from jurybench.annotations._agreement import (
     quadratic_kappa,
     score_agreement,
 )
+from jurybench.annotations._answers import answer_breakdown
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import preference_accuracy
@@ -27,6 +28,7 @@ __all__ = [
     "PointwiseData",
     "active_probabilities",
     "agreement_report",
+    "answer_breakdown",
     "bootstrap",
     "cohen_kappa",
     "draw_sample",

@@ -30,6 +30,19 @@ def report_preference(
     _done(commands.report_preference(db, run=run, annotator=annotator, format=fmt))
 
 
+@report_app.command("classification")
+def report_classification(
+    run: Annotated[str, typer.Option("--run", help="Run id of a classification run.")],
+    fmt: TableJsonOption = "table",
+    db: DbOption = None,
+) -> None:
+    """A classification run's answers per juror and language: labels named as written or only after
+    normalisation (docs/rubrics.md), and invalid answers by why (no label, empty, unreadable, refusal)."""
+    from jurybench import commands
+
+    _done(commands.report_classification(db, run=run, format=fmt))
+
+
 @report_app.command("html")
 def report_html(
     run: Annotated[list[str], typer.Option("--run", help="A run to report (repeat for several).")],

@@ -35,6 +35,7 @@ from jurybench.commands._steps import (
     jury_select,
     pairs_import,
     plot,
+    report_classification,
     report_preference,
     score,
     sql,
@@ -109,6 +110,7 @@ COMMANDS: dict[str, Command] = {
     "jury select": Command(jury_select),
     "agreement": Command(agreement),
     "report preference": Command(report_preference),
+    "report classification": Command(report_classification),
 }
 
 
@@ -136,6 +138,7 @@ __all__ = [
     "pairs_import",
     "plot",
     "preference_rows",
+    "report_classification",
     "report_preference",
     "score",
     "sql",

@@ -514,6 +514,30 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
     return 0
 
 
+def report_classification(db: Path | None, *, run: str, format: str = "table") -> int:
+    """A classification run's answers per juror and language: named a label as written, only after
+    normalisation, or invalid by why."""
+    from rich.table import Table
+
+    from jurybench.annotations import answer_breakdown
+    from jurybench.store import reading
+
+    check_format(format, ("table", "json"))
+    with reading(db) as con:
+        rows = answer_breakdown(con, run)
+    if format == "json":
+        echo(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title=f"{run}: answers (valid as written / after normalisation; invalid by why)")
+    columns = ["juror", "language", "answers", "as_written", "normalised", "no_label", "empty", "unreadable", "refusal"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("juror", "language") else "right")
+    for row in rows:
+        table.add_row(*(str(row[c] if row[c] is not None else "") for c in columns))
+    console().print(table)
+    return 0
+
+
 def statistic(db: Path | None, name: str, *, format: str = "table", face: str = "python", **options: object) -> int:
     """Compute, record and print the registered statistic ``name`` (options named as ``face``
     names them in its messages: the CLI's ``--arms``, a study's ``arms``)."""

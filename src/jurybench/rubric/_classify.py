@@ -33,6 +33,17 @@ def label_index(rubric: ClassificationRubric, language: str | None) -> dict[str,
 class LabelMatch:
     label: str | None
     reason: str | None  # why the answer matches no label
+    as_written: bool = False  # the answer was an accepted form exactly, before normalisation
+
+
+def accepted_forms(rubric: ClassificationRubric, language: str | None) -> set[str]:
+    """The answers that name a label as they are, before any normalisation."""
+    forms = {label.name for label in rubric.labels}
+    if language:
+        for label in rubric.labels:
+            forms.add(label.shown(language))
+            forms.update(label.aliases.get(language, []))
+    return forms
 
 
 def match_label(rubric: ClassificationRubric, text: str, language: str | None) -> LabelMatch:
@@ -55,7 +66,7 @@ def match_label(rubric: ClassificationRubric, text: str, language: str | None) -
     if found is None:
         shown = json.dumps(answer.strip()[:60], ensure_ascii=False)
         return LabelMatch(None, f"label: {shown} is not one of the {len(rubric.labels)} labels")
-    return LabelMatch(found, None)
+    return LabelMatch(found, None, answer.strip() in accepted_forms(rubric, language))
 
 
 @kind_behaviour("classification", "gold")
