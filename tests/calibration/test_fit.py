@@ -374,3 +374,22 @@ def test_a_juror_with_one_score_throughout_calibrates_without_warnings() -> None
         metrics = regression_metrics(rescaled, y[test])
     assert rescaled == pytest.approx(np.full(3, y[train].mean()))
     assert np.isnan(metrics["pearson"]) and metrics["mae"] > 0
+
+
+def test_a_juror_without_a_valid_score_imputes_without_warnings() -> None:
+    """A juror whose every answer was invalid is a column of NaN: numpy warned (mean of an empty
+    slice) in the middle of the culture study with such a juror added."""
+    import warnings
+
+    import numpy as np
+
+    from jurybench.calibration._fit import _column_means, _fit_predict
+
+    features = np.column_stack([np.linspace(1, 7, 12), np.full(12, np.nan)])
+    target = np.linspace(1, 7, 12) + 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        means = _column_means(features)
+        _model, predicted, imputed, _ = _fit_predict("ols", features, target, np.arange(8), np.arange(8, 12))
+    assert means[0] == pytest.approx(4.0) and np.isnan(means[1])
+    assert imputed[1] == pytest.approx(4.0) and predicted == pytest.approx(target[8:], abs=1e-9)

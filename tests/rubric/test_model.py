@@ -229,3 +229,16 @@ def test_each_kind_says_what_it_judges_where_it_is_stored_and_its_scale(
     assert rubric.scale_for(dimension or rubric.dimensions[0]) == bounds
     # What a kind decides is not part of the rubric's content: its hash is unchanged by it.
     assert not {"pairwise", "answers_in_json"} & set(rubric.model_dump())
+
+
+def test_a_folder_named_like_a_rubric_is_not_taken_for_its_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'jurybench demo persuasion --copy persuasion' makes a folder 'persuasion' beside the store;
+    running the copied study then read the folder as the rubric file (IsADirectoryError, a
+    traceback-style bug line) instead of the shipped rubric of that name."""
+    from jurybench.rubric import load_rubric
+
+    (tmp_path / "persuasion").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_rubric("persuasion").name == "persuasion"

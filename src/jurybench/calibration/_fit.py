@@ -117,12 +117,23 @@ def _folds(groups: list[str], k: int, seed: int) -> list[tuple[NDArray[np.int_],
     return list(splitter.split(np.zeros(len(groups)), groups=groups))
 
 
+def _column_means(x: Array) -> Array:
+    """Each column's mean over its defined values; NaN (and no warning) for a column with none."""
+    defined = ~np.isnan(x)
+    counts = defined.sum(axis=0)
+    sums = np.where(defined, x, 0.0).sum(axis=0)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
 def _fit_predict(
     method: str, features: Array, target: Array, train: Index, test: Index
 ) -> tuple[Any, Array, Array, Array]:
     """Fit on train rows (imputing with train means) and predict test rows."""
-    means = np.nanmean(features[train], axis=0)
-    means = np.where(np.isnan(means), np.nanmean(features), means)
+    means = _column_means(features[train])
+    # a juror with no valid score in the training rows (a real judge whose answers were all
+    # invalid) is imputed with the mean of every score: a constant, so it takes no weight of its own
+    overall = features[~np.isnan(features)]
+    means = np.where(np.isnan(means), float(overall.mean()) if overall.size else 0.0, means)
     x_train, _ = impute(features[train], means)
     x_test, _ = impute(features[test], means)
     model = _estimator(method).fit(x_train, target[train])
@@ -241,7 +252,7 @@ def least_squares_weights(features: Array, y: Array, groups: list[str], names: l
     a group are not assumed independent."""
     from scipy.stats import t
 
-    means = np.nanmean(features, axis=0)
+    means = _column_means(features)
     x, _ = impute(features, np.where(np.isnan(means), 0.0, means))
     design = np.hstack([np.ones((len(y), 1)), x])
     labels = np.asarray(groups, dtype=str)
@@ -335,7 +346,7 @@ def _toward_the_mean(
         spec = variants[base]
     else:  # the mean alone (share 1): a zero base on the criterion's juror columns
         base, names = "mean", list(data.juror_keys)
-        means = np.nanmean(data.scores[train], axis=0)
+        means = _column_means(data.scores[train])
         base_pred, base_folds = np.zeros(len(test)), [np.zeros(len(b)) for _, b in folds_idx]
         x_train = impute(data.scores[train], means)[0]
         spec = {
@@ -428,7 +439,7 @@ def _rescaled(x: Array, y: Array, train: Index, test: Index) -> Array:
         slope, intercept = np.polyfit(x[train][keep], y[train][keep], 1)
     else:
         slope, intercept = 0.0, float(np.mean(y[train][keep])) if keep.any() else float(np.mean(y[train]))
-    filled = np.where(np.isnan(x), np.nanmean(x[train]), x)
+    filled = np.where(np.isnan(x), float(x[train][keep].mean()) if keep.any() else 0.0, x)
     return np.asarray(intercept + slope * filled[test], dtype=float)
 
 

@@ -41,8 +41,9 @@ def rubric_files() -> list[tuple[str, Path]]:
 def resolve_rubric_path(name_or_path: str | Path) -> Path:
     """A path as given, or a name looked up as ``<name>.yaml`` in the rubric folders."""
     candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
-        if not candidate.exists():
+    # a file as given; a folder of the same name (a study copied beside the store) is no rubric
+    if candidate.suffix in (".yaml", ".yml") or candidate.is_file():
+        if not candidate.is_file():
             raise JurybenchError(f"rubric file {candidate} does not exist.")
         return candidate
     for folder in rubric_dirs():
