@@ -393,3 +393,39 @@ def test_a_juror_without_a_valid_score_imputes_without_warnings() -> None:
         _model, predicted, imputed, _ = _fit_predict("ols", features, target, np.arange(8), np.arange(8, 12))
     assert means[0] == pytest.approx(4.0) and np.isnan(means[1])
     assert imputed[1] == pytest.approx(4.0) and predicted == pytest.approx(target[8:], abs=1e-9)
+
+
+def test_a_juror_without_a_valid_score_is_named_in_the_fit() -> None:
+    import warnings
+
+    import numpy as np
+
+    from jurybench.calibration._data import CalibrationData
+    from jurybench.calibration._fit import fit_criterion
+
+    rng = np.random.default_rng(0)
+    n = 60
+    truth = rng.uniform(1, 7, n)
+    scores = np.column_stack([truth + rng.normal(0, 0.5, n), truth + rng.normal(0, 0.8, n), np.full(n, np.nan)])
+    data = CalibrationData(
+        "position",
+        [f"i{k}" for k in range(n)],
+        ["a", "b", "broken"],
+        ["ka", "kb", "kx"],
+        scores,
+        truth,
+        [f"g{k % 12}" for k in range(n)],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report = fit_criterion(
+            data,
+            cross_features=None,
+            cross_names=None,
+            methods=["ols", "mean"],
+            test_size=0.2,
+            folds=3,
+            seed=0,
+            n_boot=20,
+        )
+    assert report["jurors_without_scores"] == ["broken"]

@@ -221,6 +221,9 @@ def fit_criterion(
         "n_train": len(train),
         "n_test": len(test),
         "n_groups": len(set(data.groups)),
+        # said as such: a juror with no valid score on the labelled items is imputed with a constant,
+        # so any weight it gets means nothing
+        "jurors_without_scores": [j for j, col in zip(data.jurors, data.scores.T, strict=True) if np.isnan(col).all()],
         "variants": variants,
         "baselines": baselines,
         "winner": winner,

@@ -303,8 +303,14 @@ def print_calibration(artifact: dict[str, Any]) -> None:
             out.print(f"  weights to report: none ({ls['note']})")
         out.print(
             f"  weights applied ({spec['method']}, chosen to predict; no interval): {weights}; "
-            f"intercept {spec['intercept']:+.3f}\n"
+            f"intercept {spec['intercept']:+.3f}"
         )
+        if report.get("jurors_without_scores"):
+            out.print(
+                f"  no valid score on the labelled items: {', '.join(report['jurors_without_scores'])} "
+                "(imputed with a constant: its weights mean nothing)"
+            )
+        out.print("")
 
 
 def provenance_text(counts: dict[str, int]) -> str:
