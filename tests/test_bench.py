@@ -138,6 +138,20 @@ def test_the_local_model_section_is_a_target_and_a_skipped_one_is_a_miss() -> No
     ]
     skipped = {"skipped": "no model environment"}
     assert len(bench.missed_targets({**_results(0.95, 0.5), "local_model": skipped})) == 1
+    # issue 45, item 6: log probabilities at most twice a plain schema answer's time, on both
+    # servers, and llama.cpp's own server with two slots at 0.95 of the direct client
+    section = {
+        "calls_ratio": 0.97,
+        "tokens_ratio": 0.97,
+        "target_ratio": 0.95,
+        "logprob_ratio": 2.4,
+        "target_logprob_ratio": 2.0,
+        "llama_server": {"calls_ratio": 0.93, "target_ratio": 0.95, "logprob_ratio": 1.0, "target_logprob_ratio": 2.0},
+    }
+    assert bench.missed_targets({**_results(0.95, 0.5), "local_model": section}) == [
+        "local model server: scores=expected / a plain schema answer, seconds per judgment: 2.400 (target <= 2.0)",
+        "llama-server, 2 slots: jurybench / direct, calls/s: 0.930 (target >= 0.95)",
+    ]
 
 
 def test_the_leaderboard_section_has_a_time_and_a_side_by_side_target() -> None:

@@ -134,3 +134,51 @@ def llama_server(
             server.wait(30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+@contextlib.contextmanager
+def llama_cpp_server(
+    binary: str | Path, gguf: str | Path, log: Path, *, slots: int = 2, start_limit_s: float = 300.0
+) -> Iterator[str]:
+    """llama.cpp's own ``llama-server`` (built by ``make bench``) on a free loopback port with
+    ``slots`` parallel slots; yields its api_base once ``/health`` answers (polling for that event;
+    ``start_limit_s`` bounds a failure) and stops it on the way out."""
+    port = free_port()
+    command = [
+        str(binary),
+        "-m",
+        str(gguf),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-np",
+        str(slots),
+        "-c",
+        str(2048 * slots),
+        "-t",
+        "2",
+    ]
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + start_limit_s
+        while True:
+            if server.poll() is not None:
+                raise ServerFailed(f"llama-server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
+            with (
+                contextlib.suppress(OSError, ValueError),
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as answer,
+            ):
+                if answer.status == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise ServerFailed(f"llama-server did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
