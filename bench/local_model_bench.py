@@ -136,29 +136,43 @@ class _Recorder:
 
 
 def _throughput(api_base: str, folder: Path, n: int, concurrency: int, tag: str) -> dict[str, Any]:
-    """jurybench against the direct client on the same request bodies, runs in the order A B B A."""
+    """jurybench against the direct client on the same request bodies: a warm-up run through the
+    recorder captures the bodies jurybench sends, then runs in the order A B B A (a drift of the
+    machine's speed falls on both alike)."""
     from jurybench.testing import free_port
 
     relay = free_port()
     recorder = _Recorder(api_base)
     recorder.serve(relay)
-    _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, f"{tag}-record")
+    _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, f"{tag}record")
     bodies = [_openai_body(b) for b in recorder.bodies]
     runs: list[tuple[str, dict[str, Any]]] = []
     for turn, kind in enumerate(("direct", "jurybench", "jurybench", "direct")):
         if kind == "direct":
             runs.append((kind, asyncio.run(_direct(api_base, bodies, concurrency))))
         else:
-            runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"{tag}-run{turn}")))
+            runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"{tag}run{turn}")))
 
-    def rate(kind: str) -> float:
-        return sum(r["calls"] for k, r in runs if k == kind) / sum(r["seconds"] for k, r in runs if k == kind)
+    def rate(kind: str, key: str) -> float:
+        return sum(r[key] for k, r in runs if k == kind) / sum(r["seconds"] for k, r in runs if k == kind)
 
     return {
-        "jurybench_calls_per_s": rate("jurybench"),
-        "direct_calls_per_s": rate("direct"),
-        "calls_ratio": rate("jurybench") / rate("direct"),
+        "runs": [{"kind": k, **r} for k, r in runs],
+        "jurybench_calls_per_s": rate("jurybench", "calls"),
+        "direct_calls_per_s": rate("direct", "calls"),
+        "calls_ratio": rate("jurybench", "calls") / rate("direct", "calls"),
+        "tokens_ratio": rate("jurybench", "completion_tokens") / rate("direct", "completion_tokens"),
     }
+
+
+def _per_mode(folder: Path, api_base: str, n: int, tag: str) -> dict[str, float]:
+    """Seconds per judgment by what is asked of the server, one call at a time, modes in the order
+    A B C C B A, each on a fresh store."""
+    per_mode: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for turn, mode in enumerate((*MODES, *reversed(MODES))):
+        done = _jurybench(folder, api_base, n, 1, f"{tag}mode{turn}", MODES[mode])
+        per_mode[mode].append(done["seconds"] / done["calls"])
+    return {mode: sum(v) / len(v) for mode, v in per_mode.items()}
 
 
 def _llama_server_slots(gguf: str, folder: Path, n: int) -> dict[str, Any] | None:
@@ -173,12 +187,8 @@ def _llama_server_slots(gguf: str, folder: Path, n: int) -> dict[str, Any] | Non
     folder = folder / "slots"  # its own items: more requests than the first section's
     folder.mkdir(exist_ok=True)
     with llama_cpp_server(binary, gguf, folder / "llama-server.log", slots=2) as api_base:
-        section: dict[str, Any] = {"slots": 2, "requests_per_run": n, **_throughput(api_base, folder, n, 2, "slots")}
-        per_mode: dict[str, list[float]] = {mode: [] for mode in MODES}
-        for turn, mode in enumerate((*MODES, *reversed(MODES))):
-            done = _jurybench(folder, api_base, n, 1, f"slots-mode{turn}", MODES[mode])
-            per_mode[mode].append(done["seconds"] / done["calls"])
-    seconds = {mode: sum(v) / len(v) for mode, v in per_mode.items()}
+        section: dict[str, Any] = {"slots": 2, "requests_per_run": n, **_throughput(api_base, folder, n, 2, "slots-")}
+        seconds = _per_mode(folder, api_base, n, "slots-")
     return {
         **section,
         "seconds_per_judgment": seconds,
@@ -194,54 +204,19 @@ def main() -> None:
     if not python or not gguf:
         print(json.dumps({"skipped": "JURYBENCH_MODEL_PYTHON / JURYBENCH_MODEL_GGUF not set (make bench sets them)"}))
         return
-    from jurybench.testing import free_port
     from jurybench.testing.llama import llama_server
 
     folder = Path(tempfile.mkdtemp(prefix="jb-local-bench-"))
-    relay = free_port()
     with llama_server(python, gguf, folder / "server.log") as api_base:
-        recorder = _Recorder(api_base)
-        recorder.serve(relay)
-        # Warm-up through the recorder: the server's first request loads what it lazily loads,
-        # and the bodies jurybench sends are captured for the direct client.
-        _jurybench(folder, f"http://127.0.0.1:{relay}/v1", n, concurrency, "record")
-        bodies = [_openai_body(b) for b in recorder.bodies]
-        runs: list[tuple[str, dict[str, Any]]] = []
-        for turn, kind in enumerate(("direct", "jurybench", "jurybench", "direct")):
-            if kind == "direct":
-                runs.append((kind, asyncio.run(_direct(api_base, bodies, concurrency))))
-            else:
-                runs.append((kind, _jurybench(folder, api_base, n, concurrency, f"run{turn}")))
-
-        # What each feature costs a judgment: modes in the order A B C C B A (a drift of the
-        # machine's speed falls on all alike), each on a fresh store.
-        per_mode: dict[str, list[float]] = {mode: [] for mode in MODES}
-        for turn, mode in enumerate((*MODES, *reversed(MODES))):
-            done = _jurybench(folder, api_base, n, 1, f"mode{turn}", MODES[mode])
-            per_mode[mode].append(done["seconds"] / done["calls"])
-    seconds = {mode: sum(v) / len(v) for mode, v in per_mode.items()}
-
+        throughput = _throughput(api_base, folder, n, concurrency, "")
+        seconds = _per_mode(folder, api_base, n, "")
     slots_section = _llama_server_slots(gguf, folder, max(32, 4 * n))
-
-    def total(kind: str, key: str) -> float:
-        return sum(r[key] for k, r in runs if k == kind)
-
-    calls_ratio = (total("jurybench", "calls") / total("jurybench", "seconds")) / (
-        total("direct", "calls") / total("direct", "seconds")
-    )
-    tokens_ratio = (total("jurybench", "completion_tokens") / total("jurybench", "seconds")) / (
-        total("direct", "completion_tokens") / total("direct", "seconds")
-    )
     print(
         json.dumps(
             {
                 "requests_per_run": n,
                 "concurrency": concurrency,
-                "runs": [{"kind": k, **r} for k, r in runs],
-                "jurybench_calls_per_s": total("jurybench", "calls") / total("jurybench", "seconds"),
-                "direct_calls_per_s": total("direct", "calls") / total("direct", "seconds"),
-                "calls_ratio": calls_ratio,
-                "tokens_ratio": tokens_ratio,
+                **throughput,
                 "target_ratio": TARGET,
                 "seconds_per_judgment": seconds,
                 "grammar_ratio": seconds["schema"] / seconds["json"],

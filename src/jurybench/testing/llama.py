@@ -11,7 +11,7 @@ import json
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jurybench.testing.stub import free_port
@@ -71,6 +71,34 @@ def chat_format_used(log: str) -> str | None:
 
 
 @contextlib.contextmanager
+def _served(
+    command: list[str], log: Path, name: str, ready: Callable[[], bool], start_limit_s: float
+) -> Iterator[None]:
+    """Run a server process, wait until ``ready()`` (polling for that event; ``start_limit_s``
+    bounds a failure, it is no timing assertion), and stop it on the way out."""
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + start_limit_s
+        while True:
+            if server.poll() is not None:
+                raise ServerFailed(f"{name} exited ({server.returncode}):\n{log.read_text()[-3000:]}")
+            with contextlib.suppress(OSError, ValueError):
+                if ready():
+                    break
+            if time.monotonic() > deadline:
+                raise ServerFailed(f"{name} did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+        yield
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@contextlib.contextmanager
 def llama_server(
     python: str | Path,
     gguf: str | Path,
@@ -79,10 +107,9 @@ def llama_server(
     start_limit_s: float = 300.0,
     chat_format: str | None = None,
 ) -> Iterator[str]:
-    """Start the server on a free loopback port, wait until it lists its model (polling for that
-    event; ``start_limit_s`` bounds a failure, it is no timing assertion), yield its api_base, and
-    stop it on the way out. ``chat_format``: the model's format, for a GGUF without a chat
-    template; a server that falls back to a guessed format fails to start here."""
+    """llama-cpp-python's server on a free loopback port: yields its api_base once it lists its
+    model. ``chat_format``: the model's format, for a GGUF without a chat template; a server that
+    falls back to a guessed format fails to start here."""
     port = free_port()
     command = [
         str(python),
@@ -102,25 +129,13 @@ def llama_server(
         "2",
         *(["--chat_format", chat_format] if chat_format else []),
     ]
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     api_base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + start_limit_s
-        while True:
-            if server.poll() is not None:
-                raise ServerFailed(f"llama.cpp's server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
-            with (
-                contextlib.suppress(OSError, ValueError),
-                urllib.request.urlopen(f"{api_base}/models", timeout=5) as answer,
-            ):
-                if json.load(answer).get("data"):
-                    break
-            if time.monotonic() > deadline:
-                raise ServerFailed(
-                    f"llama.cpp's server did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}"
-                )
-            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"{api_base}/models", timeout=5) as answer:
+            return bool(json.load(answer).get("data"))
+
+    with _served(command, log, "llama.cpp's server", ready, start_limit_s):
         used = chat_format_used(log.read_text(errors="replace"))
         if chat_format is None and (used is None or used.startswith("fallback:")):
             raise ServerFailed(
@@ -128,12 +143,6 @@ def llama_server(
                 f"template; serve a model that does, or pass its format (chat_format=...):\n{log.read_text()[-1500:]}"
             )
         yield api_base
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 @contextlib.contextmanager
@@ -141,8 +150,7 @@ def llama_cpp_server(
     binary: str | Path, gguf: str | Path, log: Path, *, slots: int = 2, start_limit_s: float = 300.0
 ) -> Iterator[str]:
     """llama.cpp's own ``llama-server`` (built by ``make bench``) on a free loopback port with
-    ``slots`` parallel slots; yields its api_base once ``/health`` answers (polling for that event;
-    ``start_limit_s`` bounds a failure) and stops it on the way out."""
+    ``slots`` parallel slots; yields its api_base once ``/health`` answers."""
     port = free_port()
     command = [
         str(binary),
@@ -159,26 +167,10 @@ def llama_cpp_server(
         "-t",
         "2",
     ]
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + start_limit_s
-        while True:
-            if server.poll() is not None:
-                raise ServerFailed(f"llama-server exited ({server.returncode}):\n{log.read_text()[-3000:]}")
-            with (
-                contextlib.suppress(OSError, ValueError),
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as answer,
-            ):
-                if answer.status == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise ServerFailed(f"llama-server did not answer in {start_limit_s:.0f} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)  # polling for the event (the server answering), not a fixed wait
+
+    def ready() -> bool:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as answer:
+            return bool(answer.status == 200)
+
+    with _served(command, log, "llama-server", ready, start_limit_s):
         yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
