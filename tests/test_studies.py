@@ -148,3 +148,46 @@ def test_a_bad_value_in_a_later_step_stops_the_study_before_step_one(tmp_path: P
     out = run_cli("study", "run", str(study), "--db", str(db))
     assert out.exit_code == 2 and "step 2" in out.stderr and says in out.stderr, out.stderr
     assert not db.exists()
+
+
+@pytest.mark.parametrize("name", ["persuasion", "inventory", "culture", "emotion"])
+def test_a_juror_with_no_valid_answer_is_named_by_every_statistic_and_plot(name: str, tmp_path: Path) -> None:
+    """Each shipped study with a juror added whose every answer is invalid (as a real judge that
+    never writes the rubric's format): every statistic names it beside its table (stderr beside
+    CSV), every recorded result carries it for its plot, and nothing else reaches stderr."""
+    target = tmp_path / name
+    assert run_cli("demo", name, "--copy", str(target)).exit_code == 0
+    db = tmp_path / "s.duckdb"
+    ran = run_cli(
+        "study",
+        "run",
+        str(target / "study.yaml"),
+        "--add-juror",
+        "sim/broken,invalid_rate=1.0,seed=7",
+        "--db",
+        str(db),
+        "--out",
+        str(tmp_path / "out"),
+    )
+    assert ran.exit_code == 0, ran.stderr
+    steps = ran.stdout.split("\n$ jurybench ")[1:]
+    stats = [s for s in steps if s.startswith("stats ")]
+    assert stats
+    notes = ran.stderr.splitlines()
+    for step in stats:
+        text = " ".join(step.split())
+        if step.startswith("stats disparity"):  # over a query, not a run: its own row says it
+            assert "sim/broken (no valid answers)" in text
+        elif "--format csv" in step.splitlines()[0]:
+            assert notes.pop(0).startswith("note: no valid answers from sim/broken in run")
+        else:
+            assert "no valid answers from sim/broken in run" in text, step[:400]
+    assert notes == []
+    recorded = _sql(db, "SELECT name, result FROM stats_results")
+    for stat, body in recorded:
+        result = json.loads(str(body))
+        if stat == "disparity":
+            assert result["models"]["sim/broken"]["no_valid_answers"] is True
+        else:
+            assert [e["juror"] for e in result["without_valid_answers"]] == ["sim/broken"], stat
+    assert any(s.startswith("plot ") for s in steps)

@@ -329,3 +329,42 @@ def test_the_runs_list_fits_and_wraps_no_word_inside(page: Any, tmp_path: Path) 
                 assert right <= width and tab.evaluate("() => document.documentElement.scrollWidth") <= width
             finally:
                 tab.close()
+
+
+def test_a_statistic_names_a_juror_that_gave_no_valid_answer(page: Any, tmp_path: Path) -> None:
+    """A juror whose every answer was invalid is in no figure; the result's page says so above
+    its table, where it is seen (issue 45)."""
+    from tests.viewer.conftest import cli_ok
+
+    db = tmp_path / "silent.duckdb"
+    cli_ok("datasets", "example", "--out", str(tmp_path / "example"))
+    cli_ok("items", "import", str(tmp_path / "example" / "items.csv"), "--db", str(db))
+    cli_ok("pairs", "import", str(tmp_path / "example" / "pairs.csv"), "--db", str(db))
+    cli_ok(
+        "score",
+        "--rubric",
+        "persuasion",
+        "--run",
+        "p",
+        "--no-progress",
+        "-j",
+        "fake/fair",
+        "-j",
+        "fake/broken,invalid_rate=1.0",
+        "--db",
+        str(db),
+    )
+    cli_ok("stats", "consistency", "--run", "p", "--db", str(db))
+    with serving(db) as url:
+        tab = page.context.browser.new_page(viewport={"width": 1200, "height": 800})
+        try:
+            tab.goto(url + "stats")
+            tab.locator("#results a.mono").first.click()
+            tab.wait_for_url(re.compile(r"/stats/[0-9a-f]{32}$"))
+            note = tab.locator("p.silent")
+            assert note.is_visible()
+            assert note.inner_text().startswith("no valid answers from fake/broken in run p (")
+            assert "fake/broken" not in tab.locator("table").inner_text()  # in no row: said above instead
+            _shot(tab, tmp_path, "statistic-silent-juror")
+        finally:
+            tab.close()

@@ -202,6 +202,7 @@ def categorical_report(
     for seat in [*((s.key, s.label) for s in panel), ("__jury__", None)]:
         key, name = seat
         said = verdicts.get(key, {})
+        silent = not any(said.get(u) is not None for u in units if gold[u] is not None)  # before --invalid
         unusable = [u for u in units if u in said and said[u] is None and gold[u] is not None]
         if invalid != "drop":  # an answer without a usable verdict: a tie, or a verdict never right
             said = {**said, **dict.fromkeys(unusable, "tie" if invalid == "tie" else NO_VERDICT)}
@@ -219,6 +220,7 @@ def categorical_report(
                 "n_unusable": len(unusable),
                 "n_without_verdict": len(units) - len(scored),
                 **votes_against(said, humans, scored, preference),
+                "no_valid_answers": silent,
             }
         )
     return [

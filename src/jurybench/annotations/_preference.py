@@ -14,7 +14,10 @@ Figures per juror (over the pairs of a run that have a human reference):
 - ``consistent_valid``: both orders name the same winner (A or B);
 - ``invalid_ab`` / ``invalid_ba``: answers with no usable verdict (invalid or refusal);
 - ``kappa_ab`` / ``kappa_ba``: Cohen's kappa between the verdicts and the human reference
-  in each order (no verdict counts as a category of its own).
+  in each order (no verdict counts as a category of its own);
+- ``no_valid_answers``: the juror gave no valid verdict on any pair of the run (a real judge
+  that never wrote the rubric's format): its figures describe no verdict at all, and the report
+  names it so.
 
 A run judged in one order per pair (``runs.orders`` one, random or unknown: an import of a judge
 that saw each pair once) is reported in the orders that exist: an absent order is never an
@@ -55,9 +58,11 @@ class PreferenceRow:
     counts: dict[str, int] = field(default_factory=dict)
 
     kappa: dict[str, float] = field(default_factory=dict)
+    no_valid_answers: bool = False  # no valid verdict on any pair of the run, in either order
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
+        out["no_valid_answers"] = self.no_valid_answers
         out.update(self.counts)
         out.update(self.kappa)
         one_order = "shown_ab" in self.counts
@@ -165,6 +170,9 @@ def preference_accuracy(con: Connection, run_id: str, *, annotator: str | None =
             v = verdicts[(seat.key, pid)]
             _tally(counts, v.get("AB"), v.get("BA"), gold[pid], shown[(seat.key, pid)] if orders != "both" else None)
         row = PreferenceRow(seat.label, len(scored), seat.model, dict(counts))
+        row.no_valid_answers = not any(
+            verdict is not None for pid in pairs for verdict in verdicts[(seat.key, pid)].values()
+        )
         row.kappa = _kappas(
             {pid: verdicts[(seat.key, pid)] for pid in scored},
             gold,

@@ -75,7 +75,8 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
         metrics["pearson_ci"] = bootstrap(pearson_of(scores), n, n_boot=n_boot, seed=seed)
         metrics["jury_minus_juror_pearson"] = bootstrap(jury_gain_over(scores), n, n_boot=n_boot, seed=seed)
         metrics["n_missing"] = float(np.isnan(scores).sum())
-        rows.append({"juror": name, **metrics})
+        # a juror with no valid score on any labelled item: every figure is undefined, said as such
+        rows.append({"juror": name, **metrics, "no_valid_answers": bool(np.isnan(scores).all())})
     jury_metrics: dict[str, Any] = dict(score_agreement(jury, target))
     jury_metrics["pearson_ci"] = bootstrap(pearson_of(jury), n, n_boot=n_boot, seed=seed)
     ranked = [r for r in rows if not np.isnan(float(r["pearson"]))]

@@ -137,6 +137,7 @@ def run_outcome(result: Any) -> int:
 
 def print_stat(frame: Any, fmt: str) -> None:
     """A recorded statistic (a DataFrame from jurybench.stats) as a table, JSON or CSV."""
+    from jurybench.stats import no_valid_answers_note
     from jurybench.stats.functions import flatten
     from jurybench.store import rich_table, to_csv
 
@@ -152,8 +153,11 @@ def print_stat(frame: Any, fmt: str) -> None:
         )
         return
     columns, rows = flatten(name, result)
-    if fmt == "csv":
+    silent = no_valid_answers_note(result)
+    if fmt == "csv":  # the data alone on stdout; the note beside it, on stderr
         echo(to_csv(columns, [tuple(r) for r in rows]), nl=False)
+        if silent:
+            echo(f"note: {silent}", err=True)
         return
     console().print(rich_table(columns, [tuple(r) for r in rows], title=f"{name} ({run_id or 'query'})"))
     jury = result.get("jury")
@@ -164,6 +168,8 @@ def print_stat(frame: Any, fmt: str) -> None:
             f"{jury['n_jurors_expected']} jurors expected, {present if present is None else round(present, 2)} present "
             f"per subject on average, {jury['subjects_below_quorum']} of {jury['n_subjects']} subjects below quorum"
         )
+    if silent:
+        echo(silent)
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
@@ -353,6 +359,9 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             table.add_column(col)
         for row in [*block["jurors"], block["jury"]]:
             diff = row.get("jury_minus_juror_pearson")
+            if row.get("no_valid_answers"):
+                table.add_row(juror_named(row), *["-"] * 7, "")
+                continue
             table.add_row(
                 row["juror"],
                 str(row["pearson_ci"]),
@@ -384,6 +393,13 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         )
         verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
         out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
+
+
+def juror_named(row: dict[str, Any] | Any) -> str:
+    """A report row's juror, with '(no valid answers)' where it gave none: its figures are then
+    undefined or describe no verdict at all, and the row says so."""
+    get = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
+    return str(get("juror")) + (" (no valid answers)" if get("no_valid_answers", False) else "")
 
 
 def number_or_dash(value: object) -> str:
@@ -452,10 +468,10 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
 
     for row in [*block["jurors"], block["jury"]]:
         table.add_row(
-            row["juror"],
+            juror_named(row),
             str(row["n"]),
             number(row["accuracy"]),
-            str(row["cohen_kappa"]),
+            "-" if row.get("no_valid_answers") or not row["n"] else str(row["cohen_kappa"]),
             number(row["gwet_ac1"]),
             number(row["macro_precision"]),
             number(row["macro_recall"]),
@@ -485,7 +501,7 @@ def _one_order_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         kappa = "/".join(f"{row.kappa[k]:.3f}" if k in row.kappa else "–" for k in ("kappa_ab", "kappa_ba"))
         rows.append(
             [
-                row.juror,
+                juror_named(row),
                 share(c.get("correct", 0), report.n_pairs),
                 share(c.get("correct_ab", 0), c.get("shown_ab", 0)),
                 share(c.get("correct_ba", 0), c.get("shown_ba", 0)),
@@ -523,7 +539,7 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         c = row.counts
         rows.append(
             [
-                row.juror,
+                juror_named(row),
                 cell(c, "correct_ab"),
                 cell(c, "correct_ba"),
                 cell(c, "both_correct"),

@@ -50,7 +50,12 @@ def _save(
         "disparity": _disparity,
         "leaderboard": _leaderboard,
     }[name](result, alpha)
+    from jurybench.stats import no_valid_answers_note
+
     notes = [caption] if caption else []
+    silent = no_valid_answers_note(result)
+    if silent:
+        notes.append(silent[0].upper() + silent[1:])
     if name == "gap" and any(
         not g.get("pct_low", g["ci_low"]) <= g["gap"] <= g.get("pct_high", g["ci_high"]) for g in result["gaps"]
     ):

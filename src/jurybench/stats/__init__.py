@@ -24,6 +24,7 @@ from jurybench.stats._registry import (
     statistics,
     unregister_statistic,
 )
+from jurybench.stats._silent import jurors_without_valid_answers, no_valid_answers_note
 from jurybench.stats.builtin import (
     cohens_d,
     consistency,
@@ -88,9 +89,11 @@ __all__ = [
     "get_statistic",
     "item_spearman",
     "jsonable",
+    "jurors_without_valid_answers",
     "kendall",
     "leaderboard",
     "mannwhitney",
+    "no_valid_answers_note",
     "param",
     "params",
     "power",

@@ -100,9 +100,7 @@ def epsilon_matrices(
     )
     rows = _query(con, sql, {"run": run_id}, "reading symmetrized scores")
     if not rows:
-        raise JurybenchError(
-            f"run '{run_id}' has no valid symmetrized pairwise scores{f' where {where}' if where else ''}."
-        )
+        raise no_valid_scores(con, run_id, "symmetrized pairwise", where)
     categories = sorted({r[2] for r in rows})
     cat_index = {c: j for j, c in enumerate(categories)}
     by_group: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -117,6 +115,18 @@ def epsilon_matrices(
                 m[i, cat_index[cat]] = value
         matrices[g], pair_ids[g] = m, ids
     return matrices, categories, pair_ids
+
+
+def no_valid_scores(con: Connection, run_id: str, kind: str, where: str | None) -> JurybenchError:
+    """The one line for a run (or its --where) with no valid score of ``kind``, naming the jurors
+    of its panel that gave no valid answer at all: the usual reason, with a real judge."""
+    from jurybench.stats._silent import jurors_without_valid_answers, named_jurors
+
+    silent = jurors_without_valid_answers(con, run_id)
+    return JurybenchError(
+        f"run '{run_id}' has no valid {kind} scores{f' where {where}' if where else ''}.",
+        hint=f"No valid answers from {named_jurors(silent)}." if silent else None,
+    )
 
 
 def resample_unit(resample: str, named: dict[str, str | None], hint: str) -> str | None:
@@ -148,7 +158,7 @@ def item_scores(
     _check_run(con, run_id)
     rows = _query(con, _pointwise_sql(by, where, extra, level), {"run": run_id}, "reading pointwise scores")
     if not rows:
-        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+        raise no_valid_scores(con, run_id, "pointwise", where)
     return rows
 
 
@@ -160,7 +170,7 @@ def item_frame(
     sql = _pointwise_sql(by, where, extra, level)
     frame = execute_user_sql(con, sql, {"run": run_id}, what="reading pointwise scores", hint=STATS_HINT).df()
     if frame.empty:
-        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+        raise no_valid_scores(con, run_id, "pointwise", where)
     return frame
 
 

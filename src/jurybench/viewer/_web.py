@@ -118,6 +118,8 @@ def run_from_segment(segment: str) -> str:
 def environment() -> Environment:
     import jinja2
 
+    from jurybench.stats import no_valid_answers_note
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(HERE / "templates")),
         autoescape=True,
@@ -135,6 +137,7 @@ def environment() -> Environment:
         duration=_duration,
         u=lambda s: quote(str(s), safe=""),
         run_u=run_segment,
+        silent_note=lambda result: no_valid_answers_note(result) if isinstance(result, dict) else None,
     )
     env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
     return env

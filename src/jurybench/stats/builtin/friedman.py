@@ -57,7 +57,7 @@ def stat_friedman(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import Coverage, drop_temp, run_slices, slices_of
-    from jurybench.stats._store import STATS_HINT, _check_run, _pointwise_sql
+    from jurybench.stats._store import STATS_HINT, _check_run, _pointwise_sql, no_valid_scores
     from jurybench.store import execute_user_sql, expression
 
     _check_run(con, run_id)
@@ -122,5 +122,5 @@ def stat_friedman(
     finally:
         drop_temp(con, "TABLE IF EXISTS temp.main._jb_cells")
     if not out:
-        raise JurybenchError(f"run '{run_id}' has no valid pointwise scores{f' where {where}' if where else ''}.")
+        raise no_valid_scores(con, run_id, "pointwise", where)
     return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}
