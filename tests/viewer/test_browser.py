@@ -274,16 +274,23 @@ def test_a_user_labels_items_from_the_queue(page: Any, viewer_store: Path, tmp_p
 WRAPPED_INSIDE = (Path(__file__).parent / "js" / "words_wrapped_inside.js").read_text(encoding="utf-8")
 
 
+def _example_store(db: Path) -> Path:
+    """A store holding the offline example's items and pairs, not yet judged."""
+    from tests.viewer.conftest import cli_ok
+
+    cli_ok("datasets", "example", "--out", str(db.parent / "example"))
+    cli_ok("items", "import", str(db.parent / "example" / "items.csv"), "--db", str(db))
+    cli_ok("pairs", "import", str(db.parent / "example" / "pairs.csv"), "--db", str(db))
+    return db
+
+
 def test_the_runs_list_fits_and_wraps_no_word_inside(page: Any, tmp_path: Path) -> None:
     """Issue 40, item 8: at 1,400 px the runs list broke words anywhere (the jury column fell to
     three characters: `overflow-wrap: anywhere`). At 1,280 and 1,400 px it fits the window and
     no cell wraps inside a word (only after a hyphen or at the name's own parts)."""
     from tests.viewer.conftest import cli_ok
 
-    db = tmp_path / "runs.duckdb"
-    cli_ok("datasets", "example", "--out", str(tmp_path / "example"))
-    cli_ok("items", "import", str(tmp_path / "example" / "items.csv"), "--db", str(db))
-    cli_ok("pairs", "import", str(tmp_path / "example" / "pairs.csv"), "--db", str(db))
+    db = _example_store(tmp_path / "runs.duckdb")
     cli_ok(
         "score",
         "--rubric",
@@ -336,10 +343,7 @@ def test_a_statistic_names_a_juror_that_gave_no_valid_answer(page: Any, tmp_path
     its table, where it is seen (issue 45)."""
     from tests.viewer.conftest import cli_ok
 
-    db = tmp_path / "silent.duckdb"
-    cli_ok("datasets", "example", "--out", str(tmp_path / "example"))
-    cli_ok("items", "import", str(tmp_path / "example" / "items.csv"), "--db", str(db))
-    cli_ok("pairs", "import", str(tmp_path / "example" / "pairs.csv"), "--db", str(db))
+    db = _example_store(tmp_path / "silent.duckdb")
     cli_ok(
         "score",
         "--rubric",
