@@ -264,3 +264,38 @@ def test_a_run_with_one_juror_has_nothing_to_select(tmp_path: Path) -> None:
         jb.score(store, rubric="story-quality", jury=["sim/only"], run="one")
     with pytest.raises(jb.JurybenchError, match="nothing to select"):
         jb.select_jury(db, "one")
+
+
+def test_a_juror_with_no_valid_answer_is_in_no_sub_jury_and_named(tmp_path: Path) -> None:
+    """Issue 45: a juror whose every answer is invalid, the cheapest of the pilot. Before, the
+    sub-jury of that juror alone fed NaN to least squares (LAPACK's 'DLASCL' lines on stderr and
+    'a jurybench bug'); kept as the training mean, it could be chosen as the cheapest, a jury that
+    would score nothing. Now it is in no candidate but the full jury, the price path goes from the
+    full jury to the jurors that answered, and the report names it."""
+    db = tmp_path / "silent.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"S {k}", "prompt": f"p{k % 10}"} for k in range(40)])
+        jurors = [GOOD_CHEAP, GOOD_DEAR, "sim/broken,invalid_rate=1.0,cost=0.00001,seed=7"]
+        jb.score(store, rubric="story-quality", jury=jurors, run="pilot")
+        store.simulate_annotations(rubric="story-quality", annotators=3, noise=0.5)
+    for method in ("mean", "calibrated"):
+        selection = jb.select_jury(db, "pilot", method=method)
+        assert selection.without_valid_answers == ["sim/broken"]
+        subsets = {c.jurors for c in selection.candidates}
+        # the two that answered, each alone and together, and the full jury
+        assert subsets == {
+            ("sim/good-cheap",),
+            ("sim/good-dear",),
+            ("sim/good-cheap", "sim/good-dear"),
+            ("sim/good-cheap", "sim/good-dear", "sim/broken"),
+        }, subsets
+        on_path = sorted((c for c in selection.candidates if c.path_step is not None), key=lambda c: c.path_step or 0)
+        assert [c.jurors for c in on_path] == [
+            ("sim/good-cheap", "sim/good-dear", "sim/broken"),
+            ("sim/good-cheap", "sim/good-dear"),
+            ("sim/good-cheap",),
+        ]
+        assert "sim/broken" not in selection.chosen.jurors
+    shown = run_cli("jury", "select", "--run", "pilot", "--db", str(db))
+    assert shown.exit_code == 0 and shown.stderr == "", shown.stderr
+    assert "in no sub-jury: sim/broken (no valid answers" in shown.stdout

@@ -33,6 +33,11 @@ may show a sub-jury, ``alpha`` split between them:
 - **Holm** over every candidate sub-jury (alpha / 2): finds a good cheap juror the price path
   cannot reach (one dearer than a bad one).
 
+A juror with no valid score on any of the pilot's rows (every answer invalid or refused: a
+real judge that never wrote the rubric's format) is in no candidate but the full jury: alone it
+predicts nothing and beside others it only adds cost. The price path then goes from the full
+jury to the jurors that answered, and on from there; the report names the juror.
+
 So the chance that any sub-jury worse than the full one by the margin or more is shown, and
 so the chance that the chosen one is, is at most ``alpha``. When none is shown, the full jury
 is chosen and the rule says so. With ``max_error`` the cheapest whose error is at most that;
@@ -109,6 +114,7 @@ class Selection:
     alpha: float = SELECT_ALPHA
     candidates: list[SubJury] = field(default_factory=list)
     jurors: list[dict[str, Any]] = field(default_factory=list)
+    without_valid_answers: list[str] = field(default_factory=list)  # in no sub-jury but the full one
 
     @property
     def pareto(self) -> list[SubJury]:
@@ -265,7 +271,11 @@ def _predict(method: str, x: Array, y: Array, dims: NDArray[np.float64], train: 
         if method == "mean":
             with np.errstate(all="ignore"):
                 feature = np.nanmean(x, axis=1, keepdims=True)
-            feature = np.where(np.isnan(feature), float(np.nanmean(feature[tr])) if len(tr) else 0.0, feature)
+            seen = feature[tr][~np.isnan(feature[tr])]
+            # no juror of the sub-jury scored a training row (a juror with no valid answer): a
+            # constant feature, so the prediction is the training mean, as for any constant
+            fill = float(np.mean(seen)) if len(seen) else 0.0
+            feature = np.where(np.isnan(feature), fill, feature)
         else:
             feature = np.where(np.isnan(x), means, x)
         if len(tr) < feature.shape[1] + 1 or np.ptp(feature[tr], axis=0).max(initial=0.0) == 0.0:
@@ -485,6 +495,7 @@ def select_jury(
         alpha,
         candidates,
         jurors,
+        [labels[j][0] for j in range(len(labels)) if j not in answering_columns(data)],
     )
 
 
@@ -508,11 +519,25 @@ def score_candidates(
             memo[columns] = held_out_errors(data, list(columns), method, fold_index)
         return memo[columns]
 
-    subsets, exhaustive = _subsets(len(jurors), lambda c: float(np.mean(errors(c)[0])))
+    # A juror with no valid score on any row (every answer invalid or refused) is in no sub-jury:
+    # alone it would predict nothing, beside others it adds cost and no information.
+    eligible = answering_columns(data)
+    if not eligible:
+        raise JurybenchError(
+            "no juror of the pilot has a valid score on a row with a target: there is nothing to select."
+        )
+
+    def of(subset: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(eligible[i] for i in subset)
+
+    found, exhaustive = _subsets(len(eligible), lambda c: float(np.mean(errors(of(c))[0])))
+    subsets = [of(c) for c in found]
     full_columns = tuple(range(len(jurors)))
     if full_columns not in subsets:
         subsets.append(full_columns)
-    path = price_path(jurors, cost, latency)
+    path = [of(c) for c in price_path([jurors[j] for j in eligible], cost, latency)]
+    if path[0] != full_columns:  # the full jury first, then the jurors that answered
+        path.insert(0, full_columns)
     subsets += [columns for columns in path if columns not in subsets]
     candidates = []
     for columns in subsets:
@@ -533,6 +558,11 @@ def score_candidates(
             )
         )
     return candidates, exhaustive
+
+
+def answering_columns(data: PilotRows) -> list[int]:
+    """The columns (jurors) of the pilot with a valid score on at least one row."""
+    return [j for j in range(data.x.shape[1]) if not np.isnan(data.x[:, j]).all()]
 
 
 def price_path(

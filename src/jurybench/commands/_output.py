@@ -246,6 +246,11 @@ def print_selection(selection: Any) -> None:
         + cost
         + ("" if selection.exhaustive else f"; {len(selection.candidates)} sub-juries (a greedy path beyond 10 jurors)")
     )
+    if selection.without_valid_answers:
+        echo(
+            f"in no sub-jury: {', '.join(selection.without_valid_answers)} (no valid answers: no valid score on "
+            "any of the pilot's rows)"
+        )
 
 
 def print_calibration(artifact: dict[str, Any]) -> None:
