@@ -215,3 +215,18 @@ def test_agreement_and_the_preference_report_name_them(store: Path, tmp_path: Pa
             (line,) = [line for line in lines if f"{name} (no valid answers)" in line]
             assert "nan" not in line and ("%" not in line or args[0] == "report"), line
         assert "sim/good (no valid answers)" not in table.stdout
+
+
+def test_the_ci_gate_names_them_and_says_why_a_run_has_nothing_to_check(store: Path) -> None:
+    db = str(store / "s.duckdb")
+    gate = run_cli("check", "--run", "qual", "--min", "relevance>=1", "--db", db)
+    assert gate.exit_code == 0, gate.stderr
+    assert "no valid answers from sim/broken in run qual (36 calls: 36 invalid, 0 refused); sim/shy" in gate.stdout
+    body = json.loads(run_cli("check", "--run", "qual", "--min", "relevance>=1", "-f", "json", "--db", db).stdout)
+    assert body["without_valid_answers"] == _expected("qual", 36)
+    dead = run_cli("check", "--run", "dead", "--min", "relevance>=1", "--db", db)
+    assert dead.exit_code == 2
+    assert dead.stderr.strip() == (
+        "error: run 'dead' has no jury scores to check. No valid answers from sim/broken (36 calls: 36 invalid, "
+        "0 refused); sim/shy (36 calls: 0 invalid, 36 refused)."
+    )

@@ -46,6 +46,7 @@ class CheckResult:
     table: Any
     failures: list[str] = field(default_factory=list)
     result_id: str | None = None
+    without_valid_answers: list[dict[str, Any]] = field(default_factory=list)  # jurors in no score
 
     def lines(self) -> list[str]:
         """A one-screen report: a line per criterion, the failures, and the verdict."""
@@ -62,6 +63,11 @@ class CheckResult:
             parts.append("ok" if row["ok"] else "FAIL")
             out.append("; ".join(parts))
         out += [f"  failed: {f}" for f in self.failures]
+        from jurybench.stats import no_valid_answers_note
+
+        silent = no_valid_answers_note({"without_valid_answers": self.without_valid_answers})
+        if silent:
+            out.append(f"  {silent}")
         out.append("PASSED" if self.passed else f"FAILED ({len(self.failures)} failure(s))")
         return out
 
@@ -114,7 +120,7 @@ def check(
     import pandas as pd
     from scipy import stats as st
 
-    from jurybench.stats import record_result
+    from jurybench.stats import jurors_without_valid_answers, named_jurors, record_result
     from jurybench.store import reading, writing
 
     rules = [parse_rule(r) for r in (min or [])]
@@ -131,14 +137,18 @@ def check(
     mode = pair_on if baseline_run is not None else "subject"
     with reading(store) as con:
         scores = _scores(con, run, "prompt" if mode == "prompt" else "subject")
+        silent = jurors_without_valid_answers(con, run)
         if not scores:
             raise JurybenchError(
                 f"run '{run}' has no jury scores to check.",
-                hint="Score it first, or check that its subjects reach the jury's quorum.",
+                hint=f"No valid answers from {named_jurors(silent)}."
+                if silent
+                else "Score it first, or check that its subjects reach the jury's quorum.",
             )
         base: dict[str, dict[str, float]] = {}
         if baseline_run is not None:
             base = _scores(con, baseline_run, "prompt" if mode == "prompt" else "subject")
+            silent += jurors_without_valid_answers(con, baseline_run)
             if mode == "auto":  # by subject when the runs share any, else by prompt
                 shared = any(set(scores.get(c, {})) & set(base.get(c, {})) for c in scores)
                 mode = "subject" if shared else "prompt"
@@ -194,7 +204,7 @@ def check(
                     )
         rows.append(row)
     table = pd.DataFrame(rows)
-    result = CheckResult(run, not failures, table, failures)
+    result = CheckResult(run, not failures, table, failures, without_valid_answers=silent)
     params = {
         "run": run,
         "min": min or [],
@@ -205,6 +215,12 @@ def check(
     }
     with writing(store) as con:
         result.result_id = record_result(
-            con, "check", run, params, None, {"passed": result.passed, "failures": failures, "criteria": rows}
+            con,
+            "check",
+            run,
+            params,
+            None,
+            {"passed": result.passed, "failures": failures, "criteria": rows}
+            | ({"without_valid_answers": silent} if silent else {}),
         )
     return result

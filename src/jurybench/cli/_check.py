@@ -58,6 +58,7 @@ def check(
                     "failures": result.failures,
                     "result_id": result.result_id,
                     "criteria": result.table.to_dict(orient="records"),
+                    "without_valid_answers": result.without_valid_answers,
                 },
                 indent=2,
                 default=str,

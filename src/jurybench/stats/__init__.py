@@ -24,7 +24,7 @@ from jurybench.stats._registry import (
     statistics,
     unregister_statistic,
 )
-from jurybench.stats._silent import jurors_without_valid_answers, no_valid_answers_note
+from jurybench.stats._silent import jurors_without_valid_answers, named_jurors, no_valid_answers_note
 from jurybench.stats.builtin import (
     cohens_d,
     consistency,
@@ -93,6 +93,7 @@ __all__ = [
     "kendall",
     "leaderboard",
     "mannwhitney",
+    "named_jurors",
     "no_valid_answers_note",
     "param",
     "params",
