@@ -215,6 +215,10 @@ def test_agreement_and_the_preference_report_name_them(store: Path, tmp_path: Pa
             (line,) = [line for line in lines if f"{name} (no valid answers)" in line]
             assert "nan" not in line and ("%" not in line or args[0] == "report"), line
         assert "sim/good (no valid answers)" not in table.stdout
+    page = tmp_path / "r.html"  # the viewer's agreement tables, as report html writes them
+    assert run_cli("report", "html", "--run", "qual", "--run", "pref", "-o", str(page), "--db", db).exit_code == 0
+    text = page.read_text()
+    assert text.count("sim/broken (no valid answers)") == 2 and text.count("sim/shy (no valid answers)") == 2
 
 
 def test_the_ci_gate_names_them_and_says_why_a_run_has_nothing_to_check(store: Path) -> None:

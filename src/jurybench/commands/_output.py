@@ -403,8 +403,10 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
 def juror_named(row: dict[str, Any] | Any) -> str:
     """A report row's juror, with '(no valid answers)' where it gave none: its figures are then
     undefined or describe no verdict at all, and the row says so."""
+    from jurybench.stats import silent_label
+
     get = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
-    return str(get("juror")) + (" (no valid answers)" if get("no_valid_answers", False) else "")
+    return silent_label(str(get("juror")), bool(get("no_valid_answers", False)))
 
 
 def number_or_dash(value: object) -> str:

@@ -24,7 +24,7 @@ from jurybench.stats._registry import (
     statistics,
     unregister_statistic,
 )
-from jurybench.stats._silent import jurors_without_valid_answers, named_jurors, no_valid_answers_note
+from jurybench.stats._silent import jurors_without_valid_answers, named_jurors, no_valid_answers_note, silent_label
 from jurybench.stats.builtin import (
     cohens_d,
     consistency,
@@ -106,6 +106,7 @@ __all__ = [
     "robustness",
     "run_dimensions",
     "sequential",
+    "silent_label",
     "statistic",
     "statistics",
     "ttest",

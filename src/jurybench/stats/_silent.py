@@ -88,6 +88,12 @@ def _counted(entry: dict[str, Any]) -> str:
     return f"{entry['calls']} calls: " + ", ".join(parts)
 
 
+def silent_label(name: str, silent: bool) -> str:
+    """A row's name in a table, with '(no valid answers)' when ``silent``: every table that keeps
+    a row for such a juror or model labels it the same way."""
+    return f"{name} (no valid answers)" if silent else name
+
+
 def named_jurors(entries: list[dict[str, Any]], *, runs: bool = False) -> str:
     """'a (4 calls: 3 invalid, 1 refused); b (no calls in the run)': ``entries`` with their counts
     (and with ``runs``, each one's run: 'a in run r (...)')."""

@@ -304,6 +304,7 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
         import numpy as np
 
         from jurybench.annotations import pointwise_data, score_agreement
+        from jurybench.stats import silent_label
 
         try:
             blocks = pointwise_data(con, run["run_id"], None)
@@ -315,14 +316,15 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
                 *zip(data.jurors, data.juror_scores.T, strict=True),
                 (f"jury ({data.rule['aggregation']})", data.jury),
             ]
-            for name, scores in raters:
+            for k, (name, scores) in enumerate(raters):
                 m = score_agreement(np.asarray(scores, dtype=float), data.human_mean)
                 n = int((~np.isnan(scores) & ~np.isnan(data.human_mean)).sum())
                 low, high = _fisher_ci(m.get("pearson"), n)
                 rows.append(
                     {
                         "criterion": data.criterion,
-                        "rater": name,
+                        # a juror (not the jury) with no valid score on a labelled item
+                        "rater": silent_label(name, k < len(data.jurors) and bool(np.isnan(scores).all())),
                         "pearson": m.get("pearson"),
                         "low": low,
                         "high": high,
@@ -344,6 +346,7 @@ def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any
             "note": "Agreement with human labels is shown for pointwise and preference (A/B) runs.",
         }
     from jurybench.annotations import preference_accuracy
+    from jurybench.stats import silent_label
 
     try:
         report = preference_accuracy(con, run["run_id"]).as_dict()
@@ -353,7 +356,7 @@ def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any
         return {"rows": [], "preference": [], "note": "No human preference labels on this run's pairs."}
     rows = [
         {
-            "rater": r["juror"],
+            "rater": silent_label(r["juror"], bool(r.get("no_valid_answers"))),
             "ab": r["correct_ab_rate"],
             "ba": r["correct_ba_rate"],
             "both": r["both_correct_rate"],

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
+from jurybench.stats._silent import silent_label
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -36,7 +37,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
         for model, r in result["models"].items():
             rows.append(
                 [
-                    model + (" (no valid answers)" if r.get("no_valid_answers") else ""),
+                    silent_label(model, bool(r.get("no_valid_answers"))),
                     " ".join(r["groups"]),
                     " ".join(r["excluded_for_invalid_rate"]),
                     r["gini"],
