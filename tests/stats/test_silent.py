@@ -234,3 +234,17 @@ def test_the_ci_gate_names_them_and_says_why_a_run_has_nothing_to_check(store: P
         "error: run 'dead' has no jury scores to check. No valid answers from sim/broken (36 calls: 36 invalid, "
         "0 refused); sim/shy (36 calls: 0 invalid, 36 refused)."
     )
+
+
+def test_the_note_counts_every_outcome_by_hand() -> None:
+    from jurybench.stats import no_valid_answers_note
+
+    assert no_valid_answers_note({}) is None and no_valid_answers_note({"without_valid_answers": []}) is None
+    entries = [
+        {"run": "r", "juror": "a", "calls": 10, "invalid": 3, "refusal": 2, "error": 4},  # 1 answered, no valid score
+        {"run": "r", "juror": "b", "calls": 0, "invalid": 0, "refusal": 0, "error": 0},
+    ]
+    assert no_valid_answers_note({"without_valid_answers": entries}) == (
+        "no valid answers from a in run r (10 calls: 3 invalid, 2 refused, 4 in error, 1 without a valid score); "
+        "b in run r (no calls in the run): they gave no score and are left out of every figure here."
+    )
