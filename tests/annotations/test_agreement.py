@@ -159,7 +159,7 @@ def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
     right on t1, t3, t4 -> accuracy 0.75; Cohen's kappa and F1 as scikit-learn computes them."""
     from sklearn.metrics import cohen_kappa_score
 
-    from jurybench.jurors import FakeBackend
+    from tests.annotations.conftest import classify_queued
     from tests.conftest import run_cli, write
 
     db = str(tmp_path / "cls.duckdb")
@@ -172,22 +172,7 @@ def test_categorical_agreement_for_classification_runs(tmp_path: Path) -> None:
     )
     assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
     assert run_cli("annotations", "import", str(labels), "-r", "emotion-label", "--db", db).exit_code == 0
-    FakeBackend.enqueue("cls", "joy", "fear", "fear", "joy")
-    done = run_cli(
-        "score",
-        "-r",
-        "emotion-label",
-        "-j",
-        "fake/cls",
-        "--concurrency",
-        "1",
-        "--run",
-        "c",
-        "--no-progress",
-        "--db",
-        db,
-    )
-    assert done.exit_code == 0, done.stderr
+    classify_queued(db, "cls", "joy", "fear", "fear", "joy")
     out = run_cli("agreement", "--run", "c", "--boot", "50", "--format", "json", "--db", db)
     assert out.exit_code == 0, out.stderr
     (block,) = json.loads(out.stdout)

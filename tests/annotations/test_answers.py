@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jurybench.jurors import FakeBackend
+from tests.annotations.conftest import classify_queued
 from tests.conftest import run_cli, write
 
 
@@ -19,22 +19,7 @@ def test_answers_as_written_after_normalisation_and_invalid_by_why(tmp_path: Pat
         "item_id,response,language\nt1,so happy,en\nt2,so scared,en\nt3,so sad,en\nt4,so wistful,en\nt5,hmm,en\n",
     )
     assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
-    FakeBackend.enqueue("answers", "joy", "- Fear", "1. sadness", "nostalgia", "")
-    done = run_cli(
-        "score",
-        "-r",
-        "emotion-label",
-        "-j",
-        "fake/answers",
-        "--concurrency",
-        "1",
-        "--run",
-        "c",
-        "--no-progress",
-        "--db",
-        db,
-    )
-    assert done.exit_code == 0, done.stderr
+    classify_queued(db, "answers", "joy", "- Fear", "1. sadness", "nostalgia", "")
     out = run_cli("report", "classification", "--run", "c", "--format", "json", "--db", db)
     assert out.exit_code == 0, out.stderr
     (row,) = json.loads(out.stdout)

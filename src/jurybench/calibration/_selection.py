@@ -479,6 +479,7 @@ def select_jury(
         alpha=alpha,
     )
     jurors = _juror_rows(con, panel, cost, latency, samples)
+    answering = set(answering_columns(data))
     return Selection(
         run,
         data.kind,
@@ -495,7 +496,7 @@ def select_jury(
         alpha,
         candidates,
         jurors,
-        [labels[j][0] for j in range(len(labels)) if j not in answering_columns(data)],
+        [label for j, (label, _) in enumerate(labels) if j not in answering],
     )
 
 

@@ -335,6 +335,8 @@ def provenance_text(counts: dict[str, int]) -> str:
 def print_agreement(report: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
+    from jurybench.stats import silent_label
+
     out = console()
     for block in report:
         if block.get("label_provenance"):
@@ -365,7 +367,7 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         for row in [*block["jurors"], block["jury"]]:
             diff = row.get("jury_minus_juror_pearson")
             if row.get("no_valid_answers"):
-                table.add_row(juror_named(row), *["-"] * 7, "")
+                table.add_row(silent_label(row["juror"], bool(row.get("no_valid_answers"))), *["-"] * 7, "")
                 continue
             table.add_row(
                 row["juror"],
@@ -400,15 +402,6 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
         out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")
 
 
-def juror_named(row: dict[str, Any] | Any) -> str:
-    """A report row's juror, with '(no valid answers)' where it gave none: its figures are then
-    undefined or describe no verdict at all, and the row says so."""
-    from jurybench.stats import silent_label
-
-    get = row.get if isinstance(row, dict) else lambda k, d=None: getattr(row, k, d)
-    return silent_label(str(get("juror")), bool(get("no_valid_answers", False)))
-
-
 def number_or_dash(value: object) -> str:
     return "-" if value is None or (isinstance(value, float) and value != value) else f"{value:.3f}"
 
@@ -417,6 +410,8 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
     """A preference or classification run's agreement: humans among themselves, then each rater
     against the human plurality (accuracy, Cohen's kappa, per-class F1)."""
     from rich.table import Table
+
+    from jurybench.stats import silent_label
 
     h = block["humans"]
     out.print(
@@ -475,7 +470,7 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
 
     for row in [*block["jurors"], block["jury"]]:
         table.add_row(
-            juror_named(row),
+            silent_label(row["juror"], bool(row.get("no_valid_answers"))),
             str(row["n"]),
             number(row["accuracy"]),
             "-" if row.get("no_valid_answers") or not row["n"] else str(row["cohen_kappa"]),
@@ -497,6 +492,8 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
 
 
 def _one_order_rows(report: Any) -> tuple[list[str], list[list[str]]]:
+    from jurybench.stats import silent_label
+
     columns = ["juror", "correct", "correct AB (shown)", "correct BA (shown)", "kappa AB/BA", "no verdict AB/BA"]
 
     def share(hit: int, n: int) -> str:
@@ -508,7 +505,7 @@ def _one_order_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         kappa = "/".join(f"{row.kappa[k]:.3f}" if k in row.kappa else "–" for k in ("kappa_ab", "kappa_ba"))
         rows.append(
             [
-                juror_named(row),
+                silent_label(row.juror, row.no_valid_answers),
                 share(c.get("correct", 0), report.n_pairs),
                 share(c.get("correct_ab", 0), c.get("shown_ab", 0)),
                 share(c.get("correct_ba", 0), c.get("shown_ba", 0)),
@@ -523,6 +520,8 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
     """The preference report's table: one header per value, in the same order. A run shown one
     order per pair gets the orders that exist: each order's correct over the pairs shown in it,
     and no both-order figures (position bias cannot be measured there)."""
+    from jurybench.stats import silent_label
+
     if getattr(report, "one_order", False):
         return _one_order_rows(report)
     columns = [
@@ -546,7 +545,7 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         c = row.counts
         rows.append(
             [
-                juror_named(row),
+                silent_label(row.juror, row.no_valid_answers),
                 cell(c, "correct_ab"),
                 cell(c, "correct_ba"),
                 cell(c, "both_correct"),

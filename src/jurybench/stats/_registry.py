@@ -193,7 +193,7 @@ def _recorded(stat: Statistic[...], store: StoreRef, values: dict[str, Any]) -> 
         runs = [r for r in (run, values.get("other_run") if stat.per_run else None) if isinstance(r, str)]
         result = stat.compute(con, **values)
         if runs and isinstance(result, dict):
-            silent = [entry for r in runs for entry in _silent_in(con, r, jurors_without_valid_answers)]
+            silent = [entry for r in runs for entry in jurors_without_valid_answers(con, r)]
             if silent:
                 result.setdefault("without_valid_answers", silent)
         if run is not None and isinstance(result, dict):
@@ -237,16 +237,6 @@ def _recorded(stat: Statistic[...], store: StoreRef, values: dict[str, Any]) -> 
         {"result_id": result_id, "statistic": stat.name, "run": run, "params": params, "result": jsonable(result)}
     )
     return frame
-
-
-def _silent_in(
-    con: Connection, run: str, find: Callable[[Connection, str], list[dict[str, Any]]]
-) -> list[dict[str, Any]]:
-    """The run's jurors without a valid answer; none for a run that does not exist (the statistic
-    has said so in its own words)."""
-    if not con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [run]).fetchall()[0][0]:
-        return []
-    return find(con, run)
 
 
 def statistic(
