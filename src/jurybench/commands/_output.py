@@ -505,7 +505,7 @@ def _one_order_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         kappa = "/".join(f"{row.kappa[k]:.3f}" if k in row.kappa else "–" for k in ("kappa_ab", "kappa_ba"))
         rows.append(
             [
-                silent_label(row.juror, row.no_valid_answers),
+                silent_label(row.juror, getattr(row, "no_valid_answers", False)),
                 share(c.get("correct", 0), report.n_pairs),
                 share(c.get("correct_ab", 0), c.get("shown_ab", 0)),
                 share(c.get("correct_ba", 0), c.get("shown_ba", 0)),
@@ -545,7 +545,7 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
         c = row.counts
         rows.append(
             [
-                silent_label(row.juror, row.no_valid_answers),
+                silent_label(row.juror, getattr(row, "no_valid_answers", False)),
                 cell(c, "correct_ab"),
                 cell(c, "correct_ba"),
                 cell(c, "both_correct"),
