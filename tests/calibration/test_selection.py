@@ -299,3 +299,69 @@ def test_a_juror_with_no_valid_answer_is_in_no_sub_jury_and_named(tmp_path: Path
     shown = run_cli("jury", "select", "--run", "pilot", "--db", str(db))
     assert shown.exit_code == 0 and shown.stderr == "", shown.stderr
     assert "in no sub-jury: sim/broken (no valid answers" in shown.stdout
+
+
+def _off_path(name: str, diffs: list[float]) -> SubJury:
+    """A candidate off the price path whose squared errors exceed a zero full jury's by ``diffs``."""
+    c = _candidate(name, [1.0], 1.0)
+    c.sq_errors = np.array(diffs)
+    return c
+
+
+def test_every_mark_is_the_bound_it_prints_and_holm_divides() -> None:
+    """Issue 57, items 3 and 4. Four candidates off the price path, four groups of one row; the
+    full jury's squared errors are 0, so each candidate's paired differences are its own. With
+    differences d1..d4 = c + (-0.1, 0, 0.1, 0) the SE is sqrt(4/3 x 0.02) / 4 = 0.040825 and
+    t(3) quantiles are 3.182446 (one-sided 2.5 %: alpha / 2 for one test), 4.176535 (1.25 %),
+    4.856657 (0.8333 %) and 5.391949 (0.625 %: (alpha / 2) / 4, Holm's first step).
+    Means 0.00, 0.01, 0.02, 0.03 against a margin of 0.2:
+    - 'a' (mean 0.00, smallest p) is tested at 0.625 %: 0.00 + 5.391949 x 0.040825 = 0.220125 > 0.2,
+      so Holm stops there and nothing is shown, although each bound at 2.5 % (0.13 + mean) is
+      below the margin: Holm without its division would show all four.
+    With a margin of 0.25 'a' passes (0.220125); 'b' at 0.8333 %: 0.01 + 4.856657 x 0.040825 =
+    0.208275 -> max(0.220125, 0.208275) = 0.220125 passes; 'c' at 1.25 %: 0.02 + 0.170508 =
+    0.190508 -> 0.220125 passes; 'd' at 2.5 %: 0.03 + 0.129923 = 0.159923 -> passes."""
+    groups = ["g1", "g2", "g3", "g4"]
+    full = _with_rows("full", [0.0, 0.0, 0.0, 0.0], 10.0, 0)
+    shape = [-0.1, 0.0, 0.1, 0.0]
+    cands = [_off_path(n, [m + d for d in shape]) for n, m in zip("abcd", (0.0, 0.01, 0.02, 0.03), strict=True)]
+    chosen, rule, _ = choose([full, *cands], full, max_error=None, budget=None, subjects=10, groups=groups, margin=0.2)
+    assert chosen is full and "no sub-jury is shown" in rule
+    assert [c.no_worse_than_full for c in cands] == [False] * 4
+    assert cands[0].upper == pytest.approx(0.220125, abs=1e-5)
+    # Every row's mark is its printed bound against the margin: no "no" with a bound inside it.
+    assert all(c.upper > 0.2 for c in cands)
+    chosen, _, _ = choose([full, *cands], full, max_error=None, budget=None, subjects=10, groups=groups, margin=0.25)
+    assert [c.no_worse_than_full for c in cands] == [True] * 4 and {c.shown_by for c in cands} == {"Holm"}
+    assert [c.upper for c in cands] == pytest.approx([0.220125] * 4, abs=1e-5)
+
+
+def test_a_path_step_after_a_failed_one_is_not_shown_and_its_bound_says_so() -> None:
+    """The price path stops at its first step above the margin: a later step's adjusted bound is
+    the largest on the way to it, so its mark and its printed bound agree. Path: full, then 'x'
+    (mean 0.15, bound at 2.5 % 0.15 + 0.129923 = 0.279923), then 'y' (mean 0.0, 0.129923);
+    margin 0.2: 'x' fails, 'y' is not reached by the path (bound max(0.279923, 0.129923)); by
+    Holm (m = 2) 'y' has the smaller p and is tested at 1.25 %: 0.0 + 4.176535 x 0.040825 =
+    0.170508 <= 0.2: shown by Holm, with that bound."""
+    groups = ["g1", "g2", "g3", "g4"]
+    full = _with_rows("full", [0.0, 0.0, 0.0, 0.0], 10.0, 0)
+    shape = [-0.1, 0.0, 0.1, 0.0]
+    x = _with_rows("x", [0.15 + d for d in shape], 5.0, 1)
+    y = _with_rows("y", [0.0 + d for d in shape], 1.0, 2)
+    chosen, rule, _ = choose([full, x, y], full, max_error=None, budget=None, subjects=10, groups=groups, margin=0.2)
+    assert chosen is y and y.shown_by == "Holm" and not x.no_worse_than_full
+    assert y.upper == pytest.approx(0.170508, abs=1e-5) and x.upper == pytest.approx(0.279923, abs=1e-5)
+    assert "0 of 2 steps shown" in rule
+
+
+def test_every_row_printed_is_marked_by_its_own_bound(pilot: Path) -> None:
+    """Issue 57, item 3: the table prints each row's adjusted bound and the margin it must beat,
+    and a row is marked 'yes' exactly when its bound is at most the margin."""
+    selection = jb.select_jury(pilot, "pilot")
+    for c in selection.candidates:
+        if c is not selection.full:
+            assert c.no_worse_than_full == (c.upper <= selection.margin)
+    shown = run_cli("jury", "select", "--run", "pilot", "--db", str(pilot))
+    assert shown.exit_code == 0, shown.stderr
+    assert f"adjusted_upper (<= {selection.margin:.4g}?)" in " ".join(shown.stdout.split())
+    assert f"is at most the margin {selection.margin:.4g}" in shown.stdout

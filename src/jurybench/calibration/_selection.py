@@ -92,7 +92,7 @@ class SubJury:
     path_step: int | None = None  # its step on the price path (0: the full jury), None off it
     shown_by: str | None = None  # which route showed it non-inferior: "price path" or "Holm"
     mse_minus_full: float = 0.0  # held-out mean squared error less the full jury's, on the same rows
-    upper: float = 0.0  # its one-sided (1 - alpha) upper bound
+    upper: float = 0.0  # its adjusted upper bound: shown non-inferior exactly when it is below the margin
     p_inferior: float = 1.0  # p-value of "worse by the margin or more"
     sq_errors: Array | None = field(default=None, repr=False)
 
@@ -315,16 +315,76 @@ def non_inferiority(
     variance to both), so the margin means the same thing either way."""
     from scipy.stats import t
 
+    diff, se, df = paired_difference(candidate, full, groups)
+    if se == 0.0:
+        return diff, diff, 0.0 if diff < margin else 1.0
+    return diff, upper_bound(diff, se, df, alpha), float(t.cdf((diff - margin) / se, df))
+
+
+def paired_difference(candidate: Array, full: Array, groups: Sequence[str]) -> tuple[float, float, int]:
+    """(mean difference of the paired squared errors, its standard error from the groups'
+    totals, the degrees of freedom: groups - 1)."""
     _, member = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
     k = int(member.max()) + 1
     d = np.asarray(candidate, dtype=float) - np.asarray(full, dtype=float)
     diff = float(np.mean(d))
     totals = np.bincount(member, weights=d - diff, minlength=k)
     se = float(np.sqrt(k / max(k - 1, 1) * np.sum(totals**2))) / len(d)
-    if se == 0.0:
-        return diff, diff, 0.0 if diff < margin else 1.0
-    df = max(k - 1, 1)
-    return diff, diff + float(t.ppf(1 - alpha, df)) * se, float(t.cdf((diff - margin) / se, df))
+    return diff, se, max(k - 1, 1)
+
+
+def upper_bound(diff: float, se: float, df: int, level: float) -> float:
+    """The one-sided (1 - level) upper bound of the difference: below the margin exactly when
+    the test at that level shows non-inferiority (p <= level)."""
+    from scipy.stats import t
+
+    return diff if se == 0.0 else diff + float(t.ppf(1 - level, df)) * se
+
+
+def mark_non_inferior(
+    others: list[SubJury], full: SubJury, groups: Sequence[str], margin: float, alpha: float
+) -> None:
+    """Test every candidate against the full jury and mark the ones shown non-inferior.
+
+    Each candidate's printed bound is its *adjusted* upper bound, the one its mark is decided by:
+    shown exactly when the bound is at most the margin. Each route's bound is the largest of the
+    one-sided bounds it had to pass to reach the candidate, each at the level it was tested at:
+
+    - the price path (fixed sequence, alpha / 2 for every step): the largest bound at alpha / 2
+      of the steps up to this one (the path stops at the first step above the margin);
+    - Holm at alpha / 2 over the m candidates, by increasing p-value: the i-th (from 0) tested at
+      (alpha / 2) / (m - i); its adjusted bound is the largest of the bounds up to it (Holm stops
+      at the first above the margin).
+
+    The candidate's bound is the smaller of the two routes' (either route may show it)."""
+    assert full.sq_errors is not None
+    half = alpha / 2  # two routes, alpha split between them: either may show a sub-jury
+    stats = {}
+    for c in others:
+        assert c.sq_errors is not None
+        c.mse_minus_full, c.upper, c.p_inferior = non_inferiority(c.sq_errors, full.sq_errors, groups, margin, alpha)
+        stats[id(c)] = paired_difference(c.sq_errors, full.sq_errors, groups)
+        c.no_worse_than_full, c.shown_by = False, None
+
+    def bound(c: SubJury, level: float) -> float:
+        return upper_bound(*stats[id(c)], level)
+
+    on_path: dict[int, float] = {}
+    reached = -np.inf
+    for c in sorted((c for c in others if c.path_step is not None), key=lambda c: c.path_step or 0):
+        reached = max(reached, bound(c, half))
+        on_path[id(c)] = reached
+    by_holm: dict[int, float] = {}
+    reached = -np.inf
+    for rank, c in enumerate(sorted(others, key=lambda c: c.p_inferior)):
+        reached = max(reached, bound(c, half / (len(others) - rank)))
+        by_holm[id(c)] = reached
+    for c in others:
+        path_bound, holm_bound = on_path.get(id(c), np.inf), by_holm[id(c)]
+        c.upper = float(min(path_bound, holm_bound))
+        if c.upper <= margin:
+            c.no_worse_than_full = True
+            c.shown_by = "price path" if path_bound <= margin else "Holm"
 
 
 def pareto_front(candidates: list[SubJury]) -> None:
@@ -352,25 +412,9 @@ def choose_sub_jury(
     assert full.sq_errors is not None
     margin = DEFAULT_MARGIN_SHARE * float(np.mean(full.sq_errors)) if margin is None else margin
     others = [c for c in candidates if c is not full]
-    for c in others:
-        assert c.sq_errors is not None and full.sq_errors is not None
-        c.mse_minus_full, c.upper, c.p_inferior = non_inferiority(c.sq_errors, full.sq_errors, groups, margin, alpha)
-        c.no_worse_than_full, c.shown_by = False, None
-    path = sorted((c for c in others if c.path_step is not None), key=lambda c: c.path_step or 0)
-    half = alpha / 2  # two routes, alpha split between them: either may show a sub-jury
-    shown_on_path = 0
-    for c in path:  # route 1, fixed-sequence: each step at alpha / 2, stop at the first not shown
-        if c.p_inferior > half:
-            break
-        c.no_worse_than_full, c.shown_by = True, "price path"
-        shown_on_path += 1
-    # Route 2, Holm's step-down over every candidate at alpha / 2: the i-th smallest p-value
-    # (from 0) against (alpha / 2) / (m - i), stopping at the first above.
-    for rank, c in enumerate(sorted(others, key=lambda c: c.p_inferior)):
-        if c.p_inferior > half / (len(others) - rank):
-            break
-        if not c.no_worse_than_full:
-            c.no_worse_than_full, c.shown_by = True, "Holm"
+    mark_non_inferior(others, full, groups, margin, alpha)
+    path = [c for c in others if c.path_step is not None]
+    shown_on_path = sum(c.shown_by == "price path" for c in path)
     full.no_worse_than_full, full.p_inferior = True, 0.0
     by_cost = sorted(candidates, key=lambda c: (_cost(c), c.error, len(c.jurors)))
     if max_error is not None:

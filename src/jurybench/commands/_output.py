@@ -211,8 +211,9 @@ def print_selection(selection: Any) -> None:
             round(c.error, 4),
             money(c.cost_per_subject),
             latency,
-            "full" if c is selection.full else f"{c.mse_minus_full:+.4f} (<= {c.upper:+.4f})",
-            "yes" if c.no_worse_than_full else "no",
+            "full" if c is selection.full else f"{c.mse_minus_full:+.4f}",
+            "" if c is selection.full else f"{c.upper:+.4f}",
+            "full" if c is selection.full else (f"yes ({c.shown_by})" if c.no_worse_than_full else "no"),
         )
 
     shown = [
@@ -228,7 +229,16 @@ def print_selection(selection: Any) -> None:
     )
     console().print(
         rich_table(
-            ["", "jurors", "held_out_rmse", "cost_per_subject", "latency_ms", "mse_minus_full (upper)", "non_inferior"],
+            [
+                "",
+                "jurors",
+                "held_out_rmse",
+                "cost_per_subject",
+                "latency_ms",
+                "mse_minus_full",
+                f"adjusted_upper (<= {selection.margin:.4g}?)",
+                "non_inferior",
+            ],
             shown,
             title=title,
         )
@@ -245,6 +255,10 @@ def print_selection(selection: Any) -> None:
         f"chosen: {', '.join(selection.chosen.jurors)} ({selection.rule}); "
         + cost
         + ("" if selection.exhaustive else f"; {len(selection.candidates)} sub-juries (a greedy path beyond 10 jurors)")
+    )
+    echo(
+        f"non_inferior: the adjusted upper bound of the MSE difference (one-sided; {selection.alpha:.0%} split "
+        f"between the price path and Holm) is at most the margin {selection.margin:.4g}"
     )
     if selection.without_valid_answers:
         echo(
