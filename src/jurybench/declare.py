@@ -17,6 +17,8 @@ This module imports nothing heavy: the CLI builds its commands from it before an
 from __future__ import annotations
 
 import inspect
+import math
+import operator
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,6 +112,36 @@ class Parameter(NamedTuple):
         if face == "cli" and self.meaning.cli_default is not SAME:
             return False
         return self.required or face in self.meaning.required_in
+
+
+SEED = {"ge": 0, "lt": 2**63}  # the bounds of a seed: numpy takes no negative one, the store keeps 64 bits
+_BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
+    "gt": ("greater than", operator.gt),
+    "ge": ("at least", operator.ge),
+    "lt": ("less than", operator.lt),
+    "le": ("at most", operator.le),
+}
+
+
+def check_bounds(p: Parameter, value: object, face: str) -> None:
+    """Refuse a number outside what ``p`` declares (its ``http`` bounds and ``at_least``, on every
+    face) or not finite, in one line naming it as ``face`` does (the HTTP body's pydantic model
+    checks the same bounds first, answering 422)."""
+    from jurybench.errors import JurybenchError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    bounds = {k: p.meaning.http[k] for k in _BOUNDS if k in p.meaning.http}
+    if p.meaning.at_least is not None:
+        bounds.setdefault("ge", p.meaning.at_least)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise JurybenchError(f"{p.label(face)} must be a finite number (got {value}).")
+    broken = [
+        f"{word} {bound:g}" for k, bound in bounds.items() for word, holds in [_BOUNDS[k]] if not holds(value, bound)
+    ]
+    if broken:
+        wanted = " and ".join(f"{word} {bound:g}" for k, bound in bounds.items() for word, _ in [_BOUNDS[k]])
+        raise JurybenchError(f"{p.label(face)} must be {wanted} (got {value:g}).")
 
 
 def plain(annotation: object) -> object:
@@ -265,6 +297,7 @@ def from_cli(parameters: tuple[Parameter, ...], values: dict[str, Any]) -> dict[
             out[p.name] = p.meaning.from_cli(**given)
         elif (p.meaning.cli_name or p.name) in given:
             out[p.name] = given[p.meaning.cli_name or p.name]
+        check_bounds(p, out.get(p.name), "cli")
     return out
 
 
@@ -284,6 +317,8 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
     inner: Any = next(a for a in args if a is not type(None)) if optional and len(args) == 2 else kind
     if meaning.choices is not None:
         inner = Literal[meaning.choices]
+    if inner is float:  # NaN and infinity are no number a parameter means
+        inner = Annotated[inner, Field(allow_inf_nan=False)]
     if meaning.http:
         inner = Annotated[inner, Field(**meaning.http)]
     kind = inner | None if optional and not required else inner
@@ -303,6 +338,7 @@ def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, ob
     for p in on(parameters, face):
         if p.name in values and values[p.name] is not None:
             out[p.name] = values[p.name]
+            check_bounds(p, out[p.name], face)
         elif not p.required:
             out[p.name] = p.default
     return out
@@ -311,10 +347,12 @@ def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, ob
 __all__ = [
     "FACES",
     "SAME",
+    "SEED",
     "CliOption",
     "Option",
     "Param",
     "Parameter",
+    "check_bounds",
     "cli_options",
     "from_cli",
     "from_face",

@@ -376,3 +376,21 @@ def test_macro_averages_are_scikit_learns() -> None:
     ours = class_metrics(pred, gold, ("A", "B", "tie"))
     p, r, f, _ = precision_recall_fscore_support(gold, pred, average="macro", zero_division=0)
     assert (ours["macro_precision"], ours["macro_recall"], ours["macro_f1"]) == pytest.approx((p, r, f))
+
+
+def test_one_annotator_says_inter_rater_figures_need_two(tmp_path: Path) -> None:
+    """Issue 57, item 3: with one annotator, no 'nan' and no '1 annotators': the line says
+    inter-rater figures need two, and each juror against the labels is still there."""
+    import jurybench as jb
+    from tests.conftest import run_cli
+
+    db = tmp_path / "one.duckdb"
+    with jb.open(db) as store:
+        store.import_items([{"item_id": f"i{k}", "response": f"S {k}", "prompt": f"p{k}"} for k in range(20)])
+        jb.score(store, rubric="story-quality", jury=["sim/a,noise=0.4", "sim/b,noise=0.8"], run="r")
+        store.simulate_annotations(rubric="story-quality", annotators=1)
+    shown = run_cli("agreement", "--run", "r", "--db", str(db))
+    assert shown.exit_code == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "1 annotator: inter-rater figures" in text and "need two annotators" in text
+    assert "nan" not in text and "1 annotators" not in text and "sim/a" in text

@@ -47,8 +47,12 @@ def test_lambda_and_the_estimate_by_hand() -> None:
     # Equal inclusion probabilities: the weighted form gives the same estimate.
     same = ppi_mean_weighted(y, f_lab, np.full(3, 0.75), f_all)
     assert same["estimate"] == pytest.approx(out["estimate"]) and same["lambda"] == pytest.approx(4 / 13)
+    # var(y) = 1: ceil(1 / (0.25 / 1.959964)^2) = 62 labels alone, more than the N = 4 subjects there are:
+    # the plan says to label all 4 (issue 57: --plan never asks for more than the run has).
     plan = labels_needed(0.5, y, f_lab, f_all)
-    assert plan["labels_without_jury"] == int(np.ceil(1.0 / (0.25 / 1.959964) ** 2))  # var(y) = 1
+    assert plan["labels_without_jury"] == 4 and plan["labels_with_jury"] == 4 and plan["label_everything"]
+    many = np.tile(f_all, 250)  # N = 1,000: room for the 62
+    assert labels_needed(0.5, y, f_lab, many)["labels_without_jury"] == int(np.ceil(1.0 / (0.25 / 1.959964) ** 2))
 
 
 @pytest.fixture

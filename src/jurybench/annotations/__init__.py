@@ -20,7 +20,7 @@ from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
-from jurybench.annotations._sample import active_probabilities, draw_sample, strata_of
+from jurybench.annotations._sample import active_probabilities, check_seed, draw_sample, strata_of
 from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "agreement_report",
     "answer_breakdown",
     "bootstrap",
+    "check_seed",
     "cohen_kappa",
     "draw_sample",
     "fleiss_kappa",

@@ -60,6 +60,7 @@ def draw_sample(
     name = name or f"{run_id}-sample"
     if con.execute("SELECT 1 FROM label_samples WHERE sample = ? LIMIT 1", [name]).fetchall():
         raise JurybenchError(f"a sample named {name!r} exists.", hint="Choose another --name.")
+    check_seed(seed)
     rng = np.random.default_rng(seed)
     strata: dict[str, str] = {}
     if cluster is not None:
@@ -93,6 +94,12 @@ def draw_sample(
     }
 
 
+def check_seed(seed: object, flag: str = "--seed") -> None:
+    """A seed numpy takes and the store keeps: a whole number from 0 to 2^63 - 1."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise JurybenchError(f"{flag} must be a whole number from 0 to 2^63 - 1 (got {seed!r}).")
+
+
 def strata_of(con: Connection, rubric: Any, subjects: list[str], stratify: str) -> dict[str, str]:
     """Each subject's stratum (or cluster): an item column (prompt, model, language, dataset)
     or meta.<field>; for pairs, response A's."""
@@ -109,8 +116,13 @@ def strata_of(con: Connection, rubric: Any, subjects: list[str], stratify: str) 
         sql = f"SELECT p.pair_id, CAST({column} AS VARCHAR) FROM pairs p JOIN items i ON i.item_id = p.item_a"
     else:
         sql = f"SELECT i.item_id, CAST({column} AS VARCHAR) FROM items i"
-    found = dict(con.execute(sql).fetchall())
-    return {s: str(found.get(s)) for s in subjects}
+    found = {k: v for k, v in con.execute(sql).fetchall() if v is not None}
+    if subjects and not any(s in found for s in subjects):
+        raise JurybenchError(
+            f"no subject of the run has a value of {stratify!r}: every subject would fall in one group.",
+            hint="Name a column or meta field the items carry (see: SELECT metadata FROM items LIMIT 5).",
+        )
+    return {s: str(found.get(s, "(missing)")) for s in subjects}
 
 
 def _whole_clusters(

@@ -148,9 +148,11 @@ def calibrate(
 ) -> Calibration:
     """Fit per-criterion juror weights by least squares against the human mean on a run with
     human labels, validated on held-out groups; written to ``out`` (default ./calibration)."""
+    from jurybench.annotations import check_seed
     from jurybench.calibration import fit_calibration
     from jurybench.store import writing
 
+    check_seed(seed)
     with writing(store) as con:
         artifact, path = fit_calibration(
             con,
@@ -187,9 +189,10 @@ def agreement(
     labels."""
     import pandas as pd
 
-    from jurybench.annotations import agreement_report, to_jsonable
+    from jurybench.annotations import agreement_report, check_seed, to_jsonable
     from jurybench.store import reading
 
+    check_seed(seed)
     with reading(store) as con:
         report = agreement_report(
             con, run, criteria=criteria, n_boot=boot, seed=seed, invalid=invalid, annotators=annotators
@@ -269,10 +272,12 @@ def select_jury(
     the sub-juries; or ``max_error``, or ``budget`` USD
     for ``subjects`` subjects). ``out``: write the chosen sub-jury as a jury file. Returns a
     :class:`jurybench.calibration.Selection` (``as_dict()``, ``pareto``, ``chosen``, ``full``)."""
+    from jurybench.annotations import check_seed
     from jurybench.calibration import select_jury as select
     from jurybench.calibration import write_jury_file
     from jurybench.store import reading
 
+    check_seed(seed)
     with reading(store) as con:
         selection = select(
             con,

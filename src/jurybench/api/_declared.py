@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from jurybench.declare import CliOption, param
+from jurybench.declare import SEED, CliOption, param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -125,7 +125,7 @@ Orders = Annotated[
         http_type=Literal["both", "one", "random"],
     ),
 ]
-OrderSeed = Annotated[int, param("--orders random: the seed that draws each pair's order.")]
+OrderSeed = Annotated[int, param("--orders random: the seed that draws each pair's order.", http=SEED)]
 Where = Annotated[
     str | None,
     param("SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".", http={"max_length": 2000}),
@@ -150,7 +150,7 @@ Until = Annotated[
 BatchItems = Annotated[
     int, param("--until: subjects judged between two looks.", http={"ge": 1, "le": SUBJECTS_PER_REQUEST})
 ]
-UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.")]
+UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.", http=SEED)]
 UntilAlpha = Annotated[float, param("--until: 1 - the confidence sequence's level.", http={"gt": 0, "lt": 1})]
 UntilCluster = Annotated[
     str,

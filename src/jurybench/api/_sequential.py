@@ -62,6 +62,11 @@ def judge_until(
         cluster_of = sequential.clusters_of(con, spec, cluster, subjects)
     if not subjects:
         raise JurybenchError(f"no {spec.subject_table} to judge{f' where {where}' if where else ''}.")
+    if cluster != "item" and all(cluster_of.get(s) == f"subject:{s}" for s in subjects):
+        raise JurybenchError(
+            f"--until-cluster {cluster}: no subject has a value of it, so every subject would be a cluster of its own.",
+            hint="Name a field the items carry, or --until-cluster item to judge subject by subject.",
+        )
     members: dict[str, list[str]] = {}
     for subject in subjects:
         members.setdefault(cluster_of.get(subject, f"subject:{subject}"), []).append(subject)

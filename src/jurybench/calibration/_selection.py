@@ -341,9 +341,7 @@ def upper_bound(diff: float, se: float, df: int, level: float) -> float:
     return diff if se == 0.0 else diff + float(t.ppf(1 - level, df)) * se
 
 
-def mark_non_inferior(
-    others: list[SubJury], full: SubJury, groups: Sequence[str], margin: float, alpha: float
-) -> None:
+def mark_non_inferior(others: list[SubJury], full: SubJury, groups: Sequence[str], margin: float, alpha: float) -> None:
     """Test every candidate against the full jury and mark the ones shown non-inferior.
 
     Each candidate's printed bound is its *adjusted* upper bound, the one its mark is decided by:

@@ -154,10 +154,13 @@ def print_stat(frame: Any, fmt: str) -> None:
         return
     columns, rows = flatten(name, result)
     silent = no_valid_answers_note(result)
-    if fmt == "csv":  # the data alone on stdout; the note beside it, on stderr
+    warnings = [f"warning: {w}" for w in result.get("warnings", [])]  # what a statistic says of its own figures
+    if fmt == "csv":  # the data alone on stdout; the notes beside it, on stderr
         echo(to_csv(columns, [tuple(r) for r in rows]), nl=False)
         if silent:
             echo(f"note: {silent}", err=True)
+        for line in warnings:
+            echo(line, err=True)
         return
     console().print(rich_table(columns, [tuple(r) for r in rows], title=f"{name} ({run_id or 'query'})"))
     jury = result.get("jury")
@@ -170,6 +173,8 @@ def print_stat(frame: Any, fmt: str) -> None:
         )
     if silent:
         echo(silent)
+    for line in warnings:
+        echo(line)
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")
 
 
@@ -193,6 +198,16 @@ def print_stopping(stopping: dict[str, Any]) -> None:
     echo(
         why.get(stopping["stopped"], f"stopped: the run was {stopping['stopped']}")
         + f" ({1 - stopping['alpha']:.0%} anytime-valid interval; recorded in runs.stopping)"
+    )
+
+
+def one_annotator(n: int) -> str:
+    """What the humans' line says with fewer than two annotators: inter-rater figures (alpha,
+    kappa, pairwise correlations) compare annotators, so they need two; the jurors' figures
+    against the labels below still stand."""
+    return (
+        f"{n} annotator{'' if n == 1 else 's'}: inter-rater figures (Krippendorff's alpha, kappa, pairwise "
+        "agreement) need two annotators; each juror against the labels is below"
     )
 
 
@@ -360,10 +375,15 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             continue
         h = block["humans"]
         out.print(
-            f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, {block['n_annotators']} annotators; "
-            f"alpha interval {h['alpha_interval']}, ordinal {h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, "
-            f"mean pairwise Spearman {h['mean_pairwise_spearman']}, "
-            f"mean pairwise quadratic-weighted kappa {h['mean_pairwise_quadratic_kappa']}"
+            f"[bold]{block['criterion']}[/bold]: {block['n_items']} items, "
+            + (
+                f"{block['n_annotators']} annotators; alpha interval {h['alpha_interval']}, ordinal "
+                f"{h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, mean pairwise Spearman "
+                f"{h['mean_pairwise_spearman']}, mean pairwise quadratic-weighted kappa "
+                f"{h['mean_pairwise_quadratic_kappa']}"
+                if block["n_annotators"] > 1
+                else one_annotator(block["n_annotators"])
+            )
         )
         table = Table(show_lines=False)
         for col in (
@@ -395,15 +415,10 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
                 str(diff) if diff else "",
             )
         ceiling = block["human_ceiling"]["mean"]
+        figures = ("pearson", "spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")
         table.add_row(
-            "human ceiling (one vs rest)",
-            f"{ceiling['pearson']:.3f}",
-            f"{ceiling['spearman']:.3f}",
-            f"{ceiling['kendall']:.3f}",
-            f"{ceiling['mae']:.3f}",
-            f"{ceiling['exact']:.3f}",
-            f"{ceiling['within_one']:.3f}",
-            f"{ceiling['quadratic_kappa']:.3f}",
+            "human ceiling (one vs rest)" if block["n_annotators"] > 1 else "human ceiling (needs two annotators)",
+            *(f"{ceiling[k]:.3f}" if block["n_annotators"] > 1 else "-" for k in figures),
             "",
         )
         out.print(table)
@@ -429,10 +444,14 @@ def _print_categorical(out: Any, block: dict[str, Any]) -> None:
 
     h = block["humans"]
     out.print(
-        f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, {block['n_annotators']} annotators; "
-        f"Fleiss kappa {h['fleiss_kappa']}, Gwet AC1 {h['gwet_ac1']}, "
-        f"mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}; "
-        f"human labels by {block['majority_rule']}: "
+        f"[bold]{block['criterion']}[/bold]: {block['n_units']} labelled, "
+        + (
+            f"{block['n_annotators']} annotators; Fleiss kappa {h['fleiss_kappa']}, Gwet AC1 {h['gwet_ac1']}, "
+            f"mean pairwise Cohen kappa {h['pairwise_cohen_kappa']}"
+            if block["n_annotators"] > 1
+            else one_annotator(block["n_annotators"])
+        )
+        + f"; human labels by {block['majority_rule']}: "
         + ", ".join(f"{k} {v}" for k, v in sorted(block["human_labels"].items()))
     )
     pairs = h.get("pairs") or []

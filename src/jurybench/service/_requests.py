@@ -83,7 +83,7 @@ class SampleIn(_Body):
 
     run: Annotated[str, Field(min_length=1, max_length=256)]
     n: Annotated[int, Field(ge=1, le=MAX_ROWS)]
-    seed: int = 0
+    seed: int = Field(0, ge=0, lt=2**63)
     name: Annotated[str, Field(min_length=1, max_length=256)] | None = None
     design: Literal["uniform", "stratified", "active"] = "uniform"
     stratify: Annotated[str, Field(max_length=128)] | None = None
@@ -202,7 +202,7 @@ class CalibrationIn(_Body):
     group_by: Annotated[str, Field(max_length=128)] = "prompt"
     test_size: Annotated[float, Field(gt=0, lt=1)] = 0.2
     folds: Annotated[int, Field(ge=2, le=50)] = 10
-    seed: int = 0
+    seed: int = Field(0, ge=0, lt=2**63)
     boot: Annotated[int, Field(ge=0, le=5000)] = 200
 
 
@@ -216,7 +216,7 @@ class JurySelectIn(_Body):
     budget: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     subjects: Annotated[int, Field(ge=1)] | None = None
     folds: Annotated[int, Field(ge=2, le=50)] = 5
-    seed: int = 0
+    seed: int = Field(0, ge=0, lt=2**63)
     group_by: Annotated[str, Field(max_length=128)] = "prompt"
     margin: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05

@@ -156,12 +156,50 @@ def _beside(y: Array, f_all: Array, z: float, weights: Array | None = None) -> d
 
 def labels_needed(width: float, y: Array, f_labelled: Array, f_all: Array, *, alpha: float = 0.05) -> dict[str, Any]:
     """How many uniformly drawn labels reach an interval of total ``width``: with this jury
-    (PPI++ at the pilot's lambda and variances) and without it (the labels alone)."""
+    (PPI++ at the pilot's lambda and variances) and without it (the labels alone). Never more
+    than the N subjects there are: where the count reaches N, labelling every subject is the
+    answer (the humans' mean itself, no interval needed), and ``label_everything`` says so."""
+    big_n = len(f_all)
     lam = power_tuning(y, f_labelled, f_all)
     z = _z(alpha)
     half_sq = (width / 2 / z) ** 2
-    jury_part = lam * lam * float(np.var(f_all)) / len(f_all)
+    jury_part = lam * lam * float(np.var(f_all)) / big_n
     rect_var = float(np.var(y - lam * f_labelled))
-    with_jury = math.ceil(rect_var / (half_sq - jury_part)) if half_sq > jury_part else None
-    without = math.ceil(float(np.var(y, ddof=1)) / half_sq)
-    return {"width": width, "lambda": lam, "labels_with_jury": with_jury, "labels_without_jury": without}
+
+    def count(variance: float, room: float) -> int:
+        needed = variance / room if room > 0 else math.inf
+        return big_n if not math.isfinite(needed) or needed >= big_n else max(math.ceil(needed), 1)
+
+    with_jury = count(rect_var, half_sq - jury_part)
+    without = count(float(np.var(y, ddof=1)), half_sq)
+    return {
+        "width": width,
+        "lambda": lam,
+        "labels_with_jury": with_jury,
+        "labels_without_jury": without,
+        "label_everything": with_jury >= big_n,
+    }
+
+
+def all_alike(y: Array, low: float, high: float, *, alpha: float = 0.05) -> dict[str, Any]:
+    """An interval for the humans' mean when all n labels are the same value v (their variance
+    is zero, so a plug-in interval would have width zero), from the labels alone.
+
+    On a scale of K points from ``low`` to ``high``, n equal draws of a value w happen with
+    probability P(w)^n; the test that rejects a distribution when the n labels are all some w
+    with P(w)^n <= alpha / K has level alpha (summed over the K values). The distributions it
+    keeps give v a share of at least q = (alpha / K)^(1 / n), so their mean lies in
+    [v - (1 - q)(v - low), v + (1 - q)(high - v)]. Exact for bounded labels, and wide when n is
+    small: two equal labels of 3 on 1..5 give [1.2, 4.8]."""
+    n, v = len(y), float(y[0])
+    points = max(round(high - low) + 1, 2)
+    q = (alpha / points) ** (1.0 / n)
+    return {
+        "estimate": v,
+        "ci_low": v - (1 - q) * (v - low),
+        "ci_high": v + (1 - q) * (high - v),
+        "se": math.nan,
+        "lambda": 0.0,
+        "n_labelled": n,
+        "method_note": f"all {n} labels are {v:g}: the exact interval for equal bounded labels, not PPI",
+    }

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec
 
 from jurybench.config import Registry
-from jurybench.declare import Parameter, on, parameters_of
+from jurybench.declare import Parameter, check_bounds, on, parameters_of
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class Statistic(Generic[P]):
                 if face in p.meaning.required_in:
                     raise JurybenchError(f"{self.name} needs {p.label(face)}.")
                 continue
+            check_bounds(p, value, face)
             choices = p.meaning.choices
             if choices is not None and value not in choices:
                 raise JurybenchError(f"{p.label(face)} {value!r} is not valid.", hint=f"Valid: {', '.join(choices)}.")

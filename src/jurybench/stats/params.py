@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from jurybench.declare import param
+from jurybench.declare import SEED, param
 
 EXPR = {"max_length": 2000}
 LEVELS = ("jury", "juror")
@@ -28,7 +28,7 @@ Level = Annotated[
     ),
 ]
 Boot = Annotated[int, param("Bootstrap resamples.", http={"ge": 10, "le": 10_000})]
-Seed = Annotated[int, param("Random seed.")]
+Seed = Annotated[int, param("Random seed.", http=SEED)]
 Arm = Annotated[str, param("SQL expression naming the arm of an item, e.g. treatment->>'gender'.", http=EXPR)]
 Arms = Annotated[
     str | tuple[str, str],

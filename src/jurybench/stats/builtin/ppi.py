@@ -29,6 +29,7 @@ COLUMNS = [
     "jury_low",
     "jury_high",
 ]
+MIN_LABELS = 10  # below it a slice's interval is printed with a warning (make validity checks from here up)
 PLAN_COLUMNS = ["criterion", "slice", "width", "lambda", "labels_with_jury", "labels_without_jury", "n_labelled"]
 
 
@@ -120,11 +121,12 @@ def ppi(
     groups = _slices(con, rubric, cluster, [s for s, _, _ in scores]) if cluster else {}
     if paired and not cluster:
         raise JurybenchError("--paired needs the unit that pairs the slices.", hint="Pass --cluster prompt.")
-    labels = _labels(con, rubric, drawn)
+    labels = _labels(con, rubric, drawn, dims)
     slices = _slices(con, rubric, by, [s for s, _, _ in scores]) if by else {}
     names = sorted(set(slices.values())) if by else [""]
     level = alpha / len(names)  # Bonferroni over the slices: every interval holds at once
     rows = []
+    warnings: list[str] = []
     for dim in dims:
         missing = [s for s in drawn if (s, dim) not in labels]
         if missing:
@@ -143,9 +145,27 @@ def ppi(
             y = np.array([labels[(s, dim)] for s in picked])
             f_lab = np.array([members[s] for s in picked])
             f_all = np.array(list(members.values()))
+            where = f"{dim!r}" + (f", slice {name!r}" if name else "")
+            alike = bool(np.ptp(y) == 0)
+            if len(picked) < MIN_LABELS and not plan:
+                warnings.append(
+                    f"{where}: {len(picked)} labels, fewer than {MIN_LABELS}: the interval is an approximation "
+                    f"whose level is checked (make validity) from {MIN_LABELS} labels up; label more."
+                )
+            if plan and alike:
+                raise JurybenchError(
+                    f"--plan: the {len(picked)} labels of {where} are all {y[0]:g}, so their spread, which the "
+                    "plan needs, cannot be estimated.",
+                    hint=f"Label more subjects drawn at random (at least {MIN_LABELS}) before planning.",
+                )
             if plan:
                 assert width is not None
                 out = _ppi.labels_needed(width, y, f_lab, f_all, alpha=level)
+                if out["label_everything"]:
+                    warnings.append(
+                        f"{where}: a width of {width:g} needs every one of its {len(f_all)} subjects labelled "
+                        "(cheaper than any sample: then the humans' mean is known, with no interval)."
+                    )
             elif design == "active":
                 out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
             else:
@@ -153,6 +173,12 @@ def ppi(
                     (np.array([groups[s] for s in picked]), np.array([groups[s] for s in members])) if cluster else None
                 )
                 out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level, clusters=together)
+            scale = rubric.scale_for(dim)
+            if alike and not plan and scale is not None:
+                exact = _ppi.all_alike(y, *scale, alpha=level)
+                out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
+                out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
+                warnings.append(f"{where}: {exact['method_note']} (a plug-in interval would have width zero).")
             if rubric.kind == "preference" and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
                 out |= {
                     f"win_{k}": (out[v] + 1) / 2
@@ -166,6 +192,7 @@ def ppi(
             rows.append(_difference(rows, dim, pair, alpha))
     return {
         "rows": rows,
+        "warnings": warnings,
         "sample": sample,
         "design": design,
         "predictor": source,
@@ -308,19 +335,41 @@ def _jury_scores(con: Connection, rubric: Any, run: str) -> tuple[list[tuple[str
     return [(str(s), str(d), float(v)) for s, d, v in rows], "jury"
 
 
-def _labels(con: Connection, rubric: Any, drawn: dict[str, float]) -> dict[tuple[str, str], float]:
-    """The humans' mean label of each drawn subject and dimension."""
+def _check_scale(rubric: Any, dim: str, labels: dict[tuple[str, str], tuple[float, float]]) -> None:
+    """Refuse labels of ``dim`` outside the run's scale: labels recorded with another rubric that
+    names a criterion the same (a 1..10 rubric's beside a 1..5 run) must not be averaged in."""
+    from jurybench.errors import JurybenchError
+
+    scale = rubric.scale_for(dim)
+    if scale is None:
+        return
+    outside = sorted(
+        (s, v) for (s, d), extremes in labels.items() if d == dim for v in extremes if not scale[0] <= v <= scale[1]
+    )
+    if outside:
+        raise JurybenchError(
+            f"{len(outside)} human label(s) of {dim!r} lie outside the run's scale {scale[0]}..{scale[1]} (first: "
+            f"subject {outside[0][0]}, a label of {outside[0][1]:g}): labels recorded on another rubric's scale.",
+            hint="Keep one scale per criterion name: delete those labels, or import them under another criterion name.",
+        )
+
+
+def _labels(con: Connection, rubric: Any, drawn: dict[str, float], dims: list[str]) -> dict[tuple[str, str], float]:
+    """The humans' mean label of each drawn subject and dimension (every label of ``dims`` on
+    the run's scale)."""
     import pyarrow as pa
 
     from jurybench.store import registered
 
     with registered(con, "_jb_ppi_drawn", pa.table({"id": pa.array(list(drawn), pa.string())})):
         rows = con.execute(
-            "SELECT subject_id, criterion, avg(value) FROM human_labels WHERE subject_kind = ? AND value IS NOT NULL "
-            "AND subject_id IN (SELECT id FROM _jb_ppi_drawn) GROUP BY 1, 2",
+            "SELECT subject_id, criterion, avg(value), min(value), max(value) FROM human_labels WHERE subject_kind = ? "
+            "AND value IS NOT NULL AND subject_id IN (SELECT id FROM _jb_ppi_drawn) GROUP BY 1, 2",
             [rubric.subject_kind],
         ).fetchall()
-    return {(str(s), str(c)): float(v) for s, c, v in rows}
+    for dim in dims:
+        _check_scale(rubric, dim, {(str(s), str(c)): (lo, hi) for s, c, _, lo, hi in rows})
+    return {(str(s), str(c)): float(v) for s, c, v, _, _ in rows}
 
 
 def _slices(con: Connection, rubric: Any, by: str, subjects: list[str]) -> dict[str, str]:
