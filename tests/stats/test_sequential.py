@@ -176,9 +176,12 @@ def test_a_rule_never_met_judges_every_subject_in_a_seeded_order(stories: Path) 
     [
         (["--until", "width(coherence)<1"], "is not a stopping rule"),
         (["--until", "ci_width(charm)<1"], "'charm' is not a criterion"),
-        (["--until", "ci_width(coherence)<1", "--batch-items", "0"], "--batch-items must be a whole number >= 1"),
+        (["--until", "ci_width(coherence)<1", "--batch-items", "0"], "--batch-items must be at least 1"),
         (["--until", "ci_width(coherence)<1", "--plan"], "--until and --plan do not go together"),
-        (["--until", "ci_width(coherence)<1", "--until-alpha", "1.5"], "--until-alpha must be between 0 and 1"),
+        (
+            ["--until", "ci_width(coherence)<1", "--until-alpha", "1.5"],
+            "--until-alpha must be greater than 0 and less than 1",
+        ),
     ],
 )
 def test_bad_stopping_rules_are_one_line_and_exit_2(stories: Path, args: list[str], message: str) -> None:

@@ -146,18 +146,7 @@ def ppi(
             f_lab = np.array([members[s] for s in picked])
             f_all = np.array(list(members.values()))
             where = f"{dim!r}" + (f", slice {name!r}" if name else "")
-            alike = bool(np.ptp(y) == 0)
-            if len(picked) < MIN_LABELS and not plan:
-                warnings.append(
-                    f"{where}: {len(picked)} labels, fewer than {MIN_LABELS}: the interval is an approximation "
-                    f"whose level is checked (make validity) from {MIN_LABELS} labels up; label more."
-                )
-            if plan and alike:
-                raise JurybenchError(
-                    f"--plan: the {len(picked)} labels of {where} are all {y[0]:g}, so their spread, which the "
-                    "plan needs, cannot be estimated.",
-                    hint=f"Label more subjects drawn at random (at least {MIN_LABELS}) before planning.",
-                )
+            warnings += _few_labels(where, y, plan)
             if plan:
                 assert width is not None
                 out = _ppi.labels_needed(width, y, f_lab, f_all, alpha=level)
@@ -174,7 +163,7 @@ def ppi(
                 )
                 out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level, clusters=together)
             scale = rubric.scale_for(dim)
-            if alike and not plan and scale is not None:
+            if np.ptp(y) == 0 and not plan and scale is not None:
                 exact = _ppi.all_alike(y, *scale, alpha=level)
                 out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
                 out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
@@ -203,6 +192,25 @@ def ppi(
         "method": "PPI++ (Angelopoulos, Duchi & Zrnic 2023): the labels' mean corrected by the jury on every "
         "subject, lambda tuned; inverse-probability weighted for active samples",
     }
+
+
+def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
+    """A slice's warning when it has fewer than MIN_LABELS labels; a plan from labels that do not
+    vary is refused (their spread, which it needs, is unknown)."""
+    from jurybench.errors import JurybenchError
+
+    if plan and min(y) == max(y):
+        raise JurybenchError(
+            f"--plan: the {len(y)} labels of {where} are all {y[0]:g}, so their spread, which the plan needs, "
+            "cannot be estimated.",
+            hint=f"Label more subjects drawn at random (at least {MIN_LABELS}) before planning.",
+        )
+    if len(y) < MIN_LABELS and not plan:
+        return [
+            f"{where}: {len(y)} labels, fewer than {MIN_LABELS}: the interval is an approximation whose level is "
+            f"checked (make validity) from {MIN_LABELS} labels up; label more."
+        ]
+    return []
 
 
 def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
