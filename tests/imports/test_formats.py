@@ -423,3 +423,94 @@ def test_docs_formats_is_generated_from_the_readers() -> None:
 
     committed = (Path(__file__).parents[2] / "docs" / "formats.md").read_text(encoding="utf-8")
     assert committed == formats_markdown(), "run make formats-doc"
+
+
+def test_a_promptfoo_score_given_as_text_is_invalid_not_a_pass(tmp_path: Path) -> None:
+    """Issue 57, item 4: a component whose score is the text "0.8" (with pass true) was stored as
+    1.0 (its pass); a score that is given but is no number from 0 to 1 is invalid, never coerced."""
+    db = _db(tmp_path)
+    results = {
+        "results": {
+            "results": [
+                {
+                    "testIdx": 0,
+                    "promptIdx": 0,
+                    "provider": {"id": "openai:gpt-x"},
+                    "prompt": {"raw": "Tell a joke"},
+                    "response": {"output": "joke"},
+                    "gradingResult": {
+                        "componentResults": [
+                            {"pass": True, "score": "0.8", "assertion": {"type": "llm-rubric", "value": "is funny"}}
+                        ]
+                    },
+                }
+            ]
+        }
+    }
+    _import(db, write(tmp_path / "results.json", json.dumps(results)), "pf")
+    assert _sql(
+        db,
+        "SELECT j.score, j.status FROM pointwise_judgments j JOIN run_calls c USING (call_key) WHERE c.run_id = 'pf'",
+    ) == [(None, "invalid")]
+
+
+def test_an_mt_bench_turn_0_is_refused_not_read_as_the_last_turn(tmp_path: Path) -> None:
+    db = _db(tmp_path)
+    record = {
+        "question_id": 81,
+        "model_a": "alpaca",
+        "model_b": "vicuna",
+        "winner": "model_a",
+        "judge": "expert_0",
+        "turn": 0,
+        "conversation_a": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "A"}],
+        "conversation_b": [{"role": "user", "content": "Q?"}, {"role": "assistant", "content": "V"}],
+    }
+    path = write(tmp_path / "human.jsonl", json.dumps(record) + "\n")
+    done = run_cli("judgments", "import", str(path), "--run", "h", "--format", "mt-bench-human", "--db", db)
+    assert done.exit_code == 2 and "record 1, field 'turn': 0 is not a turn" in done.stderr
+    assert _sql(db, "SELECT count(*) FROM items") == [(0,)]
+
+
+def _arena_line(score: object) -> str:
+    game = {"user_prompt": "<|User Prompt|>\nWhy?", "judgment": "x", "score": score}
+    return json.dumps({"question_id": "q1", "model": "m1", "judge": "j", "games": [game, game]}) + "\n"
+
+
+def test_hostile_files_are_refused_in_one_line(tmp_path: Path) -> None:
+    """Issue 57, item 4: files the red team made, each of which ended in "a jurybench bug" or
+    filled memory: deeply nested JSON, UTF-16, an .eval whose header.json is a list or whose
+    member decompresses to far more than it looks (a zip bomb), an Arena-Hard score that is a
+    list or an object. Each is refused in one line, exit 2, and nothing is written."""
+    import zipfile
+
+    from jurybench.imports.formats import _common
+
+    db = _db(tmp_path)
+    cases = [
+        (write(tmp_path / "deep.json", "[" * 5000 + "]" * 5000), "alpaca-eval", "nested deeper than 64"),
+        (write(tmp_path / "deeper.json", "[" * 100 + "]" * 100), "alpaca-eval", "nested deeper than 64"),
+        (write(tmp_path / "deep.jsonl", '{"a": ' * 3000 + "1" + "}" * 3000 + "\n"), "arena-hard", "nested deeper"),
+        (write(tmp_path / "arena-list.jsonl", _arena_line(["A>B"])), "arena-hard", "is not a verdict label"),
+        (write(tmp_path / "arena-obj.jsonl", _arena_line({"v": "A>B"})), "arena-hard", "is not a verdict label"),
+    ]
+    utf16 = tmp_path / "annotations16.json"
+    utf16.write_bytes(json.dumps([{"instruction": "x"}]).encode("utf-16"))
+    cases.append((utf16, "alpaca-eval", "not UTF-8 text"))
+    listed = tmp_path / "list.eval"
+    with zipfile.ZipFile(listed, "w") as archive:
+        archive.writestr("header.json", "[1, 2]")
+    cases.append((listed, "inspect", "header.json is a list"))
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "header.json", '{"eval": {"task": "t"}, "pad": "' + " " * (_common.MAX_MEMBER_BYTES + 10) + '"}'
+        )
+    assert bomb.stat().st_size < 2_000_000  # a few hundred KB that would decompress past 256 MB
+    cases.append((bomb, "inspect", "decompresses past 256 MB"))
+    for path, fmt, message in cases:
+        done = run_cli("judgments", "import", str(path), "--run", "x", "--format", fmt, "--db", db)
+        assert done.exit_code == 2, (path.name, done.stdout, done.stderr)
+        assert message in done.stderr and "jurybench bug" not in done.stderr, (path.name, done.stderr)
+        assert len(done.stderr.strip().splitlines()) <= 2
+    assert _sql(db, "SELECT count(*) FROM items") == [(0,)]

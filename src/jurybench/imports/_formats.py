@@ -141,7 +141,7 @@ def peek(path: Path) -> Any:
                 for line in handle:
                     if line.strip():
                         return json.loads(line)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return None
     return None
 

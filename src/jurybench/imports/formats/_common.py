@@ -11,25 +11,80 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 
+MAX_DEPTH = 64  # released judgment files nest a few levels; deeper is no such file (or a hostile one)
+MAX_MEMBER_BYTES = 256 * 2**20  # one member of a zipped log, decompressed
+
+
+def load_json(text: str | bytes, where: str) -> Any:
+    """``json.loads`` of a released file's text, refused in one line when it is not UTF-8 JSON
+    or nests deeper than MAX_DEPTH (Python's parser recurses: deeper than about a thousand
+    levels it fails with RecursionError, and values nested that deep break what reads them)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise JurybenchError(f"{where}: not UTF-8 text (a UTF-16 file?).", hint="Save it as UTF-8.") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        data = None
+        depth = MAX_DEPTH + 1
+    else:
+        depth = _depth(data)
+    if depth > MAX_DEPTH:
+        raise JurybenchError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels; no released format nests so deep.")
+    return data
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in ``value`` (iteratively: no recursion to exhaust)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def read_member(archive: Any, name: str, where: str) -> bytes:
+    """One member of a zip archive, at most MAX_MEMBER_BYTES decompressed (a zip bomb is refused
+    before it fills memory: the member is read in chunks and the count checked as it grows)."""
+    chunks, total = [], 0
+    with archive.open(name) as handle:
+        while chunk := handle.read(2**20):
+            total += len(chunk)
+            if total > MAX_MEMBER_BYTES:
+                raise JurybenchError(
+                    f"{where}: member {name} decompresses past {MAX_MEMBER_BYTES // 2**20} MB; refused (a zip bomb?)."
+                )
+            chunks.append(chunk)
+    return b"".join(chunks)
+
 
 def records(path: Path, *, expect: str = "list") -> list[tuple[int, Any]]:
     """A .json document's records (a list, or the list under a key chosen by the reader) or a
     JSON-lines file's lines, numbered from 1 (lines: the line number)."""
     if not path.exists():
         raise JurybenchError(f"{path}: no such file.")
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise JurybenchError(f"{path}: not UTF-8 text (a UTF-16 file?).", hint="Save it as UTF-8.") from None
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         out = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                out.append((number, json.loads(line)))
+                out.append((number, load_json(line, f"{path} line {number}")))
             except json.JSONDecodeError as exc:
                 raise JurybenchError(f"{path} line {number}: not JSON ({exc.msg}).") from None
         return out
     try:
-        data = json.loads(text)
+        data = load_json(text, str(path))
     except json.JSONDecodeError as exc:
         raise JurybenchError(f"{path}: not JSON ({exc.msg} at line {exc.lineno}).") from None
     if expect == "list":

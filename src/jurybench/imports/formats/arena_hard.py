@@ -51,7 +51,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
             if label is None:
                 missing += 1
                 row["status"] = "invalid"
-            elif label in LABELS:
+            elif isinstance(label, str) and label in LABELS:
                 row["score"] = LABELS[label] if shown == "AB" else -LABELS[label]  # in the pair's frame
             else:
                 raise JurybenchError(

@@ -21,7 +21,7 @@ from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import content_text, obj, records
+from jurybench.imports.formats._common import content_text, load_json, obj, read_member, records
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
@@ -31,14 +31,18 @@ def _log(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
             try:
-                header = json.loads(archive.read("header.json"))
+                header = load_json(read_member(archive, "header.json", str(path)), f"{path} header.json")
                 samples = [
-                    (n, json.loads(archive.read(n)))
+                    (n, load_json(read_member(archive, n, str(path)), f"{path} {n}"))
                     for n in sorted(names)
                     if n.startswith("samples/") and n.endswith(".json")
                 ]
-            except (KeyError, json.JSONDecodeError) as exc:
+            except (KeyError, json.JSONDecodeError, zipfile.BadZipFile) as exc:
                 raise JurybenchError(f"{path}: not an Inspect .eval log ({exc}).") from None
+        if not isinstance(header, dict):
+            raise JurybenchError(
+                f"{path}: header.json is a {type(header).__name__}, not an object: not an Inspect log."
+            )
         return header, samples
     ((_, data),) = records(path, expect="document")
     if not isinstance(data, dict) or "eval" not in data:

@@ -48,6 +48,8 @@ def _pair(bundle: Bundle, question: object, turn: int, first: str, second: str) 
 
 def _turn(path: Path, number: int, record: Any) -> int:
     turn = field(path, number, record, "turn", required=False, kind=int)
+    if turn is not None and turn < 1:  # MT-Bench counts turns from 1; 0 would read the last turn
+        raise JurybenchError(f"{path} record {number}, field 'turn': {turn} is not a turn (they count from 1).")
     return 1 if turn is None else int(turn)
 
 

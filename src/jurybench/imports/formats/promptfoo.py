@@ -6,7 +6,8 @@ Fields read: ``results.results`` (or a top-level ``results`` list, older files),
 ``provider.id`` (or ``provider.label``: the model), ``prompt.raw`` (the prompt), ``response.output``
 (the response), ``testIdx`` / ``promptIdx`` and ``gradingResult.componentResults``: per
 assertion ``assertion.type``, ``score`` (0..1), ``pass`` and ``reason`` (the judgment's text).
-A component with no score takes its pass (1) or fail (0); a component with neither is invalid.
+A component with no score takes its pass (1) or fail (0); a component with neither, or with a
+score that is not a number from 0 to 1 (text such as "0.8", a list), is invalid: never coerced.
 Items are named ``promptfoo-<test>-<prompt>-<provider>``.
 """
 
@@ -79,10 +80,10 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
             row: dict[str, Any] = {"item_id": item, "criterion": "score"}
             if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
                 row["score"] = float(score)
-            elif isinstance(passed, bool):
+            elif score is None and isinstance(passed, bool):  # a score given but unusable is not a pass
                 row["score"] = float(passed)
             else:
-                row["status"] = "invalid"
+                row |= {"score": None, "status": "invalid"}
             if component.get("reason"):
                 row["raw"] = str(component["reason"])
             bundle.judge(str(component["assertion"]["type"]), row)
