@@ -175,3 +175,28 @@ def test_the_clustered_interval_uses_t_with_clusters_less_one_df() -> None:
     assert out["estimate"] == pytest.approx(2.75) and out["se"] == pytest.approx(1.25)
     assert out["ci_high"] - out["estimate"] == pytest.approx(15.882756, abs=1e-5)
     assert math.isclose(out["ci_low"], 2.75 - 15.882756, abs_tol=1e-5)
+
+
+def test_a_difference_of_slices_whose_labels_agree_is_finite(tmp_path: Path) -> None:
+    """Six labels of 5 on two models (three each): each slice's exact interval at alpha / 2 (two
+    slices), q = (0.025 / 5)^(1/3) = 0.170998, so [5 - 0.829002 x 4, 5] = [1.683990, 5]; their
+    difference's interval is the intervals' extremes, [1.683990 - 5, 5 - 1.683990]."""
+    db = tmp_path / "two.duckdb"
+    with jb.open(db) as store:
+        store.import_items(
+            [{"item_id": f"i{k:02d}", "response": f"S {k}", "prompt": f"p{k}", "model": f"m{k % 2}"} for k in range(12)]
+        )
+        jb.score(store, rubric="story-quality", jury=["sim/a,noise=0.5"], run="r")
+        store.sample_labels("r", n=6, seed=1, design="stratified", stratify="model")
+        drawn = store.sql("SELECT subject_id FROM label_samples")["subject_id"].tolist()
+        store.import_annotations(
+            [{"item_id": s, "annotator": "h", "criterion": "coherence", "value": 5} for s in drawn],
+            rubric="story-quality",
+        )
+    shown = _ppi(db, "--by", "model", "--compare", "m0,m1", "--format", "json")
+    assert shown.exit_code == 0, shown.stderr
+    diff = json.loads(shown.stdout)["result"]["rows"][-1]
+    assert diff["slice"] == "m0 - m1" and diff["estimate"] == 0
+    assert diff["ci_low"] == pytest.approx(1.683990 - 5, abs=1e-6) and diff["ci_high"] == pytest.approx(
+        5 - 1.683990, abs=1e-6
+    )

@@ -207,8 +207,8 @@ def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
         )
     if len(y) < MIN_LABELS and not plan:
         return [
-            f"{where}: {len(y)} labels, fewer than {MIN_LABELS}: the interval is an approximation whose level is "
-            f"checked (make validity) from {MIN_LABELS} labels up; label more."
+            f"{where}: {len(y)} labels, fewer than {MIN_LABELS}: an interval from so few labels is a rough "
+            "approximation whose level is not assured (it may be too narrow); label more."
         ]
     return []
 
@@ -228,12 +228,16 @@ def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: fl
     diff = first["estimate"] - second["estimate"]
     se = math.sqrt(first["se"] ** 2 + second["se"] ** 2)
     z = float(norm.ppf(1 - alpha / 2))
+    low, high = diff - z * se, diff + z * se
+    if not math.isfinite(se):  # a slice's exact interval (labels that agree): the intervals' extremes, which
+        # hold together at alpha (each slice's interval is at alpha split over the slices)
+        low, high = first["ci_low"] - second["ci_high"], first["ci_high"] - second["ci_low"]
     return {
         "criterion": dim,
         "slice": f"{pair[0]} - {pair[1]}",
         "estimate": diff,
-        "ci_low": diff - z * se,
-        "ci_high": diff + z * se,
+        "ci_low": low,
+        "ci_high": high,
         "se": se,
         "n_labelled": first["n_labelled"] + second["n_labelled"],
         "n_subjects": first["n_subjects"] + second["n_subjects"],
