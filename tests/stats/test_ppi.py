@@ -16,8 +16,9 @@ from tests.conftest import run_cli
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_estimate_and_interval_equal_ppi_python(seed: int) -> None:
-    """ppi-python (the method's authors' implementation) with the jury's scores of all N as its
-    unlabelled predictions: the same point estimate and interval, to 1e-9."""
+    """ppi-python (the method's authors' implementation) with the jury's scores of the subjects not
+    labelled as its unlabelled predictions: the same point estimate and, for the large-sample
+    interval (small_sample=False), the same interval, to 1e-9."""
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
     rng = np.random.default_rng(seed)
@@ -27,9 +28,10 @@ def test_the_estimate_and_interval_equal_ppi_python(seed: int) -> None:
     f = truth + bias + rng.normal(0, noise, big_n)
     drawn = rng.choice(big_n, n, replace=False)
     y = truth[drawn] + rng.normal(0, 0.3, n)
-    ours = ppi_mean(y, f[drawn], f, alpha=0.1)
-    assert ours["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, f[drawn], f)[0]), abs=1e-9)
-    low, high = ppi_mean_ci(y, f[drawn], f, alpha=0.1)
+    rest = np.delete(f, drawn)
+    ours = ppi_mean(y, f[drawn], rest, alpha=0.1, small_sample=False)
+    assert ours["estimate"] == pytest.approx(float(ppi_mean_pointestimate(y, f[drawn], rest)[0]), abs=1e-9)
+    low, high = ppi_mean_ci(y, f[drawn], rest, alpha=0.1)
     assert ours["ci_low"] == pytest.approx(float(low[0]), abs=1e-9)
     assert ours["ci_high"] == pytest.approx(float(high[0]), abs=1e-9)
 
@@ -41,9 +43,9 @@ def test_lambda_and_the_estimate_by_hand() -> None:
     y, f_lab, f_all = np.array([1.0, 2.0, 3.0]), np.array([2.0, 3.0, 4.0]), np.array([2.0, 3.0, 4.0, 5.0])
     assert power_tuning(y, f_lab, f_all) == pytest.approx(4 / 13)
     # theta = lambda mean(f_all) + mean(y - lambda f) = 3.5 lambda + 2 - 3 lambda = 2 + 2/13
-    out = ppi_mean(y, f_lab, f_all)
+    out = ppi_mean(y, f_lab, f_all)  # f_all here: the four subjects not labelled
     assert out["estimate"] == pytest.approx(2 + 2 / 13)
-    assert out["human_only"] == 2.0 and out["jury_only"] == 3.5
+    assert out["human_only"] == 2.0 and out["jury_only"] == pytest.approx(23 / 7)  # all seven
     # Equal inclusion probabilities: the weighted form gives the same estimate.
     same = ppi_mean_weighted(y, f_lab, np.full(3, 0.75), f_all)
     assert same["estimate"] == pytest.approx(out["estimate"]) and same["lambda"] == pytest.approx(4 / 13)
@@ -53,6 +55,38 @@ def test_lambda_and_the_estimate_by_hand() -> None:
     assert plan["labels_without_jury"] == 4 and plan["labels_with_jury"] == 4 and plan["label_everything"]
     many = np.tile(f_all, 250)  # N = 1,000: room for the 62
     assert labels_needed(0.5, y, f_lab, many)["labels_without_jury"] == int(np.ceil(1.0 / (0.25 / 1.959964) ** 2))
+
+
+def test_the_small_sample_interval_by_hand() -> None:
+    # lambda = 0 (the labels alone), y = 1, 2, 3 on a 1..5 scale: pseudo-labels 1 and 5 of weight
+    # w = 0.03 sqrt(3) = 0.051962; total weight W = 3.103923; centre (6 + 6w) / W = 2.033481;
+    # variance (sum of squares 2.003377 + w x 9.063891) / (W - 1) = 1.195926; se = sqrt(v / 3) =
+    # 0.631381; t(0.975, 2) = 4.302653: the interval 2 -+ 2.716613.
+    y = np.array([1.0, 2.0, 3.0])
+    f = np.array([2.0, 2.0, 2.0])
+    out = ppi_mean(y, f, np.array([2.0, 3.0]), lam=0.0, scale=(1, 5))
+    assert out["se"] == pytest.approx(0.6313810, abs=1e-6)
+    assert out["ci_low"] == pytest.approx(2 - 4.302653 * 0.6313810, abs=1e-5) and out["df"] == 2
+    # Without the scale: the plain t interval, sd 1 -> se 1/sqrt(3).
+    plain = ppi_mean(y, f, np.array([2.0, 3.0]), lam=0.0)
+    assert plain["se"] == pytest.approx(1 / np.sqrt(3))
+
+
+def test_the_labelled_subjects_are_not_counted_twice() -> None:
+    """Issue 57: with the labelled subjects inside the jury's mean too, the variance left out
+    their covariance (13 % too narrow here: 500 of 1,000 labelled, lambda 0.3); the unlabelled ones
+    alone make the parts independent, so the se matches the estimate's spread over repeated samples."""
+    rng = np.random.default_rng(5)
+    estimates, ses = [], []
+    for _ in range(3000):
+        truth = rng.normal(3, 1, 1000)
+        f = truth + 0.5 + rng.normal(0, 0.5, 1000)
+        y = truth + rng.normal(0, 0.3, 1000)
+        out = ppi_mean(y[:500], f[:500], f[500:], lam=0.3, small_sample=False)
+        estimates.append(out["estimate"])
+        ses.append(out["se"])
+    # the estimand is the population mean, 3
+    assert float(np.std(estimates)) / float(np.mean(ses)) == pytest.approx(1.0, abs=0.04)
 
 
 @pytest.fixture
@@ -239,9 +273,8 @@ def test_a_sample_of_whole_prompts_is_analysed_by_its_clusters(study: Path) -> N
             "WHERE h.criterion = 'relevance' GROUP BY 1"
         )
     scores = dict(zip(f["item_id"], f["jury_score"], strict=True))
-    plain = ppi_mean(
-        labels["y"].to_numpy(), np.array([scores[s] for s in labels["subject_id"]]), f["jury_score"].to_numpy()
-    )
+    unlabelled = np.array([v for s, v in scores.items() if s not in set(labels["subject_id"])])
+    plain = ppi_mean(labels["y"].to_numpy(), np.array([scores[s] for s in labels["subject_id"]]), unlabelled)
     assert clustered["estimate"] == pytest.approx(plain["estimate"])
     assert clustered["ci_high"] - clustered["ci_low"] != pytest.approx(plain["ci_high"] - plain["ci_low"])
     bad = run_cli(
@@ -276,7 +309,12 @@ def test_a_paired_difference_is_taken_within_each_prompt(tmp_path: Path) -> None
     f = jury.pivot(index="prompt", columns="model", values="f")
     y = humans.groupby(["prompt", "model"])["y"].mean().unstack()
     f_diff, y_diff = f["m0"] - f["m1"], y["m0"] - y["m1"]
-    expected = ppi_mean(y_diff.to_numpy(), f_diff[y_diff.index].to_numpy(), f_diff.to_numpy())
+    expected = ppi_mean(
+        y_diff.to_numpy(),
+        f_diff[y_diff.index].to_numpy(),
+        f_diff.drop(y_diff.index).to_numpy(),  # the prompts not labelled
+        scale=(-4, 4),  # differences of two 1..5 scores
+    )
     out = json.loads(
         run_cli(
             "stats",

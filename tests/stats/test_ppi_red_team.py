@@ -200,3 +200,18 @@ def test_a_difference_of_slices_whose_labels_agree_is_finite(tmp_path: Path) -> 
     assert diff["ci_low"] == pytest.approx(1.683990 - 5, abs=1e-6) and diff["ci_high"] == pytest.approx(
         5 - 1.683990, abs=1e-6
     )
+
+
+def test_ten_skewed_labels_keep_the_level_where_the_large_sample_interval_did_not() -> None:
+    """Issue 57, item 1: 10 labels of a skewed 1..5 scale (60 % at 5), a jury 0.5 too high. The
+    large-sample interval (normal quantile, population variance: what stats ppi printed before)
+    covers about 87 %; the small-sample form (t, pseudo-labels at the scale's ends) about 94 %.
+    800 studies: the binomial sd is under 1 point, so the two cannot be confused."""
+    from jurybench.validity._ppi import SHAPES, few_label_study
+
+    rng = np.random.default_rng(11)
+    truth = float(np.dot(SHAPES["skewed"], np.arange(1, 6)))
+    covered = sum(
+        (out := few_label_study(rng, "skewed", 0.5, 10))["ci_low"] <= truth <= out["ci_high"] for _ in range(800)
+    )
+    assert 0.915 <= covered / 800 <= 0.975

@@ -28,7 +28,7 @@ from jurybench.stats._pairwise import (
 )
 from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
 from jurybench.stats._power import paired_power, pairs_needed, power_summary
-from jurybench.stats._ppi import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted
+from jurybench.stats._ppi import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted, slice_difference
 
 __all__ = [
     "FORMS",
@@ -72,6 +72,7 @@ __all__ = [
     "ppi_mean_weighted",
     "robustness",
     "sign_flip_gap_p",
+    "slice_difference",
     "treatment_gaps",
     "welch_t",
     "win_rate",

@@ -145,8 +145,11 @@ def ppi(
             y = np.array([labels[(s, dim)] for s in picked])
             f_lab = np.array([members[s] for s in picked])
             f_all = np.array(list(members.values()))
+            unlabelled = [s for s in members if s not in set(picked)]
+            f_unl = np.array([members[s] for s in unlabelled])
             where = f"{dim!r}" + (f", slice {name!r}" if name else "")
             warnings += _few_labels(where, y, plan)
+            scale = rubric.scale_for(dim) or ((-1, 1) if rubric.kind == "preference" else None)
             if plan:
                 assert width is not None
                 out = _ppi.labels_needed(width, y, f_lab, f_all, alpha=level)
@@ -155,14 +158,15 @@ def ppi(
                         f"{where}: a width of {width:g} needs every one of its {len(f_all)} subjects labelled "
                         "(cheaper than any sample: then the humans' mean is known, with no interval)."
                     )
-            elif design == "active":
+            elif design in ("active", "stratified"):  # unequal inclusion probabilities: weighted by 1 / pi
                 out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
             else:
                 together = (
-                    (np.array([groups[s] for s in picked]), np.array([groups[s] for s in members])) if cluster else None
+                    (np.array([groups[s] for s in picked]), np.array([groups[s] for s in unlabelled]))
+                    if cluster
+                    else None
                 )
-                out = _ppi.ppi_mean(y, f_lab, f_all, alpha=level, clusters=together)
-            scale = rubric.scale_for(dim)
+                out = _ppi.ppi_mean(y, f_lab, f_unl, alpha=level, clusters=together, scale=scale)
             if np.ptp(y) == 0 and not plan and scale is not None:
                 exact = _ppi.all_alike(y, *scale, alpha=level)
                 out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
@@ -176,7 +180,7 @@ def ppi(
             rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
         if pair and paired:
             cells = _Cells(scores, labels, drawn, slices, groups)
-            rows.append(_paired_difference(cells, dim, pair, alpha))
+            rows.append(_paired_difference(cells, dim, pair, alpha, rubric.scale_for(dim)))
         elif pair:
             rows.append(_difference(rows, dim, pair, alpha))
     return {
@@ -214,35 +218,17 @@ def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
 
 
 def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
-    """FIRST - SECOND of two slices' corrected estimates, with the interval of independent ones."""
-    import math
-
-    from scipy.stats import norm
-
+    """FIRST - SECOND of two slices' corrected estimates (:func:`slice_difference`)."""
     from jurybench.errors import JurybenchError
+    from jurybench.stats import _ppi
 
     found = {r["slice"]: r for r in rows if r["criterion"] == dim and r.get("slice") in pair}
     if len(found) != 2:
         raise JurybenchError(f"--compare: {', '.join(p for p in pair if p not in found)} is not a slice of --by.")
-    first, second = found[pair[0]], found[pair[1]]
-    diff = first["estimate"] - second["estimate"]
-    se = math.sqrt(first["se"] ** 2 + second["se"] ** 2)
-    z = float(norm.ppf(1 - alpha / 2))
-    low, high = diff - z * se, diff + z * se
-    if not math.isfinite(se):  # a slice's exact interval (labels that agree): the intervals' extremes, which
-        # hold together at alpha (each slice's interval is at alpha split over the slices)
-        low, high = first["ci_low"] - second["ci_high"], first["ci_high"] - second["ci_low"]
     return {
         "criterion": dim,
         "slice": f"{pair[0]} - {pair[1]}",
-        "estimate": diff,
-        "ci_low": low,
-        "ci_high": high,
-        "se": se,
-        "n_labelled": first["n_labelled"] + second["n_labelled"],
-        "n_subjects": first["n_subjects"] + second["n_subjects"],
-        "human_only": first["human_only"] - second["human_only"],
-        "jury_only": first["jury_only"] - second["jury_only"],
+        **_ppi.slice_difference(found[pair[0]], found[pair[1]], alpha=alpha),
     }
 
 
@@ -278,7 +264,9 @@ class _Cells:
         return out
 
 
-def _paired_difference(cells: _Cells, dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
+def _paired_difference(
+    cells: _Cells, dim: str, pair: list[str], alpha: float, scale: tuple[int, int] | None
+) -> dict[str, Any]:
     """FIRST - SECOND within each cluster answered by both, corrected over the clusters as the
     units (PPI++ on the clusters' differences: the labelled ones and all)."""
     import numpy as np
@@ -296,8 +284,9 @@ def _paired_difference(cells: _Cells, dim: str, pair: list[str], alpha: float) -
     out = _ppi.ppi_mean(
         np.array([humans[c] for c in both]),
         np.array([jury[c] for c in both]),
-        np.array(list(jury.values())),
+        np.array([v for c, v in jury.items() if c not in set(both)]),
         alpha=alpha,
+        scale=(scale[0] - scale[1], scale[1] - scale[0]) if scale else None,
     )
     return {"criterion": dim, "slice": f"{pair[0]} - {pair[1]} (paired)", **out}
 
