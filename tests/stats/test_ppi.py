@@ -158,6 +158,47 @@ def test_stats_ppi_from_a_drawn_sample_beside_the_labels_and_the_jury(study: Pat
     assert plan["labels_with_jury"] <= plan["labels_without_jury"]
 
 
+def test_a_stratified_sample_is_analysed_with_its_chances(study: Path) -> None:
+    """Issue 57: a stratified sample was analysed as a uniform one. 31 of 200 by model gives
+    16 of one model's 100 and 15 of the other's (chances 0.16 and 0.15): stats ppi weights each
+    label by 1 / chance, as ppi_mean_weighted computes by hand from the recorded chances."""
+    with jb.open(study) as store:
+        store.sample_labels("r", n=31, seed=2, name="s", design="stratified", stratify="model")
+        store.simulate_annotations(rubric="story-quality")
+        chances = store.sql("SELECT subject_id, probability FROM label_samples WHERE sample = 's'")
+        f = store.sql("SELECT item_id, jury_score FROM jury_pointwise WHERE run_id = 'r' AND criterion = 'relevance'")
+        y = store.sql("SELECT subject_id, avg(value) AS y FROM human_labels WHERE criterion = 'relevance' GROUP BY 1")
+    assert sorted(set(chances["probability"].round(6))) == [0.15, 0.16]
+    scores = dict(zip(f["item_id"], f["jury_score"], strict=True))
+    labels = dict(zip(y["subject_id"], y["y"], strict=True))
+    drawn = sorted(chances["subject_id"])
+    p = dict(zip(chances["subject_id"], chances["probability"], strict=True))
+    expected = ppi_mean_weighted(
+        np.array([labels[s] for s in drawn]),
+        np.array([scores[s] for s in drawn]),
+        np.array([p[s] for s in drawn]),
+        np.array(list(scores.values())),
+    )
+    row = json.loads(
+        run_cli(
+            "stats",
+            "ppi",
+            "--run",
+            "r",
+            "--criterion",
+            "relevance",
+            "--sample",
+            "s",
+            "--format",
+            "json",
+            "--db",
+            str(study),
+        ).stdout
+    )["result"]["rows"][0]
+    assert row["estimate"] == pytest.approx(expected["estimate"])
+    assert row["ci_low"] == pytest.approx(expected["ci_low"]) and row["ci_high"] == pytest.approx(expected["ci_high"])
+
+
 def test_the_sample_designs_record_their_probabilities(study: Path) -> None:
     with jb.open(study) as store:
         strat = store.sample_labels("r", n=30, seed=1, name="s", design="stratified", stratify="model")
