@@ -24,10 +24,14 @@ def cli_ok(*args: str) -> None:
 
 @pytest.fixture(scope="module")
 def viewer_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("viewer")
+    return viewer_store_at(folder, folder / "viewer.duckdb")
+
+
+def viewer_store_at(folder: Path, db: Path) -> Path:
+    """The viewer's example store, built in ``folder`` as ``db``: two runs, simulated labels, two statistics."""
     import os
 
-    folder = tmp_path_factory.mktemp("viewer")
-    db = folder / "viewer.duckdb"
     old = os.environ.get("JURYBENCH_DB")
     os.environ["JURYBENCH_DB"] = str(db)
     try:

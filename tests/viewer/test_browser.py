@@ -372,3 +372,76 @@ def test_a_statistic_names_a_juror_that_gave_no_valid_answer(page: Any, tmp_path
             _shot(tab, tmp_path, "statistic-silent-juror")
         finally:
             tab.close()
+
+
+def test_no_link_of_the_labelling_flow_shows_the_jury(page: Any, tmp_path: Path) -> None:
+    """Issue 57, item 2: under ``view --annotate`` a user labels one drawn item from the sample
+    queue, then follows every link from the run page and the queues (and the red team's URLs:
+    another annotator's name in ?annotator=, a find by text and score, disagreements, compare,
+    statistics). No page shows a juror, a jury score or another annotator's label of an item
+    this user has not labelled: fails before, when the run page listed every item's jury score
+    and its Disagreements button listed every juror's."""
+    from urllib.parse import unquote, urlparse
+
+    import jurybench as jb
+
+    source = tmp_path / "source"
+    source.mkdir()
+    db = tmp_path / "walk.duckdb"
+    from tests.viewer.conftest import viewer_store_at
+
+    viewer_store_at(source, db)
+    with jb.open(db) as store:
+        store.sample_labels("quality", n=4, seed=3)
+        jurors = sorted(set(store.sql("SELECT DISTINCT name FROM run_jurors")["name"]) - {None})
+        others = sorted(set(store.sql("SELECT DISTINCT annotator FROM human_labels")["annotator"]))
+        other_label = store.sql("SELECT subject_id, annotator FROM human_labels ORDER BY ALL LIMIT 1")
+    assert jurors and others
+    markers = ['id="jury"', 'id="orders"', 'id="humans"', 'id="figures"', 'id="jurors"', "jury score", *jurors]
+    markers += [f"<td>{a}</td>" for a in others]
+    tab = page.context.browser.new_context(viewport={"width": 1280, "height": 900})  # its own cookies
+    page = tab.new_page()
+    with serving(db, "--annotate") as url:
+        page.goto(url + "runs/quality")
+        page.get_by_role("link", name="Sample queue →").click()
+        page.wait_for_url(re.compile(r"/subjects/.*queue=sample"))
+        mine = unquote(urlparse(page.url).path.rsplit("/", 1)[1])
+        form = page.locator("section.label-form form")
+        form.locator("input[name=annotator]").fill("walker")
+        form.locator('input[name="value:relevance"][value="3"]').check()
+        form.locator("button[type=submit]").click()
+        page.wait_for_load_state()
+        start = [
+            "runs/quality",
+            "runs/quality/queue",
+            "runs/quality/queue?by=sample",
+            f"runs/quality/subjects/{other_label['subject_id'][0]}?annotator={other_label['annotator'][0]}",
+            f"runs/quality?q={other_label['subject_id'][0]}&criterion=relevance&min=1&sort=spread",
+            "runs/quality/disagreements",
+            "compare?run=quality&run=persuasion",
+            "stats",
+            "calibrations",
+            "",
+        ]
+        todo, seen, leaks = [url + s for s in start], set(), []
+        while todo and len(seen) < 250:
+            address = todo.pop(0)
+            if address in seen:
+                continue
+            seen.add(address)
+            page.goto(address)
+            path = unquote(urlparse(page.url).path)
+            html = page.content()
+            if not (path.endswith("/subjects/" + mine)):  # the item this user labelled may show whole
+                leaks += [(page.url, m) for m in markers if m in html]
+            for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)"):
+                if href.startswith(url) and "/assets/" not in href and href.split("#")[0] not in seen:
+                    todo.append(href.split("#")[0])
+        page.goto(url + "runs/quality")
+        _shot(page, tmp_path, "blind-run")
+        page.goto(url + f"runs/quality/subjects/{mine}")
+        whole = page.locator("#jury").count()
+        tab.close()
+    assert len(seen) >= 15, seen  # the walk reached the run's items, the queues and the other pages
+    assert leaks == [], leaks[:10]
+    assert whole == 1  # the item this user labelled is shown whole to them (their signed cookie)

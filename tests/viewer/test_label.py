@@ -71,7 +71,9 @@ def test_a_label_saved_from_an_item_page_is_a_human_label(store: Path) -> None:
         assert "Saved 2 labels" in shown and "clear &lt;b&gt;but&lt;/b&gt; short" in shown
         assert 'id="jury"' in shown and 'id="blind"' not in shown  # labelled: the page is whole again
         assert 'id="jury"' not in page and 'id="blind"' in page  # before: blind (issue 43, item 5)
-        # The run page's agreement counts the item at once (13 of 13 labelled, was 12).
+        # While labelling blind the run page shows no agreement figure (issue 57, item 2) ...
+        assert "human labels</" not in client.get("/runs/quality").text
+    with _client(store, annotate=False) as client:  # ... a viewer without --annotate counts the item (13 of 13, was 12)
         assert "13 of the run&#39;s items have human labels" in client.get("/runs/quality").text
 
 
@@ -302,3 +304,74 @@ def test_the_sample_queue_serves_the_drawn_subjects_the_likeliest_first(store: P
         print(page[page.find("label-form") : page.find("label-form") + 900])
         assert "The sample's queue" in page and 'id="blind"' in page
     assert drawn["n_drawn"] == len(chances)
+
+
+def test_who_sees_the_jury_is_the_signed_cookie_not_the_query(store: Path) -> None:
+    """Issue 57, items 2 and 4 (red team): ``?annotator=<someone who labelled it>`` opened the
+    whole page, and a label saved after that was stored ``saw_jury = false``. The page is now
+    whole only for the annotator the server's signed cookie names; a forged cookie is nobody;
+    and a label saved from a browser that was shown the jury records ``saw_jury = true`` under
+    any name."""
+    from jurybench.viewer._label import ANNOTATOR_COOKIE
+
+    def form(page: str, who: str) -> dict[str, str]:
+        return {"csrf": _csrf(page), "annotator": who, "value:relevance": "3"}
+
+    with _client(store, annotate=True) as client:
+        other = _labels(client, "subject_id <> 'xss-1'")[0]
+        subject, someone = other[0], other[2]
+        peek = client.get(f"/runs/quality/subjects/{subject}?annotator={someone}").text
+        assert 'id="blind"' in peek and 'id="jury"' not in peek and f"<td>{someone}</td>" not in peek
+        client.cookies.set(ANNOTATOR_COOKIE, "c29tZW9uZQ.0000")  # a forged "someone"
+        assert 'id="blind"' in client.get(f"/runs/quality/subjects/{subject}").text
+        client.cookies.clear()
+        # bob labels xss-1 blind: saw_jury false, and his browser now carries his signed cookie
+        page = client.get("/runs/quality/subjects/xss-1").text
+        assert client.post("/runs/quality/labels/xss-1", data=form(page, "bob")).status_code == 303
+        assert client.cookies.get(ANNOTATOR_COOKIE)
+        whole = client.get("/runs/quality/subjects/xss-1").text
+        assert 'id="jury"' in whole  # shown whole to bob, who labelled it
+        # the same browser saves a label of xss-1 as "carol": carol saw the jury (bob's page showed it)
+        assert client.post("/runs/quality/labels/xss-1", data=form(whole, "carol")).status_code == 303
+        cur = client.app.state.store.connection.cursor()
+        rows = cur.execute(
+            "SELECT annotator, saw_jury FROM human_labels WHERE subject_id = 'xss-1' ORDER BY annotator"
+        ).fetchall()
+        cur.close()
+        assert rows == [("bob", False), ("carol", True)]
+        # the pages with jury figures say they are hidden (403), in one line with the way out
+        for hidden in ("/runs/quality/disagreements", "/compare?run=quality", "/stats", "/calibrations"):
+            answer = client.get(hidden)
+            assert answer.status_code == 403 and "hidden while labelling blind" in answer.text, hidden
+        found = client.get("/runs/quality?q=xss&criterion=relevance&min=0&sort=spread").text
+        assert "jury score" not in found and 'id="figures"' not in found
+
+
+def test_the_sample_queues_end_counts_the_drawn_and_names_stats_ppi(store: Path) -> None:
+    """Issue 57, item 2: the end of a sample queue said "every item of this run has a human
+    label" (6 of 12 had one) and pointed to calibrate. It now counts the drawn items and names
+    ``stats ppi`` with the sample."""
+    import jurybench as jb
+
+    with jb.open(store) as s:
+        drawn = s.sample_labels("quality", n=2, seed=4, name="few")
+        n_subjects = int(
+            s.sql("SELECT count(*) AS n FROM jury_pointwise WHERE run_id = 'quality' AND criterion = 'relevance'")["n"][
+                0
+            ]
+        )
+    assert drawn["n_drawn"] == 2
+    with _client(store, annotate=True) as client:
+        for _ in range(2):
+            nxt = client.get("/runs/quality/queue?by=sample&annotator=dee")
+            assert nxt.status_code == 303
+            page = client.get(nxt.headers["location"]).text
+            subject = nxt.headers["location"].split("/subjects/")[1].split("?")[0]
+            data = {"csrf": _csrf(page), "annotator": "dee", "value:relevance": "4", "queue": "sample"}
+            assert client.post(f"/runs/quality/labels/{subject}", data=data).status_code == 303
+        end = client.get("/runs/quality/queue?by=sample&annotator=dee")
+    assert end.status_code == 200 and "The label queue is empty" in end.text
+    assert "2 items drawn</strong> in sample <code>few</code>" in end.text
+    assert f"of the run's {n_subjects} items" in end.text
+    assert "jurybench stats ppi --run quality --sample few" in end.text
+    assert "Every item of this run has a human label" not in end.text

@@ -187,7 +187,10 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
             "set-cookie", ""
         )  # the cookie is derived, not the token
         page = c.get("/runs/quality")
-        assert page.status_code == 200 and 'id="figures"' in page.text
+        # the service's viewer takes labels, blind: no jury figure (issue 57, item 2)
+        assert page.status_code == 200 and 'id="figures"' not in page.text and 'id="blind"' in page.text
+        # and the cookie opens no /v1 answer (GET /v1/annotations held every annotator's labels)
+        assert c.get("/v1/annotations").status_code == 401 and c.get("/v1/rubrics").status_code == 401
         evil = c.post(
             "/login",
             content="token=tok-1234567890abcdef&next=%2F%2Fevil.example",
@@ -196,6 +199,14 @@ def test_service_serves_the_pages_behind_its_token(viewer_store: Path, tmp_path:
         )
         assert evil.headers["location"] == "/"  # no open redirect
         assert c.get("/v1/rubrics", headers={"Authorization": "Bearer tok-1234567890abcdef"}).status_code == 200
+    shown = create_app(ServiceConfig(db=db, token="tok-1234567890abcdef", show_jury=True), start_jobs=False)
+    with TestClient(shown) as c:  # serve --show-jury: the figures are back
+        c.post(
+            "/login",
+            content="token=tok-1234567890abcdef&next=%2F",
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        assert 'id="figures"' in c.get("/runs/quality").text
 
 
 def test_hostile_text_constant_is_what_the_store_holds(client: Any) -> None:

@@ -33,6 +33,14 @@ def serve(
         list[str] | None,
         typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
     ] = None,
+    show_jury: Annotated[
+        bool,
+        typer.Option(
+            "--show-jury",
+            help="The viewer shows the jury's scores and figures to annotators (labels are blind by default: "
+            "pages hide them until the annotator's own label is saved; each label records which).",
+        ),
+    ] = False,
 ) -> None:
     """Serve the store over HTTP (/v1: jobs, items, annotations, calibration, statistics, read-only SQL).
 
@@ -76,6 +84,7 @@ def serve(
     config = ServiceConfig(
         db=store,
         token=token,
+        show_jury=show_jury,
         workers=workers,
         max_body_bytes=int(max_body_mb * 1024 * 1024),
         sql_timeout_s=sql_timeout,

@@ -92,10 +92,13 @@ class Auth:
             given = next((v for k, v in headers if k == b"authorization"), b"")
             scheme, _, token = given.decode("latin-1").partition(" ")
             bearer = scheme.lower() == "bearer" and hmac.compare_digest(token.encode("latin-1"), self.token)
-            # The viewer's cookie reads: it opens GET/HEAD only, and the label form, which the route
-            # takes only with the form's token. Anything else that changes state needs the bearer
-            # token (a form on another local port carries the cookie, not the token).
-            reads = scope.get("method") in ("GET", "HEAD") or _label_form(scope)
+            # The viewer's cookie reads the viewer's pages: it opens GET/HEAD of them only, and the
+            # label form, which the route takes only with the form's token. Anything else that
+            # changes state needs the bearer token (a form on another local port carries the
+            # cookie, not the token), and so does all of /v1: its answers hold every annotator's
+            # labels and every jury score, which the pages hide from an annotator labelling blind.
+            page = not path.startswith("/v1/")
+            reads = (scope.get("method") in ("GET", "HEAD") and page) or _label_form(scope)
             if not bearer and not (reads and self._cookie(headers)):
                 if scope.get("method") == "GET" and not path.startswith("/v1/"):  # a viewer page: sign in first
                     from urllib.parse import quote

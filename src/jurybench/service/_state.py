@@ -31,6 +31,7 @@ class ServiceConfig:
     default_jury: Mapping[str, object] | None = None  # used when a job gives none (serve --demo: a simulated jury)
     url: str = ""
     warm_viewer: bool = True  # compute the newest runs' page aggregates in the background at start
+    show_jury: bool = False  # the viewer takes labels blind unless this (serve --show-jury)
     extra: dict[str, object] = field(default_factory=dict)
     # Host headers answered (None: any; 'jurybench serve' sets the address it listens as).
     allowed_hosts: tuple[str, ...] | None = None

@@ -83,5 +83,6 @@ def mount_viewer(app: FastAPI, config: Any, store_of: Any) -> None:
 
     from jurybench.viewer import Annotating
 
-    # Behind the token, item and pair pages take human labels (a form's own token guards them).
-    app.include_router(router(store_of, Annotating(enabled=True)))
+    # Behind the token, item and pair pages take human labels (a form's own token guards them),
+    # blind unless serve --show-jury.
+    app.include_router(router(store_of, Annotating(enabled=True, show_jury=config.show_jury)))

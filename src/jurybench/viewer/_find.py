@@ -78,6 +78,11 @@ class Filter:
     def active(self) -> bool:
         return self != Filter()
 
+    def without_scores(self) -> Filter:
+        """The filter with nothing that reads the jury (score range, spread, outcome, criterion,
+        a sort by score or spread): what the run page finds by while labelling blind."""
+        return Filter(q=self.q, human=self.human, model=self.model, language=self.language, dataset=self.dataset)
+
     def hidden(self) -> list[tuple[str, str]]:
         """The filter's fields as a form's hidden inputs carry them (empty ones left out)."""
         return [

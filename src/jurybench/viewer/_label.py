@@ -9,6 +9,15 @@ labels that ``agreement`` and ``calibrate`` compare with the jury are not anchor
 (``view --annotate --show-jury`` opts in). Each label records whether its annotator saw the
 jury (``human_labels.saw_jury``).
 
+Blind holds on every page while labelling, not only the form: the run page lists subjects
+without scores and finds them by text and labels only; the runs list, disagreements, compare,
+statistics and calibrations (every page with a jury figure) say they are hidden. Who is
+labelling is known from a cookie the server signs when a label is saved
+(``jurybench_annotator``): a subject's page is shown whole only to the annotator who labelled
+it, whatever ``?annotator=`` says (the query only fills the form's name), and a label saved
+from a browser that was shown a subject's jury (its cookie's annotator had labelled it) records
+``saw_jury = true`` whatever name it is saved under.
+
 The viewer is read-only unless annotation is on (``jurybench view --annotate``; ``serve``
 behind its token). Every form carries a token the server drew at start (``csrf``): a page on
 another local port can post to the server with the viewer's cookie, but cannot read a page to
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
 
 QUEUE_FILTER = {"human": "without", "sort": "spread"}  # unlabelled, widest juror spread first
 QUEUES = ("spread", "residual", "sample")
+ANNOTATOR_COOKIE = "jurybench_annotator"
 MAX_NOTE = 2000
 MAX_ANNOTATOR = 100
 
@@ -42,6 +52,35 @@ class Annotating:
     enabled: bool = False
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     show_jury: bool = False  # --show-jury: the form shows the jury's answers (recorded with each label)
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)  # signs the annotator cookie
+
+    @property
+    def blind(self) -> bool:
+        """Labelling blind: every page hides the jury (but a subject's page from who labelled it)."""
+        return self.enabled and not self.show_jury
+
+    def sign(self, annotator: str) -> str:
+        """The annotator cookie's value: the name (base64url) and this server's HMAC of it."""
+        import base64
+        import hashlib
+
+        name = base64.urlsafe_b64encode(annotator.encode()).decode().rstrip("=")
+        mac = hmac.new(self.secret.encode(), annotator.encode(), hashlib.sha256).hexdigest()[:40]
+        return f"{name}.{mac}"
+
+    def annotator_of(self, cookie: str | None) -> str:
+        """The annotator a cookie made by :meth:`sign` names ("" for none, or a forged one)."""
+        import base64
+        import binascii
+
+        if not cookie or "." not in cookie:
+            return ""
+        name, _, _mac = cookie.partition(".")
+        try:
+            annotator = base64.urlsafe_b64decode(name + "=" * (-len(name) % 4)).decode()
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return ""
+        return annotator if hmac.compare_digest(self.sign(annotator), cookie) else ""
 
     def check(self, given: str) -> None:
         if not self.enabled:
@@ -96,12 +135,21 @@ def labelled_by(con: Connection, subject_id: str, annotator: str) -> bool:
     return bool(found)
 
 
-def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str], *, show_jury: bool = False) -> int:
+def save(
+    store: StoreRef,
+    run_id: str,
+    subject_id: str,
+    form: dict[str, str],
+    *,
+    show_jury: bool = False,
+    shown_as: str = "",
+) -> int:
     """The form's labels of one subject, validated as ``annotations import`` validates a file and
     written in one transaction; how many were stored. ``form``: ``annotator``, ``note``,
     ``replace`` and one ``value:<criterion>`` per criterion (blank: not labelled). Each label
-    records whether the annotator saw the jury: with ``show_jury``, or when the annotator had
-    labelled the subject before (its page was then shown whole)."""
+    records whether the annotator saw the jury: with ``show_jury``, when the annotator had
+    labelled the subject before, or when ``shown_as`` (the annotator this browser's cookie
+    names) had: the page was then shown whole, whatever name the label is saved under."""
     from jurybench.annotations import run_rubric
     from jurybench.imports import import_annotation_rows
     from jurybench.store import writing
@@ -127,7 +175,7 @@ def save(store: StoreRef, run_id: str, subject_id: str, form: dict[str, str], *,
             layout="wide-criterion",
             replace=form.get("replace") == "on",
             note=note,
-            saw_jury=show_jury or labelled_by(con, subject_id, annotator),
+            saw_jury=show_jury or labelled_by(con, subject_id, annotator) or labelled_by(con, subject_id, shown_as),
         )
     return result.inserted + result.replaced
 
@@ -197,3 +245,22 @@ def _sample_queue(con: Connection, run: dict[str, object], annotator: str) -> tu
 def has_sample(con: Connection, run_id: str) -> bool:
     """Whether the run has a label sample (its page then offers the sample's queue)."""
     return bool(con.execute("SELECT 1 FROM label_samples WHERE run_id = ? LIMIT 1", [run_id]).fetchall())
+
+
+def sample_progress(con: Connection, run: dict[str, object], annotator: str) -> dict[str, object]:
+    """The run's newest label sample: its name, how many subjects it drew, how many of them have
+    a human label (anyone's) and how many ``annotator`` labelled (the sample queue's end page)."""
+    newest = con.execute(
+        "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1",
+        [run["run_id"]],
+    ).fetchall()
+    if not newest:
+        return {"sample": None, "drawn": 0, "labelled": 0, "yours": 0}
+    drawn, labelled, yours = con.execute(
+        """SELECT count(*),
+                  count(*) FILTER (WHERE s.subject_id IN (SELECT subject_id FROM human_labels)),
+                  count(*) FILTER (WHERE s.subject_id IN (SELECT subject_id FROM human_labels WHERE annotator = ?))
+           FROM label_samples s WHERE s.sample = ? AND s.run_id = ?""",
+        [annotator, newest[0][0], run["run_id"]],
+    ).fetchone() or (0, 0, 0)
+    return {"sample": newest[0][0], "drawn": int(drawn), "labelled": int(labelled), "yours": int(yours)}

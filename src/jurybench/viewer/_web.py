@@ -139,7 +139,11 @@ def environment() -> Environment:
         run_u=run_segment,
         silent_note=lambda result: no_valid_answers_note(result) if isinstance(result, dict) else None,
     )
-    env.globals.update(ASSETS=ASSETS, qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}))
+    env.globals.update(
+        labelling_blind=False,
+        ASSETS=ASSETS,
+        qs=lambda **kw: urlencode({k: v for k, v in kw.items() if v not in (None, "")}),
+    )
     return env
 
 
@@ -229,6 +233,7 @@ class _Pages:
 
     def __init__(self, store_of: Callable[[], StoreRef], annotating: Annotating) -> None:
         self.env = environment()
+        self.env.globals["labelling_blind"] = annotating.blind  # every page, error pages too
         self.store_of = store_of
         self.annotating = annotating
 
@@ -258,10 +263,39 @@ class _Pages:
         )
         return response
 
+    def hidden(self, what: str) -> HTMLResponse:
+        """A page with jury figures, while labelling blind: it says so (403), and how to see it."""
+        from fastapi.responses import HTMLResponse
+
+        html = self.env.get_template("error.html").render(
+            title="Hidden while labelling",
+            message=f"{what} shows the jury's scores, which stay hidden while labelling blind.",
+            hint="Browse them in a viewer without --annotate (jurybench view STORE), or start this one with "
+            "--show-jury (each label then records that its annotator saw the jury).",
+        )
+        return HTMLResponse(html, status_code=403)
+
+    def annotator(self, request: Request) -> str:
+        """Who is labelling in this browser: the name its signed cookie carries ("" for none)."""
+        from jurybench.viewer._label import ANNOTATOR_COOKIE
+
+        return self.annotating.annotator_of(request.cookies.get(ANNOTATOR_COOKIE))
+
     def run_context(self, con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
         from jurybench.viewer import _data, _detail, _find, _label
 
         run = _data.run_header(con, run_id)
+        if self.annotating.blind:  # the labelling flow's run page: subjects by id or text, no figure
+            return {
+                "run": run,
+                "figures": _data.run_figures(con, run),  # its counts of calls and judgments only are shown
+                "subjects": {**self.subjects(con, run, after, want, at), "criteria": []},
+                "want": want,
+                "choices": _find.choices(con, run),
+                "annotate": True,
+                "sampled": _label.has_sample(con, str(run["run_id"])),
+                "calibration": _data.run_calibration(con, run),
+            }
         results = _data.run_results(con, run_id)
         shown = []
         for r in results[:10]:  # the newest ten results with their plots
@@ -307,13 +341,18 @@ class _Pages:
         *,
         saved: int = 0,
         error: JurybenchError | None = None,
+        shown_as: str = "",
     ) -> dict[str, Any]:
+        """``shown_as``: the annotator this browser's signed cookie names (the page is shown whole
+        to them once they have labelled the subject; ``form['annotator']`` only fills the form)."""
         from jurybench.viewer import _data, _detail, _find, _label
         from jurybench.viewer._find import Filter
 
         run = _data.run_header(con, run_id)
         queue = queue if queue in _label.QUEUES else ""
         want = Filter.parse({**find, **_label.QUEUE_FILTER} if queue == "spread" else find)
+        if self.annotating.blind and queue != "spread":
+            want = want.without_scores()
         shown = _detail.subject(con, run, subject_id)
         step = _find.neighbours(con, run, want, subject_id)
         label = None
@@ -322,7 +361,8 @@ class _Pages:
             from jurybench.annotations import run_rubric
 
             # Blind until this annotator has labelled the subject (or --show-jury).
-            blind = not self.annotating.show_jury and not _label.labelled_by(con, subject_id, form.get("annotator", ""))
+            blind = self.annotating.blind and not _label.labelled_by(con, subject_id, shown_as)
+            form = {**form, "annotator": form.get("annotator") or shown_as}
 
             # The spread queue is the step's own filter: its count is what is left (no second scan).
             left = (
@@ -342,6 +382,8 @@ class _Pages:
                 "error": error,
                 "show_jury": self.annotating.show_jury,
             }
+        if blind:  # nothing of the jury or of other annotators reaches the page, not even unrendered
+            shown = {k: v for k, v in shown.items() if k not in ("jury", "orders", "humans", "calls", "answers")}
         return {"run": run, **shown, "want": want, "step": step, "label": label, "queue": queue, "blind": blind}
 
 
@@ -378,13 +420,18 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
     @api.get("/runs/{run_id}", response_class=HTMLResponse)
     def run(run_id: str, after: str = "", at: int = Query(0, ge=0), find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
-        return pages.page(
-            "run.html", lambda con: pages.run_context(con, run_id, after, Filter.parse(find), at), f"Run {run_id}"
-        )
+
+        def build(con: Connection) -> dict[str, Any]:
+            want = Filter.parse(find)
+            return pages.run_context(con, run_id, after, want.without_scores() if pages.annotating.blind else want, at)
+
+        return pages.page("run.html", build, f"Run {run_id}")
 
     @api.get("/runs/{run_id}/disagreements", response_class=HTMLResponse)
     def disagreements(run_id: str, sort: str = "spread", after: int = Query(0, ge=0)) -> HTMLResponse:
         run_id = run_from_segment(run_id)
+        if pages.annotating.blind:
+            return pages.hidden("The disagreements page")
 
         def build(con: Connection) -> dict[str, Any]:
             run = _data.run_header(con, run_id)
@@ -394,6 +441,7 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
 
     @api.get("/runs/{run_id}/subjects/{subject_id:path}", response_class=HTMLResponse)
     def subject(
+        request: Request,
         run_id: str,
         subject_id: str,
         find: dict[str, str] = finding,
@@ -402,10 +450,11 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
         saved: int = Query(0, ge=0),
     ) -> HTMLResponse:
         run_id = run_from_segment(run_id)
+        shown_as = pages.annotator(request)
         return pages.page(
             "subject.html",
             lambda con: pages.subject_context(
-                con, run_id, subject_id, find, queue, {"annotator": annotator}, saved=saved
+                con, run_id, subject_id, find, queue, {"annotator": annotator}, saved=saved, shown_as=shown_as
             ),
             f"{subject_id} in {run_id}",
         )
@@ -436,9 +485,14 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
             return HTMLResponse(html, status_code=403)
         find = {k: form.get(k, "") for k in _find.FIELDS}
         queue = form.get("queue", "")
+        shown_as = pages.annotator(request)
         try:
             stored = await asyncio.to_thread(
-                partial(_label.save, show_jury=pages.annotating.show_jury), pages.store_of(), run_id, subject_id, form
+                partial(_label.save, show_jury=pages.annotating.show_jury, shown_as=shown_as),
+                pages.store_of(),
+                run_id,
+                subject_id,
+                form,
             )
         except JurybenchError as exc:
             failed = (
@@ -448,25 +502,33 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
             )
             return pages.page(
                 "subject.html",
-                lambda con: pages.subject_context(con, run_id, subject_id, find, queue, form, error=failed),
+                lambda con: pages.subject_context(
+                    con, run_id, subject_id, find, queue, form, error=failed, shown_as=shown_as
+                ),
                 f"{subject_id} in {run_id}",
                 status=400,
             )
         _data.MEMO.clear()  # the agreement figures and the queue change with the new labels
         base = f"/runs/{run_segment(run_id)}"
+        who = form.get("annotator", "").strip()
         if queue in _label.QUEUES:
-            return RedirectResponse(
-                f"{base}/queue?{urlencode({'annotator': form.get('annotator', ''), 'by': queue})}", 303
-            )
-        query = Filter.parse(find).query(saved=stored, annotator=form.get("annotator", ""))
-        return RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
+            response = RedirectResponse(f"{base}/queue?{urlencode({'annotator': who, 'by': queue})}", 303)
+        else:
+            query = Filter.parse(find).query(saved=stored, annotator=who)
+            response = RedirectResponse(f"{base}/subjects/{quote(subject_id, safe='')}?{query}", 303)
+        # This browser now labels as ``who``: its pages of the subjects ``who`` labelled are shown whole.
+        response.set_cookie(
+            _label.ANNOTATOR_COOKIE, pages.annotating.sign(who), httponly=True, samesite="strict", path="/"
+        )
+        return response
 
     @api.get("/runs/{run_id}/queue", response_class=HTMLResponse)
-    def label_queue(run_id: str, annotator: str = "", by: str = "spread") -> Any:
+    def label_queue(request: Request, run_id: str, annotator: str = "", by: str = "spread") -> Any:
         """The queue's next subject (see ``_label.queue``), or a page saying the queue is empty."""
         from fastapi.responses import RedirectResponse
 
         run_id = run_from_segment(run_id)
+        annotator = annotator or pages.annotator(request)
         nxt: list[str] = []
 
         def build(con: Connection) -> dict[str, Any]:
@@ -478,7 +540,8 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
                 )
             first, _left = _label.queue(con, run, by, annotator)
             nxt.extend([first] if first else [])
-            return {"run": run, "by": by}
+            progress = _label.sample_progress(con, run, annotator) if by == "sample" else None
+            return {"run": run, "by": by, "progress": progress}
 
         shown = pages.page("queue.html", build, f"Label queue of {run_id}")
         if not nxt:
@@ -498,16 +561,23 @@ def _other_routes(api: APIRouter, pages: _Pages) -> None:
     def compare(run: list[str] | None = Query(None)) -> HTMLResponse:  # noqa: B008 (FastAPI reads a repeated ?run=)
         from jurybench.viewer._compare import compare as compared
 
+        if pages.annotating.blind:
+            return pages.hidden("Comparing runs")
         wanted = [run_from_segment(r) for r in run or []][:2]
         title = "Compare " + " and ".join(wanted) if wanted else "Compare runs"
         return pages.page("compare.html", lambda con: compared(con, [_data.run_header(con, r) for r in wanted]), title)
 
     @api.get("/stats", response_class=HTMLResponse)
     def stats(name: str = "", after: str = "") -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("The statistics page")
         return pages.page("stats.html", lambda con: _detail.results_page(con, name=name, after=after), "Statistics")
 
     @api.get("/stats/{result_id}", response_class=HTMLResponse)
     def stat(result_id: str) -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("A statistic's page")
+
         def build(con: Connection) -> dict[str, Any]:
             row = _detail.result(con, result_id)
             columns, rows = result_table(row)
@@ -517,10 +587,14 @@ def _other_routes(api: APIRouter, pages: _Pages) -> None:
 
     @api.get("/calibrations", response_class=HTMLResponse)
     def calibrations() -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("The calibrations page")
         return pages.page("calibrations.html", lambda con: {"rows": _detail.calibrations(con)}, "Calibrations")
 
     @api.get("/calibrations/{calibration_id}", response_class=HTMLResponse)
     def calibration(calibration_id: str) -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("A calibration's page")
         return pages.page(
             "calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)}, "Calibration"
         )
