@@ -99,3 +99,45 @@ def test_url_user_info_is_sent_as_basic_auth_and_masked_when_shown(db_path: Path
         assert out.exit_code == 0, out.stderr
     basic = "Basic " + base64.b64encode(b"alice:s3cretPassw0rd").decode()
     assert stub.headers and all(h.get("authorization") == basic for h in stub.headers)
+
+
+def test_key_like_query_parameters_of_api_base_reach_the_server(tmp_path: Path) -> None:
+    """Issue 57, item 4 (red team): ``api_base=http://h/v1?api_key=K`` was sent as
+    ``/v1?api_key=K/chat/completions`` and every call failed. The parameters now go on each
+    request's URL after the path; the key never reaches the output; a provider litellm does
+    not send through the OpenAI client is refused in one line."""
+    db_path = tmp_path / "q.duckdb"
+    run_cli("items", "import", str(write(tmp_path / "i.csv", ITEMS_CSV)), "--db", str(db_path))
+    with StubServer(json.dumps(FULL)) as stub:
+        out = run_cli(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            f"openai/stub,api_base={stub.api_base}?api_key=Kq9secretvalue&tenant=t1,api_key=sk-t",
+            "--no-progress",
+            "--db",
+            str(db_path),
+        )
+        assert out.exit_code == 0, out.stderr
+        refused = run_cli(
+            "score",
+            "--rubric",
+            "story-quality",
+            "--juror",
+            f"hosted_vllm/stub,api_base={stub.api_base}?api_key=Kq9secretvalue",
+            "--run",
+            "v",
+            "--no-progress",
+            "--db",
+            str(db_path),
+        )
+    assert stub.headers and all(h[":path"] == "/v1/chat/completions" for h in stub.headers)
+    assert all("api_key=Kq9secretvalue" in h[":query"] and "tenant=t1" in h[":query"] for h in stub.headers)
+    assert "Kq9secretvalue" not in out.stdout + out.stderr
+    assert refused.exit_code == 2 and "openai/ provider only" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) <= 2 and "Kq9secretvalue" not in refused.stderr
+    import jurybench as jb
+
+    with jb.open(db_path, read_only=True) as store:  # nothing half-written
+        assert store.sql("SELECT count(*) AS n FROM runs WHERE run_id = 'v'")["n"][0] == 0

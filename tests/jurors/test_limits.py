@@ -144,3 +144,34 @@ def test_two_jurors_on_one_key_share_its_limit(con: Any, tmp_path: Any) -> None:
 
     shared = endpoint_limiter(endpoint_key("openai", stub.api_base, "sk-shared"), 16)
     assert shared.n_requests == limits.n_ok + limits.n_limited == 20 + limits.n_limited
+
+
+def test_the_pacing_formula_by_hand() -> None:
+    """Issue 57, item 4: a planted change of the pacing formula survived three rounds. A budget
+    of 600 requests a minute refills 10 a second. Reported at t = 10 with 3 left (so at most 3
+    at once) and 1 sent since: at t = 10 there are 3 - 1 = 2 to spend; 5 are 3 short, which
+    take 3 / 10 = 0.3 s to come back. At t = 10.05 it holds min(3, 3 + 0.5) - 1 = 2 still (the
+    capacity caps it). With 120 a minute (2 a second), one request short waits 1 / 2 = 0.5 s."""
+    from jurybench.jurors._endpoint_limits import EndpointLimiter, _Bucket
+
+    bucket = _Bucket()
+    bucket.observe(limit=600, remaining=3, at=10.0, spent_since=1)
+    assert bucket.rate == pytest.approx(10.0)
+    assert bucket.available(10.0) == pytest.approx(2.0)
+    assert bucket.available(10.05) == pytest.approx(2.0)
+    assert bucket.wait_for(5, 10.0) == pytest.approx(0.3)
+    assert bucket.wait_for(2, 10.0) == 0.0
+    slow = _Bucket()
+    slow.observe(limit=120, remaining=0, at=0.0, spent_since=0)
+    assert slow.available(0.0) == pytest.approx(0.0)
+    assert slow.wait_for(1, 0.0) == pytest.approx(0.5)
+    assert slow.available(0.25) == pytest.approx(0.5)  # half a request refilled in a quarter second
+    assert slow.wait_for(1, 0.25) == pytest.approx(0.25)
+    # The limiter waits for the slower of its two budgets: 0.5 s for a request, while 1,000 tokens
+    # at 60,000 a minute (1,000 a second) from 400 left are 600 short: 0.6 s.
+    limiter = EndpointLimiter("hand")
+    limiter.requests.observe(limit=120, remaining=0, at=0.0, spent_since=0)
+    limiter.tokens.observe(limit=60_000, remaining=400, at=0.0, spent_since=0)
+    limiter.tokens.capacity = 5_000
+    assert limiter._delay(1_000, 0.0) == pytest.approx(0.6)
+    assert limiter._delay(0, 0.0) == pytest.approx(0.5)

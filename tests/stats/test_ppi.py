@@ -398,3 +398,16 @@ def test_a_paired_difference_is_taken_within_each_prompt(tmp_path: Path) -> None
         str(db),
     )
     assert flat.exit_code == 2 and "--paired needs the unit that pairs the slices" in flat.stderr
+
+
+def test_unequal_chances_weight_each_label_by_one_over_its_chance() -> None:
+    """Issue 57, item 4 (a planted bug only the validity suite caught: weights pi instead of
+    1 / pi). y = 1 drawn with chance 0.5 and y = 3 with chance 0.25, lambda 0, N = 4: weights 2 and
+    4, the Hajek mean (2 x 1 + 4 x 3) / 6 = 7/3 (with pi as weights it would be 5/3); variance
+    sum w^2 (y - 7/3)^2 / N^2 = (4 x 16/9 + 16 x 4/9) / 16 = 8/9."""
+    out = ppi_mean_weighted(
+        np.array([1.0, 3.0]), np.array([1.0, 2.0]), np.array([0.5, 0.25]), np.array([1.0, 2.0, 2.0, 3.0]), lam=0.0
+    )
+    assert out["estimate"] == pytest.approx(7 / 3)
+    assert out["se"] == pytest.approx(np.sqrt(8 / 9))
+    assert out["human_only"] == pytest.approx(7 / 3)

@@ -313,12 +313,17 @@ def non_inferiority(
     groups - 1 degrees of freedom. A difference of mean squared errors is the same against noisy
     human labels as against the truth they measure (independent label noise adds the same
     variance to both), so the margin means the same thing either way."""
+    diff, se, df = paired_difference(candidate, full, groups)
+    return diff, upper_bound(diff, se, df, alpha), p_inferior(diff, se, df, margin)
+
+
+def p_inferior(diff: float, se: float, df: int, margin: float) -> float:
+    """The one-sided p-value of H0: difference >= margin (t with ``df``; 0 or 1 when se is 0)."""
     from scipy.stats import t
 
-    diff, se, df = paired_difference(candidate, full, groups)
     if se == 0.0:
-        return diff, diff, 0.0 if diff < margin else 1.0
-    return diff, upper_bound(diff, se, df, alpha), float(t.cdf((diff - margin) / se, df))
+        return 0.0 if diff < margin else 1.0
+    return float(t.cdf((diff - margin) / se, df))
 
 
 def paired_difference(candidate: Array, full: Array, groups: Sequence[str]) -> tuple[float, float, int]:
@@ -358,10 +363,10 @@ def mark_non_inferior(others: list[SubJury], full: SubJury, groups: Sequence[str
     assert full.sq_errors is not None
     half = alpha / 2  # two routes, alpha split between them: either may show a sub-jury
     stats = {}
-    for c in others:
+    for c in others:  # each candidate's paired difference, once; its bound is set below
         assert c.sq_errors is not None
-        c.mse_minus_full, c.upper, c.p_inferior = non_inferiority(c.sq_errors, full.sq_errors, groups, margin, alpha)
-        stats[id(c)] = paired_difference(c.sq_errors, full.sq_errors, groups)
+        diff, se, df = stats[id(c)] = paired_difference(c.sq_errors, full.sq_errors, groups)
+        c.mse_minus_full, c.p_inferior = diff, p_inferior(diff, se, df, margin)
         c.no_worse_than_full, c.shown_by = False, None
 
     def bound(c: SubJury, level: float) -> float:

@@ -117,6 +117,46 @@ def _userinfo_as_header(kwargs: dict[str, Any]) -> None:
     kwargs["extra_headers"] = headers
 
 
+# Providers litellm sends through the OpenAI client (a ``client=`` it is given is used): the
+# client's default query parameters land on every request, after the path.
+QUERY_BY_CLIENT = frozenset({"openai", "lm_studio"})
+
+
+def _query_as_client(kwargs: dict[str, Any], provider: str) -> None:
+    """An api_base with query parameters (``http://host/v1?api_key=K``): litellm appends the
+    endpoint's path to api_base, which put the path inside the query (``/v1?api_key=K/chat/
+    completions``, every call failing). The URL goes without its query, and the parameters go on
+    every request's URL where the server reads them (an OpenAI client's default query), for the
+    providers litellm sends through that client; for the others, one line naming the way out."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    base = kwargs.get("api_base")
+    if not isinstance(base, str) or "?" not in base:
+        return
+    parts = urlsplit(base)
+    if not parts.query:
+        return
+    if provider not in QUERY_BY_CLIENT:
+        from jurybench.errors import JurybenchError
+
+        raise JurybenchError(
+            f"juror {provider}/...: an api_base with query parameters works with the openai/ provider only "
+            f"(litellm sends {provider}/ requests to api_base + the endpoint's path, which would land in the query).",
+            hint="Name an OpenAI-compatible server as openai/<model>, or give the key as api_key= or a header.",
+        )
+    from openai import AsyncOpenAI
+
+    plain = urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
+    kwargs["api_base"] = plain
+    kwargs["client"] = AsyncOpenAI(
+        base_url=plain,
+        api_key=str(kwargs.get("api_key") or os.environ.get("OPENAI_API_KEY") or "none"),
+        default_query=dict(parse_qsl(parts.query, keep_blank_values=True)),
+        default_headers=dict(kwargs.get("extra_headers") or {}),
+        max_retries=0,
+    )
+
+
 def self_hosted(spec: JurorSpec) -> bool:
     """A server the user runs (an ``api_base`` that is not a hosted provider's own API): it may
     take sampling parameters of its own, such as llama.cpp's ``repeat_penalty``."""
@@ -147,6 +187,7 @@ class LiteLLMBackend:
             if key != "api_key" and is_secret_param(key):
                 self.kwargs[key.removeprefix(EXTRA_PREFIX)] = value
         _userinfo_as_header(self.kwargs)
+        _query_as_client(self.kwargs, spec.provider)
         self.kwargs["timeout"] = float(spec.option("timeout", 60))
         secret = spec.options.get("api_key") or os.environ.get(f"{spec.provider.upper()}_API_KEY")
         self.endpoint = endpoint_limiter(

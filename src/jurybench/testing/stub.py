@@ -315,7 +315,8 @@ class _Stub:
         body = await request.json()
         self.requests.append(body)
         if self.seen_headers is not None:  # what the client sent, for tests of headers and credentials
-            self.seen_headers.append({name.lower(): value for name, value in request.headers.items()})
+            seen = {name.lower(): value for name, value in request.headers.items()}
+            self.seen_headers.append({**seen, ":path": request.path, ":query": request.query_string})
         if self.limits is not None:
             tokens = _prompt_tokens(body) + 7
             wait = self.limits.admit(tokens)
