@@ -340,3 +340,34 @@ def test_a_refused_call_waits_for_calls_in_flight_and_the_budget_ends_only_when_
 
     got, last, reached = asyncio.run(scenario())
     assert got == pytest.approx(0.6) and last is None and reached
+
+
+def test_one_cost_per_run_in_the_plan_the_run_line_and_the_viewer(db_path: Path, tmp_path: Path) -> None:
+    """Issue 57, item 3: a simulated juror declaring cost=0.25 a call was planned at $0, the run
+    printed $6.00 and the viewer $9.00 (calls reused from the cache counted again). Three items:
+    the plan, the run line, ``run_cost`` and the run page all say 3 x $0.25 = $0.75 for the run
+    that made the calls; a second run served from the cache spent $0, its 3 cached calls apart."""
+    from fastapi.testclient import TestClient
+
+    import jurybench as jb
+    from jurybench.viewer import create_viewer_app
+
+    items = "item_id,prompt,response\n" + "".join(f"i{k},P {k},R {k}\n" for k in range(3))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", items)), "--db", str(db_path))
+    juror = "sim/a,cost=0.25"
+    plan = run_cli("score", "--rubric", "story-quality", "--juror", juror, "--plan", "--db", str(db_path))
+    assert plan.exit_code == 0 and "$0.75" in plan.stdout, plan.stdout
+    first = run_cli(
+        "score", "--rubric", "story-quality", "--juror", juror, "--run", "one", "--no-progress", "--db", str(db_path)
+    )
+    again = run_cli(
+        "score", "--rubric", "story-quality", "--juror", juror, "--run", "two", "--no-progress", "--db", str(db_path)
+    )
+    assert "$0.75" in first.stdout and "3 from cache" in again.stdout and "; $0;" in again.stdout, again.stdout
+    with jb.open(db_path, read_only=True) as store:
+        cost = store.sql("SELECT run_id, cost_usd, n_cached, cached_cost_usd FROM run_cost ORDER BY run_id")
+    assert cost.values.tolist() == [["one", 0.75, 0, 0.0], ["two", 0.0, 3, 0.75]]
+    with TestClient(create_viewer_app(db_path, warm_up=False)) as client:
+        one, two = client.get("/runs/one").text, client.get("/runs/two").text
+    assert "<dd>$0.75" in one and 'id="cached-cost"' not in one
+    assert "<dd>$0" in two and "3 calls came from the cache (they cost $0.75" in two

@@ -161,10 +161,14 @@ def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequen
         if price is None:
             plan.cost_usd = plan.cost_batch_usd = None
             continue
-        plan.cost_usd = plan.input_tokens * price.input + plan.output_tokens * price.output
+        plan.cost_usd = (
+            plan.input_tokens * price.input + plan.output_tokens * price.output + plan.calls * price.per_call
+        )
         batch = batch_price(price)
         assert batch is not None
-        plan.cost_batch_usd = plan.input_tokens * batch.input + plan.output_tokens * batch.output
+        plan.cost_batch_usd = (
+            plan.input_tokens * batch.input + plan.output_tokens * batch.output + plan.calls * batch.per_call
+        )
     for key, plan in plans.items():
         shared = prefixes.get(key, "")
         plan.shared_prefix_tokens = max(0, round(len(shared) / 4)) if plan.calls > 1 else 0

@@ -21,6 +21,7 @@ class Price:
     output_batch: float | None = None
     input_cached: float | None = None  # a prompt token read from the provider's cache
     input_cache_write: float | None = None  # a prompt token written to it (Anthropic)
+    per_call: float = 0.0  # USD a call costs whatever its tokens (a simulated juror's declared cost=)
 
 
 def priced(completion: Any, price: Price) -> float:

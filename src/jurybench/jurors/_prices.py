@@ -38,6 +38,7 @@ def batch_price(price: Price | None) -> Price | None:
     return Price(
         price.input_batch if price.input_batch is not None else price.input / 2,
         price.output_batch if price.output_batch is not None else price.output / 2,
+        per_call=price.per_call,
     )
 
 

@@ -64,6 +64,7 @@ from jurybench.store import as_float
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.jurors._price_map import Price
     from jurybench.rubric import AnyRubric
 
 # Response models (``sim/<name>`` as a generator in 'jurybench generate'): see SimGenerator.
@@ -587,6 +588,15 @@ def check_seeds(spec: JurorSpec, label: str) -> None:
         _seed(spec.params, key, label)
 
 
+def sim_price(spec: JurorSpec) -> Price:
+    """What a simulated juror's call costs: its declared ``cost=`` per call, no token price (so
+    ``score --plan`` prices it as the run will record it)."""
+    from jurybench.jurors._price_map import Price
+
+    cost = _number(spec.params, "cost", 0.0, f"juror '{spec.display_name}'")
+    return Price(0.0, 0.0, 0.0, 0.0, per_call=max(cost, 0.0))
+
+
 KIND = JurorKind(
     "sim",
     make_sim,
@@ -594,4 +604,5 @@ KIND = JurorKind(
     parameters=READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS,
     offline=True,
     check=check_seeds,
+    price=sim_price,
 )

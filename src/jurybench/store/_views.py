@@ -240,8 +240,9 @@ _RUN_SUMMARY = """
                    sum(c.attempts) AS n_requests,
                    sum(c.prompt_tokens) AS prompt_tokens,
                    sum(c.completion_tokens) AS completion_tokens,
-                   sum(c.cost_usd) AS cost_usd,
+                   sum(c.cost_usd) FILTER (WHERE c.run_id = rc.run_id) AS cost_usd,
                    count(c.cost_usd) AS n_costed,
+                   count(*) FILTER (WHERE c.run_id IS DISTINCT FROM rc.run_id) AS n_cached,
                    avg(c.latency_ms) AS mean_latency_ms
             FROM run_calls rc JOIN calls c USING (call_key) JOIN jurors ju USING (juror_key)
             LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = c.juror_key
@@ -326,9 +327,11 @@ _REFUSAL_RATES = """
 _RUN_COST = """
     SELECT rc.run_id,
                    count(*) AS n_calls,
-                   sum(c.cost_usd) AS cost_usd,
+                   coalesce(sum(c.cost_usd) FILTER (WHERE c.run_id = rc.run_id), 0) AS cost_usd,
                    count(c.cost_usd) AS n_cost_known,
-                   count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error') AS n_cost_unknown
+                   count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error') AS n_cost_unknown,
+                   count(*) FILTER (WHERE c.run_id IS DISTINCT FROM rc.run_id) AS n_cached,
+                   coalesce(sum(c.cost_usd) FILTER (WHERE c.run_id IS DISTINCT FROM rc.run_id), 0) AS cached_cost_usd
             FROM run_calls rc JOIN calls c USING (call_key)
             GROUP BY rc.run_id"""
 

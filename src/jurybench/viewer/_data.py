@@ -84,7 +84,7 @@ SELECT r.run_id, r.mode, r.status, r.n_subjects, r.selection, r.created_at, r.fi
        ru.name AS rubric, ru.version AS rubric_version, ru.kind AS rubric_kind,
        j.name AS jury_name, j.aggregation, j.quorum, j.tie_rule, j.calibration_id, j.definition,
        c.n_calls, c.n_ok, c.n_invalid, c.n_refusal, c.n_error,
-       rc.cost_usd, rc.n_cost_known, rc.n_cost_unknown
+       rc.cost_usd, rc.n_cost_known, rc.n_cost_unknown, rc.n_cached, rc.cached_cost_usd
 FROM runs r JOIN rubrics ru USING (rubric_hash)
 LEFT JOIN juries j ON j.jury_id = r.jury_id
 LEFT JOIN counts c ON c.run_id = r.run_id

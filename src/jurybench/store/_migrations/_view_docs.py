@@ -55,8 +55,13 @@ VIEW_DOCS = {
         "Per study x generator x treatment variable x arm: answered responses, refusals and the refusal rate."
     ),
     "run_cost": (
-        "Per run: what its calls cost in total (calls with a known price; offline jurors cost 0), how many have a "
-        "known cost and how many answered calls have none (their model's price is unknown)."
+        "Per run: what the run spent (cost_usd: the calls it made, with a known price; a simulated juror's declared "
+        "cost counts, other offline jurors cost 0), how many calls have a known cost and how many answered calls have "
+        "none (their model's price is unknown), and the calls it reused from the cache apart (n_cached, and "
+        "cached_cost_usd: what they cost the earlier run that made them, not spent again)."
     ),
-    "run_summary": "Per run x juror (name as in that run): calls by status, requests made, tokens, cost, mean latency.",
+    "run_summary": (
+        "Per run x juror (name as in that run): calls by status, requests made, tokens, cost spent by the run "
+        "(calls reused from the cache, n_cached, cost nothing again), mean latency."
+    ),
 }
