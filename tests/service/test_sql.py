@@ -204,3 +204,30 @@ def test_a_query_refused_before_it_runs_is_answered_at_once(db_path: Path) -> No
         assert answered.wait(120)
     finally:
         store.close()
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="RLIMIT_DATA is Linux's")
+def test_queries_running_together_share_one_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 57, item 4 (red team): each running query added its own share to the data ceiling
+    (2 at once: base + 2 x cap + slack; 2.1-3.1 GB against 512 MB with 2-8 in parallel). The
+    ceiling is now the process's: base (the data size when the first of them began) + cap +
+    a quarter, however many run; given back when the last ends. By hand, cap 100 MB: 1,000 +
+    100 + 25 MB for one, two or three queries, even when the second starts after the data grew."""
+    import resource
+
+    from jurybench.service import _store
+
+    mb = 1024 * 1024
+    sizes = iter([1000 * mb, 1060 * mb, 1090 * mb, 1095 * mb])
+    monkeypatch.setattr(_store, "data_bytes", lambda: next(sizes))
+    set_to: list[int] = []
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    monkeypatch.setattr(resource, "setrlimit", lambda _which, limits: set_to.append(limits[0]))
+    ceiling = _store.DataCeiling(100 * mb)
+    ceiling.enter()
+    ceiling.enter()
+    ceiling.enter()
+    assert set_to == [1125 * mb] * 3
+    assert ceiling.exit() is False and ceiling.exit() is False
+    ceiling.exit()
+    assert set_to[-1] == resource.RLIM_INFINITY  # the process's own limit, given back with the last

@@ -61,6 +61,11 @@ class Store(Holder):
         self.sql_concurrency = sql_concurrency
         self._slots = threading.BoundedSemaphore(sql_concurrency)
         self._ceiling = DataCeiling(sql_memory_mb * 1024 * 1024)
+        # The resident size when the first of the queries running now began: the cap is for all
+        # of them together (per process), not for each one.
+        self._group = threading.Lock()
+        self._running = 0
+        self._rss_base: int | None = None
         config: DuckConfig = {
             **HARDENED,
             "memory_limit": f"{sql_memory_mb}MB",
@@ -90,8 +95,10 @@ class Store(Holder):
     ) -> Iterator[None]:
         """Run user SQL on ``cur`` under the server's limits: at most ``sql_concurrency`` such
         queries at once; interrupted at ``timeout_s`` (408) or as soon as the process has grown
-        by more than ``sql_memory_mb`` since the query began (413: DuckDB's own limit does not
-        cover every allocation, e.g. a list or string built by one function call)."""
+        by more than ``sql_memory_mb`` since the first of the queries running now began (413:
+        DuckDB's own limit does not cover every allocation, e.g. a list or string built by one
+        function call). The cap is the process's, shared by the queries that run together: with
+        8 at once the server still grows by at most ``sql_memory_mb`` and a quarter."""
         import duckdb
 
         if not self._slots.acquire(timeout=timeout_s):
@@ -99,7 +106,12 @@ class Store(Holder):
                 f"{what}: the server's {self.sql_concurrency} query slots stayed busy for {timeout_s:g} s.",
                 hint="Try again when the other queries have finished.",
             )
-        watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024)
+        with self._group:
+            if self._running == 0:
+                self._rss_base = rss_bytes()
+            self._running += 1
+            base = self._rss_base
+        watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024, start=base)
         self._ceiling.enter()
         if started is not None:  # the query's own time starts now, not when it asked for a slot
             started.set()
@@ -122,6 +134,10 @@ class Store(Holder):
         finally:
             trim = self._ceiling.exit()
             watchdog.stop()
+            with self._group:
+                self._running -= 1
+                if self._running == 0:
+                    self._rss_base = None
             self._slots.release()
             if trim:  # after the slot is free: the next query does not wait for it
                 _give_back()
@@ -226,12 +242,11 @@ def data_bytes() -> int | None:
 
 
 class DataCeiling:
-    """While user queries run, the process may grow by at most ``per_query`` bytes for each of
-    them plus ``slack`` (a quarter of ``per_query``, for the server's other work meanwhile):
-    the operating system's RLIMIT_DATA. Each query that starts sets it from the data size at
-    its own start (memory an allocator keeps after an earlier query is counted there, and is
-    the new query's to reuse), never lower while others run; it is given back when the last
-    one ends.
+    """While user queries run, the process may grow by at most ``per_query`` bytes for all of
+    them together plus ``slack`` (a quarter of ``per_query``, for the server's other work
+    meanwhile): the operating system's RLIMIT_DATA, set from the data size when the first of the
+    queries running together began, and given back when the last one ends. (It was a share per
+    running query, so queries in parallel could take the process to several times the cap.)
 
     DuckDB's ``memory_limit`` covers its buffer manager only: a string or list built by one
     function call (``repeat('x', 10^9)``, ``range(10^8)``) is allocated outside it, and an
@@ -272,9 +287,8 @@ class DataCeiling:
                 self.original = resource.getrlimit(resource.RLIMIT_DATA)
                 self.base = now
             self.running += 1
-            wanted = now + self.running * self.per_query + self.slack
-            limit = max(wanted, self.limit or 0)
-            self._set(limit)
+            assert self.base is not None
+            self._set(self.base + self.per_query + self.slack)
 
     def exit(self) -> bool:
         """One query ended: the ceiling stays while others run (they may be using their share),
@@ -307,12 +321,13 @@ def _give_back() -> None:
 
 class _Watchdog:
     """Interrupts a cursor's query at its deadline, or once the process has grown by more than
-    ``max_growth`` bytes since the query began (sampled every 10 ms)."""
+    ``max_growth`` bytes since ``start`` (the resident size when the first of the queries
+    running together began; sampled every 10 ms)."""
 
-    def __init__(self, cur: Connection, *, timeout_s: float, max_growth: int) -> None:
+    def __init__(self, cur: Connection, *, timeout_s: float, max_growth: int, start: int | None = None) -> None:
         self.cur = cur
         self.deadline = time.monotonic() + timeout_s
-        self.start = rss_bytes()
+        self.start = rss_bytes() if start is None else start
         self.max_growth = max_growth
         self.over_memory = False
         self.stopped = threading.Event()
