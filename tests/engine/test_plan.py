@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -297,20 +298,22 @@ def test_a_budget_is_spent_not_stopped_at_the_first_cautious_reserve(
 
 
 def test_the_learned_reserve_is_the_longest_answer_with_a_quarter_more() -> None:
-    """The reserve follows the longest answer, not the last or the shortest: 2,000 then two
-    100-token answers reserve 2,500 tokens (a planted bug made it 125)."""
+    """The end-phase reserve (one call at a time) follows the longest answer, not the last or
+    the shortest: 2,000 then two 100-token answers reserve 2,500 tokens (a planted bug made it
+    125). Calls that run together are always reserved at the worst case (issue 57)."""
     from jurybench.engine._budget import Budget
     from jurybench.jurors import Price
 
     budget = Budget(1.0, 0.0, {"j": Price(1e-6, 1e-6)}, {"j": 30.0}, {"j": 16_384.0})
-    assert budget.output_reserve("j") == 16_384.0  # nothing seen: the worst case
+    assert budget.output_reserve("j") == 16_384.0  # in parallel: the worst case, always
+    assert budget.output_reserve("j", probe=True) == pytest.approx(37.5)  # alone: the rubric's format + 1/4
     budget.learn("j", 2000)
     budget.learn("j", 100)
-    assert budget.output_reserve("j") == 16_384.0  # two answers are too few to learn from
     budget.learn("j", 100)
-    assert budget.output_reserve("j") == pytest.approx(2500.0)
-    budget.learn("j", 20_000)  # never above the worst case
+    assert budget.output_reserve("j", probe=True) == pytest.approx(2500.0)
     assert budget.output_reserve("j") == 16_384.0
+    budget.learn("j", 20_000)  # never above the worst case
+    assert budget.output_reserve("j", probe=True) == 16_384.0
     unbounded = Budget(1.0, 0.0, {}, {"k": 30.0}, {}, seen={"k": (400.0, 12)})  # learned from the store
     assert unbounded.output_reserve("k") == pytest.approx(500.0)
 
@@ -371,3 +374,48 @@ def test_one_cost_per_run_in_the_plan_the_run_line_and_the_viewer(db_path: Path,
         one, two = client.get("/runs/one").text, client.get("/runs/two").text
     assert "<dd>$0.75" in one and 'id="cached-cost"' not in one
     assert "<dd>$0" in two and "3 calls came from the cache (they cost $0.75" in two
+
+
+def _budget_study(
+    db_path: Path, tmp_path: Path, lengths: list[int], juror_options: str, budget: float
+) -> tuple[float, int]:
+    """A run of len(lengths) items against the stub, whose k-th answer has lengths[k] tokens
+    (gpt-4o-mini's prices: $0.15 / $0.60 a million), under --max-cost: (spent, calls)."""
+    from jurybench.store import connect
+
+    rows = "".join(f"i{i:03d},Story number {i} about a fox.\n" for i in range(len(lengths)))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\n" + rows)), "--db", str(db_path))
+    with StubServer(json.dumps(FULL)) as stub:
+        for n in lengths:
+            stub.script.append((200, json.dumps(FULL), {"x-stub-completion-tokens": n}))
+        juror = f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=sk-t,concurrency=256{juror_options}"
+        out = _cli_score(db_path, juror, "--max-cost", str(budget))
+        assert out.exit_code == 4, out.stdout + out.stderr
+    con = connect(db_path)
+    n, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
+    con.close()
+    return float(spent), int(n)
+
+
+def test_the_budget_holds_when_answers_grow_after_the_first_calls(db_path: Path, tmp_path: Path) -> None:
+    """Issue 57, item 4 (red team): 12 answers of 60 tokens taught the reserve, then answers of
+    2,000 tokens came while 64 calls were in flight: 3.67 x a $0.10 budget (1.53 x with
+    max_tokens=2000). Calls are now reserved at their worst case (max_tokens), so the spend
+    stays within $0.05; and the run stops with less than one worst-case call left (2,000 x
+    $0.60/M + a prompt of about 700 tokens, about $0.0013)."""
+    spent, n = _budget_study(db_path, tmp_path, [60] * 12 + [2000] * 188, ",max_tokens=2000", 0.05)
+    assert spent <= 0.05, (spent, n)
+    assert spent >= 0.05 - 2 * 0.0013, (spent, n)
+
+
+def test_the_budget_holds_when_answers_vary_log_normally(db_path: Path, tmp_path: Path) -> None:
+    """Issue 57, item 4 (red team): answer lengths log-normal with sigma 1.5 (median 150 tokens,
+    a few past 5,000) spent 1.41 x the budget. With no max_tokens the worst case is the model's
+    output limit (gpt-4o-mini: 16,384 tokens), and the spend stays within $0.04."""
+    import random
+
+    rng = random.Random(5)
+    lengths = [max(1, min(16384, round(150 * math.exp(rng.gauss(0, 1.5))))) for _ in range(400)]
+    spent, n = _budget_study(db_path, tmp_path, lengths, "", 0.04)
+    assert spent <= 0.04, (spent, n)
+    assert spent >= 0.04 - 2 * (16384 * 0.60e-6 + 0.0002), (spent, n)

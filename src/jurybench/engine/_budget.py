@@ -204,20 +204,23 @@ def _common_prefix(a: str, b: str) -> str:
 class Budget:
     """``--max-cost``: a call starts only if what the run has spent, plus what calls in flight
     are reserved at, plus this call's reserve stays within the budget. A call's reserve is its
-    prompt (about four characters a token, with a fifth more for safety) and its output at the
-    juror's prices; once answered, its real cost replaces the reserve.
+    prompt (about four characters a token, with a fifth more for safety; once the juror's real
+    prompt tokens are known, their largest ratio to the estimate with a tenth more) and its
+    output at the juror's prices; once answered, its real cost replaces the reserve.
 
-    The output a call is reserved at is its worst case (the juror's ``max_tokens``, else the
-    model's output limit) until ``LEARN_FROM`` answers of the juror have been seen (in this run
-    or earlier ones in the store); from then on it is the longest answer seen with a quarter
-    more (never above the worst case). A call that does not fit waits while calls in flight
-    may free room; the run stops only when nothing is in flight and the next call still does
-    not fit, so a run spends its budget instead of stopping at the first cautious reserve.
-    When not even one call's worst case fits, calls are made one at a time (probes) at the
-    length the rubric's answer format implies, until the juror's answers can be learned from.
-    The budget holds as long as answers stay within a quarter more than the longest seen (and,
-    for a probe, than the rubric's format implies): a longer one can pass it by at most the
-    excess of the calls then in flight."""
+    What is promised: **while the worst case of a call fits what is left, the calls in flight
+    can never pass the budget**: each is reserved at its juror's worst case (``max_tokens``, else
+    the model's output limit litellm knows), however the answers grow or vary (the red team's 60
+    then 2,000 tokens, a log-normal spread). **Near the end**, when the next call's worst case no
+    longer fits and nothing is in flight, calls go **one at a time**, each reserved at the
+    longest answer seen with a quarter more (the rubric's answer format before three answers are
+    seen), so a run spends its budget instead of stopping at the first cautious reserve; there
+    the spend can pass the budget only by the excess of that one call over its reserve (an
+    answer more than a quarter longer than any seen). The run stops when not even that fits.
+    A model with no known output limit and no ``max_tokens`` is reserved at the longest answer
+    seen with a quarter more (at least UNKNOWN_OUTPUT_TOKENS until three are seen), which holds
+    only while answers stay within it. (Reserving every call at the longest answer seen let a run
+    whose answers grew, with 256 calls in flight, spend 4.5 x its budget.)"""
 
     SAFETY = 1.2
     MARGIN = 1.25  # a learned reserve: the longest answer seen, with a quarter more
@@ -259,6 +262,8 @@ class Budget:
         quarter more."""
         worst = self.worst.get(key)
         longest = self.longest.get(key, 0.0)
+        if worst and not probe:  # the promise: calls in flight can never pass the budget
+            return float(worst)
         if self.learned(key):
             learned = self.MARGIN * longest
             return min(float(worst), learned) if worst else learned
@@ -320,8 +325,10 @@ class Budget:
         (the budget is reached)."""
         while not self.reached:
             cost = self.expected(task)  # again after each settlement: the answers teach the reserve
-            if not self.fits(cost) and self.open == 0 and not self.learned(task.juror.key):
-                cost = self.expected(task, probe=True)  # alone, at the length the rubric's format implies
+            if not self.fits(cost) and self.open == 0:
+                # The end: one call at a time, at the longest answer seen with a quarter more (or
+                # the rubric's format before three answers): only this call can pass its reserve.
+                cost = self.expected(task, probe=True)
             if self.fits(cost):
                 self.reserved += cost
                 self.open += 1
@@ -383,7 +390,8 @@ def make_budget(
 
     row = first_row(
         con,
-        "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) WHERE rc.run_id = ?",
+        "SELECT coalesce(sum(c.cost_usd), 0) FROM run_calls rc JOIN calls c USING (call_key) "
+        "WHERE rc.run_id = ? AND c.run_id = rc.run_id",  # what the run spent: not calls reused from the cache
         [run_id],
     )
     return Budget(max_cost, float(row[0]) if row else 0.0, prices, output, worst, seen)

@@ -327,7 +327,8 @@ _REFUSAL_RATES = """
 _RUN_COST = """
     SELECT rc.run_id,
                    count(*) AS n_calls,
-                   coalesce(sum(c.cost_usd) FILTER (WHERE c.run_id = rc.run_id), 0) AS cost_usd,
+                   CASE WHEN count(c.cost_usd) > 0  -- unknown only when no call has a known cost
+                        THEN coalesce(sum(c.cost_usd) FILTER (WHERE c.run_id = rc.run_id), 0) END AS cost_usd,
                    count(c.cost_usd) AS n_cost_known,
                    count(*) FILTER (WHERE c.cost_usd IS NULL AND c.status <> 'error') AS n_cost_unknown,
                    count(*) FILTER (WHERE c.run_id IS DISTINCT FROM rc.run_id) AS n_cached,
