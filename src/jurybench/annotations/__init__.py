@@ -20,7 +20,7 @@ from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
-from jurybench.annotations._sample import active_probabilities, check_seed, draw_sample, strata_of
+from jurybench.annotations._sample import active_probabilities, check_seed, draw_sample, newest_sample, strata_of
 from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "label_provenance",
     "leave_one_annotator_out",
     "mean_pairwise_spearman",
+    "newest_sample",
     "pairwise_cohen_kappa",
     "plurality",
     "pointwise_data",

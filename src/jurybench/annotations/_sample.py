@@ -190,3 +190,13 @@ def active_probabilities(uncertainty: np.ndarray, n: int) -> np.ndarray:
     if mean <= 0:
         return np.full(len(uncertainty), base)
     return np.asarray(np.clip(base * ((1 - ACTIVE_MIX) + ACTIVE_MIX * uncertainty / mean), 0.0, 1.0), dtype=float)
+
+
+def newest_sample(con: Connection, run_id: object) -> str | None:
+    """The name of the run's newest label sample (the one ``stats ppi`` and the viewer's sample
+    queue use when none is named), or None when it has none."""
+    found = con.execute(
+        "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1",
+        [run_id],
+    ).fetchall()
+    return str(found[0][0]) if found else None

@@ -270,8 +270,6 @@ class Budget:
         if probe:
             realistic = self.MARGIN * max(self.output.get(key, 0.0), longest)
             return min(float(worst), realistic) if worst else realistic
-        if worst:
-            return float(worst)
         return max(self.output.get(key, 0.0), self.MARGIN * longest, self.UNKNOWN_OUTPUT_TOKENS)
 
     def learn(

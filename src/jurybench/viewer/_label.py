@@ -224,11 +224,10 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
 
 
 def _sample_queue(con: Connection, run: dict[str, object], annotator: str) -> tuple[str | None, int]:
-    newest = con.execute(
-        "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1",
-        [run["run_id"]],
-    ).fetchall()
-    if not newest:
+    from jurybench.annotations import newest_sample
+
+    newest = newest_sample(con, run["run_id"])
+    if newest is None:
         raise JurybenchError(
             f"run '{run['run_id']}' has no label sample to queue.",
             hint=f"Draw one: jurybench annotations sample --run {run['run_id']} --n N.",
@@ -237,7 +236,7 @@ def _sample_queue(con: Connection, run: dict[str, object], annotator: str) -> tu
         """SELECT s.subject_id, count(*) OVER () FROM label_samples s
            WHERE s.sample = ? AND s.subject_id NOT IN (SELECT subject_id FROM human_labels WHERE annotator = ?)
            ORDER BY s.probability DESC, s.subject_id LIMIT 1""",
-        [newest[0][0], annotator],
+        [newest, annotator],
     ).fetchall()
     return (rows[0][0], int(rows[0][1])) if rows else (None, 0)
 
@@ -250,17 +249,16 @@ def has_sample(con: Connection, run_id: str) -> bool:
 def sample_progress(con: Connection, run: dict[str, object], annotator: str) -> dict[str, object]:
     """The run's newest label sample: its name, how many subjects it drew, how many of them have
     a human label (anyone's) and how many ``annotator`` labelled (the sample queue's end page)."""
-    newest = con.execute(
-        "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample LIMIT 1",
-        [run["run_id"]],
-    ).fetchall()
-    if not newest:
+    from jurybench.annotations import newest_sample
+
+    newest = newest_sample(con, run["run_id"])
+    if newest is None:
         return {"sample": None, "drawn": 0, "labelled": 0, "yours": 0}
     drawn, labelled, yours = con.execute(
         """SELECT count(*),
                   count(*) FILTER (WHERE s.subject_id IN (SELECT subject_id FROM human_labels)),
                   count(*) FILTER (WHERE s.subject_id IN (SELECT subject_id FROM human_labels WHERE annotator = ?))
            FROM label_samples s WHERE s.sample = ? AND s.run_id = ?""",
-        [annotator, newest[0][0], run["run_id"]],
+        [annotator, newest, run["run_id"]],
     ).fetchone() or (0, 0, 0)
-    return {"sample": newest[0][0], "drawn": int(drawn), "labelled": int(labelled), "yours": int(yours)}
+    return {"sample": newest, "drawn": int(drawn), "labelled": int(labelled), "yours": int(yours)}

@@ -145,7 +145,8 @@ def ppi(
             y = np.array([labels[(s, dim)] for s in picked])
             f_lab = np.array([members[s] for s in picked])
             f_all = np.array(list(members.values()))
-            unlabelled = [s for s in members if s not in set(picked)]
+            labelled = set(picked)
+            unlabelled = [s for s in members if s not in labelled]
             f_unl = np.array([members[s] for s in unlabelled])
             where = f"{dim!r}" + (f", slice {name!r}" if name else "")
             warnings += _few_labels(where, y, plan)
@@ -284,7 +285,7 @@ def _paired_difference(
     out = _ppi.ppi_mean(
         np.array([humans[c] for c in both]),
         np.array([jury[c] for c in both]),
-        np.array([v for c, v in jury.items() if c not in set(both)]),
+        np.array([v for c, v in jury.items() if c not in humans]),  # the clusters not labelled
         alpha=alpha,
         scale=(scale[0] - scale[1], scale[1] - scale[0]) if scale else None,
     )
@@ -296,18 +297,15 @@ def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, floa
     from jurybench.errors import JurybenchError
 
     if name is None:
-        found = con.execute(
-            "SELECT sample FROM label_samples WHERE run_id = ? GROUP BY sample ORDER BY max(drawn_at) DESC, sample "
-            "LIMIT 1",
-            [run],
-        ).fetchall()
-        if not found:
+        from jurybench.annotations import newest_sample
+
+        name = newest_sample(con, run)
+        if name is None:
             raise JurybenchError(
                 f"run '{run}' has no label sample: stats ppi needs labels on subjects drawn at random, with their "
                 "chance of being drawn recorded.",
                 hint=f"Draw them with 'jurybench annotations sample --run {run} --n N', then label those.",
             )
-        name = str(found[0][0])
     rows = con.execute(
         "SELECT subject_id, probability, design FROM label_samples WHERE sample = ? AND run_id = ?", [name, run]
     ).fetchall()
