@@ -394,3 +394,29 @@ def test_one_annotator_says_inter_rater_figures_need_two(tmp_path: Path) -> None
     text = " ".join(shown.stdout.split())
     assert "1 annotator: inter-rater figures" in text and "need two annotators" in text
     assert "nan" not in text and "1 annotators" not in text and "sim/a" in text
+
+
+def test_invalid_wrong_counts_the_no_verdict_class_as_scikit_learn_does(tmp_path: Path) -> None:
+    """Issue 58, item 3. With --invalid wrong, p6's unusable answer is the class '(no verdict)':
+    predicted once, never true. Macro P/R/F1 are scikit-learn's over every class predicted or
+    true (its default labels, here A, B, tie and no verdict), which the output names; before,
+    the no-verdict class was left out of the averages (precision (1/2 + 0 + 1)/3 = 0.5 instead of
+    (1/2 + 0 + 1 + 0)/4 = 0.375). AC1 of the judge and the humans' plurality counts q = 4
+    categories, by hand: p_a = 3/6 (the units where the two agree); pi, the mean share of each
+    category per unit: A (1 + 1/2 + 1/2)/6 = 2/6, B 1/6, tie 2.5/6, no verdict 0.5/6; p_e =
+    sum pi (1 - pi) / (q - 1) = (8 + 5 + 8.75 + 2.75)/36/3 = 49/216; AC1 = (1/2 - 49/216) /
+    (1 - 49/216) = 59/167 (with q = 3, as before: 0.242)."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    db = _preference_store(tmp_path)
+    judge = _block(db, "--invalid", "wrong")["jurors"][0]
+    gold = ["A", "B", "tie", "tie", "tie", "A"]
+    pred = ["A", "A", "tie", "tie", "B", "(no verdict)"]
+    assert judge["classes"] == ["A", "B", "tie", "(no verdict)"]
+    for labels in (None, judge["classes"]):
+        p, r, f, _ = precision_recall_fscore_support(gold, pred, labels=labels, average="macro", zero_division=0)
+        assert (judge["macro_precision"], judge["macro_recall"], judge["macro_f1"]) == pytest.approx((p, r, f))
+    assert judge["macro_precision"] == pytest.approx(0.375)
+    assert judge["gwet_ac1"] == pytest.approx(59 / 167)
+    tie = _block(db, "--invalid", "tie")["jurors"][0]  # no such class when the answer counts as a tie
+    assert tie["classes"] == ["A", "B", "tie"]

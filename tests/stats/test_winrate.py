@@ -177,9 +177,116 @@ def test_stats_winrate_length_controlled_alpaca_eval_end_to_end(tmp_path: Path) 
     )
     assert model["length_controlled_winrate"] == pytest.approx(expected["length_controlled_winrate"], abs=1e-9)
     assert result["regularized_to_gamed"] is True and model["n_total"] == n - 1
+    assert model["lc_solver"] == "exact optimum" and model["lc_standard_error"] > 0
+    as_published = run_cli(
+        "stats",
+        "winrate",
+        "--run",
+        "lc",
+        "--reference",
+        "ref",
+        "--length-controlled",
+        "alpaca-eval",
+        "--difficulty",
+        str(table),
+        "--solver-tol",
+        "1e-4",
+        "--format",
+        "json",
+        "--db",
+        db,
+    )
+    assert as_published.exit_code == 0, as_published.stderr
+    (published,) = json.loads(as_published.stdout)["result"]["boards"]["jury"]["models"]
+    expected = alpaca_length_controlled(
+        np.array(p),
+        np.array(delta, dtype=float),
+        difficulty,
+        GamedRows(gamed_p, gamed_len, difficulty),
+        solver_tol=1e-4,
+    )
+    assert published["length_controlled_winrate"] == pytest.approx(expected["length_controlled_winrate"], abs=1e-9)
+    assert published["lc_solver"] == "liblinear, tol 0.0001"
+    stray = run_cli("stats", "winrate", "--run", "lc", "--reference", "ref", "--solver-tol", "1e-4", "--db", db)
+    assert stray.exit_code == 2 and "--solver-tol is for --length-controlled alpaca-eval" in stray.stderr
     glm = run_cli("stats", "winrate", "--run", "lc", "--reference", "ref", "--length-controlled", "glm", "--db", db)
     assert glm.exit_code == 0 and "lc_win_rate" in glm.stdout
     missing = run_cli(
         "stats", "winrate", "--run", "lc", "--reference", "ref", "--length-controlled", "alpaca-eval", "--db", db
     )
     assert missing.exit_code == 2 and "needs --difficulty FILE" in missing.stderr
+
+
+def _alpaca_eval_procedure(x: np.ndarray, y: np.ndarray, w: np.ndarray, tol: float = 1e-4) -> np.ndarray:
+    """AlpacaEval's fit_LogisticRegressionCV (metrics/glm_winrate.py, at commit cd543a1) as it
+    runs: the rows doubled (label 1 weighted p, label 0 weighted 1 - p, one group per row),
+    scikit-learn's LogisticRegressionCV with GroupKFold(5), liblinear at its default tolerance,
+    random_state 123 and the continuous log loss as the scorer through metadata routing."""
+    import sklearn
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import GroupKFold
+
+    def logloss_continuous(y_true, y_pred, true_prob, true_sample_weight=None):  # type: ignore[no-untyped-def]
+        truth = np.where(y_true == 1, true_prob, 1 - true_prob)
+        q = np.clip(y_pred, 1e-15, 1 - 1e-15)
+        losses = truth * np.log(q) + (1 - truth) * np.log(1 - q)
+        return -np.mean(losses * true_sample_weight)
+
+    n = len(y)
+    true_prob = np.r_[y, 1 - y]
+    true_weight = np.r_[w, w]
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scorer = make_scorer(
+            logloss_continuous, response_method="predict_proba", greater_is_better=False
+        ).set_score_request(true_sample_weight=True, true_prob=True)
+        model = LogisticRegressionCV(
+            cv=GroupKFold(n_splits=5),
+            scoring=scorer,
+            random_state=123,
+            solver="liblinear",
+            fit_intercept=False,
+            tol=tol,
+            penalty="l1",
+        )
+        model.set_fit_request(sample_weight=True)
+        model.fit(
+            np.vstack([x, x]),
+            np.r_[np.ones(n), np.zeros(n)],
+            sample_weight=true_prob * true_weight,
+            groups=np.r_[np.arange(n), np.arange(n)],
+            true_sample_weight=true_weight,
+            true_prob=true_prob,
+        )
+    return model.coef_[0], float(model.C_[0])  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_at_alpaca_evals_tolerance_the_figure_is_the_one_alpaca_eval_publishes(seed: int) -> None:
+    """Issue 58, item 2: with --solver-tol 1e-4 the figure is AlpacaEval's own procedure's (its
+    LogisticRegressionCV run on the same rows), which stops short of the optimum; without it,
+    the exact optimum. lc_standard_error is AlpacaEval's: 100 sem of the predicted preferences."""
+    p, delta, difficulty, gamed = _data(seed, n=200)
+    keep, kept = ~np.isnan(p), ~np.isnan(gamed.preference)
+    std = np.tanh(delta / delta.std(ddof=1))
+    x = np.vstack(
+        [
+            np.column_stack([np.tanh(gamed.std_delta_len[kept]), gamed.difficulty[kept], np.zeros(int(kept.sum()))]),
+            np.column_stack([std[keep], difficulty[keep], np.ones(int(keep.sum()))]),
+        ]
+    )
+    y = np.r_[gamed.preference[kept], p[keep]]
+    w = np.r_[np.full(int(kept.sum()), 0.1), np.ones(int(keep.sum()))]
+    coef, c = _alpaca_eval_procedure(x, y, w)
+    predicted = 1 / (1 + np.exp(-(coef[1] * difficulty + coef[2])))
+    published = alpaca_length_controlled(p, delta, difficulty, gamed, solver_tol=1e-4)
+    assert published["lc_c"] == c and published["lc_solver"] == "liblinear, tol 0.0001"
+    assert published["length_controlled_winrate"] == pytest.approx(100 * predicted.mean(), abs=1e-9)
+    assert published["lc_standard_error"] == pytest.approx(100 * predicted.std(ddof=1) / np.sqrt(200), abs=1e-9)
+    exact = alpaca_length_controlled(p, delta, difficulty, gamed)
+    assert exact["lc_solver"] == "exact optimum"
+    tight, _ = _alpaca_eval_procedure(x, y, w, tol=1e-12)
+    if exact["lc_c"] == c:
+        at_optimum = 100 * np.mean(1 / (1 + np.exp(-(tight[1] * difficulty + tight[2]))))
+        assert exact["length_controlled_winrate"] == pytest.approx(at_optimum, abs=1e-6)

@@ -12,7 +12,11 @@ Jurors and the jury against the human plurality: accuracy over all classes (a ti
 right where the humans tie), Cohen's kappa (bootstrap CI), Gwet's AC1, and per class precision,
 recall and F1 (NaN where a class is never predicted, or never true), with their unweighted means
 (macro precision, recall and F1 as scikit-learn averages them: over the classes predicted or
-true, an undefined value counting as 0, as PandaLM's tables do). ``vs_annotators``: the rater
+true, ``classes`` in the output, an undefined value counting as 0, as PandaLM's tables do).
+Under ``--invalid wrong`` the rater's unusable answers are a class of their own, ``(no
+verdict)``: predicted, never true, so its precision is 0 and it lowers the macro averages as
+scikit-learn's default (labels: every class predicted or true) counts it; Gwet's AC1 then
+counts q = the rubric's labels + 1 categories. ``vs_annotators``: the rater
 against each annotator's own labels, and ``vote_agreement`` pooled over every (rater, annotator)
 vote on a unit, with and without ties (MT-Bench's agreement: the chance that the rater and a
 randomly drawn human vote agree); the humans' own ``vote_agreement`` pools every two different
@@ -208,7 +212,11 @@ def categorical_report(
             said = {**said, **dict.fromkeys(unusable, "tie" if invalid == "tie" else NO_VERDICT)}
         scored = [u for u in units if said.get(u) is not None and gold[u] is not None]
         pred, truth = [str(said[u]) for u in scored], [str(gold[u]) for u in scored]
-        metrics = class_metrics(pred, truth, labels)
+        # under --invalid wrong an unusable answer is a class of its own (never true): it counts in
+        # the macro averages and in AC1's number of categories, as scikit-learn counts a class
+        # that is predicted and never true
+        classes = (*labels, NO_VERDICT) if NO_VERDICT in pred else labels
+        metrics = class_metrics(pred, truth, classes)
         kappa = _kappa([code[x] for x in pred], [code[x] for x in truth], n_boot, seed)
         both = np.array([[code[x] for x in pred], [code[x] for x in truth]], dtype=float).T
         rows.append(
@@ -216,7 +224,8 @@ def categorical_report(
                 "juror": name or f"jury ({rule['aggregation']})",
                 **metrics,
                 "cohen_kappa": kappa,
-                "gwet_ac1": gwet_ac1(both, len(labels)) if len(pred) else float("nan"),
+                "gwet_ac1": gwet_ac1(both, len(classes)) if len(pred) else float("nan"),
+                "classes": [c for c in classes if c in pred or c in truth],
                 "n_unusable": len(unusable),
                 "n_without_verdict": len(units) - len(scored),
                 **votes_against(said, humans, scored, preference),

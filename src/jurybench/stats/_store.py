@@ -96,7 +96,7 @@ def epsilon_matrices(
     base = JURY_PAIRWISE if at_jury else JUROR_PAIRWISE
     sql = (
         f"SELECT CAST(({grp}) AS VARCHAR) AS grp, pair_id, category, avg(epsilon) FROM ({base}) base "
-        f"WHERE epsilon IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL"
+        f"WHERE epsilon IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL ORDER BY ALL"
     )
     rows = _query(con, sql, {"run": run_id}, "reading symmetrized scores")
     if not rows:
@@ -147,7 +147,7 @@ def _pointwise_sql(by: str | None, where: str | None, extra: str | None, level: 
     base = JURY_POINTWISE if at_jury else JUROR_POINTWISE
     return (
         f"SELECT CAST(({grp}) AS VARCHAR) AS grp, item_id, criterion{extra_sel}, avg(score) AS score "
-        f"FROM ({base}) base WHERE score IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL"
+        f"FROM ({base}) base WHERE score IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL ORDER BY ALL"
     )
 
 

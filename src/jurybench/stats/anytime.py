@@ -433,7 +433,7 @@ def run_rows(con: Connection, spec: Any, rule: StoppingRule, run: str, cluster: 
             f"AND j.{spec.dimension_column} = ? AND j.jury_score IS NOT NULL) s"
         )
         args = [run, rule.dimension]
-    sql += f" JOIN ({cluster_sql(spec, cluster)}) c ON c.subject = s.subject"
+    sql += f" JOIN ({cluster_sql(spec, cluster)}) c ON c.subject = s.subject ORDER BY ALL"  # sums in a defined order
     return [(str(c), str(d), float(v)) for c, d, v in con.execute(sql, args).fetchall()]
 
 

@@ -102,7 +102,10 @@ def read_single(path: Path, options: Mapping[str, str]) -> Bundle:
         question = field(path, number, record, "question_id", kind=(int, str))
         model, turn = field(path, number, record, "model"), _turn(path, number, record)
         score = field(path, number, record, "score", kind=(int, float))
-        prompt, answer = _answer(str(record.get("user_prompt") or ""), "Assistant's")
+        shown = str(record.get("user_prompt") or "")
+        prompt, answer = _answer(shown, "Assistant's")
+        if answer is None:  # the multi-turn single prompts show the conversation as Assistant A's
+            prompt, answer = _answer(shown, "Assistant A's")
         _item(bundle, question, model, turn, prompt, answer)
         row: dict[str, Any] = {
             "item_id": item_id(question, model, turn),

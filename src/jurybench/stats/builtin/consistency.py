@@ -76,7 +76,7 @@ def _pairwise_rows(
 
     _check_run(con, run_id)
     group, where = _fragments(group, where)
-    sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'})"
+    sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'}) ORDER BY ALL"
     return _query(con, sql, {"run": run_id}, "reading pairwise scores")
 
 

@@ -179,6 +179,8 @@ def stat_disparity(
 
         assert file is not None
         records = [r for _, r in read_rows(file)]
+    # a defined order, whatever order the query or the file gives: resamples draw rows by position
+    records.sort(key=lambda r: tuple(str(r[k]) for k in sorted(r)))
     required = {"grp", "category", "correct", "invalid"}
     if not records or not required <= set(records[0]):
         raise JurybenchError(f"disparity input needs columns {', '.join(sorted(required))}.")

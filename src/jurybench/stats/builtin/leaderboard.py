@@ -253,7 +253,8 @@ JURY_BATTLES = f"""
 SELECT 'jury' AS board, o.pair_id, o.presented_order, o.jury_score AS score, a.model, b.model,
        CAST(({{cluster}}) AS VARCHAR) AS cluster, {{texts}}
 FROM jury_pairwise_orders o {_SIDES}
-WHERE o.run_id = $run AND o.category = $category AND o.jury_score IS NOT NULL"""
+WHERE o.run_id = $run AND o.category = $category AND o.jury_score IS NOT NULL
+ORDER BY ALL"""
 
 
 JUROR_BATTLES = f"""
@@ -262,7 +263,8 @@ SELECT ju.name AS board, j.pair_id, j.presented_order, avg(j.score) AS score, a.
 FROM pairwise_judgments j JOIN (SELECT DISTINCT call_key FROM run_calls WHERE run_id = $run) rc USING (call_key)
 JOIN jurors ju USING (juror_key) {_SIDES}
 WHERE j.category = $category AND j.status = 'valid'
-GROUP BY ALL"""
+GROUP BY ALL
+ORDER BY ALL"""
 
 
 # The bootstrap's unit: named units, or clusters:<expression over p (the pair), a and b (its items)>.

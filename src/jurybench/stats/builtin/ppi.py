@@ -307,7 +307,8 @@ def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, floa
                 hint=f"Draw them with 'jurybench annotations sample --run {run} --n N', then label those.",
             )
     rows = con.execute(
-        "SELECT subject_id, probability, design FROM label_samples WHERE sample = ? AND run_id = ?", [name, run]
+        "SELECT subject_id, probability, design FROM label_samples WHERE sample = ? AND run_id = ? ORDER BY 1",
+        [name, run],
     ).fetchall()
     if not rows:
         raise JurybenchError(
@@ -322,13 +323,14 @@ def _jury_scores(con: Connection, rubric: Any, run: str) -> tuple[list[tuple[str
     key = rubric.subject_column
     if rubric.subject_table == "items":
         calibrated = con.execute(
-            "SELECT item_id, criterion, score FROM calibrated_items WHERE run_id = ? AND score IS NOT NULL", [run]
+            "SELECT item_id, criterion, score FROM calibrated_items WHERE run_id = ? AND score IS NOT NULL ORDER BY 1, 2",
+            [run],
         ).fetchall()
         if calibrated:
             return [(str(s), str(d), float(v)) for s, d, v in calibrated], "calibrated jury"
     rows = con.execute(
         f"SELECT {key}, {rubric.dimension_column}, jury_score FROM {rubric.jury_view} "
-        "WHERE run_id = ? AND jury_score IS NOT NULL",
+        "WHERE run_id = ? AND jury_score IS NOT NULL ORDER BY 1, 2",  # a defined order: sums in it
         [run],
     ).fetchall()
     return [(str(s), str(d), float(v)) for s, d, v in rows], "jury"
@@ -363,7 +365,7 @@ def _labels(con: Connection, rubric: Any, drawn: dict[str, float], dims: list[st
     with registered(con, "_jb_ppi_drawn", pa.table({"id": pa.array(list(drawn), pa.string())})):
         rows = con.execute(
             "SELECT subject_id, criterion, avg(value), min(value), max(value) FROM human_labels WHERE subject_kind = ? "
-            "AND value IS NOT NULL AND subject_id IN (SELECT id FROM _jb_ppi_drawn) GROUP BY 1, 2",
+            "AND value IS NOT NULL AND subject_id IN (SELECT id FROM _jb_ppi_drawn) GROUP BY 1, 2 ORDER BY 1, 2",
             [rubric.subject_kind],
         ).fetchall()
     for dim in dims:

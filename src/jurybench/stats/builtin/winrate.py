@@ -31,7 +31,7 @@ def table(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[o
     if result.get("length_controlled") == "glm":
         cols += ["lc_win_rate", "length_slope"]
     elif result.get("length_controlled") == "alpaca-eval":
-        cols += ["length_controlled_winrate", "lc_c"]
+        cols += ["length_controlled_winrate", "lc_standard_error", "lc_c"]
     rows: list[list[object]] = []
     for board, b in result["boards"].items():
         rows += [[board, *(m.get(c) for c in cols[1:])] for m in b["models"]]
@@ -64,12 +64,21 @@ def winrate(
             faces="cli python",
         ),
     ] = None,
+    solver_tol: Annotated[
+        float | None,
+        param(
+            "For --length-controlled alpaca-eval: stop the fit as AlpacaEval does, liblinear at this "
+            "tolerance (1e-4 gives the figures AlpacaEval publishes); without it, the exact optimum.",
+            http={"gt": 0, "lt": 1},
+        ),
+    ] = None,
 ) -> dict[str, object]:
     """Win rates against a reference model as AlpacaEval defines them: wins, losses, draws, the
     mean preference (probabilistic where the jury's scores are) with its standard error, and the
     discrete win rate (ties as half); ``length_controlled``: ``glm``, the win rate a logistic
     model of length alone predicts at equal length, or ``alpaca-eval``, AlpacaEval's
-    length-controlled win rate as it publishes it (needs ``difficulty``)."""
+    length-controlled win rate (needs ``difficulty``), at its exact optimum or, with
+    ``solver_tol=1e-4``, as AlpacaEval's solver stops and publishes it."""
 
     return stat_winrate(
         con,
@@ -79,6 +88,7 @@ def winrate(
         level=level,
         length_controlled_too=length_controlled,
         difficulty=difficulty,
+        solver_tol=solver_tol,
     )
 
 
@@ -91,6 +101,7 @@ def stat_winrate(
     level: str = "jury",
     length_controlled_too: bool | str | None = None,
     difficulty: Path | None = None,
+    solver_tol: float | None = None,
 ) -> dict[str, Any]:
     """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
     ``reference`` over the run's pairs that set the model against it."""
@@ -114,6 +125,8 @@ def stat_winrate(
         )
     if difficulty is not None and method != "alpaca-eval":
         raise JurybenchError("--difficulty is for --length-controlled alpaca-eval.")
+    if solver_tol is not None and method != "alpaca-eval":
+        raise JurybenchError("--solver-tol is for --length-controlled alpaca-eval.")
     table = read_difficulty(Path(difficulty)) if difficulty is not None else None
     _check_run(con, run_id)
     chosen = pairwise_category(con, run_id, category)
@@ -149,6 +162,7 @@ def stat_winrate(
     for board, per_model in sorted(by_board.items()):
         entries = []
         for model, values in per_model.items():
+            values.sort(key=_instruction_order)  # folds and sums by instruction, not by storage order
             every = np.array([v[0] for v in values])
             p = every[~np.isnan(every)]
             if not len(p):
@@ -159,7 +173,11 @@ def stat_winrate(
             elif method == "alpaca-eval" and table is not None:
                 # AlpacaEval's delta is the reference's length minus the model's, over every instruction
                 delta = -np.array([v[1] for v in values])
-                entry.update(alpaca_length_controlled(every, delta, table.lookup(values, model), table.gamed))
+                entry.update(
+                    alpaca_length_controlled(
+                        every, delta, table.lookup(values, model), table.gamed, solver_tol=solver_tol
+                    )
+                )
             entries.append(entry)
         entries.sort(key=lambda e: (-(e["win_rate"] or 0), e["model"]))
         boards[board] = {"models": entries}
@@ -174,6 +192,13 @@ def stat_winrate(
         "length_controlled": method,
         **({"difficulty_file": str(difficulty), "regularized_to_gamed": table.gamed is not None} if table else {}),
     }
+
+
+def _instruction_order(value: tuple[float, float, Any]) -> tuple[object, ...]:
+    """AlpacaEval's instruction index first (its cross-validation folds follow it), then the
+    instruction's text and the pair's id: an order that does not depend on how rows were stored."""
+    index, prompt, pair = value[2]
+    return (index is None, int(str(index)) if index is not None else 0, str(prompt), str(pair))
 
 
 def _key(meta: object, prompt: object, pair: object) -> tuple[object, object, object]:
