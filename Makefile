@@ -70,8 +70,18 @@ demo: $(STAMP)
 	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
 	$(PATH_HINT)
 
-bench: $(STAMP) $(MODEL_GGUF) $(LLAMA_SERVER)
-	$(MODEL_ENV) JURYBENCH_LLAMA_SERVER=$(abspath $(LLAMA_SERVER)) $(BIN)/python bench/run.py
+# The peers make bench measures beside jurybench on the same stub (Inspect AI's kill -9 resume),
+# in an environment of their own, pinned in bench/constraints.txt.
+BENCH_VENV := .venv-bench
+BENCH_STAMP := $(BENCH_VENV)/.installed
+$(BENCH_STAMP): bench/requirements.txt bench/constraints.txt
+	test -x $(BENCH_VENV)/bin/python || $(PY) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet -c bench/constraints.txt -r bench/requirements.txt
+	touch $(BENCH_STAMP)
+
+bench: $(STAMP) $(MODEL_GGUF) $(LLAMA_SERVER) $(BENCH_STAMP)
+	$(MODEL_ENV) JURYBENCH_LLAMA_SERVER=$(abspath $(LLAMA_SERVER)) JURYBENCH_INSPECT_PYTHON=$(abspath $(BENCH_VENV)/bin/python) \
+	  $(BIN)/python bench/run.py
 	$(BIN)/python -m jurybench.validity
 
 # Every guarantee the tool states, checked by simulation with known truth (the full suite; a

@@ -9,7 +9,10 @@ after the write), so answers the stub was still building are in flight, not lost
 
 Each is measured with request starts taking turns with answers (the default,
 ``engine/_load.py``) and with them in bursts (``JURYBENCH_BACKPRESSURE=off``), and so is the
-throughput of whole runs, side by side.
+throughput of whole runs, side by side. Beside them, Inspect AI on the same stub (the peer the
+issue names; ``JURYBENCH_INSPECT_PYTHON``, the interpreter of the environment ``make bench``
+builds from bench/constraints.txt): ``inspect eval`` killed after the same number of answers,
+then ``inspect eval-retry`` of its log, the same count of answers asked twice.
 
     python bench/kill_bench.py [CALLS] [TRIALS]   -> one JSON object on stdout
 """
@@ -59,7 +62,8 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True, until: 
             str(db),
         ]
         if until:  # sequential judging: batches of 100 and a rule never met, so every batch is judged
-            cmd += ["--until", "ci_width(coherence)<0.0001", "--batch-items", "100"]
+            # the items carry no prompt: each is its own cluster (named, as score asks)
+            cmd += ["--until", "ci_width(coherence)<0.0001", "--batch-items", "100", "--until-cluster", "item"]
         if kill_after is None:
             t0 = time.monotonic()
             subprocess.run(cmd, env=env, check=True, capture_output=True)
@@ -94,6 +98,63 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True, until: 
         "calls_per_s_first": answered / first_s,
         "calls_per_s_rerun": (calls - answered) / rerun_s,
         **({"looks": looks, "looks_kept": looks == list(range(100, calls + 1, 100))} if until else {}),
+    }
+
+
+def inspect_trial(calls: int, kill_after: int, python: str) -> dict[str, float]:
+    """Inspect AI's eval of ``calls`` samples on the same stub (64 connections, 200 ms), killed
+    after ``kill_after`` answers, then ``eval-retry`` of its log: the answers it asked twice."""
+    from jurybench.testing import RateLimits, StubServer
+
+    task_dir = Path(__file__).resolve().parent / "peers"
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        StubServer(json.dumps({"relevance": 5}), limits=RateLimits(delay_s=0.2, headers=False)) as stub,
+    ):
+        logs = str(Path(tmp) / "logs")
+        env = {**os.environ, "STUB_CALLS": str(calls), "OPENAI_API_KEY": "sk-bench-0123456789"}
+        common = ["--max-connections", "64", "--display", "none", "--log-dir", logs]
+        cmd = [
+            python,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "inspect_stub_task.py",
+            "--model",
+            "openai/stub",
+            "--model-base-url",
+            stub.api_base,
+            "-M",
+            "responses_api=false",
+            *common,
+        ]
+        proc = subprocess.Popen(cmd, env=env, cwd=task_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        start = time.monotonic()
+        while stub.limits.n_ok < kill_after and proc.poll() is None:
+            time.sleep(0.005)
+        killed_at = time.monotonic()
+        proc.kill()
+        proc.wait()
+        _settle(stub, delay_s=0.2)
+        asked = len(stub.requests)
+        answered = sum(1 for t in stub.limits.ok_times if t <= killed_at)
+        first_s = killed_at - start
+        (log,) = sorted(Path(logs).glob("*.eval"))
+        subprocess.run(
+            [python, "-m", "inspect_ai", "eval-retry", str(log), *common],
+            env=env,
+            cwd=task_dir,
+            check=True,
+            capture_output=True,
+        )
+        total = len(stub.requests)
+    in_flight = asked - answered
+    return {
+        "answered_before_kill": answered,
+        "in_flight_at_kill": in_flight,
+        "requests": total,
+        "answered_twice": total - calls - in_flight,
+        "calls_per_s_first": answered / first_s,
     }
 
 
@@ -141,11 +202,24 @@ def _kept(db: Path) -> int:
 def main() -> None:
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     trials = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    out: dict[str, object] = {"calls": calls, "target_share": 0.01}
+    out: dict[str, object] = {"calls": calls, "target_share": 0.005}
+    jurybench_runs: list[dict[str, float]] = []
     for label, on in (("", True), ("without_backpressure_", False)):
         runs = [trial(calls, calls * (k + 1) // (trials + 2), on) for k in range(trials)]
+        jurybench_runs = jurybench_runs or runs
         worst = max(r["answered_twice"] for r in runs)
         out |= {f"{label}trials": runs, f"{label}worst_answered_twice": worst, f"{label}worst_share": worst / calls}
+    # Inspect AI on the same stub, killed at the same points, resumed with eval-retry
+    peer = os.environ.get("JURYBENCH_INSPECT_PYTHON")
+    if peer and Path(peer).exists():
+        inspect_runs = [inspect_trial(calls, calls * (k + 1) // (trials + 2), peer) for k in range(trials)]
+        out |= {
+            "inspect_trials": inspect_runs,
+            "inspect_worst_answered_twice": max(r["answered_twice"] for r in inspect_runs),
+            # over the same kill points: jurybench's total against Inspect's
+            "inspect_total_answered_twice": sum(r["answered_twice"] for r in inspect_runs),
+            "total_answered_twice": sum(r["answered_twice"] for r in jurybench_runs),
+        }
     # score --until (issue 40, item 6): the same kill and resume, in batches; the looks stay.
     # Kill points off the batches' ends (batches of 100), where calls are in flight.
     sequential = [trial(calls // 2, calls // 2 * (k + 1) // (trials + 2) + 37, True, until=True) for k in range(trials)]

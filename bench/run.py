@@ -691,13 +691,23 @@ def main() -> None:
     print(
         f"kill -9 mid-run, then again ({k9['calls']} calls, concurrency 64, 200 ms): answers asked twice "
         + ", ".join(str(t["answered_twice"]) for t in k9["trials"])
-        + f" (worst {k9['worst_share']:.2%}; target < 1%), in flight at the kill "
+        + f" (worst {k9['worst_share']:.2%}; target <= 0.5%), in flight at the kill "
         + ", ".join(str(t["in_flight_at_kill"]) for t in k9["trials"])
         + "; with request starts in bursts (JURYBENCH_BACKPRESSURE=off) "
         + ", ".join(str(t["answered_twice"]) for t in k9["without_backpressure_trials"])
         + f" (worst {k9['without_backpressure_worst_share']:.2%}); whole runs {k9['calls_per_s']:.0f} calls/s vs "
         + f"{k9['without_backpressure_calls_per_s']:.0f} without (x{k9['throughput_ratio']:.2f}; target >= 0.9)"
     )
+    if "inspect_trials" in k9:
+        print(
+            "kill -9 side by side, Inspect AI on the same stub killed at the same points and resumed with "
+            "eval-retry: answers asked twice "
+            + ", ".join(str(t["answered_twice"]) for t in k9["inspect_trials"])
+            + f" (total {k9['inspect_total_answered_twice']}; jurybench's {k9['total_answered_twice']}), its first run "
+            + ", ".join(f"{t['calls_per_s_first']:.0f}" for t in k9["inspect_trials"])
+            + " calls/s against jurybench's "
+            + ", ".join(f"{t['calls_per_s_first']:.0f}" for t in k9["trials"])
+        )
     print(
         f"kill -9 during score --until ({k9['until_calls']} calls in batches of 100): answers asked twice "
         + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
@@ -955,16 +965,25 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         checks.append(("a stated limit of 0: seconds for 20 items", tr["zero_rate_limit"]["seconds"], "<", 60.0))
     k9 = results.get("kill9")
     if k9 is not None:
-        checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<", k9["target_share"]))
+        checks.append(("kill -9: share of received answers asked again", k9["worst_share"], "<=", k9["target_share"]))
+        if "inspect_total_answered_twice" in k9:
+            checks.append(
+                (
+                    "kill -9: answers asked again, jurybench's total / Inspect AI's at the same kill points",
+                    k9["total_answered_twice"],
+                    "<=",
+                    k9["inspect_total_answered_twice"],
+                )
+            )
         checks.append(("kill -9: throughput with starts taking turns / in bursts", k9["throughput_ratio"], ">=", 0.9))
         # Answers in the air at a kill do not grow with the run's length: the plain run's bound in
-        # answers (1 % of its 2,000 calls) is the bound for a resumed sequential run as well.
+        # answers (1 % of its 2,000 calls, the bound before issue 58) bounds a resumed sequential run.
         checks.append(
             (
-                "kill -9 during --until: answers asked again (the plain run's bound)",
+                "kill -9 during --until: answers asked again (1 % of the plain run's calls)",
                 k9["until_worst_answered_twice"],
                 "<",
-                k9["target_share"] * k9["calls"],
+                0.01 * k9["calls"],
             )
         )
         checks.append(("kill -9 during --until: looks before the kill kept", float(k9["until_looks_kept"]), ">=", 1.0))

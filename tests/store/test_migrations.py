@@ -64,6 +64,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m013_label_notes",
         "m014_label_blindness",
         "m015_label_samples",
+        "m016_saw_jury_by_cookie",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
@@ -171,3 +172,18 @@ def test_views_are_defined_once_and_every_migration_names_the_views_it_changed(t
     finally:
         fresh.close()
         old.close()
+
+
+def test_m016_names_the_cookie_in_saw_jurys_description(tmp_path: Path) -> None:
+    """Issue 57: the column's description says the annotator may be the one the browser's signed
+    cookie names (before, only the form's name and --show-jury)."""
+    from jurybench.store import connect
+
+    con = connect(tmp_path / "s.duckdb")
+    try:
+        (text,) = con.execute(
+            "SELECT comment FROM duckdb_columns() WHERE table_name = 'human_labels' AND column_name = 'saw_jury'"
+        ).fetchone()
+    finally:
+        con.close()
+    assert "jurybench_annotator" in text and "serve --show-jury" in text

@@ -27,6 +27,7 @@ from jurybench.store._migrations.m012_sequential_runs import m012_sequential_run
 from jurybench.store._migrations.m013_label_notes import m013_label_notes
 from jurybench.store._migrations.m014_label_blindness import m014_label_blindness
 from jurybench.store._migrations.m015_label_samples import m015_label_samples
+from jurybench.store._migrations.m016_saw_jury_by_cookie import m016_saw_jury_by_cookie
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -44,6 +45,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m013_label_notes", m013_label_notes),
     ("m014_label_blindness", m014_label_blindness),
     ("m015_label_samples", m015_label_samples),
+    ("m016_saw_jury_by_cookie", m016_saw_jury_by_cookie),
 ]
 
 
