@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -68,19 +69,7 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True, until: 
             t0 = time.monotonic()
             subprocess.run(cmd, env=env, check=True, capture_output=True)
             return {"calls_per_s": calls / (time.monotonic() - t0), "requests": len(stub.requests)}
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        start = time.monotonic()
-        while stub.limits.n_ok < kill_after and proc.poll() is None:
-            time.sleep(0.005)
-        killed_at = time.monotonic()
-        proc.kill()
-        proc.wait()
-        # Every request the killed run sent reaches the stub (its handler may parse one after
-        # the kill); those still waiting out the stub's delay then meet a closed socket.
-        _settle(stub, delay_s=0.2)
-        asked = len(stub.requests)
-        answered = sum(1 for t in stub.limits.ok_times if t <= killed_at)  # written before the kill
-        first_s = killed_at - start
+        asked, answered, first_s = _killed(cmd, env, stub, kill_after)
         kept = _kept(db)
         t0 = time.monotonic()
         subprocess.run(cmd, env=env, check=True, capture_output=True)
@@ -99,6 +88,25 @@ def trial(calls: int, kill_after: int | None, backpressure: bool = True, until: 
         "calls_per_s_rerun": (calls - answered) / rerun_s,
         **({"looks": looks, "looks_kept": looks == list(range(100, calls + 1, 100))} if until else {}),
     }
+
+
+def _killed(
+    cmd: list[str], env: dict[str, str], stub: Any, kill_after: int, cwd: Path | None = None
+) -> tuple[int, int, float]:
+    """Start ``cmd``, kill -9 it once the stub has answered ``kill_after`` requests: (requests the
+    stub received, answers it had written before the kill, seconds the run went)."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    start = time.monotonic()
+    while stub.limits.n_ok < kill_after and proc.poll() is None:
+        time.sleep(0.005)
+    killed_at = time.monotonic()
+    proc.kill()
+    proc.wait()
+    # Every request the killed run sent reaches the stub (its handler may parse one after the
+    # kill); those still waiting out the stub's delay then meet a closed socket.
+    _settle(stub, delay_s=0.2)
+    answered = sum(1 for t in stub.limits.ok_times if t <= killed_at)  # written before the kill
+    return len(stub.requests), answered, killed_at - start
 
 
 def inspect_trial(calls: int, kill_after: int, python: str) -> dict[str, float]:
@@ -128,17 +136,7 @@ def inspect_trial(calls: int, kill_after: int, python: str) -> dict[str, float]:
             "responses_api=false",
             *common,
         ]
-        proc = subprocess.Popen(cmd, env=env, cwd=task_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        start = time.monotonic()
-        while stub.limits.n_ok < kill_after and proc.poll() is None:
-            time.sleep(0.005)
-        killed_at = time.monotonic()
-        proc.kill()
-        proc.wait()
-        _settle(stub, delay_s=0.2)
-        asked = len(stub.requests)
-        answered = sum(1 for t in stub.limits.ok_times if t <= killed_at)
-        first_s = killed_at - start
+        asked, answered, first_s = _killed(cmd, env, stub, kill_after, cwd=task_dir)
         (log,) = sorted(Path(logs).glob("*.eval"))
         subprocess.run(
             [python, "-m", "inspect_ai", "eval-retry", str(log), *common],
