@@ -65,8 +65,9 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
                 raise JurybenchError(f"{path} record {number}, game {k}: expected an object or null.")
         category = record.get("category")
         base_id, model_id = f"arena-{question}-{baseline}", f"arena-{question}-{model}"
-        shown = next((_shown_text(g) for g in games if g is not None and _shown_text(g)), "")
-        first_game = games[0] is not None and bool(_shown_text(games[0]))
+        texts = [_shown_text(g) if g is not None else "" for g in games]
+        first_game = bool(texts[0])
+        shown = texts[0] or texts[1]
         prompt = between(shown, "<|User Prompt|>", "<|The Start of Assistant A's Answer|>")
         # game 1 shows the baseline as A; game 2 (read when game 1 is null) shows it as B
         sides = ("A", "B") if first_game else ("B", "A")

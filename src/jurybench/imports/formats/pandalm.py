@@ -47,13 +47,12 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
                 "they refer to with --option testset=FILE.",
                 hint="PandaLM's data/testset-v1.json.",
             )
-        by_index = _test_set(bundle, Path(test_set))
+        by_index, booleans = _test_set(bundle, Path(test_set))
     else:
         if test_set:
             raise JurybenchError(f"{path}: --option testset is for a judge's file; this file is the test set itself.")
-        by_index = None
+        by_index, booleans = None, 0
     unusable = 0
-    booleans = 0
     for number, record in rows:
         index = field(path, number, record, "idx", required=False, kind=int)
         n = number - 1 if index is None else index
@@ -99,9 +98,9 @@ def _is_test_set(record: Any) -> bool:
     return isinstance(record, dict) and all(k in record for k in TEST_SET_FIELDS)
 
 
-def _test_set(bundle: Bundle, path: Path) -> set[int]:
+def _test_set(bundle: Bundle, path: Path) -> tuple[set[int], int]:
     """The test set's comparisons added to ``bundle`` (items, pairs, the annotators' labels): the
-    indices a judge's file may name."""
+    indices a judge's file may name, and how many responses were JSON booleans."""
     found = set()
     booleans = 0
     for number, record in records(path):
@@ -114,9 +113,7 @@ def _test_set(bundle: Bundle, path: Path) -> set[int]:
         n = number - 1 if index is None else index
         booleans += _comparison(bundle, path, number, record, n)
         found.add(n)
-    if booleans:
-        bundle.notes.append(f"{booleans} responses of the test set given as JSON true/false kept as the text")
-    return found
+    return found, booleans
 
 
 def _comparison(bundle: Bundle, path: Path, number: int, record: Any, n: int) -> int:
