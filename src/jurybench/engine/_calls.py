@@ -15,7 +15,7 @@ from typing import Any
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
-from jurybench.engine._load import Turns
+from jurybench.engine._load import Turns, Window
 from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import Task
 from jurybench.engine._progress import RunProgress
@@ -162,9 +162,10 @@ async def _run_task(
         limited = False
         completion: Completion | None = None
         backoff = 0.0  # seconds to wait before trying again after a transient error
+        took: float | None = None  # when the request took its turn
         try:
             if turns is not None and not offline:
-                await turns.take()  # a request starts on its turn: answers that arrived are read first
+                took = await turns.take()  # a request starts on its turn: answers that arrived are read first
             state.attempts += 1
             if instructor is not None:
                 completion, answer, failure, n = await instructor(state.messages, slot, reasks)
@@ -208,6 +209,8 @@ async def _run_task(
             # (a 429 already went back).
             if endpoint is not None and not limited:
                 _release(endpoint, started, completion, estimate)
+            if turns is not None and took is not None:  # its place in the window goes back
+                turns.done(spec.key, took, completion is not None)
         if backoff:
             await asyncio.sleep(backoff)
             continue
@@ -270,7 +273,7 @@ async def _execute(
     from jurybench.config import backpressure
 
     # Requests start on their turn, one a pass of the loop, so answers are read between starts.
-    turns = Turns() if backpressure() else None
+    turns = Turns(Window()) if backpressure() else None
 
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
