@@ -159,17 +159,23 @@ def test_the_length_check_sees_a_long_function_and_counts_what_is_nested_in_it(t
 def import_circles(src: Path) -> list[list[str]]:
     """Circles of imports between the files of one package (module-level and inside functions
     alike: a lazy import still ties two files together)."""
-    graph: dict[str, set[str]] = {}
+    files = {}
     for path in src.rglob("*.py"):
         parts = path.relative_to(src).with_suffix("").parts
-        if parts[-1] == "__init__" or len(parts) < 2:
+        if len(parts) < 2:
             continue
-        module = "jurybench." + ".".join(parts)
-        package = "jurybench." + parts[0]
+        if parts[-1] == "__init__":  # a package's face is a file too (``jurybench.stats.builtin``)
+            parts = parts[:-1]
+        files["jurybench." + ".".join(parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = "jurybench." + module.split(".")[1]
         found = set()
         for _, imported, names in imports(path):
-            found |= {imported, *(f"{imported}.{n}" for n in names)}
-        graph[module] = {m for m in found if m.startswith(package + ".") and m != module}
+            # ``from jurybench.stats import params`` reads the module params; ``from
+            # jurybench.stats import statistic`` reads the face, which imports the modules
+            found |= {f"{imported}.{n}" if f"{imported}.{n}" in files else imported for n in names} or {imported}
+        graph[module] = {m for m in found if (m == package or m.startswith(package + ".")) and m != module}
     graph = {m: {d for d in deps if d in graph} for m, deps in graph.items()}
     circles: list[list[str]] = []
     index: dict[str, int] = {}
@@ -213,6 +219,19 @@ def test_the_circle_check_sees_one(tmp_path: Path) -> None:
     (copy / "store" / "_a.py").write_text("def f():\n    from jurybench.store._b import g\n")
     (copy / "store" / "_b.py").write_text("from jurybench.store._a import f\n")
     assert import_circles(copy) == [["jurybench.store._a", "jurybench.store._b"]]
+
+
+def test_the_circle_check_sees_one_through_a_package_face(tmp_path: Path) -> None:
+    """Issue 52: the check skipped ``__init__.py``, so a registry that loaded its built-ins from
+    the package face they import went unseen."""
+    import shutil
+
+    copy = tmp_path / "jurybench"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with (copy / "rubric" / "__init__.py").open("a", encoding="utf-8") as face:
+        face.write("from jurybench.rubric._planted import planted\n")
+    (copy / "rubric" / "_planted.py").write_text("def planted():\n    from jurybench.rubric import RubricKind\n")
+    assert import_circles(copy) == [["jurybench.rubric", "jurybench.rubric._planted"]]
 
 
 def test_every_module_imports_and_type_only_names_stay_type_only() -> None:
@@ -322,3 +341,76 @@ def test_the_fmt_skip_count_sees_comments_not_strings(tmp_path: Path) -> None:
     text = 'x = [1,  2]  # fmt: skip\ny = "# fmt: skip"\n# fmt: skip\n'
     (tmp_path / "m.py").write_text(text, encoding="utf-8")
     assert fmt_skips(tmp_path) == 2
+
+
+def registries() -> dict[str, object]:
+    """Every registry a plug-in adds to, by its entry point group."""
+    from jurybench.imports._formats import REGISTRY as formats
+    from jurybench.jurors._lookup import REGISTRY as juror_kinds
+    from jurybench.rubric._kinds import REGISTRY as rubric_kinds
+    from jurybench.stats._registry import REGISTRY as statistics
+
+    return {r.plugins.group: r for r in (juror_kinds, rubric_kinds, statistics, formats)}
+
+
+def test_each_registry_loads_its_built_ins_by_the_entry_point_pyproject_names() -> None:
+    """Issue 52: ``pyproject.toml`` named a function that did not exist
+    (``jurybench.jurors._builtin_kinds:register``), and the rubric kinds had no entry. Each
+    registry now loads its built-ins by the reference its entry point gives, so the two cannot
+    part; and the reference resolves to a function."""
+    import tomllib
+
+    from jurybench.config import load_reference
+
+    points = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    found = {group: registry.plugins.builtins for group, registry in registries().items()}  # type: ignore[attr-defined]
+    assert found == {group: entries["builtin"] for group, entries in points.items()}
+    assert len(found) == 4
+    for reference in found.values():
+        assert callable(load_reference(reference))
+
+
+WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+]
+WORDS += ["sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+
+
+def test_counts_the_docs_give_are_the_registries_counts() -> None:
+    """Issue 52: docs/extending.md said sixteen built-in statistics when there were seventeen. A
+    count the docs write ("the five built-in kinds", "17 built-in statistics") is checked against
+    what is registered."""
+    import re
+
+    from jurybench.imports._formats import judgment_formats
+    from jurybench.rubric._kinds import rubric_kinds
+    from jurybench.stats import statistics
+
+    actual = {"statistics": len(statistics()), "formats": len(judgment_formats()), "kinds": len(rubric_kinds())}
+    pattern = re.compile(
+        r"\b(\d+|" + "|".join(WORDS) + r") built-in (statistics|formats|judgment formats|kinds)\b", re.I
+    )
+    written = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for m in pattern.finditer(path.read_text(encoding="utf-8")):
+            said = m.group(1).lower()
+            n = int(said) if said.isdigit() else WORDS.index(said)
+            what = m.group(2).split()[-1].lower()
+            written.append((path.name, what, n, actual[what]))
+    assert written, "the docs name at least one count (docs/extending.md)"
+    assert [w for w in written if w[2] != w[3]] == []

@@ -95,10 +95,20 @@ def rubric_dirs() -> list[Path]:
     return dirs
 
 
+def load_reference(reference: str) -> Callable[[], None]:
+    """The callable an entry point's value names (``"package.module:function"``)."""
+    import importlib
+
+    module, _, name = reference.partition(":")
+    found: Callable[[], None] = getattr(importlib.import_module(module), name)
+    return found
+
+
 def load_plugins(group: str, what: str) -> None:
     """Call every installed package's entry point in ``group`` (a callable that registers its
-    juror kinds, statistics, ...); jurybench's own entries are skipped (its built-ins register
-    directly). A broken plug-in is named in one line, not a crash at every command."""
+    juror kinds, statistics, ...); jurybench's own entries are skipped (its registries load their
+    built-ins by the same reference, installed or not). A broken plug-in is named in one line,
+    not a crash at every command."""
     from importlib.metadata import entry_points
 
     from jurybench.errors import JurybenchError
@@ -116,13 +126,15 @@ def load_plugins(group: str, what: str) -> None:
 
 
 class Plugins:
-    """What a registry holds is loaded once, at its first read: its built-ins (``builtins``,
-    a callable that registers them, as a plug-in's entry point would), then the entry points of
-    installed packages in ``group``. One loader for every registry (juror kinds, rubric kinds,
-    statistics): built-ins are registered the same way a third party's are. ``loaded`` may be
-    set to False to load again (tests of plug-ins)."""
+    """What a registry holds is loaded once, at its first read: its built-ins (``builtins``, the
+    reference to a callable that registers them, written as an entry point's value and named as
+    one in ``pyproject.toml``), then the entry points of installed packages in ``group``. One
+    loader for every registry (juror kinds, rubric kinds, statistics, judgment formats): built-ins
+    are registered the same way a third party's are, and a registry never imports the modules
+    that fill it (they import it). ``loaded`` may be set to False to load again (tests of
+    plug-ins)."""
 
-    def __init__(self, group: str, what: str, builtins: Callable[[], None]) -> None:
+    def __init__(self, group: str, what: str, builtins: str) -> None:
         self.group, self.what, self.builtins = group, what, builtins
         self.loaded = False
         self._lock = threading.Lock()
@@ -134,7 +146,7 @@ class Plugins:
             if self.loaded:
                 return
             self.loaded = True
-        self.builtins()
+        load_reference(self.builtins)()
         load_plugins(self.group, self.what)
 
 
@@ -145,7 +157,7 @@ class Registry(Generic[T]):
     :class:`Plugins`). ``label`` names an entry in messages (``"statistic '{}'"``);
     ``function`` is the register function a user calls (named in the hint)."""
 
-    def __init__(self, group: str, what: str, builtins: Callable[[], None], *, label: str, function: str) -> None:
+    def __init__(self, group: str, what: str, builtins: str, *, label: str, function: str) -> None:
         self.plugins = Plugins(group, what, builtins)
         self.label, self.function = label, function
         self._items: dict[str, T] = {}

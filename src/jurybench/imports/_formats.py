@@ -95,14 +95,12 @@ def register_format(fmt: JudgmentFormat, *, replace: bool = False) -> None:
     REGISTRY.register(fmt.name, fmt, replace=replace)
 
 
-def _builtins() -> None:
-    from jurybench.imports.formats import register
-
-    register()
-
-
 REGISTRY: Registry[JudgmentFormat] = Registry(
-    ENTRY_POINT_GROUP, "judgment formats", _builtins, label="judgment format '{}'", function="register_format"
+    ENTRY_POINT_GROUP,
+    "judgment formats",
+    "jurybench.imports.formats:register",
+    label="judgment format '{}'",
+    function="register_format",
 )
 
 

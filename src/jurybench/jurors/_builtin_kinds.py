@@ -15,3 +15,11 @@ def builtin_kinds() -> list[JurorKind]:
     from jurybench.jurors import _kind_fake, _kind_import, _kind_litellm, _kind_replay, _simulated
 
     return [module.KIND for module in (_kind_fake, _simulated, _kind_replay, _kind_import, _kind_litellm)]
+
+
+def register() -> None:
+    """Register the built-in kinds (the entry point ``jurybench.jurors: builtin``)."""
+    from jurybench.jurors._lookup import register_kind
+
+    for kind in builtin_kinds():
+        register_kind(kind, replace=True)

@@ -9,17 +9,13 @@ from jurybench.config import Registry
 from jurybench.errors import JurybenchError
 from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind
 
-
-def _builtins() -> None:
-    from jurybench.jurors._builtin_kinds import builtin_kinds
-
-    for kind in builtin_kinds():
-        register_kind(kind, replace=True)
-
-
 # The kinds by prefix; "*" is the default kind, of every model string no prefix claims (litellm's).
 REGISTRY: Registry[JurorKind] = Registry(
-    ENTRY_POINT_GROUP, "juror kinds", _builtins, label="juror kind '{}/'", function="register_kind"
+    ENTRY_POINT_GROUP,
+    "juror kinds",
+    "jurybench.jurors._builtin_kinds:register",
+    label="juror kind '{}/'",
+    function="register_kind",
 )
 PLUGINS = REGISTRY.plugins
 

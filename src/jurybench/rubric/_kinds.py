@@ -53,15 +53,12 @@ def unregister_kind(name: str) -> None:
     REGISTRY.unregister(name)
 
 
-def _builtins() -> None:
-    from jurybench.rubric import _model as m
-
-    for model in (m.PointwiseRubric, m.PairwiseRubric, m.PreferenceRubric, m.ClassificationRubric, m.InventoryRubric):
-        register_kind(model)
-
-
 REGISTRY: Registry[type[_RubricBase]] = Registry(
-    ENTRY_POINT_GROUP, "rubric kinds", _builtins, label="rubric kind '{}'", function="register_kind"
+    ENTRY_POINT_GROUP,
+    "rubric kinds",
+    "jurybench.rubric._builtin_kinds:register",
+    label="rubric kind '{}'",
+    function="register_kind",
 )
 
 

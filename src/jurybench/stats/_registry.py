@@ -258,14 +258,12 @@ def statistic(
     return make
 
 
-def _builtins() -> None:
-    from jurybench.stats.builtin import register
-
-    register()
-
-
 REGISTRY: Registry[Statistic[...]] = Registry(
-    ENTRY_POINT_GROUP, "statistics", _builtins, label="statistic '{}'", function="register_statistic"
+    ENTRY_POINT_GROUP,
+    "statistics",
+    "jurybench.stats.builtin:register",
+    label="statistic '{}'",
+    function="register_statistic",
 )
 PLUGINS = REGISTRY.plugins
 
