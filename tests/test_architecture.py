@@ -414,3 +414,52 @@ def test_counts_the_docs_give_are_the_registries_counts() -> None:
             written.append((path.name, what, n, actual[what]))
     assert written, "the docs name at least one count (docs/extending.md)"
     assert [w for w in written if w[2] != w[3]] == []
+
+
+KIND_NAMES = ("pointwise", "pairwise", "preference", "classification", "inventory", "generation")
+# A kind compared by name: ``rubric.kind == "preference"``, ``kind in ("classification", ...)``,
+# ``getattr(rubric, "kind", None)``, or a run row's ``rubric_kind`` read for its name (a
+# calibration file's ``artifact["kind"]`` is the file's format, not a rubric kind).
+KIND_CHECK = (
+    r"""(?:\bkind|rubric_kind["']\]?\)?)\s*(==|!=|\bin\b|\bnot in\b)\s*\(?\s*["'](?:"""
+    + "|".join(KIND_NAMES)
+    + r""")["']"""
+    r"""|getattr\([\w.]+,\s*["']kind["']"""
+)
+
+
+def kind_checks(src: Path) -> list[str]:
+    """Lines outside the kinds (``rubric/_model.py``, ``generation/_spec.py``) and the frozen
+    migrations that ask which kind a rubric is by its name."""
+    import re
+
+    pattern = re.compile(KIND_CHECK)
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        where = path.relative_to(src).as_posix()
+        if where in ("rubric/_model.py", "generation/_spec.py") or "_migrations" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{where}:{number}: {line.strip()}")
+    return found
+
+
+def test_kinds_answer_for_themselves() -> None:
+    """Issue 52: re-asks, the default jury rule, JSON answers, generation and a preference's
+    votes were decided by comparing a rubric's kind with a name (a plug-in kind got the wrong
+    answer to each); each kind now says them (``RubricKind``'s class attributes)."""
+    assert kind_checks(SRC) == []
+
+
+def test_the_kind_check_sees_a_name_compared(tmp_path: Path) -> None:
+    lines = [
+        'if rubric.kind == "preference":',
+        "if getattr(rubric, 'kind', None) in ('classification', 'inventory'):",
+        'ok = run.get("rubric_kind") != "preference"',
+        'if artifact["kind"] == "preference":',
+        "if rubric.votes:",
+        'name = "pairwise" if design.pairwise else "pointwise"',
+    ]
+    (tmp_path / "m.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [f.split(":")[1] for f in kind_checks(tmp_path)] == ["1", "2", "3"]

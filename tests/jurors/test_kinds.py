@@ -129,3 +129,29 @@ def test_the_engine_asks_a_transport_whether_it_keeps_its_own_timeout(tmp_path: 
             run = jb.score(store, rubric="story-quality", jury=["slow/one,timeout=0.05,retries=0"], run="s")
             assert dict(run.counts).get(outcome) == 1, run.counts
         assert kind.prefix == "slow"
+
+
+def test_a_transport_is_a_backend_and_a_kind_that_makes_none_is_named(tmp_path: Path) -> None:
+    """Issue 52: the engine probed a transport with four getattr calls; Backend now declares
+    what the engine reads (mode, own_timeout, endpoint, drives_instructor) with its default, the
+    built-ins subclass it, any object with complete still answers, and anything else is one line."""
+    from jurybench.errors import JurybenchError
+    from jurybench.jurors import Backend, FakeBackend, LiteLLMBackend, make_backend, parse_juror
+    from jurybench.rubric import load_rubric
+
+    assert issubclass(FakeBackend, Backend) and issubclass(LiteLLMBackend, Backend)
+    assert (Backend.mode, Backend.own_timeout, Backend.endpoint, Backend.drives_instructor) == (
+        None,
+        False,
+        None,
+        False,
+    )
+    assert LiteLLMBackend.own_timeout and LiteLLMBackend.drives_instructor
+    rubric = load_rubric("story-quality")
+    for kind in registered_kind("plain", SlowOwnTimeout, "a plain object"):
+        made = make_backend(parse_juror("plain/x"), rubric, None)  # type: ignore[arg-type]
+        assert isinstance(made, Backend) and made.own_timeout is True and made.mode is None
+        assert kind.prefix == "plain"
+    for _ in registered_kind("nothing", lambda rubric: 42, "no transport"):
+        with pytest.raises(JurybenchError, match=r"juror kind 'nothing/': its make\(\) returned int, not a transport"):
+            make_backend(parse_juror("nothing/x"), rubric, None)  # type: ignore[arg-type]

@@ -170,7 +170,7 @@ def test_fake_jurors_give_expected_scores_and_the_jury_can_use_either(small_stor
         ("fake/a,structured=strict", "story-quality", "structured='strict' is not valid"),
         ("fake/a,scores=weighted", "story-quality", "scores='weighted' is not valid"),
         ("fake/a,response_format=xml", "story-quality", "response_format='xml' is not valid"),
-        ("fake/a,scores=expected", "emotion-label", "scores=expected is for pointwise, pairwise and preference"),
+        ("fake/a,scores=expected", "emotion-label", "scores=expected is for rubrics answered in JSON"),
         ("fake/a,structured=schema,verdicts=verdict_line", "preference", "verdicts= reads free text"),
         ("fake/a,structured=instructor,scores=expected", "story-quality", "instructor does not pass on"),
     ],
@@ -360,3 +360,102 @@ def test_a_hosted_provider_gets_the_scales_bounds() -> None:
     assert hosted is not None and local is not None
     assert hosted["json_schema"]["schema"]["properties"]["coherence"] == {"type": "integer", "minimum": 1, "maximum": 5}  # type: ignore[index]
     assert local == {"type": "json_object", "schema": answer_schema(rubric, enumerate_points=True)}
+
+
+# Issue 52: a plug-in rubric kind (docs/extending.md's Checklist) answered in JSON is judged by
+# a real juror as a built-in kind is: jurors.answers_in_json listed three kind names, so the
+# checklist got no schema, and structured=schema / scores=expected were refused for it.
+CHECKS = (
+    "name: story-checks\nkind: checklist\nrationale: false\nquestions:\n"
+    "  ending: Does the story have an ending?\n  names: Does every character have a name?\n"
+    'templates:\n  en:\n    user: "Story:\\n{response}\\n\\nAnswer each question with yes or no:\\n{criteria}"\n'
+)
+
+
+@pytest.fixture
+def checklist(tmp_path: Any) -> Any:
+    from typing import Literal
+
+    from pydantic import Field
+
+    from jurybench.rubric import RubricKind, register_kind, unregister_kind
+
+    class Checklist(RubricKind):
+        """docs/extending.md's kind: yes-or-no questions, a yes scores 1 and a no 0."""
+
+        kind: Literal["checklist"]
+        questions: dict[str, str] = Field(min_length=1)
+
+        @property
+        def dimensions(self) -> list[str]:
+            return list(self.questions)
+
+        def scale_for(self, dimension: str) -> tuple[int, int]:
+            return 0, 1
+
+        def criteria_text(self) -> str:
+            return "\n".join(f"- {name}: {question}" for name, question in self.questions.items())
+
+        def answer_values(self) -> dict[str, dict[str, float]]:
+            return {name: {"yes": 1.0, "no": 0.0} for name in self.questions}
+
+        def answer_fields(self) -> dict[str, object]:
+            return {name: (Literal["yes", "no"], Field(description=q)) for name, q in self.questions.items()}
+
+        def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
+            return [f'- "{name}": "yes" or "no"' for name in self.questions], dict.fromkeys(self.questions, "yes")
+
+        def scores_of(self, values: dict[str, Any]) -> dict[str, int]:
+            return {name: int(values[name] == "yes") for name in self.questions}
+
+    register_kind(Checklist, replace=True)
+    (tmp_path / "checks.yaml").write_text(CHECKS, encoding="utf-8")
+    yield load_rubric(str(tmp_path / "checks.yaml"))
+    unregister_kind("checklist")
+
+
+def test_a_plug_in_kind_gets_its_schema_sent_by_a_real_juror(small_store: Any, checklist: Any) -> None:
+    answer = {"ending": "yes", "names": "no"}
+    with StubServer(json.dumps(answer)) as stub:
+        score(small_store, checklist, [_juror(stub, ",structured=schema")], options=QUIET)
+        sent = stub.requests[0]["response_format"]
+    assert sent["type"] == "json_schema"
+    schema = sent["json_schema"]["schema"]
+    assert schema == answer_schema(checklist, enumerate_points=True)
+    assert schema["properties"]["ending"]["enum"] == ["yes", "no"] and schema["required"] == ["ending", "names"]
+    assert _modes(small_store) == {"schema"}
+    rows = small_store.execute(
+        "SELECT criterion, min(score), max(score), count(*) FROM pointwise_judgments GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    assert [tuple(r) for r in rows] == [("ending", 1, 1, 3), ("names", 0, 0, 3)]
+
+
+def test_a_plug_in_kind_gives_expected_scores_from_token_probabilities(small_store: Any, checklist: Any) -> None:
+    text = json.dumps({"ending": "yes", "names": "no"})
+    content = []
+    position = 0
+    for key, value, other in (("ending", "yes", "no"), ("names", "no", "yes")):
+        start = text.index(f'"{key}": "') + len(f'"{key}": "')
+        content.append({"token": text[position:start], "logprob": 0.0, "top_logprobs": []})
+        alternatives = [(value, 0.5), (other, 0.25), ("maybe", 0.25)]
+        content.append(
+            {
+                "token": value,
+                "logprob": math.log(0.5),
+                "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in alternatives],
+            }
+        )
+        position = start + len(value)
+    content.append({"token": text[position:], "logprob": 0.0, "top_logprobs": []})
+    with StubServer(text) as stub:
+        stub.script.extend([(200, {"content": text, "logprobs": {"content": content}})] * 3)
+        spec = _juror(stub, ",scores=expected,top_logprobs=5")
+        result = score(small_store, checklist, Jury((spec,), scores="expected"), options=QUIET)
+        assert stub.requests[0]["logprobs"] is True
+    assert result.notes == []
+    # ending: yes 0.5, no 0.25 ("maybe" is no value: dropped), renormalised 2/3 and 1/3, so the
+    # expected score is 1 x 2/3 + 0 x 1/3 = 2/3; names: no 2/3, yes 1/3, expected 1/3.
+    rows = dict(
+        small_store.execute("SELECT criterion, expected FROM pointwise_judgments WHERE item_id = 'i1'").fetchall()
+    )
+    assert rows == {"ending": pytest.approx(2 / 3, abs=1e-12), "names": pytest.approx(1 / 3, abs=1e-12)}

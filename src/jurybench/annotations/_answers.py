@@ -19,10 +19,10 @@ KINDS = ("as_written", "normalised", "no_label", "empty", "unreadable", "refusal
 def answer_breakdown(con: Connection, run_id: str) -> list[dict[str, Any]]:
     """One row per juror and language: answers, then each of ``KINDS`` counted."""
     from jurybench.annotations._data import run_rubric
-    from jurybench.rubric import match_label
+    from jurybench.rubric import ClassificationRubric, match_label
 
     rubric = run_rubric(con, run_id)
-    if rubric.kind != "classification":
+    if not isinstance(rubric, ClassificationRubric):  # the labels' report: a label matched as written, ...
         raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; this report is for classification runs.")
     rows = con.execute(
         """SELECT coalesce(rj.name, ju.name) AS juror, i.language, c.response_text, j.status, j.reason

@@ -69,8 +69,10 @@ def pointwise_data(
     from jurybench.jury import jurors_of_run, jury_rule
 
     rubric = run_rubric(con, run_id)
-    if rubric.kind != "pointwise":
-        raise JurybenchError(f"run '{run_id}' used a {rubric.kind} rubric; this needs a pointwise run.")
+    if not rubric.scores_items:
+        raise JurybenchError(
+            f"run '{run_id}' used a {rubric.kind} rubric; this needs a pointwise run (points on a scale per item)."
+        )
     wanted = criteria or rubric.dimensions
     unknown = [c for c in wanted if c not in rubric.dimensions]
     if unknown:

@@ -112,7 +112,7 @@ def agreement_report(
     from jurybench.annotations._data import label_provenance, run_rubric
     from jurybench.errors import JurybenchError
 
-    if run_rubric(con, run_id).kind in ("preference", "classification"):
+    if run_rubric(con, run_id).categorical:
         blocks = categorical_report(con, run_id, n_boot=n_boot, seed=seed, invalid=invalid, annotators=annotators)
     else:
         if invalid != "drop":

@@ -163,7 +163,7 @@ class Run:
     def results(self) -> pd.DataFrame:
         """The jury's scores: one row per item x criterion (``jury_pointwise``) or pair x category
         (``jury_pairwise``), by the run's jury rule."""
-        if getattr(self.rubric, "kind", "") == "generation":
+        if self.rubric.generates:
             from jurybench.store import reading
 
             with reading(self.store) as con:

@@ -42,7 +42,7 @@ def judge_until(
     if isinstance(batch_items, bool) or not isinstance(batch_items, int) or batch_items < 1:
         raise JurybenchError(f"--batch-items must be a whole number >= 1 (got {batch_items!r}).")
     rule = sequential.parse_rule(until, spec.dimensions, alpha)
-    if rule.kind == "gap_excludes" and spec.kind != "pairwise":
+    if rule.kind == "gap_excludes" and not spec.pairwise:
         raise JurybenchError(
             f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {spec.kind} one's.",
             hint="Use ci_width, excludes or separated.",

@@ -59,7 +59,7 @@ def fit_calibration(
 ) -> tuple[dict[str, Any], Path]:
     """Fit per-criterion juror weights on a pointwise run with human labels; write the artifact."""
     rubric = run_rubric(con, run_id)
-    if rubric.kind == "preference":
+    if rubric.votes:
         return fit_preference_calibration(
             con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed, out_dir=out_dir
         )

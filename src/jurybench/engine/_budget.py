@@ -39,7 +39,7 @@ def expected_output_tokens(con: Connection, spec: JurorSpec, rubric: AnyRubric) 
     )
     if row and row[1]:
         return float(row[0]), f"mean of {row[1]} earlier answers"
-    if getattr(rubric, "kind", None) == "generation":  # a response, as long as it may be
+    if rubric.generates:  # a response, as long as it may be
         limit = spec.params.get("max_tokens") or getattr(rubric, "max_tokens", None)
         if limit:
             return float(limit), "its max_tokens"

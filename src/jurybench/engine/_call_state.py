@@ -22,11 +22,6 @@ from jurybench.rubric import AnyRubric, Outcome, Presentation, expected_scores, 
 REASK = "Your previous answer could not be used ({reason}). Reply again with only the answer, in the format described above."
 
 
-def generating(rubric: AnyRubric) -> bool:
-    """A generation spec travels through the engine in a rubric's place."""
-    return getattr(rubric, "kind", None) == "generation"
-
-
 def backoff_s(options: Any, failures: int, rng: Any) -> float:
     """Seconds to wait after the ``failures``-th transient failure: exponential from
     ``retry_base_s`` up to ``retry_max_s``, plus as much again of jitter at most."""
@@ -35,10 +30,10 @@ def backoff_s(options: Any, failures: int, rng: Any) -> float:
 
 
 def default_reasks(rubric: AnyRubric, offline_recording: bool) -> int:
-    """Re-asks after an unusable answer unless the juror says: classification, questionnaire and
-    generation studies measure invalid answers, so none there; recordings cannot be re-asked."""
-    measured = getattr(rubric, "kind", None) in ("classification", "inventory") or generating(rubric)
-    return 0 if offline_recording or measured else 1
+    """Re-asks after an unusable answer unless the juror says: as many as the kind asks (none
+    where invalid answers are measured: labels, questionnaires, generation); recordings cannot be
+    re-asked."""
+    return 0 if offline_recording else rubric.reasks
 
 
 @dataclass
@@ -137,7 +132,7 @@ class CallState:
             "call_key": task.call_key,
             "rubric_hash": self.rubric.content_hash,
             "juror_key": task.juror.key,
-            "subject_kind": "pair" if task.order else ("unit" if generating(self.rubric) else "item"),
+            "subject_kind": "pair" if task.order else ("unit" if self.rubric.generates else "item"),
             "subject_id": task.subject_id,
             "presented_order": task.order or None,
             "sample_index": task.sample_index,

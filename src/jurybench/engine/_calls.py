@@ -131,17 +131,15 @@ async def _run_task(
     retries = int(spec.option("retries", options.retries))
     kind = kind_of(spec.model)
     reasks = int(spec.option("parse_retries", default_reasks(rubric, not kind.reaskable)))
-    state = CallState(task, rubric, reasks, mode=getattr(backend, "mode", None))
+    state = CallState(task, rubric, reasks, mode=backend.mode)
     timeout = float(spec.option("timeout", 60))
-    # What the transport says of itself: whether it drives instructor's re-asks, and whether it
-    # keeps the juror's timeout itself (litellm's does; others are given it here).
-    instructor = (
-        getattr(backend, "complete_with_instructor", None) if spec.params.get("structured") == "instructor" else None
-    )
-    own_timeout = bool(getattr(backend, "own_timeout", False))
+    # What the transport says of itself (jurors.Backend): whether it drives instructor's re-asks,
+    # and whether it keeps the juror's timeout itself (litellm's does; others are given it here).
+    instructor = backend.drives_instructor and spec.params.get("structured") == "instructor"
+    own_timeout = backend.own_timeout
     offline = kind.offline  # answered in the process: no request to start
     failures = 0
-    endpoint: EndpointLimiter | None = getattr(backend, "endpoint", None)
+    endpoint = backend.endpoint
     deadline = time.monotonic() + options.give_up_after_s
     rate_limits = 0
     while not state.settled:
@@ -167,8 +165,8 @@ async def _run_task(
             if turns is not None and not offline:
                 took = await turns.take()  # a request starts on its turn: answers that arrived are read first
             state.attempts += 1
-            if instructor is not None:
-                completion, answer, failure, n = await instructor(state.messages, slot, reasks)
+            if instructor:
+                completion, answer, failure, n = await backend.complete_with_instructor(state.messages, slot, reasks)
                 state.attempts += n - 1  # instructor reports its own total
                 state.structured(completion, answer, failure)
             elif own_timeout:  # from the juror's options
@@ -214,7 +212,7 @@ async def _run_task(
         if backoff:
             await asyncio.sleep(backoff)
             continue
-        if completion is not None and instructor is None:
+        if completion is not None and not instructor:
             state.answered(completion)
     return state.row()
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, answers_in_json, check_juror
+from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, check_juror
 from jurybench.rubric import (
     AnyRubric,
     PreferenceRubric,
@@ -92,10 +92,8 @@ class RunDesign:
     @classmethod
     def of(cls, rubric: AnyRubric, orders: str = "both", order_seed: int = 0) -> RunDesign:
         """The design of a run of ``rubric`` (its orders checked: one line when not valid)."""
-        from jurybench.engine._call_state import generating
-
         check_orders(orders, rubric)
-        return cls(is_pairwise(rubric), generating(rubric), orders, order_seed)
+        return cls(is_pairwise(rubric), rubric.generates, orders, order_seed)
 
     @property
     def subjects(self) -> str:
@@ -199,10 +197,10 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
                 )
         structured = juror.params.get("structured", "auto")
         for name, value in (("structured", structured), ("scores", juror.params.get("scores", "discrete"))):
-            if value in ("instructor", "schema", "expected") and not answers_in_json(rubric):
+            if value in ("instructor", "schema", "expected") and not rubric.answers_in_json:
                 raise JurybenchError(
-                    f"juror '{juror.display_name}': {name}={value} is for pointwise, pairwise and preference "
-                    f"rubrics; {rubric.kind} answers are read as text.",
+                    f"juror '{juror.display_name}': {name}={value} is for rubrics answered in JSON (pointwise, "
+                    f"pairwise, preference, ...); {rubric.kind} answers are read as text.",
                 )
         if juror.params.get("verdicts") and (
             structured in ("schema", "instructor") or juror.params.get("scores") == "expected"

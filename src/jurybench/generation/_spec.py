@@ -29,7 +29,7 @@ import re
 from functools import cached_property
 from itertools import product
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -98,6 +98,17 @@ class RefusalPolicy(_Strict):
 
 class GenerationSpec(_Strict):
     kind: Literal["generation"] = "generation"
+    # What the engine asks of what it runs, answered as a rubric kind answers it
+    # (``rubric/_model.py``): a response in text, no re-asks (refusals and empty responses are
+    # measured), one item at a time, averaged when a jury of generators is asked.
+    generates: ClassVar[bool] = True
+    answers_in_json: ClassVar[bool] = False
+    pairwise: ClassVar[bool] = False
+    reasks: ClassVar[int] = 0
+    default_aggregation: ClassVar[str] = "mean"
+    votes: ClassVar[bool] = False
+    categorical: ClassVar[bool] = False
+    judges_a_response: ClassVar[bool] = False
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
     version: str = "1"
     description: str = ""

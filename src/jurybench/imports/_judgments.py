@@ -147,10 +147,10 @@ def import_judgments(
             f"--juror {juror!r}: name the judge with a plain name (no '/' or ',').",
             hint="e.g. --juror gpt4-turbo-annotator",
         )
-    if getattr(rubric, "kind", None) not in ("pointwise", "pairwise", "preference"):
+    if not rubric.answers_in_json:
         raise JurybenchError(
-            f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for "
-            "pointwise, pairwise and preference rubrics."
+            f"rubric '{rubric.name}' is a {rubric.kind} rubric; judgments can be imported for rubrics "
+            "answered in JSON (pointwise, pairwise, preference, ...)."
         )
     calls, probabilistic = _read_calls(rows, rubric, source, continuous)
     models = {c.model for c in calls.values() if c.model}

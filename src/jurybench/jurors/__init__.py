@@ -26,7 +26,6 @@ from jurybench.jurors._kind_litellm import (
     REQUEST_FORMATS,
     STRUCTURED_MODES,
     LiteLLMBackend,
-    answers_in_json,
     structured_mode,
 )
 from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind
@@ -71,7 +70,6 @@ __all__ = [
     "Result",
     "Slot",
     "TransientError",
-    "answers_in_json",
     "batch_price",
     "check_batch_juror",
     "check_juror",

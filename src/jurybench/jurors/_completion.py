@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from jurybench.jurors._endpoint_limits import Signals
 from jurybench.rubric import Token
+
+if TYPE_CHECKING:
+    from jurybench.jurors._endpoint_limits import EndpointLimiter
 
 Messages = list[dict[str, str]]
 
@@ -64,8 +67,63 @@ class JurorUnusable(PermanentError):
         self.advice = advice
 
 
-class Backend(Protocol):
-    async def complete(self, messages: Messages, slot: Slot) -> Completion: ...
+class Backend:
+    """A juror's transport, as its kind's ``make`` builds it: ``complete`` sends one request and
+    says what came back. Everything else the engine reads of a transport is declared here with
+    its default, so a transport that only answers (a plug-in's ``complete``) declares nothing
+    more, and a subclass overrides what it has."""
+
+    # How its answers are structured (schema, json, instructor, text), stored with each call;
+    # None: not said.
+    mode: str | None = None
+    # Whether it keeps the juror's timeout itself (litellm's does); otherwise the engine does.
+    own_timeout: bool = False
+    # The limiter of the endpoint it shares with other jurors (rate limits read from the
+    # provider's headers); None: the juror's own caps alone.
+    endpoint: EndpointLimiter | None = None
+    # Whether it validates through instructor (``structured=instructor``), asking again itself.
+    drives_instructor: bool = False
+
+    async def complete(self, messages: Messages, slot: Slot) -> Completion:
+        raise NotImplementedError(f"{type(self).__name__} does not say how it completes a call")
+
+    async def complete_with_instructor(
+        self, messages: Messages, slot: Slot, retries: int
+    ) -> tuple[Completion, dict[str, Any] | None, str | None, int]:
+        """The completion, the validated answer (or None), the failure reason and the number of
+        attempts, instructor asking again up to ``retries`` times (when ``drives_instructor``)."""
+        raise NotImplementedError(f"{type(self).__name__} does not drive instructor")
+
+
+class _Answering(Backend):
+    """A plug-in's transport that is any object with ``complete`` (docs/extending.md); what it
+    declares of Backend's attributes it keeps (a transport written before Backend was a class
+    set ``own_timeout`` without subclassing)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        for name in ("mode", "own_timeout", "endpoint"):
+            if hasattr(inner, name):
+                setattr(self, name, getattr(inner, name))
+
+    async def complete(self, messages: Messages, slot: Slot) -> Completion:
+        found: Completion = await self.inner.complete(messages, slot)  # type: ignore[attr-defined]
+        return found
+
+
+def as_backend(made: object, prefix: str) -> Backend:
+    """What a kind's ``make`` returned, as a :class:`Backend`: itself when it is one; any object
+    with ``async complete(messages, slot)`` answers through it; anything else is refused."""
+    from jurybench.errors import JurybenchError
+
+    if isinstance(made, Backend):
+        return made
+    if callable(getattr(made, "complete", None)):
+        return _Answering(made)
+    raise JurybenchError(
+        f"juror kind '{prefix}/': its make() returned {type(made).__name__}, not a transport.",
+        hint="Return a jurybench.jurors.Backend (or any object with async complete(messages, slot)).",
+    )
 
 
 def import_litellm() -> Any:

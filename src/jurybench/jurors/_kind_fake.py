@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from jurybench.rubric import AnyRubric
 
 
-class FakeBackend:
+class FakeBackend(Backend):
     """A juror for tests and demos: queued answers first, then rule-based ones.
 
     Rule-based answers are deterministic in (juror name, seed, subject, order,
@@ -76,7 +76,7 @@ class FakeBackend:
         # Sampling settings change a real juror's answers, so they change the fake's too.
         self.sampling = tuple((k, p[k]) for k in ("temperature", "top_p", "max_tokens") if k in p)
         self.calls: dict[Slot, int] = {}
-        self.generating = getattr(rubric, "kind", None) == "generation"  # a generation spec, not a rubric
+        self.generating = rubric.generates  # a generation spec, not a rubric
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         if self.latency:

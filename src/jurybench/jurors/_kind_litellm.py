@@ -47,18 +47,13 @@ STRUCTURED_MODES = ("auto", "schema", "json", "instructor")
 REQUEST_FORMATS = ("auto", "json_object", "json_schema", "none")
 
 
-def answers_in_json(rubric: AnyRubric) -> bool:
-    """Pointwise, pairwise and preference rubrics are answered in JSON; the others in text."""
-    return getattr(rubric, "kind", None) in ("pointwise", "pairwise", "preference")
-
-
 def structured_mode(spec: JurorSpec, rubric: AnyRubric, litellm: Any | None) -> str:
     """How a juror's answer is structured, as stored with each call: ``schema`` (the provider
     enforces the rubric's JSON schema), ``json`` (JSON mode or the prompt; jurybench validates),
     ``instructor``, or ``text`` (verdict rules, classification, questionnaires, generation).
     ``auto`` is ``schema`` where litellm says the provider supports a response schema, else
     ``json``; offline jurors (litellm None) answer in ``json``."""
-    if spec.params.get("verdicts") or not answers_in_json(rubric):
+    if spec.params.get("verdicts") or not rubric.answers_in_json:
         return "text"
     chosen = str(spec.params.get("structured", "auto"))
     if chosen != "auto":
@@ -169,10 +164,11 @@ def self_hosted(spec: JurorSpec) -> bool:
     return not host.endswith(("openai.com", "anthropic.com", "googleapis.com", "azure.com", "mistral.ai"))
 
 
-class LiteLLMBackend:
+class LiteLLMBackend(Backend):
     """Any litellm model string (openai/..., anthropic/..., ollama/..., hosted_vllm/...)."""
 
     own_timeout = True  # litellm keeps the juror's timeout itself: the engine does not wrap its calls
+    drives_instructor = True
 
     def __init__(self, spec: JurorSpec, rubric: AnyRubric) -> None:
         self.litellm = import_litellm()

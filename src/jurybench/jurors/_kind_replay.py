@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from jurybench.rubric import AnyRubric
 
 
-class ReplayBackend:
+class ReplayBackend(Backend):
     """Serves recorded raw completions (table ``recordings``) for ``replay/<source>``."""
 
     def __init__(self, spec: JurorSpec, recordings: dict[tuple[str, str, int], tuple[str, str | None]]) -> None:

@@ -13,21 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jurybench.jurors._completion import Backend
 
 ENTRY_POINT_GROUP = "jurybench.jurors"
 
 
 @dataclass(frozen=True)
 class JurorKind:
-    """One kind of juror. ``make(spec, rubric, con, subject_ids)`` returns its transport (an
-    object with ``async complete(messages, slot) -> Completion``); ``check(spec, label)``
+    """One kind of juror. ``make(spec, rubric, con, subject_ids)`` returns its transport (a
+    :class:`~jurybench.jurors.Backend`, or any object with ``async complete(messages, slot) ->
+    Completion``); ``check(spec, label)``
     refuses a bad parameter with one line (None: ``parameters`` alone decide); ``parameters``
     are the answer-changing parameters it takes (None: whatever its provider takes, checked
     by litellm); ``price(spec)`` its price per token, if it has one."""
 
     prefix: str
-    make: Callable[[Any, Any, Any, list[str] | None], Any]
+    make: Callable[[Any, Any, Any, list[str] | None], Backend]
     description: str = ""
     parameters: frozenset[str] | None = None
     offline: bool = False

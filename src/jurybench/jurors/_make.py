@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
-from jurybench.jurors._completion import Backend, import_litellm
+from jurybench.jurors._completion import Backend, as_backend, import_litellm
 from jurybench.jurors._spec import (
     ANSWERING,
     EXTRA_PREFIX,
@@ -27,7 +27,8 @@ def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_id
     what it will judge."""
     from jurybench.jurors._lookup import kind_of
 
-    return kind_of(spec.model).make(spec, rubric, con, subject_ids)  # type: ignore[no-any-return]
+    kind = kind_of(spec.model)
+    return as_backend(kind.make(spec, rubric, con, subject_ids), kind.prefix)
 
 
 def check_litellm_model(model: str) -> None:

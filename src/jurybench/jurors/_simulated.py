@@ -482,7 +482,7 @@ def _arm(value: object, label: str, key: str) -> tuple[str, str] | None:
     return k.strip(), v.strip()
 
 
-class SimGeneratorBackend:
+class SimGeneratorBackend(Backend):
     """``sim/<name>`` answering generation requests (see :class:`SimGenerator`)."""
 
     def __init__(self, spec: JurorSpec, rubric: AnyRubric) -> None:
@@ -501,7 +501,7 @@ class SimGeneratorBackend:
         )
 
 
-class SimBackend:
+class SimBackend(Backend):
     """A simulated juror with known truth (``sim/<name>``): see :mod:`jurybench.jurors._simulated`."""
 
     def __init__(
@@ -573,9 +573,7 @@ _SIM_ANSWERS: dict[str, Callable[[SimBackend, Slot, random.Random], str]] = {
 
 
 def make_sim(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
-    if getattr(rubric, "kind", None) == "generation":
-        from jurybench.jurors._simulated import SimGeneratorBackend
-
+    if rubric.generates:
         return SimGeneratorBackend(spec, rubric)
     return SimBackend(spec, rubric, con, subject_ids)
 

@@ -36,10 +36,11 @@ if TYPE_CHECKING:
 
 
 class Kinded(Protocol):
-    """What a jury is checked against: a rubric, or a generation spec (kind 'generation')."""
+    """What a jury is checked against: a rubric, or a generation spec; each says its jury's
+    default rule (``default_aggregation``)."""
 
     @property
-    def kind(self) -> str: ...
+    def default_aggregation(self) -> str: ...
 
 
 AGGREGATIONS = ("mean", "median", "weighted", "majority", "calibrated")
@@ -51,7 +52,7 @@ SCORE_SOURCES = ("discrete", "expected")
 @dataclass(frozen=True)
 class Jury:
     jurors: tuple[JurorSpec, ...]
-    aggregation: str | None = None  # None: majority for preference rubrics, else mean
+    aggregation: str | None = None  # None: the rubric kind's default (majority for preferences, else mean)
     quorum: int = 1
     tie: str = "tie"
     calibration: str | None = None  # path of a calibration file (aggregation 'calibrated')
@@ -66,7 +67,7 @@ class Jury:
         """The definition checked against the rubric, with the default aggregation filled in."""
         if not self.jurors:
             raise JurybenchError("no jurors given.", hint="Pass --juror MODEL (repeatable) or --jury FILE.")
-        aggregation = self.aggregation or ("majority" if rubric.kind == "preference" else "mean")
+        aggregation = self.aggregation or rubric.default_aggregation
         if self.scores not in SCORE_SOURCES:
             raise JurybenchError(
                 f"scores {self.scores!r} (what the jury aggregates) is not valid.",

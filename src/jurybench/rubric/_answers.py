@@ -126,9 +126,9 @@ def parse_answer(
     shown: Presentation | None = None,
     signal: str | None = None,
 ) -> Outcome:
-    if getattr(rubric, "kind", None) == "generation":
+    if rubric.generates:
         # A generated response: a refusal (the provider's signal or the spec's patterns), empty, or valid.
-        why = rubric.is_refusal(text, finish_reason, signal)  # type: ignore[union-attr]
+        why = rubric.is_refusal(text, finish_reason, signal)  # type: ignore[attr-defined]
         if why:
             return Outcome("refusal", None, None, why)
         return Outcome("valid", None, None, None) if text.strip() else Outcome("invalid", None, None, "empty response")

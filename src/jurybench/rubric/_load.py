@@ -23,7 +23,7 @@ def rubric_from_data(data: dict[str, Any]) -> AnyRubric:
         raise JurybenchError(
             f"{data.get('kind')!r} is not a rubric kind.", hint=f"Valid kinds: {', '.join(rubric_kinds())}."
         )
-    return model.model_validate(data)  # type: ignore[return-value]
+    return model.model_validate(data)
 
 
 def rubric_files() -> list[tuple[str, Path]]:

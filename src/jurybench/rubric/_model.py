@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -143,6 +143,10 @@ PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
 
 class _RubricBase(_Strict):
+    if (
+        TYPE_CHECKING
+    ):  # every concrete kind declares its name, kind: Literal["<name>"]; a field of the base would move it
+        kind: str
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
     version: str = "1"
     description: str = ""
@@ -163,6 +167,27 @@ class _RubricBase(_Strict):
     # Whether the subject's response is what is judged (so an empty one is worth a note); a
     # questionnaire's item is the target it reports on.
     judges_a_response: ClassVar[bool] = True
+    # Re-asks after an answer that fails validation, unless the juror says: a kind whose invalid
+    # answers are themselves measured (a label, a questionnaire) asks none.
+    reasks: ClassVar[int] = 1
+    # The jury's rule when its definition names none (``mean``, or ``majority``: each juror votes
+    # by its score's sign).
+    default_aggregation: ClassVar[str] = "mean"
+    # Each score is a vote between two responses: +1 the first, -1 the second, 0 a tie (the first
+    # response's win rate is then (mean + 1) / 2).
+    votes: ClassVar[bool] = False
+    # Answers are categories, not points on a scale: agreement with people is counted by class
+    # (kappa, accuracy), not by correlation.
+    categorical: ClassVar[bool] = False
+    # A generation spec travels through the engine in a rubric's place and asks for a response;
+    # a rubric asks for a judgment.
+    generates: ClassVar[bool] = False
+
+    @property
+    def scores_items(self) -> bool:
+        """Whether a judgment is points on each dimension's scale about one item, answered in
+        JSON (what a calibration against human ratings per criterion needs)."""
+        return not self.pairwise and not self.categorical and self.answers_in_json
 
     @property
     def subject_kind(self) -> str:
@@ -468,6 +493,9 @@ class PreferenceRubric(_RubricBase):
     """
 
     kind: Literal["preference"]
+    default_aggregation: ClassVar[str] = "majority"
+    votes: ClassVar[bool] = True
+    categorical: ClassVar[bool] = True
     allow_tie: bool = False
     verdict_rules: dict[str, list[VerdictRule]] = Field(default_factory=dict)
 
@@ -538,6 +566,8 @@ class ClassificationRubric(_RubricBase):
 
     kind: Literal["classification"]
     answers_in_json: ClassVar[bool] = False
+    reasks: ClassVar[int] = 0
+    categorical: ClassVar[bool] = True
     rationale: bool = False
     labels: list[Label] = Field(min_length=2)
     answer: Literal["text", "json"] = Field(default="text", description='text: the label alone; json: {"label": ...}')
@@ -653,6 +683,7 @@ class InventoryRubric(_RubricBase):
 
     kind: Literal["inventory"]
     answers_in_json: ClassVar[bool] = False
+    reasks: ClassVar[int] = 0
     judges_a_response: ClassVar[bool] = False
     rationale: bool = False
     scale: InventoryScale
@@ -745,7 +776,7 @@ class InventoryRubric(_RubricBase):
         return [(i.id, i.facet, factor_of[i.facet], i.reverse) for i in self.items]
 
 
-AnyRubric = PointwiseRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric
+AnyRubric = _RubricBase  # a rubric of any registered kind (a plug-in's too): what a kind decides, it says
 Rubric = Annotated[
     PointwiseRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric,
     Field(discriminator="kind"),

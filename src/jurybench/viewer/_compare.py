@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
+from jurybench.viewer._data import votes
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -83,7 +84,7 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, Any]:
             ids,
         ).fetchall()
     ]
-    verdicts = _verdicts(con, ids) if first.get("rubric_kind") == second.get("rubric_kind") == "preference" else None
+    verdicts = _verdicts(con, ids) if votes(first) and votes(second) else None
     if verdicts is not None:  # a preference changes by its verdict: only the pairs whose verdict changed
         moved = []
     return {

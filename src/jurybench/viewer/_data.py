@@ -337,9 +337,18 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("agreement", *run_key(run)), make)
 
 
+def votes(run: dict[str, Any]) -> bool:
+    """Whether the run's rubric kind scores votes between two responses (a preference's A, B or
+    tie), as its kind says."""
+    from jurybench.rubric import rubric_kinds
+
+    model = rubric_kinds().get(str(run.get("rubric_kind")))
+    return model is not None and model.votes
+
+
 def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """A/B runs: each juror's and the jury's accuracy against the human majority in each order."""
-    if run.get("rubric_kind") != "preference":
+    if not votes(run):
         return {
             "rows": [],
             "preference": [],

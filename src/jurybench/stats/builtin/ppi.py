@@ -150,7 +150,7 @@ def ppi(
             f_unl = np.array([members[s] for s in unlabelled])
             where = f"{dim!r}" + (f", slice {name!r}" if name else "")
             warnings += _few_labels(where, y, plan)
-            scale = rubric.scale_for(dim) or ((-1, 1) if rubric.kind == "preference" else None)
+            scale = rubric.scale_for(dim)
             if plan:
                 assert width is not None
                 out = _ppi.labels_needed(width, y, f_lab, f_all, alpha=level)
@@ -173,7 +173,7 @@ def ppi(
                 out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
                 out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
                 warnings.append(f"{where}: {exact['method_note']} (a plug-in interval would have width zero).")
-            if rubric.kind == "preference" and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
+            if rubric.votes and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
                 out |= {
                     f"win_{k}": (out[v] + 1) / 2
                     for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))
