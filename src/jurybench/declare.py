@@ -57,7 +57,9 @@ class Param:
     smallest valid number (the CLI's ``min=``; a study step is held to it). ``cli_with``: more
     CLI options that spell it (before its own), joined into the Python value by ``from_cli``.
     ``record``: how its value is written to ``stats_results.params`` (default: a pair as 'a,b',
-    others as given).
+    others as given). ``http_cap``: bounds the HTTP body alone holds a request to (a server's
+    caps on the work one request asks for, e.g. at most 50 folds), beside ``http``'s, which
+    every face keeps.
     """
 
     help: str
@@ -78,6 +80,7 @@ class Param:
     cli_with: tuple[CliOption, ...] = ()
     from_cli: Callable[..., object] | None = None
     record: Callable[[object], object] | None = None
+    http_cap: dict[str, Any] = field(default_factory=dict)
 
 
 def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
@@ -319,8 +322,8 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
         inner = Literal[meaning.choices]
     if inner is float:  # NaN and infinity are no number a parameter means
         inner = Annotated[inner, Field(allow_inf_nan=False)]
-    if meaning.http:
-        inner = Annotated[inner, Field(**meaning.http)]
+    if meaning.http or meaning.http_cap:
+        inner = Annotated[inner, Field(**meaning.http, **meaning.http_cap)]
     kind = inner | None if optional and not required else inner
     default = ... if required else p.default
     return kind, Field(default, description=meaning.help)

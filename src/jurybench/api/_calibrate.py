@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from jurybench.declare import SEED, param, python_signature
 from jurybench.errors import user_facing
 
 if TYPE_CHECKING:
@@ -246,22 +247,74 @@ def agreement(
     return frame
 
 
+# -- jury select: declared once; the command line, a study step and POST /v1/jury/select derive
+# -- from these (jurybench.declare) ------------------------------------------------------------
+RUN_HTTP = {"min_length": 1, "max_length": 256}
+GROUP_BY_HTTP = {"max_length": 128}
+PilotRun = Annotated[str, param("The pilot run, judged by every candidate juror.", http=RUN_HTTP)]
+Target = Annotated[
+    str,
+    param(
+        "human (the labels), jury (the full jury's score) or auto (human if labelled).",
+        http_type=Literal["auto", "human", "jury"],
+    ),
+]
+SelectMethod = Annotated[
+    str,
+    param(
+        "mean (a sub-jury's mean, rescaled) or calibrated (least-squares weights).",
+        http_type=Literal["mean", "calibrated"],
+    ),
+]
+MaxError = Annotated[
+    float | None, param("Choose the cheapest sub-jury with held-out RMSE at most this.", http={"ge": 0})
+]
+Budget = Annotated[
+    float | None,
+    param("Choose the most accurate sub-jury costing at most this (USD) for --subjects.", http={"ge": 0}),
+]
+Subjects = Annotated[
+    int | None, param("Subjects the study will judge (for --budget; default: the pilot's).", http={"ge": 1})
+]
+SelectFolds = Annotated[
+    int, param("Grouped k-fold cross-validation (groups: --group-by).", http={"ge": 2}, http_cap={"le": 50})
+]
+FoldSeed = Annotated[int, param("Fold seed.", http=SEED)]
+FoldGroups = Annotated[str, param("Fold groups: prompt, item or meta.<field>.", http=GROUP_BY_HTTP)]
+Margin = Annotated[
+    float | None,
+    param(
+        "Non-inferiority margin in squared-error units: a sub-jury must be shown within this of the "
+        "full jury's held-out mean squared error (default: a fifth of the full jury's).",
+        http={"ge": 0},
+    ),
+]
+Alpha = Annotated[
+    float,
+    param("Level of the non-inferiority tests (split between the price path and Holm).", http={"gt": 0, "lt": 1}),
+]
+JuryFileOut = Annotated[
+    str | Path | None,
+    param("Write the chosen sub-jury as a jury file (YAML).", faces="cli python", cli_type=Path | None),
+]
+
+
 @user_facing
 def select_jury(
     store: StoreLike | None,
-    run: str,
+    run: PilotRun,
     *,
-    target: str = "auto",
-    method: str = "mean",
-    max_error: float | None = None,
-    budget: float | None = None,
-    subjects: int | None = None,
-    folds: int = 5,
-    seed: int = 0,
-    group_by: str = "prompt",
-    margin: float | None = None,
-    alpha: float = 0.05,
-    out: str | Path | None = None,
+    target: Target = "auto",
+    method: SelectMethod = "mean",
+    max_error: MaxError = None,
+    budget: Budget = None,
+    subjects: Subjects = None,
+    folds: SelectFolds = 5,
+    seed: FoldSeed = 0,
+    group_by: FoldGroups = "prompt",
+    margin: Margin = None,
+    alpha: Alpha = 0.05,
+    out: JuryFileOut = None,
 ) -> Selection:
     """The cheapest sub-jury of a pilot run's jurors that is good enough (``jurybench jury
     select``): every sub-jury's held-out error against the human labels (``target="human"``)
@@ -296,3 +349,6 @@ def select_jury(
     if out is not None:
         write_jury_file(selection, Path(out))
     return selection
+
+
+select_jury.__signature__ = python_signature(select_jury)  # type: ignore[attr-defined]

@@ -7,12 +7,15 @@ from typing import Annotated
 
 import typer
 
+from jurybench import api, commands
 from jurybench.cli._common import (
     DbOption,
     TableJsonOption,
     _done,
     app,
     calibrate_app,
+    declared_command,
+    format_option,
     jury_app,
 )
 
@@ -115,63 +118,15 @@ def calibrate_apply(
     _done(commands.calibrate_apply(db, calibration=calibration, run=run))
 
 
-@jury_app.command("select")
-def jury_select(
-    run: Annotated[str, typer.Option("--run", help="The pilot run, judged by every candidate juror.")],
-    target: Annotated[
-        str, typer.Option(help="human (the labels), jury (the full jury's score) or auto (human if labelled).")
-    ] = "auto",
-    method: Annotated[
-        str, typer.Option(help="mean (a sub-jury's mean, rescaled) or calibrated (least-squares weights).")
-    ] = "mean",
-    max_error: Annotated[
-        float | None, typer.Option(help="Choose the cheapest sub-jury with held-out RMSE at most this.")
-    ] = None,
-    budget: Annotated[
-        float | None, typer.Option(help="Choose the most accurate sub-jury costing at most this (USD) for --subjects.")
-    ] = None,
-    subjects: Annotated[
-        int | None, typer.Option(help="Subjects the study will judge (for --budget; default: the pilot's).")
-    ] = None,
-    folds: Annotated[int, typer.Option(help="Grouped k-fold cross-validation (groups: --group-by).")] = 5,
-    seed: Annotated[int, typer.Option(help="Fold seed.")] = 0,
-    group_by: Annotated[str, typer.Option(help="Fold groups: prompt, item or meta.<field>.")] = "prompt",
-    margin: Annotated[
-        float | None,
-        typer.Option(
-            help="Non-inferiority margin in squared-error units: a sub-jury must be shown within this of the "
-            "full jury's held-out mean squared error (default: a fifth of the full jury's)."
-        ),
-    ] = None,
-    alpha: Annotated[
-        float, typer.Option(help="Level of the non-inferiority tests (split between the price path and Holm).")
-    ] = 0.05,
-    out: Annotated[Path | None, typer.Option(help="Write the chosen sub-jury as a jury file (YAML).")] = None,
-    fmt: TableJsonOption = "table",
-    db: DbOption = None,
-) -> None:
-    """The cheapest sub-jury that is good enough: every sub-jury's held-out error (against the
+jury_app.command("select")(
+    declared_command(
+        api.select_jury,
+        commands.jury_select,
+        doc="""The cheapest sub-jury that is good enough: every sub-jury's held-out error (against the
     human labels, or the full jury), its cost and latency per subject from the stored calls, the
     Pareto front, and the cheapest shown non-inferior to the full jury within --margin (a
     one-sided test of paired per-row errors along the price path and with Holm over the
-    sub-juries; or --max-error, or --budget)."""
-    from jurybench import commands
-
-    _done(
-        commands.jury_select(
-            db,
-            run=run,
-            target=target,
-            method=method,
-            max_error=max_error,
-            budget=budget,
-            subjects=subjects,
-            folds=folds,
-            seed=seed,
-            group_by=group_by,
-            margin=margin,
-            alpha=alpha,
-            out=out,
-            format=fmt,
-        )
+    sub-juries; or --max-error, or --budget).""",
+        extra=(format_option(),),
     )
+)

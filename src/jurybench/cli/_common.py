@@ -173,6 +173,12 @@ def typer_parameter(option: Option) -> inspect.Parameter:
     )
 
 
+def format_option(default: str = "table") -> inspect.Parameter:
+    """The printer's ``--format/-f`` (table or json) as a declared command's extra option: how
+    the command line shows a result, not what the command computes."""
+    return inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=TableJsonOption)
+
+
 def declared_command(
     function: Callable[..., object], run: Callable[..., int], *, doc: str, extra: tuple[inspect.Parameter, ...] = ()
 ) -> Callable[..., None]:

@@ -56,12 +56,16 @@ class Command:
     declared: str | None = None  # the jurybench.api function whose declared command-line face the options are
 
     def options(self) -> dict[str, Option]:
-        if self.declared is not None:
+        if self.declared is not None:  # the declaration's options, then the printer's own (--format)
             from jurybench import api
             from jurybench.declare import cli_options, parameters_of
 
-            return {o.name: o for o in cli_options(parameters_of(getattr(api, self.declared)))}
-        source = self.signature_of or self.function
+            declared = {o.name: o for o in cli_options(parameters_of(getattr(api, self.declared)))}
+            return declared | self._own(self.function)
+        return self._own(self.signature_of or self.function)
+
+    def _own(self, source: Callable[..., Any]) -> dict[str, Option]:
+        """The options of a function's own named parameters (not the store, nor ``**values``)."""
         hints = typing.get_type_hints(source) if inspect.isfunction(source) else {}
         out = {}
         for name, param in inspect.signature(source).parameters.items():
@@ -107,7 +111,7 @@ COMMANDS: dict[str, Command] = {
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate),
     "calibrate apply": Command(calibrate_apply, "calibration"),
-    "jury select": Command(jury_select),
+    "jury select": Command(jury_select, declared="select_jury"),
     "agreement": Command(agreement),
     "report preference": Command(report_preference),
     "report classification": Command(report_classification),

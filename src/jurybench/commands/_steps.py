@@ -55,7 +55,8 @@ def _declared(function: Any, values: dict[str, Any]) -> dict[str, Any]:
     from jurybench.declare import from_cli, parameters_of
 
     arguments = from_cli(parameters_of(function), values)
-    arguments["progress"] = bool(arguments.get("progress")) and sys.stderr.isatty()
+    if "progress" in arguments:
+        arguments["progress"] = bool(arguments["progress"]) and sys.stderr.isatty()
     return arguments
 
 
@@ -389,46 +390,19 @@ def calibrate(
     return 0
 
 
-def jury_select(
-    db: Path | None,
-    *,
-    run: str,
-    target: str = "auto",
-    method: str = "mean",
-    max_error: float | None = None,
-    budget: float | None = None,
-    subjects: int | None = None,
-    folds: int = 5,
-    seed: int = 0,
-    group_by: str = "prompt",
-    margin: float | None = None,
-    alpha: float = 0.05,
-    out: Path | None = None,
-    format: str = "table",
-) -> int:
-    """The cheapest sub-jury of a pilot run that is good enough (``jurybench.select_jury``)."""
+def jury_select(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """The cheapest sub-jury of a pilot run that is good enough (``jurybench.select_jury``),
+    printed as a table or JSON; its options are the command line's face of its declaration."""
     from jurybench import api
 
     check_format(format, ("table", "json"))
-    selection = api.select_jury(
-        db,
-        run,
-        target=target,
-        method=method,
-        max_error=max_error,
-        budget=budget,
-        subjects=subjects,
-        folds=folds,
-        seed=seed,
-        group_by=group_by,
-        margin=margin,
-        alpha=alpha,
-        out=out,
-    )
+    arguments = _declared(api.select_jury, values)
+    selection = api.select_jury(db, **arguments)
     if format == "json":
         echo(json.dumps(selection.as_dict(), indent=2, default=str))
     else:
         print_selection(selection)
+    out = arguments.get("out")
     if out is not None:
         echo(f"jury file written to {out} (score --jury {out})")
     return 0

@@ -187,10 +187,30 @@ def _job_body() -> type[_JobOwn]:
     return model
 
 
+def declared_body(name: str, function: Callable[..., object], doc: str) -> type[_Body]:
+    """The HTTP body of a declared ``jurybench.api`` function: its declared HTTP face, no more."""
+    from pydantic import create_model
+
+    from jurybench.declare import http_fields, parameters_of
+
+    fields: dict[str, Any] = http_fields(parameters_of(function))
+    model = create_model(name, __base__=_Body, **fields)
+    model.__doc__ = doc
+    return model
+
+
 if TYPE_CHECKING:
     JobIn = _JobOwn
+    JurySelectIn = _Body
 else:
+    from jurybench import api
+
     JobIn = _job_body()
+    JurySelectIn = declared_body(
+        "JurySelectIn",
+        api.select_jury,
+        "As 'jurybench jury select': the jury file comes back as text (a server writes no client paths).",
+    )
 
 
 class CalibrationIn(_Body):
@@ -204,22 +224,6 @@ class CalibrationIn(_Body):
     folds: Annotated[int, Field(ge=2, le=50)] = 10
     seed: int = Field(0, ge=0, lt=2**63)
     boot: Annotated[int, Field(ge=0, le=5000)] = 200
-
-
-class JurySelectIn(_Body):
-    """As 'jurybench jury select': the jury file comes back as text (a server writes no client paths)."""
-
-    run: Annotated[str, Field(min_length=1, max_length=256)]
-    target: Literal["auto", "human", "jury"] = "auto"
-    method: Literal["mean", "calibrated"] = "mean"
-    max_error: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    budget: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    subjects: Annotated[int, Field(ge=1)] | None = None
-    folds: Annotated[int, Field(ge=2, le=50)] = 5
-    seed: int = Field(0, ge=0, lt=2**63)
-    group_by: Annotated[str, Field(max_length=128)] = "prompt"
-    margin: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
-    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
 
 
 class ApplyIn(_Body):

@@ -79,9 +79,10 @@ def select(body: rq.JurySelectIn, store: StoreDep) -> dict[str, object]:
     """The cheapest sub-jury of a pilot run that is good enough (as 'jurybench jury select'):
     every sub-jury's held-out error, cost and latency, the Pareto front, the chosen one, and
     the chosen one as a jury file (``jury_file``, YAML text)."""
-    from jurybench.calibration import jury_file_text, select_jury
+    from jurybench import api
+    from jurybench.calibration import jury_file_text
     from jurybench.stats import jsonable
 
     with store.reading() as cur:
-        selection = select_jury(cur, **body.model_dump())
+        selection = api.select_jury(cur, **body.model_dump())
     return {**jsonable(selection.as_dict()), "jury_file": jury_file_text(selection)}
