@@ -170,3 +170,92 @@ def test_a_study_is_held_to_the_declared_bounds(tmp_path: Path) -> None:
     assert out.exit_code == 2 and "step 2" in out.stderr and "'--poll-every': 0.0 is below 0.01" in out.stderr
     cli = run_cli("score", "-r", "story-quality", "-j", "fake/a", "--poll-every", "0", "--db", str(tmp_path / "y.db"))
     assert cli.exit_code == 2 and "--poll-every" in cli.stderr
+
+
+# Issue 52: the commands declared once beside score and generate: their api function (or Store
+# method), HTTP body, and the options that are the command line's printer's own (--format, or
+# where --out writes the drawn ids).
+DECLARED_COMMANDS = {
+    "calibrate": ("calibrate", "CalibrationIn", ["format"]),
+    "jury select": ("select_jury", "JurySelectIn", ["format"]),
+    "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
+}
+
+
+def _click_path(path: str) -> Any:
+    import typer.main
+
+    from jurybench.cli import app
+
+    found = typer.main.get_command(app)
+    for word in path.split():
+        found = found.commands[word]  # type: ignore[attr-defined]
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(DECLARED_COMMANDS))
+def test_every_face_of_a_declared_command_is_its_declaration(path: str) -> None:
+    from jurybench.commands import COMMANDS
+    from jurybench.service import _requests
+
+    from jurybench import api
+
+    function_name, body_name, own = DECLARED_COMMANDS[path]
+    function: Any = api
+    for name in function_name.split("."):
+        function = getattr(function, name)
+    declared = parameters_of(function)
+    options = cli_options(declared)
+    click = {p.name: p for p in _click_path(path).params}
+    assert list(click) == [o.name for o in options] + own + ["db"]
+    for o in options:
+        assert (click[o.name].required, click[o.name].help) == (o.required, o.help), o.name
+        if not o.required:
+            assert click[o.name].default == o.default, o.name
+    assert list(COMMANDS[path].options()) == [o.name for o in options] + own
+    fields = getattr(_requests, body_name).model_fields
+    on_http = [p for p in declared if "http" in p.meaning.faces]
+    assert list(fields) == [p.name for p in on_http]
+    for p in on_http:
+        assert fields[p.name].description == p.meaning.help, p.name
+        required = p.required_on("http")
+        assert fields[p.name].is_required() if required else fields[p.name].default == p.default, p.name
+    assert "Annotated" not in str(inspect.signature(function))  # the Python face shows plain types
+
+
+def test_a_made_up_declared_command_shows_on_every_face(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One declaration, four faces: a typer command, a study step, an HTTP body and Python."""
+    import typer
+    from typer.testing import CliRunner
+
+    from jurybench import api
+    from jurybench.cli._common import declared_command, format_option
+    from jurybench.commands import Command
+    from jurybench.commands._steps import _declared
+    from jurybench.service._requests import declared_body
+
+    seen: list[dict[str, Any]] = []
+
+    def runner(db: object, *, format: str = "table", **values: object) -> int:
+        seen.append({"format": format, **_declared(_made_up, values)})
+        return 0
+
+    app = typer.Typer()
+    app.command("made-up")(declared_command(_made_up, runner, doc="Made up.", extra=(format_option(),)))
+    app.command("other")(lambda: None)  # a group, so the command is named
+    out = CliRunner().invoke(app, ["made-up", "--size", "4", "--first", "a", "-n", "b", "-f", "json"])
+    assert out.exit_code == 0, out.output
+    assert seen == [{"format": "json", "size": 4, "names": ["a", "b"]}]
+    assert "--secret" not in CliRunner().invoke(app, ["made-up", "--help"]).output
+    bad = CliRunner().invoke(app, ["made-up", "--size", "10"])
+    assert bad.exit_code != 0 and "--size must be at most 9 and at least 1 (got 10)" in str(bad.exception)
+
+    monkeypatch.setattr(api, "made_up", _made_up, raising=False)
+    step = Command(runner, declared="made_up")
+    assert list(step.options()) == ["size", "first", "name", "format"]
+    assert step.run(None, {"size": 2}) == 0 and seen[-1] == {"format": "table", "size": 2, "names": []}
+
+    body = declared_body("MadeUpIn", _made_up, "Made up.")
+    assert list(body.model_fields) == ["size"] and body.model_fields["size"].description == "How many."
+    with pytest.raises(ValueError, match="less than or equal to 9"):
+        body(size=10)

@@ -57,9 +57,9 @@ class Param:
     smallest valid number (the CLI's ``min=``; a study step is held to it). ``cli_with``: more
     CLI options that spell it (before its own), joined into the Python value by ``from_cli``.
     ``record``: how its value is written to ``stats_results.params`` (default: a pair as 'a,b',
-    others as given). ``http_cap``: bounds the HTTP body alone holds a request to (a server's
-    caps on the work one request asks for, e.g. at most 50 folds), beside ``http``'s, which
-    every face keeps.
+    others as given). ``http_only``: bounds the HTTP body alone holds a request to, beside
+    ``http``'s, which every face keeps: a server's caps on the work one request asks for (at most
+    50 folds), or bounds the library checks itself, in words of its own, on the other faces.
     """
 
     help: str
@@ -80,7 +80,7 @@ class Param:
     cli_with: tuple[CliOption, ...] = ()
     from_cli: Callable[..., object] | None = None
     record: Callable[[object], object] | None = None
-    http_cap: dict[str, Any] = field(default_factory=dict)
+    http_only: dict[str, Any] = field(default_factory=dict)
 
 
 def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
@@ -322,8 +322,8 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
         inner = Literal[meaning.choices]
     if inner is float:  # NaN and infinity are no number a parameter means
         inner = Annotated[inner, Field(allow_inf_nan=False)]
-    if meaning.http or meaning.http_cap:
-        inner = Annotated[inner, Field(**meaning.http, **meaning.http_cap)]
+    if meaning.http or meaning.http_only:
+        inner = Annotated[inner, Field(**meaning.http, **meaning.http_only)]
     kind = inner | None if optional and not required else inner
     default = ... if required else p.default
     return kind, Field(default, description=meaning.help)

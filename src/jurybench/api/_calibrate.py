@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from annotated_types import MaxLen
+
 from jurybench.declare import SEED, param, python_signature
 from jurybench.errors import user_facing
 
@@ -131,21 +133,62 @@ class Calibration:
         return f"<jurybench.Calibration {self.name} ({self.artifact['kind']}, {len(self.artifact['criteria'])} criteria) at {self.path}>"
 
 
+# -- calibrate: declared once; the command line, a study step and POST /v1/calibrations derive
+# -- from these (jurybench.declare). Bounds the library checks itself, with messages of its own,
+# -- are the HTTP body's alone (http_only), so the command line and Python say what they said.
+RUN_HTTP = {"min_length": 1, "max_length": 256}
+GROUP_BY_HTTP = {"max_length": 128}
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"  # a name a server keeps a file by
+Names = list[Annotated[str, MaxLen(128)]] | None  # what an HTTP body may list (criteria, covariates)
+LabelledRun = Annotated[str, param("Run with human labels to fit on.", http=RUN_HTTP, cli_default=None)]
+CalibrationName = Annotated[
+    str | None,
+    param("Calibration name (file calibration/<name>.json).", required_in="http", http={"pattern": NAME_PATTERN}),
+]
+Criteria = Annotated[
+    list[str] | None, param("Only these criteria (repeatable).", cli_name="criterion", http_type=Names)
+]
+Covariates = Annotated[
+    list[str] | None,
+    param("language, length or meta.<field> (repeatable).", cli_name="covariate", http_type=Names),
+]
+Methods = Annotated[
+    list[str] | None,
+    param(
+        "Variants to compare: ols, ridge, nnls, cross, shrunk, mean (default all).",
+        cli_name="method",
+        http_type=list[Literal["ols", "ridge", "nnls", "cross"]] | None,
+    ),
+]
+SplitGroups = Annotated[str, param("Split groups: prompt, item or meta.<field>.", http=GROUP_BY_HTTP)]
+TestSize = Annotated[float, param("Share of groups held out for testing.", http_only={"gt": 0, "lt": 1})]
+CalibrationFolds = Annotated[
+    int,
+    param("Grouped k-fold cross-validation inside the training split.", http_only={"ge": 2, "le": 50}),
+]
+SplitSeed = Annotated[int, param("Split and bootstrap seed.", http_only=SEED)]
+Boot = Annotated[int, param("Bootstrap resamples for weight CIs.", http_only={"ge": 0, "le": 5000})]
+CalibrationOut = Annotated[
+    str | Path | None,
+    param("Folder for the calibration file (default ./calibration).", faces="cli python", cli_type=Path | None),
+]
+
+
 @user_facing
 def calibrate(
     store: StoreLike | None,
-    run: str,
+    run: LabelledRun,
     *,
-    name: str | None = None,
-    criteria: list[str] | None = None,
-    covariates: list[str] | None = None,
-    methods: list[str] | None = None,
-    group_by: str = "prompt",
-    test_size: float = 0.2,
-    folds: int = 10,
-    seed: int = 0,
-    boot: int = 200,
-    out: str | Path | None = None,
+    name: CalibrationName = None,
+    criteria: Criteria = None,
+    covariates: Covariates = None,
+    methods: Methods = None,
+    group_by: SplitGroups = "prompt",
+    test_size: TestSize = 0.2,
+    folds: CalibrationFolds = 10,
+    seed: SplitSeed = 0,
+    boot: Boot = 200,
+    out: CalibrationOut = None,
 ) -> Calibration:
     """Fit per-criterion juror weights by least squares against the human mean on a run with
     human labels, validated on held-out groups; written to ``out`` (default ./calibration)."""
@@ -249,8 +292,6 @@ def agreement(
 
 # -- jury select: declared once; the command line, a study step and POST /v1/jury/select derive
 # -- from these (jurybench.declare) ------------------------------------------------------------
-RUN_HTTP = {"min_length": 1, "max_length": 256}
-GROUP_BY_HTTP = {"max_length": 128}
 PilotRun = Annotated[str, param("The pilot run, judged by every candidate juror.", http=RUN_HTTP)]
 Target = Annotated[
     str,
@@ -267,31 +308,31 @@ SelectMethod = Annotated[
     ),
 ]
 MaxError = Annotated[
-    float | None, param("Choose the cheapest sub-jury with held-out RMSE at most this.", http={"ge": 0})
+    float | None, param("Choose the cheapest sub-jury with held-out RMSE at most this.", http_only={"ge": 0})
 ]
 Budget = Annotated[
     float | None,
-    param("Choose the most accurate sub-jury costing at most this (USD) for --subjects.", http={"ge": 0}),
+    param("Choose the most accurate sub-jury costing at most this (USD) for --subjects.", http_only={"ge": 0}),
 ]
 Subjects = Annotated[
-    int | None, param("Subjects the study will judge (for --budget; default: the pilot's).", http={"ge": 1})
+    int | None, param("Subjects the study will judge (for --budget; default: the pilot's).", http_only={"ge": 1})
 ]
 SelectFolds = Annotated[
-    int, param("Grouped k-fold cross-validation (groups: --group-by).", http={"ge": 2}, http_cap={"le": 50})
+    int, param("Grouped k-fold cross-validation (groups: --group-by).", http_only={"ge": 2, "le": 50})
 ]
-FoldSeed = Annotated[int, param("Fold seed.", http=SEED)]
+FoldSeed = Annotated[int, param("Fold seed.", http_only=SEED)]
 FoldGroups = Annotated[str, param("Fold groups: prompt, item or meta.<field>.", http=GROUP_BY_HTTP)]
 Margin = Annotated[
     float | None,
     param(
         "Non-inferiority margin in squared-error units: a sub-jury must be shown within this of the "
         "full jury's held-out mean squared error (default: a fifth of the full jury's).",
-        http={"ge": 0},
+        http_only={"ge": 0},
     ),
 ]
 Alpha = Annotated[
     float,
-    param("Level of the non-inferiority tests (split between the price path and Holm).", http={"gt": 0, "lt": 1}),
+    param("Level of the non-inferiority tests (split between the price path and Holm).", http_only={"gt": 0, "lt": 1}),
 ]
 JuryFileOut = Annotated[
     str | Path | None,
@@ -351,4 +392,5 @@ def select_jury(
     return selection
 
 
+calibrate.__signature__ = python_signature(calibrate)  # type: ignore[attr-defined]
 select_jury.__signature__ = python_signature(select_jury)  # type: ignore[attr-defined]

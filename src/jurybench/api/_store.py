@@ -6,8 +6,10 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
+from jurybench.api._declared import SUBJECTS_PER_REQUEST
+from jurybench.declare import SEED, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
 
@@ -76,6 +78,63 @@ def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bo
         raise JurybenchError(
             f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} ({value!r:.60})."
         )
+
+
+# -- annotations sample: declared once; the command line, a study step and POST
+# -- /v1/annotations/sample derive from these (jurybench.declare). Bounds the library checks
+# -- itself are the HTTP body's alone (http_only).
+DrawnRun = Annotated[str, param("The run whose subjects are drawn.", http={"min_length": 1, "max_length": 256})]
+DrawSize = Annotated[
+    int, param("Subjects to draw (active: about this many).", http_only={"ge": 1, "le": SUBJECTS_PER_REQUEST})
+]
+DrawSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
+SampleName = Annotated[
+    str | None, param("The sample's name (default RUN-sample).", http={"min_length": 1, "max_length": 256})
+]
+Design = Annotated[
+    str,
+    param(
+        "uniform (n of N), stratified (proportional over --stratify) or active (chance rising with the jurors' "
+        "spread).",
+        http_type=Literal["uniform", "stratified", "active"],
+    ),
+]
+Stratify = Annotated[
+    str | None,
+    param("With --design stratified: model, language, dataset or meta.<field>.", http={"max_length": 128}),
+]
+Cluster = Annotated[
+    str | None,
+    param(
+        "Draw whole clusters (prompt, model, language, dataset or meta.<field>) until n subjects.",
+        http={"max_length": 128},
+    ),
+]
+
+
+def sample_labels(
+    store: StoreLike | None,
+    run: DrawnRun,
+    *,
+    n: DrawSize,
+    seed: DrawSeed = 0,
+    name: SampleName = None,
+    design: Design = "uniform",
+    stratify: Stratify = None,
+    cluster: Cluster = None,
+) -> dict[str, object]:
+    """Draw the subjects of ``run`` people should label, at random, and record each one's
+    chance of being drawn (``label_samples``), so that ``stats.ppi`` gives a valid,
+    bias-corrected estimate from their labels: ``design`` uniform (n of N), stratified
+    (proportional allocation over ``stratify``: model, language, dataset or meta.<field>) or
+    active (each subject's chance rising with its jurors' spread; about n drawn); ``cluster``
+    (prompt, ...) draws whole clusters. Returns the sample's name, design, size and drawn
+    subjects."""
+    from jurybench.annotations import draw_sample
+    from jurybench.store import writing
+
+    with writing(store) as con:
+        return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
 
 
 class Store(Holder):
@@ -366,29 +425,8 @@ class Store(Holder):
                 panel_file=Path(panel_out) if panel_out else None,
             )
 
-    @user_facing
-    def sample_labels(
-        self,
-        run: str,
-        *,
-        n: int,
-        seed: int = 0,
-        name: str | None = None,
-        design: str = "uniform",
-        stratify: str | None = None,
-        cluster: str | None = None,
-    ) -> dict[str, object]:
-        """Draw the subjects of ``run`` people should label, at random, and record each one's
-        chance of being drawn (``label_samples``), so that ``stats.ppi`` gives a valid,
-        bias-corrected estimate from their labels: ``design`` uniform (n of N), stratified
-        (proportional allocation over ``stratify``: model, language, dataset or meta.<field>) or
-        active (each subject's chance rising with its jurors' spread; about n drawn); ``cluster``
-        (prompt, ...) draws whole clusters. Returns the sample's name, design, size and drawn
-        subjects."""
-        from jurybench.annotations import draw_sample
-
-        with self.writing() as con:
-            return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
+    # store.sample_labels(run, n=...): the declared function, this store as its store
+    sample_labels = user_facing(sample_labels)
 
     @user_facing
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:
@@ -402,6 +440,9 @@ class Store(Holder):
                 return import_baselines(con, given, name=name, statistic=statistic)
             rows, source = given
             return import_baseline_rows(con, rows, source=source, name=name, statistic=statistic)
+
+
+Store.sample_labels.__signature__ = python_signature(Store.sample_labels)  # type: ignore[attr-defined]
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from jurybench import api, commands
 from jurybench.cli._common import (
     DbOption,
     _done,
     annotations_app,
     app,
+    declared_command,
     judgments_app,
 )
 from jurybench.errors import JurybenchError
@@ -157,38 +160,22 @@ def annotations_import(
     )
 
 
-@annotations_app.command("sample")
-def annotations_sample(
-    run: Annotated[str, typer.Option("--run", help="The run whose subjects are drawn.")],
-    n: Annotated[int, typer.Option("--n", help="Subjects to draw (active: about this many).")],
-    seed: Annotated[int, typer.Option(help="Seed of the draw (recorded).")] = 0,
-    name: Annotated[str | None, typer.Option(help="The sample's name (default RUN-sample).")] = None,
-    design: Annotated[
-        str,
-        typer.Option(
-            help="uniform (n of N), stratified (proportional over --stratify) or active (chance rising with the "
-            "jurors' spread)."
+annotations_app.command("sample")(
+    declared_command(
+        api.Store.sample_labels,
+        commands.annotations_sample,
+        doc="""Draw at random the subjects people should label, recording each one's chance of being
+    drawn: what 'stats ppi' needs for its bias-corrected estimate to be valid.""",
+        extra=(
+            inspect.Parameter(
+                "out",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[Path | None, typer.Option(help="Write the drawn subjects' ids to this CSV.")],
+            ),
         ),
-    ] = "uniform",
-    stratify: Annotated[
-        str | None, typer.Option(help="With --design stratified: model, language, dataset or meta.<field>.")
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(help="Draw whole clusters (prompt, model, language, dataset or meta.<field>) until n subjects."),
-    ] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the drawn subjects' ids to this CSV.")] = None,
-    db: DbOption = None,
-) -> None:
-    """Draw at random the subjects people should label, recording each one's chance of being
-    drawn: what 'stats ppi' needs for its bias-corrected estimate to be valid."""
-    from jurybench import commands
-
-    _done(
-        commands.annotations_sample(
-            db, run=run, n=n, seed=seed, name=name, design=design, stratify=stratify, cluster=cluster, out=out
-        )
     )
+)
 
 
 @annotations_app.command("simulate")

@@ -60,50 +60,15 @@ def agreement(
     )
 
 
-@calibrate_app.callback()
-def calibrate(
-    ctx: typer.Context,
-    run: Annotated[str | None, typer.Option("--run", help="Run with human labels to fit on.")] = None,
-    name: Annotated[str | None, typer.Option(help="Calibration name (file calibration/<name>.json).")] = None,
-    criterion: Annotated[list[str] | None, typer.Option(help="Only these criteria (repeatable).")] = None,
-    covariate: Annotated[list[str] | None, typer.Option(help="language, length or meta.<field> (repeatable).")] = None,
-    method: Annotated[
-        list[str] | None, typer.Option(help="Variants to compare: ols, ridge, nnls, cross, shrunk, mean (default all).")
-    ] = None,
-    group_by: Annotated[str, typer.Option(help="Split groups: prompt, item or meta.<field>.")] = "prompt",
-    test_size: Annotated[float, typer.Option(help="Share of groups held out for testing.")] = 0.2,
-    folds: Annotated[int, typer.Option(help="Grouped k-fold cross-validation inside the training split.")] = 10,
-    seed: Annotated[int, typer.Option(help="Split and bootstrap seed.")] = 0,
-    boot: Annotated[int, typer.Option(help="Bootstrap resamples for weight CIs.")] = 200,
-    out: Annotated[Path | None, typer.Option(help="Folder for the calibration file (default ./calibration).")] = None,
-    fmt: TableJsonOption = "table",
-    db: DbOption = None,
-) -> None:
-    """Fit per-criterion juror weights by least squares against the human mean, validated on held-out prompts."""
-    if ctx.invoked_subcommand is not None:
-        return
-    if run is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit(0)
-    from jurybench import commands
-
-    _done(
-        commands.calibrate(
-            db,
-            run=run,
-            name=name,
-            criterion=criterion,
-            covariate=covariate,
-            method=method,
-            group_by=group_by,
-            test_size=test_size,
-            folds=folds,
-            seed=seed,
-            boot=boot,
-            out=out,
-            format=fmt,
-        )
+calibrate_app.callback()(
+    declared_command(
+        api.calibrate,
+        commands.calibrate,
+        doc="Fit per-criterion juror weights by least squares against the human mean, validated on held-out prompts.",
+        extra=(format_option(),),
+        group=True,
     )
+)
 
 
 @calibrate_app.command("apply")

@@ -180,21 +180,44 @@ def format_option(default: str = "table") -> inspect.Parameter:
 
 
 def declared_command(
-    function: Callable[..., object], run: Callable[..., int], *, doc: str, extra: tuple[inspect.Parameter, ...] = ()
+    function: Callable[..., object],
+    run: Callable[..., int],
+    *,
+    doc: str,
+    extra: tuple[inspect.Parameter, ...] = (),
+    group: bool = False,
 ) -> Callable[..., None]:
     """A typer command whose options are the command-line face of a declared function
-    (``jurybench.declare``): ``run(db, **option values)`` does the work; ``extra`` options
-    (``--db``) come last."""
+    (``jurybench.declare``): ``run(db, **option values)`` does the work; ``extra`` options (the
+    printer's ``--format``) come last, before ``--db``. ``group``: the callback of a command
+    group (``calibrate`` beside ``calibrate apply``), which runs when no subcommand is named and
+    shows the group's help when a parameter Python requires is not given."""
     from jurybench.declare import cli_options, parameters_of
 
-    options = cli_options(parameters_of(function))
+    declared = parameters_of(function)
+    options = cli_options(declared)
+    needed = [p.meaning.cli_name or p.name for p in declared if p.required and "cli" in p.meaning.faces]
 
     def command(**values: object) -> None:
         db = values.pop("db", None)
         _done(run(db, **values))
 
+    def callback(ctx: typer.Context, **values: object) -> None:
+        if ctx.invoked_subcommand is not None:
+            return
+        if any(values.get(name) is None for name in needed):
+            typer.echo(ctx.get_help())
+            raise typer.Exit(0)
+        command(**values)
+
     db = inspect.Parameter("db", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=DbOption)
-    command.__signature__ = inspect.Signature([*map(typer_parameter, options), *extra, db])  # type: ignore[attr-defined]
+    parameters = [*map(typer_parameter, options), *extra, db]
+    if group:
+        context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+        callback.__signature__ = inspect.Signature([context, *parameters])  # type: ignore[attr-defined]
+        callback.__doc__, callback.__name__ = doc, getattr(function, "__name__", "command")
+        return callback
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     command.__doc__ = doc
     command.__name__ = getattr(function, "__name__", "command")
     return command

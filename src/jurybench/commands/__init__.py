@@ -53,14 +53,17 @@ class Command:
     positional: str | None = None
     fixed: dict[str, Any] = field(default_factory=dict)
     signature_of: Callable[..., Any] | None = None  # where the options are read from, if not function
-    declared: str | None = None  # the jurybench.api function whose declared command-line face the options are
+    declared: str | None = None  # the jurybench.api function (or Store method) whose declared CLI face they are
 
     def options(self) -> dict[str, Option]:
         if self.declared is not None:  # the declaration's options, then the printer's own (--format)
             from jurybench import api
             from jurybench.declare import cli_options, parameters_of
 
-            declared = {o.name: o for o in cli_options(parameters_of(getattr(api, self.declared)))}
+            function: Any = api
+            for name in self.declared.split("."):  # 'score', or a store's method: 'Store.sample_labels'
+                function = getattr(function, name)
+            declared = {o.name: o for o in cli_options(parameters_of(function))}
             return declared | self._own(self.function)
         return self._own(self.signature_of or self.function)
 
@@ -106,10 +109,10 @@ COMMANDS: dict[str, Command] = {
     "pairs import": Command(pairs_import, "file"),
     "annotations import": Command(annotations_import, "file"),
     "judgments import": Command(judgments_import, "file"),
-    "annotations sample": Command(annotations_sample),
+    "annotations sample": Command(annotations_sample, declared="Store.sample_labels"),
     "annotations simulate": Command(annotations_simulate),
     "baselines import": Command(baselines_import, "file"),
-    "calibrate": Command(calibrate),
+    "calibrate": Command(calibrate, declared="calibrate"),
     "calibrate apply": Command(calibrate_apply, "calibration"),
     "jury select": Command(jury_select, declared="select_jury"),
     "agreement": Command(agreement),

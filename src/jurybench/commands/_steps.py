@@ -269,23 +269,15 @@ def annotations_import(
     return 0
 
 
-def annotations_sample(
-    db: Path | None,
-    *,
-    run: str,
-    n: int,
-    seed: int = 0,
-    name: str | None = None,
-    design: str = "uniform",
-    stratify: str | None = None,
-    cluster: str | None = None,
-    out: Path | None = None,
-) -> int:
-    """Draw the subjects to label at random (``Store.sample_labels``); their ids to ``out``."""
+def annotations_sample(db: Path | None, *, out: Path | None = None, **values: object) -> int:
+    """Draw the subjects to label at random (``Store.sample_labels``; its options are the command
+    line's face of its declaration); their ids to ``out``."""
     from jurybench.api import Store
 
+    arguments = _declared(Store.sample_labels, values)
+    run = arguments["run"]
     with Store(db) as store:
-        drawn = store.sample_labels(run, n=n, seed=seed, name=name, design=design, stratify=stratify, cluster=cluster)
+        drawn = store.sample_labels(**arguments)
     subjects = drawn["subjects"]
     assert isinstance(subjects, list)
     if out is not None:
@@ -348,40 +340,13 @@ def baselines_import(db: Path | None, *, file: Path, name: str, statistic: str |
     return 0
 
 
-def calibrate(
-    db: Path | None,
-    *,
-    run: str,
-    name: str | None = None,
-    criterion: list[str] | None = None,
-    covariate: list[str] | None = None,
-    method: list[str] | None = None,
-    group_by: str = "prompt",
-    test_size: float = 0.2,
-    folds: int = 10,
-    seed: int = 0,
-    boot: int = 200,
-    out: Path | None = None,
-    format: str = "table",
-) -> int:
-    """Fit per-criterion juror weights against the human mean (``jurybench.calibrate``)."""
+def calibrate(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """Fit per-criterion juror weights against the human mean (``jurybench.calibrate``), printed
+    as a table or JSON; its options are the command line's face of its declaration."""
     from jurybench import api
 
     check_format(format, ("table", "json"))
-    fitted = api.calibrate(
-        db,
-        run,
-        name=name,
-        criteria=criterion,
-        covariates=covariate,
-        methods=method,
-        group_by=group_by,
-        test_size=test_size,
-        folds=folds,
-        seed=seed,
-        boot=boot,
-        out=out,
-    )
+    fitted = api.calibrate(db, **_declared(api.calibrate, values))
     if format == "json":
         echo(json.dumps(fitted.artifact, indent=2, default=str))
         return 0

@@ -78,18 +78,6 @@ class AnnotationsUpload(_Body):
     continuous: bool = Field(default=False, description="accept values between the scale's points (panel means)")
 
 
-class SampleIn(_Body):
-    """As 'jurybench annotations sample': draw the subjects to label, their chances recorded."""
-
-    run: Annotated[str, Field(min_length=1, max_length=256)]
-    n: Annotated[int, Field(ge=1, le=MAX_ROWS)]
-    seed: int = Field(0, ge=0, lt=2**63)
-    name: Annotated[str, Field(min_length=1, max_length=256)] | None = None
-    design: Literal["uniform", "stratified", "active"] = "uniform"
-    stratify: Annotated[str, Field(max_length=128)] | None = None
-    cluster: Annotated[str, Field(max_length=128)] | None = None
-
-
 Value = float | int | str | None
 
 
@@ -201,29 +189,28 @@ def declared_body(name: str, function: Callable[..., object], doc: str) -> type[
 
 if TYPE_CHECKING:
     JobIn = _JobOwn
+    CalibrationIn = _Body
     JurySelectIn = _Body
+    SampleIn = _Body
 else:
     from jurybench import api
 
     JobIn = _job_body()
+    CalibrationIn = declared_body(
+        "CalibrationIn",
+        api.calibrate,
+        "As 'jurybench calibrate': the file is written to the server's calibration folder.",
+    )
+    SampleIn = declared_body(
+        "SampleIn",
+        api.Store.sample_labels,
+        "As 'jurybench annotations sample': draw the subjects to label, their chances recorded.",
+    )
     JurySelectIn = declared_body(
         "JurySelectIn",
         api.select_jury,
         "As 'jurybench jury select': the jury file comes back as text (a server writes no client paths).",
     )
-
-
-class CalibrationIn(_Body):
-    run: Annotated[str, Field(min_length=1, max_length=256)]
-    name: Annotated[str, Field(pattern=NAME)]
-    criteria: list[Annotated[str, Field(max_length=128)]] | None = None
-    covariates: list[Annotated[str, Field(max_length=128)]] | None = None
-    methods: list[Literal["ols", "ridge", "nnls", "cross"]] | None = None
-    group_by: Annotated[str, Field(max_length=128)] = "prompt"
-    test_size: Annotated[float, Field(gt=0, lt=1)] = 0.2
-    folds: Annotated[int, Field(ge=2, le=50)] = 10
-    seed: int = Field(0, ge=0, lt=2**63)
-    boot: Annotated[int, Field(ge=0, le=5000)] = 200
 
 
 class ApplyIn(_Body):

@@ -35,19 +35,10 @@ def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str,
 def sample_annotations(body: rq.SampleIn, store: StoreDep) -> dict[str, object]:
     """Draw at random the subjects of a run people should label, recording each one's chance
     (what ``stats ppi`` weights by); the drawn subjects' ids come back."""
-    from jurybench.annotations import draw_sample
+    from jurybench import api
 
-    with store.writing() as cur:
-        return draw_sample(
-            cur,
-            body.run,
-            n=body.n,
-            seed=body.seed,
-            name=body.name,
-            stratify=body.stratify,
-            design=body.design,
-            cluster=body.cluster,
-        )
+    with store.writing() as cur:  # the declared function, the server's connection as its store
+        return api.Store.sample_labels(cur, **body.model_dump())
 
 
 @router.get("/v1/annotations")

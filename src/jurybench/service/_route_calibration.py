@@ -15,25 +15,13 @@ router = APIRouter(tags=["calibration"])
 @router.post("/v1/calibrations", status_code=201)
 def fit(body: rq.CalibrationIn, store: StoreDep, config: ConfigDep) -> dict[str, object]:
     """Fit juror weights on a run with human labels; returns the artifact with its metrics."""
-    from jurybench.calibration import fit_calibration
+    from jurybench import api
     from jurybench.stats import jsonable
 
+    request = body.model_dump()
     with store.writing() as cur:
-        artifact, path = fit_calibration(
-            cur,
-            body.run,
-            name=body.name,
-            criteria=body.criteria,
-            covariates=body.covariates,
-            methods=list(body.methods) if body.methods else None,
-            group_by=body.group_by,
-            test_size=body.test_size,
-            folds=body.folds,
-            seed=body.seed,
-            n_boot=body.boot,
-            out_dir=config.calibrations,
-        )
-    return {"name": body.name, "file": path.name, "artifact": jsonable(artifact)}
+        fitted = api.calibrate(cur, **request, out=config.calibrations)
+    return {"name": request["name"], "file": fitted.path.name, "artifact": jsonable(fitted.artifact)}
 
 
 @router.get("/v1/calibrations")
