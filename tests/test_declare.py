@@ -195,10 +195,9 @@ def _click_path(path: str) -> Any:
 
 @pytest.mark.parametrize("path", sorted(DECLARED_COMMANDS))
 def test_every_face_of_a_declared_command_is_its_declaration(path: str) -> None:
+    from jurybench import api
     from jurybench.commands import COMMANDS
     from jurybench.service import _requests
-
-    from jurybench import api
 
     function_name, body_name, own = DECLARED_COMMANDS[path]
     function: Any = api

@@ -484,7 +484,7 @@ def test_hostile_files_are_refused_in_one_line(tmp_path: Path) -> None:
     list or an object. Each is refused in one line, exit 2, and nothing is written."""
     import zipfile
 
-    from jurybench.imports.formats import _common
+    from jurybench.imports import _reading as _common
 
     db = _db(tmp_path)
     cases = [

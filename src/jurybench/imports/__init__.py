@@ -1,10 +1,16 @@
 """Judgments made elsewhere, brought into the store: a model's or a person's judgments as a run
-(``jurybench judgments import``) and human labels for a run's subjects (``jurybench annotations
-import``), each checked row by row before anything is written. (Items, pairs and human
-baselines are the store's own rows: ``jurybench.store`` imports them.)
+(``jurybench judgments import``), a file as a judge or benchmark released it (a registered
+judgment format) and human labels for a run's subjects (``jurybench annotations import``), each
+checked row by row before anything is written. (Items, pairs and human baselines are the
+store's own rows: ``jurybench.store`` imports them.)
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Public (docs/extending.md, "A judgment format of your own"): the judgment-format extension
+point, ``JudgmentFormat``, ``Bundle``, ``register_format``, ``unregister_format`` and
+``judgment_formats``, with the entry-point group ``jurybench.judgment_formats``; and a reader's
+toolkit, the one the built-in readers use: ``records`` (a JSON document's or JSON-lines file's
+records, numbered), ``field`` (a record's field, checked), ``load_json``, ``read_member``,
+``obj``, ``content_text``, ``between`` and ``short_hash``. The other names are this stage's
+interface to the other stages (the order in docs/architecture.md), not a public API."""
 
 from jurybench.imports._formats import (
     Bundle,
@@ -17,9 +23,11 @@ from jurybench.imports._formats import (
     judgment_formats,
     parse_options,
     register_format,
+    unregister_format,
 )
 from jurybench.imports._judgments import JudgmentImport, import_judgments
 from jurybench.imports._labels import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
+from jurybench.imports._reading import between, content_text, field, load_json, obj, read_member, records, short_hash
 
 __all__ = [
     "AnnotationImport",
@@ -27,15 +35,24 @@ __all__ = [
     "BundleImport",
     "JudgmentFormat",
     "JudgmentImport",
+    "between",
     "check_options",
+    "content_text",
     "detect_format",
+    "field",
     "import_annotation_rows",
     "import_annotations",
     "import_bundle",
     "import_judgments",
     "judgment_format",
     "judgment_formats",
+    "load_json",
+    "obj",
     "parse_options",
+    "read_member",
+    "records",
     "register_format",
     "rename_columns",
+    "short_hash",
+    "unregister_format",
 ]

@@ -104,6 +104,11 @@ REGISTRY: Registry[JudgmentFormat] = Registry(
 )
 
 
+def unregister_format(name: str) -> None:
+    """Forget the judgment format called ``name`` (a plug-in's tests)."""
+    REGISTRY.unregister(name)
+
+
 def judgment_formats() -> dict[str, JudgmentFormat]:
     """Every registered judgment format by name, built-ins first."""
     return REGISTRY.items()

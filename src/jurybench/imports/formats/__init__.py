@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def register() -> None:
-    from jurybench.imports._formats import register_format
+    from jurybench.imports import register_format
     from jurybench.imports.formats import alpaca_eval, arena_hard, inspect_log, lm_eval, mt_bench, pandalm, promptfoo
 
     for module in (alpaca_eval, mt_bench, arena_hard, pandalm, inspect_log, promptfoo, lm_eval):

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import field, records, short_hash
+from jurybench.imports import Bundle, JudgmentFormat, field, records, short_hash
 
 
 def read(path: Path, options: Mapping[str, str]) -> Bundle:

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import between, content_text, field, records
+from jurybench.imports import Bundle, JudgmentFormat, between, content_text, field, records
 
 LABELS = {
     "A>>B": 2,

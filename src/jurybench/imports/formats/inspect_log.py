@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import content_text, load_json, obj, read_member, records
+from jurybench.imports import Bundle, JudgmentFormat, content_text, load_json, obj, read_member, records
 
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import field, records
+from jurybench.imports import Bundle, JudgmentFormat, field, records
 
 
 def _first_text(value: Any) -> str | None:

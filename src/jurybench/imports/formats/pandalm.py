@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import field, records
+from jurybench.imports import Bundle, JudgmentFormat, field, records
 
 CODES = {0: "tie", 1: "A", 2: "B"}
 WORDS = {"tie": "tie", "0": "tie", "1": "A", "2": "B"}

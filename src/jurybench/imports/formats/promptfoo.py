@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
-from jurybench.imports._formats import Bundle, JudgmentFormat
-from jurybench.imports.formats._common import obj, records
+from jurybench.imports import Bundle, JudgmentFormat, obj, records
 
 MODEL_GRADED = (
     "llm-rubric",

@@ -1,5 +1,8 @@
-"""What the readers share: reading a JSON document or JSON lines as records, with one-line
-errors that name the file, the record and the field."""
+"""The toolkit of a judgment-format reader, built-in or a plug-in's (public, as
+``jurybench.imports``): a released file's JSON document or JSON lines as numbered records, its
+fields checked, with one-line errors that name the file, the record and the field; JSON parsed
+with a depth limit and zip members read with a size limit, so a hostile file is refused in one
+line rather than exhausting the process."""
 
 from __future__ import annotations
 
