@@ -34,7 +34,7 @@ def test_every_place_gives_the_mean_of_juror_means(small_store: Any) -> None:
         "SELECT jury_score, n_jurors_present, n_jurors_expected FROM jury_pointwise WHERE criterion = 'relevance'"
     ).fetchall()
     assert view == [(3.0, 2, 2)]
-    from jurybench.stats._store import item_scores
+    from jurybench.stats.sql import item_scores
 
     rows = item_scores(small_store, "r", where="criterion = 'relevance'", by="'all'")
     assert [r[-1] for r in rows] == [3.0]
@@ -55,7 +55,7 @@ def test_juror_level_statistics_use_each_jurors_mean(small_store: Any) -> None:
     FakeBackend.enqueue("b", _answer(1))
     jurors = [parse_juror("fake/a,samples=3,concurrency=1"), parse_juror("fake/b")]
     score(small_store, QUALITY, jurors, where="item_id = 'i1'", run_id="r", options=QUIET)
-    from jurybench.stats._store import item_scores
+    from jurybench.stats.sql import item_scores
 
     rows = item_scores(small_store, "r", where="criterion = 'relevance'", by=None, level="juror")
     assert sorted((r[0], r[-1]) for r in rows) == [("fake/a", 5.0), ("fake/b", 1.0)]

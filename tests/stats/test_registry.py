@@ -145,7 +145,7 @@ def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -
     try:
         exec(compile(block.group(1), "docs/extending.md", "exec"), {})
         frame = jb.stats.results(tmp_path / "extending-stats.duckdb", name="top-share")
-        assert len(frame) == 1 and json.loads(frame["params"][0]) == {"run": "given", "at_least": 4}
+        assert len(frame) == 1 and json.loads(frame["params"][0]) == {"run": "given", "where": None, "at_least": 4}
         with jb.open(tmp_path / "extending-stats.duckdb", read_only=True) as store:
             stored = json.loads(store.sql("SELECT result FROM stats_results")["result"][0])
         row = stored["criteria"]["coherence"]
@@ -154,6 +154,12 @@ def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -
         assert (row["n"], row["top"], row["share"]) == (5, 3, 0.6)
         assert row["low"] == pytest.approx(low, abs=1e-6) and row["high"] == pytest.approx(high, abs=1e-6)
         assert row["low"] == pytest.approx(0.2307, abs=1e-4) and row["high"] == pytest.approx(0.8824, abs=1e-4)
+        # --where, read through jurybench.stats.sql as the built-ins read it: s0 (a 5) left out, 2 of 4
+        with jb.open(tmp_path / "extending-stats.duckdb") as store:
+            kept = jb.stats.get_statistic("top-share")(store, "given", where="item_id <> 's0'", at_least=4)
+        assert list(kept["n"]) == [4] and list(kept["top"]) == [2]
+        with pytest.raises(jb.JurybenchError, match="--where"):
+            jb.stats.get_statistic("top-share")(tmp_path / "extending-stats.duckdb", "given", where="1; DROP TABLE runs")
     finally:
         unregister_statistic("top-share")
     assert "top-share" not in statistics()

@@ -97,7 +97,7 @@ def cohens_d(
     ``resample``: ``instances`` (each arm's items, the default) or ``clusters:<expression over the
     item's columns>`` (e.g. ``clusters:prompt``: a drawn prompt brings its items in both arms)."""
     from jurybench.stats._effects import AnchorThresholds
-    from jurybench.stats._store import stored_baselines
+    from jurybench.stats.sql import stored_baselines
 
     stored = stored_baselines(con, baselines, "d") if baselines else None
     return stat_cohens_d(
@@ -147,7 +147,7 @@ def stat_cohens_d(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _effects
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import item_frame
+    from jurybench.stats.sql import item_frame
 
     thresholds = thresholds or _effects.AnchorThresholds()
     frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
@@ -268,7 +268,7 @@ def inventory_groups(con: Connection, run_id: str) -> tuple[dict[str, list[str]]
 def _item_clusters(con: Connection, run_id: str, resample: str) -> dict[str, str] | None:
     """Each item's cluster for ``--resample clusters:<expression over the item's columns>``
     (None: ``instances``, each arm's items drawn alone)."""
-    from jurybench.stats._store import STATS_HINT, resample_unit
+    from jurybench.stats.sql import STATS_HINT, resample_unit
     from jurybench.store import execute_user_sql
 
     column = resample_unit(

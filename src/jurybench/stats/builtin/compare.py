@@ -66,9 +66,9 @@ def stat_compare(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import _group_values, item_scores
+    from jurybench.stats.sql import group_values, item_scores
 
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    values = group_values(item_scores(con, run_id, where=where, by=by, level=level))
     out: dict[str, Any] = {}
     for crit, by_group in sorted(values.items()):
         missing = [g for g in groups if g not in by_group]

@@ -38,7 +38,7 @@ def stat_consistency(
 
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pairwise
-    from jurybench.stats._store import epsilon_matrices
+    from jurybench.stats.sql import epsilon_matrices
 
     shown = con.execute("SELECT coalesce(orders, 'both') FROM runs WHERE run_id = ?", [run_id]).fetchall()
     if shown and shown[0][0] != "both":
@@ -72,12 +72,12 @@ def _pairwise_rows(
     con: Connection, run_id: str, *, group: str, columns: str, where: str | None
 ) -> list[tuple[Any, ...]]:
     """(group, *columns) rows of the run's single-sample pairwise verdicts (both orders side by side)."""
-    from jurybench.stats._store import _check_run, _fragments, _query
+    from jurybench.stats.sql import check_run, fragments, query
 
-    _check_run(con, run_id)
-    group, where = _fragments(group, where)
+    check_run(con, run_id)
+    group, where = fragments(group, where)
     sql = f"SELECT CAST(({group}) AS VARCHAR) AS grp, {columns} FROM ({PAIRWISE_BASE}) base WHERE ({where or 'TRUE'}) ORDER BY ALL"
-    return _query(con, sql, {"run": run_id}, "reading pairwise scores")
+    return query(con, sql, {"run": run_id}, "reading pairwise scores")
 
 
 PAIRWISE_BASE = """

@@ -50,7 +50,7 @@ def stat_directional(
 ) -> dict[str, Any]:
     from jurybench.stats import _pairwise
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import epsilon_matrices
+    from jurybench.stats.sql import epsilon_matrices
 
     matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     return {

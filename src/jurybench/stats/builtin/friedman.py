@@ -57,15 +57,15 @@ def stat_friedman(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import Coverage, drop_temp, run_slices, slices_of
-    from jurybench.stats._store import STATS_HINT, _check_run, _pointwise_sql, no_valid_scores
+    from jurybench.stats.sql import STATS_HINT, check_run, no_valid_scores, pointwise_sql
     from jurybench.store import execute_user_sql, expression
 
-    _check_run(con, run_id)
+    check_run(con, run_id)
     if where:
         expression(where, option="--where")  # checked alone before it is combined with the criterion
     coverage = Coverage(con, run_id, "jury_pointwise")
     parts = slices_of(con, run_id, len(coverage.dimensions))
-    inner = _pointwise_sql(by, where, block, level)
+    inner = pointwise_sql(by, where, block, level)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, total DOUBLE, n BIGINT)"
     )

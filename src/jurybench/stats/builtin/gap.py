@@ -87,7 +87,7 @@ def stat_gap(
 ) -> dict[str, Any]:
     from jurybench.stats import _pairwise
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import epsilon_matrices
+    from jurybench.stats.sql import epsilon_matrices
 
     matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
     clusters = _clusters(con, run_id, resample, pair_ids)
@@ -115,7 +115,7 @@ def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, l
     """Each group's cluster label per pair for ``--resample clusters:<expression>`` (None: pairs)."""
     import numpy as np
 
-    from jurybench.stats._store import JURY_PAIRWISE, _query, resample_unit
+    from jurybench.stats.sql import JURY_PAIRWISE, query, resample_unit
 
     column = resample_unit(
         resample,
@@ -125,5 +125,5 @@ def _clusters(con: Connection, run_id: str, resample: str, pair_ids: dict[str, l
     if column is None:
         return None
     sql = f"SELECT DISTINCT pair_id, CAST(({column}) AS VARCHAR) FROM ({JURY_PAIRWISE}) base"
-    label = dict(_query(con, sql, {"run": run_id}, "reading the resampling clusters"))
+    label = dict(query(con, sql, {"run": run_id}, "reading the resampling clusters"))
     return {g: np.array([str(label.get(p)) for p in ids]) for g, ids in pair_ids.items()}

@@ -70,7 +70,7 @@ def stat_item_spearman(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _effects
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import item_frame
+    from jurybench.stats.sql import item_frame
     from jurybench.store import as_float
 
     frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)

@@ -63,12 +63,12 @@ def stat_kendall(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import _group_values, _read_baselines, item_scores
+    from jurybench.stats.sql import group_values, item_scores, read_baselines
 
     if (baseline_file is None) == (reference is None):
         raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    reference = _read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
+    values = group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    reference = read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
     source = str(baseline_file) if baseline_file is not None else "the reference"
     out = {}
     for crit, by_group in sorted(values.items()):

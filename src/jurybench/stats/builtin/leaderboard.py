@@ -150,13 +150,13 @@ def stat_leaderboard(
     from jurybench.errors import JurybenchError
     from jurybench.stats._leaderboard import NotIdentifiable, leaderboard
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import _check_run, _query, pairwise_category, resample_unit
+    from jurybench.stats.sql import check_run, pairwise_category, query, resample_unit
 
     threshold, weight = _strong(strong)
     features = style_features(control)
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
-    _check_run(con, run_id)
+    check_run(con, run_id)
     unit = resample_unit(resample, UNITS, UNIT_HINT)  # None: every battle is its own cluster
     chosen = pairwise_category(con, run_id, category)
     scale = 1.0
@@ -167,7 +167,7 @@ def stat_leaderboard(
         scale = float(json.loads(body[0][0]).get("k") or 1) if body else 1.0
     texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
     sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)
-    rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
+    rows = query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
     if unit is None:  # battles: each its own cluster
         rows = [(*r[:6], f"battle-{i}", *r[7:]) for i, r in enumerate(rows)]
     by_board: dict[str, list[tuple[Any, ...]]] = defaultdict(list)

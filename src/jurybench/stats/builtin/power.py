@@ -102,7 +102,7 @@ def stat_power(
     from jurybench.errors import JurybenchError
     from jurybench.stats._power import power_summary
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import _query, item_frame
+    from jurybench.stats.sql import item_frame, query
 
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise JurybenchError("--power and --alpha must lie strictly between 0 and 1.")
@@ -118,7 +118,7 @@ def stat_power(
         raise JurybenchError(f"no subjects in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(present))}.")
     noise = {
         str(c): (float(v) if v is not None else None, int(k))
-        for c, v, k in _query(
+        for c, v, k in query(
             con,
             "SELECT criterion, avg(v), max(k) FROM (SELECT item_id, criterion, var_samp(juror_score) AS v, "
             "count(*) AS k FROM juror_pointwise WHERE run_id = $run GROUP BY ALL) GROUP BY criterion",

@@ -36,7 +36,7 @@ def ttest(
     level: params.Level = "jury",
 ) -> dict[str, object]:
     """One-sample t-test of each group's mean score against a human baseline."""
-    from jurybench.stats._store import stored_baselines
+    from jurybench.stats.sql import stored_baselines
 
     stored = stored_baselines(con, baselines, "mean") if baselines else None
     return stat_ttest(
@@ -60,10 +60,10 @@ def stat_ttest(
     from jurybench.errors import JurybenchError
     from jurybench.stats import _pointwise
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats._store import _group_values, _read_baselines, item_scores
+    from jurybench.stats.sql import group_values, item_scores, read_baselines
 
-    values = _group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    baselines = _read_baselines(baseline_file) if baseline_file else {}
+    values = group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    baselines = read_baselines(baseline_file) if baseline_file else {}
     for (cell, target), value in (stored or {}).items():
         baselines[f"{cell}|{target}" if target else cell] = value
     if baseline is None and not baselines:

@@ -110,8 +110,8 @@ def stat_winrate(
     import numpy as np
 
     from jurybench.errors import JurybenchError
-    from jurybench.stats._store import _check_run, _query, pairwise_category
     from jurybench.stats._winrate import alpaca_length_controlled, alpaca_winrate, length_controlled
+    from jurybench.stats.sql import check_run, pairwise_category, query
 
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
@@ -128,14 +128,14 @@ def stat_winrate(
     if solver_tol is not None and method != "alpaca-eval":
         raise JurybenchError("--solver-tol is for --length-controlled alpaca-eval.")
     table = read_difficulty(Path(difficulty)) if difficulty is not None else None
-    _check_run(con, run_id)
+    check_run(con, run_id)
     chosen = pairwise_category(con, run_id, category)
     sql = (
         _ROWS.format(board="'jury'", value="s.jury_score", view="jury_pairwise")
         if level == "jury"
         else _ROWS.format(board="s.juror", value="s.juror_epsilon", view="juror_pairwise")
     )
-    rows = _query(con, sql, {"run": run_id, "category": chosen}, "reading pairs")
+    rows = query(con, sql, {"run": run_id, "category": chosen}, "reading pairs")
     models = {m for r in rows for m in (r[3], r[4])}
     if reference not in models:
         raise JurybenchError(
