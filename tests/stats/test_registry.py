@@ -159,7 +159,9 @@ def test_the_worked_example_in_the_docs_runs(tmp_path: Path, monkeypatch: Any) -
             kept = jb.stats.get_statistic("top-share")(store, "given", where="item_id <> 's0'", at_least=4)
         assert list(kept["n"]) == [4] and list(kept["top"]) == [2]
         with pytest.raises(jb.JurybenchError, match="--where"):
-            jb.stats.get_statistic("top-share")(tmp_path / "extending-stats.duckdb", "given", where="1; DROP TABLE runs")
+            jb.stats.get_statistic("top-share")(
+                tmp_path / "extending-stats.duckdb", "given", where="1; DROP TABLE runs"
+            )
     finally:
         unregister_statistic("top-share")
     assert "top-share" not in statistics()

@@ -223,6 +223,11 @@ def test_over_http_a_job_judges_until_the_rule_is_met(tmp_path: Path) -> None:
         assert refused.status_code == 422 and "ci_width(CRITERION)<WIDTH" in refused.text
         unit = client.post("/v1/jobs", json={**body, "until_cluster": "topic"})
         assert unit.status_code == 422 and "meta.<field>" in unit.text
+        # Issue 52: the rule is checked against the rubric at submission, through the same room as
+        # score --until (a job with a rule its rubric cannot have was accepted and then failed)
+        for rule, why in (("gap_excludes(0)", "pairwise rubric's figure"), ("ci_width(plot)<1", "'plot' is not")):
+            wrong = client.post("/v1/jobs", json={**body, "until": rule})
+            assert wrong.status_code == 400 and why in wrong.text, wrong.text
         by_item = client.post("/v1/jobs", json={**body, "until_cluster": "item"})
         assert by_item.status_code == 202
         item_job = wait_for(client, by_item.json()["job_id"], timeout=120)

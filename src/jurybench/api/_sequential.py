@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,30 +35,16 @@ def judge_until(
     rule is met or the subjects run out; returns the last batch's engine result and the record
     stored in ``runs.stopping``."""
     from jurybench.rubric import subject_ids
-    from jurybench.stats import anytime as sequential
+    from jurybench.stats import anytime
     from jurybench.store import reading, writing
 
     if isinstance(batch_items, bool) or not isinstance(batch_items, int) or batch_items < 1:
         raise JurybenchError(f"--batch-items must be a whole number >= 1 (got {batch_items!r}).")
-    rule = sequential.parse_rule(until, spec.dimensions, alpha)
-    if rule.kind == "gap_excludes" and not spec.pairwise:
-        raise JurybenchError(
-            f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {spec.kind} one's.",
-            hint="Use ci_width, excludes or separated.",
-        )
-    if rule.kind == "separated" and spec.subject_table != "items":
-        raise JurybenchError(
-            f"--until {rule.text}: a leaderboard ranks the items' models; a {spec.kind} rubric judges pairs.",
-            hint="Use ci_width, excludes or gap_excludes.",
-        )
-    bounds = spec.scale_for(rule.dimension or spec.dimensions[0])
-    if bounds is None or not spec.answers_in_json:
-        raise JurybenchError(f"--until needs scores: a {spec.kind} rubric's answers are labels.")
-    low, high = float(bounds[0]), float(bounds[1])
-    cluster = sequential.check_cluster(cluster)
+    rule, low, high = anytime.fitted_rule(until, spec, alpha)
+    cluster = anytime.check_cluster(cluster)
     with writing(store) as con:  # a store by path is created or migrated first, as a run does
         subjects = subject_ids(con, spec, where, ids)
-        cluster_of = sequential.clusters_of(con, spec, cluster, subjects)
+        cluster_of = anytime.clusters_of(con, spec, cluster, subjects)
     if not subjects:
         raise JurybenchError(f"no {spec.subject_table} to judge{f' where {where}' if where else ''}.")
     if cluster != "item" and all(cluster_of.get(s) == f"subject:{s}" for s in subjects):
@@ -70,7 +55,7 @@ def judge_until(
     members: dict[str, list[str]] = {}
     for subject in subjects:
         members.setdefault(cluster_of.get(subject, f"subject:{subject}"), []).append(subject)
-    order = sorted(members, key=lambda c: sequential.cluster_rank(seed, c))  # whole clusters, seeded
+    order = sorted(members, key=lambda c: anytime.cluster_rank(seed, c))  # whole clusters, seeded
     record: dict[str, Any] = {
         "rule": rule.text,
         "kind": rule.kind,
@@ -83,7 +68,7 @@ def judge_until(
         "subjects_available": len(subjects),
         "clusters_available": len(order),
         "scale": [low, high],
-        "method": sequential.METHOD,
+        "method": anytime.METHOD,
         "looks": [],
     }
     batches: list[list[str]] = [[]]
@@ -110,11 +95,11 @@ def judge_until(
             with reading(store) as con:
                 figure = {
                     "judged": judged_after[index],
-                    **sequential.look_run(con, spec, rule, run, low, high, cluster, seed),
+                    **anytime.look_run(con, spec, rule, run, low, high, cluster, seed),
                 }
             record["looks"].append(figure)
             _save(store, run, {**record, "stopped": None}, lock)  # durable as it is taken: a kill keeps it
-        if sequential.met(rule, figure):
+        if anytime.met(rule, figure):
             reason = "met"
             break
     assert result is not None
@@ -125,45 +110,21 @@ def judge_until(
     return result, record
 
 
-# What must match for an interrupted run's looks to be taken up again: the same design.
-_DESIGN = ("rule", "alpha", "batch_items", "seed", "cluster", "subjects_available", "scale", "method")
-
-
 def _prior_looks(store: StoreLike, run: str, record: dict[str, object]) -> list[dict[str, Any]]:
-    """The looks an earlier invocation of ``run`` recorded, when it used the same design and did
-    not finish (a finished one's looks are taken again: its record is replaced)."""
+    from jurybench.stats import anytime
     from jurybench.store import reading
 
     with reading(store) as con:
-        row = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchone()
-    if not row or not row[0]:
-        return []
-    try:
-        earlier = json.loads(row[0])
-    except ValueError:
-        return []
-    if not isinstance(earlier, dict) or earlier.get("stopped") is not None:
-        return []
-    if any(earlier.get(name) != record[name] for name in _DESIGN):
-        return []
-    looks = earlier.get("looks")
-    return [dict(look) for look in looks] if isinstance(looks, list) else []
+        return anytime.prior_looks(con, run, record)
 
 
 def _save(store: StoreLike, run: str, record: dict[str, Any], lock: Any, *, count_subjects: bool = False) -> None:
     """Write the run's stopping record in a transaction of its own (``stopped`` None while it
-    judges). At the end the run's subjects are those judged in every batch."""
+    judges), under the store's lock when threads share it (the service's)."""
+    from jurybench.stats import anytime
     from jurybench.store import writing
 
     with contextlib.ExitStack() as held:
-        if lock is not None:  # a store shared by threads (the service's): writes take its lock
+        if lock is not None:
             held.enter_context(lock)
-        con = held.enter_context(writing(store))
-        if count_subjects:  # each batch's engine run counted its own subjects
-            con.execute(
-                "UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects "
-                "WHERE run_id = ?) WHERE run_id = ?",
-                [json.dumps(record), run, run],
-            )
-        else:
-            con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), run])
+        anytime.save_record(held.enter_context(writing(store)), run, record, count_subjects=count_subjects)

@@ -144,22 +144,22 @@ class _JobOwn(_Body):
     @field_validator("until", check_fields=False)
     @classmethod
     def _a_stopping_rule(cls, value: str | None) -> str | None:
-        from jurybench.stats import anytime as sequential
+        from jurybench.stats import anytime
 
-        if value is not None and not sequential.is_rule(value):
-            raise ValueError(f"use {sequential.RULE_HELP}")
+        if value is not None and not anytime.is_rule(value):
+            raise ValueError(f"use {anytime.RULE_HELP}")
         return value
 
     @field_validator("until_cluster", check_fields=False)
     @classmethod
     def _a_cluster(cls, value: str) -> str:
         from jurybench.errors import JurybenchError
-        from jurybench.stats import anytime as sequential
+        from jurybench.stats import anytime
 
         try:
-            return sequential.check_cluster(value)
+            return anytime.check_cluster(value)
         except JurybenchError:
-            raise ValueError(f"use {sequential.CLUSTER_HELP}") from None
+            raise ValueError(f"use {anytime.CLUSTER_HELP}") from None
 
 
 def _job_body() -> type[_JobOwn]:

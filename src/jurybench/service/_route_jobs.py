@@ -33,6 +33,10 @@ def prepare(
         request["jury"] = dict(config.default_jury)
     rubric = rq.load_rubric_for(request)
     check_orders(str(request.get("orders") or "both"), rubric)
+    if request.get("until") is not None:  # the rule against the rubric it stops, as score --until checks it
+        from jurybench.stats import anytime
+
+        anytime.fitted_rule(str(request["until"]), rubric, float(request.get("until_alpha", 0.05)))
     secrets = rq.secrets_of(request["jury"])
     request["jury"] = rq.public_jury(request["jury"])  # stored and served without credentials
     jury = rq.jury_for(request, secrets, config.calibrations)

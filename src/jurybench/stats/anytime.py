@@ -122,6 +122,28 @@ def parse_rule(text: str, dimensions: list[str], alpha: float = 0.05) -> Stoppin
     return StoppingRule(text.strip(), kind, dimension, threshold, alpha)
 
 
+def fitted_rule(text: str, rubric: Any, alpha: float = 0.05) -> tuple[StoppingRule, float, float]:
+    """A stopping rule checked against the rubric it stops (its dimension, a pairwise rubric for
+    the treatment gap, items for a leaderboard, scores rather than labels), and the bounds of
+    the scale its confidence sequence is on; one line on error. ``score --until`` and the
+    service's job check both ask here."""
+    rule = parse_rule(text, rubric.dimensions, alpha)
+    if rule.kind == "gap_excludes" and not rubric.pairwise:
+        raise JurybenchError(
+            f"--until {rule.text}: the treatment gap is a pairwise rubric's figure, not a {rubric.kind} one's.",
+            hint="Use ci_width, excludes or separated.",
+        )
+    if rule.kind == "separated" and rubric.subject_table != "items":
+        raise JurybenchError(
+            f"--until {rule.text}: a leaderboard ranks the items' models; a {rubric.kind} rubric judges pairs.",
+            hint="Use ci_width, excludes or gap_excludes.",
+        )
+    bounds = rubric.scale_for(rule.dimension or rubric.dimensions[0])
+    if bounds is None or not rubric.answers_in_json:
+        raise JurybenchError(f"--until needs scores: a {rubric.kind} rubric's answers are labels.")
+    return rule, float(bounds[0]), float(bounds[1])
+
+
 def check_cluster(cluster: str) -> str:
     """``--until-cluster``'s value, checked: prompt, item or meta.<field>."""
     text = (cluster or "").strip()
@@ -472,3 +494,51 @@ def legacy_p(looks: list[tuple[float, int]], value: float, low: float, high: flo
             s, v = total - n * value, n * sigma * sigma
             best = max(best, 0.5 * math.log(rho / (v + rho)) + s * s / (2 * (v + rho)))
     return float(min(1.0, math.exp(-best)))
+
+
+# -- the record of a sequential run (runs.stopping) ------------------------------------------------
+
+# What must match for an interrupted run's looks to be taken up again: the same design.
+DESIGN = ("rule", "alpha", "batch_items", "seed", "cluster", "subjects_available", "scale", "method")
+
+
+def stored_record(con: Connection, run: str) -> dict[str, Any] | None:
+    """The stopping record of ``run`` (``runs.stopping``): the rule, its design, every look and
+    why judging stopped (``stopped`` None while a run judges); None for a run judged whole."""
+    import json
+
+    row = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchone()
+    if not row or not row[0]:
+        return None
+    try:
+        record = json.loads(row[0])
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def prior_looks(con: Connection, run: str, record: dict[str, object]) -> list[dict[str, Any]]:
+    """The looks an earlier invocation of ``run`` recorded, when it used the same design and did
+    not finish (a finished one's looks are taken again: its record is replaced)."""
+    earlier = stored_record(con, run)
+    if earlier is None or earlier.get("stopped") is not None:
+        return []
+    if any(earlier.get(name) != record[name] for name in DESIGN):
+        return []
+    looks = earlier.get("looks")
+    return [dict(look) for look in looks] if isinstance(looks, list) else []
+
+
+def save_record(con: Connection, run: str, record: dict[str, Any], *, count_subjects: bool = False) -> None:
+    """Write ``run``'s stopping record; ``count_subjects`` at the end, when the run's subjects are
+    those judged in every batch (each batch's engine run counted its own)."""
+    import json
+
+    if count_subjects:
+        con.execute(
+            "UPDATE runs SET stopping = ?, n_subjects = (SELECT count(*) FROM run_subjects WHERE run_id = ?) "
+            "WHERE run_id = ?",
+            [json.dumps(record), run, run],
+        )
+    else:
+        con.execute("UPDATE runs SET stopping = ? WHERE run_id = ?", [json.dumps(record), run])

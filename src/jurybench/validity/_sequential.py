@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from jurybench.stats import anytime as cs
+from jurybench.stats import anytime
 from jurybench.validity._claims import Claim, mean_ratio, rate
 
 Array = NDArray[np.float64]
@@ -27,7 +27,7 @@ SCALE = (1.0, 5.0)
 
 def first_decision(values: Array, low: float, high: float, alpha: float, value: float, batch: int) -> tuple[bool, int]:
     """(decided, subjects judged) for excludes(value) looked at every ``batch`` observations."""
-    path = cs.log_capital(list(values), low, high, np.array([(value - low) / (high - low)]))[:, 0]
+    path = anytime.log_capital(list(values), low, high, np.array([(value - low) / (high - low)]))[:, 0]
     crossed = np.flatnonzero(path >= math.log(1 / alpha))
     return _looked(int(crossed[0]) if len(crossed) else None, batch, len(values))
 
@@ -42,9 +42,9 @@ def _looked(first: int | None, batch: int, n: int) -> tuple[bool, int]:
 
 def legacy_decision(values: Array, low: float, high: float, alpha: float, value: float, batch: int) -> tuple[bool, int]:
     """The same for the normal-mixture sequence ``score --until`` used before (sigma = half the range)."""
-    rho = cs.legacy_rho(len(values), (high - low) / 2, alpha)
+    rho = anytime.legacy_rho(len(values), (high - low) / 2, alpha)
     for k in range(batch, len(values) + 1, batch):
-        f = cs.legacy_look(list(values[:k]), low, high, alpha, rho)
+        f = anytime.legacy_look(list(values[:k]), low, high, alpha, rho)
         if f["ci_low"] > value or f["ci_high"] < value:
             return True, k
     return False, len(values)
@@ -219,7 +219,7 @@ def separated_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, i
 def streams_decision(
     labels: NDArray[np.int_], scores: Array, k_models: int, alpha: float, looks: list[int]
 ) -> tuple[bool, int]:
-    """separated(x) as ``cs.look_groups`` decides it, for subjects arriving in order with a model
+    """separated(x) as ``anytime.look_groups`` decides it, for subjects arriving in order with a model
     label each: at each look (subjects judged so far) the models are ranked by mean and every
     adjacent pair's difference stream (the two models' scores taken in step) must have excluded
     0 at alpha over all pairs. Each pair's evidence path is computed once for the whole stream."""
@@ -231,7 +231,7 @@ def streams_decision(
     for a in range(k_models):
         for b in range(a + 1, k_models):
             d = list(streams[a][: len(streams[b])] - streams[b][: len(streams[a])])
-            path = cs.log_capital(d, -span, span, np.array([0.5]))[:, 0] if d else np.zeros(0)
+            path = anytime.log_capital(d, -span, span, np.array([0.5]))[:, 0] if d else np.zeros(0)
             apart_at[(a, b)] = np.maximum.accumulate(path) >= math.log(1 / share)
     for k in looks:
         counts = [int(arrived[j][k - 1]) for j in range(k_models)]
@@ -337,7 +337,7 @@ def gap_scores(rng: np.random.Generator, n: int) -> Array:
 
 def gap_decision(scores: Array, alpha: float, batch: int) -> tuple[bool, int]:
     share = alpha / scores.shape[1]
-    paths = [cs.log_capital(list(scores[:, j]), -3.0, 3.0, np.array([0.5]))[:, 0] for j in range(scores.shape[1])]
+    paths = [anytime.log_capital(list(scores[:, j]), -3.0, 3.0, np.array([0.5]))[:, 0] for j in range(scores.shape[1])]
     crossed = [np.flatnonzero(p >= math.log(1 / share)) for p in paths]
     return _looked(min((int(c[0]) for c in crossed if len(c)), default=None), batch, len(scores))
 

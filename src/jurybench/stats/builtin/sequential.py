@@ -3,7 +3,6 @@ valid however the number of subjects was chosen (``score --until`` stops on what
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -108,7 +107,7 @@ def sequential(
 
     from jurybench.annotations import run_rubric
     from jurybench.errors import JurybenchError
-    from jurybench.stats import anytime as cs
+    from jurybench.stats import anytime
 
     rubric = run_rubric(con, run)
     if criterion not in rubric.dimensions:
@@ -120,26 +119,25 @@ def sequential(
     if bounds is None or not rubric.answers_in_json:
         raise JurybenchError(f"a {rubric.kind} rubric's answers are labels: there is no mean to bound.")
     low, high = float(bounds[0]), float(bounds[1])
-    stored = con.execute("SELECT stopping FROM runs WHERE run_id = ?", [run]).fetchall()
-    stopping = json.loads(stored[0][0]) if stored and stored[0][0] else None
-    legacy = stopping is not None and stopping.get("method") == cs.LEGACY_METHOD
+    stopping = anytime.stored_record(con, run)
+    legacy = stopping is not None and stopping.get("method") == anytime.LEGACY_METHOD
     seed = int(stopping.get("seed", 0)) if stopping else 0
-    unit = cs.check_cluster(cluster or (stopping or {}).get("cluster") or ("item" if legacy else "prompt"))
+    unit = anytime.check_cluster(cluster or (stopping or {}).get("cluster") or ("item" if legacy else "prompt"))
     rule_figure = None
     if stopping is not None and stopping.get("kind") in ("separated", "gap_excludes") and not legacy:
         # The rule's own figure on everything judged: the models' (or categories') anytime-valid
         # intervals as the stopping rule used them.
-        rule = cs.StoppingRule(
+        rule = anytime.StoppingRule(
             stopping["rule"], stopping["kind"], stopping["dimension"], stopping["threshold"], stopping["alpha"]
         )
         scale_low, scale_high = (float(v) for v in stopping["scale"])
-        rule_figure = cs.look_run(con, rubric, rule, run, scale_low, scale_high, unit, seed)
+        rule_figure = anytime.look_run(con, rubric, rule, run, scale_low, scale_high, unit, seed)
     gap_value = stopping["threshold"] if stopping and stopping.get("kind") == "gap_excludes" else None
     stopping_kept = stopping
     if stopping is not None and stopping["dimension"] != criterion:
         stopping = None  # the recorded looks were at another criterion's figure
-    one = cs.StoppingRule(f"ci_width({criterion})<1", "ci_width", criterion, 1.0)
-    values = cs.streams_of(cs.run_rows(con, rubric, one, run, unit), one, seed).get("", [])
+    one = anytime.StoppingRule(f"ci_width({criterion})<1", "ci_width", criterion, 1.0)
+    values = anytime.streams_of(anytime.run_rows(con, rubric, one, run, unit), one, seed).get("", [])
     if len(values) < 2:
         raise JurybenchError(
             f"run '{run}' has {len(values)} {unit} mean(s) of jury scores for {criterion!r}; the statistic needs 2."
@@ -149,15 +147,15 @@ def sequential(
         value = stopping["threshold"] if stopping and stopping["kind"] == "excludes" else (low + high) / 2
     if legacy:  # a run recorded with the earlier normal-mixture sequence: read with that method
         rho = float((stopping or stopping_kept or {})["rho"])
-        figure = cs.legacy_look(values, low, high, alpha, rho)
+        figure = anytime.legacy_look(values, low, high, alpha, rho)
         looks = [(float(k["total"]), int(k["n"])) for k in stopping["looks"]] if stopping else []
         looks.append((sum(values), len(values)))
-        p_value = cs.legacy_p(looks, value, low, high, rho)
-        method = cs.LEGACY_METHOD
+        p_value = anytime.legacy_p(looks, value, low, high, rho)
+        method = anytime.LEGACY_METHOD
     else:
-        figure = cs.look(values, low, high, alpha)
-        p_value = cs.p_value(values, low, high, value)
-        method = cs.METHOD
+        figure = anytime.look(values, low, high, alpha)
+        p_value = anytime.p_value(values, low, high, value)
+        method = anytime.METHOD
     mean, n = figure["mean"], figure["n"]
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(t.ppf(1 - alpha / 2, n - 1)) * sd / math.sqrt(n)
