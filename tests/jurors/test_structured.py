@@ -365,53 +365,18 @@ def test_a_hosted_provider_gets_the_scales_bounds() -> None:
 # Issue 52: a plug-in rubric kind (docs/extending.md's Checklist) answered in JSON is judged by
 # a real juror as a built-in kind is: jurors.answers_in_json listed three kind names, so the
 # checklist got no schema, and structured=schema / scores=expected were refused for it.
-CHECKS = (
-    "name: story-checks\nkind: checklist\nrationale: false\nquestions:\n"
-    "  ending: Does the story have an ending?\n  names: Does every character have a name?\n"
-    'templates:\n  en:\n    user: "Story:\\n{response}\\n\\nAnswer each question with yes or no:\\n{criteria}"\n'
-)
-
-
 @pytest.fixture
-def checklist(tmp_path: Any) -> Any:
-    from typing import Literal
+def checklist(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The docs' own Checklist kind and its rubric file, as docs/extending.md's example makes them."""
+    from jurybench.rubric import unregister_kind
+    from tests.rubric.test_kinds import _example
 
-    from pydantic import Field
-
-    from jurybench.rubric import RubricKind, register_kind, unregister_kind
-
-    class Checklist(RubricKind):
-        """docs/extending.md's kind: yes-or-no questions, a yes scores 1 and a no 0."""
-
-        kind: Literal["checklist"]
-        questions: dict[str, str] = Field(min_length=1)
-
-        @property
-        def dimensions(self) -> list[str]:
-            return list(self.questions)
-
-        def scale_for(self, dimension: str) -> tuple[int, int]:
-            return 0, 1
-
-        def criteria_text(self) -> str:
-            return "\n".join(f"- {name}: {question}" for name, question in self.questions.items())
-
-        def answer_values(self) -> dict[str, dict[str, float]]:
-            return {name: {"yes": 1.0, "no": 0.0} for name in self.questions}
-
-        def answer_fields(self) -> dict[str, object]:
-            return {name: (Literal["yes", "no"], Field(description=q)) for name, q in self.questions.items()}
-
-        def answer_lines(self) -> tuple[list[str], dict[str, Any]]:
-            return [f'- "{name}": "yes" or "no"' for name in self.questions], dict.fromkeys(self.questions, "yes")
-
-        def scores_of(self, values: dict[str, Any]) -> dict[str, int]:
-            return {name: int(values[name] == "yes") for name in self.questions}
-
-    register_kind(Checklist, replace=True)
-    (tmp_path / "checks.yaml").write_text(CHECKS, encoding="utf-8")
-    yield load_rubric(str(tmp_path / "checks.yaml"))
-    unregister_kind("checklist")
+    monkeypatch.chdir(tmp_path)
+    try:
+        exec(compile(_example(), "docs/extending.md", "exec", dont_inherit=True), {})
+        yield load_rubric(str(tmp_path / "story-checks.yaml"))
+    finally:
+        unregister_kind("checklist")
 
 
 def test_a_plug_in_kind_gets_its_schema_sent_by_a_real_juror(small_store: Any, checklist: Any) -> None:

@@ -33,7 +33,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from jurybench.rubric import PLACEHOLDER_RE, Template
+from jurybench.rubric import PLACEHOLDER_RE, KindTraits, Template
 
 # Opening phrases of a refusal, in the languages the shipped studies use. Matched
 # against the start of a response (first 300 characters), case-insensitively.
@@ -96,18 +96,13 @@ class RefusalPolicy(_Strict):
         return [re.compile(p, re.IGNORECASE) for p in (self.patterns or DEFAULT_REFUSAL_PATTERNS)]
 
 
-class GenerationSpec(_Strict):
+class GenerationSpec(_Strict, KindTraits):
     kind: Literal["generation"] = "generation"
-    # What the engine asks of what it runs, answered as a rubric kind answers it
-    # (``rubric/_model.py``): a response in text, no re-asks (refusals and empty responses are
-    # measured), one item at a time, averaged when a jury of generators is asked.
+    # What the engine asks of what it runs, answered as a rubric kind answers it: a response in
+    # text, no re-asks (refusals and empty responses are measured), one item at a time.
     generates: ClassVar[bool] = True
     answers_in_json: ClassVar[bool] = False
-    pairwise: ClassVar[bool] = False
     reasks: ClassVar[int] = 0
-    default_aggregation: ClassVar[str] = "mean"
-    votes: ClassVar[bool] = False
-    categorical: ClassVar[bool] = False
     judges_a_response: ClassVar[bool] = False
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
     version: str = "1"

@@ -142,7 +142,35 @@ PREFERENCE_VALUES = {"a": 1.0, "b": -1.0, "tie": 0.0, "1": 1.0, "-1": -1.0, "0":
 PREFERENCE_SCORE = {"A": 1, "B": -1, "tie": 0}
 
 
-class _RubricBase(_Strict):
+class KindTraits:
+    """What a kind decides, so that no caller asks which kind a rubric is, each with the default
+    of a kind of integer scores answered in JSON about one item. Rubric kinds and the generation
+    spec (which travels through the engine in a rubric's place) say theirs."""
+
+    # A judgment is about a pair of items (shown in both orders) or one item; a juror answers in
+    # JSON (a schema a provider can enforce) or in text (a label, a questionnaire's numbered lines).
+    pairwise: ClassVar[bool] = False
+    answers_in_json: ClassVar[bool] = True
+    # Whether the subject's response is what is judged (so an empty one is worth a note); a
+    # questionnaire's item is the target it reports on.
+    judges_a_response: ClassVar[bool] = True
+    # Re-asks after an answer that fails validation, unless the juror says: a kind whose invalid
+    # answers are themselves measured (a label, a questionnaire, a generated response) asks none.
+    reasks: ClassVar[int] = 1
+    # The jury's rule when its definition names none (``mean``, or ``majority``: each juror votes
+    # by its score's sign).
+    default_aggregation: ClassVar[str] = "mean"
+    # Each score is a vote between two responses: +1 the first, -1 the second, 0 a tie (the first
+    # response's win rate is then (mean + 1) / 2).
+    votes: ClassVar[bool] = False
+    # Answers are categories, not points on a scale: agreement with people is counted by class
+    # (kappa, accuracy), not by correlation.
+    categorical: ClassVar[bool] = False
+    # Asks for a response (a generation spec), not a judgment.
+    generates: ClassVar[bool] = False
+
+
+class _RubricBase(_Strict, KindTraits):
     if (
         TYPE_CHECKING
     ):  # every concrete kind declares its name, kind: Literal["<name>"]; a field of the base would move it
@@ -159,29 +187,6 @@ class _RubricBase(_Strict):
     templates: dict[str, Template]
 
     placeholder_fields: ClassVar[frozenset[str]] = POINTWISE_FIELDS
-    # What the kind decides, so that no caller asks which kind a rubric is: a judgment is about
-    # a pair of items (shown in both orders) or one item; a juror answers in JSON (a schema a
-    # provider can enforce) or in text (a label, a questionnaire's numbered lines).
-    pairwise: ClassVar[bool] = False
-    answers_in_json: ClassVar[bool] = True
-    # Whether the subject's response is what is judged (so an empty one is worth a note); a
-    # questionnaire's item is the target it reports on.
-    judges_a_response: ClassVar[bool] = True
-    # Re-asks after an answer that fails validation, unless the juror says: a kind whose invalid
-    # answers are themselves measured (a label, a questionnaire) asks none.
-    reasks: ClassVar[int] = 1
-    # The jury's rule when its definition names none (``mean``, or ``majority``: each juror votes
-    # by its score's sign).
-    default_aggregation: ClassVar[str] = "mean"
-    # Each score is a vote between two responses: +1 the first, -1 the second, 0 a tie (the first
-    # response's win rate is then (mean + 1) / 2).
-    votes: ClassVar[bool] = False
-    # Answers are categories, not points on a scale: agreement with people is counted by class
-    # (kappa, accuracy), not by correlation.
-    categorical: ClassVar[bool] = False
-    # A generation spec travels through the engine in a rubric's place and asks for a response;
-    # a rubric asks for a judgment.
-    generates: ClassVar[bool] = False
 
     @property
     def scores_items(self) -> bool:
