@@ -137,6 +137,60 @@ def sample_labels(
         return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
 
 
+# -- annotations simulate: declared once; the command line and a study step derive from these.
+SimulatedRubric = Annotated[
+    "RubricLike", param("Pointwise rubric whose criteria are labelled.", faces="cli python", short="-r", cli_type=str)
+]
+SimulatedWhere = Annotated[str | None, param("SQL predicate choosing the items.", faces="cli python")]
+Fraction = Annotated[float, param("Share of the items that get labels (a seeded subset).", faces="cli python")]
+Annotators = Annotated[int, param("Simulated annotators per item.", faces="cli python")]
+Noise = Annotated[float, param("SD of each annotator's noise, in scale points.", faces="cli python")]
+SubsetSeed = Annotated[int, param("Seed for the subset and the noise.", faces="cli python")]
+TruthSeed = Annotated[int, param("The simulated jurors' truth_seed (the same known truth).", faces="cli python")]
+PanelOut = Annotated[
+    str | Path | None,
+    param(
+        "Write the panel's mean per item and criterion to this CSV instead of the store.",
+        faces="cli python",
+        cli_type=Path | None,
+    ),
+]
+
+
+def simulate_annotations(
+    store: StoreLike | None,
+    *,
+    rubric: SimulatedRubric,
+    where: SimulatedWhere = None,
+    fraction: Fraction = 1.0,
+    annotators: Annotators = 3,
+    noise: Noise = 0.5,
+    seed: SubsetSeed = 0,
+    truth_seed: TruthSeed = 0,
+    panel_out: PanelOut = None,
+) -> int:
+    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
+    sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
+    ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
+    ``import_annotations(..., continuous=True)``, as published panel means are imported)."""
+    from jurybench.annotations import simulate_human_labels
+    from jurybench.api._specs import rubric_of
+    from jurybench.store import writing
+
+    with writing(store) as con:
+        return simulate_human_labels(
+            con,
+            rubric_of(rubric),
+            where=where,
+            fraction=fraction,
+            annotators=annotators,
+            noise=noise,
+            seed=seed,
+            truth_seed=truth_seed,
+            panel_file=Path(panel_out) if panel_out else None,
+        )
+
+
 class Store(Holder):
     """An open judgment store (``jurybench.open(path)``): a context manager that closes the
     file on exit. Writable by default; ``read_only=True`` opens it for reading alongside a
@@ -392,40 +446,9 @@ class Store(Holder):
                 continuous=continuous,
             )
 
-    @user_facing
-    def simulate_annotations(
-        self,
-        *,
-        rubric: RubricLike,
-        where: str | None = None,
-        fraction: float = 1.0,
-        annotators: int = 3,
-        noise: float = 0.5,
-        seed: int = 0,
-        truth_seed: int = 0,
-        panel_out: str | Path | None = None,
-    ) -> int:
-        """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
-        sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
-        ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
-        ``import_annotations(..., continuous=True)``, as published panel means are imported)."""
-        from jurybench.annotations import simulate_human_labels
-        from jurybench.api._specs import rubric_of
-
-        with self.writing() as con:
-            return simulate_human_labels(
-                con,
-                rubric_of(rubric),
-                where=where,
-                fraction=fraction,
-                annotators=annotators,
-                noise=noise,
-                seed=seed,
-                truth_seed=truth_seed,
-                panel_file=Path(panel_out) if panel_out else None,
-            )
-
-    # store.sample_labels(run, n=...): the declared function, this store as its store
+    # store.simulate_annotations(rubric=...) and store.sample_labels(run, n=...): the declared
+    # functions, this store as their store
+    simulate_annotations = user_facing(simulate_annotations)
     sample_labels = user_facing(sample_labels)
 
     @user_facing
@@ -443,6 +466,7 @@ class Store(Holder):
 
 
 Store.sample_labels.__signature__ = python_signature(Store.sample_labels)  # type: ignore[attr-defined]
+Store.simulate_annotations.__signature__ = python_signature(Store.simulate_annotations)  # type: ignore[attr-defined]
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:

@@ -178,37 +178,13 @@ annotations_app.command("sample")(
 )
 
 
-@annotations_app.command("simulate")
-def annotations_simulate(
-    rubric: Annotated[str, typer.Option("--rubric", "-r", help="Pointwise rubric whose criteria are labelled.")],
-    where: Annotated[str | None, typer.Option(help="SQL predicate choosing the items.")] = None,
-    fraction: Annotated[float, typer.Option(help="Share of the items that get labels (a seeded subset).")] = 1.0,
-    annotators: Annotated[int, typer.Option(help="Simulated annotators per item.")] = 3,
-    noise: Annotated[float, typer.Option(help="SD of each annotator's noise, in scale points.")] = 0.5,
-    seed: Annotated[int, typer.Option(help="Seed for the subset and the noise.")] = 0,
-    truth_seed: Annotated[int, typer.Option(help="The simulated jurors' truth_seed (the same known truth).")] = 0,
-    panel_out: Annotated[
-        Path | None,
-        typer.Option(help="Write the panel's mean per item and criterion to this CSV instead of the store."),
-    ] = None,
-    db: DbOption = None,
-) -> None:
-    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N)."""
-    from jurybench import commands
-
-    _done(
-        commands.annotations_simulate(
-            db,
-            rubric=rubric,
-            where=where,
-            fraction=fraction,
-            annotators=annotators,
-            noise=noise,
-            seed=seed,
-            truth_seed=truth_seed,
-            panel_out=panel_out,
-        )
+annotations_app.command("simulate")(
+    declared_command(
+        api.Store.simulate_annotations,
+        commands.annotations_simulate,
+        doc="Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N).",
     )
+)
 
 
 baselines_app = typer.Typer(

@@ -110,7 +110,7 @@ COMMANDS: dict[str, Command] = {
     "annotations import": Command(annotations_import, "file"),
     "judgments import": Command(judgments_import, "file"),
     "annotations sample": Command(annotations_sample, declared="Store.sample_labels"),
-    "annotations simulate": Command(annotations_simulate),
+    "annotations simulate": Command(annotations_simulate, declared="Store.simulate_annotations"),
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate, declared="calibrate"),
     "calibrate apply": Command(calibrate_apply, "calibration"),

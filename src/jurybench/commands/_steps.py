@@ -291,32 +291,15 @@ def annotations_sample(db: Path | None, *, out: Path | None = None, **values: ob
     return 0
 
 
-def annotations_simulate(
-    db: Path | None,
-    *,
-    rubric: str,
-    where: str | None = None,
-    fraction: float = 1.0,
-    annotators: int = 3,
-    noise: float = 0.5,
-    seed: int = 0,
-    truth_seed: int = 0,
-    panel_out: Path | None = None,
-) -> int:
-    """Human labels from the simulated jurors' known truth (``Store.simulate_annotations``)."""
+def annotations_simulate(db: Path | None, **values: object) -> int:
+    """Human labels from the simulated jurors' known truth (``Store.simulate_annotations``; its
+    options are the command line's face of its declaration)."""
     from jurybench.api import Store
 
+    arguments = _declared(Store.simulate_annotations, values)
+    annotators, panel_out = arguments["annotators"], arguments["panel_out"]
     with Store(db) as store:
-        n = store.simulate_annotations(
-            rubric=rubric,
-            where=where,
-            fraction=fraction,
-            annotators=annotators,
-            noise=noise,
-            seed=seed,
-            truth_seed=truth_seed,
-            panel_out=panel_out,
-        )
+        n = store.simulate_annotations(**arguments)
     if panel_out:
         echo(
             f"{n} panel means of {annotators} simulated annotators written to {panel_out} "
