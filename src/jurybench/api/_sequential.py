@@ -13,12 +13,16 @@ from typing import TYPE_CHECKING, Any
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from jurybench.api._store import StoreLike
+    from jurybench.engine import RunResult
+    from jurybench.rubric import AnyRubric
 
 
 def judge_until(
     store: StoreLike,
-    spec: Any,
+    spec: AnyRubric,
     *,
     until: str,
     batch_items: int,
@@ -28,9 +32,9 @@ def judge_until(
     where: str | None,
     ids: list[str] | None,
     run: str | None,
-    judge: Callable[[list[str], str | None], Any],
-    lock: Any = None,
-) -> tuple[Any, dict[str, Any]]:
+    judge: Callable[[list[str], str | None], RunResult],
+    lock: AbstractContextManager[object] | None = None,
+) -> tuple[RunResult, dict[str, Any]]:
     """Judge batches with ``judge(ids, run)`` (one engine run each, the same run name) until the
     rule is met or the subjects run out; returns the last batch's engine result and the record
     stored in ``runs.stopping``."""
@@ -118,7 +122,14 @@ def _prior_looks(store: StoreLike, run: str, record: dict[str, object]) -> list[
         return anytime.prior_looks(con, run, record)
 
 
-def _save(store: StoreLike, run: str, record: dict[str, Any], lock: Any, *, count_subjects: bool = False) -> None:
+def _save(
+    store: StoreLike,
+    run: str,
+    record: dict[str, Any],
+    lock: AbstractContextManager[object] | None,
+    *,
+    count_subjects: bool = False,
+) -> None:
     """Write the run's stopping record in a transaction of its own (``stopped`` None while it
     judges), under the store's lock when threads share it (the service's)."""
     from jurybench.stats import anytime

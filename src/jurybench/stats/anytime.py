@@ -41,7 +41,7 @@ import hashlib
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     import numpy as np
     from duckdb import DuckDBPyConnection as Connection
     from numpy.typing import NDArray
+
+    from jurybench.rubric import AnyRubric
 
 METHOD = "betting confidence sequence, hedged capital with aGRAPA bets (Waudby-Smith & Ramdas 2024)"
 LEGACY_METHOD = "normal-mixture confidence sequence for a bounded mean (Robbins 1970; Howard et al. 2021)"
@@ -122,7 +124,7 @@ def parse_rule(text: str, dimensions: list[str], alpha: float = 0.05) -> Stoppin
     return StoppingRule(text.strip(), kind, dimension, threshold, alpha)
 
 
-def fitted_rule(text: str, rubric: Any, alpha: float = 0.05) -> tuple[StoppingRule, float, float]:
+def fitted_rule(text: str, rubric: AnyRubric, alpha: float = 0.05) -> tuple[StoppingRule, float, float]:
     """A stopping rule checked against the rubric it stops (its dimension, a pairwise rubric for
     the treatment gap, items for a leaderboard, scores rather than labels), and the bounds of
     the scale its confidence sequence is on; one line on error. ``score --until`` and the
@@ -371,7 +373,7 @@ def cluster_rank(seed: int, cluster: str) -> str:
     return hashlib.sha256(f"{seed}\x00{cluster}".encode()).hexdigest()
 
 
-def cluster_sql(spec: Any, cluster: str) -> str:
+def cluster_sql(spec: AnyRubric, cluster: str) -> str:
     """SELECT subject, cluster for every subject of the rubric's kind (a subject with no value
     for the cluster's field is a cluster of its own)."""
     cluster = check_cluster(cluster)
@@ -393,7 +395,7 @@ def cluster_sql(spec: Any, cluster: str) -> str:
     return f"SELECT {key} AS subject, coalesce(CAST({expr} AS VARCHAR), 'subject:' || {key}) AS cluster FROM items"
 
 
-def clusters_of(con: Connection, spec: Any, cluster: str, subjects: Sequence[str]) -> dict[str, str]:
+def clusters_of(con: Connection, spec: AnyRubric, cluster: str, subjects: Sequence[str]) -> dict[str, str]:
     """Each of ``subjects``' cluster key."""
     import pyarrow as pa
 
@@ -424,7 +426,7 @@ def streams_of(rows: Sequence[tuple[str, str, float]], rule: StoppingRule, seed:
 
 
 def look_run(
-    con: Connection, spec: Any, rule: StoppingRule, run: str, low: float, high: float, cluster: str, seed: int
+    con: Connection, spec: AnyRubric, rule: StoppingRule, run: str, low: float, high: float, cluster: str, seed: int
 ) -> dict[str, Any]:
     """The figure the rule looks at, from the run's jury scores so far: cluster means in the
     seeded order of the clusters."""
@@ -435,7 +437,9 @@ def look_run(
     return look_streams(rule, streams, low, high)
 
 
-def run_rows(con: Connection, spec: Any, rule: StoppingRule, run: str, cluster: str) -> list[tuple[str, str, float]]:
+def run_rows(
+    con: Connection, spec: AnyRubric, rule: StoppingRule, run: str, cluster: str
+) -> list[tuple[str, str, float]]:
     """(cluster, stream, jury score) for each of the run's scored subjects the rule reads."""
     key = spec.subject_column
     base = f"SELECT j.{key} AS subject, j.{spec.dimension_column} AS dim, j.jury_score FROM {spec.jury_view} j"
@@ -529,7 +533,7 @@ def prior_looks(con: Connection, run: str, record: dict[str, object]) -> list[di
     return [dict(look) for look in looks] if isinstance(looks, list) else []
 
 
-def save_record(con: Connection, run: str, record: dict[str, Any], *, count_subjects: bool = False) -> None:
+def save_record(con: Connection, run: str, record: Mapping[str, object], *, count_subjects: bool = False) -> None:
     """Write ``run``'s stopping record; ``count_subjects`` at the end, when the run's subjects are
     those judged in every batch (each batch's engine run counted its own)."""
     import json
