@@ -180,6 +180,7 @@ DECLARED_COMMANDS = {
     "jury select": ("select_jury", "JurySelectIn", ["format"]),
     "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
     "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
+    "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
 }
 
 
@@ -262,3 +263,24 @@ def test_a_made_up_declared_command_shows_on_every_face(monkeypatch: pytest.Monk
     assert list(body.model_fields) == ["size"] and body.model_fields["size"].description == "How many."
     with pytest.raises(ValueError, match="less than or equal to 9"):
         body(size=10)
+
+
+def test_a_study_gates_on_check_as_the_command_line_does(tmp_path: Path) -> None:
+    """Issue 52: check is declared, so it is a study step too (it was the CLI's alone)."""
+    items = tmp_path / "i.csv"
+    items.write_text("item_id,response\na,x\nb,y\n", encoding="utf-8")
+
+    def study(rule: str) -> Path:
+        path = tmp_path / f"s{len(list(tmp_path.glob('s*.yaml')))}.yaml"
+        path.write_text(
+            f"name: gate\nsteps:\n  - items import: {{_: '{items}'}}\n"
+            "  - score: {rubric: story-quality, juror: ['fake/a'], run: r}\n"
+            f"  - check: {{run: r, min: ['{rule}']}}\n",
+            encoding="utf-8",
+        )
+        return path
+
+    passed = run_cli("study", "run", str(study("coherence>=1")), "--db", str(tmp_path / "a.duckdb"))
+    assert passed.exit_code == 0, passed.stderr
+    failed = run_cli("study", "run", str(study("coherence>=6")), "--db", str(tmp_path / "b.duckdb"))
+    assert failed.exit_code == 1 and "coherence" in failed.stdout + failed.stderr

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from jurybench.declare import param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
@@ -104,16 +105,46 @@ def _scores(con: Connection, run: str, pair_on: str) -> dict[str, dict[str, floa
     return out
 
 
+# -- check: declared once; the command line and a study step derive from these (jurybench.declare)
+CheckedRun = Annotated[str, param("The run to check.", faces="cli python")]
+Thresholds = Annotated[
+    list[str] | None,
+    param(
+        "CRITERION>=VALUE or CRITERION<=VALUE on the run's mean jury score (repeatable).",
+        faces="cli python",
+    ),
+]
+BaselineRun = Annotated[str | None, param("A run to compare with, paired by subject (or prompt).", faces="cli python")]
+MaxDrop = Annotated[
+    float | None,
+    param(
+        "Fail when the mean drop against --baseline-run exceeds this, significantly.",
+        faces="cli python",
+        at_least=0,
+    ),
+]
+DropAlpha = Annotated[
+    float, param("Significance level of the one-sided paired t-test on the drop.", faces="cli python")
+]
+PairOn = Annotated[
+    str,
+    param(
+        "Pair runs by subject (item or pair id), by prompt, or auto (subject when they share any).",
+        faces="cli python",
+    ),
+]
+
+
 @user_facing
 def check(
     store: StoreLike | None,
-    run: str,
+    run: CheckedRun,
     *,
-    min: list[str] | None = None,
-    baseline_run: str | None = None,
-    max_drop: float | None = None,
-    alpha: float = 0.05,
-    pair_on: str = "auto",
+    min: Thresholds = None,
+    baseline_run: BaselineRun = None,
+    max_drop: MaxDrop = None,
+    alpha: DropAlpha = 0.05,
+    pair_on: PairOn = "auto",
 ) -> CheckResult:
     """Check a run's jury scores against thresholds and a baseline run (see the module docs)."""
     import numpy as np
@@ -224,3 +255,6 @@ def check(
             | ({"without_valid_answers": silent} if silent else {}),
         )
     return result
+
+
+check.__signature__ = python_signature(check)  # type: ignore[attr-defined]

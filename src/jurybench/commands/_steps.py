@@ -356,6 +356,30 @@ def jury_select(db: Path | None, *, format: str = "table", **values: object) -> 
     return 0
 
 
+def check(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """A gate for CI (``jurybench.check``): the run's criteria against their thresholds and a
+    baseline run, printed as a table or JSON; 1 when a criterion failed."""
+    from jurybench import api
+
+    check_format(format, ("table", "json"))
+    arguments = _declared(api.check, values)
+    result = api.check(db, **arguments)
+    if format == "json":
+        shown = {
+            "run": arguments["run"],
+            "passed": result.passed,
+            "failures": result.failures,
+            "result_id": result.result_id,
+            "criteria": result.table.to_dict(orient="records"),
+            "without_valid_answers": result.without_valid_answers,
+        }
+        echo(json.dumps(shown, indent=2, default=str))
+    else:
+        for line in result.lines():
+            echo(line)
+    return 0 if result.passed else 1
+
+
 def calibrate_apply(db: Path | None, *, calibration: Path, run: str) -> int:
     """Write calibrated scores for a run (table calibrated_scores, view calibrated_items)."""
     from jurybench.calibration import apply_calibration
