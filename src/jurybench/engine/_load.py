@@ -131,9 +131,7 @@ class Turns:
         self.waiting.append(turn)
         if self.window is not None and self.watching is None:
             self.watching = loop.create_task(self._watch())
-        if not self.ticking:
-            self.ticking = True
-            loop.call_soon(self._tick, loop)
+        self._wake(loop)
         await turn  # a cancelled waiter is skipped by the ticker: its turn goes to the next
         self.in_flight += 1
         return time.monotonic()
@@ -144,9 +142,12 @@ class Turns:
         self.in_flight -= 1
         if self.window is not None and answered:
             self.window.answered(juror, time.monotonic() - started)
+        self._wake(asyncio.get_running_loop())
+
+    def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the ticker when starts wait and it is not running."""
         if self.waiting and not self.ticking:
             self.ticking = True
-            loop = asyncio.get_running_loop()
             loop.call_soon(self._tick, loop)
 
     async def _watch(self) -> None:
@@ -162,9 +163,7 @@ class Turns:
                 if len(lags) == 10:
                     self.window.adjust(statistics.median(lags), self.in_flight)
                     lags.clear()
-                    if self.waiting and not self.ticking:  # the window grew: starts may go on
-                        self.ticking = True
-                        asyncio.get_running_loop().call_soon(self._tick, asyncio.get_running_loop())
+                    self._wake(asyncio.get_running_loop())  # the window grew: starts may go on
         finally:
             self.watching = None
 
