@@ -181,6 +181,7 @@ DECLARED_COMMANDS = {
     "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
     "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
     "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
+    "calibrate apply": ("apply_calibration", "ApplyIn", []),
 }
 
 

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jurybench.api._calibrate import Calibration, agreement, calibrate, select_jury
+    from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
     from jurybench.api._run import Run, ascore, engine_options, generate, score
     from jurybench.api._specs import jury_of
@@ -30,6 +30,7 @@ __all__ = [
     "Run",
     "Store",
     "agreement",
+    "apply_calibration",
     "ascore",
     "calibrate",
     "check",
@@ -48,6 +49,7 @@ __all__ = [
 _HOMES = {
     "Calibration": ("jurybench.api._calibrate", "Calibration"),
     "agreement": ("jurybench.api._calibrate", "agreement"),
+    "apply_calibration": ("jurybench.api._calibrate", "apply_calibration"),
     "calibrate": ("jurybench.api._calibrate", "calibrate"),
     "select_jury": ("jurybench.api._calibrate", "select_jury"),
     "CheckResult": ("jurybench.api._check", "CheckResult"),

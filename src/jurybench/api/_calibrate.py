@@ -120,12 +120,10 @@ class Calibration:
     def apply(self, run: str, store: StoreLike | None = None) -> pd.DataFrame:
         """Score a run with this calibration (table calibrated_scores); returns the run's
         calibrated scores (view calibrated_items) as a DataFrame."""
-        from jurybench.calibration import apply_calibration
-        from jurybench.store import reading, writing
+        from jurybench.store import reading
 
         target = store if store is not None else self.store
-        with writing(target) as con:
-            apply_calibration(con, self.path, run)
+        apply_calibration(target, self.path, run=run)
         with reading(target) as con:
             return con.execute("SELECT * FROM calibrated_items WHERE run_id = ? ORDER BY ALL", [run]).df()
 
@@ -213,6 +211,28 @@ def calibrate(
             out_dir=Path(out) if out else None,
         )
     return Calibration(artifact, path, store)
+
+
+# -- calibrate apply: declared once; the command line, a study step and the body of POST
+# -- /v1/calibrations/{name}/apply (which names the file in its path) derive from these.
+CalibrationFile = Annotated[
+    str | Path,
+    param("A calibration JSON (or its name under calibration/).", faces="cli python", argument=True, cli_type=Path),
+]
+ScoredRun = Annotated[str, param("The run to score with it.", http=RUN_HTTP)]
+
+
+@user_facing
+def apply_calibration(store: StoreLike | None, calibration: CalibrationFile, *, run: ScoredRun) -> dict[str, Any]:
+    """Score ``run`` with a calibration file (``calibrate apply``): its calibrated scores are
+    written to ``calibrated_scores`` (view ``calibrated_items``); a run with other jurors, rubric
+    or covariates is refused. Returns the rows written, the run, the calibration's name and the
+    juror votes imputed."""
+    from jurybench.calibration import apply_calibration as apply
+    from jurybench.store import writing
+
+    with writing(store) as con:
+        return apply(con, Path(calibration), run)
 
 
 @user_facing
@@ -393,4 +413,5 @@ def select_jury(
 
 
 calibrate.__signature__ = python_signature(calibrate)  # type: ignore[attr-defined]
+apply_calibration.__signature__ = python_signature(apply_calibration)  # type: ignore[attr-defined]
 select_jury.__signature__ = python_signature(select_jury)  # type: ignore[attr-defined]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -71,16 +70,13 @@ calibrate_app.callback()(
 )
 
 
-@calibrate_app.command("apply")
-def calibrate_apply(
-    calibration: Annotated[Path, typer.Argument(help="A calibration JSON (or its name under calibration/).")],
-    run: Annotated[str, typer.Option("--run", help="The run to score with it.")],
-    db: DbOption = None,
-) -> None:
-    """Write calibrated scores for a run (table calibrated_scores, view calibrated_items)."""
-    from jurybench import commands
-
-    _done(commands.calibrate_apply(db, calibration=calibration, run=run))
+calibrate_app.command("apply")(
+    declared_command(
+        api.apply_calibration,
+        commands.calibrate_apply,
+        doc="Write calibrated scores for a run (table calibrated_scores, view calibrated_items).",
+    )
+)
 
 
 jury_app.command("select")(

@@ -114,7 +114,7 @@ COMMANDS: dict[str, Command] = {
     "annotations simulate": Command(annotations_simulate, declared="Store.simulate_annotations"),
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate, declared="calibrate"),
-    "calibrate apply": Command(calibrate_apply, "calibration"),
+    "calibrate apply": Command(calibrate_apply, "calibration", declared="apply_calibration"),
     "jury select": Command(jury_select, declared="select_jury"),
     "check": Command(check, declared="check"),
     "agreement": Command(agreement),

@@ -380,13 +380,12 @@ def check(db: Path | None, *, format: str = "table", **values: object) -> int:
     return 0 if result.passed else 1
 
 
-def calibrate_apply(db: Path | None, *, calibration: Path, run: str) -> int:
-    """Write calibrated scores for a run (table calibrated_scores, view calibrated_items)."""
-    from jurybench.calibration import apply_calibration
-    from jurybench.store import writing
+def calibrate_apply(db: Path | None, **values: object) -> int:
+    """Write calibrated scores for a run (``jurybench.apply_calibration``; its options are the
+    command line's face of its declaration)."""
+    from jurybench import api
 
-    with writing(db) as con:
-        result = apply_calibration(con, calibration, run)
+    result = api.apply_calibration(db, **_declared(api.apply_calibration, values))
     echo(
         f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
         f"({result['imputed']} juror votes imputed)"

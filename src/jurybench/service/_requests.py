@@ -192,6 +192,7 @@ if TYPE_CHECKING:
     CalibrationIn = _Body
     JurySelectIn = _Body
     SampleIn = _Body
+    ApplyIn = _Body
 else:
     from jurybench import api
 
@@ -200,6 +201,9 @@ else:
         "CalibrationIn",
         api.calibrate,
         "As 'jurybench calibrate': the file is written to the server's calibration folder.",
+    )
+    ApplyIn = declared_body(
+        "ApplyIn", api.apply_calibration, "As 'jurybench calibrate apply': the calibration is named in the path."
     )
     SampleIn = declared_body(
         "SampleIn",
@@ -211,10 +215,6 @@ else:
         api.select_jury,
         "As 'jurybench jury select': the jury file comes back as text (a server writes no client paths).",
     )
-
-
-class ApplyIn(_Body):
-    run: Annotated[str, Field(min_length=1, max_length=256)]
 
 
 class SqlIn(_Body):

@@ -52,14 +52,15 @@ def apply(
     name: Annotated[str, PathParam(pattern=rq.NAME)], body: rq.ApplyIn, store: StoreDep, config: ConfigDep
 ) -> dict[str, object]:
     """Score a run with a calibration (stored in calibrated_scores)."""
-    from jurybench.calibration import apply_calibration
+    from jurybench import api
     from jurybench.stats import jsonable
 
     path = config.calibrations / f"{name}.json"
     if not path.exists():
         raise NotFound(f"no calibration named {name!r}.", hint="See GET /v1/calibrations.")
+    request = body.model_dump()
     with store.writing() as cur:
-        return {"name": name, "run": body.run, "result": jsonable(apply_calibration(cur, path, body.run))}
+        return {"name": name, "run": request["run"], "result": jsonable(api.apply_calibration(cur, path, **request))}
 
 
 @router.post("/v1/jury/select")
