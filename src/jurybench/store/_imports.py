@@ -250,21 +250,7 @@ def write_items(
 ) -> ImportResult:
     """Insert validated item records; identical re-imports are no-ops, conflicts are errors."""
     _check_duplicates(source, records, "item_id")
-    frame = _text_table(
-        records,
-        (
-            "item_id",
-            "response",
-            "prompt",
-            "reference",
-            "model",
-            "language",
-            "treatment",
-            "metadata",
-            "dataset",
-            "source_file",
-        ),
-    )
+    frame = _text_table(records, _ITEM_FIELDS)
     with nullcontext() if in_transaction else transaction(con):
         con.register("incoming_items", frame)
         try:
