@@ -13,6 +13,8 @@ from jurybench.stats._registry import statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.rubric import AnyRubric
+
 COLUMNS = [
     "criterion",
     "slice",
@@ -317,7 +319,7 @@ def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, floa
     return {str(s): float(p) for s, p, _ in rows}, str(rows[0][2]), name
 
 
-def _jury_scores(con: Connection, rubric: Any, run: str) -> tuple[list[tuple[str, str, float]], str]:
+def _jury_scores(con: Connection, rubric: AnyRubric, run: str) -> tuple[list[tuple[str, str, float]], str]:
     """(subject, dimension, score) for every judged subject: the calibrated score when the run
     has one, else the jury's."""
     key = rubric.subject_column
@@ -336,7 +338,7 @@ def _jury_scores(con: Connection, rubric: Any, run: str) -> tuple[list[tuple[str
     return [(str(s), str(d), float(v)) for s, d, v in rows], "jury"
 
 
-def _check_scale(rubric: Any, dim: str, labels: dict[tuple[str, str], tuple[float, float]]) -> None:
+def _check_scale(rubric: AnyRubric, dim: str, labels: dict[tuple[str, str], tuple[float, float]]) -> None:
     """Refuse labels of ``dim`` outside the run's scale: labels recorded with another rubric that
     names a criterion the same (a 1..10 rubric's beside a 1..5 run) must not be averaged in."""
     from jurybench.errors import JurybenchError
@@ -355,7 +357,9 @@ def _check_scale(rubric: Any, dim: str, labels: dict[tuple[str, str], tuple[floa
         )
 
 
-def _labels(con: Connection, rubric: Any, drawn: dict[str, float], dims: list[str]) -> dict[tuple[str, str], float]:
+def _labels(
+    con: Connection, rubric: AnyRubric, drawn: dict[str, float], dims: list[str]
+) -> dict[tuple[str, str], float]:
     """The humans' mean label of each drawn subject and dimension (every label of ``dims`` on
     the run's scale)."""
     import pyarrow as pa
@@ -373,7 +377,7 @@ def _labels(con: Connection, rubric: Any, drawn: dict[str, float], dims: list[st
     return {(str(s), str(c)): float(v) for s, c, v, _, _ in rows}
 
 
-def _slices(con: Connection, rubric: Any, by: str, subjects: list[str]) -> dict[str, str]:
+def _slices(con: Connection, rubric: AnyRubric, by: str, subjects: list[str]) -> dict[str, str]:
     from jurybench.annotations import strata_of
 
     return strata_of(con, rubric, sorted(set(subjects)), by)
