@@ -117,6 +117,7 @@ class Parameter(NamedTuple):
         return self.required or face in self.meaning.required_in
 
 
+NAME_HTTP = {"min_length": 1, "max_length": 256}  # a run's (or a sample's, a model's) name in an HTTP body
 SEED = {"ge": 0, "lt": 2**63}  # the bounds of a seed: numpy takes no negative one, the store keeps 64 bits
 _BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
     "gt": ("greater than", operator.gt),
@@ -349,6 +350,7 @@ def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, ob
 
 __all__ = [
     "FACES",
+    "NAME_HTTP",
     "SAME",
     "SEED",
     "CliOption",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from annotated_types import MaxLen
 
-from jurybench.declare import SEED, param, python_signature
+from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import user_facing
 
 if TYPE_CHECKING:
@@ -134,11 +134,10 @@ class Calibration:
 # -- calibrate: declared once; the command line, a study step and POST /v1/calibrations derive
 # -- from these (jurybench.declare). Bounds the library checks itself, with messages of its own,
 # -- are the HTTP body's alone (http_only), so the command line and Python say what they said.
-RUN_HTTP = {"min_length": 1, "max_length": 256}
 GROUP_BY_HTTP = {"max_length": 128}
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"  # a name a server keeps a file by
 Names = list[Annotated[str, MaxLen(128)]] | None  # what an HTTP body may list (criteria, covariates)
-LabelledRun = Annotated[str, param("Run with human labels to fit on.", http=RUN_HTTP, cli_default=None)]
+LabelledRun = Annotated[str, param("Run with human labels to fit on.", http=NAME_HTTP, cli_default=None)]
 CalibrationName = Annotated[
     str | None,
     param("Calibration name (file calibration/<name>.json).", required_in="http", http={"pattern": NAME_PATTERN}),
@@ -219,7 +218,7 @@ CalibrationFile = Annotated[
     str | Path,
     param("A calibration JSON (or its name under calibration/).", faces="cli python", argument=True, cli_type=Path),
 ]
-ScoredRun = Annotated[str, param("The run to score with it.", http=RUN_HTTP)]
+ScoredRun = Annotated[str, param("The run to score with it.", http=NAME_HTTP)]
 
 
 @user_facing
@@ -312,7 +311,7 @@ def agreement(
 
 # -- jury select: declared once; the command line, a study step and POST /v1/jury/select derive
 # -- from these (jurybench.declare) ------------------------------------------------------------
-PilotRun = Annotated[str, param("The pilot run, judged by every candidate juror.", http=RUN_HTTP)]
+PilotRun = Annotated[str, param("The pilot run, judged by every candidate juror.", http=NAME_HTTP)]
 Target = Annotated[
     str,
     param(

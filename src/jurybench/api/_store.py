@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from jurybench.api._declared import SUBJECTS_PER_REQUEST
-from jurybench.declare import SEED, param, python_signature
+from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
 
@@ -83,14 +83,12 @@ def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bo
 # -- annotations sample: declared once; the command line, a study step and POST
 # -- /v1/annotations/sample derive from these (jurybench.declare). Bounds the library checks
 # -- itself are the HTTP body's alone (http_only).
-DrawnRun = Annotated[str, param("The run whose subjects are drawn.", http={"min_length": 1, "max_length": 256})]
+DrawnRun = Annotated[str, param("The run whose subjects are drawn.", http=NAME_HTTP)]
 DrawSize = Annotated[
     int, param("Subjects to draw (active: about this many).", http_only={"ge": 1, "le": SUBJECTS_PER_REQUEST})
 ]
 DrawSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
-SampleName = Annotated[
-    str | None, param("The sample's name (default RUN-sample).", http={"min_length": 1, "max_length": 256})
-]
+SampleName = Annotated[str | None, param("The sample's name (default RUN-sample).", http=NAME_HTTP)]
 Design = Annotated[
     str,
     param(

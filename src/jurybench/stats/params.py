@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-from jurybench.declare import SEED, param
+from jurybench.declare import NAME_HTTP, SEED, param
 
 EXPR = {"max_length": 2000}
 LEVELS = ("jury", "juror")
 
-Run = Annotated[str, param("Run id.", http={"min_length": 1, "max_length": 256})]
-OtherRun = Annotated[str, param("The run to compare with.", http={"min_length": 1, "max_length": 256})]
+Run = Annotated[str, param("Run id.", http=NAME_HTTP)]
+OtherRun = Annotated[str, param("The run to compare with.", http=NAME_HTTP)]
 Where = Annotated[str | None, param("SQL predicate over the statistic's columns (docs/statistics.md).", http=EXPR)]
 By = Annotated[
     str | None, param("SQL expression to group by, e.g. model_a, language, treatment_a->>'gender'.", http=EXPR)

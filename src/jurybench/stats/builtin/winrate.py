@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from jurybench.declare import param
+from jurybench.declare import NAME_HTTP, param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
 
@@ -43,9 +43,7 @@ def winrate(
     con: Connection,
     run: params.Run,
     *,
-    reference: Annotated[
-        str, param("The reference model (the items' model column).", http={"min_length": 1, "max_length": 256})
-    ],
+    reference: Annotated[str, param("The reference model (the items' model column).", http=NAME_HTTP)],
     category: Annotated[str | None, param("The category (a preference run has one).", http={"max_length": 256})] = None,
     level: params.Level = "jury",
     length_controlled: Annotated[
