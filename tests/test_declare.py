@@ -182,6 +182,7 @@ DECLARED_COMMANDS = {
     "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
     "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
+    "agreement": ("agreement", "AgreementIn", ["format"]),
 }
 
 

@@ -252,3 +252,35 @@ def test_a_statistic_left_with_its_defaults_gives_what_the_cli_and_python_give(c
     groups = sorted(next(iter(served.json()["result"]["criteria"].values()))["means"])
     assert groups == sorted(next(iter(local["criteria"].values()))["means"])
     assert all(" / " in g for g in groups)  # juror / model, as the CLI's default --by model gives
+
+
+def test_agreement_over_http_is_what_python_and_the_cli_give(client: Any, prepared: Path, tmp_path: Path) -> None:
+    """POST /v1/agreement is 'jurybench agreement --format json' (one declaration), on a pointwise
+    run with two annotators."""
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from jurybench import api
+    from jurybench.cli import app
+    from jurybench.stats import jsonable
+
+    db = tmp_path / "mine.duckdb"
+    shutil.copy(prepared, db)
+    for body in ({"run": "pw", "boot": 30, "seed": 3, "criteria": ["coherence"]}, {"run": "pw", "boot": 30}):
+        r = client.post("/v1/agreement", json=body)
+        assert r.status_code == 200, r.json()
+        python = jsonable(api.agreement(db, **body).attrs["report"])
+        assert r.json() == python
+        flags = ["--run", body["run"], "--boot", "30", "--db", str(db), "--format", "json"]
+        flags += ["--seed", "3", "--criterion", "coherence"] if "seed" in body else []
+        out = CliRunner().invoke(app, ["agreement", *flags])
+        assert out.exit_code == 0, out.output
+        assert jsonable(json.loads(out.output)) == python
+    coherence = client.post("/v1/agreement", json={"run": "pw", "boot": 30}).json()
+    assert {b["criterion"] for b in coherence} >= {"coherence"} and coherence[0]["n_annotators"] == 2
+    assert client.post("/v1/agreement", json={"run": "pw", "invalid": "maybe"}).status_code == 422
+    assert client.post("/v1/agreement", json={"run": "pw", "boot": 10**6}).status_code == 422
+    missing = client.post("/v1/agreement", json={"run": "nosuch"})
+    assert missing.status_code in (400, 404) and "nosuch" in missing.json()["error"]

@@ -234,16 +234,54 @@ def apply_calibration(store: StoreLike | None, calibration: CalibrationFile, *, 
         return apply(con, Path(calibration), run)
 
 
+# -- agreement: declared once; the command line, a study step and POST /v1/agreement derive from
+# -- these (jurybench.declare) --------------------------------------------------------------------
+def _names(annotators: str | list[str] | None = None) -> list[str] | None:
+    """The command line's comma-separated names (a study step may give a list)."""
+    if annotators is None or isinstance(annotators, list):
+        return annotators
+    return [a.strip() for a in annotators.split(",") if a.strip()]
+
+
+AgreementRun = Annotated[
+    str,
+    param(
+        "A run whose subjects have human labels: pointwise (scores), or preference and classification "
+        "(categorical: accuracy, kappas).",
+        http=NAME_HTTP,
+    ),
+]
+AgreementBoot = Annotated[int, param("Bootstrap resamples for the CIs.", http_only={"ge": 0, "le": 5000})]
+AgreementSeed = Annotated[int, param("Bootstrap seed.", http_only=SEED)]
+Unusable = Annotated[
+    str,
+    param(
+        "A juror's unusable answers (preference, classification): drop (left out, counted), tie "
+        "(a tie, PandaLM's rule), wrong (a verdict never right).",
+        http_type=Literal["drop", "tie", "wrong"],
+    ),
+]
+Annotators = Annotated[
+    list[str] | None,
+    param(
+        "Only these annotators' labels (comma-separated names).",
+        cli_type=str | None,
+        from_cli=_names,
+        http_type=Names,
+    ),
+]
+
+
 @user_facing
 def agreement(
     store: StoreLike | None,
-    run: str,
+    run: AgreementRun,
     *,
-    criteria: list[str] | None = None,
-    boot: int = 1000,
-    seed: int = 0,
-    invalid: str = "drop",
-    annotators: list[str] | None = None,
+    criteria: Criteria = None,
+    boot: AgreementBoot = 1000,
+    seed: AgreementSeed = 0,
+    invalid: Unusable = "drop",
+    annotators: Annotators = None,
 ) -> pd.DataFrame:
     """Each juror and the jury against the human mean, and the human ceiling, per criterion, as a
     DataFrame (one row per criterion x rater); ``attrs["report"]`` holds the whole report
@@ -414,3 +452,4 @@ def select_jury(
 calibrate.__signature__ = python_signature(calibrate)  # type: ignore[attr-defined]
 apply_calibration.__signature__ = python_signature(apply_calibration)  # type: ignore[attr-defined]
 select_jury.__signature__ = python_signature(select_jury)  # type: ignore[attr-defined]
+agreement.__signature__ = python_signature(agreement)  # type: ignore[attr-defined]

@@ -117,7 +117,7 @@ COMMANDS: dict[str, Command] = {
     "calibrate apply": Command(calibrate_apply, "calibration", declared="apply_calibration"),
     "jury select": Command(jury_select, declared="select_jury"),
     "check": Command(check, declared="check"),
-    "agreement": Command(agreement),
+    "agreement": Command(agreement, declared="agreement"),
     "report preference": Command(report_preference),
     "report classification": Command(report_classification),
 }

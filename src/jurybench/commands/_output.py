@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from jurybench.errors import JurybenchError
 
@@ -361,13 +362,33 @@ def provenance_text(counts: dict[str, int]) -> str:
     )
 
 
+def _estimates(value: object) -> object:
+    """A JSON report (``annotations.to_jsonable``) with its estimates as :class:`Estimate` again,
+    printed as '0.812 [0.700, 0.900]'; a figure with no value (None in JSON) is nan, as it was."""
+    from jurybench.annotations import Estimate
+
+    if isinstance(value, dict):
+        if set(value) == {"value", "ci_low", "ci_high"}:
+            return Estimate(*(math.nan if value[k] is None else value[k] for k in ("value", "ci_low", "ci_high")))
+        return {k: _estimates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_estimates(v) for v in value]
+    return value
+
+
+def _fixed(value: object, spec: str = ".3f") -> str:
+    return format(math.nan if value is None else value, spec)
+
+
 def print_agreement(report: list[dict[str, Any]]) -> None:
+    """An agreement report (``jurybench.agreement``'s ``attrs["report"]``) as tables."""
     from rich.table import Table
 
     from jurybench.stats import silent_label
 
     out = console()
-    for block in report:
+    blocks = cast("list[dict[str, Any]]", _estimates(report))
+    for block in blocks:
         if block.get("label_provenance"):
             out.print(f"[bold]{block['criterion']}[/bold] labels: {provenance_text(block['label_provenance'])}")
         if block.get("kind") == "categorical":
@@ -406,26 +427,21 @@ def print_agreement(report: list[dict[str, Any]]) -> None:
             table.add_row(
                 row["juror"],
                 str(row["pearson_ci"]),
-                f"{row['spearman']:.3f}",
-                f"{row['kendall']:.3f}",
-                f"{row['mae']:.3f}",
-                f"{row['exact']:.3f}",
-                f"{row['within_one']:.3f}",
-                f"{row['quadratic_kappa']:.3f}",
+                *(_fixed(row[k]) for k in ("spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")),
                 str(diff) if diff else "",
             )
         ceiling = block["human_ceiling"]["mean"]
         figures = ("pearson", "spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")
         table.add_row(
             "human ceiling (one vs rest)" if block["n_annotators"] > 1 else "human ceiling (needs two annotators)",
-            *(f"{ceiling[k]:.3f}" if block["n_annotators"] > 1 else "-" for k in figures),
+            *(_fixed(ceiling[k]) if block["n_annotators"] > 1 else "-" for k in figures),
             "",
         )
         out.print(table)
         rule = block["jury_rule"]
         out.print(
             f"jury: {rule['aggregation']}, quorum {rule['quorum']}; jurors expected {rule['n_jurors_expected']}, "
-            f"present {rule['mean_jurors_present']:.2f} per item on average; {rule['items_below_quorum']} items below quorum"
+            f"present {_fixed(rule['mean_jurors_present'], '.2f')} per item on average; {rule['items_below_quorum']} items below quorum"
         )
         verdict = "yes" if block["jury_beats_best_juror"] else "not significantly"
         out.print(f"does the jury beat its best juror ({block['best_juror']}) on Pearson? {verdict}\n")

@@ -393,28 +393,16 @@ def calibrate_apply(db: Path | None, **values: object) -> int:
     return 0
 
 
-def agreement(
-    db: Path | None,
-    *,
-    run: str,
-    criterion: list[str] | None = None,
-    boot: int = 1000,
-    seed: int = 0,
-    invalid: str = "drop",
-    annotators: list[str] | None = None,
-    format: str = "table",
-) -> int:
-    """Human agreement, the human ceiling, and each juror and the jury against the humans."""
-    from jurybench.annotations import agreement_report, to_jsonable
-    from jurybench.store import reading
+def agreement(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """Human agreement, the human ceiling, and each juror and the jury against the humans
+    (``jurybench.agreement``), printed as a table or JSON; its options are the command line's
+    face of its declaration."""
+    from jurybench import api
 
     check_format(format, ("table", "json"))
-    with reading(db) as con:
-        report = agreement_report(
-            con, run, criteria=criterion, n_boot=boot, seed=seed, invalid=invalid, annotators=annotators
-        )
+    report = api.agreement(db, **_declared(api.agreement, values)).attrs["report"]
     if format == "json":
-        echo(json.dumps(to_jsonable(report), indent=2))
+        echo(json.dumps(report, indent=2))
         return 0
     print_agreement(report)
     return 0

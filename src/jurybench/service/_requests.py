@@ -193,6 +193,7 @@ if TYPE_CHECKING:
     JurySelectIn = _Body
     SampleIn = _Body
     ApplyIn = _Body
+    AgreementIn = _Body
 else:
     from jurybench import api
 
@@ -209,6 +210,11 @@ else:
         "SampleIn",
         api.Store.sample_labels,
         "As 'jurybench annotations sample': draw the subjects to label, their chances recorded.",
+    )
+    AgreementIn = declared_body(
+        "AgreementIn",
+        api.agreement,
+        "As 'jurybench agreement': each juror and the jury against the humans, and the humans among themselves.",
     )
     JurySelectIn = declared_body(
         "JurySelectIn",

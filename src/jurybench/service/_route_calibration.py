@@ -1,4 +1,4 @@
-"""Calibration: fit juror weights against human labels, list and apply the files, select a jury."""
+"""Against human labels: agreement; calibration (fit, list and apply the files); jury selection."""
 
 from typing import Annotated
 
@@ -61,6 +61,17 @@ def apply(
     request = body.model_dump()
     with store.writing() as cur:
         return {"name": name, "run": request["run"], "result": jsonable(api.apply_calibration(cur, path, **request))}
+
+
+@router.post("/v1/agreement")
+def agreement(body: rq.AgreementIn, store: StoreDep) -> object:
+    """Human agreement, the human ceiling, and each juror and the jury against the humans (as
+    'jurybench agreement --format json'): one block per criterion, with bootstrap intervals."""
+    from jurybench import api
+    from jurybench.stats import jsonable
+
+    with store.reading() as cur:
+        return jsonable(api.agreement(cur, **body.model_dump()).attrs["report"])
 
 
 @router.post("/v1/jury/select")
