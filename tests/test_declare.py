@@ -183,6 +183,8 @@ DECLARED_COMMANDS = {
     "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
+    "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
+    "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),
 }
 
 

@@ -284,3 +284,19 @@ def test_agreement_over_http_is_what_python_and_the_cli_give(client: Any, prepar
     assert client.post("/v1/agreement", json={"run": "pw", "boot": 10**6}).status_code == 422
     missing = client.post("/v1/agreement", json={"run": "nosuch"})
     assert missing.status_code in (400, 404) and "nosuch" in missing.json()["error"]
+
+
+def test_reports_over_http_are_what_python_gives(client: Any, prepared: Path) -> None:
+    """POST /v1/reports/classification and /v1/reports/preference: 'jurybench report ...' with
+    --format json, from one declaration each; a run of another kind is a 400 in one line."""
+    from jurybench import api
+
+    r = client.post("/v1/reports/classification", json={"run": "emo"})
+    assert r.status_code == 200, r.json()
+    assert r.json() == api.classification_answers(prepared, "emo").to_dict("records")
+    assert sum(row["answers"] for row in r.json()) == 30 and {row["language"] for row in r.json()} == {"en", "de"}
+    wrong = client.post("/v1/reports/preference", json={"run": "emo"})
+    assert wrong.status_code == 400 and "preference rubric" in wrong.json()["error"]
+    assert client.post("/v1/reports/classification", json={"run": "pw"}).status_code == 400
+    assert client.post("/v1/reports/classification", json={"run": ""}).status_code == 422
+    assert client.post("/v1/reports/preference", json={"run": "emo", "extra": 1}).status_code == 422

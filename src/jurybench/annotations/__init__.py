@@ -18,7 +18,7 @@ from jurybench.annotations._agreement import (
 from jurybench.annotations._answers import answer_breakdown
 from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
-from jurybench.annotations._preference import preference_accuracy
+from jurybench.annotations._preference import PreferenceReport, preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
 from jurybench.annotations._sample import active_probabilities, check_seed, draw_sample, newest_sample, strata_of
 from jurybench.annotations._simulated import simulate_human_labels
@@ -26,6 +26,7 @@ from jurybench.annotations._simulated import simulate_human_labels
 __all__ = [
     "Estimate",
     "PointwiseData",
+    "PreferenceReport",
     "active_probabilities",
     "agreement_report",
     "answer_breakdown",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
+    from jurybench.api._report import classification_answers, preference_report
     from jurybench.api._run import Run, ascore, engine_options, generate, score
     from jurybench.api._specs import jury_of
     from jurybench.api._store import Store, open
@@ -34,6 +35,7 @@ __all__ = [
     "ascore",
     "calibrate",
     "check",
+    "classification_answers",
     "engine_options",
     "generate",
     "jury_of",
@@ -41,6 +43,7 @@ __all__ = [
     "open",
     "parse_juror",
     "parse_rule",
+    "preference_report",
     "score",
     "select_jury",
 ]
@@ -55,6 +58,8 @@ _HOMES = {
     "CheckResult": ("jurybench.api._check", "CheckResult"),
     "check": ("jurybench.api._check", "check"),
     "parse_rule": ("jurybench.api._check", "parse_rule"),
+    "classification_answers": ("jurybench.api._report", "classification_answers"),
+    "preference_report": ("jurybench.api._report", "preference_report"),
     "Run": ("jurybench.api._run", "Run"),
     "ascore": ("jurybench.api._run", "ascore"),
     "engine_options": ("jurybench.api._run", "engine_options"),

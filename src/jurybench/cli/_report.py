@@ -7,40 +7,26 @@ from typing import Annotated
 
 import typer
 
-from jurybench.cli._common import (
-    DbOption,
-    TableJsonOption,
-    _done,
-    report_app,
+from jurybench import api, commands
+from jurybench.cli._common import DbOption, declared_command, format_option, report_app
+
+report_app.command("preference")(
+    declared_command(
+        api.preference_report,
+        commands.report_preference,
+        doc="Per-juror and jury accuracy against human labels in both orders, and order consistency.",
+        extra=(format_option(),),
+    )
 )
-
-
-@report_app.command("preference")
-def report_preference(
-    run: Annotated[str, typer.Option("--run", help="Run id of a preference (A/B) run.")],
-    annotator: Annotated[
-        str | None, typer.Option(help="Compare with this annotator only (default: human majority).")
-    ] = None,
-    fmt: TableJsonOption = "table",
-    db: DbOption = None,
-) -> None:
-    """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
-    from jurybench import commands
-
-    _done(commands.report_preference(db, run=run, annotator=annotator, format=fmt))
-
-
-@report_app.command("classification")
-def report_classification(
-    run: Annotated[str, typer.Option("--run", help="Run id of a classification run.")],
-    fmt: TableJsonOption = "table",
-    db: DbOption = None,
-) -> None:
-    """A classification run's answers per juror and language: labels named as written or only after
-    normalisation (docs/rubrics.md), and invalid answers by why (no label, empty, unreadable, refusal)."""
-    from jurybench import commands
-
-    _done(commands.report_classification(db, run=run, format=fmt))
+report_app.command("classification")(
+    declared_command(
+        api.classification_answers,
+        commands.report_classification,
+        doc="A classification run's answers per juror and language: labels named as written or only after\n"
+        "    normalisation (docs/rubrics.md), and invalid answers by why (no label, empty, unreadable, refusal).",
+        extra=(format_option(),),
+    )
+)
 
 
 @report_app.command("html")

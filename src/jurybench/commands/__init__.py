@@ -118,8 +118,8 @@ COMMANDS: dict[str, Command] = {
     "jury select": Command(jury_select, declared="select_jury"),
     "check": Command(check, declared="check"),
     "agreement": Command(agreement, declared="agreement"),
-    "report preference": Command(report_preference),
-    "report classification": Command(report_classification),
+    "report preference": Command(report_preference, declared="preference_report"),
+    "report classification": Command(report_classification, declared="classification_answers"),
 }
 
 

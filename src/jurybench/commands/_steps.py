@@ -408,25 +408,26 @@ def agreement(db: Path | None, *, format: str = "table", **values: object) -> in
     return 0
 
 
-def report_preference(db: Path | None, *, run: str, annotator: str | None = None, format: str = "table") -> int:
-    """Per-juror and jury accuracy against human labels in both orders, and order consistency."""
+def report_preference(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """Per-juror and jury accuracy against human labels in both orders, and order consistency
+    (``jurybench.preference_report``; its options are the command line's face of its declaration)."""
     from rich.table import Table
 
-    from jurybench.annotations import preference_accuracy
-    from jurybench.store import reading
+    from jurybench import api
 
     check_format(format, ("table", "json"))
-    with reading(db) as con:
-        report = preference_accuracy(con, run, annotator=annotator)
+    arguments = _declared(api.preference_report, values)
+    report = api.preference_report(db, **arguments)
     if format == "json":
         echo(json.dumps(report.as_dict(), indent=2))
         return 0
+    run = arguments["run"]
     table = Table(title=f"{run}: verdicts vs {report.reference} ({report.n_pairs} pairs)")
     columns, rows = preference_rows(report)
     for col in columns:
         table.add_column(col, justify="left" if col == "juror" else "right")
-    for values in rows:
-        table.add_row(*values)
+    for values_ in rows:
+        table.add_row(*values_)
     console().print(table)
     rule = report.jury_rule
     echo(
@@ -447,26 +448,30 @@ def report_preference(db: Path | None, *, run: str, annotator: str | None = None
     return 0
 
 
-def report_classification(db: Path | None, *, run: str, format: str = "table") -> int:
+def report_classification(db: Path | None, *, format: str = "table", **values: object) -> int:
     """A classification run's answers per juror and language: named a label as written, only after
-    normalisation, or invalid by why."""
+    normalisation, or invalid by why (``jurybench.classification_answers``)."""
+    import math
+
     from rich.table import Table
 
-    from jurybench.annotations import answer_breakdown
-    from jurybench.store import reading
+    from jurybench import api
 
     check_format(format, ("table", "json"))
-    with reading(db) as con:
-        rows = answer_breakdown(con, run)
+    arguments = _declared(api.classification_answers, values)
+    frame = api.classification_answers(db, **arguments)
+    rows = [
+        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+        for row in frame.to_dict("records")
+    ]
     if format == "json":
         echo(json.dumps(rows, indent=2))
         return 0
-    table = Table(title=f"{run}: answers (valid as written / after normalisation; invalid by why)")
-    columns = ["juror", "language", "answers", "as_written", "normalised", "no_label", "empty", "unreadable", "refusal"]
-    for col in columns:
+    table = Table(title=f"{arguments['run']}: answers (valid as written / after normalisation; invalid by why)")
+    for col in frame.columns:
         table.add_column(col, justify="left" if col in ("juror", "language") else "right")
     for row in rows:
-        table.add_row(*(str(row[c] if row[c] is not None else "") for c in columns))
+        table.add_row(*(str(row[c] if row[c] is not None else "") for c in frame.columns))
     console().print(table)
     return 0
 

@@ -26,6 +26,7 @@ from jurybench.service import (
     _route_calibration,
     _route_items,
     _route_jobs,
+    _route_reports,
     _route_service,
     _route_sql,
     _route_stats,
@@ -188,7 +189,7 @@ def create_app(
         app.add_middleware(Auth, token=config.token)
     if config.allowed_hosts is not None:  # outermost: a foreign Host is refused before anything else
         app.add_middleware(HostCheck, allowed=set(config.allowed_hosts))
-    for module in (_route_service, _route_jobs, _route_items, _route_annotations, _route_calibration):
+    for module in (_route_service, _route_jobs, _route_items, _route_annotations, _route_calibration, _route_reports):
         app.include_router(module.router)
     app.include_router(_route_stats.router())
     app.include_router(_route_sql.router)

@@ -194,6 +194,8 @@ if TYPE_CHECKING:
     SampleIn = _Body
     ApplyIn = _Body
     AgreementIn = _Body
+    PreferenceReportIn = _Body
+    ClassificationAnswersIn = _Body
 else:
     from jurybench import api
 
@@ -215,6 +217,10 @@ else:
         "AgreementIn",
         api.agreement,
         "As 'jurybench agreement': each juror and the jury against the humans, and the humans among themselves.",
+    )
+    PreferenceReportIn = declared_body("PreferenceReportIn", api.preference_report, "As 'jurybench report preference'.")
+    ClassificationAnswersIn = declared_body(
+        "ClassificationAnswersIn", api.classification_answers, "As 'jurybench report classification'."
     )
     JurySelectIn = declared_body(
         "JurySelectIn",
