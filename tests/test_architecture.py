@@ -290,7 +290,11 @@ def test_internal_packages_say_so_and_export_only_what_other_stages_use() -> Non
 # after, with the same names in more lines (the drop is lines, not types). Then 18.3: parameters
 # and results that only pass values on take and give object (mypy strict checks every use), the
 # ASGI apps and the job manager's hooks their own types.
-MAX_ANY_PER_1000_LINES = 20
+# Issue 52: 17.8 before; 12.4 after every `dict[str, Any]`, `Mapping[str, Any]` and `list[Any]`
+# outside the faces (api, cli, HTTP bodies and routes, declarations: their types are read at
+# run time or by users' type checkers) was tried as `object` and kept where mypy --strict
+# stayed clean (202 of them), so every use of those values is checked.
+MAX_ANY_PER_1000_LINES = 15
 
 
 def any_per_1000_lines(src: Path) -> float:

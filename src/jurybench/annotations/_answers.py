@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 KINDS = ("as_written", "normalised", "no_label", "empty", "unreadable", "refusal")
 
 
-def answer_breakdown(con: Connection, run_id: str) -> list[dict[str, Any]]:
+def answer_breakdown(con: Connection, run_id: str) -> list[dict[str, object]]:
     """One row per juror and language: answers, then each of ``KINDS`` counted."""
     from jurybench.annotations._data import run_rubric
     from jurybench.rubric import ClassificationRubric, match_label

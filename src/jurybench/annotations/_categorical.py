@@ -65,7 +65,7 @@ def plurality(labels: list[str], order: tuple[str, ...], *, preference: bool) ->
     return "tie" if preference else tied[0]
 
 
-def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> dict[str, Any]:
+def class_metrics(pred: list[str], gold: list[str], labels: tuple[str, ...]) -> dict[str, object]:
     """Accuracy and per-class precision, recall and F1 of ``pred`` against ``gold``."""
     p, g = np.array(pred, dtype=object), np.array(gold, dtype=object)
     per_class = {}
@@ -256,7 +256,7 @@ def _share(agree: int, total: int) -> float:
 
 def votes_against(
     said: dict[str, str | None], humans: dict[str, dict[str, str]], units: list[str], preference: bool
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The rater's verdicts against every annotator's own label on the units it answered: per
     annotator, and pooled over all votes (MT-Bench's agreement), with ties and, for preferences,
     without any vote where either side is a tie."""
@@ -273,7 +273,7 @@ def votes_against(
                 tally[1] += 1
                 tally[2] += agree if clean else 0
                 tally[3] += int(clean)
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "vote_agreement": _share(pooled[0], pooled[1]),
         "n_votes": pooled[1],
         "vs_annotators": {

@@ -61,7 +61,7 @@ class PreferenceRow:
     no_valid_answers: bool = False  # no valid verdict on any pair of the run, in either order
 
     def as_dict(self) -> dict[str, object]:
-        out: dict[str, Any] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
+        out: dict[str, object] = {"juror": self.juror, "model": self.model, "n_pairs": self.n_pairs}
         out["no_valid_answers"] = self.no_valid_answers
         out.update(self.counts)
         out.update(self.kappa)
@@ -86,7 +86,7 @@ class PreferenceReport:
     n_reference_ties: int
     jurors: list[PreferenceRow]
     jury: PreferenceRow
-    jury_rule: dict[str, Any] = field(default_factory=dict)
+    jury_rule: dict[str, object] = field(default_factory=dict)
     orders: str = "both"
     majority_rule: str = ""
 

@@ -40,7 +40,7 @@ def _mean_defined(values: list[float]) -> float:
     return float(np.mean(defined)) if defined else float("nan")
 
 
-def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 0) -> dict[str, object]:
     """Human reliability, the human ceiling, and each juror and the jury against the human mean."""
     human, target = data.human, data.human_mean
     n = len(data.items)
@@ -70,14 +70,14 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     rows: list[dict[str, Any]] = []
     for j, name in enumerate(data.jurors):
         scores = data.juror_scores[:, j]
-        metrics: dict[str, Any] = dict(score_agreement(scores, target))
+        metrics: dict[str, object] = dict(score_agreement(scores, target))
         # The same seed gives every juror the same resamples, so the differences are paired.
         metrics["pearson_ci"] = bootstrap(pearson_of(scores), n, n_boot=n_boot, seed=seed)
         metrics["jury_minus_juror_pearson"] = bootstrap(jury_gain_over(scores), n, n_boot=n_boot, seed=seed)
         metrics["n_missing"] = float(np.isnan(scores).sum())
         # a juror with no valid score on any labelled item: every figure is undefined, said as such
         rows.append({"juror": name, **metrics, "no_valid_answers": bool(np.isnan(scores).all())})
-    jury_metrics: dict[str, Any] = dict(score_agreement(jury, target))
+    jury_metrics: dict[str, object] = dict(score_agreement(jury, target))
     jury_metrics["pearson_ci"] = bootstrap(pearson_of(jury), n, n_boot=n_boot, seed=seed)
     ranked = [r for r in rows if not np.isnan(float(r["pearson"]))]
     best = max(ranked, key=lambda r: float(r["pearson"])) if ranked else None

@@ -36,7 +36,7 @@ def draw_sample(
     stratify: str | None = None,
     design: str = "uniform",
     cluster: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Draw and record a sample of the run's subjects; what was drawn (see the module's text).
     ``cluster`` (prompt, model, language, dataset or meta.<field>; uniform design only): whole
     clusters are drawn, at random, until at least n subjects are in; each subject's chance is

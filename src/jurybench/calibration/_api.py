@@ -34,7 +34,7 @@ MISSING_RULE = (
 )
 
 
-def _jurors_of(con: Connection, keys: list[str], labels: list[str]) -> list[dict[str, Any]]:
+def _jurors_of(con: Connection, keys: list[str], labels: list[str]) -> list[dict[str, object]]:
     rows = {r[0]: r for r in con.execute("SELECT juror_key, name, model, params FROM jurors").fetchall()}
     return [
         {"key": k, "label": label, "name": rows[k][1], "model": rows[k][2], "params": json.loads(rows[k][3])}
@@ -176,7 +176,7 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
     return artifact, text
 
 
-def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, Any]:
+def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, object]:
     """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates."""
 
     artifact, text = load_artifact(path)
@@ -263,7 +263,7 @@ def fit_preference_calibration(
     test_size: float,
     seed: int,
     out_dir: Path | None,
-) -> tuple[dict[str, Any], Path]:
+) -> tuple[dict[str, object], Path]:
     from jurybench.calibration._preference import fit_preference
 
     artifact = fit_preference(con, run_id, name=name, group_by=group_by, test_size=test_size, seed=seed)

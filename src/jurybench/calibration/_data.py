@@ -48,7 +48,7 @@ class CalibrationData:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def item_attributes(con: Connection, items: list[str]) -> dict[str, dict[str, Any]]:
+def item_attributes(con: Connection, items: list[str]) -> dict[str, dict[str, object]]:
     import pyarrow as pa
 
     from jurybench.store import registered

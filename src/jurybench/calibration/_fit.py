@@ -166,8 +166,8 @@ def fit_criterion(
     # the held-out test split plays no part in any choice.
     train_groups = [data.groups[i] for i in train]
     folds_idx = [(train[a], train[b]) for a, b in _folds(train_groups, folds, seed)]
-    variants: dict[str, Any] = {}
-    fitted: dict[str, Any] = {}
+    variants: dict[str, object] = {}
+    fitted: dict[str, object] = {}
     for method in [m for m in methods if m in FITTED]:
         if method == "cross":
             if cross_features is None or cross_names is None:
@@ -243,7 +243,7 @@ LEAST_SQUARES_METHOD = (
 )
 
 
-def least_squares_weights(features: Array, y: Array, groups: list[str], names: list[str]) -> dict[str, Any]:
+def least_squares_weights(features: Array, y: Array, groups: list[str], names: list[str]) -> dict[str, object]:
     """The weights to read and report: ordinary least squares of the target on the jurors and
     covariates over every labelled row, each with a 95 % interval from the jackknife that leaves
     out one group (prompt, country, ...) at a time, t with groups - 1 degrees of freedom.

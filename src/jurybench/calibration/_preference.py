@@ -128,7 +128,9 @@ def fit_preference(
     }
 
 
-def apply_preference(con: Connection, artifact: dict[str, Any], text: str, path: Path, run_id: str) -> dict[str, Any]:
+def apply_preference(
+    con: Connection, artifact: dict[str, Any], text: str, path: Path, run_id: str
+) -> dict[str, object]:
     from jurybench.calibration._scores import write_calibrated_scores
 
     pairs, _, keys, eps = _epsilons(con, run_id)

@@ -24,7 +24,7 @@ def register_artifact(con: Connection, artifact: dict[str, Any], path: Path, tex
 
 
 def write_calibrated_scores(
-    con: Connection, artifact: dict[str, Any], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
+    con: Connection, artifact: dict[str, object], text: str, path: Path, run_id: str, rows: list[dict[str, Any]]
 ) -> dict[str, object]:
     """Replace a run's scores under this calibration in one transaction (rows: subject_id,
     criterion, score, n_imputed and, for preference calibrations, probability)."""

@@ -127,7 +127,7 @@ class Selection:
         return self.chosen.cost_per_subject / self.full.cost_per_subject
 
     def as_dict(self) -> dict[str, object]:
-        def plain(c: SubJury) -> dict[str, Any]:
+        def plain(c: SubJury) -> dict[str, object]:
             return {k: v for k, v in asdict(c).items() if k != "sq_errors"}
 
         out = {k: v for k, v in asdict(self).items() if k not in ("candidates", "full", "chosen")}
@@ -677,7 +677,7 @@ def jury_file_text(selection: Selection) -> str:
     for row in selection.jurors:
         if row["key"] not in chosen:
             continue
-        entry: dict[str, Any] = {"model": row["model"], **row["params"]}
+        entry: dict[str, object] = {"model": row["model"], **row["params"]}
         if row["name"] and row["name"] != row["model"]:
             entry["name"] = row["name"]
         if row["samples"] > 1:

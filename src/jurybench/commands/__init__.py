@@ -52,7 +52,7 @@ class Command:
 
     function: Callable[..., int]
     positional: str | None = None
-    fixed: dict[str, Any] = field(default_factory=dict)
+    fixed: dict[str, object] = field(default_factory=dict)
     signature_of: Callable[..., Any] | None = None  # where the options are read from, if not function
     declared: str | None = None  # the jurybench.api function (or Store method) whose declared CLI face they are
 

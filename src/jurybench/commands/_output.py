@@ -380,7 +380,7 @@ def _fixed(value: object, spec: str = ".3f") -> str:
     return format(math.nan if value is None else value, spec)
 
 
-def print_agreement(report: list[dict[str, Any]]) -> None:
+def print_agreement(report: list[dict[str, object]]) -> None:
     """An agreement report (``jurybench.agreement``'s ``attrs["report"]``) as tables."""
     from rich.table import Table
 

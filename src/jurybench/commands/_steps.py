@@ -46,7 +46,7 @@ def _mapping(text: str, option: str) -> dict[str, str]:
     return out
 
 
-def _declared(function: Any, values: dict[str, Any]) -> dict[str, Any]:
+def _declared(function: Any, values: dict[str, object]) -> dict[str, Any]:
     """A declared function's keyword arguments from command-line option values (a study step
     gives only some: the others take the command line's defaults); the progress bar only on a
     terminal."""

@@ -111,8 +111,8 @@ def import_llmbar(con: Connection, data: Path, subsets: tuple[str, ...] | None =
     skipped: list[str] = []
     item_records: list[tuple[int, Row]] = []
     pair_records: list[tuple[int, Row]] = []
-    labels: list[dict[str, Any]] = []
-    recordings: list[dict[str, Any]] = []
+    labels: list[dict[str, object]] = []
+    recordings: list[dict[str, object]] = []
     sources: set[str] = set()
     for subset in subsets or found:
         sub = folder / subset

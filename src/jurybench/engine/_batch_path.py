@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from jurybench.jurors import Backend
     from jurybench.rubric import AnyRubric, Outcome
 
-Record = Callable[["Task", dict[str, Any], "Outcome | None"], None]  # (task, call row, outcome)
+Record = Callable[["Task", dict[str, object], "Outcome | None"], None]  # (task, call row, outcome)
 
 
 T = TypeVar("T")
@@ -224,7 +224,7 @@ class BatchRunner:
             made.append(batch)
         return made
 
-    def _body(self, state: CallState) -> dict[str, Any]:
+    def _body(self, state: CallState) -> dict[str, object]:
         spec = state.task.juror
         client = self.clients[spec.key]
         return client.request_line(

@@ -93,7 +93,7 @@ class CostTally:
         extra = f" (+ {self.n_unpriced} calls of unknown price)" if self.n_unpriced else ""
         return f"{usd(self.known)}{extra}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "cost_usd": self.usd,
             "n_cost_unknown": self.n_unpriced,

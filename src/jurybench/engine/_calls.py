@@ -53,7 +53,7 @@ class _InFlight:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.calls: dict[str, tuple[threading.Event, list[Any]]] = {}
+        self.calls: dict[str, tuple[threading.Event, list[object]]] = {}
 
     def claim(self, key: str) -> tuple[bool, threading.Event, list[Any]]:
         with self.lock:
@@ -81,7 +81,7 @@ async def _claimed(
     while True:
         owner, event, box = _IN_FLIGHT.claim(key)
         if owner:
-            result: tuple[dict[str, Any], Outcome | None] | None = None
+            result: tuple[dict[str, object], Outcome | None] | None = None
             try:
                 result = await make()
                 return result
@@ -122,7 +122,7 @@ async def _run_task(
     rng: random.Random,
     unusable: dict[str, str],
     turns: Turns | None = None,
-) -> tuple[dict[str, Any], Outcome | None]:
+) -> tuple[dict[str, object], Outcome | None]:
     """One call over the synchronous request path: the juror's caps and its endpoint's limiter
     before each request, the retry policy after a failed one, and every answer into the call's
     :class:`CallState` (parsing, re-asks). Backends only send a request and say what came back."""

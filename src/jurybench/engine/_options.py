@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -20,7 +20,7 @@ class EngineHooks:
     the engine calls and a lock it holds. None of it changes what the run asks or stores."""
 
     # Every finished call's row (the service's live progress), and each task's status.
-    on_call: Callable[[dict[str, Any]], None] | None = None
+    on_call: Callable[[dict[str, object]], None] | None = None
     on_result: Callable[[Task, str], None] | None = None
     # (calls in the run, calls reused from the store), once planned.
     on_plan: Callable[[int, int], None] | None = None

@@ -154,7 +154,7 @@ def score(
     design = RunDesign.of(rubric, options.orders, options.order_seed)
 
     def plan(con: Connection) -> Planned:
-        held: list[dict[str, Any]] | None = None
+        held: list[dict[str, object]] | None = None
         if ids is not None and len(ids) <= CHUNK:  # a few named subjects (a service job): one read, kept
             table = subject_table(con, rubric, where, ids)
             selected = [str(v) for v in table.column(0).to_pylist()]  # the key comes first

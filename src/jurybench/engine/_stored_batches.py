@@ -102,7 +102,7 @@ def _ask(client: Any, call: Any) -> Any:
         raise JurybenchError(redact(f"{exc}."), hint="Try again later.") from None
 
 
-def refresh_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
+def refresh_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, object]:
     """Where a batch stands at its provider (the store's row is updated; results are stored by
     the run that sent it, when it runs again)."""
     row = _batch(con, batch_id)
@@ -121,7 +121,7 @@ def refresh_batch(con: Connection, batch_id: str, key_env: str | None = None) ->
     }
 
 
-def cancel_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, Any]:
+def cancel_batch(con: Connection, batch_id: str, key_env: str | None = None) -> dict[str, object]:
     """Ask the provider to cancel a batch; its unanswered calls are not made (a later run plans
     them again), answers it already has are still stored when the run is run again."""
     row = _batch(con, batch_id)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.engine._plan import Task
 from jurybench.engine._records import CALL_COLUMNS, JUDGMENT_COLUMNS, write_batch, write_calls, write_members
@@ -203,7 +203,7 @@ class _Journal:
         self.fd: int | None = None
         self.dirty = False
 
-    def append(self, call: dict[str, Any], judgments: dict[str, list[object]]) -> None:
+    def append(self, call: dict[str, object], judgments: dict[str, list[object]]) -> None:
         import json
         import os
 
@@ -222,11 +222,11 @@ class _Journal:
             os.ftruncate(self.fd, 0)
             self.dirty = False
 
-    def pending(self) -> tuple[list[dict[str, Any]], dict[str, list[object]]]:
+    def pending(self) -> tuple[list[dict[str, object]], dict[str, list[object]]]:
         """The calls and judgment rows a killed run left here (a torn last line is skipped)."""
         import json
 
-        calls: list[dict[str, Any]] = []
+        calls: list[dict[str, object]] = []
         judgments = _columns(JUDGMENT_COLUMNS)
         if not self.path.exists():
             return calls, judgments
@@ -303,7 +303,7 @@ class _Writer:
     def n_calls(self) -> int:
         return len(self.calls["call_key"])
 
-    def add(self, task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+    def add(self, task: Task, call: dict[str, object], outcome: Outcome | None) -> None:
         before = len(self.judgments["call_key"])
         self._add(task, call, outcome)
         if self.journal is not None:

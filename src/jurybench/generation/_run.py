@@ -35,7 +35,7 @@ class Prompt:
     prompt_id: str
     prompt: str
     language: str | None
-    metadata: dict[str, Any]
+    metadata: dict[str, object]
 
 
 @dataclass
@@ -139,7 +139,7 @@ def render(spec: GenerationSpec, prompt: Prompt, arms: dict[str, str], language:
 
     template = spec.templates.get(language or "")
     system, user = (template.system, template.user) if template else (spec.system, spec.user)
-    values: dict[str, Any] = {"prompt": prompt.prompt, "language": language}
+    values: dict[str, object] = {"prompt": prompt.prompt, "language": language}
     for name, arm in arms.items():
         values[name] = spec.treatments[name].text.get(arm, arm)
     label = f"prompt {prompt.prompt_id}"

@@ -29,7 +29,7 @@ import re
 from functools import cached_property
 from itertools import product
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -113,7 +113,7 @@ class GenerationSpec(_Strict, KindTraits):
     templates: dict[str, Template] = Field(default_factory=dict, description="per response language, overriding")
     treatments: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], Variable] = Field(min_length=1)
     pair_on: list[str] | None = Field(default=None, description="variables whose arms are linked as pairs")
-    models: list[str | dict[str, Any]] = Field(default_factory=list)
+    models: list[str | dict[str, object]] = Field(default_factory=list)
     samples: int = Field(default=1, ge=1, le=100)
     temperature: float | None = None
     top_p: float | None = None

@@ -69,7 +69,7 @@ class _Call:
     shown: str  # "" pointwise, AB / BA
     sample: int
     first_row: int
-    judgments: dict[str, dict[str, Any]] = field(default_factory=dict)  # dimension -> row
+    judgments: dict[str, dict[str, object]] = field(default_factory=dict)  # dimension -> row
     raw: str | None = None
     cost: float | None = None
     model: str | None = None
@@ -115,7 +115,7 @@ def imported_juror(name: str, *, probabilistic: bool, model: str | None = None) 
             "stored and shown as a name.",
             hint="Give the judge's name, e.g. -j gpt4-judge.",
         )
-    params: dict[str, Any] = {"scores": "expected"} if probabilistic else {}
+    params: dict[str, object] = {"scores": "expected"} if probabilistic else {}
     if model:
         params["judge_model"] = model
     return JurorSpec(model=f"{IMPORTED_PREFIX}/{name}", params=params, name=name)
@@ -371,7 +371,9 @@ def _value(row: Row, rubric: AnyRubric, dimension: str, status: str, shown: str,
     return {"expected": None, "distribution": None, **found, "status": "valid", "reason": row.get("reason") or None}
 
 
-def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, shown: str, where: str) -> dict[str, Any]:
+def _verdict(
+    row: Row, rubric: PreferenceRubric, dimension: str, flip: int, shown: str, where: str
+) -> dict[str, object]:
     """A preference: a verdict (A, B, tie), or AlpacaEval's p_b with its discrete rule, or both."""
     verdict, p_b = row.get("verdict"), row.get("p_b")
     if verdict in (None, "") and p_b in (None, ""):
@@ -413,7 +415,7 @@ def _verdict(row: Row, rubric: PreferenceRubric, dimension: str, flip: int, show
 
 def _category_score(
     row: Row, rubric: PairwiseRubric, dimension: str, flip: int, shown: str, where: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     value = _number(row, "score", where)
     if value != int(value) or abs(value) > rubric.k:
         raise JurybenchError(
@@ -425,7 +427,7 @@ def _category_score(
 
 def _criterion_score(
     row: Row, rubric: PointwiseRubric, dimension: str, flip: int, shown: str, where: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     value = _number(row, "score", where)
     low, high = rubric.scale_for(dimension) or (-math.inf, math.inf)
     if not low <= value <= high:
@@ -436,12 +438,12 @@ def _criterion_score(
     return {"score": value}
 
 
-def _verdict_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _verdict_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, object]:
     verdicts = [{1: "A", -1: "B", 0: "tie"}[int(j["score"])] for j in judgments.values()]
     return {"verdict": verdicts[-1]} if verdicts else {}
 
 
-def _scores_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _scores_answer(judgments: dict[str, dict[str, Any]]) -> dict[str, object]:
     # a rubric's answer holds whole numbers (a mean is written as is)
     return {d: int(v) if (v := float(j["score"])) == int(v) else v for d, j in judgments.items()}
 
@@ -453,8 +455,8 @@ class _Format:
 
     columns: tuple[str, ...]
     one_of: tuple[str, ...]
-    value: Callable[..., dict[str, Any]]
-    answer: Callable[[dict[str, dict[str, Any]]], dict[str, Any]]
+    value: Callable[..., dict[str, object]]
+    answer: Callable[[dict[str, dict[str, object]]], dict[str, object]]
 
 
 _FORMATS: dict[str, _Format] = {

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import (
@@ -216,7 +216,7 @@ class _Labels:
     def __init__(self, rubric: AnyRubric, path: str, continuous: bool, note: str | None, saw_jury: bool | None) -> None:
         self.rubric, self.path, self.continuous, self.note = rubric, path, continuous, note
         self.saw_jury = saw_jury
-        self.labels: list[dict[str, Any]] = []
+        self.labels: list[dict[str, object]] = []
         self.seen: dict[tuple[str, str, str], int] = {}
 
     def add(self, number: int, subject: object, annotator: object, crit: object, raw: object, field: str) -> None:

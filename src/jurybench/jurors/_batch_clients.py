@@ -183,7 +183,7 @@ class BatchClient:
             return await self._find_anthropic(since, keys, claimed)
         after: str | None = None
         for _ in range(20):  # newest first, 100 a page; only batches made since the row was written
-            params: dict[str, Any] = {"limit": 100, **({"after": after} if after else {})}
+            params: dict[str, object] = {"limit": 100, **({"after": after} if after else {})}
             page = (await self._request("GET", "/batches", params=params)).json()
             for batch in page.get("data") or []:
                 if (batch.get("metadata") or {}).get("jurybench_batch") == local_id:
@@ -202,7 +202,7 @@ class BatchClient:
         after: str | None = None
         candidates: list[tuple[float, str, bool]] = []
         for _ in range(20):  # newest first; only batches made since the row was written
-            params: dict[str, Any] = {"limit": 100, **({"after_id": after} if after else {})}
+            params: dict[str, object] = {"limit": 100, **({"after_id": after} if after else {})}
             page = (await self._request("GET", "/messages/batches", params=params)).json()
             old = False
             for batch in page.get("data") or []:
@@ -348,7 +348,7 @@ def request_body(
     params = {k: v for k, v in kwargs.items() if k not in ("api_base", "api_key", "timeout", "max_retries")}
     if protocol == "anthropic":
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
-        body: dict[str, Any] = {
+        body: dict[str, object] = {
             "model": model_name(spec),
             "max_tokens": int(params.pop("max_tokens", 1024)),
             "messages": [m for m in messages if m["role"] != "system"],
@@ -362,10 +362,10 @@ def request_body(
 
 
 def split(
-    lines: Sequence[tuple[str, dict[str, Any]]], max_requests: int, max_bytes: int
-) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    lines: Sequence[tuple[str, dict[str, object]]], max_requests: int, max_bytes: int
+) -> Iterator[list[tuple[str, dict[str, object]]]]:
     """Requests in submission-sized parts: at most ``max_requests`` each and ``max_bytes`` of JSON."""
-    part: list[tuple[str, dict[str, Any]]] = []
+    part: list[tuple[str, dict[str, object]]] = []
     size = 0
     for item in lines:
         n = len(json.dumps(item[1], ensure_ascii=False).encode()) + 1
@@ -385,7 +385,7 @@ def _count(value: object) -> int | None:
     raise ValueError(f"token count {value!r} is not a whole number")
 
 
-def _lines(text: str) -> Iterator[dict[str, Any]]:
+def _lines(text: str) -> Iterator[dict[str, object]]:
     for raw in text.splitlines():
         raw = raw.strip()
         if raw:

@@ -89,7 +89,7 @@ class Backend:
 
     async def complete_with_instructor(
         self, messages: Messages, slot: Slot, retries: int
-    ) -> tuple[Completion, dict[str, Any] | None, str | None, int]:
+    ) -> tuple[Completion, dict[str, object] | None, str | None, int]:
         """The completion, the validated answer (or None), the failure reason and the number of
         attempts, instructor asking again up to ``retries`` times (when ``drives_instructor``)."""
         raise NotImplementedError(f"{type(self).__name__} does not drive instructor")

@@ -151,14 +151,14 @@ def _fake_questionnaire(rubric: InventoryRubric, rng: random.Random, bias: float
 def _fake_from_values(rubric: AnyRubric, rng: random.Random) -> dict[str, object]:
     """A kind of a plug-in's: each key of its JSON answer one of its values, drawn uniformly
     (an integer written as a JSON number)."""
-    answer: dict[str, Any] = {}
+    answer: dict[str, object] = {}
     for key, values in rubric.answer_values().items():
         text = rng.choice(sorted(values))
         answer[key] = int(text) if text.lstrip("-").isdigit() else text
     return answer
 
 
-_FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, Any] | str]] = {
+_FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, object] | str]] = {
     "pointwise": _fake_pointwise,
     "pairwise": _fake_pairwise,
     "preference": _fake_preference,

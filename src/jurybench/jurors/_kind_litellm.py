@@ -173,7 +173,7 @@ class LiteLLMBackend(Backend):
     def __init__(self, spec: JurorSpec, rubric: AnyRubric) -> None:
         self.litellm = import_litellm()
         self.spec = spec
-        self.kwargs: dict[str, Any] = {
+        self.kwargs: dict[str, object] = {
             k.removeprefix(EXTRA_PREFIX): v for k, v in spec.params.items() if k not in READING
         }
         for key in ("api_base", "api_key"):
@@ -324,7 +324,7 @@ class LiteLLMBackend(Backend):
 
     async def complete_with_instructor(
         self, messages: Messages, slot: Slot, retries: int
-    ) -> tuple[Completion, dict[str, Any] | None, str | None, int]:
+    ) -> tuple[Completion, dict[str, object] | None, str | None, int]:
         """Structured output through instructor (JSON mode) for providers where it helps.
 
         Returns the completion, the validated answer (or None), the failure
@@ -360,10 +360,10 @@ def _count_of(value: object) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def cache_marked(messages: Messages) -> list[dict[str, Any]]:
+def cache_marked(messages: Messages) -> list[dict[str, object]]:
     """The messages with the system prompt (the part every call of a run shares) marked for
     providers that cache only what is marked (Anthropic's ``cache_control``); others are as given."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for k, message in enumerate(messages):
         if k == 0 and message.get("role") == "system" and isinstance(message.get("content"), str):
             block = {"type": "text", "text": message["content"], "cache_control": {"type": "ephemeral"}}

@@ -10,8 +10,6 @@ else a rule from the rubric's answer format (documented in :func:`expected_outpu
 
 from __future__ import annotations
 
-from typing import Any
-
 from jurybench.jurors._price_map import Price, is_local, listed_price
 from jurybench.jurors._spec import JurorSpec
 
@@ -42,7 +40,7 @@ def batch_price(price: Price | None) -> Price | None:
     )
 
 
-def count_tokens(spec: JurorSpec, messages: list[dict[str, Any]]) -> int:
+def count_tokens(spec: JurorSpec, messages: list[dict[str, object]]) -> int:
     """Prompt tokens: litellm's counter for the juror's model, else about four characters a token."""
     from jurybench.jurors._lookup import is_offline
 

@@ -289,7 +289,7 @@ class SimJuror:
             - self.shift(second, dimension)
         )
 
-    def pairwise(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, Any]:
+    def pairwise(self, first: SimItem, second: SimItem, rng: random.Random) -> dict[str, object]:
         rubric = self.rubric
         assert isinstance(rubric, PairwiseRubric)
         return {

@@ -167,8 +167,8 @@ def _coerce(value: str) -> object:
 def juror_from_mapping(data: dict[str, object], *, where: str) -> JurorSpec:
     if "model" not in data or not isinstance(data["model"], str) or not data["model"]:
         raise JurybenchError(f"{where}: a juror needs a 'model' (e.g. openai/gpt-4o-mini).")
-    params: dict[str, Any] = {}
-    options: dict[str, Any] = {}
+    params: dict[str, object] = {}
+    options: dict[str, object] = {}
     for key, value in data.items():
         key = str(key).strip()
         if key == "model":
@@ -256,7 +256,7 @@ def parse_juror(text: str) -> JurorSpec:
     A value that starts with ``{`` is a JSON object (``extra_headers={"X-Key": "abc"}``)."""
     model, *rest = _split_top_level(text)
     shown = redact(",".join([model, *(_shown_part(part) for part in rest)]))
-    data: dict[str, Any] = {"model": model}
+    data: dict[str, object] = {"model": model}
     for part in rest:
         if "=" not in part:
             raise JurybenchError(
@@ -325,7 +325,7 @@ def public_juror(spec: JurorSpec) -> dict[str, object]:
     """The juror as a mapping without any credential (what a service job stores and serves);
     the names of the credentials it was given are listed under ``secrets`` (a URL that carried
     credentials is shown with them masked)."""
-    out: dict[str, Any] = {"model": spec.model, **spec.params}
+    out: dict[str, object] = {"model": spec.model, **spec.params}
     out.update({k: public_value(v) for k, v in spec.options.items() if not is_secret_param(k)})
     if spec.name:
         out["name"] = spec.name

@@ -352,7 +352,7 @@ PLOT_OF_STAT = {
 }
 
 
-def svg(name: str, result: dict[str, Any], *, alpha: float = 0.05, caption: str = "") -> str:
+def svg(name: str, result: dict[str, object], *, alpha: float = 0.05, caption: str = "") -> str:
     """The plot of a recorded statistic as SVG text, for pages and reports (``name`` is the
     statistic's name as recorded; see ``PLOT_OF_STAT``)."""
     import io

@@ -42,7 +42,7 @@ class Detail:
 @dataclass(frozen=True)
 class Outcome:
     status: str  # valid | invalid | refusal
-    scores: dict[str, Any] | None
+    scores: dict[str, object] | None
     rationale: str | None
     reason: str | None
     details: dict[str, Detail] | None = None

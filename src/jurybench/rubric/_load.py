@@ -15,7 +15,7 @@ from jurybench.rubric._kinds import kind_model, rubric_kinds
 from jurybench.rubric._model import AnyRubric
 
 
-def rubric_from_data(data: dict[str, Any]) -> AnyRubric:
+def rubric_from_data(data: dict[str, object]) -> AnyRubric:
     """A rubric from its definition (as in YAML), validated by the model of its ``kind``
     (raises pydantic's ``ValidationError``, or ``JurybenchError`` for an unknown kind)."""
     model = kind_model(data.get("kind"))

@@ -278,7 +278,7 @@ class _RubricBase(_Strict, KindTraits):
     def answer_fields(self) -> dict[str, object]:
         """The answer's pydantic fields (name -> (type, Field)), checked strictly: by default an
         integer on each dimension's scale."""
-        fields: dict[str, Any] = {}
+        fields: dict[str, object] = {}
         for dimension in self.dimensions:
             low, high = self.scale_for(dimension) or (0, -1)
             fields[dimension] = (int, Field(ge=low, le=high))
@@ -760,7 +760,7 @@ class InventoryRubric(_RubricBase):
 
     presented_per_call: ClassVar[bool] = True
 
-    def example_subject(self, language: str) -> dict[str, Any]:
+    def example_subject(self, language: str) -> dict[str, object]:
         """A target to report on, with the first arm of the treatment variable in ``language``."""
         arm = next(iter(self.placeholders.get(language, {})), None)
         treatment = json.dumps({self.treatment_variable: arm}) if arm and self.treatment_variable else None

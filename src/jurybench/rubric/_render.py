@@ -33,7 +33,7 @@ def criteria_block(rubric: AnyRubric) -> str:
 _TOKEN_RE = re.compile(r"\{\{|\}\}|" + PLACEHOLDER_RE.pattern)
 
 
-def fill_template(text: str, values: Mapping[str, Any], meta: Mapping[str, Any], subject: str) -> str:
+def fill_template(text: str, values: Mapping[str, object], meta: Mapping[str, object], subject: str) -> str:
     def sub(match: re.Match[str]) -> str:
         token = match.group(0)
         if token in ("{{", "}}"):
@@ -125,7 +125,7 @@ def render_pairwise(
 
 
 def _messages(
-    system: str, user: str, values: Mapping[str, Any], subject: Mapping[str, Any], label: str, append: bool = True
+    system: str, user: str, values: Mapping[str, object], subject: Mapping[str, Any], label: str, append: bool = True
 ) -> Messages:
     """The filled-in messages; the JSON answer format is appended unless the template places it
     (classification and questionnaire templates that leave it out state the format themselves)."""

@@ -43,7 +43,7 @@ def answer_schema(rubric: AnyRubric, *, enumerate_points: bool = False) -> dict[
     validated afterwards either way). ``enumerate_points``: a scale as the enum of its points
     instead of its bounds, which a grammar enforces (llama.cpp compiles ``enum`` to alternatives
     but ignores ``minimum`` and ``maximum``)."""
-    properties: dict[str, Any] = {}
+    properties: dict[str, object] = {}
     for key, values in dimension_values(rubric).items():
         if all(_is_integer(v) for v in values):
             points = [int(v) for v in values]

@@ -168,7 +168,7 @@ def _by_row_ranges(con: Connection, rubric: AnyRubric, base: str, key: str) -> A
     return con.sql(f"{query} WHERE {key} IN (SELECT id FROM _jb_chunk_ids) ORDER BY {key}").to_arrow_table()
 
 
-def subject_slices(table: Any, size: int) -> Iterator[list[dict[str, Any]]]:
+def subject_slices(table: Any, size: int) -> Iterator[list[dict[str, object]]]:
     """The subjects as dicts, ``size`` at a time (metadata parsed)."""
     for start in range(0, table.num_rows, size):
         rows = table.slice(start, size).to_pylist()

@@ -21,7 +21,7 @@ OPEN_PREFIXES = ("/docs-assets/", "/assets/")  # Swagger UI, ReDoc and the viewe
 
 def error_response(status: int, message: str, hint: str | None = None, **extra: object) -> JSONResponse:
     """The service's error answer: {"error", "hint"?, ...}, redacted (an error may quote a provider's)."""
-    body: dict[str, Any] = {"error": message}
+    body: dict[str, object] = {"error": message}
     if hint:
         body["hint"] = hint
     body.update(extra)

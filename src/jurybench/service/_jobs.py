@@ -65,7 +65,7 @@ class Live:
     def on_plan(self, n_tasks: int, n_cached: int) -> None:
         self.n_tasks, self.n_cached = n_tasks, n_cached
 
-    def progress(self) -> dict[str, Any]:
+    def progress(self) -> dict[str, object]:
         with self.lock:
             c = dict(self.counts)
             cost = self.cost.as_dict()
@@ -80,7 +80,7 @@ class Live:
         }
 
 
-def strip_secrets(request: dict[str, object]) -> dict[str, Any]:
+def strip_secrets(request: dict[str, object]) -> dict[str, object]:
     """A job request as stored and served: the jury without any credential (key-like entries,
     headers; juror strings are mappings without credentials by then) and every text redacted."""
     from jurybench.jurors import is_secret_param
@@ -93,7 +93,7 @@ def strip_secrets(request: dict[str, object]) -> dict[str, Any]:
             return [clean(v) for v in value]
         return redact_value(value)
 
-    out: dict[str, Any] = redact_value({k: v for k, v in request.items() if k != "jury"})
+    out: dict[str, object] = redact_value({k: v for k, v in request.items() if k != "jury"})
     if "jury" in request:
         out["jury"] = clean(request["jury"])
     return out
@@ -107,7 +107,7 @@ def _now() -> datetime:
 class JobWrite:
     """A checked job submission, written by the group writer with the others of its group."""
 
-    request: dict[str, Any]
+    request: dict[str, object]
     rubric: Any
     ids: list[str] | None
     where: str | None
@@ -163,7 +163,7 @@ class JobManager:
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.live: dict[str, Live] = {}
         # job -> each juror's credentials (api_key, headers), memory only
-        self.secrets: dict[str, list[dict[str, Any] | None]] = {}
+        self.secrets: dict[str, list[dict[str, object] | None]] = {}
         self.threads = [
             threading.Thread(target=self._worker, name=f"job-worker-{i}", daemon=True) for i in range(max(1, workers))
         ]
@@ -253,7 +253,7 @@ class JobManager:
         defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
         return [(*row, *defaults[5:]) for row in rows]
 
-    def enqueue(self, row: tuple[Any, ...], secrets: list[dict[str, Any] | None]) -> dict[str, Any]:
+    def enqueue(self, row: tuple[Any, ...], secrets: list[dict[str, Any] | None]) -> dict[str, object]:
         """Queue a committed job (its row from :meth:`insert_many`) and return it as the API shows it."""
         job_id = str(row[0])
         if any(secrets):
@@ -263,7 +263,7 @@ class JobManager:
         self.queue.put(job_id)
         return self._row(row)
 
-    def known(self, job_id: str) -> dict[str, Any] | None:
+    def known(self, job_id: str) -> dict[str, object] | None:
         """A job this server has inserted, run or read, from memory (the store holds the same:
         every change to a job goes through this manager); None for others."""
         row = self.rows.get(job_id)
@@ -281,7 +281,7 @@ class JobManager:
         if found:
             self._remember(tuple(found[0]))
 
-    def cancel(self, job_id: str) -> dict[str, Any]:
+    def cancel(self, job_id: str) -> dict[str, object]:
         job = self.get(job_id)
         if job["status"] in FINAL:
             raise Conflict(f"job {job_id} has already ended ({job['status']}).")
@@ -293,7 +293,7 @@ class JobManager:
             self._finish(job_id, "cancelled", None, live)
         return self.get(job_id)
 
-    def get(self, job_id: str) -> dict[str, Any]:
+    def get(self, job_id: str) -> dict[str, object]:
         known = self.known(job_id)
         if known is not None:
             return known
@@ -303,7 +303,7 @@ class JobManager:
             raise NotFound(f"no job {job_id!r}.")
         return self._row(row[0])
 
-    def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    def list(self, *, status: str | None, limit: int, offset: int) -> list[dict[str, object]]:
         sql = f"SELECT {self.COLUMNS} FROM jobs"
         params: list[object] = []
         if status:
@@ -314,7 +314,7 @@ class JobManager:
             rows = cur.execute(sql, [*params, limit, offset]).fetchall()
         return [self._row(r) for r in rows]
 
-    def _row(self, r: tuple[Any, ...]) -> dict[str, Any]:
+    def _row(self, r: tuple[Any, ...]) -> dict[str, object]:
         stored = json.loads(r[3])
         request = strip_secrets({k: v for k, v in stored.items() if not k.startswith("_")})
         job = {

@@ -422,9 +422,9 @@ class GroupWriter:
             for (_, future), result in zip(batch, results, strict=True):
                 future.set_result(result)
 
-    def _perform(self, cur: Connection, writes: list[Any]) -> list[Any]:
+    def _perform(self, cur: Connection, writes: list[Any]) -> list[object]:
         """Each write's result, in order: batched kinds together, callables one by one."""
-        results: list[Any] = [None] * len(writes)
+        results: list[object] = [None] * len(writes)
         for kind, perform in self.batched.items():
             at = [i for i, w in enumerate(writes) if isinstance(w, kind)]
             if at:
@@ -435,7 +435,7 @@ class GroupWriter:
                 results[i] = write(cur)
         return results
 
-    def _commit(self, writes: list[Any]) -> list[Any]:
+    def _commit(self, writes: list[Any]) -> list[object]:
         from jurybench.store import import_item_rows, import_pair_rows
 
         items = [row for _, rows, _ in writes for row in rows]

@@ -130,7 +130,7 @@ def disparity(
             draws[b] = gini(np.array([v[rng.integers(0, len(v), len(v))].mean() for v in per_group]))
     defined = draws[~np.isnan(draws)]
     low, high = np.percentile(defined, [2.5, 97.5]) if len(kept) > 1 and len(defined) else (float("nan"), float("nan"))
-    result: dict[str, Any] = {
+    result: dict[str, object] = {
         "groups": kept,
         "excluded_for_invalid_rate": excluded,
         "max_invalid_rate": max_invalid_rate,

@@ -151,7 +151,7 @@ def anchor(
 
 
 def factor_pattern(
-    factor: dict[str, Any], subscales: list[dict[str, Any]], thresholds: AnchorThresholds | None = None
+    factor: dict[str, object], subscales: list[dict[str, Any]], thresholds: AnchorThresholds | None = None
 ) -> str:
     """The factor's pattern, upgraded to ``reorganization`` when it is concordant while its
     sub-scales deviate from their baselines in opposite directions beyond the threshold."""

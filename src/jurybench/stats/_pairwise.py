@@ -7,7 +7,6 @@ category is more present in A than in B (A and B being the two treatment arms).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,7 +32,7 @@ def directional_differences(
 
     if zero_method not in ZERO_METHODS:
         raise ValueError(f"zero_method must be one of {ZERO_METHODS}")
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     pvalues = []
     for j, name in enumerate(categories):
         x = eps[:, j]

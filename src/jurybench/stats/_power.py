@@ -15,7 +15,6 @@ var_diff - 2 sigma_j^2 / k + 2 sigma_j^2 / k' (juror errors independent across s
 from __future__ import annotations
 
 import math
-from typing import Any
 
 WILCOXON_ARE = 3 / math.pi  # 0.955: the signed-rank test's efficiency against t under normality
 
@@ -80,7 +79,7 @@ def power_summary(
     else:
         target, source = observed, "the pilot's observed d_z"
     needed = pairs_needed(target, power, alpha) if math.isfinite(target) else None
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "n_pairs": n,
         "mean_difference": mean,
         "sd_difference": sd,

@@ -165,7 +165,7 @@ def _figure(
     alpha: float,
     weights: Array | None = None,
     df: int | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """An estimate with its interval (normal; t with ``df`` degrees of freedom), lambda, the
     sizes, and the labels-only and jury-only figures."""
     z = _z(alpha) if df is None else _t(alpha, df)
@@ -268,7 +268,7 @@ def labels_needed(width: float, y: Array, f_labelled: Array, f_all: Array, *, al
     }
 
 
-def all_alike(y: Array, low: float, high: float, *, alpha: float = 0.05) -> dict[str, Any]:
+def all_alike(y: Array, low: float, high: float, *, alpha: float = 0.05) -> dict[str, object]:
     """An interval for the humans' mean when all n labels are the same value v (their variance
     is zero, so a plug-in interval would have width zero), from the labels alone.
 

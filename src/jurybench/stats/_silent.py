@@ -51,7 +51,7 @@ SELECT 1 FROM run_calls rc WHERE rc.run_id = $run AND rc.call_key IN (
 """
 
 
-def jurors_without_valid_answers(con: Connection, run_id: str) -> list[dict[str, Any]]:
+def jurors_without_valid_answers(con: Connection, run_id: str) -> list[dict[str, object]]:
     """The jurors of run ``run_id``'s panel with no valid judgment in it, in the jury's order, each
     with its calls in the run counted by outcome: ``calls``, ``invalid`` (answered, not in the
     rubric's format), ``refusal`` and ``error`` (no answer)."""

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def record_result(
-    con: Connection, name: str, run_id: str | None, params: dict[str, Any], seed: int | None, result: dict[str, Any]
+    con: Connection, name: str, run_id: str | None, params: dict[str, Any], seed: int | None, result: dict[str, object]
 ) -> str:
     result_id = uuid.uuid4().hex
     con.execute(

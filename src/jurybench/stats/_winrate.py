@@ -48,7 +48,7 @@ def alpaca_winrate(p: NDArray[np.float64]) -> dict[str, Any]:
     }
 
 
-def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) -> dict[str, Any]:
+def length_controlled(p: NDArray[np.float64], delta_len: NDArray[np.float64]) -> dict[str, object]:
     """The win rate predicted at equal length by logit P(win) = bias + slope tanh(d / sd(d)),
     fitted to the soft labels ``p`` by Newton's method on the log-likelihood."""
     p = np.asarray(p, dtype=float)
@@ -166,7 +166,7 @@ def liblinear_soft_logistic(
 
     n = len(p)
     # scikit-learn 1.8 names the L1 penalty l1_ratio=1 (its penalty argument is deprecated)
-    l1: dict[str, Any] = {"l1_ratio": 1.0} if LogisticRegression().penalty == "deprecated" else {"penalty": "l1"}
+    l1: dict[str, object] = {"l1_ratio": 1.0} if LogisticRegression().penalty == "deprecated" else {"penalty": "l1"}
     model = LogisticRegression(
         **l1,
         solver="liblinear",
@@ -195,7 +195,7 @@ def alpaca_length_controlled(
     gamed: GamedRows | None = None,
     *,
     solver_tol: float | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """AlpacaEval's length-controlled win rate of one model against the reference. ``p``: the
     model's preference per instruction (NaN where the judge gave none), ``delta_len`` the
     reference's length minus the model's (characters), ``difficulty`` the instruction's

@@ -268,7 +268,7 @@ def paired(first: Sequence[float], second: Sequence[float]) -> list[float]:
     return [a - b for a, b in zip(first, second, strict=False)]
 
 
-def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: float) -> dict[str, Any]:
+def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: float) -> dict[str, object]:
     """Each group's mean with its confidence sequence (alpha split over the groups), ranked by
     mean; each adjacent pair's difference with its sequence (alpha split over every pair of
     groups, so the ranking read off the data is covered); ``separated`` when every adjacent
@@ -305,7 +305,7 @@ def look_groups(groups: dict[str, list[float]], low: float, high: float, alpha: 
     }
 
 
-def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha: float) -> dict[str, Any]:
+def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha: float) -> dict[str, object]:
     """The treatment gap G = sum over categories of |mean| with a confidence sequence: each
     category's at ``alpha`` split over the categories, so all hold at once, and G's bounds are its
     least and greatest value over their box (a category whose interval holds 0 adds 0 at least)."""
@@ -336,7 +336,7 @@ def look_gap(categories: dict[str, list[float]], low: float, high: float, alpha:
     }
 
 
-def look_streams(rule: StoppingRule, streams: dict[str, list[float]], low: float, high: float) -> dict[str, Any]:
+def look_streams(rule: StoppingRule, streams: dict[str, list[float]], low: float, high: float) -> dict[str, object]:
     """The figure a rule looks at, from its observation streams (one per model for ``separated``,
     per category for ``gap_excludes``, one stream ``""`` otherwise), each in sampling order."""
     if rule.kind == "gap_excludes":
@@ -427,7 +427,7 @@ def streams_of(rows: Sequence[tuple[str, str, float]], rule: StoppingRule, seed:
 
 def look_run(
     con: Connection, spec: AnyRubric, rule: StoppingRule, run: str, low: float, high: float, cluster: str, seed: int
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The figure the rule looks at, from the run's jury scores so far: cluster means in the
     seeded order of the clusters."""
     rows = run_rows(con, spec, rule, run, cluster)
@@ -521,7 +521,7 @@ def stored_record(con: Connection, run: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def prior_looks(con: Connection, run: str, record: dict[str, object]) -> list[dict[str, Any]]:
+def prior_looks(con: Connection, run: str, record: dict[str, object]) -> list[dict[str, object]]:
     """The looks an earlier invocation of ``run`` recorded, when it used the same design and did
     not finish (a finished one's looks are taken again: its record is replaced)."""
     earlier = stored_record(con, run)

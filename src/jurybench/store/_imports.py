@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.errors import JurybenchError
 from jurybench.store._db import first_row, registered, scalar, transaction
@@ -196,8 +196,8 @@ def _item_records(
     return records
 
 
-def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def _item_record(path: Path, number: int, row: Row, treatment_columns: Sequence[str]) -> dict[str, object]:
+    record: dict[str, object] = {
         "item_id": text_field(path, number, row, "item_id", required=True),
         "response": response_field(path, number, row),
     }

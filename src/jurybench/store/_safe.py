@@ -128,7 +128,7 @@ def parse_tree(sql: str) -> dict[str, Any]:
         scratch = _SCRATCH.con = duckdb.connect(":memory:", config=dict(HARDENED))
     rows = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()
     text = rows[0][0] if rows else "{}"
-    tree: dict[str, Any] = json.loads(text)
+    tree: dict[str, object] = json.loads(text)
     return tree
 
 
@@ -357,9 +357,9 @@ def sandbox() -> Connection:
     return duckdb.connect(":memory:", config=dict(HARDENED))
 
 
-def select_rows(table: pa.Table, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, Any]]:
+def select_rows(table: pa.Table, predicate: str | None, *, option: str, order_by: str) -> list[dict[str, object]]:
     """Rows of an Arrow table matching a user predicate, evaluated in a sandbox that holds only them."""
-    rows: list[dict[str, Any]] = select_table(table, predicate, option=option, order_by=order_by).to_pylist()
+    rows: list[dict[str, object]] = select_table(table, predicate, option=option, order_by=order_by).to_pylist()
     return rows
 
 

@@ -18,7 +18,7 @@ def describe_schema() -> list[dict[str, Any]]:
             "SELECT table_name, comment FROM duckdb_tables() WHERE NOT internal ORDER BY table_name"
         ).fetchall()
         views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name").fetchall()
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for name, comment in tables:
             columns = con.execute(
                 "SELECT column_name, data_type, is_nullable, comment FROM duckdb_columns() "

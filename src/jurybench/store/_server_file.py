@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 
 def server_file(db: Path) -> Path:
     return db.with_name(db.name + ".server.json")
 
 
-def holder_of(db: Path) -> dict[str, Any] | None:
+def holder_of(db: Path) -> dict[str, object] | None:
     """The running server that holds ``db`` (from its server file), if its process is alive."""
     path = server_file(db)
     try:

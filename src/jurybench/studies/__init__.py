@@ -121,7 +121,7 @@ def load_steps(
             raise JurybenchError(
                 f"{where}: the options of '{command}' must be a mapping, e.g. '{command}: {{run: r}}'."
             )
-        given: dict[str, Any] = {}
+        given: dict[str, object] = {}
         for key, value in dict(options or {}).items():
             filled = [fill(str(v)) for v in value] if isinstance(value, list) else value
             given[str(key)] = fill(filled) if isinstance(filled, str) else filled
@@ -172,7 +172,7 @@ def _value(option: Option, value: object) -> object:
         ) from None
 
 
-def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
+def check_step(step: Step) -> tuple[Command, dict[str, object]]:
     """The step's command and its arguments, every option checked as the command line checks
     them: a misspelt option, a missing one or a bad value is one line naming the step."""
     from jurybench.commands import command
@@ -191,7 +191,7 @@ def check_step(step: Step) -> tuple[Command, dict[str, Any]]:
             if found.positional is None or len(positional) > 1:
                 raise JurybenchError(f"Got unexpected extra argument ({' '.join(positional)}).")
             given[found.positional] = positional[0]
-        values: dict[str, Any] = {}
+        values: dict[str, object] = {}
         for key, value in given.items():
             name = key.replace("-", "_")
             if name not in options:
@@ -257,7 +257,7 @@ def _check_jurors(values: dict[str, Any]) -> None:
         validate_jurors(rubric, specs, need_keys=False)
 
 
-def check_steps(steps: list[Step]) -> list[tuple[Command, dict[str, Any]]]:
+def check_steps(steps: list[Step]) -> list[tuple[Command, dict[str, object]]]:
     """Every step checked before the first one runs (nothing is written when one is wrong)."""
     return [check_step(step) for step in steps]
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def _completion(
     model: str, content: object, prompt_tokens: int = 11, completion_tokens: int = 7, cached_tokens: int | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     content = dict(content) if isinstance(content, dict) else content
     # A scripted answer's "logprobs" belong to the choice, as a provider sends them.
     logprobs = content.pop("logprobs", None) if isinstance(content, dict) else None
@@ -164,7 +164,7 @@ class Batches:
         requests: list[dict[str, object]],
         metadata: dict[str, object] | None,
         input_file_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         self.n_created += 1
         batch_id = f"batch_{protocol[:3]}_{self.n_created}_{int(time.time() * 1000) % 100000}"
         batch = {
@@ -383,10 +383,10 @@ class _Stub:
             headers=extra,
         )
 
-    def openai_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def openai_batch(self, batch: dict[str, Any]) -> dict[str, object]:
         state = self.book.state(batch)
         total = len(batch["requests"])
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "id": batch["id"],
             "object": "batch",
             "endpoint": "/v1/chat/completions",
@@ -483,7 +483,7 @@ class _Stub:
             )
         return self.web.Response(text="\n".join(lines) + "\n", content_type="application/jsonl")
 
-    def anthropic_batch(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def anthropic_batch(self, batch: dict[str, Any]) -> dict[str, object]:
         state = self.book.state(batch)
         total = len(batch["requests"])
         ended = state in ("completed", "expired", "cancelled", "failed")
@@ -566,7 +566,7 @@ class _Stub:
                     "stop_reason": "end_turn",
                     "usage": usage,
                 }
-                result: dict[str, Any] = {"type": "succeeded", "message": message}
+                result: dict[str, object] = {"type": "succeeded", "message": message}
             else:
                 kind = "api_error" if status >= 500 else "invalid_request_error"
                 result = {
@@ -604,7 +604,7 @@ class StubServer:
         self.batches = batches if batches is not None else Batches()
         self.port = port or free_port()
         self.script: deque[tuple[Any, ...]] = deque()
-        self.requests: list[dict[str, Any]] = []
+        self.requests: list[dict[str, object]] = []
         self.headers: list[dict[str, str]] = []  # each chat request's headers (names in lower case), in order
         self._loop: asyncio.AbstractEventLoop | None = None
         self._ready = threading.Event()

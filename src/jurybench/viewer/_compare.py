@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 MOVED = 50  # subjects listed by how much they moved
 
 
-def _paired(diffs: list[float]) -> dict[str, Any]:
+def _paired(diffs: list[float]) -> dict[str, object]:
     """Mean difference with its paired t-interval (95 %)."""
     from scipy.stats import t
 
@@ -29,7 +29,7 @@ def _paired(diffs: list[float]) -> dict[str, Any]:
     return {"n": n, "diff": mean, "low": mean - half, "high": mean + half}
 
 
-def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, Any]:
+def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, object]:
     """The comparison of ``runs`` (run headers): the first is the baseline, the second compared with it."""
     if len(runs) != 2:
         raise JurybenchError("compare two runs.", hint="Tick two runs on the runs page, or open /compare?run=A&run=B.")
@@ -104,7 +104,7 @@ def _verdict(score: float | None) -> str | None:
     return "A" if score > 0 else "B" if score < 0 else "tie"
 
 
-def _verdicts(con: Connection, ids: list[str]) -> dict[str, Any]:
+def _verdicts(con: Connection, ids: list[str]) -> dict[str, object]:
     """Two preference runs by their verdicts (the sign of each run's jury score, by its own rule):
     the pairs whose verdict changed and, where pairs have human preference labels (their majority,
     as 'report preference' reads them), each run's accuracy against them with the paired

@@ -58,7 +58,7 @@ class _Memo:
 MEMO = _Memo()
 
 
-def _dicts(cur: Connection) -> list[dict[str, Any]]:
+def _dicts(cur: Connection) -> list[dict[str, object]]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
 
@@ -92,7 +92,7 @@ LEFT JOIN run_cost rc ON rc.run_id = r.run_id
 """
 
 
-def _run_row(row: dict[str, Any]) -> dict[str, Any]:
+def _run_row(row: dict[str, Any]) -> dict[str, object]:
     row["jurors"] = _jurors_of(row.pop("definition", None))
     start, end = row.get("created_at"), row.get("finished_at")
     row["seconds"] = (end - start).total_seconds() if start is not None and end is not None else None
@@ -119,7 +119,7 @@ def run_key(row: dict[str, object]) -> tuple[Any, ...]:
 
 def runs_page(
     con: Connection, *, dataset: str = "", rubric: str = "", status: str = "", after: str = "", limit: int = PAGE
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Runs, newest first, filtered by dataset (of any of their subjects), rubric name and status;
     ``after`` is the last run id of the previous page."""
     where, params = ["TRUE"], []
@@ -175,7 +175,7 @@ def runs_page(
     }
 
 
-def run_header(con: Connection, run_id: str) -> dict[str, Any]:
+def run_header(con: Connection, run_id: str) -> dict[str, object]:
     """The run's row as the runs page shows it; kept per state of the run (a running run is
     read afresh each time)."""
     state = con.execute(
@@ -186,7 +186,7 @@ def run_header(con: Connection, run_id: str) -> dict[str, Any]:
 
     store = store_of(con)
 
-    def make() -> dict[str, Any]:
+    def make() -> dict[str, object]:
         return {**_run_row(_query(con, f"{_RUNS} WHERE r.run_id = ?", [run_id])[0]), "store": store}
 
     if state[0][0] == "running":
@@ -208,12 +208,12 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """Per criterion (category): the jury's mean score with its 95 % CI, the subjects scored and
     below quorum; for pairwise runs also the shares won by A and by B."""
 
-    def make() -> dict[str, Any]:
+    def make() -> dict[str, object]:
         pairwise = run["mode"] == "pairwise"
         view, dim, subject = (
             ("jury_pairwise", "category", "pair_id") if pairwise else ("jury_pointwise", "criterion", "item_id")
         )
-        figures: list[dict[str, Any]] = []
+        figures: list[dict[str, object]] = []
         below: set[Any] = set()
         dims = run_dimensions(con, run["run_id"])
         # A big run is read one criterion at a time (the jury view's hash tables stay one
@@ -261,11 +261,11 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("figures", *run_key(run)), make)
 
 
-def run_jurors(con: Connection, run: dict[str, object]) -> list[dict[str, Any]]:
+def run_jurors(con: Connection, run: dict[str, object]) -> list[dict[str, object]]:
     """The juror table: outcome rates, cost, latency; flip rate and first-position win rate for
     pairwise runs."""
 
-    def make() -> list[dict[str, Any]]:
+    def make() -> list[dict[str, object]]:
         rows = _query(
             con,
             """SELECT s.juror, s.model, s.juror_key, s.n_calls, s.n_ok, s.n_invalid, s.n_refusal, s.n_error,
@@ -287,11 +287,11 @@ def run_jurors(con: Connection, run: dict[str, object]) -> list[dict[str, Any]]:
     return MEMO.get(("jurors", *run_key(run)), make)
 
 
-def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
+def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, object]:
     """Each juror and the jury against the human mean per criterion (pointwise runs whose items
     have human labels); otherwise why there is none."""
 
-    def make() -> dict[str, Any]:
+    def make() -> dict[str, object]:
         if run["mode"] != "pointwise":
             return _preference_agreement(con, run)
         labelled = con.execute(
@@ -337,7 +337,7 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     return MEMO.get(("agreement", *run_key(run)), make)
 
 
-def votes(run: dict[str, Any]) -> bool:
+def votes(run: dict[str, object]) -> bool:
     """Whether the run's rubric kind scores votes between two responses (a preference's A, B or
     tie), as its kind says."""
     from jurybench.rubric import rubric_kinds
@@ -346,7 +346,7 @@ def votes(run: dict[str, Any]) -> bool:
     return model is not None and model.votes
 
 
-def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
+def _preference_agreement(con: Connection, run: dict[str, Any]) -> dict[str, object]:
     """A/B runs: each juror's and the jury's accuracy against the human majority in each order."""
     if not votes(run):
         return {
@@ -388,7 +388,7 @@ def _fisher_ci(r: Any, n: int) -> tuple[float | None, float | None]:
     return math.tanh(z - half), math.tanh(z + half)
 
 
-def run_subjects(con: Connection, run: dict[str, object], *, after: str = "", limit: int = PAGE) -> dict[str, Any]:
+def run_subjects(con: Connection, run: dict[str, object], *, after: str = "", limit: int = PAGE) -> dict[str, object]:
     """A page of the run's items or pairs (by id) with their jury scores per criterion."""
     kind = "pair" if run["mode"] == "pairwise" else "item"
     ids = [

@@ -22,7 +22,7 @@ def _json(value: object) -> Any:  # parsed JSON text
         return value
 
 
-def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, Any]:
+def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, object]:
     """An item or pair as the run judged it: its texts, every call of every juror (both orders,
     every sample) with the raw answer and the parsed judgments, the jury score per criterion and
     the human labels."""
@@ -59,7 +59,7 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
         [run["run_id"], subject_id, "pair" if pairwise else "item"],
     )
     keys = [c["call_key"] for c in calls]
-    judgments: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+    judgments: dict[str, list[dict[str, object]]] = {k: [] for k in keys}
     if keys:
         marks = ", ".join("?" for _ in keys)
         table, dim = ("pairwise_judgments", "category") if pairwise else ("pointwise_judgments", "criterion")
@@ -100,7 +100,7 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
     }
 
 
-def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str, Any]]) -> dict[str, Any]:
+def _both_orders(con: Connection, run_id: str, pair_id: str, jury: list[dict[str, object]]) -> dict[str, object]:
     """A pair as a pair: per category, each juror's mean score in each order (AB: A shown first;
     BA: B shown first, in that order's frame), its symmetrized ε = (AB - BA) / 2, whether it
     flipped (its verdict changes sign with the order), and the jury's ε."""
@@ -152,7 +152,7 @@ SORTS = ("spread", "flips", "sd")
 
 def disagreements(
     con: Connection, run: dict[str, object], *, sort: str = "spread", after: int = 0, limit: int = PAGE
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The subject x criterion cells where the jurors disagree most (spread = highest minus lowest
     juror score, or sd) or, for pairwise runs, where jurors flip their verdict when the order is
     swapped; the top ``DISAGREEMENTS`` are kept per run and sort."""
@@ -160,7 +160,7 @@ def disagreements(
         sort = "spread"
     pairwise = run["mode"] == "pairwise"
 
-    def make() -> list[dict[str, Any]]:
+    def make() -> list[dict[str, object]]:
         sql = _PAIRWISE_DISPUTES if pairwise else _POINTWISE_DISPUTES
         params = [run["run_id"], run["run_id"]] if pairwise else [run["run_id"]]
         return _query(
@@ -183,7 +183,7 @@ def disagreements(
     }
 
 
-def results_page(con: Connection, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, Any]:
+def results_page(con: Connection, *, name: str = "", after: str = "", limit: int = PAGE) -> dict[str, object]:
     where, params = ["TRUE"], []
     if name:
         where.append("name = ?")
@@ -207,7 +207,7 @@ def results_page(con: Connection, *, name: str = "", after: str = "", limit: int
     return {"rows": rows, "next": rows[-1]["result_id"] if more and rows else None, "names": names, "name": name}
 
 
-def result(con: Connection, result_id: str) -> dict[str, Any]:
+def result(con: Connection, result_id: str) -> dict[str, object]:
     rows = _query(con, "SELECT * FROM stats_results WHERE result_id = ?", [result_id])
     if not rows:
         raise NotFound(f"no statistics result '{result_id}'.")
@@ -216,7 +216,7 @@ def result(con: Connection, result_id: str) -> dict[str, Any]:
     return row
 
 
-def calibrations(con: Connection) -> list[dict[str, Any]]:
+def calibrations(con: Connection) -> list[dict[str, object]]:
     rows = _query(
         con,
         "SELECT c.calibration_id, c.name, c.kind, c.path, c.created_at, r.name AS rubric "
@@ -225,7 +225,7 @@ def calibrations(con: Connection) -> list[dict[str, Any]]:
     return rows
 
 
-def calibration(con: Connection, calibration_id: str) -> dict[str, Any]:
+def calibration(con: Connection, calibration_id: str) -> dict[str, object]:
     """A calibration's weights with their CIs per criterion, and its held-out metrics against each
     juror and the plain jury."""
     rows = _query(

@@ -204,7 +204,7 @@ def _count(con: Connection, sql: str, params: list[object]) -> int:
     return int(con.execute(f"SELECT count(*) FROM ({sql})", params).fetchall()[0][0])
 
 
-def neighbours(con: Connection, run: dict[str, object], want: Filter, subject_id: str) -> dict[str, Any]:
+def neighbours(con: Connection, run: dict[str, object], want: Filter, subject_id: str) -> dict[str, object]:
     """The subject's position under the filter and order, and the ids before and after it
     (None at either end; ``position`` None when the filter leaves the subject out)."""
     if not want.active:  # the run's own order (by id): two lookups on the key

@@ -238,7 +238,7 @@ class _Pages:
         self.annotating = annotating
 
     def page(
-        self, template: str, build: Callable[[Any], dict[str, Any]], title: str, status: int = 200
+        self, template: str, build: Callable[[Any], dict[str, object]], title: str, status: int = 200
     ) -> HTMLResponse:
         from fastapi.responses import HTMLResponse
 
@@ -281,7 +281,7 @@ class _Pages:
 
         return self.annotating.annotator_of(request.cookies.get(ANNOTATOR_COOKIE))
 
-    def run_context(self, con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, Any]:
+    def run_context(self, con: Connection, run_id: str, after: str, want: Filter, at: int) -> dict[str, object]:
         from jurybench.viewer import _data, _detail, _find, _label
 
         run = _data.run_header(con, run_id)
@@ -318,7 +318,7 @@ class _Pages:
             "sampled": self.annotating.enabled and _label.has_sample(con, str(run["run_id"])),
         }
 
-    def subjects(self, con: Connection, run: dict[str, object], after: str, want: Filter, at: int) -> dict[str, Any]:
+    def subjects(self, con: Connection, run: dict[str, object], after: str, want: Filter, at: int) -> dict[str, object]:
         """The run's subjects by id (paged by key), or those the filter finds (paged by position)."""
         from jurybench.viewer import _data, _find
 
@@ -342,7 +342,7 @@ class _Pages:
         saved: int = 0,
         error: JurybenchError | None = None,
         shown_as: str = "",
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """``shown_as``: the annotator this browser's signed cookie names (the page is shown whole
         to them once they have labelled the subject; ``form['annotator']`` only fills the form)."""
         from jurybench.viewer import _data, _detail, _find, _label
@@ -421,7 +421,7 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
     def run(run_id: str, after: str = "", at: int = Query(0, ge=0), find: dict[str, str] = finding) -> HTMLResponse:
         run_id = run_from_segment(run_id)
 
-        def build(con: Connection) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, object]:
             want = Filter.parse(find)
             return pages.run_context(con, run_id, after, want.without_scores() if pages.annotating.blind else want, at)
 
@@ -433,7 +433,7 @@ def _run_routes(api: APIRouter, pages: _Pages) -> None:
         if pages.annotating.blind:
             return pages.hidden("The disagreements page")
 
-        def build(con: Connection) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, object]:
             run = _data.run_header(con, run_id)
             return {"run": run, **_detail.disagreements(con, run, sort=sort, after=after), "sorts": _detail.SORTS}
 
@@ -531,7 +531,7 @@ def _label_routes(api: APIRouter, pages: _Pages) -> None:
         annotator = annotator or pages.annotator(request)
         nxt: list[str] = []
 
-        def build(con: Connection) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, object]:
             run = _data.run_header(con, run_id)
             if not pages.annotating.enabled:
                 raise JurybenchError(
@@ -578,7 +578,7 @@ def _other_routes(api: APIRouter, pages: _Pages) -> None:
         if pages.annotating.blind:
             return pages.hidden("A statistic's page")
 
-        def build(con: Connection) -> dict[str, Any]:
+        def build(con: Connection) -> dict[str, object]:
             row = _detail.result(con, result_id)
             columns, rows = result_table(row)
             return {"r": row, "plot": plot_of(con, row), "columns": columns, "rows": rows}

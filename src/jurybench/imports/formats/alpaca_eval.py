@@ -52,7 +52,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         pair = bundle.pair(f"{model}-vs-{reference}-{key}", a, b)
         judge = options.get("judge") or field(path, number, record, "annotator", required=False) or "alpaca-eval"
         preference = record.get("preference")
-        row: dict[str, Any] = {"pair_id": pair}
+        row: dict[str, object] = {"pair_id": pair}
         if isinstance(record.get("raw_completion"), str | dict | list):
             raw = record["raw_completion"]
             row["raw"] = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.imports import Bundle, JudgmentFormat, between, content_text, field, records
@@ -75,7 +74,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
                 shown, f"<|The Start of Assistant {who}'s Answer|>", f"<|The End of Assistant {who}'s Answer|>"
             )
             if answer is not None:
-                row: dict[str, Any] = {"item_id": item, "prompt": prompt, "response": answer, "model": name}
+                row: dict[str, object] = {"item_id": item, "prompt": prompt, "response": answer, "model": name}
                 if isinstance(category, str):
                     row["metadata"] = {"category": category}
                 bundle.item(row)
@@ -83,7 +82,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         for k, (game, order) in enumerate(zip(games, ("AB", "BA"), strict=True), start=1):
             judgment = _judgment_text(game)
             label = game.get("score") if game is not None else None
-            out: dict[str, Any] = {"pair_id": pid, "criterion": "quality", "shown": order, "raw": judgment}
+            out: dict[str, object] = {"pair_id": pid, "criterion": "quality", "shown": order, "raw": judgment}
             if label is None:
                 missing += 1
                 out["status"] = "invalid"
@@ -103,7 +102,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
     return bundle
 
 
-def _shown_text(game: dict[str, Any]) -> str:
+def _shown_text(game: dict[str, object]) -> str:
     """The judge's prompt with the question and both answers: v0.1's ``user_prompt``, or the
     user message of v2.0's ``prompt``."""
     text = game.get("user_prompt")
@@ -117,7 +116,7 @@ def _shown_text(game: dict[str, Any]) -> str:
     return ""
 
 
-def _judgment_text(game: dict[str, Any] | None) -> str | None:
+def _judgment_text(game: dict[str, object] | None) -> str | None:
     """The judge's answer: v0.1's text, or v2.0's ``judgment.answer``."""
     if game is None:
         return None

@@ -25,7 +25,7 @@ from jurybench.imports import Bundle, JudgmentFormat, content_text, load_json, o
 LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 
 
-def _log(path: Path) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+def _log(path: Path) -> tuple[dict[str, object], list[tuple[str, Any]]]:
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
@@ -82,7 +82,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         scores = obj(sample.get("scores"))
         for scorer, score in scores.items():
             value = _value(score.get("value") if isinstance(score, dict) else None)
-            row: dict[str, Any] = {"item_id": item, "criterion": "score"}
+            row: dict[str, object] = {"item_id": item, "criterion": "score"}
             if value is None:
                 invalid += 1
                 row["status"] = "invalid"

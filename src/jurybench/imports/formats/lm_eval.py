@@ -70,7 +70,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
                 else None,
             }
         )
-        row: dict[str, Any] = {"item_id": item, "criterion": "score"}
+        row: dict[str, object] = {"item_id": item, "criterion": "score"}
         if isinstance(value, bool):
             value = float(value)
         if not isinstance(value, int | float) or not math.isfinite(value):
@@ -107,7 +107,7 @@ def _loglikelihoods(value: Any) -> list[float] | None:
     return out
 
 
-def _response(record: Mapping[str, Any]) -> str:
+def _response(record: Mapping[str, object]) -> str:
     """The model's generation, or on a multiple-choice line the continuation it ranked highest."""
     scores = _loglikelihoods(record.get("filtered_resps"))
     arguments = record.get("arguments")

@@ -106,7 +106,7 @@ def read_single(path: Path, options: Mapping[str, str]) -> Bundle:
         if answer is None:  # the multi-turn single prompts show the conversation as Assistant A's
             prompt, answer = _answer(shown, "Assistant A's")
         _item(bundle, question, model, turn, prompt, answer)
-        row: dict[str, Any] = {
+        row: dict[str, object] = {
             "item_id": item_id(question, model, turn),
             "criterion": "rating",
             "raw": record.get("judgment"),
@@ -132,7 +132,7 @@ def read_pair(path: Path, options: Mapping[str, str]) -> Bundle:
         pid, turned = _pair(bundle, question, turn, first, second)
         for game, shown in (("g1", "AB"), ("g2", "BA")):  # g2 shows model_2 first; its winner still names the model
             winner = field(path, number, record, f"{game}_winner")
-            row: dict[str, Any] = {
+            row: dict[str, object] = {
                 "pair_id": pid,
                 "shown": _flip_order(shown, turned),
                 "raw": record.get(f"{game}_judgment"),

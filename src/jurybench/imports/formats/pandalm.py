@@ -74,7 +74,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         given = record[result_field]
         verdict = _code(given)
         reason = record.get(result_field.removesuffix("result") + "reason")
-        row: dict[str, Any] = {"pair_id": f"pandalm-{n}"}
+        row: dict[str, object] = {"pair_id": f"pandalm-{n}"}
         if verdict is None:
             unusable += 1
             row["status"] = "invalid"
@@ -133,7 +133,7 @@ def _comparison(bundle: Bundle, path: Path, number: int, record: Any, n: int) ->
             value = "true" if value else "false"
         else:
             value = field(path, number, record, name)
-        row: dict[str, Any] = {"item_id": item, "prompt": prompt, "response": value}
+        row: dict[str, object] = {"item_id": item, "prompt": prompt, "response": value}
         if len(models) == 2:
             row["model"] = models[k]
         if meta:

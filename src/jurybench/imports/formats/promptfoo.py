@@ -32,7 +32,7 @@ MODEL_GRADED = (
 )
 
 
-def _results(path: Path) -> list[Any]:
+def _results(path: Path) -> list[object]:
     ((_, data),) = records(path, expect="document")
     inner = data.get("results") if isinstance(data, dict) else None
     if isinstance(inner, dict):
@@ -76,7 +76,7 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         )
         for component in components:
             score, passed = component.get("score"), component.get("pass")
-            row: dict[str, Any] = {"item_id": item, "criterion": "score"}
+            row: dict[str, object] = {"item_id": item, "criterion": "score"}
             if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
                 row["score"] = float(score)
             elif score is None and isinstance(passed, bool):  # a score given but unusable is not a pass

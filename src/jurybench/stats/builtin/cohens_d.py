@@ -136,7 +136,7 @@ def stat_cohens_d(
     thresholds: _effects.AnchorThresholds | None = None,
     level: str = "jury",
     resample: str = "instances",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
     anchored to human baselines (file: criterion,d_human[,cell], or stored ones) and grouped into
     factors (file: criterion,factor). A questionnaire run is grouped by its own structure: every
@@ -162,7 +162,7 @@ def stat_cohens_d(
     if baseline_file:
         baselines.update(_read_d_baselines(baseline_file))
     group_names = sorted(groups)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for cell, cell_frame in frame.groupby("grp", sort=True):
         present = set(cell_frame["extra"].unique())
         missing = [a for a in arms if a not in present]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from jurybench.declare import param
 from jurybench.stats import params
@@ -69,7 +69,7 @@ def stat_compare(
     from jurybench.stats.sql import group_values, item_scores
 
     values = group_values(item_scores(con, run_id, where=where, by=by, level=level))
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for crit, by_group in sorted(values.items()):
         missing = [g for g in groups if g not in by_group]
         if missing:

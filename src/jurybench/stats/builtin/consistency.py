@@ -31,7 +31,7 @@ def consistency(
 
 def stat_consistency(
     con: Connection, run_id: str, *, where: str | None = None, by: str | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     from collections import defaultdict
 
     import numpy as np

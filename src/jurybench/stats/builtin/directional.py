@@ -33,7 +33,7 @@ def directional(
         str, param("Zero differences: wilcox (drop), pratt or zsplit.", choices=ZERO_METHODS)
     ] = "wilcox",
     level: params.Level = "jury",
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
 
     return stat_directional(con, run, where=where, by=by, zero_method=zero_method, level=level)

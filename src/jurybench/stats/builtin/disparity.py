@@ -210,7 +210,7 @@ def stat_disparity(
 
     if "model" not in records[0]:
         return one(records)
-    by_model: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_model: dict[str, list[dict[str, object]]] = defaultdict(list)
     for r in records:
         by_model[str(r["model"])].append(r)
     return {"models": {m: one(rows) for m, rows in sorted(by_model.items())}}

@@ -61,7 +61,7 @@ def stat_item_spearman(
     key_file: Path | None = None,
     level: str = "jury",
     keys: dict[str, float] | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
     (times its key, +1 or -1, from criterion,key or given); Spearman between conditions over items."""
 

@@ -134,7 +134,7 @@ def stat_leaderboard(
     strong: str | None = None,
     control: str | None = None,
     weighted: bool = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
     bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
     ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
@@ -230,7 +230,7 @@ def stat_leaderboard(
                 hint="Bradley-Terry needs every model to win and lose some battles, "
                 "and the models to be connected by battles.",
             ) from None
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "level": level,
         "category": chosen,
         "resample": resample,

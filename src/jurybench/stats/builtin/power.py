@@ -94,7 +94,7 @@ def stat_power(
     shift: float | None = None,
     power: float = 0.8,
     alpha: float = 0.05,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per criterion: the pilot's paired differences between two arms (subjects paired on
     ``pair_on``, several subjects of one arm and pair averaged), juror noise, and the pairs
     needed to detect the effect (``d`` as d_z, ``shift`` in score units, else the pilot's own)
@@ -131,7 +131,7 @@ def stat_power(
             f"no subject of run '{run_id}' has a value for --pair-on {pair_on!r}, so none pairs across the arms.",
             hint="Choose --pair-on as a column the arms share (e.g. --pair-on item_group), or give each item a prompt.",
         )
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for criterion, block in frame.groupby("criterion", sort=True):
         means = block[block["extra"].isin(arms)].groupby(["grp", "extra"])["score"].mean().unstack("extra")
         means = means.reindex(columns=list(arms)).dropna(subset=list(arms))

@@ -91,7 +91,7 @@ def ppi(
             flag=True,
         ),
     ] = False,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Bias-corrected means of the humans' labels from a random sample of labelled subjects and
     the jury's (calibrated, when a calibration is applied) scores on every subject (PPI++)."""
     import numpy as np
@@ -220,7 +220,7 @@ def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
     return []
 
 
-def _difference(rows: list[dict[str, Any]], dim: str, pair: list[str], alpha: float) -> dict[str, Any]:
+def _difference(rows: list[dict[str, object]], dim: str, pair: list[str], alpha: float) -> dict[str, object]:
     """FIRST - SECOND of two slices' corrected estimates (:func:`slice_difference`)."""
     from jurybench.errors import JurybenchError
     from jurybench.stats import _ppi
@@ -269,7 +269,7 @@ class _Cells:
 
 def _paired_difference(
     cells: _Cells, dim: str, pair: list[str], alpha: float, scale: tuple[int, int] | None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """FIRST - SECOND within each cluster answered by both, corrected over the clusters as the
     units (PPI++ on the clusters' differences: the labelled ones and all)."""
     import numpy as np

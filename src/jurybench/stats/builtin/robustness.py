@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
@@ -24,7 +24,7 @@ def robustness(
     return stat_robustness(con, run, other_run=other_run, where=where)
 
 
-def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, Any]:
+def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, object]:
     import numpy as np
 
     from jurybench.stats import _pairwise

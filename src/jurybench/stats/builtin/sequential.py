@@ -99,7 +99,7 @@ def sequential(
             http={"min_length": 1, "max_length": 200},
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """The jury's mean of a criterion with its anytime-valid confidence sequence and always-valid
     p-value (valid under optional stopping: see docs/statistics.md), beside the fixed-n interval
     that stopping early would invalidate; on a run judged with --until, in the order it sampled."""

@@ -100,7 +100,7 @@ def stat_winrate(
     length_controlled_too: bool | str | None = None,
     difficulty: Path | None = None,
     solver_tol: float | None = None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
     ``reference`` over the run's pairs that set the model against it."""
     from collections import defaultdict
