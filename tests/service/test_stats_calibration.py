@@ -108,6 +108,8 @@ STATS = [
     ("gap", {"run": "pa", "boot": 100, "test": "bootstrap"}),
     ("leaderboard", {"run": "pa", "category": "logos", "boot": 50, "resample": "pairs"}),
     ("power", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "pair_on": "model", "d": 0.5}),
+    ("bias", {"run": "pw", "feature": ["sql:metadata->>'lang' = 'en'"], "family": ["m0=acme"], "correction": "bh"}),
+    ("bias", {"run": "pw", "against": "prompts", "raters": "jury", "feature": ["chars"]}),
 ]
 
 
@@ -284,6 +286,16 @@ def test_agreement_over_http_is_what_python_and_the_cli_give(client: Any, prepar
     assert client.post("/v1/agreement", json={"run": "pw", "boot": 10**6}).status_code == 422
     missing = client.post("/v1/agreement", json={"run": "nosuch"})
     assert missing.status_code in (400, 404) and "nosuch" in missing.json()["error"]
+
+
+def test_bias_over_http_refuses_what_the_cli_refuses(client: Any) -> None:
+    """A pairwise run, an unknown feature, a bad choice: 400 or 422 in one line, never a 500."""
+    pairwise = client.post("/v1/stats/bias", json={"run": "pa"})
+    assert pairwise.status_code == 400 and "reads pointwise runs" in pairwise.json()["error"]
+    unknown = client.post("/v1/stats/bias", json={"run": "pw", "feature": ["loudness"]})
+    assert unknown.status_code == 400 and "'loudness' is not known" in unknown.json()["error"]
+    assert client.post("/v1/stats/bias", json={"run": "pw", "correction": "x"}).status_code in (400, 422)
+    assert client.post("/v1/stats/bias", json={"run": "pw", "feature": ["x" * 3000]}).status_code == 422
 
 
 def test_reports_over_http_are_what_python_gives(client: Any, prepared: Path) -> None:

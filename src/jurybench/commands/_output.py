@@ -174,6 +174,10 @@ def print_stat(frame: Any, fmt: str) -> None:
         )
     if silent:
         echo(silent)
+    for line in result.get("readings", []):  # what the figures say, in words (stats bias)
+        echo(line)
+    for line in result.get("notes", []):
+        echo(f"note: {line}")
     for line in warnings:
         echo(line)
     echo(f"recorded as stats_results.result_id = {attrs['result_id']}")

@@ -9,6 +9,8 @@ A juror turns the truth into an answer with documented distortions:
   ``scale_use`` (stretches, >0, or compresses, <0, the spread around the scale's middle);
 - ``position_bias`` (pairwise: added to the first-shown response's advantage),
   ``verbosity_bias`` (points per 1,000 characters of extra length);
+- ``self_preference`` (points added to a response whose model is of the juror's ``family``:
+  its model's name starts with it, case aside; the family defaults to the juror's name);
 - a treatment effect: ``effect`` points for items whose treatment matches ``effect_arm``
   (``key=value``, e.g. ``gender=f``) on the dimensions in ``effect_on`` (``a|b|c``; all
   when omitted); in pairs, the effect is the difference between the two items' arms;
@@ -76,6 +78,8 @@ SIM_KNOBS = frozenset(
         "scale_use",
         "position_bias",
         "verbosity_bias",
+        "self_preference",
+        "family",
         "effect",
         "effect_on",
         "effect_arm",
@@ -106,6 +110,7 @@ class SimItem:
     metadata: Mapping[str, object]
     reference: str | None = None
     planted: Mapping[str, float] = field(default_factory=dict)  # a simulated generator's effect marker
+    model: str | None = None  # the responding model (self-preference)
 
 
 def _number(params: Mapping[str, object], key: str, default: float, label: str) -> float:
@@ -175,6 +180,8 @@ class SimJuror:
         self.scale_use = number("scale_use", 0.0)
         self.position_bias = number("position_bias", 0.0)
         self.verbosity_bias = number("verbosity_bias", 0.0)
+        self.self_preference = number("self_preference", 0.0)
+        self.family = str(p.get("family", self.name)).strip().lower()
         self.effect = number("effect", 0.0)
         self.refusal_rate = number("refusal_rate", 0.0)
         self.invalid_rate = number("invalid_rate", 0.0)
@@ -219,7 +226,8 @@ class SimJuror:
         """Everything added to an item's latent quality on a dimension, in scale points: the juror's own
         treatment effect and verbosity bias, and what a simulated generator planted in the text."""
         effect = self.effect * self.arm(item) if self.effect_on is None or dimension in self.effect_on else 0.0
-        return effect + self.verbosity_bias * item.length / 1000 + item.planted.get(dimension, 0.0)
+        own = self.self_preference if self.family and (item.model or "").lower().startswith(self.family) else 0.0
+        return effect + self.verbosity_bias * item.length / 1000 + own + item.planted.get(dimension, 0.0)
 
     def rng(self, *slot: object) -> random.Random:
         digest = hashlib.sha256(repr((self.name, self.seed, *slot)).encode()).digest()
@@ -341,7 +349,7 @@ def load_sim_subjects(
         wanted_sql = " WHERE item_id IN (SELECT id FROM sim_wanted)"
     sql = (
         "SELECT item_id, language, length(response), treatment, metadata, reference, "
-        "CASE WHEN contains(response, '[sim-effect') THEN response END FROM items" + wanted_sql
+        "CASE WHEN contains(response, '[sim-effect') THEN response END, model FROM items" + wanted_sql
     )
     if wanted is None:
         rows = con.execute(sql).fetchall()
@@ -349,7 +357,7 @@ def load_sim_subjects(
         with registered(con, "sim_wanted", wanted):
             rows = con.execute(sql).fetchall()
     items = {}
-    for item_id, language, length, treatment, metadata, reference, response in rows:
+    for item_id, language, length, treatment, metadata, reference, response, model in rows:
         items[item_id] = SimItem(
             item_id,
             language,
@@ -358,6 +366,7 @@ def load_sim_subjects(
             json.loads(metadata) if metadata else {},
             reference,
             planted_effects(response or ""),
+            model,
         )
     return items, pairs
 

@@ -26,6 +26,7 @@ from jurybench.stats._registry import (
 )
 from jurybench.stats._silent import jurors_without_valid_answers, named_jurors, no_valid_answers_note, silent_label
 from jurybench.stats.builtin import (
+    bias,
     cohens_d,
     consistency,
     directional,
@@ -78,6 +79,7 @@ __all__ = [
     "Parameter",
     "Statistic",
     "anytime",
+    "bias",
     "cohens_d",
     "consistency",
     "directional",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from jurybench.validity._claims import Claim
 
-AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests")
+AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests", "bias")
 
 __all__ = ["Claim", "run"]
 
@@ -21,7 +21,7 @@ __all__ = ["Claim", "run"]
 def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
     """The claims of the chosen areas, measured."""
     from jurybench.errors import JurybenchError
-    from jurybench.validity import _calibration, _gap, _ppi, _selection, _sequential, _tests
+    from jurybench.validity import _bias, _calibration, _gap, _ppi, _selection, _sequential, _tests
 
     modules = {
         "sequential": _sequential,
@@ -30,6 +30,7 @@ def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
         "calibration": _calibration,
         "ppi": _ppi,
         "tests": _tests,
+        "bias": _bias,
     }
     unknown = [a for a in areas if a not in modules]
     if unknown:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from jurybench.stats.builtin.bias import bias
 from jurybench.stats.builtin.cohens_d import cohens_d
 from jurybench.stats.builtin.compare import mannwhitney, welch
 from jurybench.stats.builtin.consistency import consistency
@@ -38,6 +39,7 @@ BUILTIN = (
     winrate,
     sequential,
     ppi,
+    bias,
 )
 
 

@@ -1,0 +1,276 @@
+"""stats bias: what a judge's scores lean on. The regression against a reference implementation
+(statsmodels), the features counted by hand, and planted biases found (and nulls not) on runs
+of simulated jurors whose distortions are known."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jurybench.errors import JurybenchError
+from jurybench.stats._bias import (
+    TEXT_FEATURES,
+    centred_within,
+    cluster_ols,
+    family_of,
+    independent_columns,
+    parse_families,
+    tokens,
+)
+from tests.conftest import run_cli
+
+# -- the pieces, by hand ------------------------------------------------------------------------
+
+
+def test_features_are_counted_as_written() -> None:
+    text = "## Plan\n\nSome **bold** words, and __more__.\n\n- one\n- two\n1. three\n\n```\ncode\n```\n"
+    assert tokens("Hello, world!") == 4  # Hello , world !
+    counts = {name: f.count(text) for name, f in TEXT_FEATURES.items()}
+    assert counts["headers"] == 1 and counts["lists"] == 3 and counts["bold"] == 2 and counts["code"] == 1
+    assert counts["chars"] == len(text) / 1000
+    assert TEXT_FEATURES["tokens"].count("a b c d") == 0.04  # per 100 tokens
+    assert TEXT_FEATURES["headers"].count("#hashtag, not a header") == 0
+
+
+def test_families_by_name_start_and_by_the_users_map() -> None:
+    assert family_of("openai/gpt-4o-mini", {}) == "openai"
+    assert family_of("anthropic/claude-3-5-sonnet", {}) == "anthropic"
+    assert family_of("ollama/llama3.1:8b", {}) == "meta"
+    assert family_of("sim/b", {}) is None
+    mine = parse_families(["sim/b=acme", "acme=acme"])
+    assert family_of("sim/b", mine) == "acme" and family_of("acme-7b", mine) == "acme"
+    assert family_of("gpt-4o", {"gpt-4o": "mine"}) == "mine"  # the user's entry before the defaults
+    with pytest.raises(JurybenchError, match="expected NAME=FAMILY"):
+        parse_families(["acme"])
+
+
+def test_cluster_robust_fit_is_statsmodels_cr1() -> None:
+    """Against the humans (an intercept): the coefficients and CR1 standard errors statsmodels
+    gives (OLS, cov_type='cluster', its small-sample correction G/(G-1) (N-1)/(N-K))."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(4)
+    n, groups = 90, 15
+    g = rng.integers(0, groups, n)
+    x = np.column_stack([np.ones(n), rng.normal(size=n), rng.poisson(2, n)])
+    y = x @ np.array([0.2, 0.5, -0.1]) + rng.normal(size=groups)[g] + rng.normal(size=n)
+    fit = cluster_ols(y, x, [str(v) for v in g], absorbed=False)
+    assert fit is not None
+    ref = sm.OLS(y, x).fit(cov_type="cluster", cov_kwds={"groups": g})
+    np.testing.assert_allclose(fit.beta, ref.params, rtol=1e-10)
+    np.testing.assert_allclose(fit.se, ref.bse, rtol=1e-10)
+    assert fit.df == groups - 1 and fit.n_clusters == groups
+
+
+def test_within_prompts_is_prompt_dummies_with_the_absorbed_ones_not_counted() -> None:
+    """Centring within prompts gives the coefficients of a fit with a dummy per prompt
+    (Frisch-Waugh-Lovell); the CR1 correction counts the features alone (the dummies are nested
+    in the clusters), so its SE is statsmodels' times sqrt((N - K_dummies) / (N - K))."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(5)
+    n, groups = 120, 20
+    g = np.repeat(np.arange(groups), n // groups)
+    x = rng.normal(size=(n, 2))
+    y = x @ np.array([0.3, -0.2]) + rng.normal(size=groups)[g] * 2 + rng.normal(size=n)
+    labels = [str(v) for v in g]
+    fit = cluster_ols(centred_within(y[:, None], labels)[:, 0], centred_within(x, labels), labels, absorbed=True)
+    assert fit is not None
+    dummies = (g[:, None] == np.arange(groups)).astype(float)
+    ref = sm.OLS(y, np.column_stack([x, dummies])).fit(cov_type="cluster", cov_kwds={"groups": g})
+    np.testing.assert_allclose(fit.beta, ref.params[:2], rtol=1e-9)
+    np.testing.assert_allclose(fit.se, ref.bse[:2] * math.sqrt((n - 2 - groups) / (n - 2)), rtol=1e-9)
+
+
+def test_collinear_features_are_named_not_fitted() -> None:
+    x = np.column_stack([[1.0, 2, 3, 4], [2.0, 4, 6, 8], [1.0, 0, 0, 1]])
+    assert independent_columns(x, [0, 1, 2], base=[np.ones(4)]) == ([0, 2], [1])
+    assert independent_columns(x, [2], base=[np.ones(4), np.array([1.0, 0, 0, 1])]) == ([], [2])
+    assert cluster_ols(np.arange(4.0), x, ["a", "a", "b", "b"], absorbed=False) is None  # rank 2 of 3
+
+
+# -- whole runs of simulated jurors ---------------------------------------------------------------
+
+
+def _store(folder: Path, *, humans_like_length: bool = False, jurors: list[str] | None = None) -> Path:
+    """60 prompts x 4 responses of varied length (some with markdown), by three models; human
+    labels from the known truth, which (``humans_like_length``) rises with the length."""
+    import random
+
+    from jurybench.annotations import simulate_human_labels
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+
+    rng = random.Random(7)
+    rows = []
+    for k in range(240):
+        words = rng.randint(10, 400)
+        text = " ".join("word" for _ in range(words))
+        if rng.random() < 0.3:
+            text = "## Title\n- a point\n" + text
+        meta: dict[str, Any] = {"reviewed": bool(k % 2), "constant": 1}
+        if humans_like_length:  # the truth itself rises with length, for humans and jurors alike
+            for c in ("relevance", "coherence"):
+                meta[f"true_{c}"] = (words - 205) / 113 + rng.gauss(0, 0.5)
+        rows.append(
+            {
+                "item_id": f"i{k:03d}",
+                "prompt": f"p{k // 4}",
+                "response": text,
+                "model": ["gpt-4o", "claude-3", "llama-3"][k % 3],
+                "metadata": meta,
+            }
+        )
+    (folder / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    db = folder / "s.duckdb"
+    con = connect(db)
+    import_items(con, folder / "items.jsonl")
+    rubric = load_rubric("story-quality")
+    panel = [parse_juror(j) for j in jurors or ["sim/a,noise=0.5", "sim/b,noise=0.5,verbosity_bias=1.5"]]
+    score(con, rubric, panel, run_id="r", options=EngineOptions(progress=False), where="TRUE")
+    simulate_human_labels(con, rubric, annotators=2)
+    con.close()
+    return db
+
+
+@pytest.fixture(scope="module")
+def biased(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """sim/a (no distortion) and sim/b (1.5 points per 1,000 characters) with human labels."""
+    return _store(tmp_path_factory.mktemp("biased"))
+
+
+def _effects(frame: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
+    return {(e["rater"], e["criterion"], e["feature"]): e for e in frame.attrs["result"]["effects"]}
+
+
+def test_a_planted_length_bias_is_found_against_the_humans_and_only_there(biased: Path) -> None:
+    """sim/b adds 1.5 points per 1,000 characters (0.75 per 100 tokens of 'word '; less after
+    rounding and the scale's ends), sim/a none: sim/b's length effect is found on every
+    criterion, sim/a's on none after the correction, and nothing else is."""
+    import jurybench as jb
+
+    db = biased
+    frame = jb.stats.bias(db, "r", feature=["tokens", "headers"], against="humans")
+    effects = _effects(frame)
+    criteria = jb.load_rubric("story-quality").dimensions
+    for c in criteria:
+        b, a = effects[("sim/b", c, "tokens")], effects[("sim/a", c, "tokens")]
+        assert b["significant"] and 0.3 < b["estimate"] < 0.8 and b["ci_low"] > 0, (c, b)
+        assert not a["significant"] and a["p_adjusted"] > 0.05, (c, a)
+    found = {k for k, e in effects.items() if e["significant"]}
+    assert {k[0] for k in found} <= {"sim/b", "jury"} and {k[2] for k in found} == {"tokens"}
+    readings = frame.attrs["result"]["readings"]
+    assert any(r.startswith("sim/b scores 0.") and "higher per 100 tokens than the humans do" in r for r in readings)
+    assert frame.attrs["result"]["against"] == dict.fromkeys(criteria, "humans")
+    assert set(frame.columns) >= {"rater", "feature", "estimate", "ci_low", "ci_high", "p_adjusted"}
+
+
+def test_a_length_the_humans_reward_as_much_is_no_bias(tmp_path: Path) -> None:
+    """The truth rises with length and sim/a follows the truth: against the humans no length
+    effect is reported; within prompts (no labels) the effect shows, and the reading says it
+    may be quality."""
+    import jurybench as jb
+
+    db = _store(tmp_path, humans_like_length=True, jurors=["sim/a,noise=0.5"])
+    against = _effects(jb.stats.bias(db, "r", feature=["tokens"], against="humans"))
+    assert not any(e["significant"] for e in against.values()), against
+    within = jb.stats.bias(db, "r", feature=["tokens"], against="prompts")
+    assert all(
+        e["significant"] and e["estimate"] > 0
+        for e in _effects(within).values()
+        if e["criterion"] in ("relevance", "coherence")
+    )
+    assert "may be quality rather than bias" in within.attrs["result"]["readings"][0]
+
+
+def test_self_preference_is_found_with_the_family_map(tmp_path: Path) -> None:
+    """sim/judge adds a point to responses of its family (models starting 'gpt'); named a
+    family with --family, its self effect is found and sim/a's is not asked (no family)."""
+    db = _store(tmp_path, jurors=["sim/a,noise=0.5", "sim/judge,noise=0.5,self_preference=1,family=gpt"])
+    out = run_cli(
+        "stats",
+        "bias",
+        "--run",
+        "r",
+        "--feature",
+        "self",
+        "--family",
+        "sim/judge=openai",
+        "--db",
+        str(db),
+        "-f",
+        "json",
+    )
+    assert out.exit_code == 0, out.stderr
+    result = json.loads(out.stdout)["result"]
+    judge = [e for e in result["effects"] if e["rater"] == "sim/judge"]
+    assert judge and all(e["feature"] == "self" and e["significant"] and 0.6 < e["estimate"] < 1.3 for e in judge)
+    assert not any(e["rater"] == "sim/a" for e in result["effects"])
+    assert result["families"]["jurors"] == {"sim/a": None, "sim/judge": "openai"}
+    table = run_cli("stats", "bias", "--run", "r", "--feature", "self", "--family", "sim/judge=openai", "--db", str(db))
+    assert (
+        "sim/judge scores" in table.stdout
+        and "higher on responses from its own family than the humans do" in table.stdout
+    )
+
+
+def test_user_features_from_metadata_and_sql(biased: Path) -> None:
+    import jurybench as jb
+
+    db = biased
+    frame = jb.stats.bias(
+        db, "r", feature=["meta.reviewed", "sql:length(response) > 1000"], against="prompts", raters="jurors"
+    )
+    names = {e["feature"] for e in frame.attrs["result"]["effects"]}
+    assert names == {"meta.reviewed", "sql:length(response) > 1000"}
+    assert {e["unit"] for e in frame.attrs["result"]["effects"]} == {
+        "per unit of meta.reviewed",
+        "per unit of sql:length(response) > 1000",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--feature", "meta.constant"],
+            "error: --feature meta.constant: it has one value (1.0) on every item of run 'r'",
+        ),
+        (["--feature", "loudness"], "error: --feature 'loudness' is not known. Valid: tokens, chars, headers"),
+        (["--feature", "language"], "error: --feature language: run 'r' has one language; nothing to compare."),
+        (["--feature", "meta.model_note"], "error: --feature meta.model_note: it has one value (none)"),
+        (["--feature", "sql:model"], "error: --feature sql:model: item 'i000' has 'gpt-4o', not a number."),
+        (["--feature", "self"], "error: --feature self: no response comes from a juror's family."),
+        (["--correction", "bonferroni"], "error: --correction 'bonferroni' is not valid. Valid: holm, bh."),
+        (["--family", "x"], "error: --family 'x': expected NAME=FAMILY."),
+        (["--where", "nosuch > 1"], "error:"),
+    ],
+)
+def test_bad_input_is_one_line(biased: Path, args: list[str], message: str) -> None:
+    out = run_cli("stats", "bias", "--run", "r", *args, "--db", str(biased))
+    assert out.exit_code == 2, out.stdout
+    assert out.stderr.startswith(message) and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_no_labels_and_other_kinds_are_one_line(biased: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from jurybench.store import connect
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(biased, db)
+    con = connect(db)
+    con.execute("DELETE FROM human_labels")
+    con.close()
+    out = run_cli("stats", "bias", "--run", "r", "--against", "humans", "--db", str(db))
+    assert out.exit_code == 2 and "has no human labels on 'relevance'" in out.stderr
+    auto = run_cli("stats", "bias", "--run", "r", "--feature", "tokens", "--db", str(db), "-f", "json")
+    assert set(json.loads(auto.stdout)["result"]["against"].values()) == {"prompts"}  # auto: no labels
+    assert "no run 'nosuch'" in run_cli("stats", "bias", "--run", "nosuch", "--db", str(db)).stderr
