@@ -53,6 +53,7 @@ def register() -> None:
 
 __all__ = [
     "BUILTIN",
+    "bias",
     "cohens_d",
     "consistency",
     "directional",
