@@ -230,10 +230,12 @@ def test_user_features_from_metadata_and_sql(biased: Path) -> None:
     )
     names = {e["feature"] for e in frame.attrs["result"]["effects"]}
     assert names == {"meta.reviewed", "sql:length(response) > 1000"}
-    assert {e["unit"] for e in frame.attrs["result"]["effects"]} == {
-        "per unit of meta.reviewed",
-        "per unit of sql:length(response) > 1000",
+    assert {e["unit"] for e in frame.attrs["result"]["effects"]} == {  # yes/no features read as such
+        "where meta.reviewed is true",
+        "where length(response) > 1000",
     }
+    counted = jb.stats.bias(db, "r", feature=["sql:length(response) / 100"], against="prompts", raters="jury")
+    assert {e["unit"] for e in counted.attrs["result"]["effects"]} == {"per unit of sql:length(response) / 100"}
 
 
 @pytest.mark.parametrize(
@@ -274,3 +276,29 @@ def test_no_labels_and_other_kinds_are_one_line(biased: Path, tmp_path: Path) ->
     auto = run_cli("stats", "bias", "--run", "r", "--feature", "tokens", "--db", str(db), "-f", "json")
     assert set(json.loads(auto.stdout)["result"]["against"].values()) == {"prompts"}  # auto: no labels
     assert "no run 'nosuch'" in run_cli("stats", "bias", "--run", "nosuch", "--db", str(db)).stderr
+
+
+def test_hanna_what_the_readme_says(tmp_path: Path) -> None:
+    """HANNA's real ratings (../shared/datasets/hanna), the README's two commands: ChatGPT scores
+    GPT-family stories 0.17-0.28 below the raters on five criteria (the only finding of the
+    defaults: no story texts, so no length); on human-written stories ChatGPT is above the raters
+    on five criteria and Llama-13B below them on all six."""
+    import jurybench as jb
+    from jurybench.datasets import import_hanna
+    from jurybench.store import connect
+    from tests.conftest import DATA
+
+    if not (DATA / "hanna" / "hanna_metric_scores_llm.csv").exists():
+        pytest.skip(f"HANNA not found under {DATA} (set JURYBENCH_DATA)")
+    db = tmp_path / "h.duckdb"
+    con = connect(db)
+    import_hanna(con, DATA)
+    con.close()
+    found = [e for e in jb.stats.bias(db, "hanna").attrs["result"]["effects"] if e["significant"]]
+    assert {(e["rater"], e["feature"]) for e in found} == {("ChatGPT", "self")}
+    assert len(found) == 5 and all(-0.29 < e["estimate"] < -0.16 for e in found)
+    human = jb.stats.bias(db, "hanna", feature=["sql:model = 'Human'"]).attrs["result"]["effects"]
+    chatgpt = [e["estimate"] for e in human if e["rater"] == "ChatGPT" and e["significant"]]
+    llama = [e["estimate"] for e in human if e["rater"] == "Llama-13B" and e["significant"]]
+    assert len(chatgpt) == 5 and 0.56 < min(chatgpt) and max(chatgpt) < 0.9
+    assert len(llama) == 6 and -1.04 < min(llama) and max(llama) < -0.6

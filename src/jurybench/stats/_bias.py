@@ -334,6 +334,13 @@ def base_values(subjects: Mapping[str, Subject], features: list[str], languages:
     return rows
 
 
+def user_unit(feature: str, binary: bool) -> str:
+    """How an effect of a user's feature reads: per unit, or, for a yes/no one, where it holds."""
+    if not binary:
+        return f"per unit of {feature}"
+    return f"where {feature[4:]}" if feature.startswith("sql:") else f"where {feature} is true"
+
+
 def design(
     base: Mapping[str, list[float]],
     features: list[str],
@@ -341,6 +348,7 @@ def design(
     rater_family: Callable[[str], float] | None,
     languages: list[str],
     own_unit: str = "",
+    binary: frozenset[str] = frozenset(),
 ) -> Design:
     """One rater's design: the shared columns (:func:`base_values`) and, when the rater has a
     family, ``self`` last (the responding model of the rater's family; for the jury, of the
@@ -353,7 +361,7 @@ def design(
             units += [f"on {lang} responses than on {languages[0]} ones" for lang in languages[1:]]
         elif f != "self":
             names.append(f)
-            units.append(TEXT_FEATURES[f].unit if f in TEXT_FEATURES else f"per unit of {f}")
+            units.append(TEXT_FEATURES[f].unit if f in TEXT_FEATURES else user_unit(f, f in binary))
     if rater_family is None:
         return Design(names, units, dict(base))
     own_unit = own_unit or OWN
@@ -567,6 +575,11 @@ def bias(
     jurors = sorted(models)
 
     base = base_values(subjects, wanted, languages)
+    binary = frozenset(
+        f
+        for f in extras
+        if f in wanted and {v for s in subjects.values() if not math.isnan(v := s.extra[f])} <= {0.0, 1.0}
+    )
 
     def family_column(rater: str) -> Callable[[str], float] | None:
         if "self" not in wanted:
@@ -596,7 +609,9 @@ def bias(
             if not given:
                 continue
             own = "on responses from the family of one of its jurors" if rater == "jury" else OWN
-            d = design(base, wanted, rater_family=family_column(rater), languages=languages, own_unit=own)
+            d = design(
+                base, wanted, rater_family=family_column(rater), languages=languages, own_unit=own, binary=binary
+            )
             found, said = fit_effects(
                 rater, criterion, given, labelled if mode == "humans" else None, d, subjects, 1 - alpha
             )
