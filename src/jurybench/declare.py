@@ -103,7 +103,10 @@ class Parameter(NamedTuple):
 
     @property
     def flag_name(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        """``--give-up-after`` for ``give_up_after``; a name that would be a Python keyword keeps
+        a trailing underscore that the flag drops (``from_`` is ``--from``). Named as the command
+        line names it (``cli_name``)."""
+        return "--" + (self.meaning.cli_name or self.name).rstrip("_").replace("_", "-")
 
     def label(self, face: str) -> str:
         """How the parameter is named to the user of ``face``."""
@@ -240,7 +243,9 @@ class Option(NamedTuple):
 
     @property
     def flag_name(self) -> str:
-        return "--" + self.name.replace("_", "-")
+        """``--give-up-after`` for ``give_up_after``; a name that would be a Python keyword keeps
+        a trailing underscore that the flag drops (``from_`` is ``--from``)."""
+        return "--" + self.name.rstrip("_").replace("_", "-")
 
 
 def without_none(annotation: object) -> object:

@@ -61,6 +61,8 @@ class CheckResult:
                     f"baseline {_num(row['baseline_mean'])}, drop {_num(row['drop'])} over {row['n_paired']} "
                     f"paired, p {_num(row['p_drop'], 4)}"
                 )
+            if not _nan(row.get("drift")):
+                parts.append(f"judge drift {row['drift']:+.3f}, p {_num(row['p_drift'], 4)}")
             parts.append("ok" if row["ok"] else "FAIL")
             out.append("; ".join(parts))
         out += [f"  failed: {f}" for f in self.failures]
@@ -123,6 +125,15 @@ MaxDrop = Annotated[
         at_least=0,
     ),
 ]
+MaxDrift = Annotated[
+    float | None,
+    param(
+        "Fail when the judge moved more than this on the subjects --baseline-run judged too (the jury's "
+        "shift on the anchors, any criterion: stats drift), significantly.",
+        faces="cli python",
+        at_least=0,
+    ),
+]
 DropAlpha = Annotated[
     float, param("Significance level of the one-sided paired t-test on the drop.", faces="cli python")
 ]
@@ -143,6 +154,7 @@ def check(
     min: Thresholds = None,
     baseline_run: BaselineRun = None,
     max_drop: MaxDrop = None,
+    max_drift: MaxDrift = None,
     alpha: DropAlpha = 0.05,
     pair_on: PairOn = "auto",
 ) -> CheckResult:
@@ -155,6 +167,10 @@ def check(
     from jurybench.store import reading, writing
 
     rules = [parse_rule(r) for r in (min or [])]
+    if max_drift is not None and baseline_run is None:
+        raise JurybenchError(
+            "--max-drift needs --baseline-run (the run the judge is compared with on shared subjects)."
+        )
     if not rules and baseline_run is None:
         raise JurybenchError("nothing to check.", hint="Give --min 'CRITERION>=VALUE' and/or --baseline-run RUN.")
     if baseline_run is not None and max_drop is None:
@@ -185,6 +201,15 @@ def check(
                 mode = "subject" if shared else "prompt"
                 if mode == "prompt":
                     scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
+        moved: dict[str, dict[str, object]] = {}
+        if max_drift is not None:
+            from jurybench.stats._drift import drift
+
+            assert baseline_run is not None
+            found = drift(con, run, baseline_run, boot=2000, seed=0, alpha=alpha, beyond=max_drift)
+            rows_ = found["rows"]
+            assert isinstance(rows_, list)
+            moved = {str(r["criterion"]): r for r in rows_ if r["rater"] == "jury"}
     for name, _, _ in rules:
         if name not in scores:
             raise JurybenchError(
@@ -233,6 +258,18 @@ def check(
                         f"{criterion}: dropped {row['drop']:.3f} against {baseline_run} "
                         f"(more than {max_drop:g}, p = {p:.4g} over {len(keys)} paired)"
                     )
+        shifted = moved.get(criterion)
+        row["drift"] = shifted["shift"] if shifted else None
+        row["p_drift"] = shifted.get("p_beyond") if shifted else None
+        if shifted is not None and max_drift is not None:
+            shift, p_beyond = float(shifted["shift"]), float(shifted["p_beyond"])  # type: ignore[arg-type]
+            if abs(shift) > max_drift and p_beyond < alpha:
+                row["ok"] = False
+                failures.append(
+                    f"{criterion}: the judge moved {shift:+.3f} [{shifted['shift_low']:.3f}, {shifted['shift_high']:.3f}] "
+                    f"against {baseline_run} on {shifted['n_anchors']} shared subjects (more than {max_drift:g}, "
+                    f"p = {p_beyond:.4g})"
+                )
         rows.append(row)
     table = pd.DataFrame(rows)
     result = CheckResult(run, not failures, table, failures, without_valid_answers=silent)
@@ -241,6 +278,7 @@ def check(
         "min": min or [],
         "baseline_run": baseline_run,
         "max_drop": max_drop,
+        "max_drift": max_drift,
         "alpha": alpha,
         "pair_on": pair_on if baseline_run is None else mode,
     }

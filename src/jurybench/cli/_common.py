@@ -160,7 +160,7 @@ def typer_parameter(option: Option) -> inspect.Parameter:
     if option.argument:
         marker: Any = typer.Argument(help=option.help)
     else:
-        names = [option.flag_name] if option.flag or option.short else []
+        names = [option.flag_name] if option.flag or option.short or option.name.endswith("_") else []
         if option.switch:
             names = [f"{option.flag_name}/--no-{option.name.replace('_', '-')}"]
         names += [option.short] if option.short else []

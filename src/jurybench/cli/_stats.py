@@ -29,9 +29,10 @@ def command_of(stat: Any) -> Callable[..., None]:
         from jurybench import commands
 
         fmt, db = values.pop("fmt"), values.pop("db")
-        _done(commands.statistic(db, stat.name, format=fmt, face="cli", **values))
+        arguments = from_cli(stat.parameters, values)  # by parameter: drift's --from is other_run
+        _done(commands.statistic(db, stat.name, format=fmt, face="cli", **arguments))
 
-    from jurybench.declare import cli_options
+    from jurybench.declare import cli_options, from_cli
 
     options = [typer_parameter(o) for o in cli_options(stat.parameters)]
     options += [

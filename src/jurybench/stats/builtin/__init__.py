@@ -9,6 +9,7 @@ from jurybench.stats.builtin.compare import mannwhitney, welch
 from jurybench.stats.builtin.consistency import consistency
 from jurybench.stats.builtin.directional import directional
 from jurybench.stats.builtin.disparity import disparity
+from jurybench.stats.builtin.drift import drift
 from jurybench.stats.builtin.friedman import friedman
 from jurybench.stats.builtin.gap import gap
 from jurybench.stats.builtin.item_spearman import item_spearman
@@ -40,6 +41,7 @@ BUILTIN = (
     sequential,
     ppi,
     bias,
+    drift,
 )
 
 
@@ -58,6 +60,7 @@ __all__ = [
     "consistency",
     "directional",
     "disparity",
+    "drift",
     "friedman",
     "gap",
     "item_spearman",

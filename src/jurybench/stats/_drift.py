@@ -1,0 +1,266 @@
+"""Did the judge move between two runs? ``stats drift --from A --to B`` on pointwise runs.
+
+Anchors are the subjects both runs judged with byte-identical content: the same prompt,
+response and language (the same item, or one imported again under another id). On them the
+system judged did not change, so the mean of (score in B - score in A) is the judge's shift:
+a new model snapshot, a changed rubric or prompt. The headline change is the mean score of
+everything B judged minus that of everything A judged; the rest (headline - shift) is what the
+judged system's change accounts for. All three come with percentile intervals from one
+cluster bootstrap over prompts (a drawn prompt brings its items in both runs), so they are
+read together. Per rater (each juror present in both runs by its label, and the jury) and
+criterion, with the anchors' agreement between the runs: exact, within one point, mean
+absolute difference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from jurybench.errors import JurybenchError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+    from numpy.typing import NDArray
+
+    Array = NDArray[np.float64]
+
+
+def contents(con: Connection, run_id: str) -> dict[str, tuple[str, str]]:
+    """item -> (its prompt, a digest of what a judge is shown of it: prompt, response, language)."""
+    rows = con.execute(
+        "SELECT item_id, coalesce(prompt, item_id), md5(coalesce(prompt, '') || chr(31) || coalesce(response, '') "
+        "|| chr(31) || coalesce(language, '')) FROM items "
+        "WHERE item_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)",
+        [run_id],
+    ).fetchall()
+    return {str(item): (str(prompt), str(digest)) for item, prompt, digest in rows}
+
+
+def anchors(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """(item in the earlier run, item in the later run) whose judged content is identical; an
+    item itself first, else the first (by id) of the same content."""
+    by_digest: dict[str, str] = {}
+    for item in sorted(before):
+        by_digest.setdefault(before[item][1], item)
+    out = []
+    for item in sorted(after):
+        if item in before:
+            out.append((item, item))
+        elif after[item][1] in by_digest:
+            out.append((by_digest[after[item][1]], item))
+    return out
+
+
+@dataclass
+class Parts:
+    """Per prompt (cluster), the sums and counts the three figures are made of."""
+
+    clusters: list[str]
+    shift_sum: Array
+    shift_n: Array
+    before_sum: Array
+    before_n: Array
+    after_sum: Array
+    after_n: Array
+
+    def figures(self, weights: Array) -> tuple[Array, Array, Array]:
+        """(shift, headline, rest) for each row of cluster weights (a bootstrap draw, or ones)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shift = (weights @ self.shift_sum) / (weights @ self.shift_n)
+            headline = (weights @ self.after_sum) / (weights @ self.after_n) - (weights @ self.before_sum) / (
+                weights @ self.before_n
+            )
+        return shift, headline, headline - shift
+
+
+def parts(
+    before: dict[str, float],
+    after: dict[str, float],
+    pairs: list[tuple[str, str]],
+    prompt_of: dict[str, str],
+) -> Parts:
+    """Sums by prompt: the anchors' differences, and every score of each run."""
+    clusters = sorted({prompt_of[i] for i in [*before, *after] if i in prompt_of})
+    index = {c: k for k, c in enumerate(clusters)}
+    arrays = [np.zeros(len(clusters)) for _ in range(6)]
+    shift_sum, shift_n, before_sum, before_n, after_sum, after_n = arrays
+    for a, b in pairs:
+        if a in before and b in after:
+            k = index[prompt_of[b]]
+            shift_sum[k] += after[b] - before[a]
+            shift_n[k] += 1
+    for scores, total, count in ((before, before_sum, before_n), (after, after_sum, after_n)):
+        for item, value in scores.items():
+            k = index[prompt_of[item]]
+            total[k] += value
+            count[k] += 1
+    return Parts(clusters, *arrays)
+
+
+def interval(draws: Array, level: float) -> tuple[float, float]:
+    finite = draws[np.isfinite(draws)]
+    if len(finite) == 0:
+        return math.nan, math.nan
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def agreement(before: dict[str, float], after: dict[str, float], pairs: list[tuple[str, str]]) -> dict[str, float]:
+    """The anchors' scores in the two runs: exact (equal when rounded), within one point, MAE."""
+    both = [(before[a], after[b]) for a, b in pairs if a in before and b in after]
+    if not both:
+        return {"exact": math.nan, "within_one": math.nan, "mae": math.nan}
+    x, y = np.array(both).T
+    return {
+        "exact": float(np.mean(np.round(x) == np.round(y))),
+        "within_one": float(np.mean(np.abs(x - y) <= 1)),
+        "mae": float(np.mean(np.abs(x - y))),
+    }
+
+
+def reading(row: dict[str, object]) -> str:
+    """'jury, relevance: the judge moved +0.31 [0.20, 0.42] on 50 anchors; of the headline change
+    +0.52 [...], the rest is +0.21 [...]: the judge's shift is the larger part'."""
+
+    def num(key: str) -> float:
+        return float(row[key])  # type: ignore[arg-type]
+
+    def figure(key: str) -> str:
+        return f"{num(key):+.2f} [{num(key + '_low'):.2f}, {num(key + '_high'):.2f}]"
+
+    head = f"{row['rater']}, {row['criterion']}: "
+    if num("mae") == 0:
+        moved = f"the judge gave every one of {row['n_anchors']} anchors the same score"
+    elif row["shift_significant"]:
+        moved = f"the judge moved {figure('shift')} on {row['n_anchors']} anchors"
+    else:
+        moved = f"the judge did not move beyond chance ({figure('shift')} on {row['n_anchors']} anchors)"
+    changed = num("headline_low") > 0 or num("headline_high") < 0
+    if not changed and not row["shift_significant"]:
+        return f"{head}{moved}; the headline change {figure('headline')} is within chance"
+    larger = (
+        "the judge's shift is the larger part"
+        if abs(num("shift")) > abs(num("rest"))
+        else "the rest is the larger part"
+    )
+    return f"{head}{moved}; of the headline change {figure('headline')}, the rest is {figure('rest')}: {larger}"
+
+
+def drift(
+    con: Connection,
+    after_run: str,
+    before_run: str,
+    *,
+    boot: int,
+    seed: int,
+    alpha: float,
+    beyond: float | None = None,
+) -> dict[str, object]:
+    """The judge's shift on the anchors, the headline change and the rest (see the module).
+    ``beyond``: each row's ``p_beyond``, the share of bootstrap draws whose shift is not beyond
+    that size in the shift's direction (a one-sided bootstrap p-value of |shift| > beyond)."""
+    from jurybench.annotations import run_rubric
+    from jurybench.stats._bias import read_scores
+    from jurybench.stats.sql import check_run
+
+    if after_run == before_run:
+        raise JurybenchError(f"--from and --to are both '{after_run}': drift compares two runs.")
+    check_run(con, before_run)
+    check_run(con, after_run)
+    rubrics = {r: run_rubric(con, r) for r in (before_run, after_run)}
+    for r, rubric in rubrics.items():
+        if not rubric.scores_items:
+            raise JurybenchError(
+                f"stats drift reads pointwise runs (points on a scale per item); run '{r}' used a {rubric.kind} rubric."
+            )
+    old, new = rubrics[before_run], rubrics[after_run]
+    if old.name != new.name:
+        raise JurybenchError(
+            f"runs '{before_run}' and '{after_run}' used different rubrics ('{old.name}', '{new.name}'): their scores "
+            "are not on one footing.",
+            hint="Compare runs of one rubric (its versions may differ: a changed rubric is a drift to measure).",
+        )
+    criteria = [c for c in new.dimensions if c in old.dimensions]
+    before_items, after_items = contents(con, before_run), contents(con, after_run)
+    pairs = anchors(before_items, after_items)
+    if not pairs:
+        raise JurybenchError(
+            f"runs '{before_run}' and '{after_run}' share no subject: no item of one has the other's content.",
+            hint="Drift is measured on anchors: subjects both runs judged, byte for byte.",
+        )
+    prompt_of = {i: p for i, (p, _) in {**before_items, **after_items}.items()}
+    before_scores, _ = read_scores(con, before_run)
+    after_scores, _ = read_scores(con, after_run)
+    raters = sorted({r for r, _ in after_scores if r != "jury"} & {r for r, _ in before_scores if r != "jury"})
+    raters.append("jury")
+    rng = np.random.default_rng(seed)
+    rows = []
+    for criterion in criteria:
+        for rater in raters:
+            before, after = before_scores.get((rater, criterion)), after_scores.get((rater, criterion))
+            if not before or not after:
+                continue
+            p = parts(before, after, pairs, prompt_of)
+            if not p.shift_n.sum():
+                continue
+            g = len(p.clusters)
+            weights = rng.multinomial(g, np.full(g, 1 / g), size=boot).astype(float)
+            point = p.figures(np.ones((1, g)))
+            drawn = p.figures(weights)
+            row: dict[str, object] = {"rater": rater, "criterion": criterion, "n_anchors": int(p.shift_n.sum())}
+            for name, value, draws in zip(("shift", "headline", "rest"), point, drawn, strict=True):
+                low, high = interval(draws, 1 - alpha)
+                row |= {name: float(value[0]), f"{name}_low": low, f"{name}_high": high}
+            row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
+            if beyond is not None:
+                shifts = drawn[0][np.isfinite(drawn[0])]
+                side = shifts <= beyond if point[0][0] >= 0 else shifts >= -beyond
+                row["p_beyond"] = float(np.mean(side)) if len(shifts) else math.nan
+            row |= agreement(before, after, pairs)
+            row |= {"n_before": len(before), "n_after": len(after), "n_clusters": g}
+            rows.append(row)
+    if not rows:
+        raise JurybenchError(
+            f"runs '{before_run}' and '{after_run}': no rater has valid scores on an anchor in both.",
+            hint="The jury needs scores on the shared subjects in both runs.",
+        )
+    notes = []
+    if old.version != new.version or old.content_hash != new.content_hash:
+        notes.append(
+            f"the rubric changed between the runs ({old.name} {old.version} -> {new.version}): a shift includes it"
+        )
+    return {
+        "from": before_run,
+        "to": after_run,
+        "alpha": alpha,
+        "boot": boot,
+        "n_anchors": len(pairs),
+        "criteria": criteria,
+        "rows": rows,
+        "readings": [reading(r) for r in rows if r["rater"] == "jury"],
+        "notes": notes,
+    }
+
+
+def largest_shift(result: dict[str, object]) -> tuple[float, dict[str, object] | None]:
+    """The jury's largest absolute shift over the criteria (what ``check --max-drift`` holds)."""
+    best: tuple[float, dict[str, object] | None] = (0.0, None)
+    rows = result["rows"]
+    assert isinstance(rows, list)
+    for row in rows:
+        if row["rater"] == "jury" and abs(row["shift"]) >= best[0]:
+            best = (abs(row["shift"]), row)
+    return best
+
+
+def by_rater(rows: list[dict[str, object]]) -> dict[str, list[dict[str, object]]]:
+    out: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for row in rows:
+        out[str(row["rater"])].append(row)
+    return dict(out)

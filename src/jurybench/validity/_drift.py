@@ -1,0 +1,75 @@
+"""stats drift: the interval of a planted drift (a judge half a point more lenient in the later
+run) covers it, and so does the interval of the rest (what the judged system's change adds).
+
+Each replication is two runs as ``stats drift`` reads them: 40 prompts; the earlier run judges
+four answers a prompt, the later run two of them again (the anchors) and two new answers of a
+system whose answers are better by ``SYSTEM``; quality shares a prompt effect; the judge's score
+is quality plus noise, plus ``SHIFT`` in the later run. Scores are unrounded, so the truth is
+exactly the planted shift and, for the rest, half the system's gain (the new answers are half of
+the later run). The figures come from the functions ``stats drift`` uses (stats/_drift.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jurybench.stats._drift import interval, parts
+from jurybench.validity._claims import Claim, rate
+
+PROMPTS, SHIFT, SYSTEM = 40, 0.3, 0.4
+
+
+def study(rng: np.random.Generator, boot: int) -> tuple[bool, bool]:
+    """Whether the 95 % intervals of the shift and of the rest cover their truths."""
+    prompt_effect = rng.normal(0, 0.7, PROMPTS)
+    before: dict[str, float] = {}
+    after: dict[str, float] = {}
+    prompt_of: dict[str, str] = {}
+    pairs = []
+    for p in range(PROMPTS):
+        for k in range(4):
+            item = f"p{p}-old{k}"
+            quality = prompt_effect[p] + rng.normal()
+            prompt_of[item] = str(p)
+            before[item] = quality + rng.normal(0, 0.6)
+            if k < 2:  # judged again, unchanged, by the judge as it is now
+                after[item] = quality + SHIFT + rng.normal(0, 0.6)
+                pairs.append((item, item))
+        for k in range(2):
+            item = f"p{p}-new{k}"
+            prompt_of[item] = str(p)
+            after[item] = prompt_effect[p] + SYSTEM + rng.normal() + SHIFT + rng.normal(0, 0.6)
+    figures = parts(before, after, pairs, prompt_of)
+    weights = rng.multinomial(PROMPTS, np.full(PROMPTS, 1 / PROMPTS), size=boot).astype(float)
+    shift, _, rest = figures.figures(weights)
+    low, high = interval(shift, 0.95)
+    rest_low, rest_high = interval(rest, 0.95)
+    return bool(low <= SHIFT <= high), bool(rest_low <= SYSTEM / 2 <= rest_high)
+
+
+def claims(quick: bool) -> list[Claim]:
+    reps = 150 if quick else 1000
+    rng = np.random.default_rng(57)
+    runs = [study(rng, 500) for _ in range(reps)]
+    design = f"{PROMPTS} prompts, 4 answers judged before, 2 of them again and 2 new after, a prompt effect"
+    return [
+        rate(
+            "stats drift",
+            f"95 % interval of a planted judge shift ({SHIFT}) covers it 93-97 %",
+            sum(r[0] for r in runs),
+            reps,
+            low=0.93,
+            high=0.97,
+            quick=quick,
+            note=design,
+        ),
+        rate(
+            "stats drift",
+            "95 % interval of the rest (the system's change) covers it 93-97 %",
+            sum(r[1] for r in runs),
+            reps,
+            low=0.93,
+            high=0.97,
+            quick=quick,
+            note=design + f"; the new system {SYSTEM} better on half the later run",
+        ),
+    ]

@@ -1,0 +1,181 @@
+"""stats drift: the judge's shift between two runs on their anchors, the headline change and the
+rest, by hand and on simulated jurors whose leniency changed; check --max-drift as a CI gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from jurybench.stats._drift import agreement, anchors, parts
+from tests.conftest import run_cli
+
+
+def test_the_three_figures_by_hand() -> None:
+    """Before: a 3, b 4, c 2; after: a 4, b 4, d 5; anchors a and b. Shift (1 + 0) / 2 = 0.5;
+    headline 13/3 - 3 = 1.333; rest 0.833."""
+    before, after = {"a": 3.0, "b": 4.0, "c": 2.0}, {"a": 4.0, "b": 4.0, "d": 5.0}
+    p = parts(before, after, [("a", "a"), ("b", "b")], {"a": "p1", "b": "p1", "c": "p2", "d": "p2"})
+    shift, headline, rest = (float(v[0]) for v in p.figures(np.ones((1, 2))))
+    assert shift == 0.5 and headline == pytest.approx(4 / 3) and rest == pytest.approx(4 / 3 - 0.5)
+    # A draw of the second prompt twice and the first not at all has no anchor: no shift.
+    assert np.isnan(p.figures(np.array([[0.0, 2.0]]))[0][0])
+    assert agreement(before, after, [("a", "a"), ("b", "b")]) == {"exact": 0.5, "within_one": 1.0, "mae": 0.5}
+
+
+def test_anchors_are_identical_content_under_any_id() -> None:
+    before = {"x": ("p", "h1"), "y": ("p", "h2"), "y2": ("p", "h2")}
+    after = {"x": ("p", "h1"), "z": ("p", "h2"), "w": ("p", "h3")}
+    assert anchors(before, after) == [("x", "x"), ("y", "z")]  # z is y imported again
+
+
+@pytest.fixture(scope="module")
+def drifted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Run A: sim/a and sim/b on 120 answers of a system (30 prompts). Run B, a month later:
+    sim/a half a point more lenient, sim/b unchanged, on 60 of those answers (the anchors) and
+    60 new answers of a better system (relevance 1 SD higher)."""
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+
+    folder = tmp_path_factory.mktemp("drift")
+    rows: list[dict[str, Any]] = [
+        {"item_id": f"v1-{k:03d}", "prompt": f"p{k % 30}", "response": f"answer one {k}", "model": "sys"}
+        for k in range(120)
+    ]
+    rows += [
+        {
+            "item_id": f"v2-{k:03d}",
+            "prompt": f"p{k % 30}",
+            "response": f"answer two {k}",
+            "model": "sys",
+            "metadata": {"true_relevance": 1.0},
+        }
+        for k in range(60)
+    ]
+    (folder / "items.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    db = folder / "s.duckdb"
+    con = connect(db)
+    import_items(con, folder / "items.jsonl")
+    rubric, quiet = load_rubric("story-quality"), EngineOptions(progress=False)
+    score(con, rubric, [parse_juror("sim/a,noise=0.5"), parse_juror("sim/b,noise=0.5")], run_id="A",
+          where="item_id LIKE 'v1-%'", options=quiet)  # fmt: skip
+    later = [parse_juror("sim/a,noise=0.5,leniency=0.5,seed=3"), parse_juror("sim/b,noise=0.5,seed=3")]
+    score(con, rubric, later, run_id="B", where="item_id < 'v1-060' OR item_id LIKE 'v2-%'", options=quiet)
+    con.close()
+    return db
+
+
+def test_a_planted_leniency_change_is_the_judges_shift(drifted: Path) -> None:
+    import jurybench as jb
+
+    result = jb.stats.drift(drifted, "B", other_run="A", boot=500).attrs["result"]
+    rows = {(r["rater"], r["criterion"]): r for r in result["rows"]}
+    assert result["n_anchors"] == 60 and result["from"] == "A" and result["to"] == "B"
+    criteria = jb.load_rubric("story-quality").dimensions
+
+    def mean(rater: str, key: str) -> float:
+        return float(np.mean([rows[(rater, c)][key] for c in criteria]))
+
+    # Half a point for sim/a (less after rounding and clipping), none for sim/b, their mean for
+    # the jury: over the six criteria, and each criterion's own interval mostly covering it.
+    assert 0.3 < mean("sim/a", "shift") < 0.6 and abs(mean("sim/b", "shift")) < 0.1
+    assert 0.15 < mean("jury", "shift") < 0.3
+    assert sum(rows[("sim/a", c)]["shift_significant"] for c in criteria) >= 5
+    assert sum(rows[("jury", c)]["shift_low"] < 0.22 < rows[("jury", c)]["shift_high"] for c in criteria) >= 5
+    for c in criteria:
+        jury = rows[("jury", c)]
+        assert jury["n_anchors"] == 60 and 0 <= jury["exact"] <= jury["within_one"] <= 1
+        assert jury["rest"] == pytest.approx(jury["headline"] - jury["shift"])
+    # The better system shows in the rest on relevance only.
+    assert rows[("jury", "relevance")]["rest_low"] > 0.2
+    assert rows[("jury", "coherence")]["rest_low"] < 0 < rows[("jury", "coherence")]["rest_high"]
+    assert result["readings"][0].startswith("jury, relevance: the judge ")
+    assert "the rest is the larger part" in result["readings"][0]
+
+
+def test_no_shift_when_nothing_changed(drifted: Path) -> None:
+    """The same jurors and seeds on the same items: every anchor's score is identical."""
+    import jurybench as jb
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect
+
+    con = connect(drifted)
+    try:
+        jurors = [parse_juror("sim/a,noise=0.5"), parse_juror("sim/b,noise=0.5")]
+        score(con, load_rubric("story-quality"), jurors, run_id="A-again", where="item_id LIKE 'v1-%'",
+              options=EngineOptions(progress=False))  # fmt: skip
+    finally:
+        con.close()
+    rows = jb.stats.drift(drifted, "A-again", other_run="A", boot=200).attrs["result"]["rows"]
+    assert all(r["shift"] == 0 and r["headline"] == 0 and r["exact"] == 1 for r in rows)
+
+
+def test_check_max_drift_is_a_gate(drifted: Path) -> None:
+    moved = run_cli("check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.1", "--max-drop", "5",
+                    "--db", str(drifted))  # fmt: skip
+    assert moved.exit_code == 1, moved.stdout + moved.stderr
+    assert "the judge moved +0." in moved.stdout and "on 60 shared subjects (more than 0.1" in moved.stdout
+    calm = run_cli("check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.8", "--max-drop", "5",
+                   "--db", str(drifted))  # fmt: skip
+    assert calm.exit_code == 0 and "judge drift +0." in calm.stdout
+    alone = run_cli("check", "--run", "B", "--max-drift", "0.5", "--db", str(drifted))
+    assert alone.exit_code == 2 and alone.stderr.startswith("error: --max-drift needs --baseline-run")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--to", "A", "--from", "A"], "error: --from and --to are both 'A'"),
+        (["--to", "B", "--from", "nosuch"], "error: no run 'nosuch'."),
+        (["--to", "B", "--from", "other-rubric"], "error: runs 'other-rubric' and 'B' used different rubrics"),
+        (["--to", "B", "--from", "elsewhere"], "error: runs 'elsewhere' and 'B' share no subject"),
+        (["--to", "B", "--from", "A", "--boot", "3"], "error: --boot must be at least 10"),
+    ],
+)
+def test_bad_input_is_one_line(drifted: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    import shutil
+
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(drifted, db)
+    con = connect(db)
+    try:
+        (tmp_path / "more.jsonl").write_text(json.dumps({"item_id": "new-1", "prompt": "q", "response": "r"}) + "\n")
+        import_items(con, tmp_path / "more.jsonl")
+        quiet = EngineOptions(progress=False)
+        score(con, load_rubric("story-quality"), [parse_juror("sim/a")], run_id="elsewhere", ids=["new-1"],
+              options=quiet)  # fmt: skip
+        score(con, load_rubric("single-grade"), [parse_juror("sim/a")], run_id="other-rubric", ids=["v1-000"],
+              options=quiet)  # fmt: skip
+    finally:
+        con.close()
+    out = run_cli("stats", "drift", *args, "--db", str(db))
+    assert out.exit_code == 2, out.stdout
+    assert out.stderr.startswith(message) and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_drift_over_http_is_what_python_gives(drifted: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import jurybench as jb
+    from tests.service.conftest import make_client
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(drifted, db)
+    with make_client(db) as client:
+        r = client.post("/v1/stats/drift", json={"run": "B", "other_run": "A", "boot": 100, "seed": 4})
+        assert r.status_code == 200, r.json()
+        assert client.post("/v1/stats/drift", json={"run": "B", "other_run": "B"}).status_code == 400
+    python = jb.stats.drift(db, "B", other_run="A", boot=100, seed=4).attrs["result"]
+    assert r.json()["result"]["rows"] == json.loads(json.dumps(python["rows"]))
