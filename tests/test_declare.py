@@ -95,6 +95,7 @@ def test_a_stored_job_request_becomes_the_call_the_declaration_gives() -> None:
         "poll_every": 30.0,
     }
     assert values == {
+        "anchors": None,
         "until": "ci_width(x)<0.5",
         "batch_items": 50,
         "until_seed": 0,
@@ -183,6 +184,7 @@ DECLARED_COMMANDS = {
     "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
+    "anchors add": ("Store.add_anchors", "AnchorsIn", []),
     "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
     "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),
 }

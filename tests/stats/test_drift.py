@@ -179,3 +179,55 @@ def test_drift_over_http_is_what_python_gives(drifted: Path, tmp_path: Path) -> 
         assert client.post("/v1/stats/drift", json={"run": "B", "other_run": "B"}).status_code == 400
     python = jb.stats.drift(db, "B", other_run="A", boot=100, seed=4).attrs["result"]
     assert r.json()["result"]["rows"] == json.loads(json.dumps(python["rows"]))
+
+
+def test_anchors_fixed_once_are_judged_again_and_measured(drifted: Path, tmp_path: Path) -> None:
+    """anchors add fixes 20 of run A's subjects (seeded); a later run of new answers judges them
+    again with --anchors; stats drift then finds exactly those 20 anchors. Refusals are one line."""
+    import shutil
+
+    import jurybench as jb
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(drifted, db)
+    added = run_cli("anchors", "add", "--run", "A", "--n", "20", "--seed", "1", "--db", str(db))
+    assert added.exit_code == 0 and added.stdout.startswith("anchor set A-anchors: 20 of 120 subjects of run A")
+    with jb.open(db) as store:
+        fixed = store.sql("SELECT subject_id FROM anchor_sets WHERE name = 'A-anchors' ORDER BY 1")["subject_id"]
+        again = store.add_anchors("A", n=20, seed=1, name="same-draw")["subjects"]
+    assert list(fixed) == again  # the seed fixes the draw
+    scored = run_cli("score", "--rubric", "story-quality", "--juror", "sim/a,noise=0.5,leniency=1,seed=9",
+                     "--where", "item_id LIKE 'v2-%'", "--anchors", "A-anchors", "--run", "C", "--no-progress",
+                     "--db", str(db))  # fmt: skip
+    assert scored.exit_code == 0 and "run C: 80 judgments requested" in scored.stdout  # 60 new + 20 anchors
+    result = jb.stats.drift(db, "C", other_run="A", boot=200).attrs["result"]
+    assert result["n_anchors"] == 20 and {r["rater"] for r in result["rows"]} == {"sim/a", "jury"}
+    only = run_cli("score", "--rubric", "story-quality", "--juror", "sim/a", "--anchors", "A-anchors", "--run", "D",
+                   "--no-progress", "--db", str(db))  # fmt: skip
+    assert "run D: 20 judgments requested" in only.stdout  # the anchors alone
+    for args, message in [
+        (["anchors", "add", "--run", "A", "--n", "5"], "error: an anchor set 'A-anchors' exists already."),
+        (["anchors", "add", "--run", "A", "--n", "500", "--name", "x"], "error: --n 500: run 'A' has 120 subjects"),
+        (["anchors", "add", "--run", "A", "--n", "0", "--name", "x"], "Invalid value for '--n'"),
+        (["score", "--rubric", "story-quality", "--juror", "sim/a", "--anchors", "nosuch"], "error: no anchor set"),
+    ]:
+        out = run_cli(*args, "--db", str(db))
+        assert out.exit_code == 2 and message in out.stderr, (args, out.stderr)
+
+
+def test_anchors_over_http(drifted: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.service.conftest import make_client
+
+    db = tmp_path / "copy.duckdb"
+    shutil.copy(drifted, db)
+    with make_client(db) as client:
+        r = client.post("/v1/anchors", json={"run": "A", "n": 10, "seed": 2, "name": "weekly"})
+        assert r.status_code == 201 and r.json()["n_drawn"] == 10 and len(r.json()["subjects"]) == 10
+        assert client.post("/v1/anchors", json={"run": "A", "n": 10, "name": "weekly"}).status_code == 400
+        assert client.post("/v1/anchors", json={"run": "A", "n": 0}).status_code == 422
+        plan = client.post(
+            "/v1/plan", json={"rubric": "story-quality", "jury": {"jurors": ["sim/c"]}, "anchors": "weekly"}
+        )
+        assert plan.status_code == 200 and plan.json()["n_calls"] == 10, plan.json()  # the anchors, judged again

@@ -130,6 +130,14 @@ Where = Annotated[
     str | None,
     param("SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".", http={"max_length": 2000}),
 ]
+Anchors = Annotated[
+    str | None,
+    param(
+        "Also judge the subjects of this anchor set (jurybench anchors add), so stats drift can compare "
+        "this run with earlier ones on them.",
+        http={"max_length": 256},
+    ),
+]
 Ids = Annotated[list[str] | None, param("The item or pair ids to judge (beside or instead of where).", faces="python")]
 Samples = Annotated[
     int | None,

@@ -192,6 +192,7 @@ def score(
     order_seed: d.OrderSeed = 0,
     where: d.Where = None,
     ids: d.Ids = None,
+    anchors: d.Anchors = None,
     run: d.Run = None,
     samples: d.Samples = None,
     concurrency: d.Concurrency = 16,
@@ -230,6 +231,10 @@ def score(
         store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost, concurrency=concurrency
     )
     spec = rubric_of(rubric)
+    if anchors is not None:  # the anchor set's subjects, beside those --where / ids choose
+        if until is not None:
+            raise JurybenchError("--anchors and --until do not go together: a sequential run draws its own subjects.")
+        ids, where = _with_anchors(store, spec, anchors, where=where, ids=ids), None
     jury = jury_of(
         jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration, scores=scores
     )
@@ -279,6 +284,21 @@ def score(
             target, spec, jury, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(jury)
         )
     return Run(result, store, spec)
+
+
+def _with_anchors(
+    store: StoreLike, rubric: AnyRubric, name: str, *, where: str | None, ids: list[str] | None
+) -> list[str]:
+    """The anchor set's subjects and, when ``where`` or ``ids`` choose any, those too."""
+    from jurybench.api._store import _expect
+    from jurybench.rubric import subject_ids
+    from jurybench.stats._drift import anchor_ids
+    from jurybench.store import reading
+
+    _expect("anchors", name, str)
+    with reading(store) as con:
+        chosen = subject_ids(con, rubric, where, ids) if where is not None or ids is not None else []
+        return sorted({*anchor_ids(con, name), *chosen})
 
 
 def _check_run_arguments(

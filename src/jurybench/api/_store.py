@@ -135,6 +135,31 @@ def sample_labels(
         return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
 
 
+# -- anchors add: declared once; the command line, a study step and POST /v1/anchors derive from
+# -- these (jurybench.declare).
+AnchoredRun = Annotated[str, param("The run whose subjects become anchors.", http=NAME_HTTP)]
+AnchorCount = Annotated[
+    int,
+    param("How many subjects to fix as anchors.", at_least=1, http={"ge": 1}, http_only={"le": SUBJECTS_PER_REQUEST}),
+]
+AnchorSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
+AnchorName = Annotated[str | None, param("The anchor set's name (default RUN-anchors).", http=NAME_HTTP)]
+
+
+def add_anchors(
+    store: StoreLike | None, run: AnchoredRun, *, n: AnchorCount, seed: AnchorSeed = 0, name: AnchorName = None
+) -> dict[str, object]:
+    """Fix ``n`` of ``run``'s subjects, drawn at random, as an anchor set (``anchor_sets``): a
+    later run judges them again (``score(..., anchors=NAME)``), so ``stats.drift`` tells the
+    judge's shift from the judged system's change on them, without human labels. Returns the
+    set's name, size and subjects."""
+    from jurybench.stats._drift import draw_anchors
+    from jurybench.store import writing
+
+    with writing(store) as con:
+        return draw_anchors(con, run, n=n, seed=seed, name=name)
+
+
 # -- annotations simulate: declared once; the command line and a study step derive from these.
 SimulatedRubric = Annotated[
     "RubricLike", param("Pointwise rubric whose criteria are labelled.", faces="cli python", short="-r", cli_type=str)
@@ -444,10 +469,11 @@ class Store(Holder):
                 continuous=continuous,
             )
 
-    # store.simulate_annotations(rubric=...) and store.sample_labels(run, n=...): the declared
-    # functions, this store as their store
+    # store.simulate_annotations(rubric=...), store.sample_labels(run, n=...) and
+    # store.add_anchors(run, n=...): the declared functions, this store as their store
     simulate_annotations = user_facing(simulate_annotations)
     sample_labels = user_facing(sample_labels)
+    add_anchors = user_facing(add_anchors)
 
     @user_facing
     def import_baselines(self, data: Data, *, name: str, statistic: str | None = None) -> ImportResult:
@@ -465,6 +491,7 @@ class Store(Holder):
 
 Store.sample_labels.__signature__ = python_signature(Store.sample_labels)  # type: ignore[attr-defined]
 Store.simulate_annotations.__signature__ = python_signature(Store.simulate_annotations)  # type: ignore[attr-defined]
+Store.add_anchors.__signature__ = python_signature(Store.add_anchors)  # type: ignore[attr-defined]
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:

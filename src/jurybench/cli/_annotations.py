@@ -12,6 +12,7 @@ from jurybench import api, commands
 from jurybench.cli._common import (
     DbOption,
     _done,
+    anchors_app,
     annotations_app,
     app,
     declared_command,
@@ -174,6 +175,15 @@ annotations_app.command("sample")(
                 annotation=Annotated[Path | None, typer.Option(help="Write the drawn subjects' ids to this CSV.")],
             ),
         ),
+    )
+)
+
+
+anchors_app.command("add")(
+    declared_command(
+        api.Store.add_anchors,
+        commands.anchors_add,
+        doc="Fix subjects of a run, drawn at random, as anchors that later runs judge again (score --anchors NAME).",
     )
 )
 

@@ -66,6 +66,12 @@ jury_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(jury_app, name="jury")
+anchors_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Anchors: subjects of a run that later runs judge again, so stats drift can tell the judge's shift.",
+    no_args_is_help=True,
+)
+app.add_typer(anchors_app, name="anchors")
 
 DbOption = Annotated[
     Path | None,

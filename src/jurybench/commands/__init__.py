@@ -22,6 +22,7 @@ from jurybench.commands._output import (
 )
 from jurybench.commands._steps import (
     agreement,
+    anchors_add,
     annotations_import,
     annotations_sample,
     annotations_simulate,
@@ -111,6 +112,7 @@ COMMANDS: dict[str, Command] = {
     "annotations import": Command(annotations_import, "file"),
     "judgments import": Command(judgments_import, "file"),
     "annotations sample": Command(annotations_sample, declared="Store.sample_labels"),
+    "anchors add": Command(anchors_add, declared="Store.add_anchors"),
     "annotations simulate": Command(annotations_simulate, declared="Store.simulate_annotations"),
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate, declared="calibrate"),
@@ -128,6 +130,7 @@ __all__ = [
     "Command",
     "Option",
     "agreement",
+    "anchors_add",
     "annotations_import",
     "annotations_sample",
     "annotations_simulate",

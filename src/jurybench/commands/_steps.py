@@ -269,6 +269,22 @@ def annotations_import(
     return 0
 
 
+def anchors_add(db: Path | None, **values: object) -> int:
+    """Fix anchors of a run (``Store.add_anchors``; its options are the command line's face of its
+    declaration)."""
+    from jurybench.api import Store
+
+    arguments = _declared(Store.add_anchors, values)
+    with Store(db) as store:
+        drawn = store.add_anchors(**arguments)
+    echo(
+        f"anchor set {drawn['name']}: {drawn['n_drawn']} of {drawn['n_population']} subjects of run {drawn['run']} "
+        f"(seed {drawn['seed']}); judge them again with 'jurybench score ... --anchors {drawn['name']}', then "
+        f"'jurybench stats drift --from {drawn['run']} --to NEW_RUN'"
+    )
+    return 0
+
+
 def annotations_sample(db: Path | None, *, out: Path | None = None, **values: object) -> int:
     """Draw the subjects to label at random (``Store.sample_labels``; its options are the command
     line's face of its declaration); their ids to ``out``."""

@@ -194,6 +194,7 @@ if TYPE_CHECKING:
     SampleIn = _Body
     ApplyIn = _Body
     AgreementIn = _Body
+    AnchorsIn = _Body
     PreferenceReportIn = _Body
     ClassificationAnswersIn = _Body
 else:
@@ -212,6 +213,11 @@ else:
         "SampleIn",
         api.Store.sample_labels,
         "As 'jurybench annotations sample': draw the subjects to label, their chances recorded.",
+    )
+    AnchorsIn = declared_body(
+        "AnchorsIn",
+        api.Store.add_anchors,
+        "As 'jurybench anchors add': fix subjects of a run as anchors that later runs judge again.",
     )
     AgreementIn = declared_body(
         "AgreementIn",

@@ -41,6 +41,16 @@ def sample_annotations(body: rq.SampleIn, store: StoreDep) -> dict[str, object]:
         return api.Store.sample_labels(cur, **body.model_dump())
 
 
+@router.post("/v1/anchors", status_code=201, tags=["anchors"])
+def add_anchors(body: rq.AnchorsIn, store: StoreDep) -> dict[str, object]:
+    """Fix subjects of a run, drawn at random, as an anchor set: a later job judges them again
+    (``anchors``), so ``POST /v1/stats/drift`` tells the judge's shift on them."""
+    from jurybench import api
+
+    with store.writing() as cur:
+        return api.Store.add_anchors(cur, **body.model_dump())
+
+
 @router.get("/v1/annotations")
 def list_annotations(
     store: StoreDep,

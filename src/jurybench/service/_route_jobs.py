@@ -73,7 +73,9 @@ def plan_job(body: rq.JobIn, store: StoreDep, config: ConfigDep) -> dict[str, ob
     _, rubric, jury, _ = prepare(body, config, need_keys=False)
     ids, where = rq.subject_predicate(body, is_pairwise(rubric))
     with store.cursor() as cur:
-        result = score(cur, rubric=rubric, jury=jury, where=where, ids=ids, plan=True).result
+        result = score(
+            cur, rubric=rubric, jury=jury, where=where, ids=ids, anchors=body.model_dump().get("anchors"), plan=True
+        ).result
     jurors = [p.as_dict() for p in result.plan]
 
     def total(name: str) -> float | None:

@@ -264,3 +264,47 @@ def by_rater(rows: list[dict[str, object]]) -> dict[str, list[dict[str, object]]
     for row in rows:
         out[str(row["rater"])].append(row)
     return dict(out)
+
+
+def draw_anchors(con: Connection, run_id: str, *, n: int, seed: int, name: str | None) -> dict[str, object]:
+    """Fix ``n`` of the run's subjects, drawn at random (seeded), as the anchor set ``name``
+    (default RUN-anchors): later runs judge them again (``score --anchors NAME``)."""
+    from jurybench.stats.sql import check_run
+
+    check_run(con, run_id)
+    name = name or f"{run_id}-anchors"
+    if con.execute("SELECT count(*) FROM anchor_sets WHERE name = ?", [name]).fetchall()[0][0]:
+        raise JurybenchError(f"an anchor set '{name}' exists already.", hint="Choose another --name.")
+    subjects = [
+        str(r[0])
+        for r in con.execute(
+            "SELECT subject_id FROM run_subjects WHERE run_id = ? ORDER BY subject_id", [run_id]
+        ).fetchall()
+    ]
+    if not 1 <= n <= len(subjects):
+        raise JurybenchError(
+            f"--n {n}: run '{run_id}' has {len(subjects)} subjects; draw between 1 and {len(subjects)}."
+        )
+    drawn = sorted(np.random.default_rng(seed).choice(subjects, size=n, replace=False).tolist())
+    con.executemany(
+        "INSERT INTO anchor_sets (name, run_id, subject_id, seed, n_population) VALUES (?, ?, ?, ?, ?)",
+        [[name, run_id, s, seed, len(subjects)] for s in drawn],
+    )
+    return {"name": name, "run": run_id, "n_drawn": n, "n_population": len(subjects), "seed": seed, "subjects": drawn}
+
+
+def anchor_ids(con: Connection, name: str) -> list[str]:
+    """The subjects of the anchor set ``name``, or one line naming the sets there are."""
+    ids = [
+        str(r[0])
+        for r in con.execute("SELECT subject_id FROM anchor_sets WHERE name = ? ORDER BY 1", [name]).fetchall()
+    ]
+    if not ids:
+        known = [str(r[0]) for r in con.execute("SELECT DISTINCT name FROM anchor_sets ORDER BY 1 LIMIT 8").fetchall()]
+        raise JurybenchError(
+            f"no anchor set '{name}'.",
+            hint=f"Anchor sets: {', '.join(known)}."
+            if known
+            else "Fix one with: jurybench anchors add --run RUN --n N.",
+        )
+    return ids

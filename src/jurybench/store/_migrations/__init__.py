@@ -28,6 +28,7 @@ from jurybench.store._migrations.m013_label_notes import m013_label_notes
 from jurybench.store._migrations.m014_label_blindness import m014_label_blindness
 from jurybench.store._migrations.m015_label_samples import m015_label_samples
 from jurybench.store._migrations.m016_saw_jury_by_cookie import m016_saw_jury_by_cookie
+from jurybench.store._migrations.m017_anchor_sets import m017_anchor_sets
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -46,6 +47,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m014_label_blindness", m014_label_blindness),
     ("m015_label_samples", m015_label_samples),
     ("m016_saw_jury_by_cookie", m016_saw_jury_by_cookie),
+    ("m017_anchor_sets", m017_anchor_sets),
 ]
 
 
