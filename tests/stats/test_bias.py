@@ -302,3 +302,12 @@ def test_hanna_what_the_readme_says(tmp_path: Path) -> None:
     llama = [e["estimate"] for e in human if e["rater"] == "Llama-13B" and e["significant"]]
     assert len(chatgpt) == 5 and min(chatgpt) > 0.56 and max(chatgpt) < 0.9
     assert len(llama) == 6 and min(llama) > -1.04 and max(llama) < -0.6
+
+
+def test_the_html_report_says_what_the_judge_leans_on(biased: Path, tmp_path: Path) -> None:
+    from jurybench.viewer import report_html
+
+    out = report_html(biased, ["r"], tmp_path / "report.html")
+    html = out.read_text(encoding="utf-8")
+    assert "What the judge leans on" in html and 'id="leaning-effects"' in html
+    assert "sim/b scores 0." in html and "per 100 tokens than the humans do" in html

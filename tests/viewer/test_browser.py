@@ -445,3 +445,46 @@ def test_no_link_of_the_labelling_flow_shows_the_jury(page: Any, tmp_path: Path)
     assert len(seen) >= 15, seen  # the walk reached the run's items, the queues and the other pages
     assert leaks == [], leaks[:10]
     assert whole == 1  # the item this user labelled is shown whole to them (their signed cookie)
+
+
+def test_what_the_judge_leans_on_and_whether_it_moved(page: Any, tmp_path: Path) -> None:
+    """Issue 53, item 3: the run page says what the judge leans on (sim/b's planted length bias,
+    in words and figures) and the compare page whether the judge moved between two runs (sim/a
+    made half a point more lenient, judged on the same items); both fit 1,280 px."""
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect
+    from tests.stats.test_bias import _store
+
+    db = _store(tmp_path)
+    con = connect(db)
+    try:
+        later = [parse_juror("sim/a,noise=0.5,leniency=0.5,seed=4"), parse_juror("sim/b,noise=0.5,verbosity_bias=1.5")]
+        score(con, load_rubric("story-quality"), later, run_id="later", options=EngineOptions(progress=False))
+    finally:
+        con.close()
+    with serving(db) as url:
+        page.set_viewport_size({"width": 1280, "height": 900})
+        try:
+            page.goto(url + "runs/r")
+            leaning = page.locator("#leaning ~ ul.readings li").all_inner_texts()
+            assert (
+                leaning
+                and leaning[0].startswith("sim/b scores 0.")
+                and "per 100 tokens than the humans do" in leaning[0]
+            )
+            raters = set(page.locator("#leaning-effects tbody td:nth-child(1)").all_inner_texts())
+            assert raters <= {"sim/b", "jury"} and "sim/b" in raters  # sim/a leans on nothing
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            _shot(page, tmp_path, "run-leaning")
+            page.goto(url + "compare?run=r&run=later")
+            said = page.locator("#drift ~ ul.readings li").all_inner_texts()
+            assert len(said) == 6 and all(s.startswith("jury, ") and "the judge moved +0." in s for s in said)
+            rows = page.locator("#compare-drift tbody tr").all_inner_texts()
+            shifts = [float(r.split("\t")[3].split()[0]) for r in rows if r.startswith("sim/a")]
+            assert len(shifts) == 6 and all(0.3 < s < 0.7 for s in shifts), rows
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            _shot(page, tmp_path, "compare-drift")
+        finally:
+            page.set_viewport_size({"width": 1400, "height": 1000})

@@ -102,6 +102,12 @@ def parts(
     return Parts(clusters, *arrays)
 
 
+def _exact(value: float) -> float:
+    """A figure with the rounding of a difference of sums taken off (the rest of a run whose
+    every subject is an anchor is 0, not 3e-16)."""
+    return 0.0 if abs(value) < 1e-9 else round(value, 12)
+
+
 def interval(draws: Array, level: float) -> tuple[float, float]:
     finite = draws[np.isfinite(draws)]
     if len(finite) == 0:
@@ -141,6 +147,8 @@ def reading(row: dict[str, object]) -> str:
         moved = f"the judge moved {figure('shift')} on {row['n_anchors']} anchors"
     else:
         moved = f"the judge did not move beyond chance ({figure('shift')} on {row['n_anchors']} anchors)"
+    if row["n_anchors"] == row["n_before"] == row["n_after"]:  # nothing but anchors: no system changed
+        return f"{head}{moved}; both runs judged the same subjects, so that is the whole change"
     changed = num("headline_low") > 0 or num("headline_high") < 0
     if not changed and not row["shift_significant"]:
         return f"{head}{moved}; the headline change {figure('headline')} is within chance"
@@ -216,7 +224,7 @@ def drift(
             row: dict[str, object] = {"rater": rater, "criterion": criterion, "n_anchors": int(p.shift_n.sum())}
             for name, value, draws in zip(("shift", "headline", "rest"), point, drawn, strict=True):
                 low, high = interval(draws, 1 - alpha)
-                row |= {name: float(value[0]), f"{name}_low": low, f"{name}_high": high}
+                row |= {name: _exact(float(value[0])), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
             row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
             if beyond is not None:
                 shifts = drawn[0][np.isfinite(drawn[0])]

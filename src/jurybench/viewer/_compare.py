@@ -90,12 +90,26 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, object]:
     return {
         "runs": runs,
         "pairwise": pairwise,
+        "drift": None if pairwise else judge_drift(con, first["run_id"], second["run_id"]),
         "criteria": criteria,
         "moved": moved,
         "jurors": jurors,
         "n_subjects": len(by_subject),
         "verdicts": verdicts,
     }
+
+
+def judge_drift(con: Connection, before: str, after: str) -> dict[str, object]:
+    """Did the judge move from ``before`` to ``after`` (``stats drift``: the shift on the anchors,
+    the headline change and the rest, 500 cluster-bootstrap draws, not recorded), or why not."""
+    from jurybench.stats._drift import drift
+
+    command = f"jurybench stats drift --from {before} --to {after}"
+    try:
+        found = drift(con, after, before, boot=500, seed=0, alpha=0.05)
+    except JurybenchError as exc:
+        return {"rows": [], "readings": [], "note": exc.message, "command": command}
+    return {"rows": found["rows"], "readings": found["readings"], "note": "", "command": command, **found}
 
 
 def _verdict(score: float | None) -> str | None:

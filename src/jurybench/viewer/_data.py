@@ -337,6 +337,58 @@ def run_agreement(con: Connection, run: dict[str, Any]) -> dict[str, object]:
     return MEMO.get(("agreement", *run_key(run)), make)
 
 
+READINGS_SHOWN = 6  # findings said in words; the table has them all
+LEANING_LIMIT = 20_000  # subjects a page computes what the judge leans on for (beyond: the command)
+
+
+def run_leaning(con: Connection, run: dict[str, Any]) -> dict[str, object]:
+    """What the judge leans on (``stats bias`` with its defaults, not recorded): the findings
+    in words and their figures, for a pointwise run; otherwise, or when nothing can be
+    estimated, why not."""
+    command = f"jurybench stats bias --run {run['run_id']}"
+
+    def make() -> dict[str, object]:
+        if run["mode"] != "pointwise" or not run.get("n_subjects"):
+            return {"effects": [], "readings": [], "note": "Measured on pointwise runs.", "command": command}
+        if int(run["n_subjects"]) > LEANING_LIMIT:
+            return {
+                "effects": [],
+                "readings": [],
+                "note": f"{run['n_subjects']} subjects: run the statistic from the command line.",
+                "command": command,
+            }
+        from jurybench.stats._bias import bias
+
+        try:
+            found = bias(
+                con, str(run["run_id"]), features=None, against="auto", families={}, where=None,
+                cluster="prompt", correction="holm", alpha=0.05,
+            )  # fmt: skip
+        except JurybenchError as exc:
+            return {"effects": [], "readings": [], "note": exc.message, "command": command}
+        effects = [e for e in cast("list[dict[str, Any]]", found["effects"]) if e["significant"]]
+        against = set(cast("dict[str, str]", found["against"]).values())
+        how = {
+            frozenset({"humans"}): "each juror's error against the human labels",
+            frozenset({"prompts"}): "responses to the same prompt compared (no human labels)",
+        }.get(frozenset(against), "against the human labels where a criterion has ten, else within prompts")
+        note = (
+            f"Features: {', '.join(cast('list[str]', found['features']))}; {how}; Holm over every juror x criterion "
+            f"x feature, at 5 %."
+        )
+        readings = cast("list[str]", found["readings"]) if effects else []
+        more = len(readings) - READINGS_SHOWN
+        return {
+            "effects": effects,
+            "readings": readings[:READINGS_SHOWN] + ([f"… and {more} more in the table."] if more > 0 else []),
+            "note": note + ("" if effects else " Nothing beyond chance."),
+            "notes": found["notes"],
+            "command": command,
+        }
+
+    return MEMO.get(("leaning", *run_key(run)), make)
+
+
 def votes(run: dict[str, object]) -> bool:
     """Whether the run's rubric kind scores votes between two responses (a preference's A, B or
     tie), as its kind says."""

@@ -38,6 +38,7 @@ def report_html(store: StoreRef, runs: list[str], output: Path) -> Path:
                     "figures": _data.run_figures(con, run),
                     "jurors": _data.run_jurors(con, run),
                     "agreement": _data.run_agreement(con, run),
+                    "leaning": _data.run_leaning(con, run),
                     "results": results,
                     "calibration": _detail.calibration(con, calibration["calibration_id"]) if calibration else None,
                 }

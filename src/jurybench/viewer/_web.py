@@ -306,6 +306,7 @@ class _Pages:
             "figures": _data.run_figures(con, run),
             "jurors": _data.run_jurors(con, run),
             "agreement": _data.run_agreement(con, run),
+            "leaning": _data.run_leaning(con, run),
             "subjects": self.subjects(con, run, after, want, at),
             "results": results,
             "shown": shown,
