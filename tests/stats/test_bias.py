@@ -311,3 +311,100 @@ def test_the_html_report_says_what_the_judge_leans_on(biased: Path, tmp_path: Pa
     html = out.read_text(encoding="utf-8")
     assert "What the judge leans on" in html and 'id="leaning-effects"' in html
     assert "sim/b scores 0." in html and "per 100 tokens than the humans do" in html
+
+
+# -- pairwise runs ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pairwise(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """300 pairs (two responses to one prompt, lengths varied), both orders, human preferences
+    from the known truth; sim/a faithful, sim/b 2 points per 1,000 characters, sim/c +1 toward the
+    response shown first."""
+    import random
+
+    from jurybench.api import Store
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.jurors._simulated import truth
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items, import_pairs
+
+    folder = tmp_path_factory.mktemp("pairwise")
+    rng = random.Random(3)
+    items, pairs, labels = [], ["pair_id,item_a,item_b"], ["pair_id,annotator,preference"]
+    for k in range(300):
+        for side in "ab":
+            text = " ".join(["word"] * rng.randint(10, 400))
+            items.append({"item_id": f"i{k}{side}", "prompt": f"p{k // 3}", "response": text, "model": "m"})
+        pairs.append(f"q{k},i{k}a,i{k}b")
+        diff = truth(f"i{k}a", "preference") - truth(f"i{k}b", "preference")
+        labels += [f"q{k},h{h},{'A' if diff + rng.gauss(0, 0.5) > 0 else 'B'}" for h in range(2)]
+    (folder / "items.jsonl").write_text("\n".join(json.dumps(i) for i in items) + "\n")
+    (folder / "pairs.csv").write_text("\n".join(pairs) + "\n")
+    (folder / "labels.csv").write_text("\n".join(labels) + "\n")
+    db = folder / "s.duckdb"
+    con = connect(db)
+    import_items(con, folder / "items.jsonl")
+    import_pairs(con, folder / "pairs.csv")
+    jurors = [parse_juror("sim/a"), parse_juror("sim/b,verbosity_bias=2"), parse_juror("sim/c,position_bias=1")]
+    score(con, load_rubric("preference"), jurors, run_id="pw", options=EngineOptions(progress=False))
+    con.close()
+    with Store(db) as store:
+        store.import_annotations(folder / "labels.csv", rubric="preference")
+    return db
+
+
+def test_a_pairwise_run_shows_its_length_and_order_effects(pairwise: Path) -> None:
+    """On symmetrized verdicts: sim/b leans toward the longer response beyond the humans, sim/c
+    toward the response shown first, sim/a toward neither."""
+    import jurybench as jb
+
+    result = jb.stats.bias(pairwise, "pw").attrs["result"]
+    found = {(e["rater"], e["feature"]) for e in result["effects"] if e["significant"]}
+    assert {("sim/b", "tokens"), ("sim/c", "position")} <= found
+    assert not any(r == "sim/a" for r, _ in found) and ("sim/b", "position") not in found
+    effects = {(e["rater"], e["feature"]): e for e in result["effects"]}
+    assert 0.2 < effects[("sim/b", "tokens")]["estimate"] < 0.5 and effects[("sim/c", "position")]["ci_low"] > 0.1
+    assert result["kind"] == "pairwise" and result["against"] == {"preference": "humans"}
+    said = "\n".join(result["readings"])
+    assert "sim/b leans +0." in said and "toward the response 100 tokens longer beyond the humans" in said
+    assert "sim/c leans +0." in said and "toward the response shown first" in said
+    out = run_cli("stats", "bias", "--run", "pw", "--feature", "language", "--db", str(pairwise))
+    assert out.exit_code == 2 and "it is asked of pointwise runs" in out.stderr
+
+
+def test_llmbar_what_the_readme_says(tmp_path: Path) -> None:
+    """LLMBar's Natural set (../shared/datasets/llmbar) with the judges' recorded answers
+    replayed: five of the six judges lean toward the response shown first (Falcon most, GPT-4 not
+    beyond chance), and none leans on length or markdown beyond the gold label."""
+    from tests.conftest import DATA
+
+    if not (DATA / "llmbar" / "Natural").exists():
+        pytest.skip(f"LLMBar not found under {DATA} (set JURYBENCH_DATA)")
+    db = tmp_path / "l.duckdb"
+    assert run_cli("datasets", "import", "llmbar", "--data", str(DATA), "--db", str(db)).exit_code == 0
+    scored = run_cli(
+        "score",
+        "--rubric",
+        "preference",
+        "--jury",
+        "llmbar-natural-cot",
+        "--where",
+        "dataset = 'llmbar-Natural'",
+        "--run",
+        "natural-cot",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
+    assert scored.exit_code == 0, scored.stderr
+    import jurybench as jb
+
+    result = jb.stats.bias(db, "natural-cot").attrs["result"]
+    found = {(e["rater"], e["feature"]) for e in result["effects"] if e["significant"]}
+    leaning_first = {r for r, f in found if f == "position" and r != "jury"}
+    assert len(leaning_first) == 5 and "GPT-4" not in leaning_first and "Falcon" in leaning_first
+    assert {f for _, f in found} == {"position"}
+    falcon = next(e for e in result["effects"] if e["rater"] == "Falcon" and e["feature"] == "position")
+    assert 0.8 < falcon["estimate"] < 0.9

@@ -62,8 +62,14 @@ def drifted(tmp_path_factory: pytest.TempPathFactory) -> Path:
     con = connect(db)
     import_items(con, folder / "items.jsonl")
     rubric, quiet = load_rubric("story-quality"), EngineOptions(progress=False)
-    score(con, rubric, [parse_juror("sim/a,noise=0.5"), parse_juror("sim/b,noise=0.5")], run_id="A",
-          where="item_id LIKE 'v1-%'", options=quiet)  # fmt: skip
+    score(
+        con,
+        rubric,
+        [parse_juror("sim/a,noise=0.5"), parse_juror("sim/b,noise=0.5")],
+        run_id="A",
+        where="item_id LIKE 'v1-%'",
+        options=quiet,
+    )
     later = [parse_juror("sim/a,noise=0.5,leniency=0.5,seed=3"), parse_juror("sim/b,noise=0.5,seed=3")]
     score(con, rubric, later, run_id="B", where="item_id < 'v1-060' OR item_id LIKE 'v2-%'", options=quiet)
     con.close()
@@ -109,8 +115,14 @@ def test_no_shift_when_nothing_changed(drifted: Path) -> None:
     con = connect(drifted)
     try:
         jurors = [parse_juror("sim/a,noise=0.5"), parse_juror("sim/b,noise=0.5")]
-        score(con, load_rubric("story-quality"), jurors, run_id="A-again", where="item_id LIKE 'v1-%'",
-              options=EngineOptions(progress=False))  # fmt: skip
+        score(
+            con,
+            load_rubric("story-quality"),
+            jurors,
+            run_id="A-again",
+            where="item_id LIKE 'v1-%'",
+            options=EngineOptions(progress=False),
+        )
     finally:
         con.close()
     rows = jb.stats.drift(drifted, "A-again", other_run="A", boot=200).attrs["result"]["rows"]
@@ -118,12 +130,14 @@ def test_no_shift_when_nothing_changed(drifted: Path) -> None:
 
 
 def test_check_max_drift_is_a_gate(drifted: Path) -> None:
-    moved = run_cli("check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.1", "--max-drop", "5",
-                    "--db", str(drifted))  # fmt: skip
+    moved = run_cli(
+        "check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.1", "--max-drop", "5", "--db", str(drifted)
+    )
     assert moved.exit_code == 1, moved.stdout + moved.stderr
     assert "the judge moved +0." in moved.stdout and "on 60 shared subjects (more than 0.1" in moved.stdout
-    calm = run_cli("check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.8", "--max-drop", "5",
-                   "--db", str(drifted))  # fmt: skip
+    calm = run_cli(
+        "check", "--run", "B", "--baseline-run", "A", "--max-drift", "0.8", "--max-drop", "5", "--db", str(drifted)
+    )
     assert calm.exit_code == 0 and "judge drift +0." in calm.stdout
     alone = run_cli("check", "--run", "B", "--max-drift", "0.5", "--db", str(drifted))
     assert alone.exit_code == 2 and alone.stderr.startswith("error: --max-drift needs --baseline-run")
@@ -154,10 +168,17 @@ def test_bad_input_is_one_line(drifted: Path, tmp_path: Path, args: list[str], m
         (tmp_path / "more.jsonl").write_text(json.dumps({"item_id": "new-1", "prompt": "q", "response": "r"}) + "\n")
         import_items(con, tmp_path / "more.jsonl")
         quiet = EngineOptions(progress=False)
-        score(con, load_rubric("story-quality"), [parse_juror("sim/a")], run_id="elsewhere", ids=["new-1"],
-              options=quiet)  # fmt: skip
-        score(con, load_rubric("single-grade"), [parse_juror("sim/a")], run_id="other-rubric", ids=["v1-000"],
-              options=quiet)  # fmt: skip
+        score(
+            con, load_rubric("story-quality"), [parse_juror("sim/a")], run_id="elsewhere", ids=["new-1"], options=quiet
+        )
+        score(
+            con,
+            load_rubric("single-grade"),
+            [parse_juror("sim/a")],
+            run_id="other-rubric",
+            ids=["v1-000"],
+            options=quiet,
+        )
     finally:
         con.close()
     out = run_cli("stats", "drift", *args, "--db", str(db))
@@ -196,14 +217,39 @@ def test_anchors_fixed_once_are_judged_again_and_measured(drifted: Path, tmp_pat
         fixed = store.sql("SELECT subject_id FROM anchor_sets WHERE name = 'A-anchors' ORDER BY 1")["subject_id"]
         again = store.add_anchors("A", n=20, seed=1, name="same-draw")["subjects"]
     assert list(fixed) == again  # the seed fixes the draw
-    scored = run_cli("score", "--rubric", "story-quality", "--juror", "sim/a,noise=0.5,leniency=1,seed=9",
-                     "--where", "item_id LIKE 'v2-%'", "--anchors", "A-anchors", "--run", "C", "--no-progress",
-                     "--db", str(db))  # fmt: skip
+    scored = run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        "sim/a,noise=0.5,leniency=1,seed=9",
+        "--where",
+        "item_id LIKE 'v2-%'",
+        "--anchors",
+        "A-anchors",
+        "--run",
+        "C",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert scored.exit_code == 0 and "run C: 80 judgments requested" in scored.stdout  # 60 new + 20 anchors
     result = jb.stats.drift(db, "C", other_run="A", boot=200).attrs["result"]
     assert result["n_anchors"] == 20 and {r["rater"] for r in result["rows"]} == {"sim/a", "jury"}
-    only = run_cli("score", "--rubric", "story-quality", "--juror", "sim/a", "--anchors", "A-anchors", "--run", "D",
-                   "--no-progress", "--db", str(db))  # fmt: skip
+    only = run_cli(
+        "score",
+        "--rubric",
+        "story-quality",
+        "--juror",
+        "sim/a",
+        "--anchors",
+        "A-anchors",
+        "--run",
+        "D",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
     assert "run D: 20 judgments requested" in only.stdout  # the anchors alone
     for args, message in [
         (["anchors", "add", "--run", "A", "--n", "5"], "error: an anchor set 'A-anchors' exists already."),

@@ -240,8 +240,15 @@ def _jsonish_number(value: object, feature: str, item: str) -> float:
         ) from None
 
 
+RUN_ITEMS = "SELECT subject_id FROM run_subjects WHERE run_id = $run"
+PAIR_ITEMS = (
+    "SELECT item_a FROM pairs WHERE pair_id IN (SELECT subject_id FROM run_subjects WHERE run_id = $run) UNION "
+    "SELECT item_b FROM pairs WHERE pair_id IN (SELECT subject_id FROM run_subjects WHERE run_id = $run)"
+)
+
+
 def read_subjects(
-    con: Connection, run_id: str, *, where: str | None, cluster: str, extras: list[str]
+    con: Connection, run_id: str, *, where: str | None, cluster: str, extras: list[str], pairs: bool = False
 ) -> dict[str, Subject]:
     """The run's items with what the features read: text, responding model, language, the
     cluster (a SQL expression over the item's columns; default its prompt) and each ``meta.`` /
@@ -262,7 +269,7 @@ def read_subjects(
     columns = "".join(f", {e}" for e in extra_sql)
     sql = (
         f"SELECT item_id, CAST(({cluster_sql}) AS VARCHAR), response, model, language{columns} FROM items "
-        f"WHERE item_id IN (SELECT subject_id FROM run_subjects WHERE run_id = $run) AND ({where_sql})"
+        f"WHERE item_id IN ({PAIR_ITEMS if pairs else RUN_ITEMS}) AND ({where_sql})"
     )
     hint = "--feature sql:, --where and --cluster take SQL over the items' columns (docs/schema.md)."
     rows = execute_user_sql(con, sql, {"run": run_id}, what="reading the run's items", hint=hint).fetchall()
@@ -502,6 +509,9 @@ def item_families(subjects: Mapping[str, Subject], families: Mapping[str, str]) 
     return {i: family_of(s.model, families) for i, s in subjects.items()}
 
 
+PAIRWISE_DEFAULT = ("tokens", "headers", "lists", "bold", "code", "self", "position")
+
+
 def bias(
     con: Connection,
     run_id: str,
@@ -515,32 +525,35 @@ def bias(
     alpha: float,
     raters: str = "all",
 ) -> dict[str, object]:
-    """The effects of ``features`` on every rater's score of a pointwise run (see the module)."""
+    """The effects of ``features`` on every rater's scores of a pointwise run (see the module) or
+    on its symmetrized verdicts of a pairwise run (stats/_bias_pairs.py)."""
     from jurybench.annotations import run_rubric
+    from jurybench.rubric import is_pairwise
     from jurybench.stats._multiple import benjamini_hochberg, holm
     from jurybench.stats.sql import check_run
 
     check_run(con, run_id)
     rubric = run_rubric(con, run_id)
-    if not rubric.scores_items:
+    pairwise = is_pairwise(rubric)
+    if not rubric.scores_items and not pairwise:
         raise JurybenchError(
-            f"stats bias reads pointwise runs (points on a scale per item); run '{run_id}' used a {rubric.kind} rubric.",
-            hint="For pairwise runs the order effects are in 'jurybench stats consistency'.",
+            f"stats bias reads pointwise runs (points on a scale per item) and pairwise ones; run '{run_id}' used a "
+            f"{rubric.kind} rubric."
         )
     named = features is not None
-    wanted = list(dict.fromkeys(features or DEFAULT_FEATURES))
+    wanted = list(dict.fromkeys(features or (PAIRWISE_DEFAULT if pairwise else DEFAULT_FEATURES)))
+    own_kind = "position" if pairwise else "language"
     for f in wanted:
-        if f not in TEXT_FEATURES and f not in ("self", "language") and not f.startswith(("meta.", "sql:")):
+        if f not in TEXT_FEATURES and f not in ("self", own_kind) and not f.startswith(("meta.", "sql:")):
+            other = {"position": "pairwise", "language": "pointwise"}.get(f)
             raise JurybenchError(
-                f"--feature {f!r} is not known.",
-                hint=f"Valid: {', '.join([*TEXT_FEATURES, 'self', 'language'])}, meta.<field> or sql:<expression>.",
+                f"--feature {f!r} is not known{f' on a {rubric.kind} run (it is asked of {other} runs)' if other else ''}.",
+                hint=f"Valid: {', '.join([*TEXT_FEATURES, 'self', own_kind])}, meta.<field> or sql:<expression>.",
             )
     extras = [f for f in wanted if f.startswith(("meta.", "sql:"))]
-    subjects = read_subjects(con, run_id, where=where, cluster=cluster, extras=extras)
+    subjects = read_subjects(con, run_id, where=where, cluster=cluster, extras=extras, pairs=pairwise)
     if not subjects:
         raise JurybenchError(f"run '{run_id}' has no items{f' where {where}' if where else ''}.")
-    scores, models = read_scores(con, run_id)
-    humans = read_humans(con, run_id) if against in ("humans", "auto") else {}
     said_of: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"raters": set(), "criteria": set()})
     languages = sorted(
         {s.language for s in subjects.values() if s.language},
@@ -551,6 +564,7 @@ def bias(
             raise JurybenchError(f"--feature language: run '{run_id}' has one language; nothing to compare.")
         wanted.remove("language")
     per_item = item_families(subjects, families)
+    models = _juror_models(con, run_id)
     juror_family = {j: family_of(m, families) or family_of(j, families) for j, m in models.items()}
     if "self" in wanted and not any(f and f in per_item.values() for f in juror_family.values()):
         if named:
@@ -573,13 +587,119 @@ def bias(
     if not wanted:
         raise JurybenchError(f"run '{run_id}': none of the features varies over its items.")
     jurors = sorted(models)
-
-    base = base_values(subjects, wanted, languages)
+    shared = [f for f in wanted if f not in ("self", "position")]
+    base = base_values(subjects, shared, languages)
     binary = frozenset(
         f
         for f in extras
         if f in wanted and {v for s in subjects.values() if not math.isnan(v := s.extra[f])} <= {0.0, 1.0}
     )
+    order = [*jurors, "jury"] if raters == "all" else (["jury"] if raters == "jury" else jurors)
+    if pairwise:
+        from jurybench.stats._bias_pairs import pairwise_effects
+
+        effects, modes, pair_notes = pairwise_effects(
+            con,
+            run_id,
+            wanted=wanted,
+            named=named,
+            against=against,
+            subjects=subjects,
+            base=base,
+            names=shared,
+            binary=binary,
+            family_of_item=per_item,
+            juror_family=juror_family.get,
+            raters=raters,
+            alpha=alpha,
+        )
+        for note, rater, category in pair_notes:
+            said_of[note]["raters"].add(rater)
+            said_of[note]["criteria"].add(category)
+        dimensions = sorted(modes)
+    else:
+        effects, modes = _pointwise_effects(
+            rubric.dimensions,
+            order,
+            read_scores(con, run_id)[0],
+            read_humans(con, run_id) if against in ("humans", "auto") else {},
+            against,
+            run_id,
+            base,
+            wanted,
+            languages,
+            binary,
+            subjects,
+            alpha,
+            said_of,
+            juror_family,
+            per_item,
+            jurors,
+        )
+        dimensions = list(rubric.dimensions)
+    if not effects:
+        raise JurybenchError(
+            f"run '{run_id}': no effect could be estimated.",
+            hint=f"It needs valid scores on {'pairs' if pairwise else 'items'} from at least two prompts, and "
+            "features that vary.",
+        )
+    adjust = holm if correction == "holm" else benjamini_hochberg
+    adjusted = adjust([e.p for e in effects])
+    for e, q in zip(effects, adjusted, strict=True):
+        e.p_adjusted, e.significant = float(q), bool(q <= alpha)
+    name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[correction]
+    notes = [note + _whom(who, order, dimensions) for note, who in said_of.items()]
+    say = pair_reading if pairwise else reading
+    readings = [say(e, modes[e.criterion], name) for e in effects if e.significant]
+    if not readings:
+        readings = [f"no effect beyond chance at alpha {alpha:g} after {name}'s correction over {len(effects)} tests"]
+    return {
+        "kind": "pairwise" if pairwise else "pointwise",
+        "against": modes,
+        "correction": correction,
+        "alpha": alpha,
+        "level": 1 - alpha,
+        "cluster": cluster,
+        "features": wanted,
+        "languages": languages,
+        "families": {"jurors": juror_family, "responses": sorted({f for f in per_item.values() if f})},
+        "effects": [e.as_dict() for e in effects],
+        "readings": readings,
+        "notes": notes,
+    }
+
+
+def _juror_models(con: Connection, run_id: str) -> dict[str, str]:
+    """Each juror of the run's panel (by its label) and its model."""
+    return {
+        str(j): str(m)
+        for j, m in con.execute(
+            "SELECT coalesce(rj.name, ju.name), ju.model FROM run_jurors rj JOIN jurors ju USING (juror_key) "
+            "WHERE rj.run_id = ?",
+            [run_id],
+        ).fetchall()
+    }
+
+
+def _pointwise_effects(
+    dimensions: list[str],
+    order: list[str],
+    scores: dict[tuple[str, str], dict[str, float]],
+    humans: dict[str, dict[str, float]],
+    against: str,
+    run_id: str,
+    base: Mapping[str, list[float]],
+    wanted: list[str],
+    languages: list[str],
+    binary: frozenset[str],
+    subjects: dict[str, Subject],
+    alpha: float,
+    said_of: dict[str, dict[str, set[str]]],
+    juror_family: Mapping[str, str | None],
+    per_item: Mapping[str, str | None],
+    jurors: list[str],
+) -> tuple[list[Effect], dict[str, str]]:
+    """Every rater x criterion fit of a pointwise run, and how each criterion was fitted."""
 
     def family_column(rater: str) -> Callable[[str], float] | None:
         if "self" not in wanted:
@@ -594,8 +714,7 @@ def bias(
 
     effects: list[Effect] = []
     modes: dict[str, str] = {}
-    order = [*jurors, "jury"] if raters == "all" else (["jury"] if raters == "jury" else jurors)
-    for criterion in rubric.dimensions:
+    for criterion in dimensions:
         labelled = humans.get(criterion, {})
         mode = "humans" if (against == "humans" or (against == "auto" and len(labelled) >= 10)) else "prompts"
         if against == "humans" and not labelled:
@@ -619,30 +738,15 @@ def bias(
             for note in said:
                 said_of[note]["raters"].add(rater)
                 said_of[note]["criteria"].add(criterion)
-    if not effects:
-        raise JurybenchError(
-            f"run '{run_id}': no effect could be estimated.",
-            hint="It needs valid scores on items from at least two prompts, and features that vary.",
-        )
-    adjust = holm if correction == "holm" else benjamini_hochberg
-    adjusted = adjust([e.p for e in effects])
-    for e, q in zip(effects, adjusted, strict=True):
-        e.p_adjusted, e.significant = float(q), bool(q <= alpha)
-    name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[correction]
-    notes = [note + _whom(who, order, rubric.dimensions) for note, who in said_of.items()]
-    readings = [reading(e, modes[e.criterion], name) for e in effects if e.significant]
-    if not readings:
-        readings = [f"no effect beyond chance at alpha {alpha:g} after {name}'s correction over {len(effects)} tests"]
-    return {
-        "against": modes,
-        "correction": correction,
-        "alpha": alpha,
-        "level": 1 - alpha,
-        "cluster": cluster,
-        "features": wanted,
-        "languages": languages,
-        "families": {"jurors": juror_family, "responses": sorted({f for f in per_item.values() if f})},
-        "effects": [e.as_dict() for e in effects],
-        "readings": readings,
-        "notes": notes,
-    }
+    return effects, modes
+
+
+def pair_reading(e: Effect, against: str, correction: str) -> str:
+    """One plain line: 'sim/b leans +0.20 [0.12, 0.28] toward the response 100 tokens longer'."""
+    size = f"{e.estimate:+.2f} [{e.ci_low:.2f}, {e.ci_high:.2f}]"
+    tail = f"({e.criterion}; {correction}-adjusted p {e.p_adjusted:.3g})"
+    if e.feature == "position":
+        return f"{e.rater} leans {size} {e.unit} {tail}: an order effect, whatever the responses"
+    if against == "humans":
+        return f"{e.rater} leans {size} {e.unit} beyond the humans {tail}"
+    return f"{e.rater} leans {size} {e.unit} {tail}; without human labels this may be quality rather than bias"

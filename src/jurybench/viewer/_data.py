@@ -361,9 +361,16 @@ def run_leaning(con: Connection, run: dict[str, Any]) -> dict[str, object]:
 
         try:
             found = bias(
-                con, str(run["run_id"]), features=None, against="auto", families={}, where=None,
-                cluster="prompt", correction="holm", alpha=0.05,
-            )  # fmt: skip
+                con,
+                str(run["run_id"]),
+                features=None,
+                against="auto",
+                families={},
+                where=None,
+                cluster="prompt",
+                correction="holm",
+                alpha=0.05,
+            )
         except JurybenchError as exc:
             return {"effects": [], "readings": [], "note": exc.message, "command": command}
         effects = [e for e in cast("list[dict[str, Any]]", found["effects"]) if e["significant"]]

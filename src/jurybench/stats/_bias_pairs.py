@@ -1,0 +1,288 @@
+"""``stats bias`` on pairwise runs (preferences A/B/tie, or a score per category of how much more
+the first response has): what a juror's symmetrized verdict leans on.
+
+For each rater and category, the outcome is the symmetrized score of a pair, epsilon = (score
+with A shown first - score with B shown first) / 2, which leans toward A when positive; the
+features are differences, A's minus B's (100 tokens more, one markdown header more, A of the
+juror's family and B not, ...). Against human labels the outcome is the rater's epsilon minus
+the humans' (their mean vote, A = +1, B = -1, tie = 0, or their mean score); without, the
+rater's epsilon itself. An intercept is fitted (a lean toward whichever response the data
+names A). Clustered by A's prompt, as pointwise.
+
+Position is asked separately, per juror and for the jury, on pairs judged in both orders: the
+mean of (score with A first + score with B first) / 2, how far the verdict leans toward the
+response shown first whatever it is (an intercept-only fit, clustered the same way). No quality
+can explain it, so it needs no human labels. All effects share one multiplicity correction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from jurybench.errors import JurybenchError
+from jurybench.stats._bias import (
+    FEW_CLUSTERS,
+    Effect,
+    Subject,
+    cluster_ols,
+    clusters_departing,
+    independent_columns,
+)
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
+PAIR_UNITS = {
+    "tokens": "toward the response 100 tokens longer",
+    "chars": "toward the response 1,000 characters longer",
+    "headers": "toward the response with one markdown header more",
+    "lists": "toward the response with one list item more",
+    "bold": "toward the response with one bold span more",
+    "code": "toward the response with one code block more",
+    "self": "toward its own family's response against another's",
+    "position": "toward the response shown first",
+}
+JURY_SELF = "toward a response of one of its jurors' families against another's"
+
+
+def pair_unit(feature: str, binary: bool) -> str:
+    if feature in PAIR_UNITS:
+        return PAIR_UNITS[feature]
+    if binary:
+        what = feature[4:] if feature.startswith("sql:") else f"{feature} is true"
+        return f"toward the response where {what} against one where not"
+    return f"per unit more of {feature}"
+
+
+def read_pairs(con: Connection, run_id: str) -> dict[str, tuple[str, str]]:
+    return {
+        str(p): (str(a), str(b))
+        for p, a, b in con.execute(
+            "SELECT pair_id, item_a, item_b FROM pairs "
+            "WHERE pair_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)",
+            [run_id],
+        ).fetchall()
+    }
+
+
+def read_pair_scores(
+    con: Connection, run_id: str
+) -> tuple[dict[tuple[str, str], dict[str, float]], dict[tuple[str, str], dict[str, float]], dict[str, str]]:
+    """(rater, category) -> pair -> epsilon, and -> pair -> the lean toward the first-shown
+    response (pairs judged in both orders), for each juror and the jury; each juror's model."""
+    epsilon: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    first: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    models = {}
+    for juror, model, pair, category, eps, ab, ba in con.execute(
+        "SELECT v.juror, ju.model, v.pair_id, v.category, v.juror_epsilon, v.juror_score_ab, v.juror_score_ba "
+        "FROM juror_pairwise v JOIN jurors ju USING (juror_key) WHERE v.run_id = ?",
+        [run_id],
+    ).fetchall():
+        models[str(juror)] = str(model)
+        if eps is not None:
+            epsilon[(str(juror), str(category))][str(pair)] = float(eps)
+        if ab is not None and ba is not None:
+            first[(str(juror), str(category))][str(pair)] = (float(ab) + float(ba)) / 2
+    for pair, category, score in con.execute(
+        "SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? AND jury_score IS NOT NULL "
+        "AND NOT below_quorum",
+        [run_id],
+    ).fetchall():
+        epsilon[("jury", str(category))][str(pair)] = float(score)
+    orders: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+    for pair, category, order, score in con.execute(
+        "SELECT pair_id, category, presented_order, jury_score FROM jury_pairwise_orders WHERE run_id = ? "
+        "AND jury_score IS NOT NULL AND NOT below_quorum",
+        [run_id],
+    ).fetchall():
+        orders[(str(pair), str(category))][str(order)] = float(score)
+    for (pair, category), by in orders.items():
+        if {"AB", "BA"} <= set(by):
+            first[("jury", category)][pair] = (by["AB"] + by["BA"]) / 2
+    return dict(epsilon), dict(first), models
+
+
+def read_pair_humans(con: Connection, run_id: str) -> dict[str, dict[str, float]]:
+    """category -> pair -> the humans' mean in the A frame (A = +1, B = -1, tie = 0; or a score)."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for pair, category, mean in con.execute(
+        """SELECT subject_id, criterion, avg(coalesce(value, CASE label WHEN 'A' THEN 1 WHEN 'B' THEN -1
+                  WHEN 'tie' THEN 0 END)) FROM human_labels
+           WHERE subject_kind = 'pair' AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)
+           GROUP BY ALL HAVING count(coalesce(value, CASE label WHEN 'A' THEN 1 WHEN 'B' THEN -1 WHEN 'tie' THEN 0 END)) > 0""",
+        [run_id],
+    ).fetchall():
+        out[str(category)][str(pair)] = float(mean)
+    return dict(out)
+
+
+def _fit(
+    rater: str,
+    category: str,
+    y: dict[str, float],
+    x: dict[str, list[float]],
+    names: list[str],
+    units: list[str],
+    cluster_of: Mapping[str, str],
+    level: float,
+    notes: list[str],
+) -> list[Effect]:
+    from scipy import stats as st
+
+    pairs = [p for p in y if p in x and not any(math.isnan(v) for v in x[p])]
+    if not pairs:
+        return []
+    outcome = np.array([y[p] for p in pairs])
+    design = np.array([x[p] for p in pairs], dtype=float).reshape(len(pairs), len(names))
+    clusters = [cluster_of[p] for p in pairs]
+    keep = [j for j in range(design.shape[1]) if np.ptp(design[:, j]) > 1e-12]
+    dropped = [names[j] for j in range(design.shape[1]) if j not in keep]
+    if dropped:
+        notes.append(f"{', '.join(dropped)}: the same in both responses of every pair; left out")
+    keep, tied = independent_columns(design, keep, base=[np.ones(len(pairs))])
+    if tied:
+        notes.append(f"{', '.join(names[j] for j in tied)}: a combination of the features named before it; left out")
+    few = [names[j] for j in keep if clusters_departing(design[:, j], clusters) < FEW_CLUSTERS]
+    if few:
+        notes.append(
+            f"{', '.join(few)}: departs from its usual value in fewer than {FEW_CLUSTERS} clusters; a cluster-robust "
+            "interval is then too narrow (MacKinnon and Webb 2017): read it with care"
+        )
+    if not keep:
+        return []
+    fit = cluster_ols(outcome, np.column_stack([np.ones(len(pairs)), design[:, keep]]), clusters, absorbed=False)
+    if fit is None:
+        notes.append(f"too few pairs or prompts to fit ({len(pairs)} pairs); left out")
+        return []
+    t_crit = float(st.t.ppf(0.5 + level / 2, fit.df))
+    out = []
+    for k, j in enumerate(keep, start=1):
+        b, se = float(fit.beta[k]), float(fit.se[k])
+        t = b / se if se > 0 else (math.inf if b else 0.0)
+        p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
+        out.append(
+            Effect(
+                rater,
+                category,
+                names[j],
+                units[j],
+                b,
+                se,
+                b - t_crit * se,
+                b + t_crit * se,
+                p,
+                fit.df,
+                fit.n,
+                fit.n_clusters,
+            )
+        )
+    return out
+
+
+def _position(
+    rater: str, category: str, lean: Mapping[str, float], cluster_of: Mapping[str, str], level: float
+) -> Effect | None:
+    from scipy import stats as st
+
+    pairs = [p for p in lean if p in cluster_of]
+    if len(pairs) < 2:
+        return None
+    fit = cluster_ols(
+        np.array([lean[p] for p in pairs]), np.ones((len(pairs), 1)), [cluster_of[p] for p in pairs], absorbed=False
+    )
+    if fit is None:
+        return None
+    b, se = float(fit.beta[0]), float(fit.se[0])
+    t = b / se if se > 0 else (math.inf if b else 0.0)
+    p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
+    t_crit = float(st.t.ppf(0.5 + level / 2, fit.df))
+    return Effect(
+        rater,
+        category,
+        "position",
+        PAIR_UNITS["position"],
+        b,
+        se,
+        b - t_crit * se,
+        b + t_crit * se,
+        p,
+        fit.df,
+        fit.n,
+        fit.n_clusters,
+    )
+
+
+def pairwise_effects(
+    con: Connection,
+    run_id: str,
+    *,
+    wanted: list[str],
+    named: bool,
+    against: str,
+    subjects: dict[str, Subject],
+    base: Mapping[str, list[float]],
+    names: list[str],
+    binary: frozenset[str],
+    family_of_item: Mapping[str, str | None],
+    juror_family: Callable[[str], str | None],
+    raters: str,
+    alpha: float,
+) -> tuple[list[Effect], dict[str, str], list[tuple[str, str, str]]]:
+    """Every effect of a pairwise run, how each category was fitted, and notes (text, rater,
+    category)."""
+    pairs = {p: ab for p, ab in read_pairs(con, run_id).items() if ab[0] in subjects and ab[1] in subjects}
+    if not pairs:
+        raise JurybenchError(f"run '{run_id}' has no pairs whose two responses are stored and selected.")
+    epsilon, first, models = read_pair_scores(con, run_id)
+    humans = read_pair_humans(con, run_id) if against in ("humans", "auto") else {}
+    cluster_of = {p: subjects[a].cluster for p, (a, _) in pairs.items()}
+    jurors = sorted(models)
+    order = [*jurors, "jury"] if raters == "all" else (["jury"] if raters == "jury" else jurors)
+    categories = sorted({c for _, c in epsilon})
+    fams = {j: juror_family(j) for j in jurors}
+    effects: list[Effect] = []
+    modes: dict[str, str] = {}
+    notes: list[tuple[str, str, str]] = []
+    level = 1 - alpha
+    for category in categories:
+        labelled = humans.get(category, {})
+        mode = "humans" if (against == "humans" or (against == "auto" and len(labelled) >= 10)) else "prompts"
+        if against == "humans" and not labelled:
+            raise JurybenchError(
+                f"--against humans: run '{run_id}' has no human labels on {category!r}.",
+                hint="Import them (jurybench annotations import), or use --against prompts.",
+            )
+        modes[category] = mode
+        for rater in order:
+            given = epsilon.get((rater, category), {})
+            own: set[str | None] = {fams[j] for j in jurors} - {None} if rater == "jury" else {fams.get(rater)} - {None}
+            columns, units = list(names), [pair_unit(n, n in binary) for n in names]
+            with_self = "self" in wanted and own and any(f in own for f in family_of_item.values())
+            if with_self:
+                columns.append("self")
+                units.append(JURY_SELF if rater == "jury" else PAIR_UNITS["self"])
+            rows = {}
+            for p, (a, b) in pairs.items():
+                diff = [u - v for u, v in zip(base[a], base[b], strict=True)]
+                if with_self:
+                    diff.append(float(family_of_item[a] in own) - float(family_of_item[b] in own))
+                rows[p] = diff
+            y = {p: v - (labelled[p] if mode == "humans" else 0.0) for p, v in given.items()}
+            if mode == "humans":
+                y = {p: v for p, v in y.items() if p in labelled}
+            said: list[str] = []
+            if columns:
+                effects.extend(_fit(rater, category, y, rows, columns, units, cluster_of, level, said))
+            if "position" in wanted:
+                lean = _position(rater, category, first.get((rater, category), {}), cluster_of, level)
+                if lean is not None:
+                    effects.append(lean)
+                elif named and rater != "jury":
+                    said.append("position: fewer than two pairs judged in both orders; not asked")
+            notes.extend((s, rater, category) for s in said)
+    return effects, modes, notes
