@@ -110,6 +110,7 @@ STATS = [
     ("power", {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "pair_on": "model", "d": 0.5}),
     ("bias", {"run": "pw", "feature": ["sql:metadata->>'lang' = 'en'"], "family": ["m0=acme"], "correction": "bh"}),
     ("bias", {"run": "pw", "against": "prompts", "raters": "jury", "feature": ["chars"]}),
+    ("bias", {"run": "pa", "feature": ["chars", "position"]}),
 ]
 
 
@@ -289,9 +290,9 @@ def test_agreement_over_http_is_what_python_and_the_cli_give(client: Any, prepar
 
 
 def test_bias_over_http_refuses_what_the_cli_refuses(client: Any) -> None:
-    """A pairwise run, an unknown feature, a bad choice: 400 or 422 in one line, never a 500."""
-    pairwise = client.post("/v1/stats/bias", json={"run": "pa"})
-    assert pairwise.status_code == 400 and "reads pointwise runs" in pairwise.json()["error"]
+    """A classification run, an unknown feature, a bad choice: 400 or 422 in one line, never a 500."""
+    labels = client.post("/v1/stats/bias", json={"run": "emo"})
+    assert labels.status_code == 400 and "reads pointwise runs" in labels.json()["error"]
     unknown = client.post("/v1/stats/bias", json={"run": "pw", "feature": ["loudness"]})
     assert unknown.status_code == 400 and "'loudness' is not known" in unknown.json()["error"]
     assert client.post("/v1/stats/bias", json={"run": "pw", "correction": "x"}).status_code in (400, 422)
