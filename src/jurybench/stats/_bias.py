@@ -428,7 +428,6 @@ def fit_effects(
 ) -> tuple[list[Effect], list[str]]:
     """The features' joint effects on one rater's score (its error against the humans when
     ``humans`` is given, else within prompts), with notes on features left out as constant."""
-    from scipy import stats as st
 
     items = [i for i in scores if i in d.rows and (humans is None or i in humans)]
     items = [i for i in items if not any(math.isnan(v) for v in d.rows[i])]
@@ -468,18 +467,34 @@ def fit_effects(
             notes.append(f"too few items or prompts to fit ({len(items)} items); left out")
         return [], notes
     offset = len(controls)
-    t_crit = float(st.t.ppf(0.5 + level / 2, fit.df))
-    out = []
-    for j, (name, unit) in enumerate(zip(names, units, strict=True)):
-        b, se = float(fit.beta[j + offset]), float(fit.se[j + offset])
-        t = b / se if se > 0 else (math.inf if b else 0.0)
-        p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
-        out.append(
-            Effect(
-                rater, criterion, name, unit, b, se, b - t_crit * se, b + t_crit * se, p, fit.df, fit.n, fit.n_clusters
-            )
+    return [
+        effect_of(fit, j + offset, rater, criterion, name, unit, level)
+        for j, (name, unit) in enumerate(zip(names, units, strict=True))
+    ], notes
+
+
+def effect_of(fit: Fit, column: int, rater: str, criterion: str, feature: str, unit: str, level: float) -> Effect:
+    """One coefficient of a fit as an effect: its interval at ``level`` and two-sided p-value,
+    from Student's t on the fit's degrees of freedom (clusters - 1)."""
+    from scipy import stats as st
+
+    b, se = float(fit.beta[column]), float(fit.se[column])
+    t = b / se if se > 0 else (math.inf if b else 0.0)
+    p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
+    half = float(st.t.ppf(0.5 + level / 2, fit.df)) * se
+    return Effect(rater, criterion, feature, unit, b, se, b - half, b + half, p, fit.df, fit.n, fit.n_clusters)
+
+
+def fitted_as(against: str, labelled: Mapping[str, float], run_id: str, dimension: str) -> str:
+    """How a criterion (or category) is fitted: against the humans (``--against humans``, or
+    ``auto`` with ten labelled subjects) or without them; one line when humans are asked for and
+    there are none."""
+    if against == "humans" and not labelled:
+        raise JurybenchError(
+            f"--against humans: run '{run_id}' has no human labels on {dimension!r}.",
+            hint="Import them (jurybench annotations import), or use --against prompts.",
         )
-    return out, notes
+    return "humans" if against == "humans" or (against == "auto" and len(labelled) >= 10) else "prompts"
 
 
 def reading(e: Effect, against: str, correction: str) -> str:
@@ -716,13 +731,7 @@ def _pointwise_effects(
     modes: dict[str, str] = {}
     for criterion in dimensions:
         labelled = humans.get(criterion, {})
-        mode = "humans" if (against == "humans" or (against == "auto" and len(labelled) >= 10)) else "prompts"
-        if against == "humans" and not labelled:
-            raise JurybenchError(
-                f"--against humans: run '{run_id}' has no human labels on {criterion!r}.",
-                hint="Import them (jurybench annotations import), or use --against prompts.",
-            )
-        modes[criterion] = mode
+        mode = modes[criterion] = fitted_as(against, labelled, run_id, criterion)
         for rater in order:
             given = scores.get((rater, criterion))
             if not given:

@@ -31,6 +31,8 @@ from jurybench.stats._bias import (
     Subject,
     cluster_ols,
     clusters_departing,
+    effect_of,
+    fitted_as,
     independent_columns,
 )
 
@@ -132,7 +134,6 @@ def _fit(
     level: float,
     notes: list[str],
 ) -> list[Effect]:
-    from scipy import stats as st
 
     pairs = [p for p in y if p in x and not any(math.isnan(v) for v in x[p])]
     if not pairs:
@@ -159,35 +160,12 @@ def _fit(
     if fit is None:
         notes.append(f"too few pairs or prompts to fit ({len(pairs)} pairs); left out")
         return []
-    t_crit = float(st.t.ppf(0.5 + level / 2, fit.df))
-    out = []
-    for k, j in enumerate(keep, start=1):
-        b, se = float(fit.beta[k]), float(fit.se[k])
-        t = b / se if se > 0 else (math.inf if b else 0.0)
-        p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
-        out.append(
-            Effect(
-                rater,
-                category,
-                names[j],
-                units[j],
-                b,
-                se,
-                b - t_crit * se,
-                b + t_crit * se,
-                p,
-                fit.df,
-                fit.n,
-                fit.n_clusters,
-            )
-        )
-    return out
+    return [effect_of(fit, k, rater, category, names[j], units[j], level) for k, j in enumerate(keep, start=1)]
 
 
 def _position(
     rater: str, category: str, lean: Mapping[str, float], cluster_of: Mapping[str, str], level: float
 ) -> Effect | None:
-    from scipy import stats as st
 
     pairs = [p for p in lean if p in cluster_of]
     if len(pairs) < 2:
@@ -197,24 +175,7 @@ def _position(
     )
     if fit is None:
         return None
-    b, se = float(fit.beta[0]), float(fit.se[0])
-    t = b / se if se > 0 else (math.inf if b else 0.0)
-    p = float(2 * st.t.sf(abs(t), fit.df)) if math.isfinite(t) else 0.0
-    t_crit = float(st.t.ppf(0.5 + level / 2, fit.df))
-    return Effect(
-        rater,
-        category,
-        "position",
-        PAIR_UNITS["position"],
-        b,
-        se,
-        b - t_crit * se,
-        b + t_crit * se,
-        p,
-        fit.df,
-        fit.n,
-        fit.n_clusters,
-    )
+    return effect_of(fit, 0, rater, category, "position", PAIR_UNITS["position"], level)
 
 
 def pairwise_effects(
@@ -251,13 +212,7 @@ def pairwise_effects(
     level = 1 - alpha
     for category in categories:
         labelled = humans.get(category, {})
-        mode = "humans" if (against == "humans" or (against == "auto" and len(labelled) >= 10)) else "prompts"
-        if against == "humans" and not labelled:
-            raise JurybenchError(
-                f"--against humans: run '{run_id}' has no human labels on {category!r}.",
-                hint="Import them (jurybench annotations import), or use --against prompts.",
-            )
-        modes[category] = mode
+        mode = modes[category] = fitted_as(against, labelled, run_id, category)
         for rater in order:
             given = epsilon.get((rater, category), {})
             own: set[str | None] = {fams[j] for j in jurors} - {None} if rater == "jury" else {fams.get(rater)} - {None}
