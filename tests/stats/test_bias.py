@@ -408,3 +408,18 @@ def test_llmbar_what_the_readme_says(tmp_path: Path) -> None:
     assert {f for _, f in found} == {"position"}
     falcon = next(e for e in result["effects"] if e["rater"] == "Falcon" and e["feature"] == "position")
     assert 0.8 < falcon["estimate"] < 0.9
+
+
+def test_a_plot_per_juror(biased: Path, tmp_path: Path) -> None:
+    """plot bias: a panel per rater, the findings red (drawn, not empty)."""
+    import jurybench as jb
+
+    jb.stats.bias(biased, "r", feature=["tokens", "headers"])
+    out = run_cli("plot", "bias", "-o", str(tmp_path / "bias.png"), "--db", str(biased))
+    assert out.exit_code == 0, out.stderr
+    import numpy as np
+    from PIL import Image
+
+    pixels = np.asarray(Image.open(tmp_path / "bias.png").convert("RGB")).astype(int)
+    red = (pixels[..., 0] > 150) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
+    assert red.sum() > 200  # sim/b's and the jury's length effects

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
     from matplotlib.figure import Figure
 
-PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity", "leaderboard")
+PLOTS = ("directional", "gap", "posthoc", "cohens-d", "disparity", "leaderboard", "bias")
 
 
 def _pyplot() -> ModuleType:
@@ -49,6 +49,7 @@ def _save(
         "cohens-d": _cohens_d,
         "disparity": _disparity,
         "leaderboard": _leaderboard,
+        "bias": _bias,
     }[name](result, alpha)
     from jurybench.stats import no_valid_answers_note
 
@@ -207,6 +208,44 @@ def _cohens_d(result: dict[str, Any], alpha: float) -> Figure:
     return fig
 
 
+def _bias(result: dict[str, Any], alpha: float) -> Figure:
+    """A panel per juror (and the jury): each criterion x feature effect with its interval, the
+    findings (adjusted p <= alpha) in red."""
+    import matplotlib.pyplot as plt
+
+    effects = result["effects"]
+    raters = list(dict.fromkeys(e["rater"] for e in effects))
+    rows = list(dict.fromkeys((e["criterion"], e["feature"]) for e in effects))
+    fig, axes = plt.subplots(
+        1,
+        len(raters),
+        figsize=(2.6 * len(raters) + 2.4, 0.28 * len(rows) + 1.6),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    where = {r: k for k, r in enumerate(rows)}
+    for ax, rater in zip(axes[0], raters, strict=True):
+        for e in (e for e in effects if e["rater"] == rater):
+            y = where[(e["criterion"], e["feature"])]
+            color = "#c0392b" if e["significant"] else "#2c3e50"
+            ax.hlines(y, e["ci_low"], e["ci_high"], color=color, linewidth=2)
+            ax.plot(e["estimate"], y, "o", color=color, markersize=4)
+        ax.axvline(0, color="grey", linewidth=0.6)
+        ax.set_title(rater, fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[0][0].set_yticks(range(len(rows)), [f"{c} · {f}" for c, f in rows], fontsize=7)
+    axes[0][0].invert_yaxis()
+    against = sorted(set(result.get("against", {}).values()))
+    fig.suptitle(
+        "Effect on the score per unit of each feature"
+        + (" (the juror's error against the humans)" if against == ["humans"] else "")
+        + f", {100 * (1 - alpha):g} % intervals; red: {result.get('correction', 'holm')}-adjusted p <= {alpha:g}",
+        fontsize=8,
+    )
+    return fig
+
+
 def _leaderboard(result: dict[str, Any], alpha: float) -> Figure:
     """Ratings (Elo scale) with their bootstrap intervals, best on top; one colour per board
     (the jury, or each juror), models ordered by the first board."""
@@ -349,6 +388,7 @@ PLOT_OF_STAT = {
     "cohens-d": "cohens-d",
     "disparity": "disparity",
     "leaderboard": "leaderboard",
+    "bias": "bias",
 }
 
 

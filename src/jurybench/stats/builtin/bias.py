@@ -42,7 +42,7 @@ FEATURES_HELP = (
 )
 
 
-@statistic("bias", table=table, runs_sql=True)
+@statistic("bias", table=table, plots=("bias",), runs_sql=True)
 def bias(
     con: Connection,
     run: params.Run,
