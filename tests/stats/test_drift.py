@@ -15,14 +15,21 @@ from tests.conftest import run_cli
 
 
 def test_the_three_figures_by_hand() -> None:
-    """Before: a 3, b 4, c 2; after: a 4, b 4, d 5; anchors a and b. Shift (1 + 0) / 2 = 0.5;
-    headline 13/3 - 3 = 1.333; rest 0.833."""
-    before, after = {"a": 3.0, "b": 4.0, "c": 2.0}, {"a": 4.0, "b": 4.0, "d": 5.0}
-    p = parts(before, after, [("a", "a"), ("b", "b")], {"a": "p1", "b": "p1", "c": "p2", "d": "p2"})
-    shift, headline, rest = (float(v[0]) for v in p.figures(np.ones((1, 2))))
-    assert shift == 0.5 and headline == pytest.approx(4 / 3) and rest == pytest.approx(4 / 3 - 0.5)
-    # A draw of the second prompt twice and the first not at all has no anchor: no shift.
-    assert np.isnan(p.figures(np.array([[0.0, 2.0]]))[0][0])
+    """Before: a 3, b 4 (prompt 1), c 2, e 2 (prompt 2); after: a 4, b 4 (prompt 1), d 5, f 3 (prompt
+    2); anchors a and b. Shift (1 + 0) / 2 = 0.5; headline 4 - 2.75 = 1.25; rest 0.75. The shift's
+    influence per prompt: u = ((1 - 0.5 * 2) / 2, 0) = (0, 0), so its interval is a point; the
+    headline's: after (8 - 4 * 2) / 4 = 0 and (8 - 4 * 2) / 4 = 0, before (7 - 2.75 * 2) / 4 =
+    0.375 and (4 - 5.5) / 4 = -0.375, so u = (-0.375, 0.375), V = 2 * 0.28125 = 0.5625, se 0.75,
+    and t(0.975, 1) = 12.706 makes it 1.25 +- 9.53."""
+    before = {"a": 3.0, "b": 4.0, "c": 2.0, "e": 2.0}
+    after = {"a": 4.0, "b": 4.0, "d": 5.0, "f": 3.0}
+    prompts = {"a": "p1", "b": "p1", "c": "p2", "e": "p2", "d": "p2", "f": "p2"}
+    found = parts(before, after, [("a", "a"), ("b", "b")], prompts).intervals(0.95)
+    shift, headline, rest = found["shift"], found["headline"], found["rest"]
+    assert shift == (0.5, 0.5, 0.5, 0.0)
+    assert headline[0] == 1.25 and headline[3] == pytest.approx(0.75)
+    assert headline[2] - headline[0] == pytest.approx(12.7062 * 0.75, rel=1e-4)
+    assert rest[0] == 0.75 and rest[3] == pytest.approx(0.75)
     assert agreement(before, after, [("a", "a"), ("b", "b")]) == {"exact": 0.5, "within_one": 1.0, "mae": 0.5}
 
 
@@ -79,7 +86,7 @@ def drifted(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_planted_leniency_change_is_the_judges_shift(drifted: Path) -> None:
     import jurybench as jb
 
-    result = jb.stats.drift(drifted, "B", other_run="A", boot=500).attrs["result"]
+    result = jb.stats.drift(drifted, "B", other_run="A").attrs["result"]
     rows = {(r["rater"], r["criterion"]): r for r in result["rows"]}
     assert result["n_anchors"] == 60 and result["from"] == "A" and result["to"] == "B"
     criteria = jb.load_rubric("story-quality").dimensions
@@ -125,7 +132,7 @@ def test_no_shift_when_nothing_changed(drifted: Path) -> None:
         )
     finally:
         con.close()
-    rows = jb.stats.drift(drifted, "A-again", other_run="A", boot=200).attrs["result"]["rows"]
+    rows = jb.stats.drift(drifted, "A-again", other_run="A").attrs["result"]["rows"]
     assert all(r["shift"] == 0 and r["headline"] == 0 and r["exact"] == 1 for r in rows)
 
 
@@ -150,7 +157,7 @@ def test_check_max_drift_is_a_gate(drifted: Path) -> None:
         (["--to", "B", "--from", "nosuch"], "error: no run 'nosuch'."),
         (["--to", "B", "--from", "other-rubric"], "error: runs 'other-rubric' and 'B' used different rubrics"),
         (["--to", "B", "--from", "elsewhere"], "error: runs 'elsewhere' and 'B' share no subject"),
-        (["--to", "B", "--from", "A", "--boot", "3"], "error: --boot must be at least 10"),
+        (["--to", "B", "--from", "A", "--alpha", "1.5"], "error: --alpha must be greater than 0 and less than 1"),
     ],
 )
 def test_bad_input_is_one_line(drifted: Path, tmp_path: Path, args: list[str], message: str) -> None:
@@ -195,10 +202,10 @@ def test_drift_over_http_is_what_python_gives(drifted: Path, tmp_path: Path) -> 
     db = tmp_path / "copy.duckdb"
     shutil.copy(drifted, db)
     with make_client(db) as client:
-        r = client.post("/v1/stats/drift", json={"run": "B", "other_run": "A", "boot": 100, "seed": 4})
+        r = client.post("/v1/stats/drift", json={"run": "B", "other_run": "A", "alpha": 0.1})
         assert r.status_code == 200, r.json()
         assert client.post("/v1/stats/drift", json={"run": "B", "other_run": "B"}).status_code == 400
-    python = jb.stats.drift(db, "B", other_run="A", boot=100, seed=4).attrs["result"]
+    python = jb.stats.drift(db, "B", other_run="A", alpha=0.1).attrs["result"]
     assert r.json()["result"]["rows"] == json.loads(json.dumps(python["rows"]))
 
 
@@ -234,7 +241,7 @@ def test_anchors_fixed_once_are_judged_again_and_measured(drifted: Path, tmp_pat
         str(db),
     )
     assert scored.exit_code == 0 and "run C: 80 judgments requested" in scored.stdout  # 60 new + 20 anchors
-    result = jb.stats.drift(db, "C", other_run="A", boot=200).attrs["result"]
+    result = jb.stats.drift(db, "C", other_run="A").attrs["result"]
     assert result["n_anchors"] == 20 and {r["rater"] for r in result["rows"]} == {"sim/a", "jury"}
     only = run_cli(
         "score",

@@ -68,6 +68,7 @@ def _store(root: Path, reverse: bool) -> Path:
             "pair_id NOT LIKE '%-vs-%'",
         ],
         ["score", "-r", "persuasion", "-j", "fake/c", "--run", "pers2", "--where", "pair_id NOT LIKE '%-vs-%'"],
+        ["score", "-r", "story-quality", "-j", "fake/a", "-j", "fake/b,seed=3", "--run", "qual2"],
         [
             "score",
             "-r",
@@ -142,6 +143,9 @@ def _calls(root: Path) -> dict[str, list[str]]:
         "sequential": ["--run", "qual", "--criterion", "coherence"],
         "ppi": ["--run", "qual", "--criterion", "coherence", "--by", "model"],
         "ppi-compare": ["ppi", "--run", "qual", "--criterion", "coherence", "--by", "model", "--compare", "m1,m2"],
+        "bias": ["--run", "qual"],
+        "bias-pairwise": ["bias", "--run", "pref"],
+        "drift": ["--to", "qual2", "--from", "qual"],
     }
 
 

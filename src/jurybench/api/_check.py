@@ -203,10 +203,10 @@ def check(
                     scores, base = _scores(con, run, "prompt"), _scores(con, baseline_run, "prompt")
         moved: dict[str, dict[str, object]] = {}
         if max_drift is not None:
-            from jurybench.stats._drift import drift
+            from jurybench.stats import compute_drift as drift
 
             assert baseline_run is not None
-            found = drift(con, run, baseline_run, boot=2000, seed=0, alpha=alpha, beyond=max_drift)
+            found = drift(con, run, baseline_run, alpha=alpha, beyond=max_drift)
             rows_ = found["rows"]
             assert isinstance(rows_, list)
             moved = {str(r["criterion"]): r for r in rows_ if r["rater"] == "jury"}

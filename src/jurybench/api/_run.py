@@ -292,7 +292,7 @@ def _with_anchors(
     """The anchor set's subjects and, when ``where`` or ``ids`` choose any, those too."""
     from jurybench.api._store import _expect
     from jurybench.rubric import subject_ids
-    from jurybench.stats._drift import anchor_ids
+    from jurybench.stats import anchor_ids
     from jurybench.store import reading
 
     _expect("anchors", name, str)

@@ -153,7 +153,7 @@ def add_anchors(
     later run judges them again (``score(..., anchors=NAME)``), so ``stats.drift`` tells the
     judge's shift from the judged system's change on them, without human labels. Returns the
     set's name, size and subjects."""
-    from jurybench.stats._drift import draw_anchors
+    from jurybench.stats import draw_anchors
     from jurybench.store import writing
 
     with writing(store) as con:

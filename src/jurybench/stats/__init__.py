@@ -49,11 +49,18 @@ from jurybench.stats.builtin import (
 
 if TYPE_CHECKING:
     from jurybench.stats import functions
+    from jurybench.stats._bias_run import bias as compute_bias
+    from jurybench.stats._drift import anchor_ids, draw_anchors
+    from jurybench.stats._drift import drift as compute_drift
     from jurybench.stats._effects import AnchorThresholds
     from jurybench.stats._slices import run_dimensions
     from jurybench.stats._store import jsonable, record_result
 
 _LAZY = {
+    "compute_bias": ("jurybench.stats._bias_run", "bias"),
+    "compute_drift": ("jurybench.stats._drift", "drift"),
+    "draw_anchors": ("jurybench.stats._drift", "draw_anchors"),
+    "anchor_ids": ("jurybench.stats._drift", "anchor_ids"),
     "functions": ("jurybench.stats.functions", None),
     "AnchorThresholds": ("jurybench.stats._effects", "AnchorThresholds"),
     "run_dimensions": ("jurybench.stats._slices", "run_dimensions"),
@@ -79,12 +86,16 @@ __all__ = [
     "Param",
     "Parameter",
     "Statistic",
+    "anchor_ids",
     "anytime",
     "bias",
     "cohens_d",
+    "compute_bias",
+    "compute_drift",
     "consistency",
     "directional",
     "disparity",
+    "draw_anchors",
     "drift",
     "flatten",
     "friedman",

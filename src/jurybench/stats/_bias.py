@@ -429,7 +429,8 @@ def fit_effects(
     """The features' joint effects on one rater's score (its error against the humans when
     ``humans`` is given, else within prompts), with notes on features left out as constant."""
 
-    items = [i for i in scores if i in d.rows and (humans is None or i in humans)]
+    # in id order: the sums (and so the last digits) do not depend on the order rows were stored in
+    items = sorted(i for i in scores if i in d.rows and (humans is None or i in humans))
     items = [i for i in items if not any(math.isnan(v) for v in d.rows[i])]
     notes: list[str] = []
     if not items:
@@ -497,6 +498,23 @@ def fitted_as(against: str, labelled: Mapping[str, float], run_id: str, dimensio
     return "humans" if against == "humans" or (against == "auto" and len(labelled) >= 10) else "prompts"
 
 
+def bias_effects(
+    scores: Mapping[str, float],
+    features: Mapping[str, list[float]],
+    names: list[str],
+    clusters: Mapping[str, str],
+    *,
+    humans: Mapping[str, float] | None,
+    level: float = 0.95,
+) -> list[Effect]:
+    """The joint effects of the named features on one rater's scores (subject -> score), fitted
+    as ``stats bias`` fits each rater: its error against ``humans`` (subject -> their mean) with
+    an intercept, or within clusters when ``humans`` is None; cluster-robust, unadjusted."""
+    subjects = {i: Subject(i, clusters[i], "", None, None) for i in features}
+    design_ = Design(list(names), [""] * len(names), dict(features))
+    return fit_effects("rater", "criterion", scores, humans, design_, subjects, level)[0]
+
+
 def reading(e: Effect, against: str, correction: str) -> str:
     """One plain line: 'sim/b scores 0.31 [0.22, 0.40] higher per 100 tokens than the humans do'."""
     direction = "higher" if e.estimate >= 0 else "lower"
@@ -522,240 +540,3 @@ def _whom(who: Mapping[str, set[str]], raters: list[str], criteria: list[str]) -
 
 def item_families(subjects: Mapping[str, Subject], families: Mapping[str, str]) -> dict[str, str | None]:
     return {i: family_of(s.model, families) for i, s in subjects.items()}
-
-
-PAIRWISE_DEFAULT = ("tokens", "headers", "lists", "bold", "code", "self", "position")
-
-
-def bias(
-    con: Connection,
-    run_id: str,
-    *,
-    features: list[str] | None,
-    against: str,
-    families: Mapping[str, str],
-    where: str | None,
-    cluster: str,
-    correction: str,
-    alpha: float,
-    raters: str = "all",
-) -> dict[str, object]:
-    """The effects of ``features`` on every rater's scores of a pointwise run (see the module) or
-    on its symmetrized verdicts of a pairwise run (stats/_bias_pairs.py)."""
-    from jurybench.annotations import run_rubric
-    from jurybench.rubric import is_pairwise
-    from jurybench.stats._multiple import benjamini_hochberg, holm
-    from jurybench.stats.sql import check_run
-
-    check_run(con, run_id)
-    rubric = run_rubric(con, run_id)
-    pairwise = is_pairwise(rubric)
-    if not rubric.scores_items and not pairwise:
-        raise JurybenchError(
-            f"stats bias reads pointwise runs (points on a scale per item) and pairwise ones; run '{run_id}' used a "
-            f"{rubric.kind} rubric."
-        )
-    named = features is not None
-    wanted = list(dict.fromkeys(features or (PAIRWISE_DEFAULT if pairwise else DEFAULT_FEATURES)))
-    own_kind = "position" if pairwise else "language"
-    for f in wanted:
-        if f not in TEXT_FEATURES and f not in ("self", own_kind) and not f.startswith(("meta.", "sql:")):
-            other = {"position": "pairwise", "language": "pointwise"}.get(f)
-            raise JurybenchError(
-                f"--feature {f!r} is not known{f' on a {rubric.kind} run (it is asked of {other} runs)' if other else ''}.",
-                hint=f"Valid: {', '.join([*TEXT_FEATURES, 'self', own_kind])}, meta.<field> or sql:<expression>.",
-            )
-    extras = [f for f in wanted if f.startswith(("meta.", "sql:"))]
-    subjects = read_subjects(con, run_id, where=where, cluster=cluster, extras=extras, pairs=pairwise)
-    if not subjects:
-        raise JurybenchError(f"run '{run_id}' has no items{f' where {where}' if where else ''}.")
-    said_of: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"raters": set(), "criteria": set()})
-    languages = sorted(
-        {s.language for s in subjects.values() if s.language},
-        key=lambda lang: (-sum(1 for s in subjects.values() if s.language == lang), lang),
-    )
-    if "language" in wanted and len(languages) < 2:
-        if named:
-            raise JurybenchError(f"--feature language: run '{run_id}' has one language; nothing to compare.")
-        wanted.remove("language")
-    per_item = item_families(subjects, families)
-    models = _juror_models(con, run_id)
-    juror_family = {j: family_of(m, families) or family_of(j, families) for j, m in models.items()}
-    if "self" in wanted and not any(f and f in per_item.values() for f in juror_family.values()):
-        if named:
-            raise JurybenchError(
-                "--feature self: no response comes from a juror's family.",
-                hint="Name families with --family NAME=FAMILY (a juror's or a model's name, or its start).",
-            )
-        wanted.remove("self")
-    for f in list(wanted):  # a feature the user named that never varies is a mistake worth one line
-        if f in TEXT_FEATURES or f in extras:
-            values = {v[0] for v in base_values(subjects, [f], languages).values() if not math.isnan(v[0])}
-            if len(values) < 2:
-                if named:
-                    raise JurybenchError(
-                        f"--feature {f}: it has one value ({next(iter(values), 'none')}) on every item of run "
-                        f"'{run_id}'; nothing to estimate.",
-                        hint="Leave it out, or choose items where it varies (--where).",
-                    )
-                wanted.remove(f)
-    if not wanted:
-        raise JurybenchError(f"run '{run_id}': none of the features varies over its items.")
-    jurors = sorted(models)
-    shared = [f for f in wanted if f not in ("self", "position")]
-    base = base_values(subjects, shared, languages)
-    binary = frozenset(
-        f
-        for f in extras
-        if f in wanted and {v for s in subjects.values() if not math.isnan(v := s.extra[f])} <= {0.0, 1.0}
-    )
-    order = [*jurors, "jury"] if raters == "all" else (["jury"] if raters == "jury" else jurors)
-    if pairwise:
-        from jurybench.stats._bias_pairs import pairwise_effects
-
-        effects, modes, pair_notes = pairwise_effects(
-            con,
-            run_id,
-            wanted=wanted,
-            named=named,
-            against=against,
-            subjects=subjects,
-            base=base,
-            names=shared,
-            binary=binary,
-            family_of_item=per_item,
-            juror_family=juror_family.get,
-            raters=raters,
-            alpha=alpha,
-        )
-        for note, rater, category in pair_notes:
-            said_of[note]["raters"].add(rater)
-            said_of[note]["criteria"].add(category)
-        dimensions = sorted(modes)
-    else:
-        effects, modes = _pointwise_effects(
-            rubric.dimensions,
-            order,
-            read_scores(con, run_id)[0],
-            read_humans(con, run_id) if against in ("humans", "auto") else {},
-            against,
-            run_id,
-            base,
-            wanted,
-            languages,
-            binary,
-            subjects,
-            alpha,
-            said_of,
-            juror_family,
-            per_item,
-            jurors,
-        )
-        dimensions = list(rubric.dimensions)
-    if not effects:
-        raise JurybenchError(
-            f"run '{run_id}': no effect could be estimated.",
-            hint=f"It needs valid scores on {'pairs' if pairwise else 'items'} from at least two prompts, and "
-            "features that vary.",
-        )
-    adjust = holm if correction == "holm" else benjamini_hochberg
-    adjusted = adjust([e.p for e in effects])
-    for e, q in zip(effects, adjusted, strict=True):
-        e.p_adjusted, e.significant = float(q), bool(q <= alpha)
-    name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[correction]
-    notes = [note + _whom(who, order, dimensions) for note, who in said_of.items()]
-    say = pair_reading if pairwise else reading
-    readings = [say(e, modes[e.criterion], name) for e in effects if e.significant]
-    if not readings:
-        readings = [f"no effect beyond chance at alpha {alpha:g} after {name}'s correction over {len(effects)} tests"]
-    return {
-        "kind": "pairwise" if pairwise else "pointwise",
-        "against": modes,
-        "correction": correction,
-        "alpha": alpha,
-        "level": 1 - alpha,
-        "cluster": cluster,
-        "features": wanted,
-        "languages": languages,
-        "families": {"jurors": juror_family, "responses": sorted({f for f in per_item.values() if f})},
-        "effects": [e.as_dict() for e in effects],
-        "readings": readings,
-        "notes": notes,
-    }
-
-
-def _juror_models(con: Connection, run_id: str) -> dict[str, str]:
-    """Each juror of the run's panel (by its label) and its model."""
-    return {
-        str(j): str(m)
-        for j, m in con.execute(
-            "SELECT coalesce(rj.name, ju.name), ju.model FROM run_jurors rj JOIN jurors ju USING (juror_key) "
-            "WHERE rj.run_id = ?",
-            [run_id],
-        ).fetchall()
-    }
-
-
-def _pointwise_effects(
-    dimensions: list[str],
-    order: list[str],
-    scores: dict[tuple[str, str], dict[str, float]],
-    humans: dict[str, dict[str, float]],
-    against: str,
-    run_id: str,
-    base: Mapping[str, list[float]],
-    wanted: list[str],
-    languages: list[str],
-    binary: frozenset[str],
-    subjects: dict[str, Subject],
-    alpha: float,
-    said_of: dict[str, dict[str, set[str]]],
-    juror_family: Mapping[str, str | None],
-    per_item: Mapping[str, str | None],
-    jurors: list[str],
-) -> tuple[list[Effect], dict[str, str]]:
-    """Every rater x criterion fit of a pointwise run, and how each criterion was fitted."""
-
-    def family_column(rater: str) -> Callable[[str], float] | None:
-        if "self" not in wanted:
-            return None
-        if rater == "jury":
-            fams = {juror_family[j] for j in jurors} - {None}
-            return lambda item: 1.0 if per_item[item] in fams else 0.0
-        own = juror_family.get(rater)
-        if not own or own not in per_item.values():  # no response of its family: nothing to ask
-            return None
-        return lambda item: 1.0 if own == per_item[item] else 0.0
-
-    effects: list[Effect] = []
-    modes: dict[str, str] = {}
-    for criterion in dimensions:
-        labelled = humans.get(criterion, {})
-        mode = modes[criterion] = fitted_as(against, labelled, run_id, criterion)
-        for rater in order:
-            given = scores.get((rater, criterion))
-            if not given:
-                continue
-            own = "on responses from the family of one of its jurors" if rater == "jury" else OWN
-            d = design(
-                base, wanted, rater_family=family_column(rater), languages=languages, own_unit=own, binary=binary
-            )
-            found, said = fit_effects(
-                rater, criterion, given, labelled if mode == "humans" else None, d, subjects, 1 - alpha
-            )
-            effects.extend(found)
-            for note in said:
-                said_of[note]["raters"].add(rater)
-                said_of[note]["criteria"].add(criterion)
-    return effects, modes
-
-
-def pair_reading(e: Effect, against: str, correction: str) -> str:
-    """One plain line: 'sim/b leans +0.20 [0.12, 0.28] toward the response 100 tokens longer'."""
-    size = f"{e.estimate:+.2f} [{e.ci_low:.2f}, {e.ci_high:.2f}]"
-    tail = f"({e.criterion}; {correction}-adjusted p {e.p_adjusted:.3g})"
-    if e.feature == "position":
-        return f"{e.rater} leans {size} {e.unit} {tail}: an order effect, whatever the responses"
-    if against == "humans":
-        return f"{e.rater} leans {size} {e.unit} beyond the humans {tail}"
-    return f"{e.rater} leans {size} {e.unit} {tail}; without human labels this may be quality rather than bias"

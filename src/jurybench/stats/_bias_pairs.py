@@ -135,7 +135,7 @@ def _fit(
     notes: list[str],
 ) -> list[Effect]:
 
-    pairs = [p for p in y if p in x and not any(math.isnan(v) for v in x[p])]
+    pairs = sorted(p for p in y if p in x and not any(math.isnan(v) for v in x[p]))  # id order: see fit_effects
     if not pairs:
         return []
     outcome = np.array([y[p] for p in pairs])
@@ -167,7 +167,7 @@ def _position(
     rater: str, category: str, lean: Mapping[str, float], cluster_of: Mapping[str, str], level: float
 ) -> Effect | None:
 
-    pairs = [p for p in lean if p in cluster_of]
+    pairs = sorted(p for p in lean if p in cluster_of)
     if len(pairs) < 2:
         return None
     fit = cluster_ols(
@@ -241,3 +241,14 @@ def pairwise_effects(
                     said.append("position: fewer than two pairs judged in both orders; not asked")
             notes.extend((s, rater, category) for s in said)
     return effects, modes, notes
+
+
+def pair_reading(e: Effect, against: str, correction: str) -> str:
+    """One plain line: 'sim/b leans +0.20 [0.12, 0.28] toward the response 100 tokens longer'."""
+    size = f"{e.estimate:+.2f} [{e.ci_low:.2f}, {e.ci_high:.2f}]"
+    tail = f"({e.criterion}; {correction}-adjusted p {e.p_adjusted:.3g})"
+    if e.feature == "position":
+        return f"{e.rater} leans {size} {e.unit} {tail}: an order effect, whatever the responses"
+    if against == "humans":
+        return f"{e.rater} leans {size} {e.unit} beyond the humans {tail}"
+    return f"{e.rater} leans {size} {e.unit} {tail}; without human labels this may be quality rather than bias"

@@ -1,7 +1,9 @@
 """The statistics as pure functions on arrays (no store): what the store-level functions in
 ``jurybench.stats`` compute, for data held elsewhere."""
 
+from jurybench.stats._bias import bias_effects, cluster_ols
 from jurybench.stats._disparity import accuracy_table, disparity, gini
+from jurybench.stats._drift import drift_figures
 from jurybench.stats._effects import (
     FORMS,
     AnchorThresholds,
@@ -38,14 +40,17 @@ __all__ = [
     "alpaca_winrate",
     "anchor",
     "benjamini_hochberg",
+    "bias_effects",
     "bootstrap_gaps",
     "bootstrap_means",
     "bradley_terry",
     "bradley_terry_styled",
+    "cluster_ols",
     "cohens_d",
     "cohens_d_cells",
     "directional_differences",
     "disparity",
+    "drift_figures",
     "elo",
     "factor_pattern",
     "flatten",

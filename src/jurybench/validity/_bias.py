@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jurybench.stats._bias import Design, Subject, fit_effects
-from jurybench.stats._multiple import holm
+from jurybench.stats.functions import bias_effects, holm
 from jurybench.validity._claims import Claim, rate
 
 PROMPTS, PER_PROMPT = 40, 4
@@ -40,13 +39,14 @@ def run(
     jurors = {f"juror{j}": rated(bias * x[:, 0] if j == 1 else 0.0) for j in (1, 2, 3)}
     jurors["jury"] = np.mean(list(jurors.values()), axis=0)
     ids = [f"i{k}" for k in range(n)]
-    subjects = {i: Subject(i, str(prompt[k]), "", None, None) for k, i in enumerate(ids)}
-    design = Design(list(FEATURES), [""] * len(FEATURES), {i: list(x[k]) for k, i in enumerate(ids)})
+    clusters = {i: str(prompt[k]) for k, i in enumerate(ids)}
+    features = {i: list(x[k]) for k, i in enumerate(ids)}
     human = dict(zip(ids, humans, strict=True))
     effects = []
     for rater, scores in jurors.items():
-        found, _ = fit_effects(rater, "q", dict(zip(ids, scores, strict=True)), human, design, subjects, 0.95)
-        effects.extend(found)
+        for e in bias_effects(dict(zip(ids, scores, strict=True)), features, FEATURES, clusters, humans=human):
+            e.rater = rater
+            effects.append(e)
     adjusted = holm([e.p for e in effects])
     return [
         {

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from jurybench.stats._drift import interval, parts
+from jurybench.stats.functions import drift_figures
 from jurybench.validity._claims import Claim, rate
 
 PROMPTS, SHIFT, SYSTEM = 40, 0.3, 0.4
 
 
-def study(rng: np.random.Generator, boot: int) -> tuple[bool, bool]:
+def study(rng: np.random.Generator) -> tuple[bool, bool]:
     """Whether the 95 % intervals of the shift and of the rest cover their truths."""
     prompt_effect = rng.normal(0, 0.7, PROMPTS)
     before: dict[str, float] = {}
@@ -38,18 +38,16 @@ def study(rng: np.random.Generator, boot: int) -> tuple[bool, bool]:
             item = f"p{p}-new{k}"
             prompt_of[item] = str(p)
             after[item] = prompt_effect[p] + SYSTEM + rng.normal() + SHIFT + rng.normal(0, 0.6)
-    figures = parts(before, after, pairs, prompt_of)
-    weights = rng.multinomial(PROMPTS, np.full(PROMPTS, 1 / PROMPTS), size=boot).astype(float)
-    shift, _, rest = figures.figures(weights)
-    low, high = interval(shift, 0.95)
-    rest_low, rest_high = interval(rest, 0.95)
+    figures = drift_figures(before, after, pairs, prompt_of)
+    _, low, high = figures["shift"]
+    _, rest_low, rest_high = figures["rest"]
     return bool(low <= SHIFT <= high), bool(rest_low <= SYSTEM / 2 <= rest_high)
 
 
 def claims(quick: bool) -> list[Claim]:
     reps = 150 if quick else 1000
     rng = np.random.default_rng(57)
-    runs = [study(rng, 500) for _ in range(reps)]
+    runs = [study(rng) for _ in range(reps)]
     design = f"{PROMPTS} prompts, 4 answers judged before, 2 of them again and 2 new after, a prompt effect"
     return [
         rate(

@@ -101,12 +101,12 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, object]:
 
 def judge_drift(con: Connection, before: str, after: str) -> dict[str, object]:
     """Did the judge move from ``before`` to ``after`` (``stats drift``: the shift on the anchors,
-    the headline change and the rest, 500 cluster-bootstrap draws, not recorded), or why not."""
-    from jurybench.stats._drift import drift
+    the headline change and the rest, not recorded), or why not."""
+    from jurybench.stats import compute_drift as drift
 
     command = f"jurybench stats drift --from {before} --to {after}"
     try:
-        found = drift(con, after, before, boot=500, seed=0, alpha=0.05)
+        found = drift(con, after, before, alpha=0.05)
     except JurybenchError as exc:
         return {"rows": [], "readings": [], "note": exc.message, "command": command}
     return {"rows": found["rows"], "readings": found["readings"], "note": "", "command": command, **found}

@@ -343,21 +343,22 @@ LEANING_LIMIT = 20_000  # subjects a page computes what the judge leans on for (
 
 def run_leaning(con: Connection, run: dict[str, Any]) -> dict[str, object]:
     """What the judge leans on (``stats bias`` with its defaults, not recorded): the findings
-    in words and their figures, for a pointwise run; otherwise, or when nothing can be
-    estimated, why not."""
+    in words and their figures; when nothing can be estimated (a classification run, no
+    feature that varies), why not."""
     command = f"jurybench stats bias --run {run['run_id']}"
 
     def make() -> dict[str, object]:
-        if run["mode"] != "pointwise" or not run.get("n_subjects"):
-            return {"effects": [], "readings": [], "note": "Measured on pointwise runs.", "command": command}
+        if not run.get("n_subjects"):
+            return {"effects": [], "readings": [], "notes": [], "note": "No subjects yet.", "command": command}
         if int(run["n_subjects"]) > LEANING_LIMIT:
             return {
                 "effects": [],
                 "readings": [],
+                "notes": [],
                 "note": f"{run['n_subjects']} subjects: run the statistic from the command line.",
                 "command": command,
             }
-        from jurybench.stats._bias import bias
+        from jurybench.stats import compute_bias as bias
 
         try:
             found = bias(
@@ -372,7 +373,7 @@ def run_leaning(con: Connection, run: dict[str, Any]) -> dict[str, object]:
                 alpha=0.05,
             )
         except JurybenchError as exc:
-            return {"effects": [], "readings": [], "note": exc.message, "command": command}
+            return {"effects": [], "readings": [], "notes": [], "note": exc.message, "command": command}
         effects = [e for e in cast("list[dict[str, Any]]", found["effects"]) if e["significant"]]
         against = set(cast("dict[str, str]", found["against"]).values())
         how = {

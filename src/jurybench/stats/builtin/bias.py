@@ -87,8 +87,8 @@ def bias(
     every juror x criterion x feature (Holm or Benjamini-Hochberg). Against the humans, the
     outcome is the juror's error (a length humans reward as much is no bias); without labels,
     responses to the same prompt are compared."""
-    from jurybench.stats._bias import bias as compute
     from jurybench.stats._bias import parse_families
+    from jurybench.stats._bias_run import bias as compute
 
     return compute(
         con,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 from jurybench.declare import NAME_HTTP, param
-from jurybench.stats import params
 from jurybench.stats._registry import statistic
 
 if TYPE_CHECKING:
@@ -43,8 +42,6 @@ def drift(
     run: Annotated[str, param("The later run: the judge as it is now.", cli_name="to", http=NAME_HTTP)],
     *,
     other_run: Annotated[str, param("The earlier run: the judge as it was.", cli_name="from_", http=NAME_HTTP)],
-    boot: params.Boot = 2000,
-    seed: params.Seed = 0,
     alpha: Annotated[float, param("1 - the intervals' level.", http={"gt": 0, "lt": 1})] = 0.05,
 ) -> dict[str, object]:
     """The judge's shift between two pointwise runs on the anchors (subjects both judged with
@@ -53,4 +50,4 @@ def drift(
     and the anchors' agreement between the runs (exact, within one, MAE)."""
     from jurybench.stats._drift import drift as compute
 
-    return compute(con, run, other_run, boot=boot, seed=seed, alpha=alpha)
+    return compute(con, run, other_run, alpha=alpha)
