@@ -423,3 +423,35 @@ def test_a_plot_per_juror(biased: Path, tmp_path: Path) -> None:
     pixels = np.asarray(Image.open(tmp_path / "bias.png").convert("RGB")).astype(int)
     red = (pixels[..., 0] > 150) & (pixels[..., 1] < 90) & (pixels[..., 2] < 90)
     assert red.sum() > 200  # sim/b's and the jury's length effects
+
+
+def test_a_paired_treatment_design_gives_the_treatment_contrast(tmp_path: Path) -> None:
+    """No labels: 60 prompts, each answered twice with the same text but for the arm (gender f
+    or m). Named as a feature and compared within prompts, the arm's effect is the treatment
+    contrast: sim/a adds 0.6 points for f (found), sim/b nothing (not)."""
+    import jurybench as jb
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+
+    rows = ["item_id,prompt,response,model,gender"]
+    for p in range(60):
+        for g in ("f", "m"):
+            rows.append(f"p{p}-{g},prompt {p},A story about {'Anna' if g == 'f' else 'Karl'} number {p},m,{g}")
+    (tmp_path / "items.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    con = connect(db)
+    try:
+        import_items(con, tmp_path / "items.csv", treatment_columns=["gender"])
+        jurors = [parse_juror("sim/a,effect=0.6,effect_arm=gender=f,noise=0.4"), parse_juror("sim/b,noise=0.4")]
+        score(con, load_rubric("story-quality"), jurors, run_id="t", options=EngineOptions(progress=False))
+    finally:
+        con.close()
+    arm = "sql:treatment->>'gender' = 'f'"
+    result = jb.stats.bias(db, "t", feature=[arm], against="prompts", raters="jurors").attrs["result"]
+    a = [e for e in result["effects"] if e["rater"] == "sim/a"]
+    b = [e for e in result["effects"] if e["rater"] == "sim/b"]
+    assert len(a) == 6 and sum(e["significant"] for e in a) >= 5 and 0.3 < np.mean([e["estimate"] for e in a]) < 0.8
+    assert not any(e["significant"] for e in b)
+    assert a[0]["unit"] == "where treatment->>'gender' = 'f'" and result["against"]["relevance"] == "prompts"
