@@ -284,3 +284,37 @@ def test_anchors_over_http(drifted: Path, tmp_path: Path) -> None:
             "/v1/plan", json={"rubric": "story-quality", "jury": {"jurors": ["sim/c"]}, "anchors": "weekly"}
         )
         assert plan.status_code == 200 and plan.json()["n_calls"] == 10, plan.json()  # the anchors, judged again
+
+
+def test_a_pairwise_run_drifts_on_its_anchor_pairs(tmp_path: Path) -> None:
+    """A preference run judged twice: the later judge rewards length (3 points per 1,000
+    characters) and every pair's A is the longer response, so on the 80 anchor pairs the verdicts
+    move toward A; the verdicts' kappa between the runs says how many changed."""
+    import jurybench as jb
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items, import_pairs
+
+    items = []
+    for k in range(80):
+        items.append({"item_id": f"a{k}", "prompt": f"p{k // 2}", "response": "long " * 300 + str(k), "model": "m"})
+        items.append({"item_id": f"b{k}", "prompt": f"p{k // 2}", "response": "short " + str(k), "model": "m"})
+    (tmp_path / "items.jsonl").write_text("\n".join(json.dumps(i) for i in items) + "\n")
+    (tmp_path / "pairs.csv").write_text("pair_id,item_a,item_b\n" + "".join(f"q{k},a{k},b{k}\n" for k in range(80)))
+    db = tmp_path / "s.duckdb"
+    con = connect(db)
+    try:
+        import_items(con, tmp_path / "items.jsonl")
+        import_pairs(con, tmp_path / "pairs.csv")
+        quiet, rubric = EngineOptions(progress=False), load_rubric("preference")
+        score(con, rubric, [parse_juror("sim/j")], run_id="P1", options=quiet)
+        score(con, rubric, [parse_juror("sim/j,verbosity_bias=3")], run_id="P2", options=quiet)
+    finally:
+        con.close()
+    result = jb.stats.drift(db, "P2", other_run="P1").attrs["result"]
+    jury = next(r for r in result["rows"] if r["rater"] == "jury")
+    assert result["kind"] == "pairwise" and jury["n_anchors"] == 80
+    assert jury["shift_low"] > 0.2 and jury["rest"] == 0 and jury["kappa"] < 0.8
+    table = run_cli("stats", "drift", "--from", "P1", "--to", "P2", "--db", str(db))
+    assert table.exit_code == 0 and "kappa" in table.stdout

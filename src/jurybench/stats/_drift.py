@@ -40,6 +40,18 @@ def contents(con: Connection, run_id: str) -> dict[str, tuple[str, str]]:
     return {str(item): (str(prompt), str(digest)) for item, prompt, digest in rows}
 
 
+def pair_contents(con: Connection, run_id: str) -> dict[str, tuple[str, str]]:
+    """pair -> (its first response's prompt, a digest of both responses as a judge is shown them)."""
+    rows = con.execute(
+        "SELECT p.pair_id, coalesce(a.prompt, p.pair_id), md5(concat_ws(chr(31), coalesce(a.prompt, ''), "
+        "coalesce(a.response, ''), coalesce(a.language, ''), coalesce(b.prompt, ''), coalesce(b.response, ''), "
+        "coalesce(b.language, ''))) FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b "
+        "WHERE p.pair_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)",
+        [run_id],
+    ).fetchall()
+    return {str(pair): (str(prompt), str(digest)) for pair, prompt, digest in rows}
+
+
 def anchors(before: dict[str, tuple[str, str]], after: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
     """(item in the earlier run, item in the later run) whose judged content is identical; an
     item itself first, else the first (by id) of the same content."""
@@ -149,17 +161,32 @@ def drift_figures(
     return {name: (value, low, high) for name, (value, low, high, _) in found.items()}
 
 
-def agreement(before: dict[str, float], after: dict[str, float], pairs: list[tuple[str, str]]) -> dict[str, float]:
-    """The anchors' scores in the two runs: exact (equal when rounded), within one point, MAE."""
+def agreement(
+    before: dict[str, float], after: dict[str, float], pairs: list[tuple[str, str]], *, verdicts: bool = False
+) -> dict[str, float]:
+    """The anchors' scores in the two runs: exact (equal when rounded), within one point, MAE;
+    with ``verdicts`` (a pairwise run) also Cohen's kappa of the verdicts, the sign of each
+    symmetrized score (A, B or a tie)."""
     both = [(before[a], after[b]) for a, b in pairs if a in before and b in after]
     if not both:
-        return {"exact": math.nan, "within_one": math.nan, "mae": math.nan}
+        return {"exact": math.nan, "within_one": math.nan, "mae": math.nan} | ({"kappa": math.nan} if verdicts else {})
     x, y = np.array(both).T
-    return {
+    out = {
         "exact": float(np.mean(np.round(x) == np.round(y))),
         "within_one": float(np.mean(np.abs(x - y) <= 1)),
         "mae": float(np.mean(np.abs(x - y))),
     }
+    if verdicts:
+        out["kappa"] = kappa(np.sign(x), np.sign(y))
+    return out
+
+
+def kappa(first: Array, second: Array) -> float:
+    """Cohen's kappa of two raters' categories: (p_o - p_e) / (1 - p_e); nan when p_e is 1."""
+    labels = np.union1d(first, second)
+    p_o = float(np.mean(first == second))
+    p_e = float(sum(np.mean(first == c) * np.mean(second == c) for c in labels))
+    return (p_o - p_e) / (1 - p_e) if p_e < 1 else math.nan
 
 
 def reading(row: dict[str, object]) -> str:
@@ -203,7 +230,9 @@ def drift(
     """The judge's shift on the anchors, the headline change and the rest (see the module).
     ``beyond``: each row's ``p_beyond``, the one-sided p-value of |shift| > beyond."""
     from jurybench.annotations import run_rubric
+    from jurybench.rubric import is_pairwise
     from jurybench.stats._bias import read_scores
+    from jurybench.stats._bias_pairs import read_pair_scores
     from jurybench.stats.sql import check_run
 
     if after_run == before_run:
@@ -212,9 +241,10 @@ def drift(
     check_run(con, after_run)
     rubrics = {r: run_rubric(con, r) for r in (before_run, after_run)}
     for r, rubric in rubrics.items():
-        if not rubric.scores_items:
+        if not rubric.scores_items and not is_pairwise(rubric):
             raise JurybenchError(
-                f"stats drift reads pointwise runs (points on a scale per item); run '{r}' used a {rubric.kind} rubric."
+                f"stats drift reads pointwise runs (points on a scale per item) and pairwise ones; run '{r}' used a "
+                f"{rubric.kind} rubric."
             )
     old, new = rubrics[before_run], rubrics[after_run]
     if old.name != new.name:
@@ -223,17 +253,25 @@ def drift(
             "are not on one footing.",
             hint="Compare runs of one rubric (its versions may differ: a changed rubric is a drift to measure).",
         )
-    criteria = [c for c in new.dimensions if c in old.dimensions]
-    before_items, after_items = contents(con, before_run), contents(con, after_run)
+    pairwise = is_pairwise(new)
+    read = pair_contents if pairwise else contents
+    before_items, after_items = read(con, before_run), read(con, after_run)
     pairs = anchors(before_items, after_items)
     if not pairs:
         raise JurybenchError(
-            f"runs '{before_run}' and '{after_run}' share no subject: no item of one has the other's content.",
+            f"runs '{before_run}' and '{after_run}' share no subject: no {'pair' if pairwise else 'item'} of one has "
+            "the other's content.",
             hint="Drift is measured on anchors: subjects both runs judged, byte for byte.",
         )
     prompt_of = {i: p for i, (p, _) in {**before_items, **after_items}.items()}
-    before_scores, _ = read_scores(con, before_run)
-    after_scores, _ = read_scores(con, after_run)
+    before_scores, after_scores = (
+        (read_pair_scores(con, r)[0] if pairwise else read_scores(con, r)[0]) for r in (before_run, after_run)
+    )
+    criteria = (
+        sorted({c for _, c in before_scores} & {c for _, c in after_scores})
+        if pairwise
+        else [c for c in new.dimensions if c in old.dimensions]
+    )
     raters = sorted({r for r, _ in after_scores if r != "jury"} & {r for r, _ in before_scores if r != "jury"})
     raters.append("jury")
     rows = []
@@ -256,7 +294,7 @@ def drift(
             if beyond is not None:
                 shift, _, _, se = found["shift"]
                 row["p_beyond"] = beyond_p(shift, se, beyond, g - 1)
-            row |= agreement(before, after, pairs)
+            row |= agreement(before, after, pairs, verdicts=pairwise)
             row |= {"n_before": len(before), "n_after": len(after), "n_clusters": g}
             rows.append(row)
     if not rows:
@@ -270,6 +308,7 @@ def drift(
             f"the rubric changed between the runs ({old.name} {old.version} -> {new.version}): a shift includes it"
         )
     return {
+        "kind": "pairwise" if pairwise else "pointwise",
         "from": before_run,
         "to": after_run,
         "alpha": alpha,

@@ -33,7 +33,8 @@ COLUMNS = [
 def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
     rows = result["rows"]
     assert isinstance(rows, list)
-    return list(COLUMNS), [[row[c] for c in COLUMNS] for row in rows]
+    columns = [*COLUMNS, "kappa"] if result.get("kind") == "pairwise" else list(COLUMNS)  # verdicts' kappa
+    return columns, [[row[c] for c in columns] for row in rows]
 
 
 @statistic("drift", table=table)
@@ -44,8 +45,8 @@ def drift(
     other_run: Annotated[str, param("The earlier run: the judge as it was.", cli_name="from_", http=NAME_HTTP)],
     alpha: Annotated[float, param("1 - the intervals' level.", http={"gt": 0, "lt": 1})] = 0.05,
 ) -> dict[str, object]:
-    """The judge's shift between two pointwise runs on the anchors (subjects both judged with
-    identical content), the headline change of the mean score and the rest (headline - shift),
+    """The judge's shift between two pointwise or pairwise runs on the anchors (subjects both
+    judged with identical content), the headline change of the mean score and the rest (headline - shift),
     each with a cluster-bootstrap interval over prompts, per juror (by label) and for the jury;
     and the anchors' agreement between the runs (exact, within one, MAE)."""
     from jurybench.stats._drift import drift as compute
