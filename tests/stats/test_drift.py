@@ -318,3 +318,33 @@ def test_a_pairwise_run_drifts_on_its_anchor_pairs(tmp_path: Path) -> None:
     assert jury["shift_low"] > 0.2 and jury["rest"] == 0 and jury["kappa"] < 0.8
     table = run_cli("stats", "drift", "--from", "P1", "--to", "P2", "--db", str(db))
     assert table.exit_code == 0 and "kappa" in table.stdout
+
+
+def test_a_classification_run_drifts_in_accuracy_and_labels(tmp_path: Path) -> None:
+    """A labeller judged twice on the same 120 texts with gold labels: 0.9 accurate, then 0.6;
+    on the anchors its accuracy moves by about -0.3 and its labels agree less than fully."""
+    import jurybench as jb
+    from jurybench.engine import EngineOptions, score
+    from jurybench.jurors import parse_juror
+    from jurybench.rubric import load_rubric
+    from jurybench.store import connect, import_items
+
+    rows = ["item_id,prompt,response,language,reference"]
+    rows += [f"e{k},q{k // 3},text {k},en,{'joy' if k % 3 else 'fear'}" for k in range(120)]
+    (tmp_path / "texts.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "s.duckdb"
+    con = connect(db)
+    try:
+        import_items(con, tmp_path / "texts.csv")
+        quiet, rubric = EngineOptions(progress=False), load_rubric("emotion-label")
+        score(con, rubric, [parse_juror("sim/clf,accuracy=0.9")], run_id="E1", options=quiet)
+        score(con, rubric, [parse_juror("sim/clf,accuracy=0.6,seed=2")], run_id="E2", options=quiet)
+    finally:
+        con.close()
+    result = jb.stats.drift(db, "E2", other_run="E1").attrs["result"]
+    (row,) = result["rows"]
+    assert result["kind"] == "classification" and row["rater"] == "sim/clf" and row["n_anchors"] == 120
+    assert -0.45 < row["shift"] < -0.15 and row["shift_high"] < 0 and row["rest"] == 0 and row["kappa"] < 0.7
+    assert result["readings"][0].startswith("sim/clf: the same label on ")
+    table = run_cli("stats", "drift", "--from", "E1", "--to", "E2", "--db", str(db))
+    assert table.exit_code == 0 and "kappa" in table.stdout

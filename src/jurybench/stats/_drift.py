@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
     from numpy.typing import NDArray
 
+    from jurybench.rubric import AnyRubric
+
     Array = NDArray[np.float64]
 
 
@@ -241,10 +243,9 @@ def drift(
     check_run(con, after_run)
     rubrics = {r: run_rubric(con, r) for r in (before_run, after_run)}
     for r, rubric in rubrics.items():
-        if not rubric.scores_items and not is_pairwise(rubric):
+        if not (rubric.scores_items or is_pairwise(rubric) or rubric.categorical):
             raise JurybenchError(
-                f"stats drift reads pointwise runs (points on a scale per item) and pairwise ones; run '{r}' used a "
-                f"{rubric.kind} rubric."
+                f"stats drift reads pointwise, pairwise and classification runs; run '{r}' used a {rubric.kind} rubric."
             )
     old, new = rubrics[before_run], rubrics[after_run]
     if old.name != new.name:
@@ -254,6 +255,8 @@ def drift(
             hint="Compare runs of one rubric (its versions may differ: a changed rubric is a drift to measure).",
         )
     pairwise = is_pairwise(new)
+    if new.categorical and not pairwise:  # a label per item: its accuracy drifts, its labels agree or not
+        return _label_drift(con, before_run, after_run, alpha=alpha, beyond=beyond, notes=_rubric_notes(old, new))
     read = pair_contents if pairwise else contents
     before_items, after_items = read(con, before_run), read(con, after_run)
     pairs = anchors(before_items, after_items)
@@ -302,11 +305,7 @@ def drift(
             f"runs '{before_run}' and '{after_run}': no rater has valid scores on an anchor in both.",
             hint="The jury needs scores on the shared subjects in both runs.",
         )
-    notes = []
-    if old.version != new.version or old.content_hash != new.content_hash:
-        notes.append(
-            f"the rubric changed between the runs ({old.name} {old.version} -> {new.version}): a shift includes it"
-        )
+    notes = _rubric_notes(old, new)
     return {
         "kind": "pairwise" if pairwise else "pointwise",
         "from": before_run,
@@ -316,6 +315,111 @@ def drift(
         "criteria": criteria,
         "rows": rows,
         "readings": [reading(r) for r in rows if r["rater"] == "jury"],
+        "notes": notes,
+    }
+
+
+def _rubric_notes(old: AnyRubric, new: AnyRubric) -> list[str]:
+    if old.version != new.version or old.content_hash != new.content_hash:
+        return [f"the rubric changed between the runs ({old.name} {old.version} -> {new.version}): a shift includes it"]
+    return []
+
+
+def read_labels(con: Connection, run_id: str) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, str]]]:
+    """A classification run's jurors: item -> accuracy (the share of its valid samples naming the
+    gold label; items with gold only) and item -> the label its first valid sample named."""
+    accuracy: dict[str, dict[str, float]] = defaultdict(dict)
+    labels: dict[str, dict[str, str]] = defaultdict(dict)
+    for juror, item, acc, label in con.execute(
+        "SELECT juror, item_id, avg(CAST(correct AS DOUBLE)), arg_min(predicted, sample_index) "
+        "FROM classification_outcomes WHERE run_id = ? AND NOT invalid GROUP BY ALL",
+        [run_id],
+    ).fetchall():
+        if acc is not None:
+            accuracy[str(juror)][str(item)] = float(acc)
+        labels[str(juror)][str(item)] = str(label)
+    return dict(accuracy), dict(labels)
+
+
+def _label_drift(
+    con: Connection, before_run: str, after_run: str, *, alpha: float, beyond: float | None, notes: list[str]
+) -> dict[str, object]:
+    """Drift of a classification run, per juror: the shift of its accuracy on the anchors (gold
+    labels needed), the headline change and the rest as for scores; and how far its labels on the
+    anchors agree between the runs (exact, Cohen's kappa)."""
+    before_items, after_items = contents(con, before_run), contents(con, after_run)
+    pairs = anchors(before_items, after_items)
+    if not pairs:
+        raise JurybenchError(
+            f"runs '{before_run}' and '{after_run}' share no subject: no item of one has the other's content.",
+            hint="Drift is measured on anchors: subjects both runs judged, byte for byte.",
+        )
+    prompt_of = {i: p for i, (p, _) in {**before_items, **after_items}.items()}
+    (acc_before, labels_before), (acc_after, labels_after) = read_labels(con, before_run), read_labels(con, after_run)
+    rows: list[dict[str, object]] = []
+    for juror in sorted(set(labels_before) & set(labels_after)):
+        said = [
+            (labels_before[juror][a], labels_after[juror][b])
+            for a, b in pairs
+            if a in labels_before[juror] and b in labels_after[juror]
+        ]
+        if not said:
+            continue
+        first, second = (np.array(v) for v in zip(*said, strict=True))
+        row: dict[str, object] = {"rater": juror, "criterion": "accuracy", "n_anchors": len(said)}
+        row |= {
+            "exact": float(np.mean(first == second)),
+            "within_one": None,
+            "mae": None,
+            "kappa": kappa(first, second),
+        }
+        before, after = acc_before.get(juror, {}), acc_after.get(juror, {})
+        p = parts(before, after, pairs, prompt_of) if before and after else None
+        if p is not None and p.shift_n.sum() and len(p.clusters) > 1:
+            found = p.intervals(1 - alpha)
+            for name, (value, low, high, _) in found.items():
+                row |= {name: _exact(value), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
+            row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
+            if beyond is not None:
+                row["p_beyond"] = beyond_p(found["shift"][0], found["shift"][3], beyond, len(p.clusters) - 1)
+            row |= {"n_before": len(before), "n_after": len(after), "n_clusters": len(p.clusters)}
+        else:
+            row |= dict.fromkeys(
+                [
+                    "shift",
+                    "shift_low",
+                    "shift_high",
+                    "headline",
+                    "headline_low",
+                    "headline_high",
+                    "rest",
+                    "rest_low",
+                    "rest_high",
+                ]
+            ) | {"shift_significant": False}
+        rows.append(row)
+    if not rows:
+        raise JurybenchError(f"runs '{before_run}' and '{after_run}': no juror labelled an anchor in both.")
+    if all(r["shift"] is None for r in rows):
+        notes = [*notes, "no gold labels on the anchors: the runs' labels are compared, not their accuracy"]
+    return {
+        "kind": "classification",
+        "from": before_run,
+        "to": after_run,
+        "alpha": alpha,
+        "n_anchors": len(pairs),
+        "criteria": ["accuracy"],
+        "rows": rows,
+        "readings": [
+            f"{r['rater']}: the same label on {float(r['exact']):.0%} of {r['n_anchors']} anchors "  # type: ignore[arg-type]
+            f"(kappa {float(r['kappa']):.2f})"  # type: ignore[arg-type]
+            + (
+                f"; its accuracy moved {float(r['shift']):+.2f} [{float(r['shift_low']):.2f}, {float(r['shift_high']):.2f}]"  # type: ignore[arg-type]
+                if r["shift"] is not None
+                else ""
+            )
+            for r in rows
+        ],
         "notes": notes,
     }
 

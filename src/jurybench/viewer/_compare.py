@@ -90,7 +90,7 @@ def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, object]:
     return {
         "runs": runs,
         "pairwise": pairwise,
-        "drift": None if pairwise else judge_drift(con, first["run_id"], second["run_id"]),
+        "drift": judge_drift(con, first["run_id"], second["run_id"]),
         "criteria": criteria,
         "moved": moved,
         "jurors": jurors,

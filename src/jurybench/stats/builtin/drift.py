@@ -33,7 +33,7 @@ COLUMNS = [
 def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
     rows = result["rows"]
     assert isinstance(rows, list)
-    columns = [*COLUMNS, "kappa"] if result.get("kind") == "pairwise" else list(COLUMNS)  # verdicts' kappa
+    columns = [*COLUMNS, "kappa"] if result.get("kind") != "pointwise" else list(COLUMNS)  # verdicts', labels' kappa
     return columns, [[row[c] for c in columns] for row in rows]
 
 
