@@ -110,10 +110,12 @@ def _commands(body: str) -> list[str]:
 def test_every_readme_block_judges_only_what_it_means_to() -> None:
     """Issue 40, item 8: two blocks judged the whole store when run in order (616 items instead of
     the example's 12; with paid jurors that costs money). A score or generate names its subjects
-    (--where, --ids) or a store of its own (--db); a --plan costs nothing but is scoped alike."""
+    (--where, --ids, an anchor set: --anchors) or a store of its own (--db); a --plan costs nothing
+    but is scoped alike."""
     unscoped = []
     for _lang, body, _skip in blocks():
         for command in _commands(body):
-            if command.startswith("jurybench score") and not any(f in command for f in ("--where", "--ids", "--db")):
+            scoped = ("--where", "--ids", "--db", "--anchors")  # --anchors alone: the anchor set's subjects
+            if command.startswith("jurybench score") and not any(f in command for f in scoped):
                 unscoped.append(command)
     assert not unscoped, unscoped

@@ -63,7 +63,7 @@ def results(name: Annotated[str | None, typer.Option(help="Only this statistic."
 
 
 def plot(
-    name: Annotated[str, typer.Argument(help="directional, gap, posthoc, cohens-d, disparity or leaderboard.")],
+    name: Annotated[str, typer.Argument(help="directional, gap, posthoc, cohens-d, disparity, leaderboard or bias.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="The .png or .svg to write.")],
     result_id: Annotated[
         str | None, typer.Option("--result", help="A stored stats_results id (default: the latest of that statistic).")
@@ -72,7 +72,7 @@ def plot(
     db: Db = None,
 ) -> None:
     """Plot a recorded statistic (.png/.svg): directional, gap, posthoc (friedman or gap p-values), cohens-d,
-    disparity, leaderboard."""
+    disparity, leaderboard, bias (a panel per juror)."""
     from jurybench import commands
 
     _done(commands.plot(db, name=name, output=output, result=result_id, alpha=alpha))
