@@ -133,6 +133,23 @@ def parts(
     return Parts(clusters, *arrays)
 
 
+FIGURES = ("shift", "headline", "rest")
+
+
+def figure_fields(p: Parts, alpha: float, beyond: float | None) -> dict[str, object]:
+    """A row's three figures with their intervals, whether the shift is beyond chance, its
+    ``p_beyond`` (when asked) and the counts they rest on."""
+    found = p.intervals(1 - alpha)
+    row: dict[str, object] = {}
+    for name, (value, low, high, _) in found.items():
+        row |= {name: _exact(value), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
+    row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
+    if beyond is not None:
+        shift, _, _, se = found["shift"]
+        row["p_beyond"] = beyond_p(shift, se, beyond, len(p.clusters) - 1)
+    return row
+
+
 def beyond_p(value: float, se: float, size: float, df: int) -> float:
     """One-sided p-value of |true value| > ``size`` in the estimate's direction (t on ``df``)."""
     from scipy import stats as st
@@ -290,13 +307,7 @@ def drift(
             if g < 2:
                 continue
             row: dict[str, object] = {"rater": rater, "criterion": criterion, "n_anchors": int(p.shift_n.sum())}
-            found = p.intervals(1 - alpha)
-            for name, (value, low, high, _) in found.items():
-                row |= {name: _exact(value), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
-            row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
-            if beyond is not None:
-                shift, _, _, se = found["shift"]
-                row["p_beyond"] = beyond_p(shift, se, beyond, g - 1)
+            row |= figure_fields(p, alpha, beyond)
             row |= agreement(before, after, pairs, verdicts=pairwise)
             row |= {"n_before": len(before), "n_after": len(after), "n_clusters": g}
             rows.append(row)
@@ -376,27 +387,12 @@ def _label_drift(
         before, after = acc_before.get(juror, {}), acc_after.get(juror, {})
         p = parts(before, after, pairs, prompt_of) if before and after else None
         if p is not None and p.shift_n.sum() and len(p.clusters) > 1:
-            found = p.intervals(1 - alpha)
-            for name, (value, low, high, _) in found.items():
-                row |= {name: _exact(value), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
-            row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
-            if beyond is not None:
-                row["p_beyond"] = beyond_p(found["shift"][0], found["shift"][3], beyond, len(p.clusters) - 1)
+            row |= figure_fields(p, alpha, beyond)
             row |= {"n_before": len(before), "n_after": len(after), "n_clusters": len(p.clusters)}
-        else:
-            row |= dict.fromkeys(
-                [
-                    "shift",
-                    "shift_low",
-                    "shift_high",
-                    "headline",
-                    "headline_low",
-                    "headline_high",
-                    "rest",
-                    "rest_low",
-                    "rest_high",
-                ]
-            ) | {"shift_significant": False}
+        else:  # no gold labels: the labels' agreement alone
+            row |= dict.fromkeys(f + end for f in FIGURES for end in ("", "_low", "_high")) | {
+                "shift_significant": False
+            }
         rows.append(row)
     if not rows:
         raise JurybenchError(f"runs '{before_run}' and '{after_run}': no juror labelled an anchor in both.")
@@ -422,24 +418,6 @@ def _label_drift(
         ],
         "notes": notes,
     }
-
-
-def largest_shift(result: dict[str, object]) -> tuple[float, dict[str, object] | None]:
-    """The jury's largest absolute shift over the criteria (what ``check --max-drift`` holds)."""
-    best: tuple[float, dict[str, object] | None] = (0.0, None)
-    rows = result["rows"]
-    assert isinstance(rows, list)
-    for row in rows:
-        if row["rater"] == "jury" and abs(row["shift"]) >= best[0]:
-            best = (abs(row["shift"]), row)
-    return best
-
-
-def by_rater(rows: list[dict[str, object]]) -> dict[str, list[dict[str, object]]]:
-    out: dict[str, list[dict[str, object]]] = defaultdict(list)
-    for row in rows:
-        out[str(row["rater"])].append(row)
-    return dict(out)
 
 
 def draw_anchors(con: Connection, run_id: str, *, n: int, seed: int, name: str | None) -> dict[str, object]:
