@@ -173,6 +173,22 @@ def test_the_budget_holds_with_long_answers_at_high_concurrency(db_path: Path, t
     assert spent <= 0.02, spent
 
 
+def test_the_budget_holds_for_a_price_per_call(db_path: Path, tmp_path: Path) -> None:
+    """A simulated juror that declares cost=0.01 a call, a budget of $0.025: the reserve left the
+    per-call price out (it counted tokens only, which such a juror prices at 0), so 16 calls at
+    concurrency 16 went out and spent $0.18 of it. Now two calls fit and the third does not."""
+    from jurybench.store import connect
+
+    rows = "".join(f"i{i},Story number {i} about a fox.\n" for i in range(40))
+    run_cli("items", "import", str(write(tmp_path / "i.csv", "item_id,response\n" + rows)), "--db", str(db_path))
+    stopped = _cli_score(db_path, "sim/pricey,cost=0.01", "--max-cost", "0.025")
+    assert stopped.exit_code == 4, stopped.stdout + stopped.stderr
+    con = connect(db_path)
+    n, spent = con.execute("SELECT count(*), sum(cost_usd) FROM calls").fetchone()
+    con.close()
+    assert n == 2 and spent == pytest.approx(0.02)
+
+
 def test_a_budget_that_is_not_a_number_is_refused() -> None:
     import math
 

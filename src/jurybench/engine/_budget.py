@@ -302,6 +302,7 @@ class Budget:
         return (
             self.input_reserve(key, estimate_tokens(task.messages)) * price.input
             + self.output_reserve(key, probe=probe) * price.output
+            + price.per_call  # a kind's price per call whatever its tokens (a simulated juror's cost=)
         )
 
     def fits(self, cost: float) -> bool:
