@@ -26,6 +26,7 @@ ORDER = [
     "annotations",
     "calibration",
     "stats",
+    "alignment",
     "plots",
     "datasets",
     "api",

@@ -66,6 +66,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m015_label_samples",
         "m016_saw_jury_by_cookie",
         "m017_anchor_sets",
+        "m018_alignments",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions

@@ -15,7 +15,7 @@ def test_the_quick_suite_holds_every_claim(capsys: pytest.CaptureFixture[str]) -
     assert "FAIL" not in out and "claims hold (quick suite)" in out
     assert "false decisions <= alpha, clustered items" in out and "type-I error of the default" in out
     assert "[jury select]" in out and "[stats friedman]" in out and "[stats cohens-d]" in out
-    assert "[stats bias]" in out and "[stats drift]" in out
+    assert "[stats bias]" in out and "[stats drift]" in out and "[align]" in out
 
 
 def test_an_unknown_area_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import AnyRubric
-from jurybench.store import first_row
+from jurybench.store import first_row, refuse_all_used, used_labels
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -45,6 +45,7 @@ class PointwiseData:
     jury: NDArray[np.float64]
     jurors_present: NDArray[np.float64]
     rule: dict[str, Any]
+    left_out: str | None = None  # labels left out because they aligned the run's rubric (label_uses)
 
     @property
     def human_mean(self) -> NDArray[np.float64]:
@@ -103,9 +104,21 @@ def pointwise_data(
             )
         human_rows = [r for r in human_rows if r[2] in annotators]
     juror_index = {seat.key: j for j, seat in enumerate(panel)}
-    out = []
+    uses = used_labels(con, run_id)
+    all_used: list[str] = []
+    out: list[PointwiseData] = []
     for criterion in wanted:
         humans = [r for r in human_rows if r[1] == criterion]
+        kept = [r for r in humans if not uses.used(r[0], criterion)]
+        left_out = None
+        if len(kept) < len(humans):
+            if not kept:  # asked for by name: refused; else the criterion is left out, said below
+                if criteria:
+                    refuse_all_used(run_id, criterion, uses)
+                all_used.append(criterion)
+                continue
+            left_out = uses.note(len(humans) - len(kept))
+            humans = kept
         items = sorted({r[0] for r in humans})
         if not items:
             continue
@@ -137,6 +150,7 @@ def pointwise_data(
                 jury,
                 present,
                 rule,
+                left_out,
             )
         )
     if not out:
@@ -144,6 +158,13 @@ def pointwise_data(
             f"no human labels for the items of run '{run_id}'.",
             hint="Import annotations first ('jurybench annotations import FILE --rubric ...').",
         )
+    if all_used:
+        if not out:
+            refuse_all_used(run_id, all_used[0], uses)
+        from dataclasses import replace
+
+        said = f"left out {', '.join(all_used)}: every label of it aligned the rubric (alignment {', '.join(uses.alignments)})"
+        out[0] = replace(out[0], left_out="; ".join(n for n in (out[0].left_out, said) if n))
     return out
 
 

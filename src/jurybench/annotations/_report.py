@@ -112,6 +112,7 @@ def agreement_report(
     from jurybench.annotations._data import label_provenance, run_rubric
     from jurybench.errors import JurybenchError
 
+    blocks: list[dict[str, Any]]
     if run_rubric(con, run_id).categorical:
         blocks = categorical_report(con, run_id, n_boot=n_boot, seed=seed, invalid=invalid, annotators=annotators)
     else:
@@ -121,12 +122,15 @@ def agreement_report(
                 "(the policy is for preference and classification runs).",
                 hint="Leave out --invalid.",
             )
-        blocks = [
-            criterion_agreement(d, n_boot=n_boot, seed=seed)
-            for d in pointwise_data(con, run_id, criteria, annotators=annotators)
-        ]
+        blocks = []
+        for d in pointwise_data(con, run_id, criteria, annotators=annotators):
+            block = criterion_agreement(d, n_boot=n_boot, seed=seed)
+            if d.left_out:
+                block["label_uses"] = d.left_out
+            blocks.append(block)
     for block in blocks:  # how many of the labels were made blind to the jury
-        block["label_provenance"] = label_provenance(con, run_id, block.get("criterion"))
+        criterion = block.get("criterion")
+        block["label_provenance"] = label_provenance(con, run_id, None if criterion is None else str(criterion))
     return blocks
 
 

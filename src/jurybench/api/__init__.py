@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jurybench.api._align import align
     from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
     from jurybench.api._report import classification_answers, preference_report
@@ -31,6 +32,7 @@ __all__ = [
     "Run",
     "Store",
     "agreement",
+    "align",
     "apply_calibration",
     "ascore",
     "calibrate",
@@ -50,6 +52,7 @@ __all__ = [
 
 # Where each name lives (module, its name there).
 _HOMES = {
+    "align": ("jurybench.api._align", "align"),
     "Calibration": ("jurybench.api._calibrate", "Calibration"),
     "agreement": ("jurybench.api._calibrate", "agreement"),
     "apply_calibration": ("jurybench.api._calibrate", "apply_calibration"),

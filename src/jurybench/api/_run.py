@@ -230,7 +230,7 @@ def score(
     _check_run_arguments(
         store, run=run, where=where, ids=ids, samples=samples, max_cost=max_cost, concurrency=concurrency
     )
-    spec = rubric_of(rubric)
+    spec = _stored_or(store, rubric)
     if anchors is not None:  # the anchor set's subjects, beside those --where / ids choose
         if until is not None:
             raise JurybenchError("--anchors and --until do not go together: a sequential run draws its own subjects.")
@@ -284,6 +284,19 @@ def score(
             target, spec, jury, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(jury)
         )
     return Run(result, store, spec)
+
+
+def _stored_or(store: StoreLike, rubric: object) -> AnyRubric:
+    """``NAME@VERSION``: that version from the store (one ``jurybench align`` kept); else the
+    rubric as named, found or given."""
+    from jurybench.rubric import is_stored_name, stored_rubric
+
+    if is_stored_name(rubric):
+        from jurybench.store import reading
+
+        with reading(store) as con:
+            return stored_rubric(con, str(rubric))
+    return rubric_of(rubric)  # type: ignore[arg-type]
 
 
 def _with_anchors(

@@ -24,6 +24,20 @@ app.command()(
 )
 
 
+app.command()(
+    declared_command(
+        api.align,
+        commands.align,
+        doc="""Align one juror to the human labels, and prove it held out: rubric variants (k labelled
+    subjects shown as demonstrations; the criterion's description rewritten by --optimizer) judged on
+    prompt groups held out of what built them; the best is kept as a new rubric version (score
+    --rubric NAME@VERSION) only when its held-out gain in absolute error is significant (one-sided,
+    Holm over the variants), and the labels it used are recorded so they are never counted again.""",
+        extra=(format_option(),),
+    )
+)
+
+
 calibrate_app.callback()(
     declared_command(
         api.calibrate,

@@ -26,7 +26,11 @@ app = typer.Typer(
 )
 items_app = typer.Typer(rich_markup_mode=None, help="Import generations to be judged.", no_args_is_help=True)
 pairs_app = typer.Typer(rich_markup_mode=None, help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
-rubrics_app = typer.Typer(rich_markup_mode=None, help="List, show and check rubric files.", no_args_is_help=True)
+rubrics_app = typer.Typer(
+    rich_markup_mode=None,
+    help="List, show, check and compare rubrics (files, and versions in the store).",
+    no_args_is_help=True,
+)
 datasets_app = typer.Typer(
     rich_markup_mode=None, help="Import reference datasets (LLMBar) and the offline example set.", no_args_is_help=True
 )
@@ -42,6 +46,7 @@ recordings_app = typer.Typer(
 app.add_typer(items_app, name="items")
 app.add_typer(pairs_app, name="pairs")
 app.add_typer(rubrics_app, name="rubrics")
+app.add_typer(rubrics_app, name="rubric", hidden=True)  # 'jurybench rubric diff' reads as well
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(report_app, name="report")
 app.add_typer(recordings_app, name="recordings")

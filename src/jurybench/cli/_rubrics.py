@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from jurybench.cli._common import (
+    DbOption,
     rubrics_app,
 )
 
@@ -66,3 +67,37 @@ def rubrics_check(paths: Annotated[list[Path], typer.Argument(help="Rubric YAML 
     for path in paths:
         rubric = load_rubric(path)
         typer.echo(f"ok {path}: {rubric.kind}, {len(rubric.dimensions)} dims, hash {rubric.content_hash[:12]}")
+
+
+@rubrics_app.command("diff")
+def rubrics_diff(
+    first: Annotated[
+        str, typer.Argument(help="A rubric: NAME@VERSION or a hash prefix in the store, a name or a file.")
+    ],
+    second: Annotated[str, typer.Argument(help="The rubric to compare it with, given the same ways.")],
+    db: DbOption = None,
+) -> None:
+    """How two rubrics differ, as a unified diff of their validated YAML (e.g. the version
+    'jurybench align' kept against the original); exit 1 when they differ, as diff does."""
+    from jurybench.config import db_path
+    from jurybench.rubric import diff_rubrics, find_rubric, is_stored_name
+
+    def both(con: object | None) -> str:
+        return diff_rubrics(find_rubric(first, con), find_rubric(second, con))
+
+    stored = any(
+        is_stored_name(t) or (len(t) >= 8 and all(c in "0123456789abcdef" for c in t)) for t in (first, second)
+    )
+    path = db_path(db)
+    if stored and path.exists():
+        from jurybench.store import reading
+
+        with reading(path) as con:
+            text = both(con)
+    else:
+        text = both(None)
+    if not text:
+        typer.echo("the same rubric (identical content hash)")
+        return
+    typer.echo(text, nl=False)
+    raise typer.Exit(1)

@@ -22,6 +22,7 @@ from jurybench.commands._output import (
 )
 from jurybench.commands._steps import (
     agreement,
+    align,
     anchors_add,
     annotations_import,
     annotations_sample,
@@ -120,6 +121,7 @@ COMMANDS: dict[str, Command] = {
     "jury select": Command(jury_select, declared="select_jury"),
     "check": Command(check, declared="check"),
     "agreement": Command(agreement, declared="agreement"),
+    "align": Command(align, declared="align"),
     "report preference": Command(report_preference, declared="preference_report"),
     "report classification": Command(report_classification, declared="classification_answers"),
 }
@@ -130,6 +132,7 @@ __all__ = [
     "Command",
     "Option",
     "agreement",
+    "align",
     "anchors_add",
     "annotations_import",
     "annotations_sample",

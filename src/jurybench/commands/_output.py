@@ -395,6 +395,8 @@ def print_agreement(report: list[dict[str, object]]) -> None:
     for block in blocks:
         if block.get("label_provenance"):
             out.print(f"[bold]{block['criterion']}[/bold] labels: {provenance_text(block['label_provenance'])}")
+        if block.get("label_uses"):
+            out.print(f"[bold]{block['criterion']}[/bold]: {block['label_uses']}", markup=True)
         if block.get("kind") == "categorical":
             _print_categorical(out, block)
             continue
@@ -610,3 +612,81 @@ def preference_rows(report: Any) -> tuple[list[str], list[list[str]]]:
             ]
         )
     return columns, rows
+
+
+def print_alignment(result: Any) -> None:
+    """An alignment (``jurybench.align``): each variant's held-out absolute error and gain over
+    the original with 95 % intervals, its one-sided p and Holm level, and what was kept."""
+    from rich.table import Table
+
+    from jurybench.jurors import usd
+
+    d = result.as_dict()
+    out = console()
+    planned = d["status"] == "planned"
+    echo(
+        f"align run {d['run_id']}, juror {d['juror']}, criterion {d['criterion']}: {d['n_labelled']} labelled "
+        f"subjects in {d['n_groups']} prompt groups, {d['folds']} folds over the groups"
+        + ("" if planned else f"; one-sided test of the held-out gain at alpha {d['alpha']:g}, Holm over the variants")
+    )
+
+    def figure(f: dict[str, float] | None) -> str:
+        return "-" if f is None else f"{f['value']:.3f} [{f['low']:.3f}, {f['high']:.3f}]"
+
+    table = Table(box=None, header_style="bold")
+    if planned:
+        for column in ("variant", "calls", "cost"):
+            table.add_column(column)
+        for v in d["variants"]:
+            table.add_row(v["name"], str(v["calls"]), "unknown" if v["cost_usd"] is None else usd(v["cost_usd"]))
+        table.add_row("original", "0", usd(0.0) + " (the run's own answers)")
+    else:
+        for column in (
+            "variant",
+            "held-out MAE",
+            "gain over original",
+            "p (one-sided)",
+            "Holm level",
+            "n",
+            "calls",
+            "kept",
+        ):
+            table.add_column(column)
+        o = d["original"]
+        table.add_row("original", figure(o["mae"]), "", "", "", str(o["n"]), "0", "")
+        for v in d["variants"]:
+            p = "-" if v["p"] is None else f"{v['p']:.2g}"
+            level = "-" if v["holm_level"] is None else f"{v['holm_level']:.3g}"
+            table.add_row(
+                v["name"],
+                figure(v["mae"]),
+                figure(v["gain"]),
+                p,
+                level,
+                str(v["n"]),
+                str(v["calls"]),
+                "yes" if v["kept"] else "no",
+            )
+    out.print(table)
+    for v in d["variants"]:
+        for note in v["notes"]:
+            echo(f"note ({v['name']}): {note}")
+    for note in d["notes"]:
+        echo(f"note: {note}")
+    cost = d["cost_usd"]
+    spent = "unknown (a price is not known)" if cost is None else usd(cost)
+    echo(f"{'planned cost' if planned else 'spent'}: {spent}")
+    if planned:
+        echo("nothing was called (--plan)")
+    elif d["aligned_rubric"]:
+        r = d["aligned_rubric"]
+        echo(
+            f"kept {d['chosen']}: rubric {r['name']}@{r['version']} (hash {r['hash'][:12]}), built from all "
+            f"{d['n_labelled']} labelled subjects; judge with: jurybench score --rubric {r['name']}@{r['version']} ..."
+        )
+        echo(
+            f"its labels are recorded (label_uses, alignment {d['alignment_id']}): agreement, calibrate and stats ppi on "
+            "runs judged with it leave them out; measure it on subjects labelled afresh"
+        )
+    else:
+        echo("no improvement shown: nothing was kept and the rubric is unchanged")

@@ -19,6 +19,7 @@ from jurybench.commands._output import (
     echo,
     preference_rows,
     print_agreement,
+    print_alignment,
     print_calibration,
     print_plan,
     print_selection,
@@ -533,4 +534,18 @@ def plot(db: Path | None, *, name: str, output: Path, result: str | None = None,
         stat, body, run_id, params, result_id, created = rows[0]
         caption = plot_caption(con, stat, run_id, params, result_id, created)
     echo(f"wrote {draw(name, json.loads(body), output, alpha=alpha, caption=caption)}")
+    return 0
+
+
+def align(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """Align one juror of a run to the human labels, held out (``jurybench.align``), printed as
+    a table or JSON; its options are the command line's face of its declaration."""
+    from jurybench import api
+
+    check_format(format, ("table", "json"))
+    result = api.align(db, **_declared(api.align, values))
+    if format == "json":
+        echo(json.dumps(result.as_dict(), indent=2, default=str))
+        return 0
+    print_alignment(result)
     return 0

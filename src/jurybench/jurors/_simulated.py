@@ -17,7 +17,10 @@ A juror turns the truth into an answer with documented distortions:
 - ``language_leniency`` (``ko:-0.5|de:0.3``: points added per item language);
 - ``refusal_rate``, ``invalid_rate`` (shares of refusals and unparseable answers);
 - ``cost`` (USD) and ``latency_ms``: what each call reports it cost and took (no wait), for
-  studies of a jury's price (``jurybench jury select``).
+  studies of a jury's price (``jurybench jury select``);
+- ``teachable`` (0..1): how much of its leniency and scale-use distortion the juror drops when
+  the prompt shows k demonstrations judged by people (``jurybench align``): the share
+  teachable * min(1, k / 4). At 0 (the default) the juror ignores what the prompt holds.
 
 Classification: the juror names the gold label with probability ``accuracy`` (default 0.8)
 plus ``language_accuracy`` for the item's language (``ko:-0.2|de:0.05``) plus ``effect``
@@ -91,6 +94,7 @@ SIM_KNOBS = frozenset(
         "language_accuracy",
         "cost",
         "latency_ms",
+        "teachable",
     }
 )
 
@@ -193,6 +197,9 @@ class SimJuror:
         # What each call reports it cost (USD) and took (ms), for studies of a jury's price: no wait.
         self.cost = number("cost", 0.0)
         self.latency_ms = number("latency_ms", 0.0)
+        self.teachable = number("teachable", 0.0)
+        if not 0.0 <= self.teachable <= 1.0:
+            raise JurybenchError(f"{label}: teachable is a share from 0 to 1 (got {self.teachable}).")
         if self.cost < 0 or self.latency_ms < 0:
             raise JurybenchError(f"{label}: cost and latency_ms cannot be negative.")
         self.language_accuracy = _language_map(p.get("language_accuracy"), label)
@@ -233,15 +240,21 @@ class SimJuror:
         digest = hashlib.sha256(repr((self.name, self.seed, *slot)).encode()).digest()
         return random.Random(int.from_bytes(digest[:8], "big"))
 
-    def pointwise(self, item: SimItem, rng: random.Random) -> dict[str, int]:
+    def learned(self, demonstrations: int) -> float:
+        """The share of its leniency and scale-use distortion dropped after seeing
+        ``demonstrations`` subjects judged by people."""
+        return self.teachable * min(1.0, demonstrations / 4)
+
+    def pointwise(self, item: SimItem, rng: random.Random, demonstrations: int = 0) -> dict[str, int]:
         assert isinstance(self.rubric, PointwiseRubric)
+        kept = 1.0 - self.learned(demonstrations)
         out = {}
         for c in self.rubric.criteria:
             mid, half = (c.scale.min + c.scale.max) / 2, (c.scale.max - c.scale.min) / 2
             value = (
                 mid
-                + half * 0.5 * self.z(item, c.name) * (1 + self.scale_use)
-                + self.leniency
+                + half * 0.5 * self.z(item, c.name) * (1 + self.scale_use * kept)
+                + self.leniency * kept
                 + self.languages.get(item.language or "", 0.0)
                 + self.shift(item, c.name)
                 + self.noise * rng.gauss(0, 1)
@@ -521,6 +534,7 @@ class SimBackend(Backend):
         self.juror = SimJuror(spec, rubric)
         self.items, self.pairs = load_sim_subjects(con, subject_ids)
         self.calls: dict[Slot, int] = {}
+        self.demonstrations = 0  # in the prompt being answered (teachable jurors)
 
     async def complete(self, messages: Messages, slot: Slot) -> Completion:
         attempt = self.calls.pop(slot, 0)  # kept only for a slot that will be asked again
@@ -534,6 +548,7 @@ class SimBackend(Backend):
         elif roll < juror.refusal_rate + juror.invalid_rate:
             text = "Both have merits; it is hard to say."
         else:
+            self.demonstrations = _demonstrations_shown(messages) if juror.teachable else 0
             text = _SIM_ANSWERS[juror.rubric.kind](self, slot, rng)
         return Completion(
             text=text,
@@ -550,8 +565,17 @@ class SimBackend(Backend):
         return (a, b) if slot.order == "AB" else (b, a)
 
 
+_DEMONSTRATION_RE = re.compile(r"^### Example \d+ of (\d+) \(judged by people\)$", re.MULTILINE)
+
+
+def _demonstrations_shown(messages: Messages) -> int:
+    """How many demonstrations judged by people the prompt shows (a rubric's ``demonstrations``)."""
+    found = _DEMONSTRATION_RE.search(messages[-1]["content"]) if messages else None
+    return int(found.group(1)) if found else 0
+
+
 def _sim_scores(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
-    return json.dumps(backend.juror.pointwise(backend.items[slot.subject_id], rng))
+    return json.dumps(backend.juror.pointwise(backend.items[slot.subject_id], rng, backend.demonstrations))
 
 
 def _sim_categories(backend: SimBackend, slot: Slot, rng: random.Random) -> str:

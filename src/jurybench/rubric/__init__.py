@@ -12,6 +12,9 @@ from jurybench.rubric._json import extract_json
 from jurybench.rubric._kinds import ENTRY_POINT_GROUP, register_kind, rubric_kinds, unregister_kind
 from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import (
+    diff_rubrics,
+    find_rubric,
+    is_stored_name,
     line_of,
     load_rubric,
     parse_rubric,
@@ -19,12 +22,14 @@ from jurybench.rubric._load import (
     resolve_rubric_path,
     rubric_files,
     rubric_from_data,
+    stored_rubric,
 )
 from jurybench.rubric._logprobs import Token, dimension_values, expected_scores, tokens_from_logprobs
 from jurybench.rubric._model import (
     PLACEHOLDER_RE,
     AnyRubric,
     ClassificationRubric,
+    Demonstration,
     InventoryRubric,
     KindTraits,
     LabelRefused,
@@ -51,6 +56,7 @@ __all__ = [
     "PLACEHOLDER_RE",
     "AnyRubric",
     "ClassificationRubric",
+    "Demonstration",
     "InventoryRubric",
     "KindTraits",
     "LabelRefused",
@@ -65,12 +71,15 @@ __all__ = [
     "Token",
     "answer_format",
     "answer_schema",
+    "diff_rubrics",
     "dimension_values",
     "expected_scores",
     "extract_json",
     "fill_template",
+    "find_rubric",
     "gold_label",
     "is_pairwise",
+    "is_stored_name",
     "line_of",
     "load_rubric",
     "load_subjects",
@@ -92,6 +101,7 @@ __all__ = [
     "rubric_files",
     "rubric_from_data",
     "rubric_kinds",
+    "stored_rubric",
     "subject_ids",
     "subject_rows",
     "subject_slices",

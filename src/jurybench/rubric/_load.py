@@ -168,3 +168,84 @@ def _model_at(kind: str, loc: tuple[object, ...]) -> type[Any] | None:
         if found is not None:
             model = found
     return model
+
+
+def is_stored_name(text: object) -> bool:
+    """Whether ``text`` names a stored rubric version (``NAME@VERSION``) rather than a file."""
+    return isinstance(text, str) and "@" in text and not Path(text).is_file() and "/" not in text
+
+
+def stored_rubric(con: Any, text: str) -> AnyRubric:
+    """The rubric version ``NAME@VERSION`` from the store's ``rubrics`` table (a version that
+    ``jurybench align`` kept, or any rubric a judgment was made with)."""
+    import json
+
+    name, _, version = text.partition("@")
+    rows = con.execute(
+        "SELECT body FROM rubrics WHERE name = ? AND version = ? ORDER BY first_seen DESC", [name, version]
+    ).fetchall()
+    if not rows:
+        known = [
+            f"{name}@{r[0]}"
+            for r in con.execute("SELECT DISTINCT version FROM rubrics WHERE name = ? ORDER BY 1", [name]).fetchall()
+        ]
+        raise JurybenchError(
+            f"no rubric {text!r} in the store.",
+            hint=f"Stored versions: {', '.join(known)}." if known else f"No version of '{name}' is stored.",
+        )
+    if len(rows) > 1:
+        raise JurybenchError(
+            f"the store holds {len(rows)} rubrics named {text!r} (same name and version, different content).",
+            hint="Give the rubric as a file (rubrics diff shows how they differ).",
+        )
+    return rubric_from_data(json.loads(rows[0][0]))
+
+
+def rubric_yaml(rubric: AnyRubric) -> str:
+    """The validated rubric as YAML, fields in the model's order (what ``rubrics diff`` compares)."""
+    body = rubric.model_dump(mode="json")
+    if not body.get("demonstrations"):
+        body.pop("demonstrations", None)
+    return yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100)
+
+
+def find_rubric(text: str, con: Any | None) -> AnyRubric:
+    """A rubric as ``rubrics diff`` takes it: ``NAME@VERSION`` or a hash prefix (8+ hex digits)
+    from the store, else a name or a file."""
+    import re
+
+    if is_stored_name(text) or (re.fullmatch(r"[0-9a-f]{8,64}", text) and not Path(text).exists()):
+        if con is None:
+            raise JurybenchError(f"{text!r} names a rubric in a store; no store was given.", hint="Pass --db FILE.")
+        if "@" in text:
+            return stored_rubric(con, text)
+        import json
+
+        rows = con.execute("SELECT body FROM rubrics WHERE starts_with(rubric_hash, ?)", [text]).fetchall()
+        if len(rows) != 1:
+            raise JurybenchError(
+                f"{len(rows)} stored rubrics have a hash starting {text!r}.",
+                hint="Give more of the hash, or NAME@VERSION."
+                if rows
+                else "See: jurybench sql 'SELECT * FROM rubrics'.",
+            )
+        return rubric_from_data(json.loads(rows[0][0]))
+    return load_rubric(text)
+
+
+def diff_rubrics(first: AnyRubric, second: AnyRubric, context: int = 3) -> str:
+    """A unified diff of two rubrics as YAML (empty when they are the same rubric)."""
+    import difflib
+
+    if first.content_hash == second.content_hash:
+        return ""
+    a, b = (f"{r.name}@{r.version} ({r.content_hash[:12]})" for r in (first, second))
+    return "".join(
+        difflib.unified_diff(
+            rubric_yaml(first).splitlines(keepends=True),
+            rubric_yaml(second).splitlines(keepends=True),
+            fromfile=a,
+            tofile=b,
+            n=context,
+        )
+    )

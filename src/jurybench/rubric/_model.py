@@ -103,6 +103,18 @@ class VerdictRule(_Strict):
 
 Messages = list[dict[str, str]]
 
+
+class Demonstration(_Strict):
+    """A subject people judged, shown to the juror before the one it judges, with their answer
+    (``jurybench align`` writes these; a rubric file may hold them too)."""
+
+    prompt: str = ""
+    response: str
+    answer: dict[str, int | float | str] = Field(min_length=1, description="the people's answer, per dimension")
+
+
+DEMONSTRATION_TEXT = 2000  # characters of a demonstration's prompt and response shown (the rest cut, marked)
+
 # What a kind does with code in the modules built on this one (rendering its template, reading
 # a gold label): they register it here when ``jurybench.rubric`` is imported, so this file
 # imports none of them. Keyed by (kind, what): ("pointwise", "render"), ("classification", "gold").
@@ -185,6 +197,10 @@ class _RubricBase(_Strict, KindTraits):
         description="use the default language's template for items in a language with none",
     )
     templates: dict[str, Template]
+    demonstrations: list[Demonstration] = Field(
+        default_factory=list,
+        description="subjects people judged, shown with their answers before the subject to judge",
+    )
 
     placeholder_fields: ClassVar[frozenset[str]] = POINTWISE_FIELDS
 
@@ -250,8 +266,31 @@ class _RubricBase(_Strict, KindTraits):
         kind: str = getattr(self, "kind")  # noqa: B009 (every concrete kind declares it; the base does not)
         if (kind, "render") not in _BEHAVIOUR:
             kind = PAIR_RENDER if self.pairwise else ITEM_RENDER
-        rendered: tuple[Messages, str | None] = _kind_behaviour(kind, "render")(self, subject, order, call_key)
-        return rendered
+        messages, shown = _kind_behaviour(kind, "render")(self, subject, order, call_key)
+        if self.demonstrations:
+            messages = self._with_demonstrations(messages)
+        return messages, shown
+
+    def _with_demonstrations(self, messages: Messages) -> Messages:
+        """The messages with the demonstrations before the subject, in the last user message."""
+
+        def cut(text: str) -> str:
+            return text if len(text) <= DEMONSTRATION_TEXT else text[:DEMONSTRATION_TEXT] + " [...]"
+
+        n = len(self.demonstrations)
+        parts = ["People judged the examples below; their answers show how the scale is meant to be used."]
+        for i, demo in enumerate(self.demonstrations, start=1):
+            shown = [f"### Example {i} of {n} (judged by people)"]
+            if demo.prompt:
+                shown.append(f"Prompt:\n{cut(demo.prompt)}")
+            shown.append(f"Response:\n{cut(demo.response)}")
+            shown.append("Their answer: " + json.dumps(demo.answer, ensure_ascii=False, sort_keys=True))
+            parts.append("\n".join(shown))
+        parts.append("### Now the one to judge")
+        last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        out = [dict(m) for m in messages]
+        out[last]["content"] = "\n\n".join(parts) + "\n\n" + out[last]["content"]
+        return out
 
     # -- what a kind decides about its prompt and its JSON answer (defaults: integer scores on
     # -- each dimension's scale, one JSON key per dimension) --------------------------------------
@@ -386,7 +425,10 @@ class _RubricBase(_Strict, KindTraits):
     @cached_property
     def content_hash(self) -> str:
         """sha256 over the canonical JSON of the validated rubric (computed once; rubrics are frozen)."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        body = self.model_dump(mode="json")
+        if not body.get("demonstrations"):  # a rubric without any hashes as it did before they existed
+            body.pop("demonstrations", None)
+        canonical = json.dumps(body, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:

@@ -29,6 +29,7 @@ from jurybench.store._imports import (
     write_items,
     write_pairs,
 )
+from jurybench.store._label_uses import refuse_all_used, used_labels
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
 from jurybench.store._read import Row, as_float, is_blank, plain_number, read_rows, require_columns, text_field
@@ -79,6 +80,7 @@ __all__ = [
     "read_only_transaction",
     "read_rows",
     "reading",
+    "refuse_all_used",
     "registered",
     "release_request",
     "require_columns",
@@ -94,6 +96,7 @@ __all__ = [
     "to_json",
     "to_parquet",
     "transaction",
+    "used_labels",
     "write_items",
     "write_pairs",
     "writing",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from jurybench.validity._claims import Claim
 
-AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests", "bias", "drift")
+AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests", "bias", "drift", "align")
 
 __all__ = ["Claim", "run"]
 
@@ -21,7 +21,7 @@ __all__ = ["Claim", "run"]
 def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
     """The claims of the chosen areas, measured."""
     from jurybench.errors import JurybenchError
-    from jurybench.validity import _bias, _calibration, _drift, _gap, _ppi, _selection, _sequential, _tests
+    from jurybench.validity import _align, _bias, _calibration, _drift, _gap, _ppi, _selection, _sequential, _tests
 
     modules = {
         "sequential": _sequential,
@@ -32,6 +32,7 @@ def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
         "tests": _tests,
         "bias": _bias,
         "drift": _drift,
+        "align": _align,
     }
     unknown = [a for a in areas if a not in modules]
     if unknown:

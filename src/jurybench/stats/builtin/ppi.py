@@ -124,6 +124,7 @@ def ppi(
     if paired and not cluster:
         raise JurybenchError("--paired needs the unit that pairs the slices.", hint="Pass --cluster prompt.")
     labels = _labels(con, rubric, drawn, dims)
+    _refuse_used_labels(con, run, sample, drawn, dims)
     slices = _slices(con, rubric, by, [s for s, _, _ in scores]) if by else {}
     names = sorted(set(slices.values())) if by else [""]
     level = alpha / len(names)  # Bonferroni over the slices: every interval holds at once
@@ -354,6 +355,23 @@ def _check_scale(rubric: AnyRubric, dim: str, labels: dict[tuple[str, str], tupl
             f"{len(outside)} human label(s) of {dim!r} lie outside the run's scale {scale[0]}..{scale[1]} (first: "
             f"subject {outside[0][0]}, a label of {outside[0][1]:g}): labels recorded on another rubric's scale.",
             hint="Keep one scale per criterion name: delete those labels, or import them under another criterion name.",
+        )
+
+
+def _refuse_used_labels(con: Connection, run: str, sample: str, drawn: dict[str, float], dims: list[str]) -> None:
+    """A sample whose labels aligned the run's rubric (jurybench align) would measure the aligned
+    juror on the labels that made it: refused, in one line."""
+    from jurybench.errors import JurybenchError
+    from jurybench.store import used_labels
+
+    uses = used_labels(con, run)
+    clash = sorted({s for s in drawn for d in dims if uses.used(s, d)})
+    if clash:
+        raise JurybenchError(
+            f"{len(clash)} of the {len(drawn)} subjects of sample {sample!r} (first: {clash[0]}) have labels that "
+            f"aligned the rubric run '{run}' was judged with (alignment {', '.join(uses.alignments)}); an estimate "
+            "on them would count them twice.",
+            hint="Draw a new sample (jurybench annotations sample) of subjects the alignment did not use, and label it.",
         )
 
 

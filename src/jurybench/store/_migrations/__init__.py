@@ -29,6 +29,7 @@ from jurybench.store._migrations.m014_label_blindness import m014_label_blindnes
 from jurybench.store._migrations.m015_label_samples import m015_label_samples
 from jurybench.store._migrations.m016_saw_jury_by_cookie import m016_saw_jury_by_cookie
 from jurybench.store._migrations.m017_anchor_sets import m017_anchor_sets
+from jurybench.store._migrations.m018_alignments import m018_alignments
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -48,6 +49,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m015_label_samples", m015_label_samples),
     ("m016_saw_jury_by_cookie", m016_saw_jury_by_cookie),
     ("m017_anchor_sets", m017_anchor_sets),
+    ("m018_alignments", m018_alignments),
 ]
 
 
