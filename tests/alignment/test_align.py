@@ -414,3 +414,27 @@ steps:
     done = run_cli("study", "run", str(tmp_path / "study.yaml"), "--db", str(tmp_path / "s.duckdb"))
     assert done.exit_code == 0, done.stdout + done.stderr
     assert "jurybench align --run base --juror sim/lenient" in done.stdout and "kept demos-4" in done.stdout
+
+
+def test_align_over_http_is_a_job_whose_figures_are_served(tmp_path: Path) -> None:
+    from tests.service.conftest import make_client, wait_for
+
+    db, run = _store(tmp_path, "sim/lenient,leniency=1.5,teachable=1,noise=0.4")
+    body = {"run": run, "juror": "sim/lenient", "criterion": "coherence", "demos": "4"}
+    with make_client(db) as client:
+        plan = client.post("/v1/align/plan", json=body)
+        assert plan.status_code == 200, plan.text
+        assert plan.json()["status"] == "planned" and plan.json()["variants"][0]["calls"] == 60
+        secret = client.post("/v1/align", json={**body, "juror": "openai/gpt-4o-mini,api_key=sk-secret-1"})
+        assert 400 <= secret.status_code < 500 and "credential" in secret.text and "sk-secret-1" not in secret.text
+        submitted = client.post("/v1/align", json=body)
+        assert submitted.status_code == 202, submitted.text
+        job = wait_for(client, submitted.json()["job_id"])
+        assert job["status"] == "finished", job
+        note = job["notes"][0]
+        assert "kept demos-4: story-quality@2.a1" in note
+        alignment = re.search(r"alignment (\w+):", note).group(1)  # type: ignore[union-attr]
+        figures = client.get(f"/v1/alignments/{alignment}").json()
+        assert figures["chosen"] == "demos-4" and figures["labels_used"] == 60
+        assert figures["variants"][0]["gain"]["low"] > 0
+        assert client.get("/v1/alignments/nosuch").status_code == 404

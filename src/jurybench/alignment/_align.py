@@ -123,7 +123,7 @@ class Alignment:
     chosen: str | None = None
     aligned: AnyRubric | None = None
     cost: float | None = 0.0
-    status: str = "finished"  # finished, planned, stopped_budget
+    status: str = "finished"  # finished, planned, stopped_budget, interrupted
     notes: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)  # the labelled subjects whose labels made the kept version
 
@@ -289,11 +289,23 @@ def align(
         return with_description(data.rubric, data.criterion, description, v), cost, None
 
     spent: float | None = 0.0
+
+    def _affordable(training: list[Labelled]) -> bool:
+        """Whether the optimizer's call, at its planned price, fits in what the budget has left."""
+        if max_cost is None or spent is None:
+            return True
+        planned = price_rewrite(guidance_request(data.rubric, data.criterion, training, seed)) if price_rewrite else 0.0
+        so_far = spent + sum(v.cost or 0.0 for v in result.variants if v.name == "guidance")
+        return so_far + (planned or 0.0) <= max_cost
+
     for variant in result.variants:
         scores = np.full(len(subjects), np.nan)
         for f, members in enumerate(fold_members):
             test_ids = [subjects[i].subject_id for i in members]
             training = [s for i, s in enumerate(subjects) if i not in set(members)]
+            if variant.name == "guidance" and not planning and not _affordable(training):
+                result.status = "stopped_budget"
+                break
             rubric, optimizer_cost, note = build(variant.name, training, f"f{f + 1}")
             variant.cost = _spend(variant.cost, optimizer_cost)
             if note:
@@ -314,12 +326,14 @@ def align(
             for i in members:
                 value = judged.answers.get(subjects[i].subject_id)
                 scores[i] = np.nan if value is None else value
-            if judged.status == "stopped_budget":
-                result.status = "stopped_budget"
+            if judged.status in ("stopped_budget", "interrupted"):
+                result.status = judged.status
                 break
         spent = _spend(spent, variant.cost)
-        if result.status == "stopped_budget" or planning:
+        if planning:
             continue
+        if result.status != "finished":
+            break
         both = answered & ~np.isnan(scores)
         variant.n = int(both.sum())
         variant.n_unanswered = int(np.isnan(scores).sum())
@@ -334,6 +348,9 @@ def align(
     result.cost = spent
     if planning:
         result.status = "planned"
+        return result
+    if result.status == "interrupted":
+        result.notes.append("interrupted before every variant was judged: nothing is kept (run it again to go on)")
         return result
     if result.status == "stopped_budget":
         result.notes.append(

@@ -3,8 +3,9 @@ line, a study step and ``POST /v1/align`` derive from these parameters (jurybenc
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
@@ -59,6 +60,12 @@ AlignMaxCost = Annotated[
 AlignPlan = Annotated[bool, param("Count each variant's calls and price them; call and change nothing.", flag=True)]
 AlignConcurrency = Annotated[int, param("Parallel requests.", http={"ge": 1, "le": 64})]
 AlignProgress = Annotated[bool, param("Show the progress bars.", faces="cli python", switch=True, cli_default=True)]
+AlignHooks = Annotated[
+    "dict[str, Any] | None",
+    param(
+        "The engine's hooks (EngineHooks fields) of a program embedding the alignment (the service).", faces="python"
+    ),
+]
 
 
 @user_facing
@@ -78,6 +85,7 @@ def align(
     plan: AlignPlan = False,
     concurrency: AlignConcurrency = 8,
     progress: AlignProgress = False,
+    hooks: AlignHooks = None,
 ) -> Alignment:
     """Propose rubric variants for one juror of ``run`` (``demos``: that many labelled subjects
     shown with the humans' answer; ``optimizer``: the criterion's description rewritten by that
@@ -111,7 +119,7 @@ def align(
         data = alignment_data(con, run, juror, criterion, labels)
         key = alignment_key(data, grid, folds, seed, optimizer_spec.key if optimizer_spec else None)
         version = aligned_version(con, data, key)
-    calls = _Calls(store, data.juror, data.criterion, concurrency=concurrency, progress=progress)
+    calls = _Calls(store, data.juror, data.criterion, concurrency=concurrency, progress=progress, hooks=hooks or {})
     result = run_alignment(
         data,
         judge=calls.judge,
@@ -128,7 +136,8 @@ def align(
         version=version,
     )
     if not plan:
-        with writing(store) as con:
+        lock = (hooks or {}).get("store_lock")  # a server's writes go one at a time
+        with lock if lock is not None else contextlib.nullcontext(), writing(store) as con:
             record_alignment(con, data, result)
     return result
 
@@ -164,17 +173,28 @@ def _rewrite_price(spec: JurorSpec) -> Callable[[list[dict[str, str]]], float | 
 class _Calls:
     """The engine and the optimizer as the alignment asks for them."""
 
-    def __init__(self, store: StoreLike, juror: JurorSpec, criterion: str, *, concurrency: int, progress: bool) -> None:
+    def __init__(
+        self,
+        store: StoreLike,
+        juror: JurorSpec,
+        criterion: str,
+        *,
+        concurrency: int,
+        progress: bool,
+        hooks: dict[str, Any],
+    ) -> None:
         from jurybench.jury import Jury
 
         self.store, self.juror, self.criterion = store, juror, criterion
         self.jury = Jury((juror,))
-        self.concurrency, self.progress = concurrency, progress
+        self.concurrency, self.progress, self.hooks = concurrency, progress, hooks
 
     def _options(self, *, plan: bool, max_cost: float | None) -> EngineOptions:
         from jurybench.api._run import engine_options
 
-        return engine_options(concurrency=self.concurrency, plan=plan, max_cost=max_cost, progress=self.progress)
+        return engine_options(
+            concurrency=self.concurrency, plan=plan, max_cost=max_cost, progress=self.progress, **self.hooks
+        )
 
     def judge(self, rubric: AnyRubric, ids: list[str], name: str, budget: float | None) -> Judged:
         from jurybench.alignment import Judged

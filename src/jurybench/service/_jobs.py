@@ -253,6 +253,48 @@ class JobManager:
         defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
         return [(*row, *defaults[5:]) for row in rows]
 
+    def submit_alignment(self, request: dict[str, object]) -> dict[str, object]:
+        """Queue an alignment (``jurybench align``) as a job of its own kind."""
+        job_id = uuid.uuid4().hex[:16]
+        stored = json.dumps(strip_secrets({"kind": "align", **request}))
+        with self.store.writing() as cur:
+            cur.execute(
+                "INSERT INTO jobs (job_id, status, run_id, request, created_at) VALUES (?, 'queued', ?, ?, ?)",
+                [job_id, f"align-job-{job_id}", stored, _now()],
+            )
+            row = cur.execute(f"SELECT {self.COLUMNS} FROM jobs WHERE job_id = ?", [job_id]).fetchall()[0]
+        return self.enqueue(tuple(row), [])
+
+    def _run_alignment(self, job_id: str, request: dict[str, Any], live: Live) -> None:
+        """An alignment job: ``jurybench.align`` with the engine's hooks, its verdict in the notes."""
+        from jurybench.api import align
+
+        with self.store.writing() as cur:
+            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
+            self._reload(cur, job_id)
+        arguments = {k: v for k, v in request.items() if k != "kind"}
+        hooks: dict[str, object] = {"on_call": live.on_call, "on_plan": live.on_plan, "stop": live.stop.is_set}
+        hooks["store_lock"] = self.store.write_lock
+        try:
+            with self.store.cursor() as cur:
+                result = align(cur, **arguments, hooks=hooks)
+        except JurybenchError as exc:
+            self._finish(job_id, "failed", str(exc), live)
+            return
+        if result.status == "interrupted":
+            if live.cancel:
+                self._finish(job_id, "cancelled", None, live)
+            else:  # the server is stopping: run again on the next start (answers given are reused)
+                with self.store.writing() as cur:
+                    cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
+                    self._reload(cur, job_id)
+            return
+        notes = [f"alignment {result.alignment_id}: {result.verdict}", *result.notes]
+        error = None
+        if result.status == "stopped_budget":
+            error = "budget reached before every variant was judged: nothing was kept"
+        self._finish(job_id, result.status, error, live, notes=notes)
+
     def enqueue(self, row: tuple[Any, ...], secrets: list[dict[str, Any] | None]) -> dict[str, object]:
         """Queue a committed job (its row from :meth:`insert_many`) and return it as the API shows it."""
         job_id = str(row[0])
@@ -382,6 +424,9 @@ class JobManager:
             return
         live = self.live.setdefault(job_id, Live())
         request, run_id = json.loads(row[0][1]), row[0][2]
+        if request.get("kind") == "align":
+            self._run_alignment(job_id, request, live)
+            return
         try:
             rubric, jury, where, ids = build_job(request, self.secrets.get(job_id), self.calibration_dir)
         except JurybenchError as exc:

@@ -197,10 +197,16 @@ if TYPE_CHECKING:
     AnchorsIn = _Body
     PreferenceReportIn = _Body
     ClassificationAnswersIn = _Body
+    AlignIn = _Body
 else:
     from jurybench import api
 
     JobIn = _job_body()
+    AlignIn = declared_body(
+        "AlignIn",
+        api.align,
+        "As 'jurybench align': queued as a job; the figures are at GET /v1/alignments/{alignment_id} when it ends.",
+    )
     CalibrationIn = declared_body(
         "CalibrationIn",
         api.calibrate,

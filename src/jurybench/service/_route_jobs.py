@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, NotFound
 from jurybench.service import _requests as rq
 from jurybench.service._jobs import JobManager, JobWrite
 from jurybench.service._state import ConfigDep, GroupDep, Id, JobsDep, Limit, Offset, ServiceConfig, StoreDep
@@ -146,3 +146,66 @@ async def get_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
 def cancel_job(job_id: Id, jobs: JobsDep) -> dict[str, object]:
     """Cancel a queued or running job (answers stored so far stay)."""
     return jobs.cancel(job_id)
+
+
+@router.post("/v1/align", status_code=202)
+def submit_alignment(body: rq.AlignIn, jobs: JobsDep, store: StoreDep) -> dict[str, object]:
+    """Align one juror of a run to the human labels (as 'jurybench align'), as a job: poll GET
+    /v1/jobs/{job_id}; when it ends, its notes name the alignment, whose figures GET
+    /v1/alignments/{alignment_id} returns. Jurors' keys come from the server's environment (a
+    juror string with a credential is refused: it would be stored with the job)."""
+    from jurybench.jurors import parse_juror, secret_options
+
+    request = body.model_dump()
+    for field in ("juror", "optimizer"):
+        text = request.get(field)
+        if text and "," in str(text) and secret_options(parse_juror(str(text))):
+            raise JurybenchError(
+                f"{field}: the juror string carries a credential, which would be stored with the job.",
+                hint="Give the provider's key in the server's environment, and the juror without it.",
+            )
+    request["plan"] = False  # a plan is no job: POST /v1/align/plan answers at once
+    return jobs.submit_alignment(request)
+
+
+@router.post("/v1/align/plan")
+def plan_alignment(body: rq.AlignIn, store: StoreDep) -> dict[str, object]:
+    """Each variant's calls and their price (as 'jurybench align --plan'); nothing is called."""
+    from jurybench import api
+
+    with store.cursor() as cur:
+        return api.align(cur, **{**body.model_dump(), "plan": True}).as_dict()
+
+
+@router.get("/v1/alignments/{alignment_id}")
+def get_alignment(alignment_id: Id, store: StoreDep) -> dict[str, object]:
+    """An alignment's figures as stored: every variant's held-out error and gain with
+    intervals, p-values and Holm levels, what was kept, and the labels it used."""
+    import json
+
+    with store.reading() as cur:
+        rows = cur.execute(
+            "SELECT a.run_id, a.juror, a.criterion, a.alpha, a.folds, a.n_labelled, a.n_groups, a.chosen, a.variants, "
+            "a.cost_usd, r.name, r.version, a.aligned_hash, (SELECT count(*) FROM label_uses u WHERE u.alignment_id = "
+            "a.alignment_id) FROM alignments a LEFT JOIN rubrics r ON r.rubric_hash = a.aligned_hash "
+            "WHERE a.alignment_id = ?",
+            [alignment_id],
+        ).fetchall()
+    if not rows:
+        raise NotFound(f"no alignment {alignment_id!r}.", hint="POST /v1/align makes one.")
+    run, juror, criterion, alpha, folds, n, groups, chosen, variants, cost, name, version, aligned, used = rows[0]
+    return {
+        "alignment_id": alignment_id,
+        "run_id": run,
+        "juror": juror,
+        "criterion": criterion,
+        "alpha": alpha,
+        "folds": folds,
+        "n_labelled": n,
+        "n_groups": groups,
+        "chosen": chosen,
+        "aligned_rubric": None if aligned is None else {"name": name, "version": version, "hash": aligned},
+        "labels_used": used,
+        "cost_usd": cost,
+        **json.loads(variants),
+    }
