@@ -488,3 +488,43 @@ def test_what_the_judge_leans_on_and_whether_it_moved(page: Any, tmp_path: Path)
             _shot(page, tmp_path, "compare-drift")
         finally:
             page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def test_an_alignment_shows_its_variants_side_by_side(page: Any, tmp_path: Path) -> None:
+    """Issue 54, item 4: the alignments list, and an alignment's page with each variant's held-out
+    error and gain with their intervals, the kept one marked, and what it changed as a diff."""
+    from tests.alignment.test_align import _store
+    from tests.conftest import run_cli
+
+    db, run = _store(tmp_path, "sim/lenient,leniency=1.5,teachable=1,noise=0.4")
+    done = run_cli(
+        "align",
+        "--db",
+        str(db),
+        "--run",
+        run,
+        "--juror",
+        "sim/lenient",
+        "--criterion",
+        "coherence",
+        "--demos",
+        "2,4",
+        "--no-progress",
+    )
+    assert done.exit_code == 0, done.stderr
+    with serving(db) as url:
+        page.set_viewport_size({"width": 1280, "height": 900})
+        try:
+            page.goto(url + "alignments")
+            page.locator("#alignments a.mono").first.click()
+            assert "Kept demos-4" in page.locator("#verdict").inner_text()
+            rows = page.locator("#variants tbody tr").all_inner_texts()
+            assert [r.split("\t")[0] for r in rows] == ["original", "demos-2", "demos-4"]
+            assert rows[2].rstrip().endswith("yes") and rows[1].rstrip().endswith("no")
+            diff = page.locator("details[open] pre.diff").inner_text()
+            assert "+demonstrations:" in diff and "+version: 2.a1" in diff
+            assert page.locator("#variants .ci-range").count() == 3
+            assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+            _shot(page, tmp_path, "alignment")
+        finally:
+            page.set_viewport_size({"width": 1400, "height": 1000})

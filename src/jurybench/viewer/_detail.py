@@ -292,3 +292,62 @@ def calibration(con: Connection, calibration_id: str) -> dict[str, object]:
         "criteria": criteria,
         "rubric": (body.get("rubric") or {}).get("name"),
     }
+
+
+def alignments(con: Connection) -> list[dict[str, object]]:
+    """Every alignment, newest first: its run, juror, criterion, and what it kept."""
+    return _query(
+        con,
+        "SELECT a.alignment_id, a.run_id, a.juror, a.criterion, a.chosen, a.n_labelled, a.n_groups, a.created_at, "
+        "o.name AS rubric, r.version AS aligned_version FROM alignments a LEFT JOIN rubrics o ON o.rubric_hash = "
+        "a.rubric_hash LEFT JOIN rubrics r ON r.rubric_hash = a.aligned_hash ORDER BY a.created_at DESC, a.alignment_id",
+    )
+
+
+def alignment(con: Connection, alignment_id: str) -> dict[str, object]:
+    """An alignment's variants side by side: held-out error and gain with their intervals, the
+    test, what was kept, and each variant's rubric against the original as a diff (the kept
+    version's, else the first fold's)."""
+    from jurybench.rubric import diff_rubrics, rubric_from_data
+
+    rows = _query(
+        con,
+        "SELECT a.*, o.name AS rubric, o.version AS original_version, r.version AS aligned_version, "
+        "(SELECT count(*) FROM label_uses u WHERE u.alignment_id = a.alignment_id) AS labels_used "
+        "FROM alignments a LEFT JOIN rubrics o ON o.rubric_hash = a.rubric_hash "
+        "LEFT JOIN rubrics r ON r.rubric_hash = a.aligned_hash WHERE a.alignment_id = ?",
+        [alignment_id],
+    )
+    if not rows:
+        raise NotFound(f"no alignment '{alignment_id}'.")
+    row = rows[0]
+    figures = _json(row.pop("variants")) or {}
+    bodies = {
+        h: rubric_from_data(json.loads(b))
+        for h, b in con.execute(
+            "SELECT rubric_hash, body FROM rubrics WHERE rubric_hash IN (SELECT unnest(?::VARCHAR[]))",
+            [
+                [
+                    row["rubric_hash"],
+                    row["aligned_hash"],
+                    *[h for v in figures.get("variants", []) for h in v["fold_rubrics"][:1]],
+                ]
+            ],
+        ).fetchall()
+    }
+    original = bodies.get(str(row["rubric_hash"]))
+    variants = []
+    for v in figures.get("variants", []):
+        shown = row["aligned_hash"] if v["kept"] else (v["fold_rubrics"] or [None])[0]
+        other = bodies.get(str(shown)) if shown else None
+        diff = diff_rubrics(original, other) if original is not None and other is not None else ""
+        variants.append({**v, "diff": diff.splitlines(), "diff_of": "the kept version" if v["kept"] else "fold 1"})
+    scale = [f for v in [figures.get("original", {}), *variants] for f in (v.get("mae"),) if f]
+    top = max((f["high"] for f in scale), default=1.0) or 1.0
+    return {
+        **row,
+        "original": figures.get("original", {}),
+        "variants": variants,
+        "notes": figures.get("notes", []),
+        "top": top,
+    }

@@ -600,6 +600,18 @@ def _other_routes(api: APIRouter, pages: _Pages) -> None:
             "calibration.html", lambda con: {"c": _detail.calibration(con, calibration_id)}, "Calibration"
         )
 
+    @api.get("/alignments", response_class=HTMLResponse)
+    def alignments() -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("The alignments page")
+        return pages.page("alignments.html", lambda con: {"rows": _detail.alignments(con)}, "Alignments")
+
+    @api.get("/alignments/{alignment_id}", response_class=HTMLResponse)
+    def alignment(alignment_id: str) -> HTMLResponse:
+        if pages.annotating.blind:
+            return pages.hidden("An alignment's page")
+        return pages.page("alignment.html", lambda con: {"a": _detail.alignment(con, alignment_id)}, "Alignment")
+
 
 def warm(store: StoreRef, *, runs: int = 20, stop: threading.Event | None = None) -> None:
     """Compute the newest runs' aggregates (figures, juror table, disagreements) ahead of the
