@@ -86,7 +86,8 @@ class Variant:
     n_unanswered: int = 0  # labelled subjects the variant gave no valid answer on
     calls: int = 0
     cost: float | None = 0.0
-    kept: bool = False
+    better: bool = False  # its held-out gain is significant (Holm over the variants)
+    kept: bool = False  # the one kept: the largest held-out gain among those shown better
     holm_level: float | None = None
     notes: list[str] = field(default_factory=list)
     rubrics: list[str] = field(default_factory=list)  # the fold versions' hashes
@@ -98,6 +99,7 @@ class Variant:
             "gain": self.gain.as_dict() if self.gain else None,
             "p": self.p,
             "holm_level": self.holm_level,
+            "better": self.better,
             "kept": self.kept,
             "n": self.n,
             "n_unanswered": self.n_unanswered,
@@ -360,10 +362,8 @@ def align(
         return result
     for variant, (rejected, level) in zip(result.variants, holm([v.p for v in result.variants], alpha), strict=True):
         variant.holm_level = level
-        variant.kept = rejected
-    winners = [v for v in result.variants if v.kept]
-    for v in result.variants:
-        v.kept = False
+        variant.better = rejected
+    winners = [v for v in result.variants if v.better]
     if not winners:
         return result
     best = max(winners, key=lambda v: (v.gain.value if v.gain else 0.0, v.name))

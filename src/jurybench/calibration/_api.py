@@ -101,7 +101,9 @@ def fit_calibration(
         )
     juror_keys = blocks[0].juror_keys
     from jurybench.annotations import label_provenance
+    from jurybench.store import used_labels
 
+    uses = used_labels(con, run_id)  # labels that aligned the run's rubric: left out, and said
     for criterion, result in results.items():  # how many of the labels were made blind to the jury
         result["label_provenance"] = label_provenance(con, run_id, criterion)
     artifact = {
@@ -121,6 +123,8 @@ def fit_calibration(
         "training_data_hash": hashlib.sha256(
             "".join(results[c]["training_data_hash"] for c in sorted(results)).encode()
         ).hexdigest(),
+        # subjects x criteria whose labels aligned the run's rubric (jurybench align): left out
+        "label_uses": uses.note(len(uses.pairs), "subjects' labels of a criterion") if uses else None,
         "criteria": {
             c: {"method": r["winner"], **{k: v for k, v in r["variants"][r["winner"]].items()}, "report": r}
             for c, r in results.items()

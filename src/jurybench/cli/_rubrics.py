@@ -75,10 +75,13 @@ def rubrics_diff(
         str, typer.Argument(help="A rubric: NAME@VERSION or a hash prefix in the store, a name or a file.")
     ],
     second: Annotated[str, typer.Argument(help="The rubric to compare it with, given the same ways.")],
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help="Exit 1 when they differ (as git diff --exit-code).")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """How two rubrics differ, as a unified diff of their validated YAML (e.g. the version
-    'jurybench align' kept against the original); exit 1 when they differ, as diff does."""
+    'jurybench align' kept against the original)."""
     from jurybench.config import db_path
     from jurybench.rubric import diff_rubrics, find_rubric, is_stored_name
 
@@ -100,4 +103,5 @@ def rubrics_diff(
         typer.echo("the same rubric (identical content hash)")
         return
     typer.echo(text, nl=False)
-    raise typer.Exit(1)
+    if exit_code:
+        raise typer.Exit(1)

@@ -627,7 +627,12 @@ def print_alignment(result: Any) -> None:
     echo(
         f"align run {d['run_id']}, juror {d['juror']}, criterion {d['criterion']}: {d['n_labelled']} labelled "
         f"subjects in {d['n_groups']} prompt groups, {d['folds']} folds over the groups"
-        + ("" if planned else f"; one-sided test of the held-out gain at alpha {d['alpha']:g}, Holm over the variants")
+        + (
+            ""
+            if planned
+            else f"; one-sided test of the held-out gain at alpha {d['alpha']:g}, Holm over the variants "
+            "(intervals: two-sided 95 %)"
+        )
     )
 
     def figure(f: dict[str, float] | None) -> str:
@@ -647,13 +652,14 @@ def print_alignment(result: Any) -> None:
             "gain over original",
             "p (one-sided)",
             "Holm level",
+            "better",
             "n",
             "calls",
             "kept",
         ):
             table.add_column(column)
         o = d["original"]
-        table.add_row("original", figure(o["mae"]), "", "", "", str(o["n"]), "0", "")
+        table.add_row("original", figure(o["mae"]), "", "", "", "", str(o["n"]), "0", "")
         for v in d["variants"]:
             p = "-" if v["p"] is None else f"{v['p']:.2g}"
             level = "-" if v["holm_level"] is None else f"{v['holm_level']:.3g}"
@@ -663,6 +669,7 @@ def print_alignment(result: Any) -> None:
                 figure(v["gain"]),
                 p,
                 level,
+                "yes" if v["better"] else "no",
                 str(v["n"]),
                 str(v["calls"]),
                 "yes" if v["kept"] else "no",

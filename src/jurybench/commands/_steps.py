@@ -351,6 +351,8 @@ def calibrate(db: Path | None, *, format: str = "table", **values: object) -> in
         echo(json.dumps(fitted.artifact, indent=2, default=str))
         return 0
     print_calibration(fitted.artifact)
+    if fitted.artifact.get("label_uses"):
+        echo(f"note: {fitted.artifact['label_uses']}")
     echo(f"calibration written to {fitted.path}")
     return 0
 

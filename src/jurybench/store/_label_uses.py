@@ -24,9 +24,9 @@ class UsedLabels:
     def used(self, subject_id: str, criterion: str) -> bool:
         return (subject_id, criterion) in self.pairs
 
-    def note(self, left_out: int) -> str:
+    def note(self, left_out: int, what: str = "labels") -> str:
         return (
-            f"{left_out} labels left out: they aligned the rubric this run was judged with (alignment "
+            f"{left_out} {what} left out: they aligned the rubric this run was judged with (alignment "
             f"{', '.join(self.alignments)}); a figure measured on them would count them twice"
         )
 
