@@ -9,18 +9,11 @@ import ast
 import csv
 from pathlib import Path
 
+from jurybench.datasets.hanna import CRITERIA
 from tests.conftest import DATA, REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "released" / "hanna" / "hanna_llm_stories.csv.gz"
 SCORES = DATA / "hanna" / "hanna_metric_scores_llm.csv"
-CRITERIA = {
-    "RE": "relevance",
-    "CH": "coherence",
-    "EM": "empathy",
-    "SU": "surprise",
-    "EG": "engagement",
-    "CX": "complexity",
-}
 
 
 def stories() -> list[dict[str, str]]:

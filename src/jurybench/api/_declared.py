@@ -138,6 +138,15 @@ Anchors = Annotated[
         http={"max_length": 256},
     ),
 ]
+Limit = Annotated[
+    int | None,
+    param(
+        "A first try: judge N of the chosen subjects, drawn at random (seeded by --limit-seed; a pair is "
+        "one subject, judged in all its orders); a later run without it reuses their answers.",
+        http={"ge": 1, "le": SUBJECTS_PER_REQUEST},
+    ),
+]
+LimitSeed = Annotated[int, param("--limit: the seed of the draw.", http=SEED)]
 Ids = Annotated[list[str] | None, param("The item or pair ids to judge (beside or instead of where).", faces="python")]
 Samples = Annotated[
     int | None,
@@ -201,6 +210,14 @@ Exclusion = Annotated[
     str | None,
     param(
         "response: drop refused responses; prompt: drop a prompt for every model if any refused.", faces="cli python"
+    ),
+]
+PromptLimit = Annotated[
+    int | None,
+    param(
+        "A first try: generate for N of the prompts, drawn at random (seeded by --limit-seed); a later "
+        "run without it reuses their responses.",
+        faces="cli python",
     ),
 ]
 GenerationPlan = Annotated[

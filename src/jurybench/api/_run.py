@@ -193,6 +193,8 @@ def score(
     where: d.Where = None,
     ids: d.Ids = None,
     anchors: d.Anchors = None,
+    limit: d.Limit = None,
+    limit_seed: d.LimitSeed = 0,
     run: d.Run = None,
     samples: d.Samples = None,
     concurrency: d.Concurrency = 16,
@@ -235,6 +237,11 @@ def score(
         if until is not None:
             raise JurybenchError("--anchors and --until do not go together: a sequential run draws its own subjects.")
         ids, where = _with_anchors(store, spec, anchors, where=where, ids=ids), None
+    selection = None
+    if limit is not None:  # a first try: a seeded random N of what --where / ids choose
+        if until is not None:
+            raise JurybenchError("--limit and --until do not go together: a sequential run draws its own subjects.")
+        ids, selection = _first_try(store, spec, limit, limit_seed, where=where, ids=ids)
     jury = jury_of(
         jury, samples=samples, aggregate=aggregate, quorum=quorum, tie=tie, calibration=calibration, scores=scores
     )
@@ -281,9 +288,44 @@ def score(
         return Run(result, store, spec, stopping=stopping)
     with _engine_store(store) as target:
         result = run_score(
-            target, spec, jury, where=where, ids=ids, run_id=run, options=options, after=calibration_finisher(jury)
+            target,
+            spec,
+            jury,
+            where=where,
+            ids=ids,
+            run_id=run,
+            options=options,
+            after=calibration_finisher(jury),
+            selection=selection,
         )
     return Run(result, store, spec)
+
+
+def _first_try(
+    store: StoreLike, rubric: AnyRubric, limit: int, seed: int, *, where: str | None, ids: list[str] | None
+) -> tuple[list[str], str]:
+    """``limit`` of the subjects ``where`` / ``ids`` choose, in the order of a seeded hash of
+    their ids (the same subjects for the same seed, whatever order they were stored in), and
+    what ``runs.selection`` records of the draw."""
+    import hashlib
+
+    from jurybench.api._store import _expect
+    from jurybench.rubric import subject_ids
+    from jurybench.store import reading
+
+    _expect("limit", limit, int)
+    if isinstance(limit, bool) or limit < 1:
+        raise JurybenchError(f"--limit must be a whole number >= 1 (got {limit!r}).")
+    with reading(store) as con:
+        chosen = subject_ids(con, rubric, where, ids)
+    if not chosen:
+        raise JurybenchError(
+            f"no {rubric.subject_table} to judge{f' where {where}' if where else ''}.",
+            hint=f"Import {rubric.subject_table} first, or change --where.",
+        )
+    drawn = sorted(chosen, key=lambda s: hashlib.sha256(f"{seed}\x1f{s}".encode()).hexdigest())[:limit]
+    said = f"{where or 'every subject'}; a first try: {len(drawn)} of {len(chosen)} drawn at random (--limit-seed {seed})"
+    return sorted(drawn), said
 
 
 def _stored_or(store: StoreLike, rubric: object) -> AnyRubric:
@@ -355,6 +397,8 @@ def generate(
     models: d.Models = None,
     samples: d.Responses = None,
     exclusion: d.Exclusion = None,
+    limit: d.PromptLimit = None,
+    limit_seed: d.LimitSeed = 0,
     run: d.Run = None,
     concurrency: d.Concurrency = 16,
     retries: d.Retries = 4,
@@ -399,6 +443,18 @@ def generate(
         prompts = (source.parent if source else Path.cwd()) / gen_spec.prompts
     given = rows_of(prompts, "prompt")
     prompt_list = load_prompts(Path(given)) if isinstance(given, str | Path) else prompts_from_rows(*given)
+    if limit is not None:  # a first try: a seeded random N of the prompts, in their order
+        import hashlib
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise JurybenchError(f"--limit must be a whole number >= 1 (got {limit!r}).")
+        keep = set(
+            sorted(
+                (p.prompt_id for p in prompt_list),
+                key=lambda i: hashlib.sha256(f"{limit_seed}\x1f{i}".encode()).hexdigest(),
+            )[:limit]
+        )
+        prompt_list = [p for p in prompt_list if p.prompt_id in keep]
     if options is None:
         options = engine_options(
             concurrency=concurrency,

@@ -38,6 +38,14 @@ def study_run(
             help="Add these jurors to every score step's (repeatable): a real judge beside simulated ones.",
         ),
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            "--limit",
+            min=1,
+            help="A first try: every score step judges this many of its subjects, drawn at random.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Run a study's steps in order against one store, printing each as the command it is."""
@@ -46,7 +54,13 @@ def study_run(
 
     store = db_path(db)
     code = run_study(
-        file, out or store.parent / f"{file.stem}-out", store, echo=typer.echo, jurors=juror, add_jurors=add_juror
+        file,
+        out or store.parent / f"{file.stem}-out",
+        store,
+        echo=typer.echo,
+        jurors=juror,
+        add_jurors=add_juror,
+        limit=limit,
     )
     if code:
         raise typer.Exit(code)

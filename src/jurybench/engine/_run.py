@@ -131,6 +131,7 @@ def score(
     options: EngineOptions | None = None,
     ids: list[str] | None = None,
     after: Callable[[Any, str], None] | None = None,
+    selection: str | None = None,
 ) -> RunResult:
     """Judge every selected subject with every juror; returns what was done.
 
@@ -142,7 +143,8 @@ def score(
     aggregation, quorum) or a plain list of jurors (the default rule for the rubric). ``ids``
     limits the subjects to these item (pointwise) or pair (pairwise) ids, with ``where`` or not.
     ``after(con, run_id)`` runs in the run's last transaction when it was not interrupted (a
-    calibrated jury's scores: :func:`jurybench.calibration.calibration_finisher`).
+    calibrated jury's scores: :func:`jurybench.calibration.calibration_finisher`). ``selection``:
+    what ``runs.selection`` records of how the subjects were chosen (default: ``where``).
     """
     options = options or EngineOptions()
     # before anything is opened or written
@@ -209,7 +211,7 @@ def score(
         jury,
         plan,
         finish if after else None,
-        where=where,
+        where=selection if selection is not None else where,  # what runs.selection records
         run_id=run_id,
         options=options,
         design=design,
@@ -223,7 +225,7 @@ def run_tasks(
     plan: Callable[[Any], Planned],
     finish: Callable[[Any, RunResult], None] | None,
     *,
-    where: str | None = None,
+    where: str | None = None,  # recorded as runs.selection (the subjects come from ``plan``)
     run_id: str | None = None,
     options: EngineOptions | None = None,
     design: RunDesign | None = None,

@@ -282,12 +282,7 @@ class JobManager:
             self._finish(job_id, "failed", str(exc), live)
             return
         if result.status == "interrupted":
-            if live.cancel:
-                self._finish(job_id, "cancelled", None, live)
-            else:  # the server is stopping: run again on the next start (answers given are reused)
-                with self.store.writing() as cur:
-                    cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
-                    self._reload(cur, job_id)
+            self._interrupted(job_id, live)
             return
         notes = [f"alignment {result.alignment_id}: {result.verdict}", *result.notes]
         error = None
@@ -454,12 +449,7 @@ class JobManager:
             self._finish(job_id, "failed", str(exc), live)
             return
         if result.status == "interrupted":
-            if live.cancel:
-                self._finish(job_id, "cancelled", None, live)
-            else:  # the server is stopping: run again on the next start
-                with self.store.writing() as cur:
-                    cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
-                    self._reload(cur, job_id)
+            self._interrupted(job_id, live)
             return
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
@@ -481,6 +471,16 @@ class JobManager:
                 "subjects (runs.stopping has every look)"
             )
         self._finish(job_id, result.status, error, live, notes=notes)
+
+    def _interrupted(self, job_id: str, live: Live) -> None:
+        """A job stopped between calls: cancelled, or (the server stopping) queued to run again on
+        the next start, reusing the answers it was given."""
+        if live.cancel:
+            self._finish(job_id, "cancelled", None, live)
+            return
+        with self.store.writing() as cur:
+            cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
+            self._reload(cur, job_id)
 
     def _finish(
         self, job_id: str, status: str, error: str | None, live: Live | None, notes: Sequence[str] | None = None

@@ -81,11 +81,18 @@ def _option(key: str, value: object, where: str) -> list[str]:
 
 
 def load_steps(
-    path: Path, out: Path, db: Path, *, jurors: list[str] | None = None, add_jurors: list[str] | None = None
+    path: Path,
+    out: Path,
+    db: Path,
+    *,
+    jurors: list[str] | None = None,
+    add_jurors: list[str] | None = None,
+    limit: int | None = None,
 ) -> tuple[str, list[Step]]:
     """The study's name and its steps as command lines, with placeholders filled in and --db added.
     ``jurors`` replace every score step's jurors (the models to audit instead of the simulated
-    ones); ``add_jurors`` join them (a real judge beside simulated jurors)."""
+    ones); ``add_jurors`` join them (a real judge beside simulated jurors); ``limit``: every
+    score step judges that many of its subjects, drawn at random (a first try)."""
     from jurybench.rubric import read_yaml
 
     if not path.is_file():
@@ -129,6 +136,8 @@ def load_steps(
             present = given.get("juror") or []
             present = [str(j) for j in (present if isinstance(present, list) else [present])]
             given["juror"] = list(jurors) if jurors else [*present, *(add_jurors or [])]
+        if command == "score" and limit is not None and "until" not in given:
+            given["limit"] = limit
         positional = given.pop("_", [])
         positional = [str(p) for p in (positional if isinstance(positional, list) else [positional])]
         args = list(positional)
@@ -270,11 +279,12 @@ def run_study(
     echo: Callable[[str], object] = print,
     jurors: list[str] | None = None,
     add_jurors: list[str] | None = None,
+    limit: int | None = None,
 ) -> int:
     """Check every step, then run them in order, each as the library call its command makes;
-    stops at the first failing step and returns its exit code. ``jurors`` / ``add_jurors``:
-    as in :func:`load_steps`."""
-    name, steps = load_steps(path, out, db, jurors=jurors, add_jurors=add_jurors)
+    stops at the first failing step and returns its exit code. ``jurors`` / ``add_jurors`` /
+    ``limit``: as in :func:`load_steps`."""
+    name, steps = load_steps(path, out, db, jurors=jurors, add_jurors=add_jurors, limit=limit)
     checked = check_steps(steps)
     out.mkdir(parents=True, exist_ok=True)
     echo(f"== study {name}: {len(steps)} steps, store {db}, output {out}")
