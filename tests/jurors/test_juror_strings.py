@@ -141,3 +141,23 @@ def test_key_like_query_parameters_of_api_base_reach_the_server(tmp_path: Path) 
 
     with jb.open(db_path, read_only=True) as store:  # nothing half-written
         assert store.sql("SELECT count(*) AS n FROM runs WHERE run_id = 'v'")["n"][0] == 0
+
+
+def test_every_missing_api_key_is_named_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 56: a jury of two providers without keys was refused one key at a time (fix one,
+    run again, meet the next). Now one line names both jurors and both variables; a single
+    missing key keeps its own line; a plan needs none."""
+    from jurybench.errors import JurybenchError
+    from jurybench.jurors import check_jurors, parse_juror
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    jury = [parse_juror("openai/gpt-4o-mini"), parse_juror("anthropic/claude-3-5-haiku-20241022"), parse_juror("sim/x")]
+    with pytest.raises(JurybenchError) as both:
+        check_jurors(jury)
+    assert str(both.value).startswith("no API key for 2 jurors: 'openai/gpt-4o-mini' (openai), 'anthropic/")
+    assert both.value.hint is not None and "ANTHROPIC_API_KEY, OPENAI_API_KEY" in both.value.hint
+    with pytest.raises(JurybenchError, match="juror 'openai/gpt-4o-mini': no API key for openai"):
+        check_jurors(jury[:1] + jury[2:])
+    check_jurors(jury, need_keys=False)
+    check_jurors([parse_juror("openai/gpt-4o-mini,api_key=sk-x"), jury[2]])

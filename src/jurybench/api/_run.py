@@ -324,7 +324,9 @@ def _first_try(
             hint=f"Import {rubric.subject_table} first, or change --where.",
         )
     drawn = sorted(chosen, key=lambda s: hashlib.sha256(f"{seed}\x1f{s}".encode()).hexdigest())[:limit]
-    said = f"{where or 'every subject'}; a first try: {len(drawn)} of {len(chosen)} drawn at random (--limit-seed {seed})"
+    said = (
+        f"{where or 'every subject'}; a first try: {len(drawn)} of {len(chosen)} drawn at random (--limit-seed {seed})"
+    )
     return sorted(drawn), said
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError
-from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, check_juror
+from jurybench.jurors import REQUEST_FORMATS, STRUCTURED_MODES, JurorSpec, check_jurors
 from jurybench.rubric import (
     AnyRubric,
     PreferenceRubric,
@@ -169,8 +169,8 @@ def validate_jurors(rubric: AnyRubric, jurors: list[JurorSpec], *, need_keys: bo
     """Each juror's parameters against the rubric and its provider (an empty jury is Jury.resolved's
     to refuse); API keys only when calls will be made (a plan needs none)."""
     keys = Counter(j.key for j in jurors)
+    check_jurors(jurors, need_keys=need_keys)  # the missing API keys of the whole jury at once
     for juror in jurors:
-        check_juror(juror, need_key=need_keys)
         if keys[juror.key] > 1:
             raise JurybenchError(
                 f"juror '{juror.display_name}' is listed twice with the same parameters.",

@@ -30,7 +30,7 @@ from jurybench.jurors._kind_litellm import (
 )
 from jurybench.jurors._kinds import ENTRY_POINT_GROUP, JurorKind
 from jurybench.jurors._lookup import is_offline, kind_of, kinds, register_kind, unregister_kind
-from jurybench.jurors._make import check_juror, make_backend
+from jurybench.jurors._make import check_juror, check_jurors, make_backend
 from jurybench.jurors._own_pace import JurorPace
 from jurybench.jurors._price_map import Price, is_local, priced
 from jurybench.jurors._prices import batch_price, count_tokens, output_limit, price_of, usd
@@ -73,6 +73,7 @@ __all__ = [
     "batch_price",
     "check_batch_juror",
     "check_juror",
+    "check_jurors",
     "count_tokens",
     "estimate_tokens",
     "is_local",

@@ -102,17 +102,47 @@ def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
             continue
         if key not in provider_params:
             _unknown(label, key, (provider_params - set(UNSUPPORTED)) | READING, provider=spec.provider)
-    if need_key and "api_key" not in spec.options:
-        try:
-            missing = litellm.validate_environment(model=spec.model).get("missing_keys") or []
-        except Exception:
-            missing = []
-        keys = [k for k in missing if "KEY" in k or "TOKEN" in k]
+    if need_key:
+        keys = missing_keys(spec)
         if keys:
             raise JurybenchError(
                 f"{label}: no API key for {spec.provider}.",
                 hint=f"Set {' or '.join(keys)} in the environment, or pass api_key=... in the juror.",
             )
+
+
+def missing_keys(spec: JurorSpec) -> list[str]:
+    """The environment variables a litellm juror needs for its key and does not find (none for
+    an offline kind, or a juror given api_key=...)."""
+    from jurybench.jurors._lookup import kind_of
+
+    if kind_of(spec.model).parameters is not None or "api_key" in spec.options:
+        return []
+    try:
+        missing = import_litellm().validate_environment(model=spec.model).get("missing_keys") or []
+    except Exception:
+        missing = []
+    return [k for k in missing if "KEY" in k or "TOKEN" in k]
+
+
+def check_jurors(jurors: list[JurorSpec], *, need_keys: bool = True) -> None:
+    """Every juror checked (:func:`check_juror`); the API keys missing across the whole jury
+    named together in one line, not one per attempt."""
+    for spec in jurors:
+        check_juror(spec, need_key=False)
+    if not need_keys:
+        return
+    lacking = [(spec, keys) for spec in jurors if (keys := missing_keys(spec))]
+    if len(lacking) == 1:
+        check_juror(lacking[0][0])  # the one juror's own line
+    if lacking:
+        variables = sorted({" or ".join(keys) for _, keys in lacking})
+        raise JurybenchError(
+            f"no API key for {len(lacking)} jurors: "
+            + ", ".join(f"'{spec.display_name}' ({spec.provider})" for spec, _ in lacking)
+            + ".",
+            hint=f"Set {', '.join(variables)} in the environment, or pass api_key=... in each juror.",
+        )
 
 
 def _unknown(label: str, key: str, allowed: frozenset[str] | set[str], provider: str | None = None) -> None:
