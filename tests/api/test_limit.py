@@ -162,3 +162,39 @@ def test_generate_and_a_study_take_a_first_try(tmp_path: Path) -> None:
     study = run_cli("study", "run", str(copy / "study.yaml"), "--limit", "3", "--db", str(tmp_path / "s.duckdb"))
     assert study.exit_code == 0, study.stderr
     assert re.search(r"\$ jurybench score .*--limit 3", study.stdout)
+
+
+def test_check_writes_junit_for_ci_reports(tmp_path: Path) -> None:
+    """Issue 56: a check's verdict where CI systems already look: JUnit XML, one test case per
+    criterion, the failed one carrying the check's reason; the exit code is the check's."""
+    from xml.etree import ElementTree as ET
+
+    db = _example(tmp_path)
+    done = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "--where",
+        "dataset = 's'",
+        "--run",
+        "r",
+        "-j",
+        "sim/a",
+        "--no-progress",
+        "--db",
+        db,
+    )
+    assert done.exit_code == 0
+    out = run_cli(
+        "check", "--run", "r", "--min", "coherence>=5", "--min", "relevance>=1", "--format", "junit", "--db", db
+    )
+    assert out.exit_code == 1
+    suite = ET.fromstring(out.stdout.split("\n", 1)[1])
+    assert suite.tag == "testsuite" and suite.get("tests") == "2" and suite.get("failures") == "1"
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert set(cases) == {"coherence", "relevance"}
+    failure = cases["coherence"].find("failure")
+    assert failure is not None and failure.get("message", "").startswith("coherence: mean ")
+    assert cases["relevance"].find("failure") is None
+    means = {p.get("name"): p.get("value") for p in cases["relevance"].iter("property")}
+    assert float(means["mean"]) >= 1 and means["n"] == "12"

@@ -12,7 +12,8 @@ app.command("check")(
         doc="""A gate for CI: exit 1 when a criterion misses its threshold or drops against a baseline run.
 
     Exit codes: 0 every criterion passed; 1 a criterion failed; 2 a usage or input error.
-    The check is recorded in stats_results (name 'check').""",
-        extra=(format_option(),),
+    The check is recorded in stats_results (name 'check'). --format junit writes JUnit XML (one
+    test per criterion) for CI systems' test reports.""",
+        extra=(format_option(junit=True),),
     )
 )

@@ -85,6 +85,9 @@ DbOption = Annotated[
 FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv, json or parquet.")]
 TableJsonOption = Annotated[str, typer.Option("--format", "-f", help="table or json.")]
 TableCsvJsonOption = Annotated[str, typer.Option("--format", "-f", help="table, csv or json.")]
+TableJsonJunitOption = Annotated[
+    str, typer.Option("--format", "-f", help="table, json or junit (JUnit XML for CI reports: one test per criterion).")
+]
 # The engine's options, shared by score and generate.
 RunOption = Annotated[str | None, typer.Option("--run", help="Run name; repeating it resumes that run.")]
 ConcurrencyOption = Annotated[int, typer.Option(help="Parallel requests per provider.")]
@@ -184,10 +187,11 @@ def typer_parameter(option: Option) -> inspect.Parameter:
     )
 
 
-def format_option(default: str = "table") -> inspect.Parameter:
-    """The printer's ``--format/-f`` (table or json) as a declared command's extra option: how
-    the command line shows a result, not what the command computes."""
-    return inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=TableJsonOption)
+def format_option(default: str = "table", *, junit: bool = False) -> inspect.Parameter:
+    """The printer's ``--format/-f`` (table or json; ``junit`` too for a CI gate) as a declared
+    command's extra option: how the command line shows a result, not what the command computes."""
+    annotation = TableJsonJunitOption if junit else TableJsonOption
+    return inspect.Parameter("format", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
 def declared_command(

@@ -697,3 +697,35 @@ def print_alignment(result: Any) -> None:
         )
     else:
         echo("no improvement shown: nothing was kept and the rubric is unchanged")
+
+
+def junit_xml(result: Any) -> str:
+    """A check (``jurybench.check``) as JUnit XML, the test report CI systems read: one test case
+    per criterion (the run its class), failed with the check's reason when the criterion missed
+    its threshold, dropped against the baseline or drifted; the figures as properties."""
+    import math
+    from xml.etree import ElementTree as ET
+
+    rows = result.table.to_dict(orient="records")
+    failed = [r for r in rows if not r["ok"]]
+    suite = ET.Element(
+        "testsuite",
+        name=f"jurybench check {result.run}",
+        tests=str(len(rows)),
+        failures=str(len(failed)),
+        errors="0",
+        skipped="0",
+    )
+    for row in rows:
+        case = ET.SubElement(suite, "testcase", classname=f"jurybench.check.{result.run}", name=str(row["criterion"]))
+        properties = ET.SubElement(case, "properties")
+        for key, value in row.items():
+            if key in ("criterion", "ok") or value is None or (isinstance(value, float) and math.isnan(value)):
+                continue
+            ET.SubElement(properties, "property", name=str(key), value=str(value))
+        if not row["ok"]:
+            said = [f for f in result.failures if f.startswith(f"{row['criterion']}")] or result.failures
+            failure = ET.SubElement(case, "failure", message="; ".join(said) or "failed", type="jurybench.check")
+            failure.text = "\n".join(result.lines())
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode")

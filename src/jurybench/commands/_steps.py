@@ -17,6 +17,7 @@ from jurybench.commands._output import (
     check_format,
     console,
     echo,
+    junit_xml,
     preference_rows,
     print_agreement,
     print_alignment,
@@ -380,10 +381,12 @@ def check(db: Path | None, *, format: str = "table", **values: object) -> int:
     baseline run, printed as a table or JSON; 1 when a criterion failed."""
     from jurybench import api
 
-    check_format(format, ("table", "json"))
+    check_format(format, ("table", "json", "junit"))
     arguments = _declared(api.check, values)
     result = api.check(db, **arguments)
-    if format == "json":
+    if format == "junit":
+        echo(junit_xml(result))
+    elif format == "json":
         shown = {
             "run": arguments["run"],
             "passed": result.passed,
