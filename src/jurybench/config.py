@@ -188,3 +188,51 @@ class Registry(Generic[T]):
         self.plugins.load()
         with self._lock:
             return self._items.get(name)
+
+
+def load_env_file(path: Path | None = None) -> list[str]:
+    """Provider keys and settings from a ``.env`` file (``KEY=VALUE`` lines; ``export``, quotes
+    and ``#`` comments allowed), as the command line reads ``./.env`` when it starts: a variable
+    already set in the environment wins. ``JURYBENCH_ENV_FILE`` names another file; set it empty
+    to read none. Returns the names set (never their values). A line that is not ``KEY=VALUE``
+    is refused in one line naming the file and the line."""
+    import re
+
+    from jurybench.errors import JurybenchError
+
+    if path is None:
+        named = os.environ.get("JURYBENCH_ENV_FILE")
+        if named == "":
+            return []
+        path = Path(named) if named else Path(".env")
+    if not path.is_file():
+        return []
+    set_here: list[str] = []
+    found_values: list[tuple[str, str]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JurybenchError(
+            f"{path}: cannot read it ({exc.__class__.__name__}).", hint="Save it as UTF-8 text."
+        ) from None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        found = re.fullmatch(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)", line)
+        if found is None:
+            raise JurybenchError(
+                f"{path} line {number}: not KEY=VALUE.",
+                hint="Write each setting as NAME=value (a # starts a comment), or set JURYBENCH_ENV_FILE= to read no file.",
+            )
+        name, value = found.group(1), found.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        elif " #" in value:
+            value = value.split(" #", 1)[0].rstrip()
+        found_values.append((name, value))
+    for name, value in found_values:  # only once every line was read: a bad line sets nothing
+        if name not in os.environ:
+            os.environ[name] = value
+            set_here.append(name)
+    return set_here

@@ -111,6 +111,9 @@ def main() -> None:
     install_log_redaction()
     previous = _sigterm_as_interrupt()
     try:
+        from jurybench.config import load_env_file
+
+        load_env_file()  # ./.env: provider keys and settings, the environment's own first
         # Without standalone mode typer returns exit codes instead of exiting; it turns
         # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
         code = app(standalone_mode=False)
