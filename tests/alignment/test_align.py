@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pytest
 
@@ -443,3 +444,72 @@ def test_align_over_http_is_a_job_whose_figures_are_served(tmp_path: Path) -> No
         assert figures["chosen"] == "demos-4" and figures["labels_used"] == 60
         assert figures["variants"][0]["gain"]["low"] > 0
         assert client.get("/v1/alignments/nosuch").status_code == 404
+
+
+def test_a_classifier_is_aligned_on_its_error_rate(tmp_path: Path) -> None:
+    """A classification: the humans' plurality label is the target, the error a label other than
+    theirs (1 - accuracy). A simulated classifier right half the time that learns from
+    demonstrations is aligned; the labels that made the new version are left out of agreement
+    (refused when they are all there is); --optimizer has no description to rewrite."""
+    import csv
+    import random
+
+    rng = random.Random(3)
+    labels = ["joy", "sadness", "anger", "fear", "surprise", "disgust", "trust", "anticipation"]
+    with (tmp_path / "items.csv").open("w", newline="") as f, (tmp_path / "labels.csv").open("w", newline="") as g:
+        items, rated = csv.writer(f), csv.writer(g)
+        items.writerow(["item_id", "prompt", "response", "reference", "language"])
+        rated.writerow(["item_id", "annotator", "criterion", "value"])
+        for p in range(30):
+            for r in range(2):
+                gold = rng.choice(labels)
+                items.writerow([f"t{p}-{r}", f"text set {p}", f"A short text {p}-{r}.", gold, "en"])
+                for a in range(3):
+                    rated.writerow(
+                        [f"t{p}-{r}", f"rater{a}", "label", gold if rng.random() < 0.85 else rng.choice(labels)]
+                    )
+    db = str(tmp_path / "c.duckdb")
+    juror = "sim/clf,accuracy=0.5,teachable=1"
+    assert run_cli("items", "import", str(tmp_path / "items.csv"), "--db", db).exit_code == 0
+    done = run_cli(
+        "score", "-r", "emotion-label", "--where", "true", "--run", "clf", "-j", juror, "--no-progress", "--db", db
+    )
+    assert done.exit_code == 0, done.stderr
+    assert (
+        run_cli(
+            "annotations", "import", str(tmp_path / "labels.csv"), "--rubric", "emotion-label", "--db", db
+        ).exit_code
+        == 0
+    )
+    refused = run_cli(
+        "align", "--run", "clf", "--juror", "sim/clf", "--demos", "2", "--optimizer", "sim/opt", "--db", db
+    )
+    assert refused.exit_code == 2 and "a classification has none to rewrite" in refused.stderr
+    aligned = run_cli(
+        "align", "--run", "clf", "--juror", "sim/clf", "--demos", "2,4", "--format", "json", "--no-progress", "--db", db
+    )
+    assert aligned.exit_code == 0, aligned.stderr
+    result = json.loads(aligned.stdout)
+    assert result["measure"] == "error_rate" and result["criterion"] == "label" and result["chosen"] == "demos-4"
+    kept = next(v for v in result["variants"] if v["kept"])
+    assert kept["mae"]["value"] < result["original"]["mae"]["value"] and kept["mae"]["low"] >= 0
+    with duckdb.connect(db, read_only=True) as con:
+        body = con.execute("SELECT body FROM rubrics WHERE version = '2.a1'").fetchall()[0][0]
+    assert all(d["answer"]["label"] in labels for d in json.loads(body)["demonstrations"])
+    again = run_cli(
+        "score",
+        "-r",
+        "emotion-label@2.a1",
+        "--where",
+        "true",
+        "--run",
+        "clf2",
+        "-j",
+        juror,
+        "--no-progress",
+        "--db",
+        db,
+    )
+    assert again.exit_code == 0, again.stderr
+    said = run_cli("agreement", "--run", "clf2", "--db", db)
+    assert said.exit_code == 2 and "every label of 'label' on run 'clf2' aligned the rubric" in said.stderr

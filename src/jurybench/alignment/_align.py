@@ -116,6 +116,7 @@ class Alignment:
     run_id: str
     juror: str
     criterion: str
+    measure: str  # mae, or error_rate (a classification: 1 - accuracy)
     alpha: float
     folds: int
     n_labelled: int
@@ -143,7 +144,7 @@ class Alignment:
             "run_id": self.run_id,
             "juror": self.juror,
             "criterion": self.criterion,
-            "measure": "mae",
+            "measure": self.measure,
             "alpha": self.alpha,
             "folds": self.folds,
             "n_labelled": self.n_labelled,
@@ -183,6 +184,12 @@ def clustered_mean(values: np.ndarray, groups: Sequence[str], level: float = 0.9
     df = max(g - 1, 1)
     half = float(t.ppf(0.5 + level / 2, df)) * se
     return Figure(mean, mean - half, mean + half), se, df
+
+
+def error_figure(values: np.ndarray, groups: Sequence[str]) -> Figure:
+    """A mean error with its interval, kept at or above 0 (an error is never negative)."""
+    figure, _, _ = clustered_mean(values, groups)
+    return Figure(figure.value, max(figure.low, 0.0), figure.high)
 
 
 def one_sided_p(mean: float, se: float, df: int) -> float:
@@ -258,6 +265,7 @@ def align(
         data.run_id,
         data.juror_name,
         data.criterion,
+        data.measure,
         alpha,
         k,
         len(subjects),
@@ -269,16 +277,14 @@ def align(
     result.original.n = int(answered.sum())
     result.original.n_unanswered = int((~answered).sum())
     if answered.sum() >= 2:
-        result.original.mae, _, _ = clustered_mean(
-            np.abs(original_scores - human)[answered], np.array(groups)[answered]
-        )
+        result.original.mae = error_figure(data.error(original_scores, human)[answered], np.array(groups)[answered])
 
     def build(name: str, training: list[Labelled], tag: str) -> tuple[AnyRubric | None, float | None, str | None]:
         """The variant ``name`` trained on ``training``: (rubric, optimizer cost, note)."""
         v = f"{data.rubric.version}.align-{alignment_id}-{name}-{tag}"
         if name.startswith("demos-"):
-            shown = most_disagreed(training, int(name[6:]), seed)
-            return with_demonstrations(data.rubric, data.criterion, shown, data.scale, v), 0.0, None
+            shown = most_disagreed(training, int(name[6:]), seed, labels=bool(data.labels))
+            return with_demonstrations(data.rubric, data.criterion, shown, data.scale, v, data.labels), 0.0, None
         assert rewrite is not None
         if planning:  # judged calls priced at the original's prompt (the rewrite is not known before)
             request = guidance_request(data.rubric, data.criterion, training, seed)
@@ -343,8 +349,8 @@ def align(
             variant.notes.append("too few subjects answered by both the original and the variant to compare")
             continue
         g = np.array(groups)[both]
-        variant.mae, _, _ = clustered_mean(np.abs(scores - human)[both], g)
-        gain = np.abs(original_scores - human)[both] - np.abs(scores - human)[both]
+        variant.mae = error_figure(data.error(scores, human)[both], g)
+        gain = data.error(original_scores, human)[both] - data.error(scores, human)[both]
         variant.gain, se, df = clustered_mean(gain, g)
         variant.p = one_sided_p(variant.gain.value, se, df)
     result.cost = spent

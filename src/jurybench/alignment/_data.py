@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
@@ -37,7 +39,27 @@ class AlignmentData:
     juror_name: str
     criterion: str
     subjects: list[Labelled]
-    scale: tuple[int, int]
+    scale: tuple[int, int] | None  # a scored criterion's scale; None for labels
+    labels: tuple[str, ...] = ()  # a classification's labels: human and original are their indices
+
+    @property
+    def measure(self) -> str:
+        """What a subject's error is: ``mae`` (|score - humans' mean|) or ``error_rate`` (the
+        label is not the humans' plurality; the agreement is the accuracy)."""
+        return "error_rate" if self.labels else "mae"
+
+    def error(self, answers: np.ndarray, human: np.ndarray) -> np.ndarray:
+        """Each subject's error of ``answers`` against ``human`` (NaN where there is no answer)."""
+        if self.labels:
+            return np.where(np.isnan(answers), np.nan, (answers != human).astype(float))
+        return np.asarray(np.abs(answers - human), dtype=float)
+
+    def shown_answer(self, human: float) -> int | str:
+        """The humans' answer as a demonstration shows it: the label, or the scale's nearest point."""
+        if self.labels:
+            return self.labels[int(human)]
+        assert self.scale is not None
+        return int(min(self.scale[1], max(self.scale[0], np.floor(human + 0.5))))
 
     @property
     def n_groups(self) -> int:
@@ -85,11 +107,12 @@ def alignment_data(
     from jurybench.annotations import run_rubric
 
     rubric = run_rubric(con, run_id)
-    if not rubric.scores_items:
+    classifies = rubric.categorical and not rubric.pairwise and rubric.keeps_gold
+    if not rubric.scores_items and not classifies:
         raise JurybenchError(
             f"run '{run_id}' used a {rubric.kind} rubric; align works on pointwise rubrics (scores on a scale per "
-            "item) so far.",
-            hint="Align a pointwise run; categorical and pairwise kinds are not supported yet.",
+            "item) and classifications (a label per item).",
+            hint="Pairwise, preference and questionnaire runs are not aligned yet.",
         )
     spec, name = run_juror(con, run_id, juror)
     sample_sql = ""
@@ -101,9 +124,9 @@ def alignment_data(
             )
         sample_sql = " AND h.subject_id IN (SELECT subject_id FROM label_samples WHERE sample = ?)"
     labelled = con.execute(
-        "SELECT criterion, count(DISTINCT subject_id) FROM human_labels h WHERE subject_kind = 'item' AND value IS NOT "
-        f"NULL AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?){sample_sql} GROUP BY criterion "
-        "ORDER BY criterion",
+        "SELECT criterion, count(DISTINCT subject_id) FROM human_labels h WHERE subject_kind = 'item' AND "
+        "(value IS NOT NULL OR label IS NOT NULL) AND subject_id IN (SELECT subject_id FROM run_subjects "
+        f"WHERE run_id = ?){sample_sql} GROUP BY criterion ORDER BY criterion",
         [run_id] + ([labels] if labels is not None else []),
     ).fetchall()
     counts = {c: n for c, n in labelled if c in rubric.dimensions}
@@ -124,6 +147,8 @@ def alignment_data(
     args: list[object] = [run_id, criterion]
     if labels is not None:
         args.append(labels)
+    if classifies:
+        return _classification_data(con, run_id, rubric, spec, name, criterion, sample_sql, args)
     rows = con.execute(
         f"""SELECT h.subject_id, avg(h.value), any_value(i.prompt), any_value(i.response)
             FROM human_labels h JOIN items i ON i.item_id = h.subject_id
@@ -144,9 +169,57 @@ def alignment_data(
         Labelled(sid, prompt or "", response or "", float(human), _number(answers.get(sid)), prompt or sid)
         for sid, human, prompt, response in rows
     ]
-    scale = rubric.scale_for(criterion)
-    assert scale is not None  # a pointwise criterion has a scale
-    return AlignmentData(run_id, rubric, spec, name, criterion, subjects, scale)
+    return AlignmentData(run_id, rubric, spec, name, criterion, subjects, rubric.scale_for(criterion))
+
+
+def _classification_data(
+    con: Connection,
+    run_id: str,
+    rubric: AnyRubric,
+    spec: JurorSpec,
+    name: str,
+    criterion: str,
+    sample_sql: str,
+    args: list[object],
+) -> AlignmentData:
+    """A classification's labelled subjects: the humans' plurality label (ties to the first in
+    the rubric's order) and the juror's most frequent valid label over its samples, both as the
+    label's index."""
+    from collections import Counter
+
+    from jurybench.annotations import plurality
+
+    labels = tuple(rubric.human_choices(criterion))
+    humans: dict[str, list[str]] = {}
+    texts: dict[str, tuple[str, str]] = {}
+    for sid, label, prompt, response in con.execute(
+        f"""SELECT h.subject_id, h.label, i.prompt, i.response FROM human_labels h JOIN items i ON i.item_id = h.subject_id
+            WHERE h.subject_kind = 'item' AND h.label IS NOT NULL
+              AND h.subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)
+              AND h.criterion = ?{sample_sql} ORDER BY h.subject_id, h.annotator""",
+        args,
+    ).fetchall():
+        if label in labels:
+            humans.setdefault(sid, []).append(label)
+            texts[sid] = (prompt or "", response or "")
+    answered: dict[str, Counter[str]] = {}
+    for item, predicted in con.execute(
+        "SELECT item_id, predicted FROM classification_outcomes WHERE run_id = ? AND juror_key = ? "
+        "AND predicted IS NOT NULL ORDER BY item_id, sample_index",
+        [run_id, spec.key],
+    ).fetchall():
+        answered.setdefault(item, Counter())[predicted] += 1
+    subjects = []
+    for sid in sorted(humans):
+        target = plurality(humans[sid], labels, preference=False)
+        assert target is not None  # every subject here has a label
+        votes = answered.get(sid)
+        top = max(votes.values()) if votes else 0
+        mine = next((lab for lab in labels if votes and votes.get(lab) == top), None)
+        prompt, response = texts[sid]
+        own = None if mine is None else float(labels.index(mine))
+        subjects.append(Labelled(sid, prompt, response, float(labels.index(target)), own, prompt or sid))
+    return AlignmentData(run_id, rubric, spec, name, criterion, subjects, None, labels)
 
 
 def _number(value: object) -> float | None:

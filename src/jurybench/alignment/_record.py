@@ -44,7 +44,7 @@ def record_alignment(con: Connection, data: AlignmentData, result: Alignment) ->
     con.execute("DELETE FROM alignments WHERE alignment_id = ?", [result.alignment_id])
     con.execute(
         "INSERT INTO alignments (alignment_id, run_id, juror, juror_key, criterion, measure, rubric_hash, aligned_hash, "
-        "chosen, alpha, folds, n_labelled, n_groups, variants, cost_usd) VALUES (?, ?, ?, ?, ?, 'mae', ?, ?, ?, ?, ?, "
+        "chosen, alpha, folds, n_labelled, n_groups, variants, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
         "?, ?, ?, ?)",
         [
             result.alignment_id,
@@ -52,6 +52,7 @@ def record_alignment(con: Connection, data: AlignmentData, result: Alignment) ->
             result.juror,
             data.juror.key,
             result.criterion,
+            result.measure,
             data.rubric.content_hash,
             aligned_hash,
             result.chosen,

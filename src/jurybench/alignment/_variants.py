@@ -43,11 +43,16 @@ def _tiebreak(seed: int, subject_id: str) -> str:
     return hashlib.sha256(f"{seed}\x1f{subject_id}".encode()).hexdigest()
 
 
-def most_disagreed(subjects: Sequence[Labelled], k: int, seed: int) -> list[Labelled]:
-    """The k subjects whose juror answer was furthest from the humans' mean, at most one per
-    prompt group (subjects the juror did not answer are not shown)."""
+def most_disagreed(subjects: Sequence[Labelled], k: int, seed: int, *, labels: bool = False) -> list[Labelled]:
+    """The k subjects whose juror answer was furthest from the humans' (for ``labels``: a label
+    other than theirs), at most one per prompt group (subjects the juror did not answer are not
+    shown)."""
     answered = [s for s in subjects if s.original is not None]
-    ranked = sorted(answered, key=lambda s: (-abs((s.original or 0.0) - s.human), _tiebreak(seed, s.subject_id)))
+
+    def distance(s: Labelled) -> float:
+        return float(s.original != s.human) if labels else abs((s.original or 0.0) - s.human)
+
+    ranked = sorted(answered, key=lambda s: (-distance(s), _tiebreak(seed, s.subject_id)))
     chosen, groups = [], set()
     for s in ranked:
         if s.group in groups:
@@ -65,15 +70,24 @@ def nearest_point(value: float, scale: tuple[int, int]) -> int:
 
 
 def with_demonstrations(
-    rubric: AnyRubric, criterion: str, shown: Sequence[Labelled], scale: tuple[int, int], version: str
+    rubric: AnyRubric,
+    criterion: str,
+    shown: Sequence[Labelled],
+    scale: tuple[int, int] | None,
+    version: str,
+    labels: Sequence[str] = (),
 ) -> AnyRubric:
-    """The rubric with ``shown`` as demonstrations of ``criterion``, as version ``version``."""
+    """The rubric with ``shown`` as demonstrations of ``criterion``, as version ``version``: the
+    humans' answer as the scale's nearest point, or (``labels``) the label of that index."""
     from jurybench.rubric import rubric_from_data
 
-    demos = [
-        {"prompt": s.prompt, "response": s.response, "answer": {criterion: nearest_point(s.human, scale)}}
-        for s in shown
-    ]
+    def answer(human: float) -> int | str:
+        if labels:
+            return labels[int(human)]
+        assert scale is not None
+        return nearest_point(human, scale)
+
+    demos = [{"prompt": s.prompt, "response": s.response, "answer": {criterion: answer(s.human)}} for s in shown]
     return rubric_from_data({**rubric.model_dump(mode="json"), "demonstrations": demos, "version": version})
 
 

@@ -128,6 +128,7 @@ def categorical_report(
 ) -> list[dict[str, Any]]:
     """One block (the rubric's one categorical dimension) for a preference or classification run."""
     from jurybench.jury import jurors_of_run, jury_rule
+    from jurybench.store import refuse_all_used, used_labels
 
     if invalid not in INVALID_POLICIES:
         raise JurybenchError(f"--invalid {invalid!r} is not a policy.", hint=f"Valid: {', '.join(INVALID_POLICIES)}.")
@@ -149,6 +150,8 @@ def categorical_report(
     if preference and "tie" not in labels:  # the humans' plurality may tie even where jurors cannot
         labels = (*labels, "tie")
     kind = rubric.subject_kind
+    uses = used_labels(con, run_id)  # labels that aligned the run's rubric: left out, and said
+    left_out = 0
     humans: dict[str, dict[str, str]] = {}
     for subject, annotator, label in con.execute(
         """SELECT h.subject_id, h.annotator, h.label FROM human_labels h
@@ -156,8 +159,13 @@ def categorical_report(
              AND h.subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)""",
         [kind, dimension, run_id],
     ).fetchall():
+        if uses.used(str(subject), dimension):
+            left_out += 1
+            continue
         if annotators is None or str(annotator) in annotators:
             humans.setdefault(str(subject), {})[str(annotator)] = str(label)
+    if left_out and not humans:
+        refuse_all_used(run_id, dimension, uses)
     if annotators is not None:
         found = {a for v in humans.values() for a in v}
         unknown = [a for a in annotators if a not in found]
@@ -246,6 +254,7 @@ def categorical_report(
             "human_labels": dict(Counter(g for g in gold.values() if g is not None)),
             "jurors": rows[:-1],
             "jury": rows[-1],
+            **({"label_uses": uses.note(left_out)} if left_out else {}),
         }
     ]
 

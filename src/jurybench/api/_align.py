@@ -11,7 +11,7 @@ from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
-    from jurybench.alignment import Alignment, Judged, Rewrite
+    from jurybench.alignment import Alignment, AlignmentData, Judged, Rewrite
     from jurybench.api._store import StoreLike
     from jurybench.engine import EngineOptions
     from jurybench.jurors import JurorSpec
@@ -119,7 +119,12 @@ def align(
         data = alignment_data(con, run, juror, criterion, labels)
         key = alignment_key(data, grid, folds, seed, optimizer_spec.key if optimizer_spec else None)
         version = aligned_version(con, data, key)
-    calls = _Calls(store, data.juror, data.criterion, concurrency=concurrency, progress=progress, hooks=hooks or {})
+    if optimizer_spec is not None and data.labels:
+        raise JurybenchError(
+            "--optimizer rewrites a scored criterion's description; a classification has none to rewrite.",
+            hint="Align a classification with --demos.",
+        )
+    calls = _Calls(store, data, concurrency=concurrency, progress=progress, hooks=hooks or {})
     result = run_alignment(
         data,
         judge=calls.judge,
@@ -176,8 +181,7 @@ class _Calls:
     def __init__(
         self,
         store: StoreLike,
-        juror: JurorSpec,
-        criterion: str,
+        data: AlignmentData,
         *,
         concurrency: int,
         progress: bool,
@@ -185,8 +189,8 @@ class _Calls:
     ) -> None:
         from jurybench.jury import Jury
 
-        self.store, self.juror, self.criterion = store, juror, criterion
-        self.jury = Jury((juror,))
+        self.store, self.juror, self.criterion, self.labels = store, data.juror, data.criterion, data.labels
+        self.jury = Jury((data.juror,))
         self.concurrency, self.progress, self.hooks = concurrency, progress, hooks
 
     def _options(self, *, plan: bool, max_cost: float | None) -> EngineOptions:
@@ -209,13 +213,32 @@ class _Calls:
                 target, rubric, self.jury, ids=ids, run_id=name, options=self._options(plan=False, max_cost=budget)
             )
         with reading(self.store) as con:
-            rows = con.execute(
-                "SELECT item_id, criterion, juror_score FROM juror_pointwise WHERE run_id = ? AND juror_key = ? "
-                "AND juror_score IS NOT NULL ORDER BY ALL",
-                [name, self.juror.key],
-            ).fetchall()
-        answers = {str(i): float(v) for i, c, v in rows if c == self.criterion}
+            answers = self._answers(con, name)
         return Judged(answers, int(result.n_called), result.cost_usd, str(result.status))
+
+    def _answers(self, con: Any, run: str) -> dict[str, float]:
+        """The juror's answer per subject in ``run``: its score (the mean of valid samples), or
+        for a classification the index of its most frequent valid label (ties: the first)."""
+        if not self.labels:
+            rows = con.execute(
+                "SELECT item_id, juror_score FROM juror_pointwise WHERE run_id = ? AND juror_key = ? AND criterion = ? "
+                "AND juror_score IS NOT NULL ORDER BY ALL",
+                [run, self.juror.key, self.criterion],
+            ).fetchall()
+            return {str(i): float(v) for i, v in rows}
+        votes: dict[str, dict[str, int]] = {}
+        for item, label in con.execute(
+            "SELECT item_id, predicted FROM classification_outcomes WHERE run_id = ? AND juror_key = ? "
+            "AND predicted IS NOT NULL ORDER BY ALL",
+            [run, self.juror.key],
+        ).fetchall():
+            counts = votes.setdefault(str(item), {})
+            counts[label] = counts.get(label, 0) + 1
+        out = {}
+        for item, counts in votes.items():
+            top = max(counts.values())
+            out[item] = float(next(i for i, lab in enumerate(self.labels) if counts.get(lab) == top))
+        return out
 
     def plan(self, rubric: AnyRubric, ids: list[str]) -> tuple[int, float | None]:
         from jurybench.api._run import _engine_store

@@ -648,7 +648,7 @@ def print_alignment(result: Any) -> None:
     else:
         for column in (
             "variant",
-            "held-out MAE",
+            "held-out MAE" if d["measure"] == "mae" else "held-out error rate",
             "gain over original",
             "p (one-sided)",
             "Holm level",

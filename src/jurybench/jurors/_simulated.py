@@ -20,7 +20,8 @@ A juror turns the truth into an answer with documented distortions:
   studies of a jury's price (``jurybench jury select``);
 - ``teachable`` (0..1): how much of its leniency and scale-use distortion the juror drops when
   the prompt shows k demonstrations judged by people (``jurybench align``): the share
-  teachable * min(1, k / 4). At 0 (the default) the juror ignores what the prompt holds.
+  teachable * min(1, k / 4); a classifier closes that share of the gap between its accuracy
+  and 1. At 0 (the default) the juror ignores what the prompt holds.
 
 Classification: the juror names the gold label with probability ``accuracy`` (default 0.8)
 plus ``language_accuracy`` for the item's language (``ko:-0.2|de:0.05``) plus ``effect``
@@ -262,8 +263,9 @@ class SimJuror:
             out[c.name] = int(min(c.scale.max, max(c.scale.min, round(value))))
         return out
 
-    def classify(self, item: SimItem, rng: random.Random) -> str:
-        """A label, shown as in the item's language: the gold one with the juror's accuracy."""
+    def classify(self, item: SimItem, rng: random.Random, demonstrations: int = 0) -> str:
+        """A label, shown as in the item's language: the gold one with the juror's accuracy (a
+        teachable juror shown demonstrations closes that share of the gap to 1)."""
         from jurybench.rubric import gold_label
 
         rubric = self.rubric
@@ -273,6 +275,7 @@ class SimJuror:
         p = self.accuracy + self.language_accuracy.get(language, 0.0)
         if gold is not None and (self.effect_on is None or gold in self.effect_on):
             p += self.effect * self.arm(item)
+        p += self.learned(demonstrations) * (1.0 - p)
         names = [lab.name for lab in rubric.labels]
         choice = rng.choice([n for n in names if n != gold]) if gold is None or rng.random() >= p else gold
         return next(lab for lab in rubric.labels if lab.name == choice).shown(language)
@@ -587,7 +590,7 @@ def _sim_verdict(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
 
 
 def _sim_label(backend: SimBackend, slot: Slot, rng: random.Random) -> str:
-    return backend.juror.classify(backend.items[slot.subject_id], rng)
+    return backend.juror.classify(backend.items[slot.subject_id], rng, backend.demonstrations)
 
 
 def _sim_questionnaire(backend: SimBackend, slot: Slot, rng: random.Random) -> str:

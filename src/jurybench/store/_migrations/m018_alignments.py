@@ -42,7 +42,8 @@ def m018_alignments(con: Connection) -> None:
             "run_id": "the run whose juror was aligned (its answers are the original's)",
             "juror": "the juror's name in that run",
             "criterion": "the criterion aligned to the labels",
-            "measure": "the held-out measure compared: mae (absolute error against the human mean)",
+            "measure": "the held-out measure compared: mae (absolute error against the humans' mean) or error_rate "
+            "(a classification: the label is not the humans' plurality; 1 - accuracy)",
             "rubric_hash": "the rubric the run used (the original)",
             "aligned_hash": "the new rubric version kept (rubrics), or NULL: no improvement shown",
             "chosen": "the variant kept, or NULL",
