@@ -198,3 +198,9 @@ def test_check_writes_junit_for_ci_reports(tmp_path: Path) -> None:
     assert cases["relevance"].find("failure") is None
     means = {p.get("name"): p.get("value") for p in cases["relevance"].iter("property")}
     assert float(means["mean"]) >= 1 and means["n"] == "12"
+    report = tmp_path / "check.xml"  # --junit FILE: the table printed, the same XML written
+    beside = run_cli(
+        "check", "--run", "r", "--min", "coherence>=5", "--min", "relevance>=1", "--junit", str(report), "--db", db
+    )
+    assert beside.exit_code == 1 and "FAIL" in beside.stdout
+    assert report.read_text(encoding="utf-8").strip() == out.stdout.strip()

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
 from jurybench import api, commands
 from jurybench.cli._common import app, declared_command, format_option
+
+JunitOption = Annotated[
+    Path | None,
+    typer.Option("--junit", help="Also write the check as JUnit XML to this file (one test per criterion), for CI."),
+]
 
 app.command("check")(
     declared_command(
@@ -14,6 +25,9 @@ app.command("check")(
     Exit codes: 0 every criterion passed; 1 a criterion failed; 2 a usage or input error.
     The check is recorded in stats_results (name 'check'). --format junit writes JUnit XML (one
     test per criterion) for CI systems' test reports.""",
-        extra=(format_option(junit=True),),
+        extra=(
+            format_option(junit=True),
+            inspect.Parameter("junit", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JunitOption),
+        ),
     )
 )

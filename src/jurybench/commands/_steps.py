@@ -376,7 +376,7 @@ def jury_select(db: Path | None, *, format: str = "table", **values: object) -> 
     return 0
 
 
-def check(db: Path | None, *, format: str = "table", **values: object) -> int:
+def check(db: Path | None, *, format: str = "table", junit: Path | None = None, **values: object) -> int:
     """A gate for CI (``jurybench.check``): the run's criteria against their thresholds and a
     baseline run, printed as a table or JSON; 1 when a criterion failed."""
     from jurybench import api
@@ -384,6 +384,8 @@ def check(db: Path | None, *, format: str = "table", **values: object) -> int:
     check_format(format, ("table", "json", "junit"))
     arguments = _declared(api.check, values)
     result = api.check(db, **arguments)
+    if junit is not None:  # the report CI systems read, beside what is printed
+        Path(junit).write_text(junit_xml(result) + "\n", encoding="utf-8")
     if format == "junit":
         echo(junit_xml(result))
     elif format == "json":
