@@ -68,3 +68,21 @@ def test_the_task_rubrics_judge_end_to_end_and_a_missing_context_is_named(tmp_pa
     assert run_cli("items", "import", str(write(tmp_path / "b.csv", bare)), "--db", db).exit_code == 0
     out = run_cli("score", "-r", "faithfulness", "--where", "item_id = 'z1'", "-j", "sim/a", "--db", db)
     assert out.exit_code == 2 and "item z1: the rubric template uses {meta.context}" in out.stderr
+
+
+def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "rubrics.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(.*?)```", text[text.index("## Task rubrics") :], re.S)
+    assert block is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(["bash", "-e", "-c", block.group(1)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("2 judgments requested") == 2
