@@ -40,6 +40,7 @@ for _module in (
     "_serve",
     "_study",
     "_view",
+    "_project",
 ):
     importlib.import_module(f"jurybench.cli.{_module}")
 
@@ -114,9 +115,15 @@ def main() -> None:
         from jurybench.config import load_env_file
 
         load_env_file()  # ./.env: provider keys and settings, the environment's own first
+        from jurybench.cli._project import project_defaults, project_file
+
+        project, args = project_file(sys.argv[1:])  # ./jurybench.yaml, or --config FILE first
+        default_map, db = project_defaults(project) if project is not None else ({}, None)
+        if project is not None and db and "JURYBENCH_DB" not in os.environ:  # --db and JURYBENCH_DB win
+            os.environ["JURYBENCH_DB"] = str(project.parent / db)
         # Without standalone mode typer returns exit codes instead of exiting; it turns
         # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
-        code = app(standalone_mode=False)
+        code = app(args=args, standalone_mode=False, default_map=default_map)
         if code == 130:
             raise KeyboardInterrupt
         if isinstance(code, int) and code:
