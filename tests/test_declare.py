@@ -96,6 +96,8 @@ def test_a_stored_job_request_becomes_the_call_the_declaration_gives() -> None:
     }
     assert values == {
         "anchors": None,
+        "limit": None,
+        "limit_seed": 0,
         "until": "ci_width(x)<0.5",
         "batch_items": 50,
         "until_seed": 0,
@@ -181,10 +183,11 @@ DECLARED_COMMANDS = {
     "jury select": ("select_jury", "JurySelectIn", ["format"]),
     "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
     "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
-    "check": ("check", None, ["format"]),  # a gate for CI: no HTTP face
+    "check": ("check", None, ["format", "junit"]),  # a gate for CI: no HTTP face; --junit FILE writes its report
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
     "anchors add": ("Store.add_anchors", "AnchorsIn", []),
+    "align": ("align", "AlignIn", ["format"]),
     "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
     "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),
 }

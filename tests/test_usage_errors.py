@@ -108,7 +108,7 @@ def test_format_help_names_exactly_the_formats_a_command_takes(args: list[str], 
 
     shown = run_cli(*args, "--help").stdout
     line = next(x for x in shown.splitlines() if "--format" in x)
-    offered = re.findall(r"\b(table|csv|json|parquet|markdown)\b", line.split("[default")[0])
+    offered = re.findall(r"\b(table|csv|json|parquet|markdown|junit)\b", line.split("[default")[0])
     refused = run_cli(*args, "--format", "bogus", "--db", str(tmp_path / "s.duckdb"))
     if args[0] == "schema":
         refused = run_cli(*args, "--format", "bogus")

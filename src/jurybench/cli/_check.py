@@ -23,8 +23,8 @@ app.command("check")(
         doc="""A gate for CI: exit 1 when a criterion misses its threshold or drops against a baseline run.
 
     Exit codes: 0 every criterion passed; 1 a criterion failed; 2 a usage or input error.
-    The check is recorded in stats_results (name 'check'). --format junit writes JUnit XML (one
-    test per criterion) for CI systems' test reports.""",
+    The check is recorded in stats_results (name 'check'); JUnit XML for CI systems' test
+    reports (one test per criterion) with --junit FILE, or as the junit format.""",
         extra=(
             format_option(junit=True),
             inspect.Parameter("junit", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=JunitOption),
