@@ -31,6 +31,7 @@ ORDER = [
     "datasets",
     "api",
     "commands",
+    "integrations",
     "studies",
     "validity",
     "viewer",
@@ -368,6 +369,8 @@ def test_each_registry_loads_its_built_ins_by_the_entry_point_pyproject_names() 
     from jurybench.config import load_reference
 
     points = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
+    # pytest's plugin entry (pytest11) is no registry of ours: the jurybench_store fixture
+    assert points.pop("pytest11") == {"jurybench": "jurybench.integrations.pytest_plugin"}
     found = {group: registry.plugins.builtins for group, registry in registries().items()}  # type: ignore[attr-defined]
     assert found == {group: entries["builtin"] for group, entries in points.items()}
     assert len(found) == 4
