@@ -528,3 +528,28 @@ def test_an_alignment_shows_its_variants_side_by_side(page: Any, tmp_path: Path)
             _shot(page, tmp_path, "alignment")
         finally:
             page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def test_a_report_bundle_opens_offline(page: Any, tmp_path: Path) -> None:
+    """Issue 56, item 4: report bundle is one folder that opens from disk (file://, no server):
+    the index, the report, and each run's subjects with the jury's and each juror's answers."""
+    from tests.alignment.test_align import _store
+    from tests.conftest import run_cli
+
+    db, run = _store(tmp_path, "sim/lenient,leniency=1.5,noise=0.4")
+    done = run_cli("report", "bundle", "--run", run, "--out", str(tmp_path / "bundle"), "--db", str(db))
+    assert done.exit_code == 0, done.stderr
+    page.set_viewport_size({"width": 1280, "height": 900})
+    try:
+        page.goto((tmp_path / "bundle" / "index.html").as_uri())
+        page.locator("a", has_text="subjects and answers").click()
+        rows = page.locator("tbody tr")
+        assert rows.count() == 60
+        first = rows.first.inner_text()
+        assert "sim/lenient · coherence:" in first and first.split("\t")[0] == "p0-m0"
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        _shot(page, tmp_path, "bundle-subjects")
+        page.goto((tmp_path / "bundle" / "report.html").as_uri())
+        assert run in page.locator("h1, h2").first.inner_text() or run in page.content()
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 1000})

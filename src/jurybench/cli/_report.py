@@ -41,3 +41,18 @@ def report_html(
     from jurybench.viewer import report_html as write
 
     typer.echo(f"wrote {write(db_path(db), run, output)}")
+
+
+@report_app.command("bundle")
+def report_bundle(
+    run: Annotated[list[str], typer.Option("--run", help="A run to put in it (repeat for several).")],
+    out: Annotated[Path, typer.Option("-o", "--out", help="The folder to write (replaced whole).")] = Path("bundle"),
+    zipped: Annotated[bool, typer.Option("--zip", help="Write one zip file (OUT.zip) instead of a folder.")] = False,
+    db: DbOption = None,
+) -> None:
+    """One folder (or zip) that opens offline: the HTML report, each run's subjects with the
+    jury's and every juror's answers (a page and CSV), and every call's messages and answer."""
+    from jurybench.config import db_path
+    from jurybench.viewer import report_bundle as write
+
+    typer.echo(f"wrote {write(db_path(db), run, out, zipped=zipped)} (open index.html)")
