@@ -357,6 +357,16 @@ def align(
     if planning:
         result.status = "planned"
         return result
+    return _decide(result, data, build, alpha, version)
+
+
+Build = Callable[[str, list["Labelled"], str], "tuple[AnyRubric | None, float | None, str | None]"]
+
+
+def _decide(result: Alignment, data: AlignmentData, build: Build, alpha: float, version: str) -> Alignment:
+    """What is kept: nothing when the judging did not finish; else Holm over the variants' p and,
+    among those shown better, the one with the largest held-out gain, rebuilt from every labelled
+    subject as ``version``."""
     if result.status == "interrupted":
         result.notes.append("interrupted before every variant was judged: nothing is kept (run it again to go on)")
         return result
@@ -373,16 +383,15 @@ def align(
     if not winners:
         return result
     best = max(winners, key=lambda v: (v.gain.value if v.gain else 0.0, v.name))
-    rubric, cost, note = build(best.name, list(subjects), "all")
+    rubric, cost, note = build(best.name, list(data.subjects), "all")
     result.cost = _spend(result.cost, cost)
     if rubric is None:
         result.notes.append(f"{best.name} was shown better held out, but {note}: nothing is kept")
         return result
-    aligned = rubric.model_copy(update={"version": version})
     from jurybench.rubric import rubric_from_data
 
-    result.aligned = rubric_from_data(aligned.model_dump(mode="json"))
+    result.aligned = rubric_from_data(rubric.model_copy(update={"version": version}).model_dump(mode="json"))
     result.chosen = best.name
     best.kept = True
-    result.used = [s.subject_id for s in subjects]
+    result.used = [s.subject_id for s in data.subjects]
     return result
