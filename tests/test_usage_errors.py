@@ -14,6 +14,9 @@ CASES = [
     (["score"], "Missing option '--rubric'"),
     (["sql", "--frmat", "csv", "SELECT 1"], "No such option: --frmat"),
     (["score", "--rubric", "story-quality", "--bogus"], "No such option: --bogus"),
+    # issue 56: an unknown option lists every one the command takes
+    (["sql", "--frmat", "csv", "SELECT 1"], "Valid options: --format, --output, --db."),
+    (["score", "--rubric", "story-quality", "--bogus"], "Valid options: --rubric, --juror, --jury, --aggregate"),
     (["score", "--rubric", "story-quality", "--concurrency", "many"], "Invalid value for '--concurrency'"),
     (["items", "import"], "Missing argument 'file'"),
 ]

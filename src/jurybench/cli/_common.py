@@ -152,6 +152,13 @@ def usage_line(exc: BaseException) -> str:
     command = getattr(ctx, "command_path", None) or "jurybench"
     if message and not message.endswith((".", "?", "!")):
         message += "."
+    if type(exc).__name__ == "NoSuchOption" and ctx is not None:  # every option the command takes
+        flags = [
+            o for p in ctx.command.params for o in (*p.opts, *getattr(p, "secondary_opts", [])) if o.startswith("--")
+        ]
+        valid = [f for f in flags if f != "--help"]
+        if valid:
+            message += f" Valid options: {', '.join(valid)}."
     return f"{message} See '{command} --help'."
 
 
