@@ -24,6 +24,24 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _everywhere(
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide",
+            help="Tables as wide as their values (by default a table fits the terminal: long text wraps; "
+            "also JURYBENCH_WIDE=1).",
+        ),
+    ] = False,
+) -> None:
+    from jurybench.commands import set_wide
+
+    set_wide(wide)
+
+
 items_app = typer.Typer(rich_markup_mode=None, help="Import generations to be judged.", no_args_is_help=True)
 pairs_app = typer.Typer(rich_markup_mode=None, help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
 rubrics_app = typer.Typer(

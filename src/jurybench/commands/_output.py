@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,15 +20,49 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     stream.flush()
 
 
-def console() -> Console:
-    """Where tables go. Into a pipe or a file, rich would squeeze a table into 80 columns and
-    fold names and numbers over lines (``ChatGPT`` and ``ChatGPT-0301`` both as ``ChatG…``);
-    there a table is as wide as its values, since nobody's terminal limits it."""
-    from rich.console import Console
+WIDE_ENV = "JURYBENCH_WIDE"
+# A column whose values are all this short (numbers, ids, flags) keeps them whole; longer text wraps.
+WHOLE_UP_TO = 16
 
-    if sys.stdout.isatty():
-        return Console()
-    return Console(width=100_000, soft_wrap=True)
+
+_wide = [False]
+
+
+def set_wide(on: bool) -> None:
+    """``jurybench --wide``: tables as wide as their values, whatever the terminal (each command
+    line sets it anew)."""
+    _wide[0] = on
+
+
+def console() -> Console:
+    """Where tables go. In a terminal a table fits its width: long text
+    wraps and short values (numbers, names) stay whole, never cut to ``ChatGPT…``. Into a pipe or
+    a file, and with ``--wide`` (``JURYBENCH_WIDE=1``), a table is as wide as its values, since
+    nobody's terminal limits it."""
+    from rich.console import Console
+    from rich.table import Table
+
+    class Fitting(Console):
+        def print(self, *objects: Any, **kwargs: Any) -> None:
+            for shown in objects:
+                if isinstance(shown, Table):
+                    fit(shown)
+            super().print(*objects, **kwargs)
+
+    if not _wide[0] and os.environ.get(WIDE_ENV) != "1" and sys.stdout.isatty():
+        return Fitting()
+    return Fitting(width=100_000, soft_wrap=True)
+
+
+def fit(table: Any) -> None:
+    """A table that wraps rather than cuts: text folds onto more lines, and columns of short
+    values keep them on one line."""
+    for column in table.columns:
+        if column.overflow == "ellipsis":
+            column.overflow = "fold"
+        longest = max((len(str(cell)) for cell in column.cells), default=0)
+        if column.min_width is None and longest <= WHOLE_UP_TO:
+            column.min_width = longest
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
@@ -36,8 +71,20 @@ def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
 
 
 def echo_plain(rows: list[list[str]], left: int) -> None:
-    """A plain text table, whole values and no wrapping (the first ``left`` columns left-aligned)."""
+    """A plain text table, whole values (the first ``left`` columns left-aligned); wider than
+    the terminal, it wraps its longer cells to fit."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = console()
+    if sum(widths) + 2 * (len(widths) - 1) > out.width:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, header_style="", padding=(0, 1))
+        for i, name in enumerate(rows[0]):
+            table.add_column(name, justify="left" if i < left else "right")
+        for row in rows[1:]:
+            table.add_row(*row)
+        out.print(table)
+        return
     for row in rows:
         echo(
             "  ".join(
