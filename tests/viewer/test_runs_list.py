@@ -40,6 +40,13 @@ def wide_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ),
     ):
         cli_ok(*args)
+    import duckdb
+
+    with duckdb.connect(db) as con:  # answers without a known price, as an import of HANNA's leaves them
+        con.execute(
+            "UPDATE calls SET cost_usd = NULL WHERE call_key IN "
+            "(SELECT call_key FROM run_calls WHERE run_id = 'a-rather-long-run-name-for-the-hanna-reproduction')"
+        )
     return Path(db)
 
 
@@ -61,8 +68,14 @@ def test_the_runs_list_fits_1280_px_and_shows_the_main_score(wide_url: str, tmp_
         headers = page.locator("#runs thead th").all_inner_texts()
         row = page.locator("#runs tbody tr").first.inner_text()
         note = page.locator("#runs-note").inner_text()
+        page.goto(wide_url + "runs/a-rather-long-run-name-for-the-hanna-reproduction")  # six criteria, five jurors
+        _shot(page, tmp_path, "run-items-1280")
+        items_right = page.evaluate("document.querySelector('#subjects').getBoundingClientRect().right")
+        run_width = page.evaluate("document.documentElement.scrollWidth")
         browser.close()
     assert width <= 1280, f"the page is {width} px wide at a 1280 px window"
+    assert items_right <= 1280 and run_width <= 1280, (items_right, run_width)  # a six-criterion items table
     assert any(h.strip().startswith("score") for h in headers)
     assert re.search(r"relevance\s+\d\.\d\d", row), row  # the first criterion's jury mean
     assert "count calls" in note
+    assert re.search(r"unknown\s+\d+ unpriced", row), row  # the demo store's HANNA run: 1,467 px wide before
