@@ -18,7 +18,7 @@ from jurybench.alignment._align import (
     holm,
     one_sided_p,
 )
-from jurybench.alignment._data import AlignmentData, Labelled, alignment_data
+from jurybench.alignment._data import AlignmentData, Labelled, alignment_data, modal_label
 from jurybench.alignment._record import aligned_version, record_alignment
 from jurybench.alignment._variants import (
     guidance_request,
@@ -48,6 +48,7 @@ __all__ = [
     "guidance_request",
     "guidance_text",
     "holm",
+    "modal_label",
     "most_disagreed",
     "nearest_point",
     "one_sided_p",

@@ -12,6 +12,8 @@ import numpy as np
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from duckdb import DuckDBPyConnection as Connection
 
     from jurybench.jurors import JurorSpec
@@ -213,13 +215,19 @@ def _classification_data(
     for sid in sorted(humans):
         target = plurality(humans[sid], labels, preference=False)
         assert target is not None  # every subject here has a label
-        votes = answered.get(sid)
-        top = max(votes.values()) if votes else 0
-        mine = next((lab for lab in labels if votes and votes.get(lab) == top), None)
         prompt, response = texts[sid]
-        own = None if mine is None else float(labels.index(mine))
+        own = modal_label(answered.get(sid) or {}, labels)
         subjects.append(Labelled(sid, prompt, response, float(labels.index(target)), own, prompt or sid))
     return AlignmentData(run_id, rubric, spec, name, criterion, subjects, None, labels)
+
+
+def modal_label(counts: Mapping[str, int], labels: Sequence[str]) -> float | None:
+    """The index of the most frequent label in ``counts`` (a tie: the first in ``labels``'
+    order), or None when nothing was counted."""
+    if not counts:
+        return None
+    top = max(counts.values())
+    return float(next(i for i, label in enumerate(labels) if counts.get(label) == top))
 
 
 def _number(value: object) -> float | None:

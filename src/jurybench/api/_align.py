@@ -234,11 +234,9 @@ class _Calls:
         ).fetchall():
             counts = votes.setdefault(str(item), {})
             counts[label] = counts.get(label, 0) + 1
-        out = {}
-        for item, counts in votes.items():
-            top = max(counts.values())
-            out[item] = float(next(i for i, lab in enumerate(self.labels) if counts.get(lab) == top))
-        return out
+        from jurybench.alignment import modal_label
+
+        return {item: v for item, counts in votes.items() if (v := modal_label(counts, self.labels)) is not None}
 
     def plan(self, rubric: AnyRubric, ids: list[str]) -> tuple[int, float | None]:
         from jurybench.api._run import _engine_store
