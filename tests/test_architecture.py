@@ -27,6 +27,7 @@ ORDER = [
     "calibration",
     "stats",
     "alignment",
+    "exports",
     "plots",
     "datasets",
     "api",

@@ -183,7 +183,9 @@ DECLARED_COMMANDS = {
     "jury select": ("select_jury", "JurySelectIn", ["format"]),
     "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
     "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
-    "check": ("check", None, ["format", "junit"]),  # a gate for CI: no HTTP face; --junit FILE writes its report
+    "check": ("check", None, ["format", "junit"]),
+    "export mlflow": ("export_mlflow", None, ["format"]),  # pushes to a tracking server: no HTTP face
+    "export otel": ("export_otel", None, ["format"]),  # a gate for CI: no HTTP face; --junit FILE writes its report
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
     "anchors add": ("Store.add_anchors", "AnchorsIn", []),

@@ -37,6 +37,7 @@ for _module in (
     "_annotations",
     "_calibrate",
     "_report",
+    "_export",
     "_serve",
     "_study",
     "_view",

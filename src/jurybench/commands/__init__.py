@@ -19,6 +19,7 @@ from jurybench.commands._output import (
     echo,
     echo_plain,
     preference_rows,
+    set_wide,
 )
 from jurybench.commands._steps import (
     agreement,
@@ -31,6 +32,8 @@ from jurybench.commands._steps import (
     calibrate,
     calibrate_apply,
     check,
+    export_mlflow,
+    export_otel,
     generate,
     items_import,
     judgments_formats,
@@ -120,6 +123,8 @@ COMMANDS: dict[str, Command] = {
     "calibrate apply": Command(calibrate_apply, "calibration", declared="apply_calibration"),
     "jury select": Command(jury_select, declared="select_jury"),
     "check": Command(check, declared="check"),
+    "export mlflow": Command(export_mlflow, declared="export_mlflow"),
+    "export otel": Command(export_otel, declared="export_otel"),
     "agreement": Command(agreement, declared="agreement"),
     "align": Command(align, declared="align"),
     "report preference": Command(report_preference, declared="preference_report"),
@@ -146,6 +151,8 @@ __all__ = [
     "console",
     "echo",
     "echo_plain",
+    "export_mlflow",
+    "export_otel",
     "generate",
     "items_import",
     "judgments_formats",
@@ -157,6 +164,7 @@ __all__ = [
     "report_classification",
     "report_preference",
     "score",
+    "set_wide",
     "sql",
     "statistic",
 ]

@@ -556,3 +556,25 @@ def align(db: Path | None, *, format: str = "table", **values: object) -> int:
         return 0
     print_alignment(result)
     return 0
+
+
+def _exported(function: Any, db: Path | None, format: str, values: dict[str, object]) -> int:
+    """An export (``jurybench.export_mlflow``, ``export_otel``): where it went, as a line or JSON."""
+    check_format(format, ("table", "json"))
+    done = function(db, **_declared(function, values))
+    echo(json.dumps(done.as_dict(), indent=2) if format == "json" else done.line())
+    return 0
+
+
+def export_mlflow(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """A run written to MLflow (``jurybench.export_mlflow``)."""
+    from jurybench import api
+
+    return _exported(api.export_mlflow, db, format, values)
+
+
+def export_otel(db: Path | None, *, format: str = "table", **values: object) -> int:
+    """A run's calls sent as OpenTelemetry traces (``jurybench.export_otel``)."""
+    from jurybench import api
+
+    return _exported(api.export_otel, db, format, values)
