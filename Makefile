@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CONSTRAINTS := constraints.txt
 
-.PHONY: install test test-models models demo bench validity lint fix schema-doc formats-doc lock clean
+.PHONY: install test test-models models demo docs bench validity lint fix schema-doc formats-doc lock clean
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -67,8 +67,13 @@ test-models: $(STAMP) $(MODEL_GGUF)
 	$(MODEL_ENV) $(BIN)/python -m pytest -q -m model tests/models
 
 demo: $(STAMP)
-	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh
+	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh $(if $(filter 1 yes true,$(VERBOSE)),--verbose)
 	$(PATH_HINT)
+
+# The README and docs/ as a site in ./site (MkDocs, Material theme), offline; a broken link or
+# anchor fails the build (tests/test_docs_site.py builds it too).
+docs: $(STAMP)
+	$(BIN)/python scripts/build_docs.py --out site
 
 # The peers make bench measures beside jurybench on the same stub (Inspect AI's kill -9 resume),
 # in an environment of their own, pinned in bench/constraints.txt.

@@ -1,4 +1,4 @@
-"""The README's local-model block runs as written against the tier's llama.cpp server set-up:
+"""docs/judging.md's local-model block runs as written against the tier's llama.cpp server set-up:
 ``GGUF`` is the tier's model, ``PORT`` a free port, ``python`` the model environment's (with
 llama-cpp-python) and ``jurybench`` the project's, over a store holding two items."""
 
@@ -24,8 +24,9 @@ pytestmark = pytest.mark.model
 
 def test_the_readme_local_model_block_runs_as_written(tmp_path: Path) -> None:
     python, gguf = _needed("JURYBENCH_MODEL_PYTHON"), _needed("JURYBENCH_MODEL_GGUF")
-    found = [body for _, body, skip in blocks() if skip and "local model server" in skip]
-    assert len(found) == 1, "the README has one local-model block"
+    found = [body for _, body, skip in blocks(REPO / "docs" / "judging.md") if skip and "local model server" in skip]
+    assert len(found) == 1, "docs/judging.md has one local-model block"
+    (tmp_path / "try").mkdir()
     items = write(tmp_path / "items.csv", "\n".join(ITEMS_CSV.splitlines()[:3]) + "\n")  # two items
     env = {k: v for k, v in os.environ.items() if not k.startswith("JURYBENCH_")}
     env.update(
@@ -58,7 +59,7 @@ def test_the_readme_local_model_block_runs_as_written(tmp_path: Path) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(block.pid, signal.SIGTERM)
     done = subprocess.CompletedProcess(block.args, block.returncode, stdout, stderr)
-    assert done.returncode == 0, f"{done.stderr[-3000:]}\n---\n{(tmp_path / 'llama.log').read_text()[-2000:]}"
+    assert done.returncode == 0, f"{done.stderr[-3000:]}\n---\n{(tmp_path / 'try' / 'llama.log').read_text()[-2000:]}"
     assert "Traceback" not in done.stderr
     assert "schema" in done.stdout  # the sql line shows how the answers were constrained
     with duckdb.connect(str(tmp_path / "jurybench.duckdb"), read_only=True) as con:
