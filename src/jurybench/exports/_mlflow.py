@@ -109,7 +109,7 @@ def to_mlflow(
     mode = str(summary.record["mode"])
     csv_text = scores_csv(con, run_id, mode)
     with _patient_enough():
-        return _write(client_uri=tracking_uri, summary=summary, csv_text=csv_text, experiment=experiment, store=store)
+        return _write(tracking_uri, summary, csv_text, experiment=experiment, store=store)
 
 
 # A tracking server that does not answer: MLflow's client retries 7 times with a doubling backoff
@@ -132,8 +132,7 @@ def _patient_enough() -> Iterator[None]:
             os.environ.pop(k, None)
 
 
-def _write(*, client_uri: str, summary: RunSummary, csv_text: str, experiment: str, store: str) -> MlflowExport:
-    tracking_uri = client_uri
+def _write(tracking_uri: str, summary: RunSummary, csv_text: str, *, experiment: str, store: str) -> MlflowExport:
     run_id = summary.run_id
     client = _client(tracking_uri)
     import logging
