@@ -34,3 +34,16 @@ def test_t_tests_and_rank_tests_match_scipy() -> None:
     assert kendall_rankings(np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4]))["tau"] == pytest.approx(
         kendalltau([1, 2, 3, 4], [1, 3, 2, 4]).statistic
     )
+
+
+def test_mean_t_interval_is_the_hand_worked_t_interval() -> None:
+    """mean 10, SD 2, n 4: t(0.975, 3) = 3.182446, so 10 ± 3.182446 · 2 / 2 = [6.817554, 13.182446]."""
+    from jurybench.stats.functions import mean_t_interval
+
+    low, high = mean_t_interval(10.0, 2.0, 4)
+    assert low == pytest.approx(6.817554, abs=1e-6) and high == pytest.approx(13.182446, abs=1e-6)
+    assert mean_t_interval(10.0, 2.0, 1) == (None, None)  # one value: no interval
+    assert mean_t_interval(10.0, None, 5) == (None, None)
+    assert mean_t_interval(10.0, float("nan"), 5) == (None, None)
+    # 90 %: t(0.95, 3) = 2.353363
+    assert mean_t_interval(10.0, 2.0, 4, level=0.9)[0] == pytest.approx(10 - 2.353363, abs=1e-6)

@@ -50,13 +50,6 @@ Content = Annotated[
 ServiceName = Annotated[str, param("The spans' service.name.", faces="cli python")]
 
 
-def _store_path(con: object) -> str:
-    found = con.execute(  # type: ignore[attr-defined]
-        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-    ).fetchone()
-    return str(Path(found[0]).resolve()) if found and found[0] else ""
-
-
 @user_facing
 def export_mlflow(
     store: StoreLike | None, run: ExportedRun, *, tracking_uri: TrackingUri = None, experiment: Experiment = "jurybench"
@@ -65,15 +58,16 @@ def export_mlflow(
     interval, each juror's outcome rates, cost and latency as metrics; the jury's scores, the record
     and the statistics recorded on it as artifacts. Exporting again updates the same MLflow run."""
     from jurybench.exports import default_tracking_uri, to_mlflow
-    from jurybench.store import reading
+    from jurybench.store import file_of, reading
 
     with reading(store) as con:
+        found = file_of(con)
         return to_mlflow(
             con,
             run,
             tracking_uri=tracking_uri or default_tracking_uri(),
             experiment=experiment,
-            store=_store_path(con),
+            store=str(Path(found).resolve()) if found else "",
         )
 
 

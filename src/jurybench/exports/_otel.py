@@ -99,8 +99,8 @@ def build_spans(con: Connection, run_id: str, *, content: bool = False, service:
     root_ctx = SpanContext(trace_id, _id(f"jurybench run span {run_id}", 64), False, TraceFlags(TraceFlags.SAMPLED))
     calls = _calls(con, run_id)
     spans = []
-    first = None
-    last = None
+    starts: list[datetime] = []
+    ends: list[datetime] = []
     for (
         key,
         juror,
@@ -124,8 +124,8 @@ def build_spans(con: Connection, run_id: str, *, content: bool = False, service:
     ) in calls:
         end = created if isinstance(created, datetime) else datetime.now(UTC)
         start = end - timedelta(milliseconds=float(latency or 0))
-        first = start if first is None or start < first else first
-        last = end if last is None or end > last else last
+        starts.append(start)
+        ends.append(end)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": _provider(str(model or "")),
@@ -171,10 +171,13 @@ def build_spans(con: Connection, run_id: str, *, content: bool = False, service:
                 end_time=_nanos(end),
             )
         )
-    created_at = datetime.fromisoformat(record["created_at"]) if record.get("created_at") else first
-    finished_at = datetime.fromisoformat(record["finished_at"]) if record.get("finished_at") else last
-    begin = min(x for x in (created_at, first) if x is not None) if (created_at or first) else datetime.now()
-    finish_at = max(x for x in (finished_at, last) if x is not None) if (finished_at or last) else begin
+    # the run's span covers the run's record and every call in it
+    if record.get("created_at"):
+        starts.append(datetime.fromisoformat(record["created_at"]))
+    if record.get("finished_at"):
+        ends.append(datetime.fromisoformat(record["finished_at"]))
+    begin = min(starts, default=None) or datetime.now(UTC)
+    finish_at = max([begin, *ends])
     root_attributes = {
         "jurybench.run_id": run_id,
         "jurybench.rubric": str(record["rubric"]),

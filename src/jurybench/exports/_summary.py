@@ -6,7 +6,6 @@ statistics recorded on it."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,15 +53,6 @@ class RunSummary:
     n_cached: int = 0
 
 
-def _interval(mean: float, sd: float | None, n: int) -> tuple[float | None, float | None]:
-    if n < 2 or sd is None or math.isnan(sd):
-        return None, None
-    from scipy import stats as st
-
-    half = float(st.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return mean - half, mean + half
-
-
 def _figures(con: Connection, run_id: str, mode: str) -> list[Figure]:
     if mode == "pairwise":
         sql = """SELECT category, avg(jury_score), stddev_samp(jury_score), count(jury_score)
@@ -70,9 +60,11 @@ def _figures(con: Connection, run_id: str, mode: str) -> list[Figure]:
     else:
         sql = """SELECT criterion, avg(jury_score), stddev_samp(jury_score), count(jury_score)
                  FROM jury_pointwise WHERE run_id = ? AND jury_score IS NOT NULL GROUP BY 1 ORDER BY 1"""
+    from jurybench.stats.functions import mean_t_interval
+
     out = []
     for name, mean, sd, n in con.execute(sql, [run_id]).fetchall():
-        low, high = _interval(float(mean), None if sd is None else float(sd), int(n))
+        low, high = mean_t_interval(float(mean), None if sd is None else float(sd), int(n))
         out.append(Figure(str(name), float(mean), int(n), low, high))
     return out
 

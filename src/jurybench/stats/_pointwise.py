@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -39,6 +41,19 @@ def friedman_posthoc(scores: Array, models: list[str]) -> dict[str, object]:
         "means": dict(zip(models, map(float, complete.mean(axis=0)), strict=True)),
         "posthoc_holm": matrix,
     }
+
+
+def mean_t_interval(
+    mean: float | None, sd: float | None, n: int, level: float = 0.95
+) -> tuple[float | None, float | None]:
+    """The t interval of a mean from its summary (mean, sample SD, n): mean ± t(n-1) · sd / sqrt(n).
+    None, None when it is undefined (fewer than two values, or no SD)."""
+    if mean is None or sd is None or n < 2 or math.isnan(sd):
+        return None, None
+    from scipy.stats import t
+
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
 
 
 def one_sample_t(x: Array, baseline: float) -> dict[str, float]:

@@ -28,7 +28,14 @@ from jurybench.stats._pairwise import (
     sign_flip_gap_p,
     treatment_gaps,
 )
-from jurybench.stats._pointwise import friedman_posthoc, kendall_rankings, mann_whitney, one_sample_t, welch_t
+from jurybench.stats._pointwise import (
+    friedman_posthoc,
+    kendall_rankings,
+    mann_whitney,
+    mean_t_interval,
+    one_sample_t,
+    welch_t,
+)
 from jurybench.stats._power import paired_power, pairs_needed, power_summary
 from jurybench.stats._ppi import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted, slice_difference
 
@@ -64,6 +71,7 @@ __all__ = [
     "labels_needed",
     "length_controlled",
     "mann_whitney",
+    "mean_t_interval",
     "mean_within_group_sd",
     "no_difference_share",
     "one_sample_t",

@@ -154,6 +154,12 @@ def transaction(con: Connection) -> Iterator[Connection]:
 _OPEN: set[int] = set()  # connections inside a transaction()
 
 
+def file_of(con: Connection) -> str:
+    """The file the connection's database lives in, as DuckDB opened it ("" for an in-memory one)."""
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return str(row[0]) if row and row[0] else ""
+
+
 def first_row(con: Connection, sql: str, params: Params | None = None) -> tuple[Any, ...] | None:
     """The first row of a query, reading the result to the end (DuckDB 2 needs that)."""
     rows = con.execute(sql, params or []).fetchall()

@@ -18,15 +18,13 @@ MOVED = 50  # subjects listed by how much they moved
 
 def _paired(diffs: list[float]) -> dict[str, object]:
     """Mean difference with its paired t-interval (95 %)."""
-    from scipy.stats import t
+    from jurybench.stats.functions import mean_t_interval
 
     n = len(diffs)
     mean = sum(diffs) / n
-    if n < 2:
-        return {"n": n, "diff": mean, "low": None, "high": None}
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return {"n": n, "diff": mean, "low": mean - half, "high": mean + half}
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else None
+    low, high = mean_t_interval(mean, sd, n)
+    return {"n": n, "diff": mean, "low": low, "high": high}
 
 
 def compare(con: Connection, runs: list[dict[str, Any]]) -> dict[str, object]:

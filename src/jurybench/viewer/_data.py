@@ -101,8 +101,9 @@ def _run_row(row: dict[str, Any]) -> dict[str, object]:
 
 def store_of(con: Connection) -> str:
     """The store's file: cached aggregates are kept per store, not only per run id."""
-    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
-    return str(row[0]) if row else ""
+    from jurybench.store import file_of
+
+    return file_of(con)
 
 
 def run_key(row: dict[str, object]) -> tuple[Any, ...]:
@@ -196,12 +197,9 @@ def run_header(con: Connection, run_id: str) -> dict[str, object]:
 
 def _ci(n: int, mean: float | None, sd: float | None) -> tuple[float | None, float | None]:
     """The 95 % t interval of a mean."""
-    if mean is None or sd is None or n < 2 or math.isnan(sd):
-        return None, None
-    from scipy.stats import t
+    from jurybench.stats.functions import mean_t_interval
 
-    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
-    return mean - half, mean + half
+    return mean_t_interval(mean, sd, n)
 
 
 def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
