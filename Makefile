@@ -74,7 +74,7 @@ test-models: $(STAMP) $(MODEL_GGUF)
 
 demo: $(STAMP)
 	$(BYTECODE)
-	PATH=$(abspath $(BIN)):$$PATH bash scripts/demo.sh $(if $(filter 1 yes true,$(VERBOSE)),--verbose)
+	$(BIN)/python scripts/demo.py $(if $(filter 1 yes true,$(VERBOSE)),--verbose)
 	$(PATH_HINT)
 
 # The README and docs/ as a site in ./site (MkDocs, Material theme), offline; a broken link or

@@ -74,7 +74,7 @@ def test_every_readme_block_runs_as_written(tmp_path: Path) -> None:
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", LITELLM_LOCAL_MODEL_COST_MAP="True"
     )
     demo = subprocess.run(
-        ["bash", str(REPO / "scripts" / "demo.sh")],
+        [sys.executable, str(REPO / "scripts" / "demo.py")],
         cwd=work,
         capture_output=True,
         text=True,

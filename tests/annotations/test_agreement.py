@@ -420,3 +420,22 @@ def test_invalid_wrong_counts_the_no_verdict_class_as_scikit_learn_does(tmp_path
     assert judge["gwet_ac1"] == pytest.approx(59 / 167)
     tie = _block(db, "--invalid", "tie")["jurors"][0]  # no such class when the answer counts as a tie
     assert tie["classes"] == ["A", "B", "tie"]
+
+
+def test_average_ranks_and_pearson_match_the_reference_implementations() -> None:
+    """Hand-worked: [3, 1, 3, 2] ranks to [3.5, 1, 3.5, 2] (the two 3s share ranks 3 and 4)."""
+    from scipy.stats import pearsonr, rankdata
+
+    from jurybench.annotations._agreement import average_ranks, pearson
+
+    assert average_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [3.5, 1.0, 3.5, 2.0]
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.integers(1, 6, 40).astype(float)
+        y = x + rng.normal(0, 2, 40)
+        assert np.allclose(average_ranks(x), rankdata(x))
+        assert pearson(x, y) == pytest.approx(pearsonr(x, y)[0], abs=1e-12)
+    # hand-worked: (1,2),(2,4),(3,5) gives r = 3 / sqrt(2 * 14/3) = 0.98198...; NaN pairs drop out
+    assert pearson(np.array([1.0, 2.0, 3.0, np.nan]), np.array([2.0, 4.0, 5.0, 9.0])) == pytest.approx(0.9819805)
+    assert np.isnan(pearson(np.array([1.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])))  # constant side
+    assert np.isnan(pearson(np.array([1.0, 2.0]), np.array([1.0, 2.0])))  # fewer than three units

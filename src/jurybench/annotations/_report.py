@@ -14,6 +14,7 @@ from jurybench.annotations._agreement import (
     leave_one_annotator_out,
     mean_pairwise_quadratic_kappa,
     mean_pairwise_spearman,
+    pearson,
     score_agreement,
 )
 from jurybench.annotations._data import PointwiseData, pointwise_data
@@ -25,13 +26,6 @@ if TYPE_CHECKING:
 
 
 Index = NDArray[np.int_]  # rows drawn by a bootstrap round
-
-
-def _pearson(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-    keep = ~np.isnan(x) & ~np.isnan(y)
-    if keep.sum() < 3 or np.std(x[keep]) == 0 or np.std(y[keep]) == 0:
-        return float("nan")
-    return float(np.corrcoef(x[keep], y[keep])[0, 1])
 
 
 def _mean_defined(values: list[float]) -> float:
@@ -62,10 +56,10 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     jury = data.jury  # the run's jury rule, NaN below quorum
 
     def pearson_of(scores: NDArray[np.float64]) -> Callable[[Index], float]:
-        return lambda idx: _pearson(scores[idx], target[idx])
+        return lambda idx: pearson(scores[idx], target[idx])
 
     def jury_gain_over(scores: NDArray[np.float64]) -> Callable[[Index], float]:
-        return lambda idx: _pearson(jury[idx], target[idx]) - _pearson(scores[idx], target[idx])
+        return lambda idx: pearson(jury[idx], target[idx]) - pearson(scores[idx], target[idx])
 
     rows: list[dict[str, Any]] = []
     for j, name in enumerate(data.jurors):

@@ -514,14 +514,19 @@ def _bootstrap_coefficients(
     if n_boot <= 0:
         return {}
     rng = np.random.default_rng(seed)
-    unique = np.array(sorted(set(groups)))
-    index: dict[str, list[int]] = {}
-    for i, g in enumerate(groups):
-        index.setdefault(g, []).append(i)
+    unique = sorted(set(groups))
+    position = {g: k for k, g in enumerate(unique)}
+    code = np.array([position[g] for g in groups])
+    by_group = np.argsort(code, kind="stable")  # each group's rows together, in their order
+    sizes = np.bincount(code, minlength=len(unique))
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     draws = []
     for _ in range(n_boot):
-        chosen = rng.choice(unique, size=len(unique), replace=True)
-        rows = np.concatenate([index[g] for g in chosen])
+        chosen = rng.choice(len(unique), size=len(unique), replace=True)  # the same draws as over names
+        lengths = sizes[chosen]
+        # the chosen groups' rows one after another: each row's offset within its group, plus its start
+        within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        rows = by_group[np.repeat(starts[chosen], lengths) + within]
         draws.append(_closed_form(method, x[rows], y[rows], alpha, params=params))
     arr = np.array(draws)
     low, high = np.percentile(arr, [2.5, 97.5], axis=0)
