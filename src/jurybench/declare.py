@@ -60,6 +60,8 @@ class Param:
     others as given). ``http_only``: bounds the HTTP body alone holds a request to, beside
     ``http``'s, which every face keeps: a server's caps on the work one request asks for (at most
     50 folds), or bounds the library checks itself, in words of its own, on the other faces.
+    ``http_each``: pydantic bounds on each element of a list in the HTTP body (each name at most
+    128 characters).
     """
 
     help: str
@@ -81,6 +83,7 @@ class Param:
     from_cli: Callable[..., object] | None = None
     record: Callable[[object], object] | None = None
     http_only: dict[str, Any] = field(default_factory=dict)
+    http_each: dict[str, Any] = field(default_factory=dict)
 
 
 def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
@@ -326,6 +329,9 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
     inner: Any = next(a for a in args if a is not type(None)) if optional and len(args) == 2 else kind
     if meaning.choices is not None:
         inner = Literal[meaning.choices]
+    if meaning.http_each:  # bounds on each element of a list
+        (element,) = typing.get_args(inner)
+        inner = list[Annotated[element, Field(**meaning.http_each)]]  # type: ignore[valid-type]
     if inner is float:  # NaN and infinity are no number a parameter means
         inner = Annotated[inner, Field(allow_inf_nan=False)]
     if meaning.http or meaning.http_only:

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from annotated_types import MaxLen
-
 from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import user_facing
 
@@ -136,18 +134,18 @@ class Calibration:
 # -- are the HTTP body's alone (http_only), so the command line and Python say what they said.
 GROUP_BY_HTTP = {"max_length": 128}
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"  # a name a server keeps a file by
-Names = list[Annotated[str, MaxLen(128)]] | None  # what an HTTP body may list (criteria, covariates)
+EACH_NAME = {"max_length": 128}  # each criterion or covariate an HTTP body lists
 LabelledRun = Annotated[str, param("Run with human labels to fit on.", http=NAME_HTTP, cli_default=None)]
 CalibrationName = Annotated[
     str | None,
     param("Calibration name (file calibration/<name>.json).", required_in="http", http={"pattern": NAME_PATTERN}),
 ]
 Criteria = Annotated[
-    list[str] | None, param("Only these criteria (repeatable).", cli_name="criterion", http_type=Names)
+    list[str] | None, param("Only these criteria (repeatable).", cli_name="criterion", http_each=EACH_NAME)
 ]
 Covariates = Annotated[
     list[str] | None,
-    param("language, length or meta.<field> (repeatable).", cli_name="covariate", http_type=Names),
+    param("language, length or meta.<field> (repeatable).", cli_name="covariate", http_each=EACH_NAME),
 ]
 Methods = Annotated[
     list[str] | None,
@@ -267,7 +265,7 @@ Annotators = Annotated[
         "Only these annotators' labels (comma-separated names).",
         cli_type=str | None,
         from_cli=_names,
-        http_type=Names,
+        http_each=EACH_NAME,
     ),
 ]
 

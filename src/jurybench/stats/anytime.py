@@ -37,7 +37,6 @@ Runs judged before jurybench 0.x recorded a normal-mixture sequence (Robbins 197
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import re
@@ -370,6 +369,8 @@ def met(rule: StoppingRule, figure: dict[str, Any]) -> bool:
 def cluster_rank(seed: int, cluster: str) -> str:
     """A cluster's place in the seeded random order: a hash of the seed and its key, so the order
     is fixed before any score is seen and can be recomputed from the run's record."""
+    import hashlib
+
     return hashlib.sha256(f"{seed}\x00{cluster}".encode()).hexdigest()
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from annotated_types import MaxLen
-
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
@@ -14,7 +12,7 @@ from jurybench.stats._registry import statistic
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
-Texts = list[Annotated[str, MaxLen(2000)]] | None  # what an HTTP body may list (features, families)
+EACH_TEXT = {"max_length": 2000}  # each feature or family an HTTP body lists
 COLUMNS = [
     "rater",
     "criterion",
@@ -47,7 +45,7 @@ def bias(
     con: Connection,
     run: params.Run,
     *,
-    feature: Annotated[list[str] | None, param(FEATURES_HELP, http_type=Texts)] = None,
+    feature: Annotated[list[str] | None, param(FEATURES_HELP, http_each=EACH_TEXT)] = None,
     against: Annotated[
         str,
         param(
@@ -61,7 +59,7 @@ def bias(
         param(
             "NAME=FAMILY (repeatable): a juror's or a model's name, or the start of one, and its family "
             "(defaults: gpt=openai, claude=anthropic, gemini=google, llama=meta, ...).",
-            http_type=Texts,
+            http_each=EACH_TEXT,
         ),
     ] = None,
     where: params.Where = None,
