@@ -166,3 +166,17 @@ def test_the_leaderboard_section_has_a_time_and_a_side_by_side_target() -> None:
     assert bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section}) == []
     section.update(seconds=75.0, speedup_vs_arena_hard=0.8)
     assert len(bench.missed_targets({**_results(0.95, 0.5), "leaderboard": section})) == 2
+
+
+def test_the_startup_bench_starts_both_trees_side_by_side() -> None:
+    """bench/startup_bench.py against HEAD itself: both trees start, and every ratio is reported."""
+    spec = importlib.util.spec_from_file_location("startup_bench", REPO / "bench" / "startup_bench.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = module.compare("HEAD", 1)
+    assert found["baseline_commit"] == "HEAD"
+    for label in ("help", "score_help"):
+        row = found[label]
+        assert row["baseline_cpu_s"] > 0 and row["current_cpu_s"] > 0
+        assert row["cpu_ratio"] == row["current_cpu_s"] / row["baseline_cpu_s"]

@@ -295,3 +295,24 @@ def test_a_study_gates_on_check_as_the_command_line_does(tmp_path: Path) -> None
     assert passed.exit_code == 0, passed.stderr
     failed = run_cli("study", "run", str(study("coherence>=6")), "--db", str(tmp_path / "b.duckdb"))
     assert failed.exit_code == 1 and "coherence" in failed.stdout + failed.stderr
+
+
+def test_http_each_bounds_every_element_of_a_listed_value() -> None:
+    """``http_each`` bounds each element of a list in the HTTP body (each name at most 3
+    characters here); the list itself and the other faces keep their plain type."""
+    import pydantic
+
+    from jurybench.declare import http_fields
+
+    def made_up(
+        store: object, *, names: Annotated[list[str] | None, param("Names.", http_each={"max_length": 3})] = None
+    ) -> None:
+        """A made-up declaration."""
+
+    body = pydantic.create_model("MadeUpIn", **http_fields(parameters_of(made_up)))  # type: ignore[call-overload]
+    assert body(names=["abc", "de"]).names == ["abc", "de"]
+    with pytest.raises(pydantic.ValidationError, match="at most 3 characters"):
+        body(names=["abc", "long"])
+    assert body().names is None
+    schema = body.model_json_schema()["properties"]["names"]
+    assert {"items": {"maxLength": 3, "type": "string"}, "type": "array"} in schema["anyOf"]
