@@ -730,6 +730,13 @@ def main() -> None:
         + f"; server peak +{sm['peak_growth_mb']:.0f} MB, +{sm['after_growth_mb']:.0f} MB after; a slot free after each: "
         + ("yes" if all(a["next_query"] == 200 for a in sm["answers"]) else "NO")
     )
+    if "parallel" in sm:
+        par = sm["parallel"]
+        print(
+            f"SQL memory cap {par['cap_mb']} MB, {par['clients']} heavy queries at once: answered "
+            + ", ".join(str(code) for code in par["statuses"])
+            + f"; server peak +{par['peak_growth_mb']:.0f} MB (target <= {par['target_mb']:.0f} MB)"
+        )
     z = tr["zero_rate_limit"]
     print(f"a stated limit of 0 a minute: {z['items']} items judged in {z['seconds']:.1f}s (was 732 s)")
     m = results["memory"]
@@ -962,6 +969,16 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                 1.0,
             )
         )
+        par = sm.get("parallel")
+        if par is not None:  # the cap is the process's: queries running together share it
+            checks.append(
+                (
+                    f"SQL, {par['clients']} heavy queries at once: server peak growth / (cap + a quarter)",
+                    par["peak_growth_mb"] / par["target_mb"],
+                    "<",
+                    1.0,
+                )
+            )
         checks.append(("a stated limit of 0: seconds for 20 items", tr["zero_rate_limit"]["seconds"], "<", 60.0))
     k9 = results.get("kill9")
     if k9 is not None:

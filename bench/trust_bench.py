@@ -143,6 +143,58 @@ def sql_memory(cap_mb: int = 512) -> dict[str, Any]:
         "peak_growth_mb": (peak - before) / 1024,
         "after_growth_mb": (after - before) / 1024,
         "answers": answers,
+        "parallel": sql_memory_parallel(cap_mb),
+    }
+
+
+def sql_memory_parallel(cap_mb: int = 512, clients: int = 8) -> dict[str, Any]:
+    """``clients`` heavy queries posted at once to a fresh server (the cap is the process's, for
+    all of them together): the server's peak growth over its resident size before, against the
+    target of ``cap_mb`` and a quarter."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from jurybench.testing.stub import free_port
+
+    heavy = [
+        "SELECT length(repeat('x', 100000 * 10000))",
+        "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
+        "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
+        "SELECT max(x) FROM (SELECT list(i) AS x FROM range(50000000) t(i))",
+    ]
+    with tempfile.TemporaryDirectory() as folder:
+        port = free_port()
+        db = str(Path(folder) / "s.duckdb")
+        server = subprocess.Popen(
+            [*CLI, "serve", "--db", db, "--port", str(port), "--sql-memory-mb", str(cap_mb)],
+            env={**os.environ, "JURYBENCH_TOKEN": ""},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        url = f"http://127.0.0.1:{port}/v1/sql"
+        try:
+            while True:  # up when it answers
+                try:
+                    if _post(url, {"query": "SELECT 1"}) == 200:
+                        break
+                except OSError:
+                    time.sleep(0.1)
+            before = _status_kb(server.pid, "VmRSS")
+            with ThreadPoolExecutor(clients) as pool:
+                statuses = list(pool.map(lambda k: _post(url, {"query": heavy[k % len(heavy)]}), range(clients)))
+            peak = _status_kb(server.pid, "VmHWM")
+            answered_after = _post(url, {"query": "SELECT 42"})
+        finally:
+            server.terminate()
+            server.wait(30)
+    growth = (peak - before) / 1024
+    return {
+        "clients": clients,
+        "cap_mb": cap_mb,
+        "statuses": statuses,
+        "peak_growth_mb": growth,
+        "target_mb": cap_mb * 1.25,
+        "within_target": growth <= cap_mb * 1.25,
+        "answers_after": answered_after,
     }
 
 

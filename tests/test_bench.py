@@ -180,3 +180,19 @@ def test_the_startup_bench_starts_both_trees_side_by_side() -> None:
         row = found[label]
         assert row["baseline_cpu_s"] > 0 and row["current_cpu_s"] > 0
         assert row["cpu_ratio"] == row["current_cpu_s"] / row["baseline_cpu_s"]
+
+
+def test_parallel_sql_queries_are_held_to_the_process_cap() -> None:
+    """Eight heavy queries at once: the server's peak growth must stay under the cap and a
+    quarter (640 MB for 512); 700 MB is a miss, 528 MB is not."""
+    bench = _bench()
+
+    def trust(parallel_growth: float) -> dict[str, Any]:
+        sql = {"cap_mb": 512, "peak_growth_mb": 100.0, "answers": [{"next_query": 200}]}
+        sql["parallel"] = {"clients": 8, "cap_mb": 512, "peak_growth_mb": parallel_growth, "target_mb": 640.0}
+        return {"budget": [], "sql_memory": sql, "zero_rate_limit": {"seconds": 1.0}}
+
+    assert bench.missed_targets({**_results(0.95, 0.5), "trust": trust(528.0)}) == []
+    assert bench.missed_targets({**_results(0.95, 0.5), "trust": trust(700.0)}) == [
+        "SQL, 8 heavy queries at once: server peak growth / (cap + a quarter): 1.094 (target < 1.0)"
+    ]
