@@ -143,10 +143,17 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
             # that is linear in time affects both sides alike. Each side makes all n requests.
             half = n // 2
             split = f"b{half:06d}"
+            # CPU of this process (every thread of it; the stub is a process of its own) per side.
+            cpu = time.process_time()
             bare_s = asyncio.run(bare_litellm(messages[:half], api_base, concurrency))
+            bare_cpu = time.process_time() - cpu
+            cpu = time.process_time()
             engine_s = engine_run(store, api_base, concurrency, where=f"item_id < '{split}'")
             engine_s += engine_run(store, api_base, concurrency, where=f"item_id >= '{split}'")
+            engine_cpu = time.process_time() - cpu
+            cpu = time.process_time()
             bare_s += asyncio.run(bare_litellm(messages[half:], api_base, concurrency))
+            bare_cpu += time.process_time() - cpu
             sub = messages[:n_instructor]
             bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
             instructor_s = engine_run(
@@ -170,6 +177,10 @@ def bench_engine(n: int, n_instructor: int, concurrency: int) -> dict[str, Any]:
         "engine_calls_per_s": n / engine_s,
         "engine_over_bare": bare_s / engine_s,
         "target_engine_over_bare": 0.9,
+        "bare_cpu_ms_per_call": 1000 * bare_cpu / n,
+        "engine_cpu_ms_per_call": 1000 * engine_cpu / n,
+        "engine_cpu_over_bare": engine_cpu / bare_cpu,
+        "target_engine_cpu_over_bare": 1.1,
         "stored_calls": calls[0],
         "stored_ok": calls[1],
         "instructor_requests": n_instructor,
@@ -622,6 +633,10 @@ def main() -> None:
         f"-> ratio {e['engine_over_bare']:.2f} (target >= 0.9); {e['stored_ok']}/{e['stored_calls']} stored ok"
     )
     print(
+        f"engine CPU per call: {e['engine_cpu_ms_per_call']:.2f} ms vs bare litellm {e['bare_cpu_ms_per_call']:.2f} ms "
+        f"-> x{e['engine_cpu_over_bare']:.2f} (target <= {e['target_engine_cpu_over_bare']})"
+    )
+    print(
         f"instructor driver / bare litellm: {e['instructor_driver_over_bare']:.2f} ({e['instructor_requests']} requests)"
     )
     print(
@@ -861,6 +876,18 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
     checks = [
         ("engine / bare litellm", e["engine_over_bare"], ">=", e["target_engine_over_bare"]),
         ("all engine calls stored ok", e["stored_ok"] / max(e["stored_calls"], 1), ">=", 1.0),
+        *(
+            [
+                (
+                    "engine CPU per call / bare litellm's",
+                    e["engine_cpu_over_bare"],
+                    "<=",
+                    e["target_engine_cpu_over_bare"],
+                )
+            ]
+            if "engine_cpu_over_bare" in e
+            else []
+        ),
         ("G_T bootstrap seconds", g["vectorised_seconds"], "<", g["target_seconds"]),
         ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
         ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
