@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,75 +94,18 @@ def _post(url: str, body: dict[str, Any]) -> int:
         return int(exc.code)
 
 
-def sql_memory(cap_mb: int = 512) -> dict[str, Any]:
+EXPRESSIONS = [  # queries whose memory DuckDB's own limit does not see (one function call's value)
+    "SELECT length(repeat('x', 100000 * 10000))",
+    "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
+    "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
+]
+
+
+@contextlib.contextmanager
+def _sql_server(cap_mb: int) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """A fresh ``jurybench serve`` with ``--sql-memory-mb cap_mb``, once it answers: (process, /v1/sql URL)."""
     from jurybench.testing.stub import free_port
 
-    queries = [
-        "SELECT length(repeat('x', 100000 * 10000))",
-        "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
-        "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
-    ]
-    with tempfile.TemporaryDirectory() as folder:
-        port = free_port()
-        server = subprocess.Popen(
-            [
-                *CLI,
-                "serve",
-                "--db",
-                str(Path(folder) / "s.duckdb"),
-                "--port",
-                str(port),
-                "--sql-memory-mb",
-                str(cap_mb),
-            ],
-            env={**os.environ, "JURYBENCH_TOKEN": ""},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        url = f"http://127.0.0.1:{port}/v1/sql"
-        try:
-            while True:  # up when it answers
-                try:
-                    if _post(url, {"query": "SELECT 1"}) == 200:
-                        break
-                except OSError:
-                    time.sleep(0.1)
-            before = _status_kb(server.pid, "VmRSS")
-            answers = []
-            for query in queries:
-                started = time.perf_counter()
-                status = _post(url, {"query": query})
-                answered = time.perf_counter() - started
-                freed = _post(url, {"query": "SELECT 42"})  # a slot free again
-                answers.append({"query": query, "status": status, "seconds": answered, "next_query": freed})
-            peak = _status_kb(server.pid, "VmHWM")
-            after = _status_kb(server.pid, "VmRSS")
-        finally:
-            server.terminate()
-            server.wait(30)
-    return {
-        "cap_mb": cap_mb,
-        "peak_growth_mb": (peak - before) / 1024,
-        "after_growth_mb": (after - before) / 1024,
-        "answers": answers,
-        "parallel": sql_memory_parallel(cap_mb),
-    }
-
-
-def sql_memory_parallel(cap_mb: int = 512, clients: int = 8) -> dict[str, Any]:
-    """``clients`` heavy queries posted at once to a fresh server (the cap is the process's, for
-    all of them together): the server's peak growth over its resident size before, against the
-    target of ``cap_mb`` and a quarter."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from jurybench.testing.stub import free_port
-
-    heavy = [
-        "SELECT length(repeat('x', 100000 * 10000))",
-        "SELECT count(*) FROM (SELECT unnest(range(10000 * 10000)))",
-        "SELECT sum(length(x)) FROM (SELECT repeat('y', 20000 * 10000) AS x FROM range(8))",
-        "SELECT max(x) FROM (SELECT list(i) AS x FROM range(50000000) t(i))",
-    ]
     with tempfile.TemporaryDirectory() as folder:
         port = free_port()
         db = str(Path(folder) / "s.duckdb")
@@ -178,14 +123,46 @@ def sql_memory_parallel(cap_mb: int = 512, clients: int = 8) -> dict[str, Any]:
                         break
                 except OSError:
                     time.sleep(0.1)
-            before = _status_kb(server.pid, "VmRSS")
-            with ThreadPoolExecutor(clients) as pool:
-                statuses = list(pool.map(lambda k: _post(url, {"query": heavy[k % len(heavy)]}), range(clients)))
-            peak = _status_kb(server.pid, "VmHWM")
-            answered_after = _post(url, {"query": "SELECT 42"})
+            yield server, url
         finally:
             server.terminate()
             server.wait(30)
+
+
+def sql_memory(cap_mb: int = 512) -> dict[str, Any]:
+    with _sql_server(cap_mb) as (server, url):
+        before = _status_kb(server.pid, "VmRSS")
+        answers = []
+        for query in EXPRESSIONS:
+            started = time.perf_counter()
+            status = _post(url, {"query": query})
+            answered = time.perf_counter() - started
+            freed = _post(url, {"query": "SELECT 42"})  # a slot free again
+            answers.append({"query": query, "status": status, "seconds": answered, "next_query": freed})
+        peak = _status_kb(server.pid, "VmHWM")
+        after = _status_kb(server.pid, "VmRSS")
+    return {
+        "cap_mb": cap_mb,
+        "peak_growth_mb": (peak - before) / 1024,
+        "after_growth_mb": (after - before) / 1024,
+        "answers": answers,
+        "parallel": sql_memory_parallel(cap_mb),
+    }
+
+
+def sql_memory_parallel(cap_mb: int = 512, clients: int = 8) -> dict[str, Any]:
+    """``clients`` heavy queries posted at once to a fresh server (the cap is the process's, for
+    all of them together): the server's peak growth over its resident size before, against the
+    target of ``cap_mb`` and a quarter."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    heavy = [*EXPRESSIONS, "SELECT max(x) FROM (SELECT list(i) AS x FROM range(50000000) t(i))"]
+    with _sql_server(cap_mb) as (server, url):
+        before = _status_kb(server.pid, "VmRSS")
+        with ThreadPoolExecutor(clients) as pool:
+            statuses = list(pool.map(lambda k: _post(url, {"query": heavy[k % len(heavy)]}), range(clients)))
+        peak = _status_kb(server.pid, "VmHWM")
+        answered_after = _post(url, {"query": "SELECT 42"})
     growth = (peak - before) / 1024
     return {
         "clients": clients,
