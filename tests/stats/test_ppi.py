@@ -178,6 +178,7 @@ def test_a_stratified_sample_is_analysed_with_its_chances(study: Path) -> None:
         np.array([scores[s] for s in drawn]),
         np.array([p[s] for s in drawn]),
         np.array(list(scores.values())),
+        scale=(1, 5),  # the criterion's scale: the small-sample form's pseudo-labels
     )
     row = json.loads(
         run_cli(
@@ -322,6 +323,17 @@ def test_a_sample_of_whole_prompts_is_analysed_by_its_clusters(study: Path) -> N
         "annotations", "sample", "--run", "r", "--n", "5", "--cluster", "topic", "--name", "x", "--db", str(study)
     )
     assert bad.exit_code == 2 and "'topic' is not a column to group subjects by" in bad.stderr
+    assert not any("cluster(s)" in w for w in out["warnings"])  # six prompts or more: no warning
+    # Two prompts (about 14 labels): fewer clusters than make validity checks, said with the figure.
+    few = run_cli(
+        "annotations", "sample", "--run", "r", "--n", "8", "--cluster", "prompt", "--name", "few", "--db", str(study)
+    )
+    assert few.exit_code == 0, few.stderr
+    with jb.open(study) as store:
+        store.simulate_annotations(rubric="story-quality")
+    shown = run_cli("stats", "ppi", "--run", "r", "--criterion", "relevance", "--sample", "few", "--db", str(study))
+    assert shown.exit_code == 0, shown.stderr
+    assert "come from 2 cluster(s), fewer than 5" in shown.stdout + shown.stderr
 
 
 def test_a_paired_difference_is_taken_within_each_prompt(tmp_path: Path) -> None:
@@ -411,3 +423,49 @@ def test_unequal_chances_weight_each_label_by_one_over_its_chance() -> None:
     assert out["estimate"] == pytest.approx(7 / 3)
     assert out["se"] == pytest.approx(np.sqrt(8 / 9))
     assert out["human_only"] == pytest.approx(7 / 3)
+
+
+def test_the_clustered_small_sample_interval_by_hand() -> None:
+    """Issue 57, item 1 (clusters with few labels). lambda 0, y = 1, 2 (prompt A) and 3, 5 (B) on
+    1..5: the clusters' means 1.5 and 4 (sizes 2 and 2, mean size 2: s = 1, 1), and one pseudo-label
+    at each end as a cluster of one subject (s = 1/2), weight w = 0.1 sqrt(2) = 0.141421 each.
+    Centre: (1.5 + 4 + w (0.5 + 2.5)) / (2 + w) = 2.766504; deviations s (m - centre): -1.266504,
+    1.233496, -0.883252, 1.116748; sum w d^2 = 3.125546 + w x 2.027262 = 3.412248; over
+    (sum w - 1) = 1.282843 and G = 2: variance 1.329954 (the plain sandwich's was 1.5625), t on 1 df."""
+    y = np.array([1.0, 2.0, 3.0, 5.0])
+    labels = np.array(["A", "A", "B", "B"])
+    both = (labels, np.concatenate([labels, labels]))
+    out = ppi_mean(y, y, np.concatenate([y, y]), lam=0.0, clusters=both, scale=(1, 5))
+    assert out["se"] ** 2 == pytest.approx(1.329954, abs=1e-5) and out["df"] == 1
+    assert out["ci_high"] - out["estimate"] == pytest.approx(12.706205 * np.sqrt(1.329954), abs=1e-4)
+    assert ppi_mean(y, y, np.concatenate([y, y]), lam=0.0, clusters=both)["se"] == pytest.approx(1.25)
+    # Clusters of one subject each are the unclustered small-sample form (there c = 0.03, here 0.1).
+    from jurybench.stats import _ppi
+
+    single = np.array(["a", "b", "c", "d"])
+    assert _ppi._clustered_with_pseudo_labels(y, single, (1, 5), 0.0) == pytest.approx(_with_weight(y, (1, 5), 0.1) / 4)
+
+
+def _with_weight(values: np.ndarray, scale: tuple[int, int], c: float) -> float:
+    """The pseudo-labelled variance (ddof 1) of ``values`` with weight c sqrt(n), written out."""
+    w = c * np.sqrt(len(values))
+    v = np.concatenate([values, scale])
+    weights = np.concatenate([np.ones(len(values)), [w, w]])
+    centre = np.sum(weights * v) / np.sum(weights)
+    return float(np.sum(weights * (v - centre) ** 2) / (np.sum(weights) - 1))
+
+
+def test_unequal_chances_with_few_labels_take_the_pseudo_labels_by_hand() -> None:
+    """Issue 57, item 1 (active and stratified samples with few labels). y = 1 and 3, each drawn
+    with chance 0.5 (weights 2 and 2), N = 4, lambda 0, on 1..5: pseudo-labels 1 and 5 of weight 2
+    counted c sqrt(2) = 0.070711 times each (c = 0.05). Centre (4 + 0.070711 x 6) / 2.141421 =
+    2.066040; sum count x 4 (v - centre)^2 / 16 = (2.008708 + 0.070711 x 9.744196) / 4 = 0.674431,
+    times n / (sum count - 1) = 2 / 1.141421: 1.181758 (without the scale 8/16 = 0.5)."""
+    args = (np.array([1.0, 3.0]), np.array([1.0, 2.0]), np.array([0.5, 0.5]), np.array([1.0, 2.0, 2.0, 3.0]))
+    out = ppi_mean_weighted(*args, lam=0.0, scale=(1, 5))
+    assert out["estimate"] == pytest.approx(2.0) and out["se"] ** 2 == pytest.approx(1.181758, abs=1e-5)
+    assert ppi_mean_weighted(*args, lam=0.0)["se"] ** 2 == pytest.approx(0.5)
+    # Equal chances n / N: the unweighted pseudo-labelled variance over n, at c = 0.05.
+    y = np.array([1.0, 2.0, 2.0, 4.0, 5.0])
+    equal = ppi_mean_weighted(y, y, np.full(5, 0.5), np.tile(y, 2), lam=0.0, scale=(1, 5))
+    assert equal["se"] ** 2 == pytest.approx(_with_weight(y, (1, 5), 0.05) / 5)

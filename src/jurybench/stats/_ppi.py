@@ -64,6 +64,8 @@ def _t(alpha: float, df: float) -> float:
 
 
 SMALL_SAMPLE = 0.03  # c in the pseudo-labels' weight c sqrt(n) (checked by make validity, not from a paper)
+CLUSTER_SMALL_SAMPLE = 0.1  # the same for clusters as the units: c sqrt(G) (make validity)
+WEIGHTED_SMALL_SAMPLE = 0.05  # the same under unequal chances: c sqrt(n) (make validity)
 
 
 def ppi_mean(
@@ -103,7 +105,10 @@ def ppi_mean(
     f_all = np.concatenate([f_labelled, f_unlabelled])
     if clusters is not None:
         var = lam * lam * _clustered(f_unlabelled, clusters[1]) if big_n else 0.0
-        var += _clustered(rectifier, clusters[0])
+        if small_sample and scale is not None:
+            var += _clustered_with_pseudo_labels(rectifier, clusters[0], scale, lam * float(np.mean(f_labelled)))
+        else:
+            var += _clustered(rectifier, clusters[0])
         labelled_clusters = len(np.unique(np.asarray(clusters[0], dtype=str)))
         return _figure(estimate, math.sqrt(var), lam, y, f_all, alpha, df=max(labelled_clusters - 1, 1))
     if not small_sample:
@@ -134,15 +139,68 @@ def _clustered(values: Array, labels: NDArray[Any]) -> float:
     return float(np.sum(totals**2)) / len(values) ** 2 * g / max(g - 1, 1)
 
 
+def _clustered_with_pseudo_labels(
+    rectifier: Array, labels: NDArray[Any], scale: tuple[float, float], jury_part: float
+) -> float:
+    """The clustered variance of the rectifier's mean with the small-sample pseudo-labels: the G
+    clusters are the units, each its mean m_g with size s_g = n_g / mean size (so a cluster's
+    deviation s_g (m_g - centre) is its total over the mean size, as in :func:`_clustered`), and
+    one pseudo-label at each end of the scale is a cluster of its own (one subject: size
+    1 / mean size) of weight CLUSTER_SMALL_SAMPLE sqrt(G). Variance: sum w d^2 / (sum w - 1) / G;
+    with clusters of one subject each it is :func:`_with_pseudo_labels`' at c = 0.1."""
+    _, member = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    g = int(member.max()) + 1
+    sizes = np.bincount(member, minlength=g).astype(float)
+    means = np.bincount(member, weights=rectifier, minlength=g) / sizes
+    mean_size = float(sizes.mean())
+    size = np.concatenate([sizes / mean_size, [1 / mean_size, 1 / mean_size]])
+    values = np.concatenate([means, [scale[0] - jury_part, scale[1] - jury_part]])
+    weights = np.concatenate([np.ones(g), [CLUSTER_SMALL_SAMPLE * math.sqrt(g)] * 2])
+    centre = float(np.sum(weights * size * values) / np.sum(weights * size))
+    deviation = size * (values - centre)
+    return float(np.sum(weights * deviation**2)) / (float(np.sum(weights)) - 1) / g
+
+
+def _weighted_spread(
+    rectifier: Array, weights: Array, big_n: int, scale: tuple[float, float] | None, jury_part: float
+) -> float:
+    """The rectifier's part of the variance: sum over the sample of (1/pi)^2 (r - centre)^2 / N^2
+    (the Hajek ratio's, centre its weighted mean). With a scale (the small-sample form), two
+    pseudo-labels at its ends, of inclusion weight the sample's mean 1 / pi and each counted
+    WEIGHTED_SMALL_SAMPLE sqrt(n) times, join the values and the centre, and the sum is taken
+    times n / (n + 2 c sqrt(n) - 1): with equal chances n / N this is :func:`_with_pseudo_labels`'
+    variance over n."""
+    share = weights / np.sum(weights)
+    if scale is None:
+        centre = float(np.sum(share * rectifier))
+        return float(np.sum(weights**2 * (rectifier - centre) ** 2)) / big_n**2
+    n = len(rectifier)
+    values = np.concatenate([rectifier, [scale[0] - jury_part, scale[1] - jury_part]])
+    inverse = np.concatenate([weights, [float(weights.mean())] * 2])
+    count = np.concatenate([np.ones(n), [WEIGHTED_SMALL_SAMPLE * math.sqrt(n)] * 2])
+    centre = float(np.sum(count * inverse * values) / np.sum(count * inverse))
+    total = float(np.sum(count * inverse**2 * (values - centre) ** 2)) / big_n**2
+    return total * n / (float(np.sum(count)) - 1)
+
+
 def ppi_mean_weighted(
-    y: Array, f_labelled: Array, probability: Array, f_all: Array, *, alpha: float = 0.05, lam: float | None = None
+    y: Array,
+    f_labelled: Array,
+    probability: Array,
+    f_all: Array,
+    *,
+    alpha: float = 0.05,
+    lam: float | None = None,
+    scale: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
     """The same for a sample drawn with inclusion probabilities ``probability`` (each labelled
     subject's; Poisson draws, as active sampling makes them): the rectifier's mean weighted by
     1 / probability (the Hajek ratio, which centres it), and its variance for the population the
     subjects come from, sum over the sample of (r - mean r)^2 / (pi N)^2, plus the jury's part
     lambda^2 var(f) / N and their covariance 2 lambda cov(f, r) / N (f_all holds the labelled
-    subjects too, so both parts share them); t with n - 1 degrees of freedom."""
+    subjects too, so both parts share them); t with n - 1 degrees of freedom. With ``scale``
+    (the criterion's low and high), the rectifier's part takes the small-sample pseudo-labels
+    (:func:`_weighted_spread`), as :func:`ppi_mean` does."""
     big_n = len(f_all)
     lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
     weights = 1.0 / probability
@@ -150,7 +208,7 @@ def ppi_mean_weighted(
     share = weights / np.sum(weights)
     centre = float(np.sum(share * rectifier))
     estimate = lam * float(np.mean(f_all)) + centre
-    sampled = float(np.sum(weights**2 * (rectifier - centre) ** 2)) / big_n**2
+    sampled = _weighted_spread(rectifier, weights, big_n, scale, lam * float(np.sum(share * f_labelled)))
     together = float(np.sum(share * (f_labelled - np.sum(share * f_labelled)) * (rectifier - centre)))
     var = lam * lam * float(np.var(f_all)) / big_n + sampled + 2 * lam * together / big_n
     return _figure(estimate, math.sqrt(max(var, 0.0)), lam, y, f_all, alpha, weights=weights, df=max(len(y) - 1, 1))

@@ -32,6 +32,7 @@ COLUMNS = [
     "jury_high",
 ]
 MIN_LABELS = 10  # below it a slice's interval is printed with a warning (make validity checks from here up)
+MIN_CLUSTERS = 5  # the same for labelled clusters under --cluster (make validity checks 5, 10 and 25)
 PLAN_COLUMNS = ["criterion", "slice", "width", "lambda", "labels_with_jury", "labels_without_jury", "n_labelled"]
 
 
@@ -163,7 +164,9 @@ def ppi(
                         "(cheaper than any sample: then the humans' mean is known, with no interval)."
                     )
             elif design in ("active", "stratified"):  # unequal inclusion probabilities: weighted by 1 / pi
-                out = _ppi.ppi_mean_weighted(y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level)
+                out = _ppi.ppi_mean_weighted(
+                    y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level, scale=scale
+                )
             else:
                 together = (
                     (np.array([groups[s] for s in picked]), np.array([groups[s] for s in unlabelled]))
@@ -171,6 +174,8 @@ def ppi(
                     else None
                 )
                 out = _ppi.ppi_mean(y, f_lab, f_unl, alpha=level, clusters=together, scale=scale)
+                if together is not None and not plan:
+                    warnings += _few_clusters(where, together[0])
             if np.ptp(y) == 0 and not plan and scale is not None:
                 exact = _ppi.all_alike(y, *scale, alpha=level)
                 out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
@@ -219,6 +224,18 @@ def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
             "approximation whose level is not assured (it may be too narrow); label more."
         ]
     return []
+
+
+def _few_clusters(where: str, labelled: Any) -> list[str]:
+    """A clustered slice's warning when fewer than MIN_CLUSTERS clusters carry its labels (the
+    fewest ``make validity`` checks the clustered interval at)."""
+    count = len({str(c) for c in labelled})
+    if count >= MIN_CLUSTERS:
+        return []
+    return [
+        f"{where}: its labels come from {count} cluster(s), fewer than {MIN_CLUSTERS}: the interval's level is "
+        "not assured with so few (clusters, not labels, are what count); label more clusters."
+    ]
 
 
 def _difference(rows: list[dict[str, object]], dim: str, pair: list[str], alpha: float) -> dict[str, object]:
