@@ -264,20 +264,25 @@ def few_cluster_claims(quick: bool) -> list[Claim]:
             for shape in SHAPES
             for bias in (0.0, 0.5)
         }
-        every = [c for runs in cells.values() for c in runs]
         out.append(
-            rate(
-                "stats ppi",
-                f"--cluster, {g} prompts of 4 labelled: 95 % interval covers 93-97 % (1..5 labels)",
-                sum(every),
-                len(every),
-                low=0.93,
-                high=0.97,
-                quick=quick,
-                note="; ".join(f"{name} {sum(runs) / len(runs):.1%}" for name, runs in cells.items()),
-            )
+            _pooled(f"--cluster, {g} prompts of 4 labelled: 95 % interval covers 93-97 % (1..5 labels)", cells, quick)
         )
     return out
+
+
+def _pooled(claim: str, cells: dict[str, list[bool]], quick: bool) -> Claim:
+    """A coverage claim pooled over the populations, each one's own rate in the note."""
+    every = [c for runs in cells.values() for c in runs]
+    return rate(
+        "stats ppi",
+        claim,
+        sum(every),
+        len(every),
+        low=0.93,
+        high=0.97,
+        quick=quick,
+        note="; ".join(f"{name} {sum(runs) / len(runs):.1%}" for name, runs in cells.items()),
+    )
 
 
 def few_active_study(rng: np.random.Generator, shape: str, bias: float, n: int) -> bool | None:
@@ -306,17 +311,6 @@ def few_active_claims(quick: bool) -> list[Claim]:
             for shape in SHAPES
             for bias in (0.0, 0.5)
         }
-        every = [c for runs in cells.values() for c in runs]
-        out.append(
-            rate(
-                "stats ppi",
-                f"active sample of about {n} labels: 95 % interval covers 93-97 % (1..5 labels, 1,000 subjects)",
-                sum(every),
-                len(every),
-                low=0.93,
-                high=0.97,
-                quick=quick,
-                note="; ".join(f"{name} {sum(runs) / len(runs):.1%}" for name, runs in cells.items()),
-            )
-        )
+        claim = f"active sample of about {n} labels: 95 % interval covers 93-97 % (1..5 labels, 1,000 subjects)"
+        out.append(_pooled(claim, cells, quick))
     return out
