@@ -28,7 +28,7 @@ def lock_wait_s() -> float:
 
 
 def backpressure() -> bool:
-    """Whether a run's requests start on their turn, one a pass of its event loop, so answers
+    """Whether a run's requests start on their turn, a few a pass of its event loop, so answers
     are read between starts (the default; ``JURYBENCH_BACKPRESSURE=off`` lets them start in
     bursts, as ``make bench`` does to compare)."""
     return (os.environ.get("JURYBENCH_BACKPRESSURE") or "on").strip().lower() not in ("off", "0", "false", "no")

@@ -140,6 +140,43 @@ def test_request_starts_take_turns_a_pass_of_the_loop_each_with_answers_read_bet
     assert log.index("answer read") <= 2  # read at once, not after the other starts
 
 
+def test_a_few_starts_a_pass_and_never_past_the_window() -> None:
+    """per_pass = 4 (the engine's STARTS_PER_PASS): ten starts ready at once go in three passes
+    (4, 4 and 2), in the order asked; with a window of three, the fourth waits for an answer."""
+    from jurybench.engine._load import STARTS_PER_PASS
+
+    assert STARTS_PER_PASS == 4
+
+    async def passes_of(turns: Turns, n: int, answer_after: int | None = None) -> list[int]:
+        passes = [0]
+        ticking = [True]
+        seen: list[int] = []
+
+        def count() -> None:
+            passes[0] += 1
+            if ticking[0]:
+                asyncio.get_running_loop().call_soon(count)
+
+        async def start(k: int) -> None:
+            await turns.take()
+            seen.append(passes[0])
+            if answer_after is not None and len(seen) == answer_after:
+                for _ in range(5):  # a few passes later, the first request is answered
+                    await asyncio.sleep(0)
+                turns.done("j", time.monotonic(), answered=False)
+
+        asyncio.get_running_loop().call_soon(count)
+        await asyncio.gather(*(start(k) for k in range(n)))
+        ticking[0] = False
+        return seen
+
+    seen = asyncio.run(passes_of(Turns(per_pass=4), 10))
+    assert [seen.count(p) for p in sorted(set(seen))] == [4, 4, 2] and seen == sorted(seen)
+    windowed = asyncio.run(passes_of(Turns(Window(size=3.0), per_pass=4), 4, answer_after=3))
+    assert windowed[:3] == [windowed[0]] * 3  # three in one pass: the window is full
+    assert windowed[3] > windowed[0] + 5  # the fourth only once the first was answered
+
+
 def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
     async def scenario() -> list[int]:
         turns, started = Turns(), []

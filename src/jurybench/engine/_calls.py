@@ -15,7 +15,7 @@ from typing import Any
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
-from jurybench.engine._load import Turns, Window
+from jurybench.engine._load import STARTS_PER_PASS, Turns, Window
 from jurybench.engine._options import EngineOptions
 from jurybench.engine._plan import Task
 from jurybench.engine._progress import RunProgress
@@ -270,8 +270,8 @@ async def _execute(
     rng = random.Random()
     from jurybench.config import backpressure
 
-    # Requests start on their turn, one a pass of the loop, so answers are read between starts.
-    turns = Turns(Window()) if backpressure() else None
+    # Requests start on their turn, a few a pass of the loop, so answers are read between passes.
+    turns = Turns(Window(), per_pass=STARTS_PER_PASS) if backpressure() else None
 
     def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""

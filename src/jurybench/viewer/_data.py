@@ -195,16 +195,11 @@ def run_header(con: Connection, run_id: str) -> dict[str, object]:
     return dict(MEMO.get(("header", store, run_id, *state[0]), make))
 
 
-def _ci(n: int, mean: float | None, sd: float | None) -> tuple[float | None, float | None]:
-    """The 95 % t interval of a mean."""
-    from jurybench.stats.functions import mean_t_interval
-
-    return mean_t_interval(mean, sd, n)
-
-
 def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
     """Per criterion (category): the jury's mean score with its 95 % CI, the subjects scored and
     below quorum; for pairwise runs also the shares won by A and by B."""
+
+    from jurybench.stats.functions import mean_t_interval
 
     def make() -> dict[str, object]:
         pairwise = run["mode"] == "pairwise"
@@ -229,7 +224,7 @@ def run_figures(con: Connection, run: dict[str, Any]) -> dict[str, Any]:
             rows = [got.get(d) for d in dims]
         for name, row in zip(dims, rows, strict=True):
             _, n, mean, sd, pos, neg, short = row or (name, 0, None, None, 0, 0, None)
-            low, high = _ci(int(n), mean, sd)
+            low, high = mean_t_interval(mean, sd, int(n))  # the 95 % t interval
             below.update(short or ())
             figures.append(
                 {
