@@ -469,3 +469,17 @@ def test_unequal_chances_with_few_labels_take_the_pseudo_labels_by_hand() -> Non
     y = np.array([1.0, 2.0, 2.0, 4.0, 5.0])
     equal = ppi_mean_weighted(y, y, np.full(5, 0.5), np.tile(y, 2), lam=0.0, scale=(1, 5))
     assert equal["se"] ** 2 == pytest.approx(_with_weight(y, (1, 5), 0.05) / 5)
+
+
+def test_votes_take_heavier_pseudo_labels_by_hand() -> None:
+    """Issue 57, item 1 (win rates with few labels). Votes y = +1, +1, -1 (lambda 0) on -1..+1,
+    c = 0.2 (VOTES_SMALL_SAMPLE): w = 0.2 sqrt(3) = 0.346410, W = 3.692820; centre 1 / W =
+    0.270796; squares 2 x 0.531738 + 1.614922 + w x 2.146660 = 3.422024; over W - 1 = 2.692820:
+    1.270795; se = sqrt(1.270795 / 3) = 0.650845 (at the default c = 0.03: 0.663871)."""
+    from jurybench.stats._ppi import VOTES_SMALL_SAMPLE
+
+    assert VOTES_SMALL_SAMPLE == 0.2
+    y = np.array([1.0, 1.0, -1.0])
+    out = ppi_mean(y, y, np.array([0.0, 1.0]), lam=0.0, scale=(-1, 1), pseudo=VOTES_SMALL_SAMPLE)
+    assert out["se"] == pytest.approx(0.650845, abs=1e-5)
+    assert ppi_mean(y, y, np.array([0.0, 1.0]), lam=0.0, scale=(-1, 1))["se"] == pytest.approx(0.663871, abs=1e-5)

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jurybench.annotations import active_probabilities
+from jurybench.stats._ppi import VOTES_SMALL_SAMPLE
 from jurybench.stats.functions import ppi_mean, ppi_mean_weighted, slice_difference
 from jurybench.validity._claims import Claim, mean_ratio, rate
 
@@ -107,6 +108,7 @@ def claims(quick: bool) -> list[Claim]:
         *few_label_claims(quick),
         *few_cluster_claims(quick),
         *few_active_claims(quick),
+        *few_vote_claims(quick),
     ]
 
 
@@ -313,4 +315,39 @@ def few_active_claims(quick: bool) -> list[Claim]:
         }
         claim = f"active sample of about {n} labels: 95 % interval covers 93-97 % (1..5 labels, 1,000 subjects)"
         out.append(_pooled(claim, cells, quick))
+    return out
+
+
+# Win rates (a preference or pairwise run: votes -1 for B, 0 a tie, +1 for A): the humans' shares
+# of B, tie and A, and a jury of three voters each agreeing with the humans 3 times in 4 (else a
+# vote at random), leaning to A in 0 or 30 % of their votes.
+VOTES = {"even": np.array([0.45, 0.10, 0.45]), "lopsided": np.array([0.20, 0.05, 0.75])}
+
+
+def few_vote_study(rng: np.random.Generator, shape: str, lean: float, n: int) -> bool:
+    """n of FEW_N pairs labelled, ``stats ppi``'s interval of the mean vote (its win rate is
+    (mean + 1) / 2, so it covers exactly when the win rate's does): covers?"""
+    votes = np.array([-1.0, 0.0, 1.0])
+    humans = rng.choice(votes, size=FEW_N, p=VOTES[shape])
+    jurors = np.where(rng.random((FEW_N, 3)) < 0.75, humans[:, None], rng.choice(votes, size=(FEW_N, 3)))
+    jury = np.where(rng.random((FEW_N, 3)) < lean, 1.0, jurors).mean(axis=1)
+    drawn = rng.choice(FEW_N, n, replace=False)
+    out = ppi_mean(humans[drawn], jury[drawn], np.delete(jury, drawn), scale=(-1, 1), pseudo=VOTES_SMALL_SAMPLE)
+    return bool(out["ci_low"] <= float(np.dot(VOTES[shape], votes)) <= out["ci_high"])
+
+
+def few_vote_claims(quick: bool) -> list[Claim]:
+    """Coverage of a win rate from 10..100 labelled pairs, pooled over the four populations."""
+    reps = 100 if quick else 1000
+    rng = np.random.default_rng(43)
+    out = []
+    for n in FEW:
+        cells = {
+            f"{shape}, lean {lean:g}": [few_vote_study(rng, shape, lean, n) for _ in range(reps)]
+            for shape in VOTES
+            for lean in (0.0, 0.3)
+        }
+        out.append(
+            _pooled(f"win rate from {n} labelled pairs: 95 % interval covers 93-97 % (1,000 pairs)", cells, quick)
+        )
     return out

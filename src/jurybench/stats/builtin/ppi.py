@@ -173,7 +173,15 @@ def ppi(
                     if cluster
                     else None
                 )
-                out = _ppi.ppi_mean(y, f_lab, f_unl, alpha=level, clusters=together, scale=scale)
+                out = _ppi.ppi_mean(
+                    y,
+                    f_lab,
+                    f_unl,
+                    alpha=level,
+                    clusters=together,
+                    scale=scale,
+                    pseudo=_ppi.VOTES_SMALL_SAMPLE if rubric.votes else _ppi.SMALL_SAMPLE,
+                )
                 if together is not None and not plan:
                     warnings += _few_clusters(where, together[0])
             if np.ptp(y) == 0 and not plan and scale is not None:
