@@ -37,10 +37,18 @@ from jurybench.stats._pointwise import (
     welch_t,
 )
 from jurybench.stats._power import paired_power, pairs_needed, power_summary
-from jurybench.stats._ppi import labels_needed, power_tuning, ppi_mean, ppi_mean_weighted, slice_difference
+from jurybench.stats._ppi import (
+    VOTES_SMALL_SAMPLE,
+    labels_needed,
+    power_tuning,
+    ppi_mean,
+    ppi_mean_weighted,
+    slice_difference,
+)
 
 __all__ = [
     "FORMS",
+    "VOTES_SMALL_SAMPLE",
     "AnchorThresholds",
     "NotIdentifiable",
     "accuracy_table",

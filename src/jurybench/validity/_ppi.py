@@ -17,8 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jurybench.annotations import active_probabilities
-from jurybench.stats._ppi import VOTES_SMALL_SAMPLE
-from jurybench.stats.functions import ppi_mean, ppi_mean_weighted, slice_difference
+from jurybench.stats.functions import VOTES_SMALL_SAMPLE, ppi_mean, ppi_mean_weighted, slice_difference
 from jurybench.validity._claims import Claim, mean_ratio, rate
 
 Array = NDArray[np.float64]

@@ -168,32 +168,11 @@ def ppi(
                     y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level, scale=scale
                 )
             else:
-                together = (
-                    (np.array([groups[s] for s in picked]), np.array([groups[s] for s in unlabelled]))
-                    if cluster
-                    else None
-                )
-                out = _ppi.ppi_mean(
-                    y,
-                    f_lab,
-                    f_unl,
-                    alpha=level,
-                    clusters=together,
-                    scale=scale,
-                    pseudo=_ppi.VOTES_SMALL_SAMPLE if rubric.votes else _ppi.SMALL_SAMPLE,
-                )
-                if together is not None and not plan:
-                    warnings += _few_clusters(where, together[0])
-            if np.ptp(y) == 0 and not plan and scale is not None:
-                exact = _ppi.all_alike(y, *scale, alpha=level)
-                out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
-                out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
-                warnings.append(f"{where}: {exact['method_note']} (a plug-in interval would have width zero).")
-            if rubric.votes and not plan:  # +1 A, -1 B, 0 tie: A's win rate is (mean + 1) / 2
-                out |= {
-                    f"win_{k}": (out[v] + 1) / 2
-                    for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))
-                }
+                clusters = ([groups[s] for s in picked], [groups[s] for s in unlabelled]) if cluster else None
+                out = _uniform(y, f_lab, f_unl, level, clusters, scale, rubric.votes)
+                warnings += _few_clusters(where, clusters[0]) if clusters is not None else []
+            if not plan:
+                warnings += _finish(out, y, scale, level, rubric.votes, where)
             rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
         if pair and paired:
             cells = _Cells(scores, labels, drawn, slices, groups)
@@ -232,6 +211,52 @@ def _few_labels(where: str, y: Any, plan: bool) -> list[str]:
             "approximation whose level is not assured (it may be too narrow); label more."
         ]
     return []
+
+
+def _uniform(
+    y: Any,
+    f_lab: Any,
+    f_unl: Any,
+    level: float,
+    clusters: tuple[list[Any], list[Any]] | None,
+    scale: tuple[int, int] | None,
+    votes: bool,
+) -> dict[str, Any]:
+    """A uniform (or whole-cluster) sample's figure: PPI++ with the small-sample pseudo-labels
+    (heavier for votes), from the clusters' totals when ``clusters`` gives them."""
+    import numpy as np
+
+    from jurybench.stats import _ppi
+
+    return _ppi.ppi_mean(
+        y,
+        f_lab,
+        f_unl,
+        alpha=level,
+        clusters=(np.array(clusters[0]), np.array(clusters[1])) if clusters is not None else None,
+        scale=scale,
+        pseudo=_ppi.VOTES_SMALL_SAMPLE if votes else _ppi.SMALL_SAMPLE,
+    )
+
+
+def _finish(
+    out: dict[str, Any], y: Any, scale: tuple[int, int] | None, level: float, votes: bool, where: str
+) -> list[str]:
+    """A figure's last touches, in place, and its warnings: labels that all agree take the exact
+    interval for equal bounded labels; votes (+1 A, -1 B, 0 tie) add A's win rate, (mean + 1) / 2."""
+    import numpy as np
+
+    from jurybench.stats import _ppi
+
+    warnings = []
+    if np.ptp(y) == 0 and scale is not None:
+        exact = _ppi.all_alike(y, *scale, alpha=level)
+        out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
+        out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
+        warnings.append(f"{where}: {exact['method_note']} (a plug-in interval would have width zero).")
+    if votes:
+        out |= {f"win_{k}": (out[v] + 1) / 2 for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))}
+    return warnings
 
 
 def _few_clusters(where: str, labelled: Any) -> list[str]:
