@@ -181,14 +181,14 @@ def test_a_study_is_held_to_the_declared_bounds(tmp_path: Path) -> None:
 DECLARED_COMMANDS = {
     "calibrate": ("calibrate", "CalibrationIn", ["format"]),
     "jury select": ("select_jury", "JurySelectIn", ["format"]),
-    "annotations sample": ("Store.sample_labels", "SampleIn", ["out"]),
-    "annotations simulate": ("Store.simulate_annotations", None, []),  # offline studies: no HTTP face
+    "annotations sample": ("sample_labels", "SampleIn", ["out"]),
+    "annotations simulate": ("simulate_annotations", None, []),  # offline studies: no HTTP face
     "check": ("check", None, ["format", "junit"]),
     "export mlflow": ("export_mlflow", None, ["format"]),  # pushes to a tracking server: no HTTP face
     "export otel": ("export_otel", None, ["format"]),  # a gate for CI: no HTTP face; --junit FILE writes its report
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
-    "anchors add": ("Store.add_anchors", "AnchorsIn", []),
+    "anchors add": ("add_anchors", "AnchorsIn", []),
     "align": ("align", "AlignIn", ["format"]),
     "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
     "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),

@@ -88,14 +88,15 @@ def test_the_builtins_are_registered_in_order() -> None:
 @pytest.mark.parametrize("name", BUILTIN)
 def test_the_cli_and_http_offer_what_the_statistic_declares(name: str) -> None:
     """Each face's options are the statistic's parameters on that face, required where it says."""
+    import typer
     import typer.main
 
-    from jurybench.cli._stats import stats_app
+    from jurybench.cli import app
     from jurybench.service._stats import body_model
 
     stat = get_statistic(name)
-    group = typer.main.get_command(stats_app)
-    click_command = group.commands[name]  # type: ignore[attr-defined]
+    group = typer.main.get_command(app).get_command(typer.Context(typer.main.get_command(app)), "stats")  # type: ignore[attr-defined]
+    click_command = group.get_command(None, name)  # type: ignore[union-attr]
     options = {p.name: p for p in click_command.params}
     assert set(options) == {p.name for p in stat.on("cli")} | {"fmt", "db"}
     for p in stat.on("cli"):

@@ -14,6 +14,9 @@ if TYPE_CHECKING:
     from jurybench.api._align import align
     from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
+    from jurybench.api._labelling import add_anchors as add_anchors
+    from jurybench.api._labelling import sample_labels as sample_labels
+    from jurybench.api._labelling import simulate_annotations as simulate_annotations
     from jurybench.api._report import classification_answers, preference_report
     from jurybench.api._run import Run, ascore, engine_options, generate, score
     from jurybench.api._specs import jury_of
@@ -65,6 +68,9 @@ _HOMES = {
     "CheckResult": ("jurybench.api._check", "CheckResult"),
     "check": ("jurybench.api._check", "check"),
     "parse_rule": ("jurybench.api._check", "parse_rule"),
+    "add_anchors": ("jurybench.api._labelling", "add_anchors"),
+    "sample_labels": ("jurybench.api._labelling", "sample_labels"),
+    "simulate_annotations": ("jurybench.api._labelling", "simulate_annotations"),
     "classification_answers": ("jurybench.api._report", "classification_answers"),
     "preference_report": ("jurybench.api._report", "preference_report"),
     "Run": ("jurybench.api._run", "Run"),

@@ -6,10 +6,10 @@ import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from jurybench.api._declared import SUBJECTS_PER_REQUEST
-from jurybench.declare import NAME_HTTP, SEED, param, python_signature
+from jurybench.api._labelling import add_anchors, sample_labels, simulate_annotations
+from jurybench.declare import python_signature
 from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
 
@@ -77,140 +77,6 @@ def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bo
         names = " or ".join(k.__name__ for k in kinds)
         raise JurybenchError(
             f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} ({value!r:.60})."
-        )
-
-
-# -- annotations sample: declared once; the command line, a study step and POST
-# -- /v1/annotations/sample derive from these (jurybench.declare). Bounds the library checks
-# -- itself are the HTTP body's alone (http_only).
-DrawnRun = Annotated[str, param("The run whose subjects are drawn.", http=NAME_HTTP)]
-DrawSize = Annotated[
-    int, param("Subjects to draw (active: about this many).", http_only={"ge": 1, "le": SUBJECTS_PER_REQUEST})
-]
-DrawSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
-SampleName = Annotated[str | None, param("The sample's name (default RUN-sample).", http=NAME_HTTP)]
-Design = Annotated[
-    str,
-    param(
-        "uniform (n of N), stratified (proportional over --stratify) or active (chance rising with the jurors' "
-        "spread).",
-        http_type=Literal["uniform", "stratified", "active"],
-    ),
-]
-Stratify = Annotated[
-    str | None,
-    param("With --design stratified: model, language, dataset or meta.<field>.", http={"max_length": 128}),
-]
-Cluster = Annotated[
-    str | None,
-    param(
-        "Draw whole clusters (prompt, model, language, dataset or meta.<field>) until n subjects.",
-        http={"max_length": 128},
-    ),
-]
-
-
-def sample_labels(
-    store: StoreLike | None,
-    run: DrawnRun,
-    *,
-    n: DrawSize,
-    seed: DrawSeed = 0,
-    name: SampleName = None,
-    design: Design = "uniform",
-    stratify: Stratify = None,
-    cluster: Cluster = None,
-) -> dict[str, object]:
-    """Draw the subjects of ``run`` people should label, at random, and record each one's
-    chance of being drawn (``label_samples``), so that ``stats.ppi`` gives a valid,
-    bias-corrected estimate from their labels: ``design`` uniform (n of N), stratified
-    (proportional allocation over ``stratify``: model, language, dataset or meta.<field>) or
-    active (each subject's chance rising with its jurors' spread; about n drawn); ``cluster``
-    (prompt, ...) draws whole clusters. Returns the sample's name, design, size and drawn
-    subjects."""
-    from jurybench.annotations import draw_sample
-    from jurybench.store import writing
-
-    with writing(store) as con:
-        return draw_sample(con, run, n=n, seed=seed, name=name, stratify=stratify, design=design, cluster=cluster)
-
-
-# -- anchors add: declared once; the command line, a study step and POST /v1/anchors derive from
-# -- these (jurybench.declare).
-AnchoredRun = Annotated[str, param("The run whose subjects become anchors.", http=NAME_HTTP)]
-AnchorCount = Annotated[
-    int,
-    param("How many subjects to fix as anchors.", at_least=1, http={"ge": 1}, http_only={"le": SUBJECTS_PER_REQUEST}),
-]
-AnchorSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
-AnchorName = Annotated[str | None, param("The anchor set's name (default RUN-anchors).", http=NAME_HTTP)]
-
-
-def add_anchors(
-    store: StoreLike | None, run: AnchoredRun, *, n: AnchorCount, seed: AnchorSeed = 0, name: AnchorName = None
-) -> dict[str, object]:
-    """Fix ``n`` of ``run``'s subjects, drawn at random, as an anchor set (``anchor_sets``): a
-    later run judges them again (``score(..., anchors=NAME)``), so ``stats.drift`` tells the
-    judge's shift from the judged system's change on them, without human labels. Returns the
-    set's name, size and subjects."""
-    from jurybench.stats import draw_anchors
-    from jurybench.store import writing
-
-    with writing(store) as con:
-        return draw_anchors(con, run, n=n, seed=seed, name=name)
-
-
-# -- annotations simulate: declared once; the command line and a study step derive from these.
-SimulatedRubric = Annotated[
-    "RubricLike", param("Pointwise rubric whose criteria are labelled.", faces="cli python", short="-r", cli_type=str)
-]
-SimulatedWhere = Annotated[str | None, param("SQL predicate choosing the items.", faces="cli python")]
-Fraction = Annotated[float, param("Share of the items that get labels (a seeded subset).", faces="cli python")]
-Annotators = Annotated[int, param("Simulated annotators per item.", faces="cli python")]
-Noise = Annotated[float, param("SD of each annotator's noise, in scale points.", faces="cli python")]
-SubsetSeed = Annotated[int, param("Seed for the subset and the noise.", faces="cli python")]
-TruthSeed = Annotated[int, param("The simulated jurors' truth_seed (the same known truth).", faces="cli python")]
-PanelOut = Annotated[
-    str | Path | None,
-    param(
-        "Write the panel's mean per item and criterion to this CSV instead of the store.",
-        faces="cli python",
-        cli_type=Path | None,
-    ),
-]
-
-
-def simulate_annotations(
-    store: StoreLike | None,
-    *,
-    rubric: SimulatedRubric,
-    where: SimulatedWhere = None,
-    fraction: Fraction = 1.0,
-    annotators: Annotators = 3,
-    noise: Noise = 0.5,
-    seed: SubsetSeed = 0,
-    truth_seed: TruthSeed = 0,
-    panel_out: PanelOut = None,
-) -> int:
-    """Offline studies: human labels drawn from the simulated jurors' known truth (annotators
-    sim-human-1..N), standing in for ``import_annotations``; returns the number of labels.
-    ``panel_out``: write the panel's mean per item and criterion to that CSV instead (for
-    ``import_annotations(..., continuous=True)``, as published panel means are imported)."""
-    from jurybench.annotations import simulate_human_labels
-    from jurybench.api._specs import rubric_of
-    from jurybench.store import writing
-
-    with writing(store) as con:
-        return simulate_human_labels(
-            con,
-            rubric_of(rubric),
-            where=where,
-            fraction=fraction,
-            annotators=annotators,
-            noise=noise,
-            seed=seed,
-            truth_seed=truth_seed,
-            panel_file=Path(panel_out) if panel_out else None,
         )
 
 

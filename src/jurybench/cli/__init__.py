@@ -50,9 +50,8 @@ __all__ = ["app", "main", "preference_rows"]
 
 
 def _register_stats() -> None:
-    from jurybench.cli._stats import add_statistics, plot, stats_app
+    from jurybench.cli._stats import plot, stats_app
 
-    add_statistics()
     app.add_typer(stats_app, name="stats")
     app.command("plot")(plot)
 

@@ -163,7 +163,7 @@ def annotations_import(
 
 annotations_app.command("sample")(
     declared_command(
-        api.Store.sample_labels,
+        api.sample_labels,
         commands.annotations_sample,
         doc="""Draw at random the subjects people should label, recording each one's chance of being
     drawn: what 'stats ppi' needs for its bias-corrected estimate to be valid.""",
@@ -181,7 +181,7 @@ annotations_app.command("sample")(
 
 anchors_app.command("add")(
     declared_command(
-        api.Store.add_anchors,
+        api.add_anchors,
         commands.anchors_add,
         doc="Fix subjects of a run, drawn at random, as anchors that later runs judge again (score --anchors NAME).",
     )
@@ -190,7 +190,7 @@ anchors_app.command("add")(
 
 annotations_app.command("simulate")(
     declared_command(
-        api.Store.simulate_annotations,
+        api.simulate_annotations,
         commands.annotations_simulate,
         doc="Offline studies: human labels drawn from the simulated jurors' known truth (annotators sim-human-N).",
     )

@@ -8,10 +8,41 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from jurybench.cli._common import _done, typer_parameter
 
+
+class _StatisticsGroup(TyperGroup):
+    """`jurybench stats`: its commands (one per registered statistic, a plug-in's included) are
+    made when the group is first asked for them, so that `jurybench --help` and every other
+    command do not load the statistics registry and its plug-ins."""
+
+    _loaded = False
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        add_statistics()
+        for info in stats_app.registered_commands:
+            if info.name not in self.commands:
+                command = typer.main.get_command_from_info(
+                    info, pretty_exceptions_short=stats_app.pretty_exceptions_short, rich_markup_mode=None
+                )
+                self.add_command(command, info.name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self._load()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        self._load()
+        return super().get_command(ctx, cmd_name)
+
+
 stats_app = typer.Typer(
+    cls=_StatisticsGroup,
     rich_markup_mode=None,
     help="Statistics over stored judgments (results are recorded in stats_results).",
     no_args_is_help=True,
@@ -46,9 +77,11 @@ def command_of(stat: Any) -> Callable[..., None]:
 
 
 def add_statistics() -> None:
-    """One command per registered statistic (built-in or a plug-in's)."""
+    """One command per registered statistic (built-in or a plug-in's), and `stats results`; once."""
     from jurybench.stats import statistics
 
+    if stats_app.registered_commands:
+        return
     for name, stat in statistics().items():
         stats_app.command(name)(command_of(stat))
     stats_app.command("results")(results)

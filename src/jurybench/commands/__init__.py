@@ -59,17 +59,14 @@ class Command:
     positional: str | None = None
     fixed: dict[str, object] = field(default_factory=dict)
     signature_of: Callable[..., Any] | None = None  # where the options are read from, if not function
-    declared: str | None = None  # the jurybench.api function (or Store method) whose declared CLI face they are
+    declared: str | None = None  # the jurybench.api function whose declared CLI face they are
 
     def options(self) -> dict[str, Option]:
         if self.declared is not None:  # the declaration's options, then the printer's own (--format)
             from jurybench import api
             from jurybench.declare import cli_options, parameters_of
 
-            function: Any = api
-            for name in self.declared.split("."):  # 'score', or a store's method: 'Store.sample_labels'
-                function = getattr(function, name)
-            declared = {o.name: o for o in cli_options(parameters_of(function))}
+            declared = {o.name: o for o in cli_options(parameters_of(getattr(api, self.declared)))}
             return declared | self._own(self.function)
         return self._own(self.signature_of or self.function)
 
@@ -115,9 +112,9 @@ COMMANDS: dict[str, Command] = {
     "pairs import": Command(pairs_import, "file"),
     "annotations import": Command(annotations_import, "file"),
     "judgments import": Command(judgments_import, "file"),
-    "annotations sample": Command(annotations_sample, declared="Store.sample_labels"),
-    "anchors add": Command(anchors_add, declared="Store.add_anchors"),
-    "annotations simulate": Command(annotations_simulate, declared="Store.simulate_annotations"),
+    "annotations sample": Command(annotations_sample, declared="sample_labels"),
+    "anchors add": Command(anchors_add, declared="add_anchors"),
+    "annotations simulate": Command(annotations_simulate, declared="simulate_annotations"),
     "baselines import": Command(baselines_import, "file"),
     "calibrate": Command(calibrate, declared="calibrate"),
     "calibrate apply": Command(calibrate_apply, "calibration", declared="apply_calibration"),

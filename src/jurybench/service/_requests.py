@@ -217,12 +217,12 @@ else:
     )
     SampleIn = declared_body(
         "SampleIn",
-        api.Store.sample_labels,
+        api.sample_labels,
         "As 'jurybench annotations sample': draw the subjects to label, their chances recorded.",
     )
     AnchorsIn = declared_body(
         "AnchorsIn",
-        api.Store.add_anchors,
+        api.add_anchors,
         "As 'jurybench anchors add': fix subjects of a run as anchors that later runs judge again.",
     )
     AgreementIn = declared_body(

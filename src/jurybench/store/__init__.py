@@ -4,6 +4,7 @@ Internal: the names below are this stage's interface to the other stages (the or
 docs/architecture.md), not a public API; see "What is public" there."""
 
 from jurybench.store._db import (
+    OpenStore,
     Params,
     StoreRef,
     connect,
@@ -55,6 +56,7 @@ __all__ = [
     "DuckConfig",
     "Holder",
     "ImportResult",
+    "OpenStore",
     "Params",
     "Row",
     "StoreBusy",
