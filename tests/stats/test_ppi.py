@@ -179,6 +179,7 @@ def test_a_stratified_sample_is_analysed_with_its_chances(study: Path) -> None:
         np.array([p[s] for s in drawn]),
         np.array(list(scores.values())),
         scale=(1, 5),  # the criterion's scale: the small-sample form's pseudo-labels
+        pseudo=0.03,  # nearly equal chances n_h / N_h: the uniform design's c, not the active one's 0.05
     )
     row = json.loads(
         run_cli(

@@ -20,7 +20,14 @@ from jurybench.annotations._categorical import pairwise_cohen_kappa, plurality
 from jurybench.annotations._data import PointwiseData, label_provenance, pointwise_data, run_rubric
 from jurybench.annotations._preference import PreferenceReport, preference_accuracy
 from jurybench.annotations._report import agreement_report, to_jsonable
-from jurybench.annotations._sample import active_probabilities, check_seed, draw_sample, newest_sample, strata_of
+from jurybench.annotations._sample import (
+    active_probabilities,
+    check_seed,
+    draw_sample,
+    newest_sample,
+    proportional_draw,
+    strata_of,
+)
 from jurybench.annotations._simulated import simulate_human_labels
 
 __all__ = [
@@ -45,6 +52,7 @@ __all__ = [
     "plurality",
     "pointwise_data",
     "preference_accuracy",
+    "proportional_draw",
     "quadratic_kappa",
     "run_rubric",
     "score_agreement",

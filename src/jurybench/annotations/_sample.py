@@ -71,7 +71,7 @@ def draw_sample(
         drawn = {subjects[i]: n / big_n for i in rng.choice(big_n, size=n, replace=False)}
     elif design == "stratified":
         strata = strata_of(con, rubric, subjects, str(stratify))
-        drawn = _proportional(rng, subjects, strata, n)
+        drawn = proportional_draw(rng, subjects, strata, n)
     else:
         probability = _active_probabilities(con, rubric, run_id, subjects, n)
         drawn = {s: float(p) for s, p in zip(subjects, probability, strict=True) if rng.random() < p}
@@ -144,7 +144,9 @@ def _whole_clusters(
     return dict.fromkeys(drawn, taken / len(keys))
 
 
-def _proportional(rng: np.random.Generator, subjects: list[str], strata: dict[str, str], n: int) -> dict[str, float]:
+def proportional_draw(
+    rng: np.random.Generator, subjects: list[str], strata: dict[str, str], n: int
+) -> dict[str, float]:
     """n_h of each stratum's N_h by proportional allocation (largest remainders), at random."""
     groups: dict[str, list[str]] = {}
     for s in subjects:

@@ -38,17 +38,22 @@ from jurybench.stats._pointwise import (
 )
 from jurybench.stats._power import paired_power, pairs_needed, power_summary
 from jurybench.stats._ppi import (
+    VOTES_CLUSTER_SMALL_SAMPLE,
     VOTES_SMALL_SAMPLE,
+    VOTES_WEIGHTED_SMALL_SAMPLE,
     labels_needed,
     power_tuning,
     ppi_mean,
     ppi_mean_weighted,
     slice_difference,
+    weighted_pseudo,
 )
 
 __all__ = [
     "FORMS",
+    "VOTES_CLUSTER_SMALL_SAMPLE",
     "VOTES_SMALL_SAMPLE",
+    "VOTES_WEIGHTED_SMALL_SAMPLE",
     "AnchorThresholds",
     "NotIdentifiable",
     "accuracy_table",
@@ -95,6 +100,7 @@ __all__ = [
     "sign_flip_gap_p",
     "slice_difference",
     "treatment_gaps",
+    "weighted_pseudo",
     "welch_t",
     "win_rate",
 ]

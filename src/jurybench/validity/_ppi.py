@@ -16,8 +16,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from jurybench.annotations import active_probabilities
-from jurybench.stats.functions import VOTES_SMALL_SAMPLE, ppi_mean, ppi_mean_weighted, slice_difference
+from jurybench.annotations import active_probabilities, proportional_draw
+from jurybench.stats.functions import (
+    VOTES_CLUSTER_SMALL_SAMPLE,
+    VOTES_SMALL_SAMPLE,
+    VOTES_WEIGHTED_SMALL_SAMPLE,
+    ppi_mean,
+    ppi_mean_weighted,
+    slice_difference,
+    weighted_pseudo,
+)
 from jurybench.validity._claims import Claim, mean_ratio, rate
 
 Array = NDArray[np.float64]
@@ -108,6 +116,8 @@ def claims(quick: bool) -> list[Claim]:
         *few_cluster_claims(quick),
         *few_active_claims(quick),
         *few_vote_claims(quick),
+        *few_vote_design_claims(quick),
+        *few_stratified_claims(quick),
     ]
 
 
@@ -321,18 +331,26 @@ def few_active_claims(quick: bool) -> list[Claim]:
 # of B, tie and A, and a jury of three voters each agreeing with the humans 3 times in 4 (else a
 # vote at random), leaning to A in 0 or 30 % of their votes.
 VOTES = {"even": np.array([0.45, 0.10, 0.45]), "lopsided": np.array([0.20, 0.05, 0.75])}
+VOTE_VALUES = np.array([-1.0, 0.0, 1.0])
+
+
+def _vote_jury(rng: np.random.Generator, humans: Array, lean: float) -> tuple[Array, Array]:
+    """(the jury's mean vote, the voters' spread): three voters, each agreeing with the humans
+    3 times in 4 (else a vote at random), then voting A with chance ``lean``."""
+    n = len(humans)
+    voters = np.where(rng.random((n, 3)) < 0.75, humans[:, None], rng.choice(VOTE_VALUES, size=(n, 3)))
+    voters = np.where(rng.random((n, 3)) < lean, 1.0, voters)
+    return voters.mean(axis=1), voters.std(axis=1)
 
 
 def few_vote_study(rng: np.random.Generator, shape: str, lean: float, n: int) -> bool:
     """n of FEW_N pairs labelled, ``stats ppi``'s interval of the mean vote (its win rate is
     (mean + 1) / 2, so it covers exactly when the win rate's does): covers?"""
-    votes = np.array([-1.0, 0.0, 1.0])
-    humans = rng.choice(votes, size=FEW_N, p=VOTES[shape])
-    jurors = np.where(rng.random((FEW_N, 3)) < 0.75, humans[:, None], rng.choice(votes, size=(FEW_N, 3)))
-    jury = np.where(rng.random((FEW_N, 3)) < lean, 1.0, jurors).mean(axis=1)
+    humans = rng.choice(VOTE_VALUES, size=FEW_N, p=VOTES[shape])
+    jury, _ = _vote_jury(rng, humans, lean)
     drawn = rng.choice(FEW_N, n, replace=False)
     out = ppi_mean(humans[drawn], jury[drawn], np.delete(jury, drawn), scale=(-1, 1), pseudo=VOTES_SMALL_SAMPLE)
-    return bool(out["ci_low"] <= float(np.dot(VOTES[shape], votes)) <= out["ci_high"])
+    return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
 
 
 def few_vote_claims(quick: bool) -> list[Claim]:
@@ -349,4 +367,107 @@ def few_vote_claims(quick: bool) -> list[Claim]:
         out.append(
             _pooled(f"win rate from {n} labelled pairs: 95 % interval covers 93-97 % (1,000 pairs)", cells, quick)
         )
+    return out
+
+
+def few_vote_cluster_study(rng: np.random.Generator, shape: str, lean: float, g: int) -> bool:
+    """Votes on whole prompts (g of 300, four pairs each; the prompt moves the humans' verdicts as
+    much as the pair does), ``stats ppi --cluster``'s interval of the mean vote: covers?"""
+    prompt = np.repeat(rng.normal(0, 0.7, PROMPTS), PER_PROMPT)
+    humans = _latent_labels(rng, VOTES[shape], (prompt + rng.normal(0, 0.7, len(prompt))) / 0.99) - 2
+    jury, _ = _vote_jury(rng, humans, lean)
+    labels = np.repeat(np.arange(PROMPTS), PER_PROMPT)
+    drawn = np.isin(labels, rng.choice(PROMPTS, g, replace=False))
+    out = ppi_mean(
+        humans[drawn],
+        jury[drawn],
+        jury[~drawn],
+        clusters=(labels[drawn], labels[~drawn]),
+        scale=(-1, 1),
+        cluster_pseudo=VOTES_CLUSTER_SMALL_SAMPLE,
+    )
+    return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
+
+
+def few_vote_active_study(rng: np.random.Generator, shape: str, lean: float, n: int) -> bool | None:
+    """An active sample of about n of FEW_N pairs (chance rising with the voters' spread), the
+    mean vote's interval weighted by 1 / pi: covers? None when fewer than two were drawn."""
+    humans = rng.choice(VOTE_VALUES, size=FEW_N, p=VOTES[shape])
+    jury, spread = _vote_jury(rng, humans, lean)
+    chance = active_probabilities(spread, n)
+    picked = np.flatnonzero(rng.random(FEW_N) < chance)
+    if len(picked) < 2:
+        return None
+    out = ppi_mean_weighted(
+        humans[picked], jury[picked], chance[picked], jury, scale=(-1, 1), pseudo=VOTES_WEIGHTED_SMALL_SAMPLE
+    )
+    return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
+
+
+def few_vote_design_claims(quick: bool) -> list[Claim]:
+    """Win rates from whole prompts (5, 10, 25 labelled) and from active samples (about 10..100
+    pairs), pooled over the four vote populations, each one's rate in the note."""
+    reps = 100 if quick else 1000
+    rng = np.random.default_rng(47)
+    cells_of = [(shape, lean) for shape in VOTES for lean in (0.0, 0.3)]
+    out = []
+    for g in FEW_CLUSTERS:
+        cells = {f"{s}, lean {v:g}": [few_vote_cluster_study(rng, s, v, g) for _ in range(reps)] for s, v in cells_of}
+        claim = f"win rate, --cluster, {g} prompts of 4 pairs labelled: 95 % interval covers 93-97 %"
+        out.append(_pooled(claim, cells, quick))
+    for n in FEW:
+        cells = {
+            f"{s}, lean {v:g}": [c for c in (few_vote_active_study(rng, s, v, n) for _ in range(reps)) if c is not None]
+            for s, v in cells_of
+        }
+        claim = f"win rate, active sample of about {n} pairs: 95 % interval covers 93-97 % (1,000 pairs)"
+        out.append(_pooled(claim, cells, quick))
+    return out
+
+
+# The stratified design (``annotations sample --design stratified --stratify model``): four
+# strata of unequal size whose humans differ (a shift of the latent score) and whose jury's bias
+# differs too, so a sample analysed as uniform would be off wherever the allocation rounds.
+STRATIFIED_PSEUDO = weighted_pseudo("stratified", votes=False)
+STRATA = {"a": (500, -0.5, 0.0), "b": (250, 0.0, 0.5), "c": (150, 0.4, 1.0), "d": (100, 0.9, 1.5)}
+
+
+def _stratum_truth(p: Array, shift: float) -> float:
+    """The humans' mean label in a stratum: 1..5 cut from a latent N(shift, 1) at p's quantiles."""
+    from scipy.stats import norm
+
+    below = np.concatenate([[0.0], norm.cdf(norm.ppf(np.cumsum(p)[:-1]) - shift), [1.0]])
+    return float(np.dot(np.diff(below), np.arange(1, 6)))
+
+
+def few_stratified_study(rng: np.random.Generator, shape: str, bias: float, n: int) -> bool:
+    """n of FEW_N subjects by proportional allocation over the strata (``proportional_draw``, the
+    sampler's own), analysed with their inclusion probabilities n_h / N_h: covers the mean?"""
+    names = [h for h, (size, _, _) in STRATA.items() for _ in range(size)]
+    shift = np.array([STRATA[h][1] for h in names])
+    humans = _latent_labels(rng, SHAPES[shape], shift + rng.normal(0, 1, FEW_N))
+    jury, _ = _integer_jury(rng, humans, 0.0)
+    jury += bias * np.array([STRATA[h][2] for h in names])
+    subjects = [f"s{i}" for i in range(FEW_N)]
+    drawn = proportional_draw(rng, subjects, dict(zip(subjects, names, strict=True)), n)
+    picked = np.array([int(s[1:]) for s in drawn])
+    chance = np.array(list(drawn.values()))
+    out = ppi_mean_weighted(humans[picked], jury[picked], chance, jury, scale=(1, 5), pseudo=STRATIFIED_PSEUDO)
+    truth = sum(size * _stratum_truth(SHAPES[shape], s) for size, s, _ in STRATA.values()) / FEW_N
+    return bool(out["ci_low"] <= truth <= out["ci_high"])
+
+
+def few_stratified_claims(quick: bool) -> list[Claim]:
+    """Coverage of stratified samples of 10..100 labels, pooled over the four populations."""
+    reps = 100 if quick else 1000
+    rng = np.random.default_rng(53)
+    out = []
+    for n in FEW:
+        cells = {
+            f"{shape}, bias {bias:g}": [few_stratified_study(rng, shape, bias, n) for _ in range(reps)]
+            for shape in SHAPES
+            for bias in (0.0, 0.5)
+        }
+        claim = f"stratified sample of {n} labels (4 unequal strata): 95 % interval covers 93-97 % (1..5 labels)"
+        out.append(_pooled(claim, cells, quick))
     return out

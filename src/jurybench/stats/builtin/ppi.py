@@ -164,9 +164,9 @@ def ppi(
                         "(cheaper than any sample: then the humans' mean is known, with no interval)."
                     )
             elif design in ("active", "stratified"):  # unequal inclusion probabilities: weighted by 1 / pi
-                out = _ppi.ppi_mean_weighted(
-                    y, f_lab, np.array([drawn[s] for s in picked]), f_all, alpha=level, scale=scale
-                )
+                chances = np.array([drawn[s] for s in picked])
+                pseudo = _ppi.weighted_pseudo(design, votes=rubric.votes)
+                out = _ppi.ppi_mean_weighted(y, f_lab, chances, f_all, alpha=level, scale=scale, pseudo=pseudo)
             else:
                 clusters = ([groups[s] for s in picked], [groups[s] for s in unlabelled]) if cluster else None
                 out = _uniform(y, f_lab, f_unl, level, clusters, scale, rubric.votes)
@@ -236,6 +236,7 @@ def _uniform(
         clusters=(np.array(clusters[0]), np.array(clusters[1])) if clusters is not None else None,
         scale=scale,
         pseudo=_ppi.VOTES_SMALL_SAMPLE if votes else _ppi.SMALL_SAMPLE,
+        cluster_pseudo=_ppi.VOTES_CLUSTER_SMALL_SAMPLE if votes else _ppi.CLUSTER_SMALL_SAMPLE,
     )
 
 
