@@ -95,7 +95,8 @@ def test_the_cli_and_http_offer_what_the_statistic_declares(name: str) -> None:
     from jurybench.service._stats import body_model
 
     stat = get_statistic(name)
-    group = typer.main.get_command(app).get_command(typer.Context(typer.main.get_command(app)), "stats")  # type: ignore[attr-defined]
+    root = typer.main.get_command(app)
+    group = root.get_command(typer.Context(root), "stats")  # type: ignore[attr-defined]
     click_command = group.get_command(None, name)  # type: ignore[union-attr]
     options = {p.name: p for p in click_command.params}
     assert set(options) == {p.name for p in stat.on("cli")} | {"fmt", "db"}

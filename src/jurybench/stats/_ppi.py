@@ -76,15 +76,26 @@ VOTES_CLUSTER_SMALL_SAMPLE = 0.6
 VOTES_WEIGHTED_SMALL_SAMPLE = 0.3
 
 
-def weighted_pseudo(design: str, *, votes: bool) -> float:
-    """The small-sample c of a sample drawn with unequal chances: an active sample's (its chances
-    vary a lot) or a stratified one's. Proportional allocation gives every subject nearly the
-    same chance, n_h / N_h, so a stratified sample takes the uniform design's c: with the active
-    design's 0.05 it covered 97.1-97.2 % at 10 and 30 labels (make validity's stratified claims,
-    at 0.03: 95.2-96.5 %)."""
-    if design == "stratified":
-        return VOTES_SMALL_SAMPLE if votes else SMALL_SAMPLE
-    return VOTES_WEIGHTED_SMALL_SAMPLE if votes else WEIGHTED_SMALL_SAMPLE
+# Which c a sample takes, read once: by how it was drawn, and whether its labels are votes.
+# Proportional allocation gives every subject of a stratified sample nearly the same chance,
+# n_h / N_h, so it takes the uniform design's c: with the active design's 0.05 it covered
+# 97.1-97.2 % at 10 and 30 labels (make validity's stratified claims, at 0.03: 95.2-96.5 %).
+_SMALL_SAMPLE_C: dict[tuple[str, bool], float] = {
+    ("uniform", False): SMALL_SAMPLE,
+    ("uniform", True): VOTES_SMALL_SAMPLE,
+    ("clusters", False): CLUSTER_SMALL_SAMPLE,
+    ("clusters", True): VOTES_CLUSTER_SMALL_SAMPLE,
+    ("stratified", False): SMALL_SAMPLE,
+    ("stratified", True): VOTES_SMALL_SAMPLE,
+    ("active", False): WEIGHTED_SMALL_SAMPLE,
+    ("active", True): VOTES_WEIGHTED_SMALL_SAMPLE,
+}
+
+
+def small_sample_c(design: str, *, votes: bool) -> float:
+    """The small-sample c of the pseudo-labels' weight for a sample drawn by ``design`` (uniform,
+    clusters - whole clusters as the units -, stratified or active), heavier for votes."""
+    return _SMALL_SAMPLE_C[(design, votes)]
 
 
 def ppi_mean(

@@ -46,7 +46,7 @@ from jurybench.stats._ppi import (
     ppi_mean,
     ppi_mean_weighted,
     slice_difference,
-    weighted_pseudo,
+    small_sample_c,
 )
 
 __all__ = [
@@ -99,8 +99,8 @@ __all__ = [
     "robustness",
     "sign_flip_gap_p",
     "slice_difference",
+    "small_sample_c",
     "treatment_gaps",
-    "weighted_pseudo",
     "welch_t",
     "win_rate",
 ]

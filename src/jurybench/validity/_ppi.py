@@ -13,6 +13,9 @@ it is compared with uniform Poisson draws of the same expected size, analysed al
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -24,7 +27,7 @@ from jurybench.stats.functions import (
     ppi_mean,
     ppi_mean_weighted,
     slice_difference,
-    weighted_pseudo,
+    small_sample_c,
 )
 from jurybench.validity._claims import Claim, mean_ratio, rate
 
@@ -266,18 +269,32 @@ def few_cluster_study(rng: np.random.Generator, shape: str, bias: float, g: int)
 def few_cluster_claims(quick: bool) -> list[Claim]:
     """Coverage with 5, 10 and 25 whole prompts labelled (20-100 labels), pooled over the four
     populations of the few-label claims, each one's rate in the note."""
+    claim = "--cluster, {} prompts of 4 labelled: 95 % interval covers 93-97 % (1..5 labels)"
+    return _coverage_by_size(few_cluster_study, np.random.default_rng(37), FEW_CLUSTERS, LABEL_CELLS, claim, quick)
+
+
+# The four label populations the few-label claims pool over: two shapes, jury bias 0 and 0.5.
+LABEL_CELLS = {f"{shape}, bias {bias:g}": (shape, bias) for shape in SHAPES for bias in (0.0, 0.5)}
+
+
+def _coverage_by_size(
+    study: Callable[[np.random.Generator, str, float, int], bool | None],
+    rng: np.random.Generator,
+    sizes: Iterable[int],
+    cells: dict[str, tuple[str, float]],
+    claim: str,
+    quick: bool,
+) -> list[Claim]:
+    """One pooled coverage claim per sample size (``claim`` formatted with it): each population's
+    ``study`` repeated 100 (quick) or 1,000 times, a None (fewer than two drawn) left out."""
     reps = 100 if quick else 1000
-    rng = np.random.default_rng(37)
     out = []
-    for g in FEW_CLUSTERS:
-        cells = {
-            f"{shape}, bias {bias:g}": [few_cluster_study(rng, shape, bias, g) for _ in range(reps)]
-            for shape in SHAPES
-            for bias in (0.0, 0.5)
+    for size in sizes:
+        runs = {
+            name: [c for c in (study(rng, shape, shift, size) for _ in range(reps)) if c is not None]
+            for name, (shape, shift) in cells.items()
         }
-        out.append(
-            _pooled(f"--cluster, {g} prompts of 4 labelled: 95 % interval covers 93-97 % (1..5 labels)", cells, quick)
-        )
+        out.append(_pooled(claim.format(size), runs, quick))
     return out
 
 
@@ -311,20 +328,8 @@ def few_active_study(rng: np.random.Generator, shape: str, bias: float, n: int) 
 
 def few_active_claims(quick: bool) -> list[Claim]:
     """Coverage of active samples of about 10..100 labels, pooled over the four populations."""
-    reps = 100 if quick else 1000
-    rng = np.random.default_rng(41)
-    out = []
-    for n in FEW:
-        cells = {
-            f"{shape}, bias {bias:g}": [
-                c for c in (few_active_study(rng, shape, bias, n) for _ in range(reps)) if c is not None
-            ]
-            for shape in SHAPES
-            for bias in (0.0, 0.5)
-        }
-        claim = f"active sample of about {n} labels: 95 % interval covers 93-97 % (1..5 labels, 1,000 subjects)"
-        out.append(_pooled(claim, cells, quick))
-    return out
+    claim = "active sample of about {} labels: 95 % interval covers 93-97 % (1..5 labels, 1,000 subjects)"
+    return _coverage_by_size(few_active_study, np.random.default_rng(41), FEW, LABEL_CELLS, claim, quick)
 
 
 # Win rates (a preference or pairwise run: votes -1 for B, 0 a tie, +1 for A): the humans' shares
@@ -332,6 +337,7 @@ def few_active_claims(quick: bool) -> list[Claim]:
 # vote at random), leaning to A in 0 or 30 % of their votes.
 VOTES = {"even": np.array([0.45, 0.10, 0.45]), "lopsided": np.array([0.20, 0.05, 0.75])}
 VOTE_VALUES = np.array([-1.0, 0.0, 1.0])
+VOTE_CELLS = {f"{shape}, lean {lean:g}": (shape, lean) for shape in VOTES for lean in (0.0, 0.3)}
 
 
 def _vote_jury(rng: np.random.Generator, humans: Array, lean: float) -> tuple[Array, Array]:
@@ -355,19 +361,8 @@ def few_vote_study(rng: np.random.Generator, shape: str, lean: float, n: int) ->
 
 def few_vote_claims(quick: bool) -> list[Claim]:
     """Coverage of a win rate from 10..100 labelled pairs, pooled over the four populations."""
-    reps = 100 if quick else 1000
-    rng = np.random.default_rng(43)
-    out = []
-    for n in FEW:
-        cells = {
-            f"{shape}, lean {lean:g}": [few_vote_study(rng, shape, lean, n) for _ in range(reps)]
-            for shape in VOTES
-            for lean in (0.0, 0.3)
-        }
-        out.append(
-            _pooled(f"win rate from {n} labelled pairs: 95 % interval covers 93-97 % (1,000 pairs)", cells, quick)
-        )
-    return out
+    claim = "win rate from {} labelled pairs: 95 % interval covers 93-97 % (1,000 pairs)"
+    return _coverage_by_size(few_vote_study, np.random.default_rng(43), FEW, VOTE_CELLS, claim, quick)
 
 
 def few_vote_cluster_study(rng: np.random.Generator, shape: str, lean: float, g: int) -> bool:
@@ -407,28 +402,18 @@ def few_vote_active_study(rng: np.random.Generator, shape: str, lean: float, n: 
 def few_vote_design_claims(quick: bool) -> list[Claim]:
     """Win rates from whole prompts (5, 10, 25 labelled) and from active samples (about 10..100
     pairs), pooled over the four vote populations, each one's rate in the note."""
-    reps = 100 if quick else 1000
     rng = np.random.default_rng(47)
-    cells_of = [(shape, lean) for shape in VOTES for lean in (0.0, 0.3)]
-    out = []
-    for g in FEW_CLUSTERS:
-        cells = {f"{s}, lean {v:g}": [few_vote_cluster_study(rng, s, v, g) for _ in range(reps)] for s, v in cells_of}
-        claim = f"win rate, --cluster, {g} prompts of 4 pairs labelled: 95 % interval covers 93-97 %"
-        out.append(_pooled(claim, cells, quick))
-    for n in FEW:
-        cells = {
-            f"{s}, lean {v:g}": [c for c in (few_vote_active_study(rng, s, v, n) for _ in range(reps)) if c is not None]
-            for s, v in cells_of
-        }
-        claim = f"win rate, active sample of about {n} pairs: 95 % interval covers 93-97 % (1,000 pairs)"
-        out.append(_pooled(claim, cells, quick))
-    return out
+    clustered = "win rate, --cluster, {} prompts of 4 pairs labelled: 95 % interval covers 93-97 %"
+    active = "win rate, active sample of about {} pairs: 95 % interval covers 93-97 % (1,000 pairs)"
+    return _coverage_by_size(few_vote_cluster_study, rng, FEW_CLUSTERS, VOTE_CELLS, clustered, quick) + (
+        _coverage_by_size(few_vote_active_study, rng, FEW, VOTE_CELLS, active, quick)
+    )
 
 
 # The stratified design (``annotations sample --design stratified --stratify model``): four
 # strata of unequal size whose humans differ (a shift of the latent score) and whose jury's bias
 # differs too, so a sample analysed as uniform would be off wherever the allocation rounds.
-STRATIFIED_PSEUDO = weighted_pseudo("stratified", votes=False)
+STRATIFIED_PSEUDO = small_sample_c("stratified", votes=False)
 STRATA = {"a": (500, -0.5, 0.0), "b": (250, 0.0, 0.5), "c": (150, 0.4, 1.0), "d": (100, 0.9, 1.5)}
 
 
@@ -440,16 +425,25 @@ def _stratum_truth(p: Array, shift: float) -> float:
     return float(np.dot(np.diff(below), np.arange(1, 6)))
 
 
+@functools.cache
+def _strata() -> tuple[list[str], dict[str, str], Array, Array]:
+    """STRATA laid out once over FEW_N subjects: their ids, each one's stratum, the humans' shift
+    and the jury's bias multiplier of each subject."""
+    names = [h for h, (size, _, _) in STRATA.items() for _ in range(size)]
+    subjects = [f"s{i}" for i in range(FEW_N)]
+    shift = np.array([STRATA[h][1] for h in names])
+    lean = np.array([STRATA[h][2] for h in names])
+    return subjects, dict(zip(subjects, names, strict=True)), shift, lean
+
+
 def few_stratified_study(rng: np.random.Generator, shape: str, bias: float, n: int) -> bool:
     """n of FEW_N subjects by proportional allocation over the strata (``proportional_draw``, the
     sampler's own), analysed with their inclusion probabilities n_h / N_h: covers the mean?"""
-    names = [h for h, (size, _, _) in STRATA.items() for _ in range(size)]
-    shift = np.array([STRATA[h][1] for h in names])
+    subjects, stratum_of, shift, lean = _strata()
     humans = _latent_labels(rng, SHAPES[shape], shift + rng.normal(0, 1, FEW_N))
     jury, _ = _integer_jury(rng, humans, 0.0)
-    jury += bias * np.array([STRATA[h][2] for h in names])
-    subjects = [f"s{i}" for i in range(FEW_N)]
-    drawn = proportional_draw(rng, subjects, dict(zip(subjects, names, strict=True)), n)
+    jury += bias * lean
+    drawn = proportional_draw(rng, subjects, stratum_of, n)
     picked = np.array([int(s[1:]) for s in drawn])
     chance = np.array(list(drawn.values()))
     out = ppi_mean_weighted(humans[picked], jury[picked], chance, jury, scale=(1, 5), pseudo=STRATIFIED_PSEUDO)
@@ -459,15 +453,5 @@ def few_stratified_study(rng: np.random.Generator, shape: str, bias: float, n: i
 
 def few_stratified_claims(quick: bool) -> list[Claim]:
     """Coverage of stratified samples of 10..100 labels, pooled over the four populations."""
-    reps = 100 if quick else 1000
-    rng = np.random.default_rng(53)
-    out = []
-    for n in FEW:
-        cells = {
-            f"{shape}, bias {bias:g}": [few_stratified_study(rng, shape, bias, n) for _ in range(reps)]
-            for shape in SHAPES
-            for bias in (0.0, 0.5)
-        }
-        claim = f"stratified sample of {n} labels (4 unequal strata): 95 % interval covers 93-97 % (1..5 labels)"
-        out.append(_pooled(claim, cells, quick))
-    return out
+    claim = "stratified sample of {} labels (4 unequal strata): 95 % interval covers 93-97 % (1..5 labels)"
+    return _coverage_by_size(few_stratified_study, np.random.default_rng(53), FEW, LABEL_CELLS, claim, quick)

@@ -165,7 +165,7 @@ def ppi(
                     )
             elif design in ("active", "stratified"):  # unequal inclusion probabilities: weighted by 1 / pi
                 chances = np.array([drawn[s] for s in picked])
-                pseudo = _ppi.weighted_pseudo(design, votes=rubric.votes)
+                pseudo = _ppi.small_sample_c(design, votes=rubric.votes)
                 out = _ppi.ppi_mean_weighted(y, f_lab, chances, f_all, alpha=level, scale=scale, pseudo=pseudo)
             else:
                 clusters = ([groups[s] for s in picked], [groups[s] for s in unlabelled]) if cluster else None
@@ -235,8 +235,8 @@ def _uniform(
         alpha=level,
         clusters=(np.array(clusters[0]), np.array(clusters[1])) if clusters is not None else None,
         scale=scale,
-        pseudo=_ppi.VOTES_SMALL_SAMPLE if votes else _ppi.SMALL_SAMPLE,
-        cluster_pseudo=_ppi.VOTES_CLUSTER_SMALL_SAMPLE if votes else _ppi.CLUSTER_SMALL_SAMPLE,
+        pseudo=_ppi.small_sample_c("uniform", votes=votes),
+        cluster_pseudo=_ppi.small_sample_c("clusters", votes=votes),
     )
 
 
