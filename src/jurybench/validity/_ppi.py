@@ -21,9 +21,6 @@ from numpy.typing import NDArray
 
 from jurybench.annotations import active_probabilities, proportional_draw
 from jurybench.stats.functions import (
-    VOTES_CLUSTER_SMALL_SAMPLE,
-    VOTES_SMALL_SAMPLE,
-    VOTES_WEIGHTED_SMALL_SAMPLE,
     ppi_mean,
     ppi_mean_weighted,
     slice_difference,
@@ -355,7 +352,9 @@ def few_vote_study(rng: np.random.Generator, shape: str, lean: float, n: int) ->
     humans = rng.choice(VOTE_VALUES, size=FEW_N, p=VOTES[shape])
     jury, _ = _vote_jury(rng, humans, lean)
     drawn = rng.choice(FEW_N, n, replace=False)
-    out = ppi_mean(humans[drawn], jury[drawn], np.delete(jury, drawn), scale=(-1, 1), pseudo=VOTES_SMALL_SAMPLE)
+    out = ppi_mean(
+        humans[drawn], jury[drawn], np.delete(jury, drawn), scale=(-1, 1), pseudo=small_sample_c("uniform", votes=True)
+    )
     return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
 
 
@@ -379,7 +378,7 @@ def few_vote_cluster_study(rng: np.random.Generator, shape: str, lean: float, g:
         jury[~drawn],
         clusters=(labels[drawn], labels[~drawn]),
         scale=(-1, 1),
-        cluster_pseudo=VOTES_CLUSTER_SMALL_SAMPLE,
+        cluster_pseudo=small_sample_c("clusters", votes=True),
     )
     return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
 
@@ -394,7 +393,7 @@ def few_vote_active_study(rng: np.random.Generator, shape: str, lean: float, n: 
     if len(picked) < 2:
         return None
     out = ppi_mean_weighted(
-        humans[picked], jury[picked], chance[picked], jury, scale=(-1, 1), pseudo=VOTES_WEIGHTED_SMALL_SAMPLE
+        humans[picked], jury[picked], chance[picked], jury, scale=(-1, 1), pseudo=small_sample_c("active", votes=True)
     )
     return bool(out["ci_low"] <= float(np.dot(VOTES[shape], VOTE_VALUES)) <= out["ci_high"])
 
