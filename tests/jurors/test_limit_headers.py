@@ -237,3 +237,19 @@ def test_a_jurors_own_cap_spaces_requests_60_over_rpm_seconds(monkeypatch: pytes
     assert slept == [pytest.approx(0.1), pytest.approx(0.2)]
     with pytest.raises(LimiterTimeout):  # a wait past the call's deadline fails at once
         asyncio.run(pace.wait(5.0, deadline=100.1))
+
+
+def test_headers_read_the_first_name_that_states_a_finite_count() -> None:
+    # Names not sent are skipped without an exception each; a value that is not a number or
+    # not finite passes to the next name; a negative count reads as 0.
+    signals = read_headers(
+        {
+            "llm_provider-x-ratelimit-limit-requests": "oops",
+            "anthropic-ratelimit-requests-limit": "50",
+            "x-ratelimit-remaining-requests": "inf",
+            "anthropic-ratelimit-requests-remaining": "-3",
+        }
+    )
+    assert signals.limit_requests == 50.0 and signals.remaining_requests == 0.0
+    assert signals.limit_tokens is None and signals.remaining_tokens is None
+    assert read_headers({"Server": "stub"}) == read_headers(None)

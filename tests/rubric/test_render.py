@@ -143,3 +143,18 @@ def test_the_shared_part_comes_first_byte_identical_and_the_subject_last(
         rest = user[len(shared) :]
         assert item_starts not in rest and rest.strip()  # nothing shared comes after the subject
     assert len(shared) > 0.8 * min(len(u) for u in users) - 60  # almost all of each prompt is shared
+
+
+def test_the_prompt_parts_made_once_per_rubric_follow_a_changed_copy() -> None:
+    # The criteria block and the answer format are made once per rubric, not per call: a copy
+    # with another criterion renders its own, and the original keeps its text.
+    rubric = load_rubric("story-quality")
+    item = {"item_id": "i1", "prompt": "Tell a story.", "response": "Once.", "language": "en"}
+    first = render_pointwise(rubric, item)[-1]["content"]
+    assert render_pointwise(rubric, item)[-1]["content"] == first
+    assert set(rubric.prompt_parts) == {"criteria", "answer_format"}
+    changed = rubric.criteria[0].model_copy(update={"name": "vividness", "description": "How vivid it is."})
+    copy = rubric.model_copy(update={"criteria": [changed, *rubric.criteria[1:]]})
+    text = render_pointwise(copy, item)[-1]["content"]
+    assert "vividness (1..5): How vivid it is." in text and '"vividness": integer 1..5' in text
+    assert "vividness" not in render_pointwise(rubric, item)[-1]["content"]

@@ -326,10 +326,14 @@ class _Writer:
         found = outcome.distributions or {}
         if not found and outcome.status == "valid" and task.juror.params.get("scores") == "expected":
             self.unread_expected[task.juror.display_name] += 1
-        j["expected"].extend(found[dim].expected if dim in found else None for dim in self.dimensions)
-        j["distribution"].extend(
-            json.dumps(found[dim].as_json(), sort_keys=True) if dim in found else None for dim in self.dimensions
-        )
+        if found:
+            j["expected"].extend(found[dim].expected if dim in found else None for dim in self.dimensions)
+            j["distribution"].extend(
+                json.dumps(found[dim].as_json(), sort_keys=True) if dim in found else None for dim in self.dimensions
+            )
+        else:  # discrete scores only (most jurors): no lookup per dimension
+            j["expected"].extend([None] * n)
+            j["distribution"].extend([None] * n)
         details = outcome.details
         if details is None:
             j["status"].extend([outcome.status] * n)

@@ -107,10 +107,15 @@ def read_headers(headers: Mapping[str, object] | None) -> Signals:
     def number(*names: str) -> float | None:
         """A count a header states: finite and not negative (-1e9 reads as 0), else not said."""
         for name in names:
-            with contextlib.suppress(KeyError, ValueError):
-                value = float(h[name])
-                if math.isfinite(value):
-                    return max(0.0, value)
+            raw = h.get(name)  # most answers say few of these: no exception per header not sent
+            if raw is None:
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                continue
+            if math.isfinite(value):
+                return max(0.0, value)
         return None
 
     retry = None

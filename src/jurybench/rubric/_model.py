@@ -431,10 +431,17 @@ class _RubricBase(_Strict, KindTraits):
         canonical = json.dumps(body, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
+    @cached_property
+    def prompt_parts(self) -> dict[str, str]:
+        """The parts of its prompt a rubric makes once, not per call (``{criteria}``, the answer
+        format): filled in by the renderers at their first use (rubrics are frozen)."""
+        return {}
+
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
-        """A copy; the cached content hash is dropped so a changed copy gets its own."""
+        """A copy; the cached content hash and prompt parts are dropped so a changed copy gets its own."""
         copy = super().model_copy(update=update, deep=deep)
         copy.__dict__.pop("content_hash", None)
+        copy.__dict__.pop("prompt_parts", None)
         return copy
 
     def template_for(self, language: str | None) -> Template:

@@ -23,8 +23,19 @@ Messages = list[dict[str, str]]
 
 
 def criteria_block(rubric: AnyRubric) -> str:
-    """The rubric's criteria or categories as prompt text."""
-    return rubric.criteria_text()
+    """The rubric's criteria or categories as prompt text (made once per rubric)."""
+    parts = rubric.prompt_parts
+    if "criteria" not in parts:
+        parts["criteria"] = rubric.criteria_text()
+    return parts["criteria"]
+
+
+def _answer_format(rubric: AnyRubric) -> str:
+    """The JSON answer's instructions (made once per rubric)."""
+    parts = rubric.prompt_parts
+    if "answer_format" not in parts:
+        parts["answer_format"] = answer_format(rubric)
+    return parts["answer_format"]
 
 
 # One pass over the template: "{{" and "}}" are the template's own escapes, "{name}" a
@@ -63,7 +74,7 @@ def render_pointwise(rubric: AnyRubric, item: Mapping[str, Any]) -> Messages:
         "language": item.get("language"),
         "model": item.get("model"),
         "criteria": criteria_block(rubric),
-        "answer_format": answer_format(rubric),
+        "answer_format": _answer_format(rubric),
     }
     return _messages(template.system, template.user, values, item, f"item {item.get('item_id')}")
 
@@ -118,7 +129,7 @@ def render_pairwise(
         "reference": pair.get("reference"),
         "language": pair.get("language"),
         "categories": criteria_block(rubric),
-        "answer_format": answer_format(rubric),
+        "answer_format": _answer_format(rubric),
     }
     template = rubric.template_for(pair.get("language"))
     return _messages(template.system, template.user, values, pair, f"pair {pair.get('pair_id')}")
