@@ -189,11 +189,12 @@ def _columns(spec: list[tuple[str, str]]) -> dict[str, list[object]]:
 
 class _Journal:
     """Answers between their arrival and the flush that stores them, in a file beside the store
-    (``<store>.journal/<run>.jsonl``): one line a call, written with one unbuffered append as
-    the answer is recorded, so a kill -9 loses none of what was paid for (the operating system
-    keeps a dead process's writes). The next run of the same name stores them before it plans,
-    so they are never asked again; each successful flush empties the file, the run's end
-    removes it."""
+    (``<store>.journal/<run>.jsonl``): one line a call, so a kill -9 loses none of what was paid
+    for (the operating system keeps a dead process's writes). The lines of the answers recorded
+    in one pass of the event loop go in one unbuffered append, made as the next pass begins,
+    before the loop reads more input (one write a pass, not one a call; outside a loop, at
+    once). The next run of the same name stores them before it plans, so they are never asked
+    again; each successful flush empties the file, the run's end removes it."""
 
     def __init__(self, store: Path, run_id: str) -> None:
         import hashlib
@@ -202,22 +203,39 @@ class _Journal:
         self.path = folder / f"{hashlib.sha256(run_id.encode()).hexdigest()[:24]}.jsonl"
         self.fd: int | None = None
         self.dirty = False
+        self.lines: list[str] = []  # recorded in this pass of the loop, not yet written
 
     def append(self, call: dict[str, object], judgments: dict[str, list[object]]) -> None:
-        import json
+        import asyncio
+
+        self.lines.append(json.dumps({"call": call, "judgments": judgments}, default=str) + "\n")
+        if len(self.lines) > 1:
+            return  # the write of this pass is already asked for
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.write()
+        else:
+            loop.call_soon(self.write)
+
+    def write(self) -> None:
+        """The lines recorded so far, in one append."""
         import os
 
+        if not self.lines:
+            return
         if self.fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        line = json.dumps({"call": call, "judgments": judgments}, default=str) + "\n"
-        os.write(self.fd, line.encode())
+        data, self.lines = "".join(self.lines).encode(), []
+        os.write(self.fd, data)
         self.dirty = True
 
     def clear(self) -> None:
-        """Everything journaled is in the store now."""
+        """Everything journaled is in the store now (lines not yet written included)."""
         import os
 
+        self.lines = []
         if self.dirty and self.fd is not None:
             os.ftruncate(self.fd, 0)
             self.dirty = False
@@ -246,6 +264,7 @@ class _Journal:
     def remove(self) -> None:
         import os
 
+        self.lines = []
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
