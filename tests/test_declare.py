@@ -189,6 +189,7 @@ DECLARED_COMMANDS = {
     "calibrate apply": ("apply_calibration", "ApplyIn", []),
     "agreement": ("agreement", "AgreementIn", ["format"]),
     "anchors add": ("add_anchors", "AnchorsIn", []),
+    "annotations import": ("import_annotations", "AnnotationsUpload", []),  # the labels inline on HTTP
     "align": ("align", "AlignIn", ["format"]),
     "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
     "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),
@@ -230,11 +231,12 @@ def test_every_face_of_a_declared_command_is_its_declaration(path: str) -> None:
         assert on_http == []
         return
     fields = getattr(_requests, body_name).model_fields
-    assert list(fields) == [p.name for p in on_http]
+    assert list(fields) == [p.meaning.http_name or p.name for p in on_http]
     for p in on_http:
-        assert fields[p.name].description == p.meaning.help, p.name
+        found = fields[p.meaning.http_name or p.name]
+        assert found.description == (p.meaning.http_help or p.meaning.help), p.name
         required = p.required_on("http")
-        assert fields[p.name].is_required() if required else fields[p.name].default == p.default, p.name
+        assert found.is_required() if required else found.default == p.default, p.name
     assert "Annotated" not in str(inspect.signature(function))  # the Python face shows plain types
 
 
@@ -316,3 +318,39 @@ def test_http_each_bounds_every_element_of_a_listed_value() -> None:
     assert body().names is None
     schema = body.model_json_schema()["properties"]["names"]
     assert {"items": {"maxLength": 3, "type": "string"}, "type": "array"} in schema["anyOf"]
+
+
+def _with_rows(
+    store: object,
+    data: Annotated[
+        object,
+        param(
+            "A file of rows.",
+            argument=True,
+            cli_name="file",
+            cli_type=Path,
+            http_name="rows",
+            http_help="The rows inline.",
+            http_type="jurybench.imports:LabelRows",
+            http_only={"min_length": 1, "max_length": 2},
+        ),
+    ],
+) -> None:
+    """Made up: a file on the command line, rows inline in the HTTP body."""
+
+
+def test_a_parameter_named_and_typed_apart_on_http() -> None:
+    """Issue 52: ``annotations import`` takes a file on the command line and rows inline over HTTP,
+    from one declaration: the body's field has its own name, description and (lazily imported) type."""
+    from jurybench.service._requests import declared_body
+
+    (option,) = cli_options(parameters_of(_with_rows))
+    assert (option.name, option.argument, option.annotation) == ("file", True, Path)
+    body = declared_body("WithRowsIn", _with_rows, "Made up.")
+    assert list(body.model_fields) == ["rows"] and body.model_fields["rows"].description == "The rows inline."
+    row = {"subject_id": "i1", "annotator": "a", "criterion": "c", "value": 3}
+    assert body(rows=[row]).model_dump() == {"rows": [row]}
+    with pytest.raises(ValueError, match="at most 2 items"):
+        body(rows=[row] * 3)
+    with pytest.raises(ValueError, match="Extra inputs"):
+        body(rows=[{**row, "other": 1}])

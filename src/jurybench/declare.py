@@ -61,7 +61,9 @@ class Param:
     ``http``'s, which every face keeps: a server's caps on the work one request asks for (at most
     50 folds), or bounds the library checks itself, in words of its own, on the other faces.
     ``http_each``: pydantic bounds on each element of a list in the HTTP body (each name at most
-    128 characters).
+    128 characters). ``http_name``: its field's name in the HTTP body when it differs (a file on
+    the command line, ``labels`` inline), and ``http_help`` its description there. An ``http_type`` given as ``"module:name"`` is imported
+    when the body is made, not when the declaration is read (the command line's start stays cheap).
     """
 
     help: str
@@ -84,6 +86,8 @@ class Param:
     record: Callable[[object], object] | None = None
     http_only: dict[str, Any] = field(default_factory=dict)
     http_each: dict[str, Any] = field(default_factory=dict)
+    http_name: str | None = None
+    http_help: str | None = None
 
 
 def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
@@ -323,6 +327,11 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
 
     meaning = p.meaning
     kind = meaning.http_type or p.annotation
+    if isinstance(meaning.http_type, str):  # "module:name", imported now
+        import importlib
+
+        module, _, name = meaning.http_type.partition(":")
+        kind = getattr(importlib.import_module(module), name)
     required = p.required_on("http")
     args = typing.get_args(kind)
     optional = typing.get_origin(kind) in (types.UnionType, typing.Union) and type(None) in args
@@ -338,12 +347,12 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
         inner = Annotated[inner, Field(**meaning.http, **meaning.http_only)]
     kind = inner | None if optional and not required else inner
     default = ... if required else p.default
-    return kind, Field(default, description=meaning.help)
+    return kind, Field(default, description=meaning.http_help or meaning.help)
 
 
 def http_fields(parameters: tuple[Parameter, ...]) -> dict[str, tuple[Any, Any]]:
     """The HTTP body's fields of declared parameters, in order (for ``pydantic.create_model``)."""
-    return {p.name: http_field(p) for p in on(parameters, "http")}
+    return {p.meaning.http_name or p.name: http_field(p) for p in on(parameters, "http")}
 
 
 def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, object]) -> dict[str, Any]:

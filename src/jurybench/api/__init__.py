@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
     from jurybench.api._labelling import add_anchors as add_anchors
+    from jurybench.api._labelling import import_annotations as import_annotations
     from jurybench.api._labelling import sample_labels as sample_labels
     from jurybench.api._labelling import simulate_annotations as simulate_annotations
     from jurybench.api._report import classification_answers, preference_report
+    from jurybench.api._rows import NamedRows as NamedRows
     from jurybench.api._run import Run, ascore, engine_options, generate, score
     from jurybench.api._specs import jury_of
     from jurybench.api._store import Store, open
@@ -69,6 +71,7 @@ _HOMES = {
     "check": ("jurybench.api._check", "check"),
     "parse_rule": ("jurybench.api._check", "parse_rule"),
     "add_anchors": ("jurybench.api._labelling", "add_anchors"),
+    "import_annotations": ("jurybench.api._labelling", "import_annotations"),
     "sample_labels": ("jurybench.api._labelling", "sample_labels"),
     "simulate_annotations": ("jurybench.api._labelling", "simulate_annotations"),
     "classification_answers": ("jurybench.api._report", "classification_answers"),
@@ -79,6 +82,7 @@ _HOMES = {
     "generate": ("jurybench.api._run", "generate"),
     "score": ("jurybench.api._run", "score"),
     "jury_of": ("jurybench.api._specs", "jury_of"),
+    "NamedRows": ("jurybench.api._rows", "NamedRows"),
     "Store": ("jurybench.api._store", "Store"),
     "open": ("jurybench.api._store", "open"),
     "JurorSpec": ("jurybench.jurors", "JurorSpec"),

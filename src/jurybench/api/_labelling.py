@@ -1,5 +1,5 @@
-"""The store's declared commands: ``annotations sample``, ``anchors add`` and ``annotations
-simulate``, each declared once here; the command line, a study step and the service derive from
+"""The store's declared commands: ``annotations sample``, ``anchors add``, ``annotations
+simulate`` and ``annotations import``, each declared once here; the command line, a study step and the service derive from
 these (:mod:`jurybench.declare`), and :class:`jurybench.api.Store` binds them as its methods.
 
 This module imports no store code at load time, so reading a declaration (``--help``) stays
@@ -14,9 +14,12 @@ from jurybench.api._declared import SUBJECTS_PER_REQUEST
 from jurybench.declare import NAME_HTTP, SEED, param
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.api._specs import RubricLike
+    from jurybench.api._specs import Data, RubricLike
+    from jurybench.imports import AnnotationImport
     from jurybench.store import OpenStore
 
 # What these take as a store: one held open (``jurybench.open``, the viewer's, the server's), a
@@ -155,4 +158,144 @@ def simulate_annotations(
             seed=seed,
             truth_seed=truth_seed,
             panel_file=Path(panel_out) if panel_out else None,
+        )
+
+
+# -- annotations import: declared once; the command line, a study step and POST /v1/annotations
+# -- derive from these (jurybench.declare). The labels are a file on the command line and rows
+# -- inline in the HTTP body (``labels``, long layout).
+def words(text: str) -> list[str]:
+    """'a, b,c' as ['a', 'b', 'c'] (the command line's comma-separated lists)."""
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def column_map(text: str, option: str = "--map") -> dict[str, str]:
+    """'item_id=story,value=score' as {'item_id': 'story', 'value': 'score'}."""
+    from jurybench.errors import JurybenchError
+
+    out = {}
+    for part in words(text):
+        if "=" not in part:
+            raise JurybenchError(f"{option} {part!r}: expected name=column.", hint="e.g. item_id=story,value=score")
+        key, value = part.split("=", 1)
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _map_from_cli(map: str = "") -> dict[str, str] | None:
+    return column_map(map) or None
+
+
+def _columns_from_cli(annotator_columns: str = "") -> list[str]:
+    return words(annotator_columns)
+
+
+LabelData = Annotated[
+    "Data",
+    param(
+        "CSV, JSONL or Parquet with human labels.",
+        argument=True,
+        cli_name="file",
+        cli_type=Path,
+        http_name="labels",
+        http_help="The labels, one a row: subject_id, annotator, criterion, value.",
+        http_type="jurybench.imports:LabelRows",
+        http_only={"min_length": 1, "max_length": SUBJECTS_PER_REQUEST},
+    ),
+]
+LabelRubric = Annotated[
+    "RubricLike",
+    param(
+        "The rubric the annotators used (checks criteria and scales).",
+        short="-r",
+        cli_type=str,
+        http_type=str,
+        http_only={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"},  # a rubric the server ships, by name
+    ),
+]
+Layout = Annotated[str, param("auto, long, wide-criterion or wide-annotator.", faces="cli python")]
+ColumnMap = Annotated[
+    "Mapping[str, str] | None",
+    param(
+        "Rename columns: item_id=story,annotator=rater,value=score.",
+        faces="cli python",
+        cli_name="map",
+        cli_type=str,
+        cli_default="",
+        from_cli=_map_from_cli,
+    ),
+]
+AnnotatorColumns = Annotated[
+    "Sequence[str]",
+    param(
+        "Wide-annotator files: comma-separated annotator columns.",
+        faces="cli python",
+        cli_type=str,
+        cli_default="",
+        from_cli=_columns_from_cli,
+    ),
+]
+LabelCriterion = Annotated[str | None, param("Wide-annotator files: the criterion they rate.", faces="cli python")]
+ReplaceLabels = Annotated[bool, param("Overwrite stored labels that differ.", switch=True)]
+Continuous = Annotated[
+    bool,
+    param(
+        "Accept values between the scale's points (panel means, published scores); stored as continuous.",
+        flag=True,
+    ),
+]
+FileFormat = Annotated[str | None, param("csv, jsonl or parquet.", faces="cli python", cli_name="format")]
+
+
+def import_annotations(
+    store: AnyStore | None,
+    data: LabelData,
+    *,
+    rubric: LabelRubric,
+    layout: Layout = "auto",
+    mapping: ColumnMap = None,
+    annotator_columns: AnnotatorColumns = (),
+    criterion: LabelCriterion = None,
+    replace: ReplaceLabels = False,
+    continuous: Continuous = False,
+    fmt: FileFormat = None,
+) -> AnnotationImport:
+    """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
+    (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
+    whole point unless ``continuous`` (panel means, published scores). ``data``: a file (CSV,
+    JSONL or Parquet, ``fmt`` when its name does not say), a DataFrame or a list of dicts;
+    ``mapping`` renames columns (standard name -> the data's)."""
+    from jurybench.api._rows import rows_of
+    from jurybench.api._specs import rubric_of
+    from jurybench.imports import import_annotation_rows, rename_columns
+    from jurybench.imports import import_annotations as import_file
+    from jurybench.store import writing
+
+    spec = rubric_of(rubric)
+    with writing(store) as con:
+        given = rows_of(data, "annotation")
+        if isinstance(given, str | Path):
+            return import_file(
+                con,
+                given,
+                spec,
+                fmt=fmt,
+                layout=layout,
+                mapping=mapping,
+                annotator_columns=annotator_columns,
+                criterion=criterion,
+                replace=replace,
+                continuous=continuous,
+            )
+        rows, source = given
+        return import_annotation_rows(
+            con,
+            rename_columns(rows, mapping or {}),
+            spec,
+            source=source,
+            layout=layout,
+            annotator_columns=annotator_columns,
+            criterion=criterion,
+            replace=replace,
+            continuous=continuous,
         )

@@ -416,7 +416,7 @@ def generate(
     across arms) with refusals detected. ``spec`` is a generation spec (or study) file or a
     GenerationSpec; ``prompts`` a prompt file, a DataFrame or a list of dicts (prompt_id, prompt[, language]).
     ``run.report`` holds the per-model lines (refusals, items and pairs written)."""
-    from jurybench.api._store import rows_of
+    from jurybench.api._rows import rows_of
     from jurybench.generation import GenerationSpec, generators_of, load_prompts, load_spec_file, prompts_from_rows
     from jurybench.generation import generate as run_generate
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
-from jurybench.api._labelling import add_anchors, sample_labels, simulate_annotations
+from jurybench.api._labelling import add_anchors, import_annotations, sample_labels, simulate_annotations
+from jurybench.api._rows import rows_of
 from jurybench.declare import python_signature
 from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
@@ -18,54 +18,13 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
     from jurybench.api._specs import Data, RubricLike
-    from jurybench.imports import AnnotationImport, BundleImport, JudgmentImport
-    from jurybench.store import ImportResult, Row
+    from jurybench.imports import BundleImport, JudgmentImport
+    from jurybench.store import ImportResult
 
 
 # What the Python face takes as a store: an open one, a path (a new file is created), or a
 # DuckDB connection.
 StoreLike: TypeAlias = "Store | str | Path | Connection"
-
-
-def rows_of(data: object, what: str) -> tuple[list[tuple[int, Row]], str] | str | Path:
-    """In-memory data as numbered rows (1 = the first row) and the name errors use for it; a
-    path as it is (read by the file importers, which number rows as the file does)."""
-    if isinstance(data, str | Path):
-        return data
-    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a DataFrame
-        records = data.to_dict(orient="records")
-        source = "DataFrame"
-    elif isinstance(data, Iterable) and not isinstance(data, Mapping | bytes):
-        records = list(data)
-        source = "rows"
-    else:
-        raise JurybenchError(
-            f"{what}: expected a DataFrame, a list of dicts or a file path, got {type(data).__name__}."
-        )
-    rows = []
-    for number, record in enumerate(records, start=1):
-        if not isinstance(record, Mapping):
-            raise JurybenchError(
-                f"{source} row {number}: expected a mapping of column to value, got {type(record).__name__}."
-            )
-        rows.append((number, {str(k): _clean(v) for k, v in record.items()}))
-    if not rows:
-        raise JurybenchError(f"{source}: no data rows.", hint=f"Pass at least one {what} row.")
-    return rows, source
-
-
-def _clean(value: object) -> object:
-    """Missing values (None, NaN, pandas NA) as None, numpy scalars as Python ones; the rest as given."""
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if type(value).__name__ in ("NAType", "NaTType"):
-        return None
-    item = getattr(value, "item", None)
-    if callable(item) and type(value).__module__ == "numpy":
-        return _clean(item())
-    return value
 
 
 def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bool = True) -> None:
@@ -286,58 +245,10 @@ class Store(Holder):
                 replace=replace,
             )
 
-    @user_facing
-    def import_annotations(
-        self,
-        data: Data,
-        *,
-        rubric: RubricLike,
-        layout: str = "auto",
-        mapping: Mapping[str, str] | None = None,
-        annotator_columns: Sequence[str] = (),
-        criterion: str | None = None,
-        replace: bool = False,
-        fmt: str | None = None,
-        continuous: bool = False,
-    ) -> AnnotationImport:
-        """Human labels for stored items (or pairs) on a rubric's criteria, long or wide
-        (as 'jurybench annotations import'); every value is checked against the rubric's scale, and is a
-        whole point unless ``continuous`` (panel means, published scores)."""
-        from jurybench.api._specs import rubric_of
-        from jurybench.imports import import_annotation_rows, import_annotations, rename_columns
-
-        spec = rubric_of(rubric)
-        with self.writing() as con:
-            given = rows_of(data, "annotation")
-            if isinstance(given, str | Path):
-                return import_annotations(
-                    con,
-                    given,
-                    spec,
-                    fmt=fmt,
-                    layout=layout,
-                    mapping=mapping,
-                    annotator_columns=annotator_columns,
-                    criterion=criterion,
-                    replace=replace,
-                    continuous=continuous,
-                )
-            rows, source = given
-            return import_annotation_rows(
-                con,
-                rename_columns(rows, mapping or {}),
-                spec,
-                source=source,
-                layout=layout,
-                annotator_columns=annotator_columns,
-                criterion=criterion,
-                replace=replace,
-                continuous=continuous,
-            )
-
     # store.simulate_annotations(rubric=...), store.sample_labels(run, n=...) and
     # store.add_anchors(run, n=...): the declared functions, this store as their store
     simulate_annotations = user_facing(simulate_annotations)
+    import_annotations = user_facing(import_annotations)
     sample_labels = user_facing(sample_labels)
     add_anchors = user_facing(add_anchors)
 
@@ -358,6 +269,7 @@ class Store(Holder):
 Store.sample_labels.__signature__ = python_signature(Store.sample_labels)  # type: ignore[attr-defined]
 Store.simulate_annotations.__signature__ = python_signature(Store.simulate_annotations)  # type: ignore[attr-defined]
 Store.add_anchors.__signature__ = python_signature(Store.add_anchors)  # type: ignore[attr-defined]
+Store.import_annotations.__signature__ = python_signature(Store.import_annotations)  # type: ignore[attr-defined]
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:

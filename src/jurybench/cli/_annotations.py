@@ -115,50 +115,17 @@ def judgments_formats() -> None:
     _done(commands.judgments_formats())
 
 
-@annotations_app.command("import")
-def annotations_import(
-    file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with human labels.")],
-    rubric: Annotated[
-        str, typer.Option("--rubric", "-r", help="The rubric the annotators used (checks criteria and scales).")
-    ],
-    layout: Annotated[str, typer.Option(help="auto, long, wide-criterion or wide-annotator.")] = "auto",
-    map_: Annotated[str, typer.Option("--map", help="Rename columns: item_id=story,annotator=rater,value=score.")] = "",
-    annotator_columns: Annotated[
-        str, typer.Option(help="Wide-annotator files: comma-separated annotator columns.")
-    ] = "",
-    criterion: Annotated[str | None, typer.Option(help="Wide-annotator files: the criterion they rate.")] = None,
-    replace: Annotated[bool, typer.Option(help="Overwrite stored labels that differ.")] = False,
-    continuous: Annotated[
-        bool,
-        typer.Option(
-            "--continuous",
-            help="Accept values between the scale's points (panel means, published scores); stored as continuous.",
-        ),
-    ] = False,
-    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet.")] = None,
-    db: DbOption = None,
-) -> None:
-    """Import human labels: pointwise scores, A/B/tie preferences or pairwise category scores.
+annotations_app.command("import")(
+    declared_command(
+        api.import_annotations,
+        commands.annotations_import,
+        doc="""Import human labels: pointwise scores, A/B/tie preferences or pairwise category scores.
 
     Validated against the rubric's criteria and scales, all or nothing; importing the
     same file again changes nothing.
-    """
-    from jurybench import commands
-
-    _done(
-        commands.annotations_import(
-            db,
-            file=file,
-            rubric=rubric,
-            layout=layout,
-            map=map_,
-            annotator_columns=annotator_columns,
-            criterion=criterion,
-            replace=replace,
-            continuous=continuous,
-            format=fmt,
-        )
+    """,
     )
+)
 
 
 annotations_app.command("sample")(

@@ -110,7 +110,7 @@ COMMANDS: dict[str, Command] = {
     "sql": Command(sql, "query"),
     "items import": Command(items_import, "file"),
     "pairs import": Command(pairs_import, "file"),
-    "annotations import": Command(annotations_import, "file"),
+    "annotations import": Command(annotations_import, "file", declared="import_annotations"),
     "judgments import": Command(judgments_import, "file"),
     "annotations sample": Command(annotations_sample, declared="sample_labels"),
     "anchors add": Command(anchors_add, declared="add_anchors"),

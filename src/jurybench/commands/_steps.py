@@ -38,16 +38,6 @@ def _words(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _mapping(text: str, option: str) -> dict[str, str]:
-    out = {}
-    for part in _words(text):
-        if "=" not in part:
-            raise JurybenchError(f"{option} {part!r}: expected name=column.", hint="e.g. item_id=story,value=score")
-        key, value = part.split("=", 1)
-        out[key.strip()] = value.strip()
-    return out
-
-
 def _declared(function: Any, values: dict[str, object]) -> dict[str, Any]:
     """A declared function's keyword arguments from command-line option values (a study step
     gives only some: the others take the command line's defaults); the progress bar only on a
@@ -239,35 +229,15 @@ def judgments_formats() -> int:
     return 0
 
 
-def annotations_import(
-    db: Path | None,
-    *,
-    file: Path,
-    rubric: str,
-    layout: str = "auto",
-    map: str = "",
-    annotator_columns: str = "",
-    criterion: str | None = None,
-    replace: bool = False,
-    continuous: bool = False,
-    format: str | None = None,
-) -> int:
-    """Import human labels, validated against the rubric (``Store.import_annotations``)."""
+def annotations_import(db: Path | None, **values: object) -> int:
+    """Import human labels, validated against the rubric (``Store.import_annotations``; its
+    options are the command line's face of its declaration)."""
     from jurybench.api import Store
 
+    arguments = _declared(Store.import_annotations, values)
     with Store(db) as store:
-        result = store.import_annotations(
-            file,
-            rubric=rubric,
-            fmt=format,
-            layout=layout,
-            mapping=_mapping(map, "--map"),
-            annotator_columns=_words(annotator_columns),
-            criterion=criterion,
-            replace=replace,
-            continuous=continuous,
-        )
-    echo(f"annotations from {file}: {result}")
+        result = store.import_annotations(**arguments)
+    echo(f"annotations from {arguments['data']}: {result}")
     return 0
 
 

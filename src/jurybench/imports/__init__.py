@@ -9,8 +9,12 @@ point, ``JudgmentFormat``, ``Bundle``, ``register_format``, ``unregister_format`
 ``judgment_formats``, with the entry-point group ``jurybench.judgment_formats``; and a reader's
 toolkit, the one the built-in readers use: ``records`` (a JSON document's or JSON-lines file's
 records, numbered), ``field`` (a record's field, checked), ``load_json``, ``read_member``,
-``obj``, ``content_text``, ``between`` and ``short_hash``. The other names are this stage's
+``obj``, ``content_text``, ``between`` and ``short_hash``. ``LabelIn`` and ``JudgmentIn`` (with
+``LabelRows`` and ``JudgmentRows``, lists of them) are the rows an HTTP body carries inline,
+loaded on first use (they need pydantic). The other names are this stage's
 interface to the other stages (the order in docs/architecture.md), not a public API."""
+
+from typing import TYPE_CHECKING
 
 from jurybench.imports._formats import (
     Bundle,
@@ -29,12 +33,30 @@ from jurybench.imports._judgments import JudgmentImport, import_judgments
 from jurybench.imports._labels import AnnotationImport, import_annotation_rows, import_annotations, rename_columns
 from jurybench.imports._reading import between, content_text, field, load_json, obj, read_member, records, short_hash
 
+if TYPE_CHECKING:
+    from jurybench.imports._rows import JudgmentIn, JudgmentRows, LabelIn, LabelRows
+
+_ROWS = ("JudgmentIn", "JudgmentRows", "LabelIn", "LabelRows")
+
+
+def __getattr__(name: str) -> object:
+    if name in _ROWS:
+        from jurybench.imports import _rows
+
+        return getattr(_rows, name)
+    raise AttributeError(f"module 'jurybench.imports' has no attribute {name!r}")
+
+
 __all__ = [
     "AnnotationImport",
     "Bundle",
     "BundleImport",
     "JudgmentFormat",
     "JudgmentImport",
+    "JudgmentIn",
+    "JudgmentRows",
+    "LabelIn",
+    "LabelRows",
     "between",
     "check_options",
     "content_text",

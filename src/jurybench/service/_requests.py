@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jurybench.errors import JurybenchError
+from jurybench.imports import JudgmentIn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -62,41 +63,6 @@ class ItemsUpload(_Body):
 class PairsUpload(_Body):
     pairs: list[PairIn] = Field(min_length=1, max_length=MAX_ROWS)
     dataset: Annotated[str, Field(max_length=256)] | None = None
-
-
-class LabelIn(_Body):
-    subject_id: Annotated[str, Field(min_length=1, max_length=256)]
-    annotator: Annotated[str, Field(min_length=1, max_length=128)]
-    criterion: Annotated[str, Field(min_length=1, max_length=128)]
-    value: float | int | str
-
-
-class AnnotationsUpload(_Body):
-    rubric: Annotated[str, Field(pattern=NAME)]
-    labels: list[LabelIn] = Field(min_length=1, max_length=MAX_ROWS)
-    replace: bool = False
-    continuous: bool = Field(default=False, description="accept values between the scale's points (panel means)")
-
-
-Value = float | int | str | None
-
-
-class JudgmentIn(_Body):
-    """One judgment made elsewhere (the columns of 'jurybench judgments import')."""
-
-    item_id: Annotated[str, Field(max_length=256)] | None = None
-    pair_id: Annotated[str, Field(max_length=256)] | None = None
-    criterion: Annotated[str, Field(max_length=128)] | None = None
-    score: Value = None
-    verdict: Annotated[str, Field(max_length=8)] | None = None
-    p_b: Value = None
-    shown: Annotated[str, Field(max_length=2)] | None = None
-    sample: Value = None
-    raw: Annotated[str, Field(max_length=200_000)] | None = None
-    reason: Annotated[str, Field(max_length=2000)] | None = None
-    status: Annotated[str, Field(max_length=16)] | None = None
-    cost_usd: Value = None
-    model: Annotated[str, Field(max_length=256)] | None = None
 
 
 class JudgmentsUpload(_Body):
@@ -198,6 +164,7 @@ if TYPE_CHECKING:
     PreferenceReportIn = _Body
     ClassificationAnswersIn = _Body
     AlignIn = _Body
+    AnnotationsUpload = _Body
 else:
     from jurybench import api
 
@@ -214,6 +181,11 @@ else:
     )
     ApplyIn = declared_body(
         "ApplyIn", api.apply_calibration, "As 'jurybench calibrate apply': the calibration is named in the path."
+    )
+    AnnotationsUpload = declared_body(
+        "AnnotationsUpload",
+        api.import_annotations,
+        "As 'jurybench annotations import', the labels inline (long layout: subject_id, annotator, criterion, value).",
     )
     SampleIn = declared_body(
         "SampleIn",

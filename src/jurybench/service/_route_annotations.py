@@ -1,14 +1,11 @@
 """Human labels: imported (long layout, checked against the rubric) and listed."""
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from jurybench.service import _requests as rq
 from jurybench.service._state import Limit, Offset, StoreDep, rows
-
-if TYPE_CHECKING:
-    from jurybench.store import Row
 
 router = APIRouter(tags=["annotations"])
 
@@ -16,18 +13,17 @@ router = APIRouter(tags=["annotations"])
 @router.post("/v1/annotations", status_code=201)
 def upload_annotations(body: rq.AnnotationsUpload, store: StoreDep) -> dict[str, object]:
     """Import human labels (long layout), validated against the rubric, all or nothing."""
-    from jurybench.imports import import_annotation_rows
+    from jurybench import api
 
-    rubric = rq.load_rubric_for({"rubric": body.rubric})
+    values = body.model_dump()
+    rubric = rq.load_rubric_for({"rubric": values.pop("rubric")})  # a shipped name, never a path
     column = rubric.subject_column
-    labels: list[tuple[int, Row]] = [
-        (n, {column: lab.subject_id, "annotator": lab.annotator, "criterion": lab.criterion, "value": lab.value})
-        for n, lab in enumerate(body.labels, start=1)
-    ]
-    with store.writing() as cur:
-        result = import_annotation_rows(
-            cur, labels, rubric, source="labels", layout="long", replace=body.replace, continuous=body.continuous
-        )
+    labels = api.NamedRows(
+        ({column: lab.pop("subject_id"), **lab} for lab in values.pop("labels")),
+        source="labels",
+    )
+    with store.writing() as cur:  # the declared function, the server's connection as its store
+        result = api.Store.import_annotations(cur, labels, rubric=rubric, layout="long", **values)
     return {"inserted": result.inserted, "unchanged": result.unchanged, "replaced": result.replaced}
 
 
