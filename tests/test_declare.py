@@ -190,6 +190,7 @@ DECLARED_COMMANDS = {
     "agreement": ("agreement", "AgreementIn", ["format"]),
     "anchors add": ("add_anchors", "AnchorsIn", []),
     "annotations import": ("import_annotations", "AnnotationsUpload", []),  # the labels inline on HTTP
+    "judgments import": ("import_judgments", "JudgmentsUpload", []),  # the rows inline on HTTP
     "align": ("align", "AlignIn", ["format"]),
     "report preference": ("preference_report", "PreferenceReportIn", ["format"]),
     "report classification": ("classification_answers", "ClassificationAnswersIn", ["format"]),

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from jurybench.api._align import align
     from jurybench.api._calibrate import Calibration, agreement, apply_calibration, calibrate, select_jury
     from jurybench.api._check import CheckResult, check, parse_rule
+    from jurybench.api._imports import import_judgments as import_judgments
     from jurybench.api._labelling import add_anchors as add_anchors
     from jurybench.api._labelling import import_annotations as import_annotations
     from jurybench.api._labelling import sample_labels as sample_labels
@@ -70,6 +71,7 @@ _HOMES = {
     "CheckResult": ("jurybench.api._check", "CheckResult"),
     "check": ("jurybench.api._check", "check"),
     "parse_rule": ("jurybench.api._check", "parse_rule"),
+    "import_judgments": ("jurybench.api._imports", "import_judgments"),
     "add_anchors": ("jurybench.api._labelling", "add_anchors"),
     "import_annotations": ("jurybench.api._labelling", "import_annotations"),
     "sample_labels": ("jurybench.api._labelling", "sample_labels"),

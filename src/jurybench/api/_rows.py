@@ -62,3 +62,15 @@ def _clean(value: object) -> object:
     if callable(item) and type(value).__module__ == "numpy":
         return _clean(item())
     return value
+
+
+def expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bool = True) -> None:
+    """A Python argument of the right type, or one line saying which and what it got."""
+    if value is None and none:
+        return
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no count
+        names = " or ".join(k.__name__ for k in kinds)
+        raise JurybenchError(
+            f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} ({value!r:.60})."
+        )

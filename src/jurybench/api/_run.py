@@ -309,11 +309,11 @@ def _first_try(
     what ``runs.selection`` records of the draw."""
     import hashlib
 
-    from jurybench.api._store import _expect
+    from jurybench.api._rows import expect
     from jurybench.rubric import subject_ids
     from jurybench.store import reading
 
-    _expect("limit", limit, int)
+    expect("limit", limit, int)
     if isinstance(limit, bool) or limit < 1:
         raise JurybenchError(f"--limit must be a whole number >= 1 (got {limit!r}).")
     with reading(store) as con:
@@ -347,12 +347,12 @@ def _with_anchors(
     store: StoreLike, rubric: AnyRubric, name: str, *, where: str | None, ids: list[str] | None
 ) -> list[str]:
     """The anchor set's subjects and, when ``where`` or ``ids`` choose any, those too."""
-    from jurybench.api._store import _expect
+    from jurybench.api._rows import expect
     from jurybench.rubric import subject_ids
     from jurybench.stats import anchor_ids
     from jurybench.store import reading
 
-    _expect("anchors", name, str)
+    expect("anchors", name, str)
     with reading(store) as con:
         chosen = subject_ids(con, rubric, where, ids) if where is not None or ids is not None else []
         return sorted({*anchor_ids(con, name), *chosen})
@@ -362,7 +362,7 @@ def _check_run_arguments(
     store: object, *, run: object, where: object, ids: object, samples: object, max_cost: object, concurrency: object
 ) -> None:
     """Each argument of the right type, before anything is written (one line each)."""
-    from jurybench.api._store import _expect
+    from jurybench.api._rows import expect
     from jurybench.engine import checked_max_cost
 
     if store is None:
@@ -370,13 +370,13 @@ def _check_run_arguments(
             "store: None; give jurybench.open(path), a path or a DuckDB connection.",
             hint="Nothing was judged; no store file was made.",
         )
-    _expect("run", run, str)
-    _expect("where", where, str)
-    _expect("ids", ids, list)
+    expect("run", run, str)
+    expect("where", where, str)
+    expect("ids", ids, list)
     if isinstance(ids, list) and not all(isinstance(i, str) for i in ids):
         raise JurybenchError("ids: expected a list of item or pair ids (text).")
-    _expect("samples", samples, int)
-    _expect("concurrency", concurrency, int, none=False)
+    expect("samples", samples, int)
+    expect("concurrency", concurrency, int, none=False)
     if max_cost is not None:
         checked_max_cost(max_cost)  # the engine's own rule, checked before anything is written
     if (isinstance(samples, int) and samples < 1) or (isinstance(concurrency, int) and concurrency < 1):

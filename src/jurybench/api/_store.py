@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
+from jurybench.api._imports import import_judgments, import_released
 from jurybench.api._labelling import add_anchors, import_annotations, sample_labels, simulate_annotations
-from jurybench.api._rows import rows_of
+from jurybench.api._rows import expect, rows_of
 from jurybench.declare import python_signature
 from jurybench.errors import JurybenchError, user_facing
 from jurybench.store import Holder
@@ -17,26 +18,13 @@ if TYPE_CHECKING:
     import pandas as pd
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.api._specs import Data, RubricLike
-    from jurybench.imports import BundleImport, JudgmentImport
+    from jurybench.api._specs import Data
     from jurybench.store import ImportResult
 
 
 # What the Python face takes as a store: an open one, a path (a new file is created), or a
 # DuckDB connection.
 StoreLike: TypeAlias = "Store | str | Path | Connection"
-
-
-def _expect(name: str, value: object, kind: type | tuple[type, ...], *, none: bool = True) -> None:
-    """A Python argument of the right type, or one line saying which and what it got."""
-    if value is None and none:
-        return
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no count
-        names = " or ".join(k.__name__ for k in kinds)
-        raise JurybenchError(
-            f"{name}: expected {names}{' or None' if none else ''}, got {type(value).__name__} ({value!r:.60})."
-        )
 
 
 class Store(Holder):
@@ -136,7 +124,7 @@ class Store(Holder):
         its decimal text (7 as '7'); any other non-text id is refused."""
         from jurybench.store import import_item_rows, import_items
 
-        _expect("dataset", dataset, str)
+        expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "item")
             if isinstance(given, str | Path):
@@ -149,7 +137,7 @@ class Store(Holder):
         """Pairs of stored items for pairwise rubrics: columns pair_id, item_a, item_b."""
         from jurybench.store import import_pair_rows, import_pairs
 
-        _expect("dataset", dataset, str)
+        expect("dataset", dataset, str)
         with self.writing() as con:
             given = rows_of(data, "pair")
             if isinstance(given, str | Path):
@@ -157,98 +145,12 @@ class Store(Holder):
             rows, source = given
             return import_pair_rows(con, rows, source=source, dataset=dataset)
 
-    @user_facing
-    def import_judgments(
-        self,
-        data: Data,
-        *,
-        run: str,
-        rubric: RubricLike,
-        juror: str,
-        replace: bool = False,
-        as_recording: str | None = None,
-        fmt: str | None = None,
-        continuous: bool = False,
-    ) -> JudgmentImport:
-        """Judgments made elsewhere (a model's or a person's) as run ``run``'s calls and judgments of
-        juror ``import/<juror>``, as if the engine had made them (as 'jurybench judgments import'):
-        item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise); pair_id and
-        verdict or p_b (preference); optionally shown, sample, raw, reason, status, cost_usd, model.
-        Every row is checked before any is written; ``continuous`` accepts pointwise scores
-        between the scale's points (panel means)."""
-        from jurybench.api._specs import rubric_of
-        from jurybench.imports import import_judgments
-        from jurybench.store import read_rows
-
-        _expect("run", run, str)
-        _expect("juror", juror, str)
-        spec = rubric_of(rubric)
-        given = rows_of(data, "judgment")
-        rows, source = (list(read_rows(Path(given), fmt)), str(given)) if isinstance(given, str | Path) else given
-        with self.writing() as con:
-            return import_judgments(
-                con,
-                rows,
-                spec,
-                run=run,
-                juror=juror,
-                source=source,
-                replace=replace,
-                as_recording=as_recording,
-                continuous=continuous,
-            )
-
-    @user_facing
-    def import_published(
-        self,
-        path: str | Path,
-        *,
-        run: str,
-        fmt: str | None = None,
-        rubric: RubricLike | None = None,
-        juror: str | None = None,
-        options: Mapping[str, str] | None = None,
-        replace: bool = False,
-    ) -> BundleImport:
-        """A judgment file as a judge or benchmark released it (``fmt``: a registered judgment
-        format, ``jurybench judgments formats``; detected where only one reader claims the file):
-        its items, pairs, each judge's judgments (a juror of run ``run``) and human labels, in one
-        transaction. ``rubric`` defaults to the format's; ``juror`` renames a file's one judge;
-        ``options`` are the format's own (e.g. ``{"baseline": "gpt-4-0314"}``)."""
-        from jurybench.api._specs import rubric_of
-        from jurybench.imports import check_options, detect_format, import_bundle, judgment_format
-
-        _expect("run", run, str)
-        source = Path(path)
-        if not source.exists():
-            raise JurybenchError(f"{source}: no such file.")
-        found = judgment_format(fmt) if fmt else detect_format(source)
-        if found is None:
-            raise JurybenchError(
-                f"{source}: cannot tell which judgment format it is.",
-                hint="Name it with --format (jurybench judgments formats lists them).",
-            )
-        given = dict(options or {})
-        check_options(found, given)
-        bundle = found.read(source, given)
-        spec = rubric_of(rubric if rubric is not None else found.rubric)
-        with self.writing() as con:
-            return import_bundle(
-                con,
-                bundle,
-                spec,
-                fmt=found.name,
-                run=run,
-                source=str(source),
-                dataset=found.dataset,
-                juror=juror,
-                replace=replace,
-            )
-
     # store.simulate_annotations(rubric=...), store.sample_labels(run, n=...) and
     # store.add_anchors(run, n=...): the declared functions, this store as their store
     simulate_annotations = user_facing(simulate_annotations)
     import_annotations = user_facing(import_annotations)
+    import_judgments = user_facing(import_judgments)
+    import_published = user_facing(import_released)
     sample_labels = user_facing(sample_labels)
     add_anchors = user_facing(add_anchors)
 
@@ -270,6 +172,7 @@ Store.sample_labels.__signature__ = python_signature(Store.sample_labels)  # typ
 Store.simulate_annotations.__signature__ = python_signature(Store.simulate_annotations)  # type: ignore[attr-defined]
 Store.add_anchors.__signature__ = python_signature(Store.add_anchors)  # type: ignore[attr-defined]
 Store.import_annotations.__signature__ = python_signature(Store.import_annotations)  # type: ignore[attr-defined]
+Store.import_judgments.__signature__ = python_signature(Store.import_judgments)  # type: ignore[attr-defined]
 
 
 def open(path: str | Path | None = None, *, read_only: bool = False) -> Store:

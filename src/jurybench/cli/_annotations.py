@@ -33,52 +33,11 @@ def _pairs(text: str, option: str) -> dict[str, str]:
     return out
 
 
-@judgments_app.command("import")
-def judgments_import(
-    file: Annotated[
-        Path,
-        typer.Argument(
-            help="CSV, JSONL or Parquet, one judgment a row; or a file as a judge or benchmark released it "
-            "(--format, or detected: jurybench judgments formats)."
-        ),
-    ],
-    run: Annotated[str, typer.Option("--run", help="The run they become (created, or added to).")],
-    rubric: Annotated[
-        str | None,
-        typer.Option("--rubric", "-r", help="The rubric the judgments answer (a released format has its own)."),
-    ] = None,
-    juror: Annotated[
-        str | None,
-        typer.Option(
-            "--juror", "-j", help="The judge's name (stored as import/<name>); a released file names its own."
-        ),
-    ] = None,
-    replace: Annotated[bool, typer.Option(help="Overwrite stored judgments that differ.")] = False,
-    as_recording: Annotated[
-        str | None,
-        typer.Option(help="Also keep them as recordings SOURCE, for a replay/SOURCE juror to re-run them."),
-    ] = None,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="csv, jsonl or parquet (one judgment a row), or a released format: alpaca-eval, mt-bench-single, "
-            "mt-bench-pair, mt-bench-human, arena-hard, pandalm, inspect, promptfoo, lm-eval, or a plug-in's.",
-        ),
-    ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--option", help="A released format's own option KEY=VALUE (repeatable).")
-    ] = None,
-    continuous: Annotated[
-        bool,
-        typer.Option(
-            "--continuous",
-            help="Accept pointwise scores between the scale's points (panel means, averaged scores).",
-        ),
-    ] = False,
-    db: DbOption = None,
-) -> None:
-    """Import judgments made elsewhere as a run's calls and judgments, as if jurybench had made them.
+judgments_app.command("import")(
+    declared_command(
+        api.import_judgments,
+        commands.judgments_import,
+        doc="""Import judgments made elsewhere as a run's calls and judgments, as if jurybench had made them.
 
     Rows: item_id, criterion, score (pointwise); pair_id, criterion, score (pairwise, -k..k);
     pair_id and verdict (A, B, tie) or p_b (the probability item_b is preferred) for
@@ -88,23 +47,9 @@ def judgments_import(
 
     A file as released (AlpacaEval's annotations.json, MT-Bench's judgments, an Inspect log,
     ...) brings its items, pairs, judges and human labels in one go: docs/formats.md.
-    """
-    from jurybench import commands
-
-    _done(
-        commands.judgments_import(
-            db,
-            file=file,
-            run=run,
-            rubric=rubric,
-            juror=juror,
-            replace=replace,
-            as_recording=as_recording,
-            format=fmt,
-            options=option,
-            continuous=continuous,
-        )
+    """,
     )
+)
 
 
 @judgments_app.command("formats")

@@ -111,7 +111,7 @@ COMMANDS: dict[str, Command] = {
     "items import": Command(items_import, "file"),
     "pairs import": Command(pairs_import, "file"),
     "annotations import": Command(annotations_import, "file", declared="import_annotations"),
-    "judgments import": Command(judgments_import, "file"),
+    "judgments import": Command(judgments_import, "file", declared="import_judgments"),
     "annotations sample": Command(annotations_sample, declared="sample_labels"),
     "anchors add": Command(anchors_add, declared="add_anchors"),
     "annotations simulate": Command(annotations_simulate, declared="simulate_annotations"),

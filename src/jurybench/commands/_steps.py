@@ -157,60 +157,17 @@ def pairs_import(db: Path | None, *, file: Path, dataset: str | None = None, for
     return 0
 
 
-def judgments_import(
-    db: Path | None,
-    *,
-    file: Path,
-    run: str,
-    rubric: str | None = None,
-    juror: str | None = None,
-    replace: bool = False,
-    as_recording: str | None = None,
-    format: str | None = None,
-    options: list[str] | None = None,
-    continuous: bool = False,
-) -> int:
-    """Import judgments made elsewhere as a run (``Store.import_judgments``), or a file as a judge
-    or benchmark released it (``Store.import_published``: a registered format, named or detected)."""
+def judgments_import(db: Path | None, **values: object) -> int:
+    """Import judgments made elsewhere as a run, or a file as a judge or benchmark released it
+    (``Store.import_judgments``; its options are the command line's face of its declaration)."""
     from jurybench.api import Store
-    from jurybench.imports import detect_format, parse_options
 
-    plain = format in ("csv", "jsonl", "parquet") or (format is None and detect_format(file) is None)
-    if not plain:
-        if as_recording or continuous:
-            raise JurybenchError(
-                f"--{'as-recording' if as_recording else 'continuous'} is for files of one judgment a row.",
-                hint="A released format decides these itself.",
-            )
-        with Store(db) as store:
-            published = store.import_published(
-                file, run=run, fmt=format, rubric=rubric, juror=juror, options=parse_options(options), replace=replace
-            )
-        echo(f"judgments from {file}: {published}")
-        return 0
-    if options:
-        raise JurybenchError("--option is for released formats (--format NAME).", hint="jurybench judgments formats")
-    missing = [name for name, value in (("--rubric", rubric), ("--juror", juror)) if not value]
-    if missing:
-        raise JurybenchError(
-            f"{file}: {' and '.join(missing)} needed for a file of one judgment a row.",
-            hint="Or name a released format with --format (jurybench judgments formats).",
-        )
-    assert rubric is not None and juror is not None
+    arguments = _declared(Store.import_judgments, values)
     with Store(db) as store:
-        result = store.import_judgments(
-            file,
-            run=run,
-            rubric=rubric,
-            juror=juror,
-            replace=replace,
-            as_recording=as_recording,
-            fmt=format,
-            continuous=continuous,
-        )
-    echo(f"judgments from {file}: {result}")
-    if as_recording:
-        echo(f"recorded as replay/{as_recording}")
+        result = store.import_judgments(**arguments)
+    echo(f"judgments from {arguments['data']}: {result}")
+    if arguments.get("as_recording"):
+        echo(f"recorded as replay/{arguments['as_recording']}")
     return 0
 
 

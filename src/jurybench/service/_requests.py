@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from jurybench.errors import JurybenchError
-from jurybench.imports import JudgmentIn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,15 +62,6 @@ class ItemsUpload(_Body):
 class PairsUpload(_Body):
     pairs: list[PairIn] = Field(min_length=1, max_length=MAX_ROWS)
     dataset: Annotated[str, Field(max_length=256)] | None = None
-
-
-class JudgmentsUpload(_Body):
-    run: Annotated[str, Field(min_length=1, max_length=256)]
-    rubric: Annotated[str, Field(pattern=NAME)]
-    juror: Annotated[str, Field(min_length=1, max_length=128)]
-    judgments: list[JudgmentIn] = Field(min_length=1, max_length=MAX_ROWS)
-    replace: bool = False
-    continuous: bool = False  # pointwise scores between the scale's points (panel means)
 
 
 JurorEntry = Annotated[str, Field(min_length=1, max_length=2000)] | dict[str, Any]
@@ -165,6 +155,7 @@ if TYPE_CHECKING:
     ClassificationAnswersIn = _Body
     AlignIn = _Body
     AnnotationsUpload = _Body
+    JudgmentsUpload = _Body
 else:
     from jurybench import api
 
@@ -186,6 +177,12 @@ else:
         "AnnotationsUpload",
         api.import_annotations,
         "As 'jurybench annotations import', the labels inline (long layout: subject_id, annotator, criterion, value).",
+    )
+    JudgmentsUpload = declared_body(
+        "JudgmentsUpload",
+        api.import_judgments,
+        "As 'jurybench judgments import', the judgments inline (one a row); a released format's file is the "
+        "command line's.",
     )
     SampleIn = declared_body(
         "SampleIn",

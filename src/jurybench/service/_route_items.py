@@ -48,21 +48,16 @@ def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, object]:
 @router.post("/v1/judgments", status_code=201, tags=["judgments"])
 def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, object]:
     """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""
-    from jurybench.imports import import_judgments
+    from jurybench import api
+    from jurybench.imports import JudgmentImport
 
-    rubric = rq.load_rubric_for({"rubric": body.rubric})
-    found = [(n, j.model_dump(exclude_none=True)) for n, j in enumerate(body.judgments, start=1)]
-    with store.writing() as cur:
-        result = import_judgments(
-            cur,
-            found,
-            rubric,
-            run=body.run,
-            juror=body.juror,
-            source="judgments",
-            replace=body.replace,
-            continuous=body.continuous,
-        )
+    values = body.model_dump()
+    rubric = rq.load_rubric_for({"rubric": values.pop("rubric")})  # a shipped name, never a path
+    given = values.pop("judgments")  # the columns a row gives (a column left out is not there)
+    rows = api.NamedRows(({k: v for k, v in j.items() if v is not None} for j in given), source="judgments")
+    with store.writing() as cur:  # the declared function, the server's connection as its store
+        result = api.Store.import_judgments(cur, rows, rubric=rubric, **values)
+    assert isinstance(result, JudgmentImport)  # rows are never a released file
     return {
         "run": result.run_id,
         "calls": result.calls,
