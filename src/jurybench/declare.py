@@ -128,6 +128,28 @@ class Parameter(NamedTuple):
 
 
 NAME_HTTP = {"min_length": 1, "max_length": 256}  # a run's (or a sample's, a model's) name in an HTTP body
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"  # a name the server resolves itself (a shipped rubric)
+SHIPPED_NAME = {"pattern": NAME_PATTERN}  # an HTTP body names a rubric the server ships, never a path
+
+
+def file_or_rows(help: str, *, rows: str, rows_help: str, row_type: str, max_rows: int) -> Param:
+    """A parameter that is a file on the command line (its argument ``FILE``) and the same data
+    as rows inline in the HTTP body (the field ``rows``, of ``row_type``, "module:name", 1 to
+    ``max_rows`` of them); in Python, either (``annotations import``, ``judgments import``)."""
+    from pathlib import Path
+
+    return param(
+        help,
+        argument=True,
+        cli_name="file",
+        cli_type=Path,
+        http_name=rows,
+        http_help=rows_help,
+        http_type=row_type,
+        http_only={"min_length": 1, "max_length": max_rows},
+    )
+
+
 SEED = {"ge": 0, "lt": 2**63}  # the bounds of a seed: numpy takes no negative one, the store keeps 64 bits
 _BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
     "gt": ("greater than", operator.gt),
@@ -371,14 +393,17 @@ def from_face(parameters: tuple[Parameter, ...], face: str, values: dict[str, ob
 __all__ = [
     "FACES",
     "NAME_HTTP",
+    "NAME_PATTERN",
     "SAME",
     "SEED",
+    "SHIPPED_NAME",
     "CliOption",
     "Option",
     "Param",
     "Parameter",
     "check_bounds",
     "cli_options",
+    "file_or_rows",
     "from_cli",
     "from_face",
     "http_field",

@@ -375,6 +375,7 @@ def test_python_and_http_import_the_same_rows(pairs_db: str, tmp_path: Path) -> 
             json={"run": "bad", "rubric": "preference", "juror": "soft", "judgments": [{"pair_id": "p1", "p_b": 1.5}]},
         )
         assert bad.status_code == 400 and "not a probability" in bad.text
+        assert "judgments row 1" in bad.text  # the body's rows are named as the body names them
         scores = client.post(
             "/v1/sql", json={"query": "SELECT run_id, pair_id, jury_score FROM jury_pairwise ORDER BY 1, 2"}
         ).json()["rows"]

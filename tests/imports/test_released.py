@@ -454,3 +454,23 @@ def test_promptfoo_export_from_promptfoos_own_fixtures(tmp_path: Path) -> None:
         assert items[key] == row["response"]["output"]
     reasons = {r for (r,) in _sql(db, "SELECT response_text FROM calls")}
     assert "The output does not contain any apology or apologetic language." in reasons
+
+
+def test_python_and_the_command_line_take_a_released_file_alike(tmp_path: Path) -> None:
+    """Issue 52: judgments import is declared once, so Store.import_judgments takes a file as
+    released (detected, or fmt=) as the command line does, and refuses what it refuses."""
+    import jurybench as jb
+    from jurybench.errors import JurybenchError
+
+    file = released(tmp_path, "alpaca_eval/phi-2.annotations.json.gz")
+    cli_db, py_db = tmp_path / "cli.duckdb", tmp_path / "py.duckdb"
+    _import(cli_db, file, "ae")
+    with jb.open(py_db) as store:
+        bundle = store.import_judgments(file, run="ae")  # detected: alpaca-eval
+        with pytest.raises(JurybenchError, match="--continuous is for files of one judgment a row"):
+            store.import_judgments(file, run="again", continuous=True)
+        with pytest.raises(JurybenchError, match="--option is for released formats"):
+            store.import_judgments([{"pair_id": "p"}], run="rows", rubric="preference", juror="j", options={"a": "b"})
+    assert getattr(bundle, "format", None) == "alpaca-eval"
+    query = "SELECT juror_key, count(*) FROM calls GROUP BY ALL ORDER BY ALL"
+    assert _sql(py_db, query) == _sql(cli_db, query) and _sql(py_db, query)

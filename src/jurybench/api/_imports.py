@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 from jurybench.api._declared import SUBJECTS_PER_REQUEST
-from jurybench.declare import NAME_HTTP, param
+from jurybench.declare import NAME_HTTP, SHIPPED_NAME, file_or_rows, param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -33,16 +33,13 @@ def _options_from_cli(option: list[str] | None = None) -> dict[str, str] | None:
 
 JudgmentData = Annotated[
     "Data",
-    param(
+    file_or_rows(
         "CSV, JSONL or Parquet, one judgment a row; or a file as a judge or benchmark released it "
         "(--format, or detected: jurybench judgments formats).",
-        argument=True,
-        cli_name="file",
-        cli_type=Path,
-        http_name="judgments",
-        http_help="The judgments, one a row: the columns of 'jurybench judgments import'.",
-        http_type="jurybench.imports:JudgmentRows",
-        http_only={"min_length": 1, "max_length": SUBJECTS_PER_REQUEST},
+        rows="judgments",
+        rows_help="The judgments, one a row: the columns of 'jurybench judgments import'.",
+        row_type="jurybench.imports:JudgmentRows",
+        max_rows=SUBJECTS_PER_REQUEST,
     ),
 ]
 JudgmentRun = Annotated[str, param("The run they become (created, or added to).", http=NAME_HTTP)]
@@ -53,7 +50,7 @@ JudgmentRubric = Annotated[
         short="-r",
         cli_type=str | None,
         http_type=str,
-        http_only={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"},  # a rubric the server ships, by name
+        http_only=SHIPPED_NAME,
         required_in="http",
     ),
 ]

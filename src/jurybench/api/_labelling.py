@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from jurybench.api._declared import SUBJECTS_PER_REQUEST
-from jurybench.declare import NAME_HTTP, SEED, param
+from jurybench.declare import NAME_HTTP, SEED, SHIPPED_NAME, file_or_rows, param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -192,15 +192,12 @@ def _columns_from_cli(annotator_columns: str = "") -> list[str]:
 
 LabelData = Annotated[
     "Data",
-    param(
+    file_or_rows(
         "CSV, JSONL or Parquet with human labels.",
-        argument=True,
-        cli_name="file",
-        cli_type=Path,
-        http_name="labels",
-        http_help="The labels, one a row: subject_id, annotator, criterion, value.",
-        http_type="jurybench.imports:LabelRows",
-        http_only={"min_length": 1, "max_length": SUBJECTS_PER_REQUEST},
+        rows="labels",
+        rows_help="The labels, one a row: subject_id, annotator, criterion, value.",
+        row_type="jurybench.imports:LabelRows",
+        max_rows=SUBJECTS_PER_REQUEST,
     ),
 ]
 LabelRubric = Annotated[
@@ -210,7 +207,7 @@ LabelRubric = Annotated[
         short="-r",
         cli_type=str,
         http_type=str,
-        http_only={"pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"},  # a rubric the server ships, by name
+        http_only=SHIPPED_NAME,
     ),
 ]
 Layout = Annotated[str, param("auto, long, wide-criterion or wide-annotator.", faces="cli python")]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from jurybench.declare import NAME_PATTERN
 from jurybench.errors import JurybenchError
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from jurybench.jury import Jury
     from jurybench.rubric import AnyRubric
 
-NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+NAME = NAME_PATTERN
 MAX_ROWS = 10_000
 
 
