@@ -20,6 +20,8 @@ from jurybench.jurors._endpoint_limits import (
     read_headers,
 )
 
+pytestmark = pytest.mark.usefixtures("both_transports")  # litellm's transport and the lean one
+
 R = "x-ratelimit-"
 # Headers on an answer (200): what the next request's wait is, at most.
 ANSWERS: list[tuple[str, dict[str, str]]] = [

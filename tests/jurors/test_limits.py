@@ -22,6 +22,8 @@ from jurybench.testing import StubServer
 from jurybench.testing.stub import RateLimits
 from tests.conftest import FULL, write
 
+pytestmark = pytest.mark.usefixtures("both_transports")  # litellm's transport and the lean one
+
 
 @pytest.fixture(autouse=True)
 def _fresh_limiters() -> Any:

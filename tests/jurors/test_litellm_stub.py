@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from jurybench.engine import EngineOptions, score
 from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from jurybench.testing import StubServer
+
+pytestmark = pytest.mark.usefixtures("both_transports")  # litellm's transport and the lean one
 
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)
 FULL = {

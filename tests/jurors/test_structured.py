@@ -16,6 +16,8 @@ from jurybench.jury import Jury
 from jurybench.rubric import answer_schema, load_rubric
 from jurybench.testing import StubServer
 
+pytestmark = pytest.mark.usefixtures("both_transports")  # litellm's transport and the lean one
+
 QUIET = EngineOptions(progress=False, retry_base_s=0.001)
 FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement": 1, "complexity": 3}
 

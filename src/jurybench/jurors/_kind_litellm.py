@@ -388,7 +388,13 @@ def _first_line(exc: BaseException) -> str:
 
 
 def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
-    return LiteLLMBackend(spec, rubric)  # its model string and parameters were checked by check_juror
+    """litellm's transport, or the lean one for OpenAI-compatible endpoints (``transport=openai``);
+    the model string and parameters were checked by check_juror."""
+    from jurybench.jurors._lean import LeanOpenAIBackend, transport_of
+
+    if transport_of(spec) == "openai":
+        return LeanOpenAIBackend(spec, rubric)
+    return LiteLLMBackend(spec, rubric)
 
 
 KIND = JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)")

@@ -84,6 +84,9 @@ def check_juror(spec: JurorSpec, *, need_key: bool = True) -> None:
         return
     litellm = import_litellm()
     check_litellm_model(spec.model)
+    from jurybench.jurors._lean import transport_of
+
+    transport_of(spec)  # transport=openai only where the endpoint speaks the OpenAI chat API
     try:
         provider_params = set(litellm.get_supported_openai_params(model=spec.model) or [])
     except Exception:

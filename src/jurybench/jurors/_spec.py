@@ -38,6 +38,10 @@ OPERATIONAL = {
     "prompt_cache": "auto (mark the shared system prompt for providers that cache only marked text: Anthropic) or off",
     "batch_api": "--batch: the batch protocol of the endpoint, openai or anthropic (default: the provider's)",
     "batch_size": "--batch: most requests in one provider batch (default: the provider's limit)",
+    "transport": (
+        "litellm (default) or openai: OpenAI-compatible endpoints (openai/, hosted_vllm/) sent over a shared "
+        "connection pool without litellm, parsed and classified the same way"
+    ),
 }
 # Answer-changing settings with a fixed meaning. Other provider parameters are
 # accepted when litellm lists them for the juror's provider, and anything else only
