@@ -230,6 +230,75 @@ def bench_engine(n: int, n_instructor: int, concurrency: int, blocks: int = 4) -
     }
 
 
+async def raw_openai(messages: list[list[dict[str, str]]], api_base: str, concurrency: int) -> float:
+    """The raw openai client, as a program that needs nothing else would call the stub."""
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=api_base, api_key="x", max_retries=0, timeout=60.0)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(m: list[dict[str, str]]) -> None:
+        async with sem:
+            await client.chat.completions.create(
+                model="bench-judge",
+                messages=m,  # type: ignore[arg-type]
+                temperature=0,
+                response_format={"type": "json_object"},
+            )
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one(m) for m in messages))
+    await client.close()
+    return time.perf_counter() - start
+
+
+def bench_lean(n: int, concurrency: int, blocks: int = 4) -> dict[str, Any]:
+    """The lean transport (transport=openai) against the raw openai client on the loopback stub,
+    in ABBA blocks, and litellm's transport beside them: CPU per call and calls/s (issue 55)."""
+    from jurybench.rubric import load_rubric, render_pointwise
+
+    port = 18766
+    stub = start_stub(port)
+    api_base = f"http://127.0.0.1:{port}/v1"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Path(tmp) / "lean.duckdb"
+            con = make_store(n, store)
+            rubric = load_rubric("story-quality")
+            rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
+            names = [d[0] for d in con.description]
+            messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
+            con.close()
+            asyncio.run(raw_openai(messages[:300], api_base, concurrency))  # warm-up
+            size = n // blocks
+            cpu = {"raw": 0.0, "lean": 0.0}
+            wall = {"raw": 0.0, "lean": 0.0}
+            for k in range(blocks):
+                lo, hi = k * size, n if k == blocks - 1 else (k + 1) * size
+                for side in ("raw", "lean") if k % 2 == 0 else ("lean", "raw"):
+                    start = time.process_time()
+                    if side == "raw":
+                        wall[side] += asyncio.run(raw_openai(messages[lo:hi], api_base, concurrency))
+                    else:
+                        where = f"item_id >= 'b{lo:06d}' AND item_id < 'b{hi:06d}'"
+                        wall[side] += engine_run(store, api_base, concurrency, ",transport=openai", where=where)
+                    cpu[side] += time.process_time() - start
+    finally:
+        stub.terminate()
+        stub.wait()
+    return {
+        "requests": n,
+        "raw_openai_cpu_ms_per_call": 1000 * cpu["raw"] / n,
+        "lean_cpu_ms_per_call": 1000 * cpu["lean"] / n,
+        "lean_cpu_over_raw": cpu["lean"] / cpu["raw"],
+        "target_lean_cpu_over_raw": 1.25,
+        "raw_openai_calls_per_s": n / wall["raw"],
+        "lean_calls_per_s": n / wall["lean"],
+        "lean_calls_over_raw": wall["raw"] / wall["lean"],
+        "target_lean_calls_over_raw": 0.8,
+    }
+
+
 def bench_store(n_rows: int, n_slow: int) -> dict[str, Any]:
     from jurybench.engine._records import write_batch
     from jurybench.store import connect
@@ -643,6 +712,7 @@ def main() -> None:
         "cli_start": bench_cli(5),
         "store_insert": bench_store(args.rows, 2_000),
         "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
+        "lean_transport": bench_lean(args.requests, 64),
         "calibration": bench_calibration(),
         **bench_statistics(args.quick),
         "service": bench_service(),
@@ -678,6 +748,13 @@ def main() -> None:
         f"engine CPU per call: {e['engine_cpu_ms_per_call']:.2f} ms vs bare litellm {e['bare_cpu_ms_per_call']:.2f} ms "
         f"-> x{e['engine_cpu_over_bare']:.2f} (target <= {e['target_engine_cpu_over_bare']}; "
         f"blocks {', '.join(f'x{r:.2f}' for r in e['engine_cpu_over_bare_by_block'])})"
+    )
+    x = results["lean_transport"]
+    print(
+        f"lean transport (transport=openai) vs the raw openai client, {x['requests']} requests: CPU per call "
+        f"{x['lean_cpu_ms_per_call']:.2f} vs {x['raw_openai_cpu_ms_per_call']:.2f} ms -> x{x['lean_cpu_over_raw']:.2f} "
+        f"(target <= 1.25); calls/s {x['lean_calls_per_s']:.0f} vs {x['raw_openai_calls_per_s']:.0f} -> "
+        f"x{x['lean_calls_over_raw']:.2f} (target >= 0.8)"
     )
     print(
         f"engine's own CPU per call (canned answers, litellm.acompletion replaced): "
@@ -933,6 +1010,14 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                 )
             ]
             if "engine_cpu_over_bare" in e
+            else []
+        ),
+        *(
+            [
+                ("lean transport CPU per call / raw openai client's", x["lean_cpu_over_raw"], "<=", 1.25),
+                ("lean transport calls/s / raw openai client's", x["lean_calls_over_raw"], ">=", 0.8),
+            ]
+            if (x := results.get("lean_transport"))
             else []
         ),
         ("G_T bootstrap seconds", g["vectorised_seconds"], "<", g["target_seconds"]),
