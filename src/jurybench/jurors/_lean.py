@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,19 @@ _NOT_SENT = frozenset({"api_base", "api_key", "timeout", "max_retries", "extra_h
 DEFAULT_BASE = "https://api.openai.com/v1"
 
 
+def lean_endpoint(spec: JurorSpec) -> tuple[str, str]:
+    """The endpoint's base URL (without user-info or query) and its query: the juror's
+    ``api_base``, else (openai/) ``OPENAI_BASE_URL`` or ``OPENAI_API_BASE``, else OpenAI's API."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    given = spec.options.get("api_base")
+    if not given and spec.provider == "openai":
+        given = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+    parts = urlsplit(str(given or DEFAULT_BASE))
+    host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", "")), parts.query
+
+
 def transport_of(spec: JurorSpec) -> str:
     """The juror's transport: ``transport=`` litellm, openai (refused where the endpoint does not
     speak the OpenAI chat API, or with instructor) or auto (openai where it applies, else
@@ -57,10 +71,17 @@ def transport_of(spec: JurorSpec) -> str:
             f"juror '{spec.display_name}': transport={chosen!r} is not a transport.",
             hint="transport=litellm (the default), openai (OpenAI-compatible endpoints) or auto.",
         )
-    fits = spec.provider in LEAN_PROVIDERS and spec.params.get("structured") != "instructor"
+    # hosted_vllm/ has no endpoint of its own: litellm's transport reads it from its environment
+    has_endpoint = spec.provider == "openai" or bool(spec.options.get("api_base"))
+    fits = spec.provider in LEAN_PROVIDERS and spec.params.get("structured") != "instructor" and has_endpoint
     if chosen == "auto":
         return "openai" if fits else "litellm"
     if chosen == "openai" and not fits:
+        if spec.provider in LEAN_PROVIDERS and not has_endpoint:
+            raise JurybenchError(
+                f"juror '{spec.display_name}': transport=openai needs the server's api_base.",
+                hint="Add api_base=http://HOST:PORT/v1 to the juror, or drop transport=.",
+            )
         if spec.provider not in LEAN_PROVIDERS:
             raise JurybenchError(
                 f"juror '{spec.display_name}': transport=openai speaks the OpenAI chat API, which "
@@ -91,7 +112,7 @@ class _Pools:
         if session is None or session.closed or getattr(session, "_jb_loop", None) is not loop:
             self.sessions = {k: s for k, s in self.sessions.items() if not s.closed and k[0] == id(loop)}
             connector = aiohttp.TCPConnector(limit=max(1, limit), ttl_dns_cache=300)
-            session = aiohttp.ClientSession(connector=connector, json_serialize=json.dumps)
+            session = aiohttp.ClientSession(connector=connector, json_serialize=json.dumps, trust_env=True)
             session._jb_loop = loop
             self.sessions[key] = session
             closer = loop.create_task(_close_at_the_end(session))
@@ -120,11 +141,10 @@ class LeanOpenAIBackend(LiteLLMBackend):
         from jurybench.jurors._price_map import listed_price
 
         super().__init__(spec, rubric)
-        base = str(self.kwargs.get("api_base") or DEFAULT_BASE).rstrip("/")
-        self.url = base + "/chat/completions"
-        self.base = base
+        self.base, query = lean_endpoint(spec)
+        self.url = self.base + "/chat/completions" + (f"?{query}" if query else "")  # query: where the server reads it
         self.model = spec.model.split("/", 1)[1] if "/" in spec.model else spec.model
-        key = self.kwargs.get("api_key")
+        key = self.kwargs.get("api_key") or os.environ.get(f"{spec.provider.upper()}_API_KEY")
         given: Any = self.kwargs.get("extra_headers") or {}
         headers = {str(k): str(v) for k, v in dict(given).items()}
         if key and not any(k.lower() == "authorization" for k in headers):
