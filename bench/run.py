@@ -156,21 +156,27 @@ def engine_own_cpu(n: int, concurrency: int, api_base: str) -> float:
             litellm.acompletion = real
 
 
-def bench_engine(n: int, n_instructor: int, concurrency: int, blocks: int = 4) -> dict[str, Any]:
+def store_and_messages(n: int, store: Path) -> list[list[dict[str, str]]]:
+    """A store of n items at ``store`` and each item's messages, as the engine renders them (what
+    the bare clients send)."""
     from jurybench.rubric import load_rubric, render_pointwise
 
+    con = make_store(n, store)
+    rubric = load_rubric("story-quality")
+    rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
+    names = [d[0] for d in con.description]
+    con.close()
+    return [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
+
+
+def bench_engine(n: int, n_instructor: int, concurrency: int, blocks: int = 4) -> dict[str, Any]:
     port = 18765
     stub = start_stub(port)
     api_base = f"http://127.0.0.1:{port}/v1"
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = Path(tmp) / "engine.duckdb"
-            con = make_store(n, store)
-            rubric = load_rubric("story-quality")
-            rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
-            names = [d[0] for d in con.description]
-            messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
-            con.close()
+            messages = store_and_messages(n, store)
             asyncio.run(bare_litellm(messages[:300], api_base, concurrency))  # warm-up
             # Blocks in ABBA order, repeated (bare, engine, engine, bare, bare, engine, ...): a
             # drift of the shared machine that is linear in time affects both sides alike, and
@@ -254,21 +260,14 @@ async def raw_openai(messages: list[list[dict[str, str]]], api_base: str, concur
 
 def bench_lean(n: int, concurrency: int, blocks: int = 4) -> dict[str, Any]:
     """The lean transport (transport=openai) against the raw openai client on the loopback stub,
-    in ABBA blocks, and litellm's transport beside them: CPU per call and calls/s (issue 55)."""
-    from jurybench.rubric import load_rubric, render_pointwise
-
+    in ABBA blocks: CPU per call and calls/s (issue 55)."""
     port = 18766
     stub = start_stub(port)
     api_base = f"http://127.0.0.1:{port}/v1"
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = Path(tmp) / "lean.duckdb"
-            con = make_store(n, store)
-            rubric = load_rubric("story-quality")
-            rows = con.execute("SELECT * FROM items ORDER BY item_id").fetchall()
-            names = [d[0] for d in con.description]
-            messages = [render_pointwise(rubric, dict(zip(names, r, strict=True))) for r in rows]
-            con.close()
+            messages = store_and_messages(n, store)
             asyncio.run(raw_openai(messages[:300], api_base, concurrency))  # warm-up
             size = n // blocks
             cpu = {"raw": 0.0, "lean": 0.0}
