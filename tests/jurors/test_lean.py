@@ -22,7 +22,7 @@ FULL = {"relevance": 5, "coherence": 4, "empathy": 3, "surprise": 2, "engagement
 
 
 def _kind(text: str) -> str:
-    from jurybench.jurors._kind_litellm import make_litellm
+    from jurybench.jurors._lean import make_litellm
 
     return type(make_litellm(parse_juror(text), load_rubric("story-quality"), None, None)).__name__  # type: ignore[arg-type]
 

@@ -22,7 +22,6 @@ from jurybench.jurors._completion import (
     import_litellm,
 )
 from jurybench.jurors._endpoint_limits import endpoint_key, endpoint_limiter, read_headers
-from jurybench.jurors._kinds import JurorKind
 from jurybench.jurors._price_map import is_local
 from jurybench.jurors._spec import (
     EXTRA_PREFIX,
@@ -37,8 +36,6 @@ from jurybench.rubric import (
 )
 
 if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
-
     from jurybench.rubric import AnyRubric
 
 # Alternatives asked for per token with scores=expected (OpenAI allows 0-20).
@@ -385,16 +382,3 @@ def _cause_chain(exc: BaseException) -> list[BaseException]:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]
-
-
-def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
-    """litellm's transport, or the lean one for OpenAI-compatible endpoints (``transport=openai``);
-    the model string and parameters were checked by check_juror."""
-    from jurybench.jurors._lean import LeanOpenAIBackend, transport_of
-
-    if transport_of(spec) == "openai":
-        return LeanOpenAIBackend(spec, rubric)
-    return LiteLLMBackend(spec, rubric)
-
-
-KIND = JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)")

@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from jurybench.jurors._completion import (
+    Backend,
     Completion,
     JurorUnusable,
     Messages,
@@ -30,9 +31,12 @@ from jurybench.jurors._completion import (
 )
 from jurybench.jurors._endpoint_limits import read_headers
 from jurybench.jurors._kind_litellm import LiteLLMBackend, cache_marked
+from jurybench.jurors._kinds import JurorKind
 from jurybench.rubric import tokens_from_logprobs
 
 if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection as Connection
+
     from jurybench.jurors._spec import JurorSpec
     from jurybench.rubric import AnyRubric
 
@@ -271,3 +275,15 @@ def _error_text(raw: bytes) -> str:
     except ValueError:
         text = None
     return str(text or raw[:200].decode("utf-8", "replace")).strip().splitlines()[0][:300] if (text or raw) else ""
+
+
+def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
+    """The default kind's transport: litellm's, or the lean one for OpenAI-compatible endpoints
+    (``transport=openai`` or ``auto``); the model string and parameters were checked by check_juror."""
+    if transport_of(spec) == "openai":
+        return LeanOpenAIBackend(spec, rubric)
+    return LiteLLMBackend(spec, rubric)
+
+
+# The default kind (any model string litellm routes) lives here, beside the transports it chooses between.
+KIND = JurorKind("*", make_litellm, "any model string litellm routes (openai/..., ollama/...)")
