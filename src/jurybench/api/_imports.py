@@ -117,16 +117,16 @@ def import_judgments(
     from jurybench.errors import JurybenchError
     from jurybench.imports import detect_format
 
-    if isinstance(data, str | Path) and (
-        (fmt is not None and fmt not in PLAIN_FORMATS) or (fmt is None and detect_format(Path(data)) is not None)
-    ):
+    detected = detect_format(Path(data)) if isinstance(data, str | Path) and fmt is None else None
+    if isinstance(data, str | Path) and ((fmt is not None and fmt not in PLAIN_FORMATS) or detected is not None):
         if as_recording or continuous:
             raise JurybenchError(
                 f"--{'as-recording' if as_recording else 'continuous'} is for files of one judgment a row.",
                 hint="A released format decides these itself.",
             )
+        name = fmt or (detected.name if detected is not None else None)  # read once: not detected again
         return import_released(
-            store, data, run=run, fmt=fmt, rubric=rubric, juror=juror, options=options, replace=replace
+            store, data, run=run, fmt=name, rubric=rubric, juror=juror, options=options, replace=replace
         )
     if options:
         raise JurybenchError("--option is for released formats (--format NAME).", hint="jurybench judgments formats")

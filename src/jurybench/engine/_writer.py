@@ -3,8 +3,10 @@ flushes (a path, so other processes can read), and the buffer of calls and judgm
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -206,8 +208,6 @@ class _Journal:
         self.lines: list[str] = []  # recorded in this pass of the loop, not yet written
 
     def append(self, call: dict[str, object], judgments: dict[str, list[object]]) -> None:
-        import asyncio
-
         self.lines.append(json.dumps({"call": call, "judgments": judgments}, default=str) + "\n")
         if len(self.lines) > 1:
             return  # the write of this pass is already asked for
@@ -220,8 +220,6 @@ class _Journal:
 
     def write(self) -> None:
         """The lines recorded so far, in one append."""
-        import os
-
         if not self.lines:
             return
         if self.fd is None:
@@ -233,8 +231,6 @@ class _Journal:
 
     def clear(self) -> None:
         """Everything journaled is in the store now (lines not yet written included)."""
-        import os
-
         self.lines = []
         if self.dirty and self.fd is not None:
             os.ftruncate(self.fd, 0)
@@ -262,8 +258,6 @@ class _Journal:
         return calls, judgments
 
     def remove(self) -> None:
-        import os
-
         self.lines = []
         if self.fd is not None:
             os.close(self.fd)

@@ -104,21 +104,23 @@ class _Pools:
     juror of the endpoint in that loop; a new loop (a new run) makes new sessions."""
 
     def __init__(self) -> None:
-        self.sessions: dict[tuple[int, str], Any] = {}
+        import weakref
+
+        # a loop's sessions go with it (a finished run's loop is not kept alive by them)
+        self.sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.closers: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak references
 
     def get(self, base: str, limit: int) -> Any:
         import aiohttp
 
         loop = asyncio.get_running_loop()
-        key = (id(loop), base)
-        session = self.sessions.get(key)
-        if session is None or session.closed or getattr(session, "_jb_loop", None) is not loop:
-            self.sessions = {k: s for k, s in self.sessions.items() if not s.closed and k[0] == id(loop)}
+        mine = self.sessions.setdefault(loop, {})
+        session = mine.get(base)
+        if session is None or session.closed:
             connector = aiohttp.TCPConnector(limit=max(1, limit), ttl_dns_cache=300)
-            session = aiohttp.ClientSession(connector=connector, json_serialize=json.dumps, trust_env=True)
-            session._jb_loop = loop
-            self.sessions[key] = session
+            session = mine[base] = aiohttp.ClientSession(connector=connector, json_serialize=json.dumps, trust_env=True)
             closer = loop.create_task(_close_at_the_end(session))
             self.closers.add(closer)
             closer.add_done_callback(self.closers.discard)
@@ -268,13 +270,18 @@ def _count(value: object) -> int | None:
 
 def _error_text(raw: bytes) -> str:
     """The provider's error message (OpenAI's ``{"error": {"message": ...}}``), or the body's start."""
+    text: object = None
     try:
         found = json.loads(raw)
-        error = found.get("error") if isinstance(found, dict) else None
-        text = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
     except ValueError:
-        text = None
-    return str(text or raw[:200].decode("utf-8", "replace")).strip().splitlines()[0][:300] if (text or raw) else ""
+        found = None
+    if isinstance(found, dict):
+        error = found.get("error")
+        text = error.get("message") if isinstance(error, dict) else error
+    if not isinstance(text, str) or not text.strip():
+        text = raw[:200].decode("utf-8", "replace")
+    lines = text.strip().splitlines()
+    return lines[0][:300] if lines else ""
 
 
 def make_litellm(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None) -> Backend:
