@@ -67,6 +67,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m016_saw_jury_by_cookie",
         "m017_anchor_sets",
         "m018_alignments",
+        "m019_run_executor",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions

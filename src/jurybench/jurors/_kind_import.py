@@ -38,5 +38,6 @@ KIND = JurorKind(
     "judgments made elsewhere (jurybench judgments import)",
     parameters=frozenset({"scores", "source", "prompt_variants", "judge_model"}),
     offline=True,
+    reads_store=True,
     reaskable=False,
 )

@@ -66,5 +66,6 @@ KIND = JurorKind(
     "recorded completions from the recordings table",
     parameters=frozenset({"verdicts", "structured"}),
     offline=True,
+    reads_store=True,
     reaskable=False,
 )

@@ -28,7 +28,10 @@ class JurorKind:
     Completion``); ``check(spec, label)``
     refuses a bad parameter with one line (None: ``parameters`` alone decide); ``parameters``
     are the answer-changing parameters it takes (None: whatever its provider takes, checked
-    by litellm); ``price(spec)`` its price per token, if it has one."""
+    by litellm); ``price(spec)`` its price per token, if it has one. ``reads_store``: its
+    transport is built from rows of the store (``sim/``, ``replay/``): a run spread over Ray
+    workers builds it once where the store is and ships it to them (so it must pickle); other
+    kinds' transports are built on each worker from the juror alone (``con`` is then None)."""
 
     prefix: str
     make: Callable[[Any, Any, Any, list[str] | None], Backend]
@@ -38,3 +41,4 @@ class JurorKind:
     reaskable: bool = True
     check: Callable[[Any, str], None] | None = None
     price: Callable[[Any], Any] | None = None
+    reads_store: bool = False

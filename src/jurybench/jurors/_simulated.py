@@ -637,6 +637,7 @@ KIND = JurorKind(
     "simulated jurors and generators with known truth",
     parameters=READING | SAMPLING | SIM_KNOBS | SIM_GENERATOR_KNOBS,
     offline=True,
+    reads_store=True,
     check=check_seeds,
     price=sim_price,
 )

@@ -30,6 +30,7 @@ from jurybench.store._migrations.m015_label_samples import m015_label_samples
 from jurybench.store._migrations.m016_saw_jury_by_cookie import m016_saw_jury_by_cookie
 from jurybench.store._migrations.m017_anchor_sets import m017_anchor_sets
 from jurybench.store._migrations.m018_alignments import m018_alignments
+from jurybench.store._migrations.m019_run_executor import m019_run_executor
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -50,6 +51,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m016_saw_jury_by_cookie", m016_saw_jury_by_cookie),
     ("m017_anchor_sets", m017_anchor_sets),
     ("m018_alignments", m018_alignments),
+    ("m019_run_executor", m019_run_executor),
 ]
 
 
