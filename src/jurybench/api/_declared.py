@@ -59,6 +59,29 @@ PollEvery = Annotated[
     param("--batch: seconds between looks at open batches.", at_least=0.01, http={"ge": 0.01, "le": 3600}),
 ]
 Progress = Annotated[bool, param("Show the progress bar.", faces="cli python", switch=True, cli_default=True)]
+Executor = Annotated[
+    str,
+    param(
+        "Where calls are made: local (this process) or ray (spread over a Ray cluster's workers).",
+        faces="cli python",
+        choices=("local", "ray"),
+    ),
+]
+Address = Annotated[
+    str | None,
+    param(
+        "--executor ray: the Ray cluster's address (host:port, ray://host:port or auto); unsaid, Ray starts here.",
+        faces="cli python",
+    ),
+]
+Workers = Annotated[
+    int | None,
+    param(
+        "--executor ray: the Ray workers to spread calls over (one CPU each; unsaid, one a CPU).",
+        faces="cli python",
+        at_least=1,
+    ),
+]
 Options = Annotated[
     "EngineOptions | None",
     param(

@@ -35,6 +35,9 @@ def engine_options(
     progress: bool = False,
     orders: str = "both",
     order_seed: int = 0,
+    executor: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
     **embedding: Any,
 ) -> EngineOptions:
     """The engine's options from the arguments score and generate share; ``embedding``: the
@@ -53,6 +56,9 @@ def engine_options(
         or give_up_after <= 0
     ):
         raise JurybenchError(f"--give-up-after must be seconds > 0 (got {give_up_after!r}).")
+    from jurybench.engine import check_executor
+
+    check_executor(executor, address, workers)
     return EngineOptions(
         concurrency=concurrency,
         retries=retries,
@@ -64,6 +70,9 @@ def engine_options(
         batch_poll_s=poll_every,
         orders=orders,
         order_seed=order_seed,
+        executor=executor,
+        address=address,
+        workers=workers,
         hooks=EngineHooks(**embedding),
     )
 
@@ -205,6 +214,9 @@ def score(
     batch: d.Batch = False,
     poll_every: d.PollEvery = 30.0,
     progress: d.Progress = False,
+    executor: d.Executor = "local",
+    address: d.Address = None,
+    workers: d.Workers = None,
     options: d.Options = None,
     until: d.Until = None,
     batch_items: d.BatchItems = 50,
@@ -258,6 +270,9 @@ def score(
             progress=progress,
             orders=orders,
             order_seed=order_seed,
+            executor=executor,
+            address=address,
+            workers=workers,
         )
     if until is not None:
         from jurybench.api._sequential import judge_until
@@ -410,6 +425,9 @@ def generate(
     batch: d.Batch = False,
     poll_every: d.PollEvery = 30.0,
     progress: d.Progress = False,
+    executor: d.Executor = "local",
+    address: d.Address = None,
+    workers: d.Workers = None,
     options: d.Options = None,
 ) -> Run:
     """Generate responses: prompts x treatment arms x models x samples, stored as items (and pairs
@@ -467,6 +485,9 @@ def generate(
             batch=batch,
             poll_every=poll_every,
             progress=progress,
+            executor=executor,
+            address=address,
+            workers=workers,
         )
     if store is None:
         raise JurybenchError("store: None; give jurybench.open(path), a path or a DuckDB connection.")

@@ -16,6 +16,7 @@ from jurybench.engine._plan import (
     orders_of,
     validate_jurors,
 )
+from jurybench.engine._ray import check_executor
 from jurybench.engine._records import (
     CALL_COLUMNS,
     JUDGMENT_COLUMNS,
@@ -46,6 +47,7 @@ __all__ = [
     "call_key",
     "cancel_batch",
     "check_batch_jurors",
+    "check_executor",
     "check_orders",
     "checked_max_cost",
     "end_runs",

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
@@ -41,6 +41,15 @@ from jurybench.rubric import (
     AnyRubric,
     Outcome,
 )
+
+
+class Workers(Protocol):
+    """Workers outside this process that make a run's calls (engine/_ray.py's RayPool): ``n``
+    of them, and ``ask(task)`` -> (the call's row, its outcome, why its juror is unusable or None)."""
+
+    n: int
+
+    async def ask(self, task: Task) -> tuple[dict[str, Any], Outcome | None, str | None]: ...
 
 
 class _InFlight:
@@ -217,6 +226,14 @@ async def _run_task(
     return state.row()
 
 
+async def _on_worker(pool: Workers, task: Task, unusable: dict[str, str]) -> tuple[dict[str, object], Outcome | None]:
+    """One call made by a Ray worker; a juror it found unusable is unusable here too."""
+    call, outcome, refused = await pool.ask(task)
+    if refused is not None:
+        unusable.setdefault(task.juror.key, refused)
+    return call, outcome
+
+
 async def _off_the_loop(write: Callable[[Batch], bool], batch: Batch, outcome: list[bool]) -> bool:
     """``write(batch)`` on a worker thread. Cancelled meanwhile (the run ends), it still waits
     for the write to finish before giving the cancellation on, so the connection is never used
@@ -252,7 +269,11 @@ async def _execute(
     unusable: dict[str, str],
     budget: Budget | None = None,
     limiters: dict[str, JurorPace] | None = None,
+    pool: Workers | None = None,
 ) -> None:
+    """Make the calls of ``tasks`` (concurrently, under the budget) and record each answer as it
+    settles. On Ray (``pool``) each call is made by one of the pool's workers; everything
+    else (admission under the budget, recording, writing) stays in this process."""
     batched: list[Task] = []
     if options.batch:  # jurors with a batch API go that way; offline ones answer at once
         from jurybench.jurors import protocol_of
@@ -296,6 +317,12 @@ async def _execute(
             if not await attempt(queue):
                 return
 
+    def local(task: Task) -> Callable[[], Awaitable[tuple[dict[str, Any], Outcome | None]]]:
+        juror = task.juror.key
+        return functools.partial(
+            _run_task, task, backends[juror], rubric, limiters[juror], options, rng, unusable, turns
+        )
+
     async def attempt(queue: deque[Task]) -> bool:
         """The next task of the queue, if the budget allows; False when the worker should end."""
         if not queue:
@@ -314,21 +341,9 @@ async def _execute(
             progress.skip()
             return True
         answered = False
+        make = functools.partial(_on_worker, pool, task, unusable) if pool is not None else local(task)
         try:
-            call, outcome = await _claimed(
-                task.call_key,
-                functools.partial(
-                    _run_task,
-                    task,
-                    backends[task.juror.key],
-                    rubric,
-                    limiters[task.juror.key],
-                    options,
-                    rng,
-                    unusable,
-                    turns,
-                ),
-            )
+            call, outcome = await _claimed(task.call_key, make)
             answered = True
         except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
             progress.stopped = True
@@ -376,6 +391,8 @@ async def _execute(
     workers = []
     for queue in by_provider.values():
         n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))
+        if pool is not None:  # each worker keeps as many in flight as a local run would
+            n *= pool.n
         workers += [asyncio.create_task(worker(queue)) for _ in range(n)]
     if batched:
         from jurybench.engine._batch_path import BatchRunner

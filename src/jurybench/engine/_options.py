@@ -56,4 +56,9 @@ class EngineOptions:
     # per pair drawn from order_seed and the pair's id: reproducible, stored with the run).
     orders: str = "both"
     order_seed: int = 0
+    # Where the calls are made: in this process (local) or spread over a Ray cluster's workers
+    # (ray: at ``address``, or a Ray started here; ``workers`` of them, by default one a CPU).
+    executor: str = "local"
+    address: str | None = None
+    workers: int | None = None
     hooks: EngineHooks = field(default_factory=EngineHooks)

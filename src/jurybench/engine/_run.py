@@ -56,6 +56,7 @@ from jurybench.store import first_row, transaction
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
+    from jurybench.engine._ray import RayPool
     from jurybench.rubric import AnyRubric
 
 # Exit code of ``jurybench score`` when the run ended but some calls ended in error
@@ -85,6 +86,9 @@ class RunResult:
     plan: list[JurorPlan] = field(default_factory=list)  # --plan: what the run would do and cost
     stopped_budget: bool = False  # --max-cost reached before every call was made
     budget: Budget | None = None
+    # --executor ray: the workers, those lost, the calls they had in flight (given to other
+    # workers: asked again) and, per capped juror, the turns its one shared rpm/tpm schedule gave
+    cluster: dict[str, Any] | None = None
     # Lines worth a user's eye that are no error (e.g. scores=expected without token probabilities)
     notes: list[str] = field(default_factory=list)
 
@@ -246,6 +250,7 @@ def run_tasks(
 
     options = options or EngineOptions()
     design = design or RunDesign.of(rubric, options.orders, options.order_seed)
+    on_ray = _checked_executor(options)
     if isinstance(store, str | Path):
         from jurybench.store import connect
 
@@ -255,22 +260,8 @@ def run_tasks(
     )
     jurors = list(jury.jurors)
     if options.plan_only:
-        with access.open(wait_s=lock_wait_s()) as con:
-            planned = plan(con)
-            cached = 0
-
-            def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
-                nonlocal cached
-                for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
-                    done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
-                    cached += len(done)
-                    yield tasks, done
-
-            plans = plan_costs(con, rubric, checked())
-            result = RunResult(run_id or "(new run)", planned.n_tasks, cached, 0, status="planned")
-            result.plan = plans
-        access.close()
-        return result
+        return _plan_only(access, rubric, plan, run_id)
+    pool: RayPool | None = None
     try:
         if isinstance(access, _Released) and run_id is not None:  # answers a killed run received
             replay_journal(access, run_id, design.pairwise)
@@ -282,12 +273,20 @@ def run_tasks(
                 if options.max_cost is not None
                 else None
             )
+        if on_ray:  # Ray missing, an address that does not answer, too few CPUs: before anything is written
+            from jurybench.engine._ray import start_pool
+
+            pool = start_pool(options, rubric, jurors, backends, f"{run_id or 'run'}-{uuid.uuid4().hex[:6]}")
         # The run, its rubric, jurors and jury: one commit.
         with access.open(wait_s=lock_wait_s()) as con, transaction(con):
             if planned.write is not None:
                 planned.write(con)
-            run_id = _open_run(con, run_id, rubric, jury, where, planned.n_subjects, design)
+            run_id = _open_run(
+                con, run_id, rubric, jury, where, planned.n_subjects, design, pool.n if pool is not None else None
+            )
     except BaseException:
+        if pool is not None:
+            pool.stop()
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
     writer = _Writer(access, run_id, rubric)
@@ -325,7 +324,7 @@ def run_tasks(
                 options.hooks.on_plan(planned.n_tasks, result.n_cached)
             if progress.stopped or (budget is not None and budget.reached):
                 continue  # no more calls, but answered ones are still the run's
-            await _execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters)
+            await _execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters, pool)
             if progress.stopped:
                 return
 
@@ -336,6 +335,9 @@ def run_tasks(
         interrupted = True
         raise
     finally:
+        if pool is not None:
+            pool.stop()
+            _cluster_account(result, pool, jurors)
         progress.stop()
         result.status_counts = progress.counts
         result.cost = progress.cost
@@ -372,6 +374,61 @@ def run_tasks(
                     with access.uncapped():  # the finishing steps (a calibration applied over the run) are analysis
                         finish(con, result)
     return result
+
+
+def _checked_executor(options: EngineOptions) -> bool:
+    """Whether the run's calls are made on Ray; a bad executor option refused before anything is read."""
+    on_ray = options.executor == "ray" and not options.plan_only
+    if options.executor != "local" or options.address is not None or options.workers is not None:
+        from jurybench.engine._ray import check_executor
+
+        check_executor(options.executor, options.address, options.workers)
+        if options.batch and on_ray:
+            raise JurybenchError(
+                "--batch and --executor ray do not go together: provider batches are sent and polled from one process.",
+                hint="Leave out one of them.",
+            )
+    return on_ray
+
+
+def _plan_only(access: _Held | _Released, rubric: Any, plan: Callable[[Any], Planned], run_id: str | None) -> RunResult:
+    """score --plan: the calls, tokens and cost per juror, a chunk at a time; nothing written."""
+    from jurybench.config import lock_wait_s
+
+    with access.open(wait_s=lock_wait_s()) as con:
+        planned = plan(con)
+        cached = 0
+
+        def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
+            nonlocal cached
+            for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
+                done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
+                cached += len(done)
+                yield tasks, done
+
+        plans = plan_costs(con, rubric, checked())
+        result = RunResult(run_id or "(new run)", planned.n_tasks, cached, 0, status="planned")
+        result.plan = plans
+    access.close()
+    return result
+
+
+def _cluster_account(result: RunResult, pool: RayPool, jurors: list[JurorSpec]) -> None:
+    """What a run on Ray adds to its result: workers, nodes, workers lost, calls asked again."""
+    names = {j.key: j.display_name for j in jurors}
+    result.cluster = {
+        "workers": pool.n,
+        "nodes": pool.nodes,
+        "lost": pool.lost,
+        "asked_again": pool.asked_again,
+        "paced": {names[key]: turns for key, turns in pool.paced.items()},
+    }
+    if pool.lost:
+        result.notes.append(
+            f"{pool.lost} Ray worker{'s were' if pool.lost != 1 else ' was'} lost during the run; the "
+            f"{pool.asked_again} call{'s' if pool.asked_again != 1 else ''} they had in flight "
+            f"{'were' if pool.asked_again != 1 else 'was'} given to other workers (asked again)."
+        )
 
 
 def run_status(result: RunResult) -> str:
@@ -450,11 +507,13 @@ def _open_run(
     where: str | None,
     n: int,
     design: RunDesign,
+    workers: int | None = None,
 ) -> str:
     """Create the run, or resume it with the same rubric, jurors and design (orders). The jury's
     rule, quorum, weights and names may change on resume: they re-define the run's jury figures,
     no call."""
     jurors = list(jury.jurors)
+    executor = "ray" if workers is not None else "local"
     register_rubric(con, rubric)
     register_jurors(con, jurors)
     juror_keys = json.dumps(sorted(j.key for j in jurors))
@@ -474,14 +533,17 @@ def _open_run(
                     + f", not {design.orders}.",
                     hint="Repeat the run's --orders to resume it, or choose a new --run name.",
                 )
-            con.execute("UPDATE runs SET status = 'running', finished_at = NULL WHERE run_id = ?", [run_id])
+            con.execute(
+                "UPDATE runs SET status = 'running', finished_at = NULL, executor = ?, workers = ? WHERE run_id = ?",
+                [executor, workers, run_id],
+            )
             register_jury(con, run_id, jury)
             return run_id
     else:
         run_id = datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     con.execute(
-        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, order_seed) "
-        "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+        "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, order_seed, "
+        "executor, workers) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
         [
             run_id,
             rubric.content_hash,
@@ -490,6 +552,8 @@ def _open_run(
             where,
             n,
             *design.stored,
+            executor,
+            workers,
         ],
     )
     register_jury(con, run_id, jury)
