@@ -1,0 +1,228 @@
+"""A run spread over Ray workers (``score --executor ray``, issue 55 item 1), on a local Ray of
+four logical CPUs started once for this module: every call asked once, a worker killed mid-run
+costs only its calls in flight, the jurors' rpm caps and the budget hold for the cluster, and the
+store holds what a local run stores except for ``runs.executor``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray  # the ray extra is part of the dev install (constraints.txt)
+
+from jurybench.engine import EngineHooks, EngineOptions, score
+from jurybench.jurors import parse_juror
+from jurybench.rubric import load_rubric
+from jurybench.testing import RateLimits, StubServer
+from tests.conftest import FULL, run_cli, write
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray() -> Iterator[None]:
+    import logging
+
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    yield
+    ray.shutdown()
+
+
+def _store(tmp_path: Path, name: str = "s.duckdb", n: int = 3) -> Path:
+    from jurybench.store import connect, import_items
+
+    db = tmp_path / name
+    rows = "\n".join(f"i{i:02d},Prompt {i},Response {i}" for i in range(n))
+    con = connect(db)
+    import_items(con, write(tmp_path / f"{name}.csv", "item_id,prompt,response\n" + rows + "\n"))
+    con.close()
+    return db
+
+
+def _ray(workers: int = 2, **options: Any) -> EngineOptions:
+    return EngineOptions(executor="ray", workers=workers, retry_base_s=0.001, **options)
+
+
+def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    from jurybench.store import connect
+
+    con = connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def test_every_planned_call_is_asked_once_and_stored_as_a_local_run_stores_it(tmp_path: Path) -> None:
+    local, spread = _store(tmp_path, "local.duckdb"), _store(tmp_path, "ray.duckdb")
+    rubric = load_rubric("story-quality")
+    with StubServer(json.dumps(FULL)) as stub:
+        jurors = [parse_juror(f"openai/stub,api_base={stub.api_base},api_key=k,samples=20"), parse_juror("fake/f")]
+        result = score(spread, rubric, jurors, options=_ray())
+        asked_on_ray = len(stub.requests)
+        score(local, rubric, jurors, options=EngineOptions(retry_base_s=0.001))
+    assert result.status == "finished" and result.n_called == 3 * 21
+    assert asked_on_ray == 3 * 20  # the stub's count is the calls planned: none twice, none lost
+    assert _rows(spread, "SELECT executor, workers, status FROM runs") == [("ray", 2, "finished")]
+    assert _rows(local, "SELECT executor, workers FROM runs") == [("local", None)]
+    same = (
+        "SELECT c.call_key, c.status, c.response_text, j.criterion, j.score FROM calls c "
+        "JOIN pointwise_judgments j USING (call_key) ORDER BY ALL"
+    )
+    assert _rows(spread, same) == _rows(local, same) and len(_rows(local, same)) == 63 * 6
+
+
+def test_a_juror_that_reads_the_store_is_built_by_the_driver_and_shipped(tmp_path: Path) -> None:
+    """sim/ reads its items' latent quality from the store, which a worker elsewhere cannot open:
+    the driver builds it (JurorKind.reads_store) and the answers are those of a local run."""
+    local, spread = _store(tmp_path, "local.duckdb", 4), _store(tmp_path, "ray.duckdb", 4)
+    rubric = load_rubric("story-quality")
+    jurors = [parse_juror("sim/s,seed=3,noise=0.5")]
+    score(spread, rubric, jurors, options=_ray())
+    score(local, rubric, jurors)
+    scores = "SELECT item_id, criterion, score FROM pointwise_judgments ORDER BY ALL"
+    assert _rows(spread, scores) == _rows(local, scores) and len(_rows(local, scores)) == 24
+
+
+def _kill_one_worker() -> int:
+    names = [a["name"] for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"]
+    pid, _ = ray.get(ray.get_actor(sorted(names)[0], namespace="jurybench").ready.remote())
+    os.kill(pid, signal.SIGKILL)
+    return int(pid)
+
+
+def test_a_worker_killed_mid_run_costs_only_the_calls_it_had_in_flight(tmp_path: Path) -> None:
+    db = _store(tmp_path, n=4)
+    killed: list[int] = []
+
+    def after(task: Any, status: str) -> None:
+        if len(killed) == 0 and status == "ok":
+            killed.append(_kill_one_worker())  # kill -9, the first answer back
+
+    limits = RateLimits(delay_s=0.05, headers=False)
+    with StubServer(json.dumps(FULL), limits=limits) as stub:
+        juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=k,samples=20,concurrency=4")
+        result = score(db, load_rubric("story-quality"), [juror], options=_ray(hooks=EngineHooks(on_result=after)))
+        asked = len(stub.requests)
+    assert killed and result.status == "finished", result.summary()
+    assert _rows(db, "SELECT count(*), count(DISTINCT call_key) FROM calls WHERE status = 'ok'") == [(80, 80)]
+    # Each of the killed worker's calls in flight was given to another worker, and only those.
+    assert 1 <= result.cluster["asked_again"] <= 4
+    assert 80 <= asked <= 80 + result.cluster["asked_again"]
+    assert any("Ray worker was lost" in note for note in result.notes), result.notes
+
+
+def test_a_jurors_rpm_holds_for_the_whole_cluster(tmp_path: Path) -> None:
+    """rpm=600 with two workers: one schedule for both, kept by the cluster's pace keeper, from
+    which every request of either worker takes its turn (each worker pacing itself would allow
+    twice the rate). The turns are counted, not timed (a loaded machine only makes requests
+    later than their turn); make bench measures how close to the limit the cluster runs."""
+    db = _store(tmp_path, n=3)
+    limits = RateLimits(headers=False)
+    with StubServer(json.dumps(FULL), limits=limits) as stub:
+        juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=k,samples=8,rpm=600")
+        result = score(db, load_rubric("story-quality"), [juror], options=_ray())
+    assert result.status == "finished" and limits.n_ok == 24
+    assert result.cluster is not None
+    turns, span = result.cluster["paced"]["openai/stub"]
+    assert turns == 24 and span >= 24 * 0.1 - 1e-3  # every request took a turn of the one schedule
+
+
+def test_the_budget_holds_for_the_whole_cluster(tmp_path: Path) -> None:
+    """Calls are admitted under --max-cost by the driver, whichever worker makes them."""
+    db = _store(tmp_path, n=10)
+    rubric = load_rubric("story-quality")
+    with StubServer(json.dumps(FULL)) as stub:
+        juror = parse_juror(f"openai/gpt-4o-mini,api_base={stub.api_base},api_key=k,local=false,samples=10")
+        first = score(db, rubric, [juror], where="item_id = 'i00'").cost.usd  # 10 calls: their size is learned
+        assert first is not None and first > 0
+        budget = 3 * first  # about 30 of the 90 calls left
+        stub.requests.clear()
+        result = score(db, rubric, [juror], options=_ray(max_cost=budget))
+        asked = len(stub.requests)
+    assert result.status == "stopped_budget"
+    assert result.cost.usd is not None and 0 < result.cost.usd <= budget
+    assert asked == result.n_called and 10 <= result.n_called <= 30
+
+
+def test_the_command_line_runs_on_ray_and_says_so_in_the_store(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    with StubServer(json.dumps(FULL)) as stub:
+        juror = f"openai/stub,api_base={stub.api_base},api_key=k,samples=4"
+        args = ("score", "-r", "story-quality", "-j", juror, "--no-progress", "--db", str(db))
+        done = run_cli(*args, "--executor", "ray", "--workers", "3")
+        assert done.exit_code == 0, done.stderr
+        again = run_cli(*args, "--executor", "ray")  # the same run: everything from the store
+        asked = len(stub.requests)
+    assert "12 judgments requested, 0 from cache, 12 called" in done.stdout
+    assert "from cache" in again.stdout and asked == 12
+    assert _rows(db, "SELECT executor, workers FROM runs ORDER BY created_at") == [("ray", 3), ("ray", 4)]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--executor", "ray", "--workers", "0"), "--workers"),
+        (("--workers", "2"), "give --executor ray with it"),
+        (("--executor", "ray", "--workers", "9"), "the Ray cluster has 4 CPUs"),
+        (("--executor", "dask"), "dask"),
+        (("--executor", "ray", "--batch"), "--batch and --executor ray do not go together"),
+    ],
+)
+def test_bad_executor_options_are_one_line_and_write_nothing(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
+    db = _store(tmp_path)
+    done = run_cli("score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), *args)
+    assert done.exit_code == 2, (done.stdout, done.stderr)
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert len([line for line in done.stderr.splitlines() if line.strip()]) <= 2  # the line and its hint
+    assert _rows(db, "SELECT count(*) FROM runs") == [(0,)]
+
+
+def test_without_ray_installed_the_run_is_refused_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    db = _store(tmp_path)
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    done = run_cli(
+        "score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), "--executor", "ray"
+    )
+    assert done.exit_code == 2 and "needs Ray, which is not installed" in done.stderr
+    assert "pip install 'jurybench[ray]'" in done.stderr
+    assert _rows(db, "SELECT count(*) FROM runs") == [(0,)]
+
+
+def test_generation_runs_on_ray_as_it_runs_here(tmp_path: Path) -> None:
+    """generate --executor ray: the generators' calls made by the workers, the same items stored."""
+    import jurybench
+
+    prompts = write(tmp_path / "prompts.csv", "prompt_id,prompt\np0,Ask for help\np1,Ask again\n")
+    spec = write(
+        tmp_path / "g.yaml",
+        "name: g\nprompts: prompts.csv\nuser: '{prompt} ({tone})'\ntreatments: {tone: {arms: [warm, cold]}}\n"
+        "models: ['fake/a', 'fake/b']\nsamples: 2\n",
+    )
+    texts = {}
+    for executor in ("local", "ray"):
+        with jurybench.open(tmp_path / f"{executor}.duckdb") as store:
+            run = jurybench.generate(
+                store, spec=spec, prompts=prompts, executor=executor, workers=2 if executor == "ray" else None
+            )
+            assert run.status == "finished" and run.result.n_called == 2 * 2 * 2 * 2
+            texts[executor] = store.sql("SELECT item_id, response FROM items ORDER BY item_id").values.tolist()
+    assert texts["ray"] == texts["local"] and len(texts["local"]) == 16
+
+
+def test_a_study_step_runs_on_ray(tmp_path: Path) -> None:
+    items = write(tmp_path / "i.csv", "item_id,response\na,Once upon a time.\nb,The end.\n")
+    study = write(
+        tmp_path / "s.yaml",
+        f"name: x\nsteps:\n  - items import: {{_: '{items}'}}\n"
+        "  - score: {rubric: story-quality, juror: ['fake/a'], run: r, executor: ray, workers: 2}\n",
+    )
+    db = tmp_path / "x.duckdb"
+    out = run_cli("study", "run", str(study), "--db", str(db))
+    assert out.exit_code == 0, out.stderr
+    assert _rows(db, "SELECT run_id, executor, workers, status FROM runs") == [("r", "ray", 2, "finished")]
