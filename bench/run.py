@@ -735,6 +735,8 @@ def main() -> None:
         "prompt_cache": _fresh("cache_bench.py", 60 if args.quick else 300),
         # issue 40: the budget's spend share, the SQL memory cap under expressions, a limit of 0
         "trust": _fresh("trust_bench.py"),
+        # score --executor ray: 1, 2, 4 workers beside a local run, the driver's CPU, rpm shared (issue 55)
+        "ray": _fresh("ray_bench.py", 600 if args.quick else 4000),
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
@@ -851,6 +853,21 @@ def main() -> None:
         + ", ".join(str(t["answered_twice"]) for t in k9["until_trials"])
         + f" (worst {k9['until_worst_answered_twice']}; the plain run's target {k9['calls'] // 100} of {k9['calls']}), "
         + f"looks before the kill kept: {'yes' if k9['until_looks_kept'] else 'NO'}"
+    )
+    ry = results["ray"]
+    so, rp = ry["scale_out"], ry["rpm_600_with_4_workers"]
+    print(
+        f"--executor ray on {ry['machine_cpus']} cores, loopback stub, lean transport: calls/s local "
+        f"{so['local']['calls_per_s']:.0f}, 1/2/4 workers {so['ray_1']['calls_per_s']:.0f}/"
+        f"{so['ray_2']['calls_per_s']:.0f}/{so['ray_4']['calls_per_s']:.0f} (x{so['ray_2_over_1']:.2f}, "
+        f"x{so['ray_4_over_1']:.2f} of 1); driver CPU {so['ray_1']['driver_cpu_ms_per_call']:.2f} ms a call "
+        f"(its loop {so['ray_1']['driver_loop_cpu_ms_per_call']:.2f}) -> at most {so['driver_calls_per_s_at_most']:.0f} "
+        f"calls/s, the bottleneck at {so['driver_bottleneck_at_workers']:.1f} workers of this speed"
+    )
+    print(
+        f"rpm=600 for the cluster: 4 workers reached {rp['ray_4']['over_limit']:.2f} of the limit with "
+        f"{rp['ray_4']['responses_429']} 429s; one process {rp['local']['over_limit']:.2f} with "
+        f"{rp['local']['responses_429']} (target 0.95-1.02, no more 429s than one process)"
     )
     tr = results["trust"]
     print(
@@ -1023,6 +1040,18 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
         ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
     ]
+    if (ry := results.get("ray")) is not None:
+        rp = ry["rpm_600_with_4_workers"]
+        checks += [
+            ("rpm=600 with 4 Ray workers: rate over the limit", rp["ray_4"]["over_limit"], ">=", 0.95),
+            ("rpm=600 with 4 Ray workers: rate over the limit", rp["ray_4"]["over_limit"], "<=", 1.02),
+            (
+                "rpm=600 with 4 Ray workers: 429s beyond one process's",
+                rp["ray_4"]["responses_429"] - rp["local"]["responses_429"],
+                "<=",
+                0,
+            ),
+        ]
     for protocol, b in (results.get("batch") or {}).items():  # every call once, at a price, never sent twice
         checks += [
             (f"batch {protocol}: calls stored ok", b["stored_ok"], ">=", b["calls"]),

@@ -226,3 +226,36 @@ def test_a_study_step_runs_on_ray(tmp_path: Path) -> None:
     out = run_cli("study", "run", str(study), "--db", str(db))
     assert out.exit_code == 0, out.stderr
     assert _rows(db, "SELECT run_id, executor, workers, status FROM runs") == [("r", "ray", 2, "finished")]
+
+
+def test_a_sequential_run_starts_its_workers_once_for_all_its_looks(tmp_path: Path) -> None:
+    """score --until on Ray: every batch is a run of its own, judged by the same workers (kept by
+    keep_workers), with sim/'s transport rebuilt for each batch's subjects and handed to them."""
+    import jurybench
+    from jurybench.engine import keep_workers
+
+    rows = "\n".join(f"i{i:03d},p{i // 2},Response {i}" for i in range(60))
+    with jurybench.open(tmp_path / "u.duckdb") as store:
+        store.import_items(write(tmp_path / "u.csv", "item_id,prompt,response\n" + rows + "\n"))
+        run = jurybench.score(
+            store,
+            rubric="story-quality",
+            jury=["sim/a,seed=1", "sim/b,seed=2"],
+            until="ci_width(coherence)<0.01",  # never met: every subject is judged, batch by batch
+            batch_items=10,
+            executor="ray",
+            workers=2,
+        )
+        looks = len((run.stopping or {}).get("looks", []))
+        judged = store.sql("SELECT count(DISTINCT item_id) FROM pointwise_judgments").iloc[0, 0]
+    assert looks >= 3 and judged == 60
+    assert run.result.cluster is not None and run.result.cluster["runs_on_these_workers"] == looks
+    assert [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"] == []
+    with keep_workers():  # outside a sequential run too: two runs, one start
+        db = _store(tmp_path, "k.duckdb")
+        first = score(
+            db, load_rubric("story-quality"), [parse_juror("fake/a")], where="item_id = 'i00'", options=_ray()
+        )
+        second = score(db, load_rubric("story-quality"), [parse_juror("fake/a")], options=_ray())
+    assert first.cluster and second.cluster and second.cluster["runs_on_these_workers"] == 2
+    assert second.n_cached == 1 and second.n_called == 2

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import ray  # the ray extra is part of the dev install (constraints.txt)
@@ -70,25 +71,15 @@ def test_a_two_node_cluster_spreads_the_calls_and_stores_each_once(tmp_path: Pat
     assert _count(db, "SELECT count(*) FROM runs WHERE executor = 'ray' AND workers = 2") == 1
 
 
+def _score(db: Path, *options: str) -> Any:
+    """score with a fake juror on Ray, in-process as the command line runs it."""
+    return run_cli("score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), *options)
+
+
 def test_more_workers_than_the_cluster_has_cpus_is_refused(tmp_path: Path, two_nodes: str) -> None:
     db = tmp_path / "c.duckdb"
     assert run_cli("items", "import", str(_items(tmp_path, 2)), "--db", str(db)).exit_code == 0
-    done = run_cli(
-        "score",
-        "-r",
-        "story-quality",
-        "-j",
-        "fake/f",
-        "--no-progress",
-        "--db",
-        str(db),
-        "--executor",
-        "ray",
-        "--address",
-        two_nodes,
-        "--workers",
-        "3",
-    )
+    done = _score(db, "--executor", "ray", "--address", two_nodes, "--workers", "3")
     assert done.exit_code == 2 and "the Ray cluster has 2 CPUs" in done.stderr, done.stderr
     assert _count(db, "SELECT count(*) FROM runs") == 0
 
@@ -97,20 +88,7 @@ def test_an_address_where_no_cluster_answers_is_one_line_at_once(tmp_path: Path)
     db = tmp_path / "c.duckdb"
     assert run_cli("items", "import", str(_items(tmp_path, 2)), "--db", str(db)).exit_code == 0
     address = f"127.0.0.1:{free_port()}"  # nothing listens there
-    done = run_cli(
-        "score",
-        "-r",
-        "story-quality",
-        "-j",
-        "fake/f",
-        "--no-progress",
-        "--db",
-        str(db),
-        "--executor",
-        "ray",
-        "--address",
-        address,
-    )
+    done = _score(db, "--executor", "ray", "--address", address)
     assert done.exit_code == 2, done.stderr
     assert f"--address {address}: no Ray cluster answers there" in done.stderr and "Traceback" not in done.stderr
     assert _count(db, "SELECT count(*) FROM runs") == 0

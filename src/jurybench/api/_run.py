@@ -286,20 +286,23 @@ def score(
                     target, spec, jury, ids=batch, run_id=name, options=options, after=calibration_finisher(jury)
                 )
 
-        result, stopping = judge_until(
-            store,
-            spec,
-            until=until,
-            batch_items=batch_items,
-            seed=until_seed,
-            alpha=until_alpha,
-            cluster=until_cluster,
-            where=where,
-            ids=ids,
-            run=run,
-            judge=judge,
-            lock=getattr(options, "store_lock", None),
-        )
+        from jurybench.engine import keep_workers
+
+        with keep_workers():  # on Ray: one start of the workers for every batch, not one a look
+            result, stopping = judge_until(
+                store,
+                spec,
+                until=until,
+                batch_items=batch_items,
+                seed=until_seed,
+                alpha=until_alpha,
+                cluster=until_cluster,
+                where=where,
+                ids=ids,
+                run=run,
+                judge=judge,
+                lock=getattr(options, "store_lock", None),
+            )
         return Run(result, store, spec, stopping=stopping)
     with _engine_store(store) as target:
         result = run_score(

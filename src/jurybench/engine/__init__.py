@@ -16,7 +16,7 @@ from jurybench.engine._plan import (
     orders_of,
     validate_jurors,
 )
-from jurybench.engine._ray import check_executor
+from jurybench.engine._ray import check_executor, keep_workers
 from jurybench.engine._records import (
     CALL_COLUMNS,
     JUDGMENT_COLUMNS,
@@ -51,6 +51,7 @@ __all__ = [
     "check_orders",
     "checked_max_cost",
     "end_runs",
+    "keep_workers",
     "list_batches",
     "orders_of",
     "record_run",

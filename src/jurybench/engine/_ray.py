@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 import random
 import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +55,10 @@ if TYPE_CHECKING:
     from jurybench.rubric import Outcome
 
 EXECUTORS = ("local", "ray")
-READY_WAIT_S = 300.0  # workers asked for and not started by then: the cluster cannot place them
+READY_WAIT_S = 300.0
+# A worker's answers that settle within this long of each other go back in one message: Ray's
+# cost per message (a few hundred microseconds of the driver's CPU) is shared by them.
+GATHER_S = 0.005  # workers asked for and not started by then: the cluster cannot place them
 # Environment a worker on another machine needs to reach a provider as the driver does (API keys
 # and bases); handed to each worker when it starts, never written anywhere.
 _SHARED_ENV_PREFIXES = ("LITELLM_", "JURYBENCH_")
@@ -143,6 +147,11 @@ class PaceKeeper:
         self.turns = dict.fromkeys(caps, 0)  # turns given, per juror
         self.first: dict[str, float] = {}
 
+    def restart_account(self) -> None:
+        """Count turns afresh (a kept pool's next run); the schedules themselves go on."""
+        self.turns = dict.fromkeys(self.turns, 0)
+        self.first = {}
+
     def account(self) -> dict[str, tuple[int, float]]:
         """Per juror: the turns given and the seconds from the first turn to the one after the last
         (what the cap allowed for them: at least (turns - 1) intervals)."""
@@ -217,6 +226,10 @@ class CallWorker:
         self.rng = random.Random()
         self.turns: Any = None
 
+    def take(self, shipped: dict[str, Any]) -> None:
+        """Transports built by the driver for the next run's subjects (a kept pool)."""
+        self.backends.update(shipped)
+
     def ready(self) -> tuple[int, str]:
         """This worker's process id and Ray node (the driver waits for every worker to answer)."""
         import ray
@@ -230,6 +243,9 @@ class CallWorker:
         pending = {asyncio.ensure_future(self.answer(task)): k for k, task in enumerate(tasks)}
         while pending:
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if len(done) < len(pending):  # a moment for more to settle: they go in the same message
+                await asyncio.sleep(GATHER_S)
+                done = {job for job in pending if job.done()}
             settled: list[tuple[int, Any, BaseException | None]] = []
             for job in done:
                 index = pending.pop(job)
@@ -291,6 +307,10 @@ class RayPool:
         self.flushing = False
         self.streams: set[asyncio.Future[None]] = set()
         self.starting: asyncio.Future[None] | None = None
+        self.actors: list[Any] = []  # every worker started, so that stop() ends one still starting too
+        self.address: str | None = None
+        self.runs = 1  # the runs these workers have made calls for (more than one when kept)
+        self.kept = False  # kept for the next run of a keep_workers() block (stopped at its end)
 
     def _start(self) -> _Seat:
         actor = self.actor_class.options(
@@ -298,6 +318,7 @@ class RayPool:
         ).remote(self.setup, self.keeper)
         seat = _Seat(actor, self.started)
         self.started += 1
+        self.actors.append(actor)
         return seat
 
     def start(self) -> None:
@@ -408,7 +429,9 @@ class RayPool:
 
         def started(done: asyncio.Future[None]) -> None:
             self.starting = None
-            failure = None if done.cancelled() else done.exception()
+            if done.cancelled():  # the run is ending: nothing more to hand out
+                return
+            failure = done.exception()
             if failure is not None:  # no worker can be started: the calls waiting fail with it
                 for _, future in self.queue:
                     if not future.done():
@@ -429,17 +452,57 @@ class RayPool:
             raise JurybenchError(f"a Ray worker could not start: {_cause(exc)}") from None
         self.seats.append(seat)
 
-    def stop(self) -> None:
-        """End the workers, the pace keeper and the Ray this run started (after reading the
-        keeper's account of the turns it gave: :attr:`paced`)."""
-        if self.keeper is not None and not self.paced:
+    def begin_run(self, shipped: dict[str, Backend]) -> None:
+        """A kept pool's next run: the transports built for its subjects (kinds that read the
+        store) given to every worker, and its own count of workers lost, calls asked again and
+        turns."""
+        if shipped:
+            self.setup = replace(self.setup, shipped=shipped)  # for a worker started in a lost one's place
+            alive = [s for s in self.seats if s.alive]
+            self.ray.get([s.actor.take.remote(shipped) for s in alive], timeout=READY_WAIT_S)
+        self.runs += 1
+        self.asked_again = self.lost = 0
+        self.paced = {}
+        if self.keeper is not None:
+            self.keeper.restart_account.remote()
+
+    def end_run(self) -> None:
+        """The run's account of the turns the keeper gave (:attr:`paced`); the workers stop
+        unless the pool is kept."""
+        if self.keeper is not None:
             with contextlib.suppress(Exception):  # a keeper lost with its node: the run's account lacks it
                 self.paced = self.ray.get(self.keeper.account.remote(), timeout=30)
-        for actor in [*(s.actor for s in self.seats), *([self.keeper] if self.keeper is not None else [])]:
+        if not self.kept:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the workers, the pace keeper and the Ray this run started."""
+        for actor in [*self.actors, *([self.keeper] if self.keeper is not None else [])]:
             with contextlib.suppress(Exception):  # already gone
                 self.ray.kill(actor)
+        self.actors = []
         if self.owned:
             self.ray.shutdown()
+
+
+_KEPT: contextvars.ContextVar[list[RayPool] | None] = contextvars.ContextVar("jurybench_kept_pools", default=None)
+
+
+@contextlib.contextmanager
+def keep_workers() -> Iterator[None]:
+    """Runs started in this block on Ray with the same rubric, jurors and options share their
+    workers (a sequential run's batches: one start, not one a look; a transport built from the
+    store's rows is built again for each run's subjects and handed to them); they stop at its end."""
+    if _KEPT.get() is not None:  # already kept by an enclosing block
+        yield
+        return
+    token = _KEPT.set([])
+    try:
+        yield
+    finally:
+        for pool in _KEPT.get() or []:
+            pool.stop()
+        _KEPT.reset(token)
 
 
 def _caps(setup: WorkerSetup, key: str) -> tuple[float | None, float | None]:
@@ -499,10 +562,21 @@ def start_pool(
         if owned:
             ray.shutdown()
         raise
+    kept = _KEPT.get()
+    if kept is not None:
+        for pool in kept:
+            same = replace(pool.setup, shipped={}) == replace(setup, shipped={})
+            if same and pool.n == n and pool.address == options.address:
+                pool.begin_run(shipped)
+                return pool
     pool = RayPool(ray, setup, n, owned, run_name)
+    pool.address = options.address
     try:
         pool.start()
     except BaseException:
         pool.stop()
         raise
+    if kept is not None:
+        pool.kept = True
+        kept.append(pool)
     return pool

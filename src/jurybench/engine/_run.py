@@ -286,7 +286,7 @@ def run_tasks(
             )
     except BaseException:
         if pool is not None:
-            pool.stop()
+            pool.end_run()  # stops it, unless kept for the next run
         access.close()  # a setup error (no subjects, a bad juror) leaves the store free
         raise
     writer = _Writer(access, run_id, rubric)
@@ -336,7 +336,7 @@ def run_tasks(
         raise
     finally:
         if pool is not None:
-            pool.stop()
+            pool.end_run()
             _cluster_account(result, pool, jurors)
         progress.stop()
         result.status_counts = progress.counts
@@ -419,6 +419,7 @@ def _cluster_account(result: RunResult, pool: RayPool, jurors: list[JurorSpec]) 
     result.cluster = {
         "workers": pool.n,
         "nodes": pool.nodes,
+        "runs_on_these_workers": pool.runs,  # > 1: workers kept from an earlier run (keep_workers)
         "lost": pool.lost,
         "asked_again": pool.asked_again,
         "paced": {names[key]: turns for key, turns in pool.paced.items()},
