@@ -94,7 +94,11 @@ def _kill_one_worker() -> int:
     return int(pid)
 
 
-def test_a_worker_killed_mid_run_costs_only_the_calls_it_had_in_flight(tmp_path: Path) -> None:
+def test_a_worker_killed_mid_run_costs_only_the_calls_it_had_in_flight(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import gc
+
     db = _store(tmp_path, n=4)
     killed: list[int] = []
 
@@ -113,6 +117,10 @@ def test_a_worker_killed_mid_run_costs_only_the_calls_it_had_in_flight(tmp_path:
     assert 1 <= result.cluster["asked_again"] <= 4
     assert 80 <= asked <= 80 + result.cluster["asked_again"]
     assert any("Ray worker was lost" in note for note in result.notes), result.notes
+    # The run ended while the lost worker's replacement was starting: that start is let go, not
+    # another one begun on a closing loop ("Task was destroyed but it is pending" on stderr).
+    gc.collect()
+    assert not [r for r in caplog.records if "destroyed but it is pending" in r.getMessage()]
 
 
 def test_a_jurors_rpm_holds_for_the_whole_cluster(tmp_path: Path) -> None:
@@ -259,3 +267,41 @@ def test_a_sequential_run_starts_its_workers_once_for_all_its_looks(tmp_path: Pa
         second = score(db, load_rubric("story-quality"), [parse_juror("fake/a")], options=_ray())
     assert first.cluster and second.cluster and second.cluster["runs_on_these_workers"] == 2
     assert second.n_cached == 1 and second.n_called == 2
+
+
+def test_an_address_other_than_the_cluster_this_process_is_on_is_refused(tmp_path: Path) -> None:
+    """A process already connected to Ray (a notebook, this module) cannot be sent to another
+    cluster in the same run: it would judge on the first without saying so."""
+    db = _store(tmp_path)
+    done = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "fake/f",
+        "--no-progress",
+        "--db",
+        str(db),
+        "--executor",
+        "ray",
+        "--address",
+        "10.0.0.5:6379",
+    )
+    assert done.exit_code == 2 and "already connected to the Ray cluster at" in done.stderr, done.stderr
+    assert _rows(db, "SELECT count(*) FROM runs") == [(0,)]
+    here = ray.get_runtime_context().gcs_address
+    again = run_cli(
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        "fake/f",
+        "--no-progress",
+        "--db",
+        str(db),
+        "--executor",
+        "ray",
+        "--address",
+        here,
+    )
+    assert again.exit_code == 0, again.stderr

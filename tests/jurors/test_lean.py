@@ -27,11 +27,13 @@ def _kind(text: str) -> str:
     return type(make_litellm(parse_juror(text), load_rubric("story-quality"), None, None)).__name__  # type: ignore[arg-type]
 
 
-def test_auto_takes_the_lean_transport_only_where_it_applies() -> None:
+def test_auto_takes_the_lean_transport_only_where_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JURYBENCH_TRANSPORT", raising=False)
     base = "api_base=http://127.0.0.1:9/v1,api_key=k"
     assert _kind(f"openai/m,{base},transport=auto") == "LeanOpenAIBackend"
     assert _kind(f"hosted_vllm/m,{base},transport=auto") == "LeanOpenAIBackend"
-    assert _kind(f"openai/m,{base}") == "LiteLLMBackend"  # the default is litellm's
+    assert _kind(f"openai/m,{base}") == "LeanOpenAIBackend"  # the default is auto
+    assert _kind(f"openai/m,{base},transport=litellm") == "LiteLLMBackend"
     assert _kind(f"openai/m,{base},transport=auto,structured=instructor") == "LiteLLMBackend"
     assert _kind("hosted_vllm/m,transport=auto") == "LiteLLMBackend"  # no endpoint of its own
     assert _kind("anthropic/claude-3-5-haiku-20241022,api_key=k,transport=auto") == "LiteLLMBackend"

@@ -115,6 +115,12 @@ def connect(address: str | None, workers: int | None) -> tuple[Any, bool]:
     this machine (shut down with the run). Returns (ray, whether this run started it)."""
     ray = import_ray()
     if ray.is_initialized():
+        current = str(ray.get_runtime_context().gcs_address or "")
+        if address not in (None, "auto") and address.removeprefix("ray://") != current:
+            raise JurybenchError(
+                f"--address {address}: this process is already connected to the Ray cluster at {current}.",
+                hint="Leave out --address to use that cluster, or run from a process of its own.",
+            )
         return ray, False
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address is not None:
@@ -216,7 +222,7 @@ class CallWorker:
         self.rubric = setup.rubric
         self.options = setup.options
         self.backends: dict[str, Any] = {
-            spec.key: setup.shipped.get(spec.key) or make_backend(spec, setup.rubric, None, None)  # type: ignore[arg-type]
+            spec.key: setup.shipped.get(spec.key) or make_backend(spec, setup.rubric, None, None)
             for spec in setup.jurors
         }
         self.paces: dict[str, Any] = {

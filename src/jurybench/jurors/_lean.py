@@ -7,9 +7,10 @@ probabilities, the endpoint's limiter fed by the answer's rate-limit headers, an
 classified for the engine. Only the request and its parsing are new, and the price is read from
 litellm's offline price map once, not per call.
 
-Chosen per juror with ``transport=openai`` (``transport=litellm``, the default, keeps litellm's
-path). Where it does not apply (another provider, instructor, a juror with an api_base query)
-the juror is refused in one line rather than sent a way it was not asked for."""
+Chosen by default wherever it applies (``transport=auto``; ``JURYBENCH_TRANSPORT`` changes
+the default), or per juror: ``transport=litellm`` keeps litellm's path, ``transport=openai``
+asks for this one and is refused in one line where it does not apply (another provider,
+instructor, ``hosted_vllm/`` without an ``api_base``) rather than sent a way it was not asked for."""
 
 from __future__ import annotations
 
@@ -64,16 +65,16 @@ def lean_endpoint(spec: JurorSpec) -> tuple[str, str]:
 def transport_of(spec: JurorSpec) -> str:
     """The juror's transport: ``transport=`` litellm, openai (refused where the endpoint does not
     speak the OpenAI chat API, or with instructor) or auto (openai where it applies, else
-    litellm); unsaid, ``JURYBENCH_TRANSPORT`` or litellm."""
+    litellm); unsaid, ``JURYBENCH_TRANSPORT`` or auto."""
     import os
 
     from jurybench.errors import JurybenchError
 
-    chosen = str(spec.option("transport", os.environ.get("JURYBENCH_TRANSPORT") or "litellm")).strip().lower()
+    chosen = str(spec.option("transport", os.environ.get("JURYBENCH_TRANSPORT") or "auto")).strip().lower()
     if chosen not in TRANSPORTS:
         raise JurybenchError(
             f"juror '{spec.display_name}': transport={chosen!r} is not a transport.",
-            hint="transport=litellm (the default), openai (OpenAI-compatible endpoints) or auto.",
+            hint="transport=auto (the default: openai where it applies), litellm or openai (OpenAI-compatible endpoints).",
         )
     # hosted_vllm/ has no endpoint of its own: litellm's transport reads it from its environment
     has_endpoint = spec.provider == "openai" or bool(spec.options.get("api_base"))

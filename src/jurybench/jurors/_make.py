@@ -21,10 +21,13 @@ if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
 
 
-def make_backend(spec: JurorSpec, rubric: AnyRubric, con: Connection, subject_ids: list[str] | None = None) -> Backend:
+def make_backend(
+    spec: JurorSpec, rubric: AnyRubric, con: Connection | None, subject_ids: list[str] | None = None
+) -> Backend:
     """The transport for a juror, as its kind builds it (jurors/_kinds.py); unknown sources are
     user errors. ``subject_ids`` (the run's items or pairs) lets a simulated juror read only
-    what it will judge."""
+    what it will judge. ``con`` is None where the store is not at hand (a Ray worker): only
+    kinds that do not read the store (``JurorKind.reads_store``) are built so."""
     from jurybench.jurors._lookup import kind_of
 
     kind = kind_of(spec.model)
