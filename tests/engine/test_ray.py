@@ -46,6 +46,11 @@ def _ray(workers: int = 2, **options: Any) -> EngineOptions:
     return EngineOptions(executor="ray", workers=workers, retry_base_s=0.001, **options)
 
 
+def _score_cli(db: Path, *options: str) -> Any:
+    """score with a fake juror, in-process as the command line runs it."""
+    return run_cli("score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), *options)
+
+
 def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
     from jurybench.store import connect
 
@@ -182,7 +187,7 @@ def test_the_command_line_runs_on_ray_and_says_so_in_the_store(tmp_path: Path) -
 )
 def test_bad_executor_options_are_one_line_and_write_nothing(tmp_path: Path, args: tuple[str, ...], said: str) -> None:
     db = _store(tmp_path)
-    done = run_cli("score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), *args)
+    done = _score_cli(db, *args)
     assert done.exit_code == 2, (done.stdout, done.stderr)
     assert said in done.stderr and "Traceback" not in done.stderr
     assert len([line for line in done.stderr.splitlines() if line.strip()]) <= 2  # the line and its hint
@@ -194,9 +199,7 @@ def test_without_ray_installed_the_run_is_refused_in_one_line(tmp_path: Path, mo
 
     db = _store(tmp_path)
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
-    done = run_cli(
-        "score", "-r", "story-quality", "-j", "fake/f", "--no-progress", "--db", str(db), "--executor", "ray"
-    )
+    done = _score_cli(db, "--executor", "ray")
     assert done.exit_code == 2 and "needs Ray, which is not installed" in done.stderr
     assert "pip install 'jurybench[ray]'" in done.stderr
     assert _rows(db, "SELECT count(*) FROM runs") == [(0,)]
@@ -273,35 +276,9 @@ def test_an_address_other_than_the_cluster_this_process_is_on_is_refused(tmp_pat
     """A process already connected to Ray (a notebook, this module) cannot be sent to another
     cluster in the same run: it would judge on the first without saying so."""
     db = _store(tmp_path)
-    done = run_cli(
-        "score",
-        "-r",
-        "story-quality",
-        "-j",
-        "fake/f",
-        "--no-progress",
-        "--db",
-        str(db),
-        "--executor",
-        "ray",
-        "--address",
-        "10.0.0.5:6379",
-    )
+    done = _score_cli(db, "--executor", "ray", "--address", "10.0.0.5:6379")
     assert done.exit_code == 2 and "already connected to the Ray cluster at" in done.stderr, done.stderr
     assert _rows(db, "SELECT count(*) FROM runs") == [(0,)]
     here = ray.get_runtime_context().gcs_address
-    again = run_cli(
-        "score",
-        "-r",
-        "story-quality",
-        "-j",
-        "fake/f",
-        "--no-progress",
-        "--db",
-        str(db),
-        "--executor",
-        "ray",
-        "--address",
-        here,
-    )
+    again = _score_cli(db, "--executor", "ray", "--address", here)
     assert again.exit_code == 0, again.stderr

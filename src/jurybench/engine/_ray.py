@@ -285,7 +285,6 @@ Asked = tuple["Task", "asyncio.Future[Answer]"]
 class _Seat:
     actor: Any
     index: int
-    pid: int = 0
     node: str = ""
     in_flight: int = 0
     alive: bool = True
@@ -341,8 +340,8 @@ class RayPool:
             ) from None
         except Exception as exc:
             raise JurybenchError(f"a Ray worker could not start: {_cause(exc)}") from None
-        for seat, (pid, node) in zip(self.seats, answers, strict=True):
-            seat.pid, seat.node = pid, node
+        for seat, (_, node) in zip(self.seats, answers, strict=True):
+            seat.node = node
 
     @property
     def nodes(self) -> int:
@@ -453,7 +452,7 @@ class RayPool:
             raise JurybenchError(f"Ray workers kept failing: {self.lost} of {self.started} lost.")
         seat = self._start()
         try:
-            seat.pid, seat.node = await seat.actor.ready.remote()
+            _, seat.node = await seat.actor.ready.remote()
         except Exception as exc:
             raise JurybenchError(f"a Ray worker could not start: {_cause(exc)}") from None
         self.seats.append(seat)
