@@ -103,6 +103,12 @@ async def bare_litellm(messages: list[list[dict[str, str]]], api_base: str, conc
     return time.perf_counter() - start
 
 
+# The engine's juror as bare litellm calls the stub: through litellm's acompletion, not the lean
+# transport that is the default for an OpenAI-compatible endpoint (a comparison of the engine's own
+# cost must send the same requests through the same client as the bare side).
+LITELLM = ",transport=litellm"
+
+
 def engine_run(store: Path, api_base: str, concurrency: int, extra: str = "", where: str | None = None) -> float:
     """One engine run as the CLI makes it: the store by path, released between flushes."""
     from jurybench.engine import EngineOptions, score
@@ -150,7 +156,9 @@ def engine_own_cpu(n: int, concurrency: int, api_base: str) -> float:
         litellm.acompletion = answer
         try:
             cpu = time.process_time()
-            engine_run(store, api_base, concurrency)
+            # litellm's transport: the canned answer stands in for its acompletion (the lean
+            # transport, the default for this endpoint, would post to the stub instead)
+            engine_run(store, api_base, concurrency, LITELLM)
             return 1000 * (time.process_time() - cpu) / n
         finally:
             litellm.acompletion = real
@@ -194,10 +202,18 @@ def bench_engine(n: int, n_instructor: int, concurrency: int, blocks: int = 4) -
                     if side == "bare":
                         bare_s += asyncio.run(bare_litellm(messages[lo:hi], api_base, concurrency))
                     else:
-                        engine_s += engine_run(store, api_base, concurrency, where=where)
+                        engine_s += engine_run(store, api_base, concurrency, LITELLM, where=where)
                     block[side] = time.process_time() - cpu
                 bare_cpu, engine_cpu = bare_cpu + block["bare"], engine_cpu + block["engine"]
                 ratios.append(block["engine"] / block["bare"])
+            # the engine as a user runs it (the default transport, lean for this endpoint), its
+            # requests judged again under another juror name so that none comes from the cache
+            lo, hi = bounds[0]
+            cpu = time.process_time()
+            engine_run(
+                store, api_base, concurrency, ",seed=1", where=f"item_id >= 'b{lo:06d}' AND item_id < 'b{hi:06d}'"
+            )
+            default_ms = 1000 * (time.process_time() - cpu) / (hi - lo)
             sub = messages[:n_instructor]
             bare_small_s = asyncio.run(bare_litellm(sub, api_base, concurrency))
             instructor_s = engine_run(
@@ -226,6 +242,8 @@ def bench_engine(n: int, n_instructor: int, concurrency: int, blocks: int = 4) -
         "engine_cpu_ms_per_call": 1000 * engine_cpu / n,
         "engine_cpu_over_bare": engine_cpu / bare_cpu,
         "engine_cpu_over_bare_by_block": [round(r, 3) for r in ratios],
+        "engine_default_transport_cpu_ms_per_call": default_ms,
+        "engine_default_transport_cpu_over_bare": default_ms / (1000 * bare_cpu / n),
         "target_engine_cpu_over_bare": 1.1,
         "engine_own_cpu_ms_per_call": own_ms,
         "engine_own_cpu_over_bare": own_ms / (1000 * bare_cpu / n),
@@ -712,6 +730,9 @@ def main() -> None:
         "store_insert": bench_store(args.rows, 2_000),
         "engine_throughput": bench_engine(args.requests, args.instructor_requests, 64),
         "lean_transport": bench_lean(args.requests, 64),
+        # the engine against bare litellm and against the last round's engine (f91faa2), each side a
+        # fresh process a block, warmed up before its clock starts (issue 57, item 5)
+        "engine_ab": _fresh("engine_ab.py", "--requests", args.requests, "--blocks", 3),
         "calibration": bench_calibration(),
         **bench_statistics(args.quick),
         "service": bench_service(),
@@ -748,7 +769,16 @@ def main() -> None:
     print(
         f"engine CPU per call: {e['engine_cpu_ms_per_call']:.2f} ms vs bare litellm {e['bare_cpu_ms_per_call']:.2f} ms "
         f"-> x{e['engine_cpu_over_bare']:.2f} (target <= {e['target_engine_cpu_over_bare']}; "
-        f"blocks {', '.join(f'x{r:.2f}' for r in e['engine_cpu_over_bare_by_block'])})"
+        f"blocks {', '.join(f'x{r:.2f}' for r in e['engine_cpu_over_bare_by_block'])}; both through litellm); "
+        f"the default (lean) transport {e['engine_default_transport_cpu_ms_per_call']:.2f} ms "
+        f"(x{e['engine_default_transport_cpu_over_bare']:.2f})"
+    )
+    ab = results["engine_ab"]
+    print(
+        f"engine CPU per call in fresh processes, {ab['requests']} requests: "
+        + ", ".join(f"{k} {v:.2f} ms" for k, v in ab["cpu_ms_per_call"].items())
+        + f" -> x{ab['current_over_bare']:.2f} bare litellm's (target <= 1.1), x{ab['current_over_baseline']:.2f} "
+        f"{ab['baseline_commit']}'s engine (x{ab['baseline_over_bare']:.2f} bare)"
     )
     x = results["lean_transport"]
     print(
@@ -1027,6 +1057,12 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             ]
             if "engine_cpu_over_bare" in e
             else []
+        ),
+        (
+            "engine CPU per call / bare litellm's, fresh processes",
+            results["engine_ab"]["current_over_bare"],
+            "<=",
+            results["engine_ab"]["target_current_over_bare"],
         ),
         *(
             [
