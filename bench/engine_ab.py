@@ -113,7 +113,7 @@ MAKE_STORE = (
 )
 
 
-def compare(against: str, n: int, blocks: int) -> dict[str, object]:
+def compare(against: str, n: int, blocks: int, warm_calls: int = WARM) -> dict[str, object]:
     sys.path.insert(0, str(REPO / "bench"))
     from run import start_stub
 
@@ -133,7 +133,7 @@ def compare(against: str, n: int, blocks: int) -> dict[str, object]:
             stores = {name: Path(tmp) / f"{name}.duckdb" for name in ("current", "baseline")}
             for name, store in stores.items():
                 env = {**os.environ, "PYTHONPATH": str(trees[name])}
-                args = [str(REPO / "bench"), str(n + blocks * WARM), str(store)]
+                args = [str(REPO / "bench"), str(n + blocks * warm_calls), str(store)]
                 subprocess.run([sys.executable, "-c", MAKE_STORE, *args], check=True, env=env)
             stores["bare"] = stores["current"]
             size = n // blocks
@@ -143,7 +143,7 @@ def compare(against: str, n: int, blocks: int) -> dict[str, object]:
             by_block: list[dict[str, float]] = []
             for k in range(blocks):
                 timed = (k * size, n if k == blocks - 1 else (k + 1) * size)
-                warm = (n + k * WARM, n + (k + 1) * WARM)
+                warm = (n + k * warm_calls, n + (k + 1) * warm_calls)
                 block = {}
                 for name in order[k % 3 :] + order[: k % 3]:  # the sides' order rotates
                     side = "bare" if name == "bare" else "engine"
@@ -158,7 +158,7 @@ def compare(against: str, n: int, blocks: int) -> dict[str, object]:
             stub.wait()
     ms = {name: 1000 * s / n for name, s in cpu.items()}
     # a process's one-off cost: its warm-up's CPU less what the warm-up's calls cost at the side's steady rate
-    once_s = {name: (once[name] - blocks * WARM * ms[name] / 1000) / blocks for name in trees}
+    once_s = {name: (once[name] - blocks * warm_calls * ms[name] / 1000) / blocks for name in trees}
     return {
         "baseline_commit": against,
         "requests": n,

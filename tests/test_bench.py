@@ -196,3 +196,58 @@ def test_parallel_sql_queries_are_held_to_the_process_cap() -> None:
     assert bench.missed_targets({**_results(0.95, 0.5), "trust": trust(700.0)}) == [
         "SQL, 8 heavy queries at once: server peak growth / (cap + a quarter): 1.094 (target < 1.0)"
     ]
+
+
+def test_the_engine_side_by_side_bench_is_a_target() -> None:
+    bench = _bench()
+    section = {"current_over_bare": 1.04, "current_over_baseline": 0.96}
+    assert bench.missed_targets({**_results(0.95, 0.5), "engine_ab": section}) == []
+    slow = {**section, "current_over_bare": 1.15}
+    assert bench.missed_targets({**_results(0.95, 0.5), "engine_ab": slow}) == [
+        "engine CPU per call / bare litellm's, fresh processes: 1.150 (target <= 1.1)"
+    ]
+
+
+def test_the_engine_side_by_side_bench_runs_three_sides_against_one_stub() -> None:
+    """bench/engine_ab.py against HEAD itself, tiny: bare litellm and both engines each make
+    exactly their share of the requests (each side's process checks its own count) and the
+    ratios are the figures they are said to be."""
+    spec = importlib.util.spec_from_file_location("engine_ab", REPO / "bench" / "engine_ab.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found = module.compare("HEAD", 12, 1, warm_calls=3)
+    ms = found["cpu_ms_per_call"]
+    assert set(ms) == {"bare", "current", "baseline"} and min(ms.values()) > 0
+    assert found["current_over_bare"] == ms["current"] / ms["bare"]
+    assert found["current_over_baseline"] == ms["current"] / ms["baseline"]
+    assert [sorted(block) for block in found["cpu_ms_per_call_by_block"]] == [["bare", "baseline", "current"]]
+
+
+def test_the_engines_own_cpu_is_measured_without_the_network() -> None:
+    """The engine's own CPU replaces litellm's acompletion with a canned answer; since the lean
+    transport became the default the run went past it to the endpoint (here: nothing listens,
+    so the run's calls failed). It must run through litellm's transport."""
+    from unittest import mock
+
+    bench = _bench()
+    canned = _canned_completion()
+    with mock.patch("litellm.acompletion", side_effect=[canned]):
+        ms = bench.engine_own_cpu(12, 4, "http://127.0.0.1:9/v1")
+    assert ms > 0
+
+
+def _canned_completion() -> Any:
+    """What litellm returns for one judge call (a ModelResponse), built offline."""
+    import json
+
+    import litellm
+
+    answer = {"relevance": 4, "coherence": 3, "empathy": 2, "surprise": 5, "engagement": 3, "complexity": 1}
+    return litellm.ModelResponse(
+        model="bench-judge",
+        choices=[
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": json.dumps(answer)}}
+        ],
+        usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    )
