@@ -489,9 +489,10 @@ def _service_burst(
     }
 
 
-def _serving(workers: int, folder: str) -> tuple[Any, str]:
+def _serving(workers: int, folder: str, *extra: str, juror: str = "sim/bench,noise=0.5") -> tuple[Any, str]:
     """A ``jurybench serve`` process on a fresh store, up and warmed by one job (a server runs
-    warm: its first job pays the imports a long-lived process pays once)."""
+    warm: its first job pays the imports a long-lived process pays once); ``extra``: more of
+    serve's options."""
     import httpx
 
     from jurybench.testing.stub import free_port
@@ -504,11 +505,12 @@ def _serving(workers: int, folder: str) -> tuple[Any, str]:
             "jurybench.cli",
             "serve",
             "--db",
-            str(Path(folder) / f"svc{workers}.duckdb"),
+            str(Path(folder) / f"svc{workers}{''.join(extra)}.duckdb"),
             "--port",
             str(port),
             "--workers",
             str(workers),
+            *extra,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -525,8 +527,56 @@ def _serving(workers: int, folder: str) -> tuple[Any, str]:
         if time.monotonic() > deadline or server.poll() is not None:
             raise RuntimeError("the server did not start")
         time.sleep(0.1)
-    _service_burst(url, 2, 1, 0.05, "warm")
+    _service_burst(url, 2, 1, 0.05, "warm", juror=juror)
     return server, url
+
+
+def bench_service_ray(n_clients: int = 50, items_per_job: int = 20, turns: int = 3) -> dict[str, Any]:
+    """serve --executor ray beside serve with jobs in its own process (issue 55): two job slots
+    each, bursts of ``n_clients`` jobs of ``items_per_job`` items judged by a loopback provider
+    that answers at once (so that a call costs the transport's CPU), taken in turns; submit and
+    poll latency and jobs/s, medians of the turns."""
+    from jurybench.testing.stub import StubServer
+
+    sides: dict[str, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory() as folder, StubServer(json.dumps(ANSWER)) as stub:
+        juror = f"openai/stub,api_base={stub.api_base},api_key=sk-bench"
+        servers = {
+            "local": _serving(2, folder, juror=juror),
+            "ray": _serving(2, folder, "--executor", "ray", "--ray-workers", "1", juror=juror),
+        }
+        unfinished = 0
+        try:
+            for turn in range(turns):
+                for name, (_, url) in servers.items():
+                    burst = _service_burst(url, n_clients, items_per_job, 0.25, f"r{turn}{name}-", juror=juror)
+                    unfinished += burst["clients"] - burst["jobs_finished"]
+                    side = sides.setdefault(name, {"submit_p95_ms": [], "poll_p95_ms": [], "jobs_per_s": []})
+                    side["submit_p95_ms"].append(burst["submit_ms"]["p95"])
+                    side["poll_p95_ms"].append(burst["poll_ms"]["p95"])
+                    side["jobs_per_s"].append(burst["jobs_per_s"])
+            import httpx
+
+            where = {  # the runs each server made, by where their calls were made
+                name: httpx.post(
+                    f"{url}/v1/sql", timeout=60, json={"query": "SELECT executor, count(*) FROM runs GROUP BY ALL"}
+                ).json()["rows"]
+                for name, (_, url) in servers.items()
+            }
+        finally:
+            for server, _ in servers.values():
+                server.terminate()
+                server.wait(60)
+    medians = {name: {k: statistics.median(v) for k, v in side.items()} for name, side in sides.items()}
+    return {
+        "clients": n_clients,
+        "items_per_job": items_per_job,
+        "turns": sides,
+        "medians": medians,
+        "unfinished": unfinished,
+        "runs_by_executor": where,
+        "machine_cpus": os.cpu_count(),
+    }
 
 
 THROUGHPUT_TURNS = 3
@@ -756,6 +806,8 @@ def main() -> None:
         "prompt_cache": _fresh("cache_bench.py", 60 if args.quick else 300),
         # issue 40: the budget's spend share, the SQL memory cap under expressions, a limit of 0
         "trust": _fresh("trust_bench.py"),
+        # serve --executor ray beside jobs in the server's process: submit and poll latency, jobs/s (issue 55)
+        "service_ray": bench_service_ray(turns=2 if args.quick else 3),
         # score --executor ray: 1, 2, 4 workers beside a local run, the driver's CPU, rpm shared (issue 55)
         "ray": _fresh("ray_bench.py", 600 if args.quick else 4000),
     }
@@ -898,6 +950,14 @@ def main() -> None:
         f"rpm=600 for the cluster: 4 workers reached {rp['ray_4']['over_limit']:.2f} of the limit with "
         f"{rp['ray_4']['responses_429']} 429s; one process {rp['local']['over_limit']:.2f} with "
         f"{rp['local']['responses_429']} (target 0.95-1.02, no more 429s than one process)"
+    )
+    sr = results["service_ray"]["medians"]
+    print(
+        f"serve --executor ray vs jobs in the server's process, {results['service_ray']['clients']} clients at once, "
+        f"{results['service_ray']['items_per_job']} provider calls a job: submit p95 {sr['ray']['submit_p95_ms']:.0f} vs "
+        f"{sr['local']['submit_p95_ms']:.0f} ms (target < 250), poll p95 {sr['ray']['poll_p95_ms']:.0f} vs "
+        f"{sr['local']['poll_p95_ms']:.0f} ms (target < 100), jobs/s {sr['ray']['jobs_per_s']:.1f} vs "
+        f"{sr['local']['jobs_per_s']:.1f}"
     )
     tr = results["trust"]
     print(
@@ -1075,6 +1135,12 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         ("Cohen's d bootstrap seconds", d["vectorised_seconds"], "<", d["target_seconds"]),
         ("jurybench --help seconds", c["help_median_s"], "<", 1.0),
     ]
+    if (sv := results.get("service_ray")) is not None:
+        checks += [
+            ("serve --executor ray: submit p95 ms", sv["medians"]["ray"]["submit_p95_ms"], "<", 250),
+            ("serve --executor ray: poll p95 ms", sv["medians"]["ray"]["poll_p95_ms"], "<", 100),
+            ("serve --executor ray: jobs left unfinished", sv["unfinished"], "<", 1),
+        ]
     if (ry := results.get("ray")) is not None:
         rp = ry["rpm_600_with_4_workers"]
         checks += [

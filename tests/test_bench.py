@@ -251,3 +251,18 @@ def _canned_completion() -> Any:
         ],
         usage={"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     )
+
+
+def test_serve_on_ray_is_held_to_the_services_latency_targets() -> None:
+    bench = _bench()
+
+    def section(submit: float, poll: float, unfinished: int = 0) -> dict[str, Any]:
+        ray = {"submit_p95_ms": submit, "poll_p95_ms": poll, "jobs_per_s": 20.0}
+        return {"medians": {"ray": ray, "local": ray}, "unfinished": unfinished}
+
+    assert bench.missed_targets({**_results(0.95, 0.5), "service_ray": section(170.0, 12.0)}) == []
+    assert bench.missed_targets({**_results(0.95, 0.5), "service_ray": section(300.0, 120.0, 2)}) == [
+        "serve --executor ray: submit p95 ms: 300.000 (target < 250)",
+        "serve --executor ray: poll p95 ms: 120.000 (target < 100)",
+        "serve --executor ray: jobs left unfinished: 2.000 (target < 1)",
+    ]

@@ -33,6 +33,24 @@ def serve(
         list[str] | None,
         typer.Option("--allow-host", help="Another Host header to answer (a name behind a proxy); repeatable."),
     ] = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="Where jobs make their calls: local (the server's process) or ray (each job's calls spread over "
+            "Ray workers; the server still plans, admits and writes)."
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="--executor ray: the Ray cluster's address (host:port or auto); unsaid, Ray starts here."),
+    ] = None,
+    ray_workers: Annotated[
+        int | None,
+        typer.Option(
+            help="--executor ray: the Ray workers each job spreads its calls over (one CPU each; unsaid, the "
+            "cluster's CPUs shared among the jobs that run at once)."
+        ),
+    ] = None,
     show_jury: Annotated[
         bool,
         typer.Option(
@@ -93,27 +111,30 @@ def serve(
         default_jury=default_jury,
         url=url,
         allowed_hosts=tuple(listening_hosts(host, port, tuple(allow_host or ()))),
+        executor=executor,
+        address=address,
+        ray_workers=ray_workers,
     )
     from jurybench.service import Store
 
-    # Opened before uvicorn starts: a store another process holds is one line and exit 2.
+    # Opened before uvicorn starts: a store another process holds is one line and exit 2; so is
+    # an executor that cannot start (Ray missing, an address where nothing answers), before
+    # anything is said of serving.
     opened = Store(store, url, sql_memory_mb=sql_memory_mb, sql_timeout_s=sql_timeout)
-    typer.echo(f"jurybench serving {store} at {url} (API docs: {url}/docs)")
-    typer.echo("bearer token required" if token else "no token configured: listening on loopback only")
-    if demo_mode:
-        _print_demo_calls(url)
-    import uvicorn
-
     try:
+        served = create_app(config, store=opened, close_store=True)
+        typer.echo(f"jurybench serving {store} at {url} (API docs: {url}/docs)")
+        typer.echo("bearer token required" if token else "no token configured: listening on loopback only")
+        if executor == "ray":
+            ray = served.state.jurybench.ray
+            typer.echo(f"jobs make their calls on Ray: {ray.workers} worker(s) a job, {workers} job(s) at once")
+        if demo_mode:
+            _print_demo_calls(url)
+        import uvicorn
+
         # Idle keep-alive connections are kept 75 s (uvicorn's default is 5): a client reusing a
         # connection the server is closing at that moment sees a reset.
-        uvicorn.run(
-            create_app(config, store=opened, close_store=True),
-            host=host,
-            port=port,
-            log_level="warning",
-            timeout_keep_alive=75,
-        )
+        uvicorn.run(served, host=host, port=port, log_level="warning", timeout_keep_alive=75)
     finally:
         opened.close()
 

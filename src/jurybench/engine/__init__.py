@@ -16,7 +16,7 @@ from jurybench.engine._plan import (
     orders_of,
     validate_jurors,
 )
-from jurybench.engine._ray import check_executor, keep_workers
+from jurybench.engine._ray import JobsOnRay, check_executor, keep_workers
 from jurybench.engine._records import (
     CALL_COLUMNS,
     JUDGMENT_COLUMNS,
@@ -40,6 +40,7 @@ __all__ = [
     "CostTally",
     "EngineHooks",
     "EngineOptions",
+    "JobsOnRay",
     "Planned",
     "RunEnd",
     "RunResult",

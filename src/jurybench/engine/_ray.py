@@ -44,7 +44,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from jurybench.errors import JurybenchError
 
@@ -136,6 +136,47 @@ def connect(address: str | None, workers: int | None) -> tuple[Any, bool]:
     except Exception as exc:
         raise JurybenchError(f"--executor ray: Ray could not start here ({_first_line(exc)}).") from None
     return ray, True
+
+
+class RayOptions(TypedDict):
+    """Where a run makes its calls, as ``api.engine_options`` takes it."""
+
+    executor: str
+    address: str | None
+    workers: int | None
+
+
+class JobsOnRay:
+    """Ray for a server's jobs (``jurybench serve --executor ray``): connected once, as the server
+    starts (to the cluster at ``address``, or a Ray started on this machine and shut down with the
+    server), and each of the ``slots`` jobs that run at once spreading its calls over ``workers``
+    actors of its own (default: the cluster's CPUs shared among the slots). The jobs' drivers stay
+    in the server, which plans, admits and writes as for any run. JurybenchError, before anything
+    starts, when Ray is missing, the address does not answer, or the cluster has fewer CPUs than
+    ``slots * workers``."""
+
+    def __init__(self, address: str | None, workers: int | None, slots: int) -> None:
+        check_executor("ray", address, workers)
+        self.ray, self.owned = connect(address, None if workers is None else workers * slots)
+        cpus = int(self.ray.cluster_resources().get("CPU", 0))
+        self.workers = workers or max(1, cpus // slots)
+        self.address = address
+        if self.workers * slots > cpus:
+            self.close()
+            raise JurybenchError(
+                f"--ray-workers {self.workers} for each of {slots} jobs at once needs {self.workers * slots} CPUs; "
+                f"the Ray cluster has {cpus}.",
+                hint="Give fewer --ray-workers or fewer --workers (jobs at once), or add nodes to the cluster.",
+            )
+
+    def options(self) -> RayOptions:
+        """What every job's engine options take (``api.engine_options``)."""
+        return {"executor": "ray", "address": self.address, "workers": self.workers}
+
+    def close(self) -> None:
+        if self.owned:
+            self.ray.shutdown()
+            self.owned = False
 
 
 def _first_line(exc: BaseException) -> str:
@@ -490,22 +531,34 @@ class RayPool:
             self.ray.shutdown()
 
 
-_KEPT: contextvars.ContextVar[list[RayPool] | None] = contextvars.ContextVar("jurybench_kept_pools", default=None)
+@dataclass
+class _Kept:
+    """The pools a keep_workers() block keeps, and how many it keeps at most (None: all)."""
+
+    pools: list[RayPool]
+    most: int | None
+
+
+_KEPT: contextvars.ContextVar[_Kept | None] = contextvars.ContextVar("jurybench_kept_pools", default=None)
 
 
 @contextlib.contextmanager
-def keep_workers() -> Iterator[None]:
+def keep_workers(most: int | None = None) -> Iterator[None]:
     """Runs started in this block on Ray with the same rubric, jurors and options share their
     workers (a sequential run's batches: one start, not one a look; a transport built from the
-    store's rows is built again for each run's subjects and handed to them); they stop at its end."""
+    store's rows is built again for each run's subjects and handed to them); they stop at its end.
+    ``most``: the pools kept at once; a run that needs another stops the one used longest ago
+    first (a server's job slot: consecutive jobs of one jury share workers, and a slot never holds
+    more of the cluster than one job's)."""
     if _KEPT.get() is not None:  # already kept by an enclosing block
         yield
         return
-    token = _KEPT.set([])
+    token = _KEPT.set(_Kept([], most))
     try:
         yield
     finally:
-        for pool in _KEPT.get() or []:
+        kept = _KEPT.get()
+        for pool in kept.pools if kept is not None else []:
             pool.stop()
         _KEPT.reset(token)
 
@@ -569,11 +622,15 @@ def start_pool(
         raise
     kept = _KEPT.get()
     if kept is not None:
-        for pool in kept:
+        for pool in kept.pools:
             same = replace(pool.setup, shipped={}) == replace(setup, shipped={})
             if same and pool.n == n and pool.address == options.address:
+                kept.pools.remove(pool)  # the newest used last
+                kept.pools.append(pool)
                 pool.begin_run(shipped)
                 return pool
+        while kept.most is not None and len(kept.pools) >= kept.most:  # its CPUs freed before new ones are asked
+            kept.pools.pop(0).stop()
     pool = RayPool(ray, setup, n, owned, run_name)
     pool.address = options.address
     try:
@@ -583,5 +640,5 @@ def start_pool(
         raise
     if kept is not None:
         pool.kept = True
-        kept.append(pool)
+        kept.pools.append(pool)
     return pool

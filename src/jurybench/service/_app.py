@@ -143,10 +143,24 @@ def create_app(
         state.store = store or Store(
             config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
         )
+        if config.executor != "local" or config.address is not None or config.ray_workers is not None:
+            from jurybench.engine import JobsOnRay, check_executor
+
+            given = "ray" if config.ray_workers is not None and config.executor == "local" else config.executor
+            check_executor(given, config.address, None)  # --ray-workers or --address without --executor ray
+            if config.executor == "local":
+                raise JurybenchError(
+                    "--ray-workers spreads each job's calls over Ray workers: give --executor ray with it."
+                )
+            state.ray = JobsOnRay(config.address, config.ray_workers, max(1, config.workers))
         # Submissions and the ends of jobs are committed in groups (as many as are waiting).
         state.group = GroupWriter(state.store, batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
         state.jobs = JobManager(
-            state.store, workers=config.workers, end_run=state.group.run, calibration_dir=config.calibrations
+            state.store,
+            workers=config.workers,
+            end_run=state.group.run,
+            calibration_dir=config.calibrations,
+            ray=state.ray,
         )
         if start_jobs:
             state.jobs.start()
@@ -166,9 +180,11 @@ def create_app(
             if start_jobs:
                 state.jobs.shutdown()
             state.group.close()
+            if state.ray is not None:
+                state.ray.close()
             if store is None or close_store:
                 state.store.close()
-            state.store = state.group = state.jobs = None
+            state.store = state.group = state.jobs = state.ray = None
 
     app = FastAPI(
         title="jurybench",

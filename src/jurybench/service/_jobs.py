@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from duckdb import DuckDBPyConnection as Connection
 
-    from jurybench.engine import RunEnd
+    from jurybench.engine import JobsOnRay, RunEnd
     from jurybench.service._store import Store
 
 log = logging.getLogger("jurybench.service")
@@ -154,10 +154,14 @@ class JobManager:
         workers: int = 2,
         end_run: Callable[[RunEnd], None] | None = None,
         calibration_dir: Path | None = None,
+        ray: JobsOnRay | None = None,
     ) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
-        without it each job writes its own. ``calibration_dir``: where named calibrations are."""
+        without it each job writes its own. ``calibration_dir``: where named calibrations are.
+        ``ray``: every scoring job's calls spread over Ray workers (``serve --executor ray``;
+        None: the calls are made in this process)."""
         self.store = store
+        self.ray = ray
         self.calibration_dir = calibration_dir
         self.end_run = end_run
         self.queue: queue.Queue[str | None] = queue.Queue()
@@ -397,6 +401,17 @@ class JobManager:
                 self.admit_lock.notify_all()
 
     def _worker(self) -> None:
+        if self.ray is None:
+            self._take_jobs()
+            return
+        from jurybench.engine import keep_workers
+
+        # On Ray, consecutive jobs of one rubric and jury share this slot's workers; a job of
+        # another stops them before it starts its own, so a slot never holds more than one job's.
+        with keep_workers(most=1):
+            self._take_jobs()
+
+    def _take_jobs(self) -> None:
         while True:
             job_id = self.queue.get()
             if job_id is None:
@@ -431,13 +446,18 @@ class JobManager:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
             self._reload(cur, job_id)
         declared = _declared_run(request)
+        engine = declared.pop("engine")
+        # On Ray, a job's calls are made by the workers; a provider batch job makes none (it sends files).
+        on_ray = self.ray is not None and not engine.get("batch")
+        spread = self.ray.options() if on_ray and self.ray else {"executor": "local", "address": None, "workers": None}
         options = engine_options(
             on_call=live.on_call,
             on_plan=live.on_plan,
             stop=live.stop.is_set,
             store_lock=self.store.write_lock,
             end_run=self.end_run,
-            **declared.pop("engine"),
+            **spread,
+            **engine,
         )
         try:
             with self.store.cursor() as cur:
@@ -464,6 +484,16 @@ class JobManager:
             live.counts["error"] = result.n_errors + result.n_skipped
             live.n_tasks, live.n_cached = result.n_tasks, result.n_cached
         notes = list(result.notes)
+        if result.cluster is not None:  # serve --executor ray: where the calls were made
+            c = result.cluster
+            notes.append(
+                f"calls made by {c['workers']} Ray worker(s) on {c['nodes']} node(s)"
+                + (
+                    f", kept from earlier jobs (run {c['runs_on_these_workers']} on them)"
+                    if c["runs_on_these_workers"] > 1
+                    else ""
+                )
+            )
         if done.stopping is not None:  # sequential judging: what it saw, in a line (runs.stopping has every look)
             s = done.stopping
             notes.append(

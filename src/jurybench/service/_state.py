@@ -14,6 +14,7 @@ from typing import Annotated, cast
 from fastapi import Depends, Query, Request
 from fastapi import Path as PathParam
 
+from jurybench.engine import JobsOnRay
 from jurybench.service._jobs import JobManager
 from jurybench.service._store import GroupWriter, Store
 
@@ -35,6 +36,11 @@ class ServiceConfig:
     extra: dict[str, object] = field(default_factory=dict)
     # Host headers answered (None: any; 'jurybench serve' sets the address it listens as).
     allowed_hosts: tuple[str, ...] | None = None
+    # Where jobs make their calls: "local" (the server's process) or "ray" (serve --executor ray:
+    # each job's calls spread over ray_workers Ray actors; the cluster at address, or a Ray of this machine).
+    executor: str = "local"
+    address: str | None = None
+    ray_workers: int | None = None
 
     @property
     def calibrations(self) -> Path:
@@ -49,6 +55,7 @@ class ServiceState:
     store: Store | None = None
     group: GroupWriter | None = None
     jobs: JobManager | None = None
+    ray: JobsOnRay | None = None  # serve --executor ray: Ray, connected as the server starts
 
 
 def state_of(request: Request) -> ServiceState:
