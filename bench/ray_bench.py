@@ -81,7 +81,10 @@ def scale_out(n: int) -> dict[str, Any]:
     return out
 
 
-def rpm_shared(n: int) -> dict[str, Any]:
+def rpm_shared(n: int, stated: bool = False) -> dict[str, Any]:
+    """600 a minute for the cluster: the juror's rpm (``stated`` False), or the limit the stub
+    states in its headers with no rpm on the juror (``stated``: the endpoint's rate, kept by the
+    run's keeper from every worker's answers)."""
     from jurybench.engine import EngineOptions, score
     from jurybench.jurors import parse_juror
     from jurybench.rubric import load_rubric
@@ -93,7 +96,8 @@ def rpm_shared(n: int) -> dict[str, Any]:
             db = _store(Path(tmp) / f"{label}.duckdb", n)
             limits = RateLimits(rpm=600, burst_s=1.0, delay_s=0.05)
             with StubServer(json.dumps(ANSWER), limits=limits) as stub:
-                juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=x,rpm=600")
+                cap = "" if stated else ",rpm=600"
+                juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=x{cap}")
                 options = EngineOptions(progress=False)
                 if workers is not None:
                     options = EngineOptions(progress=False, executor="ray", workers=workers)
@@ -116,6 +120,7 @@ def main() -> None:
             "machine_cpus": os.cpu_count(),
             "scale_out": scale_out(n),
             "rpm_600_with_4_workers": rpm_shared(200),
+            "stated_600_with_4_workers": rpm_shared(200, stated=True),
         }
     finally:
         ray.shutdown()

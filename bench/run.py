@@ -951,6 +951,12 @@ def main() -> None:
         f"{rp['ray_4']['responses_429']} 429s; one process {rp['local']['over_limit']:.2f} with "
         f"{rp['local']['responses_429']} (target 0.95-1.02, no more 429s than one process)"
     )
+    if (st := ry.get("stated_600_with_4_workers")) is not None:
+        print(
+            f"600 a minute stated in the stub's headers (no rpm on the juror): 4 workers reached "
+            f"{st['ray_4']['over_limit']:.2f} of the limit with {st['ray_4']['responses_429']} 429s; one process "
+            f"{st['local']['over_limit']:.2f} with {st['local']['responses_429']}"
+        )
     sr = results["service_ray"]["medians"]
     print(
         f"serve --executor ray vs jobs in the server's process, {results['service_ray']['clients']} clients at once, "
@@ -1153,6 +1159,21 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
                 0,
             ),
         ]
+        if (st := ry.get("stated_600_with_4_workers")) is not None:
+            checks += [
+                (
+                    "600/min stated in headers, 4 Ray workers: rate over the limit",
+                    st["ray_4"]["over_limit"],
+                    "<=",
+                    1.06,
+                ),
+                (
+                    "600/min stated in headers, 4 Ray workers: 429s beyond one process's",
+                    st["ray_4"]["responses_429"] - st["local"]["responses_429"],
+                    "<=",
+                    0,
+                ),
+            ]
     for protocol, b in (results.get("batch") or {}).items():  # every call once, at a price, never sent twice
         checks += [
             (f"batch {protocol}: calls stored ok", b["stored_ok"], ">=", b["calls"]),

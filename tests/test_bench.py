@@ -266,3 +266,20 @@ def test_serve_on_ray_is_held_to_the_services_latency_targets() -> None:
         "serve --executor ray: poll p95 ms: 120.000 (target < 100)",
         "serve --executor ray: jobs left unfinished: 2.000 (target < 1)",
     ]
+
+
+def test_a_limit_stated_in_headers_is_a_target_for_the_cluster() -> None:
+    bench = _bench()
+
+    def ray(stated_429: int) -> dict[str, Any]:
+        rpm = {"local": {"over_limit": 1.0, "responses_429": 0}, "ray_4": {"over_limit": 1.0, "responses_429": 0}}
+        stated = {
+            "local": {"over_limit": 1.04, "responses_429": 0},
+            "ray_4": {"over_limit": 1.03, "responses_429": stated_429},
+        }
+        return {"rpm_600_with_4_workers": rpm, "stated_600_with_4_workers": stated}
+
+    assert bench.missed_targets({**_results(0.95, 0.5), "ray": ray(0)}) == []
+    assert bench.missed_targets({**_results(0.95, 0.5), "ray": ray(53)}) == [
+        "600/min stated in headers, 4 Ray workers: 429s beyond one process's: 53.000 (target <= 0)"
+    ]

@@ -144,6 +144,22 @@ def test_a_jurors_rpm_holds_for_the_whole_cluster(tmp_path: Path) -> None:
     assert turns == 24 and span >= 24 * 0.1 - 1e-3  # every request took a turn of the one schedule
 
 
+def test_an_endpoints_stated_limit_holds_for_the_whole_cluster(tmp_path: Path) -> None:
+    """A provider that states its limit in headers (no rpm on the juror): four workers each
+    reading the headers for themselves sent up to four times what was left and met 36-61 429s
+    where one process met none. The rate is one schedule in the run's keeper, fed by every
+    worker's answers and refusals, and each worker's window starts at its share of one process's."""
+    db = _store(tmp_path, n=10)
+    limits = RateLimits(rpm=600, burst_s=1.0, delay_s=0.05)  # 10 a second, 10 at once
+    with StubServer(json.dumps(FULL), limits=limits) as stub:
+        juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=k,samples=10")
+        result = score(db, load_rubric("story-quality"), [juror], options=_ray(workers=4))
+    assert result.status == "finished" and limits.n_ok == 100
+    # Counted, not timed: 36-38 in two runs before the keeper held the rate, none in three after
+    # (a request sent well after its turn, on a loaded machine, could still meet a refusal).
+    assert limits.n_limited <= 15, limits.n_limited
+
+
 def test_the_budget_holds_for_the_whole_cluster(tmp_path: Path) -> None:
     """Calls are admitted under --max-cost by the driver, whichever worker makes them."""
     db = _store(tmp_path, n=10)
@@ -282,3 +298,16 @@ def test_an_address_other_than_the_cluster_this_process_is_on_is_refused(tmp_pat
     here = ray.get_runtime_context().gcs_address
     again = _score_cli(db, "--executor", "ray", "--address", here)
     assert again.exit_code == 0, again.stderr
+
+
+def test_each_workers_window_is_its_share_of_the_jurors() -> None:
+    """A juror's concurrency (here 256, the default) and the window a process opens before it
+    knows the provider's limits (8) are the cluster's: with four workers, each opens at most 64
+    and starts at 2. One worker is a process."""
+    from jurybench.engine._ray import ClusterEndpoint
+    from jurybench.jurors import EndpointLimiter
+
+    four, one = ClusterEndpoint("k", 256, None, 4), ClusterEndpoint("k", 256, None, 1)
+    assert (four.max_concurrency, four.window) == (64, 2.0)
+    assert (one.max_concurrency, one.window) == (256, EndpointLimiter.START)
+    assert ClusterEndpoint("k", 3, None, 4).max_concurrency == 1  # never none

@@ -255,3 +255,28 @@ def test_headers_read_the_first_name_that_states_a_finite_count() -> None:
     assert signals.limit_requests == 50.0 and signals.remaining_requests == 0.0
     assert signals.limit_tokens is None and signals.remaining_tokens is None
     assert read_headers({"Server": "stub"}) == read_headers(None)
+
+
+def test_turns_on_an_endpoints_stated_rate_form_a_schedule_that_starts_after_a_pause(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The cluster's keeper gives turns with ``reserve``. Hand-worked, the clock held at 100 s:
+    a report of 600 a minute (10 a second) with 2 left lets 2 go now, then one every 0.1 s. A 429
+    asking for 1 s pauses the endpoint: the next turns are 1.0, 1.1, 1.2 s away, not all at the
+    pause's end (a schedule that began at the pause's end would send them in one bunch)."""
+    from jurybench.jurors import _endpoint_limits
+
+    monkeypatch.setattr(_endpoint_limits.time, "monotonic", lambda: 100.0)
+    limiter = EndpointLimiter("turns")
+    limiter.done(read_headers({f"{R}limit-requests": "600", f"{R}remaining-requests": "2"}), started=100.0)
+    waits = [limiter.reserve()[0] for _ in range(4)]
+    assert waits == [0.0, 0.0, pytest.approx(0.1), pytest.approx(0.2)]
+    assert limiter.in_flight == 0  # a turn holds no place in flight
+    fresh = EndpointLimiter("paused")
+    fresh.done(read_headers({f"{R}limit-requests": "600", f"{R}remaining-requests": "0"}), started=100.0)
+    fresh.rate_limited(read_headers({"retry-after": "1"}), started=100.0, attempt=1)
+    after = [fresh.reserve()[0] for _ in range(3)]
+    assert after == [pytest.approx(1.0), pytest.approx(1.1), pytest.approx(1.2)]
+    with pytest.raises(LimiterTimeout):  # a turn past the caller's deadline is refused, and not taken
+        fresh.reserve(within_s=1.0)
+    assert fresh.reserve()[0] == pytest.approx(1.3)

@@ -38,20 +38,22 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import math
 import os
 import random
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from jurybench.errors import JurybenchError
+from jurybench.jurors import EndpointLimiter
 
 if TYPE_CHECKING:
     from jurybench.engine._options import EngineOptions
     from jurybench.engine._plan import Task
-    from jurybench.jurors import Backend, JurorKind, JurorSpec
+    from jurybench.jurors import Backend, JurorKind, JurorSpec, Signals
     from jurybench.rubric import Outcome
 
 EXECUTORS = ("local", "ray")
@@ -184,8 +186,26 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+class _KeptEndpoint(EndpointLimiter):
+    """An endpoint's rate as the keeper holds it. A worker's report reaches the keeper later than
+    a local answer reaches its loop, so every turn given after the reported request's own counts
+    as spent against the report (a process reading its own answers counts those of the last
+    moment only): a report never frees turns it may not have seen."""
+
+    REPORT_LEAD_S = math.inf
+    # A turn is sent a little after its time (the worker's way to the provider, its loop's other
+    # work): turns given this long before the reported one's may not have reached the provider
+    # when it made its report, and count as spent too.
+    LATE_S = 0.1
+
+    def _observe(self, signals: Signals | None, started: float, now: float) -> None:
+        super()._observe(signals, started - self.LATE_S, now)
+
+
 class PaceKeeper:
-    """The jurors' own rpm/tpm schedules, one for the whole cluster (a Ray actor)."""
+    """What must be one for the whole cluster (a Ray actor): the jurors' own rpm/tpm schedules,
+    and each endpoint's rate as its answers state it (limit headers) or its refusals show it
+    (429s), fed by every worker's answers."""
 
     def __init__(self, caps: Mapping[str, tuple[float | None, float | None]]) -> None:
         from jurybench.jurors import JurorPace
@@ -193,6 +213,41 @@ class PaceKeeper:
         self.paces = {key: JurorPace(rpm, tpm) for key, (rpm, tpm) in caps.items()}
         self.turns = dict.fromkeys(caps, 0)  # turns given, per juror
         self.first: dict[str, float] = {}
+        self.endpoints: dict[str, EndpointLimiter] = {}
+
+    def _endpoint(self, key: str) -> EndpointLimiter:
+        found = self.endpoints.get(key)
+        if found is None:
+            found = self.endpoints[key] = _KeptEndpoint(key)
+        return found
+
+    def endpoint_turn(self, key: str, tokens: float, within_s: float) -> tuple[float, float, str | None]:
+        """(seconds the request waits for its turn on the endpoint, the turn's time, None), or
+        (0, 0, why) when it could not get one within ``within_s``."""
+        from jurybench.jurors import LimiterTimeout
+
+        try:
+            delay, at = self._endpoint(key).reserve(tokens, within_s=within_s)
+        except LimiterTimeout as exc:
+            return 0.0, 0.0, str(exc)
+        return delay, at, None
+
+    def endpoint_done(self, key: str, signals: Signals | None, at: float | None, usage: tuple[Any, ...]) -> None:
+        """A worker's answer from the endpoint (``at``: its turn, None when it had none); ``usage``:
+        tokens used, prompt and completion tokens, the prompt's estimate."""
+        used, prompt, completion, estimate = usage
+        self._endpoint(key).done(
+            signals,
+            started=time.monotonic() if at is None else at,
+            tokens_used=used,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            prompt_estimate=estimate,
+        )
+
+    def endpoint_limited(self, key: str, signals: Signals | None, at: float | None, attempt: int) -> None:
+        """A 429 a worker got: the endpoint pauses for every worker."""
+        self._endpoint(key).rate_limited(signals, started=time.monotonic() if at is None else at, attempt=attempt)
 
     def restart_account(self) -> None:
         """Count turns afresh (a kept pool's next run); the schedules themselves go on."""
@@ -236,6 +291,91 @@ class SharedPace:
             await asyncio.sleep(delay)
 
 
+class ClusterEndpoint(EndpointLimiter):
+    """A worker's limiter for an endpoint every worker of the run calls. Its own window of
+    requests in flight starts at the cluster's share of the first window (``START / workers``)
+    and grows to its share of the juror's ``concurrency``, so the cluster starts as one process
+    would. Once the endpoint's answers state its limits (headers) or it refuses a request (429),
+    each request also takes its turn on the endpoint's rate from the run's keeper, which every
+    worker's answers and refusals feed: one schedule for the cluster, not one a worker."""
+
+    def __init__(self, key: str, max_concurrency: int, keeper: Any, workers: int) -> None:
+        super().__init__(key, max(1, max_concurrency // max(1, workers)))
+        self.window = max(1.0, min(self.START / max(1, workers), float(self.max_concurrency)))
+        self.keeper = keeper
+        # Turns are taken from the keeper once the endpoint states limits or refuses a request
+        # (an endpoint that does neither, a vLLM server of one's own, costs no message a call).
+        self.shared = False
+        self._turns: dict[float, float] = {}  # this worker's start of a request -> its turn at the keeper
+
+    async def acquire(
+        self, tokens: float = 0.0, *, deadline: float = float("inf"), stop: Callable[[], bool] | None = None
+    ) -> float:
+        """A place in this worker's window first, then the request's turn on the endpoint's rate
+        (a turn taken by a request still waiting for a place would be counted as sent when it
+        was not, and sent later, in a bunch with others)."""
+        from jurybench.jurors import LimiterStopped, LimiterTimeout
+
+        started = await super().acquire(tokens, deadline=deadline, stop=stop)
+        if not self.shared:
+            return started
+        try:
+            asked = time.monotonic()
+            delay, turn, refused = await self.keeper.endpoint_turn.remote(self.key, tokens, deadline - asked)
+            if refused is not None:
+                raise LimiterTimeout(refused)
+            # The turn is ``delay`` after the keeper gave it, about half the round trip after it
+            # was asked for (no clock is shared between machines): the turns keep their spacing
+            # whatever the answer's way back took.
+            until = asked + (time.monotonic() - asked) / 2 + delay
+            while (left := until - time.monotonic()) > 0:  # asked to stop while waiting: made on resume
+                if stop is not None and stop():
+                    raise LimiterStopped()
+                await asyncio.sleep(min(left, 0.25))
+        except BaseException:
+            with self._lock:  # its place goes back: it was never sent
+                self.in_flight = max(0, self.in_flight - 1)
+            self._wake()
+            raise
+        self._turns[started] = turn
+        return started
+
+    def done(
+        self,
+        signals: Signals | None,
+        *,
+        started: float,
+        tokens_used: int | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        prompt_estimate: float = 0.0,
+    ) -> None:
+        super().done(
+            signals,
+            started=started,
+            tokens_used=tokens_used,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            prompt_estimate=prompt_estimate,
+        )
+        turn = self._turns.pop(started, None)
+        self.shared = self.shared or (signals is not None and signals.any)
+        if self.shared:
+            usage = (tokens_used, prompt_tokens, completion_tokens, prompt_estimate)
+            self.keeper.endpoint_done.remote(self.key, signals, turn, usage)
+
+    def _observe(self, signals: Signals | None, started: float, now: float) -> None:
+        """The endpoint's reports go to the keeper, whose turns pace the requests: a worker's own
+        reading of them (its requests only, against the whole cluster's budget) would hold its
+        turns back and send them later in a bunch."""
+
+    def rate_limited(self, signals: Signals | None, *, started: float, attempt: int) -> float:
+        wait = super().rate_limited(signals, started=started, attempt=attempt)
+        self.shared = True
+        self.keeper.endpoint_limited.remote(self.key, signals, self._turns.pop(started, None), attempt)
+        return wait
+
+
 @dataclass
 class WorkerSetup:
     """What every worker is started with (pickled once per worker)."""
@@ -247,12 +387,13 @@ class WorkerSetup:
     options: EngineOptions  # without hooks (they are the driver's)
     capped: list[str]  # jurors with an rpm/tpm cap: paced by the keeper
     environment: dict[str, str]
+    endpoints: bool = False  # some juror calls an endpoint (its limits shared through the keeper)
 
 
 class CallWorker:
     """One Ray worker: the engine's call path over the calls the driver hands it."""
 
-    def __init__(self, setup: WorkerSetup, keeper: Any) -> None:
+    def __init__(self, setup: WorkerSetup, keeper: Any, workers: int = 1) -> None:
         from jurybench.jurors import JurorPace, kinds, make_backend, register_kind
 
         os.environ.update(setup.environment)
@@ -272,10 +413,28 @@ class CallWorker:
         }
         self.rng = random.Random()
         self.turns: Any = None
+        self.keeper, self.workers = keeper, workers
+        self.endpoints: dict[str, ClusterEndpoint] = {}
+        for backend in self.backends.values():
+            self._share(backend)
+
+    def _share(self, backend: Any) -> None:
+        """A transport's endpoint limiter, as the cluster's (one a worker for each endpoint)."""
+        local = getattr(backend, "endpoint", None)
+        if local is None or self.keeper is None or isinstance(local, ClusterEndpoint):
+            return
+        shared = self.endpoints.get(local.key)
+        if shared is None:
+            shared = self.endpoints[local.key] = ClusterEndpoint(
+                local.key, local.max_concurrency, self.keeper, self.workers
+            )
+        backend.endpoint = shared
 
     def take(self, shipped: dict[str, Any]) -> None:
         """Transports built by the driver for the next run's subjects (a kept pool)."""
         self.backends.update(shipped)
+        for backend in shipped.values():
+            self._share(backend)
 
     def ready(self) -> tuple[int, str]:
         """This worker's process id and Ray node (the driver waits for every worker to answer)."""
@@ -338,7 +497,7 @@ class RayPool:
         self.ray, self.setup, self.n, self.owned, self.name = ray, setup, n, owned, name
         self.keeper = (
             ray.remote(num_cpus=0)(PaceKeeper).remote({key: _caps(setup, key) for key in setup.capped})
-            if setup.capped
+            if setup.capped or setup.endpoints
             else None
         )
         self.actor_class = ray.remote(num_cpus=1, max_concurrency=10_000, max_restarts=0, max_task_retries=0)(
@@ -361,7 +520,7 @@ class RayPool:
     def _start(self) -> _Seat:
         actor = self.actor_class.options(
             name=f"{self.name}-{self.started}", namespace="jurybench", scheduling_strategy="SPREAD"
-        ).remote(self.setup, self.keeper)
+        ).remote(self.setup, self.keeper, self.n)
         seat = _Seat(actor, self.started)
         self.started += 1
         self.actors.append(actor)
@@ -615,6 +774,7 @@ def start_pool(
             options=replace(options, hooks=EngineHooks()),
             capped=[j.key for j in jurors if j.option("rpm", None) or j.option("tpm", None)],
             environment=_environment(jurors),
+            endpoints=any(getattr(backends.get(j.key), "endpoint", None) is not None for j in jurors),
         )
     except BaseException:
         if owned:

@@ -20,7 +20,13 @@ from jurybench.jurors._completion import (
     Slot,
     TransientError,
 )
-from jurybench.jurors._endpoint_limits import EndpointLimiter, LimiterStopped, LimiterTimeout, estimate_tokens
+from jurybench.jurors._endpoint_limits import (
+    EndpointLimiter,
+    LimiterStopped,
+    LimiterTimeout,
+    Signals,
+    estimate_tokens,
+)
 from jurybench.jurors._kind_fake import FakeBackend
 from jurybench.jurors._kind_litellm import (
     REQUEST_FORMATS,
@@ -68,6 +74,7 @@ __all__ = [
     "Price",
     "RateLimited",
     "Result",
+    "Signals",
     "Slot",
     "TransientError",
     "batch_price",

@@ -298,6 +298,32 @@ class EndpointLimiter:
             else:
                 await asyncio.sleep(min(delay, 0.25))
 
+    def reserve(self, tokens: float = 0.0, *, within_s: float = math.inf) -> tuple[float, float]:
+        """A turn on the endpoint's rate, taken without a place in flight (the cluster's keeper
+        paces every worker's requests with it): (seconds until the request may start, the time it
+        starts, which ``done`` and ``rate_limited`` take back). Each turn counts as sent, so the
+        next one waits behind it: the turns form a schedule at the rate the provider states.
+        LimiterTimeout, and no turn, when the wait is longer than ``within_s``."""
+        with self._lock:
+            now = time.monotonic()
+            expected = tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
+            # After a pause the schedule starts where the pause ends (not all at its end)
+            start = max(now, self.paused_until)
+            wait = self.requests.wait_for(1.0, start)
+            if expected > 0 and self.tokens.remaining != math.inf:
+                wait = max(wait, self.tokens.wait_for(min(expected, self.tokens.capacity), start))
+            wait += start - now
+            if wait > within_s:
+                raise LimiterTimeout(f"the endpoint would not admit a request for {wait:.3g} s")
+            at = now + wait
+            self.n_requests += 1
+            self.requests.spent += 1
+            self.tokens.spent += expected
+            self._sent.append((at, expected))
+            while self._sent and self._sent[0][0] < now - 10:
+                self._sent.popleft()
+            return wait, at
+
     def _wake(self) -> None:
         """Wake requests waiting for a slot, on whichever loop they wait (cheap when none does)."""
         if not self._waiting:
