@@ -273,12 +273,7 @@ class EndpointLimiter:
                 delay = self._delay(expected, now)
                 if delay <= 0:
                     self.in_flight += 1
-                    self.n_requests += 1
-                    self.requests.spent += 1
-                    self.tokens.spent += expected
-                    self._sent.append((now, expected))
-                    while self._sent and self._sent[0][0] < now - 10:
-                        self._sent.popleft()
+                    self._count_sent(now, expected, now)
                     return now
                 event = self._waiters.setdefault(loop, asyncio.Event())
             if stop is not None and stop():
@@ -316,13 +311,18 @@ class EndpointLimiter:
             if wait > within_s:
                 raise LimiterTimeout(f"the endpoint would not admit a request for {wait:.3g} s")
             at = now + wait
-            self.n_requests += 1
-            self.requests.spent += 1
-            self.tokens.spent += expected
-            self._sent.append((at, expected))
-            while self._sent and self._sent[0][0] < now - 10:
-                self._sent.popleft()
+            self._count_sent(at, expected, now)
             return wait, at
+
+    def _count_sent(self, at: float, expected: float, now: float) -> None:
+        """A request admitted to start at ``at`` (under the lock): spent from both budgets and
+        remembered for the next report (the last ten seconds' requests are kept)."""
+        self.n_requests += 1
+        self.requests.spent += 1
+        self.tokens.spent += expected
+        self._sent.append((at, expected))
+        while self._sent and self._sent[0][0] < now - 10:
+            self._sent.popleft()
 
     def _wake(self) -> None:
         """Wake requests waiting for a slot, on whichever loop they wait (cheap when none does)."""
