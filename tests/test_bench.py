@@ -266,6 +266,10 @@ def test_serve_on_ray_is_held_to_the_services_latency_targets() -> None:
         "serve --executor ray: poll p95 ms: 120.000 (target < 100)",
         "serve --executor ray: jobs left unfinished: 2.000 (target < 1)",
     ]
+    many = {**section(170.0, 12.0), "many": {"ray": {"submit_p95_ms": 1200.0, "poll_p95_ms": 20.0}}}
+    assert bench.missed_targets({**_results(0.95, 0.5), "service_ray": many}) == [
+        "serve --executor ray, 200 clients: submit p95 ms: 1200.000 (target < 1000)"
+    ]
 
 
 def test_a_limit_stated_in_headers_is_a_target_for_the_cluster() -> None:
