@@ -152,3 +152,18 @@ def test_serve_on_ray_where_nothing_answers_or_ray_is_missing_is_one_line(tmp_pa
         assert done.returncode == 2, (done.stdout, done.stderr)
         assert said in done.stderr and "Traceback" not in done.stderr, done.stderr
         assert "serving" not in done.stdout
+
+
+def test_a_server_whose_executor_cannot_start_leaves_nothing_open(tmp_path: Path) -> None:
+    """The executor is started before the store is opened: a server that cannot start its
+    Ray has opened no store (it held one, and the file saying so, until the process ended)."""
+    from fastapi.testclient import TestClient
+
+    from jurybench.errors import JurybenchError
+    from jurybench.service._app import ServiceConfig, create_app
+
+    db = tmp_path / "s.duckdb"
+    app = create_app(ServiceConfig(db=db, executor="ray", workers=2, ray_workers=3))
+    with pytest.raises(JurybenchError, match="needs 6 CPUs"), TestClient(app):
+        pass
+    assert not db.exists() and not db.with_name(db.name + ".server.json").exists()

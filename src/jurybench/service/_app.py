@@ -18,7 +18,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from jurybench import __version__
-from jurybench.engine import RunEnd, end_runs
+from jurybench.engine import JobsOnRay, RunEnd, end_runs
 from jurybench.errors import JurybenchError, NotFound
 from jurybench.redact import install_log_redaction, register_secret
 from jurybench.service import (
@@ -116,6 +116,20 @@ class _TooBig(Exception):
     pass
 
 
+def _jobs_on_ray(config: ServiceConfig) -> JobsOnRay | None:
+    """Ray for the jobs (``serve --executor ray``), connected; None for jobs in this process.
+    JurybenchError for options that do not go together or a Ray that cannot start."""
+    if config.executor == "local" and config.address is None and config.ray_workers is None:
+        return None
+    from jurybench.engine import JobsOnRay, check_executor
+
+    given = "ray" if config.ray_workers is not None and config.executor == "local" else config.executor
+    check_executor(given, config.address, None)  # --address without --executor ray, an unknown executor
+    if config.executor == "local":
+        raise JurybenchError("--ray-workers spreads each job's calls over Ray workers: give --executor ray with it.")
+    return JobsOnRay(config.address, config.ray_workers, max(1, config.workers))
+
+
 def create_app(
     config: ServiceConfig, *, store: Store | None = None, start_jobs: bool = True, close_store: bool = False
 ) -> FastAPI:
@@ -140,19 +154,17 @@ def create_app(
         import jurybench.calibration
         import jurybench.jury  # noqa: F401
 
-        state.store = store or Store(
-            config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
-        )
-        if config.executor != "local" or config.address is not None or config.ray_workers is not None:
-            from jurybench.engine import JobsOnRay, check_executor
-
-            given = "ray" if config.ray_workers is not None and config.executor == "local" else config.executor
-            check_executor(given, config.address, None)  # --ray-workers or --address without --executor ray
-            if config.executor == "local":
-                raise JurybenchError(
-                    "--ray-workers spreads each job's calls over Ray workers: give --executor ray with it."
-                )
-            state.ray = JobsOnRay(config.address, config.ray_workers, max(1, config.workers))
+        # The executor first: one that cannot start leaves nothing open (no store, no Ray).
+        state.ray = _jobs_on_ray(config)
+        try:
+            state.store = store or Store(
+                config.db, config.url, sql_memory_mb=config.sql_memory_mb, sql_timeout_s=config.sql_timeout_s
+            )
+        except BaseException:
+            if state.ray is not None:
+                state.ray.close()
+                state.ray = None
+            raise
         # Submissions and the ends of jobs are committed in groups (as many as are waiting).
         state.group = GroupWriter(state.store, batched={JobWrite: JobManager.insert_many, RunEnd: end_runs})
         state.jobs = JobManager(
