@@ -252,10 +252,20 @@ class EndpointLimiter:
             return self.paused_until - now
         if self.in_flight >= max(1, math.floor(self.window)):
             return math.inf
-        wait = self.requests.wait_for(1.0, now)
+        return self._budget_wait(tokens, now)
+
+    def _budget_wait(self, tokens: float, at: float) -> float:
+        """Seconds from ``at`` until both budgets, as last reported, have room for one request of
+        ``tokens`` (0: room now)."""
+        wait = self.requests.wait_for(1.0, at)
         if tokens > 0 and self.tokens.remaining != math.inf:
-            wait = max(wait, self.tokens.wait_for(min(tokens, self.tokens.capacity), now))
+            wait = max(wait, self.tokens.wait_for(min(tokens, self.tokens.capacity), at))
         return wait
+
+    def _expected(self, tokens: float) -> float:
+        """A request's tokens: the caller's estimate from its text, corrected by what answers
+        really used (the running mean of a request's use when the caller has none)."""
+        return tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
 
     async def acquire(
         self, tokens: float = 0.0, *, deadline: float = math.inf, stop: Callable[[], bool] | None = None
@@ -265,8 +275,7 @@ class EndpointLimiter:
         when the wait would pass ``deadline`` (time.monotonic()) and LimiterStopped as soon as
         ``stop()`` says so (checked at least every quarter second)."""
         loop = asyncio.get_running_loop()
-        # The caller's estimate from the request's text, corrected by what answers really used.
-        expected = tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
+        expected = self._expected(tokens)
         while True:
             with self._lock:
                 now = time.monotonic()
@@ -301,13 +310,10 @@ class EndpointLimiter:
         LimiterTimeout, and no turn, when the wait is longer than ``within_s``."""
         with self._lock:
             now = time.monotonic()
-            expected = tokens * self.token_ratio + self.completion_tokens if tokens else self.tokens_per_request
+            expected = self._expected(tokens)
             # After a pause the schedule starts where the pause ends (not all at its end)
             start = max(now, self.paused_until)
-            wait = self.requests.wait_for(1.0, start)
-            if expected > 0 and self.tokens.remaining != math.inf:
-                wait = max(wait, self.tokens.wait_for(min(expected, self.tokens.capacity), start))
-            wait += start - now
+            wait = self._budget_wait(expected, start) + start - now
             if wait > within_s:
                 raise LimiterTimeout(f"the endpoint would not admit a request for {wait:.3g} s")
             at = now + wait

@@ -119,14 +119,13 @@ class _TooBig(Exception):
 def _jobs_on_ray(config: ServiceConfig) -> JobsOnRay | None:
     """Ray for the jobs (``serve --executor ray``), connected; None for jobs in this process.
     JurybenchError for options that do not go together or a Ray that cannot start."""
-    if config.executor == "local" and config.address is None and config.ray_workers is None:
-        return None
-    from jurybench.engine import JobsOnRay, check_executor
+    from jurybench.engine import check_executor
 
-    given = "ray" if config.ray_workers is not None and config.executor == "local" else config.executor
-    check_executor(given, config.address, None)  # --address without --executor ray, an unknown executor
-    if config.executor == "local":
+    if config.executor == "local" and config.ray_workers is not None:
         raise JurybenchError("--ray-workers spreads each job's calls over Ray workers: give --executor ray with it.")
+    check_executor(config.executor, config.address, None)  # an unknown executor, --address without ray
+    if config.executor == "local":
+        return None
     return JobsOnRay(config.address, config.ray_workers, max(1, config.workers))
 
 

@@ -448,8 +448,11 @@ class JobManager:
         declared = _declared_run(request)
         engine = declared.pop("engine")
         # On Ray, a job's calls are made by the workers; a provider batch job makes none (it sends files).
-        on_ray = self.ray is not None and not engine.get("batch")
-        spread = self.ray.options() if on_ray and self.ray else {"executor": "local", "address": None, "workers": None}
+        spread = (
+            self.ray.options()
+            if self.ray is not None and not engine.get("batch")
+            else {"executor": "local", "address": None, "workers": None}
+        )
         options = engine_options(
             on_call=live.on_call,
             on_plan=live.on_plan,
