@@ -311,3 +311,63 @@ def test_each_workers_window_is_its_share_of_the_jurors() -> None:
     assert (four.max_concurrency, four.window) == (64, 2.0)
     assert (one.max_concurrency, one.window) == (256, EndpointLimiter.START)
     assert ClusterEndpoint("k", 3, None, 4).max_concurrency == 1  # never none
+
+
+def _judgments(db: Path, run: str) -> list[tuple[Any, ...]]:
+    return _rows(
+        db,
+        "SELECT c.subject_id, j.criterion, j.score, j.status FROM calls c JOIN pointwise_judgments j USING (call_key) "
+        f"JOIN run_calls USING (call_key) WHERE run_calls.run_id = '{run}' ORDER BY ALL",
+    )
+
+
+def test_a_kept_pools_workers_judge_the_next_run_with_its_own_rubric(tmp_path: Path) -> None:
+    """Two runs of one jury with different rubrics (an alignment's variants) and budgets share the
+    workers: the second's rubric is handed over and the workers' transports built again for it, so
+    its answers are parsed by its own criteria, as a local run parses them. Before, the pool was
+    kept only for the same rubric and budget: every variant started workers of its own."""
+    from jurybench.engine import keep_workers
+
+    db, here = _store(tmp_path, "k.duckdb"), _store(tmp_path, "here.duckdb")
+    juror = [parse_juror("fake/a")]
+    with keep_workers():
+        first = score(db, load_rubric("story-quality"), juror, run_id="a", options=_ray())
+        second = score(db, load_rubric("correctness"), juror, run_id="b", options=_ray(max_cost=5.0))
+    score(here, load_rubric("correctness"), juror, run_id="b", options=EngineOptions(retry_base_s=0.001))
+    assert first.cluster and second.cluster and second.cluster["runs_on_these_workers"] == 2
+    assert second.status_counts == {"ok": 3}
+    on_ray = _judgments(db, "b")
+    assert on_ray == _judgments(here, "b") and {row[1] for row in on_ray} == {"correctness"}
+
+
+def test_an_alignment_on_ray_starts_its_workers_once_and_finds_what_it_finds_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jurybench align --executor ray: every variant and fold judged by the same two workers (each
+    run's rubric handed to them), the same figures as an alignment made in this process, and
+    every run of it recorded as made on Ray."""
+    import shutil
+
+    from jurybench.engine._ray import RayPool
+    from tests.alignment.test_align import _store as labelled
+
+    (tmp_path / "ray").mkdir()
+    db, run = labelled(tmp_path / "ray", "sim/lenient,leniency=1.5,teachable=1,noise=0.4")
+    here = tmp_path / "here.duckdb"
+    shutil.copy(db, here)
+    started = []
+    original = RayPool._start
+    monkeypatch.setattr(RayPool, "_start", lambda pool: started.append(1) or original(pool))
+    align = ("align", "--run", run, "--juror", "sim/lenient", "--criterion", "coherence", "--demos", "2,4")
+    found = {}
+    for store, extra in ((db, ("--executor", "ray", "--workers", "2")), (here, ())):
+        done = run_cli(*align, "--db", str(store), "--format", "json", "--no-progress", *extra)
+        assert done.exit_code == 0, done.stdout + done.stderr
+        found[store] = json.loads(done.stdout)
+    assert len(started) == 2  # two workers, started once for 2 variants x 5 folds
+    on_ray, local = found[db], found[here]
+    assert on_ray["variants"] == local["variants"] and on_ray["chosen"] == local["chosen"] == "demos-4"
+    executors = _rows(db, "SELECT executor, workers, count(*) FROM runs WHERE run_id LIKE 'align-%' GROUP BY ALL")
+    assert executors == [("ray", 2, 10)]
+    refused = run_cli(*align, "--db", str(here), "--workers", "2")
+    assert refused.exit_code == 2 and "give --executor ray with it" in refused.stderr, refused.stderr

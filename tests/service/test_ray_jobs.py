@@ -28,8 +28,8 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
-def _job(client: Any, jury: list[str]) -> dict[str, Any]:
-    done: dict[str, Any] = client.post("/v1/jobs", json={"rubric": "story-quality", "jury": {"jurors": jury}}).json()
+def _job(client: Any, jury: list[str], rubric: str = "story-quality") -> dict[str, Any]:
+    done: dict[str, Any] = client.post("/v1/jobs", json={"rubric": rubric, "jury": {"jurors": jury}}).json()
     assert "job_id" in done, done
     return wait_for(client, done["job_id"], timeout=120)
 
@@ -71,9 +71,17 @@ def test_the_next_job_of_the_same_jury_takes_the_slots_workers(tmp_path: Path) -
         first = _job(client, ["sim/a,seed=1"])
         second = _job(client, ["sim/a,seed=1", "sim/b,seed=2"])  # another jury: the first's workers stop
         third = _job(client, ["sim/a,seed=1", "sim/b,seed=2"])  # the same jury again: kept
-        assert [j["status"] for j in (first, second, third)] == ["finished"] * 3
+        fourth = _job(client, ["sim/a,seed=1", "sim/b,seed=2"], "correctness")  # another rubric: handed over
+        assert [j["status"] for j in (first, second, third, fourth)] == ["finished"] * 4
         assert not any("kept from earlier jobs" in n for n in first["notes"] + second["notes"])
         assert any("kept from earlier jobs (run 2 on them)" in n for n in third["notes"]), third["notes"]
+        assert any("kept from earlier jobs (run 3 on them)" in n for n in fourth["notes"]), fourth["notes"]
+        judged = _rows(
+            client,
+            "SELECT DISTINCT j.criterion FROM pointwise_judgments j JOIN run_calls r USING (call_key) "
+            f"WHERE r.run_id = 'job-{fourth['job_id']}'",
+        )
+        assert judged == [["correctness"]]  # parsed by the rubric handed over
         live = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"]
         assert 0 < len(live) <= 3  # one job's workers (and its pace keeper), never two juries' at once
     gone = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"]
@@ -167,3 +175,32 @@ def test_a_server_whose_executor_cannot_start_leaves_nothing_open(tmp_path: Path
     with pytest.raises(JurybenchError, match="needs 6 CPUs"), TestClient(app):
         pass
     assert not db.exists() and not db.with_name(db.name + ".server.json").exists()
+
+
+def test_an_alignment_job_on_a_ray_server_is_judged_by_the_slots_workers(tmp_path: Path) -> None:
+    """POST /v1/align on serve --executor ray: the variants' calls made by the job slot's workers
+    (each variant's rubric handed to them), the same verdict as the alignment made in a server's
+    process; before, alignment jobs ran in the server's process whatever its executor."""
+    import shutil
+
+    from tests.alignment.test_align import _store as labelled
+
+    (tmp_path / "a").mkdir()
+    db, run = labelled(tmp_path / "a", "sim/lenient,leniency=1.5,teachable=1,noise=0.4")
+    here = tmp_path / "here.duckdb"
+    shutil.copy(db, here)
+    body = {"run": run, "juror": "sim/lenient", "criterion": "coherence", "demos": "4"}
+    found = {}
+    for store, options in ((db, {"executor": "ray", "ray_workers": 2}), (here, {})):
+        executor = str(options.get("executor", "local"))
+        with make_client(store, workers=1, **options) as client:
+            submitted = client.post("/v1/align", json=body)
+            assert submitted.status_code == 202, submitted.text
+            job = wait_for(client, submitted.json()["job_id"], timeout=180)
+            assert job["status"] == "finished", job
+            runs = _rows(
+                client, "SELECT executor, workers, count(*) FROM runs WHERE run_id LIKE 'align-%' GROUP BY ALL"
+            )
+            found[executor] = (job["notes"][0].split(": ", 1)[1], runs)
+    assert found["ray"][0] == found["local"][0] and "kept demos-4" in found["ray"][0]
+    assert found["ray"][1] == [["ray", 2, 5]] and found["local"][1] == [["local", None, 5]]

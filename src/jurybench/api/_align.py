@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
+from jurybench.api import _declared as d
 from jurybench.declare import NAME_HTTP, SEED, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 
@@ -85,6 +86,9 @@ def align(
     plan: AlignPlan = False,
     concurrency: AlignConcurrency = 8,
     progress: AlignProgress = False,
+    executor: d.Executor = "local",
+    address: d.Address = None,
+    workers: d.Workers = None,
     hooks: AlignHooks = None,
 ) -> Alignment:
     """Propose rubric variants for one juror of ``run`` (``demos``: that many labelled subjects
@@ -93,7 +97,9 @@ def align(
     its held-out gain in absolute error against the humans' mean is significant (one-sided, Holm
     over the variants at ``alpha``): then it is stored as a new rubric version (``score --rubric
     NAME@VERSION``) and the labels it used are recorded, so agreement, calibrate and stats ppi
-    on runs judged with it leave them out. ``plan=True`` counts and prices the calls only."""
+    on runs judged with it leave them out. ``plan=True`` counts and prices the calls only.
+    ``executor='ray'``: the variants' calls are made by Ray workers, started once for them all
+    (each variant's rubric handed to them)."""
     from jurybench.alignment import (
         align as run_alignment,
     )
@@ -104,11 +110,12 @@ def align(
         parse_grid,
         record_alignment,
     )
-    from jurybench.engine import checked_max_cost
+    from jurybench.engine import check_executor, checked_max_cost, keep_workers
     from jurybench.store import reading, writing
 
     if max_cost is not None:
         checked_max_cost(max_cost)
+    check_executor(executor, address, workers)
     if store is None:  # the default store file, as the command line's --db
         from jurybench.config import db_path
 
@@ -124,22 +131,24 @@ def align(
             "--optimizer rewrites a scored criterion's description; a classification has none to rewrite.",
             hint="Align a classification with --demos.",
         )
-    calls = _Calls(store, data, concurrency=concurrency, progress=progress, hooks=hooks or {})
-    result = run_alignment(
-        data,
-        judge=calls.judge,
-        plan=calls.plan,
-        rewrite=None if optimizer_spec is None else calls.rewriter(optimizer_spec, data.rubric),
-        price_rewrite=None if optimizer_spec is None else _rewrite_price(optimizer_spec),
-        demos=grid,
-        folds=folds,
-        alpha=alpha,
-        seed=seed,
-        max_cost=max_cost,
-        planning=plan,
-        alignment_id=key,
-        version=version,
-    )
+    spread = {"executor": executor, "address": address, "workers": workers}
+    calls = _Calls(store, data, concurrency=concurrency, progress=progress, hooks={**(hooks or {}), **spread})
+    with keep_workers(most=1):  # on Ray: one start of the workers for every variant and fold
+        result = run_alignment(
+            data,
+            judge=calls.judge,
+            plan=calls.plan,
+            rewrite=None if optimizer_spec is None else calls.rewriter(optimizer_spec, data.rubric),
+            price_rewrite=None if optimizer_spec is None else _rewrite_price(optimizer_spec),
+            demos=grid,
+            folds=folds,
+            alpha=alpha,
+            seed=seed,
+            max_cost=max_cost,
+            planning=plan,
+            alignment_id=key,
+            version=version,
+        )
     if not plan:
         lock = (hooks or {}).get("store_lock")  # a server's writes go one at a time
         with lock if lock is not None else contextlib.nullcontext(), writing(store) as con:
@@ -176,7 +185,8 @@ def _rewrite_price(spec: JurorSpec) -> Callable[[list[dict[str, str]]], float | 
 
 
 class _Calls:
-    """The engine and the optimizer as the alignment asks for them."""
+    """The engine and the optimizer as the alignment asks for them; ``hooks``: the engine's
+    options a program embedding the alignment gives, and where the calls are made."""
 
     def __init__(
         self,

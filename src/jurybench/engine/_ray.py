@@ -403,6 +403,7 @@ class CallWorker:
                 register_kind(kind)
         self.rubric = setup.rubric
         self.options = setup.options
+        self.jurors = setup.jurors
         self.backends: dict[str, Any] = {
             spec.key: setup.shipped.get(spec.key) or make_backend(spec, setup.rubric, None, None)
             for spec in setup.jurors
@@ -430,8 +431,19 @@ class CallWorker:
             )
         backend.endpoint = shared
 
-    def take(self, shipped: dict[str, Any]) -> None:
-        """Transports built by the driver for the next run's subjects (a kept pool)."""
+    def take(self, shipped: dict[str, Any], rubric: Any = None) -> None:
+        """The next run of a kept pool: the transports the driver built for its subjects and, when
+        it judges with another rubric (an alignment's variants), that rubric, for which this
+        worker builds its other transports again (a transport may send the rubric's schema). An
+        endpoint's limiter is kept: its rate and window go on from one run to the next."""
+        from jurybench.jurors import make_backend
+
+        if rubric is not None:
+            self.rubric = rubric
+            for spec in self.jurors:
+                if spec.key not in shipped:
+                    self.backends[spec.key] = backend = make_backend(spec, rubric, None, None)
+                    self._share(backend)
         self.backends.update(shipped)
         for backend in shipped.values():
             self._share(backend)
@@ -657,14 +669,16 @@ class RayPool:
             raise JurybenchError(f"a Ray worker could not start: {_cause(exc)}") from None
         self.seats.append(seat)
 
-    def begin_run(self, shipped: dict[str, Backend]) -> None:
-        """A kept pool's next run: the transports built for its subjects (kinds that read the
-        store) given to every worker, and its own count of workers lost, calls asked again and
-        turns."""
-        if shipped:
-            self.setup = replace(self.setup, shipped=shipped)  # for a worker started in a lost one's place
+    def begin_run(self, setup: WorkerSetup) -> None:
+        """A kept pool's next run (``setup`` differing from the pool's at most in its rubric, its
+        shipped transports and the budget): the transports built for its subjects (kinds that
+        read the store) and its rubric, when another, given to every worker, and its own count of
+        workers lost, calls asked again and turns."""
+        rubric = setup.rubric if setup.rubric != self.setup.rubric else None
+        self.setup = setup  # also for a worker started in a lost one's place
+        if setup.shipped or rubric is not None:
             alive = [s for s in self.seats if s.alive]
-            self.ray.get([s.actor.take.remote(shipped) for s in alive], timeout=READY_WAIT_S)
+            self.ray.get([s.actor.take.remote(setup.shipped, rubric) for s in alive], timeout=READY_WAIT_S)
         self.runs += 1
         self.asked_again = self.lost = 0
         self.paced = {}
@@ -703,9 +717,10 @@ _KEPT: contextvars.ContextVar[_Kept | None] = contextvars.ContextVar("jurybench_
 
 @contextlib.contextmanager
 def keep_workers(most: int | None = None) -> Iterator[None]:
-    """Runs started in this block on Ray with the same rubric, jurors and options share their
-    workers (a sequential run's batches: one start, not one a look; a transport built from the
-    store's rows is built again for each run's subjects and handed to them); they stop at its end.
+    """Runs started in this block on Ray with the same jurors and options share their workers
+    (a sequential run's batches: one start, not one a look; an alignment's variants, each run
+    with its own rubric, handed to the workers; a transport built from the store's rows is built
+    again for each run's subjects and handed to them); they stop at its end.
     ``most``: the pools kept at once; a run that needs another stops the one used longest ago
     first (a server's job slot: consecutive jobs of one jury share workers, and a slot never holds
     more of the cluster than one job's)."""
@@ -720,6 +735,17 @@ def keep_workers(most: int | None = None) -> Iterator[None]:
         for pool in kept.pools if kept is not None else []:
             pool.stop()
         _KEPT.reset(token)
+
+
+def _workers_alike(kept: WorkerSetup, wanted: WorkerSetup) -> bool:
+    """Whether a kept pool's workers can make a new run's calls: the same jurors and call
+    options; the rubric, the transports built for the run's subjects and the budget (the
+    driver's: a worker never reads it) may differ, and are handed over (:meth:`RayPool.begin_run`)."""
+
+    def alike(setup: WorkerSetup) -> WorkerSetup:
+        return replace(setup, rubric=None, shipped={}, options=replace(setup.options, max_cost=None))
+
+    return alike(kept) == alike(wanted)
 
 
 def _caps(setup: WorkerSetup, key: str) -> tuple[float | None, float | None]:
@@ -783,11 +809,10 @@ def start_pool(
     kept = _KEPT.get()
     if kept is not None:
         for pool in kept.pools:
-            same = replace(pool.setup, shipped={}) == replace(setup, shipped={})
-            if same and pool.n == n and pool.address == options.address:
+            if _workers_alike(pool.setup, setup) and pool.n == n and pool.address == options.address:
                 kept.pools.remove(pool)  # the newest used last
                 kept.pools.append(pool)
-                pool.begin_run(shipped)
+                pool.begin_run(setup)
                 return pool
         while kept.most is not None and len(kept.pools) >= kept.most:  # its CPUs freed before new ones are asked
             kept.pools.pop(0).stop()

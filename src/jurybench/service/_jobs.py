@@ -279,9 +279,12 @@ class JobManager:
         arguments = {k: v for k, v in request.items() if k != "kind"}
         hooks: dict[str, object] = {"on_call": live.on_call, "on_plan": live.on_plan, "stop": live.stop.is_set}
         hooks["store_lock"] = self.store.write_lock
+        spread: dict[str, Any] = {}
+        if self.ray is not None:  # serve --executor ray: its calls made by the slot's workers, as a scoring job's
+            spread = dict(self.ray.options())
         try:
             with self.store.cursor() as cur:
-                result = align(cur, **arguments, hooks=hooks)
+                result = align(cur, **arguments, **spread, hooks=hooks)
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return
@@ -406,8 +409,9 @@ class JobManager:
             return
         from jurybench.engine import keep_workers
 
-        # On Ray, consecutive jobs of one rubric and jury share this slot's workers; a job of
-        # another stops them before it starts its own, so a slot never holds more than one job's.
+        # On Ray, consecutive jobs of one jury share this slot's workers (each job's rubric handed to
+        # them); a job of another stops them before it starts its own, so a slot never holds more
+        # than one job's.
         with keep_workers(most=1):
             self._take_jobs()
 
