@@ -51,6 +51,22 @@ def test_redact_hand_worked() -> None:
     )
 
 
+def test_an_environment_secret_set_or_changed_after_a_redaction_is_still_masked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The secrets read from the environment are kept between calls (a server redacts every string
+    of every job it shows); a variable set, changed or removed since is read on the next call."""
+    assert redact("before: cafebabe-0001 cafebabe-0002") == "before: cafebabe-0001 cafebabe-0002"
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "cafebabe-0001")
+    assert redact("set: cafebabe-0001") == f"set: {MASK}"
+    monkeypatch.setenv("SOME_PROVIDER_API_KEY", "cafebabe-0002")
+    assert redact("changed: cafebabe-0001 cafebabe-0002") == f"changed: cafebabe-0001 {MASK}"
+    monkeypatch.delenv("SOME_PROVIDER_API_KEY")
+    assert redact("removed: cafebabe-0002") == "removed: cafebabe-0002"
+    register_secret("cafebabe-0003")
+    assert redact("registered: cafebabe-0003") == f"registered: {MASK}"
+
+
 @pytest.mark.parametrize("where", ["env", "inline"])
 def test_cli_score_never_shows_or_stores_a_key_the_provider_echoes(tmp_path: Path, where: str) -> None:
     db = tmp_path / "s.duckdb"
