@@ -73,7 +73,8 @@ def known_secrets() -> list[str]:
         if known is not None and environment is not None and known[0] == len(_registered) and known[1] == environment:
             return known[2]
         count, values = len(_registered), set(_registered)  # secrets are only ever added
-    seen = dict(environment) if environment is not None else None  # before the scan: a change meanwhile is read next time
+    # Copied before the scan: a change made meanwhile is read on the next call.
+    seen = dict(environment) if environment is not None else None
     for name, value in os.environ.items():
         if _SECRET_ENV.search(name.upper()) and len(value.strip()) >= MIN_SECRET_LENGTH:
             values.add(value.strip())
