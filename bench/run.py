@@ -636,13 +636,21 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3, workers: int = 4)
             provider = f"openai/stub,api_base={stub.api_base},api_key=sk-bench"
             kinds = {"simulated": (100, "sim/bench,noise=0.5"), "provider_0.2s": (40, provider)}
             bursts: dict[str, dict[int, list[float]]] = {k: {1: [], workers: []} for k in kinds}
+            # The share of each burst's time the server's one store writer was busy (GET /v1/status):
+            # near 1, jobs queue for the store, and more job workers cannot make them faster.
+            writer: dict[str, dict[int, list[float]]] = {k: {1: [], workers: []} for k in kinds}
             servers = {n: _serving(n, folder) for n in (1, workers)}
             try:
                 for turn in range(THROUGHPUT_TURNS):
                     for kind, (n_jobs, juror) in kinds.items():
                         for n_workers, (_, url) in servers.items():
+                            before = httpx.get(f"{url}/v1/status", timeout=30).json()["store_writer"]
+                            start = time.perf_counter()
                             burst = _service_burst(url, n_jobs, items_per_job, 0.25, f"{kind[0]}{turn}-", juror=juror)
+                            took = time.perf_counter() - start
+                            after = httpx.get(f"{url}/v1/status", timeout=30).json()["store_writer"]
                             bursts[kind][n_workers].append(burst["jobs_per_s"])
+                            writer[kind][n_workers].append((after["busy_s"] - before["busy_s"]) / took)
                             unfinished += burst["clients"] - burst["jobs_finished"]  # a failed job is quick
             finally:
                 for server, _ in servers.values():
@@ -650,6 +658,9 @@ def bench_service(n_clients: int = 50, items_per_job: int = 3, workers: int = 4)
                     server.wait(60)
         throughput = {k: {n: statistics.median(v) for n, v in by.items()} for k, by in bursts.items()}
     out["jobs_per_s_bursts"] = bursts
+    out["store_writer_busy_by_workers"] = {
+        k: {n: statistics.median(v) for n, v in by.items()} for k, by in writer.items()
+    }
     out["throughput_jobs_unfinished"] = unfinished
     out["jobs_per_s_by_workers"] = throughput
     out["throughput_ratio"] = {k: v[workers] / v[1] for k, v in throughput.items()}
@@ -901,7 +912,8 @@ def main() -> None:
         print(
             f"service throughput ({kind} jurors, median of {len(spread[1])} bursts each): "
             f"{', '.join(f'{n} worker(s) {s:.1f} jobs/s ({min(spread[n]):.1f}-{max(spread[n]):.1f})' for n, s in by.items())} "
-            f"(x{v['throughput_ratio'][kind]:.2f})"
+            f"(x{v['throughput_ratio'][kind]:.2f}); the store's writer busy "
+            f"{', '.join(f'{share:.0%}' for share in v['store_writer_busy_by_workers'][kind].values())} of the time"
         )
     for name, case in results["rate_limits"].items():
         print(

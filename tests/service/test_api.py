@@ -22,6 +22,7 @@ def test_health_and_openapi_are_open_everything_else_needs_the_token(db_path: Pa
             ("get", "/v1/items"),
             ("post", "/v1/sql"),
             ("get", "/v1/rubrics"),
+            ("get", "/v1/status"),
             ("post", "/v1/stats/gap"),
             ("get", "/v1/calibrations"),
         ):
@@ -205,6 +206,29 @@ def test_cancel_a_queued_or_running_job_and_unknown_ones(db_path: Path) -> None:
         assert again.status_code == 409 and "already ended" in again.json()["error"]
         assert c.get("/v1/jobs/nope").status_code == 404
         assert c.post("/v1/jobs/nope/cancel").status_code == 404
+
+
+def test_status_says_what_is_queued_and_running_and_how_busy_the_stores_writer_was(db_path: Path) -> None:
+    with make_client(db_path, workers=1) as c:
+        first = c.get("/v1/status").json()
+        assert first["jobs"] == {"queued": 0, "running": 0, "workers": 1}
+        assert first["executor"] == {"kind": "local", "ray_workers": None}
+        slow = {"rubric": "story-quality", "items": ITEMS, "jury": {"jurors": ["fake/slow,latency_ms=300"]}}
+        running = c.post("/v1/jobs", json={**slow, "concurrency": 1}).json()["job_id"]
+        waiting = c.post("/v1/jobs", json={**slow, "items": None, "item_ids": ["i0"]}).json()["job_id"]
+        wait_for(c, running, ("running",))
+        deadline = time.monotonic() + 30  # the first job runs for seconds; the second waits behind it
+        while c.get("/v1/status").json()["jobs"] != {"queued": 1, "running": 1, "workers": 1}:
+            assert time.monotonic() < deadline, c.get("/v1/status").json()
+            time.sleep(0.02)
+        for job in (waiting, running):
+            assert c.post(f"/v1/jobs/{job}/cancel").status_code == 200
+            assert wait_for(c, job)["status"] == "cancelled"
+        done = c.get("/v1/status").json()
+        assert done["jobs"] == {"queued": 0, "running": 0, "workers": 1}
+        before, after = first["store_writer"], done["store_writer"]
+        assert after["holds"] > before["holds"] and after["busy_s"] > before["busy_s"]
+        assert 0 < after["busy_share"] <= 1 and after["busy_s"] <= done["uptime_s"]
 
 
 def test_a_restart_resumes_unfinished_jobs_without_repeating_calls(db_path: Path) -> None:

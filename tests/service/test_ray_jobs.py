@@ -67,6 +67,7 @@ def test_a_jobs_calls_are_made_on_ray_once_each_and_stored_as_a_local_servers(tm
 
 def test_the_next_job_of_the_same_jury_takes_the_slots_workers(tmp_path: Path) -> None:
     with make_client(tmp_path / "kept.duckdb", executor="ray", workers=1, ray_workers=2) as client:
+        assert client.get("/v1/status").json()["executor"] == {"kind": "ray", "ray_workers": 2}
         assert client.post("/v1/items", json={"items": ITEMS}).status_code == 201
         first = _job(client, ["sim/a,seed=1"])
         second = _job(client, ["sim/a,seed=1", "sim/b,seed=2"])  # another jury: the first's workers stop

@@ -82,3 +82,30 @@ def test_threads_read_on_cursors_of_their_own_while_one_writes(tmp_path: Path) -
         t.join()
     assert seen == [5, 5, 5, 5]
     hold.close()
+
+
+def test_the_write_lock_counts_how_long_it_is_held_outermost_holds_only() -> None:
+    """Hand-worked on a clock the test moves: held 10 -> 13 (re-entered at 11 -> 12.5, not a
+    second hold), then 20 -> 21; a hold going on counts up to now; another thread cannot take it
+    while it is held, and a refused try counts nothing."""
+    from jurybench.store._holder import BusyLock
+
+    now = [10.0]
+    lock = BusyLock(clock=lambda: now[0])
+    with lock:
+        now[0] = 11.0
+        with lock:
+            now[0] = 12.5
+        assert lock.busy() == (2.5, 2.5) and lock.holds == 0
+        tried: list[bool] = []
+        other = threading.Thread(target=lambda: tried.append(lock.acquire(blocking=False)))
+        other.start()
+        other.join()
+        assert tried == [False]
+        now[0] = 13.0
+    now[0] = 20.0
+    assert lock.busy() == (3.0, 10.0) and lock.holds == 1
+    assert lock.acquire(blocking=False)
+    now[0] = 21.0
+    lock.release()
+    assert lock.busy() == (4.0, 11.0) and lock.holds == 2

@@ -1,9 +1,10 @@
-"""The service itself: liveness and the rubrics it knows."""
+"""The service itself: liveness, its work at the moment and the rubrics it knows."""
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from jurybench import __version__
 from jurybench.errors import JurybenchError
+from jurybench.service._state import state_of
 
 router = APIRouter(tags=["service"])
 
@@ -12,6 +13,35 @@ router = APIRouter(tags=["service"])
 def health() -> dict[str, object]:
     """Liveness (no token needed)."""
     return {"status": "ok", "version": __version__}
+
+
+@router.get("/v1/status")
+def status(request: Request) -> dict[str, object]:
+    """The server at work: its jobs queued and running, where their calls are made, and how long
+    its store's one writer has been busy since the server started (``busy_s`` grows by the
+    seconds it was held; the difference of two readings over their interval is the writer's load:
+    near 1, jobs wait for the store, and more job workers will not make them faster)."""
+    state = state_of(request)
+    store, config = state.store, state.config
+    assert store is not None, "the service's store starts with it"
+    with store.reading() as cur:
+        counts = dict(
+            cur.execute(
+                "SELECT status, count(*) FROM jobs WHERE status IN ('queued', 'running') GROUP BY status"
+            ).fetchall()
+        )
+    busy, elapsed = store.write_lock.busy()
+    return {
+        "version": __version__,
+        "uptime_s": round(elapsed, 3),
+        "jobs": {"queued": counts.get("queued", 0), "running": counts.get("running", 0), "workers": config.workers},
+        "executor": {"kind": config.executor, "ray_workers": state.ray.workers if state.ray is not None else None},
+        "store_writer": {
+            "busy_s": round(busy, 3),
+            "busy_share": round(busy / elapsed, 4) if elapsed > 0 else 0.0,
+            "holds": store.write_lock.holds,
+        },
+    }
 
 
 @router.get("/v1/rubrics")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,52 @@ from jurybench.store._safe import read_only_transaction
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
+
+
+class BusyLock:
+    """The store's write lock (re-entrant) that also counts how long it has been held: a holder's
+    writer time, outermost holds only. A server reports it (``GET /v1/status``): the share of
+    the time its one writer is busy says when jobs queue for the store rather than for workers."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._lock = threading.RLock()
+        self._counts = threading.Lock()  # the figures below, read by other threads
+        self._clock = clock
+        self._depth = 0
+        self._since: float | None = None  # when the hold going on began
+        self._busy_s = 0.0
+        self.holds = 0  # outermost holds that have ended
+        self.created = clock()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        got = self._lock.acquire(blocking, timeout)
+        if got:
+            self._depth += 1  # only the holding thread changes the depth
+            if self._depth == 1:
+                with self._counts:
+                    self._since = self._clock()
+        return got
+
+    def release(self) -> None:
+        if self._depth == 1:
+            with self._counts:
+                self._busy_s += self._clock() - (self._since or 0.0)
+                self._since = None
+                self.holds += 1
+        self._depth -= 1
+        self._lock.release()
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def busy(self) -> tuple[float, float]:
+        """(seconds held so far, a hold going on included; seconds since the lock was made)."""
+        with self._counts:
+            now = self._clock()
+            return self._busy_s + (now - self._since if self._since is not None else 0.0), now - self.created
 
 
 class Holder:
@@ -46,7 +93,7 @@ class Holder:
         self.read_only = read_only
         self.memory_limit = memory_limit
         self.isolated_reads = isolated_reads
-        self.write_lock = threading.RLock()
+        self.write_lock = BusyLock()
         self._cursor_lock = threading.Lock()  # cursors are made from the one connection, one at a time
         self.connection: Connection | None = (
             connection
