@@ -231,6 +231,30 @@ def test_status_says_what_is_queued_and_running_and_how_busy_the_stores_writer_w
         assert 0 < after["busy_share"] <= 1 and after["busy_s"] <= done["uptime_s"]
 
 
+def test_a_jobs_row_kept_for_polls_is_the_row_stored_after_every_change(db_path: Path) -> None:
+    """Polls answer from the job rows the manager keeps; a change of status patches the kept row
+    instead of reading it back under the write lock, so the two must stay equal."""
+    with make_client(db_path, workers=1) as c:
+        jobs = c.app.state.jurybench.jobs
+
+        def stored(job_id: str) -> tuple[Any, ...]:
+            with jobs.store.cursor() as cur:
+                return tuple(cur.execute(f"SELECT {jobs.COLUMNS} FROM jobs WHERE job_id = ?", [job_id]).fetchall()[0])
+
+        slow = {"rubric": "story-quality", "items": ITEMS, "jury": {"jurors": ["fake/slow,latency_ms=300"]}}
+        job = c.post("/v1/jobs", json={**slow, "concurrency": 1}).json()["job_id"]
+        assert jobs.rows[job] == stored(job)  # queued
+        wait_for(c, job, ("running",))
+        running = jobs.rows[job]
+        assert running == stored(job) and running[1] == "running" and running[5] is not None
+        assert c.post(f"/v1/jobs/{job}/cancel").status_code == 200
+        assert wait_for(c, job)["status"] == "cancelled"
+        assert jobs.rows[job] == stored(job)
+        quick = c.post("/v1/jobs", json={**slow, "jury": {"jurors": ["fake/quick"]}}).json()["job_id"]
+        assert wait_for(c, quick)["status"] == "finished"
+        assert jobs.rows[quick] == stored(quick)
+
+
 def test_a_restart_resumes_unfinished_jobs_without_repeating_calls(db_path: Path) -> None:
     slow = {
         "rubric": "story-quality",

@@ -544,7 +544,7 @@ def _open_run(
         run_id = datetime.now(UTC).strftime("run-%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
     con.execute(
         "INSERT INTO runs (run_id, rubric_hash, mode, jurors, selection, n_subjects, status, orders, order_seed, "
-        "executor, workers) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+        "executor, workers, jury_id) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
         [
             run_id,
             rubric.content_hash,
@@ -555,7 +555,8 @@ def _open_run(
             *design.stored,
             executor,
             workers,
+            jury.jury_id,
         ],
     )
-    register_jury(con, run_id, jury)
+    register_jury(con, run_id, jury, new_run=True)
     return run_id

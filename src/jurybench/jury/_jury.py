@@ -209,8 +209,10 @@ def jury_from_mapping(data: Any, *, where: str, base: Path | None = None, root: 
     )
 
 
-def register_jury(con: Connection, run_id: str, jury: Jury) -> None:
-    """Store the definition and the run's expected panel (names as given in this run)."""
+def register_jury(con: Connection, run_id: str, jury: Jury, *, new_run: bool = False) -> None:
+    """Store the definition and the run's expected panel (names as given in this run).
+    ``new_run``: the run's row was just inserted with this jury's id and has no panel yet (two
+    statements fewer: a server's jobs wait for its store's one writer)."""
     con.execute(
         "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
         "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -225,8 +227,9 @@ def register_jury(con: Connection, run_id: str, jury: Jury) -> None:
             jury.scores,
         ],
     )
-    con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
-    con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])
+    if not new_run:
+        con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
+        con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])
     con.executemany(
         "INSERT INTO run_jurors (run_id, juror_key, name, weight, position) VALUES (?, ?, ?, ?, ?)",
         [(run_id, j.key, j.display_name, jury.weight(j), i) for i, j in enumerate(jury.jurors)],

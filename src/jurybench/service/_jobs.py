@@ -274,8 +274,9 @@ class JobManager:
         from jurybench.api import align
 
         with self.store.writing() as cur:
-            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
-            self._reload(cur, job_id)
+            started = _now()
+            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
+            self._patch(cur, job_id, status="running", started_at=started)
         arguments = {k: v for k, v in request.items() if k != "kind"}
         hooks: dict[str, object] = {"on_call": live.on_call, "on_plan": live.on_plan, "stop": live.stop.is_set}
         hooks["store_lock"] = self.store.write_lock
@@ -318,6 +319,21 @@ class JobManager:
             self.rows[str(row[0])] = row
             while len(self.rows) > self.KNOWN_MAX:
                 self.rows.pop(next(iter(self.rows)))
+
+    def _patch(self, cur: Connection, job_id: str, **changes: object) -> None:
+        """After a change of a job's status (in ``cur``'s transaction, ``changes`` the values it
+        set): the remembered row with them, or the row read again if it is not remembered. A read
+        fewer a job under the store's one write lock, which is what a server's jobs wait for."""
+        with self.rows_lock:
+            row = self.rows.get(job_id)
+        if row is None:
+            self._reload(cur, job_id)
+            return
+        names = [name.strip() for name in self.COLUMNS.split(",")]
+        patched = list(row)
+        for name, value in changes.items():
+            patched[names.index(name)] = value
+        self._remember(tuple(patched))
 
     def _reload(self, cur: Connection, job_id: str) -> None:
         """After a change to a job's row (in ``cur``'s transaction): the row as stored."""
@@ -447,8 +463,9 @@ class JobManager:
             self._finish(job_id, "failed", str(exc), live)
             return
         with self.store.writing() as cur:
-            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [_now(), job_id])
-            self._reload(cur, job_id)
+            started = _now()
+            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
+            self._patch(cur, job_id, status="running", started_at=started)
         declared = _declared_run(request)
         engine = declared.pop("engine")
         # On Ray, a job's calls are made by the workers; a provider batch job makes none (it sends files).
@@ -517,7 +534,7 @@ class JobManager:
             return
         with self.store.writing() as cur:
             cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
-            self._reload(cur, job_id)
+            self._patch(cur, job_id, status="queued")
 
     def _finish(
         self, job_id: str, status: str, error: str | None, live: Live | None, notes: Sequence[str] | None = None

@@ -123,8 +123,8 @@ def import_items(
         low, high = first_row(con, "SELECT min(row_number), max(row_number) FROM _jb_import") or (1, 0)
         for first in range(int(low), int(high) + 1, IMPORT_CHUNK):
             with transaction(con):
-                before = scalar(con, "SELECT count(*) FROM items")
-                con.execute(
+                inserted += _count(
+                    con,
                     f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)}, empty)
                         SELECT item_id, response, prompt, reference, model, language,
                                treatment::JSON, metadata::JSON, dataset, source_file,
@@ -135,7 +135,6 @@ def import_items(
                                 SELECT item_id FROM _jb_import WHERE row_number >= ? AND row_number < ?))""",
                     [first, first + IMPORT_CHUNK, first, first + IMPORT_CHUNK],
                 )
-                inserted += int(scalar(con, "SELECT count(*) FROM items")) - int(before)
     finally:
         with contextlib.suppress(Exception):  # never hide the error that brought us here
             con.execute("DROP TABLE IF EXISTS temp._jb_import")
@@ -266,9 +265,13 @@ def write_items(
                     hint="Give the new item another id, or import into a fresh --db.",
                 )
             # A stored item without a dataset takes the one named here (reported); none is moved.
-            updated = _update_dataset(con, "items", "item_id", "incoming_items", source)
-            before = scalar(con, "SELECT count(*) FROM items")
-            con.execute(
+            updated = (  # nothing to check or give when no incoming item names a dataset (a job's items)
+                _update_dataset(con, "items", "item_id", "incoming_items", source)
+                if any(r.get("dataset") is not None for _, r in records)
+                else 0
+            )
+            inserted = _count(
+                con,
                 f"""INSERT INTO items (item_id, prompt, response, reference, model, language,
                                       treatment, metadata, dataset, source_file, empty)
                    SELECT item_id, prompt, response, reference, model, language,
@@ -276,13 +279,11 @@ def write_items(
                           regexp_replace(response, '{BLANK_PATTERN}', '', 'g') = ''
                    FROM incoming_items
                    WHERE item_id NOT IN (SELECT item_id FROM items
-                                         WHERE item_id IN (SELECT item_id FROM incoming_items))"""
+                                         WHERE item_id IN (SELECT item_id FROM incoming_items))""",
             )
-            after = scalar(con, "SELECT count(*) FROM items")
         finally:
             with contextlib.suppress(Exception):  # an aborted transaction refuses it; its cause is what counts
                 con.unregister("incoming_items")
-    inserted = after - before
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
@@ -305,10 +306,14 @@ def _update_dataset(con: Connection, table: str, key: str, incoming: str, source
         )
     changed = f"""FROM {incoming} n WHERE n.{key} = {table}.{key}
                  AND n.dataset IS NOT NULL AND n.dataset IS DISTINCT FROM {table}.dataset"""
-    n = int(scalar(con, f"SELECT count(*) FROM {table} WHERE EXISTS (SELECT 1 {changed})"))
-    if n:
-        con.execute(f"UPDATE {table} SET dataset = n.dataset {changed}")
-    return n
+    return _count(con, f"UPDATE {table} SET dataset = n.dataset {changed}")
+
+
+def _count(con: Connection, statement: str, params: list[object] | None = None) -> int:
+    """The rows an INSERT or UPDATE wrote, as DuckDB answers it (one statement, not a count of
+    the table before and after: the store's one writer is what a server's jobs wait for)."""
+    found = con.execute(statement, params).fetchall()
+    return int(found[0][0]) if found else 0
 
 
 def import_pairs(
@@ -384,18 +389,20 @@ def write_pairs(
                 raise JurybenchError(
                     f"{source} row {number}, field 'pair_id': '{conflict[0]}' already exists with other items.",
                 )
-            updated = _update_dataset(con, "pairs", "pair_id", "incoming_pairs", source)
-            before = scalar(con, "SELECT count(*) FROM pairs")
-            con.execute(
+            updated = (
+                _update_dataset(con, "pairs", "pair_id", "incoming_pairs", source)
+                if any(r.get("dataset") is not None for _, r in records)
+                else 0
+            )
+            inserted = _count(
+                con,
                 """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
                    SELECT pair_id, item_a, item_b, dataset, metadata::JSON, source_file
                    FROM incoming_pairs WHERE pair_id NOT IN (
-                       SELECT pair_id FROM pairs WHERE pair_id IN (SELECT pair_id FROM incoming_pairs))"""
+                       SELECT pair_id FROM pairs WHERE pair_id IN (SELECT pair_id FROM incoming_pairs))""",
             )
-            after = scalar(con, "SELECT count(*) FROM pairs")
         finally:
             con.unregister("incoming_pairs")
-    inserted = after - before
     return ImportResult(inserted=inserted, unchanged=len(records) - inserted - updated, updated=updated)
 
 
