@@ -211,6 +211,7 @@ class JobManager:
     COLUMNS = """job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
                  n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror, notes"""
     KNOWN_MAX = 10_000  # job rows kept in memory for polls (older ones are read from the store)
+    _defaults: tuple[Any, ...] | None = None  # a new job row's columns after the five it is given
 
     @classmethod
     def insert_many(cls, cur: Connection, writes: list[JobWrite]) -> list[tuple[Any, ...]]:
@@ -253,9 +254,12 @@ class JobManager:
             request = json.dumps(strip_secrets({**write.request, "_n_subjects": counts[n]}))
             rows.append((job_id, "queued", f"job-{job_id}", request, created))
         cur.executemany("INSERT INTO jobs (job_id, status, run_id, request, created_at) VALUES (?, ?, ?, ?, ?)", rows)
-        # The other columns hold the table's defaults, the same for every new job: read them once.
-        defaults = cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0]
-        return [(*row, *defaults[5:]) for row in rows]
+        # The other columns hold the table's defaults, the same for every new job: read once a process.
+        if cls._defaults is None:
+            cls._defaults = tuple(
+                cur.execute(f"SELECT {cls.COLUMNS} FROM jobs WHERE job_id = ?", [rows[0][0]]).fetchall()[0][5:]
+            )
+        return [(*row, *cls._defaults) for row in rows]
 
     def submit_alignment(self, request: dict[str, object]) -> dict[str, object]:
         """Queue an alignment (``jurybench align``) as a job of its own kind."""
@@ -541,31 +545,34 @@ class JobManager:
     ) -> None:
         progress = live.progress() if live else {}
         error = redact(error) if error else error
+        finished = _now()
+        # None keeps what the row holds (coalesce), in the store and in the row kept for polls.
+        kept = {
+            "n_tasks": progress.get("n_tasks"),
+            "n_done": progress.get("n_done"),
+            "n_invalid": progress.get("n_invalid"),
+            "n_refusal": progress.get("n_refusal"),
+            "n_failed": progress.get("n_failed"),
+            "cost_usd": progress.get("cost_usd"),
+            "n_cost_unknown": progress.get("n_cost_unknown"),
+            "cost_by_juror": json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
+            "notes": json.dumps([redact(n) for n in notes]) if notes else None,
+        }
         with self.store.writing() as cur:
             cur.execute(
-                """UPDATE jobs SET status = ?, error = ?, finished_at = ?, n_tasks = coalesce(?, n_tasks),
-                          n_done = coalesce(?, n_done), n_invalid = coalesce(?, n_invalid),
-                          n_refusal = coalesce(?, n_refusal), n_failed = coalesce(?, n_failed),
-                          cost_usd = coalesce(?, cost_usd), n_cost_unknown = coalesce(?, n_cost_unknown),
-                          cost_by_juror = coalesce(?, cost_by_juror), notes = coalesce(?, notes)
-                   WHERE job_id = ?""",
-                [
-                    status,
-                    error,
-                    _now(),
-                    progress.get("n_tasks"),
-                    progress.get("n_done"),
-                    progress.get("n_invalid"),
-                    progress.get("n_refusal"),
-                    progress.get("n_failed"),
-                    progress.get("cost_usd"),
-                    progress.get("n_cost_unknown"),
-                    json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
-                    json.dumps([redact(n) for n in notes]) if notes else None,
-                    job_id,
-                ],
+                f"""UPDATE jobs SET status = ?, error = ?, finished_at = ?,
+                           {", ".join(f"{name} = coalesce(?, {name})" for name in kept)}
+                    WHERE job_id = ?""",
+                [status, error, finished, *kept.values(), job_id],
             )
-            self._reload(cur, job_id)
+            self._patch(
+                cur,
+                job_id,
+                status=status,
+                error=error,
+                finished_at=finished,
+                **{name: value for name, value in kept.items() if value is not None},
+            )
         self.secrets.pop(job_id, None)
 
 
