@@ -111,6 +111,9 @@ class JobWrite:
     rubric: Any
     ids: list[str] | None
     where: str | None
+    # Every subject sent inline: imported in the same commit, just before the job's row, so all
+    # of ``ids`` are stored and need not be counted in the store.
+    inline: bool = False
 
 
 def count_subjects(cur: Connection, rubric: Any, ids: list[str] | None, where: str | None) -> int:
@@ -227,6 +230,9 @@ class JobManager:
         for n, write in enumerate(writes):
             if write.where or not write.ids:
                 counts[n] = count_subjects(cur, write.rubric, write.ids, write.where)
+                continue
+            if write.inline:
+                counts[n] = len(write.ids)  # distinct (subject_predicate)
                 continue
             target = (write.rubric.subject_table, write.rubric.subject_column)
             by_table.setdefault(target, []).extend((n, i) for i in write.ids)

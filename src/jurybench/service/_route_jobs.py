@@ -120,7 +120,8 @@ def _submission(
     request["_needs_key"] = any(secrets)
     items = [item.model_dump(exclude_none=True) for item in body.items or []]
     pairs = [pair.model_dump(exclude_none=True) for pair in body.pairs or []]
-    return JobWrite(request, rubric, ids, where), items, pairs, secrets
+    inline = bool(items or pairs) and not (body.item_ids or body.pair_ids)
+    return JobWrite(request, rubric, ids, where, inline), items, pairs, secrets
 
 
 @router.get("/v1/jobs")
