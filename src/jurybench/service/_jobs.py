@@ -564,7 +564,8 @@ class JobManager:
             "cost_by_juror": json.dumps(progress["cost_by_juror"]) if "cost_by_juror" in progress else None,
             "notes": json.dumps([redact(n) for n in notes]) if notes else None,
         }
-        with self.store.writing() as cur:
+
+        def write(cur: Connection) -> None:
             cur.execute(
                 f"""UPDATE jobs SET status = ?, error = ?, finished_at = ?,
                            {", ".join(f"{name} = coalesce(?, {name})" for name in kept)}
@@ -579,6 +580,12 @@ class JobManager:
                 finished_at=finished,
                 **{name: value for name, value in kept.items() if value is not None},
             )
+
+        if self.end_run is not None:  # committed with the other writes waiting (jobs ending together)
+            self.end_run(write)  # type: ignore[arg-type]  # the group writer takes any write(cursor)
+        else:
+            with self.store.writing() as cur:
+                write(cur)
         self.secrets.pop(job_id, None)
 
 
