@@ -283,10 +283,7 @@ class JobManager:
         """An alignment job: ``jurybench.align`` with the engine's hooks, its verdict in the notes."""
         from jurybench.api import align
 
-        with self.store.writing() as cur:
-            started = _now()
-            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
-            self._patch(cur, job_id, status="running", started_at=started)
+        self._started(job_id)
         arguments = {k: v for k, v in request.items() if k != "kind"}
         hooks: dict[str, object] = {"on_call": live.on_call, "on_plan": live.on_plan, "stop": live.stop.is_set}
         hooks["store_lock"] = self.store.write_lock
@@ -329,6 +326,24 @@ class JobManager:
             self.rows[str(row[0])] = row
             while len(self.rows) > self.KNOWN_MAX:
                 self.rows.pop(next(iter(self.rows)))
+
+    def _write(self, write: Callable[[Connection], None]) -> None:
+        """A change to the jobs table, committed by the group writer with the other writes waiting
+        (jobs that start or end together share a commit), or at once without one."""
+        if self.end_run is not None:
+            self.end_run(write)  # type: ignore[arg-type]  # the group writer takes any write(cursor)
+            return
+        with self.store.writing() as cur:
+            write(cur)
+
+    def _started(self, job_id: str) -> None:
+        started = _now()
+
+        def write(cur: Connection) -> None:
+            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
+            self._patch(cur, job_id, status="running", started_at=started)
+
+        self._write(write)
 
     def _patch(self, cur: Connection, job_id: str, **changes: object) -> None:
         """After a change of a job's status (in ``cur``'s transaction, ``changes`` the values it
@@ -472,10 +487,7 @@ class JobManager:
         except JurybenchError as exc:
             self._finish(job_id, "failed", str(exc), live)
             return
-        with self.store.writing() as cur:
-            started = _now()
-            cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
-            self._patch(cur, job_id, status="running", started_at=started)
+        self._started(job_id)
         declared = _declared_run(request)
         engine = declared.pop("engine")
         # On Ray, a job's calls are made by the workers; a provider batch job makes none (it sends files).
@@ -581,11 +593,7 @@ class JobManager:
                 **{name: value for name, value in kept.items() if value is not None},
             )
 
-        if self.end_run is not None:  # committed with the other writes waiting (jobs ending together)
-            self.end_run(write)  # type: ignore[arg-type]  # the group writer takes any write(cursor)
-        else:
-            with self.store.writing() as cur:
-                write(cur)
+        self._write(write)
         self.secrets.pop(job_id, None)
 
 
