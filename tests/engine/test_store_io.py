@@ -330,3 +330,24 @@ def test_a_run_that_needs_the_huge_text_says_so_in_jurybenchs_own_error(tmp_path
             jb.score(store, rubric="story-quality", jury=["fake/a"], where="length(response) < 100")
     finally:
         store.close()
+
+
+def test_jurors_are_added_renamed_or_left_alone() -> None:
+    """A juror stored under the same name is only read; a new one is added; one whose display
+    name changed takes the new name (the key, its model and options, is the same)."""
+    import duckdb
+
+    from jurybench.engine._records import register_jurors
+    from jurybench.store import migrate
+
+    con = duckdb.connect()
+    migrate(con)
+    first, other = parse_juror("fake/a,name=alpha"), parse_juror("fake/b")
+    register_jurors(con, [first])
+    register_jurors(con, [first, other])
+    renamed = parse_juror("fake/a,name=beta")
+    assert renamed.key == first.key
+    register_jurors(con, [renamed, other])
+    rows = con.execute("SELECT juror_key, name, model FROM jurors ORDER BY model").fetchall()
+    assert rows == [(first.key, "beta", "fake/a"), (other.key, "fake/b", "fake/b")]
+    register_jurors(con, [])

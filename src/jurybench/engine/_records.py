@@ -82,8 +82,20 @@ def register_rubric(con: Connection, rubric: AnyRubric) -> None:
 
 
 def register_jurors(con: Connection, jurors: Sequence[JurorSpec]) -> None:
-    """Add jurors; a juror seen before takes the display name it has now."""
+    """Add jurors; a juror seen before takes the display name it has now. Those stored already
+    under the same name are left alone (one read instead of a write each: a server's jobs wait
+    for its store's one writer)."""
+    if not jurors:
+        return
+    stored = dict(
+        con.execute(
+            f"SELECT juror_key, name FROM jurors WHERE juror_key IN ({', '.join('?' * len(jurors))})",
+            [spec.key for spec in jurors],
+        ).fetchall()
+    )
     for spec in jurors:
+        if stored.get(spec.key) == spec.display_name:
+            continue
         con.execute(
             "INSERT INTO jurors (juror_key, name, model, params) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (juror_key) DO UPDATE SET name = excluded.name",

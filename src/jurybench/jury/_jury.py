@@ -212,21 +212,23 @@ def jury_from_mapping(data: Any, *, where: str, base: Path | None = None, root: 
 def register_jury(con: Connection, run_id: str, jury: Jury, *, new_run: bool = False) -> None:
     """Store the definition and the run's expected panel (names as given in this run).
     ``new_run``: the run's row was just inserted with this jury's id and has no panel yet (two
-    statements fewer: a server's jobs wait for its store's one writer)."""
-    con.execute(
-        "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
-        "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            jury.jury_id,
-            jury.name,
-            jury.aggregation,
-            jury.quorum,
-            jury.tie,
-            jury.calibration_id,
-            json.dumps(jury.definition(), sort_keys=True),
-            jury.scores,
-        ],
-    )
+    statements fewer: a server's jobs wait for its store's one writer). A definition stored
+    already is read, not written again (content-addressed by its id)."""
+    if not con.execute("SELECT 1 FROM juries WHERE jury_id = ?", [jury.jury_id]).fetchall():
+        con.execute(
+            "INSERT OR IGNORE INTO juries (jury_id, name, aggregation, quorum, tie_rule, calibration_id, definition, "
+            "scores) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                jury.jury_id,
+                jury.name,
+                jury.aggregation,
+                jury.quorum,
+                jury.tie,
+                jury.calibration_id,
+                json.dumps(jury.definition(), sort_keys=True),
+                jury.scores,
+            ],
+        )
     if not new_run:
         con.execute("UPDATE runs SET jury_id = ? WHERE run_id = ?", [jury.jury_id, run_id])
         con.execute("DELETE FROM run_jurors WHERE run_id = ?", [run_id])
