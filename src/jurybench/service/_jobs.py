@@ -213,6 +213,7 @@ class JobManager:
     # -- API -------------------------------------------------------------------------------
     COLUMNS = """job_id, status, run_id, request, created_at, started_at, finished_at, error, n_tasks, n_done,
                  n_invalid, n_refusal, n_failed, cost_usd, n_cost_unknown, cost_by_juror, notes"""
+    NAMES = tuple(name.strip() for name in COLUMNS.split(","))
     KNOWN_MAX = 10_000  # job rows kept in memory for polls (older ones are read from the store)
     _defaults: tuple[Any, ...] | None = None  # a new job row's columns after the five it is given
 
@@ -354,10 +355,9 @@ class JobManager:
         if row is None:
             self._reload(cur, job_id)
             return
-        names = [name.strip() for name in self.COLUMNS.split(",")]
         patched = list(row)
         for name, value in changes.items():
-            patched[names.index(name)] = value
+            patched[self.NAMES.index(name)] = value
         self._remember(tuple(patched))
 
     def _reload(self, cur: Connection, job_id: str) -> None:

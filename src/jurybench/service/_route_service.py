@@ -4,7 +4,7 @@ from fastapi import APIRouter, Request
 
 from jurybench import __version__
 from jurybench.errors import JurybenchError
-from jurybench.service._state import state_of
+from jurybench.service._state import ConfigDep, StoreDep, state_of
 
 router = APIRouter(tags=["service"])
 
@@ -16,14 +16,12 @@ def health() -> dict[str, object]:
 
 
 @router.get("/v1/status")
-def status(request: Request) -> dict[str, object]:
+def status(request: Request, store: StoreDep, config: ConfigDep) -> dict[str, object]:
     """The server at work: its jobs queued and running, where their calls are made, and how long
     its store's one writer has been busy since the server started (``busy_s`` grows by the
     seconds it was held; the difference of two readings over their interval is the writer's load:
     near 1, jobs wait for the store, and more job workers will not make them faster)."""
-    state = state_of(request)
-    store, config = state.store, state.config
-    assert store is not None, "the service's store starts with it"
+    ray = state_of(request).ray
     with store.reading() as cur:
         counts = dict(
             cur.execute(
@@ -35,7 +33,7 @@ def status(request: Request) -> dict[str, object]:
         "version": __version__,
         "uptime_s": round(elapsed, 3),
         "jobs": {"queued": counts.get("queued", 0), "running": counts.get("running", 0), "workers": config.workers},
-        "executor": {"kind": config.executor, "ray_workers": state.ray.workers if state.ray is not None else None},
+        "executor": {"kind": config.executor, "ray_workers": ray.workers if ray is not None else None},
         "store_writer": {
             "busy_s": round(busy, 3),
             "busy_share": round(busy / elapsed, 4) if elapsed > 0 else 0.0,

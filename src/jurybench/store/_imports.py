@@ -123,9 +123,10 @@ def import_items(
         low, high = first_row(con, "SELECT min(row_number), max(row_number) FROM _jb_import") or (1, 0)
         for first in range(int(low), int(high) + 1, IMPORT_CHUNK):
             with transaction(con):
-                inserted += _count(
-                    con,
-                    f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)}, empty)
+                inserted += int(
+                    scalar(
+                        con,
+                        f"""INSERT INTO items ({", ".join(_ITEM_FIELDS)}, empty)
                         SELECT item_id, response, prompt, reference, model, language,
                                treatment::JSON, metadata::JSON, dataset, source_file,
                                regexp_replace(response, '{BLANK_PATTERN}', '', 'g') = ''
@@ -133,7 +134,8 @@ def import_items(
                         WHERE row_number >= ? AND row_number < ? AND item_id NOT IN (
                             SELECT item_id FROM items WHERE item_id IN (
                                 SELECT item_id FROM _jb_import WHERE row_number >= ? AND row_number < ?))""",
-                    [first, first + IMPORT_CHUNK, first, first + IMPORT_CHUNK],
+                        [first, first + IMPORT_CHUNK, first, first + IMPORT_CHUNK],
+                    )
                 )
     finally:
         with contextlib.suppress(Exception):  # never hide the error that brought us here
@@ -270,9 +272,11 @@ def write_items(
                 if any(r.get("dataset") is not None for _, r in records)
                 else 0
             )
-            inserted = _count(
-                con,
-                f"""INSERT INTO items (item_id, prompt, response, reference, model, language,
+            # The rows inserted, as DuckDB answers the INSERT (not a count of the table before and after).
+            inserted = int(
+                scalar(
+                    con,
+                    f"""INSERT INTO items (item_id, prompt, response, reference, model, language,
                                       treatment, metadata, dataset, source_file, empty)
                    SELECT item_id, prompt, response, reference, model, language,
                           treatment::JSON, metadata::JSON, dataset, source_file,
@@ -280,6 +284,7 @@ def write_items(
                    FROM incoming_items
                    WHERE item_id NOT IN (SELECT item_id FROM items
                                          WHERE item_id IN (SELECT item_id FROM incoming_items))""",
+                )
             )
         finally:
             with contextlib.suppress(Exception):  # an aborted transaction refuses it; its cause is what counts
@@ -306,14 +311,9 @@ def _update_dataset(con: Connection, table: str, key: str, incoming: str, source
         )
     changed = f"""FROM {incoming} n WHERE n.{key} = {table}.{key}
                  AND n.dataset IS NOT NULL AND n.dataset IS DISTINCT FROM {table}.dataset"""
-    return _count(con, f"UPDATE {table} SET dataset = n.dataset {changed}")
-
-
-def _count(con: Connection, statement: str, params: list[object] | None = None) -> int:
-    """The rows an INSERT or UPDATE wrote, as DuckDB answers it (one statement, not a count of
-    the table before and after: the store's one writer is what a server's jobs wait for)."""
-    found = con.execute(statement, params).fetchall()
-    return int(found[0][0]) if found else 0
+    # The rows changed, as DuckDB answers an UPDATE (one statement: the store's one writer is what a
+    # server's jobs wait for).
+    return int(scalar(con, f"UPDATE {table} SET dataset = n.dataset {changed}"))
 
 
 def import_pairs(
@@ -394,12 +394,14 @@ def write_pairs(
                 if any(r.get("dataset") is not None for _, r in records)
                 else 0
             )
-            inserted = _count(
-                con,
-                """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
+            inserted = int(
+                scalar(
+                    con,
+                    """INSERT INTO pairs (pair_id, item_a, item_b, dataset, metadata, source_file)
                    SELECT pair_id, item_a, item_b, dataset, metadata::JSON, source_file
                    FROM incoming_pairs WHERE pair_id NOT IN (
                        SELECT pair_id FROM pairs WHERE pair_id IN (SELECT pair_id FROM incoming_pairs))""",
+                )
             )
         finally:
             con.unregister("incoming_pairs")
