@@ -62,11 +62,12 @@ def scale_out(n: int) -> dict[str, Any]:
     stub = start_stub(port)
     juror = f"openai/bench,api_base=http://127.0.0.1:{port}/v1,api_key=x,transport=openai,retries=0"
     out: dict[str, Any] = {}
+    cases = (("local", None, n), ("ray_1", 1, n), ("ray_2", 2, n), ("ray_4", 4, n), ("ray_2_x4", 2, 4 * n))
     try:
         with tempfile.TemporaryDirectory() as tmp:
             _run(_store(Path(tmp) / "warm.duckdb", 200), juror, None)  # warm-up
-            for label, workers in (("local", None), ("ray_1", 1), ("ray_2", 2), ("ray_4", 4)):
-                out[label] = _run(_store(Path(tmp) / f"{label}.duckdb", n), juror, workers)
+            for label, workers, calls in cases:
+                out[label] = _run(_store(Path(tmp) / f"{label}.duckdb", calls), juror, workers)
     finally:
         stub.terminate()
         stub.wait()
@@ -74,10 +75,19 @@ def scale_out(n: int) -> dict[str, Any]:
     out["ray_2_over_1"] = out["ray_2"]["calls_per_s"] / one
     out["ray_4_over_1"] = out["ray_4"]["calls_per_s"] / one
     out["ray_1_over_local"] = one / out["local"]["calls_per_s"]
-    driver_ms = min(out[k]["driver_cpu_ms_per_call"] for k in ("ray_1", "ray_2", "ray_4"))
+    # What one more answer costs the driver: the runs of 2 workers with n and 4n calls, the
+    # difference of their CPU over the difference of their calls (the fixed costs, starting the
+    # workers and opening the store, cancel).
+    small, large = out["ray_2"], out["ray_2_x4"]
+    extra = large["driver_cpu_ms_per_call"] * large["calls"] - small["driver_cpu_ms_per_call"] * small["calls"]
+    driver_ms = extra / (large["calls"] - small["calls"])
+    out["driver_cpu_ms_per_extra_call"] = driver_ms
     out["driver_calls_per_s_at_most"] = 1000 / driver_ms
-    # The driver is the bottleneck once the workers together ask for more than it can store.
+    # The driver is the bottleneck once the workers together ask for more than it can store:
+    # workers as fast as this stub allows one, or making 128 calls a second each (concurrency
+    # 64 against a provider answering in 0.5 s).
     out["driver_bottleneck_at_workers"] = out["driver_calls_per_s_at_most"] / one
+    out["driver_bottleneck_at_workers_of_128_calls_per_s"] = out["driver_calls_per_s_at_most"] / 128
     return out
 
 

@@ -318,6 +318,11 @@ class Budget:
         self.open += 1
         return True
 
+    def would_wait(self, task: Any) -> bool:
+        """Whether :meth:`admit` would wait for calls in flight to settle before taking ``task``
+        (a caller holding calls it has admitted and not sent sends them first)."""
+        return not self.reached and self.open > 0 and not self.fits(self.expected(task))
+
     async def admit(self, task: Any) -> float | None:
         """Reserve a call's cost, waiting while calls in flight may free room for it: the
         amount reserved, or None once nothing is in flight and the call still does not fit

@@ -11,7 +11,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
@@ -42,14 +42,8 @@ from jurybench.rubric import (
     Outcome,
 )
 
-
-class Workers(Protocol):
-    """Workers outside this process that make a run's calls (engine/_ray.py's RayPool): ``n``
-    of them, and ``ask(task)`` -> (the call's row, its outcome, why its juror is unusable or None)."""
-
-    n: int
-
-    async def ask(self, task: Task) -> tuple[dict[str, Any], Outcome | None, str | None]: ...
+if TYPE_CHECKING:
+    from jurybench.engine._ray import RayPool
 
 
 class _InFlight:
@@ -58,26 +52,47 @@ class _InFlight:
     Two service jobs (or two library calls in threads) over the same subjects plan the same
     call keys. The first to start a call makes it; the others wait for its answer and take
     it as their own (no second request, nothing paid twice). A failed call is not shared:
-    the waiter then makes its own attempt."""
+    the waiter then makes its own attempt. Each key held has a box that its answer (or None)
+    is put in when it settles."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.calls: dict[str, tuple[threading.Event, list[object]]] = {}
+        self.calls: dict[str, list[object]] = {}
+        self.waited: set[str] = set()  # keys some other run waits for (their answers are kept)
 
-    def claim(self, key: str) -> tuple[bool, threading.Event, list[Any]]:
+    def claim(self, key: str) -> tuple[bool, list[Any]]:
+        return self.claim_many([key])[0]
+
+    def claim_many(self, keys: list[str]) -> list[tuple[bool, list[Any]]]:
+        """Each key: (True, its new box) when the caller now makes the call, (False, the box
+        its maker's answer goes in) when another run is making it."""
+        out: list[tuple[bool, list[Any]]] = []
         with self.lock:
-            if key in self.calls:
-                event, box = self.calls[key]
-                return False, event, box
-            event, box = threading.Event(), []
-            self.calls[key] = (event, box)
-            return True, event, box
+            for key in keys:
+                box = self.calls.get(key)
+                if box is None:
+                    box = self.calls[key] = []
+                    out.append((True, box))
+                else:
+                    self.waited.add(key)
+                    out.append((False, box))
+        return out
 
     def release(self, key: str, result: object) -> None:
+        self.release_many([key], lambda _: result)
+
+    def release_many(self, keys: list[str], result: Callable[[int], object]) -> None:
+        """The calls of ``keys`` settled: ``result(i)``, the answer of ``keys[i]``, is asked for
+        only when another run waits for it (None: not shared, the waiter makes its own)."""
         with self.lock:
-            event, box = self.calls.pop(key)
-        box.append(result)
-        event.set()
+            boxes = [self.calls.pop(key) for key in keys]
+            waited = [i for i, key in enumerate(keys) if key in self.waited] if self.waited else []
+            self.waited.difference_update(keys[i] for i in waited)
+        answers = dict.fromkeys(waited)
+        for i in waited:
+            answers[i] = result(i)
+        for i, box in enumerate(boxes):
+            box.append(answers.get(i))
 
 
 _IN_FLIGHT = _InFlight()
@@ -85,10 +100,10 @@ _IN_FLIGHT = _InFlight()
 
 async def _claimed(
     key: str, make: Callable[[], Awaitable[tuple[dict[str, object], Outcome | None]]]
-) -> tuple[dict[str, Any], Outcome | None]:
+) -> tuple[dict[str, Any], Any]:
     """``make()``'s answer, or another run's answer to the same call key if it is being made."""
     while True:
-        owner, event, box = _IN_FLIGHT.claim(key)
+        owner, box = _IN_FLIGHT.claim(key)
         if owner:
             result: tuple[dict[str, object], Outcome | None] | None = None
             try:
@@ -96,14 +111,24 @@ async def _claimed(
                 return result
             finally:
                 _IN_FLIGHT.release(key, result)
-        while not event.is_set():
-            await asyncio.sleep(0.02)
-        shared = box[0] if box else None
-        if shared is not None and shared[0]["status"] != "error":
-            call, outcome = shared
-            # The same answer, paid for by the run that asked: whichever run writes the row
-            # stores its cost, but only the asking run counts it ("shared").
-            return {**call, "shared": True}, outcome
+        shared = await shared_answer(box)
+        if shared is not None:
+            return shared
+
+
+async def shared_answer(box: list[Any]) -> tuple[dict[str, Any], Any] | None:
+    """The answer another run put in ``box`` once it settles, marked as shared, or None when it
+    cannot be shared (it failed): then the waiter makes the call itself."""
+    while not box:
+        await asyncio.sleep(0.02)
+    shared = box[0]
+    if shared is None or shared[0]["status"] == "error":
+        return None
+    call, outcome = shared
+    # The same answer, paid for by the run that asked: whichever run writes the row stores its
+    # cost, but only the asking run counts it ("shared"). ``outcome`` is an Outcome, or the
+    # judgment rows when the maker's answer came back from a Ray worker as rows.
+    return {**call, "shared": True}, outcome
 
 
 def _release(endpoint: EndpointLimiter, started: float, completion: Completion | None, estimate: float) -> None:
@@ -226,12 +251,25 @@ async def _run_task(
     return state.row()
 
 
-async def _on_worker(pool: Workers, task: Task, unusable: dict[str, str]) -> tuple[dict[str, object], Outcome | None]:
-    """One call made by a Ray worker; a juror it found unusable is unusable here too."""
-    call, outcome, refused = await pool.ask(task)
-    if refused is not None:
-        unusable.setdefault(task.juror.key, refused)
-    return call, outcome
+def stamp(call: dict[str, Any], task: Task, run_id: str) -> None:
+    """What a settled call's row takes from its run: the run, and offline jurors' cost (nothing:
+    a known price, not an unknown one)."""
+    call["run_id"] = run_id
+    if call["cost_usd"] is None and call["status"] != "error" and is_offline(task.juror.model):
+        call["cost_usd"] = 0.0
+
+
+def counted(task: Task, call: dict[str, Any], progress: RunProgress, options: EngineOptions) -> None:
+    """A settled call (its row) counted by the run's progress and told to the hooks."""
+    shared = bool(call.get("shared"))
+    progress.advance(call["status"], call["cost_usd"], task.juror.display_name, shared=shared)
+    if call["status"] == "error":
+        progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
+    if options.hooks.on_result:
+        options.hooks.on_result(task, call["status"])
+    if options.hooks.on_call:
+        paid = None if shared else call["cost_usd"]
+        options.hooks.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
 
 
 async def _off_the_loop(write: Callable[[Batch], bool], batch: Batch, outcome: list[bool]) -> bool:
@@ -269,7 +307,7 @@ async def _execute(
     unusable: dict[str, str],
     budget: Budget | None = None,
     limiters: dict[str, JurorPace] | None = None,
-    pool: Workers | None = None,
+    pool: RayPool | None = None,
 ) -> None:
     """Make the calls of ``tasks`` (concurrently, under the budget) and record each answer as it
     settles. On Ray (``pool``) each call is made by one of the pool's workers; everything
@@ -294,20 +332,11 @@ async def _execute(
     # Requests start on their turn, a few a pass of the loop, so answers are read between passes.
     turns = Turns(Window(), per_pass=STARTS_PER_PASS) if backpressure() else None
 
-    def record(task: Task, call: dict[str, Any], outcome: Outcome | None) -> None:
+    def record(task: Task, call: dict[str, Any], outcome: Any) -> None:
         """A settled call, whichever way it was made: into the writer, the progress, the hooks."""
-        call["run_id"] = run_id
-        if call["cost_usd"] is None and call["status"] != "error" and is_offline(task.juror.model):
-            call["cost_usd"] = 0.0  # offline jurors cost nothing: a known price, not an unknown one
+        stamp(call, task, run_id)
         writer.add(task, call, outcome)
-        paid = None if call.get("shared") else call["cost_usd"]
-        progress.advance(call["status"], call["cost_usd"], task.juror.display_name, shared=bool(call.get("shared")))
-        if call["status"] == "error":
-            progress.errors[(task.juror.display_name, call["reason"] or "unknown")] += 1
-        if options.hooks.on_result:
-            options.hooks.on_result(task, call["status"])
-        if options.hooks.on_call:
-            options.hooks.on_call({**call, "cost_usd": paid, "juror": task.juror.display_name})
+        counted(task, call, progress, options)
 
     async def worker(queue: deque[Task]) -> None:
         while queue:
@@ -341,9 +370,8 @@ async def _execute(
             progress.skip()
             return True
         answered = False
-        make = functools.partial(_on_worker, pool, task, unusable) if pool is not None else local(task)
         try:
-            call, outcome = await _claimed(task.call_key, make)
+            call, outcome = await _claimed(task.call_key, local(task))
             answered = True
         except LimiterStopped:  # asked to stop while waiting for the endpoint: made on resume
             progress.stopped = True
@@ -389,11 +417,15 @@ async def _execute(
                 writer.put_back(batch)
 
     workers = []
-    for queue in by_provider.values():
-        n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))
-        if pool is not None:  # each worker keeps as many in flight as a local run would
-            n *= pool.n
-        workers += [asyncio.create_task(worker(queue)) for _ in range(n)]
+    if pool is not None:  # the calls are made by the pool's workers; answers come back as rows
+        from jurybench.engine._spread import Spread
+
+        spread = Spread(pool, run_id, writer, progress, options, unusable, budget, record)
+        workers.append(asyncio.create_task(spread.run(by_provider)))
+    else:
+        for queue in by_provider.values():
+            n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))
+            workers += [asyncio.create_task(worker(queue)) for _ in range(n)]
     if batched:
         from jurybench.engine._batch_path import BatchRunner
 

@@ -3,11 +3,12 @@
 The driver (the process that runs ``score``) does what it does in a local run: it plans the
 run, checks every chunk against the store, admits each call under the budget, and writes every
 answer through the one store writer (DuckDB allows one writing process), journaling it first.
-Only the making of a call moves: :func:`~jurybench.engine._calls._run_task` (the juror's caps,
+The making of the calls moves: :func:`~jurybench.engine._calls._run_task` (the juror's caps,
 the endpoint's limiter, retries, parsing and re-asks) runs in a Ray worker, an actor with its
-own event loop and the jurors' transports. The driver hands each call to the worker with the
-fewest in flight and awaits its answer, so answers come back one at a time as they settle and a
-run on Ray is stored exactly as a local one (``runs.executor`` says where it ran).
+own event loop and the jurors' transports, which also builds each answer's rows (the calls' and
+judgments' columns and the journal's lines). The driver hands the calls to the workers a piece
+at a time as their windows free up and appends the rows they send back (engine/_spread.py), so
+a run on Ray is stored exactly as a local one (``runs.executor`` says where it ran).
 
 Why actors and not Ray Data's actor pool: a run's calls are not a dataset mapped once. Each is
 admitted under a budget that learns from the answers before it, paced by a rate limit shared by
@@ -20,16 +21,16 @@ What is shared by the cluster:
 - the budget (``--max-cost``) and ``--until``'s looks: the driver admits every call;
 - a juror's own ``rpm``/``tpm``: one schedule in a small actor (:class:`PaceKeeper`) that every
   worker asks for its request's turn (a round trip per request, only for capped jurors);
+- an endpoint's rate, once its answers state limits or it refuses a request: one schedule in
+  the same actor, fed by every worker's answers and 429s (:class:`ClusterEndpoint`);
 - the in-flight window of a juror (``concurrency``) applies per worker: N workers keep up to N
-  times as many requests open. The adaptive endpoint limiter (fed by rate-limit headers and
-  429s) is each worker's own; the headers every worker reads come from the same provider, so
-  each slows down when the provider says so.
+  times as many requests open, as N processes would, each starting at its share.
 
-A worker that dies (killed, or its node lost) has the calls it had in flight given to another
-worker (a new one is started in its place); those calls, whose answers it may have received
-but not handed back, are the only ones asked again, and the run counts them
-(:attr:`RayPool.asked_again`). The driver killed: its workers go with it (Ray ends the actors
-of a dead owner) and the same command resumes from the store and the journal, as locally.
+A worker that dies (killed, or its node lost) has the calls it held given to another worker
+(a new one is started in its place); of those, the ones it had in flight, whose answers it may
+have received but not handed back, are the only ones asked again (:attr:`RayPool.given_again`
+counts them all). The driver killed: its workers go with it (Ray ends the actors of a dead
+owner) and the same command resumes from the store and the journal, as locally.
 """
 
 from __future__ import annotations
@@ -53,14 +54,18 @@ from jurybench.jurors import EndpointLimiter
 if TYPE_CHECKING:
     from jurybench.engine._options import EngineOptions
     from jurybench.engine._plan import Task
+    from jurybench.engine._writer import Rows
     from jurybench.jurors import Backend, JurorKind, JurorSpec, Signals
     from jurybench.rubric import Outcome
 
 EXECUTORS = ("local", "ray")
 READY_WAIT_S = 300.0
-# A worker's answers that settle within this long of each other go back in one message: Ray's
-# cost per message (a few hundred microseconds of the driver's CPU) is shared by them.
-GATHER_S = 0.005  # workers asked for and not started by then: the cluster cannot place them
+# A worker's answers go back in one message once half its window has settled, or this long after
+# the first of them: Ray's cost per message (a few hundred microseconds of the driver's CPU) is
+# shared by them, and a cluster of many workers against slow providers sends a few messages a
+# second each, not one an answer. The worker's window does not wait for the driver meanwhile: it
+# holds as many calls again, waiting for a place (engine/_spread.py).
+GATHER_S = 0.25
 # Environment a worker on another machine needs to reach a provider as the driver does (API keys
 # and bases); handed to each worker when it starts, never written anywhere.
 _SHARED_ENV_PREFIXES = ("LITELLM_", "JURYBENCH_")
@@ -413,6 +418,9 @@ class CallWorker:
             for spec in setup.jurors
         }
         self.rng = random.Random()
+        self.gates: dict[str, asyncio.Semaphore] = {}  # per provider: the juror's window in this worker
+        self.gather = 1  # answers a message waits for: half the largest window (GATHER_S at most)
+        self.sessions: dict[str, _Session] = {}  # the runs this worker makes calls for, by token
         self.turns: Any = None
         self.keeper, self.workers = keeper, workers
         self.endpoints: dict[str, ClusterEndpoint] = {}
@@ -454,22 +462,96 @@ class CallWorker:
 
         return os.getpid(), ray.get_runtime_context().get_node_id()
 
-    async def answer_many(self, tasks: list[Task]) -> AsyncIterator[list[tuple[int, Any, BaseException | None]]]:
-        """The calls of one batch, made at once; each time some settle, their answers in one
-        message: (index in the batch, answer, None), or (index, None, the error) for a call whose
-        path failed."""
-        pending = {asyncio.ensure_future(self.answer(task)): k for k, task in enumerate(tasks)}
-        while pending:
-            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            if len(done) < len(pending):  # a moment for more to settle: they go in the same message
-                await asyncio.sleep(GATHER_S)
-                done = {job for job in pending if job.done()}
-            settled: list[tuple[int, Any, BaseException | None]] = []
-            for job in done:
-                index = pending.pop(job)
-                failure = job.exception()
-                settled.append((index, None, failure) if failure is not None else (index, job.result(), None))
-            yield settled
+    def _session(self, ticket: Ticket) -> _Session:
+        found = self.sessions.get(ticket[1])
+        if found is None:
+            found = self.sessions[ticket[1]] = _Session(ticket[0], ticket[2])
+        return found
+
+    async def add_calls(self, ticket: Ticket, tasks: list[tuple[int, Task]]) -> None:
+        """More calls of the run ``ticket`` names, numbered by the driver: each is made when its
+        provider's window in this worker has room, and its answer goes back on :meth:`answers`."""
+        session = self._session(ticket)
+        for number, task in tasks:
+            session.running += 1
+            job = asyncio.ensure_future(self._make(session, number, task))
+            session.jobs.add(job)
+            job.add_done_callback(session.jobs.discard)
+
+    async def _make(self, session: _Session, number: int, task: Task) -> None:
+        gate = self.gates.get(task.juror.provider)
+        if gate is None:
+            window = max(1, int(task.juror.option("concurrency", self.options.concurrency)))
+            gate = self.gates[task.juror.provider] = asyncio.Semaphore(window)
+            self.gather = max(self.gather, (window + 1) // 2)
+        try:
+            async with gate:
+                result = None if session.halted else await self.answer(task)
+            session.settled.append((number, task, result, None))
+        except Exception as exc:  # the call path failed: the driver fails the run with it
+            session.settled.append((number, task, None, exc))
+        finally:
+            session.running -= 1
+            session.changed.set()
+
+    async def answers(self, ticket: Ticket) -> AsyncIterator[Answered]:
+        """The run's answers in this worker, as they settle: each message once half a window of
+        them have (:attr:`gather`), or ``GATHER_S`` after the first, or when no call is left
+        running; with their rows built here (journal lines included when the driver journals).
+        Ends when the driver closes the run (:meth:`close`) and nothing is left."""
+        session = self._session(ticket)
+        try:
+            while True:
+                if not session.settled:
+                    if session.closed and not session.running:
+                        return
+                    session.changed.clear()
+                    await session.changed.wait()
+                    continue
+                until = time.monotonic() + GATHER_S
+                while len(session.settled) < self.gather and session.running:
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        break
+                    session.changed.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(session.changed.wait(), left)
+                settled, session.settled = session.settled, []
+                yield self._message(session, settled)
+        finally:  # ended, or its reader gone: the calls not started are not made
+            session.halted = True
+            self.sessions.pop(ticket[1], None)
+
+    def _message(self, session: _Session, settled: list[Settled]) -> Answered:
+        from jurybench.engine._calls import stamp
+        from jurybench.engine._writer import RowKeys, Rows
+
+        answered = Answered([], Rows(RowKeys.of(self.rubric), session.journaled), {}, [], [])
+        for number, task, result, failure in settled:
+            if failure is not None:
+                answered.failures.append((number, failure))
+            elif result is None:
+                answered.unmade.append(number)
+            else:
+                call, outcome, refused = result
+                stamp(call, task, session.run_id)
+                answered.rows.add(task, call, outcome)
+                answered.numbers.append(number)
+                if refused is not None:
+                    answered.unusable.setdefault(task.juror.key, refused)
+        return answered
+
+    def halt(self, token: str) -> None:
+        """The run ``token`` names asked to stop: its calls not started come back unmade."""
+        if token in self.sessions:
+            self.sessions[token].halted = True
+
+    def close(self, token: str) -> None:
+        """The run ``token`` names sends no more: :meth:`answers` ends once nothing is left."""
+        if token in self.sessions:
+            session = self.sessions[token]
+            session.closed = True
+            session.changed.set()
 
     async def answer(self, task: Task) -> tuple[dict[str, Any], Outcome | None, str | None]:
         """One call, made as a local run makes it: its row, its outcome, and the line saying the
@@ -488,9 +570,35 @@ class CallWorker:
         return call, outcome, unusable.get(key)
 
 
-# One call's answer from a worker: its row, its outcome, why its juror is unusable (or None)
-Answer = tuple[dict[str, Any], "Outcome | None", str | None]
-Asked = tuple["Task", "asyncio.Future[Answer]"]
+# What a run's calls are sent to a worker with: the run's id, a token naming this run's session
+# in the workers, and whether the driver journals (the workers then write the journal's lines).
+Ticket = tuple[str, str, bool]
+# A call settled in a worker: its number, the task, its answer (None: not made) or its failure.
+Settled = tuple[int, "Task", "tuple[dict[str, Any], Outcome | None, str | None] | None", "BaseException | None"]
+
+
+@dataclass
+class Answered:
+    """A worker's message to the driver: calls of the run that settled together, by number."""
+
+    numbers: list[int]  # the calls answered, in the order of the rows
+    rows: Rows
+    unusable: dict[str, str]  # jurors these calls found unusable, and why
+    failures: list[tuple[int, BaseException]]  # calls whose path failed (the run fails with them)
+    unmade: list[int]  # calls not started before the run asked to stop (CallWorker.halt)
+
+
+class _Session:
+    """One run's calls in a worker."""
+
+    def __init__(self, run_id: str, journaled: bool) -> None:
+        self.run_id, self.journaled = run_id, journaled
+        self.running = 0  # calls taken and not settled
+        self.settled: list[Settled] = []  # not yet sent back
+        self.changed = asyncio.Event()
+        self.closed = False  # the driver sends no more
+        self.halted = False  # the run asked to stop: calls not started are not made
+        self.jobs: set[asyncio.Future[None]] = set()
 
 
 @dataclass
@@ -503,7 +611,8 @@ class _Seat:
 
 
 class RayPool:
-    """The run's workers, seen from the driver: :meth:`ask` makes one call on the least busy."""
+    """The run's workers, seen from the driver: :meth:`stream` sends one a piece of calls
+    (engine/_spread.py decides which, and takes the answers)."""
 
     def __init__(self, ray: Any, setup: WorkerSetup, n: int, owned: bool, name: str) -> None:
         self.ray, self.setup, self.n, self.owned, self.name = ray, setup, n, owned, name
@@ -517,12 +626,11 @@ class RayPool:
         )
         self.seats: list[_Seat] = []
         self.started = 0
-        self.asked_again = 0  # calls a lost worker had in flight, given to another
+        self.given_again = 0  # calls a lost worker held (in flight or waiting there), given to another
         self.lost = 0
         self.paced: dict[str, tuple[int, float]] = {}  # the keeper's account (PaceKeeper.account)
-        self.queue: list[Asked] = []  # calls asked and not yet handed to a worker
-        self.flushing = False
-        self.streams: set[asyncio.Future[None]] = set()
+        self.on_change: Callable[[], None] | None = None  # told when a worker starts in a lost one's place
+        self.failure: BaseException | None = None  # why no worker could be started in a lost one's place
         self.starting: asyncio.Future[None] | None = None
         self.actors: list[Any] = []  # every worker started, so that stop() ends one still starting too
         self.address: str | None = None
@@ -560,102 +668,41 @@ class RayPool:
         """The Ray nodes the run's workers ran on."""
         return len({s.node for s in self.seats})
 
-    async def ask(self, task: Task) -> tuple[dict[str, Any], Outcome | None, str | None]:
-        """The call's answer, from whichever worker makes it; a worker lost meanwhile has the
-        call given to another (counted in :attr:`asked_again`).
+    def answers(self, seat: _Seat, ticket: Ticket) -> Any:
+        """The stream of a worker's :class:`Answered` messages for the run ``ticket`` names."""
+        return seat.actor.answers.options(num_returns="streaming").remote(ticket)
 
-        Calls asked in one pass of the loop go to the workers together, one request per worker,
-        and each worker hands back, in one message, every answer that settled since its last
-        (a streaming generator): Ray's cost per message is shared by the calls in it."""
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Answer] = loop.create_future()
-        self.queue.append((task, answer))
-        if not self.flushing:
-            self.flushing = True
-            loop.call_soon(self._flush)
-        return await answer
+    def send(self, seat: _Seat, ticket: Ticket, tasks: list[tuple[int, Task]]) -> None:
+        """Calls for a worker to make (their answers come on its :meth:`answers` stream; a worker
+        lost meanwhile ends that stream with an error)."""
+        seat.actor.add_calls.remote(ticket, tasks)
 
-    def _flush(self) -> None:
-        """Hand the queued calls to the live workers, the least busy first."""
-        self.flushing = False
-        alive = [s for s in self.seats if s.alive]
-        if len(alive) < self.n:
-            self._replace()
-        if not alive or not self.queue:
-            return  # a worker being started takes them when it is ready
-        groups: dict[int, list[Asked]] = {}
-        for asked in self.queue:
-            if asked[1].done():  # cancelled (the run was interrupted)
-                continue
-            seat = min(alive, key=lambda s: s.in_flight)
-            seat.in_flight += 1
-            groups.setdefault(seat.index, []).append(asked)
-        self.queue = []
-        for seat in alive:
-            if seat.index in groups:
-                batch = groups[seat.index]
-                stream = seat.actor.answer_many.options(num_returns="streaming").remote([t for t, _ in batch])
-                self.streams.add(asyncio.ensure_future(self._receive(seat, stream, batch)))
+    def each_live(self, method: str, token: str) -> None:
+        """``halt`` or ``close`` the run ``token`` names in every live worker."""
+        for seat in self.seats:
+            if seat.alive:
+                with contextlib.suppress(Exception):  # lost meanwhile
+                    getattr(seat.actor, method).remote(token)
 
-    async def _receive(self, seat: _Seat, stream: Any, batch: list[Asked]) -> None:
-        """A worker's answers to one batch, as they come; what it had not answered when it was
-        lost goes to another worker."""
-        left: dict[int, Asked] = dict(enumerate(batch))
-        lost_errors = (self.ray.exceptions.RayActorError, self.ray.exceptions.ActorUnavailableError)
-        try:
-            async for ref in stream:
-                for index, answer, failure in await ref:
-                    _, future = left.pop(index)
-                    seat.in_flight -= 1
-                    if future.done():
-                        continue
-                    if failure is not None:
-                        future.set_exception(failure)
-                    else:
-                        future.set_result(answer)
-        except lost_errors:
-            self._lose(seat)
-            seat.in_flight -= len(left)
-            again = [asked for asked in left.values() if not asked[1].done()]
-            self.asked_again += len(again)
-            self.queue.extend(again)
-            self._flush()
-        except BaseException as exc:  # the call path failed in the worker: each caller sees it
-            seat.in_flight -= len(left)
-            cause = exc.as_instanceof_cause() if isinstance(exc, self.ray.exceptions.RayTaskError) else exc
-            for _, future in left.values():
-                if not future.done():
-                    future.set_exception(cause)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-        finally:
-            current = asyncio.current_task()
-            if current is not None:
-                self.streams.discard(current)
-
-    def _lose(self, seat: _Seat) -> None:
+    def lose(self, seat: _Seat) -> None:
         if seat.alive:
             seat.alive = False
             self.lost += 1
 
-    def _replace(self) -> None:
-        """Start a worker in place of a lost one (one at a time); the queue goes to it when ready."""
-        if self.starting is not None:
+    def replace(self) -> None:
+        """Start a worker in place of a lost one (one at a time); :attr:`on_change` is told when
+        it is ready, or when none can be started (:attr:`failure`)."""
+        if self.starting is not None or self.failure is not None:
             return
         self.starting = asyncio.ensure_future(self._start_one())
 
         def started(done: asyncio.Future[None]) -> None:
             self.starting = None
-            if done.cancelled():  # the run is ending: nothing more to hand out
+            if done.cancelled():  # the run is ending
                 return
-            failure = done.exception()
-            if failure is not None:  # no worker can be started: the calls waiting fail with it
-                for _, future in self.queue:
-                    if not future.done():
-                        future.set_exception(failure)
-                self.queue = []
-                return
-            self._flush()
+            self.failure = done.exception()
+            if self.on_change is not None:
+                self.on_change()
 
         self.starting.add_done_callback(started)
 
@@ -680,7 +727,8 @@ class RayPool:
             alive = [s for s in self.seats if s.alive]
             self.ray.get([s.actor.take.remote(setup.shipped, rubric) for s in alive], timeout=READY_WAIT_S)
         self.runs += 1
-        self.asked_again = self.lost = 0
+        self.given_again = self.lost = 0
+        self.failure = None
         self.paced = {}
         if self.keeper is not None:
             self.keeper.restart_account.remote()

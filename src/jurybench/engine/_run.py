@@ -414,21 +414,21 @@ def _plan_only(access: _Held | _Released, rubric: Any, plan: Callable[[Any], Pla
 
 
 def _cluster_account(result: RunResult, pool: RayPool, jurors: list[JurorSpec]) -> None:
-    """What a run on Ray adds to its result: workers, nodes, workers lost, calls asked again."""
+    """What a run on Ray adds to its result: workers, nodes, workers lost, calls given again."""
     names = {j.key: j.display_name for j in jurors}
     result.cluster = {
         "workers": pool.n,
         "nodes": pool.nodes,
         "runs_on_these_workers": pool.runs,  # > 1: workers kept from an earlier run (keep_workers)
         "lost": pool.lost,
-        "asked_again": pool.asked_again,
+        "given_again": pool.given_again,
         "paced": {names[key]: turns for key, turns in pool.paced.items()},
     }
     if pool.lost:
         result.notes.append(
             f"{pool.lost} Ray worker{'s were' if pool.lost != 1 else ' was'} lost during the run; the "
-            f"{pool.asked_again} call{'s' if pool.asked_again != 1 else ''} they had in flight "
-            f"{'were' if pool.asked_again != 1 else 'was'} given to other workers (asked again)."
+            f"{pool.given_again} call{'s' if pool.given_again != 1 else ''} they held "
+            f"{'were' if pool.given_again != 1 else 'was'} given to other workers (those in flight were asked again)."
         )
 
 

@@ -189,6 +189,124 @@ def _columns(spec: list[tuple[str, str]]) -> dict[str, list[object]]:
     return {name: [] for name, _ in spec}
 
 
+# A call's judgment rows as columns: what a run that made a call hands another run waiting for the
+# same call when the answer came back as rows (from a Ray worker) rather than as an Outcome.
+JudgmentRows = dict[str, list[object]]
+
+
+@dataclass(frozen=True)
+class RowKeys:
+    """What every judgment row of a run repeats from its rubric."""
+
+    rubric_hash: str
+    dimensions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, rubric: AnyRubric) -> RowKeys:
+        return cls(rubric.content_hash, tuple(rubric.dimensions))
+
+
+def append_rows(
+    calls: dict[str, list[object]],
+    judgments: dict[str, list[object]],
+    keys: RowKeys,
+    unread_expected: Counter[str],
+    task: Task,
+    call: dict[str, object],
+    outcome: Outcome | JudgmentRows | None,
+) -> None:
+    """A settled call's row, and one judgment row a dimension of its outcome, onto the columns.
+    ``unread_expected`` counts scores=expected jurors' valid answers that came without usable
+    token probabilities."""
+    for name, values in calls.items():
+        values.append(call[name])
+    if isinstance(outcome, dict):  # rows another run built for the same call
+        for name, values in judgments.items():
+            values.extend(outcome.get(name) or [])
+        return
+    if outcome is None:
+        return
+    j, dimensions = judgments, keys.dimensions
+    n = len(dimensions)
+    if not n:
+        return
+    scores = outcome.scores or {}
+    j["dimension"].extend(dimensions)
+    j["score"].extend(scores.get(dim) for dim in dimensions)
+    found = outcome.distributions or {}
+    if not found and outcome.status == "valid" and task.juror.params.get("scores") == "expected":
+        unread_expected[task.juror.display_name] += 1
+    if found:
+        j["expected"].extend(found[dim].expected if dim in found else None for dim in dimensions)
+        j["distribution"].extend(
+            json.dumps(found[dim].as_json(), sort_keys=True) if dim in found else None for dim in dimensions
+        )
+    else:  # discrete scores only (most jurors): no lookup per dimension
+        j["expected"].extend([None] * n)
+        j["distribution"].extend([None] * n)
+    details = outcome.details
+    if details is None:
+        j["status"].extend([outcome.status] * n)
+        j["reason"].extend([outcome.reason] * n)
+        for name in ("label", "raw_value", "shown_position"):
+            j[name].extend([None] * n)
+    else:
+        for dim in dimensions:
+            d = details[dim]
+            j["status"].append(d.status)
+            j["reason"].append(d.reason)
+            j["label"].append(d.label)
+            j["raw_value"].append(d.raw)
+            j["shown_position"].append(d.position)
+    for name, value in (
+        ("call_key", task.call_key),
+        ("rubric_hash", keys.rubric_hash),
+        ("juror_key", task.juror.key),
+        ("subject_id", task.subject_id),
+        ("presented_order", task.order or None),
+        ("sample_index", task.sample_index),
+        ("rationale", outcome.rationale),
+    ):
+        j[name].extend([value] * n)
+
+
+def journal_line(call: dict[str, object], judgments: dict[str, list[object]]) -> str:
+    """A call's line in a run's journal (:class:`_Journal`)."""
+    return json.dumps({"call": call, "judgments": judgments}, default=str) + "\n"
+
+
+class Rows:
+    """Settled calls as the store's columns, with their journal lines: what a Ray worker hands
+    back (built where the calls were made, so the driver only appends them: :meth:`_Writer.extend`)."""
+
+    def __init__(self, keys: RowKeys, journaled: bool) -> None:
+        self.keys = keys
+        self.calls = _columns(CALL_COLUMNS)
+        self.judgments = _columns(JUDGMENT_COLUMNS)
+        self.unread_expected: Counter[str] = Counter()
+        self.lines: list[str] | None = [] if journaled else None
+        self.spans: list[tuple[int, int]] = []  # each call's judgment rows: [start, end)
+
+    def add(self, task: Task, call: dict[str, object], outcome: Outcome | None) -> None:
+        before = len(self.judgments["call_key"])
+        append_rows(self.calls, self.judgments, self.keys, self.unread_expected, task, call, outcome)
+        after = len(self.judgments["call_key"])
+        self.spans.append((before, after))
+        if self.lines is not None:
+            self.lines.append(
+                journal_line(
+                    {name: call[name] for name in self.calls},
+                    {name: values[before:after] for name, values in self.judgments.items()},
+                )
+            )
+
+    def row(self, position: int) -> tuple[dict[str, object], JudgmentRows]:
+        """The ``position``-th call's row and its judgment rows."""
+        start, end = self.spans[position]
+        call = {name: values[position] for name, values in self.calls.items()}
+        return call, {name: values[start:end] for name, values in self.judgments.items()}
+
+
 class _Journal:
     """Answers between their arrival and the flush that stores them, in a file beside the store
     (``<store>.journal/<run>.jsonl``): one line a call, so a kill -9 loses none of what was paid
@@ -208,8 +326,13 @@ class _Journal:
         self.lines: list[str] = []  # recorded in this pass of the loop, not yet written
 
     def append(self, call: dict[str, object], judgments: dict[str, list[object]]) -> None:
-        self.lines.append(json.dumps({"call": call, "judgments": judgments}, default=str) + "\n")
-        if len(self.lines) > 1:
+        self.extend([journal_line(call, judgments)])
+
+    def extend(self, lines: list[str]) -> None:
+        """Lines to append (:func:`journal_line`), written with the others of this pass."""
+        asked = bool(self.lines)
+        self.lines.extend(lines)
+        if asked:
             return  # the write of this pass is already asked for
         try:
             loop = asyncio.get_running_loop()
@@ -299,9 +422,8 @@ class _Writer:
     ) -> None:
         self.access = access
         self.run_id = run_id
-        self.rubric_hash = rubric.content_hash
+        self.rubric = RowKeys.of(rubric)
         self.pairwise = is_pairwise(rubric)
-        self.dimensions = rubric.dimensions
         self.batch = batch
         self.every_s = every_s
         self.calls = _columns(CALL_COLUMNS)
@@ -316,61 +438,24 @@ class _Writer:
     def n_calls(self) -> int:
         return len(self.calls["call_key"])
 
-    def add(self, task: Task, call: dict[str, object], outcome: Outcome | None) -> None:
+    def add(self, task: Task, call: dict[str, object], outcome: Outcome | JudgmentRows | None) -> None:
         before = len(self.judgments["call_key"])
-        self._add(task, call, outcome)
+        append_rows(self.calls, self.judgments, self.rubric, self.unread_expected, task, call, outcome)
         if self.journal is not None:
             self.journal.append(
                 {name: call[name] for name in self.calls},
                 {name: values[before:] for name, values in self.judgments.items()},
             )
 
-    def _add(self, task: Task, call: dict[str, object], outcome: Outcome | None) -> None:
-        for name, values in self.calls.items():
-            values.append(call[name])
-        if outcome is None:
-            return
-        j, n = self.judgments, len(self.dimensions)
-        if not n:
-            return
-        scores = outcome.scores or {}
-        j["dimension"].extend(self.dimensions)
-        j["score"].extend(scores.get(dim) for dim in self.dimensions)
-        found = outcome.distributions or {}
-        if not found and outcome.status == "valid" and task.juror.params.get("scores") == "expected":
-            self.unread_expected[task.juror.display_name] += 1
-        if found:
-            j["expected"].extend(found[dim].expected if dim in found else None for dim in self.dimensions)
-            j["distribution"].extend(
-                json.dumps(found[dim].as_json(), sort_keys=True) if dim in found else None for dim in self.dimensions
-            )
-        else:  # discrete scores only (most jurors): no lookup per dimension
-            j["expected"].extend([None] * n)
-            j["distribution"].extend([None] * n)
-        details = outcome.details
-        if details is None:
-            j["status"].extend([outcome.status] * n)
-            j["reason"].extend([outcome.reason] * n)
-            for name in ("label", "raw_value", "shown_position"):
-                j[name].extend([None] * n)
-        else:
-            for dim in self.dimensions:
-                d = details[dim]
-                j["status"].append(d.status)
-                j["reason"].append(d.reason)
-                j["label"].append(d.label)
-                j["raw_value"].append(d.raw)
-                j["shown_position"].append(d.position)
-        for name, value in (
-            ("call_key", task.call_key),
-            ("rubric_hash", self.rubric_hash),
-            ("juror_key", task.juror.key),
-            ("subject_id", task.subject_id),
-            ("presented_order", task.order or None),
-            ("sample_index", task.sample_index),
-            ("rationale", outcome.rationale),
-        ):
-            j[name].extend([value] * n)
+    def extend(self, rows: Rows) -> None:
+        """Rows built elsewhere (a Ray worker's answers), journaled as they were written there."""
+        for name, values in rows.calls.items():
+            self.calls[name].extend(values)
+        for name, values in rows.judgments.items():
+            self.judgments[name].extend(values)
+        self.unread_expected.update(rows.unread_expected)
+        if self.journal is not None and rows.lines:
+            self.journal.extend(rows.lines)
 
     def add_cached(self, keys: list[str]) -> None:
         self.cached.extend(keys)
