@@ -430,3 +430,21 @@ def test_a_call_a_ray_run_is_making_is_shared_with_another_run_of_the_process(tm
         "JOIN pointwise_judgments j USING (call_key) ORDER BY ALL"
     )
     assert _rows(here, same) == _rows(on_ray, same) and len(_rows(here, same)) == 12 * 6
+
+
+def test_a_run_of_several_chunks_on_ray_has_each_chunk_judged_by_the_same_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk of subjects is a session of its own in the workers (opened with its first
+    calls, ended with the chunk): 7 items in chunks of 2, every call asked once and stored."""
+    import jurybench.engine._run as engine
+
+    monkeypatch.setattr(engine, "CHUNK", 2)
+    db = _store(tmp_path, n=7)
+    with StubServer(json.dumps(FULL)) as stub:
+        juror = parse_juror(f"openai/stub,api_base={stub.api_base},api_key=k,samples=3,concurrency=2")
+        result = score(db, load_rubric("story-quality"), [juror], options=_ray())
+        asked = len(stub.requests)
+    assert result.status == "finished" and result.n_called == 21 and asked == 21
+    assert result.cluster is not None and result.cluster["runs_on_these_workers"] == 1
+    assert _rows(db, "SELECT count(*), count(DISTINCT call_key) FROM calls WHERE status = 'ok'") == [(21, 21)]

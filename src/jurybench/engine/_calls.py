@@ -11,7 +11,7 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from jurybench.engine._budget import Budget
 from jurybench.engine._call_state import CallState, backoff_s, default_reasks
@@ -42,8 +42,15 @@ from jurybench.rubric import (
     Outcome,
 )
 
-if TYPE_CHECKING:
-    from jurybench.engine._ray import RayPool
+
+class Elsewhere(Protocol):
+    """What makes a run's calls outside this process (engine/_spread.py's ``Spread`` over Ray
+    workers): ``run(queues, record)`` makes the calls of the queues (by provider) and gives each
+    answer another run of this process made for it to ``record`` (task, row, outcome)."""
+
+    async def run(
+        self, queues: dict[str, deque[Task]], record: Callable[[Task, dict[str, Any], Any], None]
+    ) -> None: ...
 
 
 class _InFlight:
@@ -307,10 +314,10 @@ async def _execute(
     unusable: dict[str, str],
     budget: Budget | None = None,
     limiters: dict[str, JurorPace] | None = None,
-    pool: RayPool | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> None:
     """Make the calls of ``tasks`` (concurrently, under the budget) and record each answer as it
-    settles. On Ray (``pool``) each call is made by one of the pool's workers; everything
+    settles. On Ray (``elsewhere``) each call is made by one of the run's workers; everything
     else (admission under the budget, recording, writing) stays in this process."""
     batched: list[Task] = []
     if options.batch:  # jurors with a batch API go that way; offline ones answer at once
@@ -417,11 +424,8 @@ async def _execute(
                 writer.put_back(batch)
 
     workers = []
-    if pool is not None:  # the calls are made by the pool's workers; answers come back as rows
-        from jurybench.engine._spread import Spread
-
-        spread = Spread(pool, run_id, writer, progress, options, unusable, budget, record)
-        workers.append(asyncio.create_task(spread.run(by_provider)))
+    if elsewhere is not None:  # the calls are made by Ray workers; answers come back as rows
+        workers.append(asyncio.create_task(elsewhere.run(by_provider, record)))
     else:
         for queue in by_provider.values():
             n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))

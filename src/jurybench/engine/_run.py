@@ -306,6 +306,11 @@ def run_tasks(
     limiters = {j.key: JurorPace(j.option("rpm", None), j.option("tpm", None)) for j in jurors}
     interrupted = False
     unusable: dict[str, str] = {}
+    spread = None
+    if pool is not None:  # the calls go to the pool's workers, their answers come back as rows
+        from jurybench.engine._spread import Spread
+
+        spread = Spread(pool, run_id, writer, progress, options, unusable, budget)
 
     async def each_chunk() -> None:
         for tasks in planned.chunks(lambda: access.read(wait_s=lock_wait_s())):
@@ -324,7 +329,9 @@ def run_tasks(
                 options.hooks.on_plan(planned.n_tasks, result.n_cached)
             if progress.stopped or (budget is not None and budget.reached):
                 continue  # no more calls, but answered ones are still the run's
-            await _execute(run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters, pool)
+            await _execute(
+                run_id, rubric, todo, backends, writer, progress, options, unusable, budget, limiters, spread
+            )
             if progress.stopped:
                 return
 

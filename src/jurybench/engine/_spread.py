@@ -57,11 +57,12 @@ class Spread:
         options: EngineOptions,
         unusable: dict[str, str],
         budget: Budget | None,
-        record: Callable[[Task, dict[str, Any], Any], None],
     ) -> None:
         self.pool, self.writer, self.progress = pool, writer, progress
-        self.options, self.unusable, self.budget, self.record = options, unusable, budget, record
-        self.ticket = (run_id, uuid.uuid4().hex, writer.journal is not None)  # the run's sessions in the workers
+        self.options, self.unusable, self.budget = options, unusable, budget
+        self.record: Callable[[Task, dict[str, Any], Any], None] = lambda task, call, outcome: None
+        self.run_id = run_id
+        self.ticket = (run_id, "", False)  # what the calls of one run() go to the workers with
         self.queues: dict[str, deque[Task]] = {}
         self.held: dict[int, dict[int, Held]] = {}  # worker -> the calls it holds, by number
         self.holding: Counter[tuple[int, str]] = Counter()  # (worker, provider) -> calls it holds
@@ -71,8 +72,15 @@ class Spread:
         self.failure: BaseException | None = None
         self.changed: asyncio.Event | None = None
 
-    async def run(self, by_provider: dict[str, deque[Task]]) -> None:
-        """Make every call of the queues (or as many as the budget and a stop allow)."""
+    async def run(
+        self, by_provider: dict[str, deque[Task]], record: Callable[[Task, dict[str, Any], Any], None]
+    ) -> None:
+        """Make every call of the queues (or as many as the budget and a stop allow); ``record``
+        takes the answers another run of this process made for calls of this one."""
+        self.record = record
+        # Each run() (a chunk of the run) has sessions of its own in the workers, ended with it.
+        self.ticket = (self.run_id, uuid.uuid4().hex, self.writer.journal is not None)
+        self.held, self.holding, self.waiting, self.failure = {}, Counter(), Counter(), None
         self.changed = changed = asyncio.Event()
         self.queues = by_provider
         self.pool.on_change = self._wake
