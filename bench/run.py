@@ -1175,13 +1175,11 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
         ]
     if (ry := results.get("ray")) is not None:
         rp = ry["rpm_600_with_4_workers"]
+        if (served := ry.get("scale_out", {}).get("driver_bottleneck_at_workers_of_128_calls_per_s")) is not None:
+            checks.append(
+                ("--executor ray: workers of 128 calls/s before the driver is the bottleneck", served, ">=", 50)
+            )
         checks += [
-            (
-                "--executor ray: workers of 128 calls/s before the driver is the bottleneck",
-                ry["scale_out"]["driver_bottleneck_at_workers_of_128_calls_per_s"],
-                ">=",
-                50,
-            ),
             ("rpm=600 with 4 Ray workers: rate over the limit", rp["ray_4"]["over_limit"], ">=", 0.95),
             ("rpm=600 with 4 Ray workers: rate over the limit", rp["ray_4"]["over_limit"], "<=", 1.02),
             (

@@ -287,3 +287,21 @@ def test_a_limit_stated_in_headers_is_a_target_for_the_cluster() -> None:
     assert bench.missed_targets({**_results(0.95, 0.5), "ray": ray(53)}) == [
         "600/min stated in headers, 4 Ray workers: 429s beyond one process's: 53.000 (target <= 0)"
     ]
+
+
+def test_the_drivers_reach_on_ray_is_a_target() -> None:
+    """Issue 55 item 4: the driver must not be the bottleneck before about 50 workers of 128
+    calls a second (0.14 ms an answer: about 56)."""
+    bench = _bench()
+    rpm = {"local": {"over_limit": 1.0, "responses_429": 0}, "ray_4": {"over_limit": 1.0, "responses_429": 0}}
+
+    def ray(workers: float) -> dict[str, Any]:
+        return {
+            "rpm_600_with_4_workers": rpm,
+            "scale_out": {"driver_bottleneck_at_workers_of_128_calls_per_s": workers},
+        }
+
+    assert bench.missed_targets({**_results(0.95, 0.5), "ray": ray(55.6)}) == []
+    assert bench.missed_targets({**_results(0.95, 0.5), "ray": ray(16.0)}) == [
+        "--executor ray: workers of 128 calls/s before the driver is the bottleneck: 16.000 (target >= 50)"
+    ]
