@@ -518,7 +518,7 @@ class CallWorker:
                         await asyncio.wait_for(session.changed.wait(), left)
                 settled, session.settled = session.settled, []
                 yield self._message(session, settled)
-        finally:  # ended, or its reader gone: the calls not started are not made
+        finally:  # ended, or the stream let go by the driver (a run interrupted): calls not started are not made
             session.halted = True
             self.sessions.pop(ticket[1], None)
 
