@@ -25,6 +25,7 @@ from jurybench.jurors import (
     Completion,
     EndpointLimiter,
     JurorPace,
+    JurorSpec,
     JurorUnusable,
     LimiterStopped,
     LimiterTimeout,
@@ -266,6 +267,22 @@ def stamp(call: dict[str, Any], task: Task, run_id: str) -> None:
         call["cost_usd"] = 0.0
 
 
+def window(juror: JurorSpec, options: EngineOptions) -> int:
+    """A juror's calls in flight at once (its concurrency): in this process, or in each Ray worker."""
+    return max(1, int(juror.option("concurrency", options.concurrency)))
+
+
+def settle_paid(budget: Budget, task: Task, reserved: float, call: dict[str, Any]) -> None:
+    """A settled call (its row) into the budget: what it really cost (an unreported cost counts
+    as expected; a shared answer or an error with no cost, nothing), its size learned first so
+    that waiters re-price."""
+    budget.learn(
+        task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"), estimate_tokens(task.messages)
+    )
+    failed = call["status"] == "error" and call["cost_usd"] is None
+    budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
+
+
 def counted(task: Task, call: dict[str, Any], progress: RunProgress, options: EngineOptions) -> None:
     """A settled call (its row) counted by the run's progress and told to the hooks."""
     shared = bool(call.get("shared"))
@@ -386,12 +403,8 @@ async def _execute(
         finally:
             if budget is not None and not answered:  # interrupted: nothing to count
                 budget.settle(reserved, 0.0)
-        if budget is not None:  # what it really cost (an unreported cost counts as expected)
-            failed = call["status"] == "error" and call["cost_usd"] is None
-            budget.learn(
-                task.juror.key, call.get("completion_tokens"), call.get("prompt_tokens"), estimate_tokens(task.messages)
-            )  # before settling: waiters re-price
-            budget.settle(reserved, 0.0 if call.get("shared") or failed else call["cost_usd"])
+        if budget is not None:
+            settle_paid(budget, task, reserved, call)
         record(task, call, outcome)
         return True
 
@@ -428,7 +441,7 @@ async def _execute(
         workers.append(asyncio.create_task(elsewhere.run(by_provider, record)))
     else:
         for queue in by_provider.values():
-            n = max(1, int(queue[0].juror.option("concurrency", options.concurrency)))
+            n = window(queue[0].juror, options)
             workers += [asyncio.create_task(worker(queue)) for _ in range(n)]
     if batched:
         from jurybench.engine._batch_path import BatchRunner

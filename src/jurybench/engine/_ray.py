@@ -481,9 +481,11 @@ class CallWorker:
     async def _make(self, session: _Session, number: int, task: Task) -> None:
         gate = self.gates.get(task.juror.provider)
         if gate is None:
-            window = max(1, int(task.juror.option("concurrency", self.options.concurrency)))
-            gate = self.gates[task.juror.provider] = asyncio.Semaphore(window)
-            self.gather = max(self.gather, (window + 1) // 2)
+            from jurybench.engine._calls import window
+
+            most = window(task.juror, self.options)
+            gate = self.gates[task.juror.provider] = asyncio.Semaphore(most)
+            self.gather = max(self.gather, (most + 1) // 2)
         try:
             async with gate:
                 result = None if session.halted else await self.answer(task)

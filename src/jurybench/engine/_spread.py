@@ -30,8 +30,7 @@ from collections import Counter, deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from jurybench.engine._calls import _IN_FLIGHT, counted, shared_answer
-from jurybench.jurors import estimate_tokens
+from jurybench.engine._calls import _IN_FLIGHT, counted, settle_paid, shared_answer, window
 
 if TYPE_CHECKING:
     from jurybench.engine._budget import Budget
@@ -109,8 +108,8 @@ class Spread:
     async def _feed(self, provider: str, queue: deque[Task]) -> None:
         """Send the provider's calls to the workers as their windows free up."""
         assert self.changed is not None
-        window = max(1, int(queue[0].juror.option("concurrency", self.options.concurrency)))
-        hold, least = 2 * window, max(1, window // 2)
+        most = window(queue[0].juror, self.options)
+        hold, least = 2 * most, max(1, most // 2)
         while self.failure is None:
             self.changed.clear()  # nothing awaited from here to the wait: no wake-up is missed
             if not queue:
@@ -263,20 +262,13 @@ class Spread:
             task, reserved, provider = held.pop(number)
             self.holding[(seat.index, provider)] -= 1
             keys.append(task.call_key)
-            status, cost = calls["status"][position], calls["cost_usd"][position]
-            if budget is not None:  # what it really cost (an unreported cost counts as expected)
-                budget.learn(
-                    task.juror.key,
-                    calls["completion_tokens"][position],
-                    calls["prompt_tokens"][position],
-                    estimate_tokens(task.messages),
-                )
-                budget.settle(reserved, 0.0 if status == "error" and cost is None else cost)
             row = (
                 rows.row(position)[0]
-                if hooks.on_call is not None
-                else {"status": status, "cost_usd": cost, "reason": calls["reason"][position]}
+                if hooks.on_call is not None or budget is not None
+                else {name: calls[name][position] for name in ("status", "cost_usd", "reason")}
             )
+            if budget is not None:
+                settle_paid(budget, task, reserved, row)
             counted(task, row, self.progress, self.options)
         _IN_FLIGHT.release_many(keys, rows.row)
         for key, why in answered.unusable.items():
