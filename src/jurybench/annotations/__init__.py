@@ -1,7 +1,6 @@
 """Human annotations and agreement between jurors, the jury and humans.
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.annotations._agreement import (
     Estimate,

@@ -1,8 +1,7 @@
 """Calibration: fit least-squares juror weights against human labels, validate, save, apply;
 and choose the cheapest sub-jury that is good enough (``select_jury``).
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.calibration._api import (
     apply_calibration,

@@ -5,8 +5,7 @@ Heavy modules (litellm, pandas, duckdb, scipy) are imported inside commands so
 their commands on the app.
 
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 study steps both call them, and they call the library's API. ``COMMANDS`` maps each command
 ('score', 'items import', 'stats gap', ...) to its function and its options.
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """One run: plan, call (synchronously or in provider batches), parse, write; cache and resume,
 cost and budget, progress. Judging and generation both run here.
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.engine._budget import Budget, CostTally, checked_max_cost
 from jurybench.engine._options import EngineHooks, EngineOptions

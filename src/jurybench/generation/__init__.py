@@ -1,7 +1,6 @@
 """Responses generated under paired treatments, through the judge engine's machinery.
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.generation._run import (
     GenerationReport,

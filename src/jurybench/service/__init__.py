@@ -1,8 +1,7 @@
 """The HTTP service (``jurybench serve``): the library's jobs, imports, calibration, statistics
 and read-only SQL over HTTP, on one store the server owns while it runs.
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.service._access import HostCheck, check_token, listening_hosts
 from jurybench.service._app import ServiceConfig, create_app

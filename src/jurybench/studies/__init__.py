@@ -20,8 +20,7 @@ An option set to ``true`` is a flag (``--progress``), ``false`` its negation
 (``--no-progress``), a list a repeated option.
 
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from __future__ import annotations
 

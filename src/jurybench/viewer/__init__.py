@@ -2,8 +2,7 @@
 pages in a browser (``jurybench view``, and ``jurybench serve`` at ``/``), and a run as one
 self-contained HTML file (``jurybench report html``).
 
-Internal: the names below are this stage's interface to the other stages (the order in
-docs/architecture.md), not a public API; see "What is public" there."""
+Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
 from jurybench.viewer._bundle import report_bundle
 from jurybench.viewer._label import Annotating

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+    from duckdb import DuckDBPyConnection
 
-Migration = Callable[[Any], None]
+#: The connection a migration is given (named as a string: importing the store does not import duckdb).
+Connection: TypeAlias = "DuckDBPyConnection"
+
+Migration = Callable[[Connection], None]
 
 
 def comment(con: Connection, table: str, comments: dict[str, str]) -> None:

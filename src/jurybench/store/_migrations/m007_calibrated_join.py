@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection
 
 # The views this migration changed; their current definitions are in store/_views.py.
 VIEWS = ("jury_pointwise", "jury_pairwise", "jury_pairwise_orders")

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 # (table, its former key columns): one row per item, pair, call, call and run, call and criterion.
 GROWING = (

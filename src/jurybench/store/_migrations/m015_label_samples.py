@@ -3,12 +3,7 @@ drawn subject's inclusion probability (what prediction-powered inference weights
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 
 def m015_label_samples(con: Connection) -> None:

@@ -4,12 +4,7 @@ everywhere). The column is unchanged; its description is brought up to date."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 
 def m016_saw_jury_by_cookie(con: Connection) -> None:

@@ -3,12 +3,7 @@ again and ``stats drift`` can tell the judge's shift from the judged system's ch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 
 def m017_anchor_sets(con: Connection) -> None:

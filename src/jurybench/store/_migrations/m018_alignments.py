@@ -3,12 +3,7 @@ label that produced an aligned rubric is counted again when the rubric is judged
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 
 def m018_alignments(con: Connection) -> None:

@@ -3,12 +3,7 @@ a Ray cluster's workers (issue 55). Nothing else about a run made on Ray differs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from jurybench.store._migrations._base import comment
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.store._migrations._base import Connection, comment
 
 
 def m019_run_executor(con: Connection) -> None:
