@@ -41,19 +41,8 @@ def batches_list(
     check_format(fmt, ("table", "csv", "json"))
     names, rows = list_batches(_connect(db, read_only=True), run, open_only)
     if fmt == "table":
-        shown = [
-            "batch_id",
-            "provider_batch_id",
-            "juror",
-            "run_id",
-            "round",
-            "status",
-            "n_requests",
-            "n_completed",
-            "n_failed",
-            "submitted_at",
-            "collected_at",
-        ]
+        # the table leaves out what is long or rarely read; --format json/csv has every column
+        shown = [n for n in names if n not in ("protocol", "finished_at", "error")]
         at = [names.index(n) for n in shown]
 
         def cell(value: object) -> str:

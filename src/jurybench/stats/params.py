@@ -6,9 +6,16 @@ None``. Their help, choices and HTTP bounds come with them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 from jurybench.declare import NAME_HTTP, SEED, param
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
+#: The store's connection a statistic's compute function is given (read-only): ``con: params.Connection``.
+#: Named as a string, so reading a statistic's declaration does not import duckdb.
+Connection: TypeAlias = "DuckDBPyConnection"
 
 EXPR = {"max_length": 2000}
 LEVELS = ("jury", "juror")

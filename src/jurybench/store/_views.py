@@ -140,8 +140,34 @@ _RUN_SUBJECTS = """
     SELECT DISTINCT rc.run_id, c.subject_kind, c.subject_id
             FROM run_calls rc JOIN calls c USING (call_key)"""
 
-_JUROR_POINTWISE = """
-    WITH judged AS (
+
+def _juror_view(judged: str, columns: str, *, subject: str, dimension: str, kind: str) -> str:
+    """A per-juror view: a row for every subject x dimension x juror of a run, judged or not, its
+    errors counted; ``judged`` is the CTE(s) of its judgments by (run_id, ``subject``,
+    ``dimension``, juror_key) and ``columns`` what it adds to the row's keys."""
+    return f"""
+    WITH {judged}), errors AS (
+                SELECT rc.run_id, c.subject_id AS {subject}, c.juror_key, count(*) AS n_error
+                FROM run_calls rc JOIN calls c USING (call_key)
+                WHERE c.status = 'error' AND c.subject_kind = '{kind}'
+                GROUP BY ALL
+            )
+            SELECT s.run_id, s.subject_id AS {subject}, d.dimension AS {dimension}, rj.juror_key, rj.name AS juror,
+                   rj.weight,
+{columns}
+            FROM run_subjects s
+            JOIN runs r ON r.run_id = s.run_id
+            LEFT JOIN juries ju ON ju.jury_id = r.jury_id
+            JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
+            JOIN run_jurors rj ON rj.run_id = s.run_id
+            LEFT JOIN judged j ON j.run_id = s.run_id AND j.{subject} = s.subject_id
+                 AND j.{dimension} = d.dimension AND j.juror_key = rj.juror_key
+            LEFT JOIN errors e ON e.run_id = s.run_id AND e.{subject} = s.subject_id AND e.juror_key = rj.juror_key
+            WHERE s.subject_kind = '{kind}'"""
+
+
+_JUROR_POINTWISE = _juror_view(
+    """judged AS (
                 SELECT rc.run_id, j.item_id, j.criterion, j.juror_key,
                        avg(j.score) FILTER (WHERE j.status = 'valid') AS juror_discrete,
                        avg(coalesce(j.expected, j.score)) FILTER (WHERE j.status = 'valid') AS juror_expected,
@@ -152,31 +178,19 @@ _JUROR_POINTWISE = """
                        count(*) FILTER (WHERE j.status = 'refusal') AS n_refusal
                 FROM pointwise_judgments j JOIN run_calls rc USING (call_key)
                 GROUP BY ALL
-            ), errors AS (
-                SELECT rc.run_id, c.subject_id AS item_id, c.juror_key, count(*) AS n_error
-                FROM run_calls rc JOIN calls c USING (call_key)
-                WHERE c.status = 'error' AND c.subject_kind = 'item'
-                GROUP BY ALL
-            )
-            SELECT s.run_id, s.subject_id AS item_id, d.dimension AS criterion, rj.juror_key, rj.name AS juror,
-                   rj.weight,
-                   CASE WHEN ju.scores = 'expected' THEN j.juror_expected ELSE j.juror_discrete END AS juror_score,
+            """,
+    """                   CASE WHEN ju.scores = 'expected' THEN j.juror_expected ELSE j.juror_discrete END AS juror_score,
                    coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
                    coalesce(j.n_invalid, 0) AS n_invalid, coalesce(j.n_refusal, 0) AS n_refusal,
                    coalesce(e.n_error, 0) AS n_error,
-                   j.juror_discrete, j.juror_expected, coalesce(j.n_expected, 0) AS n_expected
-            FROM run_subjects s
-            JOIN runs r ON r.run_id = s.run_id
-            LEFT JOIN juries ju ON ju.jury_id = r.jury_id
-            JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
-            JOIN run_jurors rj ON rj.run_id = s.run_id
-            LEFT JOIN judged j ON j.run_id = s.run_id AND j.item_id = s.subject_id
-                 AND j.criterion = d.dimension AND j.juror_key = rj.juror_key
-            LEFT JOIN errors e ON e.run_id = s.run_id AND e.item_id = s.subject_id AND e.juror_key = rj.juror_key
-            WHERE s.subject_kind = 'item'"""
+                   j.juror_discrete, j.juror_expected, coalesce(j.n_expected, 0) AS n_expected""",
+    subject="item_id",
+    dimension="criterion",
+    kind="item",
+)
 
-_JUROR_PAIRWISE = """
-    WITH sym AS (
+_JUROR_PAIRWISE = _juror_view(
+    """sym AS (
                 SELECT rc.run_id, j.pair_id, j.category, j.juror_key, j.sample_index,
                        max(j.score) FILTER (WHERE j.presented_order = 'AB' AND j.status = 'valid') AS score_ab,
                        max(j.score) FILTER (WHERE j.presented_order = 'BA' AND j.status = 'valid') AS score_ba,
@@ -205,30 +219,18 @@ _JUROR_PAIRWISE = """
                        count(*) - count(CASE WHEN r.orders = 'both' THEN score_ab - score_ba
                                              ELSE coalesce(score_ab, score_ba) END) AS n_excluded
                 FROM sym s JOIN runs r ON r.run_id = s.run_id GROUP BY ALL
-            ), errors AS (
-                SELECT rc.run_id, c.subject_id AS pair_id, c.juror_key, count(*) AS n_error
-                FROM run_calls rc JOIN calls c USING (call_key)
-                WHERE c.status = 'error' AND c.subject_kind = 'pair'
-                GROUP BY ALL
-            )
-            SELECT s.run_id, s.subject_id AS pair_id, d.dimension AS category, rj.juror_key, rj.name AS juror,
-                   rj.weight,
-                   CASE WHEN ju.scores = 'expected' THEN j.juror_expected_epsilon ELSE j.juror_discrete_epsilon END
+            """,
+    """                   CASE WHEN ju.scores = 'expected' THEN j.juror_expected_epsilon ELSE j.juror_discrete_epsilon END
                        AS juror_epsilon,
                    CASE WHEN ju.scores = 'expected' THEN j.expected_ab ELSE j.discrete_ab END AS juror_score_ab,
                    CASE WHEN ju.scores = 'expected' THEN j.expected_ba ELSE j.discrete_ba END AS juror_score_ba,
                    coalesce(j.n_samples, 0) AS n_samples, coalesce(j.n_valid, 0) AS n_valid,
                    coalesce(j.n_excluded, 0) AS n_excluded, coalesce(e.n_error, 0) AS n_error,
-                   j.juror_discrete_epsilon, j.juror_expected_epsilon, coalesce(j.n_expected, 0)::BIGINT AS n_expected
-            FROM run_subjects s
-            JOIN runs r ON r.run_id = s.run_id
-            LEFT JOIN juries ju ON ju.jury_id = r.jury_id
-            JOIN rubric_dimensions d ON d.rubric_hash = r.rubric_hash
-            JOIN run_jurors rj ON rj.run_id = s.run_id
-            LEFT JOIN judged j ON j.run_id = s.run_id AND j.pair_id = s.subject_id
-                 AND j.category = d.dimension AND j.juror_key = rj.juror_key
-            LEFT JOIN errors e ON e.run_id = s.run_id AND e.pair_id = s.subject_id AND e.juror_key = rj.juror_key
-            WHERE s.subject_kind = 'pair'"""
+                   j.juror_discrete_epsilon, j.juror_expected_epsilon, coalesce(j.n_expected, 0)::BIGINT AS n_expected""",
+    subject="pair_id",
+    dimension="category",
+    kind="pair",
+)
 
 _RUN_SUMMARY = """
     SELECT rc.run_id, rj.name AS juror, ju.model, c.juror_key,

@@ -16,3 +16,13 @@ def per_criterion(result: dict[str, Any], by_group: bool) -> tuple[list[str], li
             keys = keys or list(flat)
             rows.append([crit, grp, *(flat[k] for k in keys)])
     return ["criterion", "group", *keys], rows
+
+
+def by_criterion(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+    """A statistic's table: one row per criterion."""
+    return per_criterion(result, by_group=False)
+
+
+def by_criterion_and_group(result: dict[str, Any], summary: bool) -> tuple[list[str], list[list[object]]]:
+    """A statistic's table: one row per criterion and group."""
+    return per_criterion(result, by_group=True)

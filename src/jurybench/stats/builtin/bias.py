@@ -3,14 +3,12 @@ the responding model's family, the language, or a field a user names (stats/_bia
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.params import Connection
 
 EACH_TEXT = {"max_length": 2000}  # each feature or family an HTTP body lists
 COLUMNS = [

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic, two_values
-from jurybench.stats.builtin._groups import per_criterion
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.builtin._groups import by_criterion
+from jurybench.stats.params import Connection
 
 TwoGroups = Annotated[
     str | tuple[str, str], param("Two groups: a,b.", pair=True, cli_type=str, http_type=str, http={"max_length": 512})
 ]
 
 
-def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
-    return per_criterion(result, by_group=False)
-
-
-@statistic("welch", table=table)
+@statistic("welch", table=by_criterion)
 def welch(
     con: Connection,
     run: params.Run,
@@ -36,7 +30,7 @@ def welch(
     return stat_compare(con, run, test="welch", groups=two_values(groups, "groups"), where=where, by=by, level=level)
 
 
-@statistic("mannwhitney", table=table)
+@statistic("mannwhitney", table=by_criterion)
 def mannwhitney(
     con: Connection,
     run: params.Run,

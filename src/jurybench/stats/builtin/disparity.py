@@ -9,10 +9,9 @@ from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
 from jurybench.stats._silent import silent_label
+from jurybench.stats.params import Connection
 
 if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
-
     from jurybench.store import StoreRef
 
 

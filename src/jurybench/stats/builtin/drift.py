@@ -3,13 +3,11 @@ judged, byte for byte), the headline change and the rest (stats/_drift.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from jurybench.declare import NAME_HTTP, param
 from jurybench.stats._registry import statistic
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.params import Connection
 
 COLUMNS = [
     "rater",

@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
-from jurybench.stats.builtin._groups import per_criterion
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.builtin._groups import by_criterion
+from jurybench.stats.params import Connection
 
 
-def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
-    return per_criterion(result, by_group=False)
-
-
-@statistic("kendall", table=table)
+@statistic("kendall", table=by_criterion)
 def kendall(
     con: Connection,
     run: params.Run,

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic, two_values
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.params import Connection
 
 COLUMNS = [
     "criterion",

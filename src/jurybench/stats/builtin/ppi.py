@@ -9,10 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
+from jurybench.stats.params import Connection
 
 if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
-
     from jurybench.rubric import AnyRubric
 
 COLUMNS = [

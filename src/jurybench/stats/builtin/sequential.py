@@ -4,14 +4,12 @@ valid however the number of subjects was chosen (``score --until`` stops on what
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.params import Connection
 
 COLUMNS = [
     "criterion",

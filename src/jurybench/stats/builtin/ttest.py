@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from jurybench.declare import param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
-from jurybench.stats.builtin._groups import per_criterion
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.builtin._groups import by_criterion_and_group
+from jurybench.stats.params import Connection
 
 
-def table(result: dict[str, object], summary: bool) -> tuple[list[str], list[list[object]]]:
-    return per_criterion(result, by_group=True)
-
-
-@statistic("ttest", table=table)
+@statistic("ttest", table=by_criterion_and_group)
 def ttest(
     con: Connection,
     run: params.Run,

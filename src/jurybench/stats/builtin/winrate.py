@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from jurybench.declare import NAME_HTTP, param
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
-
-if TYPE_CHECKING:
-    from duckdb import DuckDBPyConnection as Connection
+from jurybench.stats.params import Connection
 
 COLUMNS = [
     "board",
