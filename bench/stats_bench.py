@@ -110,7 +110,7 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
     from jurybench.jurors._spec import JurorSpec
     from jurybench.jury import Jury, register_jury
     from jurybench.rubric import parse_rubric
-    from jurybench.stats.builtin.cohens_d import stat_cohens_d
+    from jurybench.stats.builtin.cohens_d import cohens_d
     from jurybench.store import connect
 
     rubric = parse_rubric(
@@ -157,14 +157,14 @@ def bench_store_ratings(n_runs: int = 400, n_items: int = 100) -> dict[str, Any]
         factors.write_text("criterion,factor\n" + "".join(f"i{k:03d},s{k % 30:02d}\n" for k in range(n_items)))
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.perf_counter()
-        result = stat_cohens_d(
+        result = cohens_d.compute(
             con,
             "inv",
             arm="treatment->>'arm'",
             arms=("a", "b"),
             by="model || '/' || language",
             factor_file=factors,
-            n_boot=2000,
+            boot=2000,
             seed=0,
         )
         stat_s = time.perf_counter() - start

@@ -103,9 +103,9 @@ def test_sim_generator_plants_an_effect_a_sim_jury_recovers(con: Any, tmp_path: 
     writer = "sim/writer,effect=1.5,effect_on=logos|pathos|communal,effect_arm=recipient_gender=female"
     generate(con, spec, generators_of(spec, [writer]), _prompts(tmp_path, 40), options=QUIET)
     score(con, load_rubric("persuasion"), [parse_juror("sim/judge,noise=0.3")], run_id="j", options=QUIET)
-    from jurybench.stats.builtin.directional import stat_directional
+    from jurybench.stats.builtin.directional import directional
 
-    out = stat_directional(con, "j")
+    out = directional.compute(con, "j")
     d = {c["category"]: c for g in out["groups"].values() for c in g["categories"]}
     for planted in ("logos", "pathos", "communal"):
         assert d[planted]["D"] > 0.8 and d[planted]["p_holm"] < 0.01

@@ -48,10 +48,10 @@ def test_planted_position_bias_shows_as_flip_rate_and_vanishes_after_symmetrizat
     first = dict(con.execute("SELECT juror, first_position_win_rate FROM juror_position_stats").fetchall())
     assert rates["sim/biased"] > 0.5 and rates["sim/fair"] < 0.2
     assert first["sim/biased"] > 0.85 and 0.3 < first["sim/fair"] < 0.6
-    from jurybench.stats.builtin.directional import stat_directional
+    from jurybench.stats.builtin.directional import directional
 
     # No treatment effect was planted: after symmetrization the biased juror shows none either.
-    out = stat_directional(con, "pos", level="juror", where="juror = 'sim/biased'")
+    out = directional.compute(con, "pos", level="juror", where="juror = 'sim/biased'")
     assert all(c["p_holm"] is None or c["p_holm"] > 0.05 for c in out["groups"]["sim/biased"]["categories"])
     assert max(abs(c["D"]) for c in out["groups"]["sim/biased"]["categories"]) < 0.5
 
@@ -61,9 +61,9 @@ def test_planted_treatment_effect_is_found_where_planted_only(con: Any, tmp_path
     planted = {"logos", "pathos", "communal"}
     juror = parse_juror("sim/j,effect=1,effect_on=logos|pathos|communal,effect_arm=gender=f,noise=0.5")
     score(con, PERSUASION, [juror], run_id="fx", options=QUIET)
-    from jurybench.stats.builtin.directional import stat_directional
+    from jurybench.stats.builtin.directional import directional
 
-    categories = stat_directional(con, "fx")["groups"]["all"]["categories"]
+    categories = directional.compute(con, "fx")["groups"]["all"]["categories"]
     significant = {c["category"] for c in categories if c["p_holm"] is not None and c["p_holm"] < 0.05}
     # Holm keeps the family-wise error at 5%: with this seed, no category without an effect is flagged.
     assert significant == planted
@@ -79,10 +79,10 @@ def test_planted_d_lies_inside_its_bootstrap_ci(con: Any, tmp_path: Path) -> Non
     import_items(con, write(tmp_path / "i.csv", "\n".join(rows) + "\n"), treatment_columns=["gender"])
     spec = "sim/j,effect=0.8,effect_on=relevance,effect_arm=gender=f,noise=0.7"
     score(con, QUALITY, [parse_juror(spec)], run_id="d", options=QUIET)
-    from jurybench.stats.builtin.cohens_d import stat_cohens_d
+    from jurybench.stats.builtin.cohens_d import cohens_d
 
-    out = stat_cohens_d(
-        con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'", n_boot=1000, seed=1
+    out = cohens_d.compute(
+        con, "d", arm="treatment->>'gender'", arms=("f", "m"), where="criterion = 'relevance'", boot=1000, seed=1
     )
     effect = out["cells"]["all"]["effects"]["relevance"]["d_pooled"]
     # The population d of this juror: the same answer model on 20,000 fresh items per arm.

@@ -128,8 +128,8 @@ def test_each_statistic_runs_and_is_recorded(client: Any, name: str, params: dic
 
 
 def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: Path, tmp_path: Path) -> None:
-    from jurybench.stats.builtin.cohens_d import stat_cohens_d
-    from jurybench.stats.builtin.item_spearman import stat_item_spearman
+    from jurybench.stats.builtin.cohens_d import cohens_d
+    from jurybench.stats.builtin.item_spearman import item_spearman
     from jurybench.store import connect
 
     params = {"run": "pw", "arm": "treatment->>'gender'", "arms": "f,m", "boot": 100}
@@ -141,8 +141,8 @@ def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: P
         json={**{k: v for k, v in params.items() if k != "boot"}, "by": "metadata->>'lang'", "keys": {"coherence": -1}},
     )
     con = connect(prepared, read_only=True)
-    direct = stat_cohens_d(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), factor_file=factor_file, n_boot=100)
-    keyed = stat_item_spearman(
+    direct = cohens_d.compute(con, "pw", arm="treatment->>'gender'", arms=("f", "m"), factor_file=factor_file, boot=100)
+    keyed = item_spearman.compute(
         con, "pw", arm="treatment->>'gender'", arms=("f", "m"), by="metadata->>'lang'", key_file=key_file
     )
     con.close()
@@ -155,12 +155,12 @@ def test_inline_factors_and_keys_act_like_the_cli_files(client: Any, prepared: P
 
 
 def test_statistics_compute_what_the_library_computes(client: Any, prepared: Path) -> None:
-    from jurybench.stats.builtin.friedman import stat_friedman
+    from jurybench.stats.builtin.friedman import friedman
     from jurybench.store import connect
 
     api = client.post("/v1/stats/friedman", json={"run": "pw", "by": "model"}).json()["result"]
     con = connect(prepared, read_only=True)
-    direct = stat_friedman(con, "pw", by="model")
+    direct = friedman.compute(con, "pw", by="model")
     con.close()
     assert api["criteria"]["coherence"]["chi2"] == pytest.approx(direct["criteria"]["coherence"]["chi2"])
     assert api["criteria"]["coherence"]["p"] == pytest.approx(direct["criteria"]["coherence"]["p"])

@@ -50,7 +50,7 @@ def _friedman(db: Path, slice_rows: int, monkeypatch: Any, **kwargs: Any) -> tup
     con = connect(db / "test.duckdb", read_only=True)
     try:
         parts = _slices.slices_of(con, "qual", 6)
-        result = FRIEDMAN.stat_friedman(con, "qual", **kwargs)
+        result = FRIEDMAN.friedman.compute(con, "qual", **kwargs)
         left = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_catalog = 'temp'").fetchall()[0][
             0
         ]
@@ -96,19 +96,19 @@ def test_the_cli_path_reads_under_the_cap_and_falls_back_when_it_is_too_small(st
     _, whole = _friedman(store, 10**9, monkeypatch)
     monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     seen: list[tuple[str, str]] = []
-    real = FRIEDMAN.stat_friedman
+    real = FRIEDMAN.friedman.compute
 
     too_small = [False]
 
-    def watched(con: Any, run_id: str, **kwargs: Any) -> dict[str, Any]:
+    def watched(con: Any, **kwargs: Any) -> dict[str, Any]:
         import duckdb
 
         seen.append(con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0])
         if too_small[0] and len(seen) == 1:  # as DuckDB says when a slice does not fit the cap
             raise duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block")
-        return real(con, run_id, **kwargs)
+        return real(con, **kwargs)
 
-    monkeypatch.setattr(FRIEDMAN, "stat_friedman", watched)
+    monkeypatch.setattr(FRIEDMAN.friedman, "compute", watched)
     monkeypatch.setenv("JURYBENCH_DUCKDB_MEMORY", "64MB")
     db = str(store / "test.duckdb")
     for small, tries in ((False, 1), (True, 2)):
@@ -173,7 +173,7 @@ def test_the_cell_sums_hold_one_row_per_cell_however_many_slices(store: Path, mo
     monkeypatch.setattr(_slices, "SLICE_ROWS", 100)
     try:
         assert _slices.slices_of(con, "qual", 6) == 18
-        FRIEDMAN.stat_friedman(con, "qual")
+        FRIEDMAN.friedman.compute(con, "qual")
     finally:
         con.close()
     assert 200 < cells <= 6 * 12 * 4

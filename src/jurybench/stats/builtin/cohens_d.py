@@ -13,7 +13,6 @@ from jurybench.stats.params import Connection
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from jurybench.stats import _effects
 
 COLUMNS = [
     "cell",
@@ -96,81 +95,42 @@ def cohens_d(
     """Cohen's d (three forms) with bootstrap CIs per cell and criterion, anchored to human baselines.
     ``resample``: ``instances`` (each arm's items, the default) or ``clusters:<expression over the
     item's columns>`` (e.g. ``clusters:prompt``: a drawn prompt brings its items in both arms)."""
-    from jurybench.stats._effects import AnchorThresholds
-    from jurybench.stats.sql import stored_baselines
-
-    stored = stored_baselines(con, baselines, "d") if baselines else None
-    return stat_cohens_d(
-        con,
-        run,
-        arm=arm,
-        arms=two_values(arms, "arms"),
-        where=where,
-        by=by,
-        baseline_file=baseline_file,
-        factor_file=factor_file,
-        factors=factors,
-        baselines=stored,
-        n_boot=boot,
-        seed=seed,
-        thresholds=AnchorThresholds(min_gap, reorganization_gap),
-        level=level,
-        resample=resample,
-    )
-
-
-def stat_cohens_d(
-    con: Connection,
-    run_id: str,
-    *,
-    arm: str,
-    arms: tuple[str, str],
-    where: str | None = None,
-    by: str | None = None,
-    baseline_file: Path | None = None,
-    factor_file: Path | None = None,
-    factors: dict[str, str] | None = None,
-    baselines: dict[tuple[str, str], float] | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    thresholds: _effects.AnchorThresholds | None = None,
-    level: str = "jury",
-    resample: str = "instances",
-) -> dict[str, object]:
-    """Cohen's d (three forms, bootstrap CIs) between two arms, per cell (--by) and criterion,
-    anchored to human baselines (file: criterion,d_human[,cell], or stored ones) and grouped into
-    factors (file: criterion,factor). A questionnaire run is grouped by its own structure: every
-    facet and factor gets its d (over item means), and a factor's pattern looks at its facets."""
-
+    # Between the two arms, per cell (--by) and criterion, anchored to human baselines (file:
+    # criterion,d_human[,cell], or stored ones) and grouped into factors (file: criterion,factor).
+    # A questionnaire run is grouped by its own structure: every facet and factor gets its d (over
+    # item means), and a factor's pattern looks at its facets.
     import numpy as np
 
     from jurybench.errors import JurybenchError
     from jurybench.stats import _effects
+    from jurybench.stats._effects import AnchorThresholds
     from jurybench.stats._slices import jury_coverage
-    from jurybench.stats.sql import item_frame
+    from jurybench.stats.sql import item_frame, stored_baselines
 
-    thresholds = thresholds or _effects.AnchorThresholds()
-    frame = item_frame(con, run_id, where=where, by=by or "'all'", extra=arm, level=level)
-    cluster_of = _item_clusters(con, run_id, resample)
+    stored = stored_baselines(con, baselines, "d") if baselines else None
+    arm_values = two_values(arms, "arms")
+    thresholds = AnchorThresholds(min_gap, reorganization_gap)
+    frame = item_frame(con, run, where=where, by=by or "'all'", extra=arm, level=level)
+    cluster_of = _item_clusters(con, run, resample)
     if factor_file or factors:  # criterion -> factor, from a file or given
         factors = {**(_read_factors(factor_file) if factor_file else {}), **(factors or {})}
         groups = {f"factor:{f}": [c for c, g in factors.items() if g == f] for f in sorted(set(factors.values()))}
         subs = dict(groups)
     else:
-        groups, subs = inventory_groups(con, run_id)
-    baselines = dict(baselines or {})
+        groups, subs = inventory_groups(con, run)
+    human_d = dict(stored or {})
     if baseline_file:
-        baselines.update(_read_d_baselines(baseline_file))
+        human_d.update(_read_d_baselines(baseline_file))
     group_names = sorted(groups)
     out: dict[str, object] = {}
     for cell, cell_frame in frame.groupby("grp", sort=True):
         present = set(cell_frame["extra"].unique())
-        missing = [a for a in arms if a not in present]
+        missing = [a for a in arm_values if a not in present]
         if missing:
             raise JurybenchError(
                 f"cell {cell!r}: no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(present))}."
             )
-        criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arms), "criterion"].unique())
+        criteria = sorted(cell_frame.loc[cell_frame["extra"].isin(arm_values), "criterion"].unique())
         names = criteria + group_names
 
         kept: dict[str, list[object]] = {}
@@ -199,15 +159,15 @@ def stat_cohens_d(
             kept[arm_name] = [i for i, ok in zip(wide.index, complete, strict=True) if ok]
             return np.asarray(m[complete], dtype=float)
 
-        a1, a2 = matrix(arms[0]), matrix(arms[1])
+        a1, a2 = matrix(arm_values[0]), matrix(arm_values[1])
         if len(a1) < 2 or len(a2) < 2:
             raise JurybenchError(
                 f"cell {cell!r}: each arm needs at least 2 complete items (got {len(a1)} and {len(a2)})."
             )
         clusters = (
-            None if cluster_of is None else tuple([cluster_of.get(str(i), str(i)) for i in kept[a]] for a in arms)
+            None if cluster_of is None else tuple([cluster_of.get(str(i), str(i)) for i in kept[a]] for a in arm_values)
         )
-        d = _effects.cohens_d_cells(a1, a2, n_boot=n_boot, seed=seed, clusters=clusters)  # type: ignore[arg-type]
+        d = _effects.cohens_d_cells(a1, a2, n_boot=boot, seed=seed, clusters=clusters)  # type: ignore[arg-type]
         cell_out: dict[str, Any] = {"n": [len(a1), len(a2)], "effects": {}}
         if clusters is not None:
             cell_out["n_clusters"] = len(set(clusters[0]) | set(clusters[1]))
@@ -220,10 +180,12 @@ def stat_cohens_d(
                 }
                 for form in _effects.FORMS
             }
-            entry["mean_within_arm_sd"] = _effects.mean_within_group_sd({arms[0]: a1[:, j], arms[1]: a2[:, j]})
+            entry["mean_within_arm_sd"] = _effects.mean_within_group_sd(
+                {arm_values[0]: a1[:, j], arm_values[1]: a2[:, j]}
+            )
             # A cell's own baseline, else that of its --by value (juror level: "juror / value"), else every cell's.
             human = next(
-                (baselines[(c, n)] for c in (cell, str(cell).rsplit(" / ", 1)[-1], "") if (c, n) in baselines), None
+                (human_d[(c, n)] for c in (cell, str(cell).rsplit(" / ", 1)[-1], "") if (c, n) in human_d), None
             )
             if human is not None:
                 f = entry["d_avg"]
@@ -237,9 +199,9 @@ def stat_cohens_d(
         out[cell] = cell_out
     return {
         "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "jury": jury_coverage(con, run, "jury_pointwise"),
         "arm": arm,
-        "arms": list(arms),
+        "arms": list(arm_values),
         "thresholds": vars(thresholds),
         "cells": out,
     }

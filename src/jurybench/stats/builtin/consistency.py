@@ -23,13 +23,6 @@ def consistency(
     con: Connection, run: params.Run, *, where: params.Where = None, by: params.By = None
 ) -> dict[str, object]:
     """Positional consistency per juror (or --by) and the share of pairs with no difference in any category."""
-
-    return stat_consistency(con, run, where=where, by=by)
-
-
-def stat_consistency(
-    con: Connection, run_id: str, *, where: str | None = None, by: str | None = None
-) -> dict[str, object]:
     from collections import defaultdict
 
     import numpy as np
@@ -38,15 +31,15 @@ def stat_consistency(
     from jurybench.stats import _pairwise
     from jurybench.stats.sql import epsilon_matrices
 
-    shown = con.execute("SELECT coalesce(orders, 'both') FROM runs WHERE run_id = ?", [run_id]).fetchall()
+    shown = con.execute("SELECT coalesce(orders, 'both') FROM runs WHERE run_id = ?", [run]).fetchall()
     if shown and shown[0][0] != "both":
         raise JurybenchError(
-            f"run '{run_id}' shows each pair in one order (orders: {shown[0][0]}): positional consistency needs "
+            f"run '{run}' shows each pair in one order (orders: {shown[0][0]}): positional consistency needs "
             "both orders of a pair, so it cannot be measured here.",
             hint="Judge the pairs in both orders (score --orders both) to measure it.",
         )
     group = by or "juror"
-    rows = _pairwise_rows(con, run_id, group=group, columns="score_ab, score_ba, status", where=where)
+    rows = _pairwise_rows(con, run, group=group, columns="score_ab, score_ba, status", where=where)
     by_group: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for grp, ab, ba, status in rows:
         if status == "valid":
@@ -57,9 +50,9 @@ def stat_consistency(
         out[grp] = _pairwise.positional_consistency(arr[:, 0], arr[:, 1])
     # The no-difference share per the same groups: each juror's own scores by default, else the jury's.
     if by is None:
-        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=None, level="juror")
+        matrices, _, _ = epsilon_matrices(con, run, where=where, by=None, level="juror")
     else:
-        matrices, _, _ = epsilon_matrices(con, run_id, where=where, by=by, level="jury")
+        matrices, _, _ = epsilon_matrices(con, run, where=where, by=by, level="jury")
     return {
         "positional_consistency": out,
         "no_difference_share": {g: _pairwise.no_difference_share(m) for g, m in matrices.items()},

@@ -31,29 +31,16 @@ def directional(
         str, param("Zero differences: wilcox (drop), pratt or zsplit.", choices=ZERO_METHODS)
     ] = "wilcox",
     level: params.Level = "jury",
-) -> dict[str, object]:
-    """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
-
-    return stat_directional(con, run, where=where, by=by, zero_method=zero_method, level=level)
-
-
-def stat_directional(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    zero_method: str = "wilcox",
-    level: str = "jury",
 ) -> dict[str, Any]:
+    """Per category: D_j (mean symmetrized score) and the Wilcoxon signed-rank test, Holm and BH corrected."""
     from jurybench.stats import _pairwise
     from jurybench.stats._slices import jury_coverage
     from jurybench.stats.sql import epsilon_matrices
 
-    matrices, categories, _ = epsilon_matrices(con, run_id, where=where, by=by, level=level)
+    matrices, categories, _ = epsilon_matrices(con, run, where=where, by=by, level=level)
     return {
         "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pairwise"),
+        "jury": jury_coverage(con, run, "jury_pairwise"),
         "groups": {
             g: {
                 "n_pairs": int(m.shape[0]),

@@ -129,32 +129,8 @@ def disparity(
 ) -> dict[str, object]:
     """Accuracy by group x category (invalid = wrong), Gini inequity with CI, max-min gaps, reference premium.
     ``max_invalid_rate=None`` (or a negative value) keeps every group."""
-
-    return stat_disparity(
-        con,
-        sql=sql,
-        file=file,
-        max_invalid_rate=_kept(max_invalid_rate),
-        reference=reference,
-        n_boot=boot,
-        seed=seed,
-        resample=resample,
-    )
-
-
-def stat_disparity(
-    con: Connection,
-    *,
-    sql: str | None = None,
-    file: Path | None = None,
-    max_invalid_rate: float | None = 0.10,
-    reference: str | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    resample: str = "instances",
-) -> dict[str, object]:
-    """Classification disparity from a query or file with columns grp, category, correct, invalid
-    (and optionally model: then one result per model)."""
+    # Classification disparity from a query or file with columns grp, category, correct, invalid
+    # (and optionally model: then one result per model).
     from collections import defaultdict
 
     import numpy as np
@@ -199,9 +175,9 @@ def stat_disparity(
             [str(r["category"]) for r in rows],
             np.array([truthy(r["correct"]) for r in rows]),
             np.array([truthy(r["invalid"]) for r in rows]),
-            max_invalid_rate=max_invalid_rate,
+            max_invalid_rate=_kept(max_invalid_rate),
             reference=reference,
-            n_boot=n_boot,
+            n_boot=boot,
             seed=seed,
             resample=resample,
             clusters=[str(r[column]) for r in rows] if column else None,

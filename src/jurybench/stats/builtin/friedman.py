@@ -31,25 +31,12 @@ def friedman(
     level: params.Level = "jury",
 ) -> dict[str, object]:
     """Friedman test per criterion across groups (blocks = prompts), Holm-corrected post-hoc Wilcoxon matrix."""
-
-    return stat_friedman(con, run, where=where, by=by, block=block, level=level)
-
-
-def stat_friedman(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    block: str = "prompt",
-    level: str = "jury",
-) -> dict[str, object]:
-    """Friedman with post-hoc tests per criterion over blocks x groups. The block means are
-    computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
-    so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
-    counts per (criterion, block, group) are added up in DuckDB too (folded as they come, so
-    they hold at most two rows per cell: a block's subjects fall in many slices), and only the block x
-    group matrix of each criterion reaches Python, as arrays."""
+    # Friedman with post-hoc tests per criterion over blocks x groups. The block means are
+    # computed in DuckDB, for a big run one slice of its subjects at a time (:func:`run_slices`),
+    # so DuckDB's hash tables hold one slice's subjects, never the run's; each slice's sums and
+    # counts per (criterion, block, group) are added up in DuckDB too (folded as they come, so
+    # they hold at most two rows per cell: a block's subjects fall in many slices), and only the block x
+    # group matrix of each criterion reaches Python, as arrays.
     import numpy as np
 
     from jurybench.errors import JurybenchError
@@ -58,11 +45,11 @@ def stat_friedman(
     from jurybench.stats.sql import STATS_HINT, check_run, no_valid_scores, pointwise_sql
     from jurybench.store import execute_user_sql, expression
 
-    check_run(con, run_id)
+    check_run(con, run)
     if where:
         expression(where, option="--where")  # checked alone before it is combined with the criterion
-    coverage = Coverage(con, run_id, "jury_pointwise")
-    parts = slices_of(con, run_id, len(coverage.dimensions))
+    coverage = Coverage(con, run, "jury_pointwise")
+    parts = slices_of(con, run, len(coverage.dimensions))
     inner = pointwise_sql(by, where, block, level)
     con.execute(
         "CREATE OR REPLACE TEMP TABLE _jb_cells (criterion VARCHAR, blk VARCHAR, grp VARCHAR, total DOUBLE, n BIGINT)"
@@ -70,7 +57,7 @@ def stat_friedman(
     folded, added = 0, 0  # rows of _jb_cells when last folded, and added since
     try:
         # At the jury level the coverage and the statistic both read the slice's jury scores.
-        with run_slices(con, run_id, parts, jury_read_twice=level == "jury") as only:
+        with run_slices(con, run, parts, jury_read_twice=level == "jury") as only:
             for part in range(parts):
                 with only(part):
                     coverage.add(con, whole=parts == 1)
@@ -78,7 +65,7 @@ def stat_friedman(
                         con,
                         f"INSERT INTO _jb_cells SELECT criterion, extra, grp, "
                         f"sum(score), count(score) FROM ({inner}) GROUP BY ALL",
-                        {"run": run_id},
+                        {"run": run},
                         what="reading pointwise scores",
                         hint=STATS_HINT,
                     )
@@ -120,5 +107,5 @@ def stat_friedman(
     finally:
         drop_temp(con, "TABLE IF EXISTS temp.main._jb_cells")
     if not out:
-        raise no_valid_scores(con, run_id, "pointwise", where)
+        raise no_valid_scores(con, run, "pointwise", where)
     return {"level": level, "jury": coverage.result(con), "block": block, "criteria": out}

@@ -67,36 +67,20 @@ def gap(
 ) -> dict[str, object]:
     """Treatment gap G = sum |D_j| per group with bootstrap CIs, the sign-flip permutation
     p-value of G = 0, and p-values for G_a = G_b (permutation test by default)."""
-
-    return stat_gap(con, run, where=where, by=by, n_boot=boot, seed=seed, level=level, resample=resample, test=test)
-
-
-def stat_gap(
-    con: Connection,
-    run_id: str,
-    *,
-    where: str | None = None,
-    by: str | None = None,
-    n_boot: int = 2000,
-    seed: int = 0,
-    level: str = "jury",
-    resample: str = "pairs",
-    test: str = "permutation",
-) -> dict[str, Any]:
     from jurybench.stats import _pairwise
     from jurybench.stats._slices import jury_coverage
     from jurybench.stats.sql import epsilon_matrices
 
-    matrices, categories, pair_ids = epsilon_matrices(con, run_id, where=where, by=by, level=level)
-    clusters = _clusters(con, run_id, resample, pair_ids)
+    matrices, categories, pair_ids = epsilon_matrices(con, run, where=where, by=by, level=level)
+    clusters = _clusters(con, run, resample, pair_ids)
     if test not in _pairwise.GAP_TESTS:
         from jurybench.errors import JurybenchError
 
         raise JurybenchError(f"--test {test!r} is not a gap test.", hint="Use permutation or bootstrap.")
-    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=n_boot, seed=seed, clusters=clusters, test=test)
-    out = {
+    results, pmatrix = _pairwise.treatment_gaps(matrices, n_boot=boot, seed=seed, clusters=clusters, test=test)
+    out: dict[str, object] = {
         "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pairwise"),
+        "jury": jury_coverage(con, run, "jury_pairwise"),
         "categories": categories,
         "gaps": [vars(r) for r in results],
         "p": pmatrix,

@@ -41,28 +41,8 @@ def item_spearman(
 ) -> dict[str, object]:
     """Spearman correlation between conditions of per-item keyed differences between the arms
     (reverse-keyed items from ``key_file``, CSV criterion,key, or ``keys``, criterion -> +1/-1)."""
-
-    keyed = {k: float(v) for k, v in keys.items()} if keys is not None else None
-    return stat_item_spearman(
-        con, run, arm=arm, arms=two_values(arms, "arms"), by=by, where=where, key_file=key_file, keys=keyed, level=level
-    )
-
-
-def stat_item_spearman(
-    con: Connection,
-    run_id: str,
-    *,
-    arm: str,
-    arms: tuple[str, str],
-    by: str,
-    where: str | None = None,
-    key_file: Path | None = None,
-    level: str = "jury",
-    keys: dict[str, float] | None = None,
-) -> dict[str, object]:
-    """Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
-    (times its key, +1 or -1, from criterion,key or given); Spearman between conditions over items."""
-
+    # Per condition (--by), each item's keyed difference mean(first arm) - mean(second arm)
+    # (times its key, +1 or -1, from criterion,key or given); Spearman between conditions over items.
     import numpy as np
 
     from jurybench.errors import JurybenchError
@@ -71,8 +51,9 @@ def stat_item_spearman(
     from jurybench.stats.sql import item_frame
     from jurybench.store import as_float
 
-    frame = item_frame(con, run_id, where=where, by=by, extra=arm, level=level)
-    keys = dict(keys or {})
+    arm_values = two_values(arms, "arms")
+    frame = item_frame(con, run, where=where, by=by, extra=arm, level=level)
+    keys = {k: float(v) for k, v in (keys or {}).items()}
     if key_file is not None:
         from jurybench.store import read_rows
 
@@ -81,20 +62,22 @@ def stat_item_spearman(
                 keys[str(row["criterion"])] = as_float(row["key"])
             except (KeyError, TypeError, ValueError):
                 raise JurybenchError(f"{key_file} row {number}: needs criterion and a numeric key (1 or -1).") from None
-    means = frame[frame["extra"].isin(arms)].groupby(["grp", "criterion", "extra"])["score"].mean().unstack("extra")
-    missing = [a for a in arms if a not in means.columns]
+    means = (
+        frame[frame["extra"].isin(arm_values)].groupby(["grp", "criterion", "extra"])["score"].mean().unstack("extra")
+    )
+    missing = [a for a in arm_values if a not in means.columns]
     if missing:
         raise JurybenchError(
             f"no items in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(frame['extra'].unique()))}."
         )
-    diff = (means[arms[0]] - means[arms[1]]).unstack("grp")
+    diff = (means[arm_values[0]] - means[arm_values[1]]).unstack("grp")
     if diff.shape[1] < 2:
         raise JurybenchError(f"item-level Spearman needs at least 2 conditions from --by; found {diff.shape[1]}.")
     factor = np.array([keys.get(c, 1.0) for c in diff.index])
     keyed = {str(g): diff[g].to_numpy(dtype=float) * factor for g in diff.columns}
     return {
         "level": level,
-        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "jury": jury_coverage(con, run, "jury_pointwise"),
         "conditions": list(keyed),
         "items": [str(i) for i in diff.index],
         "keyed_differences": keyed,

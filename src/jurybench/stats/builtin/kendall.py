@@ -35,23 +35,6 @@ def kendall(
 ) -> dict[str, object]:
     """Kendall tau between the groups' mean scores and a reference ranking: a CSV group,value
     (``baseline_file``) or the values themselves (``reference``, group -> value)."""
-
-    path = Path(baseline_file) if baseline_file is not None else None
-    return stat_kendall(con, run, baseline_file=path, reference=reference, where=where, by=by, level=level)
-
-
-def stat_kendall(
-    con: Connection,
-    run_id: str,
-    *,
-    baseline_file: Path | None = None,
-    reference: dict[str, float] | None = None,
-    where: str | None = None,
-    by: str | None = None,
-    level: str = "jury",
-) -> dict[str, object]:
-    """Kendall tau between the groups' mean scores and a reference (a file group,value, or a mapping)."""
-
     import numpy as np
 
     from jurybench.errors import JurybenchError
@@ -59,9 +42,10 @@ def stat_kendall(
     from jurybench.stats._slices import jury_coverage
     from jurybench.stats.sql import group_values, item_scores, read_baselines
 
+    baseline_file = Path(baseline_file) if baseline_file is not None else None  # Python may give a str
     if (baseline_file is None) == (reference is None):
         raise JurybenchError("kendall needs a reference ranking: a baseline file or group values, one of them.")
-    values = group_values(item_scores(con, run_id, where=where, by=by, level=level))
+    values = group_values(item_scores(con, run, where=where, by=by, level=level))
     reference = read_baselines(baseline_file) if baseline_file is not None else dict(reference or {})
     source = str(baseline_file) if baseline_file is not None else "the reference"
     out = {}
@@ -75,4 +59,4 @@ def stat_kendall(
             ),
             "groups": common,
         }
-    return {"level": level, "jury": jury_coverage(con, run_id, "jury_pointwise"), "criteria": out}
+    return {"level": level, "jury": jury_coverage(con, run, "jury_pointwise"), "criteria": out}

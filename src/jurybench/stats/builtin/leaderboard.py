@@ -101,47 +101,15 @@ def leaderboard(
     comma-separated): style-adjusted ratings beside the raw ones, and the style coefficients.
     ``weighted``: each battle's outcome is the probability that its first-shown model won (from a
     probabilistic or mean score), not the sign of the score."""
-
-    return stat_leaderboard(
-        con,
-        run,
-        category=category,
-        anchor=anchor,
-        baseline=baseline,
-        level=level,
-        n_boot=boot,
-        seed=seed,
-        resample=resample,
-        strong=strong,
-        control=control,
-        weighted=weighted,
-    )
-
-
-def stat_leaderboard(
-    con: Connection,
-    run_id: str,
-    *,
-    category: str | None = None,
-    anchor: str | None = None,
-    baseline: str | None = None,
-    level: str = "jury",
-    n_boot: int = 1000,
-    seed: int = 0,
-    resample: str = "prompts",
-    strong: str | None = None,
-    control: str | None = None,
-    weighted: bool = False,
-) -> dict[str, object]:
-    """Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
-    bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
-    ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
-    better' verdict three times). ``control`` ('length,markdown'): style control, ratings
-    adjusted for the normalised differences in length and markdown between the two responses,
-    reported beside the raw ones with the covariates' coefficients. ``weighted``: a battle's outcome
-    is the probability that the first-shown model won, (1 + s / k) / 2 for a score s on -k..k (a
-    preference's k is 1), as AlpacaEval's and Arena-Hard's weighted modes do; otherwise its sign
-    decides (a tie is half)."""
+    # Bradley–Terry ratings of the run's models, for the jury or each juror (``level``); the
+    # bootstrap draws ``resample`` units (prompts by default) with all their battles. ``strong``
+    # ('T:W'): a battle won with |score| >= T counts as W battles (Arena-Hard counts a 'much
+    # better' verdict three times). ``control`` ('length,markdown'): style control, ratings
+    # adjusted for the normalised differences in length and markdown between the two responses,
+    # reported beside the raw ones with the covariates' coefficients. ``weighted``: a battle's outcome
+    # is the probability that the first-shown model won, (1 + s / k) / 2 for a score s on -k..k (a
+    # preference's k is 1), as AlpacaEval's and Arena-Hard's weighted modes do; otherwise its sign
+    # decides (a tie is half).
     import json
     from collections import defaultdict
 
@@ -154,18 +122,18 @@ def stat_leaderboard(
     features = style_features(control)
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
-    check_run(con, run_id)
+    check_run(con, run)
     unit = resample_unit(resample, UNITS, UNIT_HINT)  # None: every battle is its own cluster
-    chosen = pairwise_category(con, run_id, category)
+    chosen = pairwise_category(con, run, category)
     scale = 1.0
     if weighted:
         body = con.execute(
-            "SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?", [run_id]
+            "SELECT ru.body FROM runs r JOIN rubrics ru USING (rubric_hash) WHERE r.run_id = ?", [run]
         ).fetchall()
         scale = float(json.loads(body[0][0]).get("k") or 1) if body else 1.0
     texts = "a.response AS text_a, b.response AS text_b" if features else "NULL AS text_a, NULL AS text_b"
     sql = (JURY_BATTLES if level == "jury" else JUROR_BATTLES).format(cluster=unit or "NULL", texts=texts)
-    rows = query(con, sql, {"run": run_id, "category": chosen}, "reading battles")
+    rows = query(con, sql, {"run": run, "category": chosen}, "reading battles")
     if unit is None:  # battles: each its own cluster
         rows = [(*r[:6], f"battle-{i}", *r[7:]) for i, r in enumerate(rows)]
     by_board: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
@@ -177,7 +145,7 @@ def stat_leaderboard(
         for _, _, order, score, model_a, model_b, cluster, text_a, text_b in battles:
             if model_a is None or model_b is None:
                 raise JurybenchError(
-                    f"run '{run_id}': pair items need a model to rank.", hint="Import items with a 'model' column."
+                    f"run '{run}': pair items need a model to rank.", hint="Import items with a 'model' column."
                 )
             if model_a == model_b:
                 continue  # a model against itself says nothing about ratings
@@ -196,7 +164,7 @@ def stat_leaderboard(
                 style += [z] * times
         names = sorted({*first, *second})
         if len(names) < 2:
-            raise JurybenchError(f"run '{run_id}' compares fewer than two models: nothing to rank.")
+            raise JurybenchError(f"run '{run}' compares fewer than two models: nothing to rank.")
         for option, value in (("--anchor", anchor), ("--baseline", baseline)):
             if value is not None and value not in names:
                 raise JurybenchError(
@@ -215,7 +183,7 @@ def stat_leaderboard(
                 names,
                 anchor=anchor_i,
                 baseline=baseline_i,
-                n_boot=n_boot,
+                n_boot=boot,
                 seed=seed,
                 style=z,
                 style_names=used,
@@ -224,7 +192,7 @@ def stat_leaderboard(
                 boards[board]["style_left_out"] = [f for f in features if f not in used]
         except NotIdentifiable as exc:
             raise JurybenchError(
-                f"run '{run_id}' ({board}): the ratings cannot be estimated: {exc}.",
+                f"run '{run}' ({board}): the ratings cannot be estimated: {exc}.",
                 hint="Bradley-Terry needs every model to win and lose some battles, "
                 "and the models to be connected by battles.",
             ) from None
@@ -240,7 +208,7 @@ def stat_leaderboard(
     if threshold is not None:
         out["strong"] = {"threshold": threshold, "weight": weight}
     if level == "jury":
-        out["jury"] = jury_coverage(con, run_id, "jury_pairwise")
+        out["jury"] = jury_coverage(con, run, "jury_pairwise")
     return out
 
 

@@ -65,38 +65,11 @@ def power(
 ) -> dict[str, object]:
     """Pairs (prompts) needed to detect an effect between two arms, from a pilot run: paired
     t-test (and Wilcoxon by its efficiency), the pilot's own power, and other jury sizes."""
-
-    return stat_power(
-        con,
-        run,
-        arm=arm,
-        arms=two_values(arms, "arms"),
-        pair_on=pair_on,
-        where=where,
-        d=d,
-        shift=shift,
-        power=power,
-        alpha=alpha,
-    )
-
-
-def stat_power(
-    con: Connection,
-    run_id: str,
-    *,
-    arm: str,
-    arms: tuple[str, str],
-    pair_on: str = "prompt",
-    where: str | None = None,
-    d: float | None = None,
-    shift: float | None = None,
-    power: float = 0.8,
-    alpha: float = 0.05,
-) -> dict[str, object]:
-    """Per criterion: the pilot's paired differences between two arms (subjects paired on
-    ``pair_on``, several subjects of one arm and pair averaged), juror noise, and the pairs
-    needed to detect the effect (``d`` as d_z, ``shift`` in score units, else the pilot's own)
-    with ``power`` at ``alpha``, for the paired t-test and the Wilcoxon test."""
+    # Per criterion: the pilot's paired differences between two arms (subjects paired on
+    # ``pair_on``, several subjects of one arm and pair averaged), juror noise, and the pairs
+    # needed to detect the effect (``d`` as d_z, ``shift`` in score units, else the pilot's own)
+    # with ``power`` at ``alpha``, for the paired t-test and the Wilcoxon test.
+    arm_values = two_values(arms, "arms")
     from jurybench.errors import JurybenchError
     from jurybench.stats._power import power_summary
     from jurybench.stats._slices import jury_coverage
@@ -108,10 +81,10 @@ def stat_power(
         raise JurybenchError(
             "give --d or --shift, not both.", hint="--d is standardised (d_z); --shift is in score units."
         )
-    frame = item_frame(con, run_id, where=where, by=pair_on, extra=arm)
+    frame = item_frame(con, run, where=where, by=pair_on, extra=arm)
     frame["extra"] = frame["extra"].astype(str)
     present = set(frame["extra"].unique())
-    missing = [a for a in arms if a not in present]
+    missing = [a for a in arm_values if a not in present]
     if missing:
         raise JurybenchError(f"no subjects in arm {missing[0]!r}.", hint=f"Arms present: {', '.join(sorted(present))}.")
     noise = {
@@ -120,19 +93,19 @@ def stat_power(
             con,
             "SELECT criterion, avg(v), max(k) FROM (SELECT item_id, criterion, var_samp(juror_score) AS v, "
             "count(*) AS k FROM juror_pointwise WHERE run_id = $run GROUP BY ALL) GROUP BY criterion",
-            {"run": run_id},
+            {"run": run},
             "reading juror noise",
         )
     }
     if frame.empty or frame["grp"].isna().all():
         raise JurybenchError(
-            f"no subject of run '{run_id}' has a value for --pair-on {pair_on!r}, so none pairs across the arms.",
+            f"no subject of run '{run}' has a value for --pair-on {pair_on!r}, so none pairs across the arms.",
             hint="Choose --pair-on as a column the arms share (e.g. --pair-on item_group), or give each item a prompt.",
         )
     out: dict[str, object] = {}
     for criterion, block in frame.groupby("criterion", sort=True):
-        means = block[block["extra"].isin(arms)].groupby(["grp", "extra"])["score"].mean().unstack("extra")
-        means = means.reindex(columns=list(arms)).dropna(subset=list(arms))
+        means = block[block["extra"].isin(arm_values)].groupby(["grp", "extra"])["score"].mean().unstack("extra")
+        means = means.reindex(columns=list(arm_values)).dropna(subset=list(arm_values))
         if len(means) < 3:
             raise JurybenchError(
                 f"criterion {criterion!r}: {len(means)} pairs with both arms; at least 3 are needed.",
@@ -140,8 +113,8 @@ def stat_power(
             )
         variance, jurors = noise.get(str(criterion), (None, 0))
         out[str(criterion)] = power_summary(
-            means[arms[0]].to_numpy(),
-            means[arms[1]].to_numpy(),
+            means[arm_values[0]].to_numpy(),
+            means[arm_values[1]].to_numpy(),
             d=d,
             shift=shift,
             power=power,
@@ -150,8 +123,8 @@ def stat_power(
             jurors=jurors,
         )
     return {
-        "arms": list(arms),
+        "arms": list(arm_values),
         "pair_on": pair_on,
         "criteria": out,
-        "jury": jury_coverage(con, run_id, "jury_pointwise"),
+        "jury": jury_coverage(con, run, "jury_pointwise"),
     }

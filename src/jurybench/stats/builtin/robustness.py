@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from jurybench.stats import params
 from jurybench.stats._registry import statistic
 from jurybench.stats.params import Connection
@@ -16,18 +18,14 @@ def robustness(
     con: Connection, run: params.Run, *, other_run: params.OtherRun, where: params.Where = None
 ) -> dict[str, object]:
     """Spearman correlation between the D vectors of two runs (e.g. two judges, original vs neutralised)."""
-
-    return stat_robustness(con, run, other_run=other_run, where=where)
-
-
-def stat_robustness(con: Connection, run_id: str, *, other_run: str, where: str | None = None) -> dict[str, object]:
     import numpy as np
 
     from jurybench.stats import _pairwise
-    from jurybench.stats.builtin.directional import stat_directional
+    from jurybench.stats.builtin.directional import directional
 
-    first = stat_directional(con, run_id, where=where)["groups"]["all"]["categories"]
-    second = stat_directional(con, other_run, where=where)["groups"]["all"]["categories"]
+    one: dict[str, Any] = directional.compute(con, run, where=where)
+    other: dict[str, Any] = directional.compute(con, other_run, where=where)
+    first, second = one["groups"]["all"]["categories"], other["groups"]["all"]["categories"]
     d1 = {r["category"]: r["D"] for r in first}
     d2 = {r["category"]: r["D"] for r in second}
     common = sorted(set(d1) & set(d2))

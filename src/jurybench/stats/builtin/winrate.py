@@ -75,43 +75,20 @@ def winrate(
     model of length alone predicts at equal length, or ``alpaca-eval``, AlpacaEval's
     length-controlled win rate (needs ``difficulty``), at its exact optimum or, with
     ``solver_tol=1e-4``, as AlpacaEval's solver stops and publishes it."""
-
-    return stat_winrate(
-        con,
-        run,
-        reference=reference,
-        category=category,
-        level=level,
-        length_controlled_too=length_controlled,
-        difficulty=difficulty,
-        solver_tol=solver_tol,
-    )
-
-
-def stat_winrate(
-    con: Connection,
-    run_id: str,
-    *,
-    reference: str,
-    category: str | None = None,
-    level: str = "jury",
-    length_controlled_too: bool | str | None = None,
-    difficulty: Path | None = None,
-    solver_tol: float | None = None,
-) -> dict[str, object]:
-    """Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
-    ``reference`` over the run's pairs that set the model against it."""
+    # Per board (the jury, or each juror) and model: AlpacaEval's win-rate figures against
+    # ``reference`` over the run's pairs that set the model against it.
     from collections import defaultdict
 
     import numpy as np
 
     from jurybench.errors import JurybenchError
-    from jurybench.stats._winrate import alpaca_length_controlled, alpaca_winrate, length_controlled
+    from jurybench.stats._winrate import alpaca_length_controlled, alpaca_winrate
+    from jurybench.stats._winrate import length_controlled as length_controlled_fit
     from jurybench.stats.sql import check_run, pairwise_category, query
 
     if level not in ("jury", "juror"):
         raise JurybenchError(f"--level {level!r} is not valid.", hint="Valid: jury, juror.")
-    method = "glm" if length_controlled_too is True else (length_controlled_too or None)
+    method = length_controlled or None
     if method not in (None, "glm", "alpaca-eval"):
         raise JurybenchError(f"--length-controlled {method!r} is not a method.", hint="Valid: glm, alpaca-eval.")
     if method == "alpaca-eval" and difficulty is None:
@@ -124,18 +101,18 @@ def stat_winrate(
     if solver_tol is not None and method != "alpaca-eval":
         raise JurybenchError("--solver-tol is for --length-controlled alpaca-eval.")
     table = read_difficulty(Path(difficulty)) if difficulty is not None else None
-    check_run(con, run_id)
-    chosen = pairwise_category(con, run_id, category)
+    check_run(con, run)
+    chosen = pairwise_category(con, run, category)
     sql = (
         _ROWS.format(board="'jury'", value="s.jury_score", view="jury_pairwise")
         if level == "jury"
         else _ROWS.format(board="s.juror", value="s.juror_epsilon", view="juror_pairwise")
     )
-    rows = query(con, sql, {"run": run_id, "category": chosen}, "reading pairs")
+    rows = query(con, sql, {"run": run, "category": chosen}, "reading pairs")
     models = {m for r in rows for m in (r[3], r[4])}
     if reference not in models:
         raise JurybenchError(
-            f"--reference {reference!r} is not a model of run '{run_id}'.",
+            f"--reference {reference!r} is not a model of run '{run}'.",
             hint=f"Models: {', '.join(sorted(str(m) for m in models if m is not None)) or 'none'} "
             "(the items' model column).",
         )
@@ -165,7 +142,7 @@ def stat_winrate(
                 continue
             entry = {"model": model, **alpaca_winrate(p)}
             if method == "glm":
-                entry.update(length_controlled(p, np.array([v[1] for v in values if not math.isnan(v[0])])))
+                entry.update(length_controlled_fit(p, np.array([v[1] for v in values if not math.isnan(v[0])])))
             elif method == "alpaca-eval" and table is not None:
                 # AlpacaEval's delta is the reference's length minus the model's, over every instruction
                 delta = -np.array([v[1] for v in values])
@@ -178,7 +155,7 @@ def stat_winrate(
         entries.sort(key=lambda e: (-(e["win_rate"] or 0), e["model"]))
         boards[board] = {"models": entries}
     return {
-        "run": run_id,
+        "run": run,
         "reference": reference,
         "category": chosen,
         "level": level,
