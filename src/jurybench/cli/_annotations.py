@@ -14,7 +14,7 @@ from jurybench.cli._common import (
     _done,
     anchors_app,
     annotations_app,
-    app,
+    command_group,
     declared_command,
     judgments_app,
 )
@@ -109,14 +109,7 @@ annotations_app.command("simulate")(
 )
 
 
-baselines_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Human reference values (effect sizes, means) used by the statistics.",
-    no_args_is_help=True,
-)
-
-
-app.add_typer(baselines_app, name="baselines")
+baselines_app = command_group("baselines", "Human reference values (effect sizes, means) used by the statistics.")
 
 
 @baselines_app.command("import")

@@ -10,16 +10,11 @@ from jurybench.cli._common import (
     DbOption,
     TableCsvJsonOption,
     _connect,
-    app,
+    command_group,
 )
 from jurybench.commands import check_format, echo_plain
 
-batches_app = typer.Typer(
-    rich_markup_mode=None, help="Provider batches sent by score/generate --batch.", no_args_is_help=True
-)
-
-
-app.add_typer(batches_app, name="batches")
+batches_app = command_group("batches", "Provider batches sent by score/generate --batch.")
 
 
 KeyEnvOption = Annotated[

@@ -42,59 +42,37 @@ def _everywhere(
     set_wide(wide)
 
 
-items_app = typer.Typer(rich_markup_mode=None, help="Import generations to be judged.", no_args_is_help=True)
-pairs_app = typer.Typer(rich_markup_mode=None, help="Import pairs of items for pairwise rubrics.", no_args_is_help=True)
-rubrics_app = typer.Typer(
-    rich_markup_mode=None,
-    help="List, show, check and compare rubrics (files, and versions in the store).",
-    no_args_is_help=True,
-)
-datasets_app = typer.Typer(
-    rich_markup_mode=None, help="Import reference datasets (LLMBar) and the offline example set.", no_args_is_help=True
-)
-report_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Reports over stored judgments: a preference run's accuracy against human labels (preference), "
-    "a run as one self-contained HTML file (html).",
-    no_args_is_help=True,
-)
-recordings_app = typer.Typer(
-    rich_markup_mode=None, help="Recorded completions served by replay/<source> jurors.", no_args_is_help=True
-)
-app.add_typer(items_app, name="items")
-app.add_typer(pairs_app, name="pairs")
-app.add_typer(rubrics_app, name="rubrics")
+def command_group(name: str, help: str, **options: Any) -> typer.Typer:
+    """The command group ``jurybench NAME``, made and added to the command line (in the order of
+    the calls: ``jurybench --help`` lists them so)."""
+    group = typer.Typer(rich_markup_mode=None, help=help, **{"no_args_is_help": True, **options})
+    app.add_typer(group, name=name)
+    return group
+
+
+items_app = command_group("items", "Import generations to be judged.")
+pairs_app = command_group("pairs", "Import pairs of items for pairwise rubrics.")
+rubrics_app = command_group("rubrics", "List, show, check and compare rubrics (files, and versions in the store).")
 app.add_typer(rubrics_app, name="rubric", hidden=True)  # 'jurybench rubric diff' reads as well
-app.add_typer(datasets_app, name="datasets")
-app.add_typer(report_app, name="report")
-app.add_typer(recordings_app, name="recordings")
-annotations_app = typer.Typer(rich_markup_mode=None, help="Import human annotations.", no_args_is_help=True)
-calibrate_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Fit juror weights against human labels (jurybench calibrate --run R), or apply a calibration.",
+datasets_app = command_group("datasets", "Import reference datasets (LLMBar) and the offline example set.")
+report_app = command_group(
+    "report",
+    "Reports over stored judgments: a preference run's accuracy against human labels (preference), "
+    "a run as one self-contained HTML file (html).",
+)
+recordings_app = command_group("recordings", "Recorded completions served by replay/<source> jurors.")
+annotations_app = command_group("annotations", "Import human annotations.")
+judgments_app = command_group("judgments", "Judgments made elsewhere (a model's or a person's), imported as a run.")
+calibrate_app = command_group(
+    "calibrate",
+    "Fit juror weights against human labels (jurybench calibrate --run R), or apply a calibration.",
+    no_args_is_help=False,
     invoke_without_command=True,
 )
-app.add_typer(annotations_app, name="annotations")
-judgments_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Judgments made elsewhere (a model's or a person's), imported as a run.",
-    no_args_is_help=True,
+jury_app = command_group("jury", "Juries: choose the cheapest sub-jury of a pilot run that is good enough.")
+anchors_app = command_group(
+    "anchors", "Anchors: subjects of a run that later runs judge again, so stats drift can tell the judge's shift."
 )
-app.add_typer(judgments_app, name="judgments")
-
-app.add_typer(calibrate_app, name="calibrate")
-jury_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Juries: choose the cheapest sub-jury of a pilot run that is good enough.",
-    no_args_is_help=True,
-)
-app.add_typer(jury_app, name="jury")
-anchors_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Anchors: subjects of a run that later runs judge again, so stats drift can tell the judge's shift.",
-    no_args_is_help=True,
-)
-app.add_typer(anchors_app, name="anchors")
 
 DbOption = Annotated[
     Path | None,

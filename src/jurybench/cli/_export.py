@@ -3,17 +3,12 @@
 
 from __future__ import annotations
 
-import typer
-
 from jurybench import api, commands
-from jurybench.cli._common import app, declared_command, format_option
+from jurybench.cli._common import command_group, declared_command, format_option
 
-export_app = typer.Typer(
-    rich_markup_mode=None,
-    help="Send a run where teams already look: an MLflow run (mlflow), OpenTelemetry traces (otel).",
-    no_args_is_help=True,
+export_app = command_group(
+    "export", "Send a run where teams already look: an MLflow run (mlflow), OpenTelemetry traces (otel)."
 )
-app.add_typer(export_app, name="export")
 
 export_app.command("mlflow")(
     declared_command(

@@ -10,13 +10,11 @@ import typer
 from jurybench.cli._common import (
     DbOption,
     app,
+    command_group,
 )
 from jurybench.errors import JurybenchError
 
-study_app = typer.Typer(
-    rich_markup_mode=None, help="Run study files (generate, judge, analyse in one YAML).", no_args_is_help=True
-)
-app.add_typer(study_app, name="study")
+study_app = command_group("study", "Run study files (generate, judge, analyse in one YAML).")
 
 
 @study_app.command("run")

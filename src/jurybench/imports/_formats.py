@@ -215,19 +215,11 @@ def import_bundle(
         )
     results = []
     with transaction(con):
-        items = (
-            import_item_rows(
-                con, numbered(bundle.items), source=source, dataset=dataset or fmt, in_transaction=True
-            ).inserted
-            if bundle.items
+        items, pairs = (
+            importer(con, numbered(rows), source=source, dataset=dataset or fmt, in_transaction=True).inserted
+            if rows
             else 0
-        )
-        pairs = (
-            import_pair_rows(
-                con, numbered(bundle.pairs), source=source, dataset=dataset or fmt, in_transaction=True
-            ).inserted
-            if bundle.pairs
-            else 0
+            for importer, rows in ((import_item_rows, bundle.items), (import_pair_rows, bundle.pairs))
         )
         for name, rows in sorted(bundle.judgments.items()):
             results.append(

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from jurybench.engine import CostTally
 from jurybench.errors import JurybenchError, NotFound
@@ -38,6 +38,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("jurybench.service")
 FINAL = ("finished", "finished_with_errors", "failed", "cancelled", "stopped_budget")
+
+
+class _Status(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+_Ended = TypeVar("_Ended", bound=_Status)  # what a job's run gives back: a run's result, an alignment
 
 
 class Conflict(JurybenchError):
@@ -291,14 +299,8 @@ class JobManager:
         spread: dict[str, Any] = {}
         if self.ray is not None:  # serve --executor ray: its calls made by the slot's workers, as a scoring job's
             spread = dict(self.ray.options())
-        try:
-            with self.store.cursor() as cur:
-                result = align(cur, **arguments, **spread, hooks=hooks)
-        except JurybenchError as exc:
-            self._finish(job_id, "failed", str(exc), live)
-            return
-        if result.status == "interrupted":
-            self._interrupted(job_id, live)
+        result = self._ended(job_id, live, lambda cur: align(cur, **arguments, **spread, hooks=hooks))
+        if result is None:
             return
         notes = [f"alignment {result.alignment_id}: {result.verdict}", *result.notes]
         error = None
@@ -505,18 +507,16 @@ class JobManager:
             **spread,
             **engine,
         )
-        try:
-            with self.store.cursor() as cur:
-                done = score(
-                    cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids, **declared
-                )
-                result = done.result
-        except JurybenchError as exc:
-            self._finish(job_id, "failed", str(exc), live)
+        done = self._ended(
+            job_id,
+            live,
+            lambda cur: score(
+                cur, rubric=rubric, jury=jury, where=where, run=run_id, options=options, ids=ids, **declared
+            ),
+        )
+        if done is None:
             return
-        if result.status == "interrupted":
-            self._interrupted(job_id, live)
-            return
+        result = done.result
         error = "; ".join(result.error_report()[:3]) or None
         if result.status == "stopped_budget" and result.budget is not None:
             left = result.n_tasks - result.n_cached - result.n_called
@@ -547,6 +547,20 @@ class JobManager:
                 "subjects (runs.stopping has every look)"
             )
         self._finish(job_id, result.status, error, live, notes=notes)
+
+    def _ended(self, job_id: str, live: Live, run: Callable[[Connection], _Ended]) -> _Ended | None:
+        """``run`` on a cursor of the store; None when the job ended there (failed: one line; or
+        interrupted, see :meth:`_interrupted`), else what it returned."""
+        try:
+            with self.store.cursor() as cur:
+                result = run(cur)
+        except JurybenchError as exc:
+            self._finish(job_id, "failed", str(exc), live)
+            return None
+        if result.status == "interrupted":
+            self._interrupted(job_id, live)
+            return None
+        return result
 
     def _interrupted(self, job_id: str, live: Live) -> None:
         """A job stopped between calls: cancelled, or (the server stopping) queued to run again on
