@@ -170,6 +170,7 @@ def create_app(
             state.store,
             workers=config.workers,
             end_run=state.group.run,
+            commit_later=state.group.submit,
             calibration_dir=config.calibrations,
             ray=state.ray,
         )

@@ -29,6 +29,7 @@ from jurybench.redact import redact
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from concurrent.futures import Future
     from pathlib import Path
 
     from duckdb import DuckDBPyConnection as Connection
@@ -164,17 +165,21 @@ class JobManager:
         *,
         workers: int = 2,
         end_run: Callable[[RunEnd], None] | None = None,
+        commit_later: Callable[[Callable[[Connection], None]], Future[object]] | None = None,
         calibration_dir: Path | None = None,
         ray: JobsOnRay | None = None,
     ) -> None:
         """``end_run`` commits a job's last answers and status (the app's group writer);
-        without it each job writes its own. ``calibration_dir``: where named calibrations are.
+        without it each job writes its own. ``commit_later``: the same writer, not waited for (a
+        job's worker marks it running or ended and goes on; the change shows in polls once
+        committed). ``calibration_dir``: where named calibrations are.
         ``ray``: every scoring job's calls spread over Ray workers (``serve --executor ray``;
         None: the calls are made in this process)."""
         self.store = store
         self.ray = ray
         self.calibration_dir = calibration_dir
         self.end_run = end_run
+        self.commit_later = commit_later
         self.queue: queue.Queue[str | None] = queue.Queue()
         self.live: dict[str, Live] = {}
         # job -> each juror's credentials (api_key, headers), memory only
@@ -330,9 +335,14 @@ class JobManager:
             while len(self.rows) > self.KNOWN_MAX:
                 self.rows.pop(next(iter(self.rows)))
 
-    def _write(self, write: Callable[[Connection], None]) -> None:
+    def _write(self, write: Callable[[Connection], None], *, wait: bool = True) -> None:
         """A change to the jobs table, committed by the group writer with the other writes waiting
-        (jobs that start or end together share a commit), or at once without one."""
+        (jobs that start or end together share a commit), or at once without one. Not ``wait``:
+        handed to the group writer, which commits it in order with what follows (a job's worker
+        goes on to its run, or to the next job, meanwhile; an error is logged)."""
+        if not wait and self.commit_later is not None:
+            self.commit_later(write).add_done_callback(_log_failed_write)
+            return
         if self.end_run is not None:
             self.end_run(write)  # type: ignore[arg-type]  # the group writer takes any write(cursor)
             return
@@ -346,7 +356,7 @@ class JobManager:
             cur.execute("UPDATE jobs SET status = 'running', started_at = ? WHERE job_id = ?", [started, job_id])
             self._patch(cur, job_id, status="running", started_at=started)
 
-        self._write(write)
+        self._write(write, wait=False)
 
     def _patch(self, cur: Connection, job_id: str, **changes: object) -> None:
         """After a change of a job's status (in ``cur``'s transaction, ``changes`` the values it
@@ -377,7 +387,7 @@ class JobManager:
             live.cancel = True
             live.stop.set()
         if job["status"] == "queued":
-            self._finish(job_id, "cancelled", None, live)
+            self._finish(job_id, "cancelled", None, live, wait=True)
         return self.get(job_id)
 
     def get(self, job_id: str) -> dict[str, object]:
@@ -568,13 +578,25 @@ class JobManager:
         if live.cancel:
             self._finish(job_id, "cancelled", None, live)
             return
-        with self.store.writing() as cur:
+
+        def write(cur: Connection) -> None:
             cur.execute("UPDATE jobs SET status = 'queued' WHERE job_id = ?", [job_id])
             self._patch(cur, job_id, status="queued")
 
+        self._write(write, wait=False)  # after its 'running', in the group writer's order
+
     def _finish(
-        self, job_id: str, status: str, error: str | None, live: Live | None, notes: Sequence[str] | None = None
+        self,
+        job_id: str,
+        status: str,
+        error: str | None,
+        live: Live | None,
+        notes: Sequence[str] | None = None,
+        *,
+        wait: bool = False,
     ) -> None:
+        """A job ended: its row's last change, committed by the group writer (waited for if
+        ``wait``: a cancel answered with the job's row)."""
         progress = live.progress() if live else {}
         error = redact(error) if error else error
         finished = _now()
@@ -607,8 +629,15 @@ class JobManager:
                 **{name: value for name, value in kept.items() if value is not None},
             )
 
-        self._write(write)
+        self._write(write, wait=wait)
         self.secrets.pop(job_id, None)
+
+
+def _log_failed_write(done: Future[object]) -> None:
+    """A job's change the group writer could not commit (not waited for): said in the log."""
+    error = done.exception()
+    if error is not None:
+        log.error("a job's change could not be written: %s", redact(str(error)))
 
 
 def _iso(value: datetime | None) -> str | None:
