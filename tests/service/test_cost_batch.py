@@ -222,3 +222,52 @@ def test_workers_let_a_submission_in_progress_go_first(db_path: Path) -> None:
     finally:
         jobs.shutdown()
         store.close()
+
+
+def test_a_jobs_worker_goes_on_while_its_start_and_end_wait_for_the_group_writer(db_path: Path) -> None:
+    """A job's start and end are handed to the group writer and not waited for (the writer
+    commits them in order with what follows): with those commits held back, one worker still
+    runs two jobs through; committed in the order given, the rows end as the runs did."""
+    import threading
+    from concurrent.futures import Future
+
+    from jurybench.rubric import load_rubric
+    from jurybench.service._jobs import JobManager, JobWrite
+    from jurybench.service._store import Store
+    from jurybench.store._imports import import_item_rows
+
+    held: list[tuple[object, Future[object]]] = []
+    changed = threading.Condition()
+
+    def commit_later(write: object) -> Future[object]:  # a group writer that has not committed yet
+        future: Future[object] = Future()
+        with changed:
+            held.append((write, future))
+            changed.notify_all()
+        return future
+
+    store = Store(db_path)
+    jobs = JobManager(store, workers=1, commit_later=commit_later)  # type: ignore[arg-type]
+    try:
+        jobs.start()
+        with store.writing() as cur:
+            import_item_rows(cur, [(1, {"item_id": "i0", "response": "A story."})], source="items")
+            request = {"rubric": "story-quality", "jury": {"jurors": ["fake/a"]}, "_ids": ["i0"]}
+            rows = jobs.insert_many(cur, [JobWrite(dict(request), load_rubric("story-quality"), ["i0"], None)] * 2)
+        ids = [jobs.enqueue(row, [])["job_id"] for row in rows]
+        with changed:  # both jobs started and ended, none of it committed: the worker did not wait
+            assert changed.wait_for(lambda: len(held) == 4, timeout=60), len(held)
+        assert [jobs.get(job_id)["status"] for job_id in ids] == ["queued", "queued"]
+        with store.cursor() as cur:
+            runs = cur.execute("SELECT status FROM runs ORDER BY ALL").fetchall()
+        assert runs == [("finished",), ("finished",)]
+        for write, future in held:  # the group writer's order: start, end, start, end
+            with store.writing() as cur:
+                future.set_result(write(cur))  # type: ignore[operator]
+        assert [jobs.get(job_id)["status"] for job_id in ids] == ["finished", "finished"]
+        with store.cursor() as cur:
+            stored = cur.execute("SELECT status, started_at IS NOT NULL FROM jobs ORDER BY created_at").fetchall()
+        assert stored == [("finished", True), ("finished", True)]
+    finally:
+        jobs.shutdown()
+        store.close()
