@@ -231,3 +231,30 @@ def test_queries_running_together_share_one_cap(monkeypatch: pytest.MonkeyPatch)
     assert ceiling.exit() is False and ceiling.exit() is False
     ceiling.exit()
     assert set_to[-1] == resource.RLIM_INFINITY  # the process's own limit, given back with the last
+
+
+def test_a_query_starts_no_thread_so_a_process_at_its_data_ceiling_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread's stack is memory like any other: while queries hold the server at its data
+    ceiling, starting one fails. A query that came then had its own watchdog thread refused
+    and got an internal error instead of its 408 (seen in CI). The threads queries run on, and
+    the one watchdog, are started with the store; here no thread can start at all."""
+    import threading
+
+    from jurybench.service._store import SqlTimeout, Store
+
+    store = Store(tmp_path / "s.duckdb", sql_timeout_s=2)
+    try:
+
+        def refused(self: threading.Thread) -> None:
+            raise RuntimeError("can't start new thread")
+
+        monkeypatch.setattr(threading.Thread, "start", refused)
+        assert store.query("SELECT 42 AS answer", limit=10, timeout_s=2) == (["answer"], [(42,)], False)
+        with pytest.raises(SqlTimeout, match="stopped after 1 s"):
+            store.query("SELECT count(*) FROM range(1000000000000) a", limit=10, timeout_s=1)
+        assert store.query("SELECT 1 AS one", limit=10, timeout_s=2) == (["one"], [(1,)], False)
+    finally:
+        monkeypatch.undo()
+        store.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import sys
 import threading
 import time
@@ -23,6 +24,9 @@ from jurybench.errors import JurybenchError
 from jurybench.store import HARDENED, Holder, check_query, holder_of, server_file
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import Future
+
     from duckdb import DuckDBPyConnection as Connection
 
     from jurybench.store import DuckConfig
@@ -66,6 +70,12 @@ class Store(Holder):
         self._group = threading.Lock()
         self._running = 0
         self._rss_base: int | None = None
+        # The threads user queries run on, and the one that watches them, started now: a thread
+        # started while queries hold the process at its data ceiling may fail (see _Watchdogs).
+        self._watchdogs = _Watchdogs()
+        self._sql_threads: queue.Queue[tuple[Callable[[], None], Future[Any]] | None] = queue.Queue()
+        for n in range(2 * sql_concurrency + 2):  # queries running, and as many waiting for a slot
+            threading.Thread(target=self._take_queries, name=f"user-sql-{n}", daemon=True).start()
         config: DuckConfig = {
             **HARDENED,
             "memory_limit": f"{sql_memory_mb}MB",
@@ -111,7 +121,9 @@ class Store(Holder):
                 self._rss_base = rss_bytes()
             self._running += 1
             base = self._rss_base
-        watchdog = _Watchdog(cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024, start=base)
+        watchdog = self._watchdogs.watch(
+            cur, timeout_s=timeout_s, max_growth=self.sql_memory_mb * 1024 * 1024, start=base
+        )
         self._ceiling.enter()
         if started is not None:  # the query's own time starts now, not when it asked for a slot
             started.set()
@@ -133,7 +145,7 @@ class Store(Holder):
             raise
         finally:
             trim = self._ceiling.exit()
-            watchdog.stop()
+            self._watchdogs.stop(watchdog)
             with self._group:
                 self._running -= 1
                 if self._running == 0:
@@ -170,12 +182,13 @@ class Store(Holder):
                 done.set_exception(exc)
 
         done.add_done_callback(lambda _: started.set())  # refused before it had a slot: answered at once
-        threading.Thread(target=work, name="user-sql", daemon=True).start()
+        self._sql_threads.put((work, done))
         try:
             # A slot within timeout_s (else the slots-busy 408), then the query within its own.
             started.wait(timeout_s + 1.0)
             return done.result(timeout=timeout_s + 1.0)
         except TimeoutError:
+            done.cancel()  # still waiting for a thread: it never runs
             raise SqlTimeout(
                 f"query: stopped after {timeout_s:g} s (the server's limit).",
                 hint="Narrow the query (WHERE, LIMIT) or aggregate.",
@@ -213,7 +226,19 @@ class Store(Holder):
                     raise JurybenchError(f"query: {str(exc).splitlines()[0]}") from None
         return names, rows[:limit], len(rows) > limit
 
+    def _take_queries(self) -> None:
+        while True:
+            taken = self._sql_threads.get()
+            if taken is None:
+                return
+            work, done = taken
+            if done.set_running_or_notify_cancel():  # not given up on while it waited
+                work()
+
     def close(self) -> None:
+        for _ in range(2 * self.sql_concurrency + 2):
+            self._sql_threads.put(None)
+        self._watchdogs.close()
         super().close()
         with contextlib.suppress(OSError):
             server_file(self.path).unlink()
@@ -319,34 +344,72 @@ def _give_back() -> None:
         ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
 
 
-class _Watchdog:
-    """Interrupts a cursor's query at its deadline, or once the process has grown by more than
-    ``max_growth`` bytes since ``start`` (the resident size when the first of the queries
-    running together began; sampled every 10 ms)."""
+class _Watch:
+    """A query under watch (:class:`_Watchdogs`)."""
 
-    def __init__(self, cur: Connection, *, timeout_s: float, max_growth: int, start: int | None = None) -> None:
+    def __init__(self, cur: Connection, deadline: float, max_growth: int, start: int | None) -> None:
         self.cur = cur
-        self.deadline = time.monotonic() + timeout_s
-        self.start = rss_bytes() if start is None else start
+        self.deadline = deadline
         self.max_growth = max_growth
+        self.start = start
         self.over_memory = False
-        self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._watch, name="sql-watchdog", daemon=True)
-        self.thread.start()
+        self.interrupted_at: float | None = None
 
-    def _watch(self) -> None:
-        while not self.stopped.wait(0.01):
-            now = rss_bytes()
-            if self.start is not None and now is not None and now - self.start > self.max_growth:
-                self.over_memory = True
-            if self.over_memory or time.monotonic() >= self.deadline:
-                self.cur.interrupt()
-                if self.stopped.wait(0.05):  # interrupt again until the query has stopped
-                    return
 
-    def stop(self) -> None:
-        self.stopped.set()
-        self.thread.join()
+class _Watchdogs:
+    """Interrupts each watched query at its deadline, or once the process has grown by more than
+    its ``max_growth`` bytes since its ``start`` (the resident size when the first of the
+    queries running together began; sampled every 10 ms while any is watched), and again every
+    50 ms until it has stopped. One thread for them all, started with the store: a thread
+    started while queries hold the process at its data ceiling (:class:`DataCeiling`) may fail
+    like any other allocation, and a query's own watchdog started then answered its request
+    with an internal error."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._watched: list[_Watch] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="sql-watchdog", daemon=True)
+        self._thread.start()
+
+    def watch(self, cur: Connection, *, timeout_s: float, max_growth: int, start: int | None = None) -> _Watch:
+        watched = _Watch(cur, time.monotonic() + timeout_s, max_growth, rss_bytes() if start is None else start)
+        with self._changed:
+            self._watched.append(watched)
+            self._changed.notify()
+        return watched
+
+    def stop(self, watched: _Watch) -> None:
+        """No interrupt for it from now on (interrupts are sent holding the same lock)."""
+        with self._changed:
+            self._watched.remove(watched)
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+        self._thread.join(5)
+
+    def _loop(self) -> None:
+        with self._changed:
+            while not self._closed:
+                if not self._watched:
+                    self._changed.wait()
+                    continue
+                self._changed.wait(0.01)
+                try:
+                    self._look(rss_bytes(), time.monotonic())
+                except MemoryError:  # the process at its ceiling: look again at the next tick
+                    continue
+
+    def _look(self, size: int | None, now: float) -> None:
+        for watched in self._watched:
+            if watched.start is not None and size is not None and size - watched.start > watched.max_growth:
+                watched.over_memory = True
+            due = watched.over_memory or now >= watched.deadline
+            if due and (watched.interrupted_at is None or now - watched.interrupted_at >= 0.05):
+                watched.cur.interrupt()
+                watched.interrupted_at = now
 
 
 class GroupWriter:
