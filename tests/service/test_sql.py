@@ -233,28 +233,50 @@ def test_queries_running_together_share_one_cap(monkeypatch: pytest.MonkeyPatch)
     assert set_to[-1] == resource.RLIM_INFINITY  # the process's own limit, given back with the last
 
 
-def test_a_query_starts_no_thread_so_a_process_at_its_data_ceiling_still_answers(
+def test_a_query_that_finds_the_server_at_its_data_ceiling_waits_for_room_to_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A thread's stack is memory like any other: while queries hold the server at its data
-    ceiling, starting one fails. A query that came then had its own watchdog thread refused
-    and got an internal error instead of its 408 (seen in CI). The threads queries run on, and
-    the one watchdog, are started with the store; here no thread can start at all."""
+    """A thread's stack is memory like any other: while other queries hold the server at its data
+    ceiling, starting one is refused. A query that came then had its watchdog thread refused and
+    got an internal error instead of its 408 (seen in CI). The watchdog is one thread started with
+    the store; a query's own thread, refused, is tried again when another query ends (here no
+    thread can start until then), so the query is answered, and stopped at its limit."""
     import threading
 
     from jurybench.service._store import SqlTimeout, Store
 
-    store = Store(tmp_path / "s.duckdb", sql_timeout_s=2)
-    try:
+    store = Store(tmp_path / "s.duckdb", sql_timeout_s=5)
+    refused: list[str] = []
+    room = threading.Event()
+    tried = threading.Condition()
+    real_start = threading.Thread.start
 
-        def refused(self: threading.Thread) -> None:
+    def start(self: threading.Thread) -> None:
+        if not room.is_set():  # every thread's stack refused, as at the ceiling
+            with tried:
+                refused.append(self.name)
+                tried.notify_all()
             raise RuntimeError("can't start new thread")
+        real_start(self)
 
-        monkeypatch.setattr(threading.Thread, "start", refused)
-        assert store.query("SELECT 42 AS answer", limit=10, timeout_s=2) == (["answer"], [(42,)], False)
-        with pytest.raises(SqlTimeout, match="stopped after 1 s"):
+    def another_query_ends() -> None:
+        with tried:
+            assert tried.wait_for(lambda: refused, timeout=30)
+        room.set()
+        with store._ceiling.changed:  # as DataCeiling.exit says it
+            store._ceiling.generation += 1
+            store._ceiling.changed.notify_all()
+
+    other = threading.Thread(target=another_query_ends)
+    other.start()
+    try:
+        monkeypatch.setattr(threading.Thread, "start", start)
+        assert store.query("SELECT 42 AS answer", limit=10, timeout_s=5) == (["answer"], [(42,)], False)
+        assert refused == ["user-sql"]
+        with pytest.raises(SqlTimeout, match="stopped after 1 s"):  # the watchdog was there all along
             store.query("SELECT count(*) FROM range(1000000000000) a", limit=10, timeout_s=1)
-        assert store.query("SELECT 1 AS one", limit=10, timeout_s=2) == (["one"], [(1,)], False)
     finally:
         monkeypatch.undo()
+        room.set()
+        other.join(30)
         store.close()

@@ -70,12 +70,9 @@ class Store(Holder):
         self._group = threading.Lock()
         self._running = 0
         self._rss_base: int | None = None
-        # The threads user queries run on, and the one that watches them, started now: a thread
-        # started while queries hold the process at its data ceiling may fail (see _Watchdogs).
+        # One thread watches every query, started now: a thread started while queries hold the
+        # process at its data ceiling may be refused (see _Watchdogs and _start_thread).
         self._watchdogs = _Watchdogs()
-        self._sql_threads: queue.Queue[tuple[Callable[[], None], Future[Any]] | None] = queue.Queue()
-        for n in range(2 * sql_concurrency + 2):  # queries running, and as many waiting for a slot
-            threading.Thread(target=self._take_queries, name=f"user-sql-{n}", daemon=True).start()
         config: DuckConfig = {
             **HARDENED,
             "memory_limit": f"{sql_memory_mb}MB",
@@ -182,13 +179,12 @@ class Store(Holder):
                 done.set_exception(exc)
 
         done.add_done_callback(lambda _: started.set())  # refused before it had a slot: answered at once
-        self._sql_threads.put((work, done))
+        self._start_thread(work, timeout_s)
         try:
             # A slot within timeout_s (else the slots-busy 408), then the query within its own.
             started.wait(timeout_s + 1.0)
             return done.result(timeout=timeout_s + 1.0)
         except TimeoutError:
-            done.cancel()  # still waiting for a thread: it never runs
             raise SqlTimeout(
                 f"query: stopped after {timeout_s:g} s (the server's limit).",
                 hint="Narrow the query (WHERE, LIMIT) or aggregate.",
@@ -226,18 +222,30 @@ class Store(Holder):
                     raise JurybenchError(f"query: {str(exc).splitlines()[0]}") from None
         return names, rows[:limit], len(rows) > limit
 
-    def _take_queries(self) -> None:
+    def _start_thread(self, work: Callable[[], None], timeout_s: float) -> None:
+        """A fresh thread for a query (DuckDB's state on a thread that ran out of memory under the
+        ceiling is not reused: a pool's thread crashed the server on its next query). Its stack
+        is memory: while other queries hold the process at its data ceiling it may be refused,
+        and then it is tried again each time one of them ends, for ``timeout_s`` at most."""
+        deadline = time.monotonic() + timeout_s
         while True:
-            taken = self._sql_threads.get()
-            if taken is None:
+            seen = self._ceiling.generation
+            try:
+                threading.Thread(target=work, name="user-sql", daemon=True).start()
                 return
-            work, done = taken
-            if done.set_running_or_notify_cancel():  # not given up on while it waited
-                work()
+            except RuntimeError:  # "can't start new thread"
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise SqlTimeout(
+                        f"query: the server's memory for queries stayed in use for {timeout_s:g} s.",
+                        hint="Try again when the other queries have finished.",
+                    ) from None
+                try:
+                    self._ceiling.wait_for_change(seen, left)
+                except MemoryError:  # even the wait's lock: look again shortly
+                    time.sleep(0.01)
 
     def close(self) -> None:
-        for _ in range(2 * self.sql_concurrency + 2):
-            self._sql_threads.put(None)
         self._watchdogs.close()
         super().close()
         with contextlib.suppress(OSError):
@@ -283,6 +291,8 @@ class DataCeiling:
         self.per_query = per_query
         self.slack = per_query // 4 if slack is None else slack
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # a query ended: memory may have come back
+        self.generation = 0
         self.running = 0
         self.limit: int | None = None  # the ceiling set now (None: the process's own)
         self.base: int | None = None  # the data size when the first of the running queries began
@@ -315,6 +325,11 @@ class DataCeiling:
             assert self.base is not None
             self._set(self.base + self.per_query + self.slack)
 
+    def wait_for_change(self, seen: int, timeout_s: float) -> bool:
+        """Wait until a query has ended since ``generation`` was ``seen`` (at most ``timeout_s``)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.generation != seen, timeout_s)
+
     def exit(self) -> bool:
         """One query ended: the ceiling stays while others run (they may be using their share),
         and is given back with the last one. Whether the heap grew enough that what it freed
@@ -322,6 +337,8 @@ class DataCeiling:
         import resource
 
         with self.lock:
+            self.generation += 1
+            self.changed.notify_all()
             if self.limit is None or self.base is None:
                 return False
             self.running -= 1
