@@ -25,7 +25,6 @@ from jurybench.store import HARDENED, Holder, check_query, holder_of, server_fil
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from concurrent.futures import Future
 
     from duckdb import DuckDBPyConnection as Connection
 

@@ -103,13 +103,12 @@ def cohens_d(
 
     from jurybench.errors import JurybenchError
     from jurybench.stats import _effects
-    from jurybench.stats._effects import AnchorThresholds
     from jurybench.stats._slices import jury_coverage
     from jurybench.stats.sql import item_frame, stored_baselines
 
     stored = stored_baselines(con, baselines, "d") if baselines else None
     arm_values = two_values(arms, "arms")
-    thresholds = AnchorThresholds(min_gap, reorganization_gap)
+    thresholds = _effects.AnchorThresholds(min_gap, reorganization_gap)
     frame = item_frame(con, run, where=where, by=by or "'all'", extra=arm, level=level)
     cluster_of = _item_clusters(con, run, resample)
     if factor_file or factors:  # criterion -> factor, from a file or given
