@@ -513,3 +513,46 @@ def test_a_classifier_is_aligned_on_its_error_rate(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.stderr
     said = run_cli("agreement", "--run", "clf2", "--db", db)
     assert said.exit_code == 2 and "every label of 'label' on run 'clf2' aligned the rubric" in said.stderr
+
+
+@pytest.mark.parametrize("max_cost", [0.02, 0.05, 0.3])
+def test_the_budget_binds_the_optimizer_however_long_it_answers(tmp_path: Path, max_cost: float) -> None:
+    """Issue 82: an optimizer (gpt-4o's price behind the loopback stub: $2.50 / $10 per million
+    tokens in / out) that answers 20,000 tokens would cost ~$0.20 a call. Every call it is asked
+    is sent with max_tokens lowered to what the budget has left (the stub stops there, as a
+    provider does), so the alignment's total stays within --max-cost: at 0.02 and 0.05 it stops
+    on the budget; at 0.3 it makes its five fold calls and the rebuild's or stops, never over. It
+    spent $0.2000 against 0.02 before."""
+    from jurybench.testing.stub import StubServer
+
+    db, run = _store(tmp_path, "sim/lenient,leniency=1.5,teachable=1,noise=0.4")
+    answer = "Description: Reward stories whose events follow from each other; penalise jumps in time or place."
+    with StubServer() as stub:
+        for _ in range(12):
+            stub.script.append((200, answer, {"x-stub-completion-tokens": "20000"}))
+        optimizer = f"openai/gpt-4o,api_base={stub.api_base},api_key=sk-test"
+        done = run_cli(
+            "align", "--db", str(db), "--run", run, "--juror", "sim/lenient", "--criterion", "coherence",
+            "--demos", "2", "--optimizer", optimizer, "--max-cost", str(max_cost), "--format", "json", "--no-progress",
+        )  # fmt: skip
+        sent = [r for r in stub.requests if "max_tokens" in r]
+    assert done.exit_code == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert stub.requests, "the optimizer was asked at least once"
+    assert len(sent) == len(stub.requests)  # every optimizer call was bounded
+    assert result["cost_usd"] <= max_cost
+    guidance = next(v for v in result["variants"] if v["name"] == "guidance")
+    assert guidance["cost_usd"] <= max_cost
+    if max_cost < 0.2:
+        assert result["status"] == "stopped_budget" and result["aligned_rubric"] is None
+
+
+def test_an_optimizer_without_a_price_is_refused_under_a_budget(teachable: tuple[Path, str]) -> None:
+    db, run = teachable
+    done = run_cli(
+        "align", "--db", str(db), "--run", run, "--juror", "sim/lenient", "--criterion", "coherence",
+        "--demos", "2", "--optimizer", "openai/no-such-model-xyz,api_base=https://example.invalid/v1,api_key=sk-test",
+        "--max-cost", "0.1",
+    )  # fmt: skip
+    assert done.exit_code == 2, done.stdout + done.stderr
+    assert "no price is known for the optimizer" in done.stdout + done.stderr

@@ -60,8 +60,13 @@ class Judged:
 Judge = Callable[["AnyRubric", list[str], str, "float | None"], Judged]
 # plan(rubric, subject ids) -> (calls, cost or None when a price is unknown)
 Plan = Callable[["AnyRubric", list[str]], "tuple[int, float | None]"]
-# rewrite(messages) -> (the optimizer's text, its cost or None)
-Rewrite = Callable[[list[dict[str, str]]], "tuple[str, float | None]"]
+# rewrite(messages, dollars left or None) -> (the optimizer's text, its cost or None); None when
+# not even its planned answer fits in what is left (its answer is bounded by what is left)
+Rewrite = Callable[[list[dict[str, str]], "float | None"], "tuple[str, float | None] | None"]
+
+
+class _OverBudget(Exception):
+    """The optimizer's call does not fit in what the budget has left."""
 
 
 @dataclass
@@ -279,8 +284,12 @@ def align(
     if answered.sum() >= 2:
         result.original.mae = error_figure(data.error(original_scores, human)[answered], np.array(groups)[answered])
 
-    def build(name: str, training: list[Labelled], tag: str) -> tuple[AnyRubric | None, float | None, str | None]:
-        """The variant ``name`` trained on ``training``: (rubric, optimizer cost, note)."""
+    def build(
+        name: str, training: list[Labelled], tag: str, left: float | None = None
+    ) -> tuple[AnyRubric | None, float | None, str | None]:
+        """The variant ``name`` trained on ``training``: (rubric, optimizer cost, note); ``left``:
+        the dollars the budget has left for the optimizer's call (_OverBudget when it cannot
+        be made within them)."""
         v = f"{data.rubric.version}.align-{alignment_id}-{name}-{tag}"
         if name.startswith("demos-"):
             shown = most_disagreed(training, int(name[6:]), seed, labels=bool(data.labels))
@@ -290,7 +299,10 @@ def align(
             request = guidance_request(data.rubric, data.criterion, training, seed)
             stand_in = with_description(data.rubric, data.criterion, "(the optimizer's rewrite)", v)
             return stand_in, None if price_rewrite is None else price_rewrite(request), None
-        text, cost = rewrite(guidance_request(data.rubric, data.criterion, training, seed))
+        answered = rewrite(guidance_request(data.rubric, data.criterion, training, seed), left)
+        if answered is None:
+            raise _OverBudget
+        text, cost = answered
         description = guidance_text(text)
         if description is None:
             return None, cost, f"fold {tag}: the optimizer's answer held no usable description; the original stood"
@@ -298,23 +310,20 @@ def align(
 
     spent: float | None = 0.0
 
-    def _affordable(training: list[Labelled]) -> bool:
-        """Whether the optimizer's call, at its planned price, fits in what the budget has left."""
-        if max_cost is None or spent is None:
-            return True
-        planned = price_rewrite(guidance_request(data.rubric, data.criterion, training, seed)) if price_rewrite else 0.0
-        so_far = spent + sum(v.cost or 0.0 for v in result.variants if v.name == "guidance")
-        return so_far + (planned or 0.0) <= max_cost
+    def left(variant: Variant) -> float | None:
+        """What the budget has left: every call the alignment made so far counted, the optimizer's too."""
+        return None if max_cost is None or spent is None else max_cost - (spent + (variant.cost or 0.0))
 
     for variant in result.variants:
         scores = np.full(len(subjects), np.nan)
         for f, members in enumerate(fold_members):
             test_ids = [subjects[i].subject_id for i in members]
             training = [s for i, s in enumerate(subjects) if i not in set(members)]
-            if variant.name == "guidance" and not planning and not _affordable(training):
+            try:
+                rubric, optimizer_cost, note = build(variant.name, training, f"f{f + 1}", left(variant))
+            except _OverBudget:
                 result.status = "stopped_budget"
                 break
-            rubric, optimizer_cost, note = build(variant.name, training, f"f{f + 1}")
             variant.cost = _spend(variant.cost, optimizer_cost)
             if note:
                 variant.notes.append(note)
@@ -327,8 +336,7 @@ def align(
                 variant.calls += calls + (1 if variant.name == "guidance" else 0)
                 variant.cost = _spend(variant.cost, cost)
                 continue
-            left = None if max_cost is None or spent is None else max_cost - (spent + (variant.cost or 0.0))
-            judged = judge(rubric, test_ids, f"align-{alignment_id}-{variant.name}-f{f + 1}", left)
+            judged = judge(rubric, test_ids, f"align-{alignment_id}-{variant.name}-f{f + 1}", left(variant))
             variant.calls += judged.calls
             variant.cost = _spend(variant.cost, judged.cost)
             for i in members:
@@ -357,16 +365,18 @@ def align(
     if planning:
         result.status = "planned"
         return result
-    return _decide(result, data, build, alpha, version)
+    return _decide(result, data, build, alpha, version, max_cost)
 
 
-Build = Callable[[str, list["Labelled"], str], "tuple[AnyRubric | None, float | None, str | None]"]
+Build = Callable[[str, list["Labelled"], str, "float | None"], "tuple[AnyRubric | None, float | None, str | None]"]
 
 
-def _decide(result: Alignment, data: AlignmentData, build: Build, alpha: float, version: str) -> Alignment:
+def _decide(
+    result: Alignment, data: AlignmentData, build: Build, alpha: float, version: str, max_cost: float | None
+) -> Alignment:
     """What is kept: nothing when the judging did not finish; else Holm over the variants' p and,
     among those shown better, the one with the largest held-out gain, rebuilt from every labelled
-    subject as ``version``."""
+    subject as ``version`` (a rewritten guidance asks the optimizer once more, within the budget)."""
     if result.status == "interrupted":
         result.notes.append("interrupted before every variant was judged: nothing is kept (run it again to go on)")
         return result
@@ -383,7 +393,17 @@ def _decide(result: Alignment, data: AlignmentData, build: Build, alpha: float, 
     if not winners:
         return result
     best = max(winners, key=lambda v: (v.gain.value if v.gain else 0.0, v.name))
-    rubric, cost, note = build(best.name, list(data.subjects), "all")
+    left = None if max_cost is None or result.cost is None else max_cost - result.cost
+    try:
+        rubric, cost, note = build(best.name, list(data.subjects), "all", left)
+    except _OverBudget:
+        result.status = "stopped_budget"
+        result.notes.append(
+            f"{best.name} was shown better held out, but the budget has too little left to ask the optimizer for "
+            "the version trained on every label: nothing is kept (run again with a higher --max-cost; answers "
+            "already given are reused)"
+        )
+        return result
     result.cost = _spend(result.cost, cost)
     if rubric is None:
         result.notes.append(f"{best.name} was shown better held out, but {note}: nothing is kept")

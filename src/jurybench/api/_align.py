@@ -121,7 +121,7 @@ def align(
 
         store = db_path(None)
     grid = parse_grid(demos)
-    optimizer_spec = _optimizer(optimizer)
+    optimizer_spec = _optimizer(optimizer, max_cost)
     with reading(store) as con:
         data = alignment_data(con, run, juror, criterion, labels)
         key = alignment_key(data, grid, folds, seed, optimizer_spec.key if optimizer_spec else None)
@@ -156,13 +156,21 @@ def align(
     return result
 
 
-def _optimizer(text: str | None) -> JurorSpec | None:
-    from jurybench.jurors import check_juror, parse_juror
+def _optimizer(text: str | None, max_cost: float | None) -> JurorSpec | None:
+    """The optimizer's juror, checked; with a budget, refused in one line when its price is unknown
+    (its calls could not be bounded)."""
+    from jurybench.jurors import check_juror, parse_juror, price_of
 
     if text is None:
         return None
     spec = parse_juror(text)
     check_juror(spec)
+    if max_cost is not None and price_of(spec) is None:
+        raise JurybenchError(
+            f"--max-cost: no price is known for the optimizer '{spec.display_name}' ({spec.model}), so its calls "
+            "cannot be kept within the budget.",
+            hint="Use a model litellm's price map lists, or align without --max-cost (see --plan).",
+        )
     return spec
 
 
@@ -261,20 +269,51 @@ class _Calls:
         )
 
     def rewriter(self, spec: JurorSpec, rubric: AnyRubric) -> Rewrite:
-        """The optimizer as ``rewrite(messages) -> (text, cost)``: one call (retried on a
-        transient error), through the juror kinds' own transport."""
+        """The optimizer as ``rewrite(messages, left) -> (text, cost)``: one call (retried on a
+        transient error), through the juror kinds' own transport. With a budget (``left``
+        dollars), the call is sent only when its prompt and its planned answer (REWRITE_TOKENS)
+        fit, with ``max_tokens`` lowered to what is left, so however long the optimizer would
+        answer, the call cannot cost more than ``left``; None when it does not fit."""
         import asyncio
+        import dataclasses
 
+        from jurybench.engine import affordable_output_tokens
         from jurybench.generation import GenerationSpec
-        from jurybench.jurors import RateLimited, Slot, TransientError, make_backend, price_of, priced
+        from jurybench.jurors import (
+            RateLimited,
+            Slot,
+            TransientError,
+            count_tokens,
+            make_backend,
+            output_limit,
+            price_of,
+            priced,
+        )
         from jurybench.store import reading
 
         price = price_of(spec)
+        limit = output_limit(spec)
         task = GenerationSpec.model_validate({"name": "align-guidance", "treatments": {"task": {"arms": ["a", "b"]}}})
 
-        def rewrite(messages: list[dict[str, str]]) -> tuple[str, float | None]:
+        def bounded(messages: list[dict[str, str]], left: float | None) -> JurorSpec | None:
+            if left is None:
+                return spec
+            if price is None:  # refused before the alignment starts (_optimizer); never guessed at 0
+                return None
+            tokens = affordable_output_tokens(price, count_tokens(spec, [dict(m) for m in messages]), left)
+            if tokens < REWRITE_TOKENS:
+                return None
+            bound = min(tokens, limit) if limit is not None else tokens
+            if bound == float("inf"):  # free output and no limit: nothing to bound
+                return spec
+            return dataclasses.replace(spec, params={**spec.params, "max_tokens": int(bound)})
+
+        def rewrite(messages: list[dict[str, str]], left: float | None) -> tuple[str, float | None] | None:
+            call = bounded(messages, left)
+            if call is None:
+                return None
             with reading(self.store) as con:
-                backend = make_backend(spec, cast("AnyRubric", task), con, [])
+                backend = make_backend(call, cast("AnyRubric", task), con, [])
             last: Exception | None = None
             for attempt in range(4):
                 try:

@@ -3,7 +3,7 @@ cost and budget, progress. Judging and generation both run here.
 
 Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
-from jurybench.engine._budget import Budget, CostTally, checked_max_cost
+from jurybench.engine._budget import Budget, CostTally, affordable_output_tokens, checked_max_cost
 from jurybench.engine._options import EngineHooks, EngineOptions
 from jurybench.engine._plan import (
     ORDERS,
@@ -44,6 +44,7 @@ __all__ = [
     "RunEnd",
     "RunResult",
     "Task",
+    "affordable_output_tokens",
     "call_key",
     "cancel_batch",
     "check_batch_jurors",

@@ -60,6 +60,19 @@ def checked_max_cost(value: object) -> float:
     return float(value)
 
 
+def affordable_output_tokens(price: Price, prompt_tokens: float, left: float) -> float:
+    """The most output tokens a call can be allowed (its ``max_tokens``) so that it costs at most
+    ``left`` dollars: what is left after its prompt (``prompt_tokens`` with a fifth more, as a
+    budget reserves prompts) and its price per call, at the output rate; infinite when output
+    costs nothing, 0 when not even the prompt fits."""
+    room = left - prompt_tokens * Budget.SAFETY * price.input - price.per_call
+    if room < 0:
+        return 0.0
+    if price.output <= 0:
+        return float("inf")
+    return float(int(room / price.output))
+
+
 @dataclass
 class CostTally:
     """What a run paid, the same for the CLI, the progress bar, the service and the store: the

@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 
 
 def _completion(
-    model: str, content: object, prompt_tokens: int = 11, completion_tokens: int = 7, cached_tokens: int | None = None
+    model: str,
+    content: object,
+    prompt_tokens: int = 11,
+    completion_tokens: int = 7,
+    cached_tokens: int | None = None,
+    finish_reason: str = "stop",
 ) -> dict[str, object]:
     content = dict(content) if isinstance(content, dict) else content
     # A scripted answer's "logprobs" belong to the choice, as a provider sends them.
@@ -46,7 +51,7 @@ def _completion(
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
                 **({"logprobs": logprobs} if logprobs is not None else {}),
             }
         ],
@@ -359,6 +364,10 @@ class _Stub:
         extra = {str(k): str(v) for k, v in (entry[2] if len(entry) > 2 else {}).items()}  # scripted headers
         # A scripted answer's usage: "x-stub-completion-tokens" (not sent) is its completion tokens.
         answered = int(extra.pop("x-stub-completion-tokens", 7))
+        # A provider stops at the request's max_tokens and says so ("length"): so does the stub.
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        cut = isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < answered
+        answered = int(limit) if cut else answered
         # ... and "x-stub-prompt-tokens" / "x-stub-cached-tokens" its prompt tokens and those read from a cache
         asked = int(extra.pop("x-stub-prompt-tokens", 11))
         cached: Any = extra.pop("x-stub-cached-tokens", None)
@@ -379,6 +388,7 @@ class _Stub:
                 prompt_tokens=asked,
                 completion_tokens=answered,
                 cached_tokens=int(cached) if cached is not None else None,
+                finish_reason="length" if cut else "stop",
             ),
             headers=extra,
         )
