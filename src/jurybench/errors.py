@@ -48,6 +48,14 @@ class ResourceError(JurybenchError):
     exit_code = 1
 
 
+class CutShort(JurybenchError):
+    """A run cut short by what it runs on, not by its input: the Ray cluster it spread its calls
+    over lost its workers or its head. Every answer received is kept and the same command resumes
+    once the cluster is back. Exit code 5."""
+
+    exit_code = 5
+
+
 def resource_problem(exc: BaseException) -> str | None:
     """The one line for an exception that means the machine ran short, else None."""
     first = (str(exc).strip().splitlines() or [""])[0]

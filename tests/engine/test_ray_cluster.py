@@ -139,3 +139,136 @@ def test_the_driver_killed_resumes_asking_again_only_what_was_in_flight(tmp_path
         asked = len(stub.requests)
     assert 60 <= asked <= 60 + 2 * (2 * 3 + 1), asked  # only what the workers held at the kill, again
     assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 60
+
+
+def _score_command(db: Path, juror: str, address: str) -> list[str]:
+    return [
+        sys.executable, "-m", "jurybench.cli", "score", "-r", "story-quality", "-j", juror, "--run", "lost",
+        "--no-progress", "--db", str(db), "--executor", "ray", "--address", address, "--workers", "2",
+    ]  # fmt: skip
+
+
+def _wait_for(limits: RateLimits, proc: subprocess.Popen[str], answers: int) -> None:
+    """Until the stub has served ``answers`` (the run is under way), the process still running."""
+    deadline = time.monotonic() + 300
+    while limits.n_ok < answers and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+
+
+def test_a_node_lost_with_every_worker_ends_the_run_in_one_line_and_the_same_command_resumes(tmp_path: Path) -> None:
+    """Issue 82: a head without CPUs (as real clusters are set up) and one worker node of two
+    CPUs; the node is killed mid-run. No worker can start in the lost ones' place: the run gave
+    no sign and waited forever before; now it ends within the call timeout with one line (what was
+    lost, the answers kept, how to resume) and exit code 5, nothing of Ray's on stdout, and the
+    same command on a node added back asks only what was not answered."""
+    from ray.cluster_utils import Cluster
+
+    db = tmp_path / "n.duckdb"
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    cli = [sys.executable, "-m", "jurybench.cli"]
+    subprocess.run([*cli, "items", "import", str(_items(tmp_path, 60)), "--db", str(db)], check=True, env=env)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    node = cluster.add_node(num_cpus=2)
+    cluster.wait_for_nodes()
+    limits = RateLimits(delay_s=0.1, headers=False)
+    try:
+        with StubServer(json.dumps(FULL), limits=limits) as stub:
+            juror = f"openai/stub,api_base={stub.api_base},api_key=k,samples=2,concurrency=3,timeout=5"
+            cmd = _score_command(db, juror, str(cluster.address))
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_for(limits, proc, 10)
+            cluster.remove_node(node, allow_graceful=False)
+            out, err = proc.communicate(timeout=240)  # it waited for ever before the fix
+            assert proc.returncode == 5, (out, err)
+            assert limits.n_ok < 120, "the run ended before the node was lost"
+            lines = err.strip().splitlines()
+            assert len(lines) == 1 and "Traceback" not in err, err
+            assert "the Ray cluster lost its workers" in err and "were kept (run 'lost')" in err, err
+            assert "Run the same command again" in err, err
+            assert "raylet" not in out + err and "state-dump" not in out + err  # Ray's own dump is not printed
+            kept = int(err.split(" answers received")[0].rsplit(" ", 1)[1])
+            assert _count(db, "SELECT count(*) FROM calls WHERE run_id = 'lost'") == kept
+            assert _count(db, "SELECT count(*) FROM runs WHERE run_id = 'lost' AND status = 'interrupted'") == 1
+            cluster.add_node(num_cpus=2)
+            cluster.wait_for_nodes()
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr
+            asked = len(stub.requests)
+    finally:
+        cluster.shutdown()
+    assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 120
+    assert asked <= 120 + 2 * (2 * 3 + 1), asked  # at most what the workers held when the node went, again
+
+
+def test_a_node_lost_with_a_worker_left_has_its_calls_finished_by_that_worker(tmp_path: Path) -> None:
+    """A head and a node of one CPU each, a worker on each; the node is killed mid-run. No worker
+    can start in the lost one's place (no CPU is left): the one on the head makes every call it
+    held, the run finishes, and says one worker was lost."""
+    from ray.cluster_utils import Cluster
+
+    db = tmp_path / "h.duckdb"
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    cli = [sys.executable, "-m", "jurybench.cli"]
+    subprocess.run([*cli, "items", "import", str(_items(tmp_path, 40)), "--db", str(db)], check=True, env=env)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    limits = RateLimits(delay_s=0.1, headers=False)
+    try:
+        with StubServer(json.dumps(FULL), limits=limits) as stub:
+            juror = f"openai/stub,api_base={stub.api_base},api_key=k,samples=2,concurrency=3,timeout=5"
+            proc = subprocess.Popen(
+                _score_command(db, juror, str(cluster.address)),
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            _wait_for(limits, proc, 10)
+            cluster.remove_node(node, allow_graceful=False)
+            out, err = proc.communicate(timeout=600)
+            asked = len(stub.requests)
+    finally:
+        cluster.shutdown()
+    assert proc.returncode == 0, (out, err)
+    assert "1 Ray worker was lost during the run" in out + err and "state-dump" not in out + err
+    assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 80
+    assert asked <= 80 + 2 * 3 + 1, asked
+
+
+def test_the_clusters_head_lost_ends_the_run_in_one_line_before_ray_ends_the_driver(tmp_path: Path) -> None:
+    """The head (its GCS) killed mid-run: Ray itself would end the driver 60 s later with a line
+    of its own and exit code 1, no summary. The run sees the head refuse connections, ends with
+    one line of its own and exit code 5, every answer received kept; the same run resumes
+    locally and asks only what was not answered."""
+    from ray.cluster_utils import Cluster
+
+    db = tmp_path / "g.duckdb"
+    env = {**os.environ, "JURYBENCH_HOME": str(tmp_path)}
+    cli = [sys.executable, "-m", "jurybench.cli"]
+    subprocess.run([*cli, "items", "import", str(_items(tmp_path, 60)), "--db", str(db)], check=True, env=env)
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    limits = RateLimits(delay_s=0.1, headers=False)
+    try:
+        with StubServer(json.dumps(FULL), limits=limits) as stub:
+            juror = f"openai/stub,api_base={stub.api_base},api_key=k,samples=2,concurrency=3,timeout=5"
+            cmd = _score_command(db, juror, str(cluster.address))
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            _wait_for(limits, proc, 10)
+            cluster.remove_node(cluster.head_node, allow_graceful=False)
+            out, err = proc.communicate(timeout=240)
+            assert proc.returncode == 5, (out, err)
+            assert "the Ray cluster lost its head" in err and len(err.strip().splitlines()) == 1, err
+            kept = int(err.split(" answers received")[0].rsplit(" ", 1)[1])
+            assert _count(db, "SELECT count(*) FROM calls WHERE run_id = 'lost'") == kept
+            local = cmd[: cmd.index("--executor")]
+            done = subprocess.run(local, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr
+            asked = len(stub.requests)
+    finally:
+        cluster.shutdown()
+    assert _count(db, "SELECT count(*) FROM calls WHERE status = 'ok'") == 120
+    assert asked <= 120 + 2 * (2 * 3 + 1), asked

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from jurybench.engine import EngineOptions, score
@@ -213,3 +214,33 @@ def test_a_misspelt_aggregation_or_key_names_the_file_and_line(tmp_path: Path, d
     from jurybench.store import connect
 
     assert connect(db_path, read_only=True).execute("SELECT count(*) FROM runs").fetchone() == (0,)
+
+
+def test_a_calibrated_jurys_row_leaves_out_the_labels_its_calibration_was_fitted_on(tmp_path: Path) -> None:
+    """Issue 82: a jury whose rule is a calibration, measured against the labels that fitted it,
+    counts them twice. agreement's and stats bias's jury rows leave them out (and agreement says
+    so); the jurors' own rows keep every label (their scores do not depend on the calibration)."""
+    import jurybench as jb
+    from jurybench.annotations import pointwise_data
+    from jurybench.calibration import fit_calibration
+    from jurybench.store import connect
+    from tests.calibration.test_fit import simulate
+
+    con = connect()
+    simulate(con, "sim")
+    _, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
+    jury = Jury(
+        tuple(parse_juror(f"fake/j{i},name=j{i}") for i in range(3)), aggregation="calibrated", calibration=str(path)
+    )
+    where = "item_id LIKE 'sim-p00%' AND language = 'en'"  # every one's labels fitted the calibration
+    jb.score(con, rubric=QUALITY, jury=jury, where=where, run="cal")
+    n = con.execute(f"SELECT count(*) FROM items WHERE {where}").fetchone()[0]
+    (block,) = [b for b in pointwise_data(con, "cal") if b.criterion == "relevance"]
+    assert n >= 10 and len(block.items) == n and bool(np.isnan(block.jury).all())  # the jury's row: none of them
+    assert not np.isnan(block.juror_scores).all()  # the jurors' rows keep them
+    assert block.left_out is not None and f"{n} labels fitted calibration" in block.left_out
+    from jurybench.stats._bias import read_scores
+
+    scores, _ = read_scores(con, "cal")
+    assert ("jury", "relevance") not in scores and len(scores[("j0", "relevance")]) == n
+    con.close()

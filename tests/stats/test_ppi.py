@@ -484,3 +484,61 @@ def test_votes_take_heavier_pseudo_labels_by_hand() -> None:
     out = ppi_mean(y, y, np.array([0.0, 1.0]), lam=0.0, scale=(-1, 1), pseudo=VOTES_SMALL_SAMPLE)
     assert out["se"] == pytest.approx(0.650845, abs=1e-5)
     assert ppi_mean(y, y, np.array([0.0, 1.0]), lam=0.0, scale=(-1, 1))["se"] == pytest.approx(0.663871, abs=1e-5)
+
+
+def _calibrate(db: Path, tmp_path: Path, name: str) -> None:
+    fit = run_cli(
+        "calibrate", "--run", "r", "--name", name, "--folds", "3", "--out", str(tmp_path / "cal"), "--db", str(db)
+    )
+    assert fit.exit_code == 0, fit.stdout + fit.stderr
+    applied = run_cli("calibrate", "apply", str(tmp_path / "cal" / f"{name}.json"), "--run", "r", "--db", str(db))
+    assert applied.exit_code == 0, applied.stdout + applied.stderr
+
+
+def _ppi(db: Path) -> dict[str, object]:
+    done = run_cli("stats", "ppi", "--run", "r", "--criterion", "relevance", "--format", "json", "--db", str(db))
+    assert done.exit_code == 0, done.stdout + done.stderr
+    return dict(json.loads(done.stdout)["result"])
+
+
+def test_a_calibration_fitted_on_the_samples_labels_is_not_ppis_predictor(study: Path, tmp_path: Path) -> None:
+    """Issue 82: after calibrate apply, stats ppi took the calibrated jury as its predictor, though
+    it was fitted on the very labels PPI then corrects it with (lambda went to 1). The calibration
+    file now records the labels it was fitted on; PPI sets a calibration that used any of the
+    sample's labels aside for the jury, and says so in its table and its warnings. A calibration
+    fitted on other labels of the run stays the predictor."""
+    assert run_cli("annotations", "sample", "--run", "r", "--n", "40", "--seed", "2", "--db", str(study)).exit_code == 0
+    assert run_cli("annotations", "simulate", "-r", "story-quality", "--db", str(study)).exit_code == 0
+    before = _ppi(study)
+    _calibrate(study, tmp_path, "every-label")
+    saved = json.loads((tmp_path / "cal" / "every-label.json").read_text())
+    assert len(saved["labels_used"]["criteria"]["relevance"]) == 200  # every labelled item read by the fit
+    out = _ppi(study)
+    assert out["predictor"] == "jury" and out["rows"][0]["predictor"] == "jury"
+    assert out["rows"][0]["estimate"] == pytest.approx(before["rows"][0]["estimate"], abs=1e-12)
+    assert any(
+        "fitted calibration 'every-label'" in w and "does not depend on the labelled sample" in w
+        for w in out["warnings"]
+    )
+    table = run_cli("stats", "ppi", "--run", "r", "--criterion", "relevance", "--format", "csv", "--db", str(study))
+    assert table.stdout.splitlines()[0].endswith(",predictor") and table.stdout.splitlines()[1].endswith(",jury")
+
+    # A calibration fitted without the sample's labels: applied last, it is the predictor.
+    import duckdb
+
+    with duckdb.connect(str(study)) as con:
+        drawn = [r[0] for r in con.execute("SELECT subject_id FROM label_samples WHERE run_id = 'r'").fetchall()]
+        con.execute(
+            "CREATE TABLE kept AS SELECT * FROM human_labels WHERE subject_id IN (SELECT subject_id FROM label_samples)"
+        )
+        con.execute("DELETE FROM human_labels WHERE subject_id IN (SELECT subject_id FROM label_samples)")
+    _calibrate(study, tmp_path, "other-labels")
+    saved = json.loads((tmp_path / "cal" / "other-labels.json").read_text())
+    assert not set(saved["labels_used"]["criteria"]["relevance"]) & set(drawn)
+    with duckdb.connect(str(study)) as con:
+        con.execute("INSERT INTO human_labels SELECT * FROM kept")
+        con.execute("DROP TABLE kept")
+    out = _ppi(study)
+    assert out["predictor"] == "calibrated jury (other-labels)" and not any(
+        "fitted calibration" in w for w in out["warnings"]
+    )

@@ -9,7 +9,7 @@ import numpy as np
 
 from jurybench.errors import JurybenchError
 from jurybench.rubric import AnyRubric
-from jurybench.store import first_row, refuse_all_used, used_labels
+from jurybench.store import first_row, jury_calibration, refuse_all_used, used_labels
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -105,6 +105,7 @@ def pointwise_data(
         human_rows = [r for r in human_rows if r[2] in annotators]
     juror_index = {seat.key: j for j, seat in enumerate(panel)}
     uses = used_labels(con, run_id)
+    fitted = jury_calibration(con, run_id)  # a jury whose rule is a calibration: not measured on its own labels
     all_used: list[str] = []
     out: list[PointwiseData] = []
     for criterion in wanted:
@@ -133,6 +134,12 @@ def pointwise_data(
             if crit == criterion and item in item_index:
                 jury[item_index[item]] = np.nan if value is None else value
                 present[item_index[item]] = n_present
+        if fitted is not None:
+            own = [i for i, item in enumerate(items) if fitted.used(item, criterion)]
+            jury[own] = np.nan
+            if own:
+                said = f"the jury's row leaves out {fitted.why(len(own))} (its rule): measured on them it would count them twice"
+                left_out = "; ".join(n for n in (left_out, said) if n)
         annotators = sorted({r[2] for r in humans})
         annotator_index = {a: k for k, a in enumerate(annotators)}
         human = np.full((len(items), len(annotators)), np.nan)

@@ -125,6 +125,9 @@ def fit_calibration(
         ).hexdigest(),
         # subjects x criteria whose labels aligned the run's rubric (jurybench align): left out
         "label_uses": uses.note(len(uses.pairs), "subjects' labels of a criterion") if uses else None,
+        # The labels this calibration was fitted on (its training and held-out splits both chose
+        # it): a statistic that takes labels leaves them out wherever its scores are calibrated.
+        "labels_used": {"subject_kind": "item", "criteria": {b.criterion: list(b.items) for b in blocks}},
         "criteria": {
             c: {"method": r["winner"], **{k: v for k, v in r["variants"][r["winner"]].items()}, "report": r}
             for c, r in results.items()

@@ -110,6 +110,7 @@ def fit_preference(
         "split": {"seed": seed, "test_size": test_size, "group_by": group_by},
         "missing_rule": "a juror with no valid symmetrized score for a pair contributes 0 (no preference)",
         "training_data_hash": digest,
+        "labels_used": {"subject_kind": "pair", "criteria": {"preference": list(pairs)}},
         "criteria": {
             "preference": {
                 "method": "logistic",

@@ -130,6 +130,7 @@ def connect(address: str | None, workers: int | None) -> tuple[Any, bool]:
             )
         return ray, False
     quiet: dict[str, Any] = {"logging_level": logging.ERROR, "log_to_driver": False}
+    _errors_to_log()
     if address is not None:
         _reachable(address)
         try:
@@ -143,6 +144,32 @@ def connect(address: str | None, workers: int | None) -> tuple[Any, bool]:
     except Exception as exc:
         raise JurybenchError(f"--executor ray: Ray could not start here ({_first_line(exc)}).") from None
     return ray, True
+
+
+def _errors_to_log() -> None:
+    """Ray's driver prints the cluster's error messages to stdout, whatever ``log_to_driver``
+    says: a node lost prints its raylet's last twenty lines of state, in the middle of a table or
+    of ``--format json``. The run reports what it lost in its own words (engine/_spread.py), so
+    those messages go to the ``jurybench.ray`` log instead (printed with --verbose). Ray's own
+    function is wrapped once; messages that are not the cluster's errors pass through."""
+    try:
+        from ray._private import worker
+    except ImportError:  # another layout of Ray: its messages stay as Ray prints them
+        return
+    printed = getattr(worker, "print_to_stdstream", None)
+    if printed is None or getattr(printed, "jurybench", False):
+        return
+    log = logging.getLogger("jurybench.ray")
+
+    def to_log(data: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        if data.get("pid") == "raylet":  # the cluster's error messages (listen_error_messages)
+            for line in data.get("lines", []):
+                log.info("%s", line)
+            return
+        printed(data, *args, **kwargs)
+
+    to_log.jurybench = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_log
 
 
 class RayOptions(TypedDict):
@@ -184,6 +211,52 @@ class JobsOnRay:
         if self.owned:
             self.ray.shutdown()
             self.owned = False
+
+
+def _awaited(ref: Any) -> Any:
+    """A Ray object ref as a coroutine (asyncio.wait_for takes coroutines and futures)."""
+
+    async def wait() -> Any:
+        return await ref
+
+    return wait()
+
+
+async def _off_the_loop(function: Callable[[], Any]) -> Any:
+    """``function()`` in a thread of its own, which the process does not wait for at its end
+    (a call blocked on a lost cluster must not keep the driver from exiting)."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, failure: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if failure is not None:
+            done.set_exception(failure)
+        else:
+            done.set_result(value)
+
+    def call() -> None:
+        try:
+            value, failure = function(), None
+        except BaseException as exc:
+            value, failure = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, value, failure)
+
+    threading.Thread(target=call, name="jurybench-ray-start", daemon=True).start()
+    return await done
+
+
+def _answers(host: str, port: int) -> bool:
+    """Whether something takes a connection at host:port within two seconds."""
+    try:
+        socket.create_connection((host, port), timeout=2.0).close()
+    except OSError:
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:
@@ -638,6 +711,10 @@ class RayPool:
         self.address: str | None = None
         self.runs = 1  # the runs these workers have made calls for (more than one when kept)
         self.kept = False  # kept for the next run of a keep_workers() block (stopped at its end)
+        # How long a worker started in a lost one's place may take to be ready, and how long the
+        # cluster's head may not answer, before the run gives up on it: the jurors' call timeout.
+        self.wait_s = max([float(j.option("timeout", 60)) for j in setup.jurors] or [60.0])
+        self.head_lost: str | None = None  # why the cluster's head is taken for lost (head_watch)
 
     def _start(self) -> _Seat:
         actor = self.actor_class.options(
@@ -709,14 +786,47 @@ class RayPool:
         self.starting.add_done_callback(started)
 
     async def _start_one(self) -> None:
+        """A worker in a lost one's place, ready within :attr:`wait_s` (a cluster with no CPU
+        left, its node gone, would keep it waiting for a place forever)."""
         if self.started >= 4 * self.n + 4:  # workers keep dying as they start: no point going on
             raise JurybenchError(f"Ray workers kept failing: {self.lost} of {self.started} lost.")
-        seat = self._start()
+        # Made off the loop: a named actor is registered with the head before .remote() returns,
+        # and a head that is gone would hold the loop (and the head's watch) until Ray ends the driver.
+        seat = await _off_the_loop(self._start)
         try:
-            _, seat.node = await seat.actor.ready.remote()
+            _, seat.node = await asyncio.wait_for(_awaited(seat.actor.ready.remote()), self.wait_s)
+        except TimeoutError:
+            with contextlib.suppress(Exception):  # its request for a CPU withdrawn
+                self.ray.kill(seat.actor)
+            raise JurybenchError(
+                f"no worker could be started in a lost one's place within {self.wait_s:g} s (the cluster has no "
+                "CPU left for it)"
+            ) from None
         except Exception as exc:
             raise JurybenchError(f"a Ray worker could not start: {_cause(exc)}") from None
         self.seats.append(seat)
+
+    async def head_watch(self, lost: Callable[[str], None]) -> None:
+        """Until cancelled: every second, whether the cluster's head (its GCS) takes a connection;
+        when it has refused them for :attr:`wait_s` or 10 s, whichever is shorter (Ray itself
+        ends a driver whose head is gone for 60 s, without a word), ``lost`` is told why, once."""
+        address = str(self.ray.get_runtime_context().gcs_address or "")
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            return
+        since: float | None = None
+        while True:
+            await asyncio.sleep(1.0)
+            answered = await _off_the_loop(lambda: _answers(host.strip("[]"), int(port)))
+            now = time.monotonic()
+            if answered:
+                since = None
+                continue
+            since = now if since is None else since
+            if now - since >= min(self.wait_s, 10.0):
+                self.head_lost = f"lost its head ({address} stopped answering)"
+                lost(self.head_lost)
+                return
 
     def begin_run(self, setup: WorkerSetup) -> None:
         """A kept pool's next run (``setup`` differing from the pool's at most in its rubric, its
@@ -737,7 +847,12 @@ class RayPool:
 
     def end_run(self) -> None:
         """The run's account of the turns the keeper gave (:attr:`paced`); the workers stop
-        unless the pool is kept."""
+        unless the pool is kept (a cluster whose head is lost is let go without a word to it)."""
+        if self.head_lost is not None:
+            self.kept = False
+            self.actors, self.keeper = [], None
+            self.stop()
+            return
         if self.keeper is not None:
             with contextlib.suppress(Exception):  # a keeper lost with its node: the run's account lacks it
                 self.paced = self.ray.get(self.keeper.account.remote(), timeout=30)
@@ -752,6 +867,7 @@ class RayPool:
         self.actors = []
         if self.owned:
             self.ray.shutdown()
+            self.owned = False
 
 
 @dataclass

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from jurybench.engine._progress import RunProgress
     from jurybench.engine._ray import Answered, RayPool, _Seat
     from jurybench.engine._writer import _Writer
+    from jurybench.errors import CutShort
 
 Admitted = tuple["Task", float]  # a call admitted, and what the budget reserved for it
 Held = tuple["Task", float, str]  # a call a worker holds: what it reserved, its provider
@@ -84,6 +85,7 @@ class Spread:
         self.queues = by_provider
         self.pool.on_change = self._wake
         feeders = [asyncio.ensure_future(self._feed(provider, queue)) for provider, queue in by_provider.items()]
+        self._start(self.pool.head_watch(self._head_lost))
         try:
             await asyncio.gather(*feeders)
             while self.failure is None and any(self.held.values()):  # answers still to come
@@ -100,6 +102,24 @@ class Spread:
                 self._give_back(seat.index, list(self.held.get(seat.index, {})))
         if self.failure is not None:
             raise self.failure
+
+    def _head_lost(self, why: str) -> None:
+        if self.failure is None:
+            self.failure = self._cut_short(why)
+        self._wake()
+
+    def _cut_short(self, what: str) -> CutShort:
+        """The one line a run on a lost cluster ends with: what was lost, what was kept, how to go on."""
+        from jurybench.errors import CutShort
+
+        kept = sum(self.progress.counts.values())
+        pool = self.pool
+        return CutShort(
+            f"the Ray cluster {what}: {pool.lost} of the {pool.started} workers started were lost; the {kept} "
+            f"answer{'s' if kept != 1 else ''} received {'were' if kept != 1 else 'was'} kept (run '{self.run_id}')",
+            hint="Run the same command again once the cluster is back (or without --executor ray): it asks only "
+            "what was not answered.",
+        )
 
     def _wake(self) -> None:
         if self.changed is not None:
@@ -118,9 +138,9 @@ class Spread:
                 await self.changed.wait()
                 continue
             seat = self._seat(provider, hold - min(least, len(queue)))
-            if seat is None:
-                if self.pool.failure is not None:
-                    self.failure = self.pool.failure
+            if seat is None:  # none live, or none with room
+                if self.pool.failure is not None and not any(s.alive for s in self.pool.seats):
+                    self.failure = self.failure or self._cut_short(f"lost its workers and {self.pool.failure}")
                     return
                 await self.changed.wait()
                 continue

@@ -294,12 +294,16 @@ def read_scores(con: Connection, run_id: str) -> tuple[dict[tuple[str, str], dic
     ).fetchall():
         scores[(str(juror), str(criterion))][str(item)] = float(score)
         models[str(juror)] = str(model)
+    from jurybench.store import jury_calibration
+
+    fitted = jury_calibration(con, run_id)  # a jury whose rule is a calibration: its own labels left out
     for item, criterion, score in con.execute(
         "SELECT item_id, criterion, jury_score FROM jury_pointwise WHERE run_id = ? AND jury_score IS NOT NULL "
         "AND NOT below_quorum",
         [run_id],
     ).fetchall():
-        scores[("jury", str(criterion))][str(item)] = float(score)
+        if fitted is None or not fitted.used(str(item), str(criterion)):
+            scores[("jury", str(criterion))][str(item)] = float(score)
     return dict(scores), models
 
 

@@ -90,12 +90,16 @@ def read_pair_scores(
             epsilon[(str(juror), str(category))][str(pair)] = float(eps)
         if ab is not None and ba is not None:
             first[(str(juror), str(category))][str(pair)] = (float(ab) + float(ba)) / 2
+    from jurybench.store import jury_calibration
+
+    fitted = jury_calibration(con, run_id)  # a jury whose rule is a calibration: its own labels left out
     for pair, category, score in con.execute(
         "SELECT pair_id, category, jury_score FROM jury_pairwise WHERE run_id = ? AND jury_score IS NOT NULL "
         "AND NOT below_quorum",
         [run_id],
     ).fetchall():
-        epsilon[("jury", str(category))][str(pair)] = float(score)
+        if fitted is None or not fitted.used(str(pair), str(category)):
+            epsilon[("jury", str(category))][str(pair)] = float(score)
     orders: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
     for pair, category, order, score in con.execute(
         "SELECT pair_id, category, presented_order, jury_score FROM jury_pairwise_orders WHERE run_id = ? "
@@ -104,7 +108,7 @@ def read_pair_scores(
     ).fetchall():
         orders[(str(pair), str(category))][str(order)] = float(score)
     for (pair, category), by in orders.items():
-        if {"AB", "BA"} <= set(by):
+        if {"AB", "BA"} <= set(by) and (fitted is None or not fitted.used(pair, category)):
             first[("jury", category)][pair] = (by["AB"] + by["BA"]) / 2
     return dict(epsilon), dict(first), models
 

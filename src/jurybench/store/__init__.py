@@ -30,7 +30,13 @@ from jurybench.store._imports import (
     write_items,
     write_pairs,
 )
-from jurybench.store._label_uses import refuse_all_used, used_labels
+from jurybench.store._label_uses import (
+    FittedOn,
+    applied_calibration,
+    jury_calibration,
+    refuse_all_used,
+    used_labels,
+)
 from jurybench.store._migrations import MIGRATIONS
 from jurybench.store._query import rich_table, run_query, to_csv, to_json, to_parquet
 from jurybench.store._read import Row, as_float, is_blank, plain_number, read_rows, require_columns, text_field
@@ -53,6 +59,7 @@ __all__ = [
     "HARDENED",
     "MIGRATIONS",
     "DuckConfig",
+    "FittedOn",
     "Holder",
     "ImportResult",
     "OpenStore",
@@ -60,6 +67,7 @@ __all__ = [
     "Row",
     "StoreBusy",
     "StoreRef",
+    "applied_calibration",
     "as_float",
     "check_query",
     "connect",
@@ -76,6 +84,7 @@ __all__ = [
     "import_pair_rows",
     "import_pairs",
     "is_blank",
+    "jury_calibration",
     "migrate",
     "open_with_retry",
     "pending_migrations",

@@ -29,6 +29,7 @@ COLUMNS = [
     "jury_only",
     "jury_low",
     "jury_high",
+    "predictor",
 ]
 MIN_LABELS = 10  # below it a slice's interval is printed with a warning (make validity checks from here up)
 MIN_CLUSTERS = 5  # the same for labelled clusters under --cluster (make validity checks 5, 10 and 25)
@@ -119,7 +120,7 @@ def ppi(
         cluster = design.split(":", 1)[1]
     if cluster is not None and design == "active":
         raise JurybenchError("--cluster goes with uniform and cluster samples, not active ones.")
-    scores, source = _jury_scores(con, rubric, run)
+    scores, source, set_aside = _jury_scores(con, rubric, run, drawn, dims)
     groups = _slices(con, rubric, cluster, [s for s, _, _ in scores]) if cluster else {}
     if paired and not cluster:
         raise JurybenchError("--paired needs the unit that pairs the slices.", hint="Pass --cluster prompt.")
@@ -129,7 +130,7 @@ def ppi(
     names = sorted(set(slices.values())) if by else [""]
     level = alpha / len(names)  # Bonferroni over the slices: every interval holds at once
     rows = []
-    warnings: list[str] = []
+    warnings: list[str] = [set_aside] if set_aside else []
     for dim in dims:
         missing = [s for s in drawn if (s, dim) not in labels]
         if missing:
@@ -172,7 +173,9 @@ def ppi(
                 warnings += _few_clusters(where, clusters[0]) if clusters is not None else []
             if not plan:
                 warnings += _finish(out, y, scale, level, rubric.votes, where)
-            rows.append({"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out})
+            rows.append(
+                {"criterion": dim, "slice": name or None, "n_labelled": len(picked), **out, "predictor": source}
+            )
         if pair and paired:
             cells = _Cells(scores, labels, drawn, slices, groups)
             rows.append(_paired_difference(cells, dim, pair, alpha, rubric.scale_for(dim)))
@@ -370,23 +373,50 @@ def _sample(con: Connection, run: str, name: str | None) -> tuple[dict[str, floa
     return {str(s): float(p) for s, p, _ in rows}, str(rows[0][2]), name
 
 
-def _jury_scores(con: Connection, rubric: AnyRubric, run: str) -> tuple[list[tuple[str, str, float]], str]:
-    """(subject, dimension, score) for every judged subject: the calibrated score when the run
-    has one, else the jury's."""
+def _jury_scores(
+    con: Connection, rubric: AnyRubric, run: str, drawn: dict[str, float], dims: list[str]
+) -> tuple[list[tuple[str, str, float]], str, str | None]:
+    """(subject, dimension, score) for every judged subject, the predictor's name, and why a
+    calibrated one was set aside. The predictor is the calibration applied to the run last when
+    there is one, else the jury's score by its rule; but PPI's correction holds only for a
+    predictor that does not depend on the labelled sample, so a calibration fitted on any of the
+    sample's labels (or one whose file does not say which it was fitted on) is set aside for the
+    jury's score, and a jury whose rule is such a calibration for the mean of its jurors."""
+    from jurybench.store import applied_calibration, jury_calibration
+
+    def overlap(fitted: Any) -> int:
+        return sum(1 for subject in drawn for dim in dims if fitted.used(subject, dim))
+
     key = rubric.subject_column
-    if rubric.subject_table == "items":
-        calibrated = con.execute(
-            "SELECT item_id, criterion, score FROM calibrated_items WHERE run_id = ? AND score IS NOT NULL ORDER BY 1, 2",
-            [run],
-        ).fetchall()
-        if calibrated:
-            return [(str(s), str(d), float(v)) for s, d, v in calibrated], "calibrated jury"
+    notes = []
+    applied = applied_calibration(con, run) if rubric.subject_table == "items" else None
+    if applied is not None:
+        clash = overlap(applied)
+        if not clash:
+            calibrated = con.execute(
+                "SELECT item_id, criterion, score FROM calibrated_items WHERE run_id = ? AND calibration_id = ? "
+                "AND score IS NOT NULL ORDER BY 1, 2",
+                [run, applied.calibration_id],
+            ).fetchall()
+            return [(str(s), str(d), float(v)) for s, d, v in calibrated], f"calibrated jury ({applied.name})", None
+        notes.append(applied.why(clash, "of the sample's labels"))
+    column, source = "jury_score", "jury"
+    rule = jury_calibration(con, run)
+    if rule is not None and (clash := overlap(rule)):
+        notes.append(rule.why(clash, "of the sample's labels") + ", and the jury's rule is that calibration")
+        column, source = "jury_mean", "jury (mean of its jurors, uncalibrated)"
     rows = con.execute(
-        f"SELECT {key}, {rubric.dimension_column}, jury_score FROM {rubric.jury_view} "
-        "WHERE run_id = ? AND jury_score IS NOT NULL ORDER BY 1, 2",  # a defined order: sums in it
+        f"SELECT {key}, {rubric.dimension_column}, {column} FROM {rubric.jury_view} "
+        f"WHERE run_id = ? AND {column} IS NOT NULL ORDER BY 1, 2",  # a defined order: sums in it
         [run],
     ).fetchall()
-    return [(str(s), str(d), float(v)) for s, d, v in rows], "jury"
+    note = None
+    if notes:
+        note = (
+            f"predictor: {source}, not the calibrated jury: {'; '.join(notes)}. PPI's correction assumes a "
+            "predictor that does not depend on the labelled sample; refit the calibration on other labels to use it."
+        )
+    return [(str(s), str(d), float(v)) for s, d, v in rows], source, note
 
 
 def _check_scale(rubric: AnyRubric, dim: str, labels: dict[tuple[str, str], tuple[float, float]]) -> None:
