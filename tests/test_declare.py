@@ -121,7 +121,7 @@ def test_options_that_spell_one_parameter_are_joined(tmp_path: Path) -> None:
 def _made_up(
     store: object,
     *,
-    size: Annotated[int, param("How many.", at_least=1, http={"le": 9})] = 3,
+    size: Annotated[int, param("How many.", number="count", at_least=1, http={"le": 9})] = 3,
     names: Annotated[
         list[str] | None,
         param(
@@ -266,7 +266,7 @@ def test_a_made_up_declared_command_shows_on_every_face(monkeypatch: pytest.Monk
     assert seen == [{"format": "json", "size": 4, "names": ["a", "b"]}]
     assert "--secret" not in CliRunner().invoke(app, ["made-up", "--help"]).output
     bad = CliRunner().invoke(app, ["made-up", "--size", "10"])
-    assert bad.exit_code != 0 and "--size must be at most 9 and at least 1 (got 10)" in str(bad.exception)
+    assert bad.exit_code != 0 and "--size must be at least 1 and at most 9 (got 10)" in str(bad.exception)
 
     monkeypatch.setattr(api, "made_up", _made_up, raising=False)
     step = Command(runner, declared="made_up")

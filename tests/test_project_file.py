@@ -89,3 +89,25 @@ def test_a_wrong_project_file_is_one_line(folder: Path, text: str, said: str) ->
     done = run_cli("sql", "SELECT 1")
     assert done.exit_code == 2 and said in done.stderr and "Traceback" not in done.stderr
     assert done.stderr.startswith("error: jurybench.yaml")
+
+
+def test_the_template_init_writes_plans_a_run_within_its_own_budget(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 82: init's template named anthropic/claude-3-5-haiku-latest, which the bundled price
+    list does not know, so the template's own max_cost refused every run. Each of its jurors has
+    a price, and score --plan on the template's defaults prices the whole run."""
+    from jurybench.jurors import parse_juror, price_of
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert run_cli("init").exit_code == 0
+    import yaml
+
+    template = yaml.safe_load((folder / "jurybench.yaml").read_text())
+    jurors = template["defaults"]["score"]["juror"]
+    assert jurors and all(price_of(parse_juror(j)) is not None for j in jurors), jurors
+    assert run_cli("items", "import", str(write(folder / "qa.csv", QA))).exit_code == 0
+    plan = run_cli("score", "--plan")
+    assert plan.exit_code == 0, plan.stderr
+    assert "unknown" not in plan.stdout and "plan only: nothing was called" in plan.stdout + plan.stderr

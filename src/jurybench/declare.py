@@ -61,7 +61,10 @@ class Param:
     ``http``'s, which every face keeps: a server's caps on the work one request asks for (at most
     50 folds), or bounds the library checks itself, in words of its own, on the other faces.
     ``http_each``: pydantic bounds on each element of a list in the HTTP body (each name at most
-    128 characters). ``http_name``: its field's name in the HTTP body when it differs (a file on
+    128 characters). ``number``: the kind of number a numeric parameter is (:data:`NUMBERS`: a
+    seed, an alpha, a count, ...), whose bounds every face keeps beside ``http``'s; every int or
+    float parameter names one. ``special``: values its help documents beyond those bounds (a
+    negative rate meaning "keep all"), accepted on every face. ``http_name``: its field's name in the HTTP body when it differs (a file on
     the command line, ``labels`` inline), and ``http_help`` its description there. An ``http_type`` given as ``"module:name"`` is imported
     when the body is made, not when the declaration is read (the command line's start stays cheap).
     """
@@ -88,6 +91,8 @@ class Param:
     http_each: dict[str, Any] = field(default_factory=dict)
     http_name: str | None = None
     http_help: str | None = None
+    number: str | None = None
+    special: tuple[float, ...] = ()
 
 
 def param(help: str, *, faces: str = "cli http python", required_in: str = "", **options: Any) -> Param:
@@ -150,7 +155,36 @@ def file_or_rows(help: str, *, rows: str, rows_help: str, row_type: str, max_row
     )
 
 
-SEED = {"ge": 0, "lt": 2**63}  # the bounds of a seed: numpy takes no negative one, the store keeps 64 bits
+SEED: dict[str, float] = {
+    "ge": 0,
+    "lt": 2**63,
+}  # the bounds of a seed: numpy takes no negative one, the store keeps 64 bits
+
+
+class Number(NamedTuple):
+    """A kind of number a parameter can be: whole or not, the bounds every face keeps, what it
+    means, and how a refusal says its bounds when the parameter narrows none (``words``)."""
+
+    whole: bool
+    bounds: dict[str, float]
+    means: str
+    words: str = ""
+
+
+# Every int or float parameter of a declared function is one of these (``param(number=...)``);
+# its own ``http`` bounds may narrow them. A server's own caps (a request's size) go in
+# ``http_only``. Alpha stops at 1e-10: below it quantiles and bootstrap percentiles lose meaning
+# in double precision (1e-300 gave empty intervals).
+NUMBERS: dict[str, Number] = {
+    "seed": Number(True, SEED, "a random seed", "a whole number from 0 to 2^63 - 1"),
+    "count": Number(True, {"ge": 0}, "a number of things"),
+    "alpha": Number(False, {"ge": 1e-10, "lt": 1}, "a test's level or an interval's 1 - level"),
+    "share": Number(False, {"ge": 0, "le": 1}, "a proportion or a probability"),
+    "dollars": Number(False, {"ge": 0}, "an amount in USD"),
+    "seconds": Number(False, {"gt": 0}, "a time"),
+    "amount": Number(False, {"ge": 0}, "a size on the score's scale (a gap, a margin, a width)"),
+    "value": Number(False, {}, "a value on the score's scale"),
+}
 _BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
     "gt": ("greater than", operator.gt),
     "ge": ("at least", operator.ge),
@@ -159,25 +193,55 @@ _BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
 }
 
 
+def number_bounds(meaning: Param) -> dict[str, float]:
+    """The bounds every face keeps for a numeric parameter: its kind's, narrowed by its own
+    ``http`` bounds and ``at_least``."""
+    bounds: dict[str, float] = dict(NUMBERS[meaning.number].bounds) if meaning.number else {}
+    for key in _BOUNDS:
+        if key in meaning.http:
+            given = meaning.http[key]
+            kept = bounds.get(key)
+            narrower = max if key in ("gt", "ge") else min
+            bounds[key] = given if kept is None else narrower(kept, given)
+    if meaning.at_least is not None:
+        bounds["ge"] = max(bounds.get("ge", meaning.at_least), meaning.at_least)
+    return bounds
+
+
 def check_bounds(p: Parameter, value: object, face: str) -> None:
-    """Refuse a number outside what ``p`` declares (its ``http`` bounds and ``at_least``, on every
-    face) or not finite, in one line naming it as ``face`` does (the HTTP body's pydantic model
-    checks the same bounds first, answering 422)."""
+    """Refuse a number that is not of ``p``'s kind (a whole number for a seed or a count) or lies
+    outside the bounds every face keeps (:func:`number_bounds`), or is not finite, in one line
+    naming it as ``face`` does (the HTTP body's pydantic model checks the same bounds first,
+    answering 422). A value the declaration documents (``special``) passes."""
     from jurybench.errors import JurybenchError
 
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
-    bounds = {k: p.meaning.http[k] for k in _BOUNDS if k in p.meaning.http}
-    if p.meaning.at_least is not None:
-        bounds.setdefault("ge", p.meaning.at_least)
+    if value in p.meaning.special:
+        return
     if isinstance(value, float) and not math.isfinite(value):
         raise JurybenchError(f"{p.label(face)} must be a finite number (got {value}).")
-    broken = [
-        f"{word} {bound:g}" for k, bound in bounds.items() for word, holds in [_BOUNDS[k]] if not holds(value, bound)
-    ]
+    kind = NUMBERS.get(p.meaning.number or "")
+    if kind is not None and kind.whole and isinstance(value, float) and not value.is_integer():
+        raise JurybenchError(f"{p.label(face)} must be {kind.words or 'a whole number'} (got {value:g}).")
+    bounds = number_bounds(p.meaning)
+    broken = [k for k, bound in bounds.items() if not _BOUNDS[k][1](value, bound)]
+    if broken and kind is not None and kind.words and bounds == kind.bounds:
+        raise JurybenchError(f"{p.label(face)} must be {kind.words} (got {_number_text(value)}).")
     if broken:
-        wanted = " and ".join(f"{word} {bound:g}" for k, bound in bounds.items() for word, _ in [_BOUNDS[k]])
-        raise JurybenchError(f"{p.label(face)} must be {wanted} (got {value:g}).")
+        wanted = " and ".join(f"{_BOUNDS[k][0]} {_number_text(bound, True)}" for k, bound in bounds.items())
+        raise JurybenchError(f"{p.label(face)} must be {wanted} (got {_number_text(value)}).")
+
+
+def _number_text(value: float, bound: bool = False) -> str:
+    """A value (or a ``bound``) as a message shows it: whole numbers in full (a bound of 2^63 as
+    such; one of more than 24 digits as %.3g), others as %g."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e18):
+        whole = int(value)
+        if bound and whole == 2**63:
+            return "2^63"
+        return str(whole) if len(str(abs(whole))) <= 24 else f"{float(whole):.3g}"
+    return f"{value:g}"
 
 
 def plain(annotation: object) -> object:
@@ -228,8 +292,20 @@ def _read_parameters(function: Callable[..., object], skip: int, owner: str | No
         meanings = [m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Param)]
         if not meanings:
             raise JurybenchError(f"{owner}: parameter {p.name!r} needs Annotated[type, param(help)].")
-        out.append(Parameter(p.name, plain(annotation), p.default, meanings[-1]))
+        kind = plain(annotation)
+        if _numeric(kind) and meanings[-1].number not in NUMBERS:
+            raise JurybenchError(
+                f"{owner}: parameter {p.name!r} is a number; say which kind with param(number=...), one of "
+                f"{', '.join(NUMBERS)}.",
+            )
+        out.append(Parameter(p.name, kind, p.default, meanings[-1]))
     return tuple(out)
+
+
+def _numeric(annotation: object) -> bool:
+    """An int or float parameter (optional or not; a flag is a bool, not a number)."""
+    args = typing.get_args(annotation) or (annotation,)
+    return any(a in (int, float) for a in args)
 
 
 def _shown(annotation: object) -> str:
@@ -365,8 +441,9 @@ def http_field(p: Parameter) -> tuple[Any, Any]:
         inner = list[Annotated[element, Field(**meaning.http_each)]]  # type: ignore[valid-type]
     if inner is float:  # NaN and infinity are no number a parameter means
         inner = Annotated[inner, Field(allow_inf_nan=False)]
-    if meaning.http or meaning.http_only:
-        inner = Annotated[inner, Field(**meaning.http, **meaning.http_only)]
+    bounds = {**meaning.http, **(number_bounds(meaning) if not meaning.special else {})}
+    if bounds or meaning.http_only:
+        inner = Annotated[inner, Field(**{**bounds, **meaning.http_only})]
     kind = inner | None if optional and not required else inner
     default = ... if required else p.default
     return kind, Field(default, description=meaning.http_help or meaning.help)
@@ -394,10 +471,12 @@ __all__ = [
     "FACES",
     "NAME_HTTP",
     "NAME_PATTERN",
+    "NUMBERS",
     "SAME",
     "SEED",
     "SHIPPED_NAME",
     "CliOption",
+    "Number",
     "Option",
     "Param",
     "Parameter",

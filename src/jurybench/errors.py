@@ -30,6 +30,13 @@ class NotFound(JurybenchError):
     """What was asked for (a run, a job, a result) is not in the store (HTTP 404)."""
 
 
+def brief(value: object, limit: int = 60) -> str:
+    """``repr(value)`` for a one-line message, cut to ``limit`` characters (a 401-digit number,
+    a page of text pasted into a field) with how long it was."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 1]}… ({len(text)} characters)"
+
+
 def where(path: object, *, row: int | None = None, field: str | None = None) -> str:
     """Format a location prefix such as ``items.csv row 4, field 'item_id':``."""
     parts = [str(path)]

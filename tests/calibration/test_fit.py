@@ -17,6 +17,7 @@ from jurybench.errors import JurybenchError
 from jurybench.jurors._spec import JurorSpec
 from jurybench.jury import Jury, register_jury
 from jurybench.rubric import load_rubric
+from tests.conftest import run_cli
 
 RUBRIC = load_rubric("story-quality")
 PLANTED = {"relevance": ([0.6, 0.3, 0.0], 0.4)}  # weights of jurors j0, j1, j2 and the intercept
@@ -429,3 +430,49 @@ def test_a_juror_without_a_valid_score_is_named_in_the_fit() -> None:
             n_boot=20,
         )
     assert report["jurors_without_scores"] == ["broken"]
+
+
+def test_a_calibration_that_inverts_the_jury_is_named_and_not_applied_silently(con: Any, tmp_path: Path) -> None:
+    """Issue 82: on 8 training items the 'mean' fallback fitted a weight of -0.214 per juror (a
+    higher jury score, a lower calibrated one) and printed 'winner mean'. Here the people's
+    labels are turned upside down (6 - value): every fitted weight set is negative, the report
+    names it, and calibrate apply refuses it unless --allow-negative-weights. Few held-out items
+    also warn (the test figures are rough)."""
+    from jurybench.calibration import apply_calibration
+
+    simulate(con, "sim", n_prompts=6, per_prompt=2)
+    con.execute("UPDATE human_labels SET value = 6 - value")
+    artifact, path = fit_calibration(
+        con, "sim", criteria=["relevance"], methods=["mean"], folds=3, n_boot=0, out_dir=tmp_path
+    )
+    report = artifact["criteria"]["relevance"]["report"]
+    assert report["winner"] == "mean" and sum(artifact["criteria"]["relevance"]["weights"].values()) < 0
+    assert any("inverts the jury" in w for w in report["weight_warnings"]), report["weight_warnings"]
+    assert any("held-out items, fewer than 20" in w for w in report["warnings"])
+    with pytest.raises(JurybenchError, match="is not applied: relevance: the mean calibration inverts the jury"):
+        apply_calibration(con, path, "sim")
+    done = apply_calibration(con, path, "sim", allow_negative_weights=True)
+    assert done["rows"] == 12
+
+
+def test_inverted_weights_are_printed_and_refused_from_the_command_line(tmp_path: Path) -> None:
+    from jurybench.store import connect
+
+    db = tmp_path / "inv.duckdb"
+    con = connect(db)
+    simulate(con, "sim", n_prompts=6, per_prompt=2)
+    con.execute("UPDATE human_labels SET value = 6 - value")
+    con.close()
+    fit = run_cli(
+        "calibrate", "--run", "sim", "--criterion", "relevance", "--method", "mean", "--folds", "3", "--boot", "0",
+        "--name", "inv", "--out", str(tmp_path), "--db", str(db),
+    )  # fmt: skip
+    assert fit.exit_code == 0, fit.stdout + fit.stderr
+    assert "warning: relevance: the mean calibration inverts the jury" in " ".join(fit.stdout.split())
+    assert ".0000" not in fit.stdout  # three held-out items: two decimals, not four
+    refused = run_cli("calibrate", "apply", str(tmp_path / "inv.json"), "--run", "sim", "--db", str(db))
+    assert refused.exit_code == 2 and "--allow-negative-weights" in refused.stderr, refused.stderr
+    forced = run_cli(
+        "calibrate", "apply", str(tmp_path / "inv.json"), "--run", "sim", "--allow-negative-weights", "--db", str(db)
+    )
+    assert forced.exit_code == 0, forced.stderr

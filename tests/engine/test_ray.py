@@ -334,12 +334,12 @@ def test_a_kept_pools_workers_judge_the_next_run_with_its_own_rubric(tmp_path: P
     juror = [parse_juror("fake/a")]
     with keep_workers():
         first = score(db, load_rubric("story-quality"), juror, run_id="a", options=_ray())
-        second = score(db, load_rubric("correctness"), juror, run_id="b", options=_ray(max_cost=5.0))
-    score(here, load_rubric("correctness"), juror, run_id="b", options=EngineOptions(retry_base_s=0.001))
+        second = score(db, load_rubric("relevancy"), juror, run_id="b", options=_ray(max_cost=5.0))
+    score(here, load_rubric("relevancy"), juror, run_id="b", options=EngineOptions(retry_base_s=0.001))
     assert first.cluster and second.cluster and second.cluster["runs_on_these_workers"] == 2
     assert second.status_counts == {"ok": 3}
     on_ray = _judgments(db, "b")
-    assert on_ray == _judgments(here, "b") and {row[1] for row in on_ray} == {"correctness"}
+    assert on_ray == _judgments(here, "b") and {row[1] for row in on_ray} == {"relevancy"}
 
 
 def test_an_alignment_on_ray_starts_its_workers_once_and_finds_what_it_finds_here(

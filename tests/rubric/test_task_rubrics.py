@@ -68,6 +68,12 @@ def test_the_task_rubrics_judge_end_to_end_and_a_missing_context_is_named(tmp_pa
     assert run_cli("items", "import", str(write(tmp_path / "b.csv", bare)), "--db", db).exit_code == 0
     out = run_cli("score", "-r", "faithfulness", "--where", "item_id = 'z1'", "-j", "sim/a", "--db", db)
     assert out.exit_code == 2 and "item z1: the rubric template uses {meta.context}" in out.stderr
+    # Issue 82: correctness judged (and paid for) an empty "Reference answer:" on items without one.
+    for command in ("score", "--plan"), ("score",):
+        out = run_cli(*command, "-r", "correctness", "--where", "item_id = 'z1'", "-j", "sim/a", "--db", db)
+        assert out.exit_code == 2 and "item z1: the rubric template uses {reference} but the item has no" in out.stderr
+    with duckdb.connect(db, read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM calls WHERE subject_id = 'z1'").fetchall() == [(0,)]
 
 
 def test_the_docs_example_runs_as_written(tmp_path: Path) -> None:

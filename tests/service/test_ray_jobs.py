@@ -72,7 +72,7 @@ def test_the_next_job_of_the_same_jury_takes_the_slots_workers(tmp_path: Path) -
         first = _job(client, ["sim/a,seed=1"])
         second = _job(client, ["sim/a,seed=1", "sim/b,seed=2"])  # another jury: the first's workers stop
         third = _job(client, ["sim/a,seed=1", "sim/b,seed=2"])  # the same jury again: kept
-        fourth = _job(client, ["sim/a,seed=1", "sim/b,seed=2"], "correctness")  # another rubric: handed over
+        fourth = _job(client, ["sim/a,seed=1", "sim/b,seed=2"], "relevancy")  # another rubric: handed over
         assert [j["status"] for j in (first, second, third, fourth)] == ["finished"] * 4
         assert not any("kept from earlier jobs" in n for n in first["notes"] + second["notes"])
         assert any("kept from earlier jobs (run 2 on them)" in n for n in third["notes"]), third["notes"]
@@ -82,7 +82,7 @@ def test_the_next_job_of_the_same_jury_takes_the_slots_workers(tmp_path: Path) -
             "SELECT DISTINCT j.criterion FROM pointwise_judgments j JOIN run_calls r USING (call_key) "
             f"WHERE r.run_id = 'job-{fourth['job_id']}'",
         )
-        assert judged == [["correctness"]]  # parsed by the rubric handed over
+        assert judged == [["relevancy"]]  # parsed by the rubric handed over
         live = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"]
         assert 0 < len(live) <= 3  # one job's workers (and its pace keeper), never two juries' at once
     gone = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "jurybench"]

@@ -157,7 +157,7 @@ def test_check_max_drift_is_a_gate(drifted: Path) -> None:
         (["--to", "B", "--from", "nosuch"], "error: no run 'nosuch'."),
         (["--to", "B", "--from", "other-rubric"], "error: runs 'other-rubric' and 'B' used different rubrics"),
         (["--to", "B", "--from", "elsewhere"], "error: runs 'elsewhere' and 'B' share no subject"),
-        (["--to", "B", "--from", "A", "--alpha", "1.5"], "error: --alpha must be greater than 0 and less than 1"),
+        (["--to", "B", "--from", "A", "--alpha", "1.5"], "error: --alpha must be at least 1e-10 and less than 1"),
     ],
 )
 def test_bad_input_is_one_line(drifted: Path, tmp_path: Path, args: list[str], message: str) -> None:
@@ -348,3 +348,32 @@ def test_a_classification_run_drifts_in_accuracy_and_labels(tmp_path: Path) -> N
     assert result["readings"][0].startswith("sim/clf: the same label on ")
     table = run_cli("stats", "drift", "--from", "E1", "--to", "E2", "--db", str(db))
     assert table.exit_code == 0 and "kappa" in table.stdout
+
+
+def test_a_shift_with_no_spread_over_a_few_prompts_is_not_shown_as_certain() -> None:
+    """Issue 82: six anchors (six prompts), each scored exactly half a point higher, printed
+    '+0.50 [0.50, 0.50]' and 'the judge moved'. Now the interval is empty (no spread) and the
+    shift is judged by the sign test over the anchor prompts: all 6 moved up, p = 2 * 0.5^6 =
+    0.03125 (<= 0.05, so it moved), and a warning says 6 prompts are fewer than 10. With 4
+    prompts, p = 0.125: not beyond chance."""
+    from jurybench.stats._drift import few_anchor_prompts, figure_fields, reading
+
+    def row_for(n: int) -> dict[str, object]:
+        before = {f"a{k}": 3.0 for k in range(n)}
+        after = {f"a{k}": 3.5 for k in range(n)}
+        prompts = {f"a{k}": f"p{k}" for k in range(n)}
+        p = parts(before, after, [(f"a{k}", f"a{k}") for k in range(n)], prompts)
+        row: dict[str, object] = {"rater": "jury", "criterion": "relevance", "n_anchors": n}
+        row |= figure_fields(p, 0.05, None) | agreement(before, after, [(f"a{k}", f"a{k}") for k in range(n)])
+        return row | {"n_before": n, "n_after": n}
+
+    six = row_for(6)
+    assert six["shift"] == 0.5 and six["shift_low"] is None and six["shift_high"] is None
+    assert six["p_sign"] == pytest.approx(0.03125) and six["shift_significant"] is True
+    text = reading(six)
+    assert "+0.50 (no spread: no interval)" in text and "sign test p = 0.031" in text and "[0.50, 0.50]" not in text
+    assert "6 prompt(s), fewer than 10" in (few_anchor_prompts(six) or "")
+    four = row_for(4)
+    assert four["p_sign"] == pytest.approx(0.125) and four["shift_significant"] is False
+    assert "did not move beyond chance" in reading(four)
+    assert few_anchor_prompts(row_for(10)) is None

@@ -49,7 +49,7 @@ def table(result, summary):
 
 
 @statistic("mean-above", table=table)
-def mean_above(con, run: params.Run, *, floor: Annotated[float, param("Scores below it are left out.")] = 0.0):
+def mean_above(con, run: params.Run, *, floor: Annotated[float, param("Scores below it are left out.", number="value")] = 0.0):
     """Per criterion: the mean jury score of the items scored at least --floor."""
     rows = con.execute("SELECT criterion, count(*), avg(jury_score) FROM jury_pointwise WHERE run_id = ? "
                        "AND jury_score >= ? GROUP BY 1 ORDER BY 1", [run, floor]).fetchall()

@@ -180,7 +180,7 @@ def test_a_rule_never_met_judges_every_subject_in_a_seeded_order(stories: Path) 
         (["--until", "ci_width(coherence)<1", "--plan"], "--until and --plan do not go together"),
         (
             ["--until", "ci_width(coherence)<1", "--until-alpha", "1.5"],
-            "--until-alpha must be greater than 0 and less than 1",
+            "--until-alpha must be at least 1e-10 and less than 1",
         ),
     ],
 )

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 Index = NDArray[np.int_]  # rows drawn by a bootstrap round
 
 
+MIN_SHARED = 10  # items labelled by two or more annotators the annotators' agreement needs
+
+
 def _mean_defined(values: list[float]) -> float:
     """The mean of the values that are defined; NaN (and no warning) when none is."""
     defined = [v for v in values if not np.isnan(v)]
@@ -38,7 +41,15 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
     """Human reliability, the human ceiling, and each juror and the jury against the human mean."""
     human, target = data.human, data.human_mean
     n = len(data.items)
-    humans = {
+    shared = int(np.sum(np.sum(~np.isnan(human), axis=1) >= 2)) if human.size else 0
+    warnings = []
+    if len(data.annotators) > 1 and shared < MIN_SHARED:
+        # One item labelled twice gave alpha 0.000 [-0.667, 0.000], kappa -1 and NaN rows.
+        warnings.append(
+            f"{data.criterion}: {shared} item(s) labelled by two or more annotators, fewer than {MIN_SHARED}: the "
+            "annotators' agreement and the human ceiling are not estimated from so few (label more items twice)."
+        )
+    humans: dict[str, object] | None = {
         "alpha_interval": bootstrap(
             lambda idx: krippendorff_alpha(human[idx], "interval"), n, n_boot=n_boot, seed=seed
         ),
@@ -51,8 +62,10 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
             lambda idx: mean_pairwise_quadratic_kappa(human[idx]), n, n_boot=min(n_boot, 200), seed=seed
         ),
     }
-    ceiling = leave_one_annotator_out(human)
+    ceiling = leave_one_annotator_out(human) if not warnings else []
     ceiling_mean = {k: _mean_defined([c[k] for c in ceiling]) for k in ceiling[0]} if ceiling else {}
+    if warnings:
+        humans = None
     jury = data.jury  # the run's jury rule, NaN below quorum
 
     def pearson_of(scores: NDArray[np.float64]) -> Callable[[Index], float]:
@@ -80,12 +93,14 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
         "n_items": n,
         "n_annotators": len(data.annotators),
         "humans": humans,
-        "human_ceiling": {"per_annotator": dict(zip(data.annotators, ceiling, strict=True)), "mean": ceiling_mean},
+        "n_shared": shared,
+        "human_ceiling": {"per_annotator": dict(zip(data.annotators, ceiling, strict=False)), "mean": ceiling_mean},
         "jurors": rows,
         "jury": {"juror": f"jury ({data.rule['aggregation']})", **jury_metrics},
         "jury_rule": data.jury_summary(),
         "best_juror": best["juror"] if best else None,
         "jury_beats_best_juror": (bool(best["jury_minus_juror_pearson"].low > 0) if best is not None else False),
+        "warnings": warnings,
     }
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from jurybench.api import _declared as d
-from jurybench.declare import NAME_HTTP, SEED, param, python_signature
+from jurybench.declare import NAME_HTTP, param, python_signature
 from jurybench.errors import JurybenchError, user_facing
 
 if TYPE_CHECKING:
@@ -46,20 +46,24 @@ Optimizer = Annotated[
         http={"max_length": 2000},
     ),
 ]
-Folds = Annotated[int, param("Cross-validation folds over prompt groups.", http={"ge": 2, "le": 20})]
+Folds = Annotated[
+    int, param("Cross-validation folds over prompt groups.", number="count", at_least=2, http_only={"le": 20})
+]
 AlignAlpha = Annotated[
     float,
-    param(
-        "Level of the one-sided test of each variant's held-out gain (Holm over the variants).", http={"gt": 0, "lt": 1}
-    ),
+    param("Level of the one-sided test of each variant's held-out gain (Holm over the variants).", number="alpha"),
 ]
-AlignSeed = Annotated[int, param("Seed of the folds and of ties among demonstrations.", http=SEED)]
+AlignSeed = Annotated[int, param("Seed of the folds and of ties among demonstrations.", number="seed")]
 AlignMaxCost = Annotated[
     float | None,
-    param("Budget in USD for the alignment's calls; it stops before passing it and keeps nothing.", http={"gt": 0}),
+    param(
+        "Budget in USD for the alignment's calls; it stops before passing it and keeps nothing.",
+        number="dollars",
+        http_only={"gt": 0},
+    ),
 ]
 AlignPlan = Annotated[bool, param("Count each variant's calls and price them; call and change nothing.", flag=True)]
-AlignConcurrency = Annotated[int, param("Parallel requests.", http={"ge": 1, "le": 64})]
+AlignConcurrency = Annotated[int, param("Parallel requests.", number="count", http={"ge": 1, "le": 64})]
 AlignProgress = Annotated[bool, param("Show the progress bars.", faces="cli python", switch=True, cli_default=True)]
 AlignHooks = Annotated[
     "dict[str, Any] | None",

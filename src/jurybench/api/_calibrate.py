@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from jurybench.declare import NAME_HTTP, SEED, param, python_signature
+from jurybench.declare import NAME_HTTP, param, python_signature
 from jurybench.errors import user_facing
 
 if TYPE_CHECKING:
@@ -156,13 +156,18 @@ Methods = Annotated[
     ),
 ]
 SplitGroups = Annotated[str, param("Split groups: prompt, item or meta.<field>.", http=GROUP_BY_HTTP)]
-TestSize = Annotated[float, param("Share of groups held out for testing.", http_only={"gt": 0, "lt": 1})]
+TestSize = Annotated[float, param("Share of groups held out for testing.", number="share", http={"gt": 0, "lt": 1})]
 CalibrationFolds = Annotated[
     int,
-    param("Grouped k-fold cross-validation inside the training split.", http_only={"ge": 2, "le": 50}),
+    param(
+        "Grouped k-fold cross-validation inside the training split.",
+        number="count",
+        at_least=2,
+        http_only={"le": 50},
+    ),
 ]
-SplitSeed = Annotated[int, param("Split and bootstrap seed.", http_only=SEED)]
-Boot = Annotated[int, param("Bootstrap resamples for weight CIs.", http_only={"ge": 0, "le": 5000})]
+SplitSeed = Annotated[int, param("Split and bootstrap seed.", number="seed")]
+Boot = Annotated[int, param("Bootstrap resamples for weight CIs.", number="count", http_only={"le": 5000})]
 CalibrationOut = Annotated[
     str | Path | None,
     param("Folder for the calibration file (default ./calibration).", faces="cli python", cli_type=Path | None),
@@ -217,19 +222,34 @@ CalibrationFile = Annotated[
     param("A calibration JSON (or its name under calibration/).", faces="cli python", argument=True, cli_type=Path),
 ]
 ScoredRun = Annotated[str, param("The run to score with it.", http=NAME_HTTP)]
+AllowNegative = Annotated[
+    bool,
+    param(
+        "Apply it even though its weights invert the jury or lower the score as a juror's rises (named when "
+        "it was fitted; refused otherwise).",
+        flag=True,
+    ),
+]
 
 
 @user_facing
-def apply_calibration(store: StoreLike | None, calibration: CalibrationFile, *, run: ScoredRun) -> dict[str, Any]:
+def apply_calibration(
+    store: StoreLike | None,
+    calibration: CalibrationFile,
+    *,
+    run: ScoredRun,
+    allow_negative_weights: AllowNegative = False,
+) -> dict[str, Any]:
     """Score ``run`` with a calibration file (``calibrate apply``): its calibrated scores are
     written to ``calibrated_scores`` (view ``calibrated_items``); a run with other jurors, rubric
-    or covariates is refused. Returns the rows written, the run, the calibration's name and the
-    juror votes imputed."""
+    or covariates is refused, and so is a calibration whose weights invert the jury (or weight a
+    juror below 0) unless ``allow_negative_weights``. Returns the rows written, the run, the
+    calibration's name and the juror votes imputed."""
     from jurybench.calibration import apply_calibration as apply
     from jurybench.store import writing
 
     with writing(store) as con:
-        return apply(con, Path(calibration), run)
+        return apply(con, Path(calibration), run, allow_negative_weights=allow_negative_weights)
 
 
 # -- agreement: declared once; the command line, a study step and POST /v1/agreement derive from
@@ -249,8 +269,8 @@ AgreementRun = Annotated[
         http=NAME_HTTP,
     ),
 ]
-AgreementBoot = Annotated[int, param("Bootstrap resamples for the CIs.", http_only={"ge": 0, "le": 5000})]
-AgreementSeed = Annotated[int, param("Bootstrap seed.", http_only=SEED)]
+AgreementBoot = Annotated[int, param("Bootstrap resamples for the CIs.", number="count", http_only={"le": 5000})]
+AgreementSeed = Annotated[int, param("Bootstrap seed.", number="seed")]
 Unusable = Annotated[
     str,
     param(
@@ -363,31 +383,32 @@ SelectMethod = Annotated[
     ),
 ]
 MaxError = Annotated[
-    float | None, param("Choose the cheapest sub-jury with held-out RMSE at most this.", http_only={"ge": 0})
+    float | None, param("Choose the cheapest sub-jury with held-out RMSE at most this.", number="amount")
 ]
 Budget = Annotated[
     float | None,
-    param("Choose the most accurate sub-jury costing at most this (USD) for --subjects.", http_only={"ge": 0}),
+    param("Choose the most accurate sub-jury costing at most this (USD) for --subjects.", number="dollars"),
 ]
 Subjects = Annotated[
-    int | None, param("Subjects the study will judge (for --budget; default: the pilot's).", http_only={"ge": 1})
+    int | None, param("Subjects the study will judge (for --budget; default: the pilot's).", number="count", at_least=1)
 ]
 SelectFolds = Annotated[
-    int, param("Grouped k-fold cross-validation (groups: --group-by).", http_only={"ge": 2, "le": 50})
+    int,
+    param("Grouped k-fold cross-validation (groups: --group-by).", number="count", at_least=2, http_only={"le": 50}),
 ]
-FoldSeed = Annotated[int, param("Fold seed.", http_only=SEED)]
+FoldSeed = Annotated[int, param("Fold seed.", number="seed")]
 FoldGroups = Annotated[str, param("Fold groups: prompt, item or meta.<field>.", http=GROUP_BY_HTTP)]
 Margin = Annotated[
     float | None,
     param(
         "Non-inferiority margin in squared-error units: a sub-jury must be shown within this of the "
         "full jury's held-out mean squared error (default: a fifth of the full jury's).",
-        http_only={"ge": 0},
+        number="amount",
     ),
 ]
 Alpha = Annotated[
     float,
-    param("Level of the non-inferiority tests (split between the price path and Holm).", http_only={"gt": 0, "lt": 1}),
+    param("Level of the non-inferiority tests (split between the price path and Holm).", number="alpha"),
 ]
 JuryFileOut = Annotated[
     str | Path | None,

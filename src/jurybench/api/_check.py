@@ -122,7 +122,7 @@ MaxDrop = Annotated[
     param(
         "Fail when the mean drop against --baseline-run exceeds this, significantly.",
         faces="cli python",
-        at_least=0,
+        number="amount",
     ),
 ]
 MaxDrift = Annotated[
@@ -131,11 +131,11 @@ MaxDrift = Annotated[
         "Fail when the judge moved more than this on the subjects --baseline-run judged too (the jury's "
         "shift on the anchors, any criterion: stats drift), significantly.",
         faces="cli python",
-        at_least=0,
+        number="amount",
     ),
 ]
 DropAlpha = Annotated[
-    float, param("Significance level of the one-sided paired t-test on the drop.", faces="cli python")
+    float, param("Significance level of the one-sided paired t-test on the drop.", faces="cli python", number="alpha")
 ]
 PairOn = Annotated[
     str,
@@ -249,8 +249,8 @@ def check(
                 assert max_drop is not None
                 if len(keys) >= 2 and float(np.std(diff)) > 0:
                     p = float(st.ttest_1samp(diff, max_drop, alternative="greater").pvalue)
-                else:  # no spread: the drop is exactly known
-                    p = 0.0 if row["drop"] > max_drop else 1.0
+                else:  # no spread: every pair dropped alike; the sign test, not a p of 0 from a few
+                    p = 0.5 ** len(keys) if row["drop"] > max_drop else 1.0
                 row["p_drop"] = p
                 if row["drop"] > max_drop and p < alpha:
                     row["ok"] = False

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from jurybench.declare import SEED, CliOption, param
+from jurybench.declare import CliOption, param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -42,21 +42,38 @@ def jury_from_cli(juror: list[str] | None = None, jury: Path | None = None) -> J
 
 # -- what score and generate share: the run and the engine --------------------------------------
 Run = Annotated[str | None, param("Run name; repeating it resumes that run.", faces="cli python")]
-Concurrency = Annotated[int, param("Parallel requests per provider.", http={"ge": 1, "le": 64})]
-Retries = Annotated[int, param("Retries on 5xx and timeouts (rate limits wait instead).", faces="cli python")]
+Concurrency = Annotated[int, param("Parallel requests per provider.", number="count", http={"ge": 1, "le": 64})]
+Retries = Annotated[
+    int, param("Retries on 5xx and timeouts (rate limits wait instead).", faces="cli python", number="count")
+]
 GiveUpAfter = Annotated[
-    float, param("Seconds a call may wait out rate limits (429) before it errs.", faces="cli python", at_least=1)
+    float,
+    param(
+        "Seconds a call may wait out rate limits (429) before it errs.",
+        faces="cli python",
+        number="seconds",
+        at_least=1,
+    ),
 ]
 MaxCost = Annotated[
     float | None,
-    param("Budget in USD for the run's spend; it stops (exit 4) before passing it.", at_least=0, http={"gt": 0}),
+    param(
+        "Budget in USD for the run's spend; it stops (exit 4) before passing it.",
+        number="dollars",
+        http_only={"gt": 0},
+    ),
 ]
 Batch = Annotated[
     bool, param("Send calls through the providers' batch APIs (about half the price, within 24 h).", flag=True)
 ]
 PollEvery = Annotated[
     float,
-    param("--batch: seconds between looks at open batches.", at_least=0.01, http={"ge": 0.01, "le": 3600}),
+    param(
+        "--batch: seconds between looks at open batches.",
+        number="seconds",
+        at_least=0.01,
+        http_only={"le": 3600},
+    ),
 ]
 Progress = Annotated[bool, param("Show the progress bar.", faces="cli python", switch=True, cli_default=True)]
 Executor = Annotated[
@@ -79,6 +96,7 @@ Workers = Annotated[
     param(
         "--executor ray: the Ray workers to spread calls over (one CPU each; unsaid, one a CPU).",
         faces="cli python",
+        number="count",
         at_least=1,
     ),
 ]
@@ -121,7 +139,12 @@ Aggregate = Annotated[
 ]
 Quorum = Annotated[
     int | None,
-    param("Jurors with a valid score an item needs for a jury score (default 1).", faces="cli python"),
+    param(
+        "Jurors with a valid score an item needs for a jury score (default 1).",
+        faces="cli python",
+        number="count",
+        at_least=1,
+    ),
 ]
 Tie = Annotated[str | None, param("Majority with equal votes: tie (0) or abstain (no verdict).", faces="cli python")]
 Calibration = Annotated[
@@ -148,7 +171,7 @@ Orders = Annotated[
         http_type=Literal["both", "one", "random"],
     ),
 ]
-OrderSeed = Annotated[int, param("--orders random: the seed that draws each pair's order.", http=SEED)]
+OrderSeed = Annotated[int, param("--orders random: the seed that draws each pair's order.", number="seed")]
 Where = Annotated[
     str | None,
     param("SQL predicate choosing items or pairs, e.g. \"dataset = 'x'\".", http={"max_length": 2000}),
@@ -166,14 +189,22 @@ Limit = Annotated[
     param(
         "A first try: judge N of the chosen subjects, drawn at random (seeded by --limit-seed; a pair is "
         "one subject, judged in all its orders); a later run without it reuses their answers.",
-        http={"ge": 1, "le": SUBJECTS_PER_REQUEST},
+        number="count",
+        at_least=1,
+        http_only={"le": SUBJECTS_PER_REQUEST},
     ),
 ]
-LimitSeed = Annotated[int, param("--limit: the seed of the draw.", http=SEED)]
+LimitSeed = Annotated[int, param("--limit: the seed of the draw.", number="seed")]
 Ids = Annotated[list[str] | None, param("The item or pair ids to judge (beside or instead of where).", faces="python")]
 Samples = Annotated[
     int | None,
-    param("Answers per juror (each juror's own samples= otherwise).", faces="http python", http={"ge": 1, "le": 20}),
+    param(
+        "Answers per juror (each juror's own samples= otherwise).",
+        faces="http python",
+        number="count",
+        at_least=1,
+        http_only={"le": 20},
+    ),
 ]
 Plan = Annotated[
     bool, param("Count calls, tokens and cost per juror; call and change nothing.", faces="cli python", flag=True)
@@ -188,10 +219,16 @@ Until = Annotated[
     ),
 ]
 BatchItems = Annotated[
-    int, param("--until: subjects judged between two looks.", http={"ge": 1, "le": SUBJECTS_PER_REQUEST})
+    int,
+    param(
+        "--until: subjects judged between two looks.",
+        number="count",
+        at_least=1,
+        http_only={"le": SUBJECTS_PER_REQUEST},
+    ),
 ]
-UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.", http=SEED)]
-UntilAlpha = Annotated[float, param("--until: 1 - the confidence sequence's level.", http={"gt": 0, "lt": 1})]
+UntilSeed = Annotated[int, param("--until: the seed of the subjects' random order.", number="seed")]
+UntilAlpha = Annotated[float, param("--until: 1 - the confidence sequence's level.", number="alpha")]
 UntilCluster = Annotated[
     str,
     param(
@@ -228,7 +265,9 @@ Models = Annotated[
         short="-m",
     ),
 ]
-Responses = Annotated[int | None, param("Responses per prompt, arm and model.", faces="cli python")]
+Responses = Annotated[
+    int | None, param("Responses per prompt, arm and model.", faces="cli python", number="count", at_least=1)
+]
 Exclusion = Annotated[
     str | None,
     param(
@@ -241,6 +280,8 @@ PromptLimit = Annotated[
         "A first try: generate for N of the prompts, drawn at random (seeded by --limit-seed); a later "
         "run without it reuses their responses.",
         faces="cli python",
+        number="count",
+        at_least=1,
     ),
 ]
 GenerationPlan = Annotated[

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from jurybench.api._declared import SUBJECTS_PER_REQUEST
-from jurybench.declare import NAME_HTTP, SEED, SHIPPED_NAME, file_or_rows, param
+from jurybench.declare import NAME_HTTP, SHIPPED_NAME, file_or_rows, param
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -32,9 +32,14 @@ AnyStore: TypeAlias = "OpenStore | str | Path | Connection"
 # -- itself are the HTTP body's alone (http_only).
 DrawnRun = Annotated[str, param("The run whose subjects are drawn.", http=NAME_HTTP)]
 DrawSize = Annotated[
-    int, param("Subjects to draw (active: about this many).", http_only={"ge": 1, "le": SUBJECTS_PER_REQUEST})
+    int,
+    param(
+        "Subjects to draw (active: about this many).",
+        number="count",
+        http_only={"ge": 1, "le": SUBJECTS_PER_REQUEST},  # 0 is the library's to refuse, in words of the run's size
+    ),
 ]
-DrawSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
+DrawSeed = Annotated[int, param("Seed of the draw (recorded).", number="seed")]
 SampleName = Annotated[str | None, param("The sample's name (default RUN-sample).", http=NAME_HTTP)]
 Design = Annotated[
     str,
@@ -87,9 +92,9 @@ def sample_labels(
 AnchoredRun = Annotated[str, param("The run whose subjects become anchors.", http=NAME_HTTP)]
 AnchorCount = Annotated[
     int,
-    param("How many subjects to fix as anchors.", at_least=1, http={"ge": 1}, http_only={"le": SUBJECTS_PER_REQUEST}),
+    param("How many subjects to fix as anchors.", number="count", at_least=1, http_only={"le": SUBJECTS_PER_REQUEST}),
 ]
-AnchorSeed = Annotated[int, param("Seed of the draw (recorded).", http_only=SEED)]
+AnchorSeed = Annotated[int, param("Seed of the draw (recorded).", number="seed")]
 AnchorName = Annotated[str | None, param("The anchor set's name (default RUN-anchors).", http=NAME_HTTP)]
 
 
@@ -112,11 +117,15 @@ SimulatedRubric = Annotated[
     "RubricLike", param("Pointwise rubric whose criteria are labelled.", faces="cli python", short="-r", cli_type=str)
 ]
 SimulatedWhere = Annotated[str | None, param("SQL predicate choosing the items.", faces="cli python")]
-Fraction = Annotated[float, param("Share of the items that get labels (a seeded subset).", faces="cli python")]
-Annotators = Annotated[int, param("Simulated annotators per item.", faces="cli python")]
-Noise = Annotated[float, param("SD of each annotator's noise, in scale points.", faces="cli python")]
-SubsetSeed = Annotated[int, param("Seed for the subset and the noise.", faces="cli python")]
-TruthSeed = Annotated[int, param("The simulated jurors' truth_seed (the same known truth).", faces="cli python")]
+Fraction = Annotated[
+    float, param("Share of the items that get labels (a seeded subset).", faces="cli python", number="share")
+]
+Annotators = Annotated[int, param("Simulated annotators per item.", faces="cli python", number="count", at_least=1)]
+Noise = Annotated[float, param("SD of each annotator's noise, in scale points.", faces="cli python", number="amount")]
+SubsetSeed = Annotated[int, param("Seed for the subset and the noise.", faces="cli python", number="seed")]
+TruthSeed = Annotated[
+    int, param("The simulated jurors' truth_seed (the same known truth).", faces="cli python", number="seed")
+]
 PanelOut = Annotated[
     str | Path | None,
     param(

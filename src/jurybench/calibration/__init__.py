@@ -11,7 +11,7 @@ from jurybench.calibration._api import (
     load_artifact,
 )
 from jurybench.calibration._data import CalibrationData
-from jurybench.calibration._fit import fit_criterion, no_worse
+from jurybench.calibration._fit import MIN_TEST_ITEMS, fit_criterion, no_worse
 from jurybench.calibration._selection import (
     PilotRows,
     Selection,
@@ -26,6 +26,7 @@ from jurybench.calibration._selection import (
 )
 
 __all__ = [
+    "MIN_TEST_ITEMS",
     "CalibrationData",
     "PilotRows",
     "Selection",

@@ -183,10 +183,27 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
     return artifact, text
 
 
-def apply_calibration(con: Connection, path: Path, run_id: str) -> dict[str, object]:
-    """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates."""
+def refuse_negative_weights(artifact: dict[str, Any], allowed: bool = False) -> None:
+    """A calibration whose weights invert the jury or lower the calibrated score as a juror's
+    rises is never applied silently: refused in one line unless ``allowed``."""
+    found = [w for spec in artifact["criteria"].values() for w in spec.get("report", {}).get("weight_warnings") or []]
+    if found and not allowed:
+        raise JurybenchError(
+            f"calibration '{artifact['name']}' is not applied: {found[0]}"
+            + (f" (and {len(found) - 1} more)" if len(found) > 1 else "")
+            + ".",
+            hint="Refit it on more labels; to apply it anyway, pass --allow-negative-weights (allow_negative_weights=True).",
+        )
+
+
+def apply_calibration(
+    con: Connection, path: Path, run_id: str, *, allow_negative_weights: bool = False
+) -> dict[str, object]:
+    """Write calibrated scores for a run; refuse a run with other jurors, rubric or covariates,
+    and weights that invert the jury unless ``allow_negative_weights``."""
 
     artifact, text = load_artifact(path)
+    refuse_negative_weights(artifact, allow_negative_weights)
     rubric = run_rubric(con, run_id)
     if rubric.content_hash != artifact["rubric"]["hash"]:
         raise JurybenchError(
@@ -290,6 +307,7 @@ def _checked_calibration(jury: Jury, rubric: AnyRubric) -> str:
     if not jury.calibration:
         raise JurybenchError("aggregation 'calibrated' needs a calibration file (calibration: PATH or --calibration).")
     artifact, text = load_artifact(Path(jury.calibration))
+    refuse_negative_weights(artifact)  # a jury's rule applies it when the run ends: never silently
     if artifact["rubric"]["hash"] != rubric.content_hash:
         raise JurybenchError(
             f"calibration '{artifact['name']}' was fitted for rubric {artifact['rubric']['name']}, "

@@ -25,7 +25,7 @@ linearly rescaled on the training split. Juror weights are keyed by the juror's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -214,6 +214,13 @@ def fit_criterion(
     )
     baselines = _baselines(data, y, train, test, folds_idx)
     winner = choose(variants)
+    weighted = weight_warnings(cast("dict[str, Any]", variants[winner]), data, winner, len(train))
+    warnings = list(weighted)
+    if len(test) < MIN_TEST_ITEMS:
+        warnings.append(
+            f"{data.criterion}: {len(test)} held-out items, fewer than {MIN_TEST_ITEMS}: its test figures are rough "
+            "(their own error is of the order of RMSE / sqrt(2 n)); label more, or give a larger --test-size."
+        )
     return {
         "least_squares": least_squares_weights(juror_features, y, data.groups, names),
         "criterion": data.criterion,
@@ -227,6 +234,10 @@ def fit_criterion(
         "variants": variants,
         "baselines": baselines,
         "winner": winner,
+        # Weights that lower the calibrated score as a juror's score rises, named: `calibrate apply`
+        # refuses them unless asked (--allow-negative-weights).
+        "weight_warnings": weighted,
+        "warnings": warnings,
         "note": (
             "Fitted weights did not beat the plain mean of the jurors in cross-validation: the calibration is "
             "that mean, rescaled to the human scale."
@@ -235,6 +246,37 @@ def fit_criterion(
         else None,
         "training_data_hash": data.digest(),
     }
+
+
+MIN_TEST_ITEMS = 20  # below it the held-out figures are printed with two decimals and a warning
+
+
+def weight_warnings(variant: dict[str, Any], data: CalibrationData, name: str, n_train: int) -> list[str]:
+    """What is wrong with the weights a calibration applies, in words: a juror weighted below 0
+    (its higher scores lower the calibrated score), and weights on the jurors summing to 0 or
+    less (the calibration inverts the jury: a higher jury score gives a lower calibrated one)."""
+    keys = set(data.juror_keys)
+    labels = dict(zip(data.juror_keys, data.jurors, strict=True))
+    on_jurors = {
+        labels.get(k.partition(":")[2] if ":" in k else k, k): float(w)
+        for k, w in variant["weights"].items()
+        if k in keys or (k.partition(":")[0] == data.criterion and k.partition(":")[2] in keys)
+    }
+    out = []
+    total = sum(on_jurors.values())
+    if on_jurors and total <= 0:
+        out.append(
+            f"{data.criterion}: the {name} calibration inverts the jury: its weights on the jurors sum to {total:+.3f} "
+            f"(fitted on {n_train} items), so a higher jury score gives a lower calibrated score"
+        )
+    negative = {j: w for j, w in on_jurors.items() if w < 0}
+    if negative and total > 0:
+        listed = ", ".join(f"{j} {w:+.3f}" for j, w in sorted(negative.items()))
+        out.append(
+            f"{data.criterion}: the {name} calibration weights {listed} below 0 (fitted on {n_train} items): "
+            "that juror's higher scores lower the calibrated score"
+        )
+    return out
 
 
 LEAST_SQUARES_METHOD = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -104,11 +105,68 @@ def interrupted_line(argv: list[str]) -> str:
     return "interrupted."
 
 
+def _store_named(args: list[str]) -> Path | None:
+    """The store a command names (``--db PATH``, ``--db=PATH``, else JURYBENCH_DB or the default),
+    for commands that take --db; None for the others."""
+    from jurybench.config import db_path
+
+    for k, arg in enumerate(args):
+        if arg == "--db" and k + 1 < len(args):
+            return Path(args[k + 1])
+        if arg.startswith("--db="):
+            return Path(arg[5:])
+    if not args or args[0] in ("init", "serve", "view", "--help", "--version") or "--help" in args:
+        return None
+    return db_path(None)
+
+
+def _remove_if_empty(store: Path) -> None:
+    """Remove a store file a refused command made, when it holds nothing but its schema."""
+    import contextlib
+    import shutil
+
+    if not store.is_file():
+        return
+    try:
+        import duckdb
+
+        with duckdb.connect(str(store), read_only=True) as con:
+            tables = [
+                r[0]
+                for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
+            ]
+            held = any(
+                con.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone() is not None for t in tables if t != "migrations"
+            )
+    except Exception:  # not a store this command can read: left as it is
+        return
+    if held:
+        return
+    with contextlib.suppress(OSError):
+        store.unlink()
+        Path(f"{store}.wal").unlink(missing_ok=True)
+        journal = Path(f"{store}.journal")
+        if journal.is_dir() and not any(journal.iterdir()):
+            shutil.rmtree(journal)
+
+
 def main() -> None:
     """Entry point: one line and exit 2 for user errors and usage mistakes, 130 on Ctrl-C."""
     from jurybench.redact import install_log_redaction, redact
 
     install_log_redaction()
+    if not os.environ.get("JURYBENCH_DEBUG"):
+        import warnings
+
+        # The numeric libraries' warnings (a division by zero inside a statistic, an overflow in a
+        # matrix product) are not a user's to read: each statistic says in its own words what it
+        # could not estimate. JURYBENCH_DEBUG=1 shows them.
+        warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"(numpy|scipy|pandas|statsmodels)(\.|$)")
+        warnings.filterwarnings(
+            "ignore",
+            message=r"(invalid value|divide by zero|overflow|underflow) encountered|Mean of empty slice|Degrees of freedom",
+            category=RuntimeWarning,
+        )
     previous = _sigterm_as_interrupt()
     try:
         from jurybench.config import load_env_file
@@ -122,7 +180,14 @@ def main() -> None:
             os.environ["JURYBENCH_DB"] = str(project.parent / db)
         # Without standalone mode typer returns exit codes instead of exiting; it turns
         # Ctrl-C (and SIGTERM, which the engine maps to it) into 130.
-        code = app(args=args, standalone_mode=False, default_map=default_map)
+        store = _store_named(args)
+        fresh = store is not None and not store.exists()  # a store this command would create
+        try:
+            code = app(args=args, standalone_mode=False, default_map=default_map)
+        except JurybenchError as exc:
+            if fresh and store is not None and exc.exit_code == 2:
+                _remove_if_empty(store)  # refused input: nothing written means no new file either
+            raise
         if code == 130:
             raise KeyboardInterrupt
         if isinstance(code, int) and code:

@@ -31,7 +31,7 @@ defaults:
     rubric: correctness          # a shipped rubric, a name in ./rubrics, or a path
     juror:                       # the jury: repeatable --juror
       - openai/gpt-4o-mini,temperature=0
-      - anthropic/claude-3-5-haiku-latest,temperature=0
+      - anthropic/claude-haiku-4-5,temperature=0
     where: "true"                # which items: a SQL predicate
     max_cost: 5                  # USD for a run
   check:

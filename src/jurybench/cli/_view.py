@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -85,4 +86,28 @@ def view(
     import uvicorn
 
     server = uvicorn.Server(uvicorn.Config(app_, log_level="warning"))
-    server.run(sockets=[sock])
+    announced = _announce(store, url) if annotate else None  # a labelling viewer holds the store for writing
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if announced is not None:
+            announced.unlink(missing_ok=True)
+
+
+def _announce(store: Path, url: str) -> Path | None:
+    """``<store>.server.json``: another process pointed at the store names this viewer instead of
+    waiting on its lock."""
+    import json
+    import os
+    import time
+
+    from jurybench.store import server_file
+
+    target = server_file(store)
+    try:
+        target.write_text(
+            json.dumps({"pid": os.getpid(), "url": url.rstrip("/"), "what": "viewer", "started": time.time()})
+        )
+    except OSError:  # a read-only folder: others wait on the lock and say so
+        return None
+    return target

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from jurybench.errors import JurybenchError
@@ -337,6 +338,8 @@ def print_selection(selection: Any) -> None:
 def print_calibration(artifact: dict[str, Any]) -> None:
     from rich.table import Table
 
+    from jurybench.calibration import MIN_TEST_ITEMS
+
     out = console()
     labels = {j["key"]: j.get("label", j["name"]) for j in artifact["jurors"]}
 
@@ -359,6 +362,8 @@ def print_calibration(artifact: dict[str, Any]) -> None:
         )
         for col in ("model", "test RMSE", "MAE", "R²", "pearson", "spearman", "kendall", "CV RMSE (train)"):
             table.add_column(col)
+        # Figures on a few held-out items are rough: no more digits than they can carry.
+        d = 2 if report["n_test"] < MIN_TEST_ITEMS else 3
         for label, entry in [
             *(("calibrated " + m, v) for m, v in report["variants"].items()),
             *(("rescaled " + b, v) for b, v in report["baselines"].items()),
@@ -366,15 +371,12 @@ def print_calibration(artifact: dict[str, Any]) -> None:
             t = entry["test"]
             table.add_row(
                 label,
-                f"{t['rmse']:.4f}",
-                f"{t['mae']:.4f}",
-                f"{t['r2']:.3f}",
-                f"{t['pearson']:.3f}",
-                f"{t['spearman']:.3f}",
-                f"{t['kendall']:.3f}",
-                f"{entry['cv_rmse_mean']:.4f}",
+                *(f"{t[k]:.{d}f}" for k in ("rmse", "mae", "r2", "pearson", "spearman", "kendall")),
+                f"{entry['cv_rmse_mean']:.{d}f}",
             )
         out.print(table)
+        for line in report.get("warnings") or []:
+            out.print(f"  [bold]warning[/bold]: {line}")
         weights = ", ".join(
             f"{feature_label(k)} {v:+.3f}"
             for k, v in spec["weights"].items()
@@ -455,10 +457,14 @@ def print_agreement(report: list[dict[str, object]]) -> None:
                 f"{h['alpha_ordinal']}, Fleiss kappa {h['fleiss_kappa']}, mean pairwise Spearman "
                 f"{h['mean_pairwise_spearman']}, mean pairwise quadratic-weighted kappa "
                 f"{h['mean_pairwise_quadratic_kappa']}"
-                if block["n_annotators"] > 1
+                if block["n_annotators"] > 1 and h is not None
                 else one_annotator(block["n_annotators"])
+                if h is not None
+                else f"{block['n_annotators']} annotators"
             )
         )
+        for line in block.get("warnings") or []:
+            out.print(f"[bold]warning[/bold]: {line}")
         table = Table(show_lines=False)
         for col in (
             "vs human mean",
@@ -486,8 +492,12 @@ def print_agreement(report: list[dict[str, object]]) -> None:
         ceiling = block["human_ceiling"]["mean"]
         figures = ("pearson", "spearman", "kendall", "mae", "exact", "within_one", "quadratic_kappa")
         table.add_row(
-            "human ceiling (one vs rest)" if block["n_annotators"] > 1 else "human ceiling (needs two annotators)",
-            *(_fixed(ceiling[k]) if block["n_annotators"] > 1 else "-" for k in figures),
+            "human ceiling (one vs rest)"
+            if ceiling
+            else "human ceiling (needs two annotators)"
+            if block["n_annotators"] < 2
+            else "human ceiling (too few items labelled twice)",
+            *(_fixed(ceiling[k]) if ceiling else "-" for k in figures),
             "",
         )
         out.print(table)
@@ -744,6 +754,24 @@ def print_alignment(result: Any) -> None:
         )
     else:
         echo("no improvement shown: nothing was kept and the rubric is unchanged")
+
+
+def output_file(path: Path | str, option: str) -> Path:
+    """A file a command will write (``--junit``, ``--out``, ``--output``), checked before
+    anything is computed or recorded: its folder is made when missing; a path that is a folder,
+    or a folder that cannot be made or written, is refused in one line (exit 2)."""
+    target = Path(path)
+    if target.is_dir():
+        raise JurybenchError(
+            f"{option} {target}: is a folder, not a file.", hint=f"Give a file in it, e.g. {target / 'report.xml'}."
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JurybenchError(f"{option} {target}: its folder cannot be made ({exc.strerror or exc}).") from None
+    if not os.access(target.parent, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise JurybenchError(f"{option} {target}: cannot be written here (no permission).")
+    return target
 
 
 def junit_xml(result: Any) -> str:

@@ -18,6 +18,7 @@ from jurybench.commands._output import (
     console,
     echo,
     junit_xml,
+    output_file,
     preference_rows,
     print_agreement,
     print_alignment,
@@ -109,6 +110,8 @@ def sql(db: Path | None, *, query: str, format: str = "table", output: Path | No
     from jurybench.store import connect, rich_table, run_query, to_csv, to_json, to_parquet
 
     check_format(format, ("table", "csv", "json", "parquet"))
+    if output is not None and format != "table":
+        output = output_file(output, "--output")
     con = connect(db, read_only=True)
     try:
         if format == "parquet":
@@ -220,6 +223,7 @@ def annotations_sample(db: Path | None, *, out: Path | None = None, **values: ob
     from jurybench.api import Store
 
     arguments = _declared(Store.sample_labels, values)
+    out = output_file(out, "--out") if out is not None else None  # before the sample is drawn
     run = arguments["run"]
     with Store(db) as store:
         drawn = store.sample_labels(**arguments)
@@ -310,6 +314,7 @@ def check(db: Path | None, *, format: str = "table", junit: Path | None = None, 
 
     check_format(format, ("table", "json", "junit"))
     arguments = _declared(api.check, values)
+    junit = output_file(junit, "--junit") if junit is not None else None  # before the check is recorded
     result = api.check(db, **arguments)
     if junit is not None:  # the report CI systems read, beside what is printed
         Path(junit).write_text(junit_xml(result) + "\n", encoding="utf-8")

@@ -402,21 +402,23 @@ def _plan_only(access: _Held | _Released, rubric: Any, plan: Callable[[Any], Pla
     """score --plan: the calls, tokens and cost per juror, a chunk at a time; nothing written."""
     from jurybench.config import lock_wait_s
 
-    with access.open(wait_s=lock_wait_s()) as con:
-        planned = plan(con)
-        cached = 0
+    try:
+        with access.open(wait_s=lock_wait_s()) as con:
+            planned = plan(con)
+            cached = 0
 
-        def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
-            nonlocal cached
-            for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
-                done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
-                cached += len(done)
-                yield tasks, done
+            def checked() -> Iterator[tuple[list[Task], set[str]]]:  # a chunk at a time, never all tasks
+                nonlocal cached
+                for tasks in planned.chunks(lambda: contextlib.nullcontext(con)):
+                    done = done_call_keys(con, [t.call_key for t in tasks], [t.subject_id for t in tasks])
+                    cached += len(done)
+                    yield tasks, done
 
-        plans = plan_costs(con, rubric, checked())
-        result = RunResult(run_id or "(new run)", planned.n_tasks, cached, 0, status="planned")
-        result.plan = plans
-    access.close()
+            plans = plan_costs(con, rubric, checked())
+            result = RunResult(run_id or "(new run)", planned.n_tasks, cached, 0, status="planned")
+            result.plan = plans
+    finally:  # a plan refused (no subjects, a bad --where) lets go of the store too
+        access.close()
     return result
 
 

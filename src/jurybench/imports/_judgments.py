@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jurybench.engine import call_key, register_jurors, register_rubric
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, brief
 from jurybench.jurors import JurorSpec
 from jurybench.jury import Jury, register_jury
 from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
@@ -315,7 +315,7 @@ def _cost(row: Row, where: str) -> float:
     except (TypeError, ValueError):
         cost = math.nan
     if not math.isfinite(cost) or cost < 0:
-        raise JurybenchError(f"{where}, field 'cost_usd': {row['cost_usd']!r} is not a cost in USD (>= 0).")
+        raise JurybenchError(f"{where}, field 'cost_usd': {brief(row['cost_usd'])} is not a cost in USD (>= 0).")
     return cost
 
 
@@ -328,7 +328,7 @@ def _number(row: Row, name: str, where: str) -> float:
     except (TypeError, ValueError):
         number = math.nan
     if not math.isfinite(number):
-        raise JurybenchError(f"{where}, field '{name}': {value!r} is not a number.")
+        raise JurybenchError(f"{where}, field '{name}': {brief(value)} is not a number.")
     return number
 
 

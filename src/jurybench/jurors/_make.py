@@ -42,7 +42,7 @@ def check_litellm_model(model: str) -> None:
     except Exception:
         raise JurybenchError(
             f"unknown juror model '{model}': litellm cannot tell its provider.",
-            hint="Use provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-3-5-haiku-latest, "
+            hint="Use provider/model, e.g. openai/gpt-4o-mini, anthropic/claude-haiku-4-5, "
             "ollama/llama3, hosted_vllm/<name>; or fake/<name>, sim/<name>, replay/<source>.",
         ) from None
 

@@ -59,6 +59,14 @@ def fill_template(text: str, values: Mapping[str, object], meta: Mapping[str, ob
                 )
             return str(meta[key])
         value = values.get(name)
+        if name == "reference" and (value is None or not str(value).strip()):
+            # A comparison with an empty reference is paid for and means nothing (a juror then
+            # judges the response against nothing): refused, as a missing {meta.<field>} is.
+            raise JurybenchError(
+                f"{subject}: the rubric template uses {{reference}} but the item has no reference answer.",
+                hint="Add a reference column to the items file, or judge only items that have one "
+                "(--where \"reference IS NOT NULL AND reference <> ''\").",
+            )
         return "" if value is None else str(value)
 
     return _TOKEN_RE.sub(sub, text)

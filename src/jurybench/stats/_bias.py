@@ -222,22 +222,32 @@ class Subject:
 
 
 def _jsonish_number(value: object, feature: str, item: str) -> float:
+    """A feature's value on an item: a number, true/false as 1/0, missing (NaN) for none; an
+    infinite one (a sum past a float's range, a huge whole number) is refused, as no finite effect
+    per unit of it can be estimated."""
+    from jurybench.errors import brief
+    from jurybench.store import as_float
+
     if value is None:
         return math.nan
     if isinstance(value, bool):
         return float(value)
-    if isinstance(value, int | float):
-        return float(value)
-    text = str(value).strip().lower()
+    text = value if isinstance(value, int | float) else str(value).strip().lower()
     if text in ("true", "false"):
         return 1.0 if text == "true" else 0.0
     try:
-        return float(text)
-    except ValueError:
+        number = as_float(text)
+    except (TypeError, ValueError):
         raise JurybenchError(
-            f"--feature {feature}: item {item!r} has {value!r}, not a number.",
+            f"--feature {feature}: item {item!r} has {brief(value)}, not a number.",
             hint="A feature must be numeric or true/false; for a category use --feature sql:(<expr> = 'value').",
         ) from None
+    if math.isinf(number):
+        raise JurybenchError(
+            f"--feature {feature}: item {item!r} has {brief(value)}, which is infinite as a number.",
+            hint="Scale the feature down (e.g. divide it, or take its log) so that it is finite on every item.",
+        )
+    return number
 
 
 RUN_ITEMS = "SELECT subject_id FROM run_subjects WHERE run_id = $run"

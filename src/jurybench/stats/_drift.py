@@ -136,26 +136,60 @@ def parts(
 FIGURES = ("shift", "headline", "rest")
 
 
+MIN_ANCHOR_PROMPTS = 10  # below it a row's intervals are printed with a warning (make validity checks 10 and 40)
+
+
 def figure_fields(p: Parts, alpha: float, beyond: float | None) -> dict[str, object]:
     """A row's three figures with their intervals, whether the shift is beyond chance, its
-    ``p_beyond`` (when asked) and the counts they rest on."""
+    ``p_beyond`` (when asked) and the counts they rest on.
+
+    A figure whose clusters show no spread at all (every anchor prompt moved by the same amount,
+    as six anchors scored half a point apart can) has no interval: a standard error of 0 would
+    print +0.50 [0.50, 0.50], certainty from a handful of subjects. Its interval is left empty
+    (None) and the shift is judged by the sign test over the anchor prompts instead (all of them
+    moved the same way: p = 2 * 0.5^prompts, two-sided), given as ``p_sign``."""
     found = p.intervals(1 - alpha)
-    row: dict[str, object] = {}
-    for name, (value, low, high, _) in found.items():
-        row |= {name: _exact(value), f"{name}_low": _exact(low), f"{name}_high": _exact(high)}
-    row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
+    prompts = int(np.count_nonzero(p.shift_n))
+    row: dict[str, object] = {"n_anchor_prompts": prompts}
+    for name, (value, low, high, se) in found.items():
+        spread = se > 1e-12
+        row |= {
+            name: _exact(value),
+            f"{name}_low": _exact(low) if spread else None,
+            f"{name}_high": _exact(high) if spread else None,
+        }
+    shift, _, _, se = found["shift"]
+    if se > 1e-12:
+        row["shift_significant"] = bool(row["shift_low"] > 0 or row["shift_high"] < 0)  # type: ignore[operator]
+    else:
+        p_sign = 1.0 if _exact(shift) == 0 else min(1.0, 2 * 0.5**prompts)
+        row["p_sign"] = p_sign
+        row["shift_significant"] = p_sign <= alpha
     if beyond is not None:
-        shift, _, _, se = found["shift"]
-        row["p_beyond"] = beyond_p(shift, se, beyond, len(p.clusters) - 1)
+        row["p_beyond"] = beyond_p(shift, se, beyond, len(p.clusters) - 1, prompts)
     return row
 
 
-def beyond_p(value: float, se: float, size: float, df: int) -> float:
-    """One-sided p-value of |true value| > ``size`` in the estimate's direction (t on ``df``)."""
+def few_anchor_prompts(row: dict[str, object]) -> str | None:
+    """A row's warning when its anchors come from fewer than MIN_ANCHOR_PROMPTS prompts."""
+    prompts = int(row["n_anchor_prompts"])  # type: ignore[call-overload]
+    if prompts >= MIN_ANCHOR_PROMPTS:
+        return None
+    return (
+        f"{row['rater']}, {row['criterion']}: its {row['n_anchors']} anchors come from {prompts} prompt(s), fewer "
+        f"than {MIN_ANCHOR_PROMPTS}: the intervals' level is not assured with so few (prompts, not anchors, are "
+        "what count); fix more anchors (jurybench anchors add)."
+    )
+
+
+def beyond_p(value: float, se: float, size: float, df: int, prompts: int | None = None) -> float:
+    """One-sided p-value of |true value| > ``size`` in the estimate's direction (t on ``df``).
+    With no spread (``se`` 0) the sign test over the ``prompts`` that moved: every one of them
+    moved past ``size`` the same way, p = 0.5^prompts (not 0: so few cannot make it certain)."""
     from scipy import stats as st
 
-    if se == 0:
-        return 0.0 if abs(value) > size else 1.0
+    if se <= 1e-12:
+        return min(1.0, 0.5 ** (prompts or df + 1)) if abs(value) > size else 1.0
     return float(st.t.sf((abs(value) - size) / se, df))
 
 
@@ -216,25 +250,33 @@ def reading(row: dict[str, object]) -> str:
         return float(row[key])  # type: ignore[arg-type]
 
     def figure(key: str) -> str:
+        if row.get(key + "_low") is None:  # no spread over the prompts: no interval
+            return f"{num(key):+.2f} (no spread: no interval)"
         return f"{num(key):+.2f} [{num(key + '_low'):.2f}, {num(key + '_high'):.2f}]"
 
     head = f"{row['rater']}, {row['criterion']}: "
+    on = f"on {row['n_anchors']} anchors"
+    if "p_sign" in row and num("shift") != 0:
+        on += f"; all {row['n_anchor_prompts']} anchor prompts moved alike, sign test p = {num('p_sign'):.2g}"
     if num("mae") == 0:
-        moved = f"the judge gave every one of {row['n_anchors']} anchors the same score"
+        moved = f"the judge gave each of the {row['n_anchors']} anchors the same score in both runs"
     elif row["shift_significant"]:
-        moved = f"the judge moved {figure('shift')} on {row['n_anchors']} anchors"
+        moved = f"the judge moved {figure('shift')} {on}"
     else:
-        moved = f"the judge did not move beyond chance ({figure('shift')} on {row['n_anchors']} anchors)"
+        moved = f"the judge did not move beyond chance ({figure('shift')} {on})"
     if row["n_anchors"] == row["n_before"] == row["n_after"]:  # nothing but anchors: no system changed
         return f"{head}{moved}; both runs judged the same subjects, so that is the whole change"
-    changed = num("headline_low") > 0 or num("headline_high") < 0
+    changed = row.get("headline_low") is not None and (num("headline_low") > 0 or num("headline_high") < 0)
     if not changed and not row["shift_significant"]:
         return f"{head}{moved}; the headline change {figure('headline')} is within chance"
-    larger = (
-        "the judge's shift is the larger part"
-        if abs(num("shift")) > abs(num("rest"))
-        else "the rest is the larger part"
-    )
+    if num("shift") * num("rest") < 0:  # parts of opposite signs: neither is a "part" of the change
+        larger = "the judge's shift and the rest pull in opposite directions"
+    else:
+        larger = (
+            "the judge's shift is the larger part"
+            if abs(num("shift")) > abs(num("rest"))
+            else "the rest is the larger part"
+        )
     return f"{head}{moved}; of the headline change {figure('headline')}, the rest is {figure('rest')}: {larger}"
 
 
@@ -327,6 +369,7 @@ def drift(
         "rows": rows,
         "readings": [reading(r) for r in rows if r["rater"] == "jury"],
         "notes": notes,
+        "warnings": [w for r in rows if r["rater"] == "jury" and (w := few_anchor_prompts(r))],
     }
 
 

@@ -47,8 +47,9 @@ def mean_t_interval(
     mean: float | None, sd: float | None, n: int, level: float = 0.95
 ) -> tuple[float | None, float | None]:
     """The t interval of a mean from its summary (mean, sample SD, n): mean ± t(n-1) · sd / sqrt(n).
-    None, None when it is undefined (fewer than two values, or no SD)."""
-    if mean is None or sd is None or n < 2 or math.isnan(sd):
+    None, None when it is undefined: fewer than two values, no SD, or an SD of 0 (a few equal
+    values would print [x, x], certainty they cannot give)."""
+    if mean is None or sd is None or n < 2 or math.isnan(sd) or sd <= 0:
         return None, None
     from scipy.stats import t
 

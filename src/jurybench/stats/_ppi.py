@@ -127,10 +127,23 @@ def ppi_mean(
     ``clusters`` (the labelled subjects' and the unlabelled subjects' cluster labels): subjects
     of a cluster are not independent, so each part's variance comes from the clusters' totals
     (the sandwich form, with G / (G - 1)) and the quantile is t with G - 1 degrees of freedom."""
+    tuned = lam is None
+    if tuned:
+        out = ppi_mean(
+            y, f_labelled, f_unlabelled, alpha=alpha, lam=power_tuning(y, f_labelled, f_unlabelled) if len(f_unlabelled) else 0.0,
+            clusters=clusters, scale=scale, small_sample=small_sample, pseudo=pseudo, cluster_pseudo=cluster_pseudo,
+        )  # fmt: skip
+        if small_sample:  # the labels alone, like for like: the same small-sample rule and clusters (lambda 0)
+            alone = ppi_mean(
+                y, f_labelled, f_unlabelled, alpha=alpha, lam=0.0, clusters=clusters, scale=scale,
+                pseudo=pseudo, cluster_pseudo=cluster_pseudo,
+            )  # fmt: skip
+            out |= {"human_only": alone["estimate"], "human_low": alone["ci_low"], "human_high": alone["ci_high"]}
+        return _within(out, scale)
     n, big_n = len(y), len(f_unlabelled)
     if big_n == 0:  # every subject labelled: the labels alone
         lam = 0.0
-    lam = power_tuning(y, f_labelled, f_unlabelled) if lam is None else lam
+    assert lam is not None
     rectifier = y - lam * f_labelled
     jury_mean = float(np.mean(f_unlabelled)) if big_n else 0.0
     estimate = lam * jury_mean + float(np.mean(rectifier))
@@ -247,8 +260,16 @@ def ppi_mean_weighted(
     subjects too, so both parts share them); t with n - 1 degrees of freedom. With ``scale``
     (the criterion's low and high), the rectifier's part takes the small-sample pseudo-labels
     (:func:`_weighted_spread`), as :func:`ppi_mean` does."""
+    if lam is None:
+        tuned = power_tuning(y, f_labelled, f_all)
+        out = ppi_mean_weighted(y, f_labelled, probability, f_all, alpha=alpha, lam=tuned, scale=scale, pseudo=pseudo)
+        if scale is not None:  # the labels alone, like for like: weighted, with the same small-sample rule
+            alone = ppi_mean_weighted(
+                y, f_labelled, probability, f_all, alpha=alpha, lam=0.0, scale=scale, pseudo=pseudo
+            )
+            out |= {"human_only": alone["estimate"], "human_low": alone["ci_low"], "human_high": alone["ci_high"]}
+        return _within(out, scale)
     big_n = len(f_all)
-    lam = power_tuning(y, f_labelled, f_all) if lam is None else lam
     weights = 1.0 / probability
     rectifier = y - lam * f_labelled
     share = weights / np.sum(weights)
@@ -258,6 +279,23 @@ def ppi_mean_weighted(
     together = float(np.sum(share * (f_labelled - np.sum(share * f_labelled)) * (rectifier - centre)))
     var = lam * lam * float(np.var(f_all)) / big_n + sampled + 2 * lam * together / big_n
     return _figure(estimate, math.sqrt(max(var, 0.0)), lam, y, f_all, alpha, weights=weights, df=max(len(y) - 1, 1))
+
+
+def _within(out: dict[str, Any], scale: tuple[float, float] | None) -> dict[str, Any]:
+    """The figure's intervals cut to the scale (``scale``: its low and high): the humans' mean
+    lies within it, so the part of an interval beyond an end holds no value it could take, and
+    cutting it off changes no interval's coverage. ``clipped_to_scale`` says whether any was cut."""
+    if scale is None:
+        return out
+    low, high = scale
+    clipped = False
+    for a, b in (("ci_low", "ci_high"), ("human_low", "human_high"), ("jury_low", "jury_high")):
+        if a in out and out[a] is not None and math.isfinite(out[a]) and out[a] < low:
+            out[a], clipped = float(low), True
+        if b in out and out[b] is not None and math.isfinite(out[b]) and out[b] > high:
+            out[b], clipped = float(high), True
+    out["clipped_to_scale"] = clipped
+    return out
 
 
 def _figure(
@@ -353,13 +391,15 @@ def labels_needed(width: float, y: Array, f_labelled: Array, f_all: Array, *, al
     big_n = len(f_all)
     lam = power_tuning(y, f_labelled, f_all)
     z = _z(alpha)
-    half_sq = (width / 2 / z) ** 2
+    half = width / 2 / z
+    half_sq = half * half  # inf, not an OverflowError, for a width past a float's square root
     jury_part = lam * lam * float(np.var(f_all)) / big_n
     rect_var = float(np.var(y - lam * f_labelled))
 
     def count(variance: float, room: float) -> int:
         needed = variance / room if room > 0 else math.inf
-        return big_n if not math.isfinite(needed) or needed >= big_n else max(math.ceil(needed), 1)
+        # at least 2: an interval from labels needs their spread
+        return big_n if not math.isfinite(needed) or needed >= big_n else max(math.ceil(needed), 2)
 
     with_jury = count(rect_var, half_sq - jury_part)
     without = count(float(np.var(y, ddof=1)), half_sq)

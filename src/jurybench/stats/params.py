@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeAlias
 
-from jurybench.declare import NAME_HTTP, SEED, param
+from jurybench.declare import NAME_HTTP, param
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
@@ -34,8 +34,8 @@ Level = Annotated[
         choices=LEVELS,
     ),
 ]
-Boot = Annotated[int, param("Bootstrap resamples.", http={"ge": 10, "le": 10_000})]
-Seed = Annotated[int, param("Random seed.", http=SEED)]
+Boot = Annotated[int, param("Bootstrap resamples.", number="count", at_least=10, http_only={"le": 10_000})]
+Seed = Annotated[int, param("Random seed.", number="seed")]
 Arm = Annotated[str, param("SQL expression naming the arm of an item, e.g. treatment->>'gender'.", http=EXPR)]
 Arms = Annotated[
     str | tuple[str, str],

@@ -7,6 +7,7 @@ import datetime as dt
 import decimal
 import io
 import json
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -89,13 +90,16 @@ def rich_table(names: list[str], rows: Sequence[Sequence[object]], title: str | 
 
 def _fmt(value: object) -> str:
     """A cell as a table shows it: 4 significant digits, and no exponent for large numbers
-    (123456.7, not 1.235e+05); CSV, JSON and Parquet keep every digit."""
+    (123456.7, not 1.235e+05) up to 1e15 (1e+300, not its 301 digits); CSV, JSON and Parquet keep
+    every digit."""
     if isinstance(value, decimal.Decimal):
         if value == value.to_integral_value():
             return str(value.quantize(decimal.Decimal(1)))
         value = float(value)
     if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e15:
+        if abs(value) >= 1e15 or not math.isfinite(value):  # past 15 digits a float's digits are noise
+            return f"{value:.4g}"
+        if value.is_integer():
             return str(int(value)) if abs(value) >= 1e4 else f"{value:.4g}"
         return f"{value:.1f}" if abs(value) >= 1e4 else f"{value:.4g}"
     return str(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, SupportsFloat, SupportsIndex
@@ -21,11 +22,16 @@ FORMATS = ("csv", "jsonl", "parquet")
 
 
 def as_float(value: object) -> float:
-    """``float(value)`` for what float takes (text, numbers); TypeError for anything else."""
-    if isinstance(value, int | float | str):  # the common case, without the protocol checks' cost
-        return float(value)
-    if isinstance(value, SupportsFloat | SupportsIndex):  # numpy and Decimal numbers
-        return float(value)
+    """``float(value)`` for what float takes (text, numbers); TypeError for anything else. A
+    whole number too large for a float (a JSON file's ``10**400``) is infinite, with its sign,
+    as the text ``1e400`` is: the caller's finiteness check refuses both alike."""
+    try:
+        if isinstance(value, int | float | str):  # the common case, without the protocol checks' cost
+            return float(value)
+        if isinstance(value, SupportsFloat | SupportsIndex):  # numpy and Decimal numbers
+            return float(value)
+    except OverflowError:
+        return -math.inf if value < 0 else math.inf  # type: ignore[operator]
     raise TypeError(f"not a number: {type(value).__name__}")
 
 

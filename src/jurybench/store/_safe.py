@@ -42,8 +42,8 @@ HARDENED: DuckConfig = {
     "lock_configuration": True,
 }
 LOCK_HINT = (
-    "Another process holds the store. A running 'jurybench score' lets readers in when asked; "
-    "another writer must finish first. Wait longer with JURYBENCH_WAIT=SECONDS."
+    "A running 'jurybench score' lets others in when asked; another writer must finish first (or be "
+    "stopped). Wait longer with JURYBENCH_WAIT=SECONDS."
 )
 
 
@@ -61,6 +61,31 @@ def release_request(target: Path) -> Path:
     return target.with_name(target.name + ".release-request")
 
 
+def _withdraw(target: Path, asked: bool) -> None:
+    """The release request this process left, taken back when it gives up (none is left behind)."""
+    if asked:
+        with contextlib.suppress(OSError):
+            release_request(target).unlink()
+
+
+def _held_by(exc: BaseException, wait_s: float) -> str:
+    """Who holds the lock, in words: DuckDB's message names the process (its pid) and the file's
+    absolute path; the command of that process is read from /proc where it can be."""
+    import re
+
+    found = re.search(r"PID (\d+)", str(exc))
+    if found is None:
+        return f"another process holds it ({str(exc).splitlines()[0]})"
+    pid = found.group(1)
+    command = ""
+    with contextlib.suppress(OSError):
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        shown = [w.decode(errors="replace") for w in words if w][:6]
+        text = " ".join(" ".join(Path(shown[0]).name if i == 0 else w for i, w in enumerate(shown)).split())
+        command = f" ({text[:77]}...)" if len(text) > 80 else f" ({text})" if text else ""
+    return f"process {pid}{command} holds it and did not let go within {wait_s:g} s"
+
+
 def open_with_retry(
     target: Path, *, read_only: bool, config: DuckConfig | None, wait_s: float, ask_release: bool = True
 ) -> Connection:
@@ -73,6 +98,7 @@ def open_with_retry(
 
     deadline = time.monotonic() + wait_s
     delay = 0.02
+    asked = False  # whether this process left a release request beside the store
     while True:
         try:
             con = duckdb.connect(str(target), read_only=read_only, config=config or {})
@@ -87,8 +113,16 @@ def open_with_retry(
             if not is_lock_error(exc):
                 raise JurybenchError(f"cannot open {target}: {first}") from None
             holder = holder_of(Path(target))
-            if holder is not None:  # a server owns the store for its whole life: no use waiting
+            if holder is not None:  # a server or a labelling viewer owns the store for its life: no use waiting
+                _withdraw(target, asked)
                 url = holder.get("url") or "its address"
+                if holder.get("what") == "viewer":
+                    raise StoreBusy(
+                        f"{target} is held by a jurybench viewer taking labels (view --annotate, pid {holder['pid']}, "
+                        f"{url}).",
+                        hint="Label there, or stop that viewer (Ctrl-C) to use the CLI on this store; a viewer "
+                        "without --annotate only reads.",
+                    ) from None
                 raise StoreBusy(
                     f"{target} is held by a running jurybench server (pid {holder['pid']}, {url}).",
                     hint=f"Use its HTTP API (e.g. curl -X POST {url}/v1/sql -H 'content-type: application/json' "
@@ -96,10 +130,12 @@ def open_with_retry(
                     "or stop the server to use the CLI on this store.",
                 ) from None
             if time.monotonic() >= deadline:
-                raise StoreBusy(f"cannot open {target}: {first}", hint=LOCK_HINT) from None
-            if ask_release:
+                _withdraw(target, asked)
+                raise StoreBusy(f"cannot open {target}: {_held_by(exc, wait_s)}.", hint=LOCK_HINT) from None
+            if ask_release and not asked:
                 with contextlib.suppress(OSError):  # a read-only folder: plain waiting still works
                     release_request(target).touch()
+                    asked = True
         time.sleep(delay)
         delay = min(delay * 2, 0.05)
 
@@ -128,7 +164,14 @@ def parse_tree(sql: str) -> dict[str, Any]:
         scratch = _SCRATCH.con = duckdb.connect(":memory:", config=dict(HARDENED))
     rows = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()
     text = rows[0][0] if rows else "{}"
-    tree: dict[str, object] = json.loads(text)
+    try:
+        tree: dict[str, object] = json.loads(text)
+    except RecursionError:  # an expression of ~1,000 nested terms: deeper than a parse can be read
+        raise JurybenchError(
+            "the SQL is nested too deeply to be checked (an expression of about a thousand terms chained "
+            "one inside another).",
+            hint="Write it with fewer terms (a sum of many columns as a list: list_sum([a, b, ...])), or in steps.",
+        ) from None
     return tree
 
 

@@ -26,8 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from jurybench.errors import JurybenchError
+from jurybench.errors import JurybenchError, brief
 from jurybench.imports import Bundle, JudgmentFormat, field, records
+from jurybench.store import as_float
 
 
 def _first_text(value: Any) -> str | None:
@@ -73,11 +74,14 @@ def read(path: Path, options: Mapping[str, str]) -> Bundle:
         row: dict[str, object] = {"item_id": item, "criterion": "score"}
         if isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, int | float) or not math.isfinite(value):
+        if isinstance(value, int | float):  # a whole number past a float's range is infinite
+            value = as_float(value)
+        if not isinstance(value, int | float) or math.isnan(value):
             row["status"] = "invalid"
         elif not 0 <= value <= 1:
             raise JurybenchError(
-                f"{path} line {number}, field '{metric}': {value:g} is outside 0..1, the graded rubric's scale.",
+                f"{path} line {number}, field '{metric}': {brief(record.get(metric))} is outside 0..1, the graded "
+                "rubric's scale.",
                 hint="Import a metric in [0, 1] (--option metric=NAME), or give --rubric one whose scale fits.",
             )
         else:

@@ -71,9 +71,7 @@ def bias(
             choices=("holm", "bh"),
         ),
     ] = "holm",
-    alpha: Annotated[
-        float, param("Significance after the correction; intervals at 1 - alpha.", http={"gt": 0, "lt": 1})
-    ] = 0.05,
+    alpha: Annotated[float, param("Significance after the correction; intervals at 1 - alpha.", number="alpha")] = 0.05,
     raters: Annotated[
         str, param("Whose scores: all (jurors and jury), jurors or jury.", choices=("all", "jurors", "jury"))
     ] = "all",

@@ -107,9 +107,11 @@ def disparity(
     max_invalid_rate: Annotated[
         float | None,
         param(
-            "Leave out groups above this invalid rate (negative: keep all).",
+            "Leave out groups above this invalid rate (-1, or any negative: keep all).",
             cli_type=float,
-            http={"ge": 0, "le": 1},
+            number="value",
+            http={"le": 1},
+            special=(-1.0,),
             record=lambda v: -1.0 if _kept(v) is None else v,
         ),
     ] = 0.10,

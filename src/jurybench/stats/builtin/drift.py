@@ -41,7 +41,7 @@ def drift(
     run: Annotated[str, param("The later run: the judge as it is now.", cli_name="to", http=NAME_HTTP)],
     *,
     other_run: Annotated[str, param("The earlier run: the judge as it was.", cli_name="from_", http=NAME_HTTP)],
-    alpha: Annotated[float, param("1 - the intervals' level.", http={"gt": 0, "lt": 1})] = 0.05,
+    alpha: Annotated[float, param("1 - the intervals' level.", number="alpha")] = 0.05,
 ) -> dict[str, object]:
     """The judge's shift between two pointwise or pairwise runs on the anchors (subjects both
     judged with identical content), the headline change of the mean score and the rest (headline - shift),

@@ -57,11 +57,12 @@ def power(
     ] = "prompt",
     where: params.Where = None,
     d: Annotated[
-        float | None, param("Effect to detect, standardised: mean difference / SD of the differences (d_z).")
+        float | None,
+        param("Effect to detect, standardised: mean difference / SD of the differences (d_z).", number="value"),
     ] = None,
-    shift: Annotated[float | None, param("Effect to detect in score units (instead of --d).")] = None,
-    power: Annotated[float, param("Power wanted.", http={"gt": 0, "lt": 1})] = 0.8,
-    alpha: Annotated[float, param("Two-sided significance level.", http={"gt": 0, "lt": 1})] = 0.05,
+    shift: Annotated[float | None, param("Effect to detect in score units (instead of --d).", number="value")] = None,
+    power: Annotated[float, param("Power wanted.", number="share", http={"gt": 0, "lt": 1})] = 0.8,
+    alpha: Annotated[float, param("Two-sided significance level.", number="alpha")] = 0.05,
 ) -> dict[str, object]:
     """Pairs (prompts) needed to detect an effect between two arms, from a pilot run: paired
     t-test (and Wilcoxon by its efficiency), the pilot's own power, and other jury sizes."""

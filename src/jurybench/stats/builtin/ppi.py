@@ -61,12 +61,13 @@ def ppi(
             http={"max_length": 200},
         ),
     ] = None,
-    alpha: Annotated[float, param("1 - the intervals' level.", http={"gt": 0, "lt": 1})] = 0.05,
+    alpha: Annotated[float, param("1 - the intervals' level.", number="alpha")] = 0.05,
     plan: Annotated[
         bool, param("Plan: how many labels reach --width with this jury, and without it.", flag=True)
     ] = False,
     width: Annotated[
-        float | None, param("--plan: the interval width wanted (total, in the score's units).", http={"gt": 0})
+        float | None,
+        param("--plan: the interval width wanted (total, in the score's units).", number="amount", http={"gt": 0}),
     ] = None,
     cluster: Annotated[
         str | None,
@@ -257,6 +258,11 @@ def _finish(
         out |= {k: exact[k] for k in ("estimate", "ci_low", "ci_high", "se", "lambda")}
         out |= {"human_low": exact["ci_low"], "human_high": exact["ci_high"]}
         warnings.append(f"{where}: {exact['method_note']} (a plug-in interval would have width zero).")
+    if out.get("clipped_to_scale") and scale is not None:
+        warnings.append(
+            f"{where}: an interval reached past the scale's ends and is cut to {scale[0]:g}..{scale[1]:g} (the humans' "
+            "mean lies within them); so wide an interval says the labels are too few to place it."
+        )
     if votes:
         out |= {f"win_{k}": (out[v] + 1) / 2 for k, v in (("rate", "estimate"), ("low", "ci_low"), ("high", "ci_high"))}
     return warnings

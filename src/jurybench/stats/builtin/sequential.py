@@ -83,11 +83,11 @@ def sequential(
         str, param("The criterion (or category) whose jury mean is judged.", http={"min_length": 1, "max_length": 128})
     ],
     value: Annotated[
-        float | None, param("The value tested (default: the stopping rule's, else the scale's middle).")
+        float | None, param("The value tested (default: the stopping rule's, else the scale's middle).", number="value")
     ] = None,
     alpha: Annotated[
         float | None,
-        param("1 - the interval's level (default: the stopping rule's, else 0.05).", http={"gt": 0, "lt": 1}),
+        param("1 - the interval's level (default: the stopping rule's, else 0.05).", number="alpha"),
     ] = None,
     cluster: Annotated[
         str | None,

@@ -19,7 +19,7 @@ def ttest(
     *,
     where: params.Where = None,
     by: params.Groups = "model",
-    baseline: Annotated[float | None, param("Human baseline value for every group.")] = None,
+    baseline: Annotated[float | None, param("Human baseline value for every group.", number="value")] = None,
     baseline_file: Annotated[
         Path | None, param("CSV group,value[,criterion] of per-group baselines.", faces="cli python")
     ] = None,

@@ -65,6 +65,7 @@ def winrate(
         param(
             "For --length-controlled alpaca-eval: stop the fit as AlpacaEval does, liblinear at this "
             "tolerance (1e-4 gives the figures AlpacaEval publishes); without it, the exact optimum.",
+            number="share",
             http={"gt": 0, "lt": 1},
         ),
     ] = None,
