@@ -158,8 +158,17 @@ def test_a_score_past_a_floats_range_is_one_line_in_every_reader(tmp_path: Path)
         "field 'score'",
         "(401 characters) is not a number",
     )
-    lm = {"doc_id": 0, "doc": {}, "target": "a", "arguments": {"gen_args_0": {"arg_0": "q"}}, "resps": [["a"]],
-          "filtered_resps": ["a"], "filter": "none", "metrics": ["acc"], "acc": huge}  # fmt: skip
+    lm = {
+        "doc_id": 0,
+        "doc": {},
+        "target": "a",
+        "arguments": {"gen_args_0": {"arg_0": "q"}},
+        "resps": [["a"]],
+        "filtered_resps": ["a"],
+        "filter": "none",
+        "metrics": ["acc"],
+        "acc": huge,
+    }
     (tmp_path / "samples_t_2024.jsonl").write_text(json.dumps(lm) + "\n")
     _one_line(
         run_cli(

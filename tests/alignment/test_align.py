@@ -532,9 +532,25 @@ def test_the_budget_binds_the_optimizer_however_long_it_answers(tmp_path: Path, 
             stub.script.append((200, answer, {"x-stub-completion-tokens": "20000"}))
         optimizer = f"openai/gpt-4o,api_base={stub.api_base},api_key=sk-test"
         done = run_cli(
-            "align", "--db", str(db), "--run", run, "--juror", "sim/lenient", "--criterion", "coherence",
-            "--demos", "2", "--optimizer", optimizer, "--max-cost", str(max_cost), "--format", "json", "--no-progress",
-        )  # fmt: skip
+            "align",
+            "--db",
+            str(db),
+            "--run",
+            run,
+            "--juror",
+            "sim/lenient",
+            "--criterion",
+            "coherence",
+            "--demos",
+            "2",
+            "--optimizer",
+            optimizer,
+            "--max-cost",
+            str(max_cost),
+            "--format",
+            "json",
+            "--no-progress",
+        )
         sent = [r for r in stub.requests if "max_tokens" in r]
     assert done.exit_code == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
@@ -550,9 +566,21 @@ def test_the_budget_binds_the_optimizer_however_long_it_answers(tmp_path: Path, 
 def test_an_optimizer_without_a_price_is_refused_under_a_budget(teachable: tuple[Path, str]) -> None:
     db, run = teachable
     done = run_cli(
-        "align", "--db", str(db), "--run", run, "--juror", "sim/lenient", "--criterion", "coherence",
-        "--demos", "2", "--optimizer", "openai/no-such-model-xyz,api_base=https://example.invalid/v1,api_key=sk-test",
-        "--max-cost", "0.1",
-    )  # fmt: skip
+        "align",
+        "--db",
+        str(db),
+        "--run",
+        run,
+        "--juror",
+        "sim/lenient",
+        "--criterion",
+        "coherence",
+        "--demos",
+        "2",
+        "--optimizer",
+        "openai/no-such-model-xyz,api_base=https://example.invalid/v1,api_key=sk-test",
+        "--max-cost",
+        "0.1",
+    )
     assert done.exit_code == 2, done.stdout + done.stderr
     assert "no price is known for the optimizer" in done.stdout + done.stderr

@@ -464,9 +464,24 @@ def test_inverted_weights_are_printed_and_refused_from_the_command_line(tmp_path
     con.execute("UPDATE human_labels SET value = 6 - value")
     con.close()
     fit = run_cli(
-        "calibrate", "--run", "sim", "--criterion", "relevance", "--method", "mean", "--folds", "3", "--boot", "0",
-        "--name", "inv", "--out", str(tmp_path), "--db", str(db),
-    )  # fmt: skip
+        "calibrate",
+        "--run",
+        "sim",
+        "--criterion",
+        "relevance",
+        "--method",
+        "mean",
+        "--folds",
+        "3",
+        "--boot",
+        "0",
+        "--name",
+        "inv",
+        "--out",
+        str(tmp_path),
+        "--db",
+        str(db),
+    )
     assert fit.exit_code == 0, fit.stdout + fit.stderr
     assert "warning: relevance: the mean calibration inverts the jury" in " ".join(fit.stdout.split())
     assert ".0000" not in fit.stdout  # three held-out items: two decimals, not four
@@ -476,3 +491,20 @@ def test_inverted_weights_are_printed_and_refused_from_the_command_line(tmp_path
         "calibrate", "apply", str(tmp_path / "inv.json"), "--run", "sim", "--allow-negative-weights", "--db", str(db)
     )
     assert forced.exit_code == 0, forced.stderr
+
+
+def test_a_juror_weighted_below_zero_is_said_when_applied(
+    con: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A juror whose planted weight is -0.3 (the others 0.6 and 0.5: the jury is not inverted) is
+    weighted below 0 by least squares: the calibration is applied, and says so."""
+    from jurybench.calibration import apply_calibration
+
+    monkeypatch.setitem(PLANTED, "relevance", ([0.6, 0.5, -0.3], 0.4))
+    simulate(con, "sim")
+    artifact, path = fit_calibration(con, "sim", criteria=["relevance"], methods=["ols"], n_boot=0, out_dir=tmp_path)
+    report = artifact["criteria"]["relevance"]["report"]
+    assert report["inverts_jury"] == [] and len(report["weight_warnings"]) == 1
+    assert "weights j2 -0.29" in report["weight_warnings"][0]  # -0.296: the planted -0.3, fitted
+    done = apply_calibration(con, path, "sim")
+    assert done["rows"] == 300 and done["warnings"] == report["weight_warnings"]

@@ -187,8 +187,8 @@ def test_the_cli_writes_a_jury_file_that_scores_from_the_cache(pilot: Path, tmp_
         (["--target", "people"], "--target 'people' is not valid"),
         (["--folds", "1"], "--folds must be at least 2"),
         (["--budget", "nan"], "--budget must be a finite number"),
-        (["--margin", "-1"], "--margin must be a finite number >= 0"),
-        (["--alpha", "1.5"], "--alpha must be between 0 and 1"),
+        (["--margin", "-1"], "--margin must be at least 0"),
+        (["--alpha", "1.5"], "--alpha must be at least 1e-10 and less than 1"),
     ],
 )
 def test_bad_requests_are_one_line_and_exit_2(pilot: Path, args: list[str], message: str) -> None:

@@ -143,9 +143,26 @@ def test_the_driver_killed_resumes_asking_again_only_what_was_in_flight(tmp_path
 
 def _score_command(db: Path, juror: str, address: str) -> list[str]:
     return [
-        sys.executable, "-m", "jurybench.cli", "score", "-r", "story-quality", "-j", juror, "--run", "lost",
-        "--no-progress", "--db", str(db), "--executor", "ray", "--address", address, "--workers", "2",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "jurybench.cli",
+        "score",
+        "-r",
+        "story-quality",
+        "-j",
+        juror,
+        "--run",
+        "lost",
+        "--no-progress",
+        "--db",
+        str(db),
+        "--executor",
+        "ray",
+        "--address",
+        address,
+        "--workers",
+        "2",
+    ]
 
 
 def _wait_for(limits: RateLimits, proc: subprocess.Popen[str], answers: int) -> None:

@@ -121,9 +121,20 @@ def drift_margin_by_hand(db: Path) -> None:
     se = (row["shift_high"] - row["shift"]) / st.t.ppf(0.975, df)
     margin = abs(row["shift"]) - 0.2 * se
     done = run_cli(
-        "check", "--run", "B", "--baseline-run", "A", "--max-drift", f"{margin:.12f}", "--max-drop", "5",
-        "--format", "json", "--db", str(db),
-    )  # fmt: skip
+        "check",
+        "--run",
+        "B",
+        "--baseline-run",
+        "A",
+        "--max-drift",
+        f"{margin:.12f}",
+        "--max-drop",
+        "5",
+        "--format",
+        "json",
+        "--db",
+        str(db),
+    )
     assert done.exit_code in (0, 1), done.stdout + done.stderr
     shown = json.loads(done.stdout)
     assert not any(f.startswith("relevance:") for f in shown["failures"])  # not significantly beyond its margin

@@ -183,10 +183,12 @@ def load_artifact(path: Path) -> tuple[dict[str, Any], str]:
     return artifact, text
 
 
-def refuse_negative_weights(artifact: dict[str, Any], allowed: bool = False) -> None:
-    """A calibration whose weights invert the jury or lower the calibrated score as a juror's
-    rises is never applied silently: refused in one line unless ``allowed``."""
-    found = [w for spec in artifact["criteria"].values() for w in spec.get("report", {}).get("weight_warnings") or []]
+def refuse_negative_weights(artifact: dict[str, Any], allowed: bool = False) -> list[str]:
+    """A calibration whose weights invert the jury is refused in one line unless ``allowed``;
+    what is wrong with its weights otherwise (a juror weighted below 0) is returned, to be said
+    where it is applied: never applied silently."""
+    reports = [spec.get("report", {}) for spec in artifact["criteria"].values()]
+    found = [w for r in reports for w in r.get("inverts_jury") or []]
     if found and not allowed:
         raise JurybenchError(
             f"calibration '{artifact['name']}' is not applied: {found[0]}"
@@ -194,6 +196,7 @@ def refuse_negative_weights(artifact: dict[str, Any], allowed: bool = False) -> 
             + ".",
             hint="Refit it on more labels; to apply it anyway, pass --allow-negative-weights (allow_negative_weights=True).",
         )
+    return [w for r in reports for w in r.get("weight_warnings") or []]
 
 
 def apply_calibration(
@@ -203,7 +206,7 @@ def apply_calibration(
     and weights that invert the jury unless ``allow_negative_weights``."""
 
     artifact, text = load_artifact(path)
-    refuse_negative_weights(artifact, allow_negative_weights)
+    said = refuse_negative_weights(artifact, allow_negative_weights)
     rubric = run_rubric(con, run_id)
     if rubric.content_hash != artifact["rubric"]["hash"]:
         raise JurybenchError(
@@ -275,7 +278,7 @@ def apply_calibration(
             {"subject_id": item, "criterion": criterion, "score": float(s), "n_imputed": int(m)}
             for item, s, m in zip(items, scores, n_missing, strict=True)
         ]
-    return write_calibrated_scores(con, artifact, text, path, run_id, out)
+    return {**write_calibrated_scores(con, artifact, text, path, run_id, out), "warnings": said}
 
 
 def fit_preference_calibration(

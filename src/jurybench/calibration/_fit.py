@@ -214,8 +214,8 @@ def fit_criterion(
     )
     baselines = _baselines(data, y, train, test, folds_idx)
     winner = choose(variants)
-    weighted = weight_warnings(cast("dict[str, Any]", variants[winner]), data, winner, len(train))
-    warnings = list(weighted)
+    inverting, negative = weight_warnings(cast("dict[str, Any]", variants[winner]), data, winner, len(train))
+    warnings = [*inverting, *negative]
     if len(test) < MIN_TEST_ITEMS:
         warnings.append(
             f"{data.criterion}: {len(test)} held-out items, fewer than {MIN_TEST_ITEMS}: its test figures are rough "
@@ -234,9 +234,10 @@ def fit_criterion(
         "variants": variants,
         "baselines": baselines,
         "winner": winner,
-        # Weights that lower the calibrated score as a juror's score rises, named: `calibrate apply`
-        # refuses them unless asked (--allow-negative-weights).
-        "weight_warnings": weighted,
+        # Weights that invert the jury: `calibrate apply` refuses them unless asked
+        # (--allow-negative-weights); a juror weighted below 0 is said whenever it is applied.
+        "inverts_jury": inverting,
+        "weight_warnings": [*inverting, *negative],
         "warnings": warnings,
         "note": (
             "Fitted weights did not beat the plain mean of the jurors in cross-validation: the calibration is "
@@ -251,10 +252,15 @@ def fit_criterion(
 MIN_TEST_ITEMS = 20  # below it the held-out figures are printed with two decimals and a warning
 
 
-def weight_warnings(variant: dict[str, Any], data: CalibrationData, name: str, n_train: int) -> list[str]:
-    """What is wrong with the weights a calibration applies, in words: a juror weighted below 0
-    (its higher scores lower the calibrated score), and weights on the jurors summing to 0 or
-    less (the calibration inverts the jury: a higher jury score gives a lower calibrated one)."""
+def weight_warnings(
+    variant: dict[str, Any], data: CalibrationData, name: str, n_train: int
+) -> tuple[list[str], list[str]]:
+    """What is wrong with the weights a calibration applies, in words: (inverting, negative).
+    Inverting: weights on the jurors summing to 0 or less (the calibration inverts the jury: a
+    higher jury score gives a lower calibrated one), which `calibrate apply` refuses unless asked.
+    Negative: a juror weighted below 0 while the jury is not inverted (its higher scores lower the
+    calibrated score; jurors that agree with each other share their weight so), said whenever the
+    calibration is applied."""
     keys = set(data.juror_keys)
     labels = dict(zip(data.juror_keys, data.jurors, strict=True))
     on_jurors = {
@@ -262,21 +268,21 @@ def weight_warnings(variant: dict[str, Any], data: CalibrationData, name: str, n
         for k, w in variant["weights"].items()
         if k in keys or (k.partition(":")[0] == data.criterion and k.partition(":")[2] in keys)
     }
-    out = []
+    inverting, negative = [], []
     total = sum(on_jurors.values())
     if on_jurors and total <= 0:
-        out.append(
+        inverting.append(
             f"{data.criterion}: the {name} calibration inverts the jury: its weights on the jurors sum to {total:+.3f} "
             f"(fitted on {n_train} items), so a higher jury score gives a lower calibrated score"
         )
-    negative = {j: w for j, w in on_jurors.items() if w < 0}
-    if negative and total > 0:
-        listed = ", ".join(f"{j} {w:+.3f}" for j, w in sorted(negative.items()))
-        out.append(
+    below = {j: w for j, w in on_jurors.items() if w < 0}
+    if below and total > 0:
+        listed = ", ".join(f"{j} {w:+.3f}" for j, w in sorted(below.items()))
+        negative.append(
             f"{data.criterion}: the {name} calibration weights {listed} below 0 (fitted on {n_train} items): "
             "that juror's higher scores lower the calibrated score"
         )
-    return out
+    return inverting, negative
 
 
 LEAST_SQUARES_METHOD = (

@@ -181,7 +181,8 @@ def typer_parameter(option: Option) -> inspect.Parameter:
         if option.switch:
             names = [f"{option.flag_name}/--no-{option.name.replace('_', '-')}"]
         names += [option.short] if option.short else []
-        marker = typer.Option(*names, help=option.help, min=option.at_least)
+        # Bounds are checked from the declaration (declare.check_bounds): one message on every face.
+        marker = typer.Option(*names, help=option.help)
     return inspect.Parameter(
         option.name,
         inspect.Parameter.KEYWORD_ONLY,

@@ -346,6 +346,8 @@ def calibrate_apply(db: Path | None, **values: object) -> int:
         f"{result['rows']} calibrated scores written for run {result['run_id']} with {result['calibration']} "
         f"({result['imputed']} juror votes imputed)"
     )
+    for line in result.get("warnings") or []:
+        echo(f"warning: {line}", err=True)
     return 0
 
 

@@ -130,14 +130,29 @@ def ppi_mean(
     tuned = lam is None
     if tuned:
         out = ppi_mean(
-            y, f_labelled, f_unlabelled, alpha=alpha, lam=power_tuning(y, f_labelled, f_unlabelled) if len(f_unlabelled) else 0.0,
-            clusters=clusters, scale=scale, small_sample=small_sample, pseudo=pseudo, cluster_pseudo=cluster_pseudo,
-        )  # fmt: skip
+            y,
+            f_labelled,
+            f_unlabelled,
+            alpha=alpha,
+            lam=power_tuning(y, f_labelled, f_unlabelled) if len(f_unlabelled) else 0.0,
+            clusters=clusters,
+            scale=scale,
+            small_sample=small_sample,
+            pseudo=pseudo,
+            cluster_pseudo=cluster_pseudo,
+        )
         if small_sample:  # the labels alone, like for like: the same small-sample rule and clusters (lambda 0)
             alone = ppi_mean(
-                y, f_labelled, f_unlabelled, alpha=alpha, lam=0.0, clusters=clusters, scale=scale,
-                pseudo=pseudo, cluster_pseudo=cluster_pseudo,
-            )  # fmt: skip
+                y,
+                f_labelled,
+                f_unlabelled,
+                alpha=alpha,
+                lam=0.0,
+                clusters=clusters,
+                scale=scale,
+                pseudo=pseudo,
+                cluster_pseudo=cluster_pseudo,
+            )
             out |= {"human_only": alone["estimate"], "human_low": alone["ci_low"], "human_high": alone["ci_high"]}
         return _within(out, scale)
     n, big_n = len(y), len(f_unlabelled)

@@ -31,7 +31,6 @@ from jurybench.store._imports import (
     write_pairs,
 )
 from jurybench.store._label_uses import (
-    FittedOn,
     applied_calibration,
     jury_calibration,
     refuse_all_used,
@@ -59,7 +58,6 @@ __all__ = [
     "HARDENED",
     "MIGRATIONS",
     "DuckConfig",
-    "FittedOn",
     "Holder",
     "ImportResult",
     "OpenStore",
