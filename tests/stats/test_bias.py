@@ -167,7 +167,10 @@ def test_a_planted_length_bias_is_found_against_the_humans_and_only_there(biased
     found = {k for k, e in effects.items() if e["significant"]}
     assert {k[0] for k in found} <= {"sim/b", "jury"} and {k[2] for k in found} == {"tokens"}
     readings = frame.attrs["result"]["readings"]
-    assert any(r.startswith("sim/b scores 0.") and "higher per 100 tokens than the humans do" in r for r in readings)
+    assert any(
+        r.startswith("sim/b scores 0.") and "higher per 100 tokens, with the humans' verdict held fixed" in r
+        for r in readings
+    )
     assert frame.attrs["result"]["against"] == dict.fromkeys(criteria, "humans")
     assert set(frame.columns) >= {"rater", "feature", "estimate", "ci_low", "ci_high", "p_adjusted"}
 
@@ -217,7 +220,7 @@ def test_self_preference_is_found_with_the_family_map(tmp_path: Path) -> None:
     table = run_cli("stats", "bias", "--run", "r", "--feature", "self", "--family", "sim/judge=openai", "--db", str(db))
     assert (
         "sim/judge scores" in table.stdout
-        and "higher on responses from its own family than the humans do" in table.stdout
+        and "higher on responses from its own family, with the humans' verdict held fixed" in table.stdout
     )
 
 
@@ -279,10 +282,12 @@ def test_no_labels_and_other_kinds_are_one_line(biased: Path, tmp_path: Path) ->
 
 
 def test_hanna_what_the_readme_says(tmp_path: Path) -> None:
-    """HANNA's real ratings (../shared/datasets/hanna), the README's two commands: ChatGPT scores
-    GPT-family stories 0.17-0.28 below the raters on five criteria (the only finding of the
-    defaults: no story texts, so no length); on human-written stories ChatGPT is above the raters
-    on five criteria and Llama-13B below them on all six."""
+    """HANNA's real ratings (../shared/datasets/hanna), the README's two commands, with the three
+    raters' mean held fixed (corrected for their disagreement): ChatGPT scores GPT-family stories
+    lower on empathy, engagement and complexity (the only findings of the defaults: no story
+    texts, so no length); coherence cannot be held (its raters disagree more than its stories
+    differ: reliability below 0); on human-written stories ChatGPT is higher on four criteria and
+    Llama-13B lower on complexity."""
     import jurybench as jb
     from jurybench.datasets import import_hanna
     from jurybench.store import connect
@@ -294,23 +299,28 @@ def test_hanna_what_the_readme_says(tmp_path: Path) -> None:
     con = connect(db)
     import_hanna(con, DATA)
     con.close()
-    found = [e for e in jb.stats.bias(db, "hanna").attrs["result"]["effects"] if e["significant"]]
-    assert {(e["rater"], e["feature"]) for e in found} == {("ChatGPT", "self")}
-    assert len(found) == 5 and all(-0.29 < e["estimate"] < -0.16 for e in found)
+    result = jb.stats.bias(db, "hanna").attrs["result"]
+    found = {(e["rater"], e["criterion"]): e["estimate"] for e in result["effects"] if e["significant"]}
+    assert set(found) == {("ChatGPT", c) for c in ("empathy", "engagement", "complexity")}
+    assert all(-0.4 < v < -0.1 for v in found.values())
+    assert result["held"]["coherence"]["reliability"] < 0 < result["held"]["complexity"]["reliability"] < 0.6
+    assert any("coherence" in n and "too noisy to hold fixed" in n for n in result["notes"])
     human = jb.stats.bias(db, "hanna", feature=["sql:model = 'Human'"]).attrs["result"]["effects"]
-    chatgpt = [e["estimate"] for e in human if e["rater"] == "ChatGPT" and e["significant"]]
-    llama = [e["estimate"] for e in human if e["rater"] == "Llama-13B" and e["significant"]]
-    assert len(chatgpt) == 5 and min(chatgpt) > 0.56 and max(chatgpt) < 0.9
-    assert len(llama) == 6 and min(llama) > -1.04 and max(llama) < -0.6
+    chatgpt = {e["criterion"]: e["estimate"] for e in human if e["rater"] == "ChatGPT" and e["significant"]}
+    llama = {e["criterion"]: e["estimate"] for e in human if e["rater"] == "Llama-13B" and e["significant"]}
+    assert set(chatgpt) == {"empathy", "surprise", "engagement", "complexity"} and min(chatgpt.values()) > 0.5
+    assert set(llama) == {"complexity"} and -1.0 < llama["complexity"] < -0.5
 
 
 def test_the_html_report_says_what_the_judge_leans_on(biased: Path, tmp_path: Path) -> None:
     from jurybench.viewer import report_html
 
     out = report_html(biased, ["r"], tmp_path / "report.html")
-    html = out.read_text(encoding="utf-8")
+    import html as markup
+
+    html = markup.unescape(out.read_text(encoding="utf-8"))
     assert "What the judge leans on" in html and 'id="leaning-effects"' in html
-    assert "sim/b scores 0." in html and "per 100 tokens than the humans do" in html
+    assert "sim/b scores 0." in html and "per 100 tokens, with the humans' verdict held fixed" in html
 
 
 # -- pairwise runs ----------------------------------------------------------------------------------
@@ -368,7 +378,10 @@ def test_a_pairwise_run_shows_its_length_and_order_effects(pairwise: Path) -> No
     assert 0.2 < effects[("sim/b", "tokens")]["estimate"] < 0.5 and effects[("sim/c", "position")]["ci_low"] > 0.1
     assert result["kind"] == "pairwise" and result["against"] == {"preference": "humans"}
     said = "\n".join(result["readings"])
-    assert "sim/b leans +0." in said and "toward the response 100 tokens longer beyond the humans" in said
+    assert (
+        "sim/b leans +0." in said
+        and "toward the response 100 tokens longer, with the humans' verdict held fixed" in said
+    )
     assert "sim/c leans +0." in said and "toward the response shown first" in said
     out = run_cli("stats", "bias", "--run", "pw", "--feature", "language", "--db", str(pairwise))
     assert out.exit_code == 2 and "it is asked of pointwise runs" in out.stderr
@@ -377,7 +390,8 @@ def test_a_pairwise_run_shows_its_length_and_order_effects(pairwise: Path) -> No
 def test_llmbar_what_the_readme_says(tmp_path: Path) -> None:
     """LLMBar's Natural set (../shared/datasets/llmbar) with the judges' recorded answers
     replayed: five of the six judges lean toward the response shown first (Falcon most, GPT-4 not
-    beyond chance), and none leans on length or markdown beyond the gold label."""
+    beyond chance); with the gold label held fixed, ChatGPT leans toward the longer response and
+    PaLM2 toward the one with more list items (the error-based figure of before found neither)."""
     from tests.conftest import DATA
 
     if not (DATA / "llmbar" / "Natural").exists():
@@ -405,7 +419,10 @@ def test_llmbar_what_the_readme_says(tmp_path: Path) -> None:
     found = {(e["rater"], e["feature"]) for e in result["effects"] if e["significant"]}
     leaning_first = {r for r, f in found if f == "position" and r != "jury"}
     assert len(leaning_first) == 5 and "GPT-4" not in leaning_first and "Falcon" in leaning_first
-    assert {f for _, f in found} == {"position"}
+    # with the gold label held fixed: ChatGPT toward the longer response, PaLM2 toward more list items
+    assert {(r, f) for r, f in found if f != "position"} == {("ChatGPT", "tokens"), ("PaLM2", "lists")}
+    chatgpt = next(e for e in result["effects"] if e["rater"] == "ChatGPT" and e["feature"] == "tokens")
+    assert 0.15 < chatgpt["estimate"] < 0.35 and result["held"]["preference"]["labelled_twice"] == 0
     falcon = next(e for e in result["effects"] if e["rater"] == "Falcon" and e["feature"] == "position")
     assert 0.8 < falcon["estimate"] < 0.9
 
@@ -455,3 +472,86 @@ def test_a_paired_treatment_design_gives_the_treatment_contrast(tmp_path: Path) 
     assert len(a) == 6 and sum(e["significant"] for e in a) >= 5 and 0.3 < np.mean([e["estimate"] for e in a]) < 0.8
     assert not any(e["significant"] for e in b)
     assert a[0]["unit"] == "where treatment->>'gender' = 'f'" and result["against"]["relevance"] == "prompts"
+
+
+def _llmbar_pairs(judge: str) -> list[tuple[int, int, float]]:
+    """Natural's released files read directly: (gold label 1 or 2, A's tokens minus B's, the
+    judge's symmetrized verdict over its two orders in the A frame: +1, 0 or -1)."""
+    from jurybench.stats._bias import tokens
+    from tests.conftest import DATA
+
+    folder = DATA / "llmbar" / "Natural"
+    data = json.loads((folder / "dataset.json").read_text())
+    answers = json.loads((folder / "evaluators" / judge / "CoT" / "result.json").read_text())
+    out = []
+    for record, answer in zip(data, answers, strict=True):
+        both = answer["results"][0]
+        votes = [
+            1 if both[k]["winner"] == "1" else -1 if both[k]["winner"] == "2" else 0
+            for k in ("swap = False", "swap = True")
+        ]
+        out.append((int(record["label"]), tokens(record["output_1"]) - tokens(record["output_2"]), sum(votes) / 2))
+    return out
+
+
+def _by_hand(pairs: list[tuple[int, int, float]]) -> tuple[float, float]:
+    """Within each gold class, a 2 x 2 count: A the longer or B the longer, by which one the
+    judge chose in both orders (inconsistent verdicts and equal lengths left out); the
+    Mantel-Haenszel odds ratio over the two classes (above 1: it chooses the longer one more,
+    whatever gold says) and the Cochran-Mantel-Haenszel test's p-value."""
+    from scipy.stats import chi2
+
+    tables = {1: [[0, 0], [0, 0]], 2: [[0, 0], [0, 0]]}
+    for gold, difference, verdict in pairs:
+        if verdict != 0 and difference != 0:
+            tables[gold][0 if difference > 0 else 1][0 if verdict > 0 else 1] += 1
+    excess = variance = top = bottom = 0.0
+    for (a, b), (c, d) in tables.values():
+        n = a + b + c + d
+        excess += a - (a + b) * (a + c) / n
+        variance += (a + b) * (c + d) * (a + c) * (b + d) / (n * n * (n - 1))
+        top, bottom = top + a * d / n, bottom + b * c / n
+    return (top / bottom if bottom else math.inf), float(chi2.sf(excess * excess / variance, 1))
+
+
+def test_a_length_lean_counted_by_hand_within_each_gold_class_agrees_with_stats_bias(tmp_path: Path) -> None:
+    """Issue 83: on LLMBar's Natural set, the judge's preference for the longer output within
+    each gold class, counted by hand from the released files, agrees in sign and significance
+    with what stats bias reports with the gold label held fixed: ChatGPT chooses the longer one
+    far more whatever gold says (odds ratio 21, CMH p 0.001; stats bias +0.25 per 100 tokens, p <
+    0.001); GPT-4 does not (CMH p 0.27; stats bias p 0.40)."""
+    from tests.conftest import DATA
+
+    if not (DATA / "llmbar" / "Natural").exists():
+        pytest.skip(f"LLMBar not found under {DATA} (set JURYBENCH_DATA)")
+    db = tmp_path / "l.duckdb"
+    assert run_cli("datasets", "import", "llmbar", "--data", str(DATA), "--db", str(db)).exit_code == 0
+    scored = run_cli(
+        "score",
+        "--rubric",
+        "preference",
+        "--jury",
+        "llmbar-natural-cot",
+        "--where",
+        "dataset = 'llmbar-Natural'",
+        "--run",
+        "cot",
+        "--no-progress",
+        "--db",
+        str(db),
+    )
+    assert scored.exit_code == 0, scored.stderr
+    import jurybench as jb
+
+    effects = {
+        e["rater"]: e
+        for e in jb.stats.bias(db, "cot", feature=["tokens"]).attrs["result"]["effects"]
+        if e["feature"] == "tokens"
+    }
+    for judge, leans in (("ChatGPT", True), ("GPT-4", False)):
+        odds, p = _by_hand(_llmbar_pairs(judge))
+        e = effects[judge]
+        assert (p < 0.05) is leans and (e["p"] < 0.05) is leans, (judge, p, e["p"])
+        if leans:
+            assert odds > 1 and e["estimate"] > 0
+    assert _by_hand(_llmbar_pairs("ChatGPT"))[1] == pytest.approx(0.00111, abs=5e-5)

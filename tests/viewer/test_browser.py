@@ -472,7 +472,7 @@ def test_what_the_judge_leans_on_and_whether_it_moved(page: Any, tmp_path: Path)
             assert (
                 leaning
                 and leaning[0].startswith("sim/b scores 0.")
-                and "per 100 tokens than the humans do" in leaning[0]
+                and "per 100 tokens, with the humans' verdict held fixed" in leaning[0]
             )
             raters = set(page.locator("#leaning-effects tbody td:nth-child(1)").all_inner_texts())
             assert raters <= {"sim/b", "jury"} and "sim/b" in raters  # sim/a leans on nothing

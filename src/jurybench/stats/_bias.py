@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jurybench.errors import JurybenchError
+from jurybench.stats._held import Held, exact, held_labels, held_ols, truth_columns
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -317,16 +318,18 @@ def read_scores(con: Connection, run_id: str) -> tuple[dict[tuple[str, str], dic
     return dict(scores), models
 
 
-def read_humans(con: Connection, run_id: str) -> dict[str, dict[str, float]]:
-    """criterion -> item -> the mean of its human labels."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for item, criterion, mean in con.execute(
-        "SELECT subject_id, criterion, avg(value) FROM human_labels WHERE subject_kind = 'item' AND value IS NOT NULL "
-        "AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?) GROUP BY ALL",
+def read_humans(con: Connection, run_id: str) -> dict[str, Held]:
+    """criterion -> the humans' mean label of each item, with the noise of each mean (its
+    labels' variance over their number: stats/_held.py)."""
+    rows: dict[str, list[tuple[str, float, int, float | None]]] = defaultdict(list)
+    for item, criterion, mean, n, var in con.execute(
+        "SELECT subject_id, criterion, avg(value), count(value), var_samp(value) FROM human_labels "
+        "WHERE subject_kind = 'item' AND value IS NOT NULL "
+        "AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?) GROUP BY ALL ORDER BY ALL",
         [run_id],
     ).fetchall():
-        out[str(criterion)][str(item)] = float(mean)
-    return dict(out)
+        rows[str(criterion)].append((str(item), float(mean), int(n), None if var is None else float(var)))
+    return {criterion: held_labels(listed) for criterion, listed in rows.items()}
 
 
 @dataclass
@@ -414,6 +417,29 @@ def clusters_departing(column: Array, clusters: list[str]) -> int:
     return len({g for g, v in zip(clusters, np.round(column, 12), strict=True) if v != usual})
 
 
+DOMINATED = 0.25  # one subject's share of a feature's spread above which an effect rests on few
+
+
+def dominated(names: list[str], x: Array) -> str | None:
+    """A note naming the features one subject dominates: its squared deviation from the
+    feature's mean is over a quarter of the feature's whole (a response of 112 list items among
+    ones of two or three). An effect per unit then rests on a handful of subjects, and its
+    cluster-robust interval is not to be trusted (MacKinnon and Webb 2017 on few clusters
+    carrying the variation; the same holds for few subjects)."""
+    shares = []
+    for name, column in zip(names, x.T, strict=True):
+        deviation = (column - column.mean()) ** 2
+        total = float(deviation.sum())
+        if total > 0 and float(deviation.max()) / total > DOMINATED:
+            shares.append(f"{name} (one subject holds {float(deviation.max()) / total:.0%} of its spread)")
+    if not shares:
+        return None
+    return (
+        f"{', '.join(shares)}: a few subjects carry the feature, so its effect rests on them and its interval is "
+        "not to be trusted: read it with care, or leave those subjects out (--where)"
+    )
+
+
 def independent_columns(x: Array, columns: list[int], *, base: list[Array]) -> tuple[list[int], list[int]]:
     """The columns, in order, that are not a linear combination of those kept before them (and
     of the ``base`` columns: the intercept, the human mean); and those that are."""
@@ -435,13 +461,15 @@ def fit_effects(
     rater: str,
     criterion: str,
     scores: Mapping[str, float],
-    humans: Mapping[str, float] | None,
+    humans: Held | None,
     d: Design,
     subjects: Mapping[str, Subject],
     level: float,
 ) -> tuple[list[Effect], list[str]]:
-    """The features' joint effects on one rater's score (its error against the humans when
-    ``humans`` is given, else within prompts), with notes on features left out as constant."""
+    """The features' joint effects on one rater's score, holding the humans' verdict fixed when
+    ``humans`` is given (stats/_held.py: the rater's score on the features and on the humans'
+    mean, corrected for the annotators' noise), else within prompts; with notes on features left
+    out."""
 
     # in id order: the sums (and so the last digits) do not depend on the order rows were stored in
     items = sorted(i for i in scores if i in d.rows and (humans is None or i in humans))
@@ -449,7 +477,7 @@ def fit_effects(
     notes: list[str] = []
     if not items:
         return [], notes
-    y = np.array([scores[i] - (humans[i] if humans is not None else 0.0) for i in items])
+    y = np.array([scores[i] for i in items])
     x = np.array([d.rows[i] for i in items], dtype=float).reshape(len(items), len(d.names))
     clusters = [subjects[i].cluster for i in items]
     if humans is None:
@@ -459,7 +487,7 @@ def fit_effects(
     if dropped:
         where = "within prompts" if humans is None else "over the labelled items"
         notes.append(f"{', '.join(dropped)}: constant {where}; left out")
-    controls = [np.ones(len(items))] if humans is not None else []
+    controls, noisy, noise = (truth_columns(humans, items)[:3]) if humans is not None else ([], None, None)
     keep, tied = independent_columns(x, keep, base=controls)
     if tied:
         notes.append(
@@ -469,17 +497,27 @@ def fit_effects(
     x = x[:, keep]
     names, units = [d.names[j] for j in keep], [d.units[j] for j in keep]
     few = [n for n, column in zip(names, x.T, strict=True) if clusters_departing(column, clusters) < FEW_CLUSTERS]
+    if (heavy := dominated(names, x)) is not None:
+        notes.append(heavy)
     if few:
         notes.append(
             f"{', '.join(few)}: departs from its usual value in fewer than {FEW_CLUSTERS} clusters; a cluster-robust "
             "interval is then too narrow (MacKinnon and Webb 2017): read it with care"
         )
-    if controls:  # the rater's leniency
+    if controls:  # the rater's leniency, and the humans' verdict it is held at
         x = np.column_stack([*controls, x])
-    fit = cluster_ols(y, x, clusters, absorbed=humans is None) if names else None
+    if not names:
+        fit = None
+    elif humans is None:
+        fit = cluster_ols(y, x, clusters, absorbed=True)
+    else:
+        assert noise is not None
+        fit = held_ols(y, x, clusters, noisy, noise)
     if fit is None:
         if names:
-            notes.append(f"too few items or prompts to fit ({len(items)} items); left out")
+            notes.append(
+                f"too few items or prompts to fit ({len(items)} items), or the humans' labels too noisy to hold fixed; left out"
+            )
         return [], notes
     offset = len(controls)
     return [
@@ -500,7 +538,7 @@ def effect_of(fit: Fit, column: int, rater: str, criterion: str, feature: str, u
     return Effect(rater, criterion, feature, unit, b, se, b - half, b + half, p, fit.df, fit.n, fit.n_clusters)
 
 
-def fitted_as(against: str, labelled: Mapping[str, float], run_id: str, dimension: str) -> str:
+def fitted_as(against: str, labelled: Held, run_id: str, dimension: str) -> str:
     """How a criterion (or category) is fitted: against the humans (``--against humans``, or
     ``auto`` with ten labelled subjects) or without them; one line when humans are asked for and
     there are none."""
@@ -518,25 +556,27 @@ def bias_effects(
     names: list[str],
     clusters: Mapping[str, str],
     *,
-    humans: Mapping[str, float] | None,
+    humans: Held | Mapping[str, float] | None,
     level: float = 0.95,
 ) -> list[Effect]:
     """The joint effects of the named features on one rater's scores (subject -> score), fitted
-    as ``stats bias`` fits each rater: its error against ``humans`` (subject -> their mean) with
-    an intercept, or within clusters when ``humans`` is None; cluster-robust, unadjusted."""
+    as ``stats bias`` fits each rater: holding ``humans`` fixed (a :class:`Held`, or subject ->
+    their mean taken as exact), or within clusters when ``humans`` is None; cluster-robust,
+    unadjusted."""
     subjects = {i: Subject(i, clusters[i], "", None, None) for i in features}
     design_ = Design(list(names), [""] * len(names), dict(features))
-    return fit_effects("rater", "criterion", scores, humans, design_, subjects, level)[0]
+    held = humans if isinstance(humans, Held) or humans is None else exact(humans)
+    return fit_effects("rater", "criterion", scores, held, design_, subjects, level)[0]
 
 
 def reading(e: Effect, against: str, correction: str) -> str:
-    """One plain line: 'sim/b scores 0.31 [0.22, 0.40] higher per 100 tokens than the humans do'."""
+    """One plain line: 'sim/b scores 0.31 [0.22, 0.40] higher per 100 tokens, with the humans' verdict held fixed'."""
     direction = "higher" if e.estimate >= 0 else "lower"
     low, high = (e.ci_low, e.ci_high) if e.estimate >= 0 else (-e.ci_high, -e.ci_low)
     size = f"{abs(e.estimate):.2f} [{low:.2f}, {high:.2f}]"
     tail = f"({e.criterion}; {correction}-adjusted p {e.p_adjusted:.3g})"
     if against == "humans":
-        return f"{e.rater} scores {size} {direction} {e.unit} than the humans do {tail}"
+        return f"{e.rater} scores {size} {direction} {e.unit}, with the humans' verdict held fixed {tail}"
     return (
         f"{e.rater} scores {size} {direction} {e.unit}, against other responses to the same prompt {tail}; "
         "without human labels this may be quality rather than bias"

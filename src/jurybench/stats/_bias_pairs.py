@@ -31,10 +31,12 @@ from jurybench.stats._bias import (
     Subject,
     cluster_ols,
     clusters_departing,
+    dominated,
     effect_of,
     fitted_as,
     independent_columns,
 )
+from jurybench.stats._held import Held, exact, held_labels, held_ols, truth_columns
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -113,18 +115,34 @@ def read_pair_scores(
     return dict(epsilon), dict(first), models
 
 
-def read_pair_humans(con: Connection, run_id: str) -> dict[str, dict[str, float]]:
-    """category -> pair -> the humans' mean in the A frame (A = +1, B = -1, tie = 0; or a score)."""
-    out: dict[str, dict[str, float]] = defaultdict(dict)
-    for pair, category, mean in con.execute(
-        """SELECT subject_id, criterion, avg(coalesce(value, CASE label WHEN 'A' THEN 1 WHEN 'B' THEN -1
-                  WHEN 'tie' THEN 0 END)) FROM human_labels
+def read_pair_humans(con: Connection, run_id: str) -> dict[str, Held]:
+    """category -> the humans' mean per pair in the A frame (A = +1, B = -1, tie = 0; or a
+    score), with the noise of each mean (stats/_held.py)."""
+    vote = "coalesce(value, CASE label WHEN 'A' THEN 1 WHEN 'B' THEN -1 WHEN 'tie' THEN 0 END)"
+    rows: dict[str, list[tuple[str, float, int, float | None]]] = defaultdict(list)
+    for pair, category, mean, n, var in con.execute(
+        f"""SELECT subject_id, criterion, avg({vote}), count({vote}), var_samp({vote}) FROM human_labels
            WHERE subject_kind = 'pair' AND subject_id IN (SELECT subject_id FROM run_subjects WHERE run_id = ?)
-           GROUP BY ALL HAVING count(coalesce(value, CASE label WHEN 'A' THEN 1 WHEN 'B' THEN -1 WHEN 'tie' THEN 0 END)) > 0""",
+           GROUP BY ALL HAVING count({vote}) > 0 ORDER BY ALL""",
         [run_id],
     ).fetchall():
-        out[str(category)][str(pair)] = float(mean)
-    return dict(out)
+        rows[str(category)].append((str(pair), float(mean), int(n), None if var is None else float(var)))
+    return {category: held_labels(listed) for category, listed in rows.items()}
+
+
+def jurors_mean(
+    epsilon: Mapping[tuple[str, str], dict[str, float]], jurors: list[str], category: str
+) -> dict[str, float]:
+    """The jury row held against the humans: its jurors' mean symmetrized score per pair. A
+    majority (or any rule that sharpens the jurors' verdicts) is a function of the votes that is
+    steeper than any of them; fitted on the humans' mean it would show, as a lean, the rule's
+    sharpening of whatever the humans' labels follow (a length the humans reward as much as the
+    jurors), which is no lean of a rater."""
+    votes: dict[str, list[float]] = defaultdict(list)
+    for juror in jurors:
+        for pair, value in epsilon.get((juror, category), {}).items():
+            votes[pair].append(value)
+    return {pair: float(np.mean(v)) for pair, v in votes.items()}
 
 
 def _fit(
@@ -137,9 +155,13 @@ def _fit(
     cluster_of: Mapping[str, str],
     level: float,
     notes: list[str],
+    humans: Held | None = None,
 ) -> list[Effect]:
-
-    pairs = sorted(p for p in y if p in x and not any(math.isnan(v) for v in x[p]))  # id order: see fit_effects
+    """One rater's effects on its symmetrized scores: with an intercept, and the humans' verdict
+    held fixed when ``humans`` is given (stats/_held.py)."""
+    pairs = sorted(
+        p for p in y if p in x and not any(math.isnan(v) for v in x[p]) and (humans is None or p in humans)
+    )  # id order: see fit_effects
     if not pairs:
         return []
     outcome = np.array([y[p] for p in pairs])
@@ -149,10 +171,15 @@ def _fit(
     dropped = [names[j] for j in range(design.shape[1]) if j not in keep]
     if dropped:
         notes.append(f"{', '.join(dropped)}: the same in both responses of every pair; left out")
-    keep, tied = independent_columns(design, keep, base=[np.ones(len(pairs))])
+    controls, noisy, noise, _ = (
+        truth_columns(humans, pairs) if humans is not None else ([np.ones(len(pairs))], None, np.zeros(len(pairs)), [])
+    )
+    keep, tied = independent_columns(design, keep, base=controls)
     if tied:
         notes.append(f"{', '.join(names[j] for j in tied)}: a combination of the features named before it; left out")
     few = [names[j] for j in keep if clusters_departing(design[:, j], clusters) < FEW_CLUSTERS]
+    if (heavy := dominated([names[j] for j in keep], design[:, keep])) is not None:
+        notes.append(heavy)
     if few:
         notes.append(
             f"{', '.join(few)}: departs from its usual value in fewer than {FEW_CLUSTERS} clusters; a cluster-robust "
@@ -160,11 +187,15 @@ def _fit(
         )
     if not keep:
         return []
-    fit = cluster_ols(outcome, np.column_stack([np.ones(len(pairs)), design[:, keep]]), clusters, absorbed=False)
+    fit = held_ols(outcome, np.column_stack([*controls, design[:, keep]]), clusters, noisy, noise)
     if fit is None:
-        notes.append(f"too few pairs or prompts to fit ({len(pairs)} pairs); left out")
+        notes.append(
+            f"too few pairs or prompts to fit ({len(pairs)} pairs), or the humans' labels too noisy to hold fixed; "
+            "left out"
+        )
         return []
-    return [effect_of(fit, k, rater, category, names[j], units[j], level) for k, j in enumerate(keep, start=1)]
+    first = len(controls)
+    return [effect_of(fit, k, rater, category, names[j], units[j], level) for k, j in enumerate(keep, start=first)]
 
 
 def _position(
@@ -215,7 +246,7 @@ def pairwise_effects(
     notes: list[tuple[str, str, str]] = []
     level = 1 - alpha
     for category in categories:
-        labelled = humans.get(category, {})
+        labelled = humans.get(category) or exact({})
         mode = modes[category] = fitted_as(against, labelled, run_id, category)
         for rater in order:
             given = epsilon.get((rater, category), {})
@@ -231,12 +262,11 @@ def pairwise_effects(
                 if with_self:
                     diff.append(float(family_of_item[a] in own) - float(family_of_item[b] in own))
                 rows[p] = diff
-            y = {p: v - (labelled[p] if mode == "humans" else 0.0) for p, v in given.items()}
-            if mode == "humans":
-                y = {p: v for p, v in y.items() if p in labelled}
+            held = labelled if mode == "humans" else None
+            y = jurors_mean(epsilon, jurors, category) if rater == "jury" and held is not None else given
             said: list[str] = []
             if columns:
-                effects.extend(_fit(rater, category, y, rows, columns, units, cluster_of, level, said))
+                effects.extend(_fit(rater, category, y, rows, columns, units, cluster_of, level, said, held))
             if "position" in wanted:
                 lean = _position(rater, category, first.get((rater, category), {}), cluster_of, level)
                 if lean is not None:
@@ -254,5 +284,32 @@ def pair_reading(e: Effect, against: str, correction: str) -> str:
     if e.feature == "position":
         return f"{e.rater} leans {size} {e.unit} {tail}: an order effect, whatever the responses"
     if against == "humans":
-        return f"{e.rater} leans {size} {e.unit} beyond the humans {tail}"
+        return f"{e.rater} leans {size} {e.unit}, with the humans' verdict held fixed {tail}"
     return f"{e.rater} leans {size} {e.unit} {tail}; without human labels this may be quality rather than bias"
+
+
+def pair_bias_effects(
+    epsilon: Mapping[str, float],
+    differences: Mapping[str, list[float]],
+    names: list[str],
+    clusters: Mapping[str, str],
+    *,
+    humans: Held | None,
+    level: float = 0.95,
+) -> list[Effect]:
+    """The joint effects of feature differences (pair -> A's minus B's) on one rater's
+    symmetrized scores (pair -> epsilon), fitted as ``stats bias`` fits a pairwise rater: with an
+    intercept, holding ``humans`` fixed when given; cluster-robust, unadjusted."""
+    notes: list[str] = []
+    return _fit(
+        "rater",
+        "category",
+        dict(epsilon),
+        dict(differences),
+        list(names),
+        [""] * len(names),
+        clusters,
+        level,
+        notes,
+        humans,
+    )

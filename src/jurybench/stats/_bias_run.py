@@ -29,6 +29,7 @@ from jurybench.stats._bias import (
     reading,
 )
 from jurybench.stats._bias_pairs import pair_reading, pairwise_effects
+from jurybench.stats._held import Held, exact
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -172,6 +173,14 @@ def bias(
         e.p_adjusted, e.significant = float(q), bool(q <= alpha)
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}[correction]
     notes = [note + _whom(who, order, dimensions) for note, who in said_of.items()]
+    held = _held_summary(con, run_id, modes, pairwise)
+    notes += [
+        f"{c}: the humans' mean is mostly their noise (reliability {h['reliability']:.2f}, from their disagreement on "
+        f"{h['labelled_twice']} subjects labelled twice or more): holding it fixed leaves wide intervals; more "
+        "annotators a subject narrow them"
+        for c, h in held.items()
+        if isinstance(h["reliability"], float) and h["reliability"] < 0.5
+    ]
     say = pair_reading if pairwise else reading
     readings = [say(e, modes[e.criterion], name) for e in effects if e.significant]
     if not readings:
@@ -186,10 +195,24 @@ def bias(
         "features": wanted,
         "languages": languages,
         "families": {"jurors": juror_family, "responses": sorted({f for f in per_item.values() if f})},
+        "held": held,  # per criterion fitted against the humans: what was held fixed, and how reliable it is
         "effects": [e.as_dict() for e in effects],
         "readings": readings,
         "notes": notes,
     }
+
+
+def _held_summary(
+    con: Connection, run_id: str, modes: Mapping[str, str], pairwise: bool
+) -> dict[str, dict[str, object]]:
+    """For each criterion fitted against the humans: what was held fixed (stats/_held.py)."""
+    from jurybench.stats._bias_pairs import read_pair_humans
+
+    wanted = [c for c, mode in modes.items() if mode == "humans"]
+    if not wanted:
+        return {}
+    humans = read_pair_humans(con, run_id) if pairwise else read_humans(con, run_id)
+    return {c: humans[c].summary() for c in wanted if c in humans}
 
 
 def _juror_models(con: Connection, run_id: str) -> dict[str, str]:
@@ -208,7 +231,7 @@ def _pointwise_effects(
     dimensions: list[str],
     order: list[str],
     scores: dict[tuple[str, str], dict[str, float]],
-    humans: dict[str, dict[str, float]],
+    humans: dict[str, Held],
     against: str,
     run_id: str,
     base: Mapping[str, list[float]],
@@ -238,7 +261,7 @@ def _pointwise_effects(
     effects: list[Effect] = []
     modes: dict[str, str] = {}
     for criterion in dimensions:
-        labelled = humans.get(criterion, {})
+        labelled = humans.get(criterion) or exact({})
         mode = modes[criterion] = fitted_as(against, labelled, run_id, criterion)
         for rater in order:
             given = scores.get((rater, criterion))

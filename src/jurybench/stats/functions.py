@@ -2,6 +2,7 @@
 ``jurybench.stats`` compute, for data held elsewhere."""
 
 from jurybench.stats._bias import bias_effects, cluster_ols
+from jurybench.stats._bias_pairs import pair_bias_effects
 from jurybench.stats._disparity import accuracy_table, disparity, gini
 from jurybench.stats._drift import drift_figures
 from jurybench.stats._effects import (
@@ -14,6 +15,7 @@ from jurybench.stats._effects import (
     item_level_spearman,
     mean_within_group_sd,
 )
+from jurybench.stats._held import Held, exact, held_labels, held_ols
 from jurybench.stats._multiple import benjamini_hochberg, holm
 from jurybench.stats._pairwise import (
     bootstrap_gaps,
@@ -55,6 +57,7 @@ __all__ = [
     "VOTES_SMALL_SAMPLE",
     "VOTES_WEIGHTED_SMALL_SAMPLE",
     "AnchorThresholds",
+    "Held",
     "NotIdentifiable",
     "accuracy_table",
     "alpaca_winrate",
@@ -72,12 +75,15 @@ __all__ = [
     "disparity",
     "drift_figures",
     "elo",
+    "exact",
     "factor_pattern",
     "flatten",
     "friedman_posthoc",
     "gap",
     "gap_interval",
     "gini",
+    "held_labels",
+    "held_ols",
     "holm",
     "item_level_spearman",
     "kendall_rankings",
@@ -88,6 +94,7 @@ __all__ = [
     "mean_within_group_sd",
     "no_difference_share",
     "one_sample_t",
+    "pair_bias_effects",
     "paired_power",
     "pairs_needed",
     "permutation_gap_p",
