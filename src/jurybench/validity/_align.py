@@ -1,7 +1,7 @@
 """jurybench align: a planted benefit of demonstrations is found, and a juror the prompt does not
 change is never claimed improved beyond the test's level.
 
-Each replication is a labelled set as ``align`` reads it: 30 prompts x 2 responses, each with a
+Each replication is a labelled set as ``align`` reads it: 45 prompts x 2 responses, each with a
 latent quality z (a prompt effect and the response's own); three annotators rate it on 1..5,
 round(3 + z + noise 0.6), and their mean is the label. The juror's answer in the run is
 round(3 + z + LENIENCY + noise 0.7), clipped. Variants are built and tested by the same
@@ -9,7 +9,10 @@ function ``jurybench align`` runs (jurybench.alignment.align: the folds, the var
 cluster-robust one-sided test, Holm), with demonstrations 2, 4 and 8:
 
 - **teachable**: shown k demonstrations, the juror drops TEACHABLE * min(1, k / 4) of its
-  leniency (as the simulated juror kind's ``teachable`` knob does);
+  leniency (as the simulated juror kind's ``teachable`` knob does), answering with fresh noise
+  as a juror asked again does (an earlier version reused the run's draws for the variants,
+  which made the test's power look 96 % at 30 prompts where fresh draws give about 80 %: the
+  curve against the number of labelled prompts is in docs/statistics.md);
 - **deaf**: the prompt changes nothing but the draw: each variant's answer is a fresh draw from
   the original's distribution (as a fake juror, seeded by its prompt, answers).
 """
@@ -24,7 +27,7 @@ import numpy as np
 from jurybench.alignment import AlignmentData, Judged, Labelled, align
 from jurybench.validity._claims import Claim, rate
 
-PROMPTS, PER_PROMPT = 30, 2
+PROMPTS, PER_PROMPT = 45, 2  # at 30 prompts the power is about 0.8 (docs/statistics.md)
 LENIENCY, TEACHABLE = 1.0, 0.6
 DEMOS = (2, 4, 8)
 ALPHA = 0.05
@@ -36,14 +39,17 @@ def _rubric() -> object:
     return load_rubric("story-quality")
 
 
-def study(seed: int, *, teachable: bool) -> bool:
-    """Whether ``align`` kept a variant on one simulated labelled set."""
+def study(seed: int, *, teachable: bool, prompts: int = PROMPTS, fresh: bool = True) -> bool:
+    """Whether ``align`` kept a variant on one simulated labelled set of ``prompts`` prompts.
+    ``fresh``: a variant's answers are new draws (a juror asked again with another prompt answers
+    with noise of its own, as the simulated juror kind and real jurors do); without it they share
+    the run's draws, so only what the demonstrations teach differs."""
     from jurybench.jurors import JurorSpec
 
     rng = np.random.default_rng(seed)
-    n = PROMPTS * PER_PROMPT
-    prompt = np.repeat(np.arange(PROMPTS), PER_PROMPT)
-    z = rng.normal(0, 0.5, PROMPTS)[prompt] + rng.normal(0, 0.8, n)
+    n = prompts * PER_PROMPT
+    prompt = np.repeat(np.arange(prompts), PER_PROMPT)
+    z = rng.normal(0, 0.5, prompts)[prompt] + rng.normal(0, 0.8, n)
     human = np.mean([np.clip(np.round(3 + z + rng.normal(0, 0.6, n)), 1, 5) for _ in range(3)], axis=0)
 
     def answer(i: int, shown: int, draw: random.Random) -> float:
@@ -64,9 +70,9 @@ def study(seed: int, *, teachable: bool) -> bool:
         tag = hashlib.sha256(f"{seed}-{name}".encode()).hexdigest()
         if not teachable:  # the same juror, the same draw: only a new prompt's fresh noise differs
             return Judged({i: answer(index[i], 0, random.Random(f"{tag}-{i}")) for i in ids}, len(ids), 0.0, "finished")
-        # the same noise as the run: what changes is what the demonstrations teach
+        draws = {i: random.Random(f"{tag}-{i}" if fresh else f"{seed}-{index[i]}-run") for i in ids}
         return Judged(
-            {i: answer(index[i], shown, random.Random(f"{seed}-{index[i]}-run")) for i in ids},
+            {i: answer(index[i], shown, draws[i]) for i in ids},
             len(ids),
             0.0,
             "finished",
