@@ -171,7 +171,9 @@ def test_bad_import_writes_nothing(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.csv", b"item_id,response\na,ok\nb,\xff\xfe\n")
     result = run_cli("items", "import", str(bad))
     assert result.exit_code == 2 and "bad.csv line 3: bytes that are not valid UTF-8" in result.stderr
-    assert run_cli("sql", "SELECT count(*) AS n FROM items", "--format", "csv").stdout == "n\n0\n"
+    # the store the refused import would have made is not left behind, empty or half-written
+    left = run_cli("sql", "SELECT count(*) AS n FROM items", "--format", "csv")
+    assert left.exit_code == 2 and "no judgment store" in left.stderr
 
 
 def test_bad_rubric_file_via_check(tmp_path: Path) -> None:

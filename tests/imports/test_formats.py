@@ -22,6 +22,11 @@ def _import(db: str, file: Path, run: str, *extra: str) -> str:
     return done.stdout
 
 
+def _nothing_written(db: str) -> bool:
+    """A refused import leaves no store behind when it made the file, and no items in one it found."""
+    return not Path(db).exists() or _sql(db, "SELECT count(*) FROM items") == [(0,)]
+
+
 def _sql(db: str, query: str) -> list[tuple[object, ...]]:
     from jurybench.store import connect
 
@@ -370,7 +375,7 @@ def test_bad_released_files_are_one_line_and_write_nothing(tmp_path: Path) -> No
     done = run_cli("judgments", "import", str(bad), "--run", "r", "--format", "alpaca-eval", "--db", db)
     assert done.exit_code == 2 and "record 2, field 'preference': 7 is not an AlpacaEval preference" in done.stderr
     assert "Traceback" not in done.stderr
-    assert _sql(db, "SELECT count(*) FROM items") == [(0,)]
+    assert _nothing_written(db)
     unknown = run_cli("judgments", "import", str(bad), "--run", "r", "--format", "nope", "--db", db)
     assert (
         unknown.exit_code == 2
@@ -469,7 +474,7 @@ def test_an_mt_bench_turn_0_is_refused_not_read_as_the_last_turn(tmp_path: Path)
     path = write(tmp_path / "human.jsonl", json.dumps(record) + "\n")
     done = run_cli("judgments", "import", str(path), "--run", "h", "--format", "mt-bench-human", "--db", db)
     assert done.exit_code == 2 and "record 1, field 'turn': 0 is not a turn" in done.stderr
-    assert _sql(db, "SELECT count(*) FROM items") == [(0,)]
+    assert _nothing_written(db)
 
 
 def _arena_line(score: object) -> str:
@@ -513,4 +518,4 @@ def test_hostile_files_are_refused_in_one_line(tmp_path: Path) -> None:
         assert done.exit_code == 2, (path.name, done.stdout, done.stderr)
         assert message in done.stderr and "jurybench bug" not in done.stderr, (path.name, done.stderr)
         assert len(done.stderr.strip().splitlines()) <= 2
-    assert _sql(db, "SELECT count(*) FROM items") == [(0,)]
+    assert _nothing_written(db)

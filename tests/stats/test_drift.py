@@ -261,7 +261,7 @@ def test_anchors_fixed_once_are_judged_again_and_measured(drifted: Path, tmp_pat
     for args, message in [
         (["anchors", "add", "--run", "A", "--n", "5"], "error: an anchor set 'A-anchors' exists already."),
         (["anchors", "add", "--run", "A", "--n", "500", "--name", "x"], "error: --n 500: run 'A' has 120 subjects"),
-        (["anchors", "add", "--run", "A", "--n", "0", "--name", "x"], "Invalid value for '--n'"),
+        (["anchors", "add", "--run", "A", "--n", "0", "--name", "x"], "error: --n must be at least 1 (got 0)."),
         (["score", "--rubric", "story-quality", "--juror", "sim/a", "--anchors", "nosuch"], "error: no anchor set"),
     ]:
         out = run_cli(*args, "--db", str(db))

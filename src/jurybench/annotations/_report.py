@@ -62,7 +62,8 @@ def criterion_agreement(data: PointwiseData, *, n_boot: int = 1000, seed: int = 
             lambda idx: mean_pairwise_quadratic_kappa(human[idx]), n, n_boot=min(n_boot, 200), seed=seed
         ),
     }
-    ceiling = leave_one_annotator_out(human) if not warnings else []
+    # one annotator has no 'rest' to be held against: no ceiling, said as 'needs two annotators'
+    ceiling = leave_one_annotator_out(human) if not warnings and len(data.annotators) > 1 else []
     ceiling_mean = {k: _mean_defined([c[k] for c in ceiling]) for k in ceiling[0]} if ceiling else {}
     if warnings:
         humans = None

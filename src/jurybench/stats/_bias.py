@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jurybench.errors import JurybenchError
-from jurybench.stats._held import Held, exact, held_labels, held_ols, truth_columns
+from jurybench.stats._held import Fit, Held, exact, held_labels, held_ols, truth_columns
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -168,17 +168,6 @@ class Effect:
 
     def as_dict(self) -> dict[str, object]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-@dataclass
-class Fit:
-    """Coefficients and their cluster-robust standard errors from :func:`cluster_ols`."""
-
-    beta: Array
-    se: Array
-    df: int
-    n: int
-    n_clusters: int
 
 
 def cluster_ols(y: Array, x: Array, clusters: list[str], *, absorbed: bool) -> Fit | None:

@@ -85,33 +85,10 @@ def bias(
         {s.language for s in subjects.values() if s.language},
         key=lambda lang: (-sum(1 for s in subjects.values() if s.language == lang), lang),
     )
-    if "language" in wanted and len(languages) < 2:
-        if named:
-            raise JurybenchError(f"--feature language: run '{run_id}' has one language; nothing to compare.")
-        wanted.remove("language")
     per_item = item_families(subjects, families)
     models = _juror_models(con, run_id)
     juror_family = {j: family_of(m, families) or family_of(j, families) for j, m in models.items()}
-    if "self" in wanted and not any(f and f in per_item.values() for f in juror_family.values()):
-        if named:
-            raise JurybenchError(
-                "--feature self: no response comes from a juror's family.",
-                hint="Name families with --family NAME=FAMILY (a juror's or a model's name, or its start).",
-            )
-        wanted.remove("self")
-    for f in list(wanted):  # a feature the user named that never varies is a mistake worth one line
-        if f in TEXT_FEATURES or f in extras:
-            values = {v[0] for v in base_values(subjects, [f], languages).values() if not math.isnan(v[0])}
-            if len(values) < 2:
-                if named:
-                    raise JurybenchError(
-                        f"--feature {f}: it has one value ({next(iter(values), 'none')}) on every item of run "
-                        f"'{run_id}'; nothing to estimate.",
-                        hint="Leave it out, or choose items where it varies (--where).",
-                    )
-                wanted.remove(f)
-    if not wanted:
-        raise JurybenchError(f"run '{run_id}': none of the features varies over its items.")
+    _prune(wanted, named, run_id, subjects, languages, per_item, juror_family, extras)
     jurors = sorted(models)
     shared = [f for f in wanted if f not in ("self", "position")]
     base = base_values(subjects, shared, languages)
@@ -200,6 +177,45 @@ def bias(
         "readings": readings,
         "notes": notes,
     }
+
+
+def _prune(
+    wanted: list[str],
+    named: bool,
+    run_id: str,
+    subjects: Mapping[str, Subject],
+    languages: list[str],
+    per_item: Mapping[str, str | None],
+    juror_family: Mapping[str, str | None],
+    extras: list[str],
+) -> None:
+    """Drop from ``wanted`` (in place) what cannot be estimated on this run: one language, no
+    response from a juror's family, a feature that never varies; refused in one line when the
+    user named the features."""
+    if "language" in wanted and len(languages) < 2:
+        if named:
+            raise JurybenchError(f"--feature language: run '{run_id}' has one language; nothing to compare.")
+        wanted.remove("language")
+    if "self" in wanted and not any(f and f in per_item.values() for f in juror_family.values()):
+        if named:
+            raise JurybenchError(
+                "--feature self: no response comes from a juror's family.",
+                hint="Name families with --family NAME=FAMILY (a juror's or a model's name, or its start).",
+            )
+        wanted.remove("self")
+    for f in list(wanted):  # a feature the user named that never varies is a mistake worth one line
+        if f in TEXT_FEATURES or f in extras:
+            values = {v[0] for v in base_values(subjects, [f], languages).values() if not math.isnan(v[0])}
+            if len(values) < 2:
+                if named:
+                    raise JurybenchError(
+                        f"--feature {f}: it has one value ({next(iter(values), 'none')}) on every item of run "
+                        f"'{run_id}'; nothing to estimate.",
+                        hint="Leave it out, or choose items where it varies (--where).",
+                    )
+                wanted.remove(f)
+    if not wanted:
+        raise JurybenchError(f"run '{run_id}': none of the features varies over its items.")
 
 
 def _held_summary(

@@ -36,9 +36,18 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from jurybench.stats._bias import Fit
-
     Array = NDArray[np.float64]
+
+
+@dataclass
+class Fit:
+    """Coefficients and their cluster-robust standard errors from :func:`~jurybench.stats._bias.cluster_ols` and :func:`held_ols`."""
+
+    beta: Array
+    se: Array
+    df: int
+    n: int
+    n_clusters: int
 
 
 @dataclass(frozen=True)
@@ -136,8 +145,6 @@ def held_ols(y: Array, x: Array, clusters: Sequence[str], noisy: int | None, noi
     None, or no variance) it is :func:`~jurybench.stats._bias.cluster_ols` exactly. None when it
     cannot be fitted: fewer than two clusters, no more rows than columns, collinear columns, or
     an error so large against the mean's spread that nothing of the truth is left to hold."""
-    from jurybench.stats._bias import Fit
-
     n, k = x.shape
     groups: dict[str, list[int]] = defaultdict(list)
     for row, g in enumerate(clusters):

@@ -1,7 +1,7 @@
 """The statistics as pure functions on arrays (no store): what the store-level functions in
 ``jurybench.stats`` compute, for data held elsewhere."""
 
-from jurybench.stats._bias import bias_effects, cluster_ols
+from jurybench.stats._bias import Effect, bias_effects, cluster_ols
 from jurybench.stats._bias_pairs import pair_bias_effects
 from jurybench.stats._disparity import accuracy_table, disparity, gini
 from jurybench.stats._drift import drift_figures
@@ -57,6 +57,7 @@ __all__ = [
     "VOTES_SMALL_SAMPLE",
     "VOTES_WEIGHTED_SMALL_SAMPLE",
     "AnchorThresholds",
+    "Effect",
     "Held",
     "NotIdentifiable",
     "accuracy_table",

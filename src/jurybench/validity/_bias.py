@@ -27,7 +27,7 @@ from jurybench.stats.functions import Held, bias_effects, held_labels, holm, pai
 from jurybench.validity._claims import Claim, rate
 
 if TYPE_CHECKING:
-    from jurybench.stats._bias import Effect
+    from jurybench.stats.functions import Effect
 
 PROMPTS, PER_PROMPT = 40, 4
 FEATURES = ["tokens", "headers", "lists", "bold"]
