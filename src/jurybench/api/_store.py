@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -116,21 +116,48 @@ class Store(Holder):
     # -- imports ---------------------------------------------------------------------------
     @user_facing
     def import_items(
-        self, data: Data, *, dataset: str | None = None, treatment: Sequence[str] = (), fmt: str | None = None
+        self,
+        data: Data,
+        *,
+        dataset: str | None = None,
+        treatment: Sequence[str] = (),
+        fmt: str | None = None,
+        map: Sequence[str] | Mapping[str, str] | None = None,
     ) -> ImportResult:
         """Generations to judge: columns item_id and response (prompt, model, language, dataset
         optional; others kept as metadata; ``treatment`` names columns that hold treatment arms).
         All rows are checked before any is written. Ids are text: a whole-number id is stored as
-        its decimal text (7 as '7'); any other non-text id is refused."""
+        its decimal text (7 as '7'); any other non-text id is refused. With ``fmt`` a
+        conversation format (openai-chat, tau-bench, ...: docs/formats.md) the file's
+        conversations are imported, each an item with its messages and tool calls; ``map``
+        (KEY=FIELD entries) says where its records keep what the format reads."""
         from jurybench.store import import_item_rows, import_items
 
         expect("dataset", dataset, str)
+        if fmt is not None and fmt not in ("csv", "jsonl", "parquet"):
+            return self._import_conversations(data, fmt, map, dataset)
+        if map:
+            raise JurybenchError(
+                "--map goes with a conversation format.", hint="e.g. --format openai-chat --map id=FIELD."
+            )
         with self.writing() as con:
             given = rows_of(data, "item")
             if isinstance(given, str | Path):
                 return import_items(con, given, fmt=fmt, treatment_columns=treatment, dataset=dataset)
             rows, source = given
             return import_item_rows(con, rows, source=source, treatment_columns=treatment, dataset=dataset)
+
+    def _import_conversations(
+        self, data: Data, fmt: str, entries: Sequence[str] | Mapping[str, str] | None, dataset: str | None
+    ) -> ImportResult:
+        from jurybench.imports import read_conversations
+        from jurybench.store import write_conversations
+
+        if not isinstance(data, str | Path):
+            raise JurybenchError(f"--format {fmt}: give the file its reader reads.")
+        found = read_conversations(Path(data), fmt, entries)
+        with self.writing() as con:
+            return write_conversations(con, found, source=str(data), fmt=fmt, dataset=dataset or fmt)
 
     @user_facing
     def import_pairs(self, data: Data, *, dataset: str | None = None, fmt: str | None = None) -> ImportResult:

@@ -35,17 +35,29 @@ def items_import(
     file: Annotated[Path, typer.Argument(help="CSV, JSONL or Parquet with item_id and response.")],
     treatment: Annotated[str, typer.Option(help="Comma-separated columns holding treatment attributes.")] = "",
     dataset: Annotated[str | None, typer.Option(help="Dataset name stored with every item.")] = None,
-    fmt: Annotated[str | None, typer.Option("--format", help="csv, jsonl or parquet (default: by suffix).")] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="csv, jsonl or parquet (default: by suffix); or a conversation format: openai-chat, tau-bench "
+            "(jurybench items formats).",
+        ),
+    ] = None,
+    map: Annotated[
+        list[str] | None,
+        typer.Option("--map", help="KEY=FIELD: where a conversation format finds a part of each record (repeatable)."),
+    ] = None,
     db: DbOption = None,
 ) -> None:
-    """Import generations: item_id, response, and optionally prompt, reference, model, language.
+    """Import generations: item_id, response, and optionally prompt, reference, model, language;
+    or conversations and agent trajectories in a trace format (--format NAME).
 
     Other columns are kept as metadata. The import is all-or-nothing, and
     importing the same file again changes nothing.
     """
     from jurybench import commands
 
-    _done(commands.items_import(db, file=file, treatment=treatment, dataset=dataset, format=fmt))
+    _done(commands.items_import(db, file=file, treatment=treatment, dataset=dataset, format=fmt, map=map))
 
 
 @pairs_app.command("import")

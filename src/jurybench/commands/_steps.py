@@ -137,15 +137,23 @@ def sql(db: Path | None, *, query: str, format: str = "table", output: Path | No
 
 
 def items_import(
-    db: Path | None, *, file: Path, treatment: str = "", dataset: str | None = None, format: str | None = None
+    db: Path | None,
+    *,
+    file: Path,
+    treatment: str = "",
+    dataset: str | None = None,
+    format: str | None = None,
+    map: list[str] | None = None,
 ) -> int:
-    """Import generations (``Store.import_items``), DuckDB's memory capped (``config.duckdb_memory``)."""
+    """Import generations (``Store.import_items``), or conversations in a trace format
+    (``--format openai-chat``, ``tau-bench``, ...), DuckDB's memory capped (``config.duckdb_memory``)."""
     from jurybench.api import Store
     from jurybench.config import duckdb_memory
 
     with Store(db, memory_limit=duckdb_memory()) as store:
-        result = store.import_items(file, fmt=format, treatment=_words(treatment), dataset=dataset)
-    echo(f"items from {file}: {result}")
+        result = store.import_items(file, fmt=format, treatment=_words(treatment), dataset=dataset, map=map)
+    noun = "conversations" if getattr(result, "conversations", False) else "items"
+    echo(f"{noun} from {file}: {result}")
     return 0
 
 

@@ -16,6 +16,14 @@ interface to the other stages (the order in docs/architecture.md), not a public 
 
 from typing import TYPE_CHECKING
 
+from jurybench.imports._conversations import (
+    ConversationFormat,
+    conversation_format,
+    conversation_formats,
+    parse_map,
+    read_conversations,
+    register_conversation_format,
+)
 from jurybench.imports._formats import (
     Bundle,
     BundleImport,
@@ -51,6 +59,7 @@ __all__ = [
     "AnnotationImport",
     "Bundle",
     "BundleImport",
+    "ConversationFormat",
     "JudgmentFormat",
     "JudgmentImport",
     "JudgmentIn",
@@ -60,6 +69,8 @@ __all__ = [
     "between",
     "check_options",
     "content_text",
+    "conversation_format",
+    "conversation_formats",
     "detect_format",
     "field",
     "import_annotation_rows",
@@ -70,9 +81,12 @@ __all__ = [
     "judgment_formats",
     "load_json",
     "obj",
+    "parse_map",
     "parse_options",
+    "read_conversations",
     "read_member",
     "records",
+    "register_conversation_format",
     "register_format",
     "rename_columns",
     "short_hash",

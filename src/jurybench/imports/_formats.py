@@ -273,4 +273,32 @@ def formats_markdown() -> str:
         if fmt.fields:
             lines += ["| jurybench | read from (upstream field) |", "| --- | --- |"]
             lines += [f"| {k} | {v} |" for k, v in fmt.fields.items()] + [""]
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines + _conversation_markdown()).rstrip() + "\n"
+
+
+def _conversation_markdown() -> list[str]:
+    """The conversation formats' part of docs/formats.md (``items import --format NAME``)."""
+    from jurybench.imports._conversations import conversation_formats
+    from jurybench.store import MAX_MESSAGE_CHARS, MAX_MESSAGES
+
+    lines = [
+        "# Conversation and trajectory formats",
+        "",
+        "`jurybench items import FILE --format NAME [--map KEY=FIELD ...]` reads conversations and agent",
+        "trajectories as released: each becomes an item of shape `conversation` (its task as the prompt, its",
+        "last assistant text as the response, its agent's model), with its messages and tool calls in the",
+        "`messages` and `tool_calls` tables and its verified outcome in `conversations` (docs/schema.md).",
+        f"A conversation of more than {MAX_MESSAGES:,} messages, or a message of more than {MAX_MESSAGE_CHARS:,}",
+        "characters, is refused; so is a tool result that answers no call made before it, an unknown role,",
+        "and tool-call arguments that are not JSON: one line naming the file, record and field, and nothing",
+        "is written. A result answers the earliest call of its id still unanswered (released traces reuse ids).",
+        "",
+    ]
+    for fmt in conversation_formats().values():
+        lines += [f"## {fmt.name}", "", fmt.description, ""]
+        if fmt.options:
+            lines += [f"- `--map {k}=...`: {v}" for k, v in fmt.options.items()] + [""]
+        if fmt.fields:
+            lines += ["| jurybench | read from |", "| --- | --- |"]
+            lines += [f"| {k} | {v} |" for k, v in fmt.fields.items()] + [""]
+    return lines

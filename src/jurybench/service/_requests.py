@@ -60,6 +60,20 @@ class ItemsUpload(_Body):
     dataset: Annotated[str, Field(max_length=256)] | None = None
 
 
+class ConversationsUpload(_Body):
+    """A trace file's content, read by a conversation format as ``items import --format`` reads
+    the file: ``content`` the JSON document (or a list of records), or JSON-lines text."""
+
+    format: Annotated[str, Field(min_length=1, max_length=64)]
+    content: Any
+    # the released file's name, where its reader reads something from it (tau-bench: the model)
+    filename: Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] | None = None
+    map: dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=256)]] = Field(
+        default_factory=dict, max_length=32
+    )
+    dataset: Annotated[str, Field(max_length=256)] | None = None
+
+
 class PairsUpload(_Body):
     pairs: list[PairIn] = Field(min_length=1, max_length=MAX_ROWS)
     dataset: Annotated[str, Field(max_length=256)] | None = None

@@ -45,6 +45,55 @@ def upload_items(body: rq.ItemsUpload, store: StoreDep) -> dict[str, object]:
         return _counts(import_items(cur, body.items, body.dataset))
 
 
+@router.post("/v1/conversations", status_code=201, tags=["items"])
+def upload_conversations(body: rq.ConversationsUpload, store: StoreDep) -> dict[str, object]:
+    """Conversations or agent trajectories in a trace format (openai-chat, tau-bench, inspect's
+    JSON log, otel-genai, atif), all or nothing, as ``items import FILE --format NAME`` imports
+    them; ``map`` is its ``--map KEY=FIELD`` entries."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from jurybench.errors import JurybenchError
+    from jurybench.imports import read_conversations
+    from jurybench.store import write_conversations
+
+    lines = isinstance(body.content, str)
+    if lines and body.content.count("\n") > rq.MAX_ROWS:
+        raise JurybenchError(f"content: more than {rq.MAX_ROWS:,} lines; send the file in parts.")
+    name = Path(body.filename or "content").stem + (".jsonl" if lines else ".json")
+    with tempfile.TemporaryDirectory(prefix="jurybench-upload-") as folder:
+        path = Path(folder) / name
+        path.write_text(body.content if lines else json.dumps(body.content), encoding="utf-8")
+        try:
+            found = read_conversations(path, body.format, body.map)
+        except JurybenchError as exc:  # name the request's field, not the server's scratch file
+            raise JurybenchError(exc.message.replace(str(path), "content"), hint=exc.hint) from None
+    with store.writing() as cur:
+        result = write_conversations(
+            cur, found, source="conversations", fmt=body.format, dataset=body.dataset or body.format
+        )
+    return _counts(result)
+
+
+@router.get("/v1/items/{item_id:path}/conversation", tags=["items"])
+def get_conversation(item_id: str, store: StoreDep) -> dict[str, object]:
+    """A conversation item's messages in order, each assistant message with its tool calls, and its
+    task, trial, verified outcome and reference actions."""
+    import dataclasses
+
+    from jurybench.store import load_conversation
+
+    with store.reading() as cur:
+        found = load_conversation(cur, item_id)
+    if found is None:
+        raise NotFound(f"no conversation {item_id!r} (an item of shape 'conversation').")
+    out = dataclasses.asdict(found)
+    for key in ("where", "answer", "reference", "metadata"):
+        out.pop(key, None)
+    return out
+
+
 @router.post("/v1/judgments", status_code=201, tags=["judgments"])
 def upload_judgments(body: rq.JudgmentsUpload, store: StoreDep) -> dict[str, object]:
     """Judgments made elsewhere, as run ``run``'s (juror ``import/<juror>``), all or nothing."""

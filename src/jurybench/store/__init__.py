@@ -2,6 +2,16 @@
 
 Internal: this stage's interface to the others, not a public API (docs/architecture.md, "What is public")."""
 
+from jurybench.store._conversations import (
+    MAX_MESSAGE_CHARS,
+    MAX_MESSAGES,
+    Conversation,
+    Message,
+    ToolCall,
+    load_conversation,
+    parse_arguments,
+    write_conversations,
+)
 from jurybench.store._db import (
     OpenStore,
     Params,
@@ -56,15 +66,20 @@ from jurybench.store._server_file import holder_of, server_file
 
 __all__ = [
     "HARDENED",
+    "MAX_MESSAGES",
+    "MAX_MESSAGE_CHARS",
     "MIGRATIONS",
+    "Conversation",
     "DuckConfig",
     "Holder",
     "ImportResult",
+    "Message",
     "OpenStore",
     "Params",
     "Row",
     "StoreBusy",
     "StoreRef",
+    "ToolCall",
     "applied_calibration",
     "as_float",
     "check_query",
@@ -83,8 +98,10 @@ __all__ = [
     "import_pairs",
     "is_blank",
     "jury_calibration",
+    "load_conversation",
     "migrate",
     "open_with_retry",
+    "parse_arguments",
     "pending_migrations",
     "plain_number",
     "read_only_transaction",
@@ -107,6 +124,7 @@ __all__ = [
     "to_parquet",
     "transaction",
     "used_labels",
+    "write_conversations",
     "write_items",
     "write_pairs",
     "writing",

@@ -38,6 +38,7 @@ class ImportResult:
     inserted: int
     unchanged: int
     updated: int = 0  # stored rows whose dataset name was changed by this import
+    conversations: bool = False  # the rows were conversations (items import --format openai-chat, ...)
 
     def __str__(self) -> str:
         text = f"{self.inserted} inserted, {self.unchanged} already present"

@@ -339,6 +339,25 @@ _RUN_COST = """
             GROUP BY rc.run_id"""
 
 
+_CONVERSATION_SUMMARY = """
+    SELECT c.item_id, i.dataset, c.task_id, c.trial, c.agent_model, c.n_messages,
+                   count(*) FILTER (WHERE m.role = 'user') AS n_user_turns,
+                   count(*) FILTER (WHERE m.role = 'assistant') AS n_assistant_turns,
+                   count(*) FILTER (WHERE m.role = 'tool') AS n_tool_results,
+                   c.n_tool_calls,
+                   coalesce(sum(m.n_chars), 0) AS n_chars,
+                   c.outcome, c.outcome_passed, c.outcome_source
+            FROM conversations c JOIN items i USING (item_id) LEFT JOIN messages m USING (item_id)
+            GROUP BY c.item_id, i.dataset, c.task_id, c.trial, c.agent_model, c.n_messages, c.n_tool_calls,
+                     c.outcome, c.outcome_passed, c.outcome_source"""
+
+_CONVERSATION_TOOLS = """
+    SELECT item_id, tool, count(*) AS n_calls,
+                   count(*) FILTER (WHERE result_position IS NULL) AS n_unanswered,
+                   coalesce(sum(result_chars), 0) AS result_chars
+            FROM tool_calls GROUP BY item_id, tool"""
+
+
 def views() -> list[tuple[str, str]]:
     """Every view's name and its query, in creation order."""
     return [
@@ -359,6 +378,8 @@ def views() -> list[tuple[str, str]]:
         ("generation_outcomes", _GENERATION_OUTCOMES),
         ("refusal_rates", _REFUSAL_RATES),
         ("run_cost", _RUN_COST),
+        ("conversation_summary", _CONVERSATION_SUMMARY),
+        ("conversation_tools", _CONVERSATION_TOOLS),
     ]
 
 

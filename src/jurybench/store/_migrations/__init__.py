@@ -31,6 +31,7 @@ from jurybench.store._migrations.m016_saw_jury_by_cookie import m016_saw_jury_by
 from jurybench.store._migrations.m017_anchor_sets import m017_anchor_sets
 from jurybench.store._migrations.m018_alignments import m018_alignments
 from jurybench.store._migrations.m019_run_executor import m019_run_executor
+from jurybench.store._migrations.m020_conversations import m020_conversations
 
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -52,6 +53,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m017_anchor_sets", m017_anchor_sets),
     ("m018_alignments", m018_alignments),
     ("m019_run_executor", m019_run_executor),
+    ("m020_conversations", m020_conversations),
 ]
 
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 VIEW_DOCS = {
+    "conversation_summary": (
+        "Per conversation: its task and trial, messages by role, tool calls, characters, and its verified outcome."
+    ),
+    "conversation_tools": "Per conversation x tool: calls made, calls no result answers, characters of the results.",
     "calibrated_items": "Calibrated pointwise scores joined to their items.",
     "pointwise_scores": "Pointwise judgments with juror names and item model/language.",
     "pairwise_symmetrized": (
