@@ -19,6 +19,10 @@
    and the store must hold each judgment exactly once (counted in SQL); submit and poll
    latency percentiles are reported.
 
+8. Conversations (bench/conversation_bench.py): 1k and 10k conversations of 30 messages imported
+   (time and peak RSS, ratio), and a 30-message trace rendered for a judge against one response
+   of its length.
+
 7. Rate limits: 400 calls from one juror at concurrency 256, no rpm/tpm set, against a
    loopback stub that allows 600 requests a minute (token bucket, 1 s of burst, 0.2 s an
    answer) and answers 429 with retry-after and x-ratelimit-* headers beyond it; the same
@@ -809,6 +813,7 @@ def main() -> None:
             "kill_bench.py", 2000, 3
         ),  # the share is per call: answers in transit do not shrink with the run
         "memory": _memory(args.quick),
+        "conversations": _fresh("conversation_bench.py", *((200, 2_000) if args.quick else (1_000, 10_000))),
         "friedman": _friedman(args.quick),
         "viewer": _fresh("viewer_bench.py", 50_000 if args.quick else 1_000_000),
         # Bradley-Terry at a published leaderboard's scale, beside Arena-Hard-Auto's method
@@ -1024,6 +1029,21 @@ def main() -> None:
         print(
             f"memory: {m['import']['rows']:,}-row items import, peak RSS {m['import']['peak_rss_mb']:.0f} MB "
             "(target < 500)"
+        )
+    cv = results.get("conversations")
+    if cv:
+        a, b, r = cv["import_small"], cv["import_large"], cv["render"]
+        print(
+            f"conversations: import of {a['conversations']:,} x 30 messages {a['seconds']:.1f}s, peak RSS "
+            f"{a['peak_rss_mb']:.0f} MB; of {b['conversations']:,} {b['seconds']:.1f}s, {b['peak_rss_mb']:.0f} MB "
+            f"(RSS x{cv['rss_large_over_small']:.2f}, target <= {cv['target_rss_large_over_small']}; time a "
+            f"conversation x{cv['time_per_conversation_large_over_small']:.2f}, target <= "
+            f"{cv['target_time_per_conversation_large_over_small']})"
+        )
+        print(
+            f"conversations: a 30-message trace rendered for a judge {r['conversation_us']:.0f} us, one response of "
+            f"its length {r['single_us']:.0f} us (x{r['conversation_over_single']:.2f}; target <= "
+            f"{r['target_conversation_over_single']})"
         )
     f = results["friedman"]
     print(
@@ -1373,6 +1393,28 @@ def missed_targets(results: dict[str, Any]) -> list[str]:
             )
         if m.get("import"):
             checks.append(("memory: items import peak MB", m["import"]["peak_rss_mb"], "<", m["target_mb"]))
+    cv = results.get("conversations")
+    if cv is not None:
+        checks += [
+            (
+                "conversations: import peak RSS 10x / 1x",
+                cv["rss_large_over_small"],
+                "<=",
+                cv["target_rss_large_over_small"],
+            ),
+            (
+                "conversations: import seconds a conversation 10x / 1x",
+                cv["time_per_conversation_large_over_small"],
+                "<=",
+                cv["target_time_per_conversation_large_over_small"],
+            ),
+            (
+                "conversations: trace render / single render",
+                cv["render"]["conversation_over_single"],
+                "<=",
+                cv["render"]["target_conversation_over_single"],
+            ),
+        ]
     v = results.get("service")
     if v is not None:  # every job finishes; every judgment stored once, none lost
         checks += [

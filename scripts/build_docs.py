@@ -26,6 +26,7 @@ NAV = [
     ("Statistics and plots", "analysis.md"),
     ("Audit studies", "studies.md"),
     ("HTTP service", "service.md"),
+    ("Conversations and agents", "conversations.md"),
     ("Python API", "python.md"),
     ("Rubrics", "rubrics.md"),
     ("Import formats", "formats.md"),

@@ -93,6 +93,7 @@ def test_a_stored_job_request_becomes_the_call_the_declaration_gives() -> None:
         "max_cost": None,
         "batch": False,
         "poll_every": 30.0,
+        "no_elide": False,
     }
     assert values == {
         "anchors": None,

@@ -25,7 +25,17 @@ PAGES = [
     REPO / "README.md",
     *(
         REPO / "docs" / f"{name}.md"
-        for name in ("judging", "viewer", "workflow", "store", "labels", "analysis", "studies", "service")
+        for name in (
+            "judging",
+            "viewer",
+            "workflow",
+            "store",
+            "labels",
+            "analysis",
+            "studies",
+            "service",
+            "conversations",
+        )
     ),
 ]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, write
 
 RELEASED = Path(__file__).resolve().parents[1] / "fixtures" / "released"
 SPECIFIED = Path(__file__).resolve().parents[1] / "fixtures" / "specified"
@@ -272,3 +272,45 @@ def test_single_response_items_are_unchanged_by_the_migration(tmp_path: Path) ->
     listed = run_cli("schema")
     for name in ("conversations", "messages", "tool_calls", "conversation_summary", "conversation_tools"):
         assert f"### `{name}`" in listed.stdout, name
+
+
+def test_python_and_a_study_step_read_the_same(tmp_path: Path) -> None:
+    """The reader is declared once: Store.import_items(path, fmt=..., map=...) and a study's
+    `items import` step import what the command line does."""
+    import jurybench as jb
+
+    file = SPECIFIED / "openai_chat" / "agent-runs.jsonl"
+    with jb.open(tmp_path / "py.duckdb") as store:
+        done = store.import_items(file, fmt="openai-chat", map={"id": "run_id", "outcome": "info.reward"})
+    assert (done.inserted, done.unchanged, done.conversations) == (3, 0, True)
+    study = write(
+        tmp_path / "s.yaml",
+        f"name: agents\nsteps:\n  - items import: {{_: '{file}', format: openai-chat, map: [id=run_id, outcome=info.reward]}}\n"
+        "  - sql: {_: 'SELECT count(*) AS n FROM conversations WHERE outcome_passed'}\n",
+    )
+    ran = run_cli("study", "run", str(study), "--db", str(tmp_path / "study.duckdb"))
+    assert ran.exit_code == 0, ran.stderr
+    assert (
+        _sql(tmp_path / "study.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
+        == _sql(tmp_path / "py.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
+        == [("weather-1", 1.0), ("weather-2", 0.0), ("weather-3", None)]
+    )
+
+
+def test_an_id_twice_in_one_file_is_refused_and_a_stream_rolls_back_whole(tmp_path: Path) -> None:
+    """A JSON-lines file is written as it is read, a thousand at a time in one transaction: a bad
+    record on line 1,500 leaves none of the first 1,499 behind."""
+    good = [
+        json.dumps({"id": f"c{k}", "messages": [USER, {"role": "assistant", "content": "ok"}]}) for k in range(1499)
+    ]
+    bad = json.dumps({"id": "bad", "messages": [USER, {"role": "tool", "tool_call_id": "q", "content": "r"}]})
+    path = write(tmp_path / "many.jsonl", "\n".join([*good, bad]) + "\n")
+    db = tmp_path / "s.duckdb"
+    _import(db, TAU, "tau-bench")
+    done = run_cli("items", "import", str(path), "--format", "openai-chat", "--db", str(db))
+    assert done.exit_code == 2 and "many.jsonl record 1500, message 1" in done.stderr, done.stderr
+    assert _sql(db, "SELECT count(*) FROM items") == [(12,)] and _sql(db, "SELECT count(*) FROM messages") == [(358,)]
+    twice = write(tmp_path / "twice.jsonl", good[0] + "\n" + good[1] + "\n" + good[0] + "\n")
+    again = run_cli("items", "import", str(twice), "--format", "openai-chat", "--db", str(db))
+    assert again.exit_code == 2 and "twice.jsonl record 3: conversation id 'c0' is given twice" in again.stderr
+    assert _sql(db, "SELECT count(*) FROM items") == [(12,)]

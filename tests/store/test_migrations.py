@@ -68,6 +68,7 @@ def test_m004_backfills_dimensions_and_a_default_jury(tmp_path: Path) -> None:
         "m017_anchor_sets",
         "m018_alignments",
         "m019_run_executor",
+        "m020_conversations",
     ]
     assert [r[0] for r in con.execute("SELECT dimension FROM rubric_dimensions ORDER BY position").fetchall()] == (
         load_rubric("story-quality").dimensions
@@ -152,7 +153,7 @@ def test_views_are_defined_once_and_every_migration_names_the_views_it_changed(t
     from jurybench.store._views import views
 
     defined = [name for name, _ in views()]
-    assert len(defined) == len(set(defined)) == 17
+    assert len(defined) == len(set(defined)) == 19
     named = {view for names in NAMED_VIEWS.values() for view in names}
     assert named == set(defined)
     for name, fn in MIGRATIONS:

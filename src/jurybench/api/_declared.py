@@ -206,6 +206,13 @@ Samples = Annotated[
         http_only={"le": 20},
     ),
 ]
+NoElide = Annotated[
+    bool,
+    param(
+        "Refuse the run, instead of cutting, when a conversation does not fit a juror's context whole.",
+        flag=True,
+    ),
+]
 Plan = Annotated[
     bool, param("Count calls, tokens and cost per juror; call and change nothing.", faces="cli python", flag=True)
 ]

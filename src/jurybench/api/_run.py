@@ -38,6 +38,7 @@ def engine_options(
     executor: str = "local",
     address: str | None = None,
     workers: int | None = None,
+    no_elide: bool = False,
     **embedding: Any,
 ) -> EngineOptions:
     """The engine's options from the arguments score and generate share; ``embedding``: the
@@ -73,6 +74,7 @@ def engine_options(
         executor=executor,
         address=address,
         workers=workers,
+        elide=not no_elide,
         hooks=EngineHooks(**embedding),
     )
 
@@ -217,6 +219,7 @@ def score(
     executor: d.Executor = "local",
     address: d.Address = None,
     workers: d.Workers = None,
+    no_elide: d.NoElide = False,
     options: d.Options = None,
     until: d.Until = None,
     batch_items: d.BatchItems = 50,
@@ -273,6 +276,7 @@ def score(
             executor=executor,
             address=address,
             workers=workers,
+            no_elide=no_elide,
         )
     if until is not None:
         from jurybench.api._sequential import judge_until

@@ -155,7 +155,7 @@ class Store(Holder):
 
         if not isinstance(data, str | Path):
             raise JurybenchError(f"--format {fmt}: give the file its reader reads.")
-        found = read_conversations(Path(data), fmt, entries)
+        found = read_conversations(Path(data), fmt, entries)  # a stream: read as it is written
         with self.writing() as con:
             return write_conversations(con, found, source=str(data), fmt=fmt, dataset=dataset or fmt)
 

@@ -134,6 +134,18 @@ def print_plan(result: Any) -> None:
         ]
     )
     echo_plain(rows, left=2)
+    for p in plans:
+        if p.calls:
+            line = (
+                f"{p.juror}: prompt tokens a call {p.prompt_tokens_min:,} min, {p.prompt_tokens_median:,.0f} median, "
+                f"{p.prompt_tokens_max:,} max"
+            )
+            if p.n_cut:
+                line += (
+                    f"; {p.n_cut} subject{'s' if p.n_cut != 1 else ''} cut to fit its context of "
+                    f"{p.context_tokens:,} tokens (docs/conversations.md; --no-elide refuses instead)"
+                )
+            echo(line)
     unknown = [p.juror for p in plans if p.cost_usd is None]
     if unknown:
         echo(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -130,9 +131,16 @@ class JurorPlan:
     # provider's cached rate saves on them after the first call (None: no cached rate is known).
     shared_prefix_tokens: int = 0
     cache_saving_usd: float | None = None
+    # Prompt tokens of one call (min, median, max) over the calls to make, and the subjects whose
+    # conversation is cut to the juror's context (of ``context_tokens``; None: nothing to fit).
+    prompt_tokens_min: int = 0
+    prompt_tokens_median: float = 0.0
+    prompt_tokens_max: int = 0
+    n_cut: int = 0
+    context_tokens: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
 
 def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequence[Any], set[str]]]) -> list[JurorPlan]:
@@ -142,6 +150,8 @@ def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequen
     prices: dict[str, Price | None] = {}
     per_call: dict[str, float] = {}  # expected output tokens of one call
     prefixes: dict[str, str] = {}  # the text every call of the juror starts with, so far
+    sizes: dict[str, list[int]] = {}  # each call's prompt tokens
+    cut: dict[str, set[str]] = {}  # the subjects cut to fit the juror's context
     for tasks, cached_keys in chunks:
         for task in tasks:
             spec = task.juror
@@ -165,10 +175,21 @@ def plan_costs(con: Connection, rubric: AnyRubric, chunks: Iterable[tuple[Sequen
                 plan.cached += 1
                 continue
             plan.calls += 1
-            plan.input_tokens += count_tokens(spec, task.messages)
+            tokens = count_tokens(spec, task.messages)
+            plan.input_tokens += tokens
+            sizes.setdefault(spec.key, []).append(tokens)
+            if task.presentation and rubric.conversation_fields:
+                cut.setdefault(spec.key, set()).add(task.subject_id)
+                plan.context_tokens = int(json.loads(task.presentation)["context_tokens"])
             text = "".join(f"\x1e{m['role']}\x1f{m['content']}" for m in task.messages)
             prefixes[spec.key] = _common_prefix(prefixes.get(spec.key, text), text)
     for key, plan in plans.items():
+        if sizes.get(key):
+            import statistics
+
+            plan.prompt_tokens_min, plan.prompt_tokens_max = min(sizes[key]), max(sizes[key])
+            plan.prompt_tokens_median = float(statistics.median(sizes[key]))
+        plan.n_cut = len(cut.get(key, ()))
         plan.output_tokens = per_call[key] * plan.calls
         price = prices[key]
         if price is None:

@@ -74,7 +74,9 @@ class CallState:
             completion.finish_reason,
             task.juror.params.get("verdicts"),
             language=task.language,
-            shown=Presentation.from_json(task.presentation) if task.presentation else None,
+            shown=Presentation.from_json(task.presentation)
+            if task.presentation and self.rubric.presented_per_call
+            else None,
             signal=completion.refusal,
         )
         if outcome.status == "valid" and task.juror.params.get("scores") == "expected" and completion.logprobs:

@@ -61,4 +61,7 @@ class EngineOptions:
     executor: str = "local"
     address: str | None = None
     workers: int | None = None
+    # Conversations longer than a juror's context are cut to it (rubric/_transcript.py); False:
+    # a run with any such subject is refused instead (score --no-elide).
+    elide: bool = True
     hooks: EngineHooks = field(default_factory=EngineHooks)

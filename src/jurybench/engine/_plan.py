@@ -60,9 +60,61 @@ class Planned:
         return cls(n_subjects, len(tasks), lambda _reader: iter([tasks]), sorted({t.subject_id for t in tasks}))
 
 
-def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int) -> str:
+def call_key(rubric_hash: str, juror_key: str, subject_id: str, order: str, sample: int, fitted: str = "") -> str:
+    """A call's cache key. ``fitted``: the digest of a conversation cut to the juror's context
+    (rubric/_transcript.py), so a call shown another cut (another budget) is another call; empty
+    for everything shown whole, whose keys are what they always were."""
     raw = f"{rubric_hash}\x1f{juror_key}\x1f{subject_id}\x1f{order}\x1f{sample}"
+    if fitted:
+        raw += f"\x1f{fitted}"
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A subject fitted to one juror's context: the subject to render (with its cut
+    conversations), what was cut (JSON for ``calls.presentation``, None: shown whole) and the
+    digest the call key takes."""
+
+    subject: dict[str, Any]
+    presentation: str | None = None
+    digest: str = ""
+
+
+def fit_subject(rubric: AnyRubric, subject: dict[str, Any], juror: JurorSpec) -> Fitted:
+    """``subject``'s conversations cut to what ``juror``'s context leaves them: the context less the
+    answer's reserve and the rest of the prompt (rendered with the conversations empty), in
+    characters at CHARS_PER_TOKEN, shared equally by a pair's two sides."""
+    import json
+
+    from jurybench.jurors import answer_reserve, context_budget
+    from jurybench.rubric import CHARS_PER_TOKEN, fitted_digest, messages_of, render_transcript
+
+    found = context_budget(juror)
+    if found is None:
+        return Fitted(subject)
+    context, source = found
+    sides = ("_a", "_b") if is_pairwise(rubric) else ("",)
+    bare = {**subject, **{f"fitted{side}": "" for side in sides}}
+    frame = sum(len(str(m.get("content") or "")) for m in rubric.render(bare, "AB" if sides != ("",) else "")[0])
+    room = (context - answer_reserve(juror, context)) * CHARS_PER_TOKEN - frame
+    per_side = max(0, room // len(sides))
+    texts, cuts = {}, {}
+    for side in sides:
+        messages = messages_of(
+            subject.get(f"conversation{side}"), subject.get("prompt"), subject.get(f"response{side}")
+        )
+        texts[side], elision = render_transcript(messages, per_side)
+        if elision is not None:
+            cuts[side.strip("_") or "conversation"] = elision.as_dict()
+    if not cuts:
+        return Fitted(subject)
+    shown = json.dumps({"context_tokens": context, "context_from": source, "cut": cuts}, sort_keys=True)
+    return Fitted(
+        {**subject, **{f"fitted{side}": text for side, text in texts.items()}},
+        shown,
+        fitted_digest([texts[side] for side in sides]),
+    )
 
 
 ORDERS = ("both", "one", "random")
@@ -154,14 +206,30 @@ def plan_tasks(
         sid = subject[rubric.subject_column]
         language = subject.get("language")
         shown_in = orders_of(str(sid), orders, order_seed) if pairwise else ("",)
-        # One rendering per order, shared by every juror and sample (a questionnaire renders per call).
-        shared = {} if rubric.presented_per_call else {order: rubric.render(subject, order) for order in shown_in}
+        # One rendering per order, shared by every juror and sample (a questionnaire renders per call;
+        # a conversation per juror context it is cut to).
+        shared = (
+            {}
+            if rubric.presented_per_call or rubric.conversation_fields
+            else {order: rubric.render(subject, order) for order in shown_in}
+        )
+        fits: dict[tuple[object, ...], tuple[Fitted, dict[str, Any]]] = {}
         for juror in jurors:
+            fit, rendered = Fitted(subject), shared
+            if rubric.conversation_fields:
+                from jurybench.jurors import answer_reserve, context_budget
+
+                budget = context_budget(juror)
+                at = (budget, answer_reserve(juror, budget[0]) if budget else None)
+                if at not in fits:
+                    made = fit_subject(rubric, subject, juror)
+                    fits[at] = (made, {order: rubric.render(made.subject, order) for order in shown_in})
+                fit, rendered = fits[at]
             for order in shown_in:
                 for sample in range(juror.samples):
-                    key = call_key(rubric_hash, juror.key, sid, order, sample)
-                    messages, shown = shared[order] if shared else rubric.render(subject, order, key)
-                    tasks.append(Task(key, juror, sid, order, sample, messages, language, shown))
+                    key = call_key(rubric_hash, juror.key, sid, order, sample, fit.digest)
+                    messages, shown = rendered[order] if rendered else rubric.render(subject, order, key)
+                    tasks.append(Task(key, juror, sid, order, sample, messages, language, shown or fit.presentation))
     return tasks
 
 

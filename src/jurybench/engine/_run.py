@@ -50,6 +50,7 @@ from jurybench.rubric import (
     subject_rows,
     subject_slices,
     subject_table,
+    with_conversations,
 )
 from jurybench.store import first_row, transaction
 
@@ -164,7 +165,7 @@ def score(
         if ids is not None and len(ids) <= CHUNK:  # a few named subjects (a service job): one read, kept
             table = subject_table(con, rubric, where, ids)
             selected = [str(v) for v in table.column(0).to_pylist()]  # the key comes first
-            held = next(subject_slices(table, CHUNK), [])
+            held = with_conversations(con, rubric, next(subject_slices(table, CHUNK), []))
         else:
             selected = subject_ids(con, rubric, where, ids)
         if not selected:
@@ -189,6 +190,9 @@ def score(
                 with reader() as con:
                     rows = subject_rows(con, rubric, part)
                 yield plan_tasks(rubric, jurors, rows, design.orders, design.order_seed)
+
+        if not options.elide and rubric.conversation_fields:
+            refuse_cuts(rubric, (plan_tasks(rubric, jurors, subject_rows(con, rubric, p), "one") for p in slices))
 
         def gold(con: Connection) -> None:
             if held is not None:
@@ -381,6 +385,28 @@ def run_tasks(
                     with access.uncapped():  # the finishing steps (a calibration applied over the run) are analysis
                         finish(con, result)
     return result
+
+
+def refuse_cuts(rubric: AnyRubric, chunks: Iterator[list[Task]]) -> None:
+    """``--no-elide``: refuse, in one line, a run in which any conversation would be cut to a
+    juror's context, saying how many subjects exceed whose budget."""
+    over: dict[str, set[str]] = {}
+    budgets: dict[str, int] = {}
+    total: set[str] = set()
+    for tasks in chunks:
+        for task in tasks:
+            total.add(task.subject_id)
+            if task.presentation and rubric.conversation_fields:
+                over.setdefault(task.juror.display_name, set()).add(task.subject_id)
+                budgets[task.juror.display_name] = int(json.loads(task.presentation)["context_tokens"])
+    if over:
+        said = "; ".join(f"{len(ids)} for {name} ({budgets[name]:,} tokens)" for name, ids in over.items())
+        raise JurybenchError(
+            f"--no-elide: {len(set().union(*over.values()))} of {len(total)} {'pairs' if rubric.pairwise else 'items'} "
+            f"do not fit a juror's context whole: {said}.",
+            hint="Leave out --no-elide to judge them cut as docs/conversations.md says, give the juror a larger "
+            "context= if its model has one, or choose them out with --where.",
+        )
 
 
 def _checked_executor(options: EngineOptions) -> bool:

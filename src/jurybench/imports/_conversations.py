@@ -32,7 +32,7 @@ class ConversationFormat:
 
     name: str
     description: str
-    read: Callable[[Path, Mapping[str, str]], list[Conversation]]
+    read: Callable[[Path, Mapping[str, str]], Iterable[Conversation]]
     detect: Callable[[Path, Any], bool] | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     options: Mapping[str, str] = field(default_factory=dict)
@@ -82,9 +82,9 @@ def parse_map(entries: Iterable[str] | Mapping[str, str] | None, fmt: Conversati
 
 def read_conversations(
     path: Path, fmt: str, entries: Iterable[str] | Mapping[str, str] | None = None
-) -> list[Conversation]:
-    """The conversations of ``path`` as the reader ``fmt`` reads them, each checked (nothing is
-    written: :func:`~jurybench.store.write_conversations` writes them)."""
+) -> Iterable[Conversation]:
+    """The conversations of ``path`` as the reader ``fmt`` reads them (a JSON-lines file a line at
+    a time, as :func:`~jurybench.store.write_conversations` writes them; nothing is written here)."""
     reader = conversation_format(fmt)
     if reader is None:
         raise JurybenchError(
@@ -94,12 +94,7 @@ def read_conversations(
     options = parse_map(entries, reader)
     if not path.exists():
         raise JurybenchError(f"{path}: no such file.")
-    found = reader.read(path, options)
-    if not found:
-        raise JurybenchError(f"{path}: no conversations in it.")
-    for c in found:
-        c.check()
-    return found
+    return reader.read(path, options)
 
 
 def text_of(content: Any, where: str) -> str | None:

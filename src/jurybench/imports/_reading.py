@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,32 @@ def read_member(archive: Any, name: str, where: str) -> bytes:
                 )
             chunks.append(chunk)
     return b"".join(chunks)
+
+
+def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """:func:`records`, a JSON-lines file's a line at a time (its memory stays flat however long
+    the file); a .json document is read whole, as it must be."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        yield from records(path)
+        return
+    if not path.exists():
+        raise JurybenchError(f"{path}: no such file.")
+    with path.open(encoding="utf-8-sig") as handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline()
+            except UnicodeDecodeError:
+                raise JurybenchError(f"{path}: not UTF-8 text (a UTF-16 file?).", hint="Save it as UTF-8.") from None
+            if not line:
+                return
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                yield number, load_json(line, f"{path} line {number}")
+            except json.JSONDecodeError as exc:
+                raise JurybenchError(f"{path} line {number}: not JSON ({exc.msg}).") from None
 
 
 def records(path: Path, *, expect: str = "list") -> list[tuple[int, Any]]:

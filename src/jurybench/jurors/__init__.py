@@ -39,7 +39,15 @@ from jurybench.jurors._lookup import is_offline, kind_of, kinds, register_kind, 
 from jurybench.jurors._make import check_juror, check_jurors, make_backend
 from jurybench.jurors._own_pace import JurorPace
 from jurybench.jurors._price_map import Price, is_local, priced
-from jurybench.jurors._prices import batch_price, count_tokens, output_limit, price_of, usd
+from jurybench.jurors._prices import (
+    answer_reserve,
+    batch_price,
+    context_budget,
+    count_tokens,
+    output_limit,
+    price_of,
+    usd,
+)
 from jurybench.jurors._simulated import load_sim_subjects, truth
 from jurybench.jurors._spec import (
     JurorSpec,
@@ -77,10 +85,12 @@ __all__ = [
     "Signals",
     "Slot",
     "TransientError",
+    "answer_reserve",
     "batch_price",
     "check_batch_juror",
     "check_juror",
     "check_jurors",
+    "context_budget",
     "count_tokens",
     "estimate_tokens",
     "is_local",

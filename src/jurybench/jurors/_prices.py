@@ -71,6 +71,43 @@ def usd(value: float) -> str:
     return f"${value:.{digits}f}"
 
 
+# The context of a model that calls a provider but that litellm does not know: the smallest in
+# common use among chat models today, so a conversation fitted to it fits theirs.
+DEFAULT_CONTEXT = 8_192
+# What a call's answer is kept room for in the context when the juror sets no max_tokens and the
+# model's output limit is unknown.
+ANSWER_RESERVE = 1_024
+
+
+def context_budget(spec: JurorSpec) -> tuple[int, str] | None:
+    """The juror's context in tokens and where it comes from: ``context=`` on the juror, else the
+    model's input limit as litellm knows it, else DEFAULT_CONTEXT for a provider's model; None
+    for offline jurors (simulated, fake, replayed) given no ``context=``: nothing to fit."""
+    given = spec.option("context", None)
+    if isinstance(given, int) and not isinstance(given, bool):
+        return given, "context="
+    from jurybench.jurors._lookup import is_offline
+
+    if is_offline(spec.model):
+        return None
+    try:
+        from jurybench.jurors._completion import import_litellm
+
+        info = import_litellm().get_model_info(spec.model)
+        limit = info.get("max_input_tokens") or info.get("max_tokens")
+        if isinstance(limit, int) and limit > 0:
+            return limit, "the model's input limit (litellm)"
+    except Exception:  # litellm does not know the model
+        pass
+    return DEFAULT_CONTEXT, f"the default for a model of unknown context ({DEFAULT_CONTEXT:,})"
+
+
+def answer_reserve(spec: JurorSpec, context: int) -> int:
+    """Tokens kept free for the answer: the juror's output limit, at most half its context."""
+    limit = output_limit(spec)
+    return int(min(limit if limit is not None else ANSWER_RESERVE, context // 2))
+
+
 def output_limit(spec: JurorSpec) -> float | None:
     """The most output tokens one call of the juror can cost: its max_tokens, else the model's
     output limit as litellm knows it, else None (unknown)."""

@@ -26,6 +26,10 @@ OPERATIONAL = {
     "rpm": "requests per minute cap for this juror (provider limits are read and adapted to anyway)",
     "tpm": "tokens per minute cap for this juror (prompt tokens estimated from the text)",
     "timeout": "seconds per request",
+    "context": (
+        "the juror's context in tokens: conversations longer than fits are cut to it as docs/conversations.md "
+        "says (default: the model's known input limit)"
+    ),
     "retries": "retries on 5xx and timeouts (a rate limit waits instead, up to --give-up-after)",
     "parse_retries": "re-asks after an answer that fails validation",
     "api_base": "endpoint URL",
@@ -225,7 +229,7 @@ def _split_top_level(text: str) -> list[str]:
 
 
 # Operational numbers and the least each may be: whole numbers or any finite number.
-_WHOLE_AT_LEAST = {"concurrency": 1, "retries": 0, "parse_retries": 0, "batch_size": 1}
+_WHOLE_AT_LEAST = {"concurrency": 1, "retries": 0, "parse_retries": 0, "batch_size": 1, "context": 256}
 # A cap below one request (or token) a minute cannot be right: it would pace a run to a halt.
 _NUMBER_AT_LEAST = {"rpm": 1.0, "tpm": 1.0, "timeout": 0.001}
 

@@ -49,9 +49,18 @@ from jurybench.rubric._render import (
     render_pointwise,
 )
 from jurybench.rubric._schema import answer_format, answer_schema, response_model
-from jurybench.rubric._subjects import load_subjects, subject_ids, subject_rows, subject_slices, subject_table
+from jurybench.rubric._subjects import (
+    load_subjects,
+    subject_ids,
+    subject_rows,
+    subject_slices,
+    subject_table,
+    with_conversations,
+)
+from jurybench.rubric._transcript import CHARS_PER_TOKEN, fitted_digest, messages_of, render_transcript
 
 __all__ = [
+    "CHARS_PER_TOKEN",
     "ENTRY_POINT_GROUP",
     "PLACEHOLDER_RE",
     "AnyRubric",
@@ -77,6 +86,7 @@ __all__ = [
     "extract_json",
     "fill_template",
     "find_rubric",
+    "fitted_digest",
     "gold_label",
     "is_pairwise",
     "is_stored_name",
@@ -84,6 +94,7 @@ __all__ = [
     "load_rubric",
     "load_subjects",
     "match_label",
+    "messages_of",
     "normalise_label",
     "outcome_from_answer",
     "parse_answer",
@@ -96,6 +107,7 @@ __all__ = [
     "render_inventory",
     "render_pairwise",
     "render_pointwise",
+    "render_transcript",
     "resolve_rubric_path",
     "response_model",
     "rubric_files",
@@ -108,4 +120,5 @@ __all__ = [
     "subject_table",
     "tokens_from_logprobs",
     "unregister_kind",
+    "with_conversations",
 ]

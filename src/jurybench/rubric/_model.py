@@ -21,11 +21,28 @@ NAME_RE = r"^[a-z][a-z0-9_]*$"
 
 # Placeholders a template may use, by rubric family. ``meta.<field>`` reads a
 # metadata field of the item (of item A for pairwise rubrics).
-POINTWISE_FIELDS = frozenset({"prompt", "response", "reference", "language", "model", "criteria", "answer_format"})
-PAIRWISE_FIELDS = frozenset(
-    {"prompt", "response_a", "response_b", "reference", "language", "categories", "answer_format"}
+POINTWISE_FIELDS = frozenset(
+    {"prompt", "response", "conversation", "reference", "language", "model", "criteria", "answer_format"}
 )
-CLASSIFICATION_FIELDS = frozenset({"prompt", "response", "reference", "language", "labels", "answer_format"})
+PAIRWISE_FIELDS = frozenset(
+    {
+        "prompt",
+        "response_a",
+        "response_b",
+        "conversation_a",
+        "conversation_b",
+        "reference",
+        "language",
+        "categories",
+        "answer_format",
+    }
+)
+CLASSIFICATION_FIELDS = frozenset(
+    {"prompt", "response", "conversation", "reference", "language", "labels", "answer_format"}
+)
+# The placeholders a conversation fills (rubric/_transcript.py): a template that uses one has
+# its subjects' messages loaded and fitted to each juror's context.
+CONVERSATION_FIELDS = ("conversation", "conversation_a", "conversation_b")
 INVENTORY_FIELDS = frozenset({"prompt", "response", "language", "scale", "items", "answer_format"})
 PLACEHOLDER_RE = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_.]*)\}(?!\})")
 
@@ -421,6 +438,17 @@ class _RubricBase(_Strict, KindTraits):
                             "or {meta.<field>}"
                         )
         return self
+
+    @cached_property
+    def conversation_fields(self) -> tuple[str, ...]:
+        """The conversation placeholders its templates use (none: its subjects' messages are not read)."""
+        used = {
+            f
+            for template in self.templates.values()
+            for part in (template.system, template.user)
+            for f in PLACEHOLDER_RE.findall(part)
+        }
+        return tuple(f for f in CONVERSATION_FIELDS if f in used)
 
     @cached_property
     def content_hash(self) -> str:

@@ -72,12 +72,27 @@ def fill_template(text: str, values: Mapping[str, object], meta: Mapping[str, ob
     return _TOKEN_RE.sub(sub, text)
 
 
+def conversation_text(rubric: AnyRubric, subject: Mapping[str, Any], side: str) -> str | None:
+    """The subject's (or a pair side's) conversation as the judge reads it: fitted to the juror's
+    context where the engine fitted it (``fitted<side>``), else whole; None when no template uses it."""
+    if not rubric.conversation_fields:
+        return None
+    fitted = subject.get(f"fitted{side}")
+    if fitted is not None:
+        return str(fitted)
+    from jurybench.rubric._transcript import messages_of, render_transcript
+
+    messages = messages_of(subject.get(f"conversation{side}"), subject.get("prompt"), subject.get(f"response{side}"))
+    return render_transcript(messages)[0]
+
+
 def render_pointwise(rubric: AnyRubric, item: Mapping[str, Any]) -> Messages:
     """Messages asking a juror to score one item on every criterion."""
     template = rubric.template_for(item.get("language"))
     values = {
         "prompt": item.get("prompt"),
         "response": item.get("response"),
+        "conversation": conversation_text(rubric, item, ""),
         "reference": item.get("reference"),
         "language": item.get("language"),
         "model": item.get("model"),
@@ -95,6 +110,7 @@ def render_classification(rubric: ClassificationRubric, item: Mapping[str, Any])
     values = {
         "prompt": item.get("prompt"),
         "response": item.get("response"),
+        "conversation": conversation_text(rubric, item, ""),
         "reference": None,  # the gold label is never shown to the classifier
         "language": item.get("language"),
         "labels": labels_block(rubric, item.get("language")),
@@ -134,6 +150,8 @@ def render_pairwise(
         "prompt": pair.get("prompt"),
         "response_a": pair.get(f"response_{first}"),
         "response_b": pair.get(f"response_{second}"),
+        "conversation_a": conversation_text(rubric, pair, f"_{first}"),
+        "conversation_b": conversation_text(rubric, pair, f"_{second}"),
         "reference": pair.get("reference"),
         "language": pair.get("language"),
         "categories": criteria_block(rubric),

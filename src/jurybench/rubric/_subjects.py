@@ -20,7 +20,25 @@ def load_subjects(con: Connection, rubric: AnyRubric, where: str | None) -> list
     The predicate is parsed as one expression and evaluated in a sandbox holding only
     the candidate rows, never on the store's (writable) connection.
     """
-    return [row for rows in subject_slices(subject_table(con, rubric, where), 1 << 30) for row in rows]
+    rows = [row for rows in subject_slices(subject_table(con, rubric, where), 1 << 30) for row in rows]
+    return with_conversations(con, rubric, rows)
+
+
+def with_conversations(con: Connection, rubric: AnyRubric, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The subjects with their conversations' messages (``conversation``; a pair's
+    ``conversation_a`` / ``conversation_b``) when the rubric's templates show one; a subject that
+    is a single response gets none (it reads as its prompt and response)."""
+    if not rubric.conversation_fields or not rows:
+        return rows
+    from jurybench.store import load_messages
+
+    sides = ("_a", "_b") if is_pairwise(rubric) else ("",)
+    key = {"_a": "item_a", "_b": "item_b", "": "item_id"}
+    found = load_messages(con, [str(r[key[s]]) for r in rows for s in sides])
+    for row in rows:
+        for side in sides:
+            row[f"conversation{side}"] = found.get(str(row[key[side]]))
+    return rows
 
 
 def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
@@ -128,7 +146,7 @@ def subject_rows(con: Connection, rubric: AnyRubric, ids: Sequence[str]) -> list
             if type(exc).__name__ != "OutOfMemoryException":
                 raise
             table = _by_row_ranges(con, rubric, base, key)
-    return next(subject_slices(table, max(table.num_rows, 1)), [])
+    return with_conversations(con, rubric, next(subject_slices(table, max(table.num_rows, 1)), []))
 
 
 def _by_row_ranges(con: Connection, rubric: AnyRubric, base: str, key: str) -> Any:

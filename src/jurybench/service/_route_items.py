@@ -66,7 +66,9 @@ def upload_conversations(body: rq.ConversationsUpload, store: StoreDep) -> dict[
         path = Path(folder) / name
         path.write_text(body.content if lines else json.dumps(body.content), encoding="utf-8")
         try:
-            found = read_conversations(path, body.format, body.map)
+            found = list(read_conversations(path, body.format, body.map))
+            for conversation in found:
+                conversation.check()
         except JurybenchError as exc:  # name the request's field, not the server's scratch file
             raise JurybenchError(exc.message.replace(str(path), "content"), hint=exc.hint) from None
     with store.writing() as cur:

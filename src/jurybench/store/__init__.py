@@ -9,6 +9,7 @@ from jurybench.store._conversations import (
     Message,
     ToolCall,
     load_conversation,
+    load_messages,
     parse_arguments,
     write_conversations,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "is_blank",
     "jury_calibration",
     "load_conversation",
+    "load_messages",
     "migrate",
     "open_with_retry",
     "parse_arguments",

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from jurybench.errors import JurybenchError, brief
@@ -42,6 +43,12 @@ class ToolCall:
     call_id: str | None
     tool: str
     arguments: Any
+
+    @cached_property
+    def arguments_text(self) -> str:
+        """The arguments as one line of JSON, keys sorted (made once: a judge's prompt and the
+        store both show it)."""
+        return json.dumps(self.arguments, ensure_ascii=False, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -155,56 +162,95 @@ def parse_arguments(raw: Any, where: str) -> Any:
     raise JurybenchError(f"{where}, field 'arguments': {brief(raw)} is not JSON.")
 
 
+# Conversations checked and written at a time: an import's memory stays flat as its file grows.
+WRITE_CHUNK = 1_000
+
+
 def write_conversations(
-    con: Connection, conversations: Sequence[Conversation], *, source: str, fmt: str, dataset: str | None = None
+    con: Connection, conversations: Iterable[Conversation], *, source: str, fmt: str, dataset: str | None = None
 ) -> ImportResult:
-    """Each conversation as an item (shape 'conversation') with its messages and tool calls, in
-    one transaction; a conversation stored already with the same content is left as it is."""
+    """Each conversation as an item (shape 'conversation') with its messages and tool calls, all in
+    one transaction, ``WRITE_CHUNK`` at a time (a stream is read as it is written: the first bad
+    record rolls back everything before it); a conversation stored already with the same content
+    is left as it is. No conversation at all is refused."""
     import pyarrow as pa
 
     from jurybench.store._db import registered, transaction
+    from jurybench.store._imports import ImportResult
+
+    total = ImportResult(0, 0)
+    seen: dict[str, str] = {}  # id -> where: an id twice in one import is refused
+    with transaction(con):
+        for chunk in _chunks(conversations, WRITE_CHUNK):
+            for c in chunk:
+                c.check()
+                if c.item_id in seen:
+                    raise JurybenchError(
+                        f"{c.where}: conversation id {c.item_id!r} is given twice (first at {seen[c.item_id]}).",
+                        hint="Each conversation needs an id of its own (--map id=FIELD).",
+                    )
+                seen[c.item_id] = c.where
+            done = _write_chunk(con, chunk, source=source, fmt=fmt, dataset=dataset, pa=pa, registered=registered)
+            total = ImportResult(
+                total.inserted + done.inserted, total.unchanged + done.unchanged, total.updated + done.updated
+            )
+        if not seen:
+            raise JurybenchError(f"{source}: no conversations in it.")
+    return dataclasses.replace(total, conversations=True)
+
+
+def _chunks(items: Iterable[Conversation], size: int) -> Iterator[list[Conversation]]:
+    chunk: list[Conversation] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write_chunk(
+    con: Connection, chunk: list[Conversation], *, source: str, fmt: str, dataset: str | None, pa: Any, registered: Any
+) -> ImportResult:
     from jurybench.store._imports import write_items
 
-    for c in conversations:
-        c.check()
-    records = []
-    for k, c in enumerate(conversations, start=1):
-        records.append(
-            (
-                k,
-                {
-                    "item_id": c.item_id,
-                    "response": c.final_answer if c.answer is None else c.answer,
-                    "prompt": c.task,
-                    "reference": c.reference,
-                    "model": c.agent_model,
-                    "language": c.language,
-                    "treatment": None,
-                    "metadata": json.dumps(c.metadata, sort_keys=True, default=str) if c.metadata else None,
-                    "dataset": dataset or c.dataset,
-                    "source_file": source,
-                },
-            )
+    records = [
+        (
+            k,
+            {
+                "item_id": c.item_id,
+                "response": c.final_answer if c.answer is None else c.answer,
+                "prompt": c.task,
+                "reference": c.reference,
+                "model": c.agent_model,
+                "language": c.language,
+                "treatment": None,
+                "metadata": json.dumps(c.metadata, sort_keys=True, default=str) if c.metadata else None,
+                "dataset": dataset or c.dataset,
+                "source_file": source,
+            },
         )
+        for k, c in enumerate(chunk, start=1)
+    ]
     stored = dict(
         con.execute(
             "SELECT item_id, transcript_sha256 FROM conversations WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
-            [[c.item_id for c in conversations]],
+            [[c.item_id for c in chunk]],
         ).fetchall()
     )
-    for c in conversations:
+    for c in chunk:
         if c.item_id in stored and stored[c.item_id] != c.digest():
             raise JurybenchError(
                 f"{c.where}: conversation {c.item_id!r} is stored already with other messages, task, outcome or "
                 "reference actions.",
                 hint="Give it another id (--map id=FIELD), or import into a fresh --db.",
             )
-    with transaction(con):
-        result = write_items(con, records, source=source, in_transaction=True)
-        fresh = [c for c in conversations if c.item_id not in stored]
-        if fresh:
-            _insert(con, fresh, fmt, pa, registered)
-    return dataclasses.replace(result, conversations=True)
+    result = write_items(con, records, source=source, in_transaction=True)
+    fresh = [c for c in chunk if c.item_id not in stored]
+    if fresh:
+        _insert(con, fresh, fmt, pa, registered)
+    return result
 
 
 _CONVERSATION_COLUMNS = {
@@ -309,7 +355,7 @@ def _insert(con: Connection, fresh: list[Conversation], fmt: str, pa: Any, regis
                         "call_index": j,
                         "call_id": call.call_id,
                         "tool": call.tool,
-                        "arguments": json.dumps(call.arguments, sort_keys=True, default=str),
+                        "arguments": call.arguments_text,
                         "result_position": answered,
                         "result_chars": len(c.messages[answered].content or "") if answered is not None else None,
                     }
@@ -327,6 +373,36 @@ def _insert(con: Connection, fresh: list[Conversation], fmt: str, pa: Any, regis
         "UPDATE items SET shape = 'conversation' WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
         [[c.item_id for c in fresh]],
     )
+
+
+def load_messages(con: Connection, item_ids: Sequence[str]) -> dict[str, list[Message]]:
+    """The messages of those of ``item_ids`` that are conversations, in order, each with its tool
+    calls (two queries for any number of ids)."""
+    import pyarrow as pa
+
+    from jurybench.store._db import registered
+
+    wanted = pa.table({"id": pa.array(list(dict.fromkeys(item_ids)), pa.string())})
+    with registered(con, "_jb_conversation_ids", wanted):
+        rows = con.execute(
+            "SELECT item_id, position, role, content, name, tool_call_id FROM messages "
+            "WHERE item_id IN (SELECT id FROM _jb_conversation_ids) ORDER BY item_id, position"
+        ).fetchall()
+        call_rows = con.execute(
+            "SELECT item_id, position, call_id, tool, arguments FROM tool_calls "
+            "WHERE item_id IN (SELECT id FROM _jb_conversation_ids) ORDER BY item_id, position, call_index"
+        ).fetchall()
+    calls: dict[tuple[str, int], list[ToolCall]] = {}
+    for item_id, position, call_id, tool, arguments in call_rows:
+        calls.setdefault((item_id, int(position)), []).append(
+            ToolCall(call_id, str(tool), json.loads(arguments) if arguments else None)
+        )
+    out: dict[str, list[Message]] = {}
+    for item_id, position, role, content, name, tool_call_id in rows:
+        out.setdefault(item_id, []).append(
+            Message(str(role), content, tuple(calls.get((item_id, int(position)), ())), tool_call_id, name)
+        )
+    return out
 
 
 def load_conversation(con: Connection, item_id: str) -> Conversation | None:

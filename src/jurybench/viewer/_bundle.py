@@ -56,8 +56,21 @@ def _subjects(con: Connection, run: str, pairwise: bool) -> Any:
     )
 
 
-def _page(run: str, rubric: Any, subjects: Any, jury: Any, jurors: Any) -> str:
-    """The subjects as one HTML table: text, the jury's score per dimension, each juror's."""
+def _transcripts(con: Connection, subjects: Any, pairwise: bool) -> dict[str, str]:
+    """Each conversation among the subjects' items as the judges read it whole (rubric/_transcript.py)."""
+    from jurybench.rubric import render_transcript
+    from jurybench.store import load_messages
+
+    ids = [str(v) for c in (("item_a", "item_b") if pairwise else ("item_id",)) for v in subjects[c].tolist()]
+    return {item: render_transcript(messages)[0] for item, messages in load_messages(con, ids).items()}
+
+
+def _page(
+    run: str, rubric: Any, subjects: Any, jury: Any, jurors: Any, conversations: dict[str, str] | None = None
+) -> str:
+    """The subjects as one HTML table: text (a conversation: its whole transcript), the jury's
+    score per dimension, each juror's."""
+    conversations = conversations or {}
     key = rubric.subject_column
     dim = rubric.dimension_column
     jury_score = {(str(r[key]), str(r[dim])): r["jury_score"] for r in jury.to_dict(orient="records")}
@@ -79,6 +92,12 @@ def _page(run: str, rubric: Any, subjects: Any, jury: Any, jurors: Any) -> str:
             for field in text_fields
             if record.get(field)
         )
+        for side, item in (("a", record.get("item_a")), ("b", record.get("item_b")), ("", record.get("item_id"))):
+            if item is not None and str(item) in conversations:
+                texts += (
+                    f"<details><summary>conversation{' ' + side.upper() if side else ''}</summary>"
+                    f"<pre class='conversation'>{html.escape(conversations[str(item)])}</pre></details>"
+                )
         scores = ""
         for d in dims:
             mean = jury_score.get((sid, d))
@@ -156,7 +175,10 @@ def report_bundle(store: StoreRef, runs: list[str], out: Path, *, zipped: bool =
                         record = dict(zip(columns, row, strict=True))
                         record["messages"] = json.loads(record["messages"]) if record["messages"] else None
                         f.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                (folder / "subjects.html").write_text(_page(run, rubric, subjects, jury, jurors), encoding="utf-8")
+                conversations = _transcripts(con, subjects, rubric.pairwise)
+                (folder / "subjects.html").write_text(
+                    _page(run, rubric, subjects, jury, jurors, conversations), encoding="utf-8"
+                )
                 links.append(
                     f"<li><strong>{html.escape(run)}</strong> ({html.escape(rubric.name)}, {len(subjects)} subjects, "
                     f"{len(calls)} calls): <a href='{_safe(run)}/subjects.html'>subjects and answers</a> · "

@@ -22,6 +22,80 @@ def _json(value: object) -> Any:  # parsed JSON text
         return value
 
 
+# A tool result (or any message) longer than this is shown folded, opened on a click.
+FOLD_CHARS = 1_200
+
+
+def conversation_of(con: Connection, item_id: str) -> dict[str, Any] | None:
+    """A stored conversation as its page shows it: the head (task, trial, verified outcome,
+    reference actions) and each message with its tool calls, each result tied to its call."""
+    from jurybench.store import load_conversation
+
+    found = load_conversation(con, item_id)
+    if found is None:
+        return None
+    answered = {
+        r[0]: r[1]
+        for r in con.execute(
+            "SELECT result_position, position FROM tool_calls WHERE item_id = ? AND result_position IS NOT NULL",
+            [item_id],
+        ).fetchall()
+    }
+    messages: list[dict[str, Any]] = []
+    for k, m in enumerate(found.messages):
+        messages.append(
+            {
+                "position": k,
+                "role": m.role,
+                "content": m.content or "",
+                "name": m.name,
+                "tool_call_id": m.tool_call_id,
+                "answers": answered.get(k),
+                "folded": len(m.content or "") > FOLD_CHARS,
+                "calls": [
+                    {
+                        "tool": c.tool,
+                        "call_id": c.call_id,
+                        "arguments": json.dumps(c.arguments, indent=2, ensure_ascii=False, sort_keys=True),
+                    }
+                    for c in m.tool_calls
+                ],
+                "elided_for": [],
+            }
+        )
+    return {
+        "task": found.task,
+        "task_id": found.task_id,
+        "trial": found.trial,
+        "agent_model": found.agent_model,
+        "outcome": found.outcome,
+        "outcome_passed": found.outcome_passed,
+        "outcome_source": found.outcome_source,
+        "reference_actions": [
+            {"tool": a.get("tool"), "arguments": json.dumps(a.get("arguments"), ensure_ascii=False, sort_keys=True)}
+            for a in found.reference_actions or []
+        ],
+        "messages": messages,
+        "n_tool_calls": sum(len(m["calls"]) for m in messages),
+    }
+
+
+def _mark_elided(shown: dict[str, Any], calls: list[dict[str, Any]], pairwise: bool) -> None:
+    """Each message a juror's call was not shown (cut to its context): marked with the juror."""
+    for c in calls:
+        cut = _json(c.pop("presentation", None)) if "presentation" in c else None
+        if not isinstance(cut, dict) or "cut" not in cut:
+            continue
+        for side, record in cut["cut"].items():
+            it = shown.get({"conversation": "item", "a": "a", "b": "b"}.get(side, "item"))
+            conversation = (it or {}).get("conversation")
+            if not conversation:
+                continue
+            for k in record.get("messages_elided", []):
+                if k < len(conversation["messages"]) and c["juror"] not in conversation["messages"][k]["elided_for"]:
+                    conversation["messages"][k]["elided_for"].append(c["juror"])
+
+
 def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, object]:
     """An item or pair as the run judged it: its texts, every call of every juror (both orders,
     every sample) with the raw answer and the parsed judgments, the jury score per criterion and
@@ -47,11 +121,15 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
             for key in ("treatment", "metadata"):
                 if key in text:
                     text[key] = _json(text[key])
+    for side in ("item", "a", "b"):
+        it = shown.get(side)
+        if it is not None and it.get("shape") == "conversation":
+            it["conversation"] = conversation_of(con, str(it["item_id"]))
     calls = _query(
         con,
         """SELECT c.call_key, c.juror_key, coalesce(rj.name, ju.name) AS juror, ju.model, c.presented_order,
                   c.sample_index, c.status, c.reason, c.attempts, c.response_text, c.finish_reason, c.messages,
-                  c.cost_usd, c.latency_ms
+                  c.cost_usd, c.latency_ms, c.presentation
            FROM run_calls rc JOIN calls c USING (call_key) LEFT JOIN jurors ju ON ju.juror_key = c.juror_key
            LEFT JOIN run_jurors rj ON rj.run_id = rc.run_id AND rj.juror_key = c.juror_key
            WHERE rc.run_id = ? AND c.subject_id = ? AND c.subject_kind = ?
@@ -73,6 +151,7 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
     for c in calls:
         c["judgments"] = judgments.get(c["call_key"], [])
         c["messages"] = _json(c["messages"])
+    _mark_elided(shown, calls, pairwise)
     view, dim, sid = (
         ("jury_pairwise", "category", "pair_id") if pairwise else ("jury_pointwise", "criterion", "item_id")
     )

@@ -112,7 +112,7 @@ def _ordered(run: dict[str, object], want: Filter) -> tuple[str, list[object]]:
     if pairwise:
         texts = (
             "SELECT p.pair_id AS id, a.prompt, a.response AS response, b.response AS response_b, "
-            "a.model || ' vs ' || b.model AS model, a.language, p.dataset "
+            "a.model || ' vs ' || b.model AS model, a.language, p.dataset, p.item_a, p.item_b "
             "FROM pairs p JOIN items a ON a.item_id = p.item_a JOIN items b ON b.item_id = p.item_b"
         )
     else:
@@ -139,9 +139,17 @@ def _ordered(run: dict[str, object], want: Filter) -> tuple[str, list[object]]:
     where: list[str] = []
     where_params: list[object] = []
     if want.q:
-        where.append("(t.id ILIKE ? OR t.prompt ILIKE ? OR t.response ILIKE ? OR t.response_b ILIKE ?)")
+        # a conversation is found by a word in any of its messages or by a tool it called (a pair
+        # by either side's): the item ids those match, then the subjects that hold them
+        in_messages = (
+            "SELECT item_id FROM messages WHERE content ILIKE ? UNION SELECT item_id FROM tool_calls WHERE tool ILIKE ?"
+        )
+        holds = (
+            f"t.item_a IN ({in_messages}) OR t.item_b IN ({in_messages})" if pairwise else f"t.id IN ({in_messages})"
+        )
+        where.append(f"(t.id ILIKE ? OR t.prompt ILIKE ? OR t.response ILIKE ? OR t.response_b ILIKE ? OR {holds})")
         like = "%" + want.q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        where_params += [like] * 4
+        where_params += [like] * (8 if pairwise else 6)
         where[-1] = where[-1].replace("ILIKE ?", "ILIKE ? ESCAPE '\\'")
     for name in ("model", "language", "dataset"):
         if getattr(want, name):

@@ -8,13 +8,13 @@ record keeps the rest (dotted paths reach into objects: ``outcome=info.reward``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from jurybench.errors import JurybenchError
 from jurybench.imports._conversations import ConversationFormat, first_user_text, lookup, number, openai_messages
-from jurybench.imports._reading import obj, records
+from jurybench.imports._reading import iter_records, obj
 
 DEFAULTS = {
     "id": "id",
@@ -98,10 +98,10 @@ def conversation_of(record: Any, path: Path, number_: int, where: str, options: 
     )
 
 
-def read(path: Path, options: Mapping[str, str]) -> list[Any]:
-    return [
-        conversation_of(record, path, n, f"{path} record {n}", options, "openai-chat") for n, record in records(path)
-    ]
+def read(path: Path, options: Mapping[str, str]) -> Iterator[Any]:
+    """The file's conversations, a JSON-lines file's read a line at a time."""
+    for n, record in iter_records(path):
+        yield conversation_of(record, path, n, f"{path} record {n}", options, "openai-chat")
 
 
 def detect(path: Path, head: Any) -> bool:

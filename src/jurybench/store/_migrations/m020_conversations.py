@@ -26,6 +26,16 @@ def m020_conversations(con: Connection) -> None:
             "table; response is then the final assistant text and prompt the task)"
         },
     )
+    comment(
+        con,
+        "calls",
+        {
+            "presentation": "questionnaires: the item order shown and the scale rotation drawn for the call "
+            '({"order": [...], "rotation": [...]}); a conversation cut to the juror\'s context: what was cut '
+            '({"context_tokens", "context_from", "cut": {side: {"messages_elided", "results_cut", ...}}}: '
+            "docs/conversations.md); NULL when shown whole"
+        },
+    )
     con.execute(
         """
         CREATE TABLE conversations (
