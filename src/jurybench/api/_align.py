@@ -63,7 +63,15 @@ AlignMaxCost = Annotated[
     ),
 ]
 AlignPlan = Annotated[bool, param("Count each variant's calls and price them; call and change nothing.", flag=True)]
-AlignConcurrency = Annotated[int, param("Parallel requests.", number="count", http={"ge": 1, "le": 64})]
+AlignConcurrency = Annotated[
+    int,
+    param(
+        "Parallel requests.",
+        number="count",
+        http={"ge": 1, "le": d.MAX_CONCURRENCY},
+        http_only={"le": d.SERVICE_CONCURRENCY},
+    ),
+]
 AlignProgress = Annotated[bool, param("Show the progress bars.", faces="cli python", switch=True, cli_default=True)]
 AlignHooks = Annotated[
     "dict[str, Any] | None",

@@ -42,7 +42,19 @@ def jury_from_cli(juror: list[str] | None = None, jury: Path | None = None) -> J
 
 # -- what score and generate share: the run and the engine --------------------------------------
 Run = Annotated[str | None, param("Run name; repeating it resumes that run.", faces="cli python")]
-Concurrency = Annotated[int, param("Parallel requests per provider.", number="count", http={"ge": 1, "le": 64})]
+# The command line, Python and study files take as many requests in flight as the endpoint does
+# (a team's own vLLM or llama.cpp cluster has hundreds of slots; the engine's adaptive window and
+# the rate limits still hold each juror); the service's bound is its own (docs/service.md).
+MAX_CONCURRENCY, SERVICE_CONCURRENCY = 1024, 64
+Concurrency = Annotated[
+    int,
+    param(
+        "Parallel requests per provider.",
+        number="count",
+        http={"ge": 1, "le": MAX_CONCURRENCY},
+        http_only={"le": SERVICE_CONCURRENCY},
+    ),
+]
 Retries = Annotated[
     int, param("Retries on 5xx and timeouts (rate limits wait instead).", faces="cli python", number="count")
 ]
