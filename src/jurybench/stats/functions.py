@@ -30,6 +30,7 @@ from jurybench.stats._pairwise import (
     sign_flip_gap_p,
     treatment_gaps,
 )
+from jurybench.stats._pass_k import pass_k, pass_k_gap
 from jurybench.stats._pointwise import (
     friedman_posthoc,
     kendall_rankings,
@@ -98,6 +99,8 @@ __all__ = [
     "pair_bias_effects",
     "paired_power",
     "pairs_needed",
+    "pass_k",
+    "pass_k_gap",
     "permutation_gap_p",
     "positional_consistency",
     "power_summary",

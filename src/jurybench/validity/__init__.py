@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from jurybench.validity._claims import Claim
 
-AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests", "bias", "drift", "align")
+AREAS = ("sequential", "gap", "selection", "calibration", "ppi", "tests", "bias", "drift", "align", "agents")
 
 __all__ = ["Claim", "run"]
 
@@ -21,7 +21,18 @@ __all__ = ["Claim", "run"]
 def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
     """The claims of the chosen areas, measured."""
     from jurybench.errors import JurybenchError
-    from jurybench.validity import _align, _bias, _calibration, _drift, _gap, _ppi, _selection, _sequential, _tests
+    from jurybench.validity import (
+        _agents,
+        _align,
+        _bias,
+        _calibration,
+        _drift,
+        _gap,
+        _ppi,
+        _selection,
+        _sequential,
+        _tests,
+    )
 
     modules = {
         "sequential": _sequential,
@@ -33,6 +44,7 @@ def run(quick: bool = False, areas: tuple[str, ...] = AREAS) -> list[Claim]:
         "bias": _bias,
         "drift": _drift,
         "align": _align,
+        "agents": _agents,
     }
     unknown = [a for a in areas if a not in modules]
     if unknown:

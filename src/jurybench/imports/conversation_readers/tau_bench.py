@@ -52,7 +52,7 @@ def read(path: Path, options: Mapping[str, str]) -> list[Any]:
                 trial=trial,
                 agent_model=options.get("model", _model(path)),
                 outcome=reward,
-                outcome_passed=None if reward is None else reward >= 1 - 1e-6,
+                outcome_passed=None if reward is None else 1 - 1e-6 <= reward <= 1 + 1e-6,  # as run.py counts
                 outcome_source="tau-bench reward (the final database state and outputs match the task's)",
                 reference_actions=reference_actions(lookup(record, "info.task.actions"), where),
                 metadata={"user_id": lookup(record, "info.task.user_id")},

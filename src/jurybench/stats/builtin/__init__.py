@@ -15,6 +15,7 @@ from jurybench.stats.builtin.gap import gap
 from jurybench.stats.builtin.item_spearman import item_spearman
 from jurybench.stats.builtin.kendall import kendall
 from jurybench.stats.builtin.leaderboard import leaderboard
+from jurybench.stats.builtin.pass_k import pass_k
 from jurybench.stats.builtin.power import power
 from jurybench.stats.builtin.ppi import ppi
 from jurybench.stats.builtin.robustness import robustness
@@ -42,6 +43,7 @@ BUILTIN = (
     ppi,
     bias,
     drift,
+    pass_k,
 )
 
 
@@ -67,6 +69,7 @@ __all__ = [
     "kendall",
     "leaderboard",
     "mannwhitney",
+    "pass_k",
     "power",
     "ppi",
     "register",
