@@ -49,6 +49,7 @@ def _store(root: Path, reverse: bool) -> Path:
         "pairs": write(root / "pairs.csv", _lines("pair_id,item_a,item_b", pairs + prefs, reverse)),
         "labels": write(root / "labels.csv", _lines("item_id,annotator,criterion,value", labels, reverse)),
         "votes": write(root / "votes.csv", _lines("pair_id,annotator,criterion,value", votes, reverse)),
+        "trials": write(root / "trials.jsonl", _trials(reverse)),
     }
     steps = [
         ["items", "import", str(files["items"]), "--treatment", "gender"],
@@ -87,11 +88,30 @@ def _store(root: Path, reverse: bool) -> Path:
         ["annotations", "sample", "--run", "qual", "--n", "24", "--seed", "5"],
         ["annotations", "import", str(files["labels"]), "-r", "story-quality"],
         ["annotations", "import", str(files["votes"]), "-r", "preference"],
+        ["items", "import", str(files["trials"]), "--format", "openai-chat"],
     ]
     for step in steps:
         done = run_cli(*step, *(["--no-progress"] if step[0] == "score" else []), "--db", db)
         assert done.exit_code == 0, (step, done.stderr)
     return root
+
+
+def _trials(reverse: bool) -> str:
+    """Repeated trials of tasks as OpenAI chat records (for pass-k), in the file's order or reversed."""
+    lines = []
+    for t in range(8):
+        for trial in range(3):
+            passed = _draw(t, trial, "trial") % 3 != 0
+            messages = [{"role": "user", "content": f"task {t}"}, {"role": "assistant", "content": f"done {trial}"}]
+            record = {
+                "id": f"t{t}-{trial}",
+                "task_id": f"t{t}",
+                "trial": trial,
+                "passed": passed,
+                "outcome": int(passed),
+            }
+            lines.append(json.dumps({**record, "messages": messages}))
+    return "\n".join(reversed(lines) if reverse else lines) + "\n"
 
 
 def _files(root: Path) -> None:
@@ -146,6 +166,7 @@ def _calls(root: Path) -> dict[str, list[str]]:
         "bias": ["--run", "qual"],
         "bias-pairwise": ["bias", "--run", "pref"],
         "drift": ["--to", "qual2", "--from", "qual"],
+        "pass-k": ["--where", "task_id LIKE 't%'"],
     }
 
 
