@@ -93,6 +93,17 @@ def registered_kind(prefix: str, transport: Any, description: str = "") -> Itera
         unregister_kind(prefix)
 
 
+def sql_rows(db: Path | str, query: str) -> list[tuple[object, ...]]:
+    """The rows of ``query`` on the store at ``db``, opened read-only and closed again."""
+    from jurybench.store import connect
+
+    con = connect(Path(db), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
 def write(path: Path, text: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if isinstance(text, bytes):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, write
+from tests.conftest import run_cli, sql_rows, write
 
 RELEASED = Path(__file__).resolve().parents[1] / "fixtures" / "released"
 SPECIFIED = Path(__file__).resolve().parents[1] / "fixtures" / "specified"
@@ -25,16 +25,6 @@ def _import(db: Path, file: Path, fmt: str, *maps: str) -> str:
     return done.stdout
 
 
-def _sql(db: Path, query: str) -> list[tuple[object, ...]]:
-    from jurybench.store import connect
-
-    con = connect(db, read_only=True)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
-
-
 def test_tau_bench_trials_are_read_as_released(tmp_path: Path) -> None:
     """The fixture holds tasks 0-2 x trials 0-3 of gpt-4o's airline results. Counted from the
     file: trials (task, trial) -> (messages in traj, tool calls): (0,0) 32, 8; (0,1) 26, 6;
@@ -43,7 +33,9 @@ def test_tau_bench_trials_are_read_as_released(tmp_path: Path) -> None:
     db = tmp_path / "tau.duckdb"
     out = _import(db, TAU, "tau-bench")
     assert "conversations from" in out and "12 inserted" in out
-    rows = _sql(db, "SELECT task_id, trial, n_messages, n_tool_calls, outcome_passed FROM conversations ORDER BY ALL")
+    rows = sql_rows(
+        db, "SELECT task_id, trial, n_messages, n_tool_calls, outcome_passed FROM conversations ORDER BY ALL"
+    )
     expected = [(0, 0, 32, 8), (0, 1, 26, 6), (0, 2, 24, 6), (0, 3, 46, 13), (1, 0, 12, 0), (1, 1, 22, 5)]
     expected += [(1, 2, 20, 1), (1, 3, 16, 0), (2, 0, 24, 7), (2, 1, 62, 27), (2, 2, 38, 13), (2, 3, 36, 13)]
     assert [(int(t[-1]), trial, n, calls) for t, trial, n, calls, _ in rows] == expected
@@ -51,11 +43,13 @@ def test_tau_bench_trials_are_read_as_released(tmp_path: Path) -> None:
         ("gpt-4o-airline/task1", 1),
         ("gpt-4o-airline/task2", 2),
     }
-    assert _sql(db, "SELECT count(*) FROM tool_calls") == [(99,)]
-    assert _sql(db, "SELECT count(*) FROM messages") == [(32 + 26 + 24 + 46 + 12 + 22 + 20 + 16 + 24 + 62 + 38 + 36,)]
+    assert sql_rows(db, "SELECT count(*) FROM tool_calls") == [(99,)]
+    assert sql_rows(db, "SELECT count(*) FROM messages") == [
+        (32 + 26 + 24 + 46 + 12 + 22 + 20 + 16 + 24 + 62 + 38 + 36,)
+    ]
     # trial (0, 0): the 'calculate' call at message 16 reuses the id of the get_user_details call at
     # 6 (answered at 7); its result is message 17, '255.0' (5 characters), not message 7's 850
-    calls = _sql(
+    calls = sql_rows(
         db,
         "SELECT position, tool, result_position, result_chars FROM tool_calls "
         "WHERE item_id = 'gpt-4o-airline/task0/trial0' ORDER BY position",
@@ -71,7 +65,7 @@ def test_tau_bench_trials_are_read_as_released(tmp_path: Path) -> None:
         "calculate",
         "book_reservation",
     ]
-    head = _sql(
+    head = sql_rows(
         db,
         "SELECT i.shape, i.model, i.prompt, i.response, c.reference_actions->>'$[0].tool', "
         "json_array_length(c.reference_actions) FROM items i JOIN conversations c USING (item_id) "
@@ -83,12 +77,12 @@ def test_tau_bench_trials_are_read_as_released(tmp_path: Path) -> None:
     assert head[3] == first["traj"][30]["content"]  # the last assistant text (message 31 is the user's ###STOP)
     assert head[4:] == ("book_reservation", 1)
     # the tool result names the tool its call made (tau-bench's tool messages carry it too)
-    assert _sql(db, "SELECT name FROM messages WHERE item_id = 'gpt-4o-airline/task0/trial0' AND position = 17") == [
-        ("calculate",)
-    ]
+    assert sql_rows(
+        db, "SELECT name FROM messages WHERE item_id = 'gpt-4o-airline/task0/trial0' AND position = 17"
+    ) == [("calculate",)]
     again = _import(db, TAU, "tau-bench")
     assert "0 inserted, 12 already present" in again
-    assert _sql(db, "SELECT count(*) FROM messages") == [(358,)]
+    assert sql_rows(db, "SELECT count(*) FROM messages") == [(358,)]
 
 
 def test_an_inspect_log_is_read_with_its_tool_calls_and_shares_its_scores_items(tmp_path: Path) -> None:
@@ -98,19 +92,19 @@ def test_an_inspect_log_is_read_with_its_tool_calls_and_shares_its_scores_items(
     db = tmp_path / "inspect.duckdb"
     _import(db, BROWSER, "inspect")
     item = "inspect-browser-1-e1-openai/gpt-4o-mini"
-    roles = [r for (r,) in _sql(db, f"SELECT role FROM messages WHERE item_id = '{item}' ORDER BY position")]
+    roles = [r for (r,) in sql_rows(db, f"SELECT role FROM messages WHERE item_id = '{item}' ORDER BY position")]
     assert roles == ["user", *["assistant", "tool"] * 4, "assistant"]
-    tools = _sql(db, f"SELECT tool, arguments->>'$.url', result_position FROM tool_calls WHERE item_id = '{item}'")
+    tools = sql_rows(db, f"SELECT tool, arguments->>'$.url', result_position FROM tool_calls WHERE item_id = '{item}'")
     assert [t for t, *_ in sorted(tools, key=lambda t: t[2])] == ["web_browser_go", *["web_browser_click"] * 3]
     assert ("web_browser_go", "https://www.aisi.gov.uk/", 2) in tools
-    assert _sql(
+    assert sql_rows(
         db, f"SELECT trial, agent_model, outcome, outcome_source FROM conversations WHERE item_id = '{item}'"
     ) == [(1, "openai/gpt-4o-mini", 1.0, "inspect scorer includes")]
     # the scores of the same log, imported as judgments, judge this very item
     done = run_cli("judgments", "import", str(BROWSER), "--run", "scored", "--format", "inspect", "--db", str(db))
     assert done.exit_code == 0, done.stderr
-    assert _sql(db, "SELECT DISTINCT item_id FROM juror_pointwise WHERE run_id = 'scored'") == [(item,)]
-    assert _sql(db, f"SELECT shape FROM items WHERE item_id = '{item}'") == [("conversation",)]
+    assert sql_rows(db, "SELECT DISTINCT item_id FROM juror_pointwise WHERE run_id = 'scored'") == [(item,)]
+    assert sql_rows(db, f"SELECT shape FROM items WHERE item_id = '{item}'") == [("conversation",)]
 
 
 def test_openai_chat_records_with_a_map(tmp_path: Path) -> None:
@@ -120,7 +114,7 @@ def test_openai_chat_records_with_a_map(tmp_path: Path) -> None:
     db = tmp_path / "chat.duckdb"
     file = SPECIFIED / "openai_chat" / "agent-runs.jsonl"
     _import(db, file, "openai-chat", "id=run_id", "outcome=info.reward", "task=info.task", "model=agent")
-    heads = _sql(
+    heads = sql_rows(
         db, "SELECT item_id, task, n_messages, n_tool_calls, outcome, outcome_passed FROM conversations ORDER BY 1"
     )
     assert heads == [
@@ -128,14 +122,16 @@ def test_openai_chat_records_with_a_map(tmp_path: Path) -> None:
         ("weather-2", "Convert 30 C to F\n[image_url]", 4, 1, 0.0, False),  # no task mapped: the first user text
         ("weather-3", "Hi", 5, 2, None, None),
     ]
-    calls = _sql(db, "SELECT item_id, call_id, tool, arguments::VARCHAR, result_position FROM tool_calls ORDER BY ALL")
+    calls = sql_rows(
+        db, "SELECT item_id, call_id, tool, arguments::VARCHAR, result_position FROM tool_calls ORDER BY ALL"
+    )
     assert calls == [
         ("weather-1", "call_a1", "get_forecast", '{"city": "Lyon", "days": 1}', 3),
         ("weather-2", "legacy-1", "convert", '{"celsius": 30}', 2),
         ("weather-3", "c1", "lookup", "{}", 3),
         ("weather-3", "c2", "lookup", '{"q": "x"}', 2),
     ]
-    assert _sql(db, "SELECT response FROM items WHERE item_id = 'weather-2'") == [("30 C is 68 F.",)]
+    assert sql_rows(db, "SELECT response FROM items WHERE item_id = 'weather-2'") == [("30 C is 68 F.",)]
 
 
 def test_otel_genai_spans_one_conversation_a_trace(tmp_path: Path) -> None:
@@ -145,17 +141,19 @@ def test_otel_genai_spans_one_conversation_a_trace(tmp_path: Path) -> None:
     trace 5b8e... gives its messages as events; the health-check trace has no model call."""
     db = tmp_path / "otel.duckdb"
     _import(db, SPECIFIED / "otel_genai" / "traces.json", "otel-genai", "outcome=eval.reward")
-    assert _sql(db, "SELECT item_id, agent_model, n_messages, n_tool_calls, outcome FROM conversations ORDER BY 1") == [
+    assert sql_rows(
+        db, "SELECT item_id, agent_model, n_messages, n_tool_calls, outcome FROM conversations ORDER BY 1"
+    ) == [
         ("5b8efff798038103d269b633813fc60c", "gpt-4o-mini", 5, 1, None),
         ("booking-42", "gpt-4o-2024-08-06", 5, 1, 1.0),
     ]
-    roles = _sql(db, "SELECT role, left(content, 12) FROM messages WHERE item_id = 'booking-42' ORDER BY position")
+    roles = sql_rows(db, "SELECT role, left(content, 12) FROM messages WHERE item_id = 'booking-42' ORDER BY position")
     assert [r for r, _ in roles] == ["system", "user", "assistant", "tool", "assistant"]
     assert roles[0][1] == "You book res" and roles[4][1] == "Table 12 is "
-    assert _sql(
+    assert sql_rows(
         db, "SELECT tool, arguments->>'$.people', result_position FROM tool_calls WHERE item_id = 'booking-42'"
     ) == [("find_table", "2", 3)]
-    assert _sql(db, "SELECT tool, result_position FROM tool_calls WHERE item_id LIKE '5b8e%'") == [("calc", 3)]
+    assert sql_rows(db, "SELECT tool, result_position FROM tool_calls WHERE item_id LIKE '5b8e%'") == [("calc", 3)]
 
 
 def test_an_atif_trajectory(tmp_path: Path) -> None:
@@ -164,10 +162,12 @@ def test_an_atif_trajectory(tmp_path: Path) -> None:
     command's output has no call id, the final step: 8 messages, 2 calls."""
     db = tmp_path / "atif.duckdb"
     _import(db, SPECIFIED / "atif" / "trajectory.json", "atif", "outcome=extra.reward", "task_id=extra.task")
-    assert _sql(db, "SELECT item_id, task_id, agent_model, n_messages, n_tool_calls, outcome FROM conversations") == [
-        ("fix-readme-7", "fix-readme", "claude-sonnet-4", 8, 2, 1.0)
-    ]
-    msgs = _sql(db, "SELECT role, name, tool_call_id FROM messages WHERE item_id = 'fix-readme-7' ORDER BY position")
+    assert sql_rows(
+        db, "SELECT item_id, task_id, agent_model, n_messages, n_tool_calls, outcome FROM conversations"
+    ) == [("fix-readme-7", "fix-readme", "claude-sonnet-4", 8, 2, 1.0)]
+    msgs = sql_rows(
+        db, "SELECT role, name, tool_call_id FROM messages WHERE item_id = 'fix-readme-7' ORDER BY position"
+    )
     assert msgs == [
         ("system", None, None),
         ("user", None, None),
@@ -230,8 +230,8 @@ def test_hostile_traces_are_refused_in_one_line_and_write_nothing(
     assert done.exit_code == 2, done.stdout
     assert f"{path} record 1" in done.stderr and message in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2 and "Traceback" not in done.stderr
-    assert _sql(db, "SELECT count(*), count(*) FILTER (WHERE item_id = 'x') FROM items") == [(12, 0)]
-    assert _sql(db, "SELECT count(*) FROM messages") == [(358,)]
+    assert sql_rows(db, "SELECT count(*), count(*) FILTER (WHERE item_id = 'x') FROM items") == [(12, 0)]
+    assert sql_rows(db, "SELECT count(*) FROM messages") == [(358,)]
 
 
 def test_bad_maps_and_formats_are_one_line(tmp_path: Path) -> None:
@@ -267,8 +267,8 @@ def test_single_response_items_are_unchanged_by_the_migration(tmp_path: Path) ->
     rows = tmp_path / "items.csv"
     rows.write_text("item_id,response,prompt\na,first,p\nb,second,p\n", encoding="utf-8")
     assert run_cli("items", "import", str(rows), "--db", str(db)).exit_code == 0
-    assert _sql(db, "SELECT item_id, shape FROM items ORDER BY 1") == [("a", "response"), ("b", "response")]
-    assert _sql(db, "SELECT count(*) FROM conversation_summary") == [(0,)]
+    assert sql_rows(db, "SELECT item_id, shape FROM items ORDER BY 1") == [("a", "response"), ("b", "response")]
+    assert sql_rows(db, "SELECT count(*) FROM conversation_summary") == [(0,)]
     listed = run_cli("schema")
     for name in ("conversations", "messages", "tool_calls", "conversation_summary", "conversation_tools"):
         assert f"### `{name}`" in listed.stdout, name
@@ -291,8 +291,8 @@ def test_python_and_a_study_step_read_the_same(tmp_path: Path) -> None:
     ran = run_cli("study", "run", str(study), "--db", str(tmp_path / "study.duckdb"))
     assert ran.exit_code == 0, ran.stderr
     assert (
-        _sql(tmp_path / "study.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
-        == _sql(tmp_path / "py.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
+        sql_rows(tmp_path / "study.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
+        == sql_rows(tmp_path / "py.duckdb", "SELECT item_id, outcome FROM conversations ORDER BY 1")
         == [("weather-1", 1.0), ("weather-2", 0.0), ("weather-3", None)]
     )
 
@@ -309,8 +309,10 @@ def test_an_id_twice_in_one_file_is_refused_and_a_stream_rolls_back_whole(tmp_pa
     _import(db, TAU, "tau-bench")
     done = run_cli("items", "import", str(path), "--format", "openai-chat", "--db", str(db))
     assert done.exit_code == 2 and "many.jsonl record 1500, message 1" in done.stderr, done.stderr
-    assert _sql(db, "SELECT count(*) FROM items") == [(12,)] and _sql(db, "SELECT count(*) FROM messages") == [(358,)]
+    assert sql_rows(db, "SELECT count(*) FROM items") == [(12,)] and sql_rows(db, "SELECT count(*) FROM messages") == [
+        (358,)
+    ]
     twice = write(tmp_path / "twice.jsonl", good[0] + "\n" + good[1] + "\n" + good[0] + "\n")
     again = run_cli("items", "import", str(twice), "--format", "openai-chat", "--db", str(db))
     assert again.exit_code == 2 and "twice.jsonl record 3: conversation id 'c0' is given twice" in again.stderr
-    assert _sql(db, "SELECT count(*) FROM items") == [(12,)]
+    assert sql_rows(db, "SELECT count(*) FROM items") == [(12,)]

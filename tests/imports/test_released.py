@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, sql_rows
 
 RELEASED = Path(__file__).resolve().parents[1] / "fixtures" / "released"
 
@@ -29,16 +29,6 @@ def _import(db: Path, file: Path, run: str, *extra: str) -> str:
     done = run_cli("judgments", "import", str(file), "--run", run, *extra, "--db", str(db))
     assert done.exit_code == 0, done.stderr
     return done.stdout
-
-
-def _sql(db: Path, query: str) -> list[tuple[object, ...]]:
-    from jurybench.store import connect
-
-    con = connect(db, read_only=True)
-    try:
-        return con.execute(query).fetchall()
-    finally:
-        con.close()
 
 
 def _agreement(db: Path, run: str, *extra: str) -> dict:  # type: ignore[type-arg]
@@ -72,8 +62,8 @@ def test_pandalms_table_from_its_released_files(tmp_path: Path) -> None:
     test_set = released(tmp_path, "pandalm/testset-v1.json.gz")
     out = _import(db, test_set, "gpt")
     assert "6 responses given as JSON true/false" in out and "2997 human labels" in out.replace(",", "")
-    assert _sql(db, "SELECT response FROM items WHERE item_id = 'pandalm-157-1'") == [("true",)]
-    assert _sql(db, "SELECT model FROM items WHERE item_id = 'pandalm-0-1'") == [("bloom-7b",)]
+    assert sql_rows(db, "SELECT response FROM items WHERE item_id = 'pandalm-157-1'") == [("true",)]
+    assert sql_rows(db, "SELECT model FROM items WHERE item_id = 'pandalm-0-1'") == [("bloom-7b",)]
     for run, file in (("gpt", "gpt-3.5-turbo"), ("panda", "pandalm-7b")):
         out = _import(
             db,
@@ -87,7 +77,7 @@ def test_pandalms_table_from_its_released_files(tmp_path: Path) -> None:
         if file == "gpt-3.5-turbo":
             assert "25 unusable judge answers kept as invalid" in out
     counts = dict(
-        _sql(
+        sql_rows(
             db,
             "SELECT coalesce(CAST(score AS VARCHAR), status), count(*) FROM pairwise_judgments "
             "JOIN jurors USING (juror_key) WHERE name = 'gpt-3.5-turbo' GROUP BY 1",
@@ -110,7 +100,9 @@ def test_a_pandalm_judges_file_without_its_test_set_is_named_in_one_line(tmp_pat
     done = run_cli("judgments", "import", str(judge), "--run", "p", "--db", str(tmp_path / "x.duckdb"))
     assert done.exit_code == 2 and "--option testset=FILE" in done.stderr
     assert len(done.stderr.strip().splitlines()) <= 2 and "Traceback" not in done.stderr
-    assert not (tmp_path / "x.duckdb").exists() or _sql(tmp_path / "x.duckdb", "SELECT count(*) FROM items") == [(0,)]
+    assert not (tmp_path / "x.duckdb").exists() or sql_rows(tmp_path / "x.duckdb", "SELECT count(*) FROM items") == [
+        (0,)
+    ]
 
 
 # Arena-Hard-Auto: the released judgment files (data/arena-hard-v*/model_judgment/...) are absent
@@ -173,7 +165,7 @@ def test_arena_hard_v2_records_as_gen_judgment_writes_them(tmp_path: Path) -> No
     db = tmp_path / "a.duckdb"
     out = _import(db, file, "v2")
     assert "3 games without a verdict label kept as invalid" in out and "baseline model: o3-mini" in out
-    assert _sql(db, "SELECT item_id, response, model, metadata->>'category' FROM items ORDER BY 1") == [
+    assert sql_rows(db, "SELECT item_id, response, model, metadata->>'category' FROM items ORDER BY 1") == [
         ("arena-u1-o3-mini", "4", "o3-mini", "hard_prompt"),
         ("arena-u1-qwq-32b", "5", "qwq-32b", "hard_prompt"),
         ("arena-u2-o3-mini", "Red.", "o3-mini", "creative_writing"),
@@ -181,7 +173,7 @@ def test_arena_hard_v2_records_as_gen_judgment_writes_them(tmp_path: Path) -> No
         ("arena-u3-o3-mini", "Hi", "o3-mini", "hard_prompt"),  # read from game 2, where it is B
         ("arena-u3-qwq-32b", "Hey", "qwq-32b", "hard_prompt"),
     ]
-    scores = _sql(db, "SELECT pair_id, presented_order, score, status FROM pairwise_judgments ORDER BY 1, 2")
+    scores = sql_rows(db, "SELECT pair_id, presented_order, score, status FROM pairwise_judgments ORDER BY 1, 2")
     assert scores == [  # in the order shown: the first-shown answer's margin
         ("arena-u1-qwq-32b-vs-o3-mini", "AB", 2, "valid"),
         ("arena-u1-qwq-32b-vs-o3-mini", "BA", 2, "valid"),  # B<<A: the model, shown first, won decisively
@@ -217,8 +209,8 @@ def test_arena_hard_v01_records_with_uid_import(tmp_path: Path) -> None:
     db = tmp_path / "a.duckdb"
     _import(db, file, "v01")
     # game 2's B>A: the baseline, shown second, is better: -1 in the order shown
-    assert _sql(db, "SELECT presented_order, score FROM pairwise_judgments ORDER BY 1") == [("AB", 1), ("BA", -1)]
-    assert _sql(db, "SELECT response FROM items WHERE item_id = 'arena-b4b1-gpt-4-0613'") == [("mine",)]
+    assert sql_rows(db, "SELECT presented_order, score FROM pairwise_judgments ORDER BY 1") == [("AB", 1), ("BA", -1)]
+    assert sql_rows(db, "SELECT response FROM items WHERE item_id = 'arena-b4b1-gpt-4-0613'") == [("mine",)]
 
 
 def _alpaca_store(tmp_path: Path, name: str, models: tuple[str, ...]) -> Path:
@@ -280,10 +272,10 @@ def test_mt_bench_single_and_pair_judgments_as_fastchat_writes_them(tmp_path: Pa
     for line in single.read_text(encoding="utf-8").splitlines():
         r = json.loads(line)
         given[f"mtbench-{r['question_id']}-{r['model']}-t{r['turn']}"] = float(r["score"])
-    stored = dict(_sql(db, "SELECT item_id, juror_score FROM juror_pointwise WHERE run_id = 'single'"))
+    stored = dict(sql_rows(db, "SELECT item_id, juror_score FROM juror_pointwise WHERE run_id = 'single'"))
     assert stored == given and len(given) == 24
     # a multi-turn prompt shows the conversation as Assistant A's; the item is the second turn
-    ((prompt, response),) = _sql(db, "SELECT prompt, response FROM items WHERE item_id = 'mtbench-81-phi-3-dpo-t2'")
+    ((prompt, response),) = sql_rows(db, "SELECT prompt, response FROM items WHERE item_id = 'mtbench-81-phi-3-dpo-t2'")
     assert prompt.startswith("Rewrite your previous response. Start every sentence with the letter A.")
     assert response and "### User:" not in response and "Compose an engaging travel blog" not in prompt
     pair = released(tmp_path, "mt_bench/gpt-4_pair.jsonl.gz")
@@ -295,7 +287,7 @@ def test_mt_bench_single_and_pair_judgments_as_fastchat_writes_them(tmp_path: Pa
         assert (r["model_1"], r["model_2"]) == ("phi-3", "phi-3-dpo")  # name order: model_1 is item_a
         key = f"mtbench-{r['question_id']}-t{r['turn']}-phi-3-vs-phi-3-dpo"
         expected[key] = (side[r["g1_winner"]] + side[r["g2_winner"]]) / 2
-    stored = dict(_sql(db, "SELECT pair_id, juror_epsilon FROM juror_pairwise WHERE run_id = 'pair'"))
+    stored = dict(sql_rows(db, "SELECT pair_id, juror_epsilon FROM juror_pairwise WHERE run_id = 'pair'"))
     assert stored == expected and len(expected) == 24
 
 
@@ -336,9 +328,9 @@ def test_inspect_logs_from_inspects_own_repository(tmp_path: Path, name: str) ->
         responses[item] = output.get("completion") or output["choices"][0]["message"]["content"]  # type: ignore[index]
     db = tmp_path / "i.duckdb"
     _import(db, file, "inspect")
-    stored = {(i, j): s for i, j, s in _sql(db, "SELECT item_id, juror, juror_score FROM juror_pointwise")}
+    stored = {(i, j): s for i, j, s in sql_rows(db, "SELECT item_id, juror, juror_score FROM juror_pointwise")}
     assert stored == expected and expected
-    assert dict(_sql(db, "SELECT item_id, response FROM items")) == responses
+    assert dict(sql_rows(db, "SELECT item_id, response FROM items")) == responses
 
 
 # lm-evaluation-harness: no samples file is in its repository, so these lines are written as its
@@ -415,20 +407,20 @@ def test_lm_eval_samples_as_its_evaluation_tracker_writes_them(tmp_path: Path) -
     )
     db = tmp_path / "lm.duckdb"
     _import(db, gen, "gsm8k")
-    assert sorted(_sql(db, "SELECT item_id, juror, juror_score FROM juror_pointwise WHERE run_id = 'gsm8k'")) == [
+    assert sorted(sql_rows(db, "SELECT item_id, juror, juror_score FROM juror_pointwise WHERE run_id = 'gsm8k'")) == [
         ("lm-eval-gsm8k-0-my-model", "exact_match:flexible-extract", 1.0),
         ("lm-eval-gsm8k-0-my-model", "exact_match:strict-match", 1.0),
         ("lm-eval-gsm8k-1-my-model", "exact_match:flexible-extract", 1.0),
         ("lm-eval-gsm8k-1-my-model", "exact_match:strict-match", 0.0),
     ]
-    assert _sql(db, "SELECT prompt, response FROM items WHERE item_id = 'lm-eval-gsm8k-1-my-model'") == [
+    assert sql_rows(db, "SELECT prompt, response FROM items WHERE item_id = 'lm-eval-gsm8k-1-my-model'") == [
         ("Q: 3+3?", "Six, 6")
     ]
     _import(db, mc, "arc")
-    assert _sql(db, "SELECT response, reference FROM items WHERE item_id = 'lm-eval-arc_easy-0-my-model'") == [
+    assert sql_rows(db, "SELECT response, reference FROM items WHERE item_id = 'lm-eval-arc_easy-0-my-model'") == [
         ("blue", "0")
     ]
-    assert _sql(db, "SELECT juror, juror_score FROM juror_pointwise WHERE run_id = 'arc'") == [("acc", 1.0)]
+    assert sql_rows(db, "SELECT juror, juror_score FROM juror_pointwise WHERE run_id = 'arc'") == [("acc", 1.0)]
 
 
 def test_promptfoo_export_from_promptfoos_own_fixtures(tmp_path: Path) -> None:
@@ -441,18 +433,18 @@ def test_promptfoo_export_from_promptfoos_own_fixtures(tmp_path: Path) -> None:
     db = tmp_path / "pf.duckdb"
     out = _import(db, file, "pf")
     assert "4 judgments" in out
-    stored = _sql(db, "SELECT item_id, juror, juror_score FROM juror_pointwise ORDER BY 1")
+    stored = sql_rows(db, "SELECT item_id, juror, juror_score FROM juror_pointwise ORDER BY 1")
     assert stored == [
         ("promptfoo-0-0-openai:gpt-5", "llm-rubric", 1.0),
         ("promptfoo-0-1-openai:gpt-5-mini", "llm-rubric", 1.0),
         ("promptfoo-1-0-openai:gpt-5", "llm-rubric", 1.0),
         ("promptfoo-1-1-openai:gpt-5-mini", "llm-rubric", 1.0),
     ]
-    items = dict(_sql(db, "SELECT item_id, response FROM items"))
+    items = dict(sql_rows(db, "SELECT item_id, response FROM items"))
     for row in released_rows:
         key = f"promptfoo-{row['testIdx']}-{row['promptIdx']}-{row['provider']['id']}"
         assert items[key] == row["response"]["output"]
-    reasons = {r for (r,) in _sql(db, "SELECT response_text FROM calls")}
+    reasons = {r for (r,) in sql_rows(db, "SELECT response_text FROM calls")}
     assert "The output does not contain any apology or apologetic language." in reasons
 
 
@@ -473,4 +465,4 @@ def test_python_and_the_command_line_take_a_released_file_alike(tmp_path: Path) 
             store.import_judgments([{"pair_id": "p"}], run="rows", rubric="preference", juror="j", options={"a": "b"})
     assert getattr(bundle, "format", None) == "alpaca-eval"
     query = "SELECT juror_key, count(*) FROM calls GROUP BY ALL ORDER BY ALL"
-    assert _sql(py_db, query) == _sql(cli_db, query) and _sql(py_db, query)
+    assert sql_rows(py_db, query) == sql_rows(cli_db, query) and sql_rows(py_db, query)

@@ -81,23 +81,37 @@ class Fitted:
     digest: str = ""
 
 
-def fit_subject(rubric: AnyRubric, subject: dict[str, Any], juror: JurorSpec) -> Fitted:
-    """``subject``'s conversations cut to what ``juror``'s context leaves them: the context less the
-    answer's reserve and the rest of the prompt (rendered with the conversations empty), in
+@dataclass(frozen=True)
+class Context:
+    """A juror's context in tokens, where it comes from, and the tokens kept for its answer."""
+
+    tokens: int
+    source: str
+    reserve: int
+
+
+def juror_context(juror: JurorSpec) -> Context | None:
+    """The context a juror's conversations are fitted to (None: nothing to fit), read once a plan."""
+    from jurybench.jurors import answer_reserve, context_budget
+
+    found = context_budget(juror)
+    return None if found is None else Context(found[0], found[1], answer_reserve(juror, found[0]))
+
+
+def fit_subject(rubric: AnyRubric, subject: dict[str, Any], context: Context | None) -> Fitted:
+    """``subject``'s conversations cut to what a juror's ``context`` leaves them: the context less
+    the answer's reserve and the rest of the prompt (rendered with the conversations empty), in
     characters at CHARS_PER_TOKEN, shared equally by a pair's two sides."""
     import json
 
-    from jurybench.jurors import answer_reserve, context_budget
     from jurybench.rubric import CHARS_PER_TOKEN, fitted_digest, messages_of, render_transcript
 
-    found = context_budget(juror)
-    if found is None:
+    if context is None:
         return Fitted(subject)
-    context, source = found
     sides = ("_a", "_b") if is_pairwise(rubric) else ("",)
     bare = {**subject, **{f"fitted{side}": "" for side in sides}}
     frame = sum(len(str(m.get("content") or "")) for m in rubric.render(bare, "AB" if sides != ("",) else "")[0])
-    room = (context - answer_reserve(juror, context)) * CHARS_PER_TOKEN - frame
+    room = (context.tokens - context.reserve) * CHARS_PER_TOKEN - frame
     per_side = max(0, room // len(sides))
     texts, cuts = {}, {}
     for side in sides:
@@ -109,7 +123,7 @@ def fit_subject(rubric: AnyRubric, subject: dict[str, Any], juror: JurorSpec) ->
             cuts[side.strip("_") or "conversation"] = elision.as_dict()
     if not cuts:
         return Fitted(subject)
-    shown = json.dumps({"context_tokens": context, "context_from": source, "cut": cuts}, sort_keys=True)
+    shown = json.dumps({"context_tokens": context.tokens, "context_from": context.source, "cut": cuts}, sort_keys=True)
     return Fitted(
         {**subject, **{f"fitted{side}": text for side, text in texts.items()}},
         shown,
@@ -202,6 +216,8 @@ def plan_tasks(
     tasks = []
     pairwise = is_pairwise(rubric)
     rubric_hash = rubric.content_hash
+    # each juror's context, read once (litellm's model map is consulted for it), not per subject
+    contexts = {j.key: juror_context(j) for j in jurors} if rubric.conversation_fields else {}
     for subject in subjects:
         sid = subject[rubric.subject_column]
         language = subject.get("language")
@@ -213,16 +229,13 @@ def plan_tasks(
             if rubric.presented_per_call or rubric.conversation_fields
             else {order: rubric.render(subject, order) for order in shown_in}
         )
-        fits: dict[tuple[object, ...], tuple[Fitted, dict[str, Any]]] = {}
+        fits: dict[Context | None, tuple[Fitted, dict[str, Any]]] = {}  # jurors of one context share a fit
         for juror in jurors:
             fit, rendered = Fitted(subject), shared
             if rubric.conversation_fields:
-                from jurybench.jurors import answer_reserve, context_budget
-
-                budget = context_budget(juror)
-                at = (budget, answer_reserve(juror, budget[0]) if budget else None)
+                at = contexts[juror.key]
                 if at not in fits:
-                    made = fit_subject(rubric, subject, juror)
+                    made = fit_subject(rubric, subject, at)
                     fits[at] = (made, {order: rubric.render(made.subject, order) for order in shown_in})
                 fit, rendered = fits[at]
             for order in shown_in:

@@ -32,8 +32,10 @@ def task_estimates(successes: Mapping[str, Sequence[bool]], k: int) -> dict[str,
     return {t: math.comb(sum(map(bool, s)), k) / math.comb(len(s), k) for t, s in successes.items()}
 
 
-def interval(values: Sequence[float], level: float = 0.95) -> tuple[float | None, float | None]:
-    """The t interval of the mean of per-task values, cut to [0, 1] (None without spread)."""
+def interval(
+    values: Sequence[float], level: float = 0.95, bounds: tuple[float, float] = (0.0, 1.0)
+) -> tuple[float | None, float | None]:
+    """The t interval of the mean of per-task values, cut to ``bounds`` (None without spread)."""
     from jurybench.stats._pointwise import mean_t_interval
 
     n = len(values)
@@ -44,7 +46,7 @@ def interval(values: Sequence[float], level: float = 0.95) -> tuple[float | None
     low, high = mean_t_interval(mean, sd, n, level)
     if low is None or high is None:
         return None, None
-    return max(low, 0.0), min(high, 1.0)
+    return max(low, bounds[0]), min(high, bounds[1])
 
 
 def pass_k(successes: Mapping[str, Sequence[bool]], ks: Sequence[int], level: float = 0.95) -> list[dict[str, object]]:
@@ -71,15 +73,7 @@ def pass_k_gap(
         r = task_estimates({t: rater[t] for t in shared}, k)
         v = task_estimates({t: truth[t] for t in shared}, k)
         diffs = [r[t] - v[t] for t in shared]
-        n = len(diffs)
-        gap = sum(diffs) / n if n else math.nan
-        low, high = (None, None)
-        if n >= 2:
-            from jurybench.stats._pointwise import mean_t_interval
-
-            sd = math.sqrt(sum((d - gap) ** 2 for d in diffs) / (n - 1))
-            low, high = mean_t_interval(gap, sd, n, level)
-            if low is not None and high is not None:
-                low, high = max(low, -1.0), min(high, 1.0)
-        out.append({"k": k, "gap": gap, "gap_low": low, "gap_high": high, "n_tasks": n})
+        gap = sum(diffs) / len(diffs) if diffs else math.nan
+        low, high = interval(diffs, level, bounds=(-1.0, 1.0))
+        out.append({"k": k, "gap": gap, "gap_low": low, "gap_high": high, "n_tasks": len(diffs)})
     return out

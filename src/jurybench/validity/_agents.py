@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from jurybench.stats.functions import pass_k
-from jurybench.validity._claims import Claim, rate
+from jurybench.validity._claims import Claim, coverage
 
 TASKS, TRIALS, A, B = 50, 4, 2.0, 2.0
 FEW = 20
@@ -62,28 +62,9 @@ def claims(quick: bool) -> list[Claim]:
     design = f"{TRIALS} trials a task, success p ~ Beta({A:g}, {B:g})"
     out = [_unbiased([r[k][0] for r in runs], k, quick) for k in (1, 2, 4)]
     for k in (1, 2):
-        out.append(
-            rate(
-                "stats pass-k",
-                f"95 % interval of pass^{k} covers the truth 93-97 % ({TASKS} tasks)",
-                sum(r[k][1] for r in runs),
-                reps,
-                low=0.93,
-                high=0.97,
-                quick=quick,
-                note=design,
-            )
-        )
-    out.append(
-        rate(
-            "stats pass-k",
-            f"95 % interval of pass^1 covers the truth 93-97 % ({FEW} tasks)",
-            sum(r[1][1] for r in few),
-            reps,
-            low=0.93,
-            high=0.97,
-            quick=quick,
-            note=design,
-        )
-    )
+        hits = sum(r[k][1] for r in runs)
+        claim = f"95 % interval of pass^{k} covers the truth 93-97 % ({TASKS} tasks)"
+        out.append(coverage("stats pass-k", claim, hits, reps, quick=quick, note=design))
+    claim = f"95 % interval of pass^1 covers the truth 93-97 % ({FEW} tasks)"
+    out.append(coverage("stats pass-k", claim, sum(r[1][1] for r in few), reps, quick=quick, note=design))
     return out

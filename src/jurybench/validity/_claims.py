@@ -77,6 +77,11 @@ def rate(
     return Claim(area, claim, hits / n, (float(ci.low), float(ci.high)), low, high, n, note, quick)
 
 
+def coverage(area: str, claim: str, hits: int, n: int, *, quick: bool, note: str = "") -> Claim:
+    """A 95 % interval's coverage claim: it holds the truth 93-97 % of the time."""
+    return rate(area, claim, hits, n, low=0.93, high=0.97, quick=quick, note=note)
+
+
 def mean_ratio(
     area: str, claim: str, values: list[float], denominator: float, *, high: float, quick: bool = False, note: str = ""
 ) -> Claim:

@@ -29,18 +29,12 @@ FOLD_CHARS = 1_200
 def conversation_of(con: Connection, item_id: str) -> dict[str, Any] | None:
     """A stored conversation as its page shows it: the head (task, trial, verified outcome,
     reference actions) and each message with its tool calls, each result tied to its call."""
-    from jurybench.store import load_conversation
+    from jurybench.store import answers, load_conversation
 
     found = load_conversation(con, item_id)
     if found is None:
         return None
-    answered = {
-        r[0]: r[1]
-        for r in con.execute(
-            "SELECT result_position, position FROM tool_calls WHERE item_id = ? AND result_position IS NOT NULL",
-            [item_id],
-        ).fetchall()
-    }
+    answered = {result: call for (call, _), result in answers(found.messages).items()}  # as the store tied them
     messages: list[dict[str, Any]] = []
     for k, m in enumerate(found.messages):
         messages.append(
@@ -80,7 +74,7 @@ def conversation_of(con: Connection, item_id: str) -> dict[str, Any] | None:
     }
 
 
-def _mark_elided(shown: dict[str, Any], calls: list[dict[str, Any]], pairwise: bool) -> None:
+def _mark_elided(shown: dict[str, Any], calls: list[dict[str, Any]]) -> None:
     """Each message a juror's call was not shown (cut to its context): marked with the juror."""
     for c in calls:
         cut = _json(c.pop("presentation", None)) if "presentation" in c else None
@@ -151,7 +145,7 @@ def subject(con: Connection, run: dict[str, Any], subject_id: str) -> dict[str, 
     for c in calls:
         c["judgments"] = judgments.get(c["call_key"], [])
         c["messages"] = _json(c["messages"])
-    _mark_elided(shown, calls, pairwise)
+    _mark_elided(shown, calls)
     view, dim, sid = (
         ("jury_pairwise", "category", "pair_id") if pairwise else ("jury_pointwise", "criterion", "item_id")
     )
