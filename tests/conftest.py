@@ -131,3 +131,28 @@ def small_store(con: Any, tmp_path: Path) -> Any:
     import_items(con, write(tmp_path / "items.csv", ITEMS_CSV), treatment_columns=["gender"])
     import_pairs(con, write(tmp_path / "pairs.csv", PAIRS_CSV))
     return con
+
+
+def start_local_ray(num_cpus: int = 4) -> None:
+    """``ray.init`` of a local Ray for a test module. Ray waits 30 s for its GCS to publish its
+    port; twice in a full CI run (never alone or in a partial run here) it did not in that time and
+    left no log. The wait is raised to 120 s (Ray's own setting, unless the caller set it), a
+    failed start is tried once more from scratch, and a second failure reports what the machine
+    held (processes and their threads), so a CI log says why."""
+    import logging
+    import subprocess
+
+    import ray
+
+    os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
+    for attempt in (1, 2):
+        try:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+            return
+        except RuntimeError as exc:
+            ray.shutdown()
+            if attempt == 2:
+                held = subprocess.run(
+                    ["ps", "-eo", "pid,ppid,nlwp,rss,etimes,comm", "--sort=-nlwp"], capture_output=True, text=True
+                ).stdout
+                pytest.fail(f"a local Ray did not start twice: {exc}\n{held[:4000]}", pytrace=False)

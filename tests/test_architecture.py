@@ -425,7 +425,7 @@ def test_counts_the_docs_give_are_the_registries_counts() -> None:
     assert [w for w in written if w[2] != w[3]] == []
 
 
-KIND_NAMES = ("pointwise", "pairwise", "preference", "classification", "inventory", "generation")
+KIND_NAMES = ("pointwise", "conversation", "pairwise", "preference", "classification", "inventory", "generation")
 # A kind compared by name: ``rubric.kind == "preference"``, ``kind in ("classification", ...)``,
 # ``getattr(rubric, "kind", None)``, or a run row's ``rubric_kind`` read for its name (a
 # calibration file's ``artifact["kind"]`` is the file's format, not a rubric kind).

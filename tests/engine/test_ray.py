@@ -19,14 +19,12 @@ from jurybench.engine import EngineHooks, EngineOptions, score
 from jurybench.jurors import parse_juror
 from jurybench.rubric import load_rubric
 from jurybench.testing import RateLimits, StubServer
-from tests.conftest import FULL, run_cli, write
+from tests.conftest import FULL, run_cli, start_local_ray, write
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    import logging
-
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    start_local_ray()
     yield
     ray.shutdown()
 

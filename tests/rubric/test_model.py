@@ -98,7 +98,7 @@ def test_anchors_must_cover_the_scale() -> None:
 
 
 def test_bad_kind_lists_valid_kinds() -> None:
-    with pytest.raises(JurybenchError, match="Valid kinds: pointwise, pairwise, preference"):
+    with pytest.raises(JurybenchError, match="Valid kinds: pointwise, conversation, pairwise, preference"):
         parse_rubric(POINTWISE.replace("kind: pointwise", "kind: ranking"))
 
 

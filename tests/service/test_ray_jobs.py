@@ -6,7 +6,6 @@ before it serves, in one line. On a local Ray of four logical CPUs started once 
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,13 +16,13 @@ import pytest
 import ray  # the ray extra is part of the dev install (constraints.txt)
 
 from jurybench.testing import StubServer
-from tests.conftest import FULL, run_cli
+from tests.conftest import FULL, run_cli, start_local_ray
 from tests.service.conftest import ITEMS, make_client, wait_for
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    start_local_ray()
     yield
     ray.shutdown()
 

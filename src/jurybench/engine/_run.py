@@ -46,6 +46,7 @@ from jurybench.jurors import JurorPace, JurorSpec, make_backend
 from jurybench.jury import Jury, as_jury, register_jury
 from jurybench.rubric import (
     AnyRubric,
+    refuse_single_responses,
     subject_ids,
     subject_rows,
     subject_slices,
@@ -174,6 +175,7 @@ def score(
                 f"no {kind} to judge{f' where {where}' if where else ''}.",
                 hint=f"Import {kind} first ('jurybench {kind} import FILE') or change --where.",
             )
+        refuse_single_responses(con, rubric, selected)
         per_subject = sum(j.samples for j in jurors) * design.shown
 
         def cut(size: int) -> list[list[str]]:

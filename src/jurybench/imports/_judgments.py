@@ -461,6 +461,7 @@ class _Format:
 
 _FORMATS: dict[str, _Format] = {
     "pointwise": _Format(("criterion", "score"), (), _criterion_score, _scores_answer),
+    "conversation": _Format(("criterion", "score"), (), _criterion_score, _scores_answer),
     "pairwise": _Format(("criterion", "score"), (), _category_score, _scores_answer),
     "preference": _Format((), ("verdict", "p_b"), _verdict, _verdict_answer),
 }

@@ -1,5 +1,5 @@
 """The built-in juror kinds, one module each (``_kind_fake``, ``_simulated``, ``_kind_replay``,
-``_kind_import``, and litellm's default kind in ``_lean``, beside the lean transport it may choose; each ends with its ``KIND``), registered the way a third
+``_kind_import``, ``_kind_check``, and litellm's default kind in ``_lean``, beside the lean transport it may choose; each ends with its ``KIND``), registered the way a third
 party registers its own (``jurors/_lookup.py``)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ if TYPE_CHECKING:
 
 def builtin_kinds() -> list[JurorKind]:
     """The built-in kinds, litellm's (the default, ``*``) last."""
-    from jurybench.jurors import _kind_fake, _kind_import, _kind_replay, _lean, _simulated
+    from jurybench.jurors import _kind_check, _kind_fake, _kind_import, _kind_replay, _lean, _simulated
 
-    return [module.KIND for module in (_kind_fake, _simulated, _kind_replay, _kind_import, _lean)]
+    return [module.KIND for module in (_kind_fake, _simulated, _kind_replay, _kind_import, _kind_check, _lean)]
 
 
 def register() -> None:

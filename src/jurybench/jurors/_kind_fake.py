@@ -160,6 +160,7 @@ def _fake_from_values(rubric: AnyRubric, rng: random.Random) -> dict[str, object
 
 _FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, object] | str]] = {
     "pointwise": _fake_pointwise,
+    "conversation": _fake_pointwise,
     "pairwise": _fake_pairwise,
     "preference": _fake_preference,
     "classification": _fake_label,

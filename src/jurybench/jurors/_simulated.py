@@ -601,6 +601,7 @@ def _sim_questionnaire(backend: SimBackend, slot: Slot, rng: random.Random) -> s
 # A simulated juror's answer, per rubric kind (the generative models are described above).
 _SIM_ANSWERS: dict[str, Callable[[SimBackend, Slot, random.Random], str]] = {
     "pointwise": _sim_scores,
+    "conversation": _sim_scores,
     "pairwise": _sim_categories,
     "preference": _sim_verdict,
     "classification": _sim_label,

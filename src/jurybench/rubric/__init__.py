@@ -9,7 +9,7 @@ from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
-from jurybench.rubric._kinds import ENTRY_POINT_GROUP, register_kind, rubric_kinds, unregister_kind
+from jurybench.rubric._kinds import ENTRY_POINT_GROUP, kind_name, register_kind, rubric_kinds, unregister_kind
 from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import (
     diff_rubrics,
@@ -29,6 +29,7 @@ from jurybench.rubric._model import (
     PLACEHOLDER_RE,
     AnyRubric,
     ClassificationRubric,
+    ConversationRubric,
     Demonstration,
     InventoryRubric,
     KindTraits,
@@ -51,6 +52,7 @@ from jurybench.rubric._render import (
 from jurybench.rubric._schema import answer_format, answer_schema, response_model
 from jurybench.rubric._subjects import (
     load_subjects,
+    refuse_single_responses,
     subject_ids,
     subject_rows,
     subject_slices,
@@ -65,6 +67,7 @@ __all__ = [
     "PLACEHOLDER_RE",
     "AnyRubric",
     "ClassificationRubric",
+    "ConversationRubric",
     "Demonstration",
     "InventoryRubric",
     "KindTraits",
@@ -90,6 +93,7 @@ __all__ = [
     "gold_label",
     "is_pairwise",
     "is_stored_name",
+    "kind_name",
     "line_of",
     "load_rubric",
     "load_subjects",
@@ -102,6 +106,7 @@ __all__ = [
     "parse_rubric",
     "presentation",
     "read_yaml",
+    "refuse_single_responses",
     "register_kind",
     "render_classification",
     "render_inventory",

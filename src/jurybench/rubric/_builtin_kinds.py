@@ -9,5 +9,12 @@ def register() -> None:
     from jurybench.rubric import _model as m
     from jurybench.rubric._kinds import register_kind
 
-    for model in (m.PointwiseRubric, m.PairwiseRubric, m.PreferenceRubric, m.ClassificationRubric, m.InventoryRubric):
+    for model in (
+        m.PointwiseRubric,
+        m.ConversationRubric,
+        m.PairwiseRubric,
+        m.PreferenceRubric,
+        m.ClassificationRubric,
+        m.InventoryRubric,
+    ):
         register_kind(model)

@@ -197,6 +197,9 @@ class KindTraits:
     categorical: ClassVar[bool] = False
     # Asks for a response (a generation spec), not a judgment.
     generates: ClassVar[bool] = False
+    # Judges whole conversations or agent trajectories: a single-response item is refused before
+    # any call (it has no turns, tool calls or outcome to judge).
+    judges_conversations: ClassVar[bool] = False
 
 
 class _RubricBase(_Strict, KindTraits):
@@ -521,6 +524,43 @@ class PointwiseRubric(_RubricBase):
     def label_guide(self, dimension: str) -> tuple[str, dict[str, str]]:
         criterion = next(c for c in self.criteria if c.name == dimension)
         return criterion.description, {str(level): text for level, text in sorted(criterion.anchors.items())}
+
+
+class ConversationRubric(PointwiseRubric):
+    """Criteria judged over a whole conversation or agent trajectory (the user's goal met, the
+    role kept, facts retained, a policy followed, tools used well), each on an integer scale:
+    a pointwise rubric whose subjects must be conversations and whose templates show one."""
+
+    kind: Literal["conversation"]  # type: ignore[assignment]
+    judges_conversations: ClassVar[bool] = True
+
+    @model_validator(mode="after")
+    def _shows_the_conversation(self) -> ConversationRubric:
+        for language, template in self.templates.items():
+            if "conversation" not in PLACEHOLDER_RE.findall(template.system + template.user):
+                raise ValueError(
+                    f"template '{language}': a conversation rubric must show the conversation; "
+                    "put {conversation} in its user (or system) text"
+                )
+        return self
+
+    def example_subject(self, language: str) -> dict[str, Any]:
+        return {
+            "item_id": "example",
+            "prompt": "<task>",
+            "response": "<final answer>",
+            "language": language,
+            "conversation": [
+                {"role": "user", "content": "<task>"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": "c1", "name": "<tool>", "arguments": {"<argument>": "<value>"}}],
+                },
+                {"role": "tool", "content": "<result>", "tool_call_id": "c1", "name": "<tool>"},
+                {"role": "assistant", "content": "<final answer>"},
+            ],
+        }
 
 
 class PairwiseRubric(_RubricBase):
@@ -860,14 +900,14 @@ class InventoryRubric(_RubricBase):
 
 AnyRubric = _RubricBase  # a rubric of any registered kind (a plug-in's too): what a kind decides, it says
 Rubric = Annotated[
-    PointwiseRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric,
+    PointwiseRubric | ConversationRubric | PairwiseRubric | PreferenceRubric | ClassificationRubric | InventoryRubric,
     Field(discriminator="kind"),
 ]
 
 # The built-in kinds (registered in rubric/_kinds.py as a plug-in's are). The store keys
 # judgments by how a kind judges: classification and inventory rubrics are judged item by item
 # like pointwise ones (their rows live in pointwise_judgments).
-KINDS = ("pointwise", "pairwise", "preference", "classification", "inventory")
+KINDS = ("pointwise", "conversation", "pairwise", "preference", "classification", "inventory")
 
 
 def is_pairwise(rubric: object) -> bool:

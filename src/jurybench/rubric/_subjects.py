@@ -41,6 +41,35 @@ def with_conversations(con: Connection, rubric: AnyRubric, rows: list[dict[str, 
     return rows
 
 
+def refuse_single_responses(con: Connection, rubric: AnyRubric, ids: Sequence[str]) -> None:
+    """A rubric that judges conversations (``judges_conversations``) refuses, before any call, a
+    selection holding single-response items: one line naming how many and the first, and how to
+    select only conversations."""
+    if not rubric.judges_conversations or not ids:
+        return
+    import pyarrow as pa
+
+    from jurybench.errors import JurybenchError
+    from jurybench.store import registered
+
+    with registered(con, "_jb_shape_ids", pa.table({"id": pa.array(list(dict.fromkeys(ids)), pa.string())})):
+        single = con.execute(
+            "SELECT count(*), min(item_id) FROM items WHERE item_id IN (SELECT id FROM _jb_shape_ids) "
+            "AND coalesce(shape, 'response') <> 'conversation'"
+        ).fetchall()[0]
+    if not single[0]:
+        return
+    from jurybench.rubric._kinds import kind_name
+
+    kind = kind_name(type(rubric))
+    raise JurybenchError(
+        f"rubric '{rubric.name}' (kind {kind}) judges conversations, and {single[0]} of the {len(ids)} selected "
+        f"items are single responses (the first: {single[1]!r}).",
+        hint="Select conversations only (--where \"shape = 'conversation'\"), or import the transcripts with "
+        "'jurybench items import FILE --format NAME' (docs/conversations.md).",
+    )
+
+
 def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
     """(the SELECT of a subject's columns, its qualified key, the key's output name)."""
     if is_pairwise(rubric):
@@ -56,7 +85,7 @@ def _subject_query(rubric: AnyRubric) -> tuple[str, str, str]:
         )
     return (
         """SELECT item_id, prompt, response, reference, model, language, treatment::VARCHAR AS treatment,
-                  metadata::VARCHAR AS metadata, dataset, source_file, imported_at FROM items""",
+                  metadata::VARCHAR AS metadata, dataset, source_file, imported_at, shape FROM items""",
         "item_id",
         "item_id",
     )

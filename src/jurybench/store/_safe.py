@@ -151,18 +151,24 @@ _SYSTEM_PREFIXES = ("duckdb_", "pragma_", "sqlite_", "pg_")
 _EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+|\([^)]*\)\s*)?", re.IGNORECASE)
 
 
-_SCRATCH = threading.local()
+class _Scratch:
+    """One empty in-memory database for the process's parses, used under a lock. (It was one per
+    thread in a ``threading.local``: a query's thread ending closed its connection inside
+    CPython's thread teardown, and DuckDB aborted the process there once in a full test run.)"""
+
+    lock = threading.Lock()
+    con: Any = None
 
 
 def parse_tree(sql: str) -> dict[str, Any]:
     """DuckDB's own parse of one SELECT (json_serialize_sql), on an empty in-memory database
-    (one per thread, kept: it only ever parses, so nothing of one query reaches the next)."""
+    (one a process, kept: it only ever parses, so nothing of one query reaches the next)."""
     import duckdb
 
-    scratch = getattr(_SCRATCH, "con", None)
-    if scratch is None:
-        scratch = _SCRATCH.con = duckdb.connect(":memory:", config=dict(HARDENED))
-    rows = scratch.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()
+    with _Scratch.lock:
+        if _Scratch.con is None:
+            _Scratch.con = duckdb.connect(":memory:", config=dict(HARDENED))
+        rows = _Scratch.con.execute("SELECT json_serialize_sql(?::VARCHAR)", [sql]).fetchall()
     text = rows[0][0] if rows else "{}"
     try:
         tree: dict[str, object] = json.loads(text)
