@@ -36,7 +36,7 @@ from jurybench.engine import call_key, register_jurors, register_rubric
 from jurybench.errors import JurybenchError, brief
 from jurybench.jurors import JurorSpec
 from jurybench.jury import Jury, register_jury
-from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, is_pairwise
+from jurybench.rubric import AnyRubric, PairwiseRubric, PointwiseRubric, PreferenceRubric, by_kind, is_pairwise
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection as Connection
@@ -202,7 +202,7 @@ def _read_calls(
             f"{source}: column '{unknown[0]}' is not a judgment column; its values would be dropped.",
             hint=f"Valid columns: {', '.join(sorted(COLUMNS))}.",
         )
-    form = _FORMATS[rubric.kind]
+    form = _form(rubric)
     missing = [c for c in (subject_col, *form.columns) if c not in columns]
     if form.one_of and not set(form.one_of) & columns:
         missing.append(" or ".join(form.one_of))
@@ -334,7 +334,7 @@ def _number(row: Row, name: str, where: str) -> float:
 
 def _dimension(row: Row, rubric: AnyRubric, where: str) -> str:
     """The row's criterion (category); a rubric of one dimension (preference) may leave it out."""
-    only = rubric.dimensions[0] if len(rubric.dimensions) == 1 and _FORMATS[rubric.kind].one_of else None
+    only = rubric.dimensions[0] if len(rubric.dimensions) == 1 and _form(rubric).one_of else None
     dimension = _text(row, "criterion", where, required=only is None) or only or ""
     if only is not None and dimension != only:
         raise JurybenchError(
@@ -367,7 +367,7 @@ def _value(row: Row, rubric: AnyRubric, dimension: str, status: str, shown: str,
             "status": status,
             "reason": row.get("reason") or f"imported as {status}",
         }
-    found = _FORMATS[rubric.kind].value(row, rubric, dimension, flip, shown, where)
+    found = _form(rubric).value(row, rubric, dimension, flip, shown, where)
     return {"expected": None, "distribution": None, **found, "status": "valid", "reason": row.get("reason") or None}
 
 
@@ -459,9 +459,14 @@ class _Format:
     answer: Callable[[dict[str, dict[str, object]]], dict[str, object]]
 
 
+def _form(rubric: AnyRubric) -> _Format:
+    form = by_kind(_FORMATS, rubric)
+    assert form is not None, rubric.name  # the kinds judgments import takes are checked before
+    return form
+
+
 _FORMATS: dict[str, _Format] = {
     "pointwise": _Format(("criterion", "score"), (), _criterion_score, _scores_answer),
-    "conversation": _Format(("criterion", "score"), (), _criterion_score, _scores_answer),
     "pairwise": _Format(("criterion", "score"), (), _category_score, _scores_answer),
     "preference": _Format((), ("verdict", "p_b"), _verdict, _verdict_answer),
 }
@@ -714,7 +719,7 @@ def _record(con: Connection, source: str, calls: dict[tuple[str, str, int], _Cal
         text = call.raw
         if text is None:
             valid = {d: j for d, j in call.judgments.items() if j["status"] == "valid"}
-            answer = _FORMATS[rubric.kind].answer(valid)
+            answer = _form(rubric).answer(valid)
             if not answer:
                 continue
             text = json.dumps(answer)

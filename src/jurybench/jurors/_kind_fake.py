@@ -34,6 +34,7 @@ from jurybench.rubric import (
     PointwiseRubric,
     PreferenceRubric,
     Token,
+    by_kind,
     dimension_values,
 )
 
@@ -113,7 +114,7 @@ class FakeBackend(Backend):
 
     def _answer(self, rng: random.Random) -> str:
         """A random answer of the rubric's kind (its JSON, with the rationale it asks for; or its text)."""
-        own = _FAKE_ANSWERS.get(self.rubric.kind)
+        own = by_kind(_FAKE_ANSWERS, self.rubric)
         answer = own(self.rubric, rng, self.position_bias) if own is not None else _fake_from_values(self.rubric, rng)
         if not self.rubric.answers_in_json:
             return str(answer)
@@ -160,7 +161,6 @@ def _fake_from_values(rubric: AnyRubric, rng: random.Random) -> dict[str, object
 
 _FAKE_ANSWERS: dict[str, Callable[[Any, random.Random, float], dict[str, object] | str]] = {
     "pointwise": _fake_pointwise,
-    "conversation": _fake_pointwise,
     "pairwise": _fake_pairwise,
     "preference": _fake_preference,
     "classification": _fake_label,

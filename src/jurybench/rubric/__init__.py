@@ -9,7 +9,7 @@ from jurybench.rubric._answers import Outcome, outcome_from_answer, parse_answer
 from jurybench.rubric._classify import gold_label, match_label
 from jurybench.rubric._inventory import Presentation, parse_inventory, presentation
 from jurybench.rubric._json import extract_json
-from jurybench.rubric._kinds import ENTRY_POINT_GROUP, kind_name, register_kind, rubric_kinds, unregister_kind
+from jurybench.rubric._kinds import ENTRY_POINT_GROUP, by_kind, kind_name, register_kind, rubric_kinds, unregister_kind
 from jurybench.rubric._labels import normalise_label
 from jurybench.rubric._load import (
     diff_rubrics,
@@ -83,6 +83,7 @@ __all__ = [
     "Token",
     "answer_format",
     "answer_schema",
+    "by_kind",
     "diff_rubrics",
     "dimension_values",
     "expected_scores",

@@ -15,7 +15,8 @@ its kinds), loaded the first time the registry is read.
 from __future__ import annotations
 
 import typing
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from jurybench.config import Registry
 from jurybench.errors import JurybenchError
@@ -35,6 +36,21 @@ def kind_name(model: type[_RubricBase]) -> str:
             f"rubric kind {getattr(model, '__name__', model)!r}: declare its name as kind: Literal['<name>'].",
         )
     return names[0]
+
+
+T = TypeVar("T")
+
+
+def by_kind(table: Mapping[str, T], rubric: object) -> T | None:
+    """The entry of ``table`` for the rubric's kind or, failing that, for the nearest kind its
+    model is built on (a ``conversation`` rubric is a pointwise one), so a kind that extends
+    another has what the table holds for it; None when neither is there."""
+    for model in type(rubric).__mro__:
+        field = getattr(model, "model_fields", {}).get("kind")
+        names = typing.get_args(field.annotation) if field is not None else ()
+        if len(names) == 1 and names[0] in table:
+            return table[names[0]]
+    return None
 
 
 def register_kind(model: type[_RubricBase], *, replace: bool = False) -> None:
