@@ -156,3 +156,17 @@ def start_local_ray(num_cpus: int = 4) -> None:
                     ["ps", "-eo", "pid,ppid,nlwp,rss,etimes,comm", "--sort=-nlwp"], capture_output=True, text=True
                 ).stdout
                 pytest.fail(f"a local Ray did not start twice: {exc}\n{held[:4000]}", pytrace=False)
+
+
+# The modules that start a local Ray of their own: run one after another on one worker when the
+# suite runs on several (make test), so two Ray clusters never start side by side on 2 cores.
+_RAY_MODULES = ("tests/engine/test_ray.py", "tests/engine/test_ray_cluster.py", "tests/service/test_ray_jobs.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup``, a module's tests stay on one worker (its module
+    fixtures are built once, as in a serial run) and the Ray modules share one worker."""
+    for item in items:
+        path = Path(str(item.fspath)).resolve().relative_to(REPO).as_posix()
+        group = "ray" if path in _RAY_MODULES else path
+        item.add_marker(pytest.mark.xdist_group(group))

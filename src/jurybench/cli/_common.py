@@ -32,8 +32,9 @@ def _everywhere(
         bool,
         typer.Option(
             "--wide",
-            help="Tables as wide as their values (by default a table fits the terminal: long text wraps; "
-            "also JURYBENCH_WIDE=1).",
+            help="Tables as wide as their values (by default a table fits the terminal with nothing cut: text "
+            "wraps between words, and a table still too wide is folded into blocks of columns; also "
+            "JURYBENCH_WIDE=1).",
         ),
     ] = False,
 ) -> None:

@@ -22,8 +22,6 @@ def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
 
 
 WIDE_ENV = "JURYBENCH_WIDE"
-# A column whose values are all this short (numbers, ids, flags) keeps them whole; longer text wraps.
-WHOLE_UP_TO = 16
 
 
 _wide = [False]
@@ -36,19 +34,25 @@ def set_wide(on: bool) -> None:
 
 
 def console() -> Console:
-    """Where tables go. In a terminal a table fits its width: long text
-    wraps and short values (numbers, names) stay whole, never cut to ``ChatGPT…``. Into a pipe or
-    a file, and with ``--wide`` (``JURYBENCH_WIDE=1``), a table is as wide as its values, since
-    nobody's terminal limits it."""
+    """Where tables go. In a terminal a table fits its width with nothing cut: long text wraps
+    between words, short values (numbers, names) stay whole, and a table that still does not fit
+    is folded into blocks of columns (commands/_fold.py). Into a pipe or a file, and with
+    ``--wide`` (``JURYBENCH_WIDE=1``), a table is as wide as its values, since nobody's terminal
+    limits it."""
     from rich.console import Console
     from rich.table import Table
+
+    from jurybench.commands._fold import fold
 
     class Fitting(Console):
         def print(self, *objects: Any, **kwargs: Any) -> None:
             for shown in objects:
                 if isinstance(shown, Table):
                     fit(shown)
-            super().print(*objects, **kwargs)
+                    for part in fold(shown, self.width):
+                        super().print(part, **kwargs)
+                else:
+                    super().print(shown, **kwargs)
 
     if not _wide[0] and os.environ.get(WIDE_ENV) != "1" and sys.stdout.isatty():
         return Fitting()
@@ -56,14 +60,10 @@ def console() -> Console:
 
 
 def fit(table: Any) -> None:
-    """A table that wraps rather than cuts: text folds onto more lines, and columns of short
-    values keep them on one line."""
+    """A table that wraps rather than cuts: text folds onto more lines."""
     for column in table.columns:
         if column.overflow == "ellipsis":
             column.overflow = "fold"
-        longest = max((len(str(cell)) for cell in column.cells), default=0)
-        if column.min_width is None and longest <= WHOLE_UP_TO:
-            column.min_width = longest
 
 
 def check_format(fmt: str, allowed: tuple[str, ...]) -> None:
