@@ -60,6 +60,11 @@ def test_config_names_another_file_and_init_writes_one(folder: Path, monkeypatch
     write(folder / "sub" / "project.yaml", PROJECT)
     assert run_cli("--config", "sub/project.yaml", "items", "import", str(write(folder / "qa.csv", QA))).exit_code == 0
     assert (folder / "sub" / "evals.duckdb").exists()  # db is beside the file that names it
+    # issue 86, item 4: --help lists --config, and it may follow --wide
+    assert "--config FILE" in run_cli("--help").stdout
+    assert run_cli("--wide", "--config", "sub/project.yaml", "sql", "SELECT 1 AS one").exit_code == 0
+    dangling = run_cli("--config")
+    assert dangling.exit_code == 2 and "--config needs a file" in dangling.stderr
     done = run_cli("init")
     assert done.exit_code == 0 and (folder / "jurybench.yaml").read_text().startswith("# jurybench project file")
     again = run_cli("init")

@@ -35,6 +35,10 @@ def test_a_project_test_judges_and_asserts(pytester: Any) -> None:
     result = pytester.runpytest("-q", "-p", "no:cacheprovider")  # the plugin comes by its entry point
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*check of run pytest:*", "*correctness*rule <= 0; FAIL*", "*jurybench view --db *"])
+    # issue 86, item 4: the report shows the user's line, not about 40 lines of the plugin's source
+    shown = result.stdout.str()
+    assert "assert_judged(ANSWERS" in shown
+    assert "jb.check(" not in shown and "_pytest.py" not in shown, shown
 
 
 def test_the_plugin_is_registered_for_pytest() -> None:

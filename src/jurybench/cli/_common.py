@@ -37,7 +37,18 @@ def _everywhere(
             "JURYBENCH_WIDE=1).",
         ),
     ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            metavar="FILE",
+            help="The project file to read defaults from (default: ./jurybench.yaml, or JURYBENCH_CONFIG; "
+            "jurybench init writes one). Given before the command.",
+        ),
+    ] = None,
 ) -> None:
+    # --config is read before the command line is parsed (cli/_project.py: its defaults feed
+    # every command's options); it is declared here so that --help lists it.
     from jurybench.commands import set_wide
 
     set_wide(wide)

@@ -52,18 +52,26 @@ def _command_tree() -> Any:
 def _find(group: Any, words: list[str], source: str, key: str) -> Any:
     """The click command ``words`` names (``stats ppi``), or one line naming the valid ones."""
     command = group
+
+    def children(group: Any) -> dict[str, Any]:
+        # list_commands/get_command, not .commands: the stats group makes its commands when first
+        # asked (cli/_stats.py), so .commands is empty until then
+        if not hasattr(group, "list_commands"):
+            return {}
+        return {name: group.get_command(None, name) for name in group.list_commands(None)}
+
     for word in words:
-        children = getattr(command, "commands", None) or {}
-        if word not in children:
-            valid = ", ".join(sorted(n for n, c in children.items() if not getattr(c, "hidden", False)))
+        named = children(command)
+        if word not in named:
+            valid = ", ".join(sorted(n for n, c in named.items() if not getattr(c, "hidden", False)))
             raise JurybenchError(
                 f"{source}, defaults: {key!r} is not a jurybench command.", hint=f"Valid here: {valid}."
             )
-        command = children[word]
-    if getattr(command, "commands", None) is not None and getattr(command, "invoke_without_command", False) is False:
+        command = named[word]
+    if hasattr(command, "list_commands") and getattr(command, "invoke_without_command", False) is False:
         raise JurybenchError(
             f"{source}, defaults: {key!r} is a group of commands; name one of them.",
-            hint=f"e.g. {key} {next(iter(sorted(command.commands)))}",
+            hint=f"e.g. {key} {next(iter(sorted(children(command))))}",
         )
     return command
 
@@ -132,11 +140,16 @@ def project_file(argv: list[str]) -> tuple[Path | None, list[str]]:
     """The project file this command line uses, and the arguments without ``--config FILE``
     (given before the command): that file, else ``JURYBENCH_CONFIG`` (empty: none), else
     ``./jurybench.yaml`` when it exists."""
-    if len(argv) >= 2 and argv[0] == "--config":
-        path = Path(argv[1])
+    at = 0
+    while at < len(argv) and argv[at].startswith("--") and argv[at] != "--config":
+        at += 1  # the options before the command (--wide), in any order with --config
+    if at < len(argv) and argv[at] == "--config":
+        if at + 1 >= len(argv):
+            raise JurybenchError("--config needs a file: jurybench --config FILE COMMAND ...")
+        path = Path(argv[at + 1])
         if not path.is_file():
-            raise JurybenchError(f"--config {argv[1]}: no such file.", hint="jurybench init writes one.")
-        return path, argv[2:]
+            raise JurybenchError(f"--config {argv[at + 1]}: no such file.", hint="jurybench init writes one.")
+        return path, argv[:at] + argv[at + 2 :]
     named = os.environ.get("JURYBENCH_CONFIG")
     if named is not None:
         if named == "":

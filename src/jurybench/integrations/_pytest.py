@@ -50,6 +50,9 @@ def assert_judged(
     inspection (pytest's ``jurybench_store`` fixture gives one per test). Other keyword
     arguments go to ``jurybench.score`` (``max_cost``, ``samples``...). Raises AssertionError
     with the check's report when a threshold is missed, or when the run made no valid judgment."""
+    # pytest leaves this frame out of a failure's report: the user's line and the check's report
+    # are what shows, not this function's source
+    __tracebackhide__ = True
     import jurybench as jb
 
     if not minimum:
