@@ -553,3 +553,23 @@ def test_a_report_bundle_opens_offline(page: Any, tmp_path: Path) -> None:
         assert run in page.locator("h1, h2").first.inner_text() or run in page.content()
     finally:
         page.set_viewport_size({"width": 1400, "height": 1000})
+
+
+def test_a_calibration_fitted_but_not_applied_says_how_to_get_second_opinions(
+    page: Any, viewer_store: Path, tmp_path: Path
+) -> None:
+    """Issue 86, item 4: the run page offered "Second opinions" for a calibration fitted on the run
+    but not applied, and the queue answered 400. The page now says what to run."""
+    from tests.conftest import run_cli
+
+    db = tmp_path / "second.duckdb"
+    shutil.copy(viewer_store, db)
+    done = run_cli("calibrate", "--run", "quality", "--name", "fitted", "--folds", "3", "--db", str(db))
+    assert done.exit_code == 0, done.stderr
+    with serving(db, "--annotate") as url:
+        page.goto(url + "runs/quality")
+        note = page.locator("#second-opinions-off")
+        assert note.is_visible()
+        assert "jurybench calibrate apply fitted --run quality" in note.inner_text()
+        assert page.get_by_role("link", name="Second opinions →").count() == 0
+        _shot(page, tmp_path, "second-opinions-off")

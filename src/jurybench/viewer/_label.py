@@ -200,11 +200,8 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
     if by == "sample":
         return _sample_queue(con, run, annotator)
     kind = "pair" if run["mode"] == "pairwise" else "item"
-    newest = con.execute(
-        "SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC LIMIT 1",
-        [run["run_id"]],
-    ).fetchall()
-    if not newest:
+    newest = applied_calibration(con, str(run["run_id"]))
+    if newest is None:
         raise JurybenchError(
             f"run '{run['run_id']}' has no calibration applied, so no residuals to queue by.",
             hint=f"Fit one (jurybench calibrate --run {run['run_id']}) and apply it "
@@ -218,9 +215,18 @@ def queue(con: Connection, run: dict[str, object], by: str, annotator: str) -> t
            FROM calibrated_scores c JOIN h ON h.subject_id = c.subject_id AND h.criterion = c.criterion
            WHERE c.run_id = $run AND c.calibration_id = $cal AND c.subject_id NOT IN (SELECT subject_id FROM mine)
            GROUP BY c.subject_id ORDER BY gap DESC, c.subject_id LIMIT 1""",
-        {"kind": kind, "who": annotator, "run": run["run_id"], "cal": newest[0][0]},
+        {"kind": kind, "who": annotator, "run": run["run_id"], "cal": newest},
     ).fetchall()
     return (rows[0][0], int(rows[0][2])) if rows else (None, 0)
+
+
+def applied_calibration(con: Connection, run_id: str) -> str | None:
+    """The newest calibration applied to the run (its calibrated_scores): the second-opinion
+    queue's residuals need one; a calibration only fitted on the run gives none."""
+    rows = con.execute(
+        "SELECT calibration_id FROM calibrated_scores WHERE run_id = ? ORDER BY created_at DESC LIMIT 1", [run_id]
+    ).fetchall()
+    return str(rows[0][0]) if rows else None
 
 
 def _sample_queue(con: Connection, run: dict[str, object], annotator: str) -> tuple[str | None, int]:

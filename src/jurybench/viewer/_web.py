@@ -295,6 +295,7 @@ class _Pages:
                 "annotate": True,
                 "sampled": _label.has_sample(con, str(run["run_id"])),
                 "calibration": _data.run_calibration(con, run),
+                "second_opinions": _label.applied_calibration(con, str(run["run_id"])) is not None,
             }
         results = _data.run_results(con, run_id)
         shown = []
@@ -311,6 +312,7 @@ class _Pages:
             "results": results,
             "shown": shown,
             "calibration": _data.run_calibration(con, run),
+            "second_opinions": _label.applied_calibration(con, str(run["run_id"])) is not None,
             "want": want,
             "choices": _find.choices(con, run),
             "statuses": _find.STATUSES,
