@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ITEMS_CSV, run_cli, write
+from tests.conftest import run_cli, write
 
 
 @pytest.fixture
@@ -264,22 +264,3 @@ def test_stats_gap_tests_by_permutation_by_default_and_by_bootstrap_by_name(stud
     assert boot["test"] == "bootstrap" and boot["p"] == boot["bootstrap_p"]
     bad = run_cli("stats", "gap", "--run", "pers", "--test", "wald")
     assert bad.exit_code == 2 and "Traceback" not in bad.stderr
-
-
-def test_a_subject_with_no_group_value_is_left_out_of_the_groups(tmp_path: Path) -> None:
-    """A conversation imported without a model sat beside the named groups as None, and ttest's
-    and welch's sort of the groups raised TypeError (found by the table test of issue 86)."""
-    db = str(tmp_path / "s.duckdb")
-    items = write(tmp_path / "i.csv", ITEMS_CSV + "i4,Write about an owl,An owl hooted.,m2,en,m\n")
-    assert run_cli("items", "import", str(items), "--db", db).exit_code == 0
-    chat = {"id": "c1", "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
-    trials = write(tmp_path / "t.jsonl", json.dumps(chat) + "\n")
-    assert run_cli("items", "import", str(trials), "--format", "openai-chat", "--db", db).exit_code == 0
-    assert (
-        run_cli("score", "-r", "story-quality", "-j", "fake/a", "--run", "q", "--no-progress", "--db", db).exit_code
-        == 0
-    )
-    done = run_cli("stats", "ttest", "--run", "q", "--baseline", "3", "--format", "json", "--db", db)
-    assert done.exit_code == 0, done.stderr
-    groups = {g for crit in json.loads(done.stdout)["result"]["criteria"].values() for g in crit}
-    assert groups == {"m1", "m2"}

@@ -144,12 +144,9 @@ def pointwise_sql(by: str | None, where: str | None, extra: str | None, level: s
     grp, where = fragments(group or "model", where, extra)
     extra_sel = f", CAST(({extra}) AS VARCHAR) AS extra" if extra else ""
     base = JURY_POINTWISE if at_jury else JUROR_POINTWISE
-    # a subject with no value for the grouping (a conversation without a model, say) is in no group,
-    # as pandas' groupby leaves out a NULL key (a NULL beside the groups' names broke their sort)
     return (
         f"SELECT CAST(({grp}) AS VARCHAR) AS grp, item_id, criterion{extra_sel}, avg(score) AS score "
-        f"FROM ({base}) base WHERE score IS NOT NULL AND ({grp}) IS NOT NULL AND ({where or 'TRUE'}) "
-        "GROUP BY ALL ORDER BY ALL"
+        f"FROM ({base}) base WHERE score IS NOT NULL AND ({where or 'TRUE'}) GROUP BY ALL ORDER BY ALL"
     )
 
 
