@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_cli
-from tests.stats.test_order import OTHERS, _calls, _files, _store
+from tests.stats.test_order import _files, _store, commands
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 BOX = re.compile("[\u2500-\u257f]")
@@ -187,14 +187,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _commands(root: Path) -> dict[str, list[str]]:
-    commands = {
-        name: ["stats", *([args[0], *args[1:]] if not args[0].startswith("--") else [name, *args])]
-        for name, args in _calls(root).items()
-    } | {
-        name: [*args, *(["--out", str(root / "calibration")] if name == "calibrate" else [])]
-        for name, args in OTHERS.items()
-    }
-    return commands | {
+    return commands(root) | {
         "report-preference": ["report", "preference", "--run", "pref"],
         "run_summary": ["sql", "SELECT * FROM run_summary ORDER BY run_id, juror"],
     }

@@ -180,18 +180,22 @@ OTHERS = {
 }
 
 
-def _outputs(root: Path) -> dict[str, Any]:
-    _files(root)
-    out = {}
-    db = ["--db", str(root / "s.duckdb")]
-    commands = {
+def commands(root: Path) -> dict[str, list[str]]:
+    """Every call above as a command line (the statistics under ``stats``)."""
+    return {
         name: ["stats", *([args[0], *args[1:]] if not args[0].startswith("--") else [name, *args])]
         for name, args in _calls(root).items()
     } | {
         name: [*args, *(["--out", str(root / "calibration")] if name == "calibrate" else [])]
         for name, args in OTHERS.items()
     }
-    for name, command in commands.items():
+
+
+def _outputs(root: Path) -> dict[str, Any]:
+    _files(root)
+    out = {}
+    db = ["--db", str(root / "s.duckdb")]
+    for name, command in commands(root).items():
         done = run_cli(*command, "--format", "json", *db)
         assert done.exit_code == 0, (name, done.stderr)
         result = json.loads(done.stdout)
